@@ -1,0 +1,142 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Setup: the model, the machine and how we measure
+#
+# This series rebuilds, step by step, every optimization of the article *Optimizing Token
+# Generation in PyTorch Decoder Models* (Towards Data Science, February 2026), then goes
+# beyond it. The article's thread: autoregressive decoding makes the CPU ask the GPU "are we
+# done?" after every token, and that `.item()` sync leaves the GPU idle between steps.
+#
+# **What this notebook adds:** the model every later notebook uses (GPT-2 small with random
+# weights, so nothing is downloaded), the registry of token generators, the benchmark
+# method, and one provenance row in `data/` describing the machine.
+#
+# **What we measure:** nothing yet; we check that every generator produces the same tokens.
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
+DEVICE = "cuda"  # "cuda" or "cpu"
+BATCH_SIZE = 4  # sequences in the agreement check below
+MAX_SEQLEN = 24  # tokens generated in the agreement check below
+RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+
+# %%
+import pandas as pd
+import torch
+
+import tokgen
+from tokgen.display import say, show_source, table
+
+print(tokgen.describe_environment())
+
+# %% [markdown]
+# ## 1. The model
+#
+# The article builds `GPT2LMHeadModel(GPT2Config.from_pretrained("gpt2"))`; `GPT2Config()`'s
+# defaults are the same configuration, so we need no network. Weights are random (a fixed
+# seed makes them reproducible), fp32, in eval mode, with TF32 matrix multiplications
+# (`torch.set_float32_matmul_precision("high")`), exactly as in the article.
+
+# %%
+show_source(tokgen.build_model)
+
+# %%
+model = tokgen.build_model(SIZE, DEVICE)
+cfg = model.config
+n_params = tokgen.num_parameters(model)
+say(
+    f"`{SIZE}`: {cfg.n_layer} layers, {cfg.n_head} heads, hidden size {cfg.n_embd}, "
+    f"vocabulary {cfg.vocab_size}, {cfg.n_positions} positions; "
+    f"**{n_params / 1e6:.1f} M parameters = {tokgen.parameter_bytes(model) / 1e6:.0f} MB** of fp32 weights "
+    f"on `{model.device}`. BOS = EOS = token {cfg.eos_token_id}."
+)
+
+# %% [markdown]
+# ## 2. The generators
+#
+# Every generator in this repository is a plain function with one signature,
+# `fn(model, *, batch_size, max_seqlen, eos_token_id=None, **options)`, registered by name in
+# `tokgen.GENERATORS`. Each returns exactly what the article's naive generator returns: the
+# prompt column (BOS) followed by one column per step, stopping after the first step at which
+# every sequence has produced EOS at least once. Each later notebook shows the source of the
+# generator it measures before measuring it.
+
+# %%
+rows = [
+    {"name": name, "what it does": (getattr(fn, "func", fn).__doc__ or "").strip().splitlines()[0]}
+    for name, fn in tokgen.GENERATORS.items()
+]
+say(table(pd.DataFrame(rows)))
+
+# %% [markdown]
+# A first check: every registered generator returns the same tokens as the naive one. (The
+# test suite checks this more thoroughly, including runs that stop early on EOS.)
+
+# %%
+reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+agree = {}
+for name in tokgen.GENERATORS:
+    out = tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+    agree[name] = out.shape == reference.shape and torch.equal(out, reference)
+print(reference[0].tolist())
+assert all(agree.values()), agree
+say(f"All {len(agree)} generators returned the naive generator's {tuple(reference.shape)} tokens.")
+
+# %% [markdown]
+# With random weights, greedy decoding quickly settles into repeating a token, and EOS
+# (token 50256) essentially never comes: as in the article, runs go to `max_seqlen` and the
+# EOS check costs time without ever firing. The tests force early stops by choosing another
+# `eos_token_id`.
+#
+# ## 3. How we time
+#
+# The article timed each variant 10 times in a row after one warm-up, synchronizing around a
+# host timer, with `empty_cache()` and `reset_peak_memory_stats()` before every run. We keep
+# all of that, and change one thing: GPUs in shared machines drift by 30–50% over minutes, so
+# `tokgen.compare` runs the variants **interleaved**, one run of each per round (in an order
+# rotated every round), in one process. A difference between two variants counts as real only
+# when the middle half of the round-by-round gains lies on one side of zero (`tokgen.gains`).
+
+# %%
+show_source(tokgen.compare)
+
+# %% [markdown]
+# ## 4. Provenance
+#
+# Every row any notebook writes to `data/` carries the GPU, driver, CUDA, torch, transformers
+# and Python versions, the git commit and the notebook's parameters. Here is this machine's
+# row.
+
+# %%
+rec = tokgen.Recorder("00_setup", RESULTS_DIR, params={"SIZE": SIZE, "DEVICE": DEVICE})
+rec.write(
+    {"size": SIZE, "device": str(model.device), "parameters": n_params, "weight_bytes": tokgen.parameter_bytes(model)}
+)
+rec.read().T
+
+# %% [markdown]
+# ## Summary
+#
+# * The model is GPT-2 small with random weights, fp32 with TF32 matmuls, built locally.
+# * All generators share one signature and return the naive generator's tokens.
+# * Variants are timed interleaved, and differences are judged against their spread.
+#
+# ## Exercises
+#
+# 1. Build the model with `SIZE="tiny"` and compare its parameter count with GPT-2 small's.
+# 2. Why does greedy decoding from random weights repeat itself? Print the first 50 tokens of
+#    one sequence and look at the logits' spread at one step.
+# 3. Pick an `eos_token_id` that appears in `reference[0]` and check that every generator
+#    stops at the same step.

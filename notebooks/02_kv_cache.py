@@ -1,0 +1,136 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · KV cache: feed only the newest token
+#
+# Attention at step i needs the keys and values of all earlier positions, but those never
+# change: a KV cache keeps them, and each step runs the model on one new token only. The
+# article uses transformers' default `DynamicCache`, which grows by one position per step.
+#
+# **What this step adds:** O(N) work instead of O(N²).
+#
+# **What we measure:** the same grid as notebook 01 (B = 32, N = 100, 200, 400), the speed-up
+# over the naive generator per N, the scaling slope, and memory.
+#
+# **The article's claim:** a large speed-up that grows with N; fragmentation remains a concern.
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
+DEVICE = "cuda"  # "cuda" or "cpu"
+BATCH_SIZE = 32  # sequences per batch (the article: 32)
+SEQ_LENS = [100, 200, 400]  # max_seqlen values (the article: 100, 200, 400)
+RUNS = 10  # timed runs per variant, interleaved, after one warm-up (the article: 10)
+RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+
+# %%
+import matplotlib.pyplot as plt
+
+import tokgen
+from tokgen.claims import slope
+from tokgen.display import plot_memory, plot_scaling, save_figure, say, show_claim, show_source, table
+
+print(tokgen.describe_environment())
+model = tokgen.build_model(SIZE, DEVICE)
+
+# %% [markdown]
+# ## 1. The generator
+#
+# One function serves notebooks 02 and 04, as in the article: `cache="dynamic"` here,
+# `cache="static"` in notebook 04. The model gets `tokens[:, -1:]` and the cache object, and
+# returns logits for the one new position.
+
+# %%
+show_source("kv_dynamic")
+
+# %%
+show_source(tokgen.generators.make_cache)
+
+# %% [markdown]
+# ## 2. Measure
+
+# %%
+rec = tokgen.Recorder("02_kv_cache", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "RUNS": RUNS})
+variants = [
+    tokgen.generator_variant("kv_dynamic", model, batch_size=BATCH_SIZE, max_seqlen=n, name=f"kv_dynamic N={n}")
+    for n in SEQ_LENS
+]
+results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
+ok = results[results["status"] == "ok"].sort_values("max_seqlen")
+ok[["variant", "status", "steps", "median_ms", "q25_ms", "q75_ms", "mean_ms", "std_ms", "min_ms", "max_ms"]]
+
+# %% [markdown]
+# ## 3. Speed-up over naive, and scaling
+#
+# The naive numbers come from notebook 01's CSV: a different process, run earlier. That is
+# fine for differences this large (compare the interquartile ranges), not for small ones; from
+# notebook 03 on, variants we compare run interleaved in one process.
+
+# %%
+try:
+    naive = tokgen.load("01_naive", RESULTS_DIR)
+    naive = naive[(naive["status"] == "ok") & (naive["batch_size"] == BATCH_SIZE)].sort_values("max_seqlen")
+except FileNotFoundError:
+    naive = None
+    say("*Notebook 01 has not written `data/01_naive.csv` yet: no speed-up to show.*")
+if naive is not None:
+    both = ok.merge(naive, on="max_seqlen", suffixes=("", "_naive"))
+    both["speedup"] = both["median_ms_naive"] / both["median_ms"]
+    # interquartile ranges overlap: then the two runs do not tell the variants apart
+    both["ranges_overlap"] = ~((both["q75_ms"] < both["q25_ms_naive"]) | (both["q75_ms_naive"] < both["q25_ms"]))
+    say(table(both[["max_seqlen", "median_ms_naive", "median_ms", "speedup", "ranges_overlap"]], digits=1))
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 4))
+plot_scaling(ax, {"kv_dynamic": ok} | ({"naive (notebook 01)": naive} if naive is not None else {}))
+ax.set_title(f"KV cache vs naive, B={BATCH_SIZE}")
+save_figure(fig, "02_kv_cache_scaling", RESULTS_DIR)
+say(f"KV-cache slope: **{slope(ok['max_seqlen'], ok['median_ms']):.2f}** (1 would be linear in N).")
+
+# %% [markdown]
+# ## 4. Memory
+#
+# The dynamic cache concatenates one position per step onto every layer's keys and values, so
+# it too asks the allocator for slightly larger blocks each step.
+
+# %%
+if DEVICE == "cuda":
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plot_memory(ax, ok)
+    ax.set_title("KV cache (dynamic): peak memory (last run)")
+    save_figure(fig, "02_kv_cache_memory", RESULTS_DIR)
+else:
+    say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")
+ok[["variant", "peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct"]]
+
+# %% [markdown]
+# ## 5. The article's claim, on our GPU
+
+# %%
+show_claim(2, RESULTS_DIR)
+
+# %% [markdown]
+# ## Summary
+#
+# * With a KV cache each step processes one token; the runtime's growth with N drops towards
+#   linear, and the gain over naive grows with N.
+# * The dynamic cache still grows every step, which shows up in reserved memory.
+# * What remains per step: launching the model's kernels from Python, and the `.item()` sync.
+#
+# ## Exercises
+#
+# 1. At which N would the naive generator break even with the KV cache on your GPU? Fit both
+#    and solve.
+# 2. Time one decode step at N = 10 and at N = 390. How much of a step depends on N at all?
+# 3. How many bytes does the dynamic cache hold after 400 steps at B = 32? Compare with the
+#    peak allocated memory above.

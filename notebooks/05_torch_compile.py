@@ -1,0 +1,129 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · torch.compile on the static-cache generator
+#
+# With a static cache every decode step has the same shapes, so `torch.compile(model)` can
+# trace the forward once and generate fused kernels for it: fewer, larger kernels, and less
+# Python per step.
+#
+# **What this step adds:** one line, `model = torch.compile(model)`; the generator is
+# unchanged (notebook 04's `kv_static`).
+#
+# **What we measure:** B = 32, N = 100: the eager and the compiled model interleaved; the time
+# of the first call (tracing and compilation) reported apart from the steady state.
+#
+# **The article's claim:** a further speed-up.
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
+DEVICE = "cuda"  # "cuda" or "cpu"
+BATCH_SIZE = 32  # sequences per batch (the article: 32)
+MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
+RUNS = 10  # timed runs per variant, interleaved, after one warm-up (the article: 10)
+COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
+RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+
+import tokgen
+from tokgen.display import plot_runtimes, save_figure, say, show_claim, show_source, table
+
+print(tokgen.describe_environment())
+model = tokgen.build_model(SIZE, DEVICE)
+
+# %% [markdown]
+# ## 1. The compiled model
+#
+# As in the article: the whole `GPT2LMHeadModel` is compiled with the default mode (no CUDA
+# graphs; notebook 10 adds them). The loop around it, the cache object and the `.item()` stop
+# check stay in Python.
+
+# %%
+compiled = torch.compile(model, backend=COMPILE_BACKEND)
+show_source("kv_static")
+
+# %% [markdown]
+# ## 2. Measure
+#
+# The first call of the compiled variant traces and compiles (its `first_call_ms`); the ten
+# timed rounds that follow are steady state.
+
+# %%
+rec = tokgen.Recorder(
+    "05_torch_compile",
+    RESULTS_DIR,
+    params={
+        "SIZE": SIZE,
+        "BATCH_SIZE": BATCH_SIZE,
+        "MAX_SEQLEN": MAX_SEQLEN,
+        "RUNS": RUNS,
+        "COMPILE_BACKEND": COMPILE_BACKEND,
+    },
+)
+variants = []
+for m, is_compiled in ((model, False), (compiled, True)):
+    v = tokgen.generator_variant(
+        "kv_static",
+        m,
+        batch_size=BATCH_SIZE,
+        max_seqlen=MAX_SEQLEN,
+        name=("compiled " if is_compiled else "") + "kv_static",
+    )
+    v.info["compiled"] = is_compiled
+    variants.append(v)
+results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
+results[
+    ["variant", "status", "first_call_ms", "median_ms", "q25_ms", "q75_ms", "mean_ms", "std_ms", "peak_reserved_gb"]
+]
+
+# %%
+ok = results[results["status"] == "ok"]
+row = ok[ok["compiled"]].iloc[0]
+say(
+    f"First call of the compiled model: **{row['first_call_ms'] / 1e3:.1f} s** (tracing and compilation), "
+    f"then **{row['median_ms']:.0f} ms** per generation (median of {row['runs']})."
+)
+g = tokgen.gains(ok, "kv_static")
+say(table(g[["variant", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=2))
+
+# %%
+fig, ax = plt.subplots(figsize=(6, 2.5))
+plot_runtimes(ax, ok)
+ax.set_title(f"Static cache, B={BATCH_SIZE}, N={MAX_SEQLEN}: eager vs torch.compile")
+save_figure(fig, "05_torch_compile", RESULTS_DIR)
+
+# %% [markdown]
+# ## 3. The article's claim, on our GPU
+
+# %%
+show_claim(5, RESULTS_DIR)
+
+# %% [markdown]
+# ## Summary
+#
+# * Compilation costs seconds once, then every step runs fused kernels with less Python
+#   between them.
+# * The per-step `.item()` is still there: the compiled forward ends, the CPU waits for the
+#   GPU, and only then queues the next step. Notebook 06 looks at that wait.
+#
+# ## Exercises
+#
+# 1. Compile with `dynamic=False` and with `mode="max-autotune-no-cudagraphs"`. What happens to
+#    the compile time and the steady state?
+# 2. Set `TORCH_LOGS=recompiles` and run one generation with the dynamic cache on the compiled
+#    model. How often does it recompile, and why?
+# 3. Count the kernels per step, eager vs compiled (torch.profiler, notebook 06).

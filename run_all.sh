@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Regenerate every notebook, CSV and figure:   ./run_all.sh            (needs a CUDA GPU)
+# The same, tiny and on the CPU:               ./run_all.sh --smoke
+# Run the test suite instead:                  ./run_all.sh --test [pytest args]
+# More: ./run_all.sh --help. Without a suitable active environment this first builds .venv
+# (torch first, $TOKGEN_TORCH, default torch==2.13.0; then this package and its dependencies).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+suitable() { "$1" -c "import torch, transformers, papermill, jupytext, pytest, tokgen" >/dev/null 2>&1; }
+
+find_python() {
+  local candidates=()
+  [ -n "${VIRTUAL_ENV:-}${CONDA_PREFIX:-}" ] && candidates+=(python)
+  candidates+=(.venv/bin/python python3)
+  for py in "${candidates[@]}"; do
+    if command -v "$py" >/dev/null 2>&1 && suitable "$py"; then echo "$py"; return; fi
+  done
+  echo "run_all: no environment with tokgen found; building .venv (one time, a few minutes)" >&2
+  [ -x .venv/bin/python ] || python3 -m venv .venv >&2
+  .venv/bin/python -m pip install -q --upgrade pip >&2
+  .venv/bin/python -m pip install -q "${TOKGEN_TORCH:-torch==2.13.0}" >&2
+  .venv/bin/python -m pip install -q -e ".[dev]" >&2
+  echo .venv/bin/python
+}
+
+PY=$(find_python)
+if [ "${1:-}" = "--test" ]; then
+  shift
+  "$PY" -m ruff check .
+  exec "$PY" -m pytest "$@"
+fi
+exec "$PY" -m tokgen.runner "$@"

@@ -1,0 +1,231 @@
+"""The article's token generators, one registry, one signature.
+
+Every generator is called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None, **options)``
+and returns exactly what `generate_naive` returns for the same model: a ``(batch_size, 1 + steps)``
+LongTensor, the prompt column first, where ``steps`` is the first step after which every sequence
+has produced ``eos_token_id`` at least once, or ``max_seqlen``. Greedy (argmax) decoding.
+"""
+
+import torch
+from transformers import DynamicCache, StaticCache
+
+from .model import takes_cache_position
+from .profiling import annotate, mark_step
+
+
+def check_sizes(model, batch_size: int, max_seqlen: int) -> None:
+    """One clear error for sizes no generator can run."""
+    for name, value in (("batch_size", batch_size), ("max_seqlen", max_seqlen)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    limit = model.config.n_positions
+    if max_seqlen > limit:
+        raise ValueError(f"max_seqlen={max_seqlen} exceeds the model's {limit} positions")
+
+
+def resolve_eos(model, eos_token_id: int | None) -> int:
+    return model.config.eos_token_id if eos_token_id is None else int(eos_token_id)
+
+
+def first_tokens(model, batch_size: int, prompt: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, 1) prompt: BOS for every row as in the article, or one given token per row (tests)."""
+    device = model.device
+    if prompt is None:
+        return torch.full((batch_size, 1), model.config.bos_token_id, dtype=torch.long, device=device)
+    prompt = prompt.to(device=device, dtype=torch.long).reshape(-1, 1)
+    if prompt.shape[0] != batch_size:
+        raise ValueError(f"prompt has {prompt.shape[0]} rows, batch_size is {batch_size}")
+    return prompt
+
+
+def make_cache(model, kind: str, max_seqlen: int):
+    """A KV cache: "dynamic" grows by one position per step, "static" is allocated for max_seqlen."""
+    if kind == "dynamic":
+        return DynamicCache(config=model.config)
+    if kind == "static":
+        return StaticCache(config=model.config, max_cache_len=max_seqlen)
+    raise ValueError(f"unknown cache {kind!r}: choose 'dynamic' or 'static'")
+
+
+def cache_kwargs(model, cache, position: torch.Tensor) -> dict:
+    """Forward arguments for one cached decode step at `position` ((1,) LongTensor on the device).
+
+    transformers 5.1 needs `cache_position` to index a StaticCache (else it counts the filled
+    slots with a GPU reduction, a hidden sync); 5.4+ keeps the position inside the cache.
+    """
+    kwargs = {"past_key_values": cache, "use_cache": True}
+    if takes_cache_position(model):
+        kwargs["cache_position"] = position
+    return kwargs
+
+
+@torch.inference_mode()
+def generate_naive(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None):
+    """Re-run the whole sequence at every step: O(N²) work. Notebook 01_naive."""
+    check_sizes(model, batch_size, max_seqlen)
+    eos = resolve_eos(model, eos_token_id)
+    tokens = first_tokens(model, batch_size, prompt)  # (B, 1)
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=tokens.device)
+    for i in range(max_seqlen):
+        mark_step(i)
+        with annotate(f"step {i}"):
+            with annotate("model forward"):
+                logits = model(tokens, use_cache=False).logits[:, -1, :]  # (B, vocab)
+                new = logits.argmax(dim=-1)  # (B,)
+                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
+                finished |= new == eos
+            with annotate("stop check"):
+                if finished.all().item():  # the CPU waits here for the GPU, every step
+                    break
+    return tokens
+
+
+@torch.inference_mode()
+def generate_kv(model, *, batch_size, max_seqlen, eos_token_id=None, cache="dynamic", check_stop=True, prompt=None):
+    """Feed only the newest token; keys and values of the past come from a KV cache.
+
+    `cache="dynamic"` is notebook 02_kv_cache, `cache="static"` notebook 04_static_cache.
+    `check_stop=False` skips the EOS check altogether and always runs max_seqlen steps
+    (notebook 07_pipelining measures what the check costs).
+    """
+    check_sizes(model, batch_size, max_seqlen)
+    eos = resolve_eos(model, eos_token_id)
+    tokens = first_tokens(model, batch_size, prompt)  # (B, 1)
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=tokens.device)
+    past = make_cache(model, cache, max_seqlen)
+    positions = torch.arange(max_seqlen, device=tokens.device)
+    for i in range(max_seqlen):
+        mark_step(i)
+        with annotate(f"step {i}"):
+            with annotate("model forward"):
+                out = model(tokens[:, -1:], **cache_kwargs(model, past, positions[i : i + 1]))
+                new = out.logits[:, -1, :].argmax(dim=-1)  # (B,)
+                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
+            if check_stop:
+                with annotate("stop check"):
+                    finished |= new == eos
+                    if finished.all().item():  # the CPU waits here for the GPU, every step
+                        break
+    return tokens
+
+
+def side_streams(device: torch.device, count: int) -> list:
+    """`count` new CUDA streams; `None` (the current stream) for one stream or on the CPU."""
+    if device.type != "cuda" or count == 1:
+        return [None, None]
+    return [torch.cuda.Stream(device) for _ in range(count)]
+
+
+@torch.inference_mode()
+def generate_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, cache="static", streams=2, prompt=None):
+    """Queue step i before reading step i-1's stop flag, so the GPU never waits for the CPU.
+
+    The article's two-stream "ping-pong" (notebook 07_pipelining): step i runs on stream i % 2
+    after waiting for the other stream; its stop flag is copied without blocking into pinned
+    host memory. Unlike the article's loop, the CPU waits on an event for step i-1's copy before
+    reading the flag (reading pinned memory does not wait for the copy), and the step that was
+    queued past the stop is dropped from the result. `streams=1` does the same on one stream.
+    """
+    check_sizes(model, batch_size, max_seqlen)
+    if streams not in (1, 2):
+        raise ValueError(f"streams must be 1 or 2, got {streams!r}")
+    eos = resolve_eos(model, eos_token_id)
+    tokens = first_tokens(model, batch_size, prompt)  # (B, 1)
+    device = tokens.device
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=device)
+    past = make_cache(model, cache, max_seqlen)
+    positions = torch.arange(max_seqlen, device=device)
+    on_cuda = device.type == "cuda"
+    lanes = side_streams(device, streams)
+    for lane in lanes:  # the setup above ran on the current stream
+        if lane is not None:
+            lane.wait_stream(torch.cuda.current_stream(device))
+    stop_host = torch.zeros(2, dtype=torch.bool, pin_memory=on_cuda)  # pinned: the copy is truly async
+    stop_seen = stop_host.numpy()  # read the flags as plain host memory, no .item()
+    copied = [torch.cuda.Event() if on_cuda else None for _ in range(2)]
+    steps = max_seqlen
+    for i in range(max_seqlen):
+        mark_step(i)
+        cur, prev = i % 2, (i + 1) % 2
+        with annotate(f"step {i}"):
+            with annotate("model forward"), torch.cuda.stream(lanes[cur]):
+                if lanes[cur] is not None:
+                    lanes[cur].wait_stream(lanes[prev])  # step i-1's tokens, cache and mask
+                out = model(tokens[:, -1:], **cache_kwargs(model, past, positions[i : i + 1]))
+                new = out.logits[:, -1, :].argmax(dim=-1)  # (B,)
+                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
+                finished |= new == eos
+                stop_host[cur].copy_(finished.all(), non_blocking=True)
+                if on_cuda:
+                    copied[cur].record()
+            if i > 0:
+                with annotate("stop check"):
+                    if on_cuda:
+                        copied[prev].synchronize()  # waits for step i-1 only; step i is queued
+                    if stop_seen[prev]:
+                        steps = i  # step i-1 was the last one; step i is dropped below
+                        break
+    for lane in lanes:  # nothing may still run when the caller frees or reuses these tensors
+        if lane is not None:
+            lane.synchronize()
+    return tokens[:, : 1 + steps]
+
+
+@torch.inference_mode()
+def hf_generate(model, *, batch_size, max_seqlen, eos_token_id=None, cache_implementation=None, prompt=None):
+    """transformers' own `model.generate()`, greedy, from the same prompts (notebooks 10 and 11).
+
+    Not in the registry: a row that finishes early is padded with the EOS id instead of being
+    continued, so the output equals the naive one only when all rows stop together or never.
+    `cache_implementation="static"` makes generate() compile the decode step itself.
+    """
+    check_sizes(model, batch_size, max_seqlen)
+    eos = resolve_eos(model, eos_token_id)
+    tokens = first_tokens(model, batch_size, prompt)
+    kwargs = {"cache_implementation": cache_implementation} if cache_implementation else {}
+    return model.generate(
+        tokens,
+        attention_mask=torch.ones_like(tokens),
+        max_new_tokens=max_seqlen,
+        do_sample=False,
+        eos_token_id=eos,
+        pad_token_id=eos,
+        **kwargs,
+    )
+
+
+@torch.inference_mode()
+def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None):
+    """The article's two-stream loop as published, kept to show its two flaws (notebook 07).
+
+    1. `stop_host[prev].item()` reads pinned host memory: `wait_stream` orders the GPU, not the
+       CPU, so the copy may not have landed and the stop is seen one or more steps late.
+    2. It returns `all_tokens` as is, with the token(s) of the steps queued past the stop.
+    Not in the registry: its output can be longer than the naive generator's.
+    """
+    eos = resolve_eos(model, eos_token_id)
+    all_tokens = first_tokens(model, batch_size, prompt)
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=all_tokens.device)
+    past = make_cache(model, "static", max_seqlen)
+    cache_positions = torch.arange(max_seqlen, device=all_tokens.device)
+    on_cuda = all_tokens.device.type == "cuda"
+    streams = side_streams(all_tokens.device, 2)
+    stop_host = [torch.tensor(False, pin_memory=on_cuda), torch.tensor(False, pin_memory=on_cuda)]
+    for i in range(max_seqlen):
+        curr_idx, prev_idx = i % 2, (i + 1) % 2
+        curr_s, prev_s = streams[curr_idx], streams[prev_idx]
+        with torch.cuda.stream(curr_s):
+            if curr_s is not None:
+                curr_s.wait_stream(prev_s)
+            out = model(all_tokens[:, -1:], **cache_kwargs(model, past, cache_positions[i : i + 1]))
+            new_tokens = out.logits[:, -1, :].argmax(dim=-1)
+            all_tokens = torch.cat([all_tokens, new_tokens.unsqueeze(-1)], dim=-1)
+            finished |= new_tokens == eos
+            stop_host[curr_idx].copy_(torch.all(finished), non_blocking=True)
+        if prev_s is not None:
+            torch.cuda.current_stream().wait_stream(prev_s)
+        if stop_host[prev_idx].item():
+            break
+    if on_cuda:
+        torch.cuda.synchronize()
+    return all_tokens

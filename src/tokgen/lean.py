@@ -1,0 +1,105 @@
+"""GPT-2's decode step written out over the model's own weights (notebook 10_cuda_graphs).
+
+No transformers machinery per step (cache objects, mask builders, output dataclasses): the
+same arithmetic as `GPT2LMHeadModel` on one new token, with keys and values kept in
+pre-allocated buffers and the position in a device tensor, so a whole step can be compiled
+and captured in a CUDA graph.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: float):
+    """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); writes slot `pos`.
+
+    weights: (wte, wpe, ln_f, blocks) as returned by `gpt2_weights`; keys, values:
+    (layers, B, heads, capacity, head_dim); slots: arange(capacity).
+    """
+    wte, wpe, (lnf_w, lnf_b), blocks = weights
+    B, C = tokens.shape[0], wte.shape[1]
+    x = wte[tokens] + wpe[pos]  # (B, C)
+    visible = (slots <= pos)[None]  # (1, capacity): slots 0..pos hold the past and now
+    for layer, (ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b) in enumerate(
+        blocks
+    ):
+        h = F.layer_norm(x, (C,), ln1_w, ln1_b, eps)
+        qkv = torch.addmm(qkv_b, h, qkv_w)  # (B, 3C)
+        q, k, v = qkv.view(B, 3, heads, 1, C // heads).unbind(1)  # (B, H, 1, D) each
+        keys[layer].index_copy_(2, pos, k)
+        values[layer].index_copy_(2, pos, v)
+        a = F.scaled_dot_product_attention(q, keys[layer], values[layer], attn_mask=visible)  # (B, H, 1, D)
+        x = x + torch.addmm(proj_b, a.reshape(B, C), proj_w)
+        h = F.layer_norm(x, (C,), ln2_w, ln2_b, eps)
+        h = F.gelu(torch.addmm(fc_b, h, fc_w), approximate="tanh")
+        x = x + torch.addmm(out_b, h, out_w)
+    x = F.layer_norm(x, (C,), lnf_w, lnf_b, eps)
+    return x @ wte.T  # (B, vocab): the LM head shares the token embedding
+
+
+def gpt2_weights(model):
+    """The parameters `lean_forward` reads, as nested tuples (they are the model's own tensors)."""
+    t = model.transformer
+    blocks = tuple(
+        (
+            b.ln_1.weight,
+            b.ln_1.bias,
+            b.attn.c_attn.weight,
+            b.attn.c_attn.bias,
+            b.attn.c_proj.weight,
+            b.attn.c_proj.bias,
+            b.ln_2.weight,
+            b.ln_2.bias,
+            b.mlp.c_fc.weight,
+            b.mlp.c_fc.bias,
+            b.mlp.c_proj.weight,
+            b.mlp.c_proj.bias,
+        )
+        for b in t.h
+    )
+    return t.wte.weight, t.wpe.weight, (t.ln_f.weight, t.ln_f.bias), blocks
+
+
+_compiled = {}
+
+
+def compiled_lean_forward(backend: str):
+    """`lean_forward` compiled once per backend: decoders of the same shapes share the code.
+
+    Every (batch size, capacity, model) gets its own specialized graph; dynamo's default of 8
+    per function is too few for a test suite, so the limit is raised around the call (the call
+    only happens at warm-up and capture: replays do not enter Python).
+    """
+    if backend not in _compiled:
+        compiled = torch.compile(lean_forward, fullgraph=True, dynamic=False, backend=backend)
+
+        limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+
+        def forward(*args):
+            with torch._dynamo.config.patch({limit: 64}):
+                return compiled(*args)
+
+        _compiled[backend] = forward
+    return _compiled[backend]
+
+
+class LeanGPT2:
+    """One-token forward of a `GPT2LMHeadModel` with static KV buffers of `capacity` positions."""
+
+    def __init__(self, model, batch_size: int, capacity: int, compile_backend: str | None = None):
+        cfg = model.config
+        if cfg.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
+            raise ValueError(f"LeanGPT2 implements the tanh GELU, not {cfg.activation_function!r}")
+        self.weights = gpt2_weights(model)
+        self.heads, self.eps = cfg.n_head, cfg.layer_norm_epsilon
+        wte = self.weights[0]
+        shape = (cfg.n_layer, batch_size, cfg.n_head, capacity, cfg.n_embd // cfg.n_head)
+        # zeros, not empty: masked-out slots still meet a 0 weight in attention, and 0 * NaN = NaN
+        self.keys = torch.zeros(shape, dtype=wte.dtype, device=wte.device)
+        self.values = torch.zeros_like(self.keys)
+        self.slots = torch.arange(capacity, device=wte.device)
+        self.forward = compiled_lean_forward(compile_backend) if compile_backend else lean_forward
+
+    def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab)."""
+        return self.forward(self.weights, self.keys, self.values, self.slots, tokens, pos, self.heads, self.eps)

@@ -1,0 +1,75 @@
+"""The model under test: GPT-2 with random weights (introduced in notebook 00_setup)."""
+
+import functools
+import inspect
+
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+SIZES = ("gpt2", "tiny", "micro")
+
+
+def gpt2_config(size: str = "gpt2") -> GPT2Config:
+    """`GPT2Config()` defaults (= the hub's "gpt2", 124M), a tiny config for CPU tests, or the
+    "micro" model of seed 003 (1 layer, hidden 16, vocab 256) where framework overhead is all
+    there is (notebook 11). Introduced in notebook 00_setup.
+    """
+    if size == "gpt2":
+        return GPT2Config()
+    if size == "tiny":
+        # Same vocabulary and special tokens as GPT-2, so token ids mean the same thing.
+        return GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=512)
+    if size == "micro":
+        return GPT2Config(
+            n_layer=1, n_embd=16, n_head=1, vocab_size=256, n_positions=256, bos_token_id=0, eos_token_id=0
+        )
+    raise ValueError(f"unknown model size {size!r}: choose one of {', '.join(SIZES)}")
+
+
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """`None` means CUDA when there is one, else CPU; asking for CUDA without one is an error."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("this needs a CUDA GPU, but torch.cuda.is_available() is False on this machine")
+    return device
+
+
+def require_cuda(what: str) -> None:
+    """One clear error for an experiment that only means something on a CUDA GPU."""
+    if not torch.cuda.is_available():
+        raise RuntimeError(f"{what} needs a CUDA GPU, but torch.cuda.is_available() is False on this machine")
+
+
+def build_model(size: str = "gpt2", device: str | torch.device | None = None, seed: int = 0) -> GPT2LMHeadModel:
+    """GPT-2 with random weights as in the article: fp32, eval mode, TF32 matmuls ("high").
+
+    Nothing is downloaded: `GPT2Config()` defaults equal the hub's "gpt2" config.
+    The same seed gives the same weights. Introduced in notebook 00_setup.
+    """
+    device = resolve_device(device)
+    torch.set_float32_matmul_precision("high")
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(gpt2_config(size))
+    return model.to(device).eval()
+
+
+def num_parameters(model: torch.nn.Module) -> int:
+    """Unique parameters (the LM head shares the token-embedding matrix)."""
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def parameter_bytes(model: torch.nn.Module) -> int:
+    return sum(p.numel() * p.element_size() for p in {id(p): p for p in model.parameters()}.values())
+
+
+@functools.cache
+def _forward_takes_cache_position(forward) -> bool:
+    return "cache_position" in inspect.signature(forward).parameters
+
+
+def takes_cache_position(model: torch.nn.Module) -> bool:
+    """transformers 5.1 wants `cache_position` with a StaticCache; 5.4+ dropped the argument."""
+    model = getattr(model, "_orig_mod", model)  # a torch.compile wrapper
+    return _forward_takes_cache_position(type(model).forward)

@@ -1,0 +1,191 @@
+"""Write README.md's result tables from the CSVs in data/ (so they cannot drift from the data).
+
+    python -m tokgen.readme            # rewrite the blocks between <!-- tokgen:NAME --> markers
+    python -m tokgen.readme --check    # exit 1 if README.md differs from what the CSVs give
+
+Every number in those blocks is read from data/; a table that is missing says "not measured".
+"""
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .claims import claims_table
+from .display import table
+from .results import load
+
+ROOT = Path(__file__).resolve().parents[2]
+NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
+
+
+def _ok(name: str, results_dir: Path) -> pd.DataFrame | None:
+    try:
+        df = load(name, results_dir)
+    except FileNotFoundError:
+        return None
+    return df[df["status"] == "ok"].copy() if "status" in df else df
+
+
+def _iqr(df: pd.DataFrame) -> pd.Series:
+    return df.apply(lambda r: f"{r['median_ms']:.1f} ({r['q25_ms']:.1f}–{r['q75_ms']:.1f})", axis=1)
+
+
+def headline(results_dir: Path) -> str:
+    summary, graphs = _ok("09_summary", results_dir), _ok("10_cuda_graphs", results_dir)
+    if summary is None:
+        return NOT_MEASURED
+    env = summary.iloc[0]
+    s = summary.set_index("variant")
+    naive = s.loc["naive", "median_ms"]
+    best = s["median_ms"].idxmin()
+    text = (
+        f"On one **{env['gpu']}** (torch {env['torch']}, transformers {env['transformers']}), B = 32, N = 100: "
+        f"the article's best recipe (compile + static cache + pipelining) runs "
+        f"**×{naive / s.loc['compiled pipelined_static', 'median_ms']:.1f}** faster than the naive generator "
+        f"(the article reports ≈ 5× on an L40S); the fastest of the article's generators here is `{best}` "
+        f"(×{naive / s.loc[best, 'median_ms']:.1f})."
+    )
+    if graphs is not None:
+        g = graphs.set_index("variant")
+        ours = graphs[graphs["generator"].isin(["fast", "graph_hf", "graph_lean"])].sort_values("median_ms").iloc[0]
+        text += (
+            f" Beyond the article, `{ours['variant']}` (CUDA graphs, stop check every K tokens) generates in "
+            f"**{ours['median_ms']:.1f} ms**: ×{g.loc['naive', 'median_ms'] / ours['median_ms']:.1f} over naive"
+        )
+        if "generate() static" in g.index:
+            ratio = g.loc["generate() static", "median_ms"] / ours["median_ms"]
+            text += f' and ×{ratio:.2f} over `generate(cache_implementation="static")`'
+        text += ", in the same interleaved run, token-identical to naive."
+    return text
+
+
+def summary_table(results_dir: Path) -> str:
+    df = _ok("09_summary", results_dir)
+    if df is None:
+        return NOT_MEASURED
+    naive = df.set_index("variant").loc["naive", "median_ms"]
+    df = df.sort_values("median_ms")
+    out = pd.DataFrame(
+        {
+            "generator": df["variant"],
+            "ms per generation, median (IQR)": _iqr(df),
+            "speed-up vs naive": (naive / df["median_ms"]).map(lambda x: f"×{x:.2f}"),
+            "ms per token": df["ms_per_step"].map(lambda x: f"{x:.2f}"),
+            "peak reserved GB": df["peak_reserved_gb"].map(lambda x: f"{x:.2f}"),
+        }
+    )
+    return table(out)
+
+
+def claims_block(results_dir: Path) -> str:
+    c = claims_table(results_dir)
+    if (c["verdict"] == "not measured").all():
+        return NOT_MEASURED
+    return table(c[["#", "experiment", "article", "measured", "verdict"]])
+
+
+def beyond_table(results_dir: Path) -> str:
+    df = _ok("10_cuda_graphs", results_dir)
+    if df is None:
+        return NOT_MEASURED
+    by = df.set_index("variant")
+    sol = _ok("12_speed_of_light", results_dir)
+    floor = sol.set_index("variant")["pct_of_own_floor"] if sol is not None else pd.Series(dtype=float)
+    df = df.sort_values("median_ms")
+    out = pd.DataFrame(
+        {
+            "generator": df["variant"],
+            "ms per generation, median (IQR)": _iqr(df),
+            "vs naive": (by.loc["naive", "median_ms"] / df["median_ms"]).map(lambda x: f"×{x:.1f}"),
+            "% of bandwidth floor": df["variant"].map(lambda v: f"{floor[v]:.0f}%" if v in floor else "not measured"),
+        }
+    )
+    if "generate() static" in by.index:
+        out.insert(
+            3,
+            "vs generate() static",
+            (by.loc["generate() static", "median_ms"] / df["median_ms"]).map(lambda x: f"×{x:.2f}"),
+        )
+    return table(out)
+
+
+def syncs_table(results_dir: Path) -> str:
+    df = _ok("11_sync_audit", results_dir)
+    if df is None:
+        return NOT_MEASURED
+    cols = {
+        "generator": "generator",
+        "local_scalar_dense_per_token": "`.item()` reads / token",
+        "sync_debug_warnings_per_token": "sync-debug warnings / token",
+        "stream_syncs_per_token": "stream syncs / token",
+        "event_syncs_per_token": "event syncs / token",
+    }
+    return table(df[list(cols)].rename(columns=cols), digits=2)
+
+
+def provenance(results_dir: Path) -> str:
+    try:
+        runs = load("run_all", results_dir)
+    except FileNotFoundError:
+        return NOT_MEASURED
+    runs = runs[~runs["smoke"].astype(str).str.lower().eq("true")]
+    if runs.empty:
+        return NOT_MEASURED
+    env = runs.iloc[0]
+    commits = sorted(set(runs["commit"].astype(str)))
+    lines = [
+        f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
+        f"- torch {env['torch']}, transformers {env['transformers']}, Python {env['python']}",
+        f"- commit{'s' if len(commits) > 1 else ''}: {', '.join(commits)}",
+        f"- wall time of the reference run: {runs['seconds'].sum() / 60:.1f} min for {len(runs)} notebooks "
+        f"({sum(runs['status'] == 'ok')} ok)",
+        "",
+        table(runs[["notebook", "status", "seconds"]], digits=0),
+    ]
+    return "\n".join(lines)
+
+
+BLOCKS = {
+    "headline": headline,
+    "summary": summary_table,
+    "claims": claims_block,
+    "beyond": beyond_table,
+    "syncs": syncs_table,
+    "provenance": provenance,
+}
+
+
+def render(text: str, results_dir: Path) -> str:
+    """README text with every <!-- tokgen:NAME --> ... <!-- /tokgen:NAME --> block regenerated."""
+    for name, make in BLOCKS.items():
+        pattern = re.compile(rf"(<!-- tokgen:{name} -->\n).*?(<!-- /tokgen:{name} -->)", re.S)
+        if not pattern.search(text):
+            raise ValueError(f"README has no <!-- tokgen:{name} --> block")
+        text = pattern.sub(lambda m, make=make: m.group(1) + make(results_dir) + "\n" + m.group(2), text)
+    return text
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tokgen.readme", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not what the CSVs give")
+    parser.add_argument("--results-dir", type=Path, default=ROOT)
+    args = parser.parse_args(argv)
+    path = ROOT / "README.md"
+    current = path.read_text()
+    wanted = render(current, args.results_dir)
+    if args.check:
+        if wanted != current:
+            print("README.md differs from the tables the CSVs in data/ give: run `python -m tokgen.readme`.")
+            return 1
+        print("README.md tables match data/.")
+        return 0
+    path.write_text(wanted)
+    print("README.md tables regenerated from data/.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

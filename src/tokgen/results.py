@@ -1,0 +1,112 @@
+"""Results on disk: one CSV per table under data/, every row stamped with its provenance.
+
+Introduced in notebook 00_setup. Rows are appended (and flushed to disk) the moment they are
+measured, so a crash loses no finished result.
+"""
+
+import datetime
+import functools
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import torch
+import transformers
+
+
+def _run(cmd: list[str], cwd=None) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=20, cwd=cwd, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def git_commit() -> str:
+    """The commit the results were made with: $TOKGEN_COMMIT, else `git rev-parse` (+ "-dirty")."""
+    if os.environ.get("TOKGEN_COMMIT"):
+        return os.environ["TOKGEN_COMMIT"]
+    here = Path(__file__).resolve().parent
+    commit = _run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here)
+    if not commit:
+        return "unknown"
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here)
+    return commit + ("-dirty" if dirty else "")
+
+
+@functools.cache
+def environment() -> dict:
+    """GPU, driver, CUDA, torch, transformers, Python, commit: what every result row carries."""
+    env = {
+        "gpu": "none (CPU)",
+        "driver": "",
+        "cuda": torch.version.cuda or "",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+        "commit": git_commit(),
+        "alloc_conf": os.environ.get("PYTORCH_ALLOC_CONF", os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")),
+    }
+    if torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name()
+        env["driver"] = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split("\n")[0]
+    return env
+
+
+def describe_environment() -> str:
+    """One line per provenance field, for the imports cell of every notebook."""
+    return "\n".join(f"{k:>12}: {v}" for k, v in environment().items())
+
+
+def data_dir(results_dir: str | Path) -> Path:
+    path = Path(results_dir) / "data"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class Recorder:
+    """Appends result rows to data/<table>.csv, each with provenance and the notebook's parameters.
+
+    Opening a Recorder starts the table afresh (one run per table); `write` appends and flushes.
+    """
+
+    def __init__(self, table: str, results_dir: str | Path, params: dict | None = None):
+        self.path = data_dir(results_dir) / f"{table}.csv"
+        self.path.unlink(missing_ok=True)
+        self.params = json.dumps(params or {}, sort_keys=True, default=str)
+        self.started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+    def write(self, row: dict) -> None:
+        stamp = {
+            "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "run_started": self.started,
+        }
+        new = pd.DataFrame([{**row, **environment(), **stamp, "params": self.params}])
+        if self.path.exists():
+            old = pd.read_csv(self.path, keep_default_na=False)
+            if list(old.columns) != list(new.columns):  # a row with other columns: rewrite with the union
+                new = pd.concat([old, new], ignore_index=True)
+                _write_csv(new, self.path, header=True, mode="w")
+                return
+        _write_csv(new, self.path, header=not self.path.exists(), mode="a")
+
+    def read(self) -> pd.DataFrame:
+        return pd.read_csv(self.path)
+
+
+def _write_csv(df: pd.DataFrame, path: Path, header: bool, mode: str) -> None:
+    with open(path, mode, newline="") as f:
+        df.to_csv(f, header=header, index=False)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def load(table: str, results_dir: str | Path) -> pd.DataFrame:
+    """A table written by `Recorder`; a clear error when the notebook that writes it has not run."""
+    path = Path(results_dir) / "data" / f"{table}.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run the notebook that writes table {table!r} first")
+    return pd.read_csv(path)

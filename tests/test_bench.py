@@ -1,0 +1,91 @@
+"""The timing harness: interleaving, failures recorded, gains judged by their spread."""
+
+import pandas as pd
+import pytest
+import torch
+
+import tokgen
+from tokgen.bench import Variant, compare, gains
+
+
+def fake(name, log, fail_at=None, exc=None, steps=5):
+    calls = {"n": 0}
+
+    def run():
+        calls["n"] += 1
+        log.append(name)
+        if fail_at is not None and calls["n"] == fail_at:
+            raise exc
+        return torch.zeros(2, 1 + steps, dtype=torch.long)
+
+    return Variant(name, run, {"kind": "fake"})
+
+
+def test_rounds_are_interleaved_and_rotated():
+    log = []
+    rows = []
+    res = compare([fake(n, log) for n in "abc"], rounds=3, device="cpu", record=rows.append)
+    # warm-up a, b, c; then rounds abc, bca, cab
+    assert log == list("abc") + list("abc") + list("bca") + list("cab")
+    assert list(res["runs"]) == [3, 3, 3] and list(res["status"]) == ["ok"] * 3
+    assert [r["variant"] for r in rows] == list("abc")
+    assert res.loc[0, "kind"] == "fake" and res.loc[0, "steps"] == 5
+    assert len(res.loc[0, "times_ms"].split(";")) == 3
+
+
+def test_out_of_memory_and_errors_are_recorded_and_the_rest_goes_on():
+    log = []
+    variants = [
+        fake("oom", log, fail_at=2, exc=torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80 GiB")),
+        fake("broken", log, fail_at=1, exc=RuntimeError("boom")),
+        fake("fine", log),
+    ]
+    rows = []
+    res = compare(variants, rounds=4, device="cpu", record=rows.append).set_index("variant")
+    assert res.loc["oom", "status"] == "oom" and "out of memory" in res.loc["oom", "error"]
+    assert res.loc["broken", "status"] == "error" and "boom" in res.loc["broken", "error"]
+    assert res.loc["fine", "status"] == "ok" and res.loc["fine", "runs"] == 4
+    assert res.loc["broken", "runs"] == 0 and log.count("broken") == 1
+    assert len(rows) == 3
+
+
+def test_a_changing_step_count_is_an_error():
+    lengths = iter([5, 5, 6, 6])
+    v = Variant("flaky", lambda: torch.zeros(1, 1 + next(lengths)))
+    res = compare([v], rounds=3, device="cpu")
+    assert res.loc[0, "status"] == "error" and "steps" in res.loc[0, "error"]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="rounds must be a positive integer"):
+        compare([], rounds=0, device="cpu")
+    with pytest.raises(ValueError, match="unique"):
+        compare([fake("a", []), fake("a", [])], rounds=1, device="cpu")
+
+
+def _row(name, times):
+    s = pd.Series(times)
+    return {"variant": name, "median_ms": s.median(), "times_ms": ";".join(map(str, times))}
+
+
+def test_gains_are_paired_by_round_and_judged_by_their_spread():
+    base = [100, 130, 90, 120, 110, 100, 140, 95]
+    faster = [t * 0.8 for t in base]  # always 20% faster, though the ranges overlap
+    noisy = [t * f for t, f in zip(base, [0.9, 1.1, 0.95, 1.08, 0.9, 1.1, 1.05, 0.97])]
+    g = gains(pd.DataFrame([_row("base", base), _row("faster", faster), _row("noisy", noisy)]), "base").set_index(
+        "variant"
+    )
+    assert g.loc["faster", "gain_pct"] == pytest.approx(20)
+    assert g.loc["faster", "real"]
+    assert not g.loc["noisy", "real"]
+    assert g.loc["faster", "speedup"] == pytest.approx(1.25)
+    with pytest.raises(ValueError, match="no variant"):
+        gains(pd.DataFrame([_row("base", base)]), "other")
+
+
+def test_generator_variant_runs_the_registry(tiny):
+    v = tokgen.generator_variant("kv_static", tiny, batch_size=2, max_seqlen=4, name="x")
+    assert v.name == "x" and v.info == {"generator": "kv_static", "batch_size": 2, "max_seqlen": 4}
+    assert v.run().shape == (2, 5)
+    with pytest.raises(ValueError, match="unknown generator"):
+        tokgen.generator_variant("nope", tiny, batch_size=1, max_seqlen=1)

@@ -1,0 +1,88 @@
+"""Verdicts come from the CSVs, and a missing table says "not measured"."""
+
+import numpy as np
+import pandas as pd
+
+from tokgen.claims import claims_table, slope
+from tokgen.results import Recorder
+
+
+def rows(table, tmp_path, items):
+    rec = Recorder(table, tmp_path)
+    for item in items:
+        rec.write(item)
+
+
+def result(variant, times, **info):
+    t = pd.Series(times)
+    return {
+        "variant": variant,
+        **info,
+        "status": "ok",
+        "runs": len(times),
+        "median_ms": t.median(),
+        "q25_ms": t.quantile(0.25),
+        "q75_ms": t.quantile(0.75),
+        "times_ms": ";".join(map(str, times)),
+        "ms_per_step": t.median() / 100,
+        "peak_reserved_gb": 1.0,
+    }
+
+
+def test_slope_of_a_power_law():
+    n = np.array([100, 200, 400])
+    assert abs(slope(n, 3 * n**2.0) - 2) < 1e-9
+
+
+def test_nothing_measured(tmp_path):
+    c = claims_table(tmp_path)
+    assert list(c["#"]) == list(range(1, 11))
+    assert set(c["verdict"]) == {"not measured"}
+
+
+def test_claim_1_quadratic_and_fragmented(tmp_path):
+    rows(
+        "01_naive",
+        tmp_path,
+        [{**result(f"naive N={n}", [n * n / 100] * 3, max_seqlen=n), "frag_pct": 70.0} for n in (100, 200, 400)],
+    )
+    c = claims_table(tmp_path).set_index("#")
+    assert c.loc[1, "verdict"] == "reproduced"
+    assert "slope 2.00" in c.loc[1, "measured"]
+
+
+def test_claim_1_linear_is_not_reproduced(tmp_path):
+    rows(
+        "01_naive",
+        tmp_path,
+        [{**result(f"naive N={n}", [float(n)] * 3, max_seqlen=n), "frag_pct": 10.0} for n in (100, 200, 400)],
+    )
+    assert claims_table(tmp_path).set_index("#").loc[1, "verdict"] == "not reproduced"
+
+
+def test_claim_5_uses_round_by_round_gains(tmp_path):
+    eager = [100, 120, 90, 110, 105]
+    rows(
+        "05_torch_compile",
+        tmp_path,
+        [
+            result("kv_static", eager, compiled=False),
+            result("compiled kv_static", [t * 0.7 for t in eager], compiled=True),
+        ],
+    )
+    c = claims_table(tmp_path).set_index("#")
+    assert c.loc[5, "verdict"] == "reproduced" and "+30.0%" in c.loc[5, "measured"]
+
+
+def test_claim_10_speedup_thresholds(tmp_path):
+    rows(
+        "09_summary",
+        tmp_path,
+        [
+            result("naive", [500.0] * 3),
+            result("compiled pipelined_static", [250.0] * 3),
+            result("kv_static", [400.0] * 3),
+        ],
+    )
+    c = claims_table(tmp_path).set_index("#")
+    assert c.loc[10, "verdict"] == "not reproduced" and "×2.0" in c.loc[10, "measured"]

@@ -1,0 +1,165 @@
+"""Every registered generator returns the naive generator's tokens (tiny GPT-2, CPU)."""
+
+import pytest
+import torch
+
+import tokgen
+from tokgen.generators import article_pipelined, hf_generate
+
+CHECKED = [name for name in tokgen.GENERATORS if name not in tokgen.NO_STOP_CHECK]
+
+
+def run(name, model, **kw):
+    return tokgen.generate(name, model, **kw)
+
+
+def distinct_prompts(batch_size):
+    return torch.arange(batch_size) * 701 + 11
+
+
+@pytest.fixture(scope="module")
+def rows_that_stop_apart(tiny):
+    """Prompts whose rows all emit one token, first at different steps: (prompts, token, steps)."""
+    prompts = distinct_prompts(64)
+    full = run("naive", tiny, batch_size=64, max_seqlen=40, prompt=prompts)
+    first = {}
+    for r, row in enumerate(full[:, 1:].tolist()):
+        for i, t in enumerate(row):
+            first.setdefault(t, {}).setdefault(r, i)
+    token, rows = max(first.items(), key=lambda kv: (len(set(kv[1].values())), len(kv[1])))
+    assert len(set(rows.values())) >= 2, "no token is emitted by two rows at different steps: pick other prompts"
+    chosen = sorted(rows)[:4]
+    return prompts[chosen], token, max(rows[r] for r in chosen) + 1
+
+
+@pytest.mark.parametrize("name", list(tokgen.GENERATORS))
+def test_same_tokens_as_naive_to_max_seqlen(tiny, name):
+    ref = run("naive", tiny, batch_size=3, max_seqlen=20)
+    assert ref.shape == (3, 21)
+    assert torch.equal(run(name, tiny, batch_size=3, max_seqlen=20), ref)
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_same_tokens_as_naive_when_rows_finish_at_different_steps(tiny, rows_that_stop_apart, name):
+    prompts, eos, expected_steps = rows_that_stop_apart
+    batch = len(prompts)
+    full = run("naive", tiny, batch_size=batch, max_seqlen=40, prompt=prompts)
+    ref = run("naive", tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos)
+    # the naive generator stops after the first step at which every row has emitted eos once
+    assert ref.shape == (batch, 1 + expected_steps)
+    assert torch.equal(ref, full[:, : 1 + expected_steps])
+    out = run(name, tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos)
+    assert out.shape == ref.shape and torch.equal(out, ref)
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_a_token_only_some_rows_emit_does_not_stop(tiny, name):
+    prompts = distinct_prompts(4)
+    full = run("naive", tiny, batch_size=4, max_seqlen=30, prompt=prompts)
+    only_row0 = set(full[0, 1:].tolist()) - set(full[1:, 1:].flatten().tolist())
+    assert only_row0, "row 0 has no token of its own: pick other prompts"
+    out = run(name, tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=min(only_row0))
+    assert torch.equal(out, full)
+
+
+@pytest.mark.parametrize("k", [1, 3, 4, 7, 16])
+@pytest.mark.parametrize("name", ["graph_hf", "graph_lean", "fast"])
+def test_k_steps_per_replay_trim_to_the_stop(tiny, name, k):
+    ref_full = run("naive", tiny, batch_size=2, max_seqlen=23)
+    for stop_at in (1, 5, 12):
+        eos = int(ref_full[0, stop_at])
+        ref = run("naive", tiny, batch_size=2, max_seqlen=23, eos_token_id=eos)
+        out = run(name, tiny, batch_size=2, max_seqlen=23, eos_token_id=eos, steps_per_graph=k)
+        assert torch.equal(out, ref), (name, k, stop_at)
+    assert torch.equal(run(name, tiny, batch_size=2, max_seqlen=23, steps_per_graph=k), ref_full)
+
+
+@pytest.mark.parametrize("name", sorted(tokgen.NO_STOP_CHECK))
+def test_no_check_generators_always_run_max_seqlen(tiny, name):
+    full = run("naive", tiny, batch_size=2, max_seqlen=15)
+    out = run(name, tiny, batch_size=2, max_seqlen=15, eos_token_id=int(full[0, 2]))
+    assert torch.equal(out, full)
+
+
+def test_generators_are_repeatable(tiny):
+    for name in ("pipelined_static", "fast"):
+        outs = [run(name, tiny, batch_size=2, max_seqlen=12) for _ in range(3)]
+        assert all(torch.equal(o, outs[0]) for o in outs)
+
+
+def test_article_loop_returns_a_token_past_the_stop(tiny):
+    full = run("naive", tiny, batch_size=2, max_seqlen=20)
+    eos = int(full[0, 4])
+    ref = run("naive", tiny, batch_size=2, max_seqlen=20, eos_token_id=eos)
+    out = article_pipelined(tiny, batch_size=2, max_seqlen=20, eos_token_id=eos)
+    # on the CPU the flag copy is synchronous: exactly one step late
+    assert out.shape[1] == ref.shape[1] + 1
+    assert torch.equal(out[:, : ref.shape[1]], ref)
+
+
+def test_hf_generate_matches_naive_for_bos_prompts(tiny):
+    ref = run("naive", tiny, batch_size=2, max_seqlen=10)
+    assert torch.equal(hf_generate(tiny, batch_size=2, max_seqlen=10), ref)
+    eos = int(ref[0, 3])
+    early = run("naive", tiny, batch_size=2, max_seqlen=10, eos_token_id=eos)
+    assert torch.equal(hf_generate(tiny, batch_size=2, max_seqlen=10, eos_token_id=eos), early)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"batch_size": 0, "max_seqlen": 5}, "batch_size must be a positive integer"),
+        ({"batch_size": -2, "max_seqlen": 5}, "batch_size must be a positive integer"),
+        ({"batch_size": 1.5, "max_seqlen": 5}, "batch_size must be a positive integer"),
+        ({"batch_size": True, "max_seqlen": 5}, "batch_size must be a positive integer"),
+        ({"batch_size": 2, "max_seqlen": 0}, "max_seqlen must be a positive integer"),
+        ({"batch_size": 2, "max_seqlen": 100_000}, "exceeds the model's"),
+    ],
+)
+@pytest.mark.parametrize("name", list(tokgen.GENERATORS))
+def test_bad_sizes_raise_one_clear_error(tiny, name, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        run(name, tiny, **kwargs)
+
+
+def test_bad_options_raise_clear_errors(tiny):
+    with pytest.raises(ValueError, match="unknown generator 'nope'; registered: naive"):
+        tokgen.generate("nope", tiny, batch_size=1, max_seqlen=2)
+    with pytest.raises(ValueError, match="unknown cache"):
+        tokgen.generate_kv(tiny, batch_size=1, max_seqlen=2, cache="paged")
+    with pytest.raises(ValueError, match="streams must be 1 or 2"):
+        tokgen.generate_pipelined(tiny, batch_size=1, max_seqlen=2, streams=3)
+    with pytest.raises(ValueError, match="steps_per_graph must be a positive integer"):
+        tokgen.generate("fast", tiny, batch_size=1, max_seqlen=2, steps_per_graph=0)
+    with pytest.raises(ValueError, match="prompt has 3 rows"):
+        tokgen.generate("naive", tiny, batch_size=2, max_seqlen=2, prompt=torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match="unknown model size"):
+        tokgen.build_model("gpt3", "cpu")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_cuda_only_things_say_so_without_cuda():
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        tokgen.build_model("tiny", "cuda")
+    with pytest.raises(RuntimeError, match="the sync audit needs a CUDA GPU"):
+        tokgen.require_cuda("the sync audit")
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        tokgen.count_syncs(lambda: None)
+
+
+def test_seed_fixes_the_weights():
+    a, b, c = (tokgen.build_model("tiny", "cpu", seed=s) for s in (0, 0, 1))
+    wa, wb, wc = (m.transformer.h[0].attn.c_attn.weight for m in (a, b, c))
+    assert torch.equal(wa, wb) and not torch.equal(wa, wc)
+
+
+def test_lean_forward_matches_the_transformers_forward(tiny):
+    lean = tokgen.lean.LeanGPT2(tiny, batch_size=2, capacity=8, compile_backend="eager")
+    cache = tokgen.generators.make_cache(tiny, "dynamic", 8)
+    tokens = torch.tensor([464, 50256])
+    with torch.inference_mode():
+        for pos in range(5):
+            ours = lean(tokens, torch.tensor([pos]))
+            theirs = tiny(tokens[:, None], past_key_values=cache, use_cache=True).logits[:, -1]
+            torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-4)
+            tokens = ours.argmax(-1)

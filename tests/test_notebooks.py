@@ -1,0 +1,103 @@
+"""Notebook structure, jupytext pairing, and every notebook executed in smoke mode."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pandas as pd
+import pytest
+from papermill.translators import PythonTranslator
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+NAMES = [p.stem for p in NOTEBOOKS]
+
+
+def cells(nb):
+    return [
+        (c.cell_type, c.source.strip()) for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])
+    ]
+
+
+def test_every_py_has_its_ipynb_and_back():
+    ipynbs = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert ipynbs == NAMES
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+def test_pair_is_in_sync(path):
+    text = jupytext.read(path)
+    paired = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    assert cells(text) == cells(paired), f"run: jupytext --sync {path.relative_to(ROOT)}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+def test_notebook_skeleton(path):
+    nb = jupytext.read(path)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and re.match(rf"# {path.stem[:2]} · ", first.source)
+    assert "**What" in first.source, "the intro says what this step adds / what we measure"
+    params = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1 and params[0] <= 2, "one parameters cell near the top"
+    cell = nb.cells[params[0]]
+    lines = [line for line in cell.source.splitlines() if line.strip()]
+    for line in lines:
+        assert re.match(r"^[A-Z][A-Z0-9_]* = .+  # \S", line), f"UPPER_CASE setting with a comment: {line!r}"
+    assert len(PythonTranslator.inspect(cell)) == len(lines), "papermill must parse every parameter"
+    headings = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert any(h.startswith("## Summary") or "\n## Summary" in h for h in headings)
+    assert any("## Exercises" in h for h in headings)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "describe_environment()" in code, "the imports cell prints GPU, driver, torch, transformers"
+
+
+# What a CPU smoke run must leave behind; CUDA-only tables (sync audit, bandwidth) are skipped there.
+CPU_TABLES = {
+    "00_setup": ["00_setup"],
+    "01_naive": ["01_naive"],
+    "02_kv_cache": ["02_kv_cache"],
+    "03_expandable_segments": ["03_expandable_segments"],
+    "04_static_cache": ["04_static_cache"],
+    "05_torch_compile": ["05_torch_compile"],
+    "06_eos_sync_profile": ["06_eos_sync_profile"],
+    "07_pipelining": ["07_pipelining", "07_pipelining_eos"],
+    "08_batch_sweep": ["08_batch_sweep"],
+    "09_summary": ["09_summary"],
+    "10_cuda_graphs": ["10_cuda_graphs", "10_cuda_graphs_idle"],
+    "11_sync_audit": ["11_pinned_copy", "11_micro_overhead"],
+    "12_speed_of_light": [],
+}
+CPU_FIGURES = [
+    "01_naive_scaling",
+    "02_kv_cache_scaling",
+    "04_static_cache",
+    "05_torch_compile",
+    "07_pipelining",
+    "08_batch_sweep",
+    "09_summary",
+    "10_cuda_graphs",
+    "11_micro_overhead",
+]
+
+
+def test_every_notebook_runs_in_smoke_mode(tmp_path):
+    assert set(CPU_TABLES) == set(NAMES)
+    cmd = [sys.executable, "-m", "tokgen.runner", "--smoke", "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for name in NAMES:
+        nb = nbformat.read(tmp_path / "notebooks" / f"{name}.ipynb", as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(c.execution_count for c in code), f"{name}: not every cell ran"
+        assert not any(o.get("output_type") == "error" for c in code for o in c.outputs)
+        for table in CPU_TABLES[name]:
+            df = pd.read_csv(tmp_path / "data" / f"{table}.csv")
+            assert len(df) > 0 and {"torch", "transformers", "commit"} <= set(df.columns), table
+    for fig in CPU_FIGURES:
+        assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 0
+        assert (tmp_path / "figures" / f"{fig}.svg").exists()
+    timings = pd.read_csv(tmp_path / "data" / "run_all.csv")
+    assert sorted(timings["notebook"]) == NAMES and (timings["status"] == "ok").all()

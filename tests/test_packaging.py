@@ -1,0 +1,24 @@
+"""pyproject.toml and environment.yml agree; CI runs the README's test command."""
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pyproject_and_environment_list_the_same_packages():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = set(project["dependencies"]) | set(project["optional-dependencies"]["dev"])
+    env = (ROOT / "environment.yml").read_text()
+    pip = set(re.findall(r"^\s+- ([A-Za-z][^\s#]*)\s*$", env.split("- pip:")[1], re.M))
+    assert pip == declared
+    assert "transformers==5.1.0" in declared
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    command = "./run_all.sh --test"
+    assert f"{command}   # the test suite" in readme
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == command

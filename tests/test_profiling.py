@@ -1,0 +1,78 @@
+"""Timeline arithmetic on a synthetic trace, the step window, the nsys entry point."""
+
+import pytest
+
+from tokgen import profiling
+from tokgen.profiling import Timeline, annotate, annotations, mark_step, step_window
+
+
+def ev(cat, name, ts, dur, **args):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": args}
+
+
+TRACE = {
+    "traceEvents": [
+        ev("user_annotation", "step 0", 1000, 100),
+        ev("user_annotation", "model forward", 1000, 60),
+        ev("user_annotation", "step 1", 1100, 100),
+        ev("cuda_runtime", "cudaLaunchKernel", 1010, 5, correlation=1),
+        ev("cuda_driver", "cuLaunchKernel", 1020, 5, correlation=2),
+        ev("cuda_runtime", "cudaLaunchKernel", 1110, 5, correlation=3),
+        ev("kernel", "gemm", 1050, 10, correlation=1, stream=7),
+        ev("kernel", "triton_fused", 1060, 20, correlation=2, stream=7),
+        ev("kernel", "gemm", 1150, 30, correlation=3, stream=9),
+        ev("cpu_op", "aten::mm", 1011, 2),
+    ]
+}
+
+
+def test_per_step_busy_time_and_idle_gap():
+    tl = Timeline(TRACE)
+    steps = tl.steps.set_index("step")
+    assert list(tl.kernels["step"]) == [0, 0, 1]
+    assert steps.loc[0, "gpu_busy_us"] == 30 and steps.loc[1, "gpu_busy_us"] == 30
+    assert steps.loc[1, "idle_before_us"] == 70
+    s = tl.summary(skip=0)
+    assert s["steps"] == 2 and s["streams"] == 2
+    assert s["gpu_idle_fraction"] == pytest.approx(1 - 60 / 130)
+    assert s["median_gap_over_20us"] == 70 and s["idle_gap_median_us"] == 70
+
+
+def test_an_empty_window_summarizes_to_nothing():
+    assert Timeline({"traceEvents": []}).summary() == {"steps": 0}
+
+
+def test_union_and_gaps():
+    assert profiling._union_length([0, 5, 20], [10, 12, 25]) == 17
+    assert profiling._gaps([0, 5, 20], [10, 12, 25]) == [8]
+
+
+def test_step_window_opens_once_and_closes_at_the_end():
+    events = []
+    with step_window(4, 8, lambda: events.append("start"), lambda: events.append("stop")):
+        for i in range(0, 20, 3):  # a generator marking every third step still opens it
+            mark_step(i)
+            events.append(i)
+    assert events == [0, 3, "start", 6, "stop", 9, 12, 15, 18]
+    events.clear()
+    with step_window(4, 100, lambda: events.append("start"), lambda: events.append("stop")):
+        for i in range(6):
+            mark_step(i)
+    assert events == ["start", "stop"]  # the run ended inside the window
+    mark_step(5)  # no hook outside the context
+
+
+def test_annotate_is_free_until_turned_on():
+    assert type(annotate("x")).__name__ == "nullcontext"
+    with annotations():
+        with annotate("step 3"):
+            pass
+        assert type(annotate("x")).__name__ == "ExitStack"
+    assert type(annotate("x")).__name__ == "nullcontext"
+
+
+def test_nsys_entry_point_without_nsys(monkeypatch, capsys):
+    monkeypatch.setattr(profiling.shutil, "which", lambda _: None)
+    monkeypatch.delenv("TOKGEN_UNDER_NSYS", raising=False)
+    assert profiling.main(["--generator", "kv_static"]) == 2
+    assert "nsys (Nsight Systems) is not on PATH" in capsys.readouterr().out

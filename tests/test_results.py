@@ -1,0 +1,39 @@
+"""Rows on disk as soon as they are measured, each with its provenance."""
+
+import pandas as pd
+import pytest
+
+import tokgen
+from tokgen.results import Recorder, environment, load
+
+
+def test_rows_are_on_disk_at_once_with_provenance(tmp_path):
+    rec = Recorder("t", tmp_path, params={"B": 4})
+    rec.write({"variant": "a", "median_ms": 1.5})
+    on_disk = pd.read_csv(tmp_path / "data" / "t.csv")
+    assert len(on_disk) == 1
+    for column in ("gpu", "driver", "torch", "transformers", "commit", "recorded_at", "params"):
+        assert column in on_disk.columns
+    assert on_disk.loc[0, "params"] == '{"B": 4}'
+    rec.write({"variant": "b", "median_ms": 2.0})
+    rec.write({"variant": "c", "median_ms": 3.0, "extra": "x"})  # a new column: the table is rewritten
+    df = load("t", tmp_path)
+    assert list(df["variant"]) == ["a", "b", "c"] and df.loc[2, "extra"] == "x"
+
+
+def test_a_new_recorder_starts_the_table_afresh(tmp_path):
+    Recorder("t", tmp_path).write({"x": 1})
+    Recorder("t", tmp_path).write({"x": 2})
+    assert list(load("t", tmp_path)["x"]) == [2]
+
+
+def test_missing_table_says_which_notebook(tmp_path):
+    with pytest.raises(FileNotFoundError, match="run the notebook that writes table '09_summary'"):
+        load("09_summary", tmp_path)
+
+
+def test_environment_names_versions(monkeypatch):
+    env = environment()
+    assert env["torch"] and env["transformers"] and env["python"]
+    monkeypatch.setenv("TOKGEN_COMMIT", "abc123")
+    assert tokgen.results.git_commit() == "abc123"
