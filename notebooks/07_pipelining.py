@@ -118,8 +118,9 @@ assert eos_table["same_prefix"].all()
 # %% [markdown]
 # ## 3. Measure
 #
-# Ten variants, one round of each per round: the dynamic- and static-cache generators, sync
-# and pipelined, and the static cache without any EOS check, eager and compiled.
+# Eleven variants, one run of each per round: the naive baseline, the dynamic- and
+# static-cache generators, sync and pipelined, and the static cache without any EOS check,
+# eager and compiled. This one interleaved run is also what notebook 09 ranks.
 
 # %%
 rec = tokgen.Recorder(
@@ -134,6 +135,7 @@ rec = tokgen.Recorder(
     },
 )
 eager_gens = [
+    "naive",
     "kv_dynamic",
     "pipelined_dynamic",
     "kv_static",

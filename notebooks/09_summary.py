@@ -15,101 +15,72 @@
 # # 09 · Summary: every generator of the article, side by side
 #
 # The article closes with one table: static cache, compilation and pipelining at B = 32,
-# N = 100, sorted by runtime, the best about 5× its baseline. Here every generator of the
-# article runs in **one process, interleaved**, so the ranking is not an artefact of when each
-# notebook ran. Then the article's ten claims against what notebooks 01–09 measured.
+# N = 100, sorted by runtime, the best about 5× its baseline. A ranking is only fair when the
+# variants ran together, so this notebook measures nothing new: it ranks the **one interleaved
+# run** of notebook 07, where the naive baseline and every cache, compile and pipelining
+# variant took turns, round after round, in one process. Then the article's ten claims against
+# what notebooks 01–08 measured.
 #
-# **What we measure:** B = 32, N = 100; runtime, speed-up over the naive generator, memory.
-# (Expandable segments need their own process: see notebook 03.)
+# **What we measure:** nothing; we read `data/07_pipelining.csv` (B = 32, N = 100): runtime,
+# speed-up over the naive generator, memory. (Expandable segments need their own process:
+# notebook 03.)
 
 # %% tags=["parameters"]
-SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
-DEVICE = "cuda"  # "cuda" or "cpu"
-BATCH_SIZE = 32  # sequences per batch (the article: 32)
-MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
-RUNS = 10  # timed runs per variant, interleaved, after one warm-up (the article: 10)
-COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = ".."  # data/ and figures/ are read and written below this folder (the repository root)
 
 # %%
 import matplotlib.pyplot as plt
-import torch
 
 import tokgen
-from tokgen.claims import claims_table
-from tokgen.display import plot_runtimes, save_figure, say, table
+from tokgen.claims import claims_table, summary_results
+from tokgen.display import plot_runtimes, save_figure, say, show_source, table
 
 print(tokgen.describe_environment())
-model = tokgen.build_model(SIZE, DEVICE)
-compiled = torch.compile(model, backend=COMPILE_BACKEND)
 
 # %% [markdown]
-# ## 1. Measure
+# ## 1. The ranking
 
 # %%
-rec = tokgen.Recorder(
-    "09_summary",
-    RESULTS_DIR,
-    params={
-        "SIZE": SIZE,
-        "BATCH_SIZE": BATCH_SIZE,
-        "MAX_SEQLEN": MAX_SEQLEN,
-        "RUNS": RUNS,
-        "COMPILE_BACKEND": COMPILE_BACKEND,
-    },
-)
-eager_gens = ["naive", "kv_dynamic", "pipelined_dynamic", "kv_static", "pipelined_static", "kv_static_no_check"]
-compiled_gens = ["kv_static", "pipelined_static", "kv_static_no_check"]
-variants = []
-for m, gens, prefix in ((model, eager_gens, ""), (compiled, compiled_gens, "compiled ")):
-    for g in gens:
-        v = tokgen.generator_variant(g, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, name=prefix + g)
-        v.info["compiled"] = m is compiled
-        variants.append(v)
-results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
-
-# %% [markdown]
-# ## 2. The ranking
+show_source(summary_results)
 
 # %%
-ok = results[results["status"] == "ok"].copy()
-naive_ms = ok.set_index("variant").loc["naive", "median_ms"]
-ok["speedup_vs_naive"] = naive_ms / ok["median_ms"]
-ok["ms_per_token"] = ok["ms_per_step"]
-ranked = ok.sort_values("median_ms")
+results = summary_results(RESULTS_DIR)
+env = results.iloc[0]
 say(
-    table(
-        ranked[["variant", "median_ms", "q25_ms", "q75_ms", "speedup_vs_naive", "ms_per_token", "peak_reserved_gb"]],
-        digits=2,
-    )
+    f"Measured on **{env['gpu']}** (driver {env['driver']}, torch {env['torch']}, transformers "
+    f"{env['transformers']}), commit `{env['commit']}`, batch size {env['batch_size']}, "
+    f"{env['max_seqlen']} new tokens, {env['runs']} interleaved rounds."
 )
+cols = ["variant", "median_ms", "q25_ms", "q75_ms", "speedup_vs_naive", "ms_per_step", "peak_reserved_gb"]
+say(table(results[cols], digits=2))
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
-plot_runtimes(ax, ok)
-for y, (_, r) in enumerate(ok.sort_values("median_ms", ascending=False).iterrows()):
+plot_runtimes(ax, results)
+for y, (_, r) in enumerate(results.sort_values("median_ms", ascending=False).iterrows()):
     ax.text(r["q75_ms"], y, f"  ×{r['speedup_vs_naive']:.1f}", va="center")
-ax.set_title(f"The article's generators, B={BATCH_SIZE}, N={MAX_SEQLEN} (× = speed-up over naive)")
+ax.set_title(f"The article's generators, B={env['batch_size']}, N={env['max_seqlen']} (× = speed-up over naive)")
 save_figure(fig, "09_summary", RESULTS_DIR)
 
 # %%
-best = ranked.iloc[0]
-recipe = ok.set_index("variant").loc["compiled pipelined_static"]
+best = results.iloc[0]
+recipe = results.set_index("variant").loc["compiled pipelined_static"]
 say(
     f"Fastest: **{best['variant']}**, ×{best['speedup_vs_naive']:.1f} over naive. "
     f"The article's best recipe (compile + static cache + pipelining): ×{recipe['speedup_vs_naive']:.1f}."
 )
 
 # %% [markdown]
-# ## 3. The article's ten claims on our GPU
+# ## 2. The article's ten claims on our GPU
 #
 # Each row is computed from the CSVs of the notebook that measured it; the criterion column
 # says how the verdict was decided. A claim whose notebook has not run says "not measured".
 
 # %%
 claims = claims_table(RESULTS_DIR)
-gpu = tokgen.environment()["gpu"]
-say(f"GPU: **{gpu}**\n\n" + table(claims[["#", "experiment", "article", "measured", "verdict"]]))
+say(
+    f"GPU: **{tokgen.environment()['gpu']}**\n\n" + table(claims[["#", "experiment", "article", "measured", "verdict"]])
+)
 
 # %%
 claims[["#", "criterion"]]
@@ -126,6 +97,8 @@ claims[["#", "criterion"]]
 #
 # ## Exercises
 #
-# 1. Add `pipelined_static_1stream` to the comparison. Where does it rank?
-# 2. Re-run at B = 1 (`-p BATCH_SIZE 1`). Which ranking changes, and why?
+# 1. Which two variants of the ranking are closest? Does their difference clear the spread
+#    (`tokgen.gains` on `data/07_pipelining.csv`)?
+# 2. Re-run notebook 07 at B = 1 (`-p BATCH_SIZE 1`) and then this one. Which ranking changes,
+#    and why?
 # 3. Which claim's verdict is most sensitive to the criterion chosen? Argue for another one.

@@ -23,13 +23,13 @@
 # GPU, and every generator's distance from it.
 #
 # **What we measure:** the device-to-device copy bandwidth (bytes read + written); then, from the
-# timings of notebooks 09 and 10 (B = 32, N = 100), each generator's time as a percentage of
+# timings of notebooks 07 and 10 (B = 32, N = 100), each generator's time as a percentage of
 # its floor; and for the fastest generator, the matrix products' time against the weights' floor.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
-BATCH_SIZE = 32  # the batch size of notebooks 09 and 10, whose timings are used here
+BATCH_SIZE = 32  # the batch size of notebooks 07 and 10, whose timings are used here
 MAX_SEQLEN = 100  # their max_seqlen
 COPY_MB = 1024  # size of the copied buffer for the bandwidth measurement
 RUNS = 20  # timed copies (median)
@@ -93,8 +93,8 @@ say(
 # %% [markdown]
 # ## 3. Every generator against its floor
 #
-# The timings come from notebook 09 (the article's generators) and notebook 10 (graphs,
-# `generate()`), both at B = 32, N = 100. Each generator's own floor uses the cache it reads;
+# The timings come from notebook 07 (the article's generators, ranked in notebook 09) and
+# notebook 10 (graphs, `generate()`), both at B = 32, N = 100. Each generator's own floor uses the cache it reads;
 # the task's floor (the fewest bytes: a cache read only where filled) is the same for all.
 
 
@@ -108,7 +108,7 @@ def kv_read(variant: str, generator: str) -> str:
 
 
 frames = []
-for table_name in ("09_summary", "10_cuda_graphs"):
+for table_name in ("07_pipelining", "10_cuda_graphs"):
     try:
         t = tokgen.load(table_name, RESULTS_DIR)
         frames.append(t[(t["status"] == "ok") & (t["batch_size"] == BATCH_SIZE)].assign(notebook=table_name[:2]))

@@ -76,7 +76,7 @@ def test_claim_5_uses_round_by_round_gains(tmp_path):
 
 def test_claim_10_speedup_thresholds(tmp_path):
     rows(
-        "09_summary",
+        "07_pipelining",
         tmp_path,
         [
             result("naive", [500.0] * 3),

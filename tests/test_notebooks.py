@@ -65,7 +65,7 @@ CPU_TABLES = {
     "06_eos_sync_profile": ["06_eos_sync_profile"],
     "07_pipelining": ["07_pipelining", "07_pipelining_eos"],
     "08_batch_sweep": ["08_batch_sweep"],
-    "09_summary": ["09_summary"],
+    "09_summary": [],
     "10_cuda_graphs": ["10_cuda_graphs", "10_cuda_graphs_idle"],
     "11_sync_audit": ["11_pinned_copy", "11_micro_overhead"],
     "12_speed_of_light": [],

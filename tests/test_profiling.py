@@ -13,29 +13,30 @@ def ev(cat, name, ts, dur, **args):
 TRACE = {
     "traceEvents": [
         ev("user_annotation", "step 0", 1000, 100),
-        ev("user_annotation", "model forward", 1000, 60),
-        ev("user_annotation", "step 1", 1100, 100),
         ev("cuda_runtime", "cudaLaunchKernel", 1010, 5, correlation=1),
-        ev("cuda_driver", "cuLaunchKernel", 1020, 5, correlation=2),
-        ev("cuda_runtime", "cudaLaunchKernel", 1110, 5, correlation=3),
-        ev("kernel", "gemm", 1050, 10, correlation=1, stream=7),
-        ev("kernel", "triton_fused", 1060, 20, correlation=2, stream=7),
-        ev("kernel", "gemm", 1150, 30, correlation=3, stream=9),
+        ev("kernel", "gemm", 1050, 10, stream=7),
+        ev("kernel", "triton_fused", 1060, 20, stream=7),
+        ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 1080, 2, stream=7),  # ends step 0
+        ev("kernel", "gemm", 1150, 30, stream=9),
+        ev("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 1185, 1, stream=9),  # not a step end
+        ev("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 1190, 2, stream=9),  # ends step 1
+        ev("kernel", "gemm", 1300, 5, stream=7),  # a step the window did not see end
         ev("cpu_op", "aten::mm", 1011, 2),
     ]
 }
 
 
-def test_per_step_busy_time_and_idle_gap():
+def test_device_to_host_copies_delimit_steps():
     tl = Timeline(TRACE)
+    assert list(tl.kernels["step"]) == [0, 0, 0, 1, 1, 1]
     steps = tl.steps.set_index("step")
-    assert list(tl.kernels["step"]) == [0, 0, 1]
-    assert steps.loc[0, "gpu_busy_us"] == 30 and steps.loc[1, "gpu_busy_us"] == 30
-    assert steps.loc[1, "idle_before_us"] == 70
+    assert steps.loc[0, "gpu_busy_us"] == 32 and steps.loc[1, "gpu_busy_us"] == 33
+    assert steps.loc[1, "idle_before_us"] == 150 - 82
     s = tl.summary(skip=0)
     assert s["steps"] == 2 and s["streams"] == 2
-    assert s["gpu_idle_fraction"] == pytest.approx(1 - 60 / 130)
-    assert s["median_gap_over_20us"] == 70 and s["idle_gap_median_us"] == 70
+    assert s["gpu_idle_fraction"] == pytest.approx(1 - 65 / 142)
+    assert s["idle_gap_median_us"] == 68 and s["median_gap_over_20us"] == 68
+    assert list(tl.ranges["name"]) == ["step 0"]
 
 
 def test_an_empty_window_summarizes_to_nothing():

@@ -7,6 +7,7 @@ has produced ``eos_token_id`` at least once, or ``max_seqlen``. Greedy (argmax) 
 """
 
 import torch
+import transformers
 from transformers import DynamicCache, StaticCache
 
 from .model import takes_cache_position
@@ -183,15 +184,21 @@ def hf_generate(model, *, batch_size, max_seqlen, eos_token_id=None, cache_imple
     eos = resolve_eos(model, eos_token_id)
     tokens = first_tokens(model, batch_size, prompt)
     kwargs = {"cache_implementation": cache_implementation} if cache_implementation else {}
-    return model.generate(
-        tokens,
-        attention_mask=torch.ones_like(tokens),
-        max_new_tokens=max_seqlen,
-        do_sample=False,
-        eos_token_id=eos,
-        pad_token_id=eos,
-        **kwargs,
-    )
+    # BOS is also the pad id here, so generate() would warn about right-padding at every call
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        return model.generate(
+            tokens,
+            attention_mask=torch.ones_like(tokens),
+            max_new_tokens=max_seqlen,
+            do_sample=False,
+            eos_token_id=eos,
+            pad_token_id=eos,
+            **kwargs,
+        )
+    finally:
+        transformers.logging.set_verbosity(verbosity)
 
 
 @torch.inference_mode()

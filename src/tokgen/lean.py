@@ -11,30 +11,40 @@ import torch.nn.functional as F
 
 
 def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: float):
-    """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); writes slot `pos`.
+    """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab), new keys, new values.
 
-    weights: (wte, wpe, ln_f, blocks) as returned by `gpt2_weights`; keys, values:
-    (layers, B, heads, capacity, head_dim); slots: arange(capacity).
+    weights: as returned by `gpt2_weights`; keys, values: (layers, B, heads, capacity, head_dim),
+    slots: arange(capacity). The cache is only read: attention covers the cached slots before
+    `pos` plus this token's own key and value, and the caller stores the new ones
+    ((layers, B, heads, 1, head_dim) each). A compiled function that wrote into a slice of its
+    input would copy the whole cache back on every call.
     """
     wte, wpe, (lnf_w, lnf_b), blocks = weights
     B, C = tokens.shape[0], wte.shape[1]
+    D = C // heads
     x = wte[tokens] + wpe[pos]  # (B, C)
-    visible = (slots <= pos)[None]  # (1, capacity): slots 0..pos hold the past and now
+    past = (slots < pos)[None, None, None]  # (1, 1, 1, capacity): slots holding earlier tokens
+    new_keys, new_values = [], []
     for layer, (ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b) in enumerate(
         blocks
     ):
         h = F.layer_norm(x, (C,), ln1_w, ln1_b, eps)
         qkv = torch.addmm(qkv_b, h, qkv_w)  # (B, 3C)
-        q, k, v = qkv.view(B, 3, heads, 1, C // heads).unbind(1)  # (B, H, 1, D) each
-        keys[layer].index_copy_(2, pos, k)
-        values[layer].index_copy_(2, pos, v)
-        a = F.scaled_dot_product_attention(q, keys[layer], values[layer], attn_mask=visible)  # (B, H, 1, D)
+        q, k, v = qkv.view(B, 3, heads, 1, D).unbind(1)  # (B, H, 1, D) each
+        scores = torch.cat(  # (B, H, 1, capacity + 1): the cached slots, then this token
+            [(q @ keys[layer].transpose(-1, -2)).masked_fill(~past, float("-inf")), (q * k).sum(-1, keepdim=True)],
+            dim=-1,
+        )
+        w = torch.softmax(scores * D**-0.5, dim=-1)
+        a = w[..., :-1] @ values[layer] + w[..., -1:] * v  # (B, H, 1, D)
         x = x + torch.addmm(proj_b, a.reshape(B, C), proj_w)
         h = F.layer_norm(x, (C,), ln2_w, ln2_b, eps)
         h = F.gelu(torch.addmm(fc_b, h, fc_w), approximate="tanh")
         x = x + torch.addmm(out_b, h, out_w)
+        new_keys.append(k)
+        new_values.append(v)
     x = F.layer_norm(x, (C,), lnf_w, lnf_b, eps)
-    return x @ wte.T  # (B, vocab): the LM head shares the token embedding
+    return x @ wte.T, torch.stack(new_keys), torch.stack(new_values)  # the LM head shares wte
 
 
 def gpt2_weights(model):
@@ -94,12 +104,15 @@ class LeanGPT2:
         self.heads, self.eps = cfg.n_head, cfg.layer_norm_epsilon
         wte = self.weights[0]
         shape = (cfg.n_layer, batch_size, cfg.n_head, capacity, cfg.n_embd // cfg.n_head)
-        # zeros, not empty: masked-out slots still meet a 0 weight in attention, and 0 * NaN = NaN
+        # zeros, not empty: masked-out slots still get a 0 weight in attention, and 0 * NaN = NaN
         self.keys = torch.zeros(shape, dtype=wte.dtype, device=wte.device)
         self.values = torch.zeros_like(self.keys)
         self.slots = torch.arange(capacity, device=wte.device)
         self.forward = compiled_lean_forward(compile_backend) if compile_backend else lean_forward
 
     def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab)."""
-        return self.forward(self.weights, self.keys, self.values, self.slots, tokens, pos, self.heads, self.eps)
+        """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
+        logits, k, v = self.forward(self.weights, self.keys, self.values, self.slots, tokens, pos, self.heads, self.eps)
+        self.keys.index_copy_(3, pos, k)  # k: (layers, B, H, 1, D) into slot pos of every layer
+        self.values.index_copy_(3, pos, v)
+        return logits

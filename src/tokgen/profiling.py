@@ -10,7 +10,6 @@ import contextlib
 import gzip
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -82,13 +81,18 @@ def step_window(start: int, stop: int, on_start, on_stop):
             on_stop()
 
 
-def profile_steps(run, *, start: int = 30, stop: int = 50, trace_path: str | Path | None = None) -> "Timeline":
-    """Run `run()` once with ranges on, recording steps [start, stop) with torch.profiler (CUPTI).
+def profile_steps(
+    run, *, start: int = 30, stop: int = 50, cpu: bool = False, trace_path: str | Path | None = None
+) -> "Timeline":
+    """Run `run()` once, recording steps [start, stop) with torch.profiler (CUPTI).
 
-    Like the article's nsys capture of steps 30-50, but readable from Python. The Chrome/Perfetto
-    trace (ranges, kernels, CUDA API calls) is written gzip-compressed to `trace_path` when given.
+    Like the article's nsys capture of steps 30-50, but readable from Python. With `cpu=False`
+    only GPU activity is recorded: recording every operator on the CPU as well slows the CPU
+    down several-fold and would inflate the very gaps we measure. `cpu=True` adds the CPU
+    ranges (for pictures and Perfetto). The Chrome/Perfetto trace (ranges, kernels, CUDA API
+    calls) is written gzip-compressed to `trace_path` when given.
     """
-    activities = [torch.profiler.ProfilerActivity.CPU]
+    activities = [torch.profiler.ProfilerActivity.CPU] if cpu or not torch.cuda.is_available() else []
     if torch.cuda.is_available():
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     prof = torch.profiler.profile(activities=activities)
@@ -101,7 +105,7 @@ def profile_steps(run, *, start: int = 30, stop: int = 50, trace_path: str | Pat
         _synchronize()
         prof.stop()
 
-    with annotations(), step_window(start, stop, begin, end):
+    with annotations(cpu), step_window(start, stop, begin, end):
         run()
     raw = Path(os.environ.get("TMPDIR", "/tmp")) / f"tokgen_trace_{os.getpid()}.json"
     prof.export_chrome_trace(str(raw))
@@ -121,40 +125,33 @@ def _synchronize():
         torch.cuda.synchronize()
 
 
-_STEP = re.compile(r"^step (\d+)$")
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
-_LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 
 
 class Timeline:
-    """Kernels and CPU ranges of a profiled window, in microseconds since the window opened.
+    """GPU activity and CPU ranges of a profiled window, in microseconds since the window opened.
 
-    `kernels`: name, stream, start, end, step (the step whose CPU range launched it).
-    `ranges`: CPU record_function ranges (name, start, end).
+    Every generator here ends a step (a graph replay for the graph decoders) by copying its stop
+    flag to the host, so the device-to-host copies split the GPU timeline into steps: step j of
+    the window is everything after copy j-1 up to and including copy j.
+
+    `kernels`: name, stream, start, end, step (kernels, memcpys and memsets).
+    `ranges`: CPU record_function ranges (name, start, end), when recorded.
     `steps`: per step the GPU span, GPU-busy time and the GPU idle gap before it.
     """
 
     def __init__(self, trace: dict):
         events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
         t0 = min((e["ts"] for e in events), default=0.0)
-        launches = {
-            e["args"]["correlation"]: e["ts"] - t0
-            for e in events
-            if e.get("cat") in _LAUNCH_CATEGORIES and "correlation" in e.get("args", {})
-        }
         ranges = [
             {"name": e["name"], "start": e["ts"] - t0, "end": e["ts"] - t0 + e["dur"]}
             for e in events
             if e.get("cat") == "user_annotation"
         ]
         self.ranges = pd.DataFrame(ranges, columns=["name", "start", "end"]).sort_values("start", ignore_index=True)
-        step_ranges = [(int(m.group(1)), r["start"], r["end"]) for r in ranges if (m := _STEP.match(r["name"]))]
-        kernels = []
-        for e in events:
-            if e.get("cat") not in _GPU_CATEGORIES:
-                continue
-            launched = launches.get(e.get("args", {}).get("correlation"))
-            step = next((s for s, a, b in step_ranges if launched is not None and a <= launched <= b), None)
+        gpu = sorted((e for e in events if e.get("cat") in _GPU_CATEGORIES), key=lambda e: e["ts"])
+        kernels, step = [], 0
+        for e in gpu:
             kernels.append(
                 {
                     "name": e["name"],
@@ -164,14 +161,17 @@ class Timeline:
                     "step": step,
                 }
             )
+            if e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]:
+                step += 1
         self.kernels = pd.DataFrame(kernels, columns=["name", "stream", "start", "end", "step"])
-        self.kernels = self.kernels.sort_values("start", ignore_index=True)
+        # activity after the last copy belongs to a step the window did not see end
+        self.kernels = self.kernels[self.kernels["step"] < step].reset_index(drop=True)
         self.steps = self._per_step()
 
     def _per_step(self) -> pd.DataFrame:
         rows = []
         prev_end = None
-        for step, k in self.kernels.dropna(subset=["step"]).groupby("step"):
+        for step, k in self.kernels.groupby("step"):
             start, end = k["start"].min(), k["end"].max()
             rows.append(
                 {
@@ -190,13 +190,13 @@ class Timeline:
     def summary(self, skip: int = 2) -> dict:
         """Idle gap per step and idle fraction over the window; the first `skip` steps are dropped
         because opening the profiler drained the GPU."""
-        steps = self.steps.iloc[skip:]
+        steps = self.steps.iloc[skip:] if len(self.steps) else self.steps
         if steps.empty:
             return {"steps": 0}
         span = steps["gpu_end_us"].max() - steps["gpu_start_us"].min()
         k = self.kernels[self.kernels["step"].isin(steps["step"])]
         busy = _union_length(k["start"], k["end"])
-        gaps = _gaps(k["start"], k["end"])
+        gaps = pd.Series(_gaps(k["start"], k["end"]), dtype=float)
         return {
             "steps": len(steps),
             "idle_gap_median_us": float(steps["idle_before_us"].median()),
@@ -206,7 +206,7 @@ class Timeline:
             "gpu_idle_fraction": float(1 - busy / span) if span > 0 else float("nan"),
             "kernels_per_step": float(steps["kernels"].median()),
             "streams": int(k["stream"].nunique()),
-            "median_gap_over_20us": float(pd.Series(gaps)[pd.Series(gaps) > 20].median()) if gaps else float("nan"),
+            "median_gap_over_20us": float(gaps[gaps > 20].median()) if (gaps > 20).any() else float("nan"),
         }
 
 
@@ -235,7 +235,10 @@ def _gaps(starts, ends) -> list:
 
 
 def plot_timeline(timeline: Timeline, steps, ax=None, title: str = ""):
-    """CPU ranges on top, one row of kernels per CUDA stream below, for a few steps (notebook 06)."""
+    """CPU ranges on top, one row of kernels per CUDA stream below, for a few steps (notebook 06).
+
+    `steps` are window-relative step indices (see Timeline); CPU rows need a `cpu=True` profile.
+    """
     import matplotlib.pyplot as plt
 
     steps = list(steps)
