@@ -180,10 +180,11 @@ for base, var in pairs:
 say(table(pd.concat(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=2))
 
 # %% [markdown]
-# Where the CPU is the bottleneck (eager decoding spends most of each step in Python launching
-# kernels), the GPU is idle most of the time anyway, and moving the stop check does little.
-# Where the GPU is the bottleneck (compiled steps), the gap at the step boundary is a larger
-# share of the step, and hiding it shows.
+# Whether checking late can pay depends on who waits for whom. If the CPU is the bottleneck
+# (a step spends most of its time in Python launching kernels), the GPU is idle most of the
+# time anyway: moving the stop check cannot help, and the extra events and stream switches add
+# CPU work. Only if the GPU is the bottleneck is the gap at the step boundary worth hiding.
+# Notebook 06's `gpu_idle_fraction` says which case this GPU is in, eager and compiled.
 #
 # ## 5. The overhead of streams (the article's row 9)
 #
@@ -231,10 +232,10 @@ for n in (7, 9):
 # * Reading the stop flag one step late keeps a step queued on the GPU while the CPU checks;
 #   returning the right tokens means dropping that step's output, and reading the flag only
 #   after its copy has landed.
-# * The gain depends on who waits for whom: little when the CPU is the bottleneck, more when the
-#   GPU is.
-# * A single stream with an event does the same job; the second stream is not what hides the
-#   sync.
+# * The gain depends on who waits for whom: nothing to gain while the CPU is the bottleneck;
+#   the table above shows what it came to on this GPU.
+# * A single stream with an event does the same job (`pipelined_static_1stream`): the CPU can
+#   queue step i before waiting for step i−1 on one stream too.
 #
 # ## Exercises
 #

@@ -298,8 +298,8 @@ else:
 #   stop flag read one replay late, the host never makes the GPU wait.
 # * The returned tokens are the naive generator's for every K: the steps generated past the
 #   stop are trimmed.
-# * The remaining time is GPU work; section 5 says which kernels, notebook 12 how far from the
-#   bandwidth floor.
+# * Section 4 says how much GPU idle time is left, section 5 which kernels take the time, and
+#   notebook 12 how far that is from the bandwidth floor.
 #
 # ## Exercises
 #

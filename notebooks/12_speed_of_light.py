@@ -195,9 +195,8 @@ if kernels is not None and bandwidth:
 #
 # * At B = 32 a decode step is bound by bytes, not FLOPs: the weights must stream through once
 #   per token, and the floor follows from the measured bandwidth.
-# * The article's generators sit far above that floor; most of their time is overhead outside
-#   the GPU's arithmetic. Graph replays remove the overhead, and what remains is the kernels
-#   themselves.
+# * The table of section 3 says how far each generator is from it; section 4 how much of the
+#   fastest generator's time is the matrix products and how much everything else.
 #
 # ## Exercises
 #

@@ -19,6 +19,7 @@ from .results import load
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
+READS_DATA_ONLY = {"09_summary"}  # ranks notebook 07's run and evaluates the claims: no GPU work
 
 
 def _ok(name: str, results_dir: Path) -> pd.DataFrame | None:
@@ -130,24 +131,38 @@ def syncs_table(results_dir: Path) -> str:
     return table(df[list(cols)].rename(columns=cols), digits=2)
 
 
+def _timed_runs(notebook: str, results_dir: Path) -> str:
+    """The timed runs per variant in a notebook's main table ("" where it times nothing)."""
+    df = _ok(notebook, results_dir)
+    if df is None or "runs" not in df or df.empty:
+        return ""
+    lo, hi = int(df["runs"].min()), int(df["runs"].max())
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
 def provenance(results_dir: Path) -> str:
     try:
         runs = load("run_all", results_dir)
     except FileNotFoundError:
         return NOT_MEASURED
-    runs = runs[~runs["smoke"].astype(str).str.lower().eq("true")]
+    runs = runs[~runs["smoke"].astype(str).str.lower().eq("true")].copy()
     if runs.empty:
         return NOT_MEASURED
     env = runs.iloc[0]
     commits = sorted(set(runs["commit"].astype(str)))
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    missing = [n for n in notebooks if n not in set(runs["notebook"]) and n not in READS_DATA_ONLY]
+    runs["timed runs per variant"] = runs["notebook"].map(lambda n: _timed_runs(n, results_dir))
     lines = [
         f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
         f"- torch {env['torch']}, transformers {env['transformers']}, Python {env['python']}",
         f"- commit{'s' if len(commits) > 1 else ''}: {', '.join(commits)}",
-        f"- wall time of the reference run: {runs['seconds'].sum() / 60:.1f} min for {len(runs)} notebooks "
+        f"- wall time: {runs['seconds'].sum() / 60:.1f} min for the {len(runs)} notebooks below "
         f"({sum(runs['status'] == 'ok')} ok)",
+        f"- not yet executed on a GPU: {', '.join(missing) if missing else 'none'} "
+        f"({', '.join(sorted(READS_DATA_ONLY))} only reads data/)",
         "",
-        table(runs[["notebook", "status", "seconds"]], digits=0),
+        table(runs[["notebook", "status", "seconds", "timed runs per variant"]], digits=0),
     ]
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ notebook does not stop the others; the failures are listed at the end and the ex
 import argparse
 import ast
 import datetime
+import json
 import sys
 import time
 from pathlib import Path
@@ -81,7 +82,7 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
     declared = declared_parameters(target)
     params = {k: v for k, v in parameters.items() if k in declared}
     started = time.time()
-    row = {"notebook": name, "status": "ok", "failed_cell": "", "error": ""}
+    row = {"notebook": name, "status": "ok", "failed_cell": "", "error": "", "parameters": json.dumps(params)}
     try:
         papermill.execute_notebook(
             str(target),
