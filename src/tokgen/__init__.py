@@ -1,8 +1,8 @@
 """tokgen: fast token generation in PyTorch, step by step (see the notebooks)."""
 
-from .bench import Variant, compare, gains, generator_variant, memory_peaks, ranges_overlap, run_times
+from .bench import Variant, compare, gains, generator_variant, memory_peaks, run_times
 from .generators import generate_kv, generate_naive, generate_pipelined
-from .graphs import generate_graph, release_decoders
+from .graphs import generate_graph
 from .model import build_model, num_parameters, parameter_bytes, require_cuda, resolve_device
 from .profiling import annotations, count_syncs, plot_timeline, profile_steps
 from .registry import GENERATORS, NO_STOP_CHECK, generate, get_generator
@@ -33,8 +33,6 @@ __all__ = [
     "parameter_bytes",
     "plot_timeline",
     "profile_steps",
-    "ranges_overlap",
-    "release_decoders",
     "require_cuda",
     "resolve_device",
     "run_times",

@@ -209,11 +209,6 @@ def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def ranges_overlap(a, b) -> bool:
-    """For results from different processes (no rounds to pair): do the interquartile ranges overlap?"""
-    return not (a["q75_ms"] < b["q25_ms"] or b["q75_ms"] < a["q25_ms"])
-
-
 def set_expandable_segments(enabled: bool) -> None:
     """Switch the CUDA caching allocator's expandable segments for segments created from now on
     (notebook 03). The article sets PYTORCH_ALLOC_CONF before CUDA starts; this lets one process

@@ -167,11 +167,6 @@ def get_decoder(model, step: str, *, batch_size: int, max_seqlen: int, eos: int,
     return decoders[key]
 
 
-def release_decoders(model) -> None:
-    """Free the graphs and buffers kept on `model`."""
-    model.__dict__.pop("_tokgen_decoders", None)
-
-
 @torch.inference_mode()
 def generate_graph(model, *, batch_size, max_seqlen, eos_token_id=None, step="hf", steps_per_graph=1, prompt=None):
     """Decode with K = `steps_per_graph` steps per CUDA graph replay and one stop check per replay.
