@@ -104,7 +104,7 @@ say(f"All {len(agree)} generators returned the naive generator's {tuple(referenc
 #
 # The article timed each variant 10 times in a row after one warm-up, synchronizing around a
 # host timer, with `empty_cache()` and `reset_peak_memory_stats()` before every run. We keep
-# all of that, and change one thing: GPUs in shared machines drift by 30–50% over minutes, so
+# all of that, and change one thing: GPUs in shared machines drift by tens of percent over minutes, so
 # `tokgen.compare` runs the variants **interleaved**, one run of each per round (in an order
 # rotated every round), in one process. A difference between two variants counts as real only
 # when the middle half of the round-by-round gains lies on one side of zero (`tokgen.gains`).

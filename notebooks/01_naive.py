@@ -87,8 +87,8 @@ say(f"Median runtime (interquartile range): {'; '.join(steps)}. Fitted slope **{
 
 # %% [markdown]
 # Why not exactly 2? Each step's cost has a part that grows with the sequence (the forward
-# pass over i tokens, attention over i×i) and a fixed part (launching some 400 kernels from
-# Python and the per-step sync). At small N the fixed part dominates and the slope is below 2;
+# pass over i tokens, attention over i×i) and a fixed part (launching every kernel of the
+# model from Python, and the per-step sync). At small N the fixed part dominates and the slope is below 2;
 # the longer the sequence, the closer the quadratic term takes over.
 #
 # ## 4. Memory

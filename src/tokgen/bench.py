@@ -126,6 +126,8 @@ def compare(
 
     for v in variants:
         for w in range(warmup):
+            if state[v.name]["status"] != "ok":
+                break
             ms = attempt(v)
             if w == 0:
                 state[v.name]["first_call_ms"] = ms
