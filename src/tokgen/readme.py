@@ -49,7 +49,8 @@ def headline(results_dir: Path) -> str:
     s = summary.set_index("variant")
     best = summary.iloc[0]["variant"]
     text = (
-        f"On one **{env['gpu']}** (torch {env['torch']}, transformers {env['transformers']}), B = 32, N = 100: "
+        f"On one **{env['gpu']}** (torch {env['torch']}, transformers {env['transformers']}), "
+        f"B = {env['batch_size']}, N = {env['max_seqlen']}: "
         f"the article's best recipe (compile + static cache + pipelining) runs "
         f"**×{s.loc['compiled pipelined_static', 'speedup_vs_naive']:.1f}** faster than the naive generator "
         f"(the article reports ≈ 5× on an L40S); the fastest of the article's generators here is `{best}` "
