@@ -52,7 +52,7 @@ import tokgen
 from tokgen.display import plot_runtimes, save_figure, say, show_source, table
 from tokgen.generators import hf_generate
 from tokgen.graphs import GraphDecoder
-from tokgen.lean import LeanGPT2
+from tokgen.lean import LeanGPT2, lean_forward
 
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
@@ -72,11 +72,15 @@ CUDA = DEVICE == "cuda"
 show_source(GraphDecoder)
 
 # %% [markdown]
-# The lean step: GPT-2's arithmetic for one new token, over the model's own parameters, with no
-# cache objects, mask builders or output dataclasses per step.
+# The lean step: GPT-2's arithmetic for one new token, over the model's parameters, with no
+# cache objects, mask builders or output dataclasses per step. `LeanGPT2` holds the buffers and
+# writes the cache; `lean_forward` is the pure function that `torch.compile` sees.
 
 # %%
 show_source(LeanGPT2)
+
+# %%
+show_source(lean_forward)
 
 # %% [markdown]
 # ## 2. Correct before fast
@@ -306,5 +310,6 @@ else:
 # 1. Capture `graph_hf` with the compiled model for K = 4. How does it compare with `fast K=4`?
 # 2. What is the largest amount of work K = 16 can waste after the stop? Measure it with an
 #    early `eos_token_id`.
-# 3. Replace `F.scaled_dot_product_attention` in a copy of `LeanGPT2` by an explicit softmax
-#    over the visible slots. Faster or slower, and why?
+# 3. In a copy of `lean_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
+#    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
+#    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?

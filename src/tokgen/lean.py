@@ -1,4 +1,4 @@
-"""GPT-2's decode step written out over the model's own weights (notebook 10_cuda_graphs).
+"""GPT-2's decode step written out over the model's weights (notebook 10_cuda_graphs).
 
 No transformers machinery per step (cache objects, mask builders, output dataclasses): the
 same arithmetic as `GPT2LMHeadModel` on one new token, with keys and values kept in
@@ -29,18 +29,18 @@ def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: flo
         blocks
     ):
         h = F.layer_norm(x, (C,), ln1_w, ln1_b, eps)
-        qkv = torch.addmm(qkv_b, h, qkv_w)  # (B, 3C)
+        qkv = F.linear(h, qkv_w, qkv_b)  # (B, 3C)
         q, k, v = qkv.view(B, 3, heads, 1, D).unbind(1)  # (B, H, 1, D) each
-        scores = torch.cat(  # (B, H, 1, capacity + 1): the cached slots, then this token
-            [(q @ keys[layer].transpose(-1, -2)).masked_fill(~past, float("-inf")), (q * k).sum(-1, keepdim=True)],
-            dim=-1,
-        )
+        # one query row per head: products and sums, which inductor fuses into one pass over the
+        # cache, rather than batched matrix-vector products (cuBLAS gemv kernels, slower here)
+        cached = (q * keys[layer]).sum(-1).unsqueeze(2).masked_fill(~past, float("-inf"))  # (B, H, 1, capacity)
+        scores = torch.cat([cached, (q * k).sum(-1, keepdim=True)], dim=-1)  # (B, H, 1, capacity + 1)
         w = torch.softmax(scores * D**-0.5, dim=-1)
-        a = w[..., :-1] @ values[layer] + w[..., -1:] * v  # (B, H, 1, D)
-        x = x + torch.addmm(proj_b, a.reshape(B, C), proj_w)
+        a = (w[..., :-1].transpose(-1, -2) * values[layer]).sum(-2, keepdim=True) + w[..., -1:] * v  # (B, H, 1, D)
+        x = x + F.linear(a.reshape(B, C), proj_w, proj_b)
         h = F.layer_norm(x, (C,), ln2_w, ln2_b, eps)
-        h = F.gelu(torch.addmm(fc_b, h, fc_w), approximate="tanh")
-        x = x + torch.addmm(out_b, h, out_w)
+        h = F.gelu(F.linear(h, fc_w, fc_b), approximate="tanh")
+        x = x + F.linear(h, out_w, out_b)
         new_keys.append(k)
         new_values.append(v)
     x = F.layer_norm(x, (C,), lnf_w, lnf_b, eps)
@@ -48,22 +48,28 @@ def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: flo
 
 
 def gpt2_weights(model):
-    """The parameters `lean_forward` reads, as nested tuples (they are the model's own tensors)."""
+    """The parameters `lean_forward` reads, as nested tuples.
+
+    Norms, biases and embeddings are the model's own tensors. The four projection matrices are
+    transposed copies, (out, in) like `nn.Linear`'s: GPT-2 stores them (in, out), and with only B
+    rows per product cuBLAS streams the (out, in) layout much faster (notebook 10's kernel table).
+    Copies: a decoder built before the model's weights change keeps the old ones.
+    """
     t = model.transformer
+
+    def linear(conv1d):
+        return conv1d.weight.t().contiguous(), conv1d.bias
+
     blocks = tuple(
         (
             b.ln_1.weight,
             b.ln_1.bias,
-            b.attn.c_attn.weight,
-            b.attn.c_attn.bias,
-            b.attn.c_proj.weight,
-            b.attn.c_proj.bias,
+            *linear(b.attn.c_attn),
+            *linear(b.attn.c_proj),
             b.ln_2.weight,
             b.ln_2.bias,
-            b.mlp.c_fc.weight,
-            b.mlp.c_fc.bias,
-            b.mlp.c_proj.weight,
-            b.mlp.c_proj.bias,
+            *linear(b.mlp.c_fc),
+            *linear(b.mlp.c_proj),
         )
         for b in t.h
     )
