@@ -215,6 +215,10 @@ say(
 )
 
 # %% [markdown]
+# A replay always runs its K steps: for N = 100, K = 8 computes 104 steps and K = 16 computes 112,
+# trimmed afterwards. A larger K saves host work but, when N is not a multiple of K, spends GPU
+# time on steps nobody asked for: the right panel shows which of the two weighs more here.
+#
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator and for the
@@ -302,8 +306,11 @@ else:
 #   stop flag read one replay late, the host never makes the GPU wait.
 # * The returned tokens are the naive generator's for every K: the steps generated past the
 #   stop are trimmed.
-# * Section 4 says how much GPU idle time is left, section 5 which kernels take the time, and
-#   notebook 12 how far that is from the bandwidth floor.
+# * A replay computes all of its K steps, so K beyond what the host needs costs GPU time when N
+#   is not a multiple of K.
+# * Section 4 says how much GPU idle time is left, section 5 which kernels take the time (the
+#   thin matrix products and the many small fused kernels), and notebook 12 how far that is
+#   from the bandwidth floor.
 #
 # ## Exercises
 #

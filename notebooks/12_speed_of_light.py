@@ -187,9 +187,11 @@ if kernels is not None and bandwidth:
 # Matrix products with only 32 rows (the batch) are thin: each weight byte is used for 32
 # multiply-adds, far too few to keep the tensor cores busy, and too few output tiles to spread
 # one product over all of the GPU's streaming multiprocessors. Such a product streams its
-# weights at a fraction of the bandwidth a plain copy gets. Going further means larger batches
-# (more work per weight byte), fewer bytes (bf16 or int8 weights: not token-identical to fp32
-# any more), or kernels that split the reduction over more multiprocessors (split-K).
+# weights at a fraction of the bandwidth a plain copy gets; cuBLAS already splits the reduction
+# over more multiprocessors (the `splitKreduce` kernels of notebook 10's table). Going further
+# means larger batches (more work per weight byte), fewer bytes (bf16 or int8 weights: not
+# token-identical to fp32 any more), matrix-product kernels written for such thin shapes, and
+# fewer, larger kernels for everything else: the fused kernels of section 4 are many and small.
 #
 # ## Summary
 #

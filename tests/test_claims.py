@@ -86,3 +86,25 @@ def test_claim_10_speedup_thresholds(tmp_path):
     )
     c = claims_table(tmp_path).set_index("#")
     assert c.loc[10, "verdict"] == "not reproduced" and "×2.0" in c.loc[10, "measured"]
+
+
+def test_claim_8_says_which_gains_clear_the_spread(tmp_path):
+    base = [100.0, 104.0, 98.0, 102.0, 100.0]
+    items = []
+    for b, factors in ((1, [0.9] * 5), (2, [0.9, 1.1, 0.95, 1.05, 1.0]), (4, [1.1] * 5)):
+        items += [
+            result(f"kv_static B={b}", base, batch_size=b, compiled=False, generator="kv_static"),
+            result(
+                f"pipelined_static B={b}",
+                [t * f for t, f in zip(base, factors)],
+                batch_size=b,
+                compiled=False,
+                generator="pipelined_static",
+            ),
+        ]
+    rows("08_batch_sweep", tmp_path, items)
+    c = claims_table(tmp_path).set_index("#")
+    measured = c.loc[8, "measured"]
+    assert c.loc[8, "verdict"] == "reproduced"  # largest gain at B=1, smaller at the largest B
+    assert "B=1 +10.0% (IQR +10.0…+10.0%, clears the spread)" in measured
+    assert "gains that clear the spread: B=1, losses that clear it: B=4" in measured

@@ -222,6 +222,10 @@ def sweep_gains(results_dir) -> pd.DataFrame:
     return pd.concat([_sweep_gains(df, False), _sweep_gains(df, True)], ignore_index=True)
 
 
+def _batch_sizes(fam: pd.DataFrame) -> str:
+    return "B=" + ", ".join(str(b) for b in fam["batch_size"]) if len(fam) else "none"
+
+
 def claim_8(results_dir):
     article = "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows"
     criterion = "largest gain at the smallest batch and the gain at the largest batch below it; per family"
@@ -234,10 +238,12 @@ def claim_8(results_dir):
         fam = fam.sort_values("batch_size")
         best = fam.loc[fam["gain_pct"].idxmax()]
         oks.append(best["batch_size"] == fam["batch_size"].min() and fam["gain_pct"].iloc[-1] < best["gain_pct"])
+        real = fam[fam["real"].astype(bool)]
         parts.append(
-            f"{'compiled' if compiled else 'eager'}: largest gain {best['gain_pct']:+.1f}% at B={best['batch_size']}, "
-            f"{fam['gain_pct'].iloc[0]:+.1f}% at B={fam['batch_size'].iloc[0]}, "
-            f"{fam['gain_pct'].iloc[-1]:+.1f}% at B={fam['batch_size'].iloc[-1]}"
+            f"{'compiled' if compiled else 'eager'}: B={fam['batch_size'].iloc[0]} {_fmt_gain(fam.iloc[0])}; "
+            f"largest median gain at B={best['batch_size']}, {_fmt_gain(best)}; of {len(fam)} batch sizes, "
+            f"gains that clear the spread: {_batch_sizes(real[real['gain_pct'] > 0])}, "
+            f"losses that clear it: {_batch_sizes(real[real['gain_pct'] < 0])}"
         )
     if not parts:
         return _row(8, "batch-size sweep", article, UNMEASURED, UNMEASURED, criterion)

@@ -31,8 +31,8 @@ def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: flo
         h = F.layer_norm(x, (C,), ln1_w, ln1_b, eps)
         qkv = F.linear(h, qkv_w, qkv_b)  # (B, 3C)
         q, k, v = qkv.view(B, 3, heads, 1, D).unbind(1)  # (B, H, 1, D) each
-        # one query row per head: products and sums, which inductor fuses into one pass over the
-        # cache, rather than batched matrix-vector products (cuBLAS gemv kernels, slower here)
+        # one query row per head: products and sums, which inductor fuses with the mask and the
+        # softmax into reductions over the cache (exercise 3 of notebook 10: matrix products instead)
         cached = (q * keys[layer]).sum(-1).unsqueeze(2).masked_fill(~past, float("-inf"))  # (B, H, 1, capacity)
         scores = torch.cat([cached, (q * k).sum(-1, keepdim=True)], dim=-1)  # (B, H, 1, capacity + 1)
         w = torch.softmax(scores * D**-0.5, dim=-1)
@@ -51,9 +51,10 @@ def gpt2_weights(model):
     """The parameters `lean_forward` reads, as nested tuples.
 
     Norms, biases and embeddings are the model's own tensors. The four projection matrices are
-    transposed copies, (out, in) like `nn.Linear`'s: GPT-2 stores them (in, out), and with only B
-    rows per product cuBLAS streams the (out, in) layout much faster (notebook 10's kernel table).
-    Copies: a decoder built before the model's weights change keeps the old ones.
+    transposed copies, (out, in) like `nn.Linear`'s, where GPT-2 stores them (in, out): for
+    products of only B rows cuBLAS picks other kernels for this layout, a little faster on our
+    H100 (notebook 10's kernel table). Copies: a decoder built before the model's weights
+    change keeps the old ones.
     """
     t = model.transformer
 

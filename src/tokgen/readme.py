@@ -150,20 +150,28 @@ def provenance(results_dir: Path) -> str:
     if runs.empty:
         return NOT_MEASURED
     env = runs.iloc[0]
-    commits = sorted(set(runs["commit"].astype(str)))
+    runs["commit"] = runs["commit"].astype(str).str.slice(0, 12)
+    commits = sorted(set(runs["commit"]))
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
     missing = [n for n in notebooks if n not in set(runs["notebook"]) and n not in READS_DATA_ONLY]
     runs["timed runs per variant"] = runs["notebook"].map(lambda n: _timed_runs(n, results_dir))
+    minutes = runs["seconds"].sum() / 60
+    ok = sum(runs["status"] == "ok")
+    if len(commits) == 1:
+        timing = f"- commit {commits[0]}; wall time {minutes:.1f} min for the {len(runs)} notebooks below ({ok} ok)"
+    else:
+        timing = (
+            f"- not one run yet: the notebooks below ran at {len(commits)} commits ({', '.join(commits)}), "
+            f"in separate calls; their times add up to {minutes:.1f} min ({ok} of {len(runs)} ok)"
+        )
     lines = [
         f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
         f"- torch {env['torch']}, transformers {env['transformers']}, Python {env['python']}",
-        f"- commit{'s' if len(commits) > 1 else ''}: {', '.join(commits)}",
-        f"- wall time: {runs['seconds'].sum() / 60:.1f} min for the {len(runs)} notebooks below "
-        f"({sum(runs['status'] == 'ok')} ok)",
+        timing,
         f"- not yet executed on a GPU: {', '.join(missing) if missing else 'none'} "
         f"({', '.join(sorted(READS_DATA_ONLY))} only reads data/)",
         "",
-        table(runs[["notebook", "status", "seconds", "timed runs per variant"]], digits=0),
+        table(runs[["notebook", "status", "seconds", "timed runs per variant", "commit"]], digits=0),
     ]
     return "\n".join(lines)
 
