@@ -32,7 +32,7 @@ DEVICE = "cuda"  # "cuda" or "cpu"
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128]  # batch sizes of the eager sweep
 COMPILED_BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128]  # batch sizes of the compiled sweep
-RUNS = 5  # timed runs per variant and batch size, interleaved, after one warm-up
+RUNS = 10  # timed runs per variant and batch size, interleaved, after one warm-up
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
 

@@ -56,6 +56,20 @@ def test_a_changing_step_count_is_an_error():
     assert res.loc[0, "status"] == "error" and "steps" in res.loc[0, "error"]
 
 
+def test_the_warm_up_survivors_are_frozen_for_the_timed_rounds_only():
+    import gc
+
+    seen = []
+
+    def run():
+        seen.append(gc.get_freeze_count())
+        return torch.zeros(1, 3)
+
+    compare([Variant("v", run)], rounds=2, device="cpu")
+    assert seen[0] == 0 and all(n > 0 for n in seen[1:])  # warm-up, then the timed rounds
+    assert gc.get_freeze_count() == 0
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="rounds must be a positive integer"):
         compare([], rounds=0, device="cpu")
