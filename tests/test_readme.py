@@ -10,3 +10,28 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_readme_tables_match_the_committed_csvs():
     text = (ROOT / "README.md").read_text()
     assert readme.render(text, ROOT) == text, "run: python -m tokgen.readme"
+
+
+def _run_all(tmp_path, rows):
+    import pandas as pd
+
+    data = tmp_path / "data"
+    data.mkdir(parents=True)
+    env = {"gpu": "GPU X", "driver": "1", "cuda": "13.0", "torch": "2.11", "transformers": "5.1.0", "python": "3.12"}
+    pd.DataFrame([{**env, "status": "ok", "smoke": False, **r} for r in rows]).to_csv(data / "run_all.csv", index=False)
+    return tmp_path
+
+
+def test_provenance_says_whether_the_results_are_one_run(tmp_path):
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    one = readme.provenance(
+        _run_all(tmp_path / "one", [{"notebook": n, "seconds": 60, "commit": "a" * 40} for n in names])
+    )
+    assert f"one commit, {'a' * 12}: {len(names)} of {len(names)} notebooks ok" in one
+    assert f"add up to {len(names):.1f} min" in one
+    assert "every notebook of the repository is in the table below" in one
+
+    rows = [{"notebook": n, "seconds": 30, "commit": ("a" if i % 2 else "b") * 40} for i, n in enumerate(names[1:])]
+    split = readme.provenance(_run_all(tmp_path / "split", rows))
+    assert "not one run yet: the notebooks below ran at 2 commits" in split
+    assert f"not yet executed on a GPU: {names[0]}" in split

@@ -158,18 +158,27 @@ def provenance(results_dir: Path) -> str:
     minutes = runs["seconds"].sum() / 60
     ok = sum(runs["status"] == "ok")
     if len(commits) == 1:
-        timing = f"- commit {commits[0]}; wall time {minutes:.1f} min for the {len(runs)} notebooks below ({ok} ok)"
+        timing = (
+            f"- one commit, {commits[0]}: {ok} of {len(runs)} notebooks ok; their wall times (a fresh "
+            f"Jupyter kernel each, compilation included) add up to {minutes:.1f} min"
+        )
     else:
         timing = (
             f"- not one run yet: the notebooks below ran at {len(commits)} commits ({', '.join(commits)}), "
             f"in separate calls; their times add up to {minutes:.1f} min ({ok} of {len(runs)} ok)"
         )
+    absent = [n for n in notebooks if n not in set(runs["notebook"])]
+    if not absent:
+        coverage = "- every notebook of the repository is in the table below"
+    else:
+        coverage = f"- not yet executed on a GPU: {', '.join(absent)}" + (
+            f" ({', '.join(sorted(READS_DATA_ONLY))} only reads data/)" if not missing else ""
+        )
     lines = [
         f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
         f"- torch {env['torch']}, transformers {env['transformers']}, Python {env['python']}",
         timing,
-        f"- not yet executed on a GPU: {', '.join(missing) if missing else 'none'} "
-        f"({', '.join(sorted(READS_DATA_ONLY))} only reads data/)",
+        coverage,
         "",
         table(runs[["notebook", "status", "seconds", "timed runs per variant", "commit"]], digits=0),
     ]
