@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -24,7 +26,8 @@
 #
 # **What we measure:** the device-to-device copy bandwidth (bytes read + written); then, from the
 # timings of notebooks 07 and 10 (B = 32, N = 100), each generator's time as a percentage of
-# its floor; and for the fastest generator, the matrix products' time against the weights' floor.
+# its floor; for the fastest generator, the matrix products' time against the weights' floor;
+# and each of GPT-2's matrix products timed alone, against the time its weight takes to read.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -32,12 +35,17 @@ DEVICE = "cuda"  # "cuda" or "cpu"
 BATCH_SIZE = 32  # the batch size of notebooks 07 and 10, whose timings are used here
 MAX_SEQLEN = 100  # their max_seqlen
 COPY_MB = 1024  # size of the copied buffer for the bandwidth measurement
-RUNS = 20  # timed copies (median)
+RUNS = 20  # timed copies, and timed replays per matrix product (median)
+PRODUCT_ROWS = [32, 256]  # rows (the batch) of the matrix products timed one at a time in section 5
+PRODUCT_SPLITS = [1, 4]  # 1: one product as F.linear runs it; 4: its sum over inputs cut into 4 batched products
 RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
 
 # %%
+import statistics
+
 import matplotlib.pyplot as plt
 import pandas as pd
+import torch
 
 import tokgen
 from tokgen import sol
@@ -186,10 +194,115 @@ if kernels is not None and bandwidth:
 # %% [markdown]
 # Matrix products with only 32 rows (the batch) are thin: each weight byte is used for 32
 # multiply-adds, far too few to keep the tensor cores busy, and too few output tiles to spread
-# one product over all of the GPU's streaming multiprocessors. Such a product streams its
-# weights at a fraction of the bandwidth a plain copy gets; cuBLAS already splits the reduction
-# over more multiprocessors (the `splitKreduce` kernels of notebook 10's table). Going further
-# means larger batches (more work per weight byte), fewer bytes (bf16 or int8 weights: not
+# one product over all of the GPU's streaming multiprocessors. cuBLAS already splits the sum
+# over inputs of some of them over more multiprocessors (the `splitKreduce` kernels of notebook
+# 10's table). Section 5 takes the products out of the decoder to see what one of them costs.
+#
+# ## 5. One matrix product at a time
+#
+# A decode step runs five kinds of product, four per layer and the LM head. We time each alone,
+# the way the decoder runs it: replayed from a CUDA graph, every product reading its own weight
+# from DRAM (not from the L2 cache). If a product's time were set by its bytes, it would equal
+# its floor: weight bytes over copy bandwidth. Two variations test what else sets it: 256 rows
+# instead of 32 (eight times the arithmetic, the same weight bytes), and the sum over inputs cut
+# into 4 products run as one batched product (four times the output tiles to spread over the
+# multiprocessors).
+
+# %%
+show_source(sol.product_times)
+
+# %%
+product_rows = []
+if CUDA and bandwidth:
+    params = {"PRODUCT_ROWS": PRODUCT_ROWS, "PRODUCT_SPLITS": PRODUCT_SPLITS, "RUNS": RUNS}
+    prod_rec = tokgen.Recorder("12_products", RESULTS_DIR, params=params)
+    for name, (k, n) in sol.gpt2_products(model).items():
+        for rows in PRODUCT_ROWS:
+            for splits in PRODUCT_SPLITS:
+                row = {"product": name, "rows": rows, "in_features": k, "out_features": n, "splits": splits}
+                row |= {"weight_mb": k * n * 4 / 1e6, "floor_us": k * n * 4 / bandwidth / 1e3}
+                try:
+                    times = sol.product_times(rows, k, n, splits=splits, runs=RUNS)
+                    q25, median, q75 = statistics.quantiles(times, n=4, method="inclusive")
+                    row |= {"status": "ok", "runs": RUNS, "median_us": median, "q25_us": q25, "q75_us": q75}
+                    row["pct_of_copy_bandwidth"] = 100 * row["floor_us"] / median
+                except torch.OutOfMemoryError as err:  # recorded; the other products go on
+                    row |= {"status": "oom", "error": str(err).splitlines()[0]}
+                    torch.cuda.empty_cache()
+                prod_rec.write(row)
+                product_rows.append(row)
+    products = pd.DataFrame(product_rows)
+    columns = ["product", "rows", "splits", "weight_mb", "floor_us", "median_us", "q25_us", "q75_us"]
+    failed = ["status", "error"] if (products["status"] != "ok").any() else []
+    say(table(products, columns + ["pct_of_copy_bandwidth"] + failed, digits=1))
+else:
+    say("*Skipped on the CPU: the products are timed from CUDA graphs against the GPU's bandwidth.*")
+
+# %%
+ok = pd.DataFrame(product_rows).query("status == 'ok'") if product_rows else pd.DataFrame()
+if not ok.empty and BATCH_SIZE in PRODUCT_ROWS and 1 in PRODUCT_SPLITS:
+    base = ok[(ok["rows"] == BATCH_SIZE) & (ok["splits"] == 1)].set_index("product")
+    layers = model.config.n_layer
+    per_token = layers * base["median_us"].drop("LM head").sum() + base.loc["LM head", "median_us"]
+    floor = layers * base["floor_us"].drop("LM head").sum() + base.loc["LM head", "floor_us"]
+    in_decoder = ""
+    if kernels is not None:
+        in_decoder = f", **{matmul:.0f} µs** of matrix-product kernels inside the decoder (section 4)"
+    say(
+        f"At {BATCH_SIZE} rows, one step's products timed alone add up to **{per_token:.0f} µs**{in_decoder}; "
+        f"reading their weights at copy speed takes **{floor:.0f} µs**."
+    )
+    small, large = base["weight_mb"].drop("LM head").idxmin(), base["weight_mb"].drop("LM head").idxmax()
+    say(
+        f"The {large} product reads {base.loc[large, 'weight_mb'] / base.loc[small, 'weight_mb']:.0f}× the bytes of "
+        f"the {small} product and takes {base.loc[large, 'median_us'] / base.loc[small, 'median_us']:.1f}× its time "
+        f"({base.loc[large, 'median_us']:.1f} vs {base.loc[small, 'median_us']:.1f} µs)."
+    )
+    for rows in [r for r in PRODUCT_ROWS if r != BATCH_SIZE]:
+        more = ok[(ok["rows"] == rows) & (ok["splits"] == 1)].set_index("product")["median_us"]
+        ratio = (more / base["median_us"]).dropna()
+        say(
+            f"With {rows} rows ({rows / BATCH_SIZE:.0f}× the arithmetic) the products take "
+            f"{ratio.min():.2f}× to {ratio.max():.2f}× their time at {BATCH_SIZE} rows."
+        )
+    for splits in [s for s in PRODUCT_SPLITS if s != 1]:
+        cut = ok[(ok["rows"] == BATCH_SIZE) & (ok["splits"] == splits)].set_index("product")["median_us"]
+        change = (100 * (cut / base["median_us"] - 1)).dropna()
+        say(
+            f"Cut into {splits} batched products, their time changes by {change.min():+.0f}% to {change.max():+.0f}% "
+            f"(not counting the sum of the partial results)."
+        )
+
+# %%
+if not ok.empty:
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    view = ok[ok["splits"] == 1]
+    names = list(dict.fromkeys(view["product"]))
+    width = 0.8 / (1 + len(PRODUCT_ROWS))
+    floors = view.drop_duplicates("product").set_index("product").loc[names, "floor_us"]
+    ax.bar([i for i in range(len(names))], floors, width, color="0.6", label="floor: weight bytes at copy speed")
+    for j, rows in enumerate(PRODUCT_ROWS, start=1):
+        t = view[view["rows"] == rows].set_index("product").reindex(names)
+        ax.bar(
+            [i + j * width for i in range(len(names))],
+            t["median_us"],
+            width,
+            yerr=[t["median_us"] - t["q25_us"], t["q75_us"] - t["median_us"]],
+            label=f"{rows} rows",
+        )
+    ax.set_xticks([i + width * len(PRODUCT_ROWS) / 2 for i in range(len(names))], names)
+    ax.set_yscale("log")
+    ax.set_ylabel("µs per product (median, IQR)")
+    ax.set_title("GPT-2 small's matrix products, one at a time (fp32/TF32)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save_figure(fig, "12_products", RESULTS_DIR)
+
+# %% [markdown]
+# A product whose time barely follows its bytes or its rows is paying a fixed cost per kernel:
+# starting the blocks, filling the pipeline of loads, writing the result, and waiting for the
+# slowest multiprocessor. A decode step pays it for every one of its products, and at 32 rows
+# the bytes alone are small enough for that cost to matter. Going further means larger batches
+# (the same fixed cost for more tokens), fewer bytes (bf16 or int8 weights: not
 # token-identical to fp32 any more), matrix-product kernels written for such thin shapes, and
 # fewer, larger kernels for everything else: the fused kernels of section 4 are many and small.
 #
@@ -199,11 +312,13 @@ if kernels is not None and bandwidth:
 #   per token, and the floor follows from the measured bandwidth.
 # * The table of section 3 says how far each generator is from it; section 4 how much of the
 #   fastest generator's time is the matrix products and how much everything else.
+# * Section 5 times each product alone: how much of a thin product's time its bytes explain,
+#   and how little more rows or a split of its sum change it.
 #
 # ## Exercises
 #
 # 1. Compute the floor for B = 1 and B = 256. At which batch size does the arithmetic (at the
 #    GPU's TF32 rate) take longer than reading the weights?
-# 2. Time one `x @ W` with x of shape (32, 768) and W of (768, 3072) in isolation. What
-#    fraction of copy bandwidth does it reach? And with 256 rows?
+# 2. Compile one product with `torch.compile(mode="max-autotune-no-cudagraphs")` and time it
+#    as `sol.product_times` does. Do inductor's Triton kernels beat cuBLAS at 32 rows?
 # 3. Halve the bytes with bf16 weights. How many tokens of the output change?

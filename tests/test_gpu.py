@@ -102,3 +102,14 @@ def test_expandable_segments_can_be_switched():
         assert not expandable_segments_active()
     finally:
         set_expandable_segments(False)
+
+
+def test_product_times_cannot_beat_dram(gpt2):
+    from tokgen import sol
+
+    in_features, out_features = sol.gpt2_products(gpt2)["LM head"]
+    times = sol.product_times(32, in_features, out_features, repeats=6, runs=3)
+    assert len(times) == 3
+    # each replayed product streams its own 154 MB weight from DRAM; no H100/H200 reads 5 TB/s
+    assert min(times) > in_features * out_features * 4 / 5e12 * 1e6
+    assert len(sol.product_times(32, 768, 768, splits=4, repeats=4, runs=2)) == 2

@@ -35,3 +35,34 @@ def test_provenance_says_whether_the_results_are_one_run(tmp_path):
     split = readme.provenance(_run_all(tmp_path / "split", rows))
     assert "not one run yet: the notebooks below ran at 2 commits" in split
     assert f"not yet executed on a GPU: {names[0]}" in split
+
+
+def test_products_table_reads_12_products(tmp_path):
+    import pandas as pd
+
+    assert readme.products_table(tmp_path) == readme.NOT_MEASURED
+    rows = []
+    for product, mb in (("attention out", 2.4), ("LM head", 154.4)):
+        for r in (32, 256):
+            for s in (1, 4):
+                t = 10.0 * (1 + (r == 256)) * (1.5 if s == 4 else 1.0)
+                rows.append(
+                    {
+                        "product": product,
+                        "rows": r,
+                        "splits": s,
+                        "weight_mb": mb,
+                        "floor_us": mb / 3,
+                        "median_us": t,
+                        "q25_us": t - 1,
+                        "q75_us": t + 1,
+                        "status": "ok",
+                        "pct_of_copy_bandwidth": 100 * mb / 3 / t,
+                    }
+                )
+    rows.append({"product": "mlp up", "rows": 32, "splits": 1, "status": "oom"})
+    (tmp_path / "data").mkdir()
+    pd.DataFrame(rows).to_csv(tmp_path / "data" / "12_products.csv", index=False)
+    text = readme.products_table(tmp_path)
+    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | +50% |" in text
+    assert "split in 4, 32 rows" in text and "mlp up" not in text  # failed rows are left out

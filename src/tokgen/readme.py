@@ -118,6 +118,30 @@ def beyond_table(results_dir: Path) -> str:
     return table(out)
 
 
+def products_table(results_dir: Path) -> str:
+    df = _ok("12_products", results_dir)
+    if df is None:
+        return NOT_MEASURED
+    one = df[df["splits"] == 1]
+    rows = sorted(one["rows"].unique())
+    out = one[one["rows"] == rows[0]].set_index("product")
+    columns = {
+        "weight MB": out["weight_mb"].map(lambda x: f"{x:.1f}"),
+        "floor µs": out["floor_us"].map(lambda x: f"{x:.1f}"),
+    }
+    for r in rows:
+        t = one[one["rows"] == r].set_index("product")
+        columns[f"µs at {r} rows, median (IQR)"] = t.apply(
+            lambda x: f"{x['median_us']:.1f} ({x['q25_us']:.1f}–{x['q75_us']:.1f})", axis=1
+        )
+    columns[f"% of copy bandwidth at {rows[0]} rows"] = out["pct_of_copy_bandwidth"].map(lambda x: f"{x:.0f}%")
+    for s in sorted(df["splits"].unique())[1:]:
+        cut = df[(df["splits"] == s) & (df["rows"] == rows[0])].set_index("product")["median_us"]
+        columns[f"split in {s}, {rows[0]} rows"] = (100 * (cut / out["median_us"] - 1)).map(lambda x: f"{x:+.0f}%")
+    table_ = pd.DataFrame(columns).reset_index().rename(columns={"product": "product (alone, from a CUDA graph)"})
+    return table(table_.fillna("not measured"))
+
+
 def syncs_table(results_dir: Path) -> str:
     df = _ok("11_sync_audit", results_dir)
     if df is None:
@@ -189,6 +213,7 @@ BLOCKS = {
     "summary": summary_table,
     "claims": claims_block,
     "beyond": beyond_table,
+    "products": products_table,
     "syncs": syncs_table,
     "provenance": provenance,
 }

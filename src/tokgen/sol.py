@@ -5,11 +5,13 @@ per step, plus the keys and values of the cache: at small batch sizes that traff
 arithmetic, bounds how fast any generator can be.
 """
 
+import math
 import statistics
 
 import torch
+import torch.nn.functional as F
 
-from .model import parameter_bytes
+from .model import parameter_bytes, require_cuda
 
 
 def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, runs: int = 20) -> float:
@@ -58,3 +60,80 @@ def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "fi
         elif kv_read != "none":
             raise ValueError(f"kv_read must be 'filled', 'static' or 'none', got {kv_read!r}")
     return total
+
+
+def gpt2_products(model) -> dict[str, tuple[int, int]]:
+    """(in, out) features of one decode step's matrix products, n_layer times each but the LM head (notebook 12)."""
+    cfg = model.config
+    C = cfg.n_embd
+    return {
+        "attention qkv": (C, 3 * C),
+        "attention out": (C, C),
+        "mlp up": (C, 4 * C),
+        "mlp down": (4 * C, C),
+        "LM head": (C, cfg.vocab_size),
+    }
+
+
+def product_times(
+    rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = 48, runs: int = 20
+) -> list[float]:
+    """Microseconds per fp32 product of `rows` rows through an (out, in) weight, one value per run.
+
+    Introduced in notebook 12_speed_of_light. Timed as in a decode step: `repeats` products
+    replayed from one CUDA graph (no launch overhead from Python), each reading its own weight
+    from a pool over twice the size of the L2 cache, so the weights come from DRAM.
+    `splits` > 1 cuts the sum over `in_features` into that many products run as one batched
+    product (`torch.bmm`): more output tiles for the GPU's multiprocessors to share; adding up
+    the partial results afterwards is not timed.
+    """
+    for name, value in {
+        "rows": rows,
+        "in_features": in_features,
+        "out_features": out_features,
+        "splits": splits,
+        "repeats": repeats,
+        "runs": runs,
+    }.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if in_features % splits:
+        raise ValueError(f"splits={splits} does not divide in_features={in_features}")
+    require_cuda("timing a matrix product")
+    device = torch.device("cuda")
+    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20)
+    weight_bytes = in_features * out_features * 4
+    pool = [
+        torch.randn(splits, out_features, in_features // splits, device=device)
+        for _ in range(max(2, math.ceil(2 * l2 / weight_bytes)))
+    ]
+    bias = torch.randn(out_features, device=device)
+    x = torch.randn(rows, in_features, device=device)
+    xs = x.view(rows, splits, in_features // splits).transpose(0, 1)  # (splits, rows, in/splits)
+
+    def products():
+        for i in range(repeats):
+            w = pool[i % len(pool)]  # (splits, out, in/splits)
+            if splits == 1:
+                F.linear(x, w[0], bias)
+            else:
+                torch.bmm(xs, w.transpose(1, 2))
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # cuBLAS picks its kernels and workspace before the capture
+        products()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        products()
+    graph.replay()  # warm-up
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(1e3 * start.elapsed_time(end) / repeats)
+    return times
