@@ -298,6 +298,11 @@ if not ok.empty:
     save_figure(fig, "12_products", RESULTS_DIR)
 
 # %% [markdown]
+# Timed alone, each product is one `F.linear` call, and cuBLAS adds the bias in the same kernel.
+# Inside the compiled decoder, inductor adds the bias in the next fused kernel and calls a plain
+# matrix product, for which cuBLAS chooses its kernels anew (notebook 10's table has split-K ones
+# among them): the two sums above are the same arithmetic, not necessarily the same kernels.
+#
 # A product whose time barely follows its bytes or its rows is paying a fixed cost per kernel:
 # starting the blocks, filling the pipeline of loads, writing the result, and waiting for the
 # slowest multiprocessor. A decode step pays it for every one of its products, and at 32 rows
