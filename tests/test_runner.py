@@ -54,3 +54,51 @@ def test_run_all_rejects_bad_arguments(args, message):
 def test_runner_module_lists_notebooks():
     out = subprocess.run([sys.executable, "-m", "tokgen.runner", "--list"], capture_output=True, text=True, check=True)
     assert out.stdout.split() == runner.notebook_names()
+
+
+TOY = """# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+FAIL = False  # raise after writing the table
+RESULTS_DIR = ".."  # data/ and figures/ go below this folder
+
+# %%
+from pathlib import Path
+
+(Path(RESULTS_DIR) / "data" / "99_toy.csv").write_text("new\\n")
+(Path(RESULTS_DIR) / "figures").mkdir(exist_ok=True)
+(Path(RESULTS_DIR) / "figures" / "99_toy.svg").write_text("<svg/>")
+if FAIL:
+    raise RuntimeError("boom")
+"""
+
+
+def test_a_failed_notebook_leaves_the_previous_results_in_place(tmp_path, monkeypatch):
+    notebooks, out = tmp_path / "src", tmp_path / "out"
+    notebooks.mkdir()
+    (notebooks / "99_toy.py").write_text(TOY)
+    monkeypatch.setattr(runner, "NOTEBOOKS", notebooks)
+    (out / "data").mkdir(parents=True)
+    (out / "data" / "99_toy.csv").write_text("old\n")
+    (out / "data" / "98_other.csv").write_text("other\n")
+
+    row = runner.run_notebook("99_toy", out, {"FAIL": True}, progress=False)
+    assert row["status"] == "failed" and "boom" in row["error"]
+    assert (out / "data" / "99_toy.csv").read_text() == "old\n"
+    assert not (out / "figures").exists() and not (out / "notebooks").exists()
+    kept = out / "build" / "failed" / "99_toy"
+    assert (kept / "data" / "99_toy.csv").read_text() == "new\n"
+    assert runner.failed_notebook(out, "99_toy").exists()
+
+    row = runner.run_notebook("99_toy", out, {"FAIL": False}, progress=False)
+    assert row["status"] == "ok"
+    assert (out / "data" / "99_toy.csv").read_text() == "new\n"
+    assert (out / "data" / "98_other.csv").read_text() == "other\n"
+    assert (out / "figures" / "99_toy.svg").exists() and (out / "notebooks" / "99_toy.ipynb").exists()
+    assert [p.name for p in (out / "build").iterdir()] == ["failed"]  # no staging folder left behind

@@ -7,13 +7,18 @@
 The notebooks' source of truth is the jupytext file notebooks/NN_name.py; each run writes the
 executed notebook, the CSVs under <out>/data and the figures under <out>/figures. A failing
 notebook does not stop the others; the failures are listed at the end and the exit code is 1.
+A notebook runs in a staging copy of <out>: what it writes replaces the previous results only
+once it has finished, so a failed or killed run leaves them as they were.
 """
 
 import argparse
 import ast
 import datetime
+import filecmp
 import json
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,9 +80,19 @@ def declared_parameters(path: Path) -> set[str]:
 
 
 def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict:
-    """Execute one notebook into <out>/notebooks/<name>.ipynb; returns its status row."""
-    target = out / "notebooks" / f"{name}.ipynb"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    """Execute one notebook into <out>/notebooks/<name>.ipynb; returns its status row.
+
+    It runs in a staging folder holding a copy of <out>/data (later notebooks read earlier
+    ones' CSVs), as its working directory's parent, which is where RESULTS_DIR ".." points.
+    Only if it succeeds do its notebook, CSVs and figures replace those in <out>; a failed one
+    is kept in <out>/build/failed/<name> for inspection, and a killed one changes nothing.
+    """
+    (out / "build").mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f"staging-{name}-", dir=out / "build"))
+    if (out / "data").is_dir():
+        shutil.copytree(out / "data", stage / "data")
+    target = stage / "notebooks" / f"{name}.ipynb"
+    target.parent.mkdir(parents=True)
     jupytext.write(jupytext.read(NOTEBOOKS / f"{name}.py"), target)
     declared = declared_parameters(target)
     params = {k: v for k, v in parameters.items() if k in declared}
@@ -89,7 +104,7 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
             str(target),
             parameters=params,
             kernel_name="python3",
-            cwd=str(NOTEBOOKS),
+            cwd=str(target.parent),
             progress_bar=progress,
         )
     except papermill.PapermillExecutionError as err:
@@ -97,7 +112,28 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
     except Exception as err:  # noqa: BLE001 - a kernel that dies must not stop the other notebooks
         row.update(status="failed", error=f"{type(err).__name__}: {err}"[:300])
     row["seconds"] = round(time.time() - started, 1)
+    if row["status"] == "ok":
+        promote(stage, out)
+        shutil.rmtree(stage)
+    else:
+        failed = out / "build" / "failed" / name
+        shutil.rmtree(failed, ignore_errors=True)
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        stage.rename(failed)
     return row
+
+
+def promote(stage: Path, out: Path) -> None:
+    """Copy what a finished notebook wrote (new or changed files) from its staging folder into <out>."""
+    for path in sorted(stage.rglob("*")):
+        dest = out / path.relative_to(stage)
+        if path.is_file() and not (dest.exists() and filecmp.cmp(path, dest, shallow=False)):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest)
+
+
+def failed_notebook(out: Path, name: str) -> Path:
+    return out / "build" / "failed" / name / "notebooks" / f"{name}.ipynb"
 
 
 def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
@@ -139,8 +175,6 @@ def main(argv=None) -> int:
         parameters["DEVICE"] = "cuda" if torch.cuda.is_available() else "cpu"
         if not torch.cuda.is_available():
             parameters["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
-    if out != ROOT:
-        parameters["RESULTS_DIR"] = str(out)
     parameters.update({name: parse_parameter(value) for name, value in args.parameter})
 
     print(f"run_all: {len(names)} notebook(s) -> {out}{' (smoke)' if smoke else ''}", flush=True)
@@ -157,7 +191,7 @@ def main(argv=None) -> int:
     print(f"run_all: {len(rows) - len(failed)}/{len(rows)} notebooks ok in {total:.0f} s")
     for r in failed:
         print(f"  FAILED {r['notebook']} at cell [{r['failed_cell']}]: {r['error']}")
-        print(f"         see {out / 'notebooks' / (r['notebook'] + '.ipynb')}")
+        print(f"         see {failed_notebook(out, r['notebook'])} (the previous results are left in place)")
     return 1 if failed else 0
 
 
