@@ -10,15 +10,13 @@ import torch
 import transformers
 from transformers import DynamicCache, StaticCache
 
-from .model import takes_cache_position
+from .model import require_positive, takes_cache_position
 from .profiling import annotate, mark_step
 
 
 def check_sizes(model, batch_size: int, max_seqlen: int) -> None:
     """One clear error for sizes no generator can run."""
-    for name, value in (("batch_size", batch_size), ("max_seqlen", max_seqlen)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    require_positive(batch_size=batch_size, max_seqlen=max_seqlen)
     limit = model.config.n_positions
     if max_seqlen > limit:
         raise ValueError(f"max_seqlen={max_seqlen} exceeds the model's {limit} positions")

@@ -18,7 +18,7 @@ from transformers import StaticCache
 
 from .generators import check_sizes, first_tokens, resolve_eos
 from .lean import LeanGPT2
-from .model import takes_cache_position
+from .model import require_positive, takes_cache_position
 from .profiling import annotate, mark_step
 
 
@@ -141,8 +141,7 @@ def get_decoder(model, step: str, *, batch_size: int, max_seqlen: int, eos: int,
     """The decoder for these sizes, built (compiled, captured) on first use and kept on the model."""
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
-    if isinstance(steps_per_graph, bool) or not isinstance(steps_per_graph, int) or steps_per_graph <= 0:
-        raise ValueError(f"steps_per_graph must be a positive integer, got {steps_per_graph!r}")
+    require_positive(steps_per_graph=steps_per_graph)
     # whole replays fit; a multiple of 16 lets K = 1, 2, 4, 8, 16 share one compiled shape
     block = math.lcm(steps_per_graph, 16)
     capacity = math.ceil(max_seqlen / block) * block

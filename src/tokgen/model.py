@@ -36,6 +36,13 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     return device
 
 
+def require_positive(**sizes) -> None:
+    """One clear error for a size that is not a positive integer (booleans are not sizes)."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
 def require_cuda(what: str) -> None:
     """One clear error for an experiment that only means something on a CUDA GPU."""
     if not torch.cuda.is_available():

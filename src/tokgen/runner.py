@@ -116,7 +116,7 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
         promote(stage, out)
         shutil.rmtree(stage)
     else:
-        failed = out / "build" / "failed" / name
+        failed = failed_notebook(out, name).parents[1]
         shutil.rmtree(failed, ignore_errors=True)
         failed.parent.mkdir(parents=True, exist_ok=True)
         stage.rename(failed)
@@ -133,6 +133,7 @@ def promote(stage: Path, out: Path) -> None:
 
 
 def failed_notebook(out: Path, name: str) -> Path:
+    """Where a failed run of notebook `name` is kept: <out>/build/failed/<name>/notebooks/<name>.ipynb."""
     return out / "build" / "failed" / name / "notebooks" / f"{name}.ipynb"
 
 
