@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-suitable() { "$1" -c "import torch, transformers, papermill, jupytext, pytest, tokgen" >/dev/null 2>&1; }
+# found, not imported: --help and argument mistakes answer in about a second
+suitable() {
+  "$1" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in
+    ('torch', 'transformers', 'papermill', 'jupytext', 'pytest', 'tokgen', 'tokgen_tools')))" >/dev/null 2>&1
+}
 
 find_python() {
   local candidates=()
@@ -30,4 +34,4 @@ if [ "${1:-}" = "--test" ]; then
   "$PY" -m ruff check .
   exec "$PY" -m pytest "$@"
 fi
-exec "$PY" -m tokgen.runner "$@"
+exec "$PY" -m tokgen_tools.runner "$@"

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -30,6 +32,7 @@ SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for
 DEVICE = "cuda"  # "cuda" or "cpu"
 BATCH_SIZE = 4  # sequences in the agreement check below
 MAX_SEQLEN = 24  # tokens generated in the agreement check below
+COMPILE_BACKEND = "inductor"  # torch.compile backend of the generators that compile their own step ("eager" on a CPU)
 RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
 
 # %%
@@ -39,6 +42,7 @@ import torch
 import tokgen
 from tokgen.display import say, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 
 # %% [markdown]
@@ -75,7 +79,12 @@ say(
 
 # %%
 rows = [
-    {"name": name, "what it does": (getattr(fn, "func", fn).__doc__ or "").strip().splitlines()[0]}
+    {
+        "name": name,
+        "function": getattr(fn, "func", fn).__name__,
+        "options": ", ".join(f"{k}={v!r}" for k, v in getattr(fn, "keywords", {}).items()),
+        "what the function does": (getattr(fn, "func", fn).__doc__ or "").strip().splitlines()[0],
+    }
     for name, fn in tokgen.GENERATORS.items()
 ]
 say(table(pd.DataFrame(rows)))
@@ -88,7 +97,8 @@ say(table(pd.DataFrame(rows)))
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
 agree = {}
 for name in tokgen.GENERATORS:
-    out = tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+    options = {"compile_backend": COMPILE_BACKEND} if name in tokgen.COMPILES_ITSELF else {}
+    out = tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, **options)
     agree[name] = out.shape == reference.shape and torch.equal(out, reference)
 print(reference[0].tolist())
 assert all(agree.values()), agree
@@ -104,10 +114,21 @@ say(f"All {len(agree)} generators returned the naive generator's {tuple(referenc
 #
 # The article timed each variant 10 times in a row after one warm-up, synchronizing around a
 # host timer, with `empty_cache()` and `reset_peak_memory_stats()` before every run. We keep
-# all of that, and change one thing: GPUs in shared machines drift by tens of percent over minutes, so
-# `tokgen.compare` runs the variants **interleaved**, one run of each per round (in an order
-# rotated every round), in one process. A difference between two variants counts as real only
-# when the middle half of the round-by-round gains lies on one side of zero (`tokgen.gains`).
+# all of that, and change how runs are ordered and judged. The noise on our machines is on the
+# host: runs that leave the GPU idle most of the time (eager generators, `generate()`) go
+# through slow phases of the CPU lasting seconds to minutes, while runs replayed from CUDA
+# graphs hardly vary (notebook 10's interquartile ranges show both). So `tokgen.compare` runs
+# the variants **interleaved**, one run of each per round (in an order rotated every round), in
+# one process, and each round's two times form a pair: a slow phase slows both.
+#
+# A difference between two variants counts as **real** when the Wilcoxon signed-rank test of
+# the per-round log-ratios gives p < 0.05 (`tokgen.gains`). Two runs of the same variant give
+# log-ratios symmetric about zero, so the test calls pure noise real at most 5% of the time;
+# `tests/test_stats.py` measures that rate on simulated host noise, `tests/test_gpu.py` on a
+# real variant timed against itself. With 10 rounds the smallest p is 0.002; with 5 it could
+# never fall below 0.05. After the rounds, one more run of each variant under the profiler gives
+# its **GPU busy time**: the share of the wall time in which the GPU ran anything says whether
+# the run was host-bound or GPU-bound.
 
 # %%
 show_source(tokgen.compare)
@@ -120,7 +141,7 @@ show_source(tokgen.compare)
 # row.
 
 # %%
-rec = tokgen.Recorder("00_setup", RESULTS_DIR, params={"SIZE": SIZE, "DEVICE": DEVICE})
+rec = tokgen.Recorder("00_setup", RESULTS_DIR, params=PARAMS)
 rec.write(
     {"size": SIZE, "device": str(model.device), "parameters": n_params, "weight_bytes": tokgen.parameter_bytes(model)}
 )

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -38,9 +40,9 @@ RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repo
 import matplotlib.pyplot as plt
 
 import tokgen
-from tokgen.claims import slope
-from tokgen.display import plot_memory, plot_scaling, save_figure, say, show_claim, show_source, spread
+from tokgen.display import plot_memory, plot_scaling, save_figure, say, show_claim, show_source, spread, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 
@@ -61,9 +63,9 @@ show_source("naive")
 # Every row is appended to `data/01_naive.csv` with its provenance as soon as it is complete.
 
 # %%
-rec = tokgen.Recorder("01_naive", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "RUNS": RUNS})
+rec = tokgen.Recorder("01_naive", RESULTS_DIR, params=PARAMS)
 variants = [
-    tokgen.generator_variant("naive", model, batch_size=BATCH_SIZE, max_seqlen=n, name=f"naive N={n}") for n in SEQ_LENS
+    tokgen.generator_variant("naive", model, batch_size=BATCH_SIZE, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS
 ]
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 results[["variant", "status", "steps", "median_ms", "q25_ms", "q75_ms", "mean_ms", "std_ms", "min_ms", "max_ms"]]
@@ -81,7 +83,7 @@ ax.set_title(f"Naive generation, B={BATCH_SIZE}")
 save_figure(fig, "01_naive_scaling", RESULTS_DIR)
 
 # %%
-k = slope(ok["max_seqlen"], ok["median_ms"])
+k = tokgen.stats.slope(ok["max_seqlen"], ok["median_ms"])
 steps = [f"N={r['max_seqlen']}: {spread(r)}" for _, r in ok.iterrows()]
 say(f"Median runtime (interquartile range): {'; '.join(steps)}. Fitted slope **{k:.2f}**.")
 
@@ -102,11 +104,23 @@ say(f"Median runtime (interquartile range): {'; '.join(steps)}. Fitted slope **{
 if DEVICE == "cuda":
     fig, ax = plt.subplots(figsize=(6, 4))
     plot_memory(ax, ok)
+    ax.axhline(ok["device_memory_gb"].iloc[0], color="grey", ls="--", lw=1, label="the GPU's memory")
+    ax.legend()
     ax.set_title("Naive generation: peak memory (last run)")
     save_figure(fig, "01_naive_memory", RESULTS_DIR)
+    full = ok[ok["peak_reserved_gb"] >= 0.9 * ok["device_memory_gb"]]
+    say(
+        f"The GPU has {ok['device_memory_gb'].iloc[0]:.0f} GB. "
+        + (
+            f"At N = {', '.join(map(str, full['max_seqlen']))} the allocator reserved ≥ 90% of it: it could not "
+            "reserve more, so the fragmentation there is capped by the device, not set by the generator."
+            if len(full)
+            else "No N came near it: the fragmentation below is the allocator's own."
+        )
+    )
+    say(table(ok[["variant", "peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct"]], digits=2))
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")
-ok[["variant", "peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct"]]
 
 # %% [markdown]
 # ## 5. The article's claim, on our GPU

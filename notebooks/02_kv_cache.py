@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -37,9 +39,9 @@ RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repo
 import matplotlib.pyplot as plt
 
 import tokgen
-from tokgen.claims import slope
 from tokgen.display import plot_memory, plot_scaling, save_figure, say, show_claim, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 
@@ -60,9 +62,9 @@ show_source(tokgen.generators.make_cache)
 # ## 2. Measure
 
 # %%
-rec = tokgen.Recorder("02_kv_cache", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "RUNS": RUNS})
+rec = tokgen.Recorder("02_kv_cache", RESULTS_DIR, params=PARAMS)
 variants = [
-    tokgen.generator_variant("kv_dynamic", model, batch_size=BATCH_SIZE, max_seqlen=n, name=f"kv_dynamic N={n}")
+    tokgen.generator_variant("kv_dynamic", model, batch_size=BATCH_SIZE, max_seqlen=n, by=["max_seqlen"])
     for n in SEQ_LENS
 ]
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
@@ -95,7 +97,7 @@ fig, ax = plt.subplots(figsize=(6, 4))
 plot_scaling(ax, {"kv_dynamic": ok} | ({"naive (notebook 01)": naive} if naive is not None else {}))
 ax.set_title(f"KV cache vs naive, B={BATCH_SIZE}")
 save_figure(fig, "02_kv_cache_scaling", RESULTS_DIR)
-say(f"KV-cache slope: **{slope(ok['max_seqlen'], ok['median_ms']):.2f}** (1 would be linear in N).")
+say(f"KV-cache slope: **{tokgen.stats.slope(ok['max_seqlen'], ok['median_ms']):.2f}** (1 would be linear in N).")
 
 # %% [markdown]
 # ## 4. Memory

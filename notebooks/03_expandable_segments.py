@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -45,6 +47,10 @@ RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repo
 import os
 import sys
 
+import tokgen
+
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+# `import tokgen` and the check above do not import torch: the setting below still comes first
 assert "torch" not in sys.modules, "restart the kernel: PYTORCH_ALLOC_CONF must be set before torch starts CUDA"
 os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
 
@@ -52,8 +58,6 @@ os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
 import matplotlib.pyplot as plt
 import pandas as pd
 
-import tokgen
-from tokgen.bench import expandable_segments_active, set_expandable_segments
 from tokgen.display import save_figure, say, show_claim, show_source, table
 
 print(tokgen.describe_environment())
@@ -68,7 +72,7 @@ CUDA = DEVICE == "cuda"
 
 # %%
 if CUDA:
-    active = expandable_segments_active(DEVICE)
+    active = tokgen.memory.expandable_segments_active(DEVICE)
     conf = os.environ["PYTORCH_ALLOC_CONF"]
     say(f"`PYTORCH_ALLOC_CONF={conf}`; a fresh allocation lands in an expandable segment: **{active}**.")
     assert active, "expandable segments are not active in this process"
@@ -86,7 +90,7 @@ else:
 # runs all six variants: 3 lengths × 2 settings.
 
 # %%
-show_source(set_expandable_segments)
+show_source(tokgen.memory.set_expandable_segments)
 
 
 # %%
@@ -96,7 +100,7 @@ def with_setting(expandable: bool, n: int) -> tokgen.Variant:
 
     def run():
         if CUDA:
-            set_expandable_segments(expandable)
+            tokgen.memory.set_expandable_segments(expandable)
         return base.run()
 
     return tokgen.Variant(f"{allocator} N={n}", run, {**base.info, "allocator": allocator})
@@ -105,14 +109,12 @@ def with_setting(expandable: bool, n: int) -> tokgen.Variant:
 variants = [with_setting(e, n) for n in SEQ_LENS for e in (True, False)]
 if CUDA:  # check each setting takes effect when switched at run time
     for v in variants:
-        set_expandable_segments(v.info["allocator"] == "expandable")
-        v.info["expandable_active"] = expandable_segments_active(DEVICE)
-    set_expandable_segments(True)
+        tokgen.memory.set_expandable_segments(v.info["allocator"] == "expandable")
+        v.info["expandable_active"] = tokgen.memory.expandable_segments_active(DEVICE)
+    tokgen.memory.set_expandable_segments(True)
     assert all(v.info["expandable_active"] == (v.info["allocator"] == "expandable") for v in variants)
 
-rec = tokgen.Recorder(
-    "03_expandable_segments", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "RUNS": RUNS}
-)
+rec = tokgen.Recorder("03_expandable_segments", RESULTS_DIR, params=PARAMS)
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 ok = results[results["status"] == "ok"]
 ok[
@@ -154,7 +156,7 @@ for n in SEQ_LENS:
         rows.append(g[g["variant"] == f"expandable N={n}"].assign(max_seqlen=n))
 if rows:
     gain = pd.concat(rows)
-    say(table(gain[["max_seqlen", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=1))
+    say(table(gain[["max_seqlen", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]], digits=3))
 
 # %%
 if CUDA:

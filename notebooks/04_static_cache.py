@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -39,11 +41,11 @@ RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repo
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-import transformers
 
 import tokgen
 from tokgen.display import save_figure, say, show_claim, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 
@@ -63,7 +65,7 @@ show_source(tokgen.generators.cache_kwargs)
 
 # %%
 say(
-    f"transformers {transformers.__version__}: the forward "
+    f"transformers {tokgen.environment()['transformers']}: the forward "
     f"{'takes' if tokgen.model.takes_cache_position(model) else 'does not take'} `cache_position`."
 )
 
@@ -71,9 +73,9 @@ say(
 # ## 2. Measure: dynamic and static, interleaved
 
 # %%
-rec = tokgen.Recorder("04_static_cache", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "RUNS": RUNS})
+rec = tokgen.Recorder("04_static_cache", RESULTS_DIR, params=PARAMS)
 variants = [
-    tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=n, name=f"{g} N={n}")
+    tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=n, by=["max_seqlen"])
     for n in SEQ_LENS
     for g in ("kv_dynamic", "kv_static")
 ]
@@ -102,10 +104,10 @@ ok[
 # %%
 rows = []
 for n in SEQ_LENS:
-    g = tokgen.gains(ok[ok["max_seqlen"] == n], f"kv_dynamic N={n}")
-    rows.append(g[g["variant"] == f"kv_static N={n}"].assign(max_seqlen=n))
+    g = tokgen.gains(ok[ok["max_seqlen"] == n], tokgen.label("kv_dynamic", max_seqlen=n))
+    rows.append(g[g["variant"] == tokgen.label("kv_static", max_seqlen=n)].assign(max_seqlen=n))
 gain = pd.concat(rows)
-say(table(gain[["max_seqlen", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=2))
+say(table(gain[["max_seqlen", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]], digits=3))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))

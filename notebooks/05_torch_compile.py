@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -42,6 +44,7 @@ import torch
 import tokgen
 from tokgen.display import plot_runtimes, save_figure, say, show_claim, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 
@@ -66,25 +69,12 @@ show_source("kv_static")
 rec = tokgen.Recorder(
     "05_torch_compile",
     RESULTS_DIR,
-    params={
-        "SIZE": SIZE,
-        "BATCH_SIZE": BATCH_SIZE,
-        "MAX_SEQLEN": MAX_SEQLEN,
-        "RUNS": RUNS,
-        "COMPILE_BACKEND": COMPILE_BACKEND,
-    },
+    params=PARAMS,
 )
-variants = []
-for m, is_compiled in ((model, False), (compiled, True)):
-    v = tokgen.generator_variant(
-        "kv_static",
-        m,
-        batch_size=BATCH_SIZE,
-        max_seqlen=MAX_SEQLEN,
-        name=("compiled " if is_compiled else "") + "kv_static",
-    )
-    v.info["compiled"] = is_compiled
-    variants.append(v)
+variants = [
+    tokgen.generator_variant("kv_static", m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
+    for m in (model, compiled)
+]
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 results[
     ["variant", "status", "first_call_ms", "median_ms", "q25_ms", "q75_ms", "mean_ms", "std_ms", "peak_reserved_gb"]
@@ -97,8 +87,8 @@ say(
     f"First call of the compiled model: **{row['first_call_ms'] / 1e3:.1f} s** (tracing and compilation), "
     f"then **{row['median_ms']:.0f} ms** per generation (median of {row['runs']})."
 )
-g = tokgen.gains(ok, "kv_static")
-say(table(g[["variant", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=2))
+g = tokgen.gains(ok, tokgen.label("kv_static"))
+say(table(g[["variant", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]], digits=3))
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 2.5))

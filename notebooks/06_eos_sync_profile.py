@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -19,9 +21,9 @@
 # queued so far**. Only then can Python queue the next step's kernels, so the GPU sits idle
 # from the end of step i until the first kernel of step i+1 arrives.
 #
-# **What this step adds:** ranges around "step i", "model forward" and "stop check" (NVTX for
-# Nsight Systems, `record_function` for torch.profiler), a profiled window of steps, and the
-# GPU's idle gaps computed from the kernel timeline.
+# **What this step adds:** ranges around "step i" and "model forward" (NVTX for Nsight Systems,
+# `record_function` for torch.profiler) and the host's sync waits, a profiled window of steps,
+# and the GPU's idle gaps computed from the kernel timeline.
 #
 # **What we measure:** B = 16, N = 100, steps 30–50 as in the article: per step the GPU-busy
 # time and the idle gap before it, for the synchronous generator and for the pipelined one of
@@ -47,8 +49,9 @@ import matplotlib.pyplot as plt
 import torch
 
 import tokgen
-from tokgen.display import save_figure, say, show_claim, show_source, table
+from tokgen.display import plot_timeline, save_figure, say, show_claim, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 compiled = torch.compile(model, backend=COMPILE_BACKEND)
@@ -57,12 +60,19 @@ CUDA = DEVICE == "cuda"
 # %% [markdown]
 # ## 1. Ranges and a window of steps
 #
-# Each generator wraps its step in `annotate(...)` ranges and calls `mark_step(i)` at the top
-# of step i. Both do nothing until a profiler asks for them, so the timings of the other
-# notebooks are not disturbed.
+# Every generator takes one hook, `on_step`, which it calls at the top of step i (a graph
+# decoder: at the top of each replay of K steps). By default it does nothing, so the timings of
+# the other notebooks are not disturbed. A `StepWindow` uses it to open and close the profiler
+# at steps 30 and 50; `Ranges` to mark each step for Nsight Systems (NVTX) and torch.profiler
+# (`record_function`), and every call of the model ("model forward") through forward hooks. The
+# wait itself needs no range: the profiler records the host's `cudaStreamSynchronize` /
+# `cudaEventSynchronize` calls, drawn below as "sync wait".
 
 # %%
-show_source(tokgen.profiling.annotate)
+show_source(tokgen.profiling.StepWindow)
+
+# %%
+show_source(tokgen.profiling.Ranges)
 
 # %%
 show_source(tokgen.profile_steps)
@@ -88,20 +98,21 @@ profiled = {
     "compiled kv_static": (compiled, "kv_static"),
     "compiled pipelined_static": (compiled, "pipelined_static"),
 }
-rec = tokgen.Recorder(
-    "06_eos_sync_profile",
-    RESULTS_DIR,
-    params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "MAX_SEQLEN": MAX_SEQLEN, "WINDOW": WINDOW},
-)
+rec = tokgen.Recorder("06_eos_sync_profile", RESULTS_DIR, params=PARAMS)
 timelines, pictures = {}, {}
 for name, (m, generator) in profiled.items():
-    run = lambda: tokgen.generate(generator, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
-    run()  # warm-up: compilation, lazy allocation
-    timelines[name] = tokgen.profile_steps(run, start=WINDOW[0], stop=WINDOW[1])
+    v = tokgen.generator_variant(generator, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
+    v.run()  # warm-up: compilation, lazy allocation
+    plain = [tokgen.bench.time_run(v.run, torch.device(DEVICE)) for _ in range(3)]  # (ms, tokens), no profiler
+    unprofiled_us = 1e3 * sorted(ms for ms, _ in plain)[1] / (plain[0][1].shape[1] - 1)
+    timelines[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1])
     trace = traces / f"06_{name.replace(' ', '_')}.json.gz"
-    pictures[name] = tokgen.profile_steps(run, start=WINDOW[0], stop=WINDOW[1], cpu=True, trace_path=trace)
-    row = {"variant": name, "generator": generator, "compiled": m is compiled, "batch_size": BATCH_SIZE}
-    rec.write({**row, **timelines[name].summary()})
+    pictures[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1], cpu=True, model=m, trace_path=trace)
+    s = timelines[name].summary()
+    overhead = 100 * (s["step_period_us"] / unprofiled_us - 1) if "step_period_us" in s else float("nan")
+    rec.write(
+        {**v.info, "variant": v.name, **s, "unprofiled_step_us": unprofiled_us, "profiler_overhead_pct": overhead}
+    )
 summary = rec.read()
 summary
 
@@ -109,7 +120,9 @@ summary
 # `idle_gap_median_us`: median over the window of the time between the last kernel of step
 # i−1 and the first kernel of step i. `gpu_idle_fraction`: share of the window's wall time in
 # which no kernel ran at all. `gpu_busy_per_step_us`: time with at least one kernel running,
-# per step.
+# per step. The profiler is not free: `step_period_us` (profiled) against `unprofiled_step_us`
+# (the median of three plain runs, wall time / steps) gives its overhead, which the gaps carry
+# too. Even recording GPU activity only, it makes the host's launches slower.
 
 # %%
 if CUDA:
@@ -118,11 +131,19 @@ if CUDA:
         "idle_gap_median_us",
         "gpu_busy_per_step_us",
         "step_period_us",
+        "unprofiled_step_us",
+        "profiler_overhead_pct",
         "gpu_idle_fraction",
         "kernels_per_step",
         "streams",
     ]
     say(table(summary[cols], digits=2))
+    worst = summary.loc[summary["profiler_overhead_pct"].idxmax()]
+    say(
+        f"Profiler overhead per step: {summary['profiler_overhead_pct'].min():+.0f}% to "
+        f"{summary['profiler_overhead_pct'].max():+.0f}% (largest for {worst['variant']}). The idle gaps above "
+        "were measured with the profiler running."
+    )
 else:
     say("*Skipped on the CPU: there are no GPU kernels to put on a timeline.*")
 
@@ -139,16 +160,14 @@ if CUDA:
     for ax, (name, tl) in zip(axes, pictures.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
-        tokgen.plot_timeline(
-            tl, shown, ax=ax, title=f"{name}: steps {first}–{first + len(shown) - 1} (CPU ranges recorded)"
-        )
+        plot_timeline(tl, shown, ax=ax, title=f"{name}: steps {first}–{first + len(shown) - 1} (CPU ranges recorded)")
     fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
 
 # %% [markdown]
 # How to read it: each step ends with the device-to-host copy of the stop flag. With the
-# sync, the GPU row has a hole at every step boundary, exactly while the CPU's "stop check"
-# range ends and the next "step" range starts queuing kernels. Whether there are also holes
+# sync, the GPU row has a hole at every step boundary, while the CPU's "sync wait" ends and the
+# next "step" range starts queuing kernels. Whether there are also holes
 # *inside* a step depends on whether the CPU can queue kernels faster than the GPU runs them:
 # an eager GPT-2 step on a fast GPU is often CPU-bound, in which case the GPU waits for Python
 # all through the step, sync or not.
@@ -158,9 +177,23 @@ if CUDA:
 #
 # ## 4. Nsight Systems, for readers who have it
 #
-# `python -m tokgen.profiling --generator kv_static --batch-size 16` runs the same window under
-# `nsys profile --capture-range=cudaProfilerApi --trace=cuda,nvtx,osrt`, with the NVTX ranges
-# the article showed.
+# The same two callbacks drive Nsight Systems: save the lines below as `capture.py` and run
+# `nsys profile --capture-range=cudaProfilerApi --trace=cuda,nvtx,osrt python capture.py`. The
+# capture opens at step 30 and closes at step 50, with the NVTX ranges the article showed.
+#
+# ```python
+# import torch
+# import tokgen
+# from tokgen.profiling import Ranges, StepWindow
+#
+# model = tokgen.build_model("gpt2", "cuda")
+# run = lambda on_step: tokgen.generate("kv_static", model, batch_size=16, max_seqlen=100, on_step=on_step)
+# run(tokgen.generators.no_hook)  # warm-up
+# ranges = Ranges(model)
+# window = StepWindow(30, 50, torch.cuda.profiler.start, torch.cuda.profiler.stop)
+# run(lambda step: (window(step), ranges(step)))
+# ranges.finish(), window.finish()
+# ```
 
 # %%
 nsys = shutil.which("nsys")

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -46,6 +48,7 @@ import torch
 import tokgen
 from tokgen.display import plot_memory, plot_runtimes, save_figure, say, show_claim, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 compiled = torch.compile(model, backend=COMPILE_BACKEND)
@@ -77,16 +80,16 @@ show_source(tokgen.generate_pipelined)
 # returns more columns than the naive generator; ours does not.
 
 # %%
-show_source(tokgen.generators.article_pipelined)
+show_source(tokgen.article_pipelined)
 
 # %%
 probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
 eos = int(probe[0, min(10, MAX_SEQLEN)])
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
-eos_rec = tokgen.Recorder("07_pipelining_eos", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "EOS": eos})
+eos_rec = tokgen.Recorder("07_pipelining_eos", RESULTS_DIR, params=PARAMS | {"EOS": eos})
 for m, label in ((model, "eager"), (compiled, "compiled")):
     for fn_name, fn in (
-        ("article_pipelined", tokgen.generators.article_pipelined),
+        ("article_pipelined", tokgen.article_pipelined),
         ("pipelined_static", tokgen.get_generator("pipelined_static")),
     ):
         for trial in range(3):
@@ -126,13 +129,7 @@ assert eos_table["same_prefix"].all()
 rec = tokgen.Recorder(
     "07_pipelining",
     RESULTS_DIR,
-    params={
-        "SIZE": SIZE,
-        "BATCH_SIZE": BATCH_SIZE,
-        "MAX_SEQLEN": MAX_SEQLEN,
-        "RUNS": RUNS,
-        "COMPILE_BACKEND": COMPILE_BACKEND,
-    },
+    params=PARAMS,
 )
 eager_gens = [
     "naive",
@@ -144,15 +141,16 @@ eager_gens = [
     "kv_static_no_check",
 ]
 compiled_gens = ["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check"]
-variants = []
-for m, gens, prefix in ((model, eager_gens, ""), (compiled, compiled_gens, "compiled ")):
-    for g in gens:
-        v = tokgen.generator_variant(g, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, name=prefix + g)
-        v.info["compiled"] = m is compiled
-        variants.append(v)
+variants = [
+    tokgen.generator_variant(g, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
+    for m, gens in ((model, eager_gens), (compiled, compiled_gens))
+    for g in gens
+]
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 ok = results[results["status"] == "ok"]
-results[["variant", "status", "median_ms", "q25_ms", "q75_ms", "min_ms", "max_ms", "peak_reserved_gb"]]
+results[
+    ["variant", "status", "median_ms", "q25_ms", "q75_ms", "min_ms", "max_ms", "gpu_busy_share", "peak_reserved_gb"]
+]
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -167,17 +165,23 @@ save_figure(fig, "07_pipelining", RESULTS_DIR)
 
 # %%
 pairs = [
-    ("kv_dynamic", "pipelined_dynamic"),
-    ("kv_static", "pipelined_static"),
-    ("kv_static", "pipelined_static_1stream"),
-    ("compiled kv_static", "compiled pipelined_static"),
-    ("compiled kv_static", "compiled pipelined_static_1stream"),
+    ("kv_dynamic", "pipelined_dynamic", False),
+    ("kv_static", "pipelined_static", False),
+    ("kv_static", "pipelined_static_1stream", False),
+    ("kv_static", "pipelined_static", True),
+    ("kv_static", "pipelined_static_1stream", True),
 ]
 rows = []
-for base, var in pairs:
-    g = tokgen.gains(ok[ok["variant"].isin([base, var])], base)
-    rows.append(g[g["variant"] == var])
-say(table(pd.concat(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=2))
+for base, var, is_compiled in pairs:
+    g = tokgen.gain(ok, tokgen.label(base, compiled=is_compiled), tokgen.label(var, compiled=is_compiled))
+    if g is not None:
+        rows.append(g)
+say(
+    table(
+        pd.DataFrame(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]],
+        digits=3,
+    )
+)
 
 # %% [markdown]
 # Whether checking late can pay depends on who waits for whom. If the CPU is the bottleneck
@@ -191,14 +195,18 @@ say(table(pd.concat(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct
 # The no-check generator never looks at EOS: it is the best a stop check could ever cost.
 
 # %%
-rows = []
-for prefix in ("", "compiled "):
-    g = tokgen.gains(
-        ok[ok["variant"].isin([f"{prefix}pipelined_static", f"{prefix}kv_static_no_check"])],
-        f"{prefix}pipelined_static",
+rows = [
+    tokgen.gain(ok, tokgen.label("pipelined_static", compiled=c), tokgen.label("kv_static_no_check", compiled=c))
+    for c in (False, True)
+]
+say(
+    table(
+        pd.DataFrame([r for r in rows if r is not None])[
+            ["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]
+        ],
+        digits=3,
     )
-    rows.append(g[g["variant"] == f"{prefix}kv_static_no_check"])
-say(table(pd.concat(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "real"]], digits=2))
+)
 
 # %% [markdown]
 # ## 6. Memory: one caching-allocator pool per stream
@@ -207,7 +215,10 @@ say(table(pd.concat(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct
 
 # %%
 if DEVICE == "cuda":
-    mem = ok[ok["variant"].isin(["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check"])]
+    mem = ok[
+        ~ok["compiled"]
+        & ok["generator"].isin(["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check"])
+    ]
     fig, ax = plt.subplots(figsize=(6, 4))
     plot_memory(ax, mem)
     ax.set_title("Peak memory per generator (eager, last run)")

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -33,19 +35,19 @@ RESULTS_DIR = ".."  # data/ and figures/ are read and written below this folder 
 import matplotlib.pyplot as plt
 
 import tokgen
-from tokgen.claims import claims_table, summary_results
 from tokgen.display import plot_runtimes, save_figure, say, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 
 # %% [markdown]
 # ## 1. The ranking
 
 # %%
-show_source(summary_results)
+show_source(tokgen.claims.summary_results)
 
 # %%
-results = summary_results(RESULTS_DIR)
+results = tokgen.claims.summary_results(RESULTS_DIR)
 env = results.iloc[0]
 say(
     f"Measured on **{env['gpu']}** (driver {env['driver']}, torch {env['torch']}, transformers "
@@ -65,7 +67,7 @@ save_figure(fig, "09_summary", RESULTS_DIR)
 
 # %%
 best = results.iloc[0]
-recipe = results.set_index("variant").loc["compiled pipelined_static"]
+recipe = results.set_index("variant").loc[tokgen.label("pipelined_static", compiled=True)]
 say(
     f"Fastest: **{best['variant']}**, ×{best['speedup_vs_naive']:.1f} over naive. "
     f"The article's best recipe (compile + static cache + pipelining): ×{recipe['speedup_vs_naive']:.1f}."
@@ -78,7 +80,7 @@ say(
 # says how the verdict was decided. A claim whose notebook has not run says "not measured".
 
 # %%
-claims = claims_table(RESULTS_DIR)
+claims = tokgen.claims.claims_table(RESULTS_DIR)
 say(f"Measured on **{env['gpu']}**\n\n" + table(claims[["#", "experiment", "article", "measured", "verdict"]]))
 
 # %%

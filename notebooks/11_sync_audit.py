@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -48,8 +50,8 @@ import torch
 
 import tokgen
 from tokgen.display import save_figure, say, show_source, table
-from tokgen.generators import hf_generate
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 CUDA = DEVICE == "cuda"
@@ -67,22 +69,23 @@ show_source(tokgen.count_syncs)
 # new tokens each, after a warm-up (compilation and graph capture are not counted).
 
 # %%
-audited = {
-    name: (lambda name=name: tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=TOKENS))
-    for name in tokgen.GENERATORS
-}
-audited["generate() dynamic"] = lambda: hf_generate(model, batch_size=BATCH_SIZE, max_seqlen=TOKENS)
-audited["generate() static"] = lambda: hf_generate(
-    model, batch_size=BATCH_SIZE, max_seqlen=TOKENS, cache_implementation="static"
-)
-rec = tokgen.Recorder("11_sync_audit", RESULTS_DIR, params={"SIZE": SIZE, "BATCH_SIZE": BATCH_SIZE, "TOKENS": TOKENS})
+audited = [
+    tokgen.generator_variant(
+        name,
+        model,
+        batch_size=BATCH_SIZE,
+        max_seqlen=TOKENS,
+        **({"compile_backend": COMPILE_BACKEND} if name in tokgen.COMPILES_ITSELF else {}),
+    )
+    for name in [*tokgen.GENERATORS, "generate() dynamic", "generate() static"]
+]
+rec = tokgen.Recorder("11_sync_audit", RESULTS_DIR, params=PARAMS)
 if CUDA:
-    for name, run in audited.items():
-        run()  # warm-up
-        counts = tokgen.count_syncs(run)
-        rec.write(
-            {"generator": name, "tokens": TOKENS, **counts, **{f"{k}_per_token": v / TOKENS for k, v in counts.items()}}
-        )
+    for v in audited:  # a graph generator's K is the registry's default (4): one stop check per 4 tokens
+        v.run()  # warm-up
+        counts = tokgen.count_syncs(v.run)
+        per_token = {f"{k}_per_token": n / TOKENS for k, n in counts.items()}
+        rec.write({"generator": v.info["generator"], "tokens": TOKENS, **counts, **per_token})
     audit = rec.read()
     cols = [
         "generator",
@@ -118,14 +121,14 @@ def queued_copy(pinned: bool) -> tuple[float, float]:
     a = torch.randn(side, side, device=DEVICE)
     flag = torch.zeros((), dtype=torch.bool, device=DEVICE)
     host = torch.zeros((), dtype=torch.bool, pin_memory=pinned and CUDA)
-    tokgen.bench.synchronize(torch.device(DEVICE))
+    tokgen.model.synchronize(DEVICE)
     start = time.perf_counter()
     for _ in range(4):  # queue tens of ms of GPU work
         a = a @ a / side
     before_copy = time.perf_counter()
     host.copy_(flag, non_blocking=True)
     after_copy = time.perf_counter()
-    tokgen.bench.synchronize(torch.device(DEVICE))
+    tokgen.model.synchronize(DEVICE)
     return 1e3 * (after_copy - before_copy), 1e3 * (time.perf_counter() - start)
 
 
@@ -134,7 +137,7 @@ queued_copy(True)  # warm-up: cuBLAS handles, the pinned allocator
 for _ in range(RUNS):  # interleaved
     for name in samples:
         samples[name].append(queued_copy(name == "pinned"))
-copy_rec = tokgen.Recorder("11_pinned_copy", RESULTS_DIR, params={"COPY_MB": COPY_MB, "RUNS": RUNS})
+copy_rec = tokgen.Recorder("11_pinned_copy", RESULTS_DIR, params=PARAMS)
 for name, runs in samples.items():
     call, whole = pd.Series([c for c, _ in runs]), pd.Series([w for _, w in runs])
     copy_rec.write(
@@ -177,7 +180,7 @@ say(
 # with an EOS id that the micro model does not produce, so every run goes the full length.
 
 # %%
-micro_rec = tokgen.Recorder("11_micro_overhead", RESULTS_DIR, params={"TOKENS": 2 * TOKENS, "RUNS": RUNS})
+micro_rec = tokgen.Recorder("11_micro_overhead", RESULTS_DIR, params=PARAMS | {"micro_tokens": 2 * TOKENS})
 devices = ["cpu", "cuda"] if CUDA else ["cpu"]
 for device in devices:
     micro = tokgen.build_model("micro", device)
@@ -185,10 +188,12 @@ for device in devices:
     eos = next(t for t in range(micro.config.vocab_size) if t not in seen)
     kw = {"batch_size": 1, "max_seqlen": 2 * TOKENS, "eos_token_id": eos}
     variants = [
-        tokgen.Variant("generate() dynamic", lambda m=micro: hf_generate(m, **kw), {"generator": "hf_generate"}),
+        tokgen.generator_variant("generate() dynamic", micro, **kw),
         tokgen.generator_variant("kv_static", micro, **kw),
-        tokgen.generator_variant("graph_lean", micro, **kw, steps_per_graph=16, name="graph_lean K=16"),
-        tokgen.generator_variant("fast", micro, **kw, steps_per_graph=16, name="fast K=16"),
+        tokgen.generator_variant("graph_handwritten", micro, **kw, steps_per_graph=16),
+        tokgen.generator_variant(
+            "graph_handwritten_compiled", micro, **kw, steps_per_graph=16, compile_backend=COMPILE_BACKEND
+        ),
     ]
     res = tokgen.compare(variants, rounds=RUNS, device=device)
     for r in res.to_dict("records"):
@@ -232,4 +237,4 @@ save_figure(fig, "11_micro_overhead", RESULTS_DIR)
 #    rows change?
 # 2. Find, with `torch.cuda.set_sync_debug_mode("error")`, the first line of `generate()` that
 #    syncs. (Catch the error and print its traceback.)
-# 3. On the micro model, how do `fast`'s ms per token change between K = 1 and K = 16 on the GPU?
+# 3. On the micro model, how do `graph_handwritten_compiled`'s ms per token change between K = 1 and K = 16 on the GPU?

@@ -48,9 +48,9 @@ import pandas as pd
 import torch
 
 import tokgen
-from tokgen import sol
 from tokgen.display import save_figure, say, show_source, table
 
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 CUDA = DEVICE == "cuda"
@@ -61,12 +61,12 @@ CUDA = DEVICE == "cuda"
 # A large device-to-device copy is the simplest kernel that does nothing but stream memory.
 
 # %%
-show_source(sol.copy_bandwidth)
+show_source(tokgen.bandwidth.copy_bandwidth)
 
 # %%
-rec = tokgen.Recorder("12_bandwidth", RESULTS_DIR, params={"COPY_MB": COPY_MB, "RUNS": RUNS})
+rec = tokgen.Recorder("12_bandwidth", RESULTS_DIR, params=PARAMS)
 if CUDA:
-    bandwidth = sol.copy_bandwidth(DEVICE, COPY_MB, RUNS)
+    bandwidth = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB, RUNS)
     rec.write({"copy_mb": COPY_MB, "runs": RUNS, "bandwidth_gb_s": bandwidth})
     say(f"Measured copy bandwidth: **{bandwidth:,.0f} GB/s** (read + write, median of {RUNS}).")
 else:
@@ -81,11 +81,13 @@ else:
 # far; a static cache's attention reads all `max_seqlen` slots, empty ones included.
 
 # %%
-show_source(sol.generation_bytes)
+show_source(tokgen.bandwidth.generation_bytes)
 
 # %%
-per_step = sol.weight_bytes_per_step(model)
-kinds = {kv: sol.generation_bytes(model, BATCH_SIZE, MAX_SEQLEN, kv) for kv in ("none", "filled", "static")}
+per_step = tokgen.bandwidth.weight_bytes_per_step(model)
+kinds = {
+    kv: tokgen.bandwidth.generation_bytes(model, BATCH_SIZE, MAX_SEQLEN, kv) for kv in ("none", "filled", "static")
+}
 say(
     f"Weights read per step: **{per_step / 1e6:.0f} MB**. Per generation (B={BATCH_SIZE}, N={MAX_SEQLEN}): "
     + ", ".join(f"{kv} cache reads {b / 1e9:.2f} GB" for kv, b in kinds.items())
@@ -102,15 +104,16 @@ say(
 # ## 3. Every generator against its floor
 #
 # The timings come from notebook 07 (the article's generators, ranked in notebook 09) and
-# notebook 10 (graphs, `generate()`), both at B = 32, N = 100. Each generator's own floor uses the cache it reads;
-# the task's floor (the fewest bytes: a cache read only where filled) is the same for all.
+# notebook 10 (graphs, `generate()`), both at B = 32, N = 100: two runs, kept apart (a generator
+# timed in both, like naive, has a row for each). Each generator's own floor uses the cache it
+# reads; the task's floor (the fewest bytes: a cache read only where filled) is the same for all.
 
 
 # %%
 def kv_read(variant: str, generator: str) -> str:
     if generator == "naive":
         return "none"
-    if "static" in variant or generator in ("graph_hf", "graph_lean", "fast"):
+    if "static" in variant or generator.startswith("graph_"):
         return "static"
     return "filled"
 
@@ -124,11 +127,11 @@ for table_name in ("07_pipelining", "10_cuda_graphs"):
         say(f"*`data/{table_name}.csv` is missing: run notebook {table_name[:2]} first.*")
 sol_rows = []
 if frames and bandwidth:
-    timed = pd.concat(frames, ignore_index=True).drop_duplicates("variant", keep="last")
+    timed = pd.concat(frames, ignore_index=True)  # each notebook's run on its own rows, never mixed
     task_floor = kinds["filled"] / bandwidth / 1e6
     for r in timed.to_dict("records"):
         kv = kv_read(r["variant"], r["generator"])
-        own = sol.generation_bytes(model, BATCH_SIZE, int(r["steps"]), kv) / bandwidth / 1e6
+        own = tokgen.bandwidth.generation_bytes(model, BATCH_SIZE, int(r["steps"]), kv) / bandwidth / 1e6
         sol_rows.append(
             {
                 "variant": r["variant"],
@@ -141,7 +144,7 @@ if frames and bandwidth:
                 "times_task_floor": r["median_ms"] / task_floor,
             }
         )
-sol_rec = tokgen.Recorder("12_speed_of_light", RESULTS_DIR, params={"BATCH_SIZE": BATCH_SIZE, "MAX_SEQLEN": MAX_SEQLEN})
+sol_rec = tokgen.Recorder("12_speed_of_light", RESULTS_DIR, params=PARAMS)
 for row in sol_rows:
     sol_rec.write({**row, "bandwidth_gb_s": bandwidth})
 if sol_rows:
@@ -157,13 +160,16 @@ if sol_rows:
 
 # %%
 if sol_rows:
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(8, 5.5))
     s = sol_table.sort_values("pct_of_own_floor")
+    colors = {"07": "C0", "10": "C2"}  # one colour per run: rows of two runs are never merged
     ax.barh(
-        s["variant"],
+        s["variant"] + " (" + s["notebook"] + ")",
         s["pct_of_own_floor"],
-        color=["C2" if v.startswith(("fast", "graph")) else "C0" for v in s["variant"]],
+        color=[colors.get(n, "C7") for n in s["notebook"]],
     )
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
+    ax.legend(handles, [f"notebook {n}'s run" for n in colors], loc="lower right")
     ax.set_xlabel("% of the bandwidth floor reached (100% = every byte moved at copy speed)")
     ax.set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}: distance from the speed of light")
     save_figure(fig, "12_speed_of_light", RESULTS_DIR)
@@ -209,20 +215,20 @@ if kernels is not None and bandwidth:
 # multiprocessors).
 
 # %%
-show_source(sol.product_times)
+show_source(tokgen.bandwidth.product_times)
 
 # %%
 product_rows = []
 if CUDA and bandwidth:
     params = {"PRODUCT_ROWS": PRODUCT_ROWS, "PRODUCT_SPLITS": PRODUCT_SPLITS, "RUNS": RUNS}
     prod_rec = tokgen.Recorder("12_products", RESULTS_DIR, params=params)
-    for name, (k, n) in sol.gpt2_products(model).items():
+    for name, (k, n) in tokgen.bandwidth.gpt2_products(model).items():
         for rows in PRODUCT_ROWS:
             for splits in PRODUCT_SPLITS:
                 row = {"product": name, "rows": rows, "in_features": k, "out_features": n, "splits": splits}
                 row |= {"weight_mb": k * n * 4 / 1e6, "floor_us": k * n * 4 / bandwidth / 1e3}
                 try:
-                    times = sol.product_times(rows, k, n, splits=splits, runs=RUNS)
+                    times = tokgen.bandwidth.product_times(rows, k, n, splits=splits, runs=RUNS)
                     q25, median, q75 = statistics.quantiles(times, n=4, method="inclusive")
                     row |= {"status": "ok", "runs": RUNS, "median_us": median, "q25_us": q25, "q75_us": q75}
                     row["pct_of_copy_bandwidth"] = 100 * row["floor_us"] / median
@@ -325,5 +331,5 @@ if not ok.empty:
 # 1. Compute the floor for B = 1 and B = 256. At which batch size does the arithmetic (at the
 #    GPU's TF32 rate) take longer than reading the weights?
 # 2. Compile one product with `torch.compile(mode="max-autotune-no-cudagraphs")` and time it
-#    as `sol.product_times` does. Do inductor's Triton kernels beat cuBLAS at 32 rows?
+#    as `tokgen.bandwidth.product_times` does. Do inductor's Triton kernels beat cuBLAS at 32 rows?
 # 3. Halve the bytes with bf16 weights. How many tokens of the output change?

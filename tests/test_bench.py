@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import tokgen
-from tokgen.bench import Variant, compare, gains
+from tokgen.bench import Variant, compare
+from tokgen.stats import gains
 
 
 def fake(name, log, fail_at=None, exc=None, steps=5):
@@ -98,8 +99,21 @@ def test_gains_are_paired_by_round_and_judged_by_their_spread():
 
 
 def test_generator_variant_runs_the_registry(tiny):
-    v = tokgen.generator_variant("kv_static", tiny, batch_size=2, max_seqlen=4, name="x")
-    assert v.name == "x" and v.info == {"generator": "kv_static", "batch_size": 2, "max_seqlen": 4}
+    v = tokgen.generator_variant("kv_static", tiny, batch_size=2, max_seqlen=4, compiled=True)
+    assert v.name == "compiled kv_static"
+    assert v.info == {"generator": "kv_static", "batch_size": 2, "max_seqlen": 4, "compiled": True}
     assert v.run().shape == (2, 5)
     with pytest.raises(ValueError, match="unknown generator"):
         tokgen.generator_variant("nope", tiny, batch_size=1, max_seqlen=1)
+
+
+def test_variant_labels_have_one_owner(tiny):
+    v = tokgen.generator_variant(
+        "graph_handwritten", tiny, batch_size=2, max_seqlen=4, steps_per_graph=4, by=("max_seqlen", "batch_size")
+    )
+    assert (
+        v.name == "graph_handwritten K=4 N=4 B=2" == tokgen.label("graph_handwritten", k=4, max_seqlen=4, batch_size=2)
+    )
+    assert v.info["steps_per_graph"] == 4
+    with pytest.raises(ValueError, match="unknown generator 'fast'"):
+        tokgen.label("fast")

@@ -4,12 +4,15 @@ import pytest
 import torch
 
 import tokgen
-from tokgen.generators import article_pipelined, hf_generate
+from tokgen.generators import article_pipelined, transformers_generate
 
 CHECKED = [name for name in tokgen.GENERATORS if name not in tokgen.NO_STOP_CHECK]
+GRAPHS = ["graph_transformers", "graph_handwritten", "graph_handwritten_compiled"]
 
 
 def run(name, model, **kw):
+    if name in tokgen.COMPILES_ITSELF:  # dynamo traces, no inductor C++ build on the CPU
+        kw.setdefault("compile_backend", "eager")
     return tokgen.generate(name, model, **kw)
 
 
@@ -63,7 +66,7 @@ def test_a_token_only_some_rows_emit_does_not_stop(tiny, name):
 
 
 @pytest.mark.parametrize("k", [1, 3, 4, 7, 16])
-@pytest.mark.parametrize("name", ["graph_hf", "graph_lean", "fast"])
+@pytest.mark.parametrize("name", GRAPHS)
 def test_k_steps_per_replay_trim_to_the_stop(tiny, name, k):
     ref_full = run("naive", tiny, batch_size=2, max_seqlen=23)
     for stop_at in (1, 5, 12):
@@ -82,7 +85,7 @@ def test_no_check_generators_always_run_max_seqlen(tiny, name):
 
 
 def test_generators_are_repeatable(tiny):
-    for name in ("pipelined_static", "fast"):
+    for name in ("pipelined_static", "graph_handwritten_compiled"):
         outs = [run(name, tiny, batch_size=2, max_seqlen=12) for _ in range(3)]
         assert all(torch.equal(o, outs[0]) for o in outs)
 
@@ -97,12 +100,12 @@ def test_article_loop_returns_a_token_past_the_stop(tiny):
     assert torch.equal(out[:, : ref.shape[1]], ref)
 
 
-def test_hf_generate_matches_naive_for_bos_prompts(tiny):
+def test_transformers_generate_matches_naive_for_bos_prompts(tiny):
     ref = run("naive", tiny, batch_size=2, max_seqlen=10)
-    assert torch.equal(hf_generate(tiny, batch_size=2, max_seqlen=10), ref)
+    assert torch.equal(transformers_generate(tiny, batch_size=2, max_seqlen=10), ref)
     eos = int(ref[0, 3])
     early = run("naive", tiny, batch_size=2, max_seqlen=10, eos_token_id=eos)
-    assert torch.equal(hf_generate(tiny, batch_size=2, max_seqlen=10, eos_token_id=eos), early)
+    assert torch.equal(transformers_generate(tiny, batch_size=2, max_seqlen=10, eos_token_id=eos), early)
 
 
 @pytest.mark.parametrize(
@@ -130,7 +133,7 @@ def test_bad_options_raise_clear_errors(tiny):
     with pytest.raises(ValueError, match="streams must be 1 or 2"):
         tokgen.generate_pipelined(tiny, batch_size=1, max_seqlen=2, streams=3)
     with pytest.raises(ValueError, match="steps_per_graph must be a positive integer"):
-        tokgen.generate("fast", tiny, batch_size=1, max_seqlen=2, steps_per_graph=0)
+        run("graph_handwritten_compiled", tiny, batch_size=1, max_seqlen=2, steps_per_graph=0)
     with pytest.raises(ValueError, match="prompt has 3 rows"):
         tokgen.generate("naive", tiny, batch_size=2, max_seqlen=2, prompt=torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="unknown model size"):
@@ -153,8 +156,8 @@ def test_seed_fixes_the_weights():
     assert torch.equal(wa, wb) and not torch.equal(wa, wc)
 
 
-def test_lean_forward_matches_the_transformers_forward(tiny):
-    lean = tokgen.lean.LeanGPT2(tiny, batch_size=2, capacity=8, compile_backend="eager")
+def test_handwritten_step_matches_the_transformers_forward(tiny):
+    lean = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8, compile_backend="eager")
     cache = tokgen.generators.make_cache(tiny, "dynamic", 8)
     tokens = torch.tensor([464, 50256])
     with torch.inference_mode():
@@ -163,3 +166,31 @@ def test_lean_forward_matches_the_transformers_forward(tiny):
             theirs = tiny(tokens[:, None], past_key_values=cache, use_cache=True).logits[:, -1]
             torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-4)
             tokens = ours.argmax(-1)
+
+
+def test_on_step_is_called_at_every_step_or_replay(tiny):
+    for name, k, expected in (("kv_static", None, list(range(9))), ("graph_handwritten", 4, [0, 4, 8])):
+        seen = []
+        kw = {"steps_per_graph": k} if k else {}
+        run(name, tiny, batch_size=2, max_seqlen=9, on_step=seen.append, **kw)
+        assert seen == expected, name
+
+
+def test_graph_capacity_rounds_to_whole_replays():
+    assert tokgen.graph_capacity(100, 4) == 112 and tokgen.graph_capacity(100, 16) == 112
+    assert tokgen.graph_capacity(16, 1) == 16 and tokgen.graph_capacity(17, 3) == 48
+
+
+def test_graph_decoders_are_kept_per_model_and_freed_with_it():
+    import gc
+
+    from tokgen.graphs import DECODERS
+
+    model = tokgen.build_model("tiny", "cpu")
+    run("graph_handwritten", model, batch_size=1, max_seqlen=4)
+    run("graph_handwritten", model, batch_size=1, max_seqlen=4)
+    assert len(DECODERS[model]) == 1
+    before = len(DECODERS)
+    del model
+    gc.collect()
+    assert len(DECODERS) == before - 1

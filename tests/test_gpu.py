@@ -39,7 +39,7 @@ def test_every_generator_matches_naive_on_gpt2(gpt2, reference, name):
         assert out.shape == early.shape and torch.equal(out, early)
 
 
-@pytest.mark.parametrize("name", ["kv_static", "pipelined_static", "pipelined_dynamic", "graph_hf"])
+@pytest.mark.parametrize("name", ["kv_static", "pipelined_static", "pipelined_dynamic", "graph_transformers"])
 def test_compiled_model_matches_naive(compiled, reference, name):
     full, eos, early = reference
     assert torch.equal(tokgen.generate(name, compiled, batch_size=B, max_seqlen=N), full)
@@ -47,12 +47,11 @@ def test_compiled_model_matches_naive(compiled, reference, name):
 
 
 @pytest.mark.parametrize("k", [1, 4, 16])
-def test_fast_for_every_k(gpt2, reference, k):
+def test_graph_handwritten_compiled_for_every_k(gpt2, reference, k):
     full, eos, early = reference
-    assert torch.equal(tokgen.generate("fast", gpt2, batch_size=B, max_seqlen=N, steps_per_graph=k), full)
-    assert torch.equal(
-        tokgen.generate("fast", gpt2, batch_size=B, max_seqlen=N, steps_per_graph=k, eos_token_id=eos), early
-    )
+    kw = {"batch_size": B, "max_seqlen": N, "steps_per_graph": k}
+    assert torch.equal(tokgen.generate("graph_handwritten_compiled", gpt2, **kw), full)
+    assert torch.equal(tokgen.generate("graph_handwritten_compiled", gpt2, **kw, eos_token_id=eos), early)
 
 
 @pytest.mark.parametrize("name", ["pipelined_static", "pipelined_dynamic", "pipelined_static_1stream"])
@@ -75,8 +74,12 @@ def test_memory_and_profiling_tools(gpt2):
         [tokgen.generator_variant("kv_static", gpt2, batch_size=B, max_seqlen=16)], rounds=2, device="cuda"
     )
     assert res.loc[0, "peak_reserved_gb"] >= res.loc[0, "peak_allocated_gb"] > 0
+    assert res.loc[0, "device_memory_gb"] > 10
+    assert 0 < res.loc[0, "gpu_busy_ms"] and 0 < res.loc[0, "gpu_busy_share"] <= 1.05
     tl = tokgen.profile_steps(
-        lambda: tokgen.generate("kv_static", gpt2, batch_size=B, max_seqlen=40), start=10, stop=30
+        lambda on_step: tokgen.generate("kv_static", gpt2, batch_size=B, max_seqlen=40, on_step=on_step),
+        start=10,
+        stop=30,
     )
     s = tl.summary()
     assert s["steps"] >= 15 and s["kernels_per_step"] > 50 and 0 <= s["gpu_idle_fraction"] < 1
@@ -87,13 +90,13 @@ def test_sync_counts(gpt2):
     run()
     c = tokgen.count_syncs(run)
     assert c["local_scalar_dense"] == 16 and c["sync_debug_warnings"] >= 16
-    fast = lambda: tokgen.generate("fast", gpt2, batch_size=2, max_seqlen=16, steps_per_graph=8)
+    fast = lambda: tokgen.generate("graph_handwritten_compiled", gpt2, batch_size=2, max_seqlen=16, steps_per_graph=8)
     fast()
     assert tokgen.count_syncs(fast)["local_scalar_dense"] <= 2
 
 
 def test_expandable_segments_can_be_switched():
-    from tokgen.bench import expandable_segments_active, set_expandable_segments
+    from tokgen.memory import expandable_segments_active, set_expandable_segments
 
     try:
         set_expandable_segments(True)
@@ -105,11 +108,31 @@ def test_expandable_segments_can_be_switched():
 
 
 def test_product_times_cannot_beat_dram(gpt2):
-    from tokgen import sol
+    from tokgen import bandwidth
 
-    in_features, out_features = sol.gpt2_products(gpt2)["LM head"]
-    times = sol.product_times(32, in_features, out_features, repeats=6, runs=3)
+    in_features, out_features = bandwidth.gpt2_products(gpt2)["LM head"]
+    times = bandwidth.product_times(32, in_features, out_features, repeats=6, runs=3)
     assert len(times) == 3
     # each replayed product streams its own 154 MB weight from DRAM; no H100/H200 reads 5 TB/s
     assert min(times) > in_features * out_features * 4 / 5e12 * 1e6
-    assert len(sol.product_times(32, 768, 768, splits=4, repeats=4, runs=2)) == 2
+    assert len(bandwidth.product_times(32, 768, 768, splits=4, repeats=4, runs=2)) == 2
+
+
+def test_ranges_and_sync_waits_on_the_timeline(gpt2):
+    v = tokgen.generator_variant("kv_static", gpt2, batch_size=B, max_seqlen=24)
+    tl = tokgen.profile_steps(v.run, start=8, stop=16, cpu=True, model=gpt2)
+    names = set(tl.ranges["name"])
+    assert {"model forward", "sync wait"} <= names and any(n.startswith("step ") for n in names)
+    assert not gpt2._forward_hooks and not gpt2._forward_pre_hooks
+
+
+def test_a_variant_timed_against_itself_is_rarely_called_different(gpt2):
+    """A/A on the GPU: one generator as two variants, interleaved. Every "real" is a false positive."""
+    trials, flagged = 20, 0
+    for _ in range(trials):
+        a = tokgen.generator_variant("kv_static", gpt2, batch_size=B, max_seqlen=32)
+        b = tokgen.Variant("the same again", a.run, a.info)
+        res = tokgen.compare([a, b], rounds=10, device="cuda", gpu_busy=False)
+        flagged += tokgen.gain(res, a.name, b.name)["real"]
+    print(f"GPU A/A: {flagged} of {trials} comparisons called real")
+    assert flagged <= 4  # P(Binomial(20, 0.05) >= 5) = 0.3%

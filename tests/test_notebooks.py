@@ -1,5 +1,6 @@
 """Notebook structure, jupytext pairing, and every notebook executed in smoke mode."""
 
+import json
 import re
 import subprocess
 import sys
@@ -52,6 +53,11 @@ def test_notebook_skeleton(path):
     assert any("## Exercises" in h for h in headings)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "describe_environment()" in code, "the imports cell prints GPU, driver, torch, transformers"
+    after = next(c.source for c in nb.cells[params[0] + 1 :] if c.cell_type == "code")
+    assert "PARAMS = tokgen.check_parameters(globals())" in after, "parameters are checked right after their cell"
+    assert "params={" not in code, "tables record PARAMS, the parameters cell itself, not a hand copy"
+    imports = {line for line in code.splitlines() if re.match(r"(from|import) tokgen", line)}
+    assert imports <= {"import tokgen"} | {line for line in imports if line.startswith("from tokgen.display import")}
 
 
 # What a CPU smoke run must leave behind; CUDA-only tables (sync audit, bandwidth) are skipped there.
@@ -70,34 +76,66 @@ CPU_TABLES = {
     "11_sync_audit": ["11_pinned_copy", "11_micro_overhead"],
     "12_speed_of_light": [],
 }
-CPU_FIGURES = [
-    "01_naive_scaling",
-    "02_kv_cache_scaling",
-    "04_static_cache",
-    "05_torch_compile",
-    "07_pipelining",
-    "08_batch_sweep",
-    "09_summary",
-    "10_cuda_graphs",
-    "11_micro_overhead",
-]
+CPU_FIGURES = {
+    "01_naive": ["01_naive_scaling"],
+    "02_kv_cache": ["02_kv_cache_scaling"],
+    "04_static_cache": ["04_static_cache"],
+    "05_torch_compile": ["05_torch_compile"],
+    "07_pipelining": ["07_pipelining"],
+    "08_batch_sweep": ["08_batch_sweep"],
+    "09_summary": ["09_summary"],
+    "10_cuda_graphs": ["10_cuda_graphs"],
+    "11_sync_audit": ["11_micro_overhead"],
+}
 
 
-def test_every_notebook_runs_in_smoke_mode(tmp_path):
+@pytest.fixture(scope="module")
+def smoke_out(tmp_path_factory):
+    return tmp_path_factory.mktemp("smoke")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
+    """One notebook at a time, in order, into one folder (later notebooks read earlier ones' CSVs)."""
     assert set(CPU_TABLES) == set(NAMES)
-    cmd = [sys.executable, "-m", "tokgen.runner", "--smoke", "--out", str(tmp_path), "--no-progress"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    cmd = [
+        sys.executable,
+        "-m",
+        "tokgen_tools.runner",
+        "--smoke",
+        "--only",
+        name,
+        "--out",
+        str(smoke_out),
+        "--no-progress",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    for name in NAMES:
-        nb = nbformat.read(tmp_path / "notebooks" / f"{name}.ipynb", as_version=4)
-        code = [c for c in nb.cells if c.cell_type == "code"]
-        assert all(c.execution_count for c in code), f"{name}: not every cell ran"
-        assert not any(o.get("output_type") == "error" for c in code for o in c.outputs)
-        for table in CPU_TABLES[name]:
-            df = pd.read_csv(tmp_path / "data" / f"{table}.csv")
-            assert len(df) > 0 and {"torch", "transformers", "commit"} <= set(df.columns), table
-    for fig in CPU_FIGURES:
-        assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 0
-        assert (tmp_path / "figures" / f"{fig}.svg").exists()
-    timings = pd.read_csv(tmp_path / "data" / "run_all.csv")
-    assert sorted(timings["notebook"]) == NAMES and (timings["status"] == "ok").all()
+    nb = nbformat.read(smoke_out / "notebooks" / f"{name}.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), f"{name}: not every cell ran"
+    outputs = [o for c in code for o in c.outputs]
+    assert not any(o.get("output_type") == "error" for o in outputs)
+    assert not any(o.get("name") == "stderr" and "Warning" in "".join(o.get("text", "")) for o in outputs), name
+    assert not any("PosixPath(" in str(o.get("data", {}).get("text/plain", "")) for o in outputs), name
+    verdicts = [str(o.get("data", {}).get("text/markdown", "")) for o in outputs]
+    assert not any("**Verdict: reproduced" in v or "**Verdict: not reproduced" in v for v in verdicts), name
+    for table in CPU_TABLES[name]:
+        df = pd.read_csv(smoke_out / "data" / f"{table}.csv")
+        assert len(df) > 0 and {"torch", "transformers", "commit", "params"} <= set(df.columns), table
+        assert json.loads(df["params"].iloc[0])["SIZE"] == "tiny", table
+    for fig in CPU_FIGURES.get(name, []):
+        assert (smoke_out / "figures" / f"{fig}.png").stat().st_size > 0
+        assert (smoke_out / "figures" / f"{fig}.svg").exists()
+    timings = pd.read_csv(smoke_out / "data" / "run_all.csv").set_index("notebook")
+    assert timings.loc[name, "status"] == "ok"
+
+
+def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
+    from tokgen_tools import runner
+
+    row = runner.run_notebook("00_setup", tmp_path, {"SIZE": "tiny", "DEVICE": "cpu", "BATCH_SIZE": "abc"}, False)
+    assert row["status"] == "failed"
+    assert row["error"] == "ParameterError: parameter BATCH_SIZE must be a positive integer, got 'abc'"
+    assert runner.failed_notebook(tmp_path, "00_setup").exists()

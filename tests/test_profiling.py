@@ -1,9 +1,11 @@
-"""Timeline arithmetic on a synthetic trace, the step window, the nsys entry point."""
+"""Timeline arithmetic on a synthetic trace, the step window, ranges, the nsys entry point."""
 
 import pytest
+import torch
 
+import tokgen
 from tokgen import profiling
-from tokgen.profiling import Timeline, annotate, annotations, mark_step, step_window
+from tokgen.profiling import Ranges, StepWindow, Timeline
 
 
 def ev(cat, name, ts, dur, **args):
@@ -14,6 +16,7 @@ TRACE = {
     "traceEvents": [
         ev("user_annotation", "step 0", 1000, 100),
         ev("cuda_runtime", "cudaLaunchKernel", 1010, 5, correlation=1),
+        ev("cuda_runtime", "cudaStreamSynchronize", 1085, 60),
         ev("kernel", "gemm", 1050, 10, stream=7),
         ev("kernel", "triton_fused", 1060, 20, stream=7),
         ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 1080, 2, stream=7),  # ends step 0
@@ -36,7 +39,7 @@ def test_device_to_host_copies_delimit_steps():
     assert s["steps"] == 2 and s["streams"] == 2
     assert s["gpu_idle_fraction"] == pytest.approx(1 - 65 / 142)
     assert s["idle_gap_median_us"] == 68 and s["median_gap_over_20us"] == 68
-    assert list(tl.ranges["name"]) == ["step 0"]
+    assert list(tl.ranges["name"]) == ["step 0", "sync wait"]
 
 
 def test_an_empty_window_summarizes_to_nothing():
@@ -50,30 +53,27 @@ def test_union_and_gaps():
 
 def test_step_window_opens_once_and_closes_at_the_end():
     events = []
-    with step_window(4, 8, lambda: events.append("start"), lambda: events.append("stop")):
-        for i in range(0, 20, 3):  # a generator marking every third step still opens it
-            mark_step(i)
-            events.append(i)
+    window = StepWindow(4, 8, lambda: events.append("start"), lambda: events.append("stop"))
+    for i in range(0, 20, 3):  # a generator marking every third step still opens it
+        window(i)
+        events.append(i)
+    window.finish()
     assert events == [0, 3, "start", 6, "stop", 9, 12, 15, 18]
     events.clear()
-    with step_window(4, 100, lambda: events.append("start"), lambda: events.append("stop")):
-        for i in range(6):
-            mark_step(i)
-    assert events == ["start", "stop"]  # the run ended inside the window
-    mark_step(5)  # no hook outside the context
+    window = StepWindow(4, 100, lambda: events.append("start"), lambda: events.append("stop"))
+    for i in range(6):
+        window(i)
+    window.finish()
+    window.finish()
+    assert events == ["start", "stop"]  # the run ended inside the window, closed once
 
 
-def test_annotate_is_free_until_turned_on():
-    assert type(annotate("x")).__name__ == "nullcontext"
-    with annotations():
-        with annotate("step 3"):
-            pass
-        assert type(annotate("x")).__name__ == "ExitStack"
-    assert type(annotate("x")).__name__ == "nullcontext"
-
-
-def test_nsys_entry_point_without_nsys(monkeypatch, capsys):
-    monkeypatch.setattr(profiling.shutil, "which", lambda _: None)
-    monkeypatch.delenv("TOKGEN_UNDER_NSYS", raising=False)
-    assert profiling.main(["--generator", "kv_static"]) == 2
-    assert "nsys (Nsight Systems) is not on PATH" in capsys.readouterr().out
+def test_ranges_mark_steps_and_the_model_forward_and_leave_no_hooks(tiny):
+    ranges = Ranges(tiny)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        tokgen.generate("kv_static", tiny, batch_size=1, max_seqlen=3, on_step=ranges)
+        ranges.finish()
+    names = [e.name for e in prof.events() if e.name.startswith(("step ", "model forward"))]
+    assert sorted(set(names)) == ["model forward", "step 0", "step 1", "step 2"]
+    assert names.count("model forward") == 3
+    assert not tiny._forward_hooks and not tiny._forward_pre_hooks

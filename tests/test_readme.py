@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from tokgen import readme
+from tokgen_tools import readme
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_tables_match_the_committed_csvs():
     text = (ROOT / "README.md").read_text()
-    assert readme.render(text, ROOT) == text, "run: python -m tokgen.readme"
+    assert readme.render(text, ROOT) == text, "run: python -m tokgen_tools.readme"
 
 
 def _run_all(tmp_path, rows):

@@ -1,12 +1,14 @@
 """run_all's command line: selection, parameters, clear errors."""
 
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tokgen import runner
+from tokgen_tools import runner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,36 +25,104 @@ def test_select_by_name_or_number():
 
 
 def test_unknown_notebook_is_one_clear_error():
-    with pytest.raises(SystemExit, match="unknown notebook '99_nope'; choose from: 00_setup"):
+    with pytest.raises(runner.RunError, match="unknown notebook '99_nope'; choose from: 00_setup"):
         runner.select(["99_nope"])
 
 
-def test_parameters_are_python_literals_or_strings():
-    assert runner.parse_parameter("16") == 16
-    assert runner.parse_parameter("[1, 2]") == [1, 2]
-    assert runner.parse_parameter("cuda") == "cuda"
+def test_parameters_are_read_as_yaml_and_checked():
+    names = ["08_batch_sweep"]
+    assert runner.checked_parameters([("RUNS", "16"), ("BATCH_SIZES", "[1, 4, 16]")], names) == {
+        "RUNS": 16,
+        "BATCH_SIZES": [1, 4, 16],
+    }
+    assert runner.checked_parameters([("DEVICE", "cpu")], names) == {"DEVICE": "cpu"}
+    with pytest.raises(runner.RunError, match="-p RUNS: parameter RUNS must be a positive integer, got 'abc'"):
+        runner.checked_parameters([("RUNS", "abc")], names)
+    with pytest.raises(runner.RunError, match="-p NOT_A_PARAM: no selected notebook has this parameter; they have: "):
+        runner.checked_parameters([("NOT_A_PARAM", "3")], names)
 
 
 def test_every_smoke_parameter_is_declared_by_some_notebook():
     declared = set()
     for name in runner.notebook_names():
-        declared |= runner.declared_parameters(runner.NOTEBOOKS / f"{name}.ipynb")
+        declared |= set(runner.declared_parameters(name))
     assert set(runner.SMOKE) <= declared
 
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["--bogus"], "unrecognized arguments: --bogus"), (["--only", "99_nope"], "unknown notebook '99_nope'")],
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--only", "99_nope"], "run_all: unknown notebook '99_nope'"),
+        (["--only", "01", "-p", "BATCH_SIZE", "0"], "run_all: -p BATCH_SIZE: parameter BATCH_SIZE must be a positive"),
+        (["--only", "01", "-p", "BATCH_SIZE", "abc"], "must be a positive integer, got 'abc'"),
+        (
+            ["--only", "01", "-p", "NOT_A_PARAM", "3"],
+            "-p NOT_A_PARAM: no selected notebook has this parameter; they have",
+        ),
+        (["--out", "/proc/x"], "run_all: cannot write to --out /proc/x"),
+    ],
 )
-def test_run_all_rejects_bad_arguments(args, message):
+def test_run_all_rejects_bad_arguments_with_one_line(args, message):
     proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), *args], capture_output=True, text=True, timeout=300)
-    assert proc.returncode != 0
-    assert message in proc.stderr + proc.stdout
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
+    assert len(said) == 1 and "Traceback" not in proc.stderr  # argparse adds its usage lines above
+
+
+def test_help_answers_at_once():
+    started = time.time()
+    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "--smoke" in proc.stdout and "--test" in proc.stdout
+    assert time.time() - started < 5, "--help must not wait for torch"
+
+
+def test_ctrl_c_says_what_finished_in_one_line_and_leaves_nothing_behind(tmp_path):
+    (tmp_path / "staging-01_naive-old").mkdir()  # what a killed run leaves behind
+    cmd = [
+        sys.executable,
+        "-m",
+        "tokgen_tools.runner",
+        "--smoke",
+        "--only",
+        "00,01",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stdout:  # wait until notebook 01 has started
+        lines.append(line)
+        if line.startswith("[2/2] 01_naive ..."):
+            break
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == [
+        f"run_all: interrupted during 01_naive; finished: 00_setup; not run: 01_naive. 01_naive's partial output "
+        f"was discarded; the results in {tmp_path} are those of the finished notebooks."
+    ]
+    assert not list(tmp_path.glob("staging-*"))
+    assert (tmp_path / "notebooks" / "00_setup.ipynb").exists() and not (
+        tmp_path / "notebooks" / "01_naive.ipynb"
+    ).exists()
+
+
+def test_smoke_failures_are_kept_where_the_readme_says():
+    readme = (ROOT / "README.md").read_text()
+    assert runner.failed_notebook(ROOT, "01_naive") == ROOT / "build/failed/01_naive/notebooks/01_naive.ipynb"
+    smoke = ROOT / "build" / "smoke"
+    assert runner.failed_notebook(smoke, "01_naive") == smoke / "failed/01_naive/notebooks/01_naive.ipynb"
+    assert "`build/failed/NAME/`" in readme and "`build/smoke/failed/NAME/`" in readme
 
 
 def test_runner_module_lists_notebooks():
-    out = subprocess.run([sys.executable, "-m", "tokgen.runner", "--list"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "tokgen_tools.runner", "--list"], capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == runner.notebook_names()
 
 
@@ -92,7 +162,7 @@ def test_a_failed_notebook_leaves_the_previous_results_in_place(tmp_path, monkey
     assert row["status"] == "failed" and "boom" in row["error"]
     assert (out / "data" / "99_toy.csv").read_text() == "old\n"
     assert not (out / "figures").exists() and not (out / "notebooks").exists()
-    kept = out / "build" / "failed" / "99_toy"
+    kept = out / "failed" / "99_toy"
     assert (kept / "data" / "99_toy.csv").read_text() == "new\n"
     assert runner.failed_notebook(out, "99_toy").exists()
 
@@ -101,4 +171,5 @@ def test_a_failed_notebook_leaves_the_previous_results_in_place(tmp_path, monkey
     assert (out / "data" / "99_toy.csv").read_text() == "new\n"
     assert (out / "data" / "98_other.csv").read_text() == "other\n"
     assert (out / "figures" / "99_toy.svg").exists() and (out / "notebooks" / "99_toy.ipynb").exists()
-    assert [p.name for p in (out / "build").iterdir()] == ["failed"]  # no staging folder left behind
+    assert not list(out.glob("staging-*"))  # no staging folder left behind
+    assert not kept.exists()  # nor the failure this success replaced

@@ -1,39 +1,55 @@
-"""tokgen: fast token generation in PyTorch, step by step (see the notebooks)."""
+"""tokgen: fast token generation in PyTorch, step by step (see the notebooks).
 
-from .bench import Variant, compare, gains, generator_variant, memory_peaks, run_times
-from .generators import generate_kv, generate_naive, generate_pipelined
-from .graphs import generate_graph
-from .model import build_model, num_parameters, parameter_bytes, require_cuda, resolve_device
-from .profiling import annotations, count_syncs, plot_timeline, profile_steps
-from .registry import GENERATORS, NO_STOP_CHECK, generate, get_generator
-from .results import Recorder, describe_environment, environment, load
+Architecture: three layers, each importing only from the ones above it.
 
-__all__ = [
-    "GENERATORS",
-    "NO_STOP_CHECK",
-    "Recorder",
-    "Variant",
-    "annotations",
-    "build_model",
-    "compare",
-    "count_syncs",
-    "describe_environment",
-    "environment",
-    "gains",
-    "generate",
-    "generate_graph",
-    "generate_kv",
-    "generate_naive",
-    "generate_pipelined",
-    "generator_variant",
-    "get_generator",
-    "load",
-    "memory_peaks",
-    "num_parameters",
-    "parameter_bytes",
-    "plot_timeline",
-    "profile_steps",
-    "require_cuda",
-    "resolve_device",
-    "run_times",
-]
+    model         GPT-2 with random weights; size and device checks
+      decoding    generators (the article's loops), handwritten (GPT-2's step by hand),
+                  graphs (K steps per CUDA graph replay), registry (names and labels)
+        measuring  bench (interleaved timing), memory, stats (gains, fits), profiling
+                   (windows, timelines, sync counts), bandwidth (the floor), results (CSVs)
+          reporting   params (notebook parameters), claims (the article's claims), display
+
+The package `tokgen_tools` beside it runs the notebooks (runner) and writes README.md's
+tables (readme); the notebooks never import it.
+
+`import tokgen` is cheap: the names below load their module on first use, so the command
+line (`run_all.sh --help`) does not wait for torch.
+"""
+
+import importlib
+import warnings
+
+# transformers imports tqdm.auto, which warns in a Jupyter kernel without ipywidgets; we draw no progress bars
+warnings.filterwarnings("ignore", message="IProgress not found")
+
+_EXPORTS = {
+    "model": ["build_model", "num_parameters", "parameter_bytes", "require_cuda", "resolve_device"],
+    "generators": [
+        "article_pipelined",
+        "generate_kv",
+        "generate_naive",
+        "generate_pipelined",
+        "transformers_generate",
+    ],
+    "graphs": ["GraphDecoder", "TransformersStep", "generate_graph", "graph_capacity"],
+    "handwritten": ["HandwrittenStep"],
+    "registry": ["COMPILES_ITSELF", "GENERATORS", "NO_STOP_CHECK", "REFERENCES", "generate", "get_generator", "label"],
+    "bench": ["Variant", "compare", "generator_variant"],
+    "stats": ["gain", "gains"],
+    "profiling": ["count_syncs", "profile_steps"],
+    "results": ["Recorder", "describe_environment", "environment", "load"],
+    "params": ["check_parameters"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "memory"}
+
+
+def __getattr__(name: str):
+    if name in _MODULES:  # tokgen.bandwidth, tokgen.display, ...
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'tokgen' has no attribute {name!r}")

@@ -1,8 +1,8 @@
 """Timing generators properly: warm-up excluded, synchronize around the timer, interleaved rounds.
 
-Introduced in notebook 01_naive. The article ran each variant 10 times in a row; on a shared,
-noisy GPU that confounds drift with differences, so `compare` runs the variants in turn,
-round after round, in one process, and `gains` judges a difference by its per-round spread.
+Introduced in notebook 01_naive. The article ran each variant 10 times in a row; with host
+noise that drifts over minutes, that confounds drift with differences, so `compare` runs the
+variants in turn, round after round, in one process (tokgen.stats judges the differences).
 """
 
 import dataclasses
@@ -14,62 +14,42 @@ from collections.abc import Callable
 import pandas as pd
 import torch
 
-from .registry import get_generator
-
-GB = 1e9
+from .generators import no_hook
+from .memory import memory_peaks, reset_memory
+from .model import synchronize
+from .profiling import gpu_busy_ms
+from .registry import get_generator, label
 
 
 @dataclasses.dataclass
 class Variant:
-    """One thing to time: `run()` generates once; `info` becomes extra columns of its row."""
+    """One thing to time: `run()` generates once; `info` becomes extra columns of its row (notebook 01_naive).
+    A generator's variant also takes `run(on_step)`, for a profiler (notebook 06)."""
 
     name: str
     run: Callable[[], torch.Tensor]
     info: dict = dataclasses.field(default_factory=dict)
 
 
-def generator_variant(generator: str, model, *, batch_size: int, max_seqlen: int, name=None, **options) -> Variant:
-    """A Variant that runs the registered `generator` (see tokgen.GENERATORS) on `model`."""
+def generator_variant(
+    generator: str, model, *, batch_size: int, max_seqlen: int, compiled=False, by=(), **options
+) -> Variant:
+    """A Variant running `generator` (see tokgen.GENERATORS) on `model`, named by `tokgen.label`:
+    `compiled=True` for a torch.compile'd model; `by` lists what else tells variants apart in the
+    name ("max_seqlen", "batch_size"); a graph generator's `steps_per_graph` is always in it
+    (notebook 01_naive)."""
     fn = get_generator(generator)
-    info = {"generator": generator, "batch_size": batch_size, "max_seqlen": max_seqlen, **options}
-    return Variant(
-        name or generator,
-        lambda: fn(model, batch_size=batch_size, max_seqlen=max_seqlen, **options),
-        info,
-    )
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def reset_memory(device: torch.device) -> None:
-    """As the article: release cached blocks and reset the peaks before each run."""
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
-        torch.cuda.synchronize(device)
-
-
-def memory_peaks(device: torch.device) -> dict:
-    """Peak allocated and reserved memory of the last run; fragmentation = reserved - allocated."""
-    if device.type != "cuda":
-        return {"peak_allocated_gb": None, "peak_reserved_gb": None, "frag_gb": None, "frag_pct": None}
-    stats = torch.cuda.memory_stats(device)
-    allocated = stats.get("allocated_bytes.all.peak", 0)
-    reserved = stats.get("reserved_bytes.all.peak", 0)
-    return {
-        "peak_allocated_gb": allocated / GB,
-        "peak_reserved_gb": reserved / GB,
-        "frag_gb": (reserved - allocated) / GB,
-        "frag_pct": 100 * (reserved - allocated) / reserved if reserved else 0.0,
-    }
+    sizes = {"max_seqlen": max_seqlen, "batch_size": batch_size}
+    if not set(by) <= set(sizes):
+        raise ValueError(f"by: choose from {', '.join(sizes)}, got {by!r}")
+    name = label(generator, compiled=compiled, k=options.get("steps_per_graph"), **{key: sizes[key] for key in by})
+    info = {"generator": generator, "compiled": compiled, "batch_size": batch_size, "max_seqlen": max_seqlen}
+    run = lambda on_step=no_hook: fn(model, batch_size=batch_size, max_seqlen=max_seqlen, on_step=on_step, **options)
+    return Variant(name, run, info | options)
 
 
 def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[float, torch.Tensor]:
-    """Milliseconds of one call, the device synchronized before and after."""
+    """Milliseconds of one call, the device synchronized before and after (notebook 01_naive)."""
     synchronize(device)
     start = time.perf_counter()
     out = run()
@@ -88,15 +68,19 @@ def compare(
     device: str | torch.device = "cuda",
     record: Callable[[dict], None] | None = None,
     warmup: int = 1,
+    gpu_busy: bool = True,
 ) -> pd.DataFrame:
     """Time every variant `rounds` times, interleaved: round r runs each variant once, in an order
     rotated by r. `warmup` untimed calls first (compilation, graph capture, lazy allocation);
-    the first one is reported as `first_call_ms`.
+    the first one is reported as `first_call_ms`. Introduced in notebook 01_naive.
 
     A variant that runs out of memory or raises is recorded with status "oom"/"error" and
     dropped; the others go on. One row per variant goes to `record` when all rounds are done.
+    On CUDA, with `gpu_busy`, one more (profiled) run of each gives `gpu_busy_ms`, the time the
+    GPU was busy, and `gpu_busy_share` = gpu_busy_ms / median_ms: near 1 GPU-bound, near 0
+    host-bound.
     """
-    if not isinstance(rounds, int) or rounds <= 0:
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds <= 0:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
@@ -145,6 +129,14 @@ def compare(
                         state[v.name]["times"].append(ms)
     finally:
         gc.unfreeze()
+    if gpu_busy and device.type == "cuda":  # one profiled run each, after the timed rounds
+        for v in variants:
+            s = state[v.name]
+            if s["status"] == "ok":
+                try:
+                    s["gpu_busy_ms"] = gpu_busy_ms(v.run)
+                except Exception as err:  # noqa: BLE001 - a profiler failure costs the column, not the run
+                    s["error"] = f"gpu_busy_ms: {type(err).__name__}: {err}"[:500]
 
     rows = []
     for v in variants:
@@ -174,70 +166,8 @@ def _summary(s: dict) -> dict:
         "q75_ms": q[2],
         "ms_per_step": median / steps if t and steps else float("nan"),
         "first_call_ms": s.get("first_call_ms"),
+        "gpu_busy_ms": s.get("gpu_busy_ms", float("nan")),
+        "gpu_busy_share": s.get("gpu_busy_ms", float("nan")) / median if t else float("nan"),
         "times_ms": ";".join(f"{x:.3f}" for x in t),
         **s["memory"],
     }
-
-
-def run_times(row) -> list[float]:
-    """The per-round times of a result row (a dict or a DataFrame row)."""
-    text = row["times_ms"]
-    return [float(x) for x in str(text).split(";")] if isinstance(text, str) and text else []
-
-
-def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
-    """Each variant against `base`, round by round: gain % = (t_base - t) / t_base.
-
-    Rounds are interleaved, so round r of two variants ran moments apart on the same GPU state.
-    `real` is True when the middle half of the per-round gains (25th..75th percentile) lies on
-    one side of zero: the difference clears the spread.
-    """
-    by_name = {row["variant"]: row for _, row in results.iterrows()}
-    if base not in by_name:
-        raise ValueError(f"no variant {base!r} among {list(by_name)}")
-    base_times = run_times(by_name[base])
-    rows = []
-    for name, row in by_name.items():
-        times = run_times(row)
-        n = min(len(times), len(base_times))
-        per_round = [100 * (b - t) / b for b, t in zip(base_times[:n], times[:n])]
-        if n >= 2:
-            lo, _, hi = statistics.quantiles(per_round, n=4, method="inclusive")
-        else:
-            lo = hi = float("nan")
-        rows.append(
-            {
-                "variant": name,
-                "vs": base,
-                "speedup": by_name[base]["median_ms"] / row["median_ms"] if row["median_ms"] else float("nan"),
-                "gain_pct": statistics.median(per_round) if per_round else float("nan"),
-                "gain_q25_pct": lo,
-                "gain_q75_pct": hi,
-                "real": bool(n >= 2 and (lo > 0 or hi < 0)),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def set_expandable_segments(enabled: bool) -> None:
-    """Switch the CUDA caching allocator's expandable segments for segments created from now on
-    (notebook 03). The article sets PYTORCH_ALLOC_CONF before CUDA starts; this lets one process
-    compare both settings round by round."""
-    setting = f"expandable_segments:{enabled}"
-    setter = getattr(torch._C, "_accelerator_setAllocatorSettings", None)
-    if setter is None:
-        setter = torch.cuda.memory._set_allocator_settings
-    setter(setting)
-
-
-def expandable_segments_active(device: str | torch.device = "cuda") -> bool:
-    """Does a fresh allocation land in an expandable segment? Read from the allocator's snapshot."""
-    torch.cuda.empty_cache()
-    probe = torch.empty(64 * 2**20, dtype=torch.uint8, device=device)
-    address = probe.data_ptr()
-    segments = torch.cuda.memory._snapshot()["segments"]
-    del probe
-    for seg in segments:
-        if seg["address"] <= address < seg["address"] + seg["total_size"]:
-            return bool(seg.get("is_expandable", False))
-    raise RuntimeError("the probe allocation was not found in the allocator snapshot")

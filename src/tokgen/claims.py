@@ -1,238 +1,184 @@
 """The article's ten claims against our measurements, read from data/ (notebook 09_summary, README).
 
-Each `claim_N(results_dir)` returns one row: the article's claim, what we measured (text built
-from the CSVs), a verdict and the criterion behind it. A table that is missing gives
-"not measured", never a number.
+Each claim has a function that reads the CSVs and returns (what we measured, verdict); `claim(n)`
+adds the article's words, the criterion and the verdict's stability: the share of bootstrap
+resamples of the timed rounds that give the same verdict. Below STABLE it reads "inconclusive".
+A table that is missing gives "not measured", never a number; a table written by a smoke run
+(tiny model or no GPU) gives no verdict at all.
 """
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .bench import gains
+from .registry import label
 from .results import load
+from .stats import gain, resample_rounds, slope
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
+SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
+STABLE, RESAMPLES = 0.95, 200  # a verdict needs the same outcome in 95% of 200 resampled runs
 
 
-def _ok(df: pd.DataFrame, **where) -> pd.DataFrame:
-    df = df[df["status"] == "ok"]
-    for column, value in where.items():
-        if column not in df.columns:
-            if value is False:  # tables without the column hold eager models only
-                continue
-            return df.iloc[0:0]
-        df = df[df[column] == value]
-    return df
+class Tables:
+    """The CSVs of one results folder, each loaded once; with `rng`, every timed table comes back
+    with its rounds resampled (`tokgen.stats.resample_rounds`). Notebook 09_summary."""
+
+    def __init__(self, results_dir, rng: np.random.Generator | None = None, cache: dict | None = None):
+        self.results_dir, self.rng, self.cache = results_dir, rng, {} if cache is None else cache
+        self.smoke = set()  # tables read so far that a smoke run wrote
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self.cache:
+            self.cache[name] = load(name, self.results_dir)
+        df = self.cache[name]
+        if _smoke(df):
+            self.smoke.add(name)
+        df = df[df["status"] == "ok"] if "status" in df else df
+        return df if self.rng is None else resample_rounds(df, self.rng)
+
+    def resampled(self, rng: np.random.Generator) -> "Tables":
+        return Tables(self.results_dir, rng, self.cache)
+
+
+def _smoke(df: pd.DataFrame) -> bool:
+    """Did a smoke run (a model other than GPT-2 small, or no GPU) write this table?"""
+    params = df["params"].map(lambda p: json.loads(p) if isinstance(p, str) else {}) if "params" in df else None
+    tiny = params is not None and params.map(lambda p: p.get("SIZE", "gpt2") != "gpt2").any()
+    return bool(tiny or ("gpu" in df and df["gpu"].astype(str).str.startswith("none").any()))
 
 
 def _combine(*parts: bool) -> str:
     return REPRODUCED if all(parts) else PARTLY if any(parts) else NOT
 
 
-def _gain(results: pd.DataFrame, base: str, variant: str) -> dict | None:
-    if base not in set(results["variant"]) or variant not in set(results["variant"]):
-        return None
-    g = gains(results[results["variant"].isin([base, variant])], base)
-    return g[g["variant"] == variant].iloc[0].to_dict()
-
-
 def _fmt_gain(g: dict | None) -> str:
     if g is None:
         return "not measured"
-    real = "clears the spread" if g["real"] else "within the spread"
-    return f"{g['gain_pct']:+.1f}% (IQR {g['gain_q25_pct']:+.1f}…{g['gain_q75_pct']:+.1f}%, {real})"
+    real = ", real" if g["real"] else ""
+    return (
+        f"{g['gain_pct']:+.1f}% (IQR {g['gain_q25_pct']:+.1f}…{g['gain_q75_pct']:+.1f}%; p = {g['p_value']:.3f}{real})"
+    )
 
 
-def slope(ns, times) -> float:
-    """Exponent k of runtime ∝ N^k, fitted on log-log axes."""
-    return float(np.polyfit(np.log(ns), np.log(times), 1)[0])
+def _faster(g: dict | None) -> bool:
+    return g is not None and g["real"] and g["gain_pct"] > 0
 
 
-def _row(n, experiment, article, measured, verdict, criterion):
-    return {
-        "#": n,
-        "experiment": experiment,
-        "article": article,
-        "measured": measured,
-        "verdict": verdict,
-        "criterion": criterion,
-    }
-
-
-def claim_1(results_dir):
-    article = "runtime ~quadruples when N doubles (O(N²)); high fragmentation"
-    criterion = "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N"
-    try:
-        df = _ok(load("01_naive", results_dir)).sort_values("max_seqlen")
-    except FileNotFoundError:
-        return _row(1, "naive generator", article, UNMEASURED, UNMEASURED, criterion)
+def claim_1(tables):
+    df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
     ratios = ", ".join(f"×{b / a:.1f}" for a, b in zip(df["median_ms"], df["median_ms"][1:]))
     frag = df["frag_pct"].astype(float)
     measured = f"slope {k:.2f} ({ratios} per doubling); fragmentation {frag.min():.0f}–{frag.max():.0f}% of reserved"
-    return _row(1, "naive generator", article, measured, _combine(k >= 1.7, bool((frag >= 50).all())), criterion)
+    if "device_memory_gb" in df:
+        full = df[df["peak_reserved_gb"] >= 0.9 * df["device_memory_gb"]]
+        if len(full):
+            measured += (
+                f"; at N={', '.join(map(str, full['max_seqlen']))} peak reserved reached ≥ 90% of the GPU's "
+                f"{full['device_memory_gb'].iloc[0]:.0f} GB, so fragmentation there is capped by device memory"
+            )
+    return measured, _combine(k >= 1.7, bool((frag >= 50).all()))
 
 
-def claim_2(results_dir):
-    article = "large speed-up over naive, growing with N; fragmentation still a concern"
-    criterion = "speed-up > 1.5× at every N and growing with N (runs of notebooks 01 and 02)"
-    try:
-        naive = _ok(load("01_naive", results_dir)).set_index("max_seqlen")["median_ms"]
-        kv = _ok(load("02_kv_cache", results_dir)).set_index("max_seqlen")
-    except FileNotFoundError:
-        return _row(2, "KV cache (dynamic)", article, UNMEASURED, UNMEASURED, criterion)
+def claim_2(tables):
+    naive = tables["01_naive"].set_index("max_seqlen")["median_ms"]
+    kv = tables["02_kv_cache"].set_index("max_seqlen")
     ns = sorted(set(naive.index) & set(kv.index))
     speedups = [naive[n] / kv.loc[n, "median_ms"] for n in ns]
     measured = ", ".join(f"N={n}: ×{s:.1f}" for n, s in zip(ns, speedups))
     measured += f"; fragmentation {kv['frag_pct'].min():.0f}–{kv['frag_pct'].max():.0f}%"
-    large = all(s > 1.5 for s in speedups)
-    growing = all(b > a for a, b in zip(speedups, speedups[1:]))
-    return _row(2, "KV cache (dynamic)", article, measured, _combine(large, growing), criterion)
+    return measured, _combine(all(s > 1.5 for s in speedups), all(b > a for a, b in zip(speedups, speedups[1:])))
 
 
-def claim_3(results_dir):
-    article = "expandable segments: fragmentation drops markedly; runtime improves marginally"
-    criterion = (
-        "fragmentation (GB) at most half of the default allocator's at every N; runtime gain ≥ 0 clearing the spread"
-    )
-    try:
-        df = _ok(load("03_expandable_segments", results_dir))
-    except FileNotFoundError:
-        return _row(3, "expandable segments", article, UNMEASURED, UNMEASURED, criterion)
-    if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
-        return _row(3, "expandable segments", article, "setting was not active", UNMEASURED, criterion)
-    parts, frag_ok, runtime_ok = [], True, True
+def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, frag_ok, want_faster):
+    """Claims 3 and 4: per N, `new` against `base` (rows told apart by `column`): `frag_ok(base GB, new GB)`,
+    and the runtime faster or slower as `want_faster(n)` says, real (p < 0.05)."""
+    parts, frags_ok, runtime_ok = [], True, True
     for n, group in df.groupby("max_seqlen"):
-        by = group.set_index("allocator")
-        if not {"expandable", "default"} <= set(by.index):
+        by = group.set_index(column)
+        if not {base, new} <= set(by.index):
             continue
-        g = _gain(group, by.loc["default", "variant"], by.loc["expandable", "variant"])
-        frag_ok &= by.loc["expandable", "frag_gb"] <= 0.5 * by.loc["default", "frag_gb"]
-        runtime_ok &= g is not None and g["real"] and g["gain_pct"] > 0
+        g = gain(group, by.loc[base, "variant"], by.loc[new, "variant"])
+        frags_ok &= bool(frag_ok(by.loc[base, "frag_gb"], by.loc[new, "frag_gb"]))
+        runtime_ok &= g is not None and g["real"] and (g["gain_pct"] > 0) == want_faster(n)
         parts.append(
-            f"N={n}: fragmentation {by.loc['default', 'frag_gb']:.2f}→{by.loc['expandable', 'frag_gb']:.2f} GB, "
-            f"runtime {_fmt_gain(g)}"
+            f"N={n}: {what} {_fmt_gain(g)}, fragmentation {by.loc[base, 'frag_gb']:.2f}→{by.loc[new, 'frag_gb']:.2f} GB"
         )
     if not parts:
-        return _row(3, "expandable segments", article, UNMEASURED, UNMEASURED, criterion)
-    return _row(3, "expandable segments", article, "; ".join(parts), _combine(frag_ok, runtime_ok), criterion)
+        raise KeyError("no N with both variants")
+    return "; ".join(parts), _combine(frags_ok, runtime_ok)
 
 
-def claim_4(results_dir):
-    article = "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster"
-    criterion = "lower fragmentation at every N; slower at the smallest N and faster at the others, clearing the spread"
-    try:
-        df = _ok(load("04_static_cache", results_dir))
-    except FileNotFoundError:
-        return _row(4, "StaticCache", article, UNMEASURED, UNMEASURED, criterion)
-    parts, frag_ok, pattern_ok = [], True, True
-    ns = sorted(df["max_seqlen"].unique())
-    for n in ns:
-        group = df[df["max_seqlen"] == n].set_index("generator")
-        if not {"kv_dynamic", "kv_static"} <= set(group.index):
-            continue
-        g = _gain(df[df["max_seqlen"] == n], group.loc["kv_dynamic", "variant"], group.loc["kv_static", "variant"])
-        frag_ok &= group.loc["kv_static", "frag_gb"] < group.loc["kv_dynamic", "frag_gb"]
-        want_faster = n != ns[0]
-        pattern_ok &= g is not None and g["real"] and (g["gain_pct"] > 0) == want_faster
-        parts.append(
-            f"N={n}: static vs dynamic {_fmt_gain(g)}, fragmentation "
-            f"{group.loc['kv_dynamic', 'frag_gb']:.2f}→{group.loc['kv_static', 'frag_gb']:.2f} GB"
-        )
-    if not parts:
-        return _row(4, "StaticCache", article, UNMEASURED, UNMEASURED, criterion)
-    return _row(4, "StaticCache", article, "; ".join(parts), _combine(frag_ok, pattern_ok), criterion)
+def claim_3(tables):
+    df = tables["03_expandable_segments"]
+    if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
+        return "setting was not active", UNMEASURED
+    markedly = lambda base, new: new <= 0.5 * base
+    return _pairs_by_n(df, "allocator", "default", "expandable", "runtime", markedly, lambda n: True)
 
 
-def claim_5(results_dir):
-    article = "torch.compile on the static-cache generator: a further speed-up"
-    criterion = "compiled faster than eager, clearing the spread"
-    try:
-        df = _ok(load("05_torch_compile", results_dir))
-    except FileNotFoundError:
-        return _row(5, "torch.compile", article, UNMEASURED, UNMEASURED, criterion)
-    eager, compiled = _ok(df, compiled=False), _ok(df, compiled=True)
-    if eager.empty or compiled.empty:
-        return _row(5, "torch.compile", article, UNMEASURED, UNMEASURED, criterion)
-    g = _gain(df, eager.iloc[0]["variant"], compiled.iloc[0]["variant"])
-    measured = f"compiled vs eager static {_fmt_gain(g)}"
-    verdict = REPRODUCED if g is not None and g["real"] and g["gain_pct"] > 0 else NOT
-    return _row(5, "torch.compile", article, measured, verdict, criterion)
+def claim_4(tables):
+    df = tables["04_static_cache"]
+    smallest = df["max_seqlen"].min()
+    lower = lambda base, new: new < base
+    return _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower, lambda n: n != smallest)
 
 
-def _idle(results_dir):
-    df = load("06_eos_sync_profile", results_dir).set_index("variant")
-    return df
+def claim_5(tables):
+    df = tables["05_torch_compile"]
+    g = gain(df, label("kv_static"), label("kv_static", compiled=True))
+    return f"compiled vs eager static {_fmt_gain(g)}", REPRODUCED if _faster(g) else NOT
 
 
-def claim_6(results_dir):
-    article = "the GPU idles ~110 µs between steps, caused by the per-step .item() sync"
-    criterion = "idle gap between steps ≥ 20 µs with the sync and at least twice the pipelined generator's"
-    try:
-        df = _idle(results_dir)
-        sync, piped = df.loc["kv_static", "idle_gap_median_us"], df.loc["pipelined_static", "idle_gap_median_us"]
-    except (FileNotFoundError, KeyError):
-        return _row(6, "cost of the EOS check", article, UNMEASURED, UNMEASURED, criterion)
+def _idle_gaps(tables) -> tuple[float, float]:
+    df = tables["06_eos_sync_profile"].set_index("variant")["idle_gap_median_us"]
+    return df[label("kv_static")], df[label("pipelined_static")]
+
+
+def claim_6(tables):
+    sync, piped = _idle_gaps(tables)
     measured = f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined (eager, B=16)"
-    verdict = REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT
-    return _row(6, "cost of the EOS check", article, measured, verdict, criterion)
+    return measured, REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT
 
 
-def claim_7(results_dir):
-    article = "two-stream pipelining: the GPU no longer idles between steps; a further speed-up"
-    criterion = (
-        "idle gap at most half the sync one; pipelined faster than sync, clearing the spread, eager and compiled"
-    )
-    try:
-        df = _ok(load("07_pipelining", results_dir))
-        idle = _idle(results_dir)
-    except FileNotFoundError:
-        return _row(7, "pipelining", article, UNMEASURED, UNMEASURED, criterion)
-    parts, oks = [], []
-    if "idle_gap_median_us" in idle.columns and {"kv_static", "pipelined_static"} <= set(idle.index):
-        sync, piped = idle.loc["kv_static", "idle_gap_median_us"], idle.loc["pipelined_static", "idle_gap_median_us"]
-        oks.append(piped <= 0.5 * sync)
-        parts.append(f"idle gap {sync:.0f}→{piped:.0f} µs")
+def claim_7(tables):
+    df = tables["07_pipelining"]
+    sync, piped = _idle_gaps(tables)
+    parts, oks = [f"idle gap {sync:.0f}→{piped:.0f} µs"], [piped <= 0.5 * sync]
     for compiled in (False, True):
-        base, var = (
-            ("compiled " if compiled else "") + "kv_static",
-            ("compiled " if compiled else "") + "pipelined_static",
-        )
-        g = _gain(df, base, var)
-        oks.append(g is not None and g["real"] and g["gain_pct"] > 0)
+        g = gain(df, label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled))
+        oks.append(_faster(g))
         parts.append(f"{'compiled' if compiled else 'eager'}: pipelined vs sync {_fmt_gain(g)}")
-    return _row(7, "pipelining", article, "; ".join(parts), _combine(*oks), criterion)
+    return "; ".join(parts), _combine(*oks)
 
 
-def _sweep_gains(df: pd.DataFrame, compiled: bool) -> pd.DataFrame:
-    rows = []
-    prefix = "compiled " if compiled else ""
-    for b, group in _ok(df, compiled=compiled).groupby("batch_size"):
-        g = _gain(group, f"{prefix}kv_static B={b}", f"{prefix}pipelined_static B={b}")
+def sweep_gains(tables) -> pd.DataFrame:
+    """Pipelining's gain per batch size, eager and compiled (notebook 08_batch_sweep); `tables`: a
+    results folder or `Tables`."""
+    tables = tables if isinstance(tables, Tables) else Tables(tables)
+    df, rows = tables["08_batch_sweep"], []
+    for (compiled, b), group in df.groupby(["compiled", "batch_size"]):
+        g = gain(
+            group,
+            label("kv_static", compiled=compiled, batch_size=b),
+            label("pipelined_static", compiled=compiled, batch_size=b),
+        )
         if g is not None:
             rows.append({"batch_size": b, "compiled": compiled, **g})
     return pd.DataFrame(rows)
-
-
-def sweep_gains(results_dir) -> pd.DataFrame:
-    """Pipelining's gain per batch size, eager and compiled (notebook 08)."""
-    df = load("08_batch_sweep", results_dir)
-    return pd.concat([_sweep_gains(df, False), _sweep_gains(df, True)], ignore_index=True)
 
 
 def _batch_sizes(fam: pd.DataFrame) -> str:
     return "B=" + ", ".join(str(b) for b in fam["batch_size"]) if len(fam) else "none"
 
 
-def claim_8(results_dir):
-    article = "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows"
-    criterion = "largest gain at the smallest batch and the gain at the largest batch below it; per family"
-    try:
-        g = sweep_gains(results_dir)
-    except FileNotFoundError:
-        return _row(8, "batch-size sweep", article, UNMEASURED, UNMEASURED, criterion)
+def claim_8(tables):
+    g = sweep_gains(tables)
+    if g.empty:
+        raise KeyError("no batch size with both variants")
     parts, oks = [], []
     for compiled, fam in g.groupby("compiled"):
         fam = fam.sort_values("batch_size")
@@ -242,66 +188,107 @@ def claim_8(results_dir):
         parts.append(
             f"{'compiled' if compiled else 'eager'}: B={fam['batch_size'].iloc[0]} {_fmt_gain(fam.iloc[0])}; "
             f"largest median gain at B={best['batch_size']}, {_fmt_gain(best)}; of {len(fam)} batch sizes, "
-            f"gains that clear the spread: {_batch_sizes(real[real['gain_pct'] > 0])}, "
-            f"losses that clear it: {_batch_sizes(real[real['gain_pct'] < 0])}"
+            f"real gains: {_batch_sizes(real[real['gain_pct'] > 0])}, "
+            f"real losses: {_batch_sizes(real[real['gain_pct'] < 0])}"
         )
-    if not parts:
-        return _row(8, "batch-size sweep", article, UNMEASURED, UNMEASURED, criterion)
-    return _row(8, "batch-size sweep", article, "; ".join(parts), _combine(*oks), criterion)
+    return "; ".join(parts), _combine(*oks)
 
 
-def claim_9(results_dir):
-    article = "streams cost something: the no-EOS-check generator is still faster than the pipelined one"
-    criterion = "no-check faster than pipelined, clearing the spread, eager and compiled"
-    try:
-        df = _ok(load("07_pipelining", results_dir))
-    except FileNotFoundError:
-        return _row(9, "overhead of streams", article, UNMEASURED, UNMEASURED, criterion)
+def claim_9(tables):
+    df = tables["07_pipelining"]
     parts, oks = [], []
-    for prefix in ("", "compiled "):
-        g = _gain(df, f"{prefix}pipelined_static", f"{prefix}kv_static_no_check")
-        oks.append(g is not None and g["real"] and g["gain_pct"] > 0)
-        parts.append(f"{prefix or 'eager '}no-check vs pipelined {_fmt_gain(g)}")
-    return _row(9, "overhead of streams", article, "; ".join(parts), _combine(*oks), criterion)
+    for compiled in (False, True):
+        g = gain(df, label("pipelined_static", compiled=compiled), label("kv_static_no_check", compiled=compiled))
+        oks.append(_faster(g))
+        parts.append(f"{'compiled' if compiled else 'eager'} no-check vs pipelined {_fmt_gain(g)}")
+    return "; ".join(parts), _combine(*oks)
 
 
-def summary_results(results_dir) -> pd.DataFrame:
+def summary_results(tables) -> pd.DataFrame:
     """Notebook 07's interleaved run of every article generator (B=32, N=100), fastest first,
-    with the speed-up over the naive generator of the same run (notebook 09, README)."""
-    df = _ok(load("07_pipelining", results_dir))
-    naive = df.set_index("variant").loc["naive", "median_ms"]
+    with the speed-up over the naive generator of the same run (notebook 09_summary, README);
+    `tables`: a results folder or `Tables`."""
+    df = (tables if isinstance(tables, Tables) else Tables(tables))["07_pipelining"]
+    naive = df.set_index("variant").loc[label("naive"), "median_ms"]
     return df.assign(speedup_vs_naive=naive / df["median_ms"]).sort_values("median_ms", ignore_index=True)
 
 
-def claim_10(results_dir):
-    article = "best of the article (compile + static cache + pipelining) ≈ 5× the naive baseline"
-    criterion = "speed-up ≥ 4× reproduced, ≥ 2.5× partly (B=32, N=100, one interleaved run)"
+def claim_10(tables):
+    best = label("pipelined_static", compiled=True)
+    df = summary_results(tables).set_index("variant")
+    speedup, ranked = df.loc[best, "speedup_vs_naive"], df.index.tolist()
+    measured = (
+        f"×{speedup:.1f} over naive; ranked {ranked.index(best) + 1} of {len(ranked)} variants (fastest: {ranked[0]})"
+    )
+    return measured, REPRODUCED if speedup >= 4 else PARTLY if speedup >= 2.5 else NOT
+
+
+# number: (experiment, the article's claim, our criterion, the function that measures it)
+CLAIMS = {
+    1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
+        "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N", claim_1),
+    2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
+        "speed-up > 1.5× at every N and growing with N (runs of notebooks 01 and 02)", claim_2),
+    3: ("expandable segments", "expandable segments: fragmentation drops markedly; runtime improves marginally",
+        "fragmentation (GB) at most half the default allocator's at every N; runtime faster, real (p < 0.05)",
+        claim_3),
+    4: ("StaticCache", "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster",
+        "lower fragmentation at every N; slower at the smallest N and faster at the others, real (p < 0.05)",
+        claim_4),
+    5: ("torch.compile", "torch.compile on the static-cache generator: a further speed-up",
+        "compiled faster than eager, real (p < 0.05)", claim_5),
+    6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
+        "idle gap between steps ≥ 20 µs with the sync and at least twice the pipelined generator's", claim_6),
+    7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
+        "idle gap at most half the sync one; pipelined faster than sync, real (p < 0.05), eager and compiled",
+        claim_7),
+    8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
+        "largest gain at the smallest batch and the gain at the largest batch below it; per family", claim_8),
+    9: ("overhead of streams",
+        "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
+        "no-check faster than pipelined, real (p < 0.05), eager and compiled", claim_9),
+    10: ("summary", "best of the article (compile + static cache + pipelining) ≈ 5× the naive baseline",
+         "speed-up ≥ 4× reproduced, ≥ 2.5× partly (B=32, N=100, one interleaved run)", claim_10),
+}  # fmt: skip
+
+
+def _evaluate(measure, tables: Tables) -> tuple[str, str]:
     try:
-        df = summary_results(results_dir).set_index("variant")
-        speedup = df.loc["compiled pipelined_static", "speedup_vs_naive"]
+        return measure(tables)
     except (FileNotFoundError, KeyError):
-        return _row(10, "summary", article, UNMEASURED, UNMEASURED, criterion)
-    ranked = df.index.tolist()
-    place = ranked.index("compiled pipelined_static") + 1
-    measured = f"×{speedup:.1f} over naive; ranked {place} of {len(ranked)} variants (fastest: {ranked[0]})"
-    verdict = REPRODUCED if speedup >= 4 else PARTLY if speedup >= 2.5 else NOT
-    return _row(10, "summary", article, measured, verdict, criterion)
+        return UNMEASURED, UNMEASURED
+    except Exception as err:  # noqa: BLE001 - one unreadable table must not hide the other nine
+        return f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED
 
 
-CLAIMS = [claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10]
+def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+    """Claim n (1-10) as a dict: the article's words, what we measured, the verdict, its stability
+    and the criterion (notebooks 01-09). The verdict is recomputed on `resamples` bootstrap draws
+    of the timed rounds; if fewer than STABLE of them agree, it reads "inconclusive"."""
+    experiment, article, criterion, measure = CLAIMS[n]
+    tables = Tables(results_dir)
+    measured, verdict = _evaluate(measure, tables)
+    if tables.smoke:  # a table written with a tiny model or without a GPU tests the code, it measures nothing
+        tables_ = ", ".join(sorted(tables.smoke))
+        measured, verdict = f"{tables_}: written by a smoke run (tiny model or no GPU), not a measurement", SMOKE
+    stability = float("nan")
+    if verdict in (REPRODUCED, PARTLY, NOT):
+        rng = np.random.default_rng(seed)
+        same = sum(_evaluate(measure, tables.resampled(rng))[1] == verdict for _ in range(resamples))
+        stability = same / resamples
+        if stability < STABLE:
+            verdict = f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)"
+    return {
+        "#": n,
+        "experiment": experiment,
+        "article": article,
+        "measured": measured,
+        "verdict": verdict,
+        "stability": stability,
+        "criterion": criterion,
+    }
 
 
-def claims_table(results_dir: str | Path) -> pd.DataFrame:
-    """All ten claims; a claim whose data is broken says so instead of stopping the table."""
-    rows = []
-    for i, claim in enumerate(CLAIMS, 1):
-        try:
-            rows.append(claim(results_dir))
-        except Exception as err:  # noqa: BLE001 - one unreadable table must not hide the other nine
-            rows.append(_row(i, claim.__name__, "", f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED, ""))
-    return pd.DataFrame(rows)
-
-
-def claim(n: int, results_dir: str | Path) -> dict:
-    """Claim n (1-10) as a dict, for the notebook that measures it."""
-    return CLAIMS[n - 1](results_dir)
+def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
+    """All ten claims (notebook 09_summary, README)."""
+    return pd.DataFrame([claim(n, results_dir, resamples) for n in CLAIMS])

@@ -1,4 +1,4 @@
-"""Notebook helpers: show a generator's source, say a measured sentence, save a figure.
+"""Notebook helpers: show a generator's source, say a measured sentence, tables and figures.
 
 Introduced in notebook 00_setup. Prose cells never hold measured numbers: a code cell reads
 them from data/ and `say`s them.
@@ -8,15 +8,17 @@ import functools
 import inspect
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
+from IPython.display import Code, Markdown, display
+
+from .claims import claim
+from .registry import get_generator
+from .stats import slope
 
 
 def show_source(obj):
-    """The source of a function (or a registry name / partial) from src/, for display in a notebook."""
-    from IPython.display import Code
-
-    from .registry import get_generator
-
+    """The source of a function or class (or a registry name / partial) from src/ (notebook 00_setup)."""
     if isinstance(obj, str):
         obj = get_generator(obj)
     header = ""
@@ -24,19 +26,18 @@ def show_source(obj):
         bound = ", ".join(f"{k}={v!r}" for k, v in obj.keywords.items())
         header = f"# registry entry: functools.partial({obj.func.__name__}, {bound})\n\n"
         obj = obj.func
+    obj = inspect.unwrap(obj)  # torch.inference_mode() wraps the generators
     path = Path(inspect.getsourcefile(obj)).name
     return Code(f"# tokgen/{path}\n{header}{inspect.getsource(obj)}", language="python")
 
 
 def say(text: str) -> None:
-    """Render a Markdown sentence built from measured values."""
-    from IPython.display import Markdown, display
-
+    """Render a Markdown sentence built from measured values (notebook 00_setup)."""
     display(Markdown(text))
 
 
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int = 1) -> str:
-    """A Markdown table of `columns` (all by default), floats rounded to `digits`."""
+    """A Markdown table of `columns` (all by default), floats rounded to `digits` (notebook 00_setup)."""
     df = df if columns is None else df[columns]
     header = "| " + " | ".join(map(str, df.columns)) + " |"
     rule = "|" + "|".join("---" for _ in df.columns) + "|"
@@ -50,29 +51,28 @@ def _cell(value, digits: int) -> str:
     return str(value)
 
 
-def spread(row, unit: str = "ms", digits: int = 1) -> str:
-    """ "median (q25–q75) unit" for a result row."""
-    return f"{row['median_ms']:.{digits}f} {unit} ({row['q25_ms']:.{digits}f}–{row['q75_ms']:.{digits}f})"
+def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
+    """ "median (q25–q75) unit" for a result row, the one way every table and sentence writes it
+    (notebook 01_naive). `key` picks the columns: median_<key>, q25_<key>, q75_<key>."""
+    med, lo, hi = row[f"median_{key}"], row[f"q25_{key}"], row[f"q75_{key}"]
+    return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
 
-def save_figure(fig, name: str, results_dir: str | Path) -> Path:
-    """figures/<name>.png and .svg under `results_dir`; returns the PNG's path."""
+def save_figure(fig, name: str, results_dir: str | Path) -> None:
+    """figures/<name>.png and .svg under `results_dir` (notebook 01_naive)."""
     out = Path(results_dir) / "figures"
     out.mkdir(parents=True, exist_ok=True)
     fig.savefig(out / f"{name}.svg", bbox_inches="tight")
     fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
-    return out / f"{name}.png"
 
 
 def plot_scaling(ax, results: dict[str, pd.DataFrame]):
-    """Runtime vs max_seqlen on log-log axes, median with the interquartile range, fitted slope."""
-    from .claims import slope
-
-    for label, df in results.items():
+    """Runtime vs max_seqlen on log-log axes, median with the interquartile range, fitted slope (notebook 01)."""
+    for name, df in results.items():
         df = df.sort_values("max_seqlen")
         n, med = df["max_seqlen"], df["median_ms"]
         err = [med - df["q25_ms"], df["q75_ms"] - med]
-        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=f"{label}: slope {slope(n, med):.2f}")
+        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=f"{name}: slope {slope(n, med):.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("max_seqlen N (log)")
@@ -81,32 +81,64 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     return ax
 
 
-def plot_memory(ax, df: pd.DataFrame, label: str = "variant"):
-    """Peak allocated memory and fragmentation (reserved - allocated), stacked to peak reserved."""
+def plot_memory(ax, df: pd.DataFrame, name: str = "variant"):
+    """Peak allocated memory and fragmentation (reserved - allocated), stacked to peak reserved (notebook 01)."""
     x = range(len(df))
     ax.bar(x, df["peak_allocated_gb"], label="peak allocated")
     ax.bar(x, df["frag_gb"], bottom=df["peak_allocated_gb"], label="fragmentation (reserved − allocated)")
-    ax.set_xticks(list(x), df[label], rotation=30, ha="right")
+    ax.set_xticks(list(x), df[name], rotation=30, ha="right")
     ax.set_ylabel("GB")
     ax.legend()
     return ax
 
 
-def plot_runtimes(ax, df: pd.DataFrame, label: str = "variant"):
-    """Median runtime per variant with its interquartile range, fastest at the top."""
+def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
+    """Median runtime per variant with its interquartile range, fastest at the top (notebook 04)."""
     df = df.sort_values("median_ms", ascending=False)
     y = range(len(df))
     err = [df["median_ms"] - df["q25_ms"], df["q75_ms"] - df["median_ms"]]
     ax.barh(list(y), df["median_ms"], xerr=err, capsize=3, color="C0")
-    ax.set_yticks(list(y), df[label])
+    ax.set_yticks(list(y), df[name])
     ax.set_xlabel("runtime per generation, ms (median, IQR)")
+    return ax
+
+
+def plot_timeline(timeline, steps, ax=None, title: str = ""):
+    """CPU ranges on top, one row of kernels per CUDA stream below, for a few steps (notebook 06).
+
+    `steps` are window-relative step indices (see tokgen.profiling.Timeline); CPU rows need a
+    `cpu=True` profile.
+    """
+    steps = list(steps)
+    k = timeline.kernels[timeline.kernels["step"].isin(steps)]
+    if k.empty:
+        raise ValueError(f"no kernels recorded for steps {steps}")
+    t0, t1 = k["start"].min(), k["end"].max()
+    r = timeline.ranges
+    r = r[(r["end"] >= t0 - 50) & (r["start"] <= t1)]
+    lanes = [("step", "C0"), ("model forward", "C2"), ("sync wait", "C3")]
+    streams = sorted(k["stream"].dropna().unique())
+    if ax is None:
+        _, ax = plt.subplots(figsize=(12, 1.0 + 0.5 * (len(lanes) + len(streams))))
+    y, labels = 0, []
+    for lane, color in lanes:
+        rows = r[r["name"].str.startswith(lane)]
+        ax.broken_barh(list(zip(rows["start"] - t0, rows["end"] - rows["start"])), (y, 0.8), color=color, alpha=0.7)
+        labels.append(f"CPU: {lane}")
+        y -= 1
+    for stream in streams:
+        s = k[k["stream"] == stream]
+        ax.broken_barh(list(zip(s["start"] - t0, s["end"] - s["start"])), (y, 0.8), color="C1")
+        labels.append(f"GPU stream {int(stream)}")
+        y -= 1
+    ax.set_yticks([-i + 0.4 for i in range(len(labels))], labels)
+    ax.set_xlabel("time since the first kernel shown (µs)")
+    ax.set_title(title)
     return ax
 
 
 def show_claim(n: int, results_dir: str | Path) -> None:
     """The article's claim n, what we measured and the verdict, from data/ (notebooks 01-09)."""
-    from .claims import claim
-
     c = claim(n, results_dir)
     say(
         f"**Article (claim {n}):** {c['article']}.  \n**Measured:** {c['measured']}.  \n"

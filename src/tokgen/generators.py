@@ -1,9 +1,10 @@
-"""The article's token generators, one registry, one signature.
+"""The article's token generators (notebooks 01-07), one signature.
 
-Every generator is called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None, **options)``
+Every generator is called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None, on_step=no_hook, ...)``
 and returns exactly what `generate_naive` returns for the same model: a ``(batch_size, 1 + steps)``
 LongTensor, the prompt column first, where ``steps`` is the first step after which every sequence
 has produced ``eos_token_id`` at least once, or ``max_seqlen``. Greedy (argmax) decoding.
+``on_step(i)`` is called at the top of step i: the one hook profilers use (tokgen.profiling).
 """
 
 import torch
@@ -11,11 +12,14 @@ import transformers
 from transformers import DynamicCache, StaticCache
 
 from .model import require_positive, takes_cache_position
-from .profiling import annotate, mark_step
+
+
+def no_hook(step: int) -> None:
+    """The default `on_step`: does nothing (notebook 06 passes a profiler's instead)."""
 
 
 def check_sizes(model, batch_size: int, max_seqlen: int) -> None:
-    """One clear error for sizes no generator can run."""
+    """One clear error for sizes no generator can run (notebook 00_setup)."""
     require_positive(batch_size=batch_size, max_seqlen=max_seqlen)
     limit = model.config.n_positions
     if max_seqlen > limit:
@@ -23,11 +27,12 @@ def check_sizes(model, batch_size: int, max_seqlen: int) -> None:
 
 
 def resolve_eos(model, eos_token_id: int | None) -> int:
+    """The model's EOS id unless another is given (tests force early stops with another; notebook 07)."""
     return model.config.eos_token_id if eos_token_id is None else int(eos_token_id)
 
 
 def first_tokens(model, batch_size: int, prompt: torch.Tensor | None = None) -> torch.Tensor:
-    """(B, 1) prompt: BOS for every row as in the article, or one given token per row (tests)."""
+    """(B, 1) prompt: BOS for every row as in the article, or one given token per row (notebook 01, tests)."""
     device = model.device
     if prompt is None:
         return torch.full((batch_size, 1), model.config.bos_token_id, dtype=torch.long, device=device)
@@ -38,7 +43,7 @@ def first_tokens(model, batch_size: int, prompt: torch.Tensor | None = None) -> 
 
 
 def make_cache(model, kind: str, max_seqlen: int):
-    """A KV cache: "dynamic" grows by one position per step, "static" is allocated for max_seqlen."""
+    """A KV cache: "dynamic" grows by one position per step, "static" is allocated for max_seqlen (notebook 04)."""
     if kind == "dynamic":
         return DynamicCache(config=model.config)
     if kind == "static":
@@ -51,6 +56,7 @@ def cache_kwargs(model, cache, position: torch.Tensor) -> dict:
 
     transformers 5.1 needs `cache_position` to index a StaticCache (else it counts the filled
     slots with a GPU reduction, a hidden sync); 5.4+ keeps the position inside the cache.
+    Introduced in notebook 04_static_cache.
     """
     kwargs = {"past_key_values": cache, "use_cache": True}
     if takes_cache_position(model):
@@ -59,28 +65,27 @@ def cache_kwargs(model, cache, position: torch.Tensor) -> dict:
 
 
 @torch.inference_mode()
-def generate_naive(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None):
+def generate_naive(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None, on_step=no_hook):
     """Re-run the whole sequence at every step: O(N²) work. Notebook 01_naive."""
     check_sizes(model, batch_size, max_seqlen)
     eos = resolve_eos(model, eos_token_id)
     tokens = first_tokens(model, batch_size, prompt)  # (B, 1)
     finished = torch.zeros(batch_size, dtype=torch.bool, device=tokens.device)
     for i in range(max_seqlen):
-        mark_step(i)
-        with annotate(f"step {i}"):
-            with annotate("model forward"):
-                logits = model(tokens, use_cache=False).logits[:, -1, :]  # (B, vocab)
-                new = logits.argmax(dim=-1)  # (B,)
-                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
-                finished |= new == eos
-            with annotate("stop check"):
-                if finished.all().item():  # the CPU waits here for the GPU, every step
-                    break
+        on_step(i)
+        logits = model(tokens, use_cache=False).logits[:, -1, :]  # (B, vocab): the last position only
+        new = logits.argmax(dim=-1)  # (B,)
+        tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
+        finished |= new == eos
+        if finished.all().item():  # the CPU waits here for the GPU, every step
+            break
     return tokens
 
 
 @torch.inference_mode()
-def generate_kv(model, *, batch_size, max_seqlen, eos_token_id=None, cache="dynamic", check_stop=True, prompt=None):
+def generate_kv(
+    model, *, batch_size, max_seqlen, eos_token_id=None, cache="dynamic", check_stop=True, prompt=None, on_step=no_hook
+):
     """Feed only the newest token; keys and values of the past come from a KV cache.
 
     `cache="dynamic"` is notebook 02_kv_cache, `cache="static"` notebook 04_static_cache.
@@ -94,29 +99,28 @@ def generate_kv(model, *, batch_size, max_seqlen, eos_token_id=None, cache="dyna
     past = make_cache(model, cache, max_seqlen)
     positions = torch.arange(max_seqlen, device=tokens.device)
     for i in range(max_seqlen):
-        mark_step(i)
-        with annotate(f"step {i}"):
-            with annotate("model forward"):
-                out = model(tokens[:, -1:], **cache_kwargs(model, past, positions[i : i + 1]))
-                new = out.logits[:, -1, :].argmax(dim=-1)  # (B,)
-                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
-            if check_stop:
-                with annotate("stop check"):
-                    finished |= new == eos
-                    if finished.all().item():  # the CPU waits here for the GPU, every step
-                        break
+        on_step(i)
+        out = model(tokens[:, -1:], **cache_kwargs(model, past, positions[i : i + 1]))
+        new = out.logits[:, -1, :].argmax(dim=-1)  # (B,)
+        tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
+        if check_stop:
+            finished |= new == eos
+            if finished.all().item():  # the CPU waits here for the GPU, every step
+                break
     return tokens
 
 
-def side_streams(device: torch.device, count: int) -> list:
-    """`count` new CUDA streams; `None` (the current stream) for one stream or on the CPU."""
+def new_streams(device: torch.device, count: int) -> list:
+    """`count` new CUDA streams; `None` (the current stream) for one stream or on the CPU (notebook 07)."""
     if device.type != "cuda" or count == 1:
         return [None, None]
     return [torch.cuda.Stream(device) for _ in range(count)]
 
 
 @torch.inference_mode()
-def generate_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, cache="static", streams=2, prompt=None):
+def generate_pipelined(
+    model, *, batch_size, max_seqlen, eos_token_id=None, cache="static", streams=2, prompt=None, on_step=no_hook
+):
     """Queue step i before reading step i-1's stop flag, so the GPU never waits for the CPU.
 
     The article's two-stream "ping-pong" (notebook 07_pipelining): step i runs on stream i % 2
@@ -135,7 +139,7 @@ def generate_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, cach
     past = make_cache(model, cache, max_seqlen)
     positions = torch.arange(max_seqlen, device=device)
     on_cuda = device.type == "cuda"
-    lanes = side_streams(device, streams)
+    lanes = new_streams(device, streams)  # lanes[i % 2] runs step i
     for lane in lanes:  # the setup above ran on the current stream
         if lane is not None:
             lane.wait_stream(torch.cuda.current_stream(device))
@@ -144,26 +148,24 @@ def generate_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, cach
     copied = [torch.cuda.Event() if on_cuda else None for _ in range(2)]
     steps = max_seqlen
     for i in range(max_seqlen):
-        mark_step(i)
+        on_step(i)
         cur, prev = i % 2, (i + 1) % 2
-        with annotate(f"step {i}"):
-            with annotate("model forward"), torch.cuda.stream(lanes[cur]):
-                if lanes[cur] is not None:
-                    lanes[cur].wait_stream(lanes[prev])  # step i-1's tokens, cache and mask
-                out = model(tokens[:, -1:], **cache_kwargs(model, past, positions[i : i + 1]))
-                new = out.logits[:, -1, :].argmax(dim=-1)  # (B,)
-                tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
-                finished |= new == eos
-                stop_host[cur].copy_(finished.all(), non_blocking=True)
-                if on_cuda:
-                    copied[cur].record()
-            if i > 0:
-                with annotate("stop check"):
-                    if on_cuda:
-                        copied[prev].synchronize()  # waits for step i-1 only; step i is queued
-                    if stop_seen[prev]:
-                        steps = i  # step i-1 was the last one; step i is dropped below
-                        break
+        with torch.cuda.stream(lanes[cur]):
+            if lanes[cur] is not None:
+                lanes[cur].wait_stream(lanes[prev])  # step i-1's tokens, cache and mask
+            out = model(tokens[:, -1:], **cache_kwargs(model, past, positions[i : i + 1]))
+            new = out.logits[:, -1, :].argmax(dim=-1)  # (B,)
+            tokens = torch.cat([tokens, new[:, None]], dim=1)  # (B, i + 2)
+            finished |= new == eos
+            stop_host[cur].copy_(finished.all(), non_blocking=True)
+            if on_cuda:
+                copied[cur].record()
+        if i > 0:
+            if on_cuda:
+                copied[prev].synchronize()  # waits for step i-1 only; step i is queued
+            if stop_seen[prev]:
+                steps = i  # step i-1 was the last one; step i is dropped below
+                break
     for lane in lanes:  # nothing may still run when the caller frees or reuses these tensors
         if lane is not None:
             lane.synchronize()
@@ -171,12 +173,15 @@ def generate_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, cach
 
 
 @torch.inference_mode()
-def hf_generate(model, *, batch_size, max_seqlen, eos_token_id=None, cache_implementation=None, prompt=None):
+def transformers_generate(
+    model, *, batch_size, max_seqlen, eos_token_id=None, cache_implementation=None, prompt=None, on_step=no_hook
+):
     """transformers' own `model.generate()`, greedy, from the same prompts (notebooks 10 and 11).
 
-    Not in the registry: a row that finishes early is padded with the EOS id instead of being
-    continued, so the output equals the naive one only when all rows stop together or never.
-    `cache_implementation="static"` makes generate() compile the decode step itself.
+    Not held to the naive tokens on early stops: a row that finishes early is padded with the
+    EOS id instead of being continued, so the output equals the naive one only when all rows
+    stop together or never. `cache_implementation="static"` makes generate() compile the
+    decode step itself. `on_step` is not called: generate() has its own loop.
     """
     check_sizes(model, batch_size, max_seqlen)
     eos = resolve_eos(model, eos_token_id)
@@ -200,13 +205,13 @@ def hf_generate(model, *, batch_size, max_seqlen, eos_token_id=None, cache_imple
 
 
 @torch.inference_mode()
-def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None):
+def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None, on_step=no_hook):
     """The article's two-stream loop as published, kept to show its two flaws (notebook 07).
 
     1. `stop_host[prev].item()` reads pinned host memory: `wait_stream` orders the GPU, not the
        CPU, so the copy may not have landed and the stop is seen one or more steps late.
     2. It returns `all_tokens` as is, with the token(s) of the steps queued past the stop.
-    Not in the registry: its output can be longer than the naive generator's.
+    Not held to the naive tokens: its output can be longer than the naive generator's.
     """
     eos = resolve_eos(model, eos_token_id)
     all_tokens = first_tokens(model, batch_size, prompt)
@@ -214,9 +219,10 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
     past = make_cache(model, "static", max_seqlen)
     cache_positions = torch.arange(max_seqlen, device=all_tokens.device)
     on_cuda = all_tokens.device.type == "cuda"
-    streams = side_streams(all_tokens.device, 2)
+    streams = new_streams(all_tokens.device, 2)
     stop_host = [torch.tensor(False, pin_memory=on_cuda), torch.tensor(False, pin_memory=on_cuda)]
     for i in range(max_seqlen):
+        on_step(i)
         curr_idx, prev_idx = i % 2, (i + 1) % 2
         curr_s, prev_s = streams[curr_idx], streams[prev_idx]
         with torch.cuda.stream(curr_s):

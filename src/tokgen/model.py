@@ -1,4 +1,4 @@
-"""The model under test: GPT-2 with random weights (introduced in notebook 00_setup)."""
+"""The model under test: GPT-2 with random weights, and the checks every helper shares (notebook 00_setup)."""
 
 import functools
 import inspect
@@ -10,9 +10,9 @@ SIZES = ("gpt2", "tiny", "micro")
 
 
 def gpt2_config(size: str = "gpt2") -> GPT2Config:
-    """`GPT2Config()` defaults (= the hub's "gpt2", 124M), a tiny config for CPU tests, or the
-    "micro" model of seed 003 (1 layer, hidden 16, vocab 256) where framework overhead is all
-    there is (notebook 11). Introduced in notebook 00_setup.
+    """`GPT2Config()` defaults (= the hub's "gpt2", 124M), a tiny config for CPU tests, or a
+    "micro" model (1 layer, hidden 16, vocab 256, as in transformers issue #43089) where
+    framework overhead is all there is (notebook 11). Introduced in notebook 00_setup.
     """
     if size == "gpt2":
         return GPT2Config()
@@ -26,27 +26,33 @@ def gpt2_config(size: str = "gpt2") -> GPT2Config:
     raise ValueError(f"unknown model size {size!r}: choose one of {', '.join(SIZES)}")
 
 
+def require_cuda(what: str) -> None:
+    """One clear error for an experiment that only means something on a CUDA GPU (notebook 00_setup)."""
+    if not torch.cuda.is_available():
+        raise RuntimeError(f"{what} needs a CUDA GPU, but torch.cuda.is_available() is False on this machine")
+
+
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
-    """`None` means CUDA when there is one, else CPU; asking for CUDA without one is an error."""
+    """`None` means CUDA when there is one, else CPU; asking for CUDA without one is an error (notebook 00_setup)."""
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("this needs a CUDA GPU, but torch.cuda.is_available() is False on this machine")
+    if device.type == "cuda":
+        require_cuda("device 'cuda'")
     return device
 
 
 def require_positive(**sizes) -> None:
-    """One clear error for a size that is not a positive integer (booleans are not sizes)."""
+    """One clear error for a size that is not a positive integer; booleans are not sizes (notebook 00_setup)."""
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
-def require_cuda(what: str) -> None:
-    """One clear error for an experiment that only means something on a CUDA GPU."""
-    if not torch.cuda.is_available():
-        raise RuntimeError(f"{what} needs a CUDA GPU, but torch.cuda.is_available() is False on this machine")
+def synchronize(device: str | torch.device = "cuda") -> None:
+    """Wait for the GPU's queued work; nothing on the CPU (notebook 01_naive)."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def build_model(size: str = "gpt2", device: str | torch.device | None = None, seed: int = 0) -> GPT2LMHeadModel:
@@ -63,11 +69,12 @@ def build_model(size: str = "gpt2", device: str | torch.device | None = None, se
 
 
 def num_parameters(model: torch.nn.Module) -> int:
-    """Unique parameters (the LM head shares the token-embedding matrix)."""
+    """Unique parameters; the LM head shares the token-embedding matrix (notebook 00_setup)."""
     return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
 
 def parameter_bytes(model: torch.nn.Module) -> int:
+    """Bytes of the unique parameters (notebook 00_setup)."""
     return sum(p.numel() * p.element_size() for p in {id(p): p for p in model.parameters()}.values())
 
 
@@ -77,6 +84,6 @@ def _forward_takes_cache_position(forward) -> bool:
 
 
 def takes_cache_position(model: torch.nn.Module) -> bool:
-    """transformers 5.1 wants `cache_position` with a StaticCache; 5.4+ dropped the argument."""
+    """transformers 5.1 wants `cache_position` with a StaticCache; 5.4+ dropped the argument (notebook 04)."""
     model = getattr(model, "_orig_mod", model)  # a torch.compile wrapper
     return _forward_takes_cache_position(type(model).forward)

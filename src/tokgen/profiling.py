@@ -1,18 +1,15 @@
-"""Where the time goes: ranges, a profiled window of steps, GPU idle gaps, syncs per token.
+"""Where the time goes: a profiled window of steps, GPU idle gaps, syncs per token.
 
-Introduced in notebook 06_eos_sync_profile (ranges, timeline, gaps); notebook 11_sync_audit
-counts host-device syncs. `python -m tokgen.profiling --help` runs the same window under
-Nsight Systems for readers who have `nsys`.
+Introduced in notebook 06_eos_sync_profile (window, ranges, timeline, gaps); notebook
+11_sync_audit counts host-device syncs. Generators call ``on_step(i)`` at the top of step i;
+the callbacks here use it to open and close a profiling window and to mark ranges.
+Readers with Nsight Systems use the same two callbacks with `torch.cuda.profiler.start/stop`
+(notebook 06, section 4).
 """
 
-import argparse
-import contextlib
 import gzip
 import json
 import os
-import shutil
-import subprocess
-import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -20,93 +17,109 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from .model import require_cuda, synchronize
+
 try:
     import nvtx
 except ImportError:  # nvtx is optional at run time: the torch.profiler ranges still work
     nvtx = None
 
-_annotating = False
-_step_hook = None
+
+class StepWindow:
+    """An `on_step` callback: `open()` at the first step >= start, `close()` at the first step >=
+    stop, or by `finish()` when the run ends first. A generator that calls on_step every K-th
+    step (a graph decoder) still opens the window (notebook 06_eos_sync_profile)."""
+
+    def __init__(self, start: int, stop: int, open, close):
+        self.start, self.stop, self.open, self.close = start, stop, open, close
+        self.state = "before"
+
+    def __call__(self, step: int) -> None:
+        if self.state == "before" and step >= self.start:
+            self.open()
+            self.state = "open"
+        elif self.state == "open" and step >= self.stop:
+            self.close()
+            self.state = "after"
+
+    def finish(self) -> None:
+        if self.state == "open":
+            self.close()
+            self.state = "after"
 
 
-@contextlib.contextmanager
-def annotations(enabled: bool = True):
-    """Turn the generators' ranges on (they cost a few microseconds each, so they are off by default)."""
-    global _annotating
-    before, _annotating = _annotating, enabled
-    try:
-        yield
-    finally:
-        _annotating = before
+class Ranges:
+    """Named ranges seen by Nsight Systems (NVTX) and by torch.profiler (record_function) alike:
+    "step i" from one `on_step` call to the next, and "model forward" around every call of
+    `model` (forward hooks), when one is given (notebook 06_eos_sync_profile)."""
 
+    def __init__(self, model=None):
+        self.open_step, self.forwards, self.hooks = None, [], []
+        if model is not None:
+            self.hooks = [
+                model.register_forward_pre_hook(lambda *_: self.forwards.append(self._enter("model forward"))),
+                model.register_forward_hook(lambda *_: self._exit(self.forwards.pop())),
+            ]
 
-def annotate(name: str):
-    """A range seen by Nsight Systems (NVTX) and by torch.profiler (record_function) alike."""
-    if not _annotating:
-        return contextlib.nullcontext()
-    stack = contextlib.ExitStack()
-    if nvtx is not None:
-        stack.enter_context(nvtx.annotate(name))
-    stack.enter_context(torch.profiler.record_function(name))
-    return stack
+    @staticmethod
+    def _enter(name: str):
+        marks = [torch.profiler.record_function(name)] + ([nvtx.annotate(name)] if nvtx is not None else [])
+        for mark in marks:
+            mark.__enter__()
+        return marks
 
+    @staticmethod
+    def _exit(marks) -> None:
+        for mark in reversed(marks):
+            mark.__exit__(None, None, None)
 
-def mark_step(i: int) -> None:
-    """Called by every generator at the top of step i; lets a profiler open and close a window."""
-    if _step_hook is not None:
-        _step_hook(i)
+    def __call__(self, step: int) -> None:
+        self.finish_step()
+        self.open_step = self._enter(f"step {step}")
 
+    def finish_step(self) -> None:
+        if self.open_step is not None:
+            self._exit(self.open_step)
+            self.open_step = None
 
-@contextlib.contextmanager
-def step_window(start: int, stop: int, on_start, on_stop):
-    """Call `on_start()` at the first step >= `start`, `on_stop()` at the first step >= `stop`
-    (or when the run ends first). Generators that mark every K-th step still open the window."""
-    global _step_hook
-    state = {"open": False, "done": False}
-
-    def hook(i):
-        if i >= start and not state["open"] and not state["done"]:
-            on_start()
-            state["open"] = True
-        elif i >= stop and state["open"]:
-            on_stop()
-            state["open"], state["done"] = False, True
-
-    _step_hook = hook
-    try:
-        yield
-    finally:
-        _step_hook = None
-        if state["open"]:
-            on_stop()
+    def finish(self) -> None:
+        self.finish_step()
+        for hook in self.hooks:
+            hook.remove()
 
 
 def profile_steps(
-    run, *, start: int = 30, stop: int = 50, cpu: bool = False, trace_path: str | Path | None = None
+    run, *, start: int = 30, stop: int = 50, cpu: bool = False, model=None, trace_path: str | Path | None = None
 ) -> "Timeline":
-    """Run `run()` once, recording steps [start, stop) with torch.profiler (CUPTI).
+    """Run `run(on_step)` once, recording steps [start, stop) with torch.profiler (CUPTI).
 
     Like the article's nsys capture of steps 30-50, but readable from Python. With `cpu=False`
     only GPU activity is recorded: recording every operator on the CPU as well slows the CPU
     down several-fold and would inflate the very gaps we measure. `cpu=True` adds the CPU
-    ranges (for pictures and Perfetto). The Chrome/Perfetto trace (ranges, kernels, CUDA API
-    calls) is written gzip-compressed to `trace_path` when given.
+    side, and the ranges of `Ranges(model)` (for pictures and Perfetto). The Chrome/Perfetto
+    trace is written gzip-compressed to `trace_path` when given. Notebook 06_eos_sync_profile.
     """
     activities = [torch.profiler.ProfilerActivity.CPU] if cpu or not torch.cuda.is_available() else []
     if torch.cuda.is_available():
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     prof = torch.profiler.profile(activities=activities)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    window = StepWindow(
+        start, stop, lambda: (synchronize(device), prof.start()), lambda: (synchronize(device), prof.stop())
+    )
+    ranges = Ranges(model) if cpu else None
 
-    def begin():
-        _synchronize()
-        prof.start()
+    def on_step(step: int) -> None:
+        window(step)
+        if ranges is not None:
+            ranges(step)
 
-    def end():
-        _synchronize()
-        prof.stop()
-
-    with annotations(cpu), step_window(start, stop, begin, end):
-        run()
+    try:
+        run(on_step)
+    finally:
+        if ranges is not None:
+            ranges.finish()
+        window.finish()
     raw = Path(os.environ.get("TMPDIR", "/tmp")) / f"tokgen_trace_{os.getpid()}.json"
     prof.export_chrome_trace(str(raw))
     trace = json.loads(raw.read_text())
@@ -120,11 +133,6 @@ def profile_steps(
     return Timeline(trace)
 
 
-def _synchronize():
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 
 
@@ -136,17 +144,23 @@ class Timeline:
     the window is everything after copy j-1 up to and including copy j.
 
     `kernels`: name, stream, start, end, step (kernels, memcpys and memsets).
-    `ranges`: CPU record_function ranges (name, start, end), when recorded.
+    `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", and
+    "sync wait" for the host's blocking waits on the GPU (cuda*Synchronize calls).
     `steps`: per step the GPU span, GPU-busy time and the GPU idle gap before it.
+    Introduced in notebook 06_eos_sync_profile.
     """
 
     def __init__(self, trace: dict):
         events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
         t0 = min((e["ts"] for e in events), default=0.0)
         ranges = [
-            {"name": e["name"], "start": e["ts"] - t0, "end": e["ts"] - t0 + e["dur"]}
+            {
+                "name": "sync wait" if e.get("cat") == "cuda_runtime" else e["name"],
+                "start": e["ts"] - t0,
+                "end": e["ts"] - t0 + e["dur"],
+            }
             for e in events
-            if e.get("cat") == "user_annotation"
+            if e.get("cat") == "user_annotation" or (e.get("cat") == "cuda_runtime" and "Synchronize" in e["name"])
         ]
         self.ranges = pd.DataFrame(ranges, columns=["name", "start", "end"]).sort_values("start", ignore_index=True)
         gpu = sorted((e for e in events if e.get("cat") in _GPU_CATEGORIES), key=lambda e: e["ts"])
@@ -210,20 +224,6 @@ class Timeline:
         }
 
 
-def _union_length(starts, ends) -> float:
-    total, cur_start, cur_end = 0.0, None, None
-    for a, b in sorted(zip(starts, ends)):
-        if cur_end is None or a > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = a, b
-        else:
-            cur_end = max(cur_end, b)
-    if cur_end is not None:
-        total += cur_end - cur_start
-    return total
-
-
 def _gaps(starts, ends) -> list:
     """Idle intervals between consecutive busy periods of the GPU (all streams together)."""
     gaps, cur_end = [], None
@@ -234,40 +234,26 @@ def _gaps(starts, ends) -> list:
     return gaps
 
 
-def plot_timeline(timeline: Timeline, steps, ax=None, title: str = ""):
-    """CPU ranges on top, one row of kernels per CUDA stream below, for a few steps (notebook 06).
+def _union_length(starts, ends) -> float:
+    """Time covered by at least one interval: the span minus the gaps."""
+    return max(ends) - min(starts) - sum(_gaps(starts, ends)) if len(starts) else 0.0
 
-    `steps` are window-relative step indices (see Timeline); CPU rows need a `cpu=True` profile.
-    """
-    import matplotlib.pyplot as plt
 
-    steps = list(steps)
-    k = timeline.kernels[timeline.kernels["step"].isin(steps)]
-    if k.empty:
-        raise ValueError(f"no kernels recorded for steps {steps}")
-    t0, t1 = k["start"].min(), k["end"].max()
-    r = timeline.ranges
-    r = r[(r["end"] >= t0 - 50) & (r["start"] <= t1)]
-    lanes = [("step", "C0"), ("model forward", "C2"), ("stop check", "C3")]
-    streams = sorted(k["stream"].dropna().unique())
-    if ax is None:
-        _, ax = plt.subplots(figsize=(12, 1.0 + 0.5 * (len(lanes) + len(streams))))
-    y = 0
-    labels = []
-    for lane, color in lanes:
-        rows = r[r["name"].str.startswith(lane)]
-        ax.broken_barh(list(zip(rows["start"] - t0, rows["end"] - rows["start"])), (y, 0.8), color=color, alpha=0.7)
-        labels.append(f"CPU: {lane}")
-        y -= 1
-    for stream in streams:
-        s = k[k["stream"] == stream]
-        ax.broken_barh(list(zip(s["start"] - t0, s["end"] - s["start"])), (y, 0.8), color="C1")
-        labels.append(f"GPU stream {int(stream)}")
-        y -= 1
-    ax.set_yticks([-i + 0.4 for i in range(len(labels))], labels)
-    ax.set_xlabel("time since the first kernel shown (µs)")
-    ax.set_title(title)
-    return ax
+def gpu_busy_ms(run) -> float:
+    """Milliseconds in which the GPU ran at least one kernel, copy or memset during one call of
+    `run()`, from CUPTI (overlaps on several streams counted once). Beside the wall time it says
+    whether a run is host-bound (the GPU mostly idle) or GPU-bound (notebook 01_naive)."""
+    require_cuda("measuring GPU busy time")
+    synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        run()
+        synchronize()
+    spans = [
+        (e.start_ns(), e.start_ns() + e.duration_ns())
+        for e in prof.profiler.kineto_results.events()
+        if e.device_type() == torch.autograd.DeviceType.CUDA
+    ]
+    return _union_length([a for a, _ in spans], [b for _, b in spans]) / 1e6
 
 
 def count_syncs(run) -> dict:
@@ -278,10 +264,8 @@ def count_syncs(run) -> dict:
     `stream_syncs` / `event_syncs` / `device_syncs`: the CUDA runtime's blocking waits, which also
     catch waits that do not read a value (an event the host waits on).
     """
-    from .model import require_cuda
-
     require_cuda("counting host-device syncs")
-    _synchronize()
+    synchronize()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch.cuda.set_sync_debug_mode("warn")
@@ -290,11 +274,11 @@ def count_syncs(run) -> dict:
         finally:
             torch.cuda.set_sync_debug_mode("default")
     debug = sum("synchroniz" in str(w.message) for w in caught)
-    _synchronize()
+    synchronize()
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=activities) as prof:
         run()
-        _synchronize()
+        synchronize()
     names = Counter(e.name for e in prof.events())
     return {
         "sync_debug_warnings": debug,
@@ -304,49 +288,3 @@ def count_syncs(run) -> dict:
         # the profiler's own closing synchronize is not the generator's
         "device_syncs": max(0, names["cudaDeviceSynchronize"] - 1),
     }
-
-
-def main(argv=None) -> int:
-    """Profile a window of steps under Nsight Systems: `python -m tokgen.profiling --generator kv_static`."""
-    parser = argparse.ArgumentParser(prog="python -m tokgen.profiling", description=main.__doc__)
-    parser.add_argument("--generator", default="kv_static")
-    parser.add_argument("--size", default="gpt2", choices=["gpt2", "tiny"])
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-seqlen", type=int, default=100)
-    parser.add_argument("--window", type=int, nargs=2, default=(30, 50), metavar=("START", "STOP"))
-    parser.add_argument("--output", default="tokgen_nsys", help="report name given to nsys -o")
-    args = parser.parse_args(argv)
-    if os.environ.get("TOKGEN_UNDER_NSYS") != "1":
-        nsys = shutil.which("nsys")
-        if nsys is None:
-            print("nsys (Nsight Systems) is not on PATH; use notebook 06's torch.profiler timeline instead.")
-            return 2
-        cmd = [nsys, "profile", "--capture-range=cudaProfilerApi", "--trace=cuda,nvtx,osrt", "-o", args.output]
-        cmd += [sys.executable, "-m", "tokgen.profiling", *(argv if argv is not None else sys.argv[1:])]
-        return subprocess.call(cmd, env={**os.environ, "TOKGEN_UNDER_NSYS": "1"})
-    from .model import build_model, require_cuda
-    from .registry import generate
-
-    require_cuda("an Nsight Systems capture")
-    model = build_model(args.size, "cuda")
-    kwargs = {"batch_size": args.batch_size, "max_seqlen": args.max_seqlen}
-    generate(args.generator, model, **kwargs)  # warm-up
-    start, stop = args.window
-
-    def begin():
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-
-    def end():
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
-
-    with annotations(), step_window(start, stop, begin, end):
-        generate(args.generator, model, **kwargs)
-    torch.cuda.synchronize()
-    print(f"wrote {args.output}.nsys-rep (steps {start}-{stop} of {args.generator})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,17 +1,25 @@
-"""The registry of generators: name -> function with the common signature (notebook 00_setup).
+"""The generators by name, and the labels every table uses for them (notebook 00_setup).
 
-Every entry is called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None, **options)``
-and returns the tokens `generate_naive` returns (see tokgen.generators). Entries in
-`NO_STOP_CHECK` skip the EOS check by design and always run max_seqlen steps.
+`GENERATORS` entries are called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None,
+on_step=no_hook, **options)`` and return the tokens `generate_naive` returns (tests prove it,
+early stops included). Entries in `NO_STOP_CHECK` skip the EOS check by design and always run
+max_seqlen steps. `REFERENCES` are compared against but not held to the naive tokens when rows
+stop early. `label()` is the one place a variant's name in a table is built.
 """
 
 from functools import partial
 
-from .generators import generate_kv, generate_naive, generate_pipelined
+from .generators import (
+    article_pipelined,
+    generate_kv,
+    generate_naive,
+    generate_pipelined,
+    transformers_generate,
+)
 from .graphs import generate_graph
 
 GENERATORS = {
-    # the article
+    # the article (notebooks 01-07)
     "naive": generate_naive,
     "kv_dynamic": partial(generate_kv, cache="dynamic"),
     "kv_static": partial(generate_kv, cache="static"),
@@ -19,24 +27,49 @@ GENERATORS = {
     "kv_static_no_check": partial(generate_kv, cache="static", check_stop=False),
     "pipelined_dynamic": partial(generate_pipelined, cache="dynamic"),
     "pipelined_static": partial(generate_pipelined, cache="static"),
-    # beyond the article
+    # beyond the article (notebook 10): K = 4 steps per replay, the fastest K measured there
     "pipelined_static_1stream": partial(generate_pipelined, cache="static", streams=1),
-    "graph_hf": partial(generate_graph, step="hf"),
-    "graph_lean": partial(generate_graph, step="lean"),
-    "fast": partial(generate_graph, step="lean_compiled", steps_per_graph=8),
+    "graph_transformers": partial(generate_graph, step="transformers"),
+    "graph_handwritten": partial(generate_graph, step="handwritten"),
+    "graph_handwritten_compiled": partial(generate_graph, step="handwritten", compile_backend="inductor"),
 }
-
 NO_STOP_CHECK = {"kv_dynamic_no_check", "kv_static_no_check"}
+# entries that compile their own step: they take `compile_backend` ("eager" on a CPU: inductor's C++ build is slow)
+COMPILES_ITSELF = {"graph_handwritten_compiled"}
+
+REFERENCES = {
+    "generate() dynamic": transformers_generate,
+    "generate() static": partial(transformers_generate, cache_implementation="static"),
+    "article_pipelined": article_pipelined,
+}
 
 
 def get_generator(name: str):
-    """The registered generator called `name`; a clear error for unknown names."""
-    try:
+    """The generator called `name`, from `GENERATORS` or `REFERENCES`; a clear error for unknown names."""
+    if name in GENERATORS:
         return GENERATORS[name]
-    except KeyError:
-        raise ValueError(f"unknown generator {name!r}; registered: {', '.join(GENERATORS)}") from None
+    if name in REFERENCES:
+        return REFERENCES[name]
+    raise ValueError(f"unknown generator {name!r}; registered: {', '.join([*GENERATORS, *REFERENCES])}")
 
 
 def generate(name: str, model, **kwargs):
-    """Run the registered generator `name` with the common signature."""
+    """Run the generator `name` with the common signature (notebook 00_setup)."""
     return get_generator(name)(model, **kwargs)
+
+
+def label(
+    generator: str,
+    *,
+    compiled: bool = False,
+    k: int | None = None,
+    max_seqlen: int | None = None,
+    batch_size: int | None = None,
+) -> str:
+    """A variant's name in every table: "[compiled ]generator[ K=k][ N=n][ B=b]", e.g. "compiled
+    kv_static", "graph_handwritten_compiled K=4", "naive N=200", "pipelined_static B=32". An unknown
+    generator is an error, so a renamed one cannot quietly become "not measured" (notebook 00_setup)."""
+    get_generator(generator)
+    parts = [("compiled " if compiled else "") + generator]
+    parts += [f"{key}={value}" for key, value in (("K", k), ("N", max_seqlen), ("B", batch_size)) if value is not None]
+    return " ".join(parts)

@@ -9,12 +9,18 @@ import functools
 import json
 import os
 import platform
+import re
 import subprocess
+from importlib.metadata import version
 from pathlib import Path
 
 import pandas as pd
-import torch
-import transformers
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository
+
+# Generators renamed after the last reference run measured them (so its tables still read);
+# the next reference run writes the new names and this map can go.
+RENAMED = {"fast": "graph_handwritten_compiled", "graph_hf": "graph_transformers", "graph_lean": "graph_handwritten"}
 
 
 def _run(cmd: list[str], cwd=None) -> str:
@@ -38,13 +44,15 @@ def git_commit() -> str:
 
 @functools.cache
 def environment() -> dict:
-    """GPU, driver, CUDA, torch, transformers, Python, commit: what every result row carries."""
+    """GPU, driver, CUDA, torch, transformers, Python, commit: what every result row carries (notebook 00_setup)."""
+    import torch  # here, not at the top: the runner's --help must not wait for torch
+
     env = {
         "gpu": "none (CPU)",
         "driver": "",
         "cuda": torch.version.cuda or "",
         "torch": torch.__version__,
-        "transformers": transformers.__version__,
+        "transformers": version("transformers"),
         "python": platform.python_version(),
         "cpu": platform.processor() or platform.machine(),
         "commit": git_commit(),
@@ -57,11 +65,12 @@ def environment() -> dict:
 
 
 def describe_environment() -> str:
-    """One line per provenance field, for the imports cell of every notebook."""
+    """One line per provenance field, for the imports cell of every notebook (notebook 00_setup)."""
     return "\n".join(f"{k:>12}: {v}" for k, v in environment().items())
 
 
 def data_dir(results_dir: str | Path) -> Path:
+    """<results_dir>/data, created if need be (notebook 00_setup)."""
     path = Path(results_dir) / "data"
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -71,6 +80,7 @@ class Recorder:
     """Appends result rows to data/<table>.csv, each with provenance and the notebook's parameters.
 
     Opening a Recorder starts the table afresh (one run per table); `write` appends and flushes.
+    Introduced in notebook 00_setup.
     """
 
     def __init__(self, table: str, results_dir: str | Path, params: dict | None = None):
@@ -104,9 +114,20 @@ def _write_csv(df: pd.DataFrame, path: Path, header: bool, mode: str) -> None:
         os.fsync(f.fileno())
 
 
+def _renamed(text):
+    if not isinstance(text, str):
+        return text
+    return re.sub(r"\b(" + "|".join(RENAMED) + r")\b", lambda m: RENAMED[m.group(1)], text)
+
+
 def load(table: str, results_dir: str | Path) -> pd.DataFrame:
-    """A table written by `Recorder`; a clear error when the notebook that writes it has not run."""
+    """A table written by `Recorder`; a clear error when the notebook that writes it has not run
+    (notebook 09_summary). Old generator names are read as today's (`RENAMED`)."""
     path = Path(results_dir) / "data" / f"{table}.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run the notebook that writes table {table!r} first")
-    return pd.read_csv(path)
+    df = pd.read_csv(path)
+    for column in ("variant", "generator"):
+        if column in df:
+            df[column] = df[column].map(_renamed)
+    return df

@@ -1,4 +1,4 @@
-"""GPT-2's decode step written out over the model's weights (notebook 10_cuda_graphs).
+"""GPT-2's decode step written out by hand over the model's weights (notebook 10_cuda_graphs).
 
 No transformers machinery per step (cache objects, mask builders, output dataclasses): the
 same arithmetic as `GPT2LMHeadModel` on one new token, with keys and values kept in
@@ -6,18 +6,20 @@ pre-allocated buffers and the position in a device tensor, so a whole step can b
 and captured in a CUDA graph.
 """
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
 
-def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: float):
+def handwritten_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: float):
     """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab), new keys, new values.
 
     weights: as returned by `gpt2_weights`; keys, values: (layers, B, heads, capacity, head_dim),
     slots: arange(capacity). The cache is only read: attention covers the cached slots before
     `pos` plus this token's own key and value, and the caller stores the new ones
     ((layers, B, heads, 1, head_dim) each). A compiled function that wrote into a slice of its
-    input would copy the whole cache back on every call.
+    input would copy the whole cache back on every call. Introduced in notebook 10_cuda_graphs.
     """
     wte, wpe, (lnf_w, lnf_b), blocks = weights
     B, C = tokens.shape[0], wte.shape[1]
@@ -48,7 +50,7 @@ def lean_forward(weights, keys, values, slots, tokens, pos, heads: int, eps: flo
 
 
 def gpt2_weights(model):
-    """The parameters `lean_forward` reads, as nested tuples.
+    """The parameters `handwritten_forward` reads, as nested tuples (notebook 10_cuda_graphs).
 
     Norms, biases and embeddings are the model's own tensors. The four projection matrices are
     transposed copies, (out, in) like `nn.Linear`'s, where GPT-2 stores them (in, out): for
@@ -77,36 +79,32 @@ def gpt2_weights(model):
     return t.wte.weight, t.wpe.weight, (t.ln_f.weight, t.ln_f.bias), blocks
 
 
-_compiled = {}
-
-
-def compiled_lean_forward(backend: str):
-    """`lean_forward` compiled once per backend: decoders of the same shapes share the code.
+@functools.cache
+def compiled_forward(backend: str):
+    """`handwritten_forward` compiled once per backend, shared by every step (notebook 10_cuda_graphs).
 
     Every (batch size, capacity, model) gets its own specialized graph; dynamo's default of 8
     per function is too few for a test suite, so the limit is raised around the call (the call
     only happens at warm-up and capture: replays do not enter Python).
     """
-    if backend not in _compiled:
-        compiled = torch.compile(lean_forward, fullgraph=True, dynamic=False, backend=backend)
+    compiled = torch.compile(handwritten_forward, fullgraph=True, dynamic=False, backend=backend)
+    limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
 
-        limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+    def forward(*args):
+        with torch._dynamo.config.patch({limit: 64}):
+            return compiled(*args)
 
-        def forward(*args):
-            with torch._dynamo.config.patch({limit: 64}):
-                return compiled(*args)
-
-        _compiled[backend] = forward
-    return _compiled[backend]
+    return forward
 
 
-class LeanGPT2:
-    """One-token forward of a `GPT2LMHeadModel` with static KV buffers of `capacity` positions."""
+class HandwrittenStep:
+    """One decode step of a `GPT2LMHeadModel` by `handwritten_forward`, with static KV buffers of
+    `capacity` positions; compiled with `compile_backend` when one is given (notebook 10_cuda_graphs)."""
 
     def __init__(self, model, batch_size: int, capacity: int, compile_backend: str | None = None):
         cfg = model.config
         if cfg.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
-            raise ValueError(f"LeanGPT2 implements the tanh GELU, not {cfg.activation_function!r}")
+            raise ValueError(f"HandwrittenStep implements the tanh GELU, not {cfg.activation_function!r}")
         self.weights = gpt2_weights(model)
         self.heads, self.eps = cfg.n_head, cfg.layer_norm_epsilon
         wte = self.weights[0]
@@ -115,7 +113,7 @@ class LeanGPT2:
         self.keys = torch.zeros(shape, dtype=wte.dtype, device=wte.device)
         self.values = torch.zeros_like(self.keys)
         self.slots = torch.arange(capacity, device=wte.device)
-        self.forward = compiled_lean_forward(compile_backend) if compile_backend else lean_forward
+        self.forward = compiled_forward(compile_backend) if compile_backend else handwritten_forward
 
     def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
@@ -123,3 +121,6 @@ class LeanGPT2:
         self.keys.index_copy_(3, pos, k)  # k: (layers, B, H, 1, D) into slot pos of every layer
         self.values.index_copy_(3, pos, v)
         return logits
+
+    def reset(self) -> None:
+        """Nothing to clear: slots at or past `pos` are masked out, and each is written before it is read."""

@@ -1,4 +1,4 @@
-"""Speed of light: the fewest bytes a generation must move, over the measured DRAM bandwidth.
+"""The speed of light: the fewest bytes a generation must move, over the measured DRAM bandwidth.
 
 Introduced in notebook 12_speed_of_light. Decoding one token at a time reads every weight once
 per step, plus the keys and values of the cache: at small batch sizes that traffic, not the
@@ -11,44 +11,53 @@ import statistics
 import torch
 import torch.nn.functional as F
 
-from .model import parameter_bytes, require_cuda
+from .graphs import capture
+from .model import parameter_bytes, require_cuda, require_positive
 
 
-def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, runs: int = 20) -> float:
-    """Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written (median)."""
-    src = torch.rand(megabytes * 2**20 // 4, device=device)
-    dst = torch.empty_like(src)
-    dst.copy_(src)  # warm-up
+def gpu_times(run, runs: int) -> list[float]:
+    """Milliseconds of GPU time of each of `runs` calls of `run()`, from CUDA events (notebook 12)."""
     times = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        dst.copy_(src)
+        run()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return 2 * src.numel() * src.element_size() / statistics.median(times) / 1e9
+        times.append(start.elapsed_time(end))
+    return times
+
+
+def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, runs: int = 20) -> float:
+    """Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written (median; notebook 12)."""
+    src = torch.rand(megabytes * 2**20 // 4, device=device)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # warm-up
+    seconds = statistics.median(gpu_times(lambda: dst.copy_(src), runs)) / 1e3
+    return 2 * src.numel() * src.element_size() / seconds / 1e9
 
 
 def weight_bytes_per_step(model) -> int:
-    """Every parameter is read once per step, except the position table, of which one row is."""
+    """Every parameter is read once per step, except the position table, of which one row is (notebook 12)."""
     wpe = model.transformer.wpe.weight
     return parameter_bytes(model) - wpe.numel() * wpe.element_size() + wpe.shape[1] * wpe.element_size()
 
 
 def kv_bytes(model, batch_size: int, positions: int) -> int:
-    """Keys and values of `positions` cached positions, all layers."""
+    """Keys and values of `positions` cached positions, all layers (notebook 12)."""
     cfg = model.config
     return 2 * cfg.n_layer * batch_size * positions * cfg.n_embd * model.dtype.itemsize
 
 
 def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "filled") -> int:
-    """Bytes one generation of `max_seqlen` steps must read and write at the least.
+    """Bytes one generation of `max_seqlen` steps must read and write at the least (notebook 12).
 
     kv_read: "filled" reads the positions cached so far at each step (the minimum), "static"
     the whole max_seqlen-long cache at every step (what a StaticCache's attention reads),
     "none" no cache (the naive generator recomputes keys and values from the weights).
     """
+    if kv_read not in ("filled", "static", "none"):
+        raise ValueError(f"kv_read must be 'filled', 'static' or 'none', got {kv_read!r}")
     total = 0
     for step in range(max_seqlen):
         total += weight_bytes_per_step(model)
@@ -57,8 +66,6 @@ def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "fi
             total += kv_bytes(model, batch_size, step)
         elif kv_read == "static":
             total += kv_bytes(model, batch_size, max_seqlen)
-        elif kv_read != "none":
-            raise ValueError(f"kv_read must be 'filled', 'static' or 'none', got {kv_read!r}")
     return total
 
 
@@ -87,16 +94,9 @@ def product_times(
     product (`torch.bmm`): more output tiles for the GPU's multiprocessors to share; adding up
     the partial results afterwards is not timed.
     """
-    for name, value in {
-        "rows": rows,
-        "in_features": in_features,
-        "out_features": out_features,
-        "splits": splits,
-        "repeats": repeats,
-        "runs": runs,
-    }.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    require_positive(
+        rows=rows, in_features=in_features, out_features=out_features, splits=splits, repeats=repeats, runs=runs
+    )
     if in_features % splits:
         raise ValueError(f"splits={splits} does not divide in_features={in_features}")
     require_cuda("timing a matrix product")
@@ -119,21 +119,6 @@ def product_times(
             else:
                 torch.bmm(xs, w.transpose(1, 2))
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # cuBLAS picks its kernels and workspace before the capture
-        products()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        products()
+    graph = capture(products, warmups=1)  # cuBLAS picks its kernels and workspace before the capture
     graph.replay()  # warm-up
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(1e3 * start.elapsed_time(end) / repeats)
-    return times
+    return [1e3 * ms / repeats for ms in gpu_times(graph.replay, runs)]

@@ -1,0 +1,63 @@
+"""GPU memory: peaks and fragmentation of a run, and the allocator's expandable segments.
+
+Peaks are introduced in notebook 01_naive, the allocator switch in notebook 03_expandable_segments.
+"""
+
+import gc
+
+import torch
+
+GB = 1e9
+
+
+def reset_memory(device: torch.device) -> None:
+    """As the article: release cached blocks and reset the peaks before each run (notebook 01_naive)."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+        torch.cuda.synchronize(device)
+
+
+def memory_peaks(device: torch.device) -> dict:
+    """Peak allocated and reserved memory since the last reset; fragmentation = reserved - allocated;
+    the GPU's whole memory beside them (notebook 01_naive). Empty values on the CPU."""
+    if device.type != "cuda":
+        return {"peak_allocated_gb": None, "peak_reserved_gb": None, "frag_gb": None, "frag_pct": None}
+    stats = torch.cuda.memory_stats(device)
+    total = torch.cuda.get_device_properties(device).total_memory
+    allocated = stats.get("allocated_bytes.all.peak", 0)
+    reserved = stats.get("reserved_bytes.all.peak", 0)
+    return {
+        "peak_allocated_gb": allocated / GB,
+        "peak_reserved_gb": reserved / GB,
+        "frag_gb": (reserved - allocated) / GB,
+        "frag_pct": 100 * (reserved - allocated) / reserved if reserved else 0.0,
+        # reserved near this ceiling: the allocator could not reserve more, so fragmentation is capped
+        "device_memory_gb": total / GB,
+    }
+
+
+def set_expandable_segments(enabled: bool) -> None:
+    """Switch the CUDA caching allocator's expandable segments for segments created from now on
+    (notebook 03_expandable_segments). The article sets PYTORCH_ALLOC_CONF before CUDA starts;
+    this lets one process compare both settings round by round."""
+    setting = f"expandable_segments:{enabled}"
+    setter = getattr(torch._C, "_accelerator_setAllocatorSettings", None)
+    if setter is None:
+        setter = torch.cuda.memory._set_allocator_settings
+    setter(setting)
+
+
+def expandable_segments_active(device: str | torch.device = "cuda") -> bool:
+    """Does a fresh allocation land in an expandable segment? Read from the allocator's snapshot
+    (notebook 03_expandable_segments)."""
+    torch.cuda.empty_cache()
+    probe = torch.empty(64 * 2**20, dtype=torch.uint8, device=device)
+    address = probe.data_ptr()
+    segments = torch.cuda.memory._snapshot()["segments"]
+    del probe
+    for seg in segments:
+        if seg["address"] <= address < seg["address"] + seg["total_size"]:
+            return bool(seg.get("is_expandable", False))
+    raise RuntimeError("the probe allocation was not found in the allocator snapshot")

@@ -1,0 +1,287 @@
+"""Execute the notebooks in order with papermill, one fresh kernel each (what run_all.sh calls).
+
+    python -m tokgen_tools.runner                     # every notebook, GPU, reference results in place
+    python -m tokgen_tools.runner --smoke             # tiny model and sizes, CPU allowed, into build/smoke
+    python -m tokgen_tools.runner --only 07 --only 08 -p BATCH_SIZE 16
+
+The notebooks' source of truth is the jupytext file notebooks/NN_name.py; each run writes the
+executed notebook, the CSVs under <out>/data and the figures under <out>/figures. A failing
+notebook does not stop the others; the failures are listed at the end and the exit code is 1.
+A notebook runs in a staging copy of <out>: what it writes replaces the previous results only
+once it has finished, so a failed or interrupted run leaves them as they were. A failed
+notebook is kept in build/failed/NAME (with --out or --smoke: <out>/failed/NAME).
+"""
+
+import argparse
+import contextlib
+import datetime
+import filecmp
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tokgen.params import ParameterError, check
+from tokgen.results import ROOT, data_dir, environment
+
+NOTEBOOKS = ROOT / "notebooks"
+
+# Tiny sizes for --smoke: every notebook runs in seconds, on the CPU if need be. A notebook gets
+# only the names its parameters cell declares.
+SMOKE = {
+    "SIZE": "tiny",
+    "RUNS": 2,
+    "BATCH_SIZE": 4,
+    "MAX_SEQLEN": 12,
+    "SEQ_LENS": [6, 12],
+    "BATCH_SIZES": [1, 4],
+    "COMPILED_BATCH_SIZES": [1, 4],
+    "WINDOW": [3, 9],
+    "STEPS_PER_GRAPH": [1, 4],
+    "TOKENS": 8,
+    "COPY_MB": 16,
+}
+
+
+class RunError(Exception):
+    """A problem with the command line or the output folder: one line, exit code 2."""
+
+
+def notebook_names() -> list[str]:
+    return sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+
+
+def select(only: list[str]) -> list[str]:
+    """Notebook names matching --only (full name or its number); a clear error for unknown ones."""
+    names = notebook_names()
+    if not only:
+        return names
+    chosen = []
+    for item in only:
+        for want in filter(None, (w.strip() for w in item.split(","))):
+            stem = Path(want).stem
+            matches = [n for n in names if n == stem or n.split("_", 1)[0] == stem]
+            if not matches:
+                raise RunError(f"unknown notebook {want!r}; choose from: {', '.join(names)}")
+            chosen += [m for m in matches if m not in chosen]
+    return [n for n in names if n in chosen]
+
+
+def declared_parameters(name: str) -> list[str]:
+    """The names in a notebook's parameters cell, read from its jupytext file."""
+    text = (NOTEBOOKS / f"{name}.py").read_text()
+    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)(?=\n# %%|\Z)', text, re.S)
+    return re.findall(r"^([A-Z][A-Z0-9_]*) = ", cell.group(1), re.M) if cell else []
+
+
+def checked_parameters(pairs: list[tuple[str, str]], names: list[str]) -> dict:
+    """`-p NAME VALUE` pairs, parsed and checked like the notebooks do; a name none of the selected
+    notebooks declares is an error that lists the ones they do."""
+    declared = sorted({p for n in names for p in declared_parameters(n)})
+    params = {}
+    for name, value in pairs:
+        if name not in declared:
+            raise RunError(f"-p {name}: no selected notebook has this parameter; they have: {', '.join(declared)}")
+        try:
+            params[name] = check(name, value)
+        except ParameterError as err:
+            raise RunError(f"-p {name}: {err}") from None
+    return params
+
+
+def work_dir(out: Path) -> Path:
+    """Where staging copies and failed notebooks go: build/ in the repository, else <out> itself."""
+    return out / "build" if out == ROOT else out
+
+
+def failed_notebook(out: Path, name: str) -> Path:
+    """Where a failed run of notebook `name` is kept."""
+    return work_dir(out) / "failed" / name / "notebooks" / f"{name}.ipynb"
+
+
+def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict:
+    """Execute one notebook into <out>/notebooks/<name>.ipynb; returns its status row.
+
+    It runs in a staging folder holding a copy of <out>/data (later notebooks read earlier
+    ones' CSVs), as its working directory's parent, which is where RESULTS_DIR ".." points.
+    Only if it succeeds do its notebook, CSVs and figures replace those in <out>; a failed one
+    is kept for inspection (`failed_notebook`), and an interrupted one changes nothing.
+    """
+    import jupytext
+    import papermill
+
+    declared = declared_parameters(name)
+    params = {k: v for k, v in parameters.items() if k in declared}
+    work_dir(out).mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f"staging-{name}-", dir=work_dir(out)))
+    try:
+        if (out / "data").is_dir():
+            shutil.copytree(out / "data", stage / "data")
+        target = stage / "notebooks" / f"{name}.ipynb"
+        target.parent.mkdir(parents=True)
+        jupytext.write(jupytext.read(NOTEBOOKS / f"{name}.py"), target)
+        started = time.time()
+        row = {"notebook": name, "status": "ok", "failed_cell": "", "error": "", "parameters": json.dumps(params)}
+        try:
+            papermill.execute_notebook(
+                str(target),
+                str(target),
+                parameters=params,
+                kernel_name="python3",
+                cwd=str(target.parent),
+                progress_bar=progress,
+            )
+        except papermill.PapermillExecutionError as err:
+            first = str(err.evalue).strip().splitlines()[0] if str(err.evalue).strip() else ""
+            row.update(status="failed", failed_cell=err.exec_count, error=f"{err.ename}: {first}"[:300])
+        except Exception as err:  # noqa: BLE001 - a kernel that dies must not stop the other notebooks
+            row.update(status="failed", error=f"{type(err).__name__}: {err}".splitlines()[0][:300])
+        row["seconds"] = round(time.time() - started, 1)
+        failed = failed_notebook(out, name).parents[1]
+        shutil.rmtree(failed, ignore_errors=True)  # a previous failure of this notebook is stale either way
+        if row["status"] == "ok":
+            promote(stage, out)
+        else:
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            stage.rename(failed)
+        return row
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def promote(stage: Path, out: Path) -> None:
+    """Copy what a finished notebook wrote (new or changed files) from its staging folder into <out>."""
+    for path in sorted(stage.rglob("*")):
+        dest = out / path.relative_to(stage)
+        if path.is_file() and not (dest.exists() and filecmp.cmp(path, dest, shallow=False)):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest)
+
+
+def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
+    """data/run_all.csv: one row per notebook of the latest run of each (wall time, status)."""
+    path = data_dir(out) / "run_all.csv"
+    stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    new = pd.DataFrame([{**r, "smoke": smoke, "finished_at": stamp, **environment()} for r in rows])
+    if path.exists():
+        old = pd.read_csv(path, keep_default_na=False)
+        new = pd.concat([old[~old["notebook"].isin(new["notebook"])], new], ignore_index=True)
+    new.sort_values("notebook").to_csv(path, index=False)
+
+
+def prepare_out(out: Path) -> None:
+    """<out> must be a folder we can write; staging folders left by killed runs are removed."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".tokgen-probe-")
+        probe.close()
+    except OSError as err:
+        raise RunError(f"cannot write to --out {out}: {err.strerror or err}") from None
+    for stale in work_dir(out).glob("staging-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def kernel_output_to(log: Path):
+    """Send what the kernels write to stderr (their startup warnings, their tracebacks when
+    Ctrl-C reaches them too) to `log` instead of the console: kernels inherit file descriptor 2."""
+    sys.stderr.flush()
+    saved, console = os.dup(2), sys.stderr
+    with open(log, "a") as f:
+        os.dup2(f.fileno(), 2)
+        sys.stderr = open(saved, "w", closefd=False)  # this process (progress bars) still writes to the console
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            sys.stderr = console
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="run_all.sh",
+        description="Execute the notebooks with papermill.",
+        epilog="run_all.sh --test [pytest arguments] runs the linter and the test suite instead.",
+    )
+    p.add_argument("--smoke", action="store_true", help="tiny model and sizes, CPU allowed; writes to build/smoke")
+    p.add_argument("--only", action="append", default=[], metavar="NOTEBOOK", help="run only this notebook")
+    p.add_argument("--out", type=Path, help="where notebooks/, data/, figures/ go (default: the repository)")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="set a parameter; VALUE is read as YAML, like papermill -y: 16, [1, 4, 16], cpu")  # fmt: skip
+    p.add_argument("--list", action="store_true", help="list the notebooks and exit")
+    p.add_argument("--no-progress", action="store_true", help="no papermill progress bars")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    if args.list:
+        print("\n".join(notebook_names()))
+        return 0
+    try:
+        names = select(args.only)
+        user = checked_parameters(args.parameter, names)
+        import torch  # after the arguments are checked: --help and mistakes answer at once
+
+        cuda = torch.cuda.is_available()
+        smoke = args.smoke
+        if not smoke and not cuda:
+            print(
+                "run_all: no CUDA GPU here, so running the smoke mode (tiny model, CPU) instead of the reference run."
+            )
+            smoke = True
+        out = (args.out or (ROOT / "build" / "smoke" if smoke else ROOT)).resolve()
+        prepare_out(out)
+    except RunError as err:
+        print(f"run_all: {err}", file=sys.stderr)
+        return 2
+    parameters = dict(SMOKE) if smoke else {}
+    if smoke:
+        parameters["DEVICE"] = "cuda" if cuda else "cpu"
+        if not cuda:
+            parameters["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
+    parameters.update(user)
+
+    log = work_dir(out) / "kernels.log"
+    print(f"run_all: {len(names)} notebook(s) -> {out}{' (smoke)' if smoke else ''}; kernel logs: {log}", flush=True)
+    rows = []
+    for i, name in enumerate(names, 1):
+        print(f"[{i}/{len(names)}] {name} ...", flush=True)
+        try:
+            with kernel_output_to(log):
+                row = run_notebook(name, out, parameters, progress=not args.no_progress)
+        except KeyboardInterrupt:
+            done = ", ".join(r["notebook"] for r in rows) or "none"
+            print(
+                f"\nrun_all: interrupted during {name}; finished: {done}; not run: {', '.join(names[i - 1 :])}. "
+                f"{name}'s partial output was discarded; the results in {out} are those of the finished notebooks.",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 130
+        rows.append(row)
+        detail = f" at cell [{row['failed_cell']}]: {row['error']}" if row["status"] != "ok" else ""
+        print(f"[{i}/{len(names)}] {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
+        record_timings([row], out, smoke)
+    total = sum(r["seconds"] for r in rows)
+    failed = [r for r in rows if r["status"] != "ok"]
+    print(f"run_all: {len(rows) - len(failed)}/{len(rows)} notebooks ok in {total:.0f} s")
+    for r in failed:
+        print(f"  FAILED {r['notebook']} at cell [{r['failed_cell']}]: {r['error']}")
+        print(f"         see {failed_notebook(out, r['notebook'])} (the previous results are left in place)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # at once: after Ctrl-C the dying kernel's asyncio tasks would print pages of tracebacks
