@@ -173,3 +173,14 @@ def test_a_failed_notebook_leaves_the_previous_results_in_place(tmp_path, monkey
     assert (out / "figures" / "99_toy.svg").exists() and (out / "notebooks" / "99_toy.ipynb").exists()
     assert not list(out.glob("staging-*"))  # no staging folder left behind
     assert not kept.exists()  # nor the failure this success replaced
+
+
+def test_the_build_folder_is_made_when_the_output_is_the_repository(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "ROOT", tmp_path)  # a fresh clone has no build/
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "staging-00_setup-x").mkdir()  # left by a killed run
+    runner.prepare_out(tmp_path)
+    assert (tmp_path / "build").is_dir() and not list((tmp_path / "build").glob("staging-*"))
+    (tmp_path / "build").rmdir()
+    runner.prepare_out(tmp_path)
+    assert (tmp_path / "build").is_dir()

@@ -178,7 +178,7 @@ def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
 def prepare_out(out: Path) -> None:
     """<out> must be a folder we can write; staging folders left by killed runs are removed."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        work_dir(out).mkdir(parents=True, exist_ok=True)  # <out> itself, or <out>/build in the repository
         probe = tempfile.NamedTemporaryFile(dir=out, prefix=".tokgen-probe-")
         probe.close()
     except OSError as err:
