@@ -144,15 +144,20 @@ def claim_6(tables):
     return measured, REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT
 
 
-def claim_7(tables):
-    df = tables["07_pipelining"]
-    sync, piped = _idle_gaps(tables)
-    parts, oks = [f"idle gap {sync:.0f}→{piped:.0f} µs"], [piped <= 0.5 * sync]
+def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool]]:
+    """Claims 7 and 9: `new` against `base` in notebook 07's run, eager and compiled."""
+    parts, oks = [], []
     for compiled in (False, True):
-        g = gain(df, label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled))
+        g = gain(tables["07_pipelining"], label(base, compiled=compiled), label(new, compiled=compiled))
         oks.append(_faster(g))
-        parts.append(f"{'compiled' if compiled else 'eager'}: pipelined vs sync {_fmt_gain(g)}")
-    return "; ".join(parts), _combine(*oks)
+        parts.append(f"{'compiled' if compiled else 'eager'}: {what} {_fmt_gain(g)}")
+    return parts, oks
+
+
+def claim_7(tables):
+    sync, piped = _idle_gaps(tables)
+    parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
+    return "; ".join([f"idle gap {sync:.0f}→{piped:.0f} µs", *parts]), _combine(piped <= 0.5 * sync, *oks)
 
 
 def sweep_gains(tables) -> pd.DataFrame:
@@ -195,12 +200,7 @@ def claim_8(tables):
 
 
 def claim_9(tables):
-    df = tables["07_pipelining"]
-    parts, oks = [], []
-    for compiled in (False, True):
-        g = gain(df, label("pipelined_static", compiled=compiled), label("kv_static_no_check", compiled=compiled))
-        oks.append(_faster(g))
-        parts.append(f"{'compiled' if compiled else 'eager'} no-check vs pipelined {_fmt_gain(g)}")
+    parts, oks = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check", "no-check vs pipelined")
     return "; ".join(parts), _combine(*oks)
 
 

@@ -69,30 +69,22 @@ def compare_rounds(base_times: list[float], times: list[float]) -> dict:
     }
 
 
-def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
-    """Each variant against `base`, round by round: gain % = (t_base - t) / t_base, with `real`
-    from the signed-rank test (see `compare_rounds`). Notebook 02_kv_cache."""
-    rows = results.to_dict("records")
-    by_name = {row["variant"]: row for row in rows}
-    if base not in by_name:
-        raise ValueError(f"no variant {base!r} among {list(by_name)}")
-    base_row = by_name[base]
-    base_times = run_times(base_row)
-    out = []
-    for name, row in by_name.items():
-        speedup = base_row["median_ms"] / row["median_ms"] if row["median_ms"] else float("nan")
-        out.append({"variant": name, "vs": base, "speedup": speedup, **compare_rounds(base_times, run_times(row))})
-    return pd.DataFrame(out)
-
-
 def gain(results: pd.DataFrame, base: str, variant: str) -> dict | None:
-    """One variant's row of `gains` against `base`; None when either was not measured (notebook 04)."""
+    """`variant` against `base`, round by round: gain % = (t_base - t) / t_base, with `real` from the
+    signed-rank test (`compare_rounds`); None when either was not measured (notebook 02_kv_cache)."""
     rows = {r["variant"]: r for r in results.to_dict("records")}
     if base not in rows or variant not in rows:
         return None
     speedup = rows[base]["median_ms"] / rows[variant]["median_ms"] if rows[variant]["median_ms"] else float("nan")
     measured = compare_rounds(run_times(rows[base]), run_times(rows[variant]))
     return {"variant": variant, "vs": base, "speedup": speedup, **measured}
+
+
+def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
+    """Every variant of `results` against `base` (see `gain`; notebook 02_kv_cache)."""
+    if base not in set(results["variant"]):
+        raise ValueError(f"no variant {base!r} among {list(results['variant'])}")
+    return pd.DataFrame([gain(results, base, name) for name in results["variant"]])
 
 
 def resample_rounds(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
