@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 11 · Beyond the article: a syncs-per-token audit
 #
-# A transformers issue (seed 003) counted **3.25 host-device syncs per generated token** in
+# transformers issue [#43089](https://github.com/huggingface/transformers/issues/43089) counted **3.25 host-device syncs per generated token** in
 # `generate()` (transformers 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an
 # attention-mask check, each an `.item()`-like read that makes the CPU wait for the GPU.
 #
@@ -28,8 +28,8 @@
 # 1. syncs per token, counted two ways that must agree: `torch.cuda.set_sync_debug_mode("warn")`
 #    warnings, and `aten::_local_scalar_dense` calls (what `.item()` runs) in torch.profiler;
 #    plus the CUDA runtime's blocking waits, which also catch waits that read no value;
-# 2. how long `copy_(non_blocking=True)` blocks the host, into pinned vs pageable memory (seed 000);
-# 3. ms per token on CPU and GPU for seed 003's micro model (1 layer, hidden 16, vocab 256).
+# 2. how long `copy_(non_blocking=True)` blocks the host, into pinned vs pageable memory;
+# 3. ms per token on CPU and GPU for issue #43089's micro model (1 layer, hidden 16, vocab 256).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -109,7 +109,7 @@ else:
 #
 # ## 3. Pinned vs pageable: what `non_blocking=True` really does
 #
-# Seed 000: "Without pinned memory, `non_blocking=True` in your `copy_()` calls is effectively
+# A retelling of the article puts it this way: "Without pinned memory, `non_blocking=True` in your `copy_()` calls is effectively
 # ignored." We queue a long GPU job (matrix products), then copy one boolean to the host, and
 # time how long the `copy_` call itself keeps the CPU.
 
@@ -174,7 +174,7 @@ say(
 #
 # ## 4. Framework overhead on a micro model
 #
-# Seed 003's point: with a model this small (1 layer, hidden 16, vocabulary 256) the arithmetic
+# Issue #43089's point: with a model this small (1 layer, hidden 16, vocabulary 256) the arithmetic
 # is nothing, and what remains is the framework. We time `generate()`, the article's
 # static-cache loop and the graph decoders on the CPU and on the GPU, B = 1, 2 × `TOKENS` tokens,
 # with an EOS id that the micro model does not produce, so every run goes the full length.
