@@ -21,6 +21,9 @@
 # beyond it. The article's thread: autoregressive decoding makes the CPU ask the GPU "are we
 # done?" after every token, and that `.item()` sync leaves the GPU idle between steps.
 #
+# **You will learn:** how the model is built without a download, what every generator returns,
+# and why variants are timed interleaved and judged by a signed-rank test.
+#
 # **What this notebook adds:** the model every later notebook uses (GPT-2 small with random
 # weights, so nothing is downloaded), the registry of token generators, the benchmark
 # method, and one provenance row in `data/` describing the machine.

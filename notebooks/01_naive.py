@@ -20,6 +20,10 @@
 # every step, takes the logits of the last position, appends the argmax token, and asks the
 # GPU whether every sequence has produced EOS yet (`.item()`).
 #
+# **You will learn:** why re-running the whole sequence costs O(N²), how to time GPU work
+# (warm-up, synchronize, interleaved rounds), and how to read peak allocated vs reserved
+# memory.
+#
 # **What this step adds:** the baseline every later notebook is compared with.
 #
 # **What we measure:** runtime for N = 100, 200, 400 new tokens at batch size 32 (the

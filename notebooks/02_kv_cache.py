@@ -20,6 +20,9 @@
 # change: a KV cache keeps them, and each step runs the model on one new token only. The
 # article uses transformers' default `DynamicCache`, which grows by one position per step.
 #
+# **You will learn:** how a KV cache turns each step into one token's work, and how to compare
+# two runs' scaling on log-log axes.
+#
 # **What this step adds:** O(N) work instead of O(N²).
 #
 # **What we measure:** the same grid as notebook 01 (B = 32, N = 100, 200, 400), the speed-up

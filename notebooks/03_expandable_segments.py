@@ -21,6 +21,9 @@
 # virtual addresses that can be mapped larger as needed, so a tensor one step larger than the
 # last can grow into the same segment instead of forcing a new one.
 #
+# **You will learn:** what the caching allocator's fragmentation is, how one allocator setting
+# changes it, and how to check that a setting is really active.
+#
 # **What this step adds:** an allocator setting, no code change: the KV-cache generator of
 # notebook 02 runs as is.
 #

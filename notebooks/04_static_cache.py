@@ -21,6 +21,9 @@
 # the price is that attention at every step runs over all `max_seqlen` slots, the empty ones
 # masked out.
 #
+# **You will learn:** what a pre-allocated cache changes (shapes, addresses, fragmentation),
+# and how transformers versions differ in passing its position.
+#
 # **What this step adds:** fixed shapes and fixed addresses, which is also what
 # `torch.compile` (notebook 05) and CUDA graphs (notebook 10) want.
 #

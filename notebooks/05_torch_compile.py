@@ -20,6 +20,9 @@
 # trace the forward once and generate fused kernels for it: fewer, larger kernels, and less
 # Python per step.
 #
+# **You will learn:** what `torch.compile` costs up front and saves per generation, and how to
+# keep compilation out of a timing.
+#
 # **What this step adds:** one line, `model = torch.compile(model)`; the generator is
 # unchanged (notebook 04's `kv_static`).
 #

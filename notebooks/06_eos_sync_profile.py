@@ -21,6 +21,9 @@
 # queued so far**. Only then can Python queue the next step's kernels, so the GPU sits idle
 # from the end of step i until the first kernel of step i+1 arrives.
 #
+# **You will learn:** how to profile a window of steps with a hook, read a CUPTI timeline,
+# measure the GPU's idle gaps, and tell whether the sync or the host's launches cause them.
+#
 # **What this step adds:** ranges around "step i" and "model forward" (NVTX for Nsight Systems,
 # `record_function` for torch.profiler) and the host's sync waits, a profiled window of steps,
 # and the GPU's idle gaps computed from the kernel timeline.

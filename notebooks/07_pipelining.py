@@ -22,6 +22,9 @@
 # the GPU already works on step i. The stop is noticed one step late, and the extra step is
 # thrown away.
 #
+# **You will learn:** how to queue step i before reading step i−1's stop flag without returning
+# an extra token, why the flag lives in pinned memory, and when hiding the sync can pay.
+#
 # **What this step adds:** a generator that never lets the GPU wait for the CPU's stop check;
 # a check that it returns exactly the naive generator's tokens; and the cost of the streams.
 #

@@ -20,6 +20,9 @@
 # the step's own kernels take: small batches mean short kernels, so the fixed gap is a larger
 # share of each step.
 #
+# **You will learn:** how pipelining's gain changes with the batch size, and what the GPU busy
+# share says about who sets the pace.
+#
 # **What this step adds:** the sweep the article ran, with every point's spread.
 #
 # **What we measure:** N = 100, B = 1, 2, 4, …, 128: static-cache generation synchronous vs

@@ -23,6 +23,9 @@
 # variant took turns, round after round, in one process. Then the article's ten claims against
 # what notebooks 01–08 measured.
 #
+# **You will learn:** how to rank variants of one interleaved run, and how a claim's verdict,
+# its criterion and its stability are computed from the data.
+#
 # **What we measure:** nothing; we read `data/07_pipelining.csv` (B = 32, N = 100): runtime,
 # speed-up over the naive generator, memory. (Expandable segments need their own process:
 # notebook 03.) Since nothing runs on the GPU here, the environment printed below is the one

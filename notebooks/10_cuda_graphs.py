@@ -24,6 +24,9 @@
 # of sampled tokens) cuts the host's work per token further. The host reads the flag one
 # replay late, so the GPU never waits; whatever was generated past the stop is trimmed.
 #
+# **You will learn:** how to capture K decode steps in one CUDA graph on pre-allocated buffers,
+# read the stop flag once per replay, trim the overshoot, and find which kernels take the time.
+#
 # **What this step adds:** `GraphDecoder` (pre-allocated buffers, K steps per graph replay)
 # around a *step*: transformers' own GPT-2 forward on a StaticCache (`TransformersStep`), or the
 # same arithmetic written out by hand over the same weights and compiled (`HandwrittenStep`).

@@ -20,6 +20,9 @@
 # `generate()` (transformers 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an
 # attention-mask check, each an `.item()`-like read that makes the CPU wait for the GPU.
 #
+# **You will learn:** how to count host-device syncs two ways, what `non_blocking=True` does
+# into pinned and pageable memory, and what framework overhead alone costs per token.
+#
 # **What this step adds:** a sync counter, and the audit of every generator in this repository
 # and of `generate()`; a measurement of why the pipelined stop flag must live in pinned memory;
 # and the framework overhead on a model so small that overhead is all there is.

@@ -21,6 +21,9 @@
 # bandwidth sets a floor under every generator: bytes that must move per generation, divided by
 # bytes per second.
 #
+# **You will learn:** how to compute the bandwidth floor of a generation, how far each
+# generator is from it, and why thin matrix products miss it.
+#
 # **What this step adds:** the floor, from the model's size and the bandwidth measured on this
 # GPU, and every generator's distance from it.
 #

@@ -41,6 +41,7 @@ def test_notebook_skeleton(path):
     first = nb.cells[0]
     assert first.cell_type == "markdown" and re.match(rf"# {path.stem[:2]} · ", first.source)
     assert "**What" in first.source, "the intro says what this step adds / what we measure"
+    assert "**You will learn:**" in first.source, "the intro states the learning objectives"
     params = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1 and params[0] <= 2, "one parameters cell near the top"
     cell = nb.cells[params[0]]
