@@ -16,9 +16,10 @@
 # %% [markdown]
 # # 11 · Beyond the article: a syncs-per-token audit
 #
-# transformers issue [#43089](https://github.com/huggingface/transformers/issues/43089) counted **3.25 host-device syncs per generated token** in
-# `generate()` (transformers 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an
-# attention-mask check, each an `.item()`-like read that makes the CPU wait for the GPU.
+# transformers issue [#43089](https://github.com/huggingface/transformers/issues/43089)
+# counted **3.25 host-device syncs per generated token** in `generate()` (transformers
+# 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an attention-mask check, each an
+# `.item()`-like read that makes the CPU wait for the GPU.
 #
 # **You will learn:** how to count host-device syncs two ways, what `non_blocking=True` does
 # into pinned and pageable memory, and what framework overhead alone costs per token.
@@ -112,9 +113,9 @@ else:
 #
 # ## 3. Pinned vs pageable: what `non_blocking=True` really does
 #
-# A retelling of the article puts it this way: "Without pinned memory, `non_blocking=True` in your `copy_()` calls is effectively
-# ignored." We queue a long GPU job (matrix products), then copy one boolean to the host, and
-# time how long the `copy_` call itself keeps the CPU.
+# A retelling of the article puts it this way: "Without pinned memory, `non_blocking=True` in
+# your `copy_()` calls is effectively ignored." We queue a long GPU job (matrix products), then
+# copy one boolean to the host, and time how long the `copy_` call itself keeps the CPU.
 
 
 # %%
