@@ -13,7 +13,7 @@
 #     name: python3
 # ---
 
-# %% [markdown] papermill={"duration": 0.00324, "end_time": "2026-11-22T04:44:48.013993+00:00", "exception": false, "start_time": "2026-11-22T04:44:48.010753+00:00", "status": "completed"}
+# %% [markdown]
 # # 09 · Summary: every generator of the article, side by side
 #
 # The article closes with one table: static cache, compilation and pipelining at B = 32,
@@ -31,10 +31,10 @@
 # notebook 03.) Since nothing runs on the GPU here, the environment printed below is the one
 # that rendered this notebook; the GPU and versions of the measurements are read from the CSV.
 
-# %% papermill={"duration": 0.014582, "end_time": "2026-11-22T04:44:48.031635+00:00", "exception": false, "start_time": "2026-11-22T04:44:48.017053+00:00", "status": "completed"} tags=["parameters"]
+# %% tags=["parameters"]
 RESULTS_DIR = ".."  # data/ and figures/ are read and written below this folder (the repository root)
 
-# %% papermill={"duration": 4.824656, "end_time": "2026-11-22T04:44:52.858628+00:00", "exception": false, "start_time": "2026-11-22T04:44:48.033972+00:00", "status": "completed"}
+# %%
 import matplotlib.pyplot as plt
 
 import tokgen
@@ -43,13 +43,13 @@ from tokgen.display import plot_runtimes, save_figure, say, show_source, table
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 
-# %% [markdown] papermill={"duration": 0.001657, "end_time": "2026-11-22T04:44:52.862449+00:00", "exception": false, "start_time": "2026-11-22T04:44:52.860792+00:00", "status": "completed"}
+# %% [markdown]
 # ## 1. The ranking
 
-# %% papermill={"duration": 0.04868, "end_time": "2026-11-22T04:44:52.912758+00:00", "exception": false, "start_time": "2026-11-22T04:44:52.864078+00:00", "status": "completed"}
+# %%
 show_source(tokgen.claims.summary_results)
 
-# %% papermill={"duration": 0.020261, "end_time": "2026-11-22T04:44:52.935329+00:00", "exception": false, "start_time": "2026-11-22T04:44:52.915068+00:00", "status": "completed"}
+# %%
 results = tokgen.claims.summary_results(RESULTS_DIR)
 env = results.iloc[0]
 say(
@@ -60,7 +60,7 @@ say(
 cols = ["variant", "median_ms", "q25_ms", "q75_ms", "speedup_vs_naive", "ms_per_step", "peak_reserved_gb"]
 say(table(results[cols], digits=2))
 
-# %% papermill={"duration": 0.556526, "end_time": "2026-11-22T04:44:53.494112+00:00", "exception": false, "start_time": "2026-11-22T04:44:52.937586+00:00", "status": "completed"}
+# %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
 plot_runtimes(ax, results)
 for y, (_, r) in enumerate(results.sort_values("median_ms", ascending=False).iterrows()):
@@ -68,7 +68,7 @@ for y, (_, r) in enumerate(results.sort_values("median_ms", ascending=False).ite
 ax.set_title(f"The article's generators, B={env['batch_size']}, N={env['max_seqlen']} (× = speed-up over naive)")
 save_figure(fig, "09_summary", RESULTS_DIR)
 
-# %% papermill={"duration": 0.012344, "end_time": "2026-11-22T04:44:53.509522+00:00", "exception": false, "start_time": "2026-11-22T04:44:53.497178+00:00", "status": "completed"}
+# %%
 best = results.iloc[0]
 recipe = results.set_index("variant").loc[tokgen.label("pipelined_static", compiled=True)]
 say(
@@ -76,7 +76,7 @@ say(
     f"The article's best recipe (compile + static cache + pipelining): ×{recipe['speedup_vs_naive']:.1f}."
 )
 
-# %% [markdown] papermill={"duration": 0.002821, "end_time": "2026-11-22T04:44:53.515584+00:00", "exception": false, "start_time": "2026-11-22T04:44:53.512763+00:00", "status": "completed"}
+# %% [markdown]
 # ## 2. The article's ten claims on our GPU
 #
 # Each row is computed from the CSVs of the notebook that measured it; the criteria below the
@@ -86,7 +86,7 @@ say(
 # 95% reads "inconclusive". A claim whose notebook has not run says "not measured"; one whose
 # data a smoke run wrote gets no verdict.
 
-# %% papermill={"duration": 22.721608, "end_time": "2026-11-22T04:45:16.239863+00:00", "exception": false, "start_time": "2026-11-22T04:44:53.518255+00:00", "status": "completed"}
+# %%
 claims = tokgen.claims.claims_table(RESULTS_DIR)
 shown = claims.assign(stability=claims["stability"].map(lambda x: f"{x:.0%}" if x == x else ""))
 say(
@@ -94,10 +94,10 @@ say(
     + table(shown[["#", "experiment", "article", "measured", "verdict", "stability"]])
 )
 
-# %% papermill={"duration": 0.014408, "end_time": "2026-11-22T04:45:16.257863+00:00", "exception": false, "start_time": "2026-11-22T04:45:16.243455+00:00", "status": "completed"}
+# %%
 say(table(claims[["#", "experiment", "criterion"]]))
 
-# %% [markdown] papermill={"duration": 0.002809, "end_time": "2026-11-22T04:45:16.263886+00:00", "exception": false, "start_time": "2026-11-22T04:45:16.261077+00:00", "status": "completed"}
+# %% [markdown]
 # ## Summary
 #
 # * One interleaved run ranks the article's generators on this GPU; the speed-up of the

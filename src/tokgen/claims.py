@@ -67,7 +67,7 @@ def _faster(g: dict | None) -> bool:
     return g is not None and g["real"] and g["gain_pct"] > 0
 
 
-def claim_1(tables):
+def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
     ratios = ", ".join(f"×{b / a:.1f}" for a, b in zip(df["median_ms"], df["median_ms"][1:]))
@@ -83,7 +83,7 @@ def claim_1(tables):
     return measured, _combine(k >= 1.7, bool((frag >= 50).all()))
 
 
-def claim_2(tables):
+def _claim_2(tables):
     naive = tables["01_naive"].set_index("max_seqlen")["median_ms"]
     kv = tables["02_kv_cache"].set_index("max_seqlen")
     ns = sorted(set(naive.index) & set(kv.index))
@@ -112,7 +112,7 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
     return "; ".join(parts), _combine(frags_ok, runtime_ok)
 
 
-def claim_3(tables):
+def _claim_3(tables):
     df = tables["03_expandable_segments"]
     if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
         return "setting was not active", UNMEASURED
@@ -120,14 +120,14 @@ def claim_3(tables):
     return _pairs_by_n(df, "allocator", "default", "expandable", "runtime", markedly, lambda n: True)
 
 
-def claim_4(tables):
+def _claim_4(tables):
     df = tables["04_static_cache"]
     smallest = df["max_seqlen"].min()
     lower = lambda base, new: new < base
     return _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower, lambda n: n != smallest)
 
 
-def claim_5(tables):
+def _claim_5(tables):
     df = tables["05_torch_compile"]
     g = gain(df, label("kv_static"), label("kv_static", compiled=True))
     return f"compiled vs eager static {_fmt_gain(g)}", REPRODUCED if _faster(g) else NOT
@@ -138,7 +138,7 @@ def _idle_gaps(tables) -> tuple[float, float]:
     return df[label("kv_static")], df[label("pipelined_static")]
 
 
-def claim_6(tables):
+def _claim_6(tables):
     sync, piped = _idle_gaps(tables)
     measured = f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined (eager, B=16)"
     return measured, REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT
@@ -154,7 +154,7 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
     return parts, oks
 
 
-def claim_7(tables):
+def _claim_7(tables):
     sync, piped = _idle_gaps(tables)
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     return "; ".join([f"idle gap {sync:.0f}→{piped:.0f} µs", *parts]), _combine(piped <= 0.5 * sync, *oks)
@@ -180,7 +180,7 @@ def _batch_sizes(fam: pd.DataFrame) -> str:
     return "B=" + ", ".join(str(b) for b in fam["batch_size"]) if len(fam) else "none"
 
 
-def claim_8(tables):
+def _claim_8(tables):
     g = sweep_gains(tables)
     if g.empty:
         raise KeyError("no batch size with both variants")
@@ -199,7 +199,7 @@ def claim_8(tables):
     return "; ".join(parts), _combine(*oks)
 
 
-def claim_9(tables):
+def _claim_9(tables):
     parts, oks = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check", "no-check vs pipelined")
     return "; ".join(parts), _combine(*oks)
 
@@ -213,7 +213,7 @@ def summary_results(tables) -> pd.DataFrame:
     return df.assign(speedup_vs_naive=naive / df["median_ms"]).sort_values("median_ms", ignore_index=True)
 
 
-def claim_10(tables):
+def _claim_10(tables):
     best = label("pipelined_static", compiled=True)
     df = summary_results(tables).set_index("variant")
     speedup, ranked = df.loc[best, "speedup_vs_naive"], df.index.tolist()
@@ -226,29 +226,29 @@ def claim_10(tables):
 # number: (experiment, the article's claim, our criterion, the function that measures it)
 CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
-        "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N", claim_1),
+        "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N", _claim_1),
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
-        "speed-up > 1.5× at every N and growing with N (runs of notebooks 01 and 02)", claim_2),
+        "speed-up > 1.5× at every N and growing with N (runs of notebooks 01 and 02)", _claim_2),
     3: ("expandable segments", "expandable segments: fragmentation drops markedly; runtime improves marginally",
         "fragmentation (GB) at most half the default allocator's at every N; runtime faster, real (p < 0.05)",
-        claim_3),
+        _claim_3),
     4: ("StaticCache", "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster",
         "lower fragmentation at every N; slower at the smallest N and faster at the others, real (p < 0.05)",
-        claim_4),
+        _claim_4),
     5: ("torch.compile", "torch.compile on the static-cache generator: a further speed-up",
-        "compiled faster than eager, real (p < 0.05)", claim_5),
+        "compiled faster than eager, real (p < 0.05)", _claim_5),
     6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
-        "idle gap between steps ≥ 20 µs with the sync and at least twice the pipelined generator's", claim_6),
+        "idle gap between steps ≥ 20 µs with the sync and at least twice the pipelined generator's", _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
         "idle gap at most half the sync one; pipelined faster than sync, real (p < 0.05), eager and compiled",
-        claim_7),
+        _claim_7),
     8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
-        "largest gain at the smallest batch and the gain at the largest batch below it; per family", claim_8),
+        "largest gain at the smallest batch and the gain at the largest batch below it; per family", _claim_8),
     9: ("overhead of streams",
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
-        "no-check faster than pipelined, real (p < 0.05), eager and compiled", claim_9),
+        "no-check faster than pipelined, real (p < 0.05), eager and compiled", _claim_9),
     10: ("summary", "best of the article (compile + static cache + pipelining) ≈ 5× the naive baseline",
-         "speed-up ≥ 4× reproduced, ≥ 2.5× partly (B=32, N=100, one interleaved run)", claim_10),
+         "speed-up ≥ 4× reproduced, ≥ 2.5× partly (B=32, N=100, one interleaved run)", _claim_10),
 }  # fmt: skip
 
 

@@ -16,7 +16,7 @@ BACKENDS = ("inductor", "eager", "aot_eager")
 
 
 class ParameterError(ValueError):
-    """A parameter with a value its notebook cannot use; the message is one line."""
+    """A parameter with a value its notebook cannot use; the message is one line (notebook 00_setup)."""
 
 
 def _positive(value) -> bool:
@@ -60,7 +60,8 @@ RULES = {
 
 
 def parse(value):
-    """A value as `papermill -y` reads it: YAML for strings ("16" -> 16, "[1, 2]" -> [1, 2]), else as is."""
+    """A value as `papermill -y` reads it: YAML for strings ("16" -> 16, "[1, 2]" -> [1, 2]), else as
+    is (notebook 00_setup)."""
     if not isinstance(value, str):
         return value
     try:
@@ -71,7 +72,8 @@ def parse(value):
 
 
 def check(name: str, value):
-    """The value of parameter `name`, parsed; ParameterError (one line) when its rule rejects it."""
+    """The value of parameter `name`, parsed; ParameterError (one line) when its rule rejects it
+    (notebook 00_setup)."""
     if name not in RULES:
         raise ParameterError(f"{name} is not a parameter of any notebook; known: {', '.join(sorted(RULES))}")
     accepts, ok = RULES[name]

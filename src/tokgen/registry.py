@@ -45,7 +45,8 @@ REFERENCES = {
 
 
 def get_generator(name: str):
-    """The generator called `name`, from `GENERATORS` or `REFERENCES`; a clear error for unknown names."""
+    """The generator called `name`, from `GENERATORS` or `REFERENCES`; a clear error for unknown names
+    (notebook 00_setup)."""
     if name in GENERATORS:
         return GENERATORS[name]
     if name in REFERENCES:

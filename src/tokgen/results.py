@@ -31,7 +31,8 @@ def _run(cmd: list[str], cwd=None) -> str:
 
 
 def git_commit() -> str:
-    """The commit the results were made with: $TOKGEN_COMMIT, else `git rev-parse` (+ "-dirty")."""
+    """The commit the results were made with: $TOKGEN_COMMIT, else `git rev-parse` (+ "-dirty");
+    notebook 00_setup."""
     if os.environ.get("TOKGEN_COMMIT"):
         return os.environ["TOKGEN_COMMIT"]
     here = Path(__file__).resolve().parent
