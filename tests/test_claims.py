@@ -138,3 +138,16 @@ def test_a_verdict_that_resampling_flips_is_inconclusive(tmp_path):
     assert c.loc[5, "verdict"].startswith("inconclusive (") and c.loc[5, "stability"] < 0.95
     stable = claims_table(tmp_path.parent / "nothing").set_index("#")  # nothing measured: no stability
     assert stable["stability"].isna().all()
+
+
+def test_one_resample_is_one_draw_of_rounds_per_table(tmp_path):
+    import numpy as np
+
+    from tokgen.claims import Tables
+
+    rows("05_torch_compile", tmp_path, [result("kv_static", [float(t) for t in range(1, 11)], compiled=False)])
+    tables = Tables(tmp_path).resampled(np.random.default_rng(0))
+    first, again = tables["05_torch_compile"], tables["05_torch_compile"]
+    assert first["times_ms"].iloc[0] == again["times_ms"].iloc[0]  # the same rounds for every comparison
+    other = Tables(tmp_path).resampled(np.random.default_rng(1))["05_torch_compile"]
+    assert other["times_ms"].iloc[0] != first["times_ms"].iloc[0]

@@ -29,6 +29,7 @@ class Tables:
     def __init__(self, results_dir, rng: np.random.Generator | None = None, cache: dict | None = None):
         self.results_dir, self.rng, self.cache = results_dir, rng, {} if cache is None else cache
         self.smoke = set()  # tables read so far that a smoke run wrote
+        self.drawn = {}  # one draw of rounds per table: every comparison in a resample sees the same rounds
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self.cache:
@@ -37,7 +38,11 @@ class Tables:
         if _smoke(df):
             self.smoke.add(name)
         df = df[df["status"] == "ok"] if "status" in df else df
-        return df if self.rng is None else resample_rounds(df, self.rng)
+        if self.rng is None:
+            return df
+        if name not in self.drawn:
+            self.drawn[name] = resample_rounds(df, self.rng)
+        return self.drawn[name]
 
     def resampled(self, rng: np.random.Generator) -> "Tables":
         return Tables(self.results_dir, rng, self.cache)
