@@ -155,7 +155,8 @@ rec.read().T
 #
 # * The model is GPT-2 small with random weights, fp32 with TF32 matmuls, built locally.
 # * All generators share one signature and return the naive generator's tokens.
-# * Variants are timed interleaved, and differences are judged against their spread.
+# * Variants are timed interleaved; a difference is real only if a signed-rank test over the
+#   rounds gives p < 0.05, a rule whose false-positive rate the tests measure.
 #
 # ## Exercises
 #

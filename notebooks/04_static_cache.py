@@ -101,8 +101,8 @@ ok[
 # %% [markdown]
 # ## 3. Static vs dynamic, round by round
 #
-# Gain > 0 means the static cache is faster. `real` says whether the middle half of the ten
-# per-round gains stays on one side of zero.
+# Gain > 0 means the static cache is faster. `real` says whether the signed-rank test of the
+# per-round log-ratios gives p < 0.05 (notebook 00, section 3).
 
 # %%
 rows = []

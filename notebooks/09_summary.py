@@ -109,7 +109,7 @@ say(table(claims[["#", "experiment", "criterion"]]))
 #
 # ## Exercises
 #
-# 1. Which two variants of the ranking are closest? Does their difference clear the spread
+# 1. Which two variants of the ranking are closest? Is their difference real (p < 0.05)
 #    (`tokgen.gains` on `data/07_pipelining.csv`)?
 # 2. Re-run notebook 07 at B = 1 (`-p BATCH_SIZE 1`) and then this one. Which ranking changes,
 #    and why?
