@@ -39,3 +39,28 @@ def test_every_helper_names_the_notebook_that_introduces_it(name):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
             doc = ast.get_docstring(node) or ""
             assert re.search(r"notebooks? \d\d", doc, re.I), f"{name}.{node.name}: which notebook introduces it?"
+
+
+LAYERS = {  # README "Architecture": a module imports only from its own layer or the ones above
+    "model": 0,
+    "generators": 1,
+    "handwritten": 1,
+    "graphs": 1,
+    "registry": 1,
+    "bench": 2,
+    "memory": 2,
+    "stats": 2,
+    "profiling": 2,
+    "bandwidth": 2,
+    "results": 2,
+    "params": 3,
+    "claims": 3,
+    "display": 3,
+}
+
+
+def test_modules_import_only_from_their_layer_or_above():
+    assert set(LAYERS) == set(MODULES), "every module of src/tokgen has a layer in the README's drawing"
+    for name, tree in MODULES.items():
+        for dep in sibling_imports(tree):
+            assert LAYERS[dep] <= LAYERS[name], f"{name} (layer {LAYERS[name]}) imports {dep} (layer {LAYERS[dep]})"
