@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 import torch
 
@@ -16,3 +18,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def tiny():
     return tokgen.build_model("tiny", "cpu")
+
+
+def smoke_command(only: str, out) -> list[str]:
+    """The runner in smoke mode for notebooks `only` into `out`, as the tests start it."""
+    return [sys.executable, "-m", "tokgen_tools.runner", "--smoke", "--only", only, "--out", str(out), "--no-progress"]

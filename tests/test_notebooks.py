@@ -3,13 +3,13 @@
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pandas as pd
 import pytest
+from conftest import smoke_command
 from papermill.translators import PythonTranslator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,17 +100,7 @@ def smoke_out(tmp_path_factory):
 def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     """One notebook at a time, in order, into one folder (later notebooks read earlier ones' CSVs)."""
     assert set(CPU_TABLES) == set(NAMES)
-    cmd = [
-        sys.executable,
-        "-m",
-        "tokgen_tools.runner",
-        "--smoke",
-        "--only",
-        name,
-        "--out",
-        str(smoke_out),
-        "--no-progress",
-    ]
+    cmd = smoke_command(name, smoke_out)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     nb = nbformat.read(smoke_out / "notebooks" / f"{name}.ipynb", as_version=4)

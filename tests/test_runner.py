@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import smoke_command
 
 from tokgen_tools import runner
 
@@ -80,17 +81,7 @@ def test_help_answers_at_once():
 
 def test_ctrl_c_says_what_finished_in_one_line_and_leaves_nothing_behind(tmp_path):
     (tmp_path / "staging-01_naive-old").mkdir()  # what a killed run leaves behind
-    cmd = [
-        sys.executable,
-        "-m",
-        "tokgen_tools.runner",
-        "--smoke",
-        "--only",
-        "00,01",
-        "--out",
-        str(tmp_path),
-        "--no-progress",
-    ]
+    cmd = smoke_command("00,01", tmp_path)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     for line in proc.stdout:  # wait until notebook 01 has started
