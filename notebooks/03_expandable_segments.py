@@ -36,6 +36,7 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
+GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 SEQ_LENS = [100, 200, 400]  # max_seqlen values (the article: 100, 200, 400)
 RUNS = 10  # timed runs per variant, interleaved, after one warm-up (the article: 10)
@@ -53,6 +54,7 @@ import sys
 import tokgen
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
 # `import tokgen` and the check above do not import torch: the setting below still comes first
 assert "torch" not in sys.modules, "restart the kernel: PYTORCH_ALLOC_CONF must be set before torch starts CUDA"
 os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"

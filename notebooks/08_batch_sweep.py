@@ -34,6 +34,7 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
+GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128]  # batch sizes of the eager sweep
 COMPILED_BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128]  # batch sizes of the compiled sweep
@@ -49,6 +50,7 @@ import tokgen
 from tokgen.display import save_figure, say, show_claim, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 

@@ -43,6 +43,7 @@ def test_every_helper_names_the_notebook_that_introduces_it(name):
 
 LAYERS = {  # README "Architecture": a module imports only from its own layer or the ones above
     "model": 0,
+    "gpu_slice": 0,
     "generators": 1,
     "handwritten": 1,
     "graphs": 1,

@@ -136,3 +136,44 @@ def test_a_variant_timed_against_itself_is_rarely_called_different(gpt2):
         flagged += tokgen.gain(res, a.name, b.name)["real"]
     print(f"GPU A/A: {flagged} of {trials} comparisons called real")
     assert flagged <= 4  # P(Binomial(20, 0.05) >= 5) = 0.3%
+
+
+def test_a_slice_confines_its_own_streams_and_not_new_ones():
+    """REGIMES.md's trap: a torch.cuda.Stream() made inside a green context runs on the whole GPU."""
+    whole = tokgen.gpu_slice.copy_bandwidth(megabytes=256)
+    gpu_slice = tokgen.GpuSlice(8)
+    with gpu_slice:
+        own = [tokgen.gpu_slice.copy_bandwidth(megabytes=256, stream=s) for s in gpu_slice.streams]
+        escaped = tokgen.gpu_slice.copy_bandwidth(megabytes=256, stream=torch.cuda.Stream())
+        assert tokgen.gpu_slice.side_streams(torch.device("cuda")) == gpu_slice.streams
+        assert tokgen.gpu_slice.slice_columns()["gpu_sms"] == 8
+    assert gpu_slice.copy_gbs < 0.5 * whole and all(bw < 0.5 * whole for bw in own), (whole, gpu_slice.copy_gbs, own)
+    assert escaped > 0.8 * whole, (whole, escaped)
+    assert tokgen.gpu_slice.slice_columns()["gpu_sms"] == "all"  # left: the whole GPU again
+
+
+def test_a_slice_larger_than_the_gpu_is_one_clear_error():
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    with pytest.raises(ValueError, match=f"exceeds the {sms} SMs"):
+        tokgen.GpuSlice(sms + 1)
+
+
+@pytest.mark.parametrize("name", ["naive", "kv_static", "pipelined_static", "pipelined_dynamic", "kv_static_no_check"])
+def test_generators_match_naive_inside_a_slice(gpt2, reference, name):
+    full, eos, early = reference
+    with tokgen.GpuSlice(16):
+        assert torch.equal(tokgen.generate(name, gpt2, batch_size=B, max_seqlen=N), full)
+        if name not in tokgen.NO_STOP_CHECK:
+            assert torch.equal(tokgen.generate(name, gpt2, batch_size=B, max_seqlen=N, eos_token_id=eos), early)
+
+
+def test_transformers_deferred_stop_check_returns_the_naive_tokens(gpt2, reference):
+    import transformers.generation.utils as utils
+
+    if not hasattr(utils, "DeferredStopCheck"):
+        pytest.skip("transformers < 5.17 has no DeferredStopCheck")
+    full, eos, early = reference
+    for cache in ("dynamic", "static"):
+        for mode in ("deferred", "sync"):
+            out = tokgen.generate(f"generate() {cache} {mode}", gpt2, batch_size=B, max_seqlen=N, eos_token_id=eos)
+            assert torch.equal(out, early), (cache, mode)

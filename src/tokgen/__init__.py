@@ -2,7 +2,7 @@
 
 Architecture: three layers, each importing only from the ones above it.
 
-    model         GPT-2 with random weights; size and device checks
+    model, gpu_slice   GPT-2 with random weights; size and device checks; a green-context slice
       decoding    generators (the article's loops), handwritten (GPT-2's step by hand),
                   graphs (K steps per CUDA graph replay), registry (names and labels)
         measuring  bench (interleaved timing), memory, stats (gains, fits), profiling
@@ -24,6 +24,7 @@ warnings.filterwarnings("ignore", message="IProgress not found")
 
 _EXPORTS = {
     "model": ["build_model", "num_parameters", "parameter_bytes", "require_cuda", "resolve_device"],
+    "gpu_slice": ["GpuSlice", "use_slice"],
     "generators": [
         "article_pipelined",
         "generate_kv",

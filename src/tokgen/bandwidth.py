@@ -6,35 +6,13 @@ arithmetic, bounds how fast any generator can be.
 """
 
 import math
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 reads copy_bandwidth here
 from .graphs import capture
 from .model import parameter_bytes, require_cuda, require_positive
-
-
-def gpu_times(run, runs: int) -> list[float]:
-    """Milliseconds of GPU time of each of `runs` calls of `run()`, from CUDA events (notebook 12)."""
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return times
-
-
-def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, runs: int = 20) -> float:
-    """Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes written (median; notebook 12)."""
-    src = torch.rand(megabytes * 2**20 // 4, device=device)
-    dst = torch.empty_like(src)
-    dst.copy_(src)  # warm-up
-    seconds = statistics.median(gpu_times(lambda: dst.copy_(src), runs)) / 1e3
-    return 2 * src.numel() * src.element_size() / seconds / 1e9
 
 
 def weight_bytes_per_step(model) -> int:

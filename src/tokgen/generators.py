@@ -7,10 +7,13 @@ has produced ``eos_token_id`` at least once, or ``max_seqlen``. Greedy (argmax) 
 ``on_step(i)`` is called at the top of step i: the one hook profilers use (tokgen.profiling).
 """
 
+import contextlib
+
 import torch
 import transformers
 from transformers import DynamicCache, StaticCache
 
+from .gpu_slice import side_streams
 from .model import require_positive, takes_cache_position
 
 
@@ -110,13 +113,6 @@ def generate_kv(
     return tokens
 
 
-def new_streams(device: torch.device, count: int) -> list:
-    """`count` new CUDA streams; `None` (the current stream) for one stream or on the CPU (notebook 07)."""
-    if device.type != "cuda" or count == 1:
-        return [None, None]
-    return [torch.cuda.Stream(device) for _ in range(count)]
-
-
 @torch.inference_mode()
 def generate_pipelined(
     model, *, batch_size, max_seqlen, eos_token_id=None, cache="static", streams=2, prompt=None, on_step=no_hook
@@ -139,7 +135,7 @@ def generate_pipelined(
     past = make_cache(model, cache, max_seqlen)
     positions = torch.arange(max_seqlen, device=device)
     on_cuda = device.type == "cuda"
-    lanes = new_streams(device, streams)  # lanes[i % 2] runs step i
+    lanes = side_streams(device) if streams == 2 else [None, None]  # lanes[i % 2] runs step i
     for lane in lanes:  # the setup above ran on the current stream
         if lane is not None:
             lane.wait_stream(torch.cuda.current_stream(device))
@@ -172,16 +168,47 @@ def generate_pipelined(
     return tokens[:, : 1 + steps]
 
 
+@contextlib.contextmanager
+def deferred_stop_check(enabled: bool):
+    """Force transformers' own deferred stop check on (or off) for every device, `mps` aside.
+
+    transformers >= 5.17 ships `DeferredStopCheck` (the article's idea: read the stop flag one
+    step late, undo the extra step) but turns it on only for Apple's mps: "we should enable it
+    for cuda if we observe perf gains". Notebook 14_deferred_stop measures that."""
+    check = getattr(transformers.generation.utils, "DeferredStopCheck", None)
+    if check is None:
+        raise RuntimeError(f"a deferred stop check needs transformers >= 5.17; this is {transformers.__version__}")
+    original = check.__dict__["is_supported"]
+
+    def is_supported(device, cache, cache_is_returned, is_assistant):  # transformers' rule, any device
+        return enabled and not is_assistant and (cache is None or cache.is_croppable or not cache_is_returned)
+
+    check.is_supported = staticmethod(is_supported)
+    try:
+        yield
+    finally:
+        check.is_supported = original
+
+
 @torch.inference_mode()
 def transformers_generate(
-    model, *, batch_size, max_seqlen, eos_token_id=None, cache_implementation=None, prompt=None, on_step=no_hook
+    model,
+    *,
+    batch_size,
+    max_seqlen,
+    eos_token_id=None,
+    cache_implementation=None,
+    deferred_stop=None,
+    prompt=None,
+    on_step=no_hook,
 ):
-    """transformers' own `model.generate()`, greedy, from the same prompts (notebooks 10 and 11).
+    """transformers' own `model.generate()`, greedy, from the same prompts (notebooks 10, 11, 14).
 
     Not held to the naive tokens on early stops: a row that finishes early is padded with the
     EOS id instead of being continued, so the output equals the naive one only when all rows
     stop together or never. `cache_implementation="static"` makes generate() compile the
-    decode step itself. `on_step` is not called: generate() has its own loop.
+    decode step itself. `deferred_stop` True/False forces transformers' `DeferredStopCheck`
+    on/off (>= 5.17; None: transformers decides). `on_step` is not called: generate() has its own loop.
     """
     check_sizes(model, batch_size, max_seqlen)
     eos = resolve_eos(model, eos_token_id)
@@ -190,16 +217,18 @@ def transformers_generate(
     # BOS is also the pad id here, so generate() would warn about right-padding at every call
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()
+    deferred = contextlib.nullcontext() if deferred_stop is None else deferred_stop_check(deferred_stop)
     try:
-        return model.generate(
-            tokens,
-            attention_mask=torch.ones_like(tokens),
-            max_new_tokens=max_seqlen,
-            do_sample=False,
-            eos_token_id=eos,
-            pad_token_id=eos,
-            **kwargs,
-        )
+        with deferred:
+            return model.generate(
+                tokens,
+                attention_mask=torch.ones_like(tokens),
+                max_new_tokens=max_seqlen,
+                do_sample=False,
+                eos_token_id=eos,
+                pad_token_id=eos,
+                **kwargs,
+            )
     finally:
         transformers.logging.set_verbosity(verbosity)
 
@@ -219,7 +248,7 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
     past = make_cache(model, "static", max_seqlen)
     cache_positions = torch.arange(max_seqlen, device=all_tokens.device)
     on_cuda = all_tokens.device.type == "cuda"
-    streams = new_streams(all_tokens.device, 2)
+    streams = side_streams(all_tokens.device)  # torch.cuda.Stream() in the article; see tokgen.gpu_slice
     stop_host = [torch.tensor(False, pin_memory=on_cuda), torch.tensor(False, pin_memory=on_cuda)]
     for i in range(max_seqlen):
         on_step(i)

@@ -55,6 +55,9 @@ RULES = {
     "STEPS_PER_GRAPH": POSITIVE_LIST,
     "PRODUCT_ROWS": POSITIVE_LIST,
     "PRODUCT_SPLITS": POSITIVE_LIST,
+    "SLICE_SMS": POSITIVE_LIST,
+    "MAP_SMS": POSITIVE_LIST,
+    "GPU_SMS": ("None (the whole GPU) or a positive number of SMs", lambda v: v is None or _positive(v)),
     "WINDOW": ("two integers [start, stop] with 0 <= start < stop", _window),
 }
 
@@ -64,11 +67,13 @@ def parse(value):
     is (notebook 00_setup)."""
     if not isinstance(value, str):
         return value
+    if value.strip() == "None":  # papermill -p GPU_SMS None: Python's spelling of YAML's null
+        return None
     try:
         parsed = yaml.safe_load(value)
     except yaml.YAMLError:
         return value
-    return value if parsed is None else parsed
+    return value if parsed is None and value.strip() not in ("null", "~") else parsed
 
 
 def check(name: str, value):

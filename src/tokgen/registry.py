@@ -41,6 +41,11 @@ REFERENCES = {
     "generate() dynamic": transformers_generate,
     "generate() static": partial(transformers_generate, cache_implementation="static"),
     "article_pipelined": article_pipelined,
+    # transformers >= 5.17 only (notebook 14): its DeferredStopCheck forced on / off
+    "generate() dynamic deferred": partial(transformers_generate, deferred_stop=True),
+    "generate() static deferred": partial(transformers_generate, cache_implementation="static", deferred_stop=True),
+    "generate() dynamic sync": partial(transformers_generate, deferred_stop=False),
+    "generate() static sync": partial(transformers_generate, cache_implementation="static", deferred_stop=False),
 }
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .gpu_slice import slice_columns
+
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 
 # Generators renamed after the last reference run measured them (so its tables still read);
@@ -95,7 +97,7 @@ class Recorder:
             "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "run_started": self.started,
         }
-        new = pd.DataFrame([{**row, **environment(), **stamp, "params": self.params}])
+        new = pd.DataFrame([{**row, **environment(), **slice_columns(), **stamp, "params": self.params}])
         if self.path.exists():
             old = pd.read_csv(self.path, keep_default_na=False)
             if list(old.columns) != list(new.columns):  # a row with other columns: rewrite with the union

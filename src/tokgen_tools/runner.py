@@ -3,6 +3,7 @@
     python -m tokgen_tools.runner                     # every notebook, GPU, reference results in place
     python -m tokgen_tools.runner --smoke             # tiny model and sizes, CPU allowed, into build/smoke
     python -m tokgen_tools.runner --only 07 --only 08 -p BATCH_SIZE 16
+    python -m tokgen_tools.runner --slice             # notebooks 01-08 on an L40S-class slice, into slice/
 
 The notebooks' source of truth is the jupytext file notebooks/NN_name.py; each run writes the
 executed notebook, the CSVs under <out>/data and the figures under <out>/figures. A failing
@@ -20,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +33,10 @@ from tokgen.params import ParameterError, check
 from tokgen.results import ROOT, data_dir, environment
 
 NOTEBOOKS = ROOT / "notebooks"
+SLICE_NOTEBOOKS = [f"{n:02d}" for n in range(1, 9)]  # the article's experiments (09 shows both regimes)
+SLICE_OUT = ROOT / "slice"  # --slice writes its notebooks, data and figures here, beside the whole GPU's
+NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (--newest-transformers)
+NEWEST_SPEC = "transformers>=5.17"  # DeferredStopCheck appeared in 5.17
 
 # Tiny sizes for --smoke: every notebook runs in seconds, on the CPU if need be. A notebook gets
 # only the names its parameters cell declares.
@@ -46,6 +52,8 @@ SMOKE = {
     "STEPS_PER_GRAPH": [1, 4],
     "TOKENS": 8,
     "COPY_MB": 16,
+    "SLICE_SMS": [8],
+    "MAP_SMS": [8],
 }
 
 
@@ -93,6 +101,44 @@ def checked_parameters(pairs: list[tuple[str, str]], names: list[str]) -> dict:
         except ParameterError as err:
             raise RunError(f"-p {name}: {err}") from None
     return params
+
+
+def chosen_slice() -> int:
+    """The SM count notebook 13 chose as the L40S-class slice (data/13_slices.csv, column `chosen`)."""
+    path = ROOT / "data" / "13_slices.csv"
+    if not path.exists():
+        raise RunError("--slice: no slice chosen yet: run notebook 13 first, or name the SMs: --slice 8")
+    rows = pd.read_csv(path)
+    return int(rows.loc[rows["chosen"].astype(bool), "gpu_sms"].iloc[0])
+
+
+def newest_transformers(folder: Path | None) -> Path:
+    """A folder holding transformers >= 5.17 to put first on a kernel's path: `folder`, else
+    build/newest-transformers, installed there with pip on first use."""
+    target = folder or ROOT / "build" / "newest-transformers"
+    if folder is None and not (target / "transformers").is_dir():
+        print(f"run_all: installing {NEWEST_SPEC} into {target} (for {', '.join(sorted(NEWEST))})", flush=True)
+        cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), NEWEST_SPEC]
+        if subprocess.run(cmd, capture_output=True).returncode != 0:
+            raise RunError(f"could not install {NEWEST_SPEC} (offline?): give --newest-transformers DIR")
+    if not (target / "transformers").is_dir():
+        raise RunError(f"--newest-transformers {target}: no transformers package in this folder")
+    return target
+
+
+@contextlib.contextmanager
+def first_on_path(folder: Path | None):
+    """Kernels started inside see `folder` first on PYTHONPATH (they inherit the environment)."""
+    saved = os.environ.get("PYTHONPATH")
+    if folder is not None:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), saved]))
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def work_dir(out: Path) -> Path:
@@ -216,6 +262,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="where notebooks/, data/, figures/ go (default: the repository)")
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a parameter; VALUE is read as YAML, like papermill -y: 16, [1, 4, 16], cpu")  # fmt: skip
+    p.add_argument("--slice", nargs="?", const="chosen", metavar="SMS",
+                   help="run notebooks 01-08 on a green-context slice of SMS SMs (default: the one notebook 13 "
+                   "chose) into slice/")  # fmt: skip
+    p.add_argument("--newest-transformers", type=Path, metavar="DIR",
+                   help=f"a folder with {NEWEST_SPEC} for notebook 14 (default: pip, into build/)")  # fmt: skip
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
     p.add_argument("--no-progress", action="store_true", help="no papermill progress bars")
     return p
@@ -227,7 +278,11 @@ def main(argv=None) -> int:
         print("\n".join(notebook_names()))
         return 0
     try:
-        names = select(args.only)
+        names = select(args.only or (SLICE_NOTEBOOKS if args.slice else []))
+        if args.slice:
+            sms = chosen_slice() if args.slice == "chosen" else args.slice
+            args.parameter.append(("GPU_SMS", str(sms)))
+            args.out = args.out or SLICE_OUT
         user = checked_parameters(args.parameter, names)
         import torch  # after the arguments are checked: --help and mistakes answer at once
 
@@ -240,6 +295,7 @@ def main(argv=None) -> int:
             smoke = True
         out = (args.out or (ROOT / "build" / "smoke" if smoke else ROOT)).resolve()
         prepare_out(out)
+        newest = newest_transformers(args.newest_transformers) if NEWEST & set(names) else None
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
@@ -256,7 +312,7 @@ def main(argv=None) -> int:
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name} ...", flush=True)
         try:
-            with kernel_output_to(log):
+            with kernel_output_to(log), first_on_path(newest if name in NEWEST else None):
                 row = run_notebook(name, out, parameters, progress=not args.no_progress)
         except KeyboardInterrupt:
             done = ", ".join(r["notebook"] for r in rows) or "none"

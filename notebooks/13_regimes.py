@@ -1,0 +1,274 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13 · Where hiding the sync pays: a regime map
+#
+# Notebooks 06–08 found the article's pipelining gain missing on our GPU: there the **host**
+# sets the pace (the GPU idles most of every step), and hiding a stop-check sync cannot help
+# when the GPU is not the bottleneck. The article ran on an NVIDIA L40S, with a quarter of an
+# H100's memory bandwidth, where the GPU's share of a step is far larger. Here we shrink the GPU
+# instead of buying another: a **green context** runs our kernels on N of its SMs.
+#
+# **You will learn:** how to run PyTorch code on a slice of a GPU (and the one trap: streams that
+# escape it), how to tell a host-bound from a GPU-bound run by its GPU share, and at which GPU
+# share pipelining the stop check starts to pay.
+#
+# **What we measure:** (1) copy bandwidth of slices of 8…66 SMs, and which one is L40S-class;
+# (2) that every stream of the two-stream generator stays inside the slice; (3) token identity
+# inside the slice; (4) the gain of pipelining (and of skipping the check) against the
+# synchronous generator, over slices × batch sizes, eager and compiled, against the measured
+# GPU share of a step.
+#
+# Green contexts: [PyTorch docs](https://docs.pytorch.org/docs/stable/cuda.html) (`torch.cuda.green_contexts`,
+# beta since torch 2.10).
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
+DEVICE = "cuda"  # "cuda" only: slices are a CUDA feature ("cpu" runs the map on the CPU, no slices)
+SLICE_SMS = [8, 16, 24, 32, 48, 66]  # slice sizes whose copy bandwidth we measure
+MAP_SMS = [8, 16, 32, 66]  # slice sizes of the regime map (the whole GPU is always added)
+BATCH_SIZES = [4, 32, 256]  # batch sizes of the regime map (the article's: 32)
+MAX_SEQLEN = 50  # new tokens per sequence (the article: 100; 50 keeps the map within minutes)
+RUNS = 8  # timed runs per variant and point, interleaved, after one warm-up
+COPY_MB = 256  # MB copied to measure a slice's bandwidth
+COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
+RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+
+# %%
+import contextlib
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import torch
+
+import tokgen
+from tokgen.display import save_figure, say, show_source, table
+
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())
+model = tokgen.build_model(SIZE, DEVICE)
+ON_GPU = DEVICE == "cuda"
+
+# %% [markdown]
+# ## 1. A slice of the GPU
+#
+# `GpuSlice(n)` creates a green context of n SMs. Inside `with GpuSlice(n):` the current
+# stream belongs to the context, so every kernel PyTorch launches there runs on those n SMs.
+# Streams are the trap: a `torch.cuda.Stream()` made inside the context is an ordinary stream
+# and runs on the whole GPU. The slice therefore makes its two streams itself, and the
+# two-stream generators take theirs from `side_streams()`.
+
+# %%
+show_source(tokgen.GpuSlice)
+
+# %% [markdown]
+# We measure each slice's copy bandwidth three ways: on its current stream, on one of its own
+# side streams, and on a `torch.cuda.Stream()` created inside it (the escape). The L40S-class
+# slice is the one whose copy bandwidth is closest to the L40S's 864 GB/s.
+
+
+# %%
+def bandwidths(sms: int) -> dict:
+    gpu_slice = tokgen.GpuSlice(sms)
+    with gpu_slice:
+        side = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB, stream=gpu_slice.streams[1])
+        escaped = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB, stream=torch.cuda.Stream())
+    return {"gpu_sms": sms, "copy_gbs": gpu_slice.copy_gbs, "side_stream_gbs": side, "escaped_stream_gbs": escaped}
+
+
+if ON_GPU:
+    whole = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB)
+    slices = pd.DataFrame([bandwidths(sms) for sms in SLICE_SMS])
+    slices["chosen"] = (slices["copy_gbs"] - tokgen.gpu_slice.L40S_GBS).abs() == (
+        (slices["copy_gbs"] - tokgen.gpu_slice.L40S_GBS).abs().min()
+    )
+    CHOSEN = int(slices.loc[slices["chosen"], "gpu_sms"].iloc[0])
+    rec = tokgen.Recorder("13_slices", RESULTS_DIR, params=PARAMS | {"WHOLE_GPU_GBS": whole})
+    for row in slices.to_dict("records"):
+        rec.write(row)
+    say(table(slices, digits=0))
+
+# %%
+if ON_GPU:
+    chosen = slices.set_index("gpu_sms").loc[CHOSEN]
+    say(
+        f"The whole GPU copies at {whole:,.0f} GB/s. The slice closest to the L40S's "
+        f"{tokgen.gpu_slice.L40S_GBS} GB/s is **{CHOSEN} SMs: {chosen['copy_gbs']:,.0f} GB/s** "
+        f"(`./run_all.sh --slice` runs notebooks 01–08 there). Its side streams copy at "
+        f"{chosen['side_stream_gbs']:,.0f} GB/s (confined), while a `torch.cuda.Stream()` made inside it "
+        f"copies at {chosen['escaped_stream_gbs']:,.0f} GB/s: it escapes to the whole GPU."
+    )
+    assert (slices["side_stream_gbs"] < 0.8 * whole).all(), "a slice's own streams must stay inside it"
+
+# %% [markdown]
+# A slice is not an L40S. Bandwidth is matched; compute is not: an L40S has 142 SMs of its own
+# generation (about 90 TFLOP/s of dense TF32), an 8-SM slice of an H100 a sixteenth of the
+# H100's (about 30 TFLOP/s), and small kernels, which cannot fill even a slice, run at the
+# latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: if
+# anything, *more* GPU-bound than the L40S at the same batch size.
+#
+# ## 2. Correct inside the slice
+#
+# The same early-stop check as notebook 07, run inside the chosen slice: the pipelined
+# generator (streams from the slice) and the no-stream generators return the naive tokens.
+
+
+# %%
+def early_stop_check() -> list[str]:
+    probe = tokgen.generate("naive", model, batch_size=4, max_seqlen=MAX_SEQLEN)
+    eos = int(probe[0, min(10, MAX_SEQLEN)])
+    reference = tokgen.generate("naive", model, batch_size=4, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
+    same = ["kv_static", "pipelined_static", "pipelined_static_1stream"]
+    for name in same:
+        out = tokgen.generate(name, model, batch_size=4, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
+        assert torch.equal(out, reference), f"{name} differs from naive inside the slice"
+    return same
+
+
+if ON_GPU:
+    with tokgen.GpuSlice(CHOSEN):
+        checked = early_stop_check()
+    print(f"inside {CHOSEN} SMs, token-identical to naive with an early stop: {', '.join(checked)}")
+
+# %% [markdown]
+# ## 3. The regime map
+#
+# At each point (slice × batch size) one interleaved comparison of six variants: the
+# synchronous static-cache generator, the pipelined one and the one without a stop check,
+# eager and compiled. `compare` also measures each variant's **GPU busy time** (CUPTI, one
+# extra run); its share of the wall time is the step's GPU share: near 1 the GPU is the
+# bottleneck, near 0 the host is. The compiled model is compiled once per batch size
+# (`dynamic=False`, as notebook 08) and reused in every slice: compiled code does not depend
+# on how many SMs run it.
+
+# %%
+GENERATORS = ["kv_static", "pipelined_static", "kv_static_no_check"]
+POINTS = [None, *MAP_SMS] if ON_GPU else [None]  # None: the whole GPU
+SLICES = {sms: tokgen.GpuSlice(sms) for sms in MAP_SMS} if ON_GPU else {}
+rec = tokgen.Recorder("13_regimes", RESULTS_DIR, params=PARAMS)
+
+
+def compiled_for(batch_size: int):
+    torch._dynamo.reset()  # one static shape per batch size, as in notebook 08
+    return torch.compile(model, backend=COMPILE_BACKEND, dynamic=False)
+
+
+# %%
+def measure_point(sms, batch_size: int, compiled) -> pd.DataFrame:
+    variants = [
+        tokgen.generator_variant(g, m, batch_size=batch_size, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
+        for m in (model, compiled)
+        for g in GENERATORS
+    ]
+    write = lambda row: rec.write(row | {"map_point": f"{sms or 'all'} SMs, B={batch_size}"})
+    with SLICES[sms] if sms else contextlib.nullcontext():
+        return tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=write)
+
+
+for batch_size in BATCH_SIZES:
+    compiled = compiled_for(batch_size)
+    for sms in POINTS:
+        measure_point(sms, batch_size, compiled)
+        print(f"B={batch_size}, {sms or 'all'} SMs: done", flush=True)
+
+# %% [markdown]
+# ## 4. Reading the map
+#
+# For each point: the gain of the pipelined generator and of skipping the check, each against
+# the synchronous generator of the same model (per-round pairs, signed-rank test as in every
+# notebook), beside the synchronous generator's GPU share.
+
+# %%
+runs = pd.read_csv(rec.path)
+runs = runs[runs["status"] == "ok"]
+rows = []
+for (_, compiled_), group in runs.groupby(["map_point", "compiled"]):
+    base = tokgen.label("kv_static", compiled=compiled_)
+    sync = group.set_index("variant").loc[base]
+    for new in ("pipelined_static", "kv_static_no_check"):
+        g = tokgen.gain(group, base, tokgen.label(new, compiled=compiled_))
+        if g is not None:
+            gpu = {"gpu_sms": sync["gpu_sms"], "batch_size": sync["batch_size"], "gpu_share": sync["gpu_busy_share"]}
+            rows.append({**gpu, "compiled": compiled_, "hidden_by": new, "ms_per_step": sync["ms_per_step"], **g})
+regimes = pd.DataFrame(rows)
+say(table(regimes, ["gpu_sms", "batch_size", "compiled", "hidden_by", "gpu_share", "gain_pct", "p_value", "real"], 2))
+
+
+# %%
+def plot_map(ax, df: pd.DataFrame, hidden_by: str) -> None:
+    for compiled_, marker in ((False, "o"), (True, "s")):
+        d = df[(df["hidden_by"] == hidden_by) & (df["compiled"] == compiled_)]
+        err = [d["gain_pct"] - d["gain_q25_pct"], d["gain_q75_pct"] - d["gain_pct"]]
+        ax.errorbar(d["gpu_share"], d["gain_pct"], yerr=err, fmt=marker, capsize=3,
+                    label="compiled" if compiled_ else "eager")  # fmt: skip
+        for _, r in d.iterrows():
+            ax.annotate(f"{r['gpu_sms']}/B{r['batch_size']}", (r["gpu_share"], r["gain_pct"]), fontsize=7)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("GPU share of a synchronous step (GPU busy / wall time)")
+    ax.set_ylabel(f"gain of {hidden_by} vs sync, % (median, IQR)")
+    ax.legend()
+
+
+fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+for ax, hidden_by in zip(axes, ("pipelined_static", "kv_static_no_check")):
+    plot_map(ax, regimes, hidden_by)
+fig.suptitle(f"Hiding the stop-check sync vs the GPU's share of a step (N={MAX_SEQLEN}; labels: SMs/batch)")
+save_figure(fig, "13_regimes", RESULTS_DIR)
+
+# %% [markdown]
+# The article's configuration is B = 32 on an L40S: on this map, the point B = 32 in the
+# L40S-class slice. What the map says, from the rows above:
+
+# %%
+piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
+pays = piped[piped["real"] & (piped["gain_pct"] > 0)]
+loses = piped[piped["real"] & (piped["gain_pct"] < 0)]
+host_bound = piped[piped["gpu_share"] < 0.5]
+say(
+    f"- Pipelining was measured at {len(piped)} points, GPU shares {piped['gpu_share'].min():.2f}–"
+    f"{piped['gpu_share'].max():.2f}. It paid (real gain) at {len(pays)}, lost (real loss) at {len(loses)}, "
+    f"and was indistinguishable from the synchronous generator at {len(piped) - len(pays) - len(loses)}.\n"
+    + (
+        f"- The lowest GPU share at which it paid: {pays['gpu_share'].min():.2f} "
+        f"({pays.iloc[0]['gpu_sms']} SMs, B={pays.iloc[0]['batch_size']}, "
+        f"{'compiled' if pays.iloc[0]['compiled'] else 'eager'}: {pays.iloc[0]['gain_pct']:+.1f}%); "
+        f"the largest gain: {pays['gain_pct'].max():+.1f}%.\n"
+        if len(pays)
+        else "- It paid nowhere on this map.\n"
+    )
+    + f"- Host-bound points (GPU share < 0.5): {len(host_bound)}, of which it paid at "
+    f"{int((host_bound['real'] & (host_bound['gain_pct'] > 0)).sum())}."
+)
+
+# %% [markdown]
+# ## Takeaways
+#
+# * The sentences above are computed from this run; the map (figure) shows every point with the
+#   spread of its per-round gains.
+# * A step's GPU share is the quantity to look at before reaching for a second stream: it
+#   tells whether the GPU ever waits for the host's stop check.
+# * A slice matches the L40S's bandwidth, not its compute; say so when quoting its numbers.
+#
+# ## Exercises
+#
+# 1. Add B = 1024 to `BATCH_SIZES` (with `MAP_SMS = [8]`). Does the gain keep growing with the
+#    GPU share, or does it flatten? Why would it flatten at a GPU share near 1?
+# 2. Create the side streams with `torch.cuda.Stream()` inside the slice (the escape) and
+#    re-measure one point. Explain the "gain" you get.
+# 3. Which slice matches the L40S's *compute* (about 90 TFLOP/s TF32)? Re-run notebook 07 there
+#    with `./run_all.sh --slice N --only 07 --out /tmp/sliceN`.
+#
+# Solutions: `solutions/13_regimes.md`.

@@ -1,0 +1,99 @@
+"""An L40S-class slice of the GPU: a green context of N SMs (notebook 13_regimes; `GPU_SMS` in
+every GPU notebook).
+
+A green context confines the kernels of its streams to N of the GPU's SMs, so memory bandwidth,
+compute and latency all shrink with N: an 8-SM slice of an H100 copies at about the L40S's
+864 GB/s, while its compute and small-kernel latency shrink faster. Only the context's own
+streams are confined; a `torch.cuda.Stream()` created while it is current is not. So the
+two-stream generators take their streams from `side_streams()`, never from torch.cuda.Stream.
+"""
+
+import statistics
+
+import torch
+from torch.cuda import green_contexts  # torch >= 2.10; SUPPORTED only in builds with CUDA 12.4+
+
+from .model import require_cuda, require_positive, synchronize
+
+L40S_GBS = 864  # the article's GPU: NVIDIA L40S, 864 GB/s of DRAM bandwidth (datasheet)
+
+
+def gpu_times(run, runs: int) -> list[float]:
+    """Milliseconds of GPU time of each of `runs` calls of `run()`, from CUDA events (notebook 12)."""
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return times
+
+
+def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, runs: int = 20, stream=None) -> float:
+    """Device-to-device copy bandwidth in GB/s, bytes read plus bytes written (median), on the
+    current stream or on `stream` (notebooks 12 and 13)."""
+    src = torch.rand(megabytes * 2**20 // 4, device=device)
+    dst = torch.empty_like(src)
+    with torch.cuda.stream(stream):
+        dst.copy_(src)  # warm-up
+        seconds = statistics.median(gpu_times(lambda: dst.copy_(src), runs)) / 1e3
+    return 2 * src.numel() * src.element_size() / seconds / 1e9
+
+
+class GpuSlice:
+    """A green context of `sms` SMs, its two streams and its measured copy bandwidth. `with
+    GpuSlice(8):` runs the block's kernels on 8 SMs; leaving it restores the whole GPU
+    (notebook 13_regimes). The driver hands out SMs in groups (8 on an H100): 10 gives 16."""
+
+    active: "GpuSlice | None" = None  # the slice the current code runs in; None: the whole GPU
+
+    def __init__(self, sms: int, device: int = 0):
+        require_positive(sms=sms)
+        require_cuda(f"a GPU slice (GPU_SMS={sms})")
+        total = torch.cuda.get_device_properties(device).multi_processor_count
+        if sms > total:
+            raise ValueError(f"GPU_SMS={sms} exceeds the {total} SMs of {torch.cuda.get_device_name(device)}")
+        if not getattr(green_contexts, "SUPPORTED", False):
+            raise RuntimeError(f"torch {torch.__version__} was built without green contexts: no GPU slice")
+        self.sms, self.context, self.outer = sms, green_contexts.GreenContext.create(num_sms=sms, device_id=device), []
+        with self:  # streams made while the context is current, by the context itself: confined
+            self.streams = [self.context.Stream(), self.context.Stream()]
+            self.copy_gbs = copy_bandwidth(megabytes=256)
+
+    def __enter__(self) -> "GpuSlice":
+        synchronize()
+        self.context.set_context()  # from here the current stream is the slice's
+        self.outer.append(GpuSlice.active)
+        GpuSlice.active = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        synchronize()
+        self.context.pop_context()
+        GpuSlice.active = self.outer.pop()
+
+
+def use_slice(sms: int | None) -> GpuSlice | None:
+    """Enter a slice of `sms` SMs for the rest of the process (a notebook's `GPU_SMS`), or do
+    nothing for None (the whole GPU); prints what was entered (notebook 13_regimes)."""
+    if sms is None:
+        return None
+    gpu_slice = GpuSlice(sms).__enter__()
+    print(f"running in a green-context slice of {sms} SMs: copy bandwidth {gpu_slice.copy_gbs:,.0f} GB/s")
+    return gpu_slice
+
+
+def side_streams(device: torch.device) -> list:
+    """The two streams of a two-stream generator: the active slice's own (confined to its SMs),
+    new CUDA streams on the whole GPU, `None` (no stream switching) on the CPU (notebook 07)."""
+    if device.type != "cuda":
+        return [None, None]
+    return GpuSlice.active.streams if GpuSlice.active else [torch.cuda.Stream(device) for _ in range(2)]
+
+
+def slice_columns() -> dict:
+    """What every result row says about the slice it was measured in (notebook 13_regimes)."""
+    s = GpuSlice.active
+    return {"gpu_sms": s.sms if s else "all", "slice_copy_gbs": round(s.copy_gbs, 1) if s else ""}
