@@ -45,22 +45,34 @@ def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, r
 class GpuSlice:
     """A green context of `sms` SMs, its two streams and its measured copy bandwidth. `with
     GpuSlice(8):` runs the block's kernels on 8 SMs; leaving it restores the whole GPU
-    (notebook 13_regimes). The driver hands out SMs in groups (8 on an H100): 10 gives 16."""
+    (notebook 13_regimes). The driver hands out SMs in groups (8 on an H100): 10 gives 16.
+    There is one slice per SM count, never destroyed: streams and the caching allocator's
+    blocks may still refer to its context after the block is left."""
 
     active: "GpuSlice | None" = None  # the slice the current code runs in; None: the whole GPU
+    made: "dict[int, GpuSlice]" = {}
+
+    def __new__(cls, sms: int, device: int = 0):
+        return cls.made.get(sms) or super().__new__(cls)
 
     def __init__(self, sms: int, device: int = 0):
-        require_positive(sms=sms)
+        if GpuSlice.made.get(sms) is self:
+            return
+        require_positive(GPU_SMS=sms)
         require_cuda(f"a GPU slice (GPU_SMS={sms})")
         total = torch.cuda.get_device_properties(device).multi_processor_count
         if sms > total:
             raise ValueError(f"GPU_SMS={sms} exceeds the {total} SMs of {torch.cuda.get_device_name(device)}")
         if not getattr(green_contexts, "SUPPORTED", False):
             raise RuntimeError(f"torch {torch.__version__} was built without green contexts: no GPU slice")
+        # torch makes its pool of streams on the first torch.cuda.Stream(), in the context current
+        # then: made inside a slice, every later torch.cuda.Stream() would be confined to it.
+        torch.cuda.Stream(device)
         self.sms, self.context, self.outer = sms, green_contexts.GreenContext.create(num_sms=sms, device_id=device), []
         with self:  # streams made while the context is current, by the context itself: confined
             self.streams = [self.context.Stream(), self.context.Stream()]
             self.copy_gbs = copy_bandwidth(megabytes=256)
+        GpuSlice.made[sms] = self
 
     def __enter__(self) -> "GpuSlice":
         synchronize()
