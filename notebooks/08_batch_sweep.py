@@ -58,10 +58,13 @@ model = tokgen.build_model(SIZE, DEVICE)
 # ## 1. Measure
 #
 # One interleaved comparison per batch size (sync and pipelined), so each batch size's rows are
-# on disk as soon as it is done. The compiled model is compiled afresh for every batch size,
-# with static shapes (`dynamic=False`): left alone, torch.compile would mark the batch
-# dimension dynamic after the second size, and the sweep's compiled rows would no longer run
-# the kernels of notebooks 05 and 07. Compilation is in the warm-up, not in the timed rounds.
+# on disk as soon as it is done. The compiled model is compiled afresh for every batch size
+# (`torch._dynamo.reset()`, then `torch.compile` as in notebooks 05 and 07): left alone,
+# torch.compile would mark the batch dimension dynamic after the second size, and the sweep's
+# compiled rows would no longer run the kernels of notebooks 05 and 07. (Not `dynamic=False`:
+# the newest token's view `tokens[:, -1:]` has a new stride every step, and with static shapes
+# every step recompiles until dynamo's limit of 8, then runs eager.) Compilation is in the
+# warm-up, not in the timed rounds.
 # The article does not say how many runs its sweep used; we use `RUNS` rounds per point.
 
 # %%
@@ -71,7 +74,7 @@ for is_compiled, sizes in ((False, BATCH_SIZES), (True, COMPILED_BATCH_SIZES)):
         m = model
         if is_compiled:  # a fresh compilation per batch size, specialized to it
             torch._dynamo.reset()
-            m = torch.compile(model, backend=COMPILE_BACKEND, dynamic=False)
+            m = torch.compile(model, backend=COMPILE_BACKEND)
         variants = [
             tokgen.generator_variant(g, m, batch_size=b, max_seqlen=MAX_SEQLEN, compiled=is_compiled, by=["batch_size"])
             for g in ("kv_static", "pipelined_static")

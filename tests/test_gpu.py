@@ -177,3 +177,16 @@ def test_transformers_deferred_stop_check_returns_the_naive_tokens(gpt2, referen
         for mode in ("deferred", "sync"):
             out = tokgen.generate(f"generate() {cache} {mode}", gpt2, batch_size=B, max_seqlen=N, eos_token_id=eos)
             assert torch.equal(out, early), (cache, mode)
+
+
+def test_compiling_inside_a_slice_leaves_it_and_compare_reenters_it(gpt2):
+    """torch.compile switches the thread back to the whole GPU's context (torch 2.11); `compare`
+    re-enters the slice before every timed run and counts runs that left it."""
+    gpu_slice = tokgen.GpuSlice(8)
+    model = torch.compile(gpt2)
+    with gpu_slice:
+        variant = tokgen.generator_variant("kv_static", model, batch_size=B, max_seqlen=16, compiled=True)
+        row = tokgen.compare([variant], rounds=3, gpu_busy=False).iloc[0]
+        assert row["slice_escapes"] == 0, row
+        bandwidth = tokgen.gpu_slice.copy_bandwidth(megabytes=256)
+        assert abs(bandwidth - gpu_slice.copy_gbs) < 0.15 * gpu_slice.copy_gbs, (bandwidth, gpu_slice.copy_gbs)

@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 
 from .generators import no_hook
+from .gpu_slice import GpuSlice
 from .memory import memory_peaks, reset_memory
 from .model import synchronize
 from .profiling import gpu_busy_ms
@@ -57,6 +58,11 @@ def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[flo
     return 1e3 * (time.perf_counter() - start), out
 
 
+def reconfine() -> bool:
+    """Inside a GPU slice, make it current again if something left it; True if it had to (notebook 13)."""
+    return GpuSlice.active.confine() if GpuSlice.active else False
+
+
 def _is_oom(err: BaseException) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
@@ -86,14 +92,19 @@ def compare(
     if len(set(names)) != len(names):
         raise ValueError(f"variant names must be unique, got {names}")
     device = torch.device(device)
-    state = {v.name: {"times": [], "status": "ok", "error": "", "steps": None, "memory": {}} for v in variants}
+    state = {
+        v.name: {"times": [], "status": "ok", "error": "", "steps": None, "memory": {}, "slice_escapes": 0}
+        for v in variants
+    }
 
     def attempt(v: Variant) -> float | None:
         s = state[v.name]
         out = None
         try:
             reset_memory(device)
+            reconfine()  # compiling switches back to the whole GPU's context: re-enter the slice
             ms, out = time_run(v.run, device)
+            s["slice_escapes"] += reconfine()  # this run left the slice (counted, notebook 13)
             s["memory"] = memory_peaks(device)
             steps = out.shape[1] - 1
             if s["steps"] is None:
@@ -115,6 +126,7 @@ def compare(
             ms = attempt(v)
             if w == 0:
                 state[v.name]["first_call_ms"] = ms
+        state[v.name]["slice_escapes"] = 0  # the warm-up compiles; only the timed runs count
     # What lives after the warm-up (model, compiled code, decoders: hundreds of thousands of
     # objects) stays alive; frozen, the collection before every timed run skips it (0.1-0.2 s
     # each otherwise, minutes over a sweep).
@@ -134,6 +146,7 @@ def compare(
             s = state[v.name]
             if s["status"] == "ok":
                 try:
+                    reconfine()
                     s["gpu_busy_ms"] = gpu_busy_ms(v.run)
                 except Exception as err:  # noqa: BLE001 - a profiler failure costs the column, not the run
                     s["error"] = f"gpu_busy_ms: {type(err).__name__}: {err}"[:500]
@@ -169,5 +182,6 @@ def _summary(s: dict) -> dict:
         "gpu_busy_ms": s.get("gpu_busy_ms", float("nan")),
         "gpu_busy_share": s.get("gpu_busy_ms", float("nan")) / median if t else float("nan"),
         "times_ms": ";".join(f"{x:.3f}" for x in t),
+        "slice_escapes": s["slice_escapes"],  # timed runs that found the slice left (notebook 13)
         **s["memory"],
     }

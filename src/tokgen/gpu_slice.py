@@ -8,6 +8,8 @@ streams are confined; a `torch.cuda.Stream()` created while it is current is not
 two-stream generators take their streams from `side_streams()`, never from torch.cuda.Stream.
 """
 
+import ctypes
+import functools
 import statistics
 
 import torch
@@ -40,6 +42,18 @@ def copy_bandwidth(device: str | torch.device = "cuda", megabytes: int = 1024, r
         dst.copy_(src)  # warm-up
         seconds = statistics.median(gpu_times(lambda: dst.copy_(src), runs)) / 1e3
     return 2 * src.numel() * src.element_size() / seconds / 1e9
+
+
+@functools.cache
+def _libcuda():
+    return ctypes.CDLL("libcuda.so.1")
+
+
+def current_context() -> int:
+    """The CUDA driver's current context on this thread, as an address (notebook 13_regimes)."""
+    handle = ctypes.c_void_p()
+    _libcuda().cuCtxGetCurrent(ctypes.byref(handle))
+    return handle.value or 0
 
 
 class GpuSlice:
@@ -77,12 +91,22 @@ class GpuSlice:
     def __enter__(self) -> "GpuSlice":
         synchronize()
         self.context.set_context()  # from here the current stream is the slice's
+        self.handle = current_context()
         self.outer.append(GpuSlice.active)
         GpuSlice.active = self
         return self
 
+    def confine(self) -> bool:
+        """Make the slice current again if something switched the thread back to the whole GPU's
+        context (torch.compile does, measured on torch 2.11); True if it had to."""
+        if current_context() == self.handle:
+            return False
+        _libcuda().cuCtxSetCurrent(ctypes.c_void_p(self.handle))
+        return True
+
     def __exit__(self, *exc) -> None:
         synchronize()
+        self.confine()  # torch pops the context it pushed, and checks that it does
         self.context.pop_context()
         GpuSlice.active = self.outer.pop()
 
