@@ -154,11 +154,13 @@ if ON_GPU:
 # bottleneck, near 0 the host is. The compiled model is compiled afresh per batch size (as in
 # notebook 08) and reused in every slice: compiled code does not depend on how many SMs run it.
 #
-# A second trap, measured: **compiling inside a slice leaves it**. After torch.compile's first
-# call the thread's current CUDA context is the whole GPU's again, and every kernel after it
-# runs on all SMs. `compare` therefore re-enters the slice before every timed run
-# (`GpuSlice.confine`) and records in `slice_escapes` how many timed runs found it left; at
-# the end of each point we measure the copy bandwidth again, inside the slice.
+# A second trap, measured: **compiled code leaves a slice**. The code torch.compile generates
+# calls `torch.cuda.set_device(0)` on every call; that is a `cudaSetDevice`, which makes the
+# whole GPU's context current again, and every kernel after it runs on all SMs. Inside a slice
+# `GpuSlice` replaces `torch.cuda.set_device` by a check that the device is the slice's;
+# `compare` re-enters the slice before every timed run (`GpuSlice.confine`) and records in
+# `slice_escapes` how many timed runs left it anyway; and at the end of each point we measure
+# the copy bandwidth again, inside the slice.
 
 # %%
 GENERATORS = ["kv_static", "pipelined_static", "kv_static_no_check"]

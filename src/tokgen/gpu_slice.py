@@ -56,6 +56,14 @@ def current_context() -> int:
     return handle.value or 0
 
 
+def _set_device_in_slice(device) -> None:
+    """`torch.cuda.set_device` inside a slice. Code that torch.compile generates calls
+    `torch.cuda.set_device(0)` on every call, and that (cudaSetDevice) makes the whole GPU's
+    context current again: inside a slice, setting the device it is on does nothing."""
+    if torch.cuda._get_device_index(device) != torch.cuda.current_device():
+        raise RuntimeError("a GPU slice lives on one device: torch.cuda.set_device to another one inside it")
+
+
 class GpuSlice:
     """A green context of `sms` SMs, its two streams and its measured copy bandwidth. `with
     GpuSlice(8):` runs the block's kernels on 8 SMs; leaving it restores the whole GPU
@@ -92,13 +100,13 @@ class GpuSlice:
         synchronize()
         self.context.set_context()  # from here the current stream is the slice's
         self.handle = current_context()
-        self.outer.append(GpuSlice.active)
-        GpuSlice.active = self
+        self.outer.append((GpuSlice.active, torch.cuda.set_device))
+        GpuSlice.active, torch.cuda.set_device = self, _set_device_in_slice
         return self
 
     def confine(self) -> bool:
         """Make the slice current again if something switched the thread back to the whole GPU's
-        context (torch.compile does, measured on torch 2.11); True if it had to."""
+        context (a cudaSetDevice does); True if it had to. `compare` calls it around every run."""
         if current_context() == self.handle:
             return False
         _libcuda().cuCtxSetCurrent(ctypes.c_void_p(self.handle))
@@ -108,7 +116,7 @@ class GpuSlice:
         synchronize()
         self.confine()  # torch pops the context it pushed, and checks that it does
         self.context.pop_context()
-        GpuSlice.active = self.outer.pop()
+        GpuSlice.active, torch.cuda.set_device = self.outer.pop()
 
 
 def use_slice(sms: int | None) -> GpuSlice | None:
