@@ -39,10 +39,10 @@
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" only: slices are a CUDA feature ("cpu" runs the map on the CPU, no slices)
 SLICE_SMS = [8, 16, 24, 32, 48, 66]  # slice sizes whose copy bandwidth we measure
-MAP_SMS = [8, 16, 32, 66]  # slice sizes of the regime map (the whole GPU is always added)
+MAP_SMS = [8, 32]  # slice sizes of the regime map (the whole GPU is always added)
 BATCH_SIZES = [4, 32, 256]  # batch sizes of the regime map (the article's: 32)
 MAX_SEQLEN = 50  # new tokens per sequence (the article: 100; 50 keeps the map within minutes)
-RUNS = 8  # timed runs per variant and point, interleaved, after one warm-up
+RUNS = 6  # timed runs per variant and point, interleaved, after one warm-up
 COPY_MB = 256  # MB copied to measure a slice's bandwidth
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
