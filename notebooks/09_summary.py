@@ -33,6 +33,7 @@
 
 # %% tags=["parameters"]
 RESULTS_DIR = ".."  # data/ and figures/ are read and written below this folder (the repository root)
+SLICE_RESULTS_DIR = "../slice"  # the same notebooks run on the L40S-class slice (run_all.sh --slice)
 
 # %%
 import matplotlib.pyplot as plt
@@ -77,7 +78,12 @@ say(
 )
 
 # %% [markdown]
-# ## 2. The article's ten claims on our GPU
+# ## 2. The article's ten claims, on the whole GPU and on an L40S-class slice
+#
+# Two regimes, two verdict columns: the whole GPU (`RESULTS_DIR`), where every generator built on
+# transformers is host-bound, and the same notebooks run by `./run_all.sh --slice` inside a
+# green-context slice whose copy bandwidth is closest to the L40S's (notebook 13), where the
+# GPU's share of a step is far larger. A regime that has not been run says "not measured".
 #
 # Each row is computed from the CSVs of the notebook that measured it; the criteria below the
 # table say how each verdict was decided. A difference counts as real when the signed-rank test
@@ -87,12 +93,14 @@ say(
 # data a smoke run wrote gets no verdict.
 
 # %%
-claims = tokgen.claims.claims_table(RESULTS_DIR)
-shown = claims.assign(stability=claims["stability"].map(lambda x: f"{x:.0%}" if x == x else ""))
-say(
-    f"Measured on **{env['gpu']}**\n\n"
-    + table(shown[["#", "experiment", "article", "measured", "verdict", "stability"]])
-)
+claims = tokgen.claims.claims_by_regime(RESULTS_DIR, SLICE_RESULTS_DIR)
+percent = lambda x: f"{x:.0%}" if x == x else ""
+shown = claims.assign(**{c: claims[c].map(percent) for c in ("stability", "stability (slice)")})
+columns = ["#", "experiment", "verdict", "stability", "verdict (slice)", "stability (slice)"]
+say(f"Measured on **{env['gpu']}**\n\n" + table(shown[columns]))
+
+# %%
+say(table(shown[["#", "article", "measured", "measured (slice)"]]))
 
 # %%
 say(table(claims[["#", "experiment", "criterion"]]))

@@ -41,7 +41,6 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
-GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 RUNS = 10  # timed runs per variant, interleaved, after one warm-up
@@ -59,7 +58,6 @@ import tokgen
 from tokgen.display import plot_runtimes, save_figure, say, show_source, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 compiled = torch.compile(model, backend=COMPILE_BACKEND)

@@ -38,7 +38,6 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
-GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 BATCH_SIZE = 4  # sequences per batch for the audit (sync counts do not depend on it)
 TOKENS = 32  # tokens generated per audited run, and per micro-model run (x2)
 COPY_MB = 256  # size of the GPU work queued before the pinned/pageable copy (MB per operand)
@@ -57,7 +56,6 @@ import tokgen
 from tokgen.display import save_figure, say, show_source, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 CUDA = DEVICE == "cuda"

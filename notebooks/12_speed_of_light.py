@@ -35,7 +35,6 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
-GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 BATCH_SIZE = 32  # the batch size of notebooks 07 and 10, whose timings are used here
 MAX_SEQLEN = 100  # their max_seqlen
 COPY_MB = 1024  # size of the copied buffer for the bandwidth measurement
@@ -55,7 +54,6 @@ import tokgen
 from tokgen.display import save_figure, say, show_source, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 CUDA = DEVICE == "cuda"

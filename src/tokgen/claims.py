@@ -218,6 +218,27 @@ def summary_results(tables) -> pd.DataFrame:
     return df.assign(speedup_vs_naive=naive / df["median_ms"]).sort_values("median_ms", ignore_index=True)
 
 
+def deferred_stop_gains(tables) -> pd.DataFrame:
+    """transformers' deferred stop check forced on vs off, per place and cache, from notebook
+    14's run (notebook 14_deferred_stop, README). A slice row whose GPU busy time is not 1.5×
+    the whole GPU's did not run in the slice (`confined` False): CUDA graphs captured by
+    transformers replay on the whole GPU."""
+    df = (tables if isinstance(tables, Tables) else Tables(tables))["14_deferred_stop"]
+    whole = df[df["gpu_sms"].astype(str) == "all"].set_index("variant")["gpu_busy_ms"]
+    rows = []
+    for sms, group in df.groupby(df["gpu_sms"].astype(str), sort=False):
+        for cache in ("dynamic", "static"):
+            base = f"generate() {cache} sync"
+            g = gain(group, base, f"generate() {cache} deferred")
+            if g is not None:
+                sync = group.set_index("variant").loc[base]
+                confined = "whole GPU" if sms == "all" else bool(sync["gpu_busy_ms"] > 1.5 * whole.get(base, 0))
+                share, version = sync["gpu_busy_share"], sync["transformers"]
+                rows.append({"gpu_sms": sms, "cache": cache, "confined": confined, "gpu_share_sync": share, **g})
+                rows[-1]["transformers"] = version
+    return pd.DataFrame(rows)
+
+
 def _claim_10(tables):
     best = label("pipelined_static", compiled=True)
     df = summary_results(tables).set_index("variant")
@@ -297,3 +318,13 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
 def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
     """All ten claims (notebook 09_summary, README)."""
     return pd.DataFrame([claim(n, results_dir, resamples) for n in CLAIMS])
+
+
+def claims_by_regime(results_dir: str | Path, slice_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
+    """The ten claims on the whole GPU (`results_dir`) beside those on the L40S-class slice
+    (`slice_dir`, written by `run_all.sh --slice`): one verdict column per regime (notebook 09)."""
+    sliced = claims_table(slice_dir, resamples)
+    return claims_table(results_dir, resamples).assign(
+        **{"measured (slice)": sliced["measured"], "verdict (slice)": sliced["verdict"]},
+        **{"stability (slice)": sliced["stability"]},
+    )

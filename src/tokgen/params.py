@@ -44,6 +44,7 @@ RULES = {
     "DEVICE": ("'cuda' or 'cpu'", lambda v: v in ("cuda", "cpu")),
     "COMPILE_BACKEND": (f"one of {', '.join(BACKENDS)}", lambda v: v in BACKENDS),
     "RESULTS_DIR": ("a folder path", lambda v: isinstance(v, str) and v.strip() != ""),
+    "SLICE_RESULTS_DIR": ("a folder path", lambda v: isinstance(v, str) and v.strip() != ""),
     "BATCH_SIZE": POSITIVE,
     "MAX_SEQLEN": POSITIVE,
     "RUNS": POSITIVE,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tokgen.claims import claims_table, summary_results
+from tokgen.claims import claims_by_regime, deferred_stop_gains, summary_results
 from tokgen.display import spread, table
 from tokgen.registry import label
 from tokgen.results import ROOT, load
@@ -94,11 +94,37 @@ def summary_table(results_dir: Path) -> str:
 
 
 def claims_block(results_dir: Path) -> str:
-    c = claims_table(results_dir)
+    c = claims_by_regime(results_dir, results_dir / "slice")
     if (c["verdict"] == "not measured").all():
         return NOT_MEASURED
-    c["stability"] = c["stability"].map(lambda x: f"{x:.0%}" if x == x else "")
-    return table(c[["#", "experiment", "article", "measured", "verdict", "stability"]])
+    for column in ("stability", "stability (slice)"):
+        c[column] = c[column].map(lambda x: f"{x:.0%}" if x == x else "")
+    columns = ["#", "experiment", "article", "measured", "verdict", "stability", "verdict (slice)", "stability (slice)"]
+    return table(c[columns])
+
+
+def deferred_table(results_dir: Path) -> str:
+    try:
+        d = deferred_stop_gains(results_dir)
+    except (FileNotFoundError, KeyError):
+        return NOT_MEASURED
+    where = d["gpu_sms"].map(lambda s: "whole GPU" if s == "all" else f"{s}-SM slice")
+    confined = d["confined"].map(lambda c: "" if c == "whole GPU" else " (confined)" if c else " (NOT confined)")
+    out = pd.DataFrame(
+        {
+            "where": where + confined,
+            "cache": d["cache"],
+            "GPU share of a sync step": d["gpu_share_sync"].map(lambda x: f"{x:.2f}"),
+            "deferred vs sync": [
+                f"{g['gain_pct']:+.1f}% (IQR {g['gain_q25_pct']:+.1f}…{g['gain_q75_pct']:+.1f}%), "
+                f"p = {g['p_value']:.3f}"
+                for g in d.to_dict("records")
+            ],
+            "real": d["real"].map(lambda r: "yes" if r else "no"),
+            "transformers": d["transformers"],
+        }
+    )
+    return table(out)
 
 
 def beyond_table(results_dir: Path) -> str:
@@ -223,6 +249,7 @@ BLOCKS = {
     "headline": headline,
     "summary": summary_table,
     "claims": claims_block,
+    "deferred": deferred_table,
     "beyond": beyond_table,
     "products": products_table,
     "syncs": syncs_table,

@@ -299,7 +299,7 @@ def main(argv=None) -> int:
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
-    parameters = dict(SMOKE) if smoke else {}
+    parameters = dict(SMOKE) if smoke else {"SLICE_RESULTS_DIR": str(SLICE_OUT)}  # staging copies only data/
     if smoke:
         parameters["DEVICE"] = "cuda" if cuda else "cpu"
         if not cuda:
