@@ -194,3 +194,34 @@ def test_graph_decoders_are_kept_per_model_and_freed_with_it():
     del model
     gc.collect()
     assert len(DECODERS) == before - 1
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+def test_a_slice_needs_cuda_and_a_positive_size():
+    with pytest.raises(RuntimeError, match=r"a GPU slice \(GPU_SMS=8\) needs a CUDA GPU"):
+        tokgen.GpuSlice(8)
+    for bad in (0, -8, 2.5, True):
+        with pytest.raises(ValueError, match="GPU_SMS must be a positive integer"):
+            tokgen.GpuSlice(bad)
+    assert tokgen.use_slice(None) is None
+    assert tokgen.gpu_slice.slice_columns() == {"gpu_sms": "all", "slice_copy_gbs": ""}
+    assert tokgen.gpu_slice.side_streams(torch.device("cpu")) == [None, None]
+
+
+def test_gpu_sms_parameter_is_none_or_positive():
+    from tokgen.params import ParameterError, check
+
+    assert check("GPU_SMS", "None") is None and check("GPU_SMS", None) is None
+    assert check("GPU_SMS", "16") == 16
+    for bad in ("0", "-8", "abc", "[8]"):
+        with pytest.raises(ParameterError, match="GPU_SMS must be None"):
+            check("GPU_SMS", bad)
+
+
+def test_deferred_stop_check_needs_a_transformers_that_has_it(tiny):
+    import transformers.generation.utils as utils
+
+    if hasattr(utils, "DeferredStopCheck"):
+        pytest.skip("this transformers has DeferredStopCheck")
+    with pytest.raises(RuntimeError, match="needs transformers >= 5.17"):
+        tokgen.generate("generate() dynamic deferred", tiny, batch_size=2, max_seqlen=4)

@@ -1,5 +1,6 @@
 """run_all's command line: selection, parameters, clear errors."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -62,6 +63,8 @@ def test_every_smoke_parameter_is_declared_by_some_notebook():
             "-p NOT_A_PARAM: no selected notebook has this parameter; they have",
         ),
         (["--out", "/proc/x"], "run_all: cannot write to --out /proc/x"),
+        (["--slice", "0"], "run_all: -p GPU_SMS: parameter GPU_SMS must be None (the whole GPU) or a positive"),
+        (["--slice", "abc"], "GPU_SMS must be None (the whole GPU) or a positive number of SMs, got 'abc'"),
     ],
 )
 def test_run_all_rejects_bad_arguments_with_one_line(args, message):
@@ -175,3 +178,42 @@ def test_the_build_folder_is_made_when_the_output_is_the_repository(tmp_path, mo
     (tmp_path / "build").rmdir()
     runner.prepare_out(tmp_path)
     assert (tmp_path / "build").is_dir()
+
+
+def test_slice_without_a_chosen_slice_says_how_to_choose_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "ROOT", tmp_path)
+    with pytest.raises(runner.RunError, match="run notebook 13 first, or name the SMs: --slice 8"):
+        runner.chosen_slice()
+
+
+def test_a_slice_on_a_machine_without_cuda_fails_the_notebook_with_one_line(tmp_path):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("checks the message on a machine without CUDA")
+    cmd = [
+        sys.executable,
+        "-m",
+        "tokgen_tools.runner",
+        "--smoke",
+        "--slice",
+        "8",
+        "--only",
+        "01",
+        "--out",
+        str(tmp_path),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 1
+    assert "RuntimeError: a GPU slice (GPU_SMS=8) needs a CUDA GPU" in proc.stdout
+
+
+def test_newest_transformers_folder_must_hold_transformers(tmp_path):
+    with pytest.raises(runner.RunError, match="no transformers package in this folder"):
+        runner.newest_transformers(tmp_path)
+
+
+def test_first_on_path_puts_the_folder_first_and_restores(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/x")
+    with runner.first_on_path(tmp_path):
+        assert os.environ["PYTHONPATH"] == f"{tmp_path}{os.pathsep}/x"
+    assert os.environ["PYTHONPATH"] == "/x"

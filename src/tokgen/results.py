@@ -11,12 +11,11 @@ import os
 import platform
 import re
 import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import pandas as pd
-
-from .gpu_slice import slice_columns
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 
@@ -65,6 +64,13 @@ def environment() -> dict:
         env["gpu"] = torch.cuda.get_device_name()
         env["driver"] = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split("\n")[0]
     return env
+
+
+def slice_columns() -> dict:
+    """The GPU slice a row was measured in (tokgen.gpu_slice). Not imported means never entered:
+    the runner reads this module without waiting for torch (notebook 13_regimes)."""
+    module = sys.modules.get("tokgen.gpu_slice")
+    return module.slice_columns() if module else {"gpu_sms": "all", "slice_copy_gbs": ""}
 
 
 def describe_environment() -> str:
