@@ -282,5 +282,3 @@ say(
 #    re-measure one point. Explain the "gain" you get.
 # 3. Which slice matches the L40S's *compute* (about 90 TFLOP/s TF32)? Re-run notebook 07 there
 #    with `./run_all.sh --slice N --only 07 --out /tmp/sliceN`.
-#
-# Solutions: `solutions/13_regimes.md`.
