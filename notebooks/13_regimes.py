@@ -266,7 +266,7 @@ say(
 )
 
 # %% [markdown]
-# ## Takeaways
+# ## Summary
 #
 # * The sentences above are computed from this run; the map (figure) shows every point with the
 #   spread of its per-round gains.

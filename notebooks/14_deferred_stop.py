@@ -47,7 +47,6 @@ import contextlib
 
 import pandas as pd
 import torch
-import transformers
 
 import tokgen
 from tokgen.display import say, show_source, table
@@ -86,9 +85,8 @@ reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MA
 for name in VARIANTS:
     out = tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     assert torch.equal(out, reference), f"{name}: {out.shape[1]} columns, naive {reference.shape[1]}"
-print(
-    f"transformers {transformers.__version__}: {', '.join(VARIANTS)}: the naive tokens ({reference.shape[1]} columns)"
-)
+version = tokgen.environment()["transformers"]
+print(f"transformers {version}: {', '.join(VARIANTS)}: the naive tokens ({reference.shape[1]} columns)")
 
 # %% [markdown]
 # ## 3. Syncs per token
@@ -149,7 +147,7 @@ for r in deferred.to_dict("records"):
     )
 
 # %% [markdown]
-# ## Takeaways
+# ## Summary
 #
 # * transformers already holds the article's idea; whether it should be on for CUDA is the
 #   question notebook 13 answers in general: it can pay only where the GPU's share of a step

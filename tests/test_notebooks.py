@@ -76,6 +76,8 @@ CPU_TABLES = {
     "10_cuda_graphs": ["10_cuda_graphs", "10_cuda_graphs_idle"],
     "11_sync_audit": ["11_pinned_copy", "11_micro_overhead"],
     "12_speed_of_light": [],
+    "13_regimes": ["13_regimes"],  # 13_slices needs CUDA
+    "14_deferred_stop": ["14_deferred_stop"],
 }
 CPU_FIGURES = {
     "01_naive": ["01_naive_scaling"],
@@ -87,6 +89,7 @@ CPU_FIGURES = {
     "09_summary": ["09_summary"],
     "10_cuda_graphs": ["10_cuda_graphs"],
     "11_sync_audit": ["11_micro_overhead"],
+    "13_regimes": ["13_regimes"],
 }
 
 

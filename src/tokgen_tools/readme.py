@@ -236,11 +236,12 @@ def provenance(results_dir: Path) -> str:
         )
     lines = [
         f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
-        f"- torch {env['torch']}, transformers {env['transformers']}, Python {env['python']}",
+        f"- torch {env['torch']}, transformers {', '.join(sorted(set(runs['transformers'].astype(str))))} "
+        f"(per notebook below), Python {env['python']}",
         timing,
         coverage,
         "",
-        table(runs[["notebook", "status", "seconds", "timed runs per variant", "commit"]], digits=0),
+        table(runs[["notebook", "status", "seconds", "timed runs per variant", "transformers", "commit"]], digits=0),
     ]
     return "\n".join(lines)
 

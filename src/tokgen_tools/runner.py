@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import datetime
 import filecmp
+import importlib.metadata
 import json
 import os
 import re
@@ -214,7 +215,7 @@ def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
     """data/run_all.csv: one row per notebook of the latest run of each (wall time, status)."""
     path = data_dir(out) / "run_all.csv"
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    new = pd.DataFrame([{**r, "smoke": smoke, "finished_at": stamp, **environment()} for r in rows])
+    new = pd.DataFrame([{**environment(), **r, "smoke": smoke, "finished_at": stamp} for r in rows])
     if path.exists():
         old = pd.read_csv(path, keep_default_na=False)
         new = pd.concat([old[~old["notebook"].isin(new["notebook"])], new], ignore_index=True)
@@ -314,6 +315,9 @@ def main(argv=None) -> int:
         try:
             with kernel_output_to(log), first_on_path(newest if name in NEWEST else None):
                 row = run_notebook(name, out, parameters, progress=not args.no_progress)
+            if name in NEWEST:  # the kernel's transformers, not this process's
+                found = importlib.metadata.distributions(name="transformers", path=[str(newest)])
+                row["transformers"] = next((d.version for d in found), "unknown")
         except KeyboardInterrupt:
             done = ", ".join(r["notebook"] for r in rows) or "none"
             print(
