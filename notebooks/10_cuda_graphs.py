@@ -244,16 +244,25 @@ profiled = {
 timelines = {}
 for name, v in profiled.items():
     timelines[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1])
-    idle_rec.write({"variant": name, **timelines[name].summary(skip=1)})
+    summary = timelines[name].summary(skip=1)  # its "steps" are stop-flag copies: one per replay of K tokens
+    k = v.info.get("steps_per_graph", 1)
+    per_token = {"gpu_busy_per_token": summary.get("gpu_busy_per_step_us", float("nan")) / k}
+    idle_rec.write(
+        {
+            "variant": name,
+            "tokens_per_copy": k,
+            **summary,
+            **per_token,
+            "kernels_per_token": summary.get("kernels_per_step", float("nan")) / k,
+        }
+    )
 idle = idle_rec.read()
 if CUDA:
+    columns = ["variant", "tokens_per_copy", "gpu_idle_fraction", "gpu_busy_per_token", "kernels_per_token"]
+    say(table(idle[columns], digits=3))
     say(
-        table(
-            idle[
-                ["variant", "steps", "gpu_idle_fraction", "gpu_busy_per_step_us", "step_period_us", "kernels_per_step"]
-            ],
-            digits=3,
-        )
+        "`gpu_busy_per_token` is in µs: the GPU busy time between two stop-flag copies, "
+        "divided by the tokens made between them."
     )
 
 # %% [markdown]
