@@ -36,7 +36,7 @@ DEVICE = "cuda"  # "cuda" or "cpu"
 BATCH_SIZE = 4  # sequences in the agreement check below
 MAX_SEQLEN = 24  # tokens generated in the agreement check below
 COMPILE_BACKEND = "inductor"  # torch.compile backend of the generators that compile their own step ("eager" on a CPU)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import pandas as pd

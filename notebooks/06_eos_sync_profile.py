@@ -43,7 +43,7 @@ BATCH_SIZE = 16  # sequences per batch (the article's profile: 16)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 WINDOW = [30, 50]  # profile steps WINDOW[0] .. WINDOW[1]-1 (the article: 30-50)
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import shutil

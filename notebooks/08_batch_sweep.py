@@ -40,7 +40,7 @@ BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128]  # batch sizes of the eager sweep
 COMPILED_BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128]  # batch sizes of the compiled sweep
 RUNS = 10  # timed runs per variant and batch size, interleaved, after one warm-up
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import matplotlib.pyplot as plt

@@ -32,7 +32,8 @@
 # that rendered this notebook; the GPU and versions of the measurements are read from the CSV.
 
 # %% tags=["parameters"]
-RESULTS_DIR = ".."  # data/ and figures/ are read and written below this folder (the repository root)
+DATA_DIR = ".."  # the tables are read from <DATA_DIR>/data: ".." is the repository's reference results
+RESULTS_DIR = "../build/lab"  # figures/ go below this folder; ".." overwrites the reference figures
 SLICE_RESULTS_DIR = "../slice"  # the same notebooks run on the L40S-class slice (run_all.sh --slice)
 
 # %%
@@ -51,7 +52,7 @@ print(tokgen.describe_environment())
 show_source(tokgen.claims.summary_results)
 
 # %%
-results = tokgen.claims.summary_results(RESULTS_DIR)
+results = tokgen.claims.summary_results(DATA_DIR)
 env = results.iloc[0]
 say(
     f"Measured on **{env['gpu']}** (driver {env['driver']}, torch {env['torch']}, transformers "
@@ -80,7 +81,7 @@ say(
 # %% [markdown]
 # ## 2. The article's ten claims, on the whole GPU and on an L40S-class slice
 #
-# Two regimes, two verdict columns: the whole GPU (`RESULTS_DIR`), where every generator built on
+# Two regimes, two verdict columns: the whole GPU (`DATA_DIR`), where every generator built on
 # transformers is host-bound, and the same notebooks run by `./run_all.sh --slice` inside a
 # green-context slice whose copy bandwidth is closest to the L40S's (notebook 13), where the
 # GPU's share of a step is far larger. A regime that has not been run says "not measured".
@@ -93,7 +94,7 @@ say(
 # data a smoke run wrote gets no verdict.
 
 # %%
-claims = tokgen.claims.claims_by_regime(RESULTS_DIR, SLICE_RESULTS_DIR)
+claims = tokgen.claims.claims_by_regime(DATA_DIR, SLICE_RESULTS_DIR)
 percent = lambda x: f"{x:.0%}" if x == x else ""
 shown = claims.assign(**{c: claims[c].map(percent) for c in ("stability", "stability (slice)")})
 columns = ["#", "experiment", "verdict", "stability", "verdict (slice)", "stability (slice)"]

@@ -47,7 +47,7 @@ RUNS = 10  # timed runs per variant, interleaved, after one warm-up
 STEPS_PER_GRAPH = [1, 2, 4, 8, 16]  # K: decode steps per graph replay, one stop check per replay
 WINDOW = [20, 100]  # profiled steps for the idle fraction
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import matplotlib.pyplot as plt

@@ -43,7 +43,7 @@ TOKENS = 32  # tokens generated per audited run, and per micro-model run (x2)
 COPY_MB = 256  # size of the GPU work queued before the pinned/pageable copy (MB per operand)
 RUNS = 10  # timed runs, interleaved, for the copies and the micro model
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import time

@@ -41,7 +41,7 @@ COPY_MB = 1024  # size of the copied buffer for the bandwidth measurement
 RUNS = 20  # timed copies, and timed replays per matrix product (median)
 PRODUCT_ROWS = [32, 256]  # rows (the batch) of the matrix products timed one at a time in section 5
 PRODUCT_SPLITS = [1, 4]  # 1: one product as F.linear runs it; 4: its sum over inputs cut into 4 batched products
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import statistics

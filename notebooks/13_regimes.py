@@ -45,7 +45,7 @@ MAX_SEQLEN = 50  # new tokens per sequence (the article: 100; 50 keeps the map w
 RUNS = 6  # timed runs per variant and point, interleaved, after one warm-up
 COPY_MB = 256  # MB copied to measure a slice's bandwidth
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import contextlib

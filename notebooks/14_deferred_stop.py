@@ -40,7 +40,7 @@ SLICE_SMS = [8]  # slices (SMs) measured beside the whole GPU: notebook 13's L40
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 RUNS = 10  # timed runs per variant, interleaved, after one warm-up
-RESULTS_DIR = ".."  # data/ and figures/ are written below this folder (the repository root)
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import contextlib

@@ -45,6 +45,7 @@ RULES = {
     "COMPILE_BACKEND": (f"one of {', '.join(BACKENDS)}", lambda v: v in BACKENDS),
     "RESULTS_DIR": ("a folder path", lambda v: isinstance(v, str) and v.strip() != ""),
     "SLICE_RESULTS_DIR": ("a folder path", lambda v: isinstance(v, str) and v.strip() != ""),
+    "DATA_DIR": ("a folder path", lambda v: isinstance(v, str) and v.strip() != ""),
     "BATCH_SIZE": POSITIVE,
     "MAX_SEQLEN": POSITIVE,
     "RUNS": POSITIVE,

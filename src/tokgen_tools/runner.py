@@ -19,6 +19,7 @@ import datetime
 import filecmp
 import importlib.metadata
 import json
+import logging
 import os
 import re
 import shutil
@@ -237,15 +238,22 @@ def prepare_out(out: Path) -> None:
 @contextlib.contextmanager
 def kernel_output_to(log: Path):
     """Send what the kernels write to stderr (their startup warnings, their tracebacks when
-    Ctrl-C reaches them too) to `log` instead of the console: kernels inherit file descriptor 2."""
+    Ctrl-C reaches them too) and papermill's log lines to `log` instead of the console: kernels inherit
+    file descriptor 2."""
     sys.stderr.flush()
     saved, console = os.dup(2), sys.stderr
+    papermill_log = logging.getLogger("papermill")  # "Kernel died ..." when Ctrl-C reaches the kernel first
     with open(log, "a") as f:
         os.dup2(f.fileno(), 2)
         sys.stderr = open(saved, "w", closefd=False)  # this process (progress bars) still writes to the console
+        handler = logging.StreamHandler(f)
+        papermill_log.addHandler(handler)
+        papermill_log.propagate = False
         try:
             yield
         finally:
+            papermill_log.removeHandler(handler)
+            papermill_log.propagate = True
             sys.stderr.flush()
             sys.stderr = console
             os.dup2(saved, 2)
@@ -300,7 +308,10 @@ def main(argv=None) -> int:
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
-    parameters = dict(SMOKE) if smoke else {"SLICE_RESULTS_DIR": str(SLICE_OUT)}  # staging copies only data/
+    # the notebooks' own default, build/lab, keeps a JupyterLab reader from overwriting the reference
+    # results; the runner writes into its staging copy of <out> (RESULTS_DIR "..": see run_notebook)
+    parameters = {"RESULTS_DIR": "..", "DATA_DIR": ".."}
+    parameters |= dict(SMOKE) if smoke else {"SLICE_RESULTS_DIR": str(SLICE_OUT)}  # staging copies only data/
     if smoke:
         parameters["DEVICE"] = "cuda" if cuda else "cpu"
         if not cuda:
