@@ -122,9 +122,10 @@ assert eos_table["same_prefix"].all()
 # %% [markdown]
 # ## 3. Measure
 #
-# Eleven variants, one run of each per round: the naive baseline, the dynamic- and
-# static-cache generators, sync and pipelined, and the static cache without any EOS check,
-# eager and compiled. This one interleaved run is also what notebook 09 ranks.
+# Thirteen variants, one run of each per round: the naive baseline, the dynamic- and
+# static-cache generators, sync and pipelined, the static cache without any EOS check, and the
+# article's own pipelined loop as published, eager and compiled. This one interleaved run is
+# also what notebook 09 ranks.
 
 # %%
 rec = tokgen.Recorder(
@@ -140,8 +141,9 @@ eager_gens = [
     "pipelined_static",
     "pipelined_static_1stream",
     "kv_static_no_check",
+    "article_pipelined",  # the article's loop as published, beside ours (section 2 shows its extra token)
 ]
-compiled_gens = ["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check"]
+compiled_gens = ["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check", "article_pipelined"]
 variants = [
     tokgen.generator_variant(g, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
     for m, gens in ((model, eager_gens), (compiled, compiled_gens))
@@ -171,6 +173,8 @@ pairs = [
     ("kv_static", "pipelined_static_1stream", False),
     ("kv_static", "pipelined_static", True),
     ("kv_static", "pipelined_static_1stream", True),
+    ("kv_static", "article_pipelined", False),
+    ("kv_static", "article_pipelined", True),
 ]
 rows = []
 for base, var, is_compiled in pairs:
