@@ -95,6 +95,15 @@ say(
 g = tokgen.gains(ok, tokgen.label("kv_static"))
 say(table(g[["variant", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]], digits=3))
 
+
+# %% [markdown]
+# ### Host-bound or GPU-bound?
+#
+# Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
+# per variant). Under half, the host sets the pace, and hiding a sync cannot pay.
+
+# %%
+say(tokgen.display.bound_table(ok))
 # %%
 fig, ax = plt.subplots(figsize=(6, 2.5))
 plot_runtimes(ax, ok)

@@ -155,6 +155,15 @@ results[
     ["variant", "status", "median_ms", "q25_ms", "q75_ms", "min_ms", "max_ms", "gpu_busy_share", "peak_reserved_gb"]
 ]
 
+
+# %% [markdown]
+# ### Host-bound or GPU-bound?
+#
+# Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
+# per variant). Under half, the host sets the pace, and hiding a sync cannot pay.
+
+# %%
+say(tokgen.display.bound_table(ok))
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
 plot_runtimes(ax, ok)

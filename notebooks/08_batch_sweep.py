@@ -131,6 +131,15 @@ axes[1].legend()
 fig.suptitle(f"Pipelining vs batch size, N={MAX_SEQLEN}")
 save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 
+
+# %% [markdown]
+# ### Host-bound or GPU-bound?
+#
+# Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
+# per variant). Under half, the host sets the pace, and hiding a sync cannot pay.
+
+# %%
+say(tokgen.display.bound_table(ok))
 # %% [markdown]
 # Read the right panel first: where the time per step hardly changes with B, the step is bound
 # by per-step overhead (launches, Python, the sync), not by the GPU's arithmetic. That is the

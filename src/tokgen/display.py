@@ -58,6 +58,22 @@ def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
     return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
 
+def bound_table(results: pd.DataFrame) -> str:
+    """Per variant, the wall time of a step and the part of it in which the GPU was busy: under
+    half, the host sets the pace (notebooks 05, 07, 08). Needs `compare(..., gpu_busy=True)` rows."""
+    busy = results["gpu_busy_ms"] / results["steps"]
+    out = pd.DataFrame(
+        {
+            "variant": results["variant"],
+            "ms per step (wall)": results["ms_per_step"],
+            "GPU busy ms per step": busy,
+            "GPU share": results["gpu_busy_share"],
+            "bound": results["gpu_busy_share"].map(lambda x: "" if x != x else "host" if x < 0.5 else "GPU"),
+        }
+    )
+    return table(out, digits=2)
+
+
 def save_figure(fig, name: str, results_dir: str | Path) -> None:
     """figures/<name>.png and .svg under `results_dir` (notebook 01_naive)."""
     out = Path(results_dir) / "figures"
