@@ -170,6 +170,20 @@ if CUDA:
     save_figure(fig, "06_timelines", RESULTS_DIR)
 
 # %% [markdown]
+# On a 4-step axis a gap of 100 µs is thinner than a line, and kernels drawn side by side look
+# like one busy band. So we zoom on one step boundary: every kernel at its true width, the
+# GPU's idle intervals shaded red and labelled in µs, and the idle share of the zoom printed.
+
+# %%
+if CUDA:
+    fig, axes = plt.subplots(len(pictures), 1, figsize=(13, 2.4 * len(pictures)))
+    for ax, (name, tl) in zip(axes, pictures.items()):
+        boundary = sorted(tl.kernels["step"].unique())[len(tl.steps) // 2]
+        tokgen.display.plot_step_boundary(ax, tl, boundary, title=f"{name}, end of step {WINDOW[0] + boundary}:")
+    fig.tight_layout()
+    save_figure(fig, "06_step_boundary", RESULTS_DIR)
+
+# %% [markdown]
 # How to read it: each step ends with the device-to-host copy of the stop flag. With the
 # sync, the GPU row has a hole at every step boundary, while the CPU's "sync wait" ends and the
 # next "step" range starts queuing kernels. Whether there are also holes

@@ -77,3 +77,20 @@ def test_ranges_mark_steps_and_the_model_forward_and_leave_no_hooks(tiny):
     assert sorted(set(names)) == ["model forward", "step 0", "step 1", "step 2"]
     assert names.count("model forward") == 3
     assert not tiny._forward_hooks and not tiny._forward_pre_hooks
+
+
+def test_the_step_boundary_zoom_shades_every_gap_and_says_the_idle_share():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tokgen.display import plot_step_boundary
+
+    _, ax = plt.subplots()
+    plot_step_boundary(ax, Timeline(TRACE), 0, title="t:")
+    # busy 50-82, 150-180, 185-186, 190-192 µs: 65 of 142 µs; gaps of 68, 5 and 4 µs
+    assert ax.get_title() == f"t: GPU idle {77 / 142:.0%} of this zoom (shaded)"
+    assert len([p for p in ax.patches if p.get_facecolor()[0] == 1.0]) == 3  # three red spans
+    assert [t.get_text() for t in ax.texts] == ["68 µs", "5 µs"]  # gaps under 5 µs are shaded, not labelled
+    plt.close("all")

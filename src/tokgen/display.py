@@ -153,6 +153,35 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
     return ax
 
 
+def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title: str = ""):
+    """A zoom on the end of `step` and the start of the next: kernels at their true width, the
+    GPU's idle intervals shaded and labelled in µs, CPU ranges above, the idle share in the
+    title (notebook 06). On a whole-window axis a 100 µs gap is thinner than a line."""
+    k = timeline.kernels
+    end, start = k[k["step"] == step]["end"].max(), k[k["step"] == step + 1]["start"].min()
+    t0, t1 = end - margin_us, start + margin_us
+    shown = k[(k["end"] >= t0) & (k["start"] <= t1)].sort_values("start")
+    r = timeline.ranges[(timeline.ranges["end"] >= t0) & (timeline.ranges["start"] <= t1)]
+    for y, (lane, color) in enumerate([("sync wait", "C3"), ("model forward", "C2"), ("step", "C0")], start=1):
+        rows = r[r["name"].str.startswith(lane)]
+        ax.broken_barh(list(zip(rows["start"] - t0, rows["end"] - rows["start"])), (y, 0.8), color=color, alpha=0.7)
+    ax.broken_barh(list(zip(shown["start"] - t0, shown["end"] - shown["start"])), (0, 0.8), color="C1")
+    busy_end, idle = None, 0.0
+    for a, b in zip(shown["start"], shown["end"]):
+        if busy_end is not None and a > busy_end:
+            ax.axvspan(busy_end - t0, a - t0, color="red", alpha=0.15)
+            if a - busy_end >= 5:
+                ax.annotate(f"{a - busy_end:.0f} µs", ((busy_end + a) / 2 - t0, 0.9), ha="center", fontsize=8)
+            idle += a - busy_end
+        busy_end = b if busy_end is None else max(busy_end, b)
+    span = shown["end"].max() - shown["start"].min()
+    ax.set_yticks([0.4, 1.4, 2.4, 3.4], ["GPU (all streams)", "CPU: sync wait", "CPU: model forward", "CPU: step"])
+    ax.set_xlim(0, t1 - t0)
+    ax.set_xlabel("µs since the zoom's start")
+    ax.set_title(f"{title} GPU idle {idle / span:.0%} of this zoom (shaded)")
+    return ax
+
+
 def show_claim(n: int, results_dir: str | Path) -> None:
     """The article's claim n, what we measured and the verdict, from data/ (notebooks 01-09)."""
     c = claim(n, results_dir)
