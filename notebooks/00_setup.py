@@ -165,3 +165,5 @@ rec.read().T
 #    one sequence and look at the logits' spread at one step.
 # 3. Pick an `eos_token_id` that appears in `reference[0]` and check that every generator
 #    stops at the same step.
+#
+# Worked solutions: [`solutions/00_setup.ipynb`](../solutions/00_setup.ipynb).

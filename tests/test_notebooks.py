@@ -15,6 +15,7 @@ from papermill.translators import PythonTranslator
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 NAMES = [p.stem for p in NOTEBOOKS]
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
 
 
 def cells(nb):
@@ -28,7 +29,7 @@ def test_every_py_has_its_ipynb_and_back():
     assert ipynbs == NAMES
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
+@pytest.mark.parametrize("path", NOTEBOOKS + SOLUTIONS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS + SOLUTIONS])
 def test_pair_is_in_sync(path):
     text = jupytext.read(path)
     paired = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
@@ -133,3 +134,23 @@ def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
     assert row["status"] == "failed"
     assert row["error"] == "ParameterError: parameter BATCH_SIZE must be a positive integer, got 'abc'"
     assert runner.failed_notebook(tmp_path, "00_setup").exists()
+
+
+def test_every_solution_belongs_to_a_notebook():
+    assert {p.stem for p in SOLUTIONS} <= set(NAMES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
+def test_every_solution_runs_with_the_tiny_model(path, tmp_path):
+    """The worked solutions a teacher hands out keep working: executed with the tiny model."""
+    import papermill
+
+    out = tmp_path / path.with_suffix(".ipynb").name
+    papermill.execute_notebook(
+        str(path.with_suffix(".ipynb")), str(out), parameters={"SIZE": "tiny"}, cwd=str(path.parent),
+        kernel_name="python3", progress_bar=False,
+    )  # fmt: skip
+    nb = nbformat.read(out, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not any(o.get("output_type") == "error" for o in outputs)

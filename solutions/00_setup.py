@@ -1,0 +1,87 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Solutions · 00 setup
+#
+# Worked solutions to the exercises of [notebook 00](../notebooks/00_setup.ipynb). They run on
+# a CPU in seconds with the tiny model (`SIZE = "tiny"`, the smoke suite runs them so), and on
+# GPT-2 small where noted. Every number below is computed here, not typed.
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # the model of exercises 2 and 3: "gpt2" (GPT-2 small) or "tiny"
+
+# %%
+import torch
+
+import tokgen
+from tokgen.display import say
+
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+model = tokgen.build_model(SIZE)  # on the GPU if there is one; the CPU is enough here
+
+# %% [markdown]
+# ## Exercise 1: the tiny model's size
+#
+# `tokgen.num_parameters` counts unique parameters (the LM head shares the token embedding).
+# The tiny model keeps GPT-2's vocabulary, so its embedding dominates.
+
+# %%
+tiny, small = tokgen.build_model("tiny", "cpu"), tokgen.build_model("gpt2", "cpu")
+n_tiny, n_small = tokgen.num_parameters(tiny), tokgen.num_parameters(small)
+embedding = tiny.transformer.wte.weight.numel()
+say(
+    f"GPT-2 small: {n_small:,} parameters; tiny: {n_tiny:,} ({n_tiny / n_small:.1%} of it), of which "
+    f"{embedding / n_tiny:.0%} are the token embedding ({' × '.join(map(str, tiny.transformer.wte.weight.shape))})."
+)
+del tiny, small
+
+# %% [markdown]
+# ## Exercise 2: why greedy decoding from random weights repeats itself
+#
+# Random weights give logits with no preference worth the name: the top two are close, and the
+# argmax depends mostly on the input embedding. Once a token reappears, the next step sees
+# nearly the same input and picks the same successor: the sequence falls into a loop.
+
+# %%
+tokens = tokgen.generate("naive", model, batch_size=1, max_seqlen=50, eos_token_id=-1)[0].cpu()
+print(tokens.tolist())
+first_repeat = next((i for i, t in enumerate(tokens.tolist()) if t in tokens[:i].tolist()), None)
+with torch.inference_mode():
+    logits = model(tokens[None, :10].to(model.device)).logits[0, -1]
+top = logits.topk(2).values
+say(
+    f"{len(set(tokens.tolist()))} distinct tokens among {len(tokens)}; the first repeat at position "
+    f"{first_repeat}. At step 10 the logits have standard deviation {logits.std():.3f}, and the best "
+    f"two differ by {top[0] - top[1]:.3f}."
+)
+
+# %% [markdown]
+# ## Exercise 3: every generator stops at the same step
+#
+# Choose as EOS a token the naive generator emits; all rows share the BOS prompt, so all stop
+# together, at its first appearance. Every registered generator must return exactly those
+# columns (the `generate()` references too, since every row stops at once).
+
+# %%
+reference = tokgen.generate("naive", model, batch_size=2, max_seqlen=24, eos_token_id=-1)
+eos = int(reference[0, 8])
+stopped = tokgen.generate("naive", model, batch_size=2, max_seqlen=24, eos_token_id=eos)
+same = {}
+for name in ["kv_dynamic", "kv_static", "pipelined_static", "graph_transformers", "generate() dynamic"]:
+    out = tokgen.generate(name, model, batch_size=2, max_seqlen=24, eos_token_id=eos)
+    same[name] = torch.equal(out, stopped)
+assert all(same.values()), same
+say(f"EOS = {eos} first appears after step {stopped.shape[1] - 1}; all {len(same)} generators stop there.")
