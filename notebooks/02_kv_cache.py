@@ -141,3 +141,5 @@ show_claim(2, RESULTS_DIR)
 # 2. Time one decode step at N = 10 and at N = 390. How much of a step depends on N at all?
 # 3. How many bytes does the dynamic cache hold after 400 steps at B = 32? Compare with the
 #    peak allocated memory above.
+#
+# Worked solutions: [`solutions/02_kv_cache.ipynb`](../solutions/02_kv_cache.ipynb).
