@@ -150,3 +150,5 @@ show_claim(1, RESULTS_DIR)
 # 2. Pass `logits_to_keep=1` to the model call in a copy of the generator. Which part of the
 #    memory picture changes?
 # 3. Fit the runtime as a + b·N + c·N² instead of a power law. What do a, b and c stand for?
+#
+# Worked solutions: [`solutions/01_naive.ipynb`](../solutions/01_naive.ipynb).
