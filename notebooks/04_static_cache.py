@@ -162,3 +162,5 @@ show_claim(4, RESULTS_DIR)
 #    a step?
 # 2. Count the kernels per step of each generator with `torch.profiler` (notebook 06 shows how).
 # 3. Run this notebook on transformers ≥ 5.4. Which lines of `cache_kwargs` matter there?
+#
+# Worked solutions: [`solutions/04_static_cache.ipynb`](../solutions/04_static_cache.ipynb).
