@@ -131,3 +131,5 @@ show_claim(5, RESULTS_DIR)
 # 2. Set `TORCH_LOGS=recompiles` and run one generation with the dynamic cache on the compiled
 #    model. How often does it recompile, and why?
 # 3. Count the kernels per step, eager vs compiled (torch.profiler, notebook 06).
+#
+# Worked solutions: [`solutions/05_torch_compile.ipynb`](../solutions/05_torch_compile.ipynb).
