@@ -269,3 +269,5 @@ for n in (7, 9):
 # 2. Replace the pinned flag with an ordinary CPU tensor. What does `copy_(non_blocking=True)`
 #    do then? (Notebook 11 measures it.)
 # 3. Check the flag every 4 steps instead of every step. What is the most you can lose?
+#
+# Worked solutions: [`solutions/07_pipelining.ipynb`](../solutions/07_pipelining.ipynb).
