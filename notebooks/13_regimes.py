@@ -115,10 +115,10 @@ if ON_GPU:
     assert own.all(), "a slice's own side streams must copy at the slice's bandwidth"
 
 # %% [markdown]
-# A slice is not an L40S. Bandwidth is matched; compute is not: an L40S has 142 SMs of its own
-# generation (about 90 TFLOP/s of dense TF32), an 8-SM slice of an H100 a sixteenth of the
-# H100's (about 30 TFLOP/s), and small kernels, which cannot fill even a slice, run at the
-# latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: if
+# A slice is not an L40S. Bandwidth is matched; compute is not: by the datasheets an L40S has
+# 142 SMs of its own generation (about 90 TFLOP/s of dense TF32), an 8-SM slice of an H100
+# 8/132 of the H100's (about 30 TFLOP/s), and small kernels, which cannot fill even a slice,
+# run at the latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: if
 # anything, *more* GPU-bound than the L40S at the same batch size.
 #
 # ## 2. Correct inside the slice
