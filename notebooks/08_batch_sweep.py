@@ -164,3 +164,5 @@ show_claim(8, RESULTS_DIR)
 # 1. Extend the sweep to B = 256 and 512. Where does the step time start to grow linearly?
 # 2. Repeat the sweep with the dynamic cache. Does the picture change?
 # 3. Estimate, from the right panel, the per-step overhead that does not depend on B.
+#
+# Worked solutions: [`solutions/08_batch_sweep.ipynb`](../solutions/08_batch_sweep.ipynb).
