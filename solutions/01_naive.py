@@ -22,6 +22,7 @@
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model of exercise 1: "gpt2" (GPT-2 small) or "tiny"
+SEQ_LENS = [25, 50, 100]  # the sizes N of exercise 1's B = 1 run
 DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/01_naive.csv
 
 # %%
@@ -45,12 +46,11 @@ device = model.device
 # pull towards 1).
 
 # %%
-sizes = [25, 50, 100]
-variants = [tokgen.generator_variant("naive", model, batch_size=1, max_seqlen=n, by=["max_seqlen"]) for n in sizes]
+variants = [tokgen.generator_variant("naive", model, batch_size=1, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS]
 b1 = tokgen.compare(variants, rounds=3, device=device, gpu_busy=False)
 reference_slope = tokgen.stats.slope(naive["max_seqlen"], naive["median_ms"])
 say(
-    f"B = 1: slope {tokgen.stats.slope(b1['max_seqlen'], b1['median_ms']):.2f} over N = {sizes}; the reference "
+    f"B = 1: slope {tokgen.stats.slope(b1['max_seqlen'], b1['median_ms']):.2f} over N = {SEQ_LENS}; the reference "
     f"run at B = {int(naive['batch_size'].iloc[0])}: slope {reference_slope:.2f}."
 )
 
@@ -63,7 +63,7 @@ say(
 # allocator must reserve), not the work of the transformer layers.
 
 # %%
-cfg = tokgen.build_model("gpt2", "cpu").config
+cfg = tokgen.model.gpt2_config("gpt2")  # GPT-2 small's configuration: the reference run's model
 for row in naive.to_dict("records"):
     full = row["batch_size"] * row["max_seqlen"] * cfg.vocab_size * 4 / 1e9
     say(

@@ -146,9 +146,14 @@ def test_every_solution_runs_with_the_tiny_model(path, tmp_path):
     """The worked solutions a teacher hands out keep working: executed with the tiny model."""
     import papermill
 
+    from tokgen_tools.runner import SMOKE
+
+    cell = next(c.source for c in jupytext.read(path).cells if "parameters" in c.metadata.get("tags", []))
+    declared = re.findall(r"^([A-Z][A-Z0-9_]*) = ", cell, re.M)
+    parameters = {k: v for k, v in SMOKE.items() if k in declared}  # the smoke run's tiny sizes
     out = tmp_path / path.with_suffix(".ipynb").name
     papermill.execute_notebook(
-        str(path.with_suffix(".ipynb")), str(out), parameters={"SIZE": "tiny"}, cwd=str(path.parent),
+        str(path.with_suffix(".ipynb")), str(out), parameters=parameters, cwd=str(path.parent),
         kernel_name="python3", progress_bar=False,
     )  # fmt: skip
     nb = nbformat.read(out, as_version=4)
