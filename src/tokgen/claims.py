@@ -233,9 +233,8 @@ def deferred_stop_gains(tables) -> pd.DataFrame:
             if g is not None:
                 sync = group.set_index("variant").loc[base]
                 confined = "whole GPU" if sms == "all" else bool(sync["gpu_busy_ms"] > 1.5 * whole.get(base, 0))
-                share, version = sync["gpu_busy_share"], sync["transformers"]
-                rows.append({"gpu_sms": sms, "cache": cache, "confined": confined, "gpu_share_sync": share, **g})
-                rows[-1]["transformers"] = version
+                row = {"gpu_sms": sms, "cache": cache, "confined": confined, "gpu_share_sync": sync["gpu_busy_share"]}
+                rows.append({**row, **g, "transformers": sync["transformers"]})
     return pd.DataFrame(rows)
 
 

@@ -2,8 +2,8 @@
 every GPU notebook).
 
 A green context confines the kernels of its streams to N of the GPU's SMs, so memory bandwidth,
-compute and latency all shrink with N: an 8-SM slice of an H100 copies at about the L40S's
-864 GB/s, while its compute and small-kernel latency shrink faster. Only the context's own
+compute and latency all shrink with N; notebook 13 measures which slice's copy bandwidth comes
+closest to the L40S's 864 GB/s (datasheet), and says what such a slice does not match. Only the context's own
 streams are confined; a `torch.cuda.Stream()` created while it is current is not. So the
 two-stream generators take their streams from `side_streams()`, never from torch.cuda.Stream.
 """
@@ -67,7 +67,8 @@ def _set_device_in_slice(device) -> None:
 class GpuSlice:
     """A green context of `sms` SMs, its two streams and its measured copy bandwidth. `with
     GpuSlice(8):` runs the block's kernels on 8 SMs; leaving it restores the whole GPU
-    (notebook 13_regimes). The driver hands out SMs in groups (8 on an H100): 10 gives 16.
+    (notebook 13_regimes). The driver may round the SM count up to its own granularity, so a
+    slice's bandwidth is measured here, never assumed from `sms`.
     There is one slice per SM count, never destroyed: streams and the caching allocator's
     blocks may still refer to its context after the block is left."""
 
