@@ -117,12 +117,19 @@ save_figure(fig, "05_torch_compile", RESULTS_DIR)
 show_claim(5, RESULTS_DIR)
 
 # %% [markdown]
+# ## Takeaways, read from this run
+
+# %%
+say("* " + tokgen.display.finding(ok, tokgen.label("kv_static"), tokgen.label("kv_static", compiled=True)))
+say(f"* The price: {row['first_call_ms'] / 1e3:.0f} s of tracing and compilation, once, in the first call.")
+
+# %% [markdown]
 # ## Summary
 #
 # * Compilation costs seconds once, then every step runs fused kernels with less Python
 #   between them.
-# * The per-step `.item()` is still there: the compiled forward ends, the CPU waits for the
-#   GPU, and only then queues the next step. Notebook 06 looks at that wait.
+# * The per-step `.item()` is still there: at every step one side waits for the other. Which
+#   side, the bound table above says; notebook 06 puts that wait on a timeline.
 #
 # ## Exercises
 #

@@ -14,7 +14,7 @@ from IPython.display import Code, Markdown, display
 
 from .claims import claim
 from .registry import get_generator
-from .stats import slope
+from .stats import gain, slope
 
 
 def show_source(obj):
@@ -72,6 +72,28 @@ def bound_table(results: pd.DataFrame) -> str:
         }
     )
     return table(out, digits=2)
+
+
+def finding(results: pd.DataFrame, base: str, variant: str) -> str:
+    """One takeaway read from a run: `variant` against `base` (medians, gain, the signed-rank
+    verdict) and, where profiled, which bound `variant`'s steps are in (notebooks 05-08)."""
+    g = gain(results, base, variant)
+    if g is None:
+        return f"`{variant}` against `{base}`: not measured in this run."
+    rows = results.set_index("variant")
+    verdict = (
+        f"{'faster' if g['gain_pct'] > 0 else 'slower'}, a real difference (p = {g['p_value']:.3f})"
+        if g["real"]
+        else f"no real difference (p = {g['p_value']:.2f})"
+    )
+    text = (
+        f"`{variant}` against `{base}`: {rows.at[base, 'median_ms']:.0f} → {rows.at[variant, 'median_ms']:.0f} ms "
+        f"per generation, {g['gain_pct']:+.1f}%: {verdict}"
+    )
+    share = rows.at[variant, "gpu_busy_share"] if "gpu_busy_share" in rows else float("nan")
+    if share == share:
+        text += f"; the GPU is busy {share:.0%} of its steps: {'host' if share < 0.5 else 'GPU'}-bound"
+    return text + "."
 
 
 def save_figure(fig, name: str, results_dir: str | Path) -> None:
