@@ -21,6 +21,12 @@ def test_rows_are_on_disk_at_once_with_provenance(tmp_path):
     assert list(df["variant"]) == ["a", "b", "c"] and df.loc[2, "extra"] == "x"
 
 
+def test_a_rows_own_value_wins_over_the_provenance_column_of_the_same_name(tmp_path):
+    # notebook 13 records each slice's SM count as `gpu_sms` while no slice is entered ("all")
+    Recorder("t", tmp_path).write({"gpu_sms": 8, "copy_gbs": 625.0})
+    assert load("t", tmp_path).loc[0, "gpu_sms"] == 8
+
+
 def test_a_new_recorder_starts_the_table_afresh(tmp_path):
     Recorder("t", tmp_path).write({"x": 1})
     Recorder("t", tmp_path).write({"x": 2})

@@ -103,7 +103,9 @@ class Recorder:
             "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "run_started": self.started,
         }
-        new = pd.DataFrame([{**row, **environment(), **slice_columns(), **stamp, "params": self.params}])
+        # a column the row sets itself (notebook 13: each slice's gpu_sms) wins over the provenance of that name
+        provenance = {k: v for k, v in {**environment(), **slice_columns()}.items() if k not in row}
+        new = pd.DataFrame([{**row, **provenance, **stamp, "params": self.params}])
         if self.path.exists():
             old = pd.read_csv(self.path, keep_default_na=False)
             if list(old.columns) != list(new.columns):  # a row with other columns: rewrite with the union

@@ -7,6 +7,7 @@ Every number in those blocks is read from data/; a table that is missing says "n
 """
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -242,8 +243,31 @@ def provenance(results_dir: Path) -> str:
         coverage,
         "",
         table(runs[["notebook", "status", "seconds", "timed runs per variant", "transformers", "commit"]], digits=0),
+        *_slice_provenance(results_dir / "slice"),
     ]
     return "\n".join(lines)
+
+
+def _slice_provenance(slice_dir: Path) -> list[str]:
+    """The slice's run (`run_all.sh --slice`): its notebooks, times, commits and the parameters it set."""
+    try:
+        runs = load("run_all", slice_dir)
+    except FileNotFoundError:
+        return ["", "The L40S-class slice: not run yet (`./run_all.sh --slice`)."]
+    runs = runs[~runs["smoke"].astype(str).str.lower().eq("true")].copy()
+    runs["commit"] = runs["commit"].astype(str).str.slice(0, 12)
+    runs["parameters set"] = runs["parameters"].map(
+        lambda p: ", ".join(f"{k} = {v}" for k, v in json.loads(p).items() if k != "RESULTS_DIR")
+    )
+    return [
+        "",
+        f"The L40S-class slice (`slice/`; {', '.join(sorted(set(runs['gpu'])))}, torch "
+        f"{', '.join(sorted(set(runs['torch'].astype(str))))}, transformers "
+        f"{', '.join(sorted(set(runs['transformers'].astype(str))))}): {len(runs)} notebooks at "
+        f"{', '.join(sorted(set(runs['commit'])))}, {runs['seconds'].sum() / 60:.1f} min in all.",
+        "",
+        table(runs[["notebook", "status", "seconds", "parameters set", "commit"]], digits=0),
+    ]
 
 
 BLOCKS = {
