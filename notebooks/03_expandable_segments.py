@@ -194,3 +194,5 @@ show_claim(3, RESULTS_DIR)
 #    with each setting and open both at pytorch.org/memory_viz.
 # 3. Try the naive generator of notebook 01 with expandable segments. Where does its
 #    fragmentation go?
+#
+# Worked solutions: [`solutions/03_expandable_segments.ipynb`](../solutions/03_expandable_segments.ipynb).

@@ -267,3 +267,5 @@ else:
 # 2. Move the window to steps 80–100. Does the gap change with the sequence length?
 # 3. In Perfetto, find the `cudaStreamSynchronize` / `cudaMemcpyAsync` behind `.item()` in the
 #    CPU rows of the synchronous trace. How long does the CPU wait in it?
+#
+# Worked solutions: [`solutions/06_eos_sync_profile.ipynb`](../solutions/06_eos_sync_profile.ipynb).

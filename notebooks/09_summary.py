@@ -107,6 +107,20 @@ say(table(shown[["#", "article", "measured", "measured (slice)"]]))
 say(table(claims[["#", "experiment", "criterion"]]))
 
 # %% [markdown]
+# ## Takeaways, read from the two runs
+
+# %%
+verdicts = {c: claims[c].str.replace(r" \(.*", "", regex=True) for c in ("verdict", "verdict (slice)")}  # no details
+for regime, column in (("Whole GPU", "verdict"), ("L40S-class slice", "verdict (slice)")):
+    say(f"* {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts[column].value_counts().items()) + ".")
+moved = claims[verdicts["verdict"] != verdicts["verdict (slice)"]]
+say(
+    f"* The verdict depends on the regime for claim(s) {', '.join(map(str, moved['#']))}."
+    if len(moved)
+    else "* Both regimes give the same verdicts."
+)
+
+# %% [markdown]
 # ## Summary
 #
 # * One interleaved run ranks the article's generators on this GPU; the speed-up of the
@@ -123,3 +137,5 @@ say(table(claims[["#", "experiment", "criterion"]]))
 # 2. Re-run notebook 07 at B = 1 (`-p BATCH_SIZE 1`) and then this one. Which ranking changes,
 #    and why?
 # 3. Which claim's verdict is most sensitive to the criterion chosen? Argue for another one.
+#
+# Worked solutions: [`solutions/09_summary.ipynb`](../solutions/09_summary.ipynb).

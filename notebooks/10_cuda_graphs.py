@@ -341,3 +341,5 @@ else:
 # 3. In a copy of `handwritten_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
 #    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
 #    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?
+#
+# Worked solutions: [`solutions/10_cuda_graphs.ipynb`](../solutions/10_cuda_graphs.ipynb).

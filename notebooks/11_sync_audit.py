@@ -242,3 +242,5 @@ save_figure(fig, "11_micro_overhead", RESULTS_DIR)
 # 2. Find, with `torch.cuda.set_sync_debug_mode("error")`, the first line of `generate()` that
 #    syncs. (Catch the error and print its traceback.)
 # 3. On the micro model, how do `graph_handwritten_compiled`'s ms per token change between K = 1 and K = 16 on the GPU?
+#
+# Worked solutions: [`solutions/11_sync_audit.ipynb`](../solutions/11_sync_audit.ipynb).

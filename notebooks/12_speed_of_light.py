@@ -320,13 +320,33 @@ if not ok.empty:
 # token-identical to fp32 any more), matrix-product kernels written for such thin shapes, and
 # fewer, larger kernels for everything else: the fused kernels of section 4 are many and small.
 #
+# ## Takeaways, read from this run
+
+# %%
+if sol_rows:
+    fastest = sol_table.iloc[0]
+    say(
+        f"* The fastest generator, `{fastest['variant']}` (notebook {fastest['notebook']}'s run), takes "
+        f"{fastest['times_task_floor']:.1f}× the task's floor ({fastest['pct_of_own_floor']:.0f}% of its own): "
+        "far from what its bytes require."
+    )
+if kernels is not None and bandwidth:
+    say(
+        f"* Matrix products are {100 * matmul / total:.0f}% of its kernel time and run at "
+        f"{100 * weights_us / matmul:.0f}% of copy bandwidth; the other kernels take {total - matmul:.0f} µs per token."
+    )
+if not ok.empty:
+    at = ok[(ok["rows"] == BATCH_SIZE) & (ok["splits"] == 1)]["pct_of_copy_bandwidth"]
+    if len(at):
+        say(f"* Alone, at {BATCH_SIZE} rows, the products reach {at.min():.0f}–{at.max():.0f}% of copy bandwidth.")
+
+# %% [markdown]
 # ## Summary
 #
-# * At B = 32 a decode step is bound by bytes, not FLOPs: the weights must stream through once
-#   per token, and the floor follows from the measured bandwidth.
-# * The table of section 3 says how far each generator is from it; section 4 how much of the
-#   fastest generator's time is the matrix products and how much everything else.
-# * Section 5 times each product alone: how much of a thin product's time its bytes explain,
+# * The floor is set by bytes: every weight read once per token at the measured bandwidth.
+#   How far each generator is from it, and what fills the difference, is read above.
+# * Section 4 splits the fastest generator's kernel time into matrix products and the rest;
+#   section 5 times each product alone: how much of a thin product's time its bytes explain,
 #   and how little more rows or a split of its sum change it.
 #
 # ## Exercises
@@ -336,3 +356,5 @@ if not ok.empty:
 # 2. Compile one product with `torch.compile(mode="max-autotune-no-cudagraphs")` and time it
 #    as `tokgen.bandwidth.product_times` does. Do inductor's Triton kernels beat cuBLAS at 32 rows?
 # 3. Halve the bytes with bf16 weights. How many tokens of the output change?
+#
+# Worked solutions: [`solutions/12_speed_of_light.ipynb`](../solutions/12_speed_of_light.ipynb).

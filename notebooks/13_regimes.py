@@ -116,7 +116,7 @@ if ON_GPU:
 
 # %% [markdown]
 # A slice is not an L40S. Bandwidth is matched; compute is not: by the datasheets an L40S has
-# 142 SMs of its own generation (about 90 TFLOP/s of dense TF32), an 8-SM slice of an H100
+# 142 SMs of its own generation (about 183 TFLOP/s of dense TF32, 366 with sparsity), an 8-SM slice of an H100
 # 8/132 of the H100's (about 30 TFLOP/s), and small kernels, which cannot fill even a slice,
 # run at the latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: if
 # anything, *more* GPU-bound than the L40S at the same batch size.
@@ -280,5 +280,7 @@ say(
 #    GPU share, or does it flatten? Why would it flatten at a GPU share near 1?
 # 2. Create the side streams with `torch.cuda.Stream()` inside the slice (the escape) and
 #    re-measure one point. Explain the "gain" you get.
-# 3. Which slice matches the L40S's *compute* (about 90 TFLOP/s TF32)? Re-run notebook 07 there
+# 3. Which slice matches the L40S's *compute* (about 183 TFLOP/s of dense TF32)? Re-run notebook 07 there
 #    with `./run_all.sh --slice N --only 07 --out /tmp/sliceN`.
+#
+# Worked solutions: [`solutions/13_regimes.ipynb`](../solutions/13_regimes.ipynb).

@@ -160,3 +160,5 @@ for r in deferred.to_dict("records"):
 # 1. Run with `BATCH_SIZE = 256`. How do the GPU share and the gain move?
 # 2. Why does the static cache (a compiled, CUDA-graphed step) show a different gain than the
 #    dynamic one? Look at the GPU share of each.
+#
+# Worked solutions: [`solutions/14_deferred_stop.ipynb`](../solutions/14_deferred_stop.ipynb).

@@ -1,0 +1,113 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %%
+
+# %% [markdown]
+# # Solutions · 06 the EOS check on a timeline
+#
+# Worked solutions to the exercises of [notebook 06](../notebooks/06_eos_sync_profile.ipynb).
+# The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so.
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
+BATCH_SIZE = 16  # sequences per batch (notebook 06: 16)
+MAX_SEQLEN = 100  # new tokens per sequence; the late window needs at least 100
+WINDOW = [30, 50]  # the window of notebook 06; exercise 2 moves it to the end of the generation
+
+# %%
+import pandas as pd
+import torch
+
+import tokgen
+from tokgen.display import say, table
+
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+model = tokgen.build_model(SIZE)  # on the GPU if there is one
+CUDA = model.device.type == "cuda"
+COLUMNS = ["variant", "window", "idle_gap_median_us", "gpu_busy_per_step_us", "step_period_us", "gpu_idle_fraction"]
+
+
+def profiled(generator: str, start: int, stop: int) -> dict:
+    """Notebook 06's summary of steps [start, stop) of one generation (after a warm-up run)."""
+    v = tokgen.generator_variant(generator, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+    v.run()
+    return {
+        "variant": v.name,
+        "window": f"{start}–{stop - 1}",
+        **tokgen.profile_steps(v.run, start=start, stop=stop).summary(),
+    }
+
+
+# %% [markdown]
+# ## Exercise 1: the naive generator
+#
+# Naive re-runs the whole sequence every step, so the GPU's work per step grows with the step
+# while the host's (the same kernels launched, one `.item()`) does not. Its busy time per step
+# is far longer than the KV cache's, and the idle gap, which is host time, is about the same
+# size: a smaller share of a longer step.
+
+# %%
+if CUDA:
+    rows = [profiled(g, *WINDOW) for g in ("kv_static", "naive")]
+    say(table(pd.DataFrame(rows)[COLUMNS], digits=2))
+else:
+    say("*The timeline records GPU kernels: run this cell on a GPU.*")
+
+# %% [markdown]
+# ## Exercise 2: late steps
+#
+# With a static cache every step has the same shapes (attention runs over the whole
+# preallocated cache), so the gap and the busy time should not move with the position; with
+# the dynamic cache the attention grows with the position. The table says which.
+
+# %%
+late = [MAX_SEQLEN - (WINDOW[1] - WINDOW[0]), MAX_SEQLEN]
+if CUDA:
+    rows = [profiled(g, *w) for g in ("kv_static", "kv_dynamic") for w in (WINDOW, late)]
+    say(table(pd.DataFrame(rows)[COLUMNS], digits=2))
+else:
+    say("*The timeline records GPU kernels: run this cell on a GPU.*")
+
+# %% [markdown]
+# ## Exercise 3: the wait behind `.item()`
+#
+# In Perfetto the CPU row shows `aten::item` → `aten::_local_scalar_dense` → `cudaMemcpyAsync`
+# followed by `cudaStreamSynchronize`: the copy is queued behind the step's kernels, and the
+# CPU blocks in the synchronize until they and the copy are done. The same numbers without
+# Perfetto, from torch.profiler's CPU events of one generation:
+
+# %%
+if CUDA:
+    v = tokgen.generator_variant("kv_static", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+    v.run()
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        tokens = v.run()
+        torch.cuda.synchronize()
+    steps = tokens.shape[1] - 1
+    events = {e.key: e for e in prof.key_averages()}
+    rows = [
+        {
+            "CUDA call": name,
+            "calls per step": events[name].count / steps,
+            "CPU µs per step": events[name].cpu_time_total / steps,
+        }
+        for name in ("cudaMemcpyAsync", "cudaStreamSynchronize")
+        if name in events
+    ]
+    say(table(pd.DataFrame(rows), digits=1))
+else:
+    say("*There is no device to wait for on a CPU: run this cell on a GPU.*")

@@ -1,0 +1,106 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %%
+
+# %% [markdown]
+# # Solutions · 11 syncs per token
+#
+# Worked solutions to the exercises of [notebook 11](../notebooks/11_sync_audit.ipynb).
+# Syncs exist only between a host and a device: exercises 1 and 2 need a GPU; exercise 3's
+# comparison runs on any device.
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
+TOKENS = 32  # tokens per generation (x2 on the micro model)
+RUNS = 10  # timed rounds, interleaved, for exercise 3
+COMPILE_BACKEND = "inductor"  # "eager" on a CPU: inductor's C++ build takes minutes
+
+# %%
+import traceback
+
+import pandas as pd
+import torch
+import transformers
+
+import tokgen
+from tokgen.display import say, table
+
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+model = tokgen.build_model(SIZE)  # on the GPU if there is one
+CUDA = model.device.type == "cuda"
+
+# %% [markdown]
+# ## Exercise 1: a newer transformers
+#
+# From 5.4 on, transformers keeps the StaticCache's write position on the device, so the
+# `.item()` that 5.1.0 makes per layer and step to find it goes away: the `generate()` rows'
+# reads per token drop, the hand-written generators (which pass `cache_position` themselves)
+# do not change. Run this cell in an environment with the newer transformers (the runner's
+# `--newest-transformers` sets one up for notebook 14) and compare with notebook 11's table.
+
+# %%
+say(f"transformers here: **{transformers.__version__}**.")
+if CUDA:
+    rows = []
+    for name in ("generate() dynamic", "generate() static", "kv_static"):
+        run = lambda name=name: tokgen.generate(name, model, batch_size=4, max_seqlen=TOKENS)  # noqa: E731
+        run()  # warm-up
+        syncs = tokgen.count_syncs(run)
+        rows.append({"generator": name, "`.item()` reads / token": syncs["local_scalar_dense"] / TOKENS})
+    say(table(pd.DataFrame(rows), digits=2))
+else:
+    say("*Syncs are between a host and a GPU: run this cell on a GPU.*")
+
+# %% [markdown]
+# ## Exercise 2: the first line of `generate()` that syncs
+#
+# `torch.cuda.set_sync_debug_mode("error")` turns every synchronizing call into an exception;
+# the last frame inside transformers in its traceback is the culprit.
+
+# %%
+if CUDA:
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        tokgen.generate("generate() dynamic", model, batch_size=4, max_seqlen=TOKENS)
+        say("No sync raised.")
+    except RuntimeError as err:
+        frames = [f for f in traceback.extract_tb(err.__traceback__) if "transformers" in f.filename]
+        last = frames[-1] if frames else traceback.extract_tb(err.__traceback__)[-1]
+        say(f"First sync: `{last.filename.split('site-packages/')[-1]}`, line {last.lineno}: `{last.line}`")
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+else:
+    say("*There is nothing to synchronize with on a CPU: run this cell on a GPU.*")
+
+# %% [markdown]
+# ## Exercise 3: K = 1 against K = 16 on the micro model
+#
+# On the micro model (issue #43089's: one layer, hidden 16) the GPU's work per step is almost
+# nothing, so a step costs what the host spends on it. One replay of K steps costs one launch
+# and one stop check: K = 16 spreads them over 16 tokens.
+
+# %%
+micro = tokgen.build_model("micro", model.device)
+seen = set(tokgen.generate("naive", micro, batch_size=1, max_seqlen=2 * TOKENS).flatten().tolist())
+eos = next(t for t in range(micro.config.vocab_size) if t not in seen)  # never produced: full length
+backend = COMPILE_BACKEND if CUDA else "eager"
+variants = [
+    tokgen.generator_variant("graph_handwritten_compiled", micro, batch_size=1, max_seqlen=2 * TOKENS,
+                             eos_token_id=eos, steps_per_graph=k, compile_backend=backend)
+    for k in (1, 16)
+]  # fmt: skip
+results = tokgen.compare(variants, rounds=RUNS, device=model.device)
+say(table(results[["variant", "median_ms", "ms_per_step"]], digits=3) + f"\n\nDevice: {model.device.type}.")
