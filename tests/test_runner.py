@@ -180,6 +180,14 @@ def test_the_build_folder_is_made_when_the_output_is_the_repository(tmp_path, mo
     assert (tmp_path / "build").is_dir()
 
 
+def test_a_slice_run_gives_01_its_smaller_sizes_and_the_command_line_wins():
+    run = {"RESULTS_DIR": "..", "RUNS": 10}
+    assert runner.notebook_parameters("01_naive", run, {}, slice_run=True)["SEQ_LENS"] == [50, 100, 200]
+    assert runner.notebook_parameters("01_naive", run, {}, slice_run=False) == run
+    assert runner.notebook_parameters("02_kv_cache", run, {}, slice_run=True) == run
+    assert runner.notebook_parameters("01_naive", run, {"RUNS": 5}, slice_run=True)["RUNS"] == 5
+
+
 def test_slice_without_a_chosen_slice_says_how_to_choose_one(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "ROOT", tmp_path)
     with pytest.raises(runner.RunError, match="run notebook 13 first, or name the SMs: --slice 8"):

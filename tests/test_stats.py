@@ -75,3 +75,20 @@ def test_resampling_keeps_rounds_paired():
     b = [float(x) for x in out.loc[1, "times_ms"].split(";")]
     assert [10 * x for x in a] == b and len(a) == 4
     assert out.loc[0, "median_ms"] == statistics.median(a) and out.loc[0, "ms_per_step"] == out.loc[0, "median_ms"] / 10
+
+
+def test_a_finding_states_the_verdict_and_the_bound():
+    from tokgen.display import finding
+
+    base = [100.0 + i for i in range(10)]
+    times = {"a": ";".join(map(str, base)), "b": ";".join(str(0.8 * t) for t in base)}
+    rows = pd.DataFrame(
+        [
+            {"variant": "a", "median_ms": 104.5, "times_ms": times["a"], "gpu_busy_share": 0.2},
+            {"variant": "b", "median_ms": 83.6, "times_ms": times["b"], "gpu_busy_share": 0.7},
+        ]
+    )
+    text = finding(rows, "a", "b")
+    assert "+20.0%: faster, a real difference" in text and "GPU-bound" in text
+    assert "no real difference" in finding(rows, "a", "a") and "host-bound" in finding(rows, "a", "a")
+    assert "not measured" in finding(rows, "a", "c")

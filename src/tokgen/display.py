@@ -58,6 +58,11 @@ def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
     return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
 
+def bound(share: float) -> str:
+    """ "host" under half a step's GPU share, "GPU" from half on, "" unmeasured (notebook 05_torch_compile)."""
+    return "" if share != share else "host" if share < 0.5 else "GPU"
+
+
 def bound_table(results: pd.DataFrame) -> str:
     """Per variant, the wall time of a step and the part of it in which the GPU was busy: under
     half, the host sets the pace (notebooks 05, 07, 08). Needs `compare(..., gpu_busy=True)` rows."""
@@ -68,7 +73,7 @@ def bound_table(results: pd.DataFrame) -> str:
             "ms per step (wall)": results["ms_per_step"],
             "GPU busy ms per step": busy,
             "GPU share": results["gpu_busy_share"],
-            "bound": results["gpu_busy_share"].map(lambda x: "" if x != x else "host" if x < 0.5 else "GPU"),
+            "bound": results["gpu_busy_share"].map(bound),
         }
     )
     return table(out, digits=2)
@@ -76,7 +81,7 @@ def bound_table(results: pd.DataFrame) -> str:
 
 def finding(results: pd.DataFrame, base: str, variant: str) -> str:
     """One takeaway read from a run: `variant` against `base` (medians, gain, the signed-rank
-    verdict) and, where profiled, which bound `variant`'s steps are in (notebooks 05-08)."""
+    verdict) and, where profiled, which bound `variant`'s steps are in (notebook 05_torch_compile)."""
     g = gain(results, base, variant)
     if g is None:
         return f"`{variant}` against `{base}`: not measured in this run."
@@ -92,7 +97,7 @@ def finding(results: pd.DataFrame, base: str, variant: str) -> str:
     )
     share = rows.at[variant, "gpu_busy_share"] if "gpu_busy_share" in rows else float("nan")
     if share == share:
-        text += f"; the GPU is busy {share:.0%} of its steps: {'host' if share < 0.5 else 'GPU'}-bound"
+        text += f"; the GPU is busy {share:.0%} of its steps: {bound(share)}-bound"
     return text + "."
 
 

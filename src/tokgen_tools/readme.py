@@ -203,16 +203,22 @@ def _timed_runs(notebook: str, results_dir: Path) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
-def provenance(results_dir: Path) -> str:
+def _measured_runs(results_dir: Path) -> pd.DataFrame | None:
+    """run_all.csv under `results_dir` without its smoke rows, commits shortened; None if there are none."""
     try:
         runs = load("run_all", results_dir)
     except FileNotFoundError:
-        return NOT_MEASURED
+        return None
     runs = runs[~runs["smoke"].astype(str).str.lower().eq("true")].copy()
-    if runs.empty:
+    runs["commit"] = runs["commit"].astype(str).str.slice(0, 12)
+    return None if runs.empty else runs
+
+
+def provenance(results_dir: Path) -> str:
+    runs = _measured_runs(results_dir)
+    if runs is None:
         return NOT_MEASURED
     env = runs.iloc[0]
-    runs["commit"] = runs["commit"].astype(str).str.slice(0, 12)
     commits = sorted(set(runs["commit"]))
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
     absent = [n for n in notebooks if n not in set(runs["notebook"])]
@@ -250,12 +256,9 @@ def provenance(results_dir: Path) -> str:
 
 def _slice_provenance(slice_dir: Path) -> list[str]:
     """The slice's run (`run_all.sh --slice`): its notebooks, times, commits and the parameters it set."""
-    try:
-        runs = load("run_all", slice_dir)
-    except FileNotFoundError:
+    runs = _measured_runs(slice_dir)
+    if runs is None:
         return ["", "The L40S-class slice: not run yet (`./run_all.sh --slice`)."]
-    runs = runs[~runs["smoke"].astype(str).str.lower().eq("true")].copy()
-    runs["commit"] = runs["commit"].astype(str).str.slice(0, 12)
     runs["parameters set"] = runs["parameters"].map(
         lambda p: ", ".join(f"{k} = {v}" for k, v in json.loads(p).items() if k != "RESULTS_DIR")
     )

@@ -108,6 +108,12 @@ def checked_parameters(pairs: list[tuple[str, str]], names: list[str]) -> dict:
     return params
 
 
+def notebook_parameters(name: str, run: dict, user: dict, slice_run: bool) -> dict:
+    """What notebook `name` runs with: the run's parameters, then its SLICE_SIZES on a slice run,
+    then the command line's -p, which win."""
+    return {**run, **(SLICE_SIZES.get(name, {}) if slice_run else {}), **user}
+
+
 def chosen_slice() -> int:
     """The SM count notebook 13 chose as the L40S-class slice (data/13_slices.csv, column `chosen`)."""
     path = ROOT / "data" / "13_slices.csv"
@@ -319,7 +325,6 @@ def main(argv=None) -> int:
         parameters["DEVICE"] = "cuda" if cuda else "cpu"
         if not cuda:
             parameters["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
-    parameters.update(user)
 
     log = work_dir(out) / "kernels.log"
     print(f"run_all: {len(names)} notebook(s) -> {out}{' (smoke)' if smoke else ''}; kernel logs: {log}", flush=True)
@@ -328,8 +333,8 @@ def main(argv=None) -> int:
         print(f"[{i}/{len(names)}] {name} ...", flush=True)
         try:
             with kernel_output_to(log), first_on_path(newest if name in NEWEST else None):
-                sizes = SLICE_SIZES.get(name, {}) if args.slice and not smoke else {}
-                row = run_notebook(name, out, {**parameters, **sizes, **user}, progress=not args.no_progress)
+                params = notebook_parameters(name, parameters, user, slice_run=bool(args.slice) and not smoke)
+                row = run_notebook(name, out, params, progress=not args.no_progress)
             if name in NEWEST:  # the kernel's transformers, not this process's
                 found = importlib.metadata.distributions(name="transformers", path=[str(newest)])
                 row["transformers"] = next((d.version for d in found), "unknown")
