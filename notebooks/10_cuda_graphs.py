@@ -30,13 +30,18 @@
 # **What this step adds:** `GraphDecoder` (pre-allocated buffers, K steps per graph replay)
 # around a *step*: transformers' own GPT-2 forward on a StaticCache (`TransformersStep`), or the
 # same arithmetic written out by hand over the same weights and compiled (`HandwrittenStep`).
-# The registry's graph generators are these decoders: `graph_transformers`, `graph_handwritten`
-# and `graph_handwritten_compiled`.
+# Two refinements follow: attention over the *filled* cache slots only, in one Triton kernel,
+# and `DeviceStopDecoder`, where the whole decode is one graph launch and the stop is decided on
+# the GPU by a CUDA graph WHILE node ("moving conditional checks onto the GPU using conditional
+# nodes", as the article puts what production code does). The registry's graph generators:
+# `graph_transformers`, `graph_handwritten`, `graph_handwritten_compiled`,
+# `graph_filled_attention` and `graph_stop_on_device`.
 #
 # **What we measure:** B = 32, N = 100, all interleaved: the naive baseline, `model.generate()`
 # (dynamic and static cache), the article's best recipe, and the graph decoders for
-# K = 1, 2, 4, 8, 16; GPU idle fraction from a CUPTI timeline; where the time goes, kernel by
-# kernel.
+# K = 1, 2, 4, 8, 16, each against the task's floor (notebook 12) measured in the same run;
+# GPU idle fraction from a CUPTI timeline; where the time goes, kernel by kernel, before and
+# after the attention kernel; and what stopping on the GPU saves when every row stops early.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -46,6 +51,8 @@ MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 RUNS = 10  # timed runs per variant, interleaved, after one warm-up
 STEPS_PER_GRAPH = [1, 2, 4, 8, 16]  # K: decode steps per graph replay, one stop check per replay
 WINDOW = [20, 100]  # profiled steps for the idle fraction
+STOP_AT = [10, 50]  # early stops: every row emits the EOS id first at about these steps (section 6)
+COPY_MB = 256  # megabytes per copy when measuring the bandwidth of the floor (notebook 12)
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
@@ -119,12 +126,45 @@ say(
 )
 
 # %% [markdown]
+# ### Attention over the filled slots only
+#
+# `handwritten_forward` attends with products and sums over *every* slot of the cache, masking
+# the empty ones: a CUDA graph needs fixed shapes, so step 3 reads all 112 slots although 3 hold
+# keys. A kernel can instead read the position from GPU memory and stop its loop there: the
+# graph stays valid, and step i reads i slots. `attend_filled_slots` is that kernel, in Triton
+# (an online softmax over blocks of filled slots, this token's own key and value first); it
+# replaces three inductor kernels per layer by one. Same arithmetic, another summation order:
+# the tokens must still be the naive ones (section 2 checks).
+
+# %%
+show_source(tokgen.handwritten.attend_filled_slots)
+
+# %% [markdown]
 # The registry's graph generators do exactly this, and keep each decoder for the next call
 # with the same sizes (building one is setup, like `torch.compile`: the warm-up call of the
 # benchmark pays for it).
 
 # %%
 show_source(tokgen.generate_graph)
+
+# %% [markdown]
+# ### The stop decided on the GPU
+#
+# The K-step decoder still asks the host once per replay, and when every row has stopped, up to
+# 2K - 1 steps have run or been queued for nothing (the replay that holds the stop, plus the one
+# queued while the host looked). `DeviceStopDecoder` captures one decode step inside a CUDA graph
+# **WHILE node**: the GPU runs the step, then a one-thread kernel, `keep_decoding`, sets the
+# node's condition to "some row unfinished and steps left"; the loop ends on the device. The host
+# launches one graph and waits once, to read how many steps ran. torch 2.11 builds no WHILE node
+# itself, so `capture_while` adds one through cuda-python (`cuda.bindings`), as NVIDIA NeMo's
+# label-looping decoders do, and compiles `keep_decoding` with NVRTC.
+
+# %%
+show_source(tokgen.DeviceStopDecoder)
+
+# %%
+show_source(tokgen.graphs.capture_while)
+print(tokgen.graphs.KEEP_DECODING)
 
 # %% [markdown]
 # ## 2. Correct before fast
@@ -153,6 +193,8 @@ variants = [
     variant("graph_transformers", compiled, steps_per_graph=1),
     variant("graph_handwritten", steps_per_graph=1),
     *[variant("graph_handwritten_compiled", steps_per_graph=k) for k in STEPS_PER_GRAPH],
+    *[variant("graph_filled_attention", steps_per_graph=k) for k in STEPS_PER_GRAPH],
+    *([variant("graph_stop_on_device")] if CUDA else []),  # on a CPU: the same loop in Python
 ]
 same = {v.name: torch.equal(v.run(), reference) for v in variants[1:]}
 say(table(pd.DataFrame({"variant": list(same), "same tokens as naive": list(same.values())})))
@@ -174,8 +216,23 @@ bad = results[results["status"] != "ok"]
 if len(bad):
     say(table(bad[["variant", "status", "error"]]))
 
+# %% [markdown]
+# The task's floor, as in notebook 12: every weight read once per token and the filled part of
+# the KV cache once per step, at the copy bandwidth measured now, in this run.
+
+# %%
+if CUDA:
+    bandwidth = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB, RUNS)  # GB/s
+    floor_ms = tokgen.bandwidth.generation_bytes(model, BATCH_SIZE, MAX_SEQLEN, "filled") / bandwidth / 1e6
+    say(f"Copy bandwidth {bandwidth:,.0f} GB/s; the task's floor: **{floor_ms:.1f} ms** per generation.")
+else:
+    floor_ms = float("nan")
+    say("*On the CPU: no floor (it needs the GPU's bandwidth).*")
+
 # %%
 by = ok.set_index("variant")
+ok["task_floor_ms"] = floor_ms
+ok["times_task_floor"] = ok["median_ms"] / floor_ms
 ok["speedup_vs_naive"] = by.loc[tokgen.label("naive"), "median_ms"] / ok["median_ms"]
 if tokgen.label("generate() static") in by.index:
     ok["speedup_vs_generate_static"] = by.loc[tokgen.label("generate() static"), "median_ms"] / ok["median_ms"]
@@ -185,6 +242,7 @@ cols = [
     "q25_ms",
     "q75_ms",
     "first_call_ms",
+    "times_task_floor",
     "speedup_vs_naive",
     "speedup_vs_generate_static",
     "peak_reserved_gb",
@@ -196,18 +254,23 @@ fig, axes = plt.subplots(1, 2, figsize=(13, 5))
 plot_runtimes(axes[0], ok)
 axes[0].set_xscale("log")
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
-fast = ok[ok["generator"] == "graph_handwritten_compiled"].sort_values("steps_per_graph")
-axes[1].errorbar(
-    fast["steps_per_graph"],
-    fast["median_ms"],
-    yerr=[fast["median_ms"] - fast["q25_ms"], fast["q75_ms"] - fast["median_ms"]],
-    marker="o",
-    capsize=3,
-)
+for generator in ("graph_handwritten_compiled", "graph_filled_attention"):
+    fast = ok[ok["generator"] == generator].sort_values("steps_per_graph")
+    axes[1].errorbar(
+        fast["steps_per_graph"],
+        fast["median_ms"],
+        yerr=[fast["median_ms"] - fast["q25_ms"], fast["q75_ms"] - fast["median_ms"]],
+        marker="o",
+        capsize=3,
+        label=generator,
+    )
+if CUDA:
+    axes[1].axhline(3 * floor_ms, color="gray", linestyle="--", label="3 × the task's floor")
 axes[1].set_xscale("log", base=2)
 axes[1].set_xlabel("K = decode steps per graph replay (one stop check per replay)")
 axes[1].set_ylabel("ms per generation")
-axes[1].set_title("graph_handwritten_compiled: runtime vs K")
+axes[1].set_title("Runtime vs K")
+axes[1].legend()
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
 
 # %%
@@ -215,8 +278,8 @@ ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))]
 fastest = ours.sort_values("median_ms").iloc[0]
 say(
     f"Fastest registry generator: **{fastest['variant']}**, {fastest['median_ms']:.1f} ms per generation "
-    f"(IQR {fastest['q25_ms']:.1f}–{fastest['q75_ms']:.1f}): "
-    f"×{fastest['speedup_vs_naive']:.1f} over naive"
+    f"(IQR {fastest['q25_ms']:.1f}–{fastest['q75_ms']:.1f}), "
+    f"{fastest['times_task_floor']:.2f}× the task's floor: ×{fastest['speedup_vs_naive']:.1f} over naive"
     + (
         f", ×{fastest['speedup_vs_generate_static']:.2f} over `generate(cache_implementation='static')`"
         if "speedup_vs_generate_static" in fastest
@@ -232,28 +295,33 @@ say(
 #
 # ## 4. Is the GPU ever idle?
 #
-# The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator and for the
-# article's best recipe: share of wall time in which no kernel ran.
+# The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
+# on the host, the same step before the attention kernel, and the article's best recipe: share
+# of wall time in which no kernel ran. (`graph_stop_on_device` is not profiled: CUPTI records
+# the kernels of a WHILE node's body once, not once per iteration.)
 
 # %%
+on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))].sort_values("median_ms")
+after = on_host.iloc[0]["variant"]
+before = tokgen.label("graph_handwritten_compiled", k=4)
 idle_rec = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS)
-profiled = {
-    name: next(v for v in variants if v.name == name)
-    for name in (fastest["variant"], tokgen.label("pipelined_static", compiled=True))
-}
 timelines = {}
-for name, v in profiled.items():
+for name in dict.fromkeys([after, before, tokgen.label("pipelined_static", compiled=True)]):
+    v = next(v for v in variants if v.name == name)
     timelines[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1])
     summary = timelines[name].summary(skip=1)  # its "steps" are stop-flag copies: one per replay of K tokens
     k = v.info.get("steps_per_graph", 1)
-    per_token = {"gpu_busy_per_token": summary.get("gpu_busy_per_step_us", float("nan")) / k}
+    per_token = {
+        key: summary.get(f"{key}_per_step{unit}", float("nan")) / k
+        for key, unit in (("gpu_busy", "_us"), ("kernels", ""))
+    }
     idle_rec.write(
         {
             "variant": name,
             "tokens_per_copy": k,
             **summary,
-            **per_token,
-            "kernels_per_token": summary.get("kernels_per_step", float("nan")) / k,
+            "gpu_busy_per_token": per_token["gpu_busy"],
+            "kernels_per_token": per_token["kernels"],
         }
     )
 idle = idle_rec.read()
@@ -268,7 +336,8 @@ if CUDA:
 # %% [markdown]
 # ## 5. Where the time goes, kernel by kernel
 #
-# The fastest generator's GPU time per generated token, grouped by what the kernel does.
+# GPU time per generated token, grouped by what the kernel does, before the attention kernel
+# (`graph_handwritten_compiled K=4`) and after (the fastest generator that stops on the host).
 
 
 # %%
@@ -276,8 +345,8 @@ def kernel_kind(name: str) -> str:
     n = name.lower()
     if any(s in n for s in ("gemm", "gemv", "cutlass", "xmma", "sm90_", "sm80_", "cublas", "splitk")):
         return "matmul (cuBLAS)"
-    if any(s in n for s in ("attention", "fmha", "flash", "efficient")):
-        return "attention"
+    if "attend_filled" in n:
+        return "attention (Triton, filled slots)"
     if "triton" in n:
         return "fused elementwise / reductions (inductor)"
     if "memcpy" in n or "memset" in n:
@@ -285,38 +354,92 @@ def kernel_kind(name: str) -> str:
     return "other"
 
 
-if CUDA:
-    k = timelines[fastest["variant"]].kernels.dropna(subset=["step"]).copy()
-    k_per_replay = fastest.get("steps_per_graph")
-    tokens = k["step"].nunique() * (int(k_per_replay) if pd.notna(k_per_replay) else 1)
+def kernel_table(name):
+    """GPU µs and kernels per token of variant `name`'s profiled window, by kind and by kernel."""
+    k = timelines[name].kernels.dropna(subset=["step"]).copy()
+    per_replay = next(v for v in variants if v.name == name).info.get("steps_per_graph", 1)
+    tokens = k["step"].nunique() * per_replay
     k["us"] = k["end"] - k["start"]
     k["kind"] = k["name"].map(kernel_kind)
     kinds = k.groupby("kind")["us"].agg(["sum", "count"]).sort_values("sum", ascending=False)
-    kinds = kinds.assign(
-        us_per_token=kinds["sum"] / tokens,
-        kernels_per_token=kinds["count"] / tokens,
-        share=kinds["sum"] / kinds["sum"].sum(),
-    )
+    kinds = kinds.assign(us_per_token=kinds["sum"] / tokens, kernels_per_token=kinds["count"] / tokens)
+    kinds = kinds.assign(share=kinds["sum"] / kinds["sum"].sum()).reset_index()
     top = k.groupby("name")["us"].agg(["sum", "count"]).sort_values("sum", ascending=False).head(8)
     top = top.assign(us_per_token=top["sum"] / tokens, share=top["sum"] / k["us"].sum()).reset_index()
-    top["name"] = top["name"].str.slice(0, 90)
-    kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS | {"variant": fastest["variant"]})
-    for kind, r in kinds.iterrows():
-        kernel_rec.write(
-            {
-                "variant": fastest["variant"],
-                "kind": kind,
-                "us_per_token": r["us_per_token"],
-                "kernels_per_token": r["kernels_per_token"],
-                "share": r["share"],
-            }
-        )
-    say(table(kinds.reset_index()[["kind", "us_per_token", "kernels_per_token", "share"]], digits=3))
-    say(table(top[["name", "us_per_token", "count", "share"]], digits=3))
+    return kinds, top.assign(name=top["name"].str.slice(0, 90))
+
+
+if CUDA:
+    kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)
+    for name in (before, after):
+        kinds, top = kernel_table(name)
+        for r in kinds.itertuples():
+            kernel_rec.write(
+                {
+                    "variant": name,
+                    "kind": r.kind,
+                    "us_per_token": r.us_per_token,
+                    "kernels_per_token": r.kernels_per_token,
+                    "share": r.share,
+                }
+            )
+        say(f"**{name}**")
+        say(table(kinds[["kind", "us_per_token", "kernels_per_token", "share"]], digits=3))
+        say(table(top[["name", "us_per_token", "count", "share"]], digits=3))
 else:
     say("*Skipped on the CPU: no GPU kernels.*")
 
 # %% [markdown]
+# ## 6. Stopping on the GPU: when every row stops early
+#
+# Above, no row stops, and every decoder runs all N steps: the WHILE node can only save the
+# host's checks. Here the EOS id is the token every row emits at about step `STOP_AT` (all rows
+# start from the same BOS, so they decode the same sequence), and the K-step replays pay for the
+# steps they run past the stop. Interleaved as before, the same step in every variant.
+
+# %%
+stop_rec = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS)
+stop_variants, stop_steps = [], {}
+for stop_at in STOP_AT:
+    eos = int(reference[0, min(stop_at, MAX_SEQLEN)])
+    ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
+    chosen = [variant("graph_filled_attention", steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
+    chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if CUDA else []
+    for v in chosen:
+        assert torch.equal(v.run(), ref), v.name  # the naive tokens, early stop included
+        stop_variants.append(tokgen.Variant(f"{v.name} stop={stop_at}", v.run, v.info | {"stop_at": stop_at}))
+    stop_steps[stop_at] = ref.shape[1] - 1
+stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, record=stop_rec.write, gpu_busy=False)
+stopped["steps_run"] = stopped["stop_at"].map(stop_steps)
+say(table(stopped[["variant", "steps_run", "median_ms", "q25_ms", "q75_ms"]], digits=2))
+
+# %%
+if CUDA:
+    rows = []
+    for stop_at, group in stopped.groupby("stop_at"):
+        device = group[group["generator"] == "graph_stop_on_device"]
+        if len(device):
+            base = device.iloc[0]["variant"]
+            for other in group[group["generator"] != "graph_stop_on_device"]["variant"]:
+                g = tokgen.gain(stopped, other, base)
+                row = {"steps run": stop_steps[stop_at], "WHILE node against": other}
+                rows.append(row | {"gain %": g["gain_pct"], "p": g["p_value"], "real": g["real"]})
+    say(table(pd.DataFrame(rows), digits=3))
+    syncs = {
+        name: tokgen.count_syncs(
+            lambda n=name, k=k: tokgen.generate(
+                n, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compile_backend=COMPILE_BACKEND, **k
+            )
+        )
+        for name, k in (("graph_filled_attention", {"steps_per_graph": 4}), ("graph_stop_on_device", {}))
+    }
+    say(table(pd.DataFrame(syncs).T.reset_index(names="generator"), digits=0))
+
+# %% [markdown]
+# `gain %` is how much faster the WHILE node is than each K-step decoder (the signed-rank rule of
+# notebook 09 decides `real`). The counts: host-device syncs per generation of N steps without a
+# stop (notebook 11's audit).
+#
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
 # small's fp32 weights once per token is a floor no generator can beat.
 #
@@ -328,9 +451,17 @@ else:
 #   stop are trimmed.
 # * A replay computes all of its K steps, so K beyond what the host needs costs GPU time when N
 #   is not a multiple of K.
-# * Section 4 says how much GPU idle time is left, section 5 which kernels take the time (the
-#   thin matrix products and the many small fused kernels), and notebook 12 how far that is
-#   from the bandwidth floor.
+# * Attention over the filled slots only (one Triton kernel that reads the position on the GPU)
+#   keeps the graph valid and cuts the attention's reads to what is filled; section 3 gives the
+#   gain and the distance to the task's floor, section 5 the kernel table before and after.
+# * What still stands between us and the floor is in section 5's "after" table: the thin matrix
+#   products (cuBLAS picks split-K kernels plus a reduction for 32 rows, well below copy
+#   bandwidth: notebook 12 times them alone), one launch gap per kernel inside the graph
+#   (section 4's idle share), and the many small fused kernels per layer.
+# * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
+#   generation, and no step past the stop. Without a stop it only saves the host's checks,
+#   which the K-step replay already hides; with early stops it saves the wasted steps
+#   (section 6).
 #
 # ## Exercises
 #

@@ -54,6 +54,57 @@ def test_graph_handwritten_compiled_for_every_k(gpt2, reference, k):
     assert torch.equal(tokgen.generate("graph_handwritten_compiled", gpt2, **kw, eos_token_id=eos), early)
 
 
+@pytest.mark.parametrize("k", [1, 4, 16])
+def test_filled_slot_attention_for_every_k(gpt2, reference, k):
+    full, eos, early = reference
+    kw = {"batch_size": B, "max_seqlen": N, "steps_per_graph": k}
+    assert torch.equal(tokgen.generate("graph_filled_attention", gpt2, **kw), full)
+    assert torch.equal(tokgen.generate("graph_filled_attention", gpt2, **kw, eos_token_id=eos), early)
+
+
+def test_filled_slot_attention_reads_no_empty_slot():
+    """The Triton kernel against the all-slots attention, with NaN in every slot it must not read."""
+    from tokgen.handwritten import attend_all_slots, attend_filled_slots
+
+    Bs, H, S, D = 3, 12, 112, 64
+    for pos in (0, 1, 15, 16, 17, 111):
+        qkv = torch.randn(Bs, 3 * H * D, device="cuda")
+        keys, values = torch.randn(2, Bs, H, S, D, device="cuda").unbind(0)
+        q, k, v = qkv.view(Bs, 3, H, 1, D).unbind(1)
+        past = (torch.arange(S, device="cuda") < pos)[None, None, None]
+        expected = attend_all_slots(q, k, v, keys, values, past)
+        keys[:, :, pos:], values[:, :, pos:] = float("nan"), float("nan")
+        out = attend_filled_slots(qkv, keys, values, torch.tensor([pos], device="cuda"))
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_stop_on_the_device_at_every_position(gpt2):
+    """One replay for the whole decode: the naive tokens whether every row stops at step 1, 7,
+    30 or never, with one host sync per generation."""
+    full = tokgen.generate("naive", gpt2, batch_size=2, max_seqlen=N)
+    for stop_at in (1, 7, 30):
+        eos = int(full[0, stop_at])
+        ref = tokgen.generate("naive", gpt2, batch_size=2, max_seqlen=N, eos_token_id=eos)
+        out = tokgen.generate("graph_stop_on_device", gpt2, batch_size=2, max_seqlen=N, eos_token_id=eos)
+        assert torch.equal(out, ref), stop_at
+    for n in (N, N - 5, 1):  # one decoder (capacity 48) serves every N up to its capacity
+        assert torch.equal(tokgen.generate("graph_stop_on_device", gpt2, batch_size=2, max_seqlen=n), full[:, : 1 + n])
+    run = lambda: tokgen.generate("graph_stop_on_device", gpt2, batch_size=2, max_seqlen=N)
+    assert tokgen.count_syncs(run)["local_scalar_dense"] == 1
+
+
+def test_a_device_stop_decoder_refuses_bad_sizes(gpt2):
+    decoder = tokgen.DeviceStopDecoder(
+        tokgen.HandwrittenStep(gpt2, 2, 16), batch_size=2, capacity=16, eos=gpt2.config.eos_token_id, device="cuda"
+    )
+    prompt = torch.zeros(2, 1, dtype=torch.long, device="cuda")
+    for bad in (0, -1, 17):
+        with pytest.raises(ValueError, match="max_seqlen"):
+            decoder.generate(prompt, bad)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        tokgen.generate("graph_stop_on_device", gpt2, batch_size=0, max_seqlen=4)
+
+
 @pytest.mark.parametrize("name", ["pipelined_static", "pipelined_dynamic", "pipelined_static_1stream"])
 def test_pipelined_runs_are_repeatable(gpt2, compiled, reference, name):
     full, eos, early = reference

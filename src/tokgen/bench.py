@@ -19,7 +19,7 @@ from .gpu_slice import GpuSlice
 from .memory import memory_peaks, reset_memory
 from .model import synchronize
 from .profiling import gpu_busy_ms
-from .registry import get_generator, label
+from .registry import LOOPS_ON_DEVICE, get_generator, label
 
 
 @dataclasses.dataclass
@@ -144,7 +144,8 @@ def compare(
     if gpu_busy and device.type == "cuda":  # one profiled run each, after the timed rounds
         for v in variants:
             s = state[v.name]
-            if s["status"] == "ok":
+            # CUPTI records the kernels of a WHILE node's body once, not once per iteration
+            if s["status"] == "ok" and v.info.get("generator") not in LOOPS_ON_DEVICE:
                 try:
                     reconfine()
                     s["gpu_busy_ms"] = gpu_busy_ms(v.run)

@@ -10,11 +10,19 @@ one replay late (the pipelining of notebook 07 without a second stream), and tri
 was generated past the stop.
 """
 
+import functools
 import math
 import weakref
 
+import numpy as np
 import torch
 from transformers import StaticCache
+
+try:  # cuda-python: the WHILE node of DeviceStopDecoder (installed on our GPU machines)
+    from cuda.bindings import driver, nvrtc
+    from cuda.bindings import runtime as cudart
+except ImportError:
+    driver = nvrtc = cudart = None
 
 from .generators import check_sizes, first_tokens, no_hook, resolve_eos
 from .handwritten import HandwrittenStep
@@ -130,6 +138,140 @@ class GraphDecoder:
         return self.tokens[:, : 1 + steps].clone()
 
 
+# The stop check as a CUDA kernel: it sets the WHILE node's condition, on the GPU, from the
+# decoder's own tensors. cudaGraphSetConditional is a device-runtime builtin; declaring it here
+# spares NVRTC the CUDA headers (as NVIDIA NeMo's label-looping decoders do).
+KEEP_DECODING = r"""
+typedef __device_builtin__ unsigned long long cudaGraphConditionalHandle;
+extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle,
+                                                                      unsigned int value);
+extern "C" __global__ void keep_decoding(cudaGraphConditionalHandle handle, const bool *finished, int rows,
+                                         const long long *pos, const long long *limit) {
+    bool all_finished = true;
+    for (int r = 0; r < rows; ++r) all_finished &= finished[r];
+    cudaGraphSetConditional(handle, !all_finished && *pos < *limit);
+}
+"""
+
+
+def cuda_ok(result):
+    """cuda-python returns (error, *values): the values, or one clear error (notebook 10_cuda_graphs)."""
+    error, *values = result
+    if int(error) != 0:
+        raise RuntimeError(f"CUDA call failed: {error!r}")
+    return values[0] if len(values) == 1 else values
+
+
+@functools.cache
+def keep_decoding_kernel(device_index: int):
+    """`KEEP_DECODING` compiled by NVRTC for this GPU and loaded (notebook 10_cuda_graphs)."""
+    if cudart is None:
+        raise RuntimeError("a WHILE node needs cuda-python (pip install cuda-python): cuda.bindings is missing")
+    major, minor = torch.cuda.get_device_capability(device_index)
+    program = cuda_ok(nvrtc.nvrtcCreateProgram(KEEP_DECODING.encode(), b"keep_decoding.cu", 0, [], []))
+    options = [f"--gpu-architecture=sm_{major}{minor}".encode()]
+    if int(nvrtc.nvrtcCompileProgram(program, len(options), options)[0]) != 0:
+        log = bytearray(cuda_ok(nvrtc.nvrtcGetProgramLogSize(program)))
+        nvrtc.nvrtcGetProgramLog(program, log)
+        raise RuntimeError(f"NVRTC: {log.decode(errors='replace')}")
+    cubin = bytearray(cuda_ok(nvrtc.nvrtcGetCUBINSize(program)))
+    cuda_ok(nvrtc.nvrtcGetCUBIN(program, cubin))
+    module = cuda_ok(driver.cuModuleLoadData(bytes(cubin)))
+    return cuda_ok(driver.cuModuleGetFunction(module, b"keep_decoding"))
+
+
+def capture_while(condition, body) -> None:
+    """Inside a CUDA graph capture: a WHILE node whose body graph holds `body()`'s kernels
+    (notebook 10_cuda_graphs). `condition(stream)` launches the kernel that sets the node's
+    condition: once before the node (run the first iteration at all?) and at the end of every
+    iteration (run another?). The GPU loops; the host has queued one graph.
+    """
+    stream = torch.cuda.current_stream()
+    graph = cuda_ok(cudart.cudaStreamGetCaptureInfo(stream.cuda_stream))[2]
+    handle = cuda_ok(cudart.cudaGraphConditionalHandleCreate(graph, 0, 0))
+    condition(stream, handle)
+    _, _, graph, dependencies, *_ = cuda_ok(cudart.cudaStreamGetCaptureInfo(stream.cuda_stream))
+    params = driver.CUgraphNodeParams()
+    params.type = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+    params.conditional.handle = handle
+    params.conditional.type = driver.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_WHILE
+    params.conditional.size = 1
+    params.conditional.ctx = cuda_ok(driver.cuCtxGetCurrent())
+    node = cuda_ok(driver.cuGraphAddNode(graph, dependencies, None, len(dependencies), params))
+    set_dependencies = cudart.cudaStreamUpdateCaptureDependenciesFlags.cudaStreamSetCaptureDependencies
+    cuda_ok(cudart.cudaStreamUpdateCaptureDependencies(stream.cuda_stream, [node], None, 1, set_dependencies))
+    # the body graph is filled by capturing a second stream into it; torch does not know that
+    # capture, so the body's temporaries come from a pool of their own that lives with the graph
+    body_stream, pool = torch.cuda.Stream(), torch.cuda.MemPool()
+    mode = cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal
+    cuda_ok(
+        cudart.cudaStreamBeginCaptureToGraph(
+            body_stream.cuda_stream, params.conditional.phGraph_out[0], None, None, 0, mode
+        )
+    )
+    try:
+        with torch.cuda.stream(body_stream), torch.cuda.use_mem_pool(pool):
+            body()
+            condition(body_stream, handle)
+    finally:
+        cuda_ok(cudart.cudaStreamEndCapture(body_stream.cuda_stream))
+    return pool
+
+
+class DeviceStopDecoder(GraphDecoder):
+    """The whole decode in one CUDA graph launch that stops on the GPU (notebook 10_cuda_graphs).
+
+    The graph is a WHILE node around one decode step; the `keep_decoding` kernel ends the loop
+    when every row has finished or `max_seqlen` steps are done. No step runs past the stop, and
+    the host waits once per generation, to read how many steps ran. On a CPU: the same loop in Python.
+    """
+
+    def __init__(self, step, *, batch_size: int, capacity: int, eos: int, device):
+        self.limit = torch.full((1,), capacity, dtype=torch.long, device=device)  # max_seqlen of this call
+        if torch.device(device).type == "cuda":
+            keep_decoding_kernel(self.limit.device.index or 0)  # compile and load it before any capture
+        super().__init__(step, batch_size=batch_size, capacity=capacity, eos=eos, steps_per_graph=1, device=device)
+
+    def keep_decoding(self, stream, handle) -> None:
+        """Launch the stop check on `stream`: sets `handle` to 'some row unfinished and steps left'."""
+        kernel = keep_decoding_kernel(self.pos.device.index or 0)
+        pointers = [np.array([t.data_ptr()], dtype=np.uint64) for t in (self.finished, self.pos, self.limit)]
+        rows = np.array([len(self.finished)], dtype=np.int32)
+        # cuLaunchKernel takes the address of each argument's value
+        values = [
+            handle.getPtr(),
+            pointers[0].ctypes.data,
+            rows.ctypes.data,
+            pointers[1].ctypes.data,
+            pointers[2].ctypes.data,
+        ]
+        args = np.array(values, dtype=np.uint64)
+        cuda_ok(driver.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, stream.cuda_stream, args.ctypes.data, 0))
+
+    def run_steps(self) -> None:
+        """What the graph holds: decode steps while some row is unfinished and steps remain."""
+        if self.pos.is_cuda and torch.cuda.is_current_stream_capturing():
+            self.pool = capture_while(self.keep_decoding, self.decode_step)
+            return
+        while bool(self.pos[0] < self.limit[0]) and not bool(self.finished.all()):  # the host checks (CPU, warm-up)
+            self.decode_step()
+
+    def generate(self, prompt: torch.Tensor, max_seqlen: int, on_step=no_hook) -> torch.Tensor:
+        """(B, 1 + steps) tokens, `steps` as for every generator, from one replay and one sync."""
+        require_positive(max_seqlen=max_seqlen)
+        if max_seqlen > self.capacity:
+            raise ValueError(f"max_seqlen={max_seqlen} exceeds this decoder's capacity of {self.capacity}")
+        self.reset(prompt)
+        self.limit.fill_(max_seqlen)
+        on_step(0)
+        if self.graph is not None:
+            self.graph.replay()  # every step, and the stop, on the GPU
+        else:
+            self.run_steps()
+        steps = int(self.pos)  # the one sync: how many steps ran?
+        return self.tokens[:, : 1 + steps].clone()
+
+
 # Building a decoder (compilation, capture) is setup, like torch.compile: the registry's graph
 # generators keep theirs here, per model (freed with it) and per sizes, and reuse them.
 DECODERS: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
@@ -145,6 +287,8 @@ def generate_graph(
     step="transformers",
     steps_per_graph=4,
     compile_backend=None,
+    filled_only=False,
+    stop_on_device=False,
     prompt=None,
     on_step=no_hook,
 ):
@@ -152,33 +296,39 @@ def generate_graph(
 
     `step="transformers"` replays the transformers model's own step (eager, or compiled if the
     model is), `step="handwritten"` the step written out by hand, compiled with
-    `compile_backend` when given. The decoder is built on first use and kept in `DECODERS`.
-    Notebook 10_cuda_graphs.
+    `compile_backend` when given, attending over the filled slots only with `filled_only`.
+    `stop_on_device=True` replays the whole decode once and stops on the GPU
+    (`DeviceStopDecoder`; K does not apply). The decoder is built on first use and kept in
+    `DECODERS`. Notebook 10_cuda_graphs.
     """
     check_sizes(model, batch_size, max_seqlen)
     require_positive(steps_per_graph=steps_per_graph)
     if step not in ("transformers", "handwritten"):
         raise ValueError(f"unknown step {step!r}: choose 'transformers' or 'handwritten'")
-    if step == "transformers" and compile_backend is not None:
-        raise ValueError("compile the model itself (torch.compile) for a compiled transformers step")
+    if step == "transformers" and (compile_backend is not None or filled_only):
+        raise ValueError(
+            "compile the model itself (torch.compile) for a compiled transformers step; filled_only is handwritten"
+        )
     eos = resolve_eos(model, eos_token_id)
+    if stop_on_device:
+        steps_per_graph = 1  # one capacity for every K: whole steps, rounded up to 16
     capacity = graph_capacity(max_seqlen, steps_per_graph)
     if capacity > model.config.n_positions:
         raise ValueError(
             f"max_seqlen={max_seqlen} rounded up to whole graph replays ({capacity}) exceeds the model's "
             f"{model.config.n_positions} positions"
         )
-    key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend)
+    key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend, filled_only, stop_on_device)
     decoders = DECODERS.setdefault(model, {})
     if key not in decoders:
-        decoders[key] = GraphDecoder(
+        one_step = (
             TransformersStep(model, capacity)  # compiled if the model is
             if step == "transformers"
-            else HandwrittenStep(model, batch_size, capacity, compile_backend=compile_backend),
-            batch_size=batch_size,
-            capacity=capacity,
-            eos=eos,
-            steps_per_graph=steps_per_graph,
-            device=model.device,
+            else HandwrittenStep(model, batch_size, capacity, compile_backend=compile_backend, filled_only=filled_only)
         )
+        sizes = {"batch_size": batch_size, "capacity": capacity, "eos": eos, "device": model.device}
+        if stop_on_device:
+            decoders[key] = DeviceStopDecoder(one_step, **sizes)
+        else:
+            decoders[key] = GraphDecoder(one_step, steps_per_graph=steps_per_graph, **sizes)
     return decoders[key].generate(first_tokens(model, batch_size, prompt), max_seqlen, on_step)
