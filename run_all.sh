@@ -24,7 +24,9 @@ find_python() {
   [ -x .venv/bin/python ] || python3 -m venv .venv >&2
   .venv/bin/python -m pip install -q --upgrade pip >&2
   .venv/bin/python -m pip install -q "${TOKGEN_TORCH:-torch==2.13.0}" >&2
-  .venv/bin/python -m pip install -q -e ".[dev]" >&2
+  local extras=dev
+  command -v nvidia-smi >/dev/null 2>&1 && extras=dev,gpu  # cuda-python: notebook 10's WHILE node
+  .venv/bin/python -m pip install -q -e ".[$extras]" >&2
   echo .venv/bin/python
 }
 

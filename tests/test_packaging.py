@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_pyproject_and_environment_list_the_same_packages():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = set(project["dependencies"]) | set(project["optional-dependencies"]["dev"])
+    extras = project["optional-dependencies"]
+    declared = set(project["dependencies"]) | set(extras["dev"]) | set(extras["gpu"])
     env = (ROOT / "environment.yml").read_text()
     pip = set(re.findall(r"^\s+- ([A-Za-z][^\s#]*)\s*$", env.split("- pip:")[1], re.M))
     assert pip == declared
