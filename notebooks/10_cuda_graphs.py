@@ -30,18 +30,19 @@
 # **What this step adds:** `GraphDecoder` (pre-allocated buffers, K steps per graph replay)
 # around a *step*: transformers' own GPT-2 forward on a StaticCache (`TransformersStep`), or the
 # same arithmetic written out by hand over the same weights and compiled (`HandwrittenStep`).
-# Two refinements follow: attention over the *filled* cache slots only, in one Triton kernel,
-# and `DeviceStopDecoder`, where the whole decode is one graph launch and the stop is decided on
-# the GPU by a CUDA graph WHILE node ("moving conditional checks onto the GPU using conditional
-# nodes", as the article puts what production code does). The registry's graph generators:
-# `graph_transformers`, `graph_handwritten`, `graph_handwritten_compiled`,
-# `graph_filled_attention` and `graph_stop_on_device`.
+# Three refinements follow: attention over the *filled* cache slots only, in one Triton kernel;
+# our own Triton kernels for the thin matrix products, with the bias, GELU, residual add and
+# layer norm folded in; and `DeviceStopDecoder`, where the whole decode is one graph launch and
+# the stop is decided on the GPU by a CUDA graph WHILE node ("moving conditional checks onto the
+# GPU using conditional nodes", as the article puts what production code does). The registry's
+# graph generators: `graph_transformers`, `graph_handwritten`, `graph_handwritten_compiled`,
+# `graph_filled_attention`, `graph_triton_kernels` and `graph_stop_on_device`.
 #
 # **What we measure:** B = 32, N = 100, all interleaved: the naive baseline, `model.generate()`
 # (dynamic and static cache), the article's best recipe, and the graph decoders for
 # K = 1, 2, 4, 8, 16, each against the task's floor (notebook 12) measured in the same run;
 # GPU idle fraction from a CUPTI timeline; where the time goes, kernel by kernel, before and
-# after the attention kernel; and what stopping on the GPU saves when every row stops early.
+# after our kernels; and what stopping on the GPU saves when every row stops early.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -137,7 +138,32 @@ say(
 # the tokens must still be the naive ones (section 2 checks).
 
 # %%
-show_source(tokgen.handwritten.attend_filled_slots)
+show_source(tokgen.kernels.attend_filled_slots)
+
+# %% [markdown]
+# ### Our own kernels for the thin products
+#
+# With 32 rows, each of a layer's four products reads a whole weight matrix to compute 32 rows
+# of output. cuBLAS runs such products in a few long-running blocks, often a split-K kernel plus
+# a reduction, far below the copy bandwidth (notebook 12 times them alone). `tokgen.kernels`
+# tiles the weight's rows thinly instead (16-64 output columns per block, all 32 rows in one
+# block), splits the sum when the output is too narrow to give every SM a block, and folds what
+# follows each product into the same kernels: the bias and GELU after the first MLP product;
+# after each projection, the bias, the residual add and the *next* layer norm, one program per
+# row. The block sizes are the fastest of a few hundred configurations timed on our H100, in
+# TF32 like the model's own products (`torch.set_float32_matmul_precision("high")`).
+
+# %%
+show_source(tokgen.kernels.linear_add_norm)
+
+# %% [markdown]
+# `triton_forward` is `handwritten_forward` on these kernels: seven kernels per layer where
+# the compiled `handwritten_forward` runs about fourteen (section 5 counts them). On a CPU the
+# same functions run as plain torch, which is how the test suite checks that the reorganized
+# forward is the same function.
+
+# %%
+show_source(tokgen.handwritten.triton_forward)
 
 # %% [markdown]
 # The registry's graph generators do exactly this, and keep each decoder for the next call
@@ -193,7 +219,8 @@ variants = [
     variant("graph_transformers", compiled, steps_per_graph=1),
     variant("graph_handwritten", steps_per_graph=1),
     *[variant("graph_handwritten_compiled", steps_per_graph=k) for k in STEPS_PER_GRAPH],
-    *[variant("graph_filled_attention", steps_per_graph=k) for k in STEPS_PER_GRAPH],
+    variant("graph_filled_attention", steps_per_graph=4),
+    *[variant("graph_triton_kernels", steps_per_graph=k) for k in STEPS_PER_GRAPH],
     *([variant("graph_stop_on_device")] if CUDA else []),  # on a CPU: the same loop in Python
 ]
 same = {v.name: torch.equal(v.run(), reference) for v in variants[1:]}
@@ -254,7 +281,7 @@ fig, axes = plt.subplots(1, 2, figsize=(13, 5))
 plot_runtimes(axes[0], ok)
 axes[0].set_xscale("log")
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
-for generator in ("graph_handwritten_compiled", "graph_filled_attention"):
+for generator in ("graph_handwritten_compiled", "graph_triton_kernels"):
     fast = ok[ok["generator"] == generator].sort_values("steps_per_graph")
     axes[1].errorbar(
         fast["steps_per_graph"],
@@ -296,7 +323,7 @@ say(
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
-# on the host, the same step before the attention kernel, and the article's best recipe: share
+# on the host, the compiled handwritten step before our kernels, and the article's best recipe: share
 # of wall time in which no kernel ran. (`graph_stop_on_device` is not profiled: CUPTI records
 # the kernels of a WHILE node's body once, not once per iteration.)
 
@@ -336,7 +363,7 @@ if CUDA:
 # %% [markdown]
 # ## 5. Where the time goes, kernel by kernel
 #
-# GPU time per generated token, grouped by what the kernel does, before the attention kernel
+# GPU time per generated token, grouped by what the kernel does, before our kernels
 # (`graph_handwritten_compiled K=4`) and after (the fastest generator that stops on the host).
 
 
@@ -346,7 +373,9 @@ def kernel_kind(name: str) -> str:
     if any(s in n for s in ("gemm", "gemv", "cutlass", "xmma", "sm90_", "sm80_", "cublas", "splitk")):
         return "matmul (cuBLAS)"
     if "attend_filled" in n:
-        return "attention (Triton, filled slots)"
+        return "attention (ours, Triton, filled slots)"
+    if "_linear_kernel" in n or "_add_norm_kernel" in n:
+        return "products, bias, GELU, residual, norm (ours, Triton)"
     if "triton" in n:
         return "fused elementwise / reductions (inductor)"
     if "memcpy" in n or "memset" in n:
@@ -403,7 +432,7 @@ stop_variants, stop_steps = [], {}
 for stop_at in STOP_AT:
     eos = int(reference[0, min(stop_at, MAX_SEQLEN)])
     ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
-    chosen = [variant("graph_filled_attention", steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
+    chosen = [variant("graph_triton_kernels", steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
     chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if CUDA else []
     for v in chosen:
         assert torch.equal(v.run(), ref), v.name  # the naive tokens, early stop included
@@ -431,7 +460,7 @@ if CUDA:
                 n, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compile_backend=COMPILE_BACKEND, **k
             )
         )
-        for name, k in (("graph_filled_attention", {"steps_per_graph": 4}), ("graph_stop_on_device", {}))
+        for name, k in (("graph_triton_kernels", {"steps_per_graph": 4}), ("graph_stop_on_device", {}))
     }
     say(table(pd.DataFrame(syncs).T.reset_index(names="generator"), digits=0))
 
@@ -454,10 +483,13 @@ if CUDA:
 # * Attention over the filled slots only (one Triton kernel that reads the position on the GPU)
 #   keeps the graph valid and cuts the attention's reads to what is filled; section 3 gives the
 #   gain and the distance to the task's floor, section 5 the kernel table before and after.
-# * What still stands between us and the floor is in section 5's "after" table: the thin matrix
-#   products (cuBLAS picks split-K kernels plus a reduction for 32 rows, well below copy
-#   bandwidth: notebook 12 times them alone), one launch gap per kernel inside the graph
-#   (section 4's idle share), and the many small fused kernels per layer.
+# * Our own kernels for the thin products, with the bias, GELU, residual add and layer norm
+#   folded in, replace cuBLAS's split-K kernels and most of inductor's small ones: section 5
+#   puts the two kernel tables side by side, section 3 the distance to the floor.
+# * What still stands between us and the floor is in section 5's "after" table: the products
+#   themselves (each still below the copy bandwidth: a block waits on memory it cannot prefetch
+#   across kernels), one launch gap per kernel inside the graph (section 4's idle share), and
+#   the kernels that remain per layer.
 # * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
 #   generation, and no step past the stop. Without a stop it only saves the host's checks,
 #   which the K-step replay already hides; with early stops it saves the wasted steps

@@ -116,6 +116,8 @@ say(
 def kv_read(variant: str, generator: str) -> str:
     if generator == "naive":
         return "none"
+    if getattr(tokgen.GENERATORS.get(generator), "keywords", {}).get("kernels", "torch") != "torch":
+        return "filled"  # our attention kernel reads the filled slots only
     if "static" in variant or generator.startswith("graph_"):
         return "static"
     return "filled"

@@ -45,6 +45,7 @@ LAYERS = {  # README "Architecture": a module imports only from its own layer or
     "model": 0,
     "gpu_slice": 0,
     "generators": 1,
+    "kernels": 1,
     "handwritten": 1,
     "graphs": 1,
     "registry": 1,

@@ -168,6 +168,21 @@ def test_handwritten_step_matches_the_transformers_forward(tiny):
             tokens = ours.argmax(-1)
 
 
+def test_our_kernels_step_matches_the_handwritten_one(tiny):
+    """On a CPU our kernels run as torch: the reorganized forward (norms folded into the products
+    before them) is the same function as `handwritten_forward`."""
+    ours = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8, kernels="triton")
+    plain = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8)
+    tokens = torch.tensor([464, 50256])
+    with torch.inference_mode():
+        for pos in range(5):
+            a, b = ours(tokens, torch.tensor([pos])), plain(tokens, torch.tensor([pos]))
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+            tokens = b.argmax(-1)
+    with pytest.raises(ValueError, match="unknown kernels 'cuda'"):
+        tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8, kernels="cuda")
+
+
 def test_on_step_is_called_at_every_step_or_replay(tiny):
     for name, k, expected in (("kv_static", None, list(range(9))), ("graph_handwritten", 4, [0, 4, 8])):
         seen = []

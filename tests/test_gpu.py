@@ -55,16 +55,46 @@ def test_graph_handwritten_compiled_for_every_k(gpt2, reference, k):
 
 
 @pytest.mark.parametrize("k", [1, 4, 16])
-def test_filled_slot_attention_for_every_k(gpt2, reference, k):
+@pytest.mark.parametrize("name", ["graph_filled_attention", "graph_triton_kernels"])
+def test_our_kernels_for_every_k(gpt2, reference, name, k):
     full, eos, early = reference
     kw = {"batch_size": B, "max_seqlen": N, "steps_per_graph": k}
-    assert torch.equal(tokgen.generate("graph_filled_attention", gpt2, **kw), full)
-    assert torch.equal(tokgen.generate("graph_filled_attention", gpt2, **kw, eos_token_id=eos), early)
+    assert torch.equal(tokgen.generate(name, gpt2, **kw), full)
+    assert torch.equal(tokgen.generate(name, gpt2, **kw, eos_token_id=eos), early)
+
+
+@pytest.mark.parametrize("rows", [1, 5, 32, 64, 65])
+def test_our_products_and_norms_match_float64(rows):
+    """Every product shape of GPT-2 small plus ragged ones (a sum not a multiple of the chunk,
+    too few columns for one block), against float64 at TF32's precision."""
+    from tokgen import kernels
+
+    torch.manual_seed(rows)
+    shapes = [(768, 2304), (768, 768), (768, 3072), (3072, 768), (768, 50257), (100, 200), (40, 24)]
+    for (k, n), config in zip(shapes, [kernels.QKV, kernels.ATTN_PROJ, kernels.FC, kernels.MLP_PROJ] * 2):
+        x, w, b = (
+            torch.randn(rows, k, device="cuda"),
+            torch.randn(n, k, device="cuda") / k**0.5,
+            torch.randn(n, device="cuda"),
+        )
+        exact = x.double() @ w.double().T + b.double()
+        tol = {"rtol": 0, "atol": 3e-3 * exact.abs().max().item()}  # TF32 keeps 10 bits of each input
+        torch.testing.assert_close(kernels.linear(x, w, b, config).double(), exact, **tol)
+        gelu = torch.nn.functional.gelu(exact, approximate="tanh")
+        torch.testing.assert_close(kernels.linear(x, w, b, config, gelu=True).double(), gelu, **tol)
+        residual, norm = (
+            torch.randn(rows, n, device="cuda"),
+            (torch.randn(n, device="cuda"), torch.randn(n, device="cuda")),
+        )
+        new, normed = kernels.linear_add_norm(x, w, b, residual, norm, 1e-5, config)
+        torch.testing.assert_close(new.double(), residual.double() + exact, **tol)
+        ln = torch.nn.functional.layer_norm(new, (n,), *norm, 1e-5)  # the norm of what the kernel returned
+        torch.testing.assert_close(normed, ln, rtol=1e-4, atol=1e-4)
 
 
 def test_filled_slot_attention_reads_no_empty_slot():
     """The Triton kernel against the all-slots attention, with NaN in every slot it must not read."""
-    from tokgen.handwritten import attend_all_slots, attend_filled_slots
+    from tokgen.kernels import attend_all_slots, attend_filled_slots
 
     Bs, H, S, D = 3, 12, 112, 64
     for pos in (0, 1, 15, 16, 17, 111):

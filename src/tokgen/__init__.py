@@ -3,8 +3,8 @@
 Architecture: three layers, each importing only from the ones above it.
 
     model, gpu_slice   GPT-2 with random weights; size and device checks; a green-context slice
-      decoding    generators (the article's loops), handwritten (GPT-2's step by hand),
-                  graphs (K steps per CUDA graph replay), registry (names and labels)
+      decoding    generators (the article's loops), kernels (our Triton kernels), handwritten
+                  (GPT-2's step by hand), graphs (K steps per CUDA graph replay), registry (names)
         measuring  bench (interleaved timing), memory, stats (gains, fits), profiling
                    (windows, timelines, sync counts), bandwidth (the floor), results (CSVs)
           reporting   params (notebook parameters), claims (the article's claims), display
@@ -54,7 +54,7 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
-_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "memory"}
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory"}
 
 
 def __getattr__(name: str):

@@ -287,7 +287,7 @@ def generate_graph(
     step="transformers",
     steps_per_graph=4,
     compile_backend=None,
-    filled_only=False,
+    kernels="torch",
     stop_on_device=False,
     prompt=None,
     on_step=no_hook,
@@ -296,7 +296,7 @@ def generate_graph(
 
     `step="transformers"` replays the transformers model's own step (eager, or compiled if the
     model is), `step="handwritten"` the step written out by hand, compiled with
-    `compile_backend` when given, attending over the filled slots only with `filled_only`.
+    `compile_backend` when given, on the `kernels` that `HandwrittenStep` names.
     `stop_on_device=True` replays the whole decode once and stops on the GPU
     (`DeviceStopDecoder`; K does not apply). The decoder is built on first use and kept in
     `DECODERS`. Notebook 10_cuda_graphs.
@@ -305,9 +305,9 @@ def generate_graph(
     require_positive(steps_per_graph=steps_per_graph)
     if step not in ("transformers", "handwritten"):
         raise ValueError(f"unknown step {step!r}: choose 'transformers' or 'handwritten'")
-    if step == "transformers" and (compile_backend is not None or filled_only):
+    if step == "transformers" and (compile_backend is not None or kernels != "torch"):
         raise ValueError(
-            "compile the model itself (torch.compile) for a compiled transformers step; filled_only is handwritten"
+            "compile the model itself (torch.compile) for a compiled transformers step; `kernels` is handwritten"
         )
     eos = resolve_eos(model, eos_token_id)
     if stop_on_device:
@@ -318,13 +318,13 @@ def generate_graph(
             f"max_seqlen={max_seqlen} rounded up to whole graph replays ({capacity}) exceeds the model's "
             f"{model.config.n_positions} positions"
         )
-    key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend, filled_only, stop_on_device)
+    key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend, kernels, stop_on_device)
     decoders = DECODERS.setdefault(model, {})
     if key not in decoders:
         one_step = (
             TransformersStep(model, capacity)  # compiled if the model is
             if step == "transformers"
-            else HandwrittenStep(model, batch_size, capacity, compile_backend=compile_backend, filled_only=filled_only)
+            else HandwrittenStep(model, batch_size, capacity, compile_backend=compile_backend, kernels=kernels)
         )
         sizes = {"batch_size": batch_size, "capacity": capacity, "eos": eos, "device": model.device}
         if stop_on_device:
