@@ -158,12 +158,18 @@ show_source(tokgen.kernels.linear_add_norm)
 
 # %% [markdown]
 # `triton_forward` is `handwritten_forward` on these kernels: seven kernels per layer where
-# the compiled `handwritten_forward` runs about fourteen (section 5 counts them). On a CPU the
-# same functions run as plain torch, which is how the test suite checks that the reorganized
-# forward is the same function.
+# the compiled `handwritten_forward` runs about fourteen (section 5 counts them). It runs
+# eagerly: nothing is left for inductor to fuse, and without a compiler around it the attention
+# kernel can store this token's keys and values in the cache itself (a compiled function that
+# wrote into its input would copy the whole cache back). `TritonStep` is the step a decoder
+# wraps. On a CPU the same functions run as plain torch, which is how the test suite checks that
+# the reorganized forward is the same function.
 
 # %%
 show_source(tokgen.handwritten.triton_forward)
+
+# %%
+show_source(tokgen.TritonStep)
 
 # %% [markdown]
 # The registry's graph generators do exactly this, and keep each decoder for the next call
@@ -456,9 +462,7 @@ if CUDA:
     say(table(pd.DataFrame(rows), digits=3))
     syncs = {
         name: tokgen.count_syncs(
-            lambda n=name, k=k: tokgen.generate(
-                n, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compile_backend=COMPILE_BACKEND, **k
-            )
+            lambda n=name, k=k: tokgen.generate(n, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, **k)
         )
         for name, k in (("graph_triton_kernels", {"steps_per_graph": 4}), ("graph_stop_on_device", {}))
     }

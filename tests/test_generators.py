@@ -170,8 +170,8 @@ def test_handwritten_step_matches_the_transformers_forward(tiny):
 
 def test_our_kernels_step_matches_the_handwritten_one(tiny):
     """On a CPU our kernels run as torch: the reorganized forward (norms folded into the products
-    before them) is the same function as `handwritten_forward`."""
-    ours = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8, kernels="triton")
+    before them, keys and values stored by the attention) is the same function as `handwritten_forward`."""
+    ours = tokgen.TritonStep(tiny, batch_size=2, capacity=8)
     plain = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8)
     tokens = torch.tensor([464, 50256])
     with torch.inference_mode():
@@ -179,8 +179,14 @@ def test_our_kernels_step_matches_the_handwritten_one(tiny):
             a, b = ours(tokens, torch.tensor([pos])), plain(tokens, torch.tensor([pos]))
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
             tokens = b.argmax(-1)
-    with pytest.raises(ValueError, match="unknown kernels 'cuda'"):
-        tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8, kernels="cuda")
+    torch.testing.assert_close(ours.keys, plain.keys, rtol=1e-5, atol=1e-5)
+    for bad in (
+        {"step": "cuda"},
+        {"step": "triton", "compile_backend": "inductor"},
+        {"step": "triton", "filled_only": True},
+    ):
+        with pytest.raises(ValueError, match="unknown step 'cuda'|options of the handwritten step"):
+            run("graph_handwritten", tiny, batch_size=1, max_seqlen=2, **bad)
 
 
 def test_on_step_is_called_at_every_step_or_replay(tiny):

@@ -33,7 +33,7 @@ _EXPORTS = {
         "transformers_generate",
     ],
     "graphs": ["DeviceStopDecoder", "GraphDecoder", "TransformersStep", "generate_graph", "graph_capacity"],
-    "handwritten": ["HandwrittenStep"],
+    "handwritten": ["HandwrittenStep", "TritonStep"],
     "registry": [
         "COMPILES_ITSELF",
         "GENERATORS",

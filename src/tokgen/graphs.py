@@ -25,7 +25,7 @@ except ImportError:
     driver = nvrtc = cudart = None
 
 from .generators import check_sizes, first_tokens, no_hook, resolve_eos
-from .handwritten import HandwrittenStep
+from .handwritten import HandwrittenStep, TritonStep
 from .model import require_positive, takes_cache_position
 
 
@@ -272,6 +272,8 @@ class DeviceStopDecoder(GraphDecoder):
         return self.tokens[:, : 1 + steps].clone()
 
 
+STEPS = ("transformers", "handwritten", "triton")  # what generate_graph's decoders can wrap
+
 # Building a decoder (compilation, capture) is setup, like torch.compile: the registry's graph
 # generators keep theirs here, per model (freed with it) and per sizes, and reuse them.
 DECODERS: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
@@ -287,7 +289,7 @@ def generate_graph(
     step="transformers",
     steps_per_graph=4,
     compile_backend=None,
-    kernels="torch",
+    filled_only=False,
     stop_on_device=False,
     prompt=None,
     on_step=no_hook,
@@ -296,19 +298,18 @@ def generate_graph(
 
     `step="transformers"` replays the transformers model's own step (eager, or compiled if the
     model is), `step="handwritten"` the step written out by hand, compiled with
-    `compile_backend` when given, on the `kernels` that `HandwrittenStep` names.
+    `compile_backend` when given, attending over the filled slots only with `filled_only`;
+    `step="triton"` the same step on our own kernels (`TritonStep`).
     `stop_on_device=True` replays the whole decode once and stops on the GPU
     (`DeviceStopDecoder`; K does not apply). The decoder is built on first use and kept in
     `DECODERS`. Notebook 10_cuda_graphs.
     """
     check_sizes(model, batch_size, max_seqlen)
     require_positive(steps_per_graph=steps_per_graph)
-    if step not in ("transformers", "handwritten"):
-        raise ValueError(f"unknown step {step!r}: choose 'transformers' or 'handwritten'")
-    if step == "transformers" and (compile_backend is not None or kernels != "torch"):
-        raise ValueError(
-            "compile the model itself (torch.compile) for a compiled transformers step; `kernels` is handwritten"
-        )
+    if step not in STEPS:
+        raise ValueError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
+    if step != "handwritten" and (compile_backend is not None or filled_only):
+        raise ValueError("compile_backend and filled_only are options of the handwritten step")
     eos = resolve_eos(model, eos_token_id)
     if stop_on_device:
         steps_per_graph = 1  # one capacity for every K: whole steps, rounded up to 16
@@ -318,14 +319,15 @@ def generate_graph(
             f"max_seqlen={max_seqlen} rounded up to whole graph replays ({capacity}) exceeds the model's "
             f"{model.config.n_positions} positions"
         )
-    key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend, kernels, stop_on_device)
+    key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend, filled_only, stop_on_device)
     decoders = DECODERS.setdefault(model, {})
     if key not in decoders:
-        one_step = (
-            TransformersStep(model, capacity)  # compiled if the model is
-            if step == "transformers"
-            else HandwrittenStep(model, batch_size, capacity, compile_backend=compile_backend, kernels=kernels)
-        )
+        if step == "transformers":
+            one_step = TransformersStep(model, capacity)  # compiled if the model is
+        elif step == "handwritten":
+            one_step = HandwrittenStep(model, batch_size, capacity, compile_backend, filled_only)
+        else:
+            one_step = TritonStep(model, batch_size, capacity)
         sizes = {"batch_size": batch_size, "capacity": capacity, "eos": eos, "device": model.device}
         if stop_on_device:
             decoders[key] = DeviceStopDecoder(one_step, **sizes)

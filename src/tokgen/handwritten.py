@@ -52,7 +52,8 @@ def handwritten_forward(weights, keys, values, tokens, pos, heads: int, eps: flo
 
 
 def triton_forward(weights, keys, values, tokens, pos, heads: int, eps: float):
-    """`handwritten_forward` on our own kernels (tokgen.kernels): same inputs, same outputs.
+    """`handwritten_forward` on our own kernels (tokgen.kernels), run eagerly: the same logits,
+    and the attention kernel stores this token's keys and values in slot `pos` itself.
 
     Per layer: the QKV product with its bias; attention over the filled slots; the attention
     projection, its bias, the residual add and layer norm 2; the MLP's first product with its
@@ -65,19 +66,15 @@ def triton_forward(weights, keys, values, tokens, pos, heads: int, eps: float):
     x = wte[tokens] + wpe[pos]  # (B, C), the residual stream
     h = F.layer_norm(x, (C,), blocks[0][0], blocks[0][1], eps)
     next_norms = [block[:2] for block in blocks[1:]] + [final_norm]  # the norm each layer's output feeds
-    new_keys, new_values = [], []
     for layer, ((_, _, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), next_norm) in enumerate(
         zip(blocks, next_norms)
     ):
         qkv = linear(h, qkv_w, qkv_b, kernels.QKV)  # (B, 3C)
-        a = attend_filled_slots(qkv, keys[layer], values[layer], pos)  # (B, H, 1, D)
+        a = attend_filled_slots(qkv, keys[layer], values[layer], pos, store=True)  # (B, H, 1, D)
         x, h = linear_add_norm(a.reshape(B, C), proj_w, proj_b, x, (ln2_w, ln2_b), eps, kernels.ATTN_PROJ)
         h = linear(h, fc_w, fc_b, kernels.FC, gelu=True)  # (B, 4C)
         x, h = linear_add_norm(h, out_w, out_b, x, next_norm, eps, kernels.MLP_PROJ)
-        _, k, v = qkv.view(B, 3, heads, 1, C // heads).unbind(1)  # (B, H, 1, D) each
-        new_keys.append(k)
-        new_values.append(v)
-    return linear(h, wte, None, kernels.LM_HEAD), torch.stack(new_keys), torch.stack(new_values)  # h: final-normed
+    return linear(h, wte, None, kernels.LM_HEAD)  # (B, vocab); h is final-normed, the LM head shares wte
 
 
 def gpt2_weights(model):
@@ -111,14 +108,14 @@ def gpt2_weights(model):
 
 
 @functools.cache
-def compiled_forward(forward, backend: str):
-    """`forward` compiled once per backend, shared by every step (notebook 10_cuda_graphs).
+def compiled_forward(backend: str):
+    """`handwritten_forward` compiled once per backend, shared by every step (notebook 10_cuda_graphs).
 
     Every (batch size, capacity, model) gets its own specialized graph; dynamo's default of 8
     per function is too few for a test suite, so the limit is raised around the call (the call
     only happens at warm-up and capture: replays do not enter Python).
     """
-    compiled = torch.compile(forward, fullgraph=True, dynamic=False, backend=backend)
+    compiled = torch.compile(handwritten_forward, fullgraph=True, dynamic=False, backend=backend)
     limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
 
     def run(*args):
@@ -128,40 +125,44 @@ def compiled_forward(forward, backend: str):
     return run
 
 
-# what a step's kernels are: torch's (all slots attended), torch's with our attention kernel, ours throughout
-KERNELS = ("torch", "filled_attention", "triton")
-
-
 class HandwrittenStep:
-    """One decode step of a `GPT2LMHeadModel` written out by hand, with static KV buffers of
-    `capacity` positions; compiled with `compile_backend` when one is given (notebook 10_cuda_graphs).
-    `kernels`: "torch" (`handwritten_forward`), "filled_attention" (the same with our attention
-    kernel) or "triton" (`triton_forward`); on a CPU our kernels run as plain torch."""
+    """One decode step of a `GPT2LMHeadModel` by `handwritten_forward`, with static KV buffers of
+    `capacity` positions; compiled with `compile_backend` when one is given, attending over the
+    filled slots only with `filled_only` (our Triton kernel; on a CPU every slot; notebook 10_cuda_graphs)."""
 
-    def __init__(self, model, batch_size: int, capacity: int, compile_backend: str | None = None, kernels="torch"):
+    def __init__(self, model, batch_size: int, capacity: int, compile_backend: str | None = None, filled_only=False):
         cfg = model.config
         if cfg.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
             raise ValueError(f"HandwrittenStep implements the tanh GELU, not {cfg.activation_function!r}")
-        if kernels not in KERNELS:
-            raise ValueError(f"unknown kernels {kernels!r}: choose one of {', '.join(KERNELS)}")
         self.weights = gpt2_weights(model)
-        self.args = (cfg.n_head, cfg.layer_norm_epsilon)
-        if kernels != "triton":
-            self.args += (kernels == "filled_attention",)  # handwritten_forward's filled_only
+        self.heads, self.eps, self.filled_only = cfg.n_head, cfg.layer_norm_epsilon, filled_only
         wte = self.weights[0]
         shape = (cfg.n_layer, batch_size, cfg.n_head, capacity, cfg.n_embd // cfg.n_head)
         # zeros, not empty: masked-out slots still get a 0 weight in attention, and 0 * NaN = NaN
         self.keys = torch.zeros(shape, dtype=wte.dtype, device=wte.device)
         self.values = torch.zeros_like(self.keys)
-        forward = triton_forward if kernels == "triton" else handwritten_forward
-        self.forward = compiled_forward(forward, compile_backend) if compile_backend else forward
+        self.forward = compiled_forward(compile_backend) if compile_backend else handwritten_forward
 
     def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
-        logits, k, v = self.forward(self.weights, self.keys, self.values, tokens, pos, *self.args)
+        logits, k, v = self.forward(
+            self.weights, self.keys, self.values, tokens, pos, self.heads, self.eps, self.filled_only
+        )
         self.keys.index_copy_(3, pos, k)  # k: (layers, B, H, 1, D) into slot pos of every layer
         self.values.index_copy_(3, pos, v)
         return logits
 
     def reset(self) -> None:
         """Nothing to clear: slots at or past `pos` are masked out, and each is written before it is read."""
+
+
+class TritonStep(HandwrittenStep):
+    """The same step by `triton_forward`: our kernels, run eagerly (nothing left for a compiler
+    to fuse), the attention kernel storing each token's keys and values (notebook 10_cuda_graphs)."""
+
+    def __init__(self, model, batch_size: int, capacity: int):
+        super().__init__(model, batch_size, capacity, filled_only=True)
+
+    def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
+        return triton_forward(self.weights, self.keys, self.values, tokens, pos, self.heads, self.eps)

@@ -56,7 +56,7 @@ if triton is not None:
         r, cols = tl.program_id(0), tl.arange(0, BLOCK)
         ok = cols < N
         x = tl.load(residual + r * N + cols, mask=ok, other=0.0) + tl.load(b + cols, mask=ok, other=0.0)
-        for s in range(SPLITS):
+        for s in tl.static_range(SPLITS):  # unrolled: every load in flight at once
             x += tl.load(parts + (s * M + r) * N + cols, mask=ok, other=0.0)
         tl.store(x_out + r * N + cols, x, mask=ok)
         mean = tl.sum(x, 0) / N
@@ -67,7 +67,8 @@ if triton is not None:
 
     @triton.jit
     def _attend_filled_kernel(qkv, keys, values, pos_ptr, out, SCALE: tl.constexpr, H: tl.constexpr,
-                              D: tl.constexpr, SLOTS: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+                              D: tl.constexpr, SLOTS: tl.constexpr, BLOCK: tl.constexpr,
+                              STORE: tl.constexpr):  # fmt: skip
         # one program per (row b, head h); qkv: (B, 3, H, D), keys/values: (B, H, SLOTS, D), out: (B, H, D)
         b, h = tl.program_id(0) // H, tl.program_id(0) % H
         d = tl.arange(0, D)
@@ -79,6 +80,9 @@ if triton is not None:
         acc = v_new
         pos = tl.load(pos_ptr)  # slots 0 .. pos-1 are filled: the loop stops there, on the GPU
         cache = (b * H + h) * SLOTS * D
+        if STORE:  # this token's key and value into slot pos, which the loop below does not read
+            tl.store(keys + cache + pos * D + d, tl.load(qkv + here + H * D + d))
+            tl.store(values + cache + pos * D + d, v_new)
         for start in range(0, pos, BLOCK):  # online softmax over blocks of filled slots (one for N <= 64)
             s = start + tl.arange(0, BLOCK)
             filled = s < pos
@@ -152,20 +156,26 @@ def attend_all_slots(q, k, v, keys, values, past):
     return (w[..., :-1].transpose(-1, -2) * values).sum(-2, keepdim=True) + w[..., -1:] * v  # (B, H, 1, D)
 
 
-def attend_filled_slots(qkv, keys, values, pos):
+def attend_filled_slots(qkv, keys, values, pos, store: bool = False):
     """The same attention as `attend_all_slots` in one Triton kernel that reads only the filled
     slots: the loop runs to `pos`, read on the GPU, so a CUDA graph of any step stays valid and
     step i reads i slots, not the capacity (notebook 10_cuda_graphs). On a CPU: every slot, masked.
+    `store` also writes this token's key and value into slot `pos` (not under torch.compile,
+    which would copy the whole cache to keep its inputs unchanged).
 
     qkv: (B, 3C) this token's projections; keys, values: (B, H, capacity, D) -> (B, H, 1, D).
     """
     B, H, slots, D = keys.shape
     if not on_triton(qkv):
         q, k, v = qkv.view(B, 3, H, 1, D).unbind(1)
+        if store:
+            keys.index_copy_(2, pos, k)
+            values.index_copy_(2, pos, v)
         return attend_all_slots(q, k, v, keys, values, (torch.arange(slots, device=pos.device) < pos)[None, None, None])
     out = torch.empty(B, H, 1, D, dtype=qkv.dtype, device=qkv.device)
     # 64 slots per block and 2 warps: the fastest of 16-128 slots and 1-8 warps on our H100 at 8-100 filled slots
     _attend_filled_kernel[(B * H,)](
-        qkv.contiguous(), keys, values, pos, out, SCALE=D**-0.5, H=H, D=D, SLOTS=slots, BLOCK=64, num_warps=2
-    )
+        qkv.contiguous(), keys, values, pos, out, SCALE=D**-0.5, H=H, D=D, SLOTS=slots, BLOCK=64, STORE=store,
+        num_warps=2,
+    )  # fmt: skip
     return out

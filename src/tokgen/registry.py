@@ -32,21 +32,17 @@ GENERATORS = {
     "graph_transformers": partial(generate_graph, step="transformers"),
     "graph_handwritten": partial(generate_graph, step="handwritten"),
     "graph_handwritten_compiled": partial(generate_graph, step="handwritten", compile_backend="inductor"),
-    # ... attending over the filled cache slots only (a Triton kernel); on our Triton kernels throughout
-    "graph_filled_attention": partial(
-        generate_graph, step="handwritten", compile_backend="inductor", kernels="filled_attention"
-    ),
-    "graph_triton_kernels": partial(generate_graph, step="handwritten", compile_backend="inductor", kernels="triton"),
+    # ... attending over the filled cache slots only (our Triton kernel); on our Triton kernels throughout
+    "graph_filled_attention": partial(generate_graph, step="handwritten", compile_backend="inductor", filled_only=True),
+    "graph_triton_kernels": partial(generate_graph, step="triton"),
     # ... and the whole decode in one replay that stops on the GPU
-    "graph_stop_on_device": partial(
-        generate_graph, step="handwritten", compile_backend="inductor", kernels="triton", stop_on_device=True
-    ),
+    "graph_stop_on_device": partial(generate_graph, step="triton", stop_on_device=True),
 }
 NO_STOP_CHECK = {"kv_dynamic_no_check", "kv_static_no_check"}
 # entries whose decode loop runs on the GPU, in a CUDA graph WHILE node: CUPTI sees one iteration of it
 LOOPS_ON_DEVICE = {"graph_stop_on_device"}
 # entries that compile their own step: they take `compile_backend` ("eager" on a CPU: inductor's C++ build is slow)
-COMPILES_ITSELF = {"graph_handwritten_compiled", *LOOPS_ON_DEVICE, "graph_filled_attention", "graph_triton_kernels"}
+COMPILES_ITSELF = {"graph_handwritten_compiled", "graph_filled_attention"}
 
 REFERENCES = {
     "generate() dynamic": transformers_generate,
