@@ -157,6 +157,15 @@ show_source(tokgen.kernels.attend_filled_slots)
 show_source(tokgen.kernels.linear_add_norm)
 
 # %% [markdown]
+# Each of these kernels is also launched with *programmatic dependent launch* (PDL, Hopper and
+# later; `tokgen.kernels.PDL`): the GPU may start a kernel's blocks while the kernel before it
+# is still running. Each block first starts its slice of the weights on its way into L2 (no
+# kernel writes the weights, so that is safe), then waits in `griddepcontrol.wait` until the
+# kernel before has finished and its writes are visible, and only then reads its inputs. The
+# launch gap between two kernels of the graph, and the first weight reads, hide behind the
+# kernel before (section 4 measures the idle share; exercise 4 turns PDL off).
+
+# %% [markdown]
 # `triton_forward` is `handwritten_forward` on these kernels: seven kernels per layer where
 # the compiled `handwritten_forward` runs about fourteen (section 5 counts them). It runs
 # eagerly: nothing is left for inductor to fuse, and without a compiler around it the attention
@@ -490,10 +499,13 @@ if CUDA:
 # * Our own kernels for the thin products, with the bias, GELU, residual add and layer norm
 #   folded in, replace cuBLAS's split-K kernels and most of inductor's small ones: section 5
 #   puts the two kernel tables side by side, section 3 the distance to the floor.
+# * Programmatic dependent launch lets each of our kernels start, and start its weights into L2,
+#   while the one before still runs: the launch gaps inside the graph mostly disappear from
+#   section 4's idle share.
 # * What still stands between us and the floor is in section 5's "after" table: the products
-#   themselves (each still below the copy bandwidth: a block waits on memory it cannot prefetch
-#   across kernels), one launch gap per kernel inside the graph (section 4's idle share), and
-#   the kernels that remain per layer.
+#   themselves (each still below the copy bandwidth with only 32 rows to share a weight read),
+#   the kernels that remain per layer, and the torch kernels between layers' worth of ours
+#   (argmax, embedding) that PDL cannot overlap.
 # * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
 #   generation, and no step past the stop. Without a stop it only saves the host's checks,
 #   which the K-step replay already hides; with early stops it saves the wasted steps
@@ -508,5 +520,8 @@ if CUDA:
 # 3. In a copy of `handwritten_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
 #    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
 #    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?
+# 4. Set `tokgen.kernels.PDL = False`, build a fresh `graph_triton_kernels` decoder (a new
+#    `GraphDecoder(tokgen.TritonStep(...))`, since a captured graph keeps its launches) and
+#    measure its idle share and time as in sections 3 and 4. What did PDL buy?
 #
 # Worked solutions: [`solutions/10_cuda_graphs.ipynb`](../solutions/10_cuda_graphs.ipynb).

@@ -110,3 +110,36 @@ rows = [
 ]
 say(table(pd.DataFrame(rows), digits=1) + "\n\nAlone the matrix product may win; inside the compiled step what "
     "counts is the kernel it saves by fusing (notebook 10's kernel table, section 5).")  # fmt: skip
+
+# %% [markdown]
+# ## Exercise 4: what programmatic dependent launch buys
+#
+# A captured graph keeps the launches it recorded, so each setting of `tokgen.kernels.PDL` needs
+# its own decoder, captured while the setting holds (its first call). Same tokens first, then
+# one interleaved timing and each decoder's idle share, as in sections 3 and 4 of notebook 10.
+
+# %%
+capacity = tokgen.graphs.graph_capacity(MAX_SEQLEN, 4)
+first = tokgen.graphs.first_tokens(model, BATCH_SIZE, None)
+eos = tokgen.generators.resolve_eos(model, None)  # the naive generator's default stop token
+sizes = {"batch_size": BATCH_SIZE, "capacity": capacity, "eos": eos, "device": model.device}
+decoders = {}
+for pdl in (False, True):
+    tokgen.kernels.PDL = pdl  # read when the kernels are launched, i.e. captured
+    decoder = tokgen.GraphDecoder(tokgen.TritonStep(model, BATCH_SIZE, capacity), steps_per_graph=4, **sizes)
+    with torch.inference_mode():
+        assert torch.equal(decoder.generate(first, MAX_SEQLEN), reference)
+    decoders[f"graph_triton_kernels K=4, PDL {'on' if pdl else 'off'}"] = decoder
+tokgen.kernels.PDL = True
+if CUDA:
+    pdl_variants = [
+        tokgen.Variant(name, lambda on_step=tokgen.generators.no_hook, d=d: d.generate(first, MAX_SEQLEN, on_step))
+        for name, d in decoders.items()
+    ]
+    with torch.inference_mode():
+        results = tokgen.compare(pdl_variants, rounds=RUNS, device="cuda")
+        idle = {v.name: tokgen.profile_steps(v.run, start=20, stop=MAX_SEQLEN).summary(skip=1) for v in pdl_variants}
+    results["gpu_idle_fraction"] = results["variant"].map(lambda n: idle[n]["gpu_idle_fraction"])
+    say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_idle_fraction"]], digits=3))
+else:
+    say("*Both return the naive generator's tokens; PDL and its timing need a Hopper GPU: run this cell there.*")

@@ -63,6 +63,21 @@ def test_our_kernels_for_every_k(gpt2, reference, name, k):
     assert torch.equal(tokgen.generate(name, gpt2, **kw, eos_token_id=eos), early)
 
 
+def test_our_kernels_without_programmatic_dependent_launch(gpt2, reference, monkeypatch):
+    """PDL off (a fresh decoder, captured with plain launches): the same tokens, early stops included."""
+    from tokgen import kernels
+
+    monkeypatch.setattr(kernels, "PDL", False)
+    _, eos, early = reference
+    capacity = tokgen.graph_capacity(N, 4)
+    decoder = tokgen.GraphDecoder(
+        tokgen.TritonStep(gpt2, B, capacity), batch_size=B, capacity=capacity, eos=eos, steps_per_graph=4,
+        device=gpt2.device,
+    )  # fmt: skip
+    with torch.inference_mode():
+        assert torch.equal(decoder.generate(tokgen.generators.first_tokens(gpt2, B, None), N), early)
+
+
 @pytest.mark.parametrize("rows", [1, 5, 32, 64, 65])
 def test_our_products_and_norms_match_float64(rows):
     """Every product shape of GPT-2 small plus ragged ones (a sum not a multiple of the chunk,

@@ -21,6 +21,7 @@ except ImportError:
 # TF32, like the model's own products: the fastest of 400 configurations on our H100 (notebook 10)
 QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64, 1, 2), (32, 128, 4, 2), (64, 64, 1, 2)
 MAX_ROWS = 64  # one block holds every row; beyond that cuBLAS's tiles are the better choice
+PDL = True  # launch each kernel while the one before it still runs (Hopper and later; notebook 10)
 
 
 def on_triton(x: torch.Tensor) -> bool:
@@ -28,16 +29,41 @@ def on_triton(x: torch.Tensor) -> bool:
     return triton is not None and x.is_cuda
 
 
+def _pdl(x: torch.Tensor) -> bool:
+    # programmatic dependent launch needs compute capability 9 (Hopper) or later; inductor launches
+    # the kernels it compiles in (graph_filled_attention) its own way
+    return PDL and not torch.compiler.is_compiling() and torch.cuda.get_device_capability(x.device)[0] >= 9
+
+
 if triton is not None:
 
     @triton.jit
+    def _wait_for_inputs(PDL: tl.constexpr):
+        # launched early (PDL): wait here until the kernel before has finished and its writes are
+        # visible, then let the next kernel launch, so that its blocks wait on the GPU, not the launch
+        if PDL:
+            tl.extra.cuda.gdc_wait()
+            tl.extra.cuda.gdc_launch_dependents()
+
+    @triton.jit
+    def _prefetch_to_l2(ptrs):
+        tl.inline_asm_elementwise("prefetch.global.L2 [$1]; mov.u32 $0, 0;", "=r,l", [ptrs], dtype=tl.int32,
+                                  is_pure=False, pack=1)  # fmt: skip
+
+    @triton.jit
     def _linear_kernel(x, w, b, out, M, N, K, K_SPLIT, BIAS: tl.constexpr, GELU: tl.constexpr, BM: tl.constexpr,
-                       BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+                       BN: tl.constexpr, BK: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
         # program (n, s): columns n*BN.. of x (M, K) @ w (N, K).T, summed over K chunk s -> out[s] (M, N)
         n, s = tl.program_id(0), tl.program_id(1)
         rows, cols = tl.arange(0, BM), n * BN + tl.arange(0, BN)
+        lo, hi = s * K_SPLIT, tl.minimum((s + 1) * K_SPLIT, K)
+        if PDL:  # no kernel writes the weights: start our slice of them into L2 before waiting for x
+            for k0 in range(lo, hi, BK):
+                lines = tl.minimum(k0 + tl.arange(0, BK // 32) * 32, K - 1)  # one address per 128-byte line
+                _prefetch_to_l2(w + tl.minimum(cols, N - 1)[:, None] * K + lines[None, :])
+        _wait_for_inputs(PDL)
         acc = tl.zeros((BM, BN), tl.float32)
-        for k0 in range(s * K_SPLIT, tl.minimum((s + 1) * K_SPLIT, K), BK):
+        for k0 in range(lo, hi, BK):
             ks = k0 + tl.arange(0, BK)
             a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
             wt = tl.load(w + cols[:, None] * K + ks[None, :], mask=(cols[:, None] < N) & (ks[None, :] < K), other=0.0)
@@ -51,10 +77,11 @@ if triton is not None:
 
     @triton.jit
     def _add_norm_kernel(parts, b, residual, ln_w, ln_b, x_out, h_out, M, N, eps, SPLITS: tl.constexpr,
-                         BLOCK: tl.constexpr):  # fmt: skip
+                         BLOCK: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
         # program r, one row: x = residual + bias + the SPLITS partial sums; h = layer_norm(x)
         r, cols = tl.program_id(0), tl.arange(0, BLOCK)
         ok = cols < N
+        _wait_for_inputs(PDL)
         x = tl.load(residual + r * N + cols, mask=ok, other=0.0) + tl.load(b + cols, mask=ok, other=0.0)
         for s in tl.static_range(SPLITS):  # unrolled: every load in flight at once
             x += tl.load(parts + (s * M + r) * N + cols, mask=ok, other=0.0)
@@ -68,10 +95,11 @@ if triton is not None:
     @triton.jit
     def _attend_filled_kernel(qkv, keys, values, pos_ptr, out, SCALE: tl.constexpr, H: tl.constexpr,
                               D: tl.constexpr, SLOTS: tl.constexpr, BLOCK: tl.constexpr,
-                              STORE: tl.constexpr):  # fmt: skip
+                              STORE: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
         # one program per (row b, head h); qkv: (B, 3, H, D), keys/values: (B, H, SLOTS, D), out: (B, H, D)
         b, h = tl.program_id(0) // H, tl.program_id(0) % H
         d = tl.arange(0, D)
+        _wait_for_inputs(PDL)
         here = b * 3 * H * D + h * D
         q = tl.load(qkv + here + d)
         v_new = tl.load(qkv + here + 2 * H * D + d)
@@ -110,6 +138,7 @@ def _products(x, w, b, config, gelu=False, bias=True):
     _linear_kernel[grid](
         x, w, b if b is not None else x, out, M, N, K, k_split, BIAS=bias and b is not None, GELU=gelu,
         BM=max(16, triton.next_power_of_2(M)), BN=block_n, BK=block_k, num_warps=warps, num_stages=3,
+        PDL=_pdl(x), launch_pdl=_pdl(x),
     )  # fmt: skip
     return out
 
@@ -137,7 +166,7 @@ def linear_add_norm(x, w, b, residual, norm, eps: float, config):
     new, normed = torch.empty(M, N, dtype=x.dtype, device=x.device), torch.empty(M, N, dtype=x.dtype, device=x.device)
     _add_norm_kernel[(M,)](
         parts, b, residual, *norm, new, normed, M, N, eps, SPLITS=config[2], BLOCK=triton.next_power_of_2(N),
-        num_warps=4,
+        num_warps=4, PDL=_pdl(x), launch_pdl=_pdl(x),
     )  # fmt: skip
     return new, normed
 
@@ -176,6 +205,6 @@ def attend_filled_slots(qkv, keys, values, pos, store: bool = False):
     # 64 slots per block and 2 warps: the fastest of 16-128 slots and 1-8 warps on our H100 at 8-100 filled slots
     _attend_filled_kernel[(B * H,)](
         qkv.contiguous(), keys, values, pos, out, SCALE=D**-0.5, H=H, D=D, SLOTS=slots, BLOCK=64, STORE=store,
-        num_warps=2,
+        num_warps=2, PDL=_pdl(qkv), launch_pdl=_pdl(qkv),
     )  # fmt: skip
     return out
