@@ -138,6 +138,17 @@ def test_the_stop_on_the_device_at_every_position(gpt2):
     assert tokgen.count_syncs(run)["local_scalar_dense"] == 1
 
 
+def test_while_bodies_are_captured_on_a_stream_outside_torchs_pool():
+    """torch.cuda.Stream() cycles through a pool of a few streams; one of them may be the stream
+    being captured, and beginning a second capture on it fails (cudaErrorIllegalState)."""
+    body = tokgen.graphs.body_capture_stream(torch.cuda.current_device())
+    assert body == tokgen.graphs.body_capture_stream(torch.cuda.current_device())
+    pool = {torch.cuda.Stream().cuda_stream for _ in range(64)}
+    with torch.cuda.graph(torch.cuda.CUDAGraph()):
+        pool.add(torch.cuda.current_stream().cuda_stream)
+    assert body.cuda_stream not in pool
+
+
 def test_a_device_stop_decoder_refuses_bad_sizes(gpt2):
     decoder = tokgen.DeviceStopDecoder(
         tokgen.HandwrittenStep(gpt2, 2, 16), batch_size=2, capacity=16, eos=gpt2.config.eos_token_id, device="cuda"

@@ -180,6 +180,15 @@ def keep_decoding_kernel(device_index: int):
     return cuda_ok(driver.cuModuleGetFunction(module, b"keep_decoding"))
 
 
+@functools.cache
+def body_capture_stream(device_index: int) -> torch.cuda.ExternalStream:
+    """A stream of our own to capture WHILE bodies on (notebook 10_cuda_graphs): `torch.cuda.Stream()`
+    hands out its pool's few streams in turn, and can return the very stream being captured."""
+    with torch.cuda.device(device_index):
+        stream = cuda_ok(cudart.cudaStreamCreateWithFlags(1))  # 1: cudaStreamNonBlocking
+    return torch.cuda.ExternalStream(int(stream), device=torch.device("cuda", device_index))
+
+
 def capture_while(condition, body) -> None:
     """Inside a CUDA graph capture: a WHILE node whose body graph holds `body()`'s kernels
     (notebook 10_cuda_graphs). `condition(stream)` launches the kernel that sets the node's
@@ -202,7 +211,7 @@ def capture_while(condition, body) -> None:
     cuda_ok(cudart.cudaStreamUpdateCaptureDependencies(stream.cuda_stream, [node], None, 1, set_dependencies))
     # the body graph is filled by capturing a second stream into it; torch does not know that
     # capture, so the body's temporaries come from a pool of their own that lives with the graph
-    body_stream, pool = torch.cuda.Stream(), torch.cuda.MemPool()
+    body_stream, pool = body_capture_stream(torch.cuda.current_device()), torch.cuda.MemPool()
     mode = cudart.cudaStreamCaptureMode.cudaStreamCaptureModeThreadLocal
     cuda_ok(
         cudart.cudaStreamBeginCaptureToGraph(
@@ -213,8 +222,10 @@ def capture_while(condition, body) -> None:
         with torch.cuda.stream(body_stream), torch.cuda.use_mem_pool(pool):
             body()
             condition(body_stream, handle)
-    finally:
-        cuda_ok(cudart.cudaStreamEndCapture(body_stream.cuda_stream))
+    except BaseException:
+        cudart.cudaStreamEndCapture(body_stream.cuda_stream)  # its own error would hide the first one
+        raise
+    cuda_ok(cudart.cudaStreamEndCapture(body_stream.cuda_stream))
     return pool
 
 
