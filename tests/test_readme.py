@@ -66,3 +66,19 @@ def test_products_table_reads_12_products(tmp_path):
     text = readme.products_table(tmp_path)
     assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | +50% |" in text
     assert "split in 4, 32 rows" in text and "mlp up" not in text  # failed rows are left out
+
+
+def test_each_committed_csv_comes_from_its_notebooks_recorded_run():
+    """A notebook's CSVs carry the commit that data/run_all.csv (and so the README) names for it:
+    results copied in without their run's row would be credited to another run."""
+    import pandas as pd
+
+    for results in (ROOT / "data", ROOT / "slice" / "data"):
+        runs = pd.read_csv(results / "run_all.csv", dtype=str).set_index("notebook")["commit"]
+        for csv in sorted(results.glob("[0-9][0-9]_*.csv")):
+            rows = pd.read_csv(csv, dtype=str)
+            notebook = next((n for n in runs.index if n[:3] == csv.stem[:3]), None)
+            if notebook is None or "commit" not in rows:
+                continue
+            run = runs[notebook]
+            assert all(c.startswith(run) or run.startswith(c) for c in rows["commit"].dropna().unique()), (csv, run)
