@@ -161,7 +161,7 @@ class TritonStep(HandwrittenStep):
     to fuse), the attention kernel storing each token's keys and values (notebook 10_cuda_graphs)."""
 
     def __init__(self, model, batch_size: int, capacity: int):
-        super().__init__(model, batch_size, capacity, filled_only=True)
+        super().__init__(model, batch_size, capacity)  # its weights and caches; triton_forward replaces the forward
 
     def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
