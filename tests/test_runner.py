@@ -180,12 +180,22 @@ def test_the_build_folder_is_made_when_the_output_is_the_repository(tmp_path, mo
     assert (tmp_path / "build").is_dir()
 
 
-def test_a_slice_run_gives_01_its_smaller_sizes_and_the_command_line_wins():
+def test_a_slice_run_gives_its_smaller_sizes_and_the_command_line_wins():
     run = {"RESULTS_DIR": "..", "RUNS": 10}
     assert runner.notebook_parameters("01_naive", run, {}, slice_run=True)["SEQ_LENS"] == [50, 100, 200]
     assert runner.notebook_parameters("01_naive", run, {}, slice_run=False) == run
-    assert runner.notebook_parameters("02_kv_cache", run, {}, slice_run=True) == run
-    assert runner.notebook_parameters("01_naive", run, {"RUNS": 5}, slice_run=True)["RUNS"] == 5
+    assert runner.notebook_parameters("05_torch_compile", run, {}, slice_run=True) == run
+    assert runner.notebook_parameters("08_batch_sweep", run, {}, slice_run=True)["BATCH_SIZES"] == [1, 16, 64]
+    assert runner.notebook_parameters("01_naive", run, {"SEQ_LENS": [8]}, slice_run=True)["SEQ_LENS"] == [8]
+
+
+def test_slice_sizes_name_declared_parameters_with_valid_values():
+    for name, sizes in runner.SLICE_SIZES.items():
+        assert set(sizes) <= set(runner.declared_parameters(name)), name
+        for key, value in sizes.items():
+            assert runner.check(key, value) == value
+    # claim 2 divides 01's naive time by 02's KV-cache time at each N: both must have the same N
+    assert runner.SLICE_SIZES["01_naive"]["SEQ_LENS"] == runner.SLICE_SIZES["02_kv_cache"]["SEQ_LENS"]
 
 
 def test_slice_without_a_chosen_slice_says_how_to_choose_one(tmp_path, monkeypatch):

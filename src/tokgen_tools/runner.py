@@ -36,9 +36,17 @@ from tokgen.results import ROOT, data_dir, environment
 
 NOTEBOOKS = ROOT / "notebooks"
 SLICE_NOTEBOOKS = [f"{n:02d}" for n in range(1, 9)]  # the article's experiments (09 shows both regimes)
-# On the slice the naive generator's O(N²) work runs on a few SMs: N = 400 would take minutes per run.
-# These sizes keep the slice's run within its budget; -p still overrides them.
-SLICE_SIZES = {"01_naive": {"SEQ_LENS": [50, 100, 200], "RUNS": 3}}
+# On 8 SMs one N = 400 generation takes 7.6 s (kv_dynamic) to 8.5 s (kv_static), a naive one minutes, and
+# B = 256 in 08 about 5 s; the slice's run at the whole GPU's sizes took 30 min (ae743e8). These sizes
+# drop the points whose finding the slice's earlier run showed at the next size down (N = 400 as N = 200,
+# B = 256 as B = 64: GPU-bound, same sign), keeping the run within its 15 minutes; -p still overrides them.
+SLICE_SIZES = {
+    "01_naive": {"SEQ_LENS": [50, 100, 200]},
+    "02_kv_cache": {"SEQ_LENS": [50, 100, 200]},  # the same N as 01: claim 2 divides one by the other
+    "03_expandable_segments": {"SEQ_LENS": [100, 200]},
+    "04_static_cache": {"SEQ_LENS": [100, 200]},
+    "08_batch_sweep": {"BATCH_SIZES": [1, 16, 64], "COMPILED_BATCH_SIZES": [1, 16, 64]},
+}
 SLICE_OUT = ROOT / "slice"  # --slice writes its notebooks, data and figures here, beside the whole GPU's
 NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (--newest-transformers)
 NEWEST_SPEC = "transformers>=5.17"  # DeferredStopCheck appeared in 5.17
