@@ -28,7 +28,7 @@ def test_provenance_says_whether_the_results_are_one_run(tmp_path):
         _run_all(tmp_path / "one", [{"notebook": n, "seconds": 60, "commit": "a" * 40} for n in names])
     )
     assert f"one commit, {'a' * 12}: {len(names)} of {len(names)} notebooks ok" in one
-    assert f"add up to {len(names):.1f} min" in one
+    assert f"{len(names):.1f} min in all" in one
     assert "every notebook of the repository is in the table below" in one
 
     rows = [{"notebook": n, "seconds": 30, "commit": ("a" if i % 2 else "b") * 40} for i, n in enumerate(names[1:])]
@@ -82,3 +82,45 @@ def test_each_committed_csv_comes_from_its_notebooks_recorded_run():
                 continue
             run = runs[notebook]
             assert all(c.startswith(run) or run.startswith(c) for c in rows["commit"].dropna().unique()), (csv, run)
+
+
+def test_timed_seconds_sums_a_notebooks_timed_and_first_calls_only(tmp_path):
+    import pandas as pd
+
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"times_ms": ["1000;2000", None], "first_call_ms": [500, None]}).to_csv(data / "03_a.csv")
+    pd.DataFrame({"times_ms": ["250"]}).to_csv(data / "03_b.csv")
+    pd.DataFrame({"times_ms": ["99000"], "first_call_ms": [1]}).to_csv(data / "04_a.csv")  # another notebook's
+    assert readme.timed_seconds("03_expandable_segments", tmp_path) == 3.75
+    assert readme.timed_seconds("05_torch_compile", tmp_path) == 0
+
+
+def test_budget_says_whether_a_run_is_within_the_goal(tmp_path):
+    import pandas as pd
+
+    (tmp_path / "data").mkdir()
+    quick = pd.DataFrame({"notebook": ["01_naive"], "seconds": [60 * readme.BUDGET_MINUTES]})
+    assert "within the 15-minute goal" in readme._budget(quick, tmp_path)
+    assert "over the 15-minute goal" in readme._budget(quick.assign(seconds=quick["seconds"] + 1), tmp_path)
+
+
+def test_slice_choice_names_the_chosen_slice_and_flags_a_near_tie(tmp_path):
+    import pandas as pd
+
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def choice(gbs_8, gbs_16):
+        pd.DataFrame({"gpu_sms": [8, 16], "copy_gbs": [gbs_8, gbs_16]}).to_csv(data / "13_slices.csv", index=False)
+        return readme.slice_choice(tmp_path)
+
+    tie = choice(591, 1135)  # 273 and 271 GB/s from the L40S's 864
+    assert "chose **16 SMs**" in tie and "near tie" in tie
+    clear = choice(700, 1135)
+    assert "chose **8 SMs**" in clear and "near tie" not in clear
+    pd.DataFrame({"gpu_sms": ["all", "16"]}).to_csv(data / "14_deferred_stop.csv", index=False)
+    assert "Notebook 14" in choice(700, 1135)  # 14 measured 16 SMs, not the chosen 8
+    assert "Notebook 14" not in choice(591, 1135)
+    (data / "13_slices.csv").unlink()
+    assert readme.slice_choice(tmp_path) == readme.NOT_MEASURED
