@@ -38,7 +38,7 @@ GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebo
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 BATCH_SIZES = [1, 16, 256]  # batch sizes of the eager sweep (the article: "several")
 COMPILED_BATCH_SIZES = [1, 16, 256]  # batch sizes of the compiled sweep
-RUNS = 8  # timed runs per variant and batch size, interleaved, after one warm-up (the rule needs >= 6)
+RUNS = 8  # timed runs per variant and batch size, interleaved, after one warm-up (the rule needs 6 or more)
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 

@@ -49,7 +49,7 @@ SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for
 DEVICE = "cuda"  # "cuda" or "cpu"
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
-RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs >= 6)
+RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
 STEPS_PER_GRAPH = [1, 2, 4, 8, 16]  # K: decode steps per graph replay, one stop check per replay
 WINDOW = [20, 100]  # profiled steps for the idle fraction
 STOP_AT = [10, 50]  # early stops: every row emits the EOS id first at about these steps (section 6)

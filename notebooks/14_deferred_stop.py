@@ -39,7 +39,7 @@ DEVICE = "cuda"  # "cuda" or "cpu" (on the CPU: tokens only, no syncs or slices)
 SLICE_SMS = [8]  # slices (SMs) measured beside the whole GPU: notebook 13's L40S-class slice
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
-RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs >= 6)
+RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
