@@ -187,6 +187,7 @@ def test_a_slice_run_gives_its_smaller_sizes_and_the_command_line_wins():
     assert runner.notebook_parameters("05_torch_compile", run, {}, slice_run=True) == run
     assert runner.notebook_parameters("08_batch_sweep", run, {}, slice_run=True)["BATCH_SIZES"] == [1, 16, 64]
     assert runner.notebook_parameters("01_naive", run, {"SEQ_LENS": [8]}, slice_run=True)["SEQ_LENS"] == [8]
+    assert runner.notebook_parameters("01_naive", run, {"RUNS": 5}, slice_run=True)["RUNS"] == 5
 
 
 def test_slice_sizes_name_declared_parameters_with_valid_values():
