@@ -49,6 +49,7 @@ LAYERS = {  # README "Architecture": a module imports only from its own layer or
     "handwritten": 1,
     "graphs": 1,
     "registry": 1,
+    "agreement": 2,
     "bench": 2,
     "memory": 2,
     "stats": 2,

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import tokgen
+from tokgen.agreement import assert_tokens_match, naive_reference
 from tokgen.generators import article_pipelined, transformers_generate
 
 CHECKED = [name for name in tokgen.GENERATORS if name not in tokgen.NO_STOP_CHECK]
@@ -52,7 +53,7 @@ def test_same_tokens_as_naive_when_rows_finish_at_different_steps(tiny, rows_tha
     assert ref.shape == (batch, 1 + expected_steps)
     assert torch.equal(ref, full[:, : 1 + expected_steps])
     out = run(name, tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos)
-    assert out.shape == ref.shape and torch.equal(out, ref)
+    assert_tokens_match(naive_reference(tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos), out)
 
 
 @pytest.mark.parametrize("name", CHECKED)
@@ -62,7 +63,19 @@ def test_a_token_only_some_rows_emit_does_not_stop(tiny, name):
     only_row0 = set(full[0, 1:].tolist()) - set(full[1:, 1:].flatten().tolist())
     assert only_row0, "row 0 has no token of its own: pick other prompts"
     out = run(name, tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=min(only_row0))
-    assert torch.equal(out, full)
+    ref = naive_reference(tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=min(only_row0))
+    assert torch.equal(ref.tokens, full) and assert_tokens_match(ref, out)["rows"] == 4
+
+
+@pytest.mark.parametrize("name", list(tokgen.GENERATORS))
+def test_distinct_rows_to_max_seqlen(tiny, name):
+    """Sixteen distinct prompts: a generator that mixed rows up, or shifted one, would show here
+    (an all-BOS batch makes every row the same sequence and hides both)."""
+    prompts = distinct_prompts(16)
+    ref = naive_reference(tiny, batch_size=16, max_seqlen=25, prompt=prompts)
+    out = run(name, tiny, batch_size=16, max_seqlen=25, prompt=prompts)
+    assert_tokens_match(ref, out, name, check_stop=name not in tokgen.NO_STOP_CHECK)
+    assert len(set(map(tuple, out[:, 1:].tolist()))) > 8, "distinct prompts give distinct rows here"
 
 
 @pytest.mark.parametrize("k", [1, 3, 4, 7, 16])

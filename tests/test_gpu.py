@@ -4,11 +4,13 @@ import pytest
 import torch
 
 import tokgen
+from tokgen.agreement import TOLERANCE, agreement, assert_tokens_match, logit_spread, naive_reference
 from tokgen.generators import article_pipelined
 
 pytestmark = pytest.mark.gpu
 
 B, N = 8, 48
+DISTINCT, ROWS = 256, 64  # distinct prompts, in batches of 64: our kernels' products take at most 64 rows
 
 
 @pytest.fixture(scope="module")
@@ -297,3 +299,102 @@ def test_compiling_inside_a_slice_leaves_it_and_compare_reenters_it(gpt2):
         assert row["slice_escapes"] == 0, row
         bandwidth = tokgen.gpu_slice.copy_bandwidth(megabytes=256)
         assert abs(bandwidth - gpu_slice.copy_gbs) < 0.15 * gpu_slice.copy_gbs, (bandwidth, gpu_slice.copy_gbs)
+
+
+@pytest.fixture(scope="module")
+def distinct(gpt2):
+    """256 distinct one-token prompts in batches of 64, with the naive tokens and margins (N = 100)."""
+    prompts = torch.randperm(gpt2.config.vocab_size, generator=torch.Generator().manual_seed(0))[:DISTINCT]
+    return [(p, naive_reference(gpt2, batch_size=ROWS, max_seqlen=100, prompt=p)) for p in prompts.split(ROWS)]
+
+
+@pytest.mark.parametrize("name", list(tokgen.GENERATORS))
+def test_every_generator_on_256_distinct_prompts(gpt2, distinct, name):
+    """The equivalence rule on hundreds of distinct rows: equal, or the runner-up at a near-tie."""
+    found = [
+        agreement(ref, tokgen.generate(name, gpt2, batch_size=ROWS, max_seqlen=100, prompt=prompts),
+                  check_stop=name not in tokgen.NO_STOP_CHECK)
+        for prompts, ref in distinct
+    ]  # fmt: skip
+    ties, gaps = sum(f["near_ties"] for f in found), [f["max_tie_gap"] for f in found if f["near_ties"]]
+    failures = [line for f in found for line in f["failures"]]
+    print(f"{name}: {ties} of {DISTINCT} rows at a near-tie (largest gap {max(gaps, default=0):.2e}); {failures}")
+    assert not failures
+
+
+def test_the_tolerance_covers_what_two_tf32_computations_can_swap(gpt2, distinct):
+    """The naive generator's logits lie within the cuBLAS spread of FP32, our kernels' within
+    theirs; two logits can swap places only if they lie within twice the sum: TOLERANCE covers it."""
+    spreads = [logit_spread(gpt2, ref.tokens) for _, ref in distinct]
+    cublas, ours = (max(s[key] for s in spreads) for key in ("max_top2_diff", "max_top2_diff_ours"))
+    print(f"largest |TF32 - FP32| of a top-two logit: cuBLAS {cublas:.2e}, ours {ours:.2e}; TOLERANCE {TOLERANCE:.0e}")
+    assert 0 < cublas and 0 < ours and 2 * (cublas + ours) <= TOLERANCE
+
+
+@pytest.fixture(scope="module")
+def stop_apart(gpt2, distinct):
+    """Rows that all emit one token, first at different steps (so the batch stops early, rows
+    finishing at different steps), and a token only some rows emit (the batch runs on)."""
+    prompts = torch.cat([p for p, _ in distinct])
+    tokens = torch.cat([ref.tokens for _, ref in distinct])[:, 1:]
+    first = {}
+    for r, row in enumerate(tokens.tolist()):
+        for i, t in enumerate(row):
+            first.setdefault(t, {}).setdefault(r, i)
+    token, rows = max(first.items(), key=lambda kv: (len(set(kv[1].values())), len(kv[1])))
+    chosen = sorted(rows, key=rows.get)[:ROWS]
+    assert len({rows[r] for r in chosen}) >= 3, "too few distinct stop steps: pick other prompts"
+    some = next(t for t, r in sorted(first.items(), key=lambda kv: -len(kv[1])) if 4 <= len(r) < DISTINCT // 2)
+    return prompts[chosen], token, prompts[:ROWS], some
+
+
+@pytest.mark.parametrize("name", [n for n in tokgen.GENERATORS if n not in tokgen.NO_STOP_CHECK])
+def test_distinct_rows_that_stop_at_different_steps(gpt2, stop_apart, name):
+    prompts, eos, some_prompts, some_eos = stop_apart
+    ref = naive_reference(gpt2, batch_size=len(prompts), max_seqlen=100, prompt=prompts, eos_token_id=eos)
+    assert ref.tokens.shape[1] < 101, "the batch must stop early"
+    out = tokgen.generate(name, gpt2, batch_size=len(prompts), max_seqlen=100, prompt=prompts, eos_token_id=eos)
+    assert_tokens_match(ref, out, name)
+    ref = naive_reference(gpt2, batch_size=ROWS, max_seqlen=100, prompt=some_prompts, eos_token_id=some_eos)
+    out = tokgen.generate(name, gpt2, batch_size=ROWS, max_seqlen=100, prompt=some_prompts, eos_token_id=some_eos)
+    assert_tokens_match(ref, out, name)
+
+
+GRAPHS = ["graph_transformers", "graph_handwritten", "graph_triton_kernels", "graph_stop_on_device"]
+
+
+def test_graph_decoders_follow_their_models_weights_dtype_and_device():
+    model = tokgen.build_model("gpt2", "cuda")
+    kw = {"batch_size": 4, "max_seqlen": 24}
+    for name in GRAPHS:
+        assert torch.equal(tokgen.generate(name, model, **kw), tokgen.generate("naive", model, **kw)), name
+    model.load_state_dict(tokgen.build_model("gpt2", "cuda", seed=3).state_dict())
+    new = tokgen.generate("naive", model, **kw)
+    for name in GRAPHS:
+        assert torch.equal(tokgen.generate(name, model, **kw), new), f"{name} after load_state_dict"
+    with torch.no_grad():
+        model.transformer.h[5].mlp.c_proj.weight.mul_(3.0)
+    edited = tokgen.generate("naive", model, **kw)
+    for name in GRAPHS:
+        assert torch.equal(tokgen.generate(name, model, **kw), edited), f"{name} after an in-place edit"
+    model.half()
+    with pytest.raises(ValueError, match="runs GPT-2 in float32, this model is torch.float16"):
+        tokgen.generate("graph_triton_kernels", model, **kw)
+    model.float().to("cpu")  # the decoders now run their steps on the CPU, without graphs
+    on_cpu = tokgen.generate("naive", model, **kw)
+    for name in ("graph_handwritten", "graph_triton_kernels"):
+        assert_tokens_match(naive_reference(model, **kw), tokgen.generate(name, model, **kw), name)
+    assert on_cpu.device.type == "cpu"
+
+
+def test_fp32_and_tf32_naive_loops_agree_under_the_rule(gpt2, distinct):
+    """The yardstick: the same naive loop with FP32 products instead of TF32 meets the rule too."""
+    ties = 0
+    try:
+        torch.set_float32_matmul_precision("highest")
+        for prompts, ref in distinct:
+            out = tokgen.generate("naive", gpt2, batch_size=ROWS, max_seqlen=100, prompt=prompts)
+            ties += assert_tokens_match(ref, out, "naive in FP32")["near_ties"]
+    finally:
+        torch.set_float32_matmul_precision("high")
+    print(f"naive FP32 vs TF32: {ties} of {DISTINCT} rows took the runner-up at a near-tie")

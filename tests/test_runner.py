@@ -82,10 +82,13 @@ def test_help_answers_at_once():
     assert time.time() - started < 5, "--help must not wait for torch"
 
 
-def test_ctrl_c_says_what_finished_in_one_line_and_leaves_nothing_behind(tmp_path):
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"])
+def test_ctrl_c_says_what_finished_in_one_line_and_leaves_nothing_behind(tmp_path, sigint):
+    """Also when the runner starts with SIGINT ignored, as a job started with & from a script does."""
     (tmp_path / "staging-01_naive-old").mkdir()  # what a killed run leaves behind
     cmd = smoke_command("00,01", tmp_path)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = lambda: signal.signal(signal.SIGINT, sigint)  # noqa: E731 - in the child, before exec
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=start)
     lines = []
     for line in proc.stdout:  # wait until notebook 01 has started
         lines.append(line)

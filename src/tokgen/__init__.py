@@ -5,8 +5,9 @@ Architecture: three layers, each importing only from the ones above it.
     model, gpu_slice   GPT-2 with random weights; size and device checks; a green-context slice
       decoding    generators (the article's loops), kernels (our Triton kernels), handwritten
                   (GPT-2's step by hand), graphs (K steps per CUDA graph replay), registry (names)
-        measuring  bench (interleaved timing), memory, stats (gains, fits), profiling
-                   (windows, timelines, sync counts), bandwidth (the floor), results (CSVs)
+        measuring  agreement (which tokens count as the naive ones), bench (interleaved timing),
+                   memory, stats (gains, fits), profiling (windows, timelines, sync counts),
+                   bandwidth (the floor), results (CSVs)
           reporting   params (notebook parameters), claims (the article's claims), display
 
 The package `tokgen_tools` beside it runs the notebooks (runner) and writes README.md's
@@ -44,6 +45,7 @@ _EXPORTS = {
         "get_generator",
         "label",
     ],
+    "agreement": ["Reference", "agreement", "assert_tokens_match", "naive_reference", "tokens_match"],
     "bench": ["Variant", "compare", "generator_variant"],
     "stats": ["gain", "gains"],
     "profiling": ["count_syncs", "profile_steps"],

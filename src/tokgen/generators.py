@@ -1,13 +1,16 @@
 """The article's token generators (notebooks 01-07), one signature.
 
-Every generator is called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None, on_step=no_hook, ...)``
-and returns exactly what `generate_naive` returns for the same model: a ``(batch_size, 1 + steps)``
-LongTensor, the prompt column first, where ``steps`` is the first step after which every sequence
-has produced ``eos_token_id`` at least once, or ``max_seqlen``. Greedy (argmax) decoding.
+Every generator is called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None,
+on_step=no_hook, ...)`` and returns what `generate_naive` returns for the same model (exactly on the
+article's all-BOS batch; on distinct prompts under the rule of `tokgen.agreement`): a
+``(batch_size, 1 + steps)`` LongTensor, the prompt column first, where ``steps`` is the first step
+after which every sequence has produced ``eos_token_id`` at least once, or ``max_seqlen``. Greedy
+(argmax) decoding.
 ``on_step(i)`` is called at the top of step i: the one hook profilers use (tokgen.profiling).
 """
 
 import contextlib
+import numbers
 
 import torch
 import transformers
@@ -30,19 +33,35 @@ def check_sizes(model, batch_size: int, max_seqlen: int) -> None:
 
 
 def resolve_eos(model, eos_token_id: int | None) -> int:
-    """The model's EOS id unless another is given (tests force early stops with another; notebook 07)."""
-    return model.config.eos_token_id if eos_token_id is None else int(eos_token_id)
+    """The model's EOS id unless another is given (tests force early stops with another; notebook 07).
+
+    An integer; one outside the vocabulary is never generated, so no row finishes and every
+    generator runs max_seqlen steps. Anything else (2.7, True, "50256") is one clear error."""
+    if eos_token_id is None:
+        return model.config.eos_token_id
+    if isinstance(eos_token_id, bool) or not isinstance(eos_token_id, numbers.Integral):
+        raise ValueError(f"eos_token_id must be an integer token id (or None: the model's), got {eos_token_id!r}")
+    return int(eos_token_id)
 
 
 def first_tokens(model, batch_size: int, prompt: torch.Tensor | None = None) -> torch.Tensor:
-    """(B, 1) prompt: BOS for every row as in the article, or one given token per row (notebook 01, tests)."""
+    """(B, 1) prompt: BOS for every row as in the article, or `prompt`, a 1-D integer tensor of B
+    token ids inside the vocabulary, one per row (notebook 00_setup, tests). Anything else is one
+    clear error: a 2-D prompt is not reshaped into more rows, a float one is not truncated."""
     device = model.device
     if prompt is None:
         return torch.full((batch_size, 1), model.config.bos_token_id, dtype=torch.long, device=device)
-    prompt = prompt.to(device=device, dtype=torch.long).reshape(-1, 1)
-    if prompt.shape[0] != batch_size:
-        raise ValueError(f"prompt has {prompt.shape[0]} rows, batch_size is {batch_size}")
-    return prompt
+    integer = isinstance(prompt, torch.Tensor) and not prompt.is_floating_point() and not prompt.is_complex()
+    if not integer or prompt.dtype == torch.bool or prompt.dim() != 1:
+        what = f"a {prompt.dim()}-D {prompt.dtype} tensor" if isinstance(prompt, torch.Tensor) else repr(prompt)
+        raise ValueError(f"prompt must be a 1-D integer tensor of {batch_size} token ids (one per row), got {what}")
+    if len(prompt) != batch_size:
+        raise ValueError(f"prompt has {len(prompt)} rows, batch_size is {batch_size}")
+    low, high = torch.stack(torch.aminmax(prompt)).tolist()  # one read (a sync on a GPU), before any step
+    vocab = model.config.vocab_size
+    if low < 0 or high >= vocab:
+        raise ValueError(f"prompt ids must lie in [0, {vocab}) (the vocabulary), got {low if low < 0 else high}")
+    return prompt.to(device=device, dtype=torch.long)[:, None]
 
 
 def make_cache(model, kind: str, max_seqlen: int):
@@ -242,6 +261,7 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
     2. It returns `all_tokens` as is, with the token(s) of the steps queued past the stop.
     Not held to the naive tokens: its output can be longer than the naive generator's.
     """
+    check_sizes(model, batch_size, max_seqlen)  # the article checks nothing; bad sizes get one line here
     eos = resolve_eos(model, eos_token_id)
     all_tokens = first_tokens(model, batch_size, prompt)
     finished = torch.zeros(batch_size, dtype=torch.bool, device=all_tokens.device)

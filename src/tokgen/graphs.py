@@ -287,7 +287,39 @@ STEPS = ("transformers", "handwritten", "triton")  # what generate_graph's decod
 
 # Building a decoder (compilation, capture) is setup, like torch.compile: the registry's graph
 # generators keep theirs here, per model (freed with it) and per sizes, and reuse them.
-DECODERS: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
+DECODERS: "weakref.WeakKeyDictionary[torch.nn.Module, ModelDecoders]" = weakref.WeakKeyDictionary()
+
+
+def parameters_state(params) -> tuple:
+    """Each parameter's storage address and version counter (notebook 10_cuda_graphs): an in-place
+    change (`load_state_dict`, an edit under `torch.no_grad()`) bumps the version, `.to()` and
+    `.half()` move the storage. (An edit through `.data` bumps nothing: `forget_decoders` then.)"""
+    return tuple((p.data_ptr(), p._version) for p in params)
+
+
+class ModelDecoders(dict):
+    """The decoders built for one model, by sizes and options, and the state of the parameters
+    they were built from (notebook 10_cuda_graphs)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.params = tuple(model.parameters())  # walking the modules costs ~0.2 ms: once
+        self.state = parameters_state(self.params)
+
+
+def decoders_of(model) -> ModelDecoders:
+    """The decoders built for `model`; none if its weights, dtype or device changed since they were
+    built, so a decoder never replays old weights (notebook 10_cuda_graphs). Checking costs ~25 µs."""
+    built = DECODERS.get(model)
+    if built is None or parameters_state(built.params) != built.state:
+        built = DECODERS[model] = ModelDecoders(model)  # the stale ones (graphs, caches) are freed
+    return built
+
+
+def forget_decoders(model) -> None:
+    """Drop the decoders built for `model`: after an edit the version counters do not see
+    (through `.data`, or a replaced submodule); the next call builds afresh (notebook 10_cuda_graphs)."""
+    DECODERS.pop(model, None)
 
 
 @torch.inference_mode()
@@ -313,7 +345,7 @@ def generate_graph(
     `step="triton"` the same step on our own kernels (`TritonStep`).
     `stop_on_device=True` replays the whole decode once and stops on the GPU
     (`DeviceStopDecoder`; K does not apply). The decoder is built on first use and kept in
-    `DECODERS`. Notebook 10_cuda_graphs.
+    `DECODERS` until the model's parameters change. Notebook 10_cuda_graphs.
     """
     check_sizes(model, batch_size, max_seqlen)
     require_positive(steps_per_graph=steps_per_graph)
@@ -321,7 +353,10 @@ def generate_graph(
         raise ValueError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
     if step != "handwritten" and (compile_backend is not None or filled_only):
         raise ValueError("compile_backend and filled_only are options of the handwritten step")
+    if step != "transformers" and model.dtype != torch.float32:
+        raise ValueError(f"the {step} step runs GPT-2 in float32, this model is {model.dtype}: use step='transformers'")
     eos = resolve_eos(model, eos_token_id)
+    prompt = first_tokens(model, batch_size, prompt)  # (B, 1), checked before anything is built
     if stop_on_device:
         steps_per_graph = 1  # one capacity for every K: whole steps, rounded up to 16
     capacity = graph_capacity(max_seqlen, steps_per_graph)
@@ -331,7 +366,7 @@ def generate_graph(
             f"{model.config.n_positions} positions"
         )
     key = (step, batch_size, capacity, eos, steps_per_graph, compile_backend, filled_only, stop_on_device)
-    decoders = DECODERS.setdefault(model, {})
+    decoders = decoders_of(model)  # rebuilt when the model's weights, dtype or device changed
     if key not in decoders:
         if step == "transformers":
             one_step = TransformersStep(model, capacity)  # compiled if the model is
@@ -344,4 +379,4 @@ def generate_graph(
             decoders[key] = DeviceStopDecoder(one_step, **sizes)
         else:
             decoders[key] = GraphDecoder(one_step, steps_per_graph=steps_per_graph, **sizes)
-    return decoders[key].generate(first_tokens(model, batch_size, prompt), max_seqlen, on_step)
+    return decoders[key].generate(prompt, max_seqlen, on_step)

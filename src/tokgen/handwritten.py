@@ -83,8 +83,8 @@ def gpt2_weights(model):
     Norms, biases and embeddings are the model's own tensors. The four projection matrices are
     transposed copies, (out, in) like `nn.Linear`'s, where GPT-2 stores them (in, out): for
     products of only B rows cuBLAS picks other kernels for this layout, a little faster on our
-    H100 (notebook 10's kernel table). Copies: a decoder built before the model's weights
-    change keeps the old ones.
+    H100 (notebook 10's kernel table). Copies: `tokgen.graphs.decoders_of` rebuilds a decoder
+    whose model's weights changed since.
     """
     t = model.transformer
 
@@ -134,6 +134,8 @@ class HandwrittenStep:
         cfg = model.config
         if cfg.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
             raise ValueError(f"HandwrittenStep implements the tanh GELU, not {cfg.activation_function!r}")
+        if model.dtype != torch.float32:  # our kernels and the TF32 products assume fp32 weights
+            raise ValueError(f"the handwritten step runs GPT-2 in float32; this model is {model.dtype}")
         self.weights = gpt2_weights(model)
         self.heads, self.eps, self.filled_only = cfg.n_head, cfg.layer_norm_epsilon, filled_only
         wte = self.weights[0]

@@ -1,8 +1,9 @@
 """The generators by name, and the labels every table uses for them (notebook 00_setup).
 
 `GENERATORS` entries are called as ``fn(model, *, batch_size, max_seqlen, eos_token_id=None,
-on_step=no_hook, **options)`` and return the tokens `generate_naive` returns (tests prove it,
-early stops included). Entries in `NO_STOP_CHECK` skip the EOS check by design and always run
+prompt=None, on_step=no_hook, **options)`` and return the tokens `generate_naive` returns: exactly
+on the article's all-BOS batch, early stops included; on distinct prompts under the rule of
+`tokgen.agreement` (tests check both). Entries in `NO_STOP_CHECK` skip the EOS check by design and always run
 max_seqlen steps. `REFERENCES` are compared against but not held to the naive tokens when rows
 stop early. `label()` is the one place a variant's name in a table is built.
 """

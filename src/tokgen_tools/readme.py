@@ -72,7 +72,7 @@ def headline(results_dir: Path) -> str:
         if GENERATE_STATIC in g.index:
             ratio = g.loc[GENERATE_STATIC, "median_ms"] / ours["median_ms"]
             text += f' and ×{ratio:.2f} over `generate(cache_implementation="static")`'
-        text += ", token-identical to naive."
+        text += ", token-identical to naive on the article's batch."
     return text
 
 

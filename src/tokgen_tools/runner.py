@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,9 @@ SMOKE = {
     "WINDOW": [3, 9],
     "STEPS_PER_GRAPH": [1, 4],
     "TOKENS": 8,
+    "DISTINCT_PROMPTS": 8,
+    "DISTINCT_BATCH": 4,
+    "DISTINCT_SEQLEN": 12,
     "COPY_MB": 16,
     "SLICE_SMS": [8],
     "MAP_SMS": [8],
@@ -299,6 +303,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    # Started in the background from a script, a process inherits SIGINT ignored, and Python then
+    # never raises KeyboardInterrupt: Ctrl-C (or kill -INT) must stop a run wherever it was started.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = parser().parse_args(argv)
     if args.list:
         print("\n".join(notebook_names()))
