@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tokgen.stats import ALPHA, compare_rounds, resample_rounds, signed_rank_p
+from tokgen.stats import ALPHA, BAND, compare_rounds, equivalence_p, resample_rounds, rounds_to_decide, signed_rank_p
 
 
 def test_signed_rank_p_values():
@@ -63,6 +63,50 @@ def test_a_consistent_gain_is_found():
     assert found / 500 > 0.95
 
 
+def test_a_speedup_is_the_median_of_paired_ratios_and_agrees_in_sign_with_its_verdict():
+    base = [100.0, 300.0, 100.0, 300.0, 100.0, 300.0, 100.0, 300.0]
+    times = [90.0, 330.0, 90.0, 330.0, 90.0, 330.0, 95.0, 320.0]  # faster in the fast rounds only
+    g = compare_rounds(base, times)
+    ratios = sorted(b / t for b, t in zip(base, times))
+    assert g["speedup"] == pytest.approx(statistics.median(ratios))
+    assert g["speedup_q25"] <= g["speedup"] <= g["speedup_q75"]
+    assert (g["speedup"] > 1) == (statistics.median([math.log(r) for r in ratios]) > 0)
+
+
+@pytest.mark.parametrize("rounds", [8, 20])
+def test_no_effect_is_rarely_called_for_an_effect_at_the_edge_of_the_band(rounds):
+    """TOST's false-positive rate: a true speed-up of exactly ×(1 + BAND) (or its inverse) called
+    "no effect" at most ALPHA of the time, on the simulated host noise."""
+    rng = np.random.default_rng(3)
+    trials, flagged = 2000, 0
+    for i in range(trials):
+        draw = host_noise(rng, rounds)
+        a = draw()
+        b = a / (1 + BAND) ** (1 if i % 2 else -1) * rng.lognormal(0, 0.03, rounds)
+        flagged += compare_rounds(list(a), list(b))["no_effect"]
+    rate = flagged / trials
+    print(f"'no effect' called for an effect at the band's edge, {rounds} rounds: {rate:.3f}")
+    assert rate <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / trials)
+
+
+def test_no_effect_is_found_where_the_noise_is_small():
+    """Variants replayed from CUDA graphs vary by ±0.2%: the same variant twice shows no effect."""
+    rng = np.random.default_rng(4)
+    found = 0
+    for _ in range(300):
+        a = 60 * rng.lognormal(0, 0.002, 8)
+        found += compare_rounds(list(a), list(60 * rng.lognormal(0, 0.002, 8)))["outcome"] == "no effect"
+    assert found / 300 > 0.95
+
+
+def test_equivalence_p_and_rounds_to_decide():
+    assert equivalence_p([0.0] * 8) == pytest.approx(1 / 2**8)  # every round inside the band
+    assert equivalence_p([0.2] * 8) == 1.0  # every round a 22% speed-up: far outside ±5%
+    assert rounds_to_decide([0.1, -0.1] * 4) is not None and rounds_to_decide([0.01] * 8) is None
+    noisy = [0.1, -0.08, 0.12, -0.05, 0.09, -0.11, 0.07, -0.02]  # mean ~0, spread ~0.09
+    assert rounds_to_decide(noisy) > 8
+
+
 def test_resampling_keeps_rounds_paired():
     df = pd.DataFrame(
         [
@@ -89,6 +133,6 @@ def test_a_finding_states_the_verdict_and_the_bound():
         ]
     )
     text = finding(rows, "a", "b")
-    assert "+20.0%: faster, a real difference" in text and "GPU-bound" in text
-    assert "no real difference" in finding(rows, "a", "a") and "host-bound" in finding(rows, "a", "a")
+    assert "×1.25 (IQR ×1.25–×1.25; p = 0.002, faster)" in text and "GPU-bound" in text
+    assert "no effect, within ±5%" in finding(rows, "a", "a") and "host-bound" in finding(rows, "a", "a")
     assert "not measured" in finding(rows, "a", "c")

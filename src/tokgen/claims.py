@@ -1,8 +1,11 @@
 """The article's ten claims against our measurements, read from data/ (notebook 09_summary, README).
 
-Each claim has a function that reads the CSVs and returns (what we measured, verdict); `claim(n)`
-adds the article's words, the criterion and the verdict's stability: the share of bootstrap
-resamples of the timed rounds that give the same verdict. Below STABLE it reads "inconclusive".
+Each claim has a function that reads the CSVs and returns (what we measured, verdict, key): the
+key is the number the verdict turns on where it is a threshold (claim 1's slope, 10's speed-up),
+with its thresholds. `claim(n)` adds the article's words, the criterion, the verdict's stability
+(the share of bootstrap resamples of the timed rounds that give the same verdict) and, when the
+verdict is not decided, why: a comparison that is neither real nor shown to have no effect says
+how many rounds would likely decide it; a key whose resampled range holds its threshold says so.
 A table that is missing gives "not measured", never a number; a table written by a smoke run
 (tiny model or no GPU) gives no verdict at all.
 """
@@ -15,7 +18,7 @@ import pandas as pd
 
 from .registry import label
 from .results import load
-from .stats import gain, resample_rounds, slope
+from .stats import FASTER, SLOWER, UNDECIDED, gain, resample_rounds, slope, speedup_text
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
@@ -55,21 +58,21 @@ def _smoke(df: pd.DataFrame) -> bool:
     return bool(tiny or ("gpu" in df and df["gpu"].astype(str).str.startswith("none").any()))
 
 
-def _combine(*parts: bool) -> str:
-    return REPRODUCED if all(parts) else PARTLY if any(parts) else NOT
+def _combine(*parts: bool | None) -> str:
+    """All parts hold: reproduced; some: partly; none: not reproduced. A part that is None (an
+    undecided comparison) leaves the verdict undecided unless it cannot change it."""
+    def verdict(ps):
+        return REPRODUCED if all(ps) else PARTLY if any(ps) else NOT
+
+    verdicts = {verdict([p if p is not None else fill for p in parts]) for fill in (True, False)}
+    return verdicts.pop() if len(verdicts) == 1 else UNDECIDED
 
 
-def _fmt_gain(g: dict | None) -> str:
-    if g is None:
-        return "not measured"
-    real = ", real" if g["real"] else ""
-    return (
-        f"{g['gain_pct']:+.1f}% (IQR {g['gain_q25_pct']:+.1f}…{g['gain_q75_pct']:+.1f}%; p = {g['p_value']:.3f}{real})"
-    )
-
-
-def _faster(g: dict | None) -> bool:
-    return g is not None and g["real"] and g["gain_pct"] > 0
+def _faster(g: dict | None) -> bool | None:
+    """Faster, real: True; slower or no effect: False; undecided (or not measured): None."""
+    if g is None or g["outcome"] == UNDECIDED:
+        return None
+    return g["outcome"] == FASTER
 
 
 def _claim_1(tables):
@@ -85,7 +88,7 @@ def _claim_1(tables):
                 f"; at N={', '.join(map(str, full['max_seqlen']))} peak reserved reached ≥ 90% of the GPU's "
                 f"{full['device_memory_gb'].iloc[0]:.0f} GB, so fragmentation there is capped by device memory"
             )
-    return measured, _combine(k >= 1.7, bool((frag >= 50).all()))
+    return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("log-log slope", k, (1.7,))
 
 
 def _claim_2(tables):
@@ -95,32 +98,36 @@ def _claim_2(tables):
     speedups = [naive[n] / kv.loc[n, "median_ms"] for n in ns]
     measured = ", ".join(f"N={n}: ×{s:.1f}" for n, s in zip(ns, speedups))
     measured += f"; fragmentation {kv['frag_pct'].min():.0f}–{kv['frag_pct'].max():.0f}%"
-    return measured, _combine(all(s > 1.5 for s in speedups), all(b > a for a, b in zip(speedups, speedups[1:])))
+    growing = all(b > a for a, b in zip(speedups, speedups[1:]))
+    return measured, _combine(all(s > 1.5 for s in speedups), growing), ("smallest speed-up", min(speedups), (1.5,))
 
 
 def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, frag_ok, want_faster):
     """Claims 3 and 4: per N, `new` against `base` (rows told apart by `column`): `frag_ok(base GB, new GB)`,
-    and the runtime faster or slower as `want_faster(n)` says, real (p < 0.05)."""
-    parts, frags_ok, runtime_ok = [], True, True
+    and the runtime faster or slower as `want_faster(n)` says, real (p < 0.05); the speed-up is new's."""
+    parts, frags_ok, runtimes = [], True, []
     for n, group in df.groupby("max_seqlen"):
         by = group.set_index(column)
         if not {base, new} <= set(by.index):
             continue
         g = gain(group, by.loc[base, "variant"], by.loc[new, "variant"])
         frags_ok &= bool(frag_ok(by.loc[base, "frag_gb"], by.loc[new, "frag_gb"]))
-        runtime_ok &= g is not None and g["real"] and (g["gain_pct"] > 0) == want_faster(n)
+        wanted = FASTER if want_faster(n) else SLOWER
+        runtimes.append(None if g is None or g["outcome"] == UNDECIDED else g["outcome"] == wanted)
         parts.append(
-            f"N={n}: {what} {_fmt_gain(g)}, fragmentation {by.loc[base, 'frag_gb']:.2f}→{by.loc[new, 'frag_gb']:.2f} GB"
+            f"N={n}: {what} {speedup_text(g)}, fragmentation "
+            f"{by.loc[base, 'frag_gb']:.2f}→{by.loc[new, 'frag_gb']:.2f} GB"
         )
     if not parts:
         raise KeyError("no N with both variants")
-    return "; ".join(parts), _combine(frags_ok, runtime_ok)
+    runtime_ok = None if None in runtimes and all(r is not False for r in runtimes) else all(runtimes)
+    return "; ".join(parts), _combine(frags_ok, runtime_ok), None
 
 
 def _claim_3(tables):
     df = tables["03_expandable_segments"]
     if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
-        return "setting was not active", UNMEASURED
+        return "setting was not active", UNMEASURED, None
     markedly = lambda base, new: new <= 0.5 * base
     return _pairs_by_n(df, "allocator", "default", "expandable", "runtime", markedly, lambda n: True)
 
@@ -135,7 +142,7 @@ def _claim_4(tables):
 def _claim_5(tables):
     df = tables["05_torch_compile"]
     g = gain(df, label("kv_static"), label("kv_static", compiled=True))
-    return f"compiled vs eager static {_fmt_gain(g)}", REPRODUCED if _faster(g) else NOT
+    return f"compiled vs eager static {speedup_text(g)}", _combine(_faster(g)), None
 
 
 def _idle_gaps(tables) -> tuple[float, float]:
@@ -146,7 +153,7 @@ def _idle_gaps(tables) -> tuple[float, float]:
 def _claim_6(tables):
     sync, piped = _idle_gaps(tables)
     measured = f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined (eager, B=16)"
-    return measured, REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT
+    return measured, REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT, None
 
 
 def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool]]:
@@ -155,14 +162,14 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
     for compiled in (False, True):
         g = gain(tables["07_pipelining"], label(base, compiled=compiled), label(new, compiled=compiled))
         oks.append(_faster(g))
-        parts.append(f"{'compiled' if compiled else 'eager'}: {what} {_fmt_gain(g)}")
+        parts.append(f"{'compiled' if compiled else 'eager'}: {what} {speedup_text(g)}")
     return parts, oks
 
 
 def _claim_7(tables):
     sync, piped = _idle_gaps(tables)
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
-    return "; ".join([f"idle gap {sync:.0f}→{piped:.0f} µs", *parts]), _combine(piped <= 0.5 * sync, *oks)
+    return "; ".join([f"idle gap {sync:.0f}→{piped:.0f} µs", *parts]), _combine(piped <= 0.5 * sync, *oks), None
 
 
 def sweep_gains(tables) -> pd.DataFrame:
@@ -192,21 +199,20 @@ def _claim_8(tables):
     parts, oks = [], []
     for compiled, fam in g.groupby("compiled"):
         fam = fam.sort_values("batch_size")
-        best = fam.loc[fam["gain_pct"].idxmax()]
-        oks.append(best["batch_size"] == fam["batch_size"].min() and fam["gain_pct"].iloc[-1] < best["gain_pct"])
-        real = fam[fam["real"].astype(bool)]
+        smallest, largest = fam.iloc[0], fam.iloc[-1]
+        oks += [_faster(smallest), None if largest["outcome"] == UNDECIDED else largest["outcome"] != FASTER]
+        gains_, losses = fam[fam["outcome"] == FASTER], fam[fam["outcome"] == SLOWER]
         parts.append(
-            f"{'compiled' if compiled else 'eager'}: B={fam['batch_size'].iloc[0]} {_fmt_gain(fam.iloc[0])}; "
-            f"largest median gain at B={best['batch_size']}, {_fmt_gain(best)}; of {len(fam)} batch sizes, "
-            f"real gains: {_batch_sizes(real[real['gain_pct'] > 0])}, "
-            f"real losses: {_batch_sizes(real[real['gain_pct'] < 0])}"
+            f"{'compiled' if compiled else 'eager'}: B={smallest['batch_size']} {speedup_text(smallest)}, "
+            f"B={largest['batch_size']} {speedup_text(largest)}; of {len(fam)} batch sizes, real gains: "
+            f"{_batch_sizes(gains_)}, real losses: {_batch_sizes(losses)}"
         )
-    return "; ".join(parts), _combine(*oks)
+    return "; ".join(parts), _combine(*oks), None
 
 
 def _claim_9(tables):
     parts, oks = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check", "no-check vs pipelined")
-    return "; ".join(parts), _combine(*oks)
+    return "; ".join(parts), _combine(*oks), None
 
 
 def summary_results(tables) -> pd.DataFrame:
@@ -245,7 +251,7 @@ def _claim_10(tables):
     measured = (
         f"×{speedup:.1f} over naive; ranked {ranked.index(best) + 1} of {len(ranked)} variants (fastest: {ranked[0]})"
     )
-    return measured, REPRODUCED if speedup >= 4 else PARTLY if speedup >= 2.5 else NOT
+    return measured, REPRODUCED if speedup >= 4 else PARTLY if speedup >= 2.5 else NOT, ("speed-up", speedup, (2.5, 4))
 
 
 # number: (experiment, the article's claim, our criterion, the function that measures it)
@@ -255,7 +261,7 @@ CLAIMS = {
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
         "speed-up > 1.5× at every N and growing with N (runs of notebooks 01 and 02)", _claim_2),
     3: ("expandable segments", "expandable segments: fragmentation drops markedly; runtime improves marginally",
-        "fragmentation (GB) at most half the default allocator's at every N; runtime faster, real (p < 0.05)",
+        "fragmentation (GB) at most half the default allocator's at every N; faster, real (p < 0.05), at every N",
         _claim_3),
     4: ("StaticCache", "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster",
         "lower fragmentation at every N; slower at the smallest N and faster at the others, real (p < 0.05)",
@@ -268,7 +274,8 @@ CLAIMS = {
         "idle gap at most half the sync one; pipelined faster than sync, real (p < 0.05), eager and compiled",
         _claim_7),
     8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
-        "largest gain at the smallest batch and the gain at the largest batch below it; per family", _claim_8),
+        "per family (eager, compiled): pipelined faster, real, at the smallest batch; not faster at the largest",
+        _claim_8),
     9: ("overhead of streams",
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
         "no-check faster than pipelined, real (p < 0.05), eager and compiled", _claim_9),
@@ -277,32 +284,54 @@ CLAIMS = {
 }  # fmt: skip
 
 
-def _evaluate(measure, tables: Tables) -> tuple[str, str]:
+def _evaluate(measure, tables: Tables) -> tuple[str, str, tuple | None]:
     try:
         return measure(tables)
     except (FileNotFoundError, KeyError):
-        return UNMEASURED, UNMEASURED
+        return UNMEASURED, UNMEASURED, None
     except Exception as err:  # noqa: BLE001 - one unreadable table must not hide the other nine
-        return f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED
+        return f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED, None
+
+
+def _why_unstable(key, keys: list[float], verdict: str, stability: float) -> str:
+    """Why a verdict that held in `stability` of the resampled runs is not decided."""
+    if key is not None and keys:
+        name, value, thresholds = key
+        lo, hi = np.percentile(keys, [2.5, 97.5])
+        inside = [t for t in thresholds if lo <= t <= hi]
+        if inside:
+            return (
+                f"the {name}, {value:.2f}, lies within {lo:.2f}–{hi:.2f} in 95% of resampled runs, which holds "
+                f"the criterion's threshold {inside[0]:g}: more rounds narrow that range, but a value sitting on "
+                f"its threshold stays undecided"
+            )
+    return f"{verdict} in {stability:.0%} of resampled runs"
 
 
 def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
-    """Claim n (1-10) as a dict: the article's words, what we measured, the verdict, its stability
-    and the criterion (notebooks 01-09). The verdict is recomputed on `resamples` bootstrap draws
-    of the timed rounds; if fewer than STABLE of them agree, it reads "inconclusive"."""
+    """Claim n (1-10) as a dict: the article's words, what we measured, the verdict, its stability,
+    the criterion and, for an undecided verdict, why (notebooks 01-09). The verdict is recomputed
+    on `resamples` bootstrap draws of the timed rounds; if fewer than STABLE of them agree, it
+    reads "inconclusive". A comparison that is neither real nor shown to have no effect leaves the
+    verdict "inconclusive" at once, with the rounds that would likely decide it in `measured`."""
     experiment, article, criterion, measure = CLAIMS[n]
     tables = Tables(results_dir)
-    measured, verdict = _evaluate(measure, tables)
+    measured, verdict, key = _evaluate(measure, tables)
     if tables.smoke:  # a table written with a tiny model or without a GPU tests the code, it measures nothing
         tables_ = ", ".join(sorted(tables.smoke))
         measured, verdict = f"{tables_}: written by a smoke run (tiny model or no GPU), not a measurement", SMOKE
-    stability = float("nan")
-    if verdict in (REPRODUCED, PARTLY, NOT):
+    stability, why = float("nan"), ""
+    if verdict == UNDECIDED:
+        verdict, why = INCONCLUSIVE, "a comparison it needs is undecided (see measured)"
+    elif verdict in (REPRODUCED, PARTLY, NOT):
         rng = np.random.default_rng(seed)
-        same = sum(_evaluate(measure, tables.resampled(rng))[1] == verdict for _ in range(resamples))
-        stability = same / resamples
+        draws = [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]
+        stability = sum(d[1] == verdict for d in draws) / resamples
         if stability < STABLE:
-            verdict = f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)"
+            keys = [d[2][1] for d in draws if d[2] is not None]
+            verdict, why = f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)", _why_unstable(
+                key, keys, verdict, stability
+            )
     return {
         "#": n,
         "experiment": experiment,
@@ -310,6 +339,7 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         "measured": measured,
         "verdict": verdict,
         "stability": stability,
+        "why": why,
         "criterion": criterion,
     }
 
@@ -319,11 +349,32 @@ def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.Data
     return pd.DataFrame([claim(n, results_dir, resamples) for n in CLAIMS])
 
 
-def claims_by_regime(results_dir: str | Path, slice_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """The ten claims on the whole GPU (`results_dir`) beside those on the L40S-class slice
-    (`slice_dir`, written by `run_all.sh --slice`): one verdict column per regime (notebook 09)."""
-    sliced = claims_table(slice_dir, resamples)
-    return claims_table(results_dir, resamples).assign(
-        **{"measured (slice)": sliced["measured"], "verdict (slice)": sliced["verdict"]},
-        **{"stability (slice)": sliced["stability"]},
-    )
+def _base_verdict(verdict: str) -> str:
+    return verdict.split(" (")[0]
+
+
+def agreement_of_slices(verdicts: list[str]) -> str:
+    """One sentence on two bracketing slices' verdicts for a claim (notebook 09_summary): the same
+    decided verdict holds for an L40S-class GPU; different ones depend on where the L40S lies."""
+    decided = [_base_verdict(v) for v in verdicts]
+    if any(v in (UNMEASURED, SMOKE, INCONCLUSIVE) for v in decided):
+        return "not decided in both slices"
+    if len(set(decided)) == 1:
+        return f"both slices agree ({decided[0]}): the verdict holds for an L40S-class GPU"
+    return "the slices disagree: the verdict depends on where between them the L40S lies"
+
+
+def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int = RESAMPLES) -> pd.DataFrame:
+    """The ten claims on the whole GPU (`results_dir`) beside those in each slice (`slice_dirs`:
+    column label -> the folder `run_all.sh --slice` wrote, e.g. {"8 SMs": "slice/sm8", ...}): a
+    measured, verdict, stability and why column per regime, and with two slices one sentence on
+    whether they agree (notebook 09_summary, README)."""
+    table_ = claims_table(results_dir, resamples)
+    sliced = {name: claims_table(folder, resamples) for name, folder in slice_dirs.items()}
+    for name, c in sliced.items():
+        table_ = table_.assign(
+            **{f"{col} ({name})": c[col] for col in ("measured", "verdict", "stability", "why")}
+        )
+    if len(sliced) == 2:
+        table_["slices"] = [agreement_of_slices(list(v)) for v in zip(*(c["verdict"] for c in sliced.values()))]
+    return table_

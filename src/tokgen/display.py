@@ -14,7 +14,7 @@ from IPython.display import Code, Markdown, display
 
 from .claims import claim
 from .registry import get_generator
-from .stats import gain, slope
+from .stats import gain, slope, speedup_text
 
 
 def show_source(obj):
@@ -80,20 +80,15 @@ def bound_table(results: pd.DataFrame) -> str:
 
 
 def finding(results: pd.DataFrame, base: str, variant: str) -> str:
-    """One takeaway read from a run: `variant` against `base` (medians, gain, the signed-rank
+    """One takeaway read from a run: `variant` against `base` (medians, the speed-up, the signed-rank
     verdict) and, where profiled, which bound `variant`'s steps are in (notebook 05_torch_compile)."""
     g = gain(results, base, variant)
     if g is None:
         return f"`{variant}` against `{base}`: not measured in this run."
     rows = results.set_index("variant")
-    verdict = (
-        f"{'faster' if g['gain_pct'] > 0 else 'slower'}, a real difference (p = {g['p_value']:.3f})"
-        if g["real"]
-        else f"no real difference (p = {g['p_value']:.2f})"
-    )
     text = (
         f"`{variant}` against `{base}`: {rows.at[base, 'median_ms']:.0f} → {rows.at[variant, 'median_ms']:.0f} ms "
-        f"per generation, {g['gain_pct']:+.1f}%: {verdict}"
+        f"per generation, {speedup_text(g)}"
     )
     share = rows.at[variant, "gpu_busy_share"] if "gpu_busy_share" in rows else float("nan")
     if share == share:
@@ -144,6 +139,9 @@ def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
     ax.set_yticks(list(y), df[name])
     ax.set_xlabel("runtime per generation, ms (median, IQR)")
     return ax
+
+
+# --- helpers introduced in notebooks 01-08 (tables, sentences, figures) ---
 
 
 def plot_timeline(timeline, steps, ax=None, title: str = ""):
@@ -209,10 +207,16 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
     return ax
 
 
+# --- helpers introduced in notebooks 10-12 and 14 ---
+
+
+# --- helpers introduced in notebooks 09 and 13 ---
+
+
 def show_claim(n: int, results_dir: str | Path) -> None:
     """The article's claim n, what we measured and the verdict, from data/ (notebooks 01-09)."""
     c = claim(n, results_dir)
     say(
         f"**Article (claim {n}):** {c['article']}.  \n**Measured:** {c['measured']}.  \n"
-        f"**Verdict: {c['verdict']}** ({c['criterion']})."
+        f"**Verdict: {c['verdict']}.**  \nCriterion: {c['criterion']}."
     )
