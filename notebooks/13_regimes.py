@@ -16,21 +16,22 @@
 # %% [markdown]
 # # 13 · Where hiding the sync pays: a regime map
 #
-# Notebooks 06–08 found the article's pipelining gain missing on our GPU: there the **host**
-# sets the pace (the GPU idles most of every step), and hiding a stop-check sync cannot help
-# when the GPU is not the bottleneck. The article ran on an NVIDIA L40S, with a quarter of an
-# H100's memory bandwidth, where the GPU's share of a step is far larger. Here we shrink the GPU
+# Notebooks 06–08 look for the article's pipelining gain where the **host** sets the pace (the
+# GPU idles most of a step): hiding a stop-check sync cannot help when the GPU is not the
+# bottleneck. The article ran on an NVIDIA L40S, with a fraction of an H100's memory bandwidth
+# (section 1 measures it), where the GPU's share of a step is far larger. Here we shrink the GPU
 # instead of buying another: a **green context** runs our kernels on N of its SMs.
 #
 # **You will learn:** how to run PyTorch code on a slice of a GPU (and the one trap: streams that
 # escape it), how to tell a host-bound from a GPU-bound run by its GPU share, and at which GPU
 # share pipelining the stop check starts to pay.
 #
-# **What we measure:** (1) copy bandwidth of slices of 8…66 SMs, and which one is L40S-class;
-# (2) that every stream of the two-stream generator stays inside the slice; (3) token identity
-# inside the slice; (4) the gain of pipelining (and of skipping the check) against the
-# synchronous generator, over slices × batch sizes, eager and compiled, against the measured
-# GPU share of a step.
+# **What we measure:** (1) the copy bandwidth of slices of several sizes, and the two whose
+# bandwidths bracket the L40S's (no slice matches it: slices come in steps of SMs); (2) that every
+# stream of the two-stream generator stays inside a slice; (3) the naive tokens inside both
+# slices; (4) the speed-up of pipelining (and of skipping the check) over the synchronous
+# generator, over the whole GPU and both slices × batch sizes, eager and compiled, against the
+# measured GPU share of a step.
 #
 # Green contexts: [PyTorch docs](https://docs.pytorch.org/docs/stable/cuda.html) (`torch.cuda.green_contexts`,
 # beta since torch 2.10).
@@ -39,7 +40,7 @@
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" only: slices are a CUDA feature ("cpu" runs the map on the CPU, no slices)
 SLICE_SMS = [8, 16, 24, 32, 48, 66]  # slice sizes whose copy bandwidth we measure
-MAP_SMS = [8, 32]  # slice sizes of the regime map (the whole GPU is always added)
+MAP_SMS = None  # slice sizes of the regime map; None: the two that bracket the L40S (the whole GPU is always added)
 BATCH_SIZES = [4, 32, 256]  # batch sizes of the regime map (the article's: 32)
 MAX_SEQLEN = 50  # new tokens per sequence (the article: 100; 50 keeps the map within minutes)
 RUNS = 6  # timed runs per variant and point, interleaved, after one warm-up
@@ -76,8 +77,11 @@ show_source(tokgen.GpuSlice)
 
 # %% [markdown]
 # We measure each slice's copy bandwidth three ways: on its current stream, on one of its own
-# side streams, and on a `torch.cuda.Stream()` created inside it (the escape). The L40S-class
-# slice is the one whose copy bandwidth is closest to the L40S's 864 GB/s.
+# side streams, and on a `torch.cuda.Stream()` created inside it (the escape). No slice copies at
+# the L40S's bandwidth: the two whose bandwidths lie just below and just above it **bracket** it
+# (`tokgen.gpu_slice.bracketing`), and the article's notebooks run in both. Where their verdicts
+# agree, the verdict holds for an L40S-class GPU; where they differ, it depends on where in
+# between the L40S lies.
 
 
 # %%
@@ -92,10 +96,8 @@ def bandwidths(sms: int) -> dict:
 if ON_GPU:
     whole = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB)
     slices = pd.DataFrame([bandwidths(sms) for sms in SLICE_SMS])
-    slices["chosen"] = (slices["copy_gbs"] - tokgen.gpu_slice.L40S_GBS).abs() == (
-        (slices["copy_gbs"] - tokgen.gpu_slice.L40S_GBS).abs().min()
-    )
-    CHOSEN = int(slices.loc[slices["chosen"], "gpu_sms"].iloc[0])
+    BRACKET = tokgen.gpu_slice.bracketing(dict(zip(slices["gpu_sms"], slices["copy_gbs"])))
+    slices["brackets"] = slices["gpu_sms"].isin(BRACKET)
     rec = tokgen.Recorder("13_slices", RESULTS_DIR, params=PARAMS | {"WHOLE_GPU_GBS": whole})
     for row in slices.to_dict("records"):
         rec.write(row)
@@ -103,27 +105,20 @@ if ON_GPU:
 
 # %%
 if ON_GPU:
-    chosen = slices.set_index("gpu_sms").loc[CHOSEN]
-    say(
-        f"The whole GPU copies at {whole:,.0f} GB/s. The slice closest to the L40S's "
-        f"{tokgen.gpu_slice.L40S_GBS} GB/s is **{CHOSEN} SMs: {chosen['copy_gbs']:,.0f} GB/s** "
-        f"(`./run_all.sh --slice` runs notebooks 01–08 there). Its side streams copy at "
-        f"{chosen['side_stream_gbs']:,.0f} GB/s (confined), while a `torch.cuda.Stream()` made inside it "
-        f"copies at {chosen['escaped_stream_gbs']:,.0f} GB/s: it escapes to the whole GPU."
-    )
+    say(tokgen.claims.bracket_sentence(slices, whole, torch.cuda.get_device_properties(0).multi_processor_count))
     own = (slices["side_stream_gbs"] - slices["copy_gbs"]).abs() < 0.15 * slices["copy_gbs"]
     assert own.all(), "a slice's own side streams must copy at the slice's bandwidth"
 
 # %% [markdown]
-# A slice is not an L40S. Bandwidth is matched; compute is not: by the datasheets an L40S has
-# 142 SMs of its own generation (about 183 TFLOP/s of dense TF32, 366 with sparsity), an 8-SM slice of an H100
-# 8/132 of the H100's (about 30 TFLOP/s), and small kernels, which cannot fill even a slice,
+# A slice is not an L40S. Bandwidth is bracketed; compute is not matched: by its datasheet an L40S
+# has 142 SMs of its own generation (about 183 TFLOP/s of dense TF32), while a slice keeps its
+# share of this GPU's SMs (the sentence above), and small kernels, which cannot fill even a slice,
 # run at the latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: if
 # anything, *more* GPU-bound than the L40S at the same batch size.
 #
-# ## 2. Correct inside the slice
+# ## 2. Correct inside the slices
 #
-# The same early-stop check as notebook 07, run inside the chosen slice: the pipelined
+# The same early-stop check as notebook 07, run inside both bracketing slices: the pipelined
 # generator (streams from the slice) and the no-stream generators return the naive tokens.
 
 
@@ -140,14 +135,15 @@ def early_stop_check() -> list[str]:
 
 
 if ON_GPU:
-    with tokgen.GpuSlice(CHOSEN):
-        checked = early_stop_check()
-    print(f"inside {CHOSEN} SMs, token-identical to naive with an early stop: {', '.join(checked)}")
+    for sms in BRACKET:
+        with tokgen.GpuSlice(sms):
+            checked = early_stop_check()
+        print(f"inside {sms} SMs, the naive tokens with an early stop: {', '.join(checked)}")
 
 # %% [markdown]
 # ## 3. The regime map
 #
-# At each point (slice × batch size) one interleaved comparison of six variants: the
+# At each point (the whole GPU or a slice × a batch size) one interleaved comparison of six variants: the
 # synchronous static-cache generator, the pipelined one and the one without a stop check,
 # eager and compiled. `compare` also measures each variant's **GPU busy time** (CUPTI, one
 # extra run); its share of the wall time is the step's GPU share: near 1 the GPU is the
@@ -164,8 +160,9 @@ if ON_GPU:
 
 # %%
 GENERATORS = ["kv_static", "pipelined_static", "kv_static_no_check"]
-POINTS = [None, *MAP_SMS] if ON_GPU else [None]  # None: the whole GPU
-SLICES = {sms: tokgen.GpuSlice(sms) for sms in MAP_SMS} if ON_GPU else {}
+MAP = (MAP_SMS or list(BRACKET)) if ON_GPU else []  # the slices mapped: by default the bracketing two
+POINTS = [None, *MAP]  # None: the whole GPU
+SLICES = {sms: tokgen.GpuSlice(sms) for sms in MAP}
 rec = tokgen.Recorder("13_regimes", RESULTS_DIR, params=PARAMS)
 
 
@@ -199,88 +196,50 @@ for batch_size in BATCH_SIZES:
 # %% [markdown]
 # ## 4. Reading the map
 #
-# For each point: the gain of the pipelined generator and of skipping the check, each against
-# the synchronous generator of the same model (per-round pairs, signed-rank test as in every
-# notebook), beside the synchronous generator's GPU share.
+# For each point: the speed-up of the pipelined generator and of skipping the check, each over
+# the synchronous generator of the same model (per-round pairs, signed-rank test and the ±5%
+# band of "no effect", as in every notebook), beside the synchronous generator's GPU share.
 
 # %%
-runs = pd.read_csv(rec.path)
-runs = runs[runs["status"] == "ok"]
-rows = []
-for (_, compiled_), group in runs.groupby(["map_point", "compiled"]):
-    base = tokgen.label("kv_static", compiled=compiled_)
-    sync = group.set_index("variant").loc[base]
-    for new in ("pipelined_static", "kv_static_no_check"):
-        g = tokgen.gain(group, base, tokgen.label(new, compiled=compiled_))
-        if g is not None:
-            gpu = {"gpu_sms": sync["gpu_sms"], "batch_size": sync["batch_size"], "gpu_share": sync["gpu_busy_share"]}
-            rows.append({**gpu, "compiled": compiled_, "hidden_by": new, "ms_per_step": sync["ms_per_step"], **g})
-regimes = pd.DataFrame(rows)
-say(table(regimes, ["gpu_sms", "batch_size", "compiled", "hidden_by", "gpu_share", "gain_pct", "p_value", "real"], 2))
-
+show_source(tokgen.claims.regime_gains)
 
 # %%
-def plot_map(ax, df: pd.DataFrame, hidden_by: str) -> None:
-    for compiled_, marker in ((False, "o"), (True, "s")):
-        d = df[(df["hidden_by"] == hidden_by) & (df["compiled"] == compiled_)]
-        err = [d["gain_pct"] - d["gain_q25_pct"], d["gain_q75_pct"] - d["gain_pct"]]
-        ax.errorbar(d["gpu_share"], d["gain_pct"], yerr=err, fmt=marker, capsize=3,
-                    label="compiled" if compiled_ else "eager")  # fmt: skip
-        for _, r in d.iterrows():
-            ax.annotate(f"{r['gpu_sms']}/B{r['batch_size']}", (r["gpu_share"], r["gain_pct"]), fontsize=7)
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("GPU share of a synchronous step (GPU busy / wall time)")
-    ax.set_ylabel(f"gain of {hidden_by} vs sync, % (median, IQR)")
-    ax.legend()
+regimes = tokgen.claims.regime_gains(pd.read_csv(rec.path))
+columns = ["where", "batch_size", "compiled", "hidden_by", "gpu_share", "speed-up"]
+say(table(regimes.assign(**{"speed-up": regimes.apply(tokgen.stats.speedup_text, axis=1)}), columns, 2))
 
-
-fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
 for ax, hidden_by in zip(axes, ("pipelined_static", "kv_static_no_check")):
-    plot_map(ax, regimes, hidden_by)
-fig.suptitle(f"Hiding the stop-check sync vs the GPU's share of a step (N={MAX_SEQLEN}; labels: SMs/batch)")
+    tokgen.display.plot_regime_map(ax, regimes[regimes["hidden_by"] == hidden_by], hidden_by)
+fig.suptitle(f"Hiding the stop-check sync vs the GPU's share of a step (N={MAX_SEQLEN})")
 save_figure(fig, "13_regimes", RESULTS_DIR)
 
 # %% [markdown]
-# The article's configuration is B = 32 on an L40S: on this map, the point B = 32 in the
-# L40S-class slice. What the map says, from the rows above:
+# The article's configuration is B = 32 on an L40S: on this map, the points B = 32 in the two
+# bracketing slices. What the map says, from the rows above:
 
 # %%
-piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
-pays = piped[piped["real"] & (piped["gain_pct"] > 0)]
-loses = piped[piped["real"] & (piped["gain_pct"] < 0)]
-host_bound = piped[piped["gpu_share"] < 0.5]
-say(
-    f"- Pipelining was measured at {len(piped)} points, GPU shares {piped['gpu_share'].min():.2f}–"
-    f"{piped['gpu_share'].max():.2f}. It paid (real gain) at {len(pays)}, lost (real loss) at {len(loses)}, "
-    f"and was indistinguishable from the synchronous generator at {len(piped) - len(pays) - len(loses)}.\n"
-    + (
-        f"- The lowest GPU share at which it paid: {pays['gpu_share'].min():.2f} "
-        f"({pays.iloc[0]['gpu_sms']} SMs, B={pays.iloc[0]['batch_size']}, "
-        f"{'compiled' if pays.iloc[0]['compiled'] else 'eager'}: {pays.iloc[0]['gain_pct']:+.1f}%); "
-        f"the largest gain: {pays['gain_pct'].max():+.1f}%.\n"
-        if len(pays)
-        else "- It paid nowhere on this map.\n"
-    )
-    + f"- Host-bound points (GPU share < 0.5): {len(host_bound)}, of which it paid at "
-    f"{int((host_bound['real'] & (host_bound['gain_pct'] > 0)).sum())}."
-)
+say(tokgen.claims.regime_findings(regimes, article_batch=32))
 
 # %% [markdown]
 # ## Summary
 #
 # * The sentences above are computed from this run; the map (figure) shows every point with the
-#   spread of its per-round gains.
+#   spread of its per-round speed-ups.
 # * A step's GPU share is the quantity to look at before reaching for a second stream: it
 #   tells whether the GPU ever waits for the host's stop check.
-# * A slice matches the L40S's bandwidth, not its compute; say so when quoting its numbers.
+# * Two slices bracket the L40S's bandwidth, none matches its compute; say so when quoting
+#   their numbers, and read a claim as settled for an L40S-class GPU only where both agree.
 #
 # ## Exercises
 #
-# 1. Add B = 1024 to `BATCH_SIZES` (with `MAP_SMS = [8]`). Does the gain keep growing with the
-#    GPU share, or does it flatten? Why would it flatten at a GPU share near 1?
+# 1. Add B = 1024 to `BATCH_SIZES` (with `MAP_SMS` set to the smaller bracketing slice). Does the
+#    speed-up keep growing with the GPU share, or does it flatten? Why would it flatten at a GPU
+#    share near 1?
 # 2. Create the side streams with `torch.cuda.Stream()` inside the slice (the escape) and
-#    re-measure one point. Explain the "gain" you get.
+#    re-measure one point. Explain the "speed-up" you get.
 # 3. Which slice matches the L40S's *compute* (about 183 TFLOP/s of dense TF32)? Re-run notebook 07 there
-#    with `./run_all.sh --slice N --only 07 --out /tmp/sliceN`.
+#    with `./run_all.sh --slice N --only 07 --out build/sliceN`.
 #
 # Worked solutions: [`solutions/13_regimes.ipynb`](../solutions/13_regimes.ipynb).

@@ -259,3 +259,29 @@ def test_deferred_stop_check_needs_a_transformers_that_has_it(tiny):
         pytest.skip("this transformers has DeferredStopCheck")
     with pytest.raises(RuntimeError, match="needs transformers >= 5.17"):
         tokgen.generate("generate() dynamic deferred", tiny, batch_size=2, max_seqlen=4)
+
+
+def test_the_slices_that_bracket_the_l40s():
+    from tokgen.gpu_slice import bracketing
+
+    measured = {8: 591.0, 16: 1135.0, 24: 1635.0, 32: 2053.0}
+    assert bracketing(measured) == (8, 16)
+    assert bracketing(measured, target=1700) == (24, 32)
+    with pytest.raises(ValueError, match="no two measured slices bracket 864 GB/s"):
+        bracketing({16: 1135.0, 32: 2053.0})
+
+
+def test_the_fused_step_computes_the_handwritten_logits(tiny):
+    """Norms folded into the products after them, residual adds in place, the end of the step in
+    one kernel: on a CPU (every kernel as torch) the same function as `handwritten_forward`."""
+    fused = tokgen.FusedStep(tiny, batch_size=2, capacity=8)
+    plain = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8)
+    tokens = torch.tensor([464, 50256])
+    with torch.inference_mode():
+        for pos in range(6):
+            a, b = fused(tokens, torch.tensor([pos])), plain(tokens, torch.tensor([pos]))
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+            tokens = b.argmax(-1)
+    torch.testing.assert_close(fused.keys, plain.keys, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="the fused step runs GPT-2 in float32"):
+        tokgen.FusedStep(tokgen.build_model("tiny", "cpu").double(), batch_size=1, capacity=4)

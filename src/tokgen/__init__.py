@@ -34,7 +34,7 @@ _EXPORTS = {
         "transformers_generate",
     ],
     "graphs": ["DeviceStopDecoder", "GraphDecoder", "TransformersStep", "generate_graph", "graph_capacity"],
-    "handwritten": ["HandwrittenStep", "TritonStep"],
+    "handwritten": ["FusedStep", "HandwrittenStep", "TritonStep"],
     "registry": [
         "COMPILES_ITSELF",
         "GENERATORS",

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .gpu_slice import L40S_GBS, bracketing
 from .registry import label
 from .results import load
 from .stats import FASTER, SLOWER, UNDECIDED, gain, resample_rounds, slope, speedup_text
@@ -61,6 +62,7 @@ def _smoke(df: pd.DataFrame) -> bool:
 def _combine(*parts: bool | None) -> str:
     """All parts hold: reproduced; some: partly; none: not reproduced. A part that is None (an
     undecided comparison) leaves the verdict undecided unless it cannot change it."""
+
     def verdict(ps):
         return REPRODUCED if all(ps) else PARTLY if any(ps) else NOT
 
@@ -329,8 +331,9 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         stability = sum(d[1] == verdict for d in draws) / resamples
         if stability < STABLE:
             keys = [d[2][1] for d in draws if d[2] is not None]
-            verdict, why = f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)", _why_unstable(
-                key, keys, verdict, stability
+            verdict, why = (
+                f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)",
+                _why_unstable(key, keys, verdict, stability),
             )
     return {
         "#": n,
@@ -364,6 +367,41 @@ def agreement_of_slices(verdicts: list[str]) -> str:
     return "the slices disagree: the verdict depends on where between them the L40S lies"
 
 
+def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
+    """The slice runs to put beside the whole GPU's: label ("8 SMs, 591 GB/s") -> folder
+    (`<slice_root>/sm<N>`), for the two slices whose bandwidths, measured by notebook 13
+    (data/13_slices.csv under `data_dir`), bracket the L40S's; else for every `sm<N>` folder there
+    is (notebook 09_summary)."""
+    slice_root = Path(slice_root)
+    try:
+        slices = load("13_slices", data_dir)
+        gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
+        found = {sms: f"{sms} SMs, {gbs[sms]:,.0f} GB/s" for sms in bracketing(gbs)}
+    except (FileNotFoundError, ValueError):
+        found = {}
+    if not found:
+        sizes = sorted(int(d.name[2:]) for d in slice_root.glob("sm*") if d.name[2:].isdigit())
+        found = {sms: f"{sms} SMs" for sms in sizes}
+    return {name: slice_root / f"sm{sms}" for sms, name in sorted(found.items())}
+
+
+def verdicts_overview(claims: pd.DataFrame, regimes: list[str]) -> pd.DataFrame:
+    """One row per claim: the verdict with its stability in each regime ("whole GPU" and the
+    slice labels of `claims_by_regime`) and, with two slices, whether they agree (notebook 09_summary)."""
+
+    def cell(verdict, stability):
+        decided = stability == stability and not verdict.startswith(INCONCLUSIVE)
+        return f"{verdict} ({stability:.0%})" if decided else verdict
+
+    out = pd.DataFrame({"#": claims["#"], "experiment": claims["experiment"]})
+    for regime in regimes:
+        suffix = "" if regime == "whole GPU" else f" ({regime})"
+        out[regime] = [cell(v, s) for v, s in zip(claims[f"verdict{suffix}"], claims[f"stability{suffix}"])]
+    if "slices" in claims:
+        out["the two slices"] = claims["slices"]
+    return out
+
+
 def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int = RESAMPLES) -> pd.DataFrame:
     """The ten claims on the whole GPU (`results_dir`) beside those in each slice (`slice_dirs`:
     column label -> the folder `run_all.sh --slice` wrote, e.g. {"8 SMs": "slice/sm8", ...}): a
@@ -372,9 +410,104 @@ def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int =
     table_ = claims_table(results_dir, resamples)
     sliced = {name: claims_table(folder, resamples) for name, folder in slice_dirs.items()}
     for name, c in sliced.items():
-        table_ = table_.assign(
-            **{f"{col} ({name})": c[col] for col in ("measured", "verdict", "stability", "why")}
-        )
+        table_ = table_.assign(**{f"{col} ({name})": c[col] for col in ("measured", "verdict", "stability", "why")})
     if len(sliced) == 2:
         table_["slices"] = [agreement_of_slices(list(v)) for v in zip(*(c["verdict"] for c in sliced.values()))]
     return table_
+
+
+def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> str:
+    """Notebook 13's slices in words: the whole GPU's copy bandwidth, the two slices that bracket
+    the L40S's (column `brackets`) with their bandwidths and share of the SMs, and the escape of a
+    `torch.cuda.Stream()` made inside a slice (notebook 13_regimes)."""
+    pair = slices[slices["brackets"].astype(bool)].sort_values("copy_gbs")
+    low, high = pair.iloc[0], pair.iloc[-1]
+    return (
+        f"The whole GPU copies at {whole_gbs:,.0f} GB/s; the L40S's {L40S_GBS} GB/s (datasheet) is "
+        f"{L40S_GBS / whole_gbs:.0%} of it. It lies between the slice of **{low['gpu_sms']} SMs "
+        f"({low['copy_gbs']:,.0f} GB/s)** and the slice of **{high['gpu_sms']} SMs ({high['copy_gbs']:,.0f} GB/s)**, "
+        f"{low['gpu_sms'] / total_sms:.0%} and {high['gpu_sms'] / total_sms:.0%} of this GPU's {total_sms} SMs: "
+        f"`./run_all.sh --slice` runs notebooks 01–08 in both. Their side streams copy at "
+        f"{low['side_stream_gbs']:,.0f} and {high['side_stream_gbs']:,.0f} GB/s (confined), while a "
+        f"`torch.cuda.Stream()` made inside them copies at {low['escaped_stream_gbs']:,.0f} and "
+        f"{high['escaped_stream_gbs']:,.0f} GB/s: it escapes to the whole GPU."
+    )
+
+
+def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 13's map from its rows (data/13_regimes.csv): per point (where × batch size ×
+    eager/compiled) the speed-up of `pipelined_static` and of `kv_static_no_check` over
+    `kv_static` (`tokgen.gain`), beside the synchronous generator's GPU share; sorted by place
+    (whole GPU first, then slices by size) and batch size (notebook 13_regimes)."""
+    runs = runs[runs["status"] == "ok"]
+    rows = []
+    for (_, compiled), group in runs.groupby(["map_point", "compiled"]):
+        base = label("kv_static", compiled=compiled)
+        sync = group.set_index("variant").loc[base]
+        sms = str(sync["gpu_sms"])
+        for new in ("pipelined_static", "kv_static_no_check"):
+            g = gain(group, base, label(new, compiled=compiled))
+            if g is not None:
+                where = "whole GPU" if sms == "all" else f"{sms} SMs"
+                rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
+                             "batch_size": int(sync["batch_size"]), "compiled": bool(compiled), "hidden_by": new,
+                             "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
+    order = ["gpu_sms", "batch_size", "compiled", "hidden_by"]
+    return pd.DataFrame(rows).sort_values(order, ascending=[False, True, True, True], ignore_index=True)
+
+
+def regime_findings(regimes: pd.DataFrame, article_batch: int = 32) -> str:
+    """What notebook 13's map says about pipelining, in sentences read from `regime_gains`: where
+    it paid, where it lost, where it had no effect, and the article's batch size in each slice
+    (notebook 13_regimes)."""
+    piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
+    count = piped["outcome"].value_counts()
+    pays = piped[piped["outcome"] == FASTER]
+    shares = (
+        f"GPU shares {piped['gpu_share'].min():.2f}–{piped['gpu_share'].max():.2f}"
+        if piped["gpu_share"].notna().any()
+        else "GPU share not measured (no GPU)"
+    )
+    lines = [
+        f"- Pipelining was measured at {len(piped)} points, {shares}: faster (real) at {count.get(FASTER, 0)}, "
+        f"slower (real) at {count.get(SLOWER, 0)}, no effect (within ±5%) at {count.get('no effect', 0)}, "
+        f"undecided at {count.get(UNDECIDED, 0)}."
+    ]
+    if len(pays):
+        low = pays.iloc[0]
+        lines.append(
+            f"- The lowest GPU share at which it paid: {low['gpu_share']:.2f} ({low['where']}, B={low['batch_size']}, "
+            f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}); the largest speed-up "
+            f"×{pays['speedup'].max():.2f}."
+        )
+    else:
+        lines.append("- It paid nowhere on this map.")
+    host = piped[piped["gpu_share"] < 0.5]
+    paid = int((host["outcome"] == FASTER).sum())
+    lines.append(f"- Host-bound points (GPU share < 0.5): {len(host)}, of which it paid at {paid}.")
+    for r in piped[(piped["batch_size"] == article_batch) & (piped["where"] != "whole GPU")].itertuples():
+        lines.append(
+            f"- The article's B = {article_batch} in the {r.where} slice, {'compiled' if r.compiled else 'eager'}: "
+            f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
+        )
+    return "\n".join(lines)
+
+
+def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
+    """Notebook 09's takeaways in sentences read from `claims_by_regime`: the verdicts counted per
+    regime, and the claims whose verdict differs between regimes (notebook 09_summary)."""
+    base = {r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(_base_verdict) for r in regimes}
+    lines = [
+        f"* {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."
+        for regime, verdicts in base.items()
+    ]
+    differ = [str(n) for i, n in enumerate(claims["#"]) if len({base[r].iloc[i] for r in regimes}) > 1]
+    lines.append(
+        f"* The verdict differs between regimes for claim(s) {', '.join(differ)}." if differ
+        else "* Every regime gives the same verdicts."
+    )
+    if "slices" in claims:
+        agree = claims[claims["slices"].str.startswith("both slices agree")]["#"].astype(str)
+        lines.append(f"* The two slices agree on claim(s) {', '.join(agree) or 'none'}: those verdicts hold for an "
+                     "L40S-class GPU.")  # fmt: skip
+    return "\n".join(lines)

@@ -213,6 +213,29 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
 # --- helpers introduced in notebooks 09 and 13 ---
 
 
+def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str):
+    """Speed-up of `hidden_by` over the synchronous generator against the GPU share of a step, one
+    colour per place (whole GPU, each slice), circles eager and squares compiled, the per-round IQR
+    as bars, the ±5% band of "no effect" shaded, each point labelled with its batch size (notebook 13)."""
+    places = list(dict.fromkeys(regimes["where"]))
+    for i, place in enumerate(places):
+        for compiled, marker in ((False, "o"), (True, "s")):
+            d = regimes[(regimes["where"] == place) & (regimes["compiled"] == compiled)]
+            err = [d["speedup"] - d["speedup_q25"], d["speedup_q75"] - d["speedup"]]
+            ax.errorbar(d["gpu_share"], d["speedup"], yerr=err, fmt=marker, color=f"C{i}", capsize=3, alpha=0.85,
+                        label=f"{place}, {'compiled' if compiled else 'eager'}")  # fmt: skip
+            for r in d.itertuples():  # labels beside the point, nudged apart per place
+                ax.annotate(f"B={r.batch_size}", (r.gpu_share, r.speedup), xytext=(5, 4 - 6 * i),
+                            textcoords="offset points", fontsize=7, color=f"C{i}")  # fmt: skip
+    ax.axhspan(1 / 1.05, 1.05, color="grey", alpha=0.15, lw=0, label="no effect (±5%)")
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.set_ylim(max(0.5, regimes["speedup_q25"].min() - 0.05), min(2.0, regimes["speedup_q75"].max() + 0.05))
+    ax.set_xlabel("GPU share of a synchronous step (GPU busy / wall time)")
+    ax.set_ylabel(f"speed-up of {hidden_by} over sync (×, median and IQR)")
+    ax.legend(fontsize=7, loc="upper left")
+    return ax
+
+
 def show_claim(n: int, results_dir: str | Path) -> None:
     """The article's claim n, what we measured and the verdict, from data/ (notebooks 01-09)."""
     c = claim(n, results_dir)

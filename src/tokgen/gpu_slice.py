@@ -120,6 +120,18 @@ class GpuSlice:
         GpuSlice.active, torch.cuda.set_device = self.outer.pop()
 
 
+def bracketing(bandwidths: dict[int, float], target: float = L40S_GBS) -> tuple[int, int]:
+    """The two slice sizes whose measured copy bandwidths bracket `target` (by default the L40S's):
+    the largest one below it and the smallest one above it (notebook 13_regimes). Slices come in
+    steps of SMs, so no slice matches the L40S; the two around it show where a claim starts to hold."""
+    below = [sms for sms, gbs in bandwidths.items() if gbs < target]
+    above = [sms for sms, gbs in bandwidths.items() if gbs >= target]
+    if not below or not above:
+        measured = ", ".join(f"{sms} SMs {gbs:,.0f} GB/s" for sms, gbs in sorted(bandwidths.items()))
+        raise ValueError(f"no two measured slices bracket {target:,.0f} GB/s ({measured}): measure more slice sizes")
+    return max(below, key=lambda sms: bandwidths[sms]), min(above, key=lambda sms: bandwidths[sms])
+
+
 def use_slice(sms: int | None) -> GpuSlice | None:
     """Enter a slice of `sms` SMs for the rest of the process (a notebook's `GPU_SMS`), or do
     nothing for None (the whole GPU); prints what was entered (notebook 13_regimes)."""

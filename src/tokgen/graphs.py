@@ -25,7 +25,7 @@ except ImportError:
     driver = nvrtc = cudart = None
 
 from .generators import check_sizes, first_tokens, no_hook, resolve_eos
-from .handwritten import HandwrittenStep, TritonStep
+from .handwritten import FusedStep, HandwrittenStep, TritonStep
 from .model import require_positive, takes_cache_position
 
 
@@ -89,8 +89,15 @@ class GraphDecoder:
 
     def decode_step(self) -> None:
         """One token for every row, on the decoder's own tensors."""
+        if hasattr(self.step, "decode"):  # a step that does the whole step itself (FusedStep)
+            self.step.decode(self)
+            return
         logits = self.step(self.current, self.pos)  # (B, vocab)
-        new = logits.argmax(dim=-1)  # (B,)
+        self.take(logits.argmax(dim=-1))
+
+    def take(self, new: torch.Tensor) -> None:
+        """Record the new token of every row (B,): at column pos + 1, as the current token, in the
+        finished mask and all_done[pos]; then pos += 1."""
         self.tokens.index_copy_(1, self.pos + 1, new[:, None])
         self.finished |= new == self.eos
         self.all_done.index_copy_(0, self.pos, self.finished.all()[None])
@@ -283,7 +290,7 @@ class DeviceStopDecoder(GraphDecoder):
         return self.tokens[:, : 1 + steps].clone()
 
 
-STEPS = ("transformers", "handwritten", "triton")  # what generate_graph's decoders can wrap
+STEPS = ("transformers", "handwritten", "triton", "fused")  # what generate_graph's decoders can wrap
 
 # Building a decoder (compilation, capture) is setup, like torch.compile: the registry's graph
 # generators keep theirs here, per model (freed with it) and per sizes, and reuse them.
@@ -342,7 +349,8 @@ def generate_graph(
     `step="transformers"` replays the transformers model's own step (eager, or compiled if the
     model is), `step="handwritten"` the step written out by hand, compiled with
     `compile_backend` when given, attending over the filled slots only with `filled_only`;
-    `step="triton"` the same step on our own kernels (`TritonStep`).
+    `step="triton"` the same step on our own kernels (`TritonStep`), `step="fused"` on fewer of
+    them, the end of the step included (`FusedStep`).
     `stop_on_device=True` replays the whole decode once and stops on the GPU
     (`DeviceStopDecoder`; K does not apply). The decoder is built on first use and kept in
     `DECODERS` until the model's parameters change. Notebook 10_cuda_graphs.
@@ -372,8 +380,10 @@ def generate_graph(
             one_step = TransformersStep(model, capacity)  # compiled if the model is
         elif step == "handwritten":
             one_step = HandwrittenStep(model, batch_size, capacity, compile_backend, filled_only)
-        else:
+        elif step == "triton":
             one_step = TritonStep(model, batch_size, capacity)
+        else:
+            one_step = FusedStep(model, batch_size, capacity)
         sizes = {"batch_size": batch_size, "capacity": capacity, "eos": eos, "device": model.device}
         if stop_on_device:
             decoders[key] = DeviceStopDecoder(one_step, **sizes)

@@ -12,7 +12,18 @@ import torch
 import torch.nn.functional as F
 
 from . import kernels
-from .kernels import attend_all_slots, attend_filled_slots, linear, linear_add_norm
+from .kernels import (
+    attend_all_slots,
+    attend_filled_slots,
+    embed,
+    finish_step,
+    fold_norm,
+    linear,
+    linear_add_norm,
+    linear_residual,
+    norm_linear,
+    on_triton,
+)
 
 
 def handwritten_forward(weights, keys, values, tokens, pos, heads: int, eps: float, filled_only: bool = False):
@@ -168,3 +179,76 @@ class TritonStep(HandwrittenStep):
     def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
         return triton_forward(self.weights, self.keys, self.values, tokens, pos, self.heads, self.eps)
+
+
+class FusedStep:
+    """GPT-2's decode step in five kernels per layer, and the end of the step in one (notebook
+    10_cuda_graphs, section 7). Every kernel boundary costs ~2 µs on our H100 whatever the kernel
+    does (notebook 10 measures it), so this step has fewer of them than `TritonStep`:
+
+    * each layer norm is folded into the product after it (`kernels.fold_norm`): the QKV and MLP-up
+      products (and the LM head) normalize with the row sums the writer of the residual stream left;
+    * the attention and MLP-down projections add bias and residual themselves, into the residual
+      stream in place, their split sums added up by the last block of each column block;
+    * one kernel starts the step (the token's embedding plus its position's) and one ends it: the
+      LM head writes each block's best token per row, and `finish_step` picks each row's next token
+      and does the bookkeeping `GraphDecoder.take` does in six torch kernels.
+
+    The same arithmetic as `handwritten_forward`, in another order (tests compare the logits).
+    On a CPU every kernel runs as torch.
+    """
+
+    def __init__(self, model, batch_size: int, capacity: int):
+        cfg = model.config
+        if model.dtype != torch.float32:  # our kernels and the TF32 products assume fp32 weights
+            raise ValueError(f"the fused step runs GPT-2 in float32; this model is {model.dtype}")
+        t = model.transformer
+        self.wte, self.wpe, self.heads, self.eps = t.wte.weight, t.wpe.weight, cfg.n_head, cfg.layer_norm_epsilon
+        self.layers = []
+        with torch.no_grad():
+            for b in t.h:
+                qkv = fold_norm(b.attn.c_attn.weight.t(), b.attn.c_attn.bias, (b.ln_1.weight, b.ln_1.bias))
+                proj = (b.attn.c_proj.weight.t().contiguous(), b.attn.c_proj.bias)
+                fc = fold_norm(b.mlp.c_fc.weight.t(), b.mlp.c_fc.bias, (b.ln_2.weight, b.ln_2.bias))
+                down = (b.mlp.c_proj.weight.t().contiguous(), b.mlp.c_proj.bias)
+                self.layers.append((qkv, proj, fc, down))
+            self.head = fold_norm(self.wte, None, (t.ln_f.weight, t.ln_f.bias))  # the LM head shares wte
+        B, C, V, device = batch_size, cfg.n_embd, cfg.vocab_size, self.wte.device
+        shape = (cfg.n_layer, B, cfg.n_head, capacity, C // cfg.n_head)
+        self.keys, self.values = torch.zeros(shape, device=device), torch.zeros(shape, device=device)
+        self.x, self.logits = torch.zeros(B, C, device=device), torch.zeros(B, V, device=device)  # residual, logits
+        self.qkv, self.h = torch.zeros(B, 3 * C, device=device), torch.zeros(B, 4 * C, device=device)
+        blocks = -(-C // kernels.FUSED_MLP_PROJ[0])  # column blocks of the residual stream's writers
+        self.stats = torch.zeros(B, blocks, 2, device=device)  # per row and block: sum, sum of squares
+        self.scratch = [  # per projection: partial sums of its splits, one arrival counter per column block
+            (torch.zeros(cfg_[2], B, C, device=device), torch.zeros(blocks, dtype=torch.int32, device=device))
+            for cfg_ in (kernels.FUSED_ATTN_PROJ, kernels.FUSED_MLP_PROJ)
+        ]
+        tiles = -(-V // kernels.FUSED_HEAD[0])
+        self.best = (torch.zeros(B, tiles, device=device), torch.zeros(B, tiles, dtype=torch.int32, device=device))
+        self.counts = torch.zeros(2, dtype=torch.int32, device=device)  # finish_step's: rows finished, rows arrived
+
+    def __call__(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """tokens (B,) at position pos ((1,) LongTensor) -> logits (B, vocab); caches slot `pos`."""
+        B, C = self.x.shape
+        x, stats = self.x, self.stats  # the residual stream (B, C) and its rows' sums, for the next norm
+        embed(tokens, pos, self.wte, self.wpe, x, stats)
+        for layer, (qkv_w, proj, fc, down) in enumerate(self.layers):
+            qkv = norm_linear(x, stats, qkv_w, self.eps, kernels.FUSED_QKV, out=self.qkv)  # (B, 3C)
+            a = attend_filled_slots(qkv, self.keys[layer], self.values[layer], pos, store=True)  # (B, H, 1, D)
+            linear_residual(a.reshape(B, C), *proj, x, stats, kernels.FUSED_ATTN_PROJ, self.scratch[0])
+            h = norm_linear(x, stats, fc, self.eps, kernels.FUSED_FC, gelu=True, out=self.h)  # (B, 4C)
+            linear_residual(h, *down, x, stats, kernels.FUSED_MLP_PROJ, self.scratch[1])
+        return norm_linear(x, stats, self.head, self.eps, kernels.FUSED_HEAD, out=self.logits, argmax=self.best)
+
+    def decode(self, decoder) -> None:
+        """One whole decode step on `decoder`'s tensors (`tokgen.graphs.GraphDecoder`): the logits,
+        then the next tokens and the bookkeeping, in one kernel on a GPU."""
+        logits = self(decoder.current, decoder.pos)
+        if on_triton(logits) and logits.shape[0] <= kernels.MAX_ROWS:
+            finish_step(self.best, self.counts, decoder)
+        else:
+            decoder.take(logits.argmax(dim=-1))
+
+    def reset(self) -> None:
+        """Nothing to clear: slots at or past `pos` are never read, and each is written before it is read."""

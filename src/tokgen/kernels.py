@@ -20,6 +20,11 @@ except ImportError:
 # (columns per block, sum chunk, splits of the sum, warps) per product of GPT-2 small at 32 rows in
 # TF32, like the model's own products: the fastest of 400 configurations on our H100 (notebook 10)
 QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64, 1, 2), (32, 128, 4, 2), (64, 64, 1, 2)
+# The fused step's products (notebook 10, section 7): (columns per block, sum chunk, splits, warps), the
+# fastest of a few whole-step timings on an H200 (and chains of dependent products on an H100); the LM
+# head streams its 154 MB without the L2 prefetch (it cannot sit in a 50 MB L2)
+FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 128, 1, 2), (32, 128, 1, 2), (64, 64, 1, 2)
+FUSED_ATTN_PROJ, FUSED_MLP_PROJ = (32, 64, 2, 4), (32, 128, 4, 2)  # the same columns per block: one `stats` layout
 MAX_ROWS = 64  # one block holds every row; beyond that cuBLAS's tiles are the better choice
 PDL = True  # launch each kernel while the one before it still runs (Hopper and later; notebook 10)
 
@@ -127,6 +132,132 @@ if triton is not None:
         tl.store(out + (b * H + h) * D + d, acc / total)
 
 
+    @triton.jit
+    def _norm_linear_kernel(x, stats, w, c, d, out, part_val, part_idx, M, N, K: tl.constexpr, eps,
+                            BLOCKS: tl.constexpr, BLOCKS_P2: tl.constexpr, GELU: tl.constexpr, ARGMAX: tl.constexpr,
+                            BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
+        # program n: columns n*BN.. of layer_norm(x) @ w.T + bias, with the norm folded into the weight:
+        # w (N, K) holds W * gamma, c (N,) its row sums, d (N,) W @ beta + bias, so that
+        # out = rstd * (x @ w.T - mean * c) + d. Each row's mean and rstd come from `stats` (M, BLOCKS, 2):
+        # the sums and sums of squares of x's column blocks, written by the kernel that wrote x
+        n = tl.program_id(0)
+        rows, cols = tl.arange(0, BM), n * BN + tl.arange(0, BN)
+        _wait_for_inputs(PDL)
+        blocks = tl.arange(0, BLOCKS_P2)
+        at, there = rows[:, None] * BLOCKS * 2 + blocks[None, :] * 2, (rows[:, None] < M) & (blocks[None, :] < BLOCKS)
+        s1 = tl.sum(tl.load(stats + at, mask=there, other=0.0), 1)
+        s2 = tl.sum(tl.load(stats + at + 1, mask=there, other=0.0), 1)
+        mean = s1 / K
+        rstd = 1.0 / tl.sqrt(tl.maximum(s2 / K - mean * mean, 0.0) + eps)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K, BK):
+            ks = k0 + tl.arange(0, BK)
+            a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+            wt = tl.load(w + cols[:, None] * K + ks[None, :], mask=(cols[:, None] < N) & (ks[None, :] < K), other=0.0)
+            acc += tl.dot(a, tl.trans(wt), input_precision="tf32")  # (BM, BN)
+        cs, ds = tl.load(c + cols, mask=cols < N, other=0.0), tl.load(d + cols, mask=cols < N, other=0.0)
+        acc = rstd[:, None] * (acc - mean[:, None] * cs[None, :]) + ds[None, :]
+        if GELU:  # GPT-2's tanh GELU: x * (1 + tanh(z)) / 2 = x * sigmoid(2z)
+            acc = acc * tl.sigmoid(1.5957691216057308 * (acc + 0.044715 * acc * acc * acc))
+        inside = (rows[:, None] < M) & (cols[None, :] < N)
+        tl.store(out + rows[:, None] * N + cols[None, :], acc, mask=inside)
+        if ARGMAX:  # each row's best column of this block, for `_finish_step_kernel`
+            scores = tl.where(cols[None, :] < N, acc, float("-inf"))
+            best = tl.argmax(scores, axis=1, tie_break_left=True)  # the first of equal maxima, as torch.argmax
+            tl.store(part_val + rows * tl.num_programs(0) + n, tl.max(scores, axis=1), mask=rows < M)
+            tl.store(part_idx + rows * tl.num_programs(0) + n, n * BN + best, mask=rows < M)
+
+    @triton.jit
+    def _store_with_stats(residual, stats, total, rows, cols, n, M, N, BLOCKS: tl.constexpr):
+        # the residual stream's new columns, and per row their sum and sum of squares (column block n)
+        inside = (rows[:, None] < M) & (cols[None, :] < N)
+        tl.store(residual + rows[:, None] * N + cols[None, :], total, mask=inside)
+        total = tl.where(inside, total, 0.0)
+        tl.store(stats + rows * BLOCKS * 2 + n * 2, tl.sum(total, 1), mask=rows < M)
+        tl.store(stats + rows * BLOCKS * 2 + n * 2 + 1, tl.sum(total * total, 1), mask=rows < M)
+
+    @triton.jit
+    def _linear_residual_kernel(x, w, b, residual, stats, parts, counters, M, N, K: tl.constexpr,
+                                K_SPLIT: tl.constexpr, SPLITS: tl.constexpr, BLOCKS: tl.constexpr, BM: tl.constexpr,
+                                BN: tl.constexpr, BK: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
+        # program (n, s): columns n*BN.. of x @ w.T summed over K chunk s. With one split it adds bias and
+        # the residual and writes the residual stream in place; with several, each program stores its
+        # partial sums and the last of a column block to finish adds them up, in split order (deterministic).
+        # Whoever writes a block of the residual also writes its row statistics for the next layer norm
+        n, s = tl.program_id(0), tl.program_id(1)
+        rows, cols = tl.arange(0, BM), n * BN + tl.arange(0, BN)
+        _wait_for_inputs(PDL)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K_SPLIT, BK):  # chunk s of the sum
+            ks = s * K_SPLIT + k0 + tl.arange(0, BK)
+            a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+            wt = tl.load(w + cols[:, None] * K + ks[None, :], mask=(cols[:, None] < N) & (ks[None, :] < K), other=0.0)
+            acc += tl.dot(a, tl.trans(wt), input_precision="tf32")
+        inside = (rows[:, None] < M) & (cols[None, :] < N)
+        here = rows[:, None] * N + cols[None, :]
+        if SPLITS == 1:
+            total = acc + tl.load(b + cols, mask=cols < N, other=0.0)[None, :]
+            total += tl.load(residual + here, mask=inside, other=0.0)
+            _store_with_stats(residual, stats, total, rows, cols, n, M, N, BLOCKS)
+        else:
+            tl.store(parts + s * M * N + here, acc, mask=inside)
+            tl.debug_barrier()  # every thread's partial sums stored before this block takes its ticket
+            ticket = tl.atomic_add(counters + n, 1, sem="acq_rel", scope="gpu")
+            if ticket == SPLITS - 1:  # the last block of column block n: the others' partials are visible
+                total = tl.load(residual + here, mask=inside, other=0.0)
+                total += tl.load(b + cols, mask=cols < N, other=0.0)[None, :]
+                for t in tl.static_range(SPLITS):  # ".cg": read from L2, where the other blocks' stores are
+                    total += tl.load(parts + t * M * N + here, mask=inside, other=0.0, cache_modifier=".cg")
+                _store_with_stats(residual, stats, total, rows, cols, n, M, N, BLOCKS)
+                tl.atomic_xchg(counters + n, 0)  # ready for the next layer and the next replay
+
+    @triton.jit
+    def _embed_kernel(tokens, wte, wpe, pos_ptr, x, stats, C, BLOCKS: tl.constexpr, BLOCKS_P2: tl.constexpr,
+                      BLOCK: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
+        # program r: the residual stream of row r starts as wte[token] + wpe[pos]; its statistics go to
+        # column block 0, the other blocks' to zero
+        r, cols = tl.program_id(0), tl.arange(0, BLOCK)
+        _wait_for_inputs(PDL)
+        token, pos = tl.load(tokens + r), tl.load(pos_ptr)
+        row = tl.load(wte + token * C + cols, mask=cols < C, other=0.0) + tl.load(wpe + pos * C + cols, mask=cols < C)
+        tl.store(x + r * C + cols, row, mask=cols < C)
+        blocks = tl.arange(0, BLOCKS_P2)
+        tl.store(stats + r * BLOCKS * 2 + blocks * 2, tl.where(blocks == 0, tl.sum(row, 0), 0.0), mask=blocks < BLOCKS)
+        tl.store(stats + r * BLOCKS * 2 + blocks * 2 + 1, tl.where(blocks == 0, tl.sum(row * row, 0), 0.0),
+                 mask=blocks < BLOCKS)  # fmt: skip
+
+    @triton.jit
+    def _finish_step_kernel(part_val, part_idx, tiles: tl.constexpr, tokens, stride, current, finished, all_done,
+                            pos_ptr, counts, eos, M, BT: tl.constexpr, PDL: tl.constexpr):  # fmt: skip
+        # program r: row r's next token, the best of the LM head's per-block bests (the first on a tie),
+        # stored at column pos + 1 and as the current token; finished[r] |= token == eos. The last row
+        # to arrive sets all_done[pos] = every row finished, and pos += 1 (counts: two zeroed int32)
+        r = tl.program_id(0)
+        _wait_for_inputs(PDL)
+        best_val = tl.full((), float("-inf"), tl.float32)
+        best_idx = tl.zeros((), tl.int32)
+        for t0 in range(0, tiles, BT):  # blocks in column order: a later block wins only if strictly better
+            ts = t0 + tl.arange(0, BT)
+            v = tl.load(part_val + r * tiles + ts, mask=ts < tiles, other=float("-inf"))
+            i = tl.load(part_idx + r * tiles + ts, mask=ts < tiles, other=0)
+            j = tl.argmax(v, axis=0, tie_break_left=True)
+            better = tl.max(v, axis=0) > best_val
+            best_idx = tl.where(better, tl.sum(tl.where(ts == t0 + j, i, 0), axis=0), best_idx)
+            best_val = tl.where(better, tl.max(v, axis=0), best_val)
+        pos = tl.load(pos_ptr)
+        token = best_idx.to(tl.int64)
+        tl.store(tokens + r * stride + pos + 1, token)
+        tl.store(current + r, token)
+        done = (tl.load(finished + r) != 0) | (token == eos)
+        tl.store(finished + r, done)
+        tl.atomic_add(counts, done.to(tl.int32), sem="relaxed", scope="gpu")
+        if tl.atomic_add(counts + 1, 1, sem="acq_rel", scope="gpu") == M - 1:  # the last row: all have counted
+            n_done = tl.atomic_xchg(counts, 0, sem="acq_rel", scope="gpu")
+            tl.store(all_done + pos, n_done == M)
+            tl.store(pos_ptr, pos + 1)
+            tl.atomic_xchg(counts + 1, 0)
+
+
 def _products(x, w, b, config, gelu=False, bias=True):
     """(splits, M, N) partial sums of x @ w.T (with bias and GELU when there is one split)."""
     M, K = x.shape
@@ -208,3 +339,108 @@ def attend_filled_slots(qkv, keys, values, pos, store: bool = False):
         num_warps=2, PDL=_pdl(qkv), launch_pdl=_pdl(qkv),
     )  # fmt: skip
     return out
+
+
+# --- the fused step (notebook 10, section 7): fewer kernels, so fewer boundaries between them ---
+
+
+def fold_norm(w, b, norm):
+    """A layer norm folded into the product that follows it (notebook 10_cuda_graphs): for
+    layer_norm(x) @ w.T + b, the weight w * gamma (each column scaled), its row sums c and
+    d = w @ beta + b, so that the product is rstd * (x @ (w * gamma).T - mean * c) + d. The norm's
+    mean and rstd then come from the same pass over x as the product: no kernel writes a normed copy.
+    Computed in float64 once, when the step is built."""
+    gamma, beta = norm
+    folded = w.double() * gamma.double()[None, :]
+    d = w.double() @ beta.double() + (b.double() if b is not None else 0.0)
+    return folded.to(w.dtype).contiguous(), folded.sum(1).to(w.dtype), d.to(w.dtype)
+
+
+def norm_linear(x, stats, folded, eps: float, config, gelu: bool = False, out=None, argmax=None):
+    """layer_norm(x) @ W.T + b (then GPT-2's GELU if `gelu`) from `fold_norm`'s (w, c, d), in one
+    kernel of one program per `config[0]` columns (notebook 10_cuda_graphs). `stats` (M, blocks, 2):
+    the sums and sums of squares of x's column blocks, written with x (`linear_residual`, `embed`);
+    `out`: where to write; `argmax`: (values, indices) buffers (M, programs) that get each row's best
+    column per program."""
+    w, c, d = folded
+    M, K = x.shape
+    N = w.shape[0]
+    if not on_triton(x) or M > MAX_ROWS:
+        mean = stats[..., 0].sum(1, keepdim=True) / K
+        var = (stats[..., 1].sum(1, keepdim=True) / K - mean * mean).clamp_min(0.0)
+        y = torch.rsqrt(var + eps) * (x @ w.T - mean * c) + d
+        y = F.gelu(y, approximate="tanh") if gelu else y
+        return y if out is None else out.copy_(y)
+    block_n, block_k, _, warps = config
+    out = torch.empty(M, N, dtype=x.dtype, device=x.device) if out is None else out
+    values, indices = argmax if argmax is not None else (out, out)
+    _norm_linear_kernel[(triton.cdiv(N, block_n),)](
+        x, stats, w, c, d, out, values, indices, M, N, K, eps, BLOCKS=stats.shape[1],
+        BLOCKS_P2=triton.next_power_of_2(stats.shape[1]), GELU=gelu,
+        ARGMAX=argmax is not None, BM=max(16, triton.next_power_of_2(M)), BN=block_n, BK=block_k, num_warps=warps,
+        num_stages=3, PDL=_pdl(x), launch_pdl=_pdl(x),
+    )  # fmt: skip
+    return out
+
+
+def row_stats(total: torch.Tensor, stats: torch.Tensor) -> None:
+    """stats (M, blocks, 2) <- the sums and sums of squares of `total`'s column blocks (the torch
+    version of what the kernels that write the residual stream do; notebook 10_cuda_graphs)."""
+    blocks = total.reshape(total.shape[0], stats.shape[1], -1)
+    stats[..., 0], stats[..., 1] = blocks.sum(-1), (blocks * blocks).sum(-1)
+
+
+def linear_residual(x, w, b, residual, stats, config, scratch=None):
+    """residual += x @ w.T + b, in place, in one kernel, with the row statistics of the result's
+    column blocks into `stats` (notebook 10_cuda_graphs): the sum over K is split into `config[2]`
+    chunks when the output is too narrow to fill the GPU, and the last block of each column block to
+    finish adds the partial sums in a fixed order (`scratch`: the partial sums (splits, M, N) and
+    one zeroed int32 counter per column block)."""
+    M, K = x.shape
+    N = w.shape[0]
+    block_n, block_k, splits, warps = config
+    if not on_triton(x) or M > MAX_ROWS:
+        residual.add_(F.linear(x, w, b))
+        row_stats(residual, stats)
+        return residual
+    parts, counters = scratch if splits > 1 else (residual, residual)
+    k_split = triton.cdiv(triton.cdiv(K, splits), block_k) * block_k
+    if stats.shape[1] != triton.cdiv(N, block_n):
+        raise ValueError(f"stats holds {stats.shape[1]} column blocks, the product writes {triton.cdiv(N, block_n)}")
+    _linear_residual_kernel[(triton.cdiv(N, block_n), splits)](
+        x, w, b, residual, stats, parts, counters, M, N, K, k_split, SPLITS=splits, BLOCKS=stats.shape[1],
+        BM=max(16, triton.next_power_of_2(M)), BN=block_n, BK=block_k, num_warps=warps, num_stages=3,
+        PDL=_pdl(x), launch_pdl=_pdl(x),
+    )  # fmt: skip
+    return residual
+
+
+def embed(tokens, pos, wte, wpe, out, stats):
+    """out = wte[tokens] + wpe[pos], the residual stream a step starts from, and its row statistics
+    (in column block 0 of `stats`), in one kernel (notebook 10_cuda_graphs)."""
+    if not on_triton(out):
+        out.copy_(wte[tokens] + wpe[pos])
+        stats.zero_()
+        stats[:, 0, 0], stats[:, 0, 1] = out.sum(-1), (out * out).sum(-1)
+        return out
+    M, C = out.shape
+    _embed_kernel[(M,)](
+        tokens, wte, wpe, pos, out, stats, C, BLOCKS=stats.shape[1], BLOCKS_P2=triton.next_power_of_2(stats.shape[1]),
+        BLOCK=triton.next_power_of_2(C), num_warps=4,
+        PDL=_pdl(out), launch_pdl=_pdl(out),
+    )  # fmt: skip
+    return out
+
+
+def finish_step(best, counts, decoder) -> None:
+    """The end of a step in one kernel, one program per row (notebook 10_cuda_graphs): each row's
+    next token from the LM head's per-block bests `best` = (values, indices), stored at column
+    pos + 1 and as the current token; finished, all_done[pos] and pos += 1 updated by the last row to
+    finish (`counts`: two zeroed int32): `GraphDecoder.take`'s work, on the GPU."""
+    values, indices = best
+    M, tiles = values.shape
+    _finish_step_kernel[(M,)](
+        values, indices, tiles, decoder.tokens, decoder.tokens.stride(0), decoder.current, decoder.finished,
+        decoder.all_done, decoder.pos, counts, decoder.eos, M, BT=512, num_warps=4, PDL=_pdl(values),
+        launch_pdl=_pdl(values),
+    )  # fmt: skip

@@ -36,8 +36,10 @@ GENERATORS = {
     # ... attending over the filled cache slots only (our Triton kernel); on our Triton kernels throughout
     "graph_filled_attention": partial(generate_graph, step="handwritten", compile_backend="inductor", filled_only=True),
     "graph_triton_kernels": partial(generate_graph, step="triton"),
+    # ... on fewer, fused kernels: norms folded into products, the end of the step in one kernel
+    "graph_triton_fused": partial(generate_graph, step="fused"),
     # ... and the whole decode in one replay that stops on the GPU
-    "graph_stop_on_device": partial(generate_graph, step="triton", stop_on_device=True),
+    "graph_stop_on_device": partial(generate_graph, step="fused", stop_on_device=True),
 }
 NO_STOP_CHECK = {"kv_dynamic_no_check", "kv_static_no_check"}
 # entries whose decode loop runs on the GPU, in a CUDA graph WHILE node: CUPTI sees one iteration of it
