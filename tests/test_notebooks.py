@@ -12,16 +12,99 @@ import pytest
 from conftest import smoke_command
 from papermill.translators import PythonTranslator
 
+from tokgen_tools import clean
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 NAMES = [p.stem for p in NOTEBOOKS]
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
+SOLUTIONS_IPYNB = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+COMMITTED = sorted(  # every executed notebook the runner writes and we commit
+    [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "slice" / "notebooks").glob("*.ipynb"), *SOLUTIONS_IPYNB]
+)
 
 
 def cells(nb):
     return [
         (c.cell_type, c.source.strip()) for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])
     ]
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[str(p.relative_to(ROOT)) for p in COMMITTED])
+def test_committed_notebook_is_clean(path):
+    """No injected cell, no papermill or execution metadata, no machine paths, no warnings, no errors."""
+    assert clean.problems(nbformat.read(path, as_version=4)) == [], "run: python -m tokgen_tools.clean " + str(path)
+
+
+def executed(stderr="", values='RESULTS_DIR = "/tmp/staging-01-x"\nRUNS = 5\nSEQ_LENS = [6, 12]\nEXTRA = "a"'):
+    """A synthetic notebook as papermill leaves it after a run with -p RUNS 5 -p SEQ_LENS [6, 12]."""
+    nb = nbformat.v4.new_notebook(metadata={"papermill": {"input_path": "/work/main/build/staging-01-x/a.ipynb"}})
+    run = {"papermill": {"duration": 0.1}, "execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 01 · toy\n\nRun `./run_all.sh --out /tmp/mine`.", metadata=dict(run)),
+        nbformat.v4.new_code_cell(
+            'RUNS = 3  # timed runs (the rule needs 6 or more)\nNAME = "a #b"  # a string with a hash\n'
+            'SEQ_LENS = [100, 200]  # sizes\nRESULTS_DIR = "../build/lab"  # where results go',
+            metadata={"tags": ["parameters"], **run},
+        ),
+        nbformat.v4.new_code_cell("# Parameters\n" + values, metadata={"tags": ["injected-parameters"], **run}),
+        nbformat.v4.new_code_cell("print(RUNS)", metadata=dict(run)),
+    ]
+    nb.cells[3].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="5\n"),
+        nbformat.v4.new_output("stream", name="stderr", text=stderr),
+    ]
+    return nb
+
+
+PROFILER_WARNING = (
+    "/opt/venv/lib/python3.12/site-packages/torch/profiler/profiler.py:224: UserWarning: Warning: Profiler clears "
+    "events at the end of each cycle.\n  _warn_once(\n"
+)
+
+
+def test_clean_writes_the_run_values_into_the_parameters_cell_and_drops_what_papermill_added():
+    nb = executed(stderr=PROFILER_WARNING + "a line the notebook wrote\n")
+    assert len(clean.problems(nb)) >= 6
+    clean.clean(nb)
+    assert clean.problems(nb) == []
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
+    assert nb.cells[1].source.splitlines() == [
+        "RUNS = 5  # timed runs (the rule needs 6 or more)",
+        'NAME = "a #b"  # a string with a hash',
+        "SEQ_LENS = [6, 12]  # sizes",
+        'RESULTS_DIR = "../build/lab"  # where results go',  # the runner's folder is not the reader's
+        'EXTRA = "a"  # set by this run',
+    ]
+    assert nb.cells[1].metadata == {"tags": ["parameters"]} and nb.cells[0].metadata == {}
+    assert "papermill" not in nb.metadata
+    assert [(o.name, o.text) for o in nb.cells[2].outputs] == [
+        ("stdout", "5\n"),
+        ("stderr", "a line the notebook wrote\n"),
+    ]
+
+
+def test_clean_drops_a_stderr_output_of_warnings_only_and_keeps_unchanged_values_as_written():
+    nb = clean.clean(executed(stderr=PROFILER_WARNING, values='RESULTS_DIR = ".."\nRUNS = 3'))
+    assert [o.name for o in nb.cells[2].outputs] == ["stdout"]
+    assert nb.cells[1].source.startswith("RUNS = 3  # timed runs (the rule needs 6 or more)\nNAME")
+    assert clean.clean(executed(values="")).cells[1].source == executed().cells[1].source  # nothing to write
+
+
+def test_clean_problems_name_what_is_left():
+    nb = clean.clean(executed())
+    nb.cells[2].outputs.append(nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=[]))
+    nb.cells[2].outputs.append(nbformat.v4.new_output("stream", name="stderr", text="[W] Warning: odd\n"))
+    nb.cells[2].outputs.append(
+        nbformat.v4.new_output("display_data", data={"text/plain": "saved /home/me/x.csv", "image/png": "AAA/usr/x"})
+    )
+    nb.cells[0].source += " See /work/main/data."
+    found = clean.problems(nb)
+    assert len(found) == 4, found
+    assert any("error output (RuntimeError)" in f for f in found)
+    assert any("warning on stderr: [W] Warning: odd" in f for f in found)
+    assert any("machine path in an output: /home/m" in f for f in found)
+    assert any("cell 0 (markdown): machine path in its source: /work/m" in f for f in found)
 
 
 def test_every_py_has_its_ipynb_and_back():
