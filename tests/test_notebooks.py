@@ -185,12 +185,17 @@ def smoke_out(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
-    """One notebook at a time, in order, into one folder (later notebooks read earlier ones' CSVs)."""
+    """One notebook at a time, in order, into one folder (later notebooks read earlier ones' CSVs),
+    each followed by its worked solution (with the tiny model, reading the reference results)."""
     assert set(CPU_TABLES) == set(NAMES)
-    cmd = smoke_command(name, smoke_out)
+    cmd = smoke_command(name, smoke_out, solutions=True)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    if (ROOT / "solutions" / f"{name}.py").exists():
+        solution = nbformat.read(smoke_out / "solutions" / f"{name}.ipynb", as_version=4)
+        assert clean.problems(solution) == [], name
     nb = nbformat.read(smoke_out / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert clean.problems(nb) == [], name
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), f"{name}: not every cell ran"
     outputs = [o for c in code for o in c.outputs]
@@ -210,6 +215,20 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     assert timings.loc[name, "status"] == "ok"
 
 
+def test_a_smoke_run_writes_a_notebook_and_its_solution_clean(tmp_path):
+    proc = subprocess.run(smoke_command("00", tmp_path, solutions=True), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "[1/1] solutions/00_setup: ok in" in proc.stdout
+    for folder in ("notebooks", "solutions"):
+        nb = nbformat.read(tmp_path / folder / "00_setup.ipynb", as_version=4)
+        assert clean.problems(nb) == [], folder
+        assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), folder
+        params = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        assert params.startswith('SIZE = "tiny"  # '), "the parameters cell shows the values the run used"
+    timings = pd.read_csv(tmp_path / "data" / "run_all.csv")
+    assert timings["notebook"].tolist() == ["00_setup", "solution 00_setup"] and set(timings["status"]) == {"ok"}
+
+
 def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
     from tokgen_tools import runner
 
@@ -221,24 +240,3 @@ def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
 
 def test_every_solution_belongs_to_a_notebook():
     assert {p.stem for p in SOLUTIONS} <= set(NAMES)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("path", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
-def test_every_solution_runs_with_the_tiny_model(path, tmp_path):
-    """The worked solutions a teacher hands out keep working: executed with the tiny model."""
-    import papermill
-
-    from tokgen_tools.runner import SMOKE
-
-    cell = next(c.source for c in jupytext.read(path).cells if "parameters" in c.metadata.get("tags", []))
-    declared = re.findall(r"^([A-Z][A-Z0-9_]*) = ", cell, re.M)
-    parameters = {k: v for k, v in SMOKE.items() if k in declared}  # the smoke run's tiny sizes
-    out = tmp_path / path.with_suffix(".ipynb").name
-    papermill.execute_notebook(
-        str(path.with_suffix(".ipynb")), str(out), parameters=parameters, cwd=str(path.parent),
-        kernel_name="python3", progress_bar=False,
-    )  # fmt: skip
-    nb = nbformat.read(out, as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not any(o.get("output_type") == "error" for o in outputs)
