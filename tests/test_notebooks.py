@@ -91,6 +91,13 @@ def test_clean_drops_a_stderr_output_of_warnings_only_and_keeps_unchanged_values
     assert clean.clean(executed(values="")).cells[1].source == executed().cells[1].source  # nothing to write
 
 
+def test_clean_names_a_library_file_from_its_package_folder():
+    log = "W1123 frame.py:1994] function: 'forward' (/work/x/.venv/lib/python3.11/site-packages/a/b.py:765)\n"
+    nb = clean.clean(executed(stderr=log))
+    assert nb.cells[2].outputs[1].text == "W1123 frame.py:1994] function: 'forward' (site-packages/a/b.py:765)\n"
+    assert clean.problems(nb) == []
+
+
 def test_clean_problems_name_what_is_left():
     nb = clean.clean(executed())
     nb.cells[2].outputs.append(nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=[]))

@@ -27,6 +27,7 @@ MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home|opt|usr|tmp)/[\w.+-]|
 MACHINE_PATH_IN_PROSE = re.compile(r"(?<![\w.~-])/(?:work|root|home|opt|usr)/[\w.+-]|\bstaging-\w")
 WARNING = re.compile(r"^.*Warning.*\n?(?:[ \t]+.*\n?)*", re.M)  # a warning's line and its indented source lines
 IMAGES = {"image/png", "image/jpeg", "image/gif"}  # base64: letters, not paths
+INSTALLED = re.compile(r"/[^\s'\"()]*/((?:site|dist)-packages)/")  # where this machine installed a package
 
 
 def injected_values(nb) -> dict:
@@ -86,10 +87,16 @@ def without_warnings(text: str) -> str:
     return WARNING.sub("", text)
 
 
+def without_install_paths(text: str) -> str:
+    """A library's file named from its package folder: /x/.venv/lib/python3.12/site-packages/torch/a.py
+    -> site-packages/torch/a.py (a log line of torch names the file it comes from)."""
+    return INSTALLED.sub(r"\1/", text)
+
+
 def clean(nb, values: dict | None = None):
     """Make an executed notebook a reader's: the run's values (default: the injected cell's) in
     its parameters cell, no injected cell, no papermill or execution metadata, no warnings on
-    stderr. Changes `nb` in place and returns it."""
+    stderr, library files named from their package folder. Changes `nb` in place and returns it."""
     write_parameters(nb, injected_values(nb) if values is None else values)
     nb.cells = [c for c in nb.cells if INJECTED not in c.metadata.get("tags", [])]
     nb.metadata.pop("papermill", None)
@@ -98,6 +105,8 @@ def clean(nb, values: dict | None = None):
             cell.metadata.pop(key, None)
         if cell.cell_type == "code":
             for out in cell.outputs:
+                if out.get("output_type") == "stream":
+                    out.text = without_install_paths(out.text)
                 if out.get("output_type") == "stream" and out.get("name") == "stderr":
                     out.text = without_warnings(out.text)
             cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr" or o.text.strip()]

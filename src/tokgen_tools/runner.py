@@ -470,7 +470,7 @@ def main(argv=None) -> int:
     failed = [(n, r) for n, r in done if r["status"] != "ok"]
     print(f"run_all: {len(done) - len(failed)}/{len(done)} notebooks ok in {total:.0f} s")
     for n, r in failed:
-        print(f"  FAILED {n} at cell [{r['failed_cell']}]: {r['error']}")
+        print(f"  FAILED {n}{failure(r)}")
         print(f"         see {failed_notebook(out, n)} (the previous results are left in place)")
     return 1 if failed else 0
 
@@ -481,9 +481,15 @@ def run_logged(step: str, name: str, log: Path, newest: Path | None, run) -> dic
     print(f"{step} {name} ...", flush=True)
     with kernel_output_to(log), first_on_path(newest):
         row = run()
-    detail = f" at cell [{row['failed_cell']}]: {row['error']}" if row["status"] != "ok" else ""
+    detail = failure(row) if row["status"] != "ok" else ""
     print(f"{step} {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
     return row
+
+
+def failure(row: dict) -> str:
+    """How a failed run ended, as the runner prints it: " at cell [N]: error" (no cell when the
+    notebook ran but is not clean)."""
+    return (f" at cell [{row['failed_cell']}]" if row["failed_cell"] not in ("", None) else "") + f": {row['error']}"
 
 
 if __name__ == "__main__":
