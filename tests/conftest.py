@@ -20,6 +20,7 @@ def tiny():
     return tokgen.build_model("tiny", "cpu")
 
 
-def smoke_command(only: str, out) -> list[str]:
-    """The runner in smoke mode for notebooks `only` into `out`, as the tests start it."""
-    return [sys.executable, "-m", "tokgen_tools.runner", "--smoke", "--only", only, "--out", str(out), "--no-progress"]
+def smoke_command(only: str, out, solutions: bool = False) -> list[str]:
+    """The runner in smoke mode for notebooks `only` (and their solutions if asked) into `out`, as tests start it."""
+    cmd = [sys.executable, "-m", "tokgen_tools.runner", "--smoke", "--only", only, "--out", str(out), "--no-progress"]
+    return cmd if solutions else [*cmd, "--no-solutions"]

@@ -12,16 +12,106 @@ import pytest
 from conftest import smoke_command
 from papermill.translators import PythonTranslator
 
+from tokgen_tools import clean
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 NAMES = [p.stem for p in NOTEBOOKS]
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
+SOLUTIONS_IPYNB = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
+COMMITTED = sorted(  # every executed notebook the runner writes and we commit
+    [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "slice" / "notebooks").glob("*.ipynb"), *SOLUTIONS_IPYNB]
+)
 
 
 def cells(nb):
     return [
         (c.cell_type, c.source.strip()) for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])
     ]
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=[str(p.relative_to(ROOT)) for p in COMMITTED])
+def test_committed_notebook_is_clean(path):
+    """No injected cell, no papermill or execution metadata, no machine paths, no warnings, no errors."""
+    assert clean.problems(nbformat.read(path, as_version=4)) == [], "run: python -m tokgen_tools.clean " + str(path)
+
+
+def executed(stderr="", values='RESULTS_DIR = "/tmp/staging-01-x"\nRUNS = 5\nSEQ_LENS = [6, 12]\nEXTRA = "a"'):
+    """A synthetic notebook as papermill leaves it after a run with -p RUNS 5 -p SEQ_LENS [6, 12]."""
+    nb = nbformat.v4.new_notebook(metadata={"papermill": {"input_path": "/work/main/build/staging-01-x/a.ipynb"}})
+    run = {"papermill": {"duration": 0.1}, "execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 01 · toy\n\nRun `./run_all.sh --out /tmp/mine`.", metadata=dict(run)),
+        nbformat.v4.new_code_cell(
+            'RUNS = 3  # timed runs (the rule needs 6 or more)\nNAME = "a #b"  # a string with a hash\n'
+            'SEQ_LENS = [100, 200]  # sizes\nRESULTS_DIR = "../build/lab"  # where results go',
+            metadata={"tags": ["parameters"], **run},
+        ),
+        nbformat.v4.new_code_cell("# Parameters\n" + values, metadata={"tags": ["injected-parameters"], **run}),
+        nbformat.v4.new_code_cell("print(RUNS)", metadata=dict(run)),
+    ]
+    nb.cells[3].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="5\n"),
+        nbformat.v4.new_output("stream", name="stderr", text=stderr),
+    ]
+    return nb
+
+
+PROFILER_WARNING = (
+    "/opt/venv/lib/python3.12/site-packages/torch/profiler/profiler.py:224: UserWarning: Warning: Profiler clears "
+    "events at the end of each cycle.\n  _warn_once(\n"
+)
+
+
+def test_clean_writes_the_run_values_into_the_parameters_cell_and_drops_what_papermill_added():
+    nb = executed(stderr=PROFILER_WARNING + "a line the notebook wrote\n")
+    assert len(clean.problems(nb)) >= 6
+    clean.clean(nb)
+    assert clean.problems(nb) == []
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "code"]
+    assert nb.cells[1].source.splitlines() == [
+        "RUNS = 5  # timed runs (the rule needs 6 or more)",
+        'NAME = "a #b"  # a string with a hash',
+        "SEQ_LENS = [6, 12]  # sizes",
+        'RESULTS_DIR = "../build/lab"  # where results go',  # the runner's folder is not the reader's
+        'EXTRA = "a"  # set by this run',
+    ]
+    assert nb.cells[1].metadata == {"tags": ["parameters"]} and nb.cells[0].metadata == {}
+    assert "papermill" not in nb.metadata
+    assert [(o.name, o.text) for o in nb.cells[2].outputs] == [
+        ("stdout", "5\n"),
+        ("stderr", "a line the notebook wrote\n"),
+    ]
+
+
+def test_clean_drops_a_stderr_output_of_warnings_only_and_keeps_unchanged_values_as_written():
+    nb = clean.clean(executed(stderr=PROFILER_WARNING, values='RESULTS_DIR = ".."\nRUNS = 3'))
+    assert [o.name for o in nb.cells[2].outputs] == ["stdout"]
+    assert nb.cells[1].source.startswith("RUNS = 3  # timed runs (the rule needs 6 or more)\nNAME")
+    assert clean.clean(executed(values="")).cells[1].source == executed().cells[1].source  # nothing to write
+
+
+def test_clean_names_a_library_file_from_its_package_folder():
+    log = "W1123 frame.py:1994] function: 'forward' (/work/x/.venv/lib/python3.11/site-packages/a/b.py:765)\n"
+    nb = clean.clean(executed(stderr=log))
+    assert nb.cells[2].outputs[1].text == "W1123 frame.py:1994] function: 'forward' (site-packages/a/b.py:765)\n"
+    assert clean.problems(nb) == []
+
+
+def test_clean_problems_name_what_is_left():
+    nb = clean.clean(executed())
+    nb.cells[2].outputs.append(nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=[]))
+    nb.cells[2].outputs.append(nbformat.v4.new_output("stream", name="stderr", text="[W] Warning: odd\n"))
+    nb.cells[2].outputs.append(
+        nbformat.v4.new_output("display_data", data={"text/plain": "saved /home/me/x.csv", "image/png": "AAA/usr/x"})
+    )
+    nb.cells[0].source += " See /work/main/data."
+    found = clean.problems(nb)
+    assert len(found) == 4, found
+    assert any("error output (RuntimeError)" in f for f in found)
+    assert any("warning on stderr: [W] Warning: odd" in f for f in found)
+    assert any("machine path in an output: /home/m" in f for f in found)
+    assert any("cell 0 (markdown): machine path in its source: /work/m" in f for f in found)
 
 
 def test_every_py_has_its_ipynb_and_back():
@@ -102,12 +192,17 @@ def smoke_out(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
-    """One notebook at a time, in order, into one folder (later notebooks read earlier ones' CSVs)."""
+    """One notebook at a time, in order, into one folder (later notebooks read earlier ones' CSVs),
+    each followed by its worked solution (with the tiny model, reading the reference results)."""
     assert set(CPU_TABLES) == set(NAMES)
-    cmd = smoke_command(name, smoke_out)
+    cmd = smoke_command(name, smoke_out, solutions=True)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    if (ROOT / "solutions" / f"{name}.py").exists():
+        solution = nbformat.read(smoke_out / "solutions" / f"{name}.ipynb", as_version=4)
+        assert clean.problems(solution) == [], name
     nb = nbformat.read(smoke_out / "notebooks" / f"{name}.ipynb", as_version=4)
+    assert clean.problems(nb) == [], name
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), f"{name}: not every cell ran"
     outputs = [o for c in code for o in c.outputs]
@@ -127,6 +222,20 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     assert timings.loc[name, "status"] == "ok"
 
 
+def test_a_smoke_run_writes_a_notebook_and_its_solution_clean(tmp_path):
+    proc = subprocess.run(smoke_command("00", tmp_path, solutions=True), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "[1/1] solutions/00_setup: ok in" in proc.stdout
+    for folder in ("notebooks", "solutions"):
+        nb = nbformat.read(tmp_path / folder / "00_setup.ipynb", as_version=4)
+        assert clean.problems(nb) == [], folder
+        assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), folder
+        params = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        assert params.startswith('SIZE = "tiny"  # '), "the parameters cell shows the values the run used"
+    timings = pd.read_csv(tmp_path / "data" / "run_all.csv")
+    assert timings["notebook"].tolist() == ["00_setup", "solution 00_setup"] and set(timings["status"]) == {"ok"}
+
+
 def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
     from tokgen_tools import runner
 
@@ -138,24 +247,3 @@ def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
 
 def test_every_solution_belongs_to_a_notebook():
     assert {p.stem for p in SOLUTIONS} <= set(NAMES)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("path", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
-def test_every_solution_runs_with_the_tiny_model(path, tmp_path):
-    """The worked solutions a teacher hands out keep working: executed with the tiny model."""
-    import papermill
-
-    from tokgen_tools.runner import SMOKE
-
-    cell = next(c.source for c in jupytext.read(path).cells if "parameters" in c.metadata.get("tags", []))
-    declared = re.findall(r"^([A-Z][A-Z0-9_]*) = ", cell, re.M)
-    parameters = {k: v for k, v in SMOKE.items() if k in declared}  # the smoke run's tiny sizes
-    out = tmp_path / path.with_suffix(".ipynb").name
-    papermill.execute_notebook(
-        str(path.with_suffix(".ipynb")), str(out), parameters=parameters, cwd=str(path.parent),
-        kernel_name="python3", progress_bar=False,
-    )  # fmt: skip
-    nb = nbformat.read(out, as_version=4)
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not any(o.get("output_type") == "error" for o in outputs)

@@ -1,5 +1,7 @@
 """Timeline arithmetic on a synthetic trace, the step window, ranges, the nsys entry point."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -94,3 +96,13 @@ def test_the_step_boundary_zoom_shades_every_gap_and_says_the_idle_share():
     assert len([p for p in ax.patches if p.get_facecolor()[0] == 1.0]) == 3  # three red spans
     assert [t.get_text() for t in ax.texts] == ["68 µs", "5 µs"]  # gaps under 5 µs are shaded, not labelled
     plt.close("all")
+
+
+def test_only_the_profilers_cycle_warning_is_silenced():
+    cycle = "Warning: Profiler clears events at the end of each cycle.Only events from the current cycle will be ..."
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with profiling._no_cycle_warning():
+            warnings.warn(cycle, UserWarning, stacklevel=1)
+            warnings.warn("another warning", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["another warning"]

@@ -1,5 +1,6 @@
 """run_all's command line: selection, parameters, clear errors."""
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -7,10 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
+import pandas as pd
 import pytest
 from conftest import smoke_command
 
-from tokgen_tools import runner
+from tokgen_tools import clean, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,6 +68,19 @@ def test_every_smoke_parameter_is_declared_by_some_notebook():
         (["--out", "/proc/x"], "run_all: cannot write to --out /proc/x"),
         (["--slice", "0"], "run_all: -p GPU_SMS: parameter GPU_SMS must be None (the whole GPU) or a positive"),
         (["--slice", "abc"], "GPU_SMS must be None (the whole GPU) or a positive number of SMs, got 'abc'"),
+        (
+            ["--only", "01", "-p", "RESULTS_DIR", "/tmp/x"],
+            "run_all: -p RESULTS_DIR: the runner sets the notebooks' folders; to write elsewhere, use --out DIR",
+        ),
+        (["--only", "09", "-p", "DATA_DIR", "x"], "-p DATA_DIR: the runner sets the notebooks' folders"),
+        (["--only", "09", "-p", "SLICE_RESULTS_DIR", "x"], "-p SLICE_RESULTS_DIR: the runner sets the notebooks'"),
+        (
+            ["--smoke", "--out", str(ROOT)],
+            f"run_all: --out {ROOT} holds the reference results, which a smoke run does not replace: choose another "
+            "--out, or give --replace-reference",
+        ),
+        (["--smoke", "--out", str(ROOT / "slice")], f"--out {ROOT / 'slice'} holds the reference results"),
+        (["--smoke", "--out", str(ROOT / "data" / "x")], f"--out {ROOT / 'data' / 'x'} holds the reference results"),
     ],
 )
 def test_run_all_rejects_bad_arguments_with_one_line(args, message):
@@ -73,6 +89,41 @@ def test_run_all_rejects_bad_arguments_with_one_line(args, message):
     assert message in proc.stderr
     said = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
     assert len(said) == 1 and "Traceback" not in proc.stderr  # argparse adds its usage lines above
+
+
+def test_without_a_gpu_the_smoke_fallback_does_not_write_into_the_repository():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("checks the CPU fallback")
+    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--out", "."], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "running the smoke mode" in proc.stdout
+    assert proc.stderr.splitlines() == [
+        f"run_all: --out {ROOT} holds the reference results, which a smoke run does not replace: choose another "
+        "--out, or give --replace-reference"
+    ]
+
+
+def test_smoke_runs_write_below_build_smoke_unless_told_otherwise():
+    build = ROOT / "build" / "smoke"
+    assert runner.output_folder(None, smoke=True, slice_run=False) == build
+    assert runner.output_folder(None, smoke=True, slice_run=True) == build / "slice"  # the CPU fallback of --slice
+    assert runner.output_folder(None, smoke=False, slice_run=True) == ROOT / "slice"
+    assert runner.output_folder(None, smoke=False, slice_run=False) == ROOT
+    assert runner.output_folder(Path("/tmp/mine"), smoke=True, slice_run=True) == Path("/tmp/mine")
+    for folder in [ROOT, ROOT / "slice", ROOT / "data", ROOT / "figures" / "x", ROOT / "notebooks", ROOT / "solutions"]:
+        assert runner.holds_reference(folder), folder
+    for folder in [ROOT / "build" / "smoke", ROOT / "build" / "smoke" / "slice", ROOT / "build", Path("/tmp/mine")]:
+        assert not runner.holds_reference(folder), folder
+
+
+def test_replacing_the_reference_with_smoke_results_is_said_in_one_line(capsys):
+    runner.guard_reference(ROOT / "slice", smoke=True, replace=True)
+    assert capsys.readouterr().out.splitlines() == [
+        f"run_all: smoke results (tiny model) replace the reference ones in {ROOT / 'slice'} (--replace-reference)"
+    ]
+    runner.guard_reference(ROOT, smoke=False, replace=False)  # the reference run itself
+    with pytest.raises(runner.RunError, match="holds the reference results"):
+        runner.guard_reference(ROOT / "figures", smoke=True, replace=False)
 
 
 def test_help_answers_at_once():
@@ -113,6 +164,8 @@ def test_smoke_failures_are_kept_where_the_readme_says():
     assert runner.failed_notebook(ROOT, "01_naive") == ROOT / "build/failed/01_naive/notebooks/01_naive.ipynb"
     smoke = ROOT / "build" / "smoke"
     assert runner.failed_notebook(smoke, "01_naive") == smoke / "failed/01_naive/notebooks/01_naive.ipynb"
+    solution = runner.failed_notebook(ROOT, "solutions/01_naive")
+    assert solution == ROOT / "build/failed/solutions/01_naive/solutions/01_naive.ipynb"
     assert "`build/failed/NAME/`" in readme and "`build/smoke/failed/NAME/`" in readme
 
 
@@ -170,6 +223,98 @@ def test_a_failed_notebook_leaves_the_previous_results_in_place(tmp_path, monkey
     assert (out / "figures" / "99_toy.svg").exists() and (out / "notebooks" / "99_toy.ipynb").exists()
     assert not list(out.glob("staging-*"))  # no staging folder left behind
     assert not kept.exists()  # nor the failure this success replaced
+
+
+TOY_SOLUTION = """# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+SIZE = "gpt2"  # the model
+FAIL = False  # raise after reading the table
+DATA_DIR = ".."  # the results read: <DATA_DIR>/data/99_toy.csv
+
+# %%
+from pathlib import Path
+
+print(SIZE, (Path(DATA_DIR) / "data" / "99_toy.csv").read_text().strip())
+(Path(DATA_DIR) / "data" / "99_solution.csv").write_text("stays in the staging folder\\n")
+if FAIL:
+    raise RuntimeError("boom")
+"""
+
+
+def toy_repository(root: Path, monkeypatch, notebook: str = TOY, solution: str = TOY_SOLUTION) -> Path:
+    """A repository with one toy notebook, its solution and committed results, as the runner's ROOT."""
+    for folder in ("notebooks", "solutions", "data", "figures"):
+        (root / folder).mkdir(parents=True)
+    (root / "notebooks" / "99_toy.py").write_text(notebook)
+    (root / "solutions" / "99_toy.py").write_text(solution)
+    committed = {
+        "data/99_toy.csv": "reference\n",
+        "data/run_all.csv": "notebook,status\n99_toy,ok\n",
+        "figures/99_toy.svg": "<svg/>",
+        "notebooks/99_toy.ipynb": "{}",
+        "solutions/99_toy.ipynb": "{}",
+    }
+    for name, text in committed.items():
+        (root / name).write_text(text)
+    monkeypatch.setattr(runner, "ROOT", root)
+    monkeypatch.setattr(runner, "NOTEBOOKS", root / "notebooks")
+    monkeypatch.setattr(runner, "SOLUTIONS", root / "solutions")
+    return root
+
+
+def snapshot(root: Path) -> dict:
+    """Every file below `root` but build/ (staging, failures, logs), by its content's hash."""
+    files = (p for p in root.rglob("*") if p.is_file() and "build" not in p.relative_to(root).parts)
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+@pytest.mark.parametrize("failing", ["notebook", "solution"])
+def test_a_failed_run_leaves_the_committed_files_byte_identical(tmp_path, monkeypatch, capsys, failing):
+    notebook, solution = (
+        (TOY.replace("FAIL = False", "FAIL = True"), TOY_SOLUTION)
+        if failing == "notebook"
+        else (TOY, TOY_SOLUTION.replace("FAIL = False", "FAIL = True"))
+    )
+    root = toy_repository(tmp_path / "repo", monkeypatch, notebook, solution)
+    before = snapshot(root)
+    code = runner.main(["--smoke", "--only", "99", "--out", str(root), "--replace-reference", "--no-progress"])
+    said = capsys.readouterr().out
+    assert code == 1 and "replace the reference ones" in said
+    if failing == "notebook":
+        assert snapshot(root) == before and "FAILED 99_toy at cell" in said
+    else:  # the notebook's results are promoted, its solution's notebook and its row are left as they were
+        after = snapshot(root)
+        assert after["solutions/99_toy.ipynb"] == before["solutions/99_toy.ipynb"]
+        assert "FAILED solutions/99_toy at cell" in said
+        assert pd.read_csv(root / "data" / "run_all.csv")["notebook"].tolist() == ["99_toy"]
+        assert runner.failed_notebook(root, "solutions/99_toy").exists()
+    assert not list((root / "build").glob("staging-*"))
+
+
+def test_a_notebook_and_its_solution_are_written_clean_and_the_solution_reads_the_staging_copy(tmp_path, monkeypatch):
+    root, out = toy_repository(tmp_path / "repo", monkeypatch), tmp_path / "out"
+    (out / "data").mkdir(parents=True)  # the toy notebook writes into it
+    assert runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress"]) == 0
+    solution = nbformat.read(out / "solutions" / "99_toy.ipynb", as_version=4)
+    assert clean.problems(solution) == [] and clean.problems(nbformat.read(out / "notebooks" / "99_toy.ipynb", 4)) == []
+    assert solution.cells[0].source.startswith('SIZE = "tiny"  # the model')  # the smoke size it ran with
+    assert solution.cells[1].outputs[0].text == "tiny reference\n"  # a smoke run's solution reads the reference
+    assert pd.read_csv(out / "data" / "run_all.csv")["notebook"].tolist() == ["99_toy", "solution 99_toy"]
+    assert not (out / "data" / "99_solution.csv").exists() and not (root / "data" / "99_solution.csv").exists()
+
+    (out / "data" / "99_toy.csv").write_text("this run's\n")  # a reference run's solution reads that run's data
+    row = runner.run_solution("99_toy", out, {"DATA_DIR": ".."}, progress=False, data_from=out)
+    assert row["status"] == "ok" and row["notebook"] == "solution 99_toy"
+    solution = nbformat.read(out / "solutions" / "99_toy.ipynb", as_version=4)
+    assert solution.cells[1].outputs[0].text == "gpt2 this run's\n"
+    assert not list(out.glob("staging-*")) and not (out / "data" / "99_solution.csv").exists()
 
 
 def test_the_build_folder_is_made_when_the_output_is_the_repository(tmp_path, monkeypatch):

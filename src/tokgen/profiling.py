@@ -7,6 +7,7 @@ Readers with Nsight Systems use the same two callbacks with `torch.cuda.profiler
 (notebook 06, section 4).
 """
 
+import contextlib
 import gzip
 import json
 import os
@@ -23,6 +24,15 @@ try:
     import nvtx
 except ImportError:  # nvtx is optional at run time: the torch.profiler ranges still work
     nvtx = None
+
+
+@contextlib.contextmanager
+def _no_cycle_warning():
+    """Silence torch.profiler's "Profiler clears events at the end of each cycle" UserWarning
+    (some torch versions give it for every profiler, cycles or not; ours have none), and only it."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Warning: Profiler clears events", category=UserWarning)
+        yield
 
 
 class StepWindow:
@@ -114,12 +124,13 @@ def profile_steps(
         if ranges is not None:
             ranges(step)
 
-    try:
-        run(on_step)
-    finally:
-        if ranges is not None:
-            ranges.finish()
-        window.finish()
+    with _no_cycle_warning():  # prof.start() runs inside run(), at the window's first step
+        try:
+            run(on_step)
+        finally:
+            if ranges is not None:
+                ranges.finish()
+            window.finish()
     raw = Path(os.environ.get("TMPDIR", "/tmp")) / f"tokgen_trace_{os.getpid()}.json"
     prof.export_chrome_trace(str(raw))
     trace = json.loads(raw.read_text())
@@ -245,7 +256,7 @@ def gpu_busy_ms(run) -> float:
     whether a run is host-bound (the GPU mostly idle) or GPU-bound (notebook 01_naive)."""
     require_cuda("measuring GPU busy time")
     synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    with _no_cycle_warning(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         run()
         synchronize()
     spans = [
@@ -276,7 +287,7 @@ def count_syncs(run) -> dict:
     debug = sum("synchroniz" in str(w.message) for w in caught)
     synchronize()
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
+    with _no_cycle_warning(), torch.profiler.profile(activities=activities) as prof:
         run()
         synchronize()
     names = Counter(e.name for e in prof.events())

@@ -6,11 +6,14 @@
     python -m tokgen_tools.runner --slice             # notebooks 01-08 on an L40S-class slice, into slice/
 
 The notebooks' source of truth is the jupytext file notebooks/NN_name.py; each run writes the
-executed notebook, the CSVs under <out>/data and the figures under <out>/figures. A failing
-notebook does not stop the others; the failures are listed at the end and the exit code is 1.
-A notebook runs in a staging copy of <out>: what it writes replaces the previous results only
-once it has finished, so a failed or interrupted run leaves them as they were. A failed
-notebook is kept in build/failed/NAME (with --out or --smoke: <out>/failed/NAME).
+executed notebook, the CSVs under <out>/data and the figures under <out>/figures, then runs the
+notebook's worked solution (solutions/NN_name.py) into <out>/solutions. A failing notebook does
+not stop the others; the failures are listed at the end and the exit code is 1. A notebook runs
+in a staging copy of <out>: what it writes replaces the previous results only once it has
+finished and been cleaned for its readers (tokgen_tools.clean), so a failed or interrupted run
+leaves them as they were. A failed notebook is kept in build/failed/NAME (with --out or --smoke:
+<out>/failed/NAME). A smoke run never writes into the committed reference folders unless told to
+(--replace-reference).
 """
 
 import argparse
@@ -34,8 +37,11 @@ import pandas as pd
 
 from tokgen.params import ParameterError, check
 from tokgen.results import ROOT, data_dir, environment
+from tokgen_tools import clean
 
 NOTEBOOKS = ROOT / "notebooks"
+SOLUTIONS = ROOT / "solutions"  # solutions/NN_name.py: the worked solutions to notebook NN's exercises
+REFERENCE = ("data", "figures", "notebooks", "slice", "solutions")  # the committed results' folders
 SLICE_NOTEBOOKS = [f"{n:02d}" for n in range(1, 9)]  # the article's experiments (09 shows both regimes)
 # On 8 SMs one N = 400 generation takes 7.6 s (kv_dynamic) to 8.5 s (kv_static), a naive one minutes, and
 # B = 256 in 08 about 5 s; the slice's run at the whole GPU's sizes took 30 min (ae743e8). These sizes
@@ -100,7 +106,12 @@ def select(only: list[str]) -> list[str]:
 
 def declared_parameters(name: str) -> list[str]:
     """The names in a notebook's parameters cell, read from its jupytext file."""
-    text = (NOTEBOOKS / f"{name}.py").read_text()
+    return declared_in(NOTEBOOKS / f"{name}.py")
+
+
+def declared_in(path: Path) -> list[str]:
+    """The names in the parameters cell of the jupytext file `path` (a notebook or a solution)."""
+    text = path.read_text()
     cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)(?=\n# %%|\Z)', text, re.S)
     return re.findall(r"^([A-Z][A-Z0-9_]*) = ", cell.group(1), re.M) if cell else []
 
@@ -111,6 +122,8 @@ def checked_parameters(pairs: list[tuple[str, str]], names: list[str]) -> dict:
     declared = sorted({p for n in names for p in declared_parameters(n)})
     params = {}
     for name, value in pairs:
+        if name in clean.FOLDERS:  # a folder outside the staging copy would be written before the run ends
+            raise RunError(f"-p {name}: the runner sets the notebooks' folders; to write elsewhere, use --out DIR")
         if name not in declared:
             raise RunError(f"-p {name}: no selected notebook has this parameter; they have: {', '.join(declared)}")
         try:
@@ -164,14 +177,49 @@ def first_on_path(folder: Path | None):
             os.environ["PYTHONPATH"] = saved
 
 
+def output_folder(out: Path | None, smoke: bool, slice_run: bool) -> Path:
+    """Where a run writes: --out if given; else the repository (a slice run: slice/), and for a
+    smoke run build/smoke (a slice run's: build/smoke/slice), never the reference folders."""
+    if out is None:
+        smoke_out = ROOT / "build" / "smoke"
+        out = (smoke_out / "slice" if slice_run else smoke_out) if smoke else (SLICE_OUT if slice_run else ROOT)
+    return out.resolve()
+
+
+def holds_reference(out: Path) -> bool:
+    """Whether <out> is the repository itself or lies in one of its committed results' folders."""
+    root = ROOT.resolve()
+    return out == root or any(out == root / d or root / d in out.parents for d in REFERENCE)
+
+
+def guard_reference(out: Path, smoke: bool, replace: bool) -> None:
+    """A smoke run (tiny model, numbers that measure nothing) writes over the reference results
+    only when asked to with --replace-reference, and then says so."""
+    if not (smoke and holds_reference(out)):
+        return
+    if not replace:
+        raise RunError(
+            f"--out {out} holds the reference results, which a smoke run does not replace: "
+            "choose another --out, or give --replace-reference"
+        )
+    print(f"run_all: smoke results (tiny model) replace the reference ones in {out} (--replace-reference)")
+
+
 def work_dir(out: Path) -> Path:
     """Where staging copies and failed notebooks go: build/ in the repository, else <out> itself."""
     return out / "build" if out == ROOT else out
 
 
 def failed_notebook(out: Path, name: str) -> Path:
-    """Where a failed run of notebook `name` is kept."""
-    return work_dir(out) / "failed" / name / "notebooks" / f"{name}.ipynb"
+    """Where a failed run of notebook `name` (or of its solution, "solutions/NAME") is kept."""
+    folder, _, stem = name.rpartition("/")
+    return work_dir(out) / "failed" / name / (folder or "notebooks") / f"{stem}.ipynb"
+
+
+def solution_of(name: str) -> Path | None:
+    """Notebook `name`'s worked solution, solutions/<name>.py, if it has one."""
+    path = SOLUTIONS / f"{name}.py"
+    return path if path.exists() else None
 
 
 def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict:
@@ -182,19 +230,36 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
     Only if it succeeds do its notebook, CSVs and figures replace those in <out>; a failed one
     is kept for inspection (`failed_notebook`), and an interrupted one changes nothing.
     """
+    return execute(NOTEBOOKS / f"{name}.py", name, out, parameters, progress, data_from=out)
+
+
+def run_solution(name: str, out: Path, parameters: dict, progress: bool, data_from: Path) -> dict:
+    """Execute notebook `name`'s solution the same way into <out>/solutions/<name>.ipynb; its
+    DATA_DIR ".." is the staging copy of <data_from>/data. Only the executed notebook is kept:
+    what a solution writes (its own tables, snapshots) stays in the staging folder."""
+    row = execute(SOLUTIONS / f"{name}.py", f"solutions/{name}", out, parameters, progress, data_from)
+    return row | {"notebook": f"solution {name}"}  # its row in run_all.csv
+
+
+def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool, data_from: Path) -> dict:
+    """Execute the jupytext file `source` as <out>/<folder>/<stem>.ipynb (`name`: "stem" for
+    notebooks/, "solutions/stem") in a staging folder with a copy of <data_from>/data; on success,
+    clean it and promote it (a notebook: with everything it wrote); returns its status row."""
     import jupytext
     import papermill
 
-    declared = declared_parameters(name)
+    folder, _, stem = name.rpartition("/")
+    folder = folder or "notebooks"
+    declared = declared_in(source)
     params = {k: v for k, v in parameters.items() if k in declared}
     work_dir(out).mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f"staging-{name}-", dir=work_dir(out)))
+    stage = Path(tempfile.mkdtemp(prefix=f"staging-{name.replace('/', '-')}-", dir=work_dir(out)))
     try:
-        if (out / "data").is_dir():
-            shutil.copytree(out / "data", stage / "data")
-        target = stage / "notebooks" / f"{name}.ipynb"
+        if (data_from / "data").is_dir():
+            shutil.copytree(data_from / "data", stage / "data")
+        target = stage / folder / f"{stem}.ipynb"
         target.parent.mkdir(parents=True)
-        jupytext.write(jupytext.read(NOTEBOOKS / f"{name}.py"), target)
+        jupytext.write(jupytext.read(source), target)
         started = time.time()
         row = {"notebook": name, "status": "ok", "failed_cell": "", "error": "", "parameters": json.dumps(params)}
         try:
@@ -211,11 +276,13 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
             row.update(status="failed", failed_cell=err.exec_count, error=f"{err.ename}: {first}"[:300])
         except Exception as err:  # noqa: BLE001 - a kernel that dies must not stop the other notebooks
             row.update(status="failed", error=f"{type(err).__name__}: {err}".splitlines()[0][:300])
+        if row["status"] == "ok":
+            row.update(tidy(target))
         row["seconds"] = round(time.time() - started, 1)
         failed = failed_notebook(out, name).parents[1]
         shutil.rmtree(failed, ignore_errors=True)  # a previous failure of this notebook is stale either way
         if row["status"] == "ok":
-            promote(stage, out)
+            promote(stage, out, only=None if folder == "notebooks" else [target])
         else:
             failed.parent.mkdir(parents=True, exist_ok=True)
             stage.rename(failed)
@@ -224,9 +291,21 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def promote(stage: Path, out: Path) -> None:
-    """Copy what a finished notebook wrote (new or changed files) from its staging folder into <out>."""
-    for path in sorted(stage.rglob("*")):
+def tidy(path: Path) -> dict:
+    """Clean the executed notebook at `path` for its readers (tokgen_tools.clean); what cleaning
+    cannot fix (an absolute path in an output, a warning it cannot tell) fails the notebook."""
+    import nbformat
+
+    nb = clean.clean(nbformat.read(path, as_version=4))
+    nbformat.write(nb, path)
+    left = clean.problems(nb)
+    return {"status": "failed", "error": f"not clean ({len(left)} problems): {left[0]}"[:300]} if left else {}
+
+
+def promote(stage: Path, out: Path, only: list[Path] | None = None) -> None:
+    """Copy what a finished notebook wrote (new or changed files; or just the files `only`) from its
+    staging folder into <out>."""
+    for path in sorted(stage.rglob("*")) if only is None else only:
         dest = out / path.relative_to(stage)
         if path.is_file() and not (dest.exists() and filecmp.cmp(path, dest, shallow=False)):
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -234,7 +313,11 @@ def promote(stage: Path, out: Path) -> None:
 
 
 def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
-    """data/run_all.csv: one row per notebook of the latest run of each (wall time, status)."""
+    """data/run_all.csv: one row per notebook (and solution) of its latest successful run (wall
+    time, parameters); a failure leaves the previous row as it was, like the previous results."""
+    rows = [r for r in rows if r["status"] == "ok"]
+    if not rows:
+        return
     path = data_dir(out) / "run_all.csv"
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     new = pd.DataFrame([{**environment(), **r, "smoke": smoke, "finished_at": stamp} for r in rows])
@@ -297,9 +380,19 @@ def parser() -> argparse.ArgumentParser:
                    "chose) into slice/")  # fmt: skip
     p.add_argument("--newest-transformers", type=Path, metavar="DIR",
                    help=f"a folder with {NEWEST_SPEC} for notebook 14 (default: pip, into build/)")  # fmt: skip
+    p.add_argument("--no-solutions", action="store_true",
+                   help="do not run each notebook's worked solution (solutions/NN_name.py) after it")  # fmt: skip
+    p.add_argument("--replace-reference", action="store_true",
+                   help="let a smoke run (or the CPU fallback) replace the repository's reference results")  # fmt: skip
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
     p.add_argument("--no-progress", action="store_true", help="no papermill progress bars")
     return p
+
+
+def cuda_available() -> bool:
+    import torch  # only once the arguments are checked: --help and mistakes answer at once
+
+    return torch.cuda.is_available()
 
 
 def main(argv=None) -> int:
@@ -315,64 +408,88 @@ def main(argv=None) -> int:
         if args.slice:
             sms = chosen_slice() if args.slice == "chosen" else args.slice
             args.parameter.append(("GPU_SMS", str(sms)))
-            args.out = args.out or SLICE_OUT
         user = checked_parameters(args.parameter, names)
-        import torch  # after the arguments are checked: --help and mistakes answer at once
-
-        cuda = torch.cuda.is_available()
-        smoke = args.smoke
-        if not smoke and not cuda:
+        smoke = args.smoke or not cuda_available()  # with --smoke, a refusal below answers before torch loads
+        if smoke and not args.smoke:
             print(
                 "run_all: no CUDA GPU here, so running the smoke mode (tiny model, CPU) instead of the reference run."
             )
-            smoke = True
-        out = (args.out or (ROOT / "build" / "smoke" if smoke else ROOT)).resolve()
+        out = output_folder(args.out, smoke, slice_run=bool(args.slice))
+        guard_reference(out, smoke, args.replace_reference)
         prepare_out(out)
         newest = newest_transformers(args.newest_transformers) if NEWEST & set(names) else None
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
+    cuda = cuda_available()
     # the notebooks' own default, build/lab, keeps a JupyterLab reader from overwriting the reference
     # results; the runner writes into its staging copy of <out> (RESULTS_DIR "..": see run_notebook)
-    parameters = {"RESULTS_DIR": "..", "DATA_DIR": ".."}
-    parameters |= dict(SMOKE) if smoke else {"SLICE_RESULTS_DIR": str(SLICE_OUT)}  # staging copies only data/
-    if smoke:
-        parameters["DEVICE"] = "cuda" if cuda else "cpu"
-        if not cuda:
-            parameters["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
+    sizes = dict(SMOKE, DEVICE="cuda" if cuda else "cpu") if smoke else {}
+    if smoke and not cuda:
+        sizes["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
+    parameters = {"RESULTS_DIR": "..", "DATA_DIR": ".."} | sizes
+    if not smoke:
+        parameters["SLICE_RESULTS_DIR"] = str(SLICE_OUT)  # staging copies only data/
+    # Solutions take the run's sizes, not -p (their names may mean other sizes), and read the staging
+    # copy of the run's data; a smoke run's read the reference results, as a CPU writes no CUDA tables.
+    # A slice run has none: solutions do not take GPU_SMS.
+    solutions = {"DATA_DIR": ".."} | sizes if not (args.no_solutions or args.slice) else None
+    solution_data = ROOT if smoke else out
 
     log = work_dir(out) / "kernels.log"
     print(f"run_all: {len(names)} notebook(s) -> {out}{' (smoke)' if smoke else ''}; kernel logs: {log}", flush=True)
-    rows = []
+    done = []  # (name as shown, status row)
     for i, name in enumerate(names, 1):
-        print(f"[{i}/{len(names)}] {name} ...", flush=True)
+        step, current = f"[{i}/{len(names)}]", name
+        params = notebook_parameters(name, parameters, user, slice_run=bool(args.slice) and not smoke)
         try:
-            with kernel_output_to(log), first_on_path(newest if name in NEWEST else None):
-                params = notebook_parameters(name, parameters, user, slice_run=bool(args.slice) and not smoke)
-                row = run_notebook(name, out, params, progress=not args.no_progress)
+            run = lambda: run_notebook(name, out, params, progress=not args.no_progress)
+            row = run_logged(step, name, log, newest if name in NEWEST else None, run)
             if name in NEWEST:  # the kernel's transformers, not this process's
                 found = importlib.metadata.distributions(name="transformers", path=[str(newest)])
                 row["transformers"] = next((d.version for d in found), "unknown")
+            record_timings([row], out, smoke)
+            done.append((name, row))
+            if solutions is not None and row["status"] == "ok" and solution_of(name):
+                current = f"solutions/{name}"
+                run = lambda: run_solution(name, out, solutions, not args.no_progress, solution_data)
+                row = run_logged(step, current, log, None, run)
+                record_timings([row], out, smoke)
+                done.append((current, row))
         except KeyboardInterrupt:
-            done = ", ".join(r["notebook"] for r in rows) or "none"
+            left = names[i - 1 :] if current == name else names[i:]
             print(
-                f"\nrun_all: interrupted during {name}; finished: {done}; not run: {', '.join(names[i - 1 :])}. "
-                f"{name}'s partial output was discarded; the results in {out} are those of the finished notebooks.",
+                f"\nrun_all: interrupted during {current}; finished: {', '.join(n for n, _ in done) or 'none'}; "
+                f"not run: {', '.join(left) or 'none'}. {current}'s partial output was discarded; "
+                f"the results in {out} are those of the finished notebooks.",
                 file=sys.stderr,
                 flush=True,
             )
             return 130
-        rows.append(row)
-        detail = f" at cell [{row['failed_cell']}]: {row['error']}" if row["status"] != "ok" else ""
-        print(f"[{i}/{len(names)}] {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
-        record_timings([row], out, smoke)
-    total = sum(r["seconds"] for r in rows)
-    failed = [r for r in rows if r["status"] != "ok"]
-    print(f"run_all: {len(rows) - len(failed)}/{len(rows)} notebooks ok in {total:.0f} s")
-    for r in failed:
-        print(f"  FAILED {r['notebook']} at cell [{r['failed_cell']}]: {r['error']}")
-        print(f"         see {failed_notebook(out, r['notebook'])} (the previous results are left in place)")
+    total = sum(r["seconds"] for _, r in done)
+    failed = [(n, r) for n, r in done if r["status"] != "ok"]
+    print(f"run_all: {len(done) - len(failed)}/{len(done)} notebooks ok in {total:.0f} s")
+    for n, r in failed:
+        print(f"  FAILED {n}{failure(r)}")
+        print(f"         see {failed_notebook(out, n)} (the previous results are left in place)")
     return 1 if failed else 0
+
+
+def run_logged(step: str, name: str, log: Path, newest: Path | None, run) -> dict:
+    """`run()` with the kernels' stderr sent to `log` (and `newest` first on their path), between a
+    line that says it starts and one that says how it ended."""
+    print(f"{step} {name} ...", flush=True)
+    with kernel_output_to(log), first_on_path(newest):
+        row = run()
+    detail = failure(row) if row["status"] != "ok" else ""
+    print(f"{step} {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
+    return row
+
+
+def failure(row: dict) -> str:
+    """How a failed run ended, as the runner prints it: " at cell [N]: error" (no cell when the
+    notebook ran but is not clean)."""
+    return (f" at cell [{row['failed_cell']}]" if row["failed_cell"] not in ("", None) else "") + f": {row['error']}"
 
 
 if __name__ == "__main__":
