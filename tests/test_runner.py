@@ -105,11 +105,12 @@ def test_without_a_gpu_the_smoke_fallback_does_not_write_into_the_repository():
 
 def test_smoke_runs_write_below_build_smoke_unless_told_otherwise():
     build = ROOT / "build" / "smoke"
-    assert runner.output_folder(None, smoke=True, slice_run=False) == build
-    assert runner.output_folder(None, smoke=True, slice_run=True) == build / "slice"  # the CPU fallback of --slice
-    assert runner.output_folder(None, smoke=False, slice_run=True) == ROOT / "slice"
-    assert runner.output_folder(None, smoke=False, slice_run=False) == ROOT
-    assert runner.output_folder(Path("/tmp/mine"), smoke=True, slice_run=True) == Path("/tmp/mine")
+    assert runner.output_folder(None, smoke=True) == build
+    assert runner.output_folder(None, smoke=True, sms=8) == build / "slice" / "sm8"  # the CPU fallback of --slice
+    assert runner.output_folder(None, smoke=False, sms=16) == ROOT / "slice" / "sm16"
+    assert runner.output_folder(None, smoke=False) == ROOT
+    assert runner.output_folder(Path("/tmp/mine"), smoke=True, sms=8) == Path("/tmp/mine")
+    assert runner.output_folder(Path("/tmp/mine"), smoke=False, sms=8, several=True) == Path("/tmp/mine/sm8")
     for folder in [ROOT, ROOT / "slice", ROOT / "data", ROOT / "figures" / "x", ROOT / "notebooks", ROOT / "solutions"]:
         assert runner.holds_reference(folder), folder
     for folder in [ROOT / "build" / "smoke", ROOT / "build" / "smoke" / "slice", ROOT / "build", Path("/tmp/mine")]:
@@ -347,10 +348,16 @@ def test_slice_sizes_name_declared_parameters_with_valid_values():
     assert runner.SLICE_SIZES["01_naive"]["SEQ_LENS"] == runner.SLICE_SIZES["02_kv_cache"]["SEQ_LENS"]
 
 
-def test_slice_without_a_chosen_slice_says_how_to_choose_one(tmp_path, monkeypatch):
+def test_slice_runs_the_two_slices_notebook_13_found_around_the_l40s(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "ROOT", tmp_path)
     with pytest.raises(runner.RunError, match="run notebook 13 first, or name the SMs: --slice 8"):
-        runner.chosen_slice()
+        runner.bracketing_slices()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n8,591.0\n16,1135.0\n24,1635.0\n")
+    assert runner.bracketing_slices() == [8, 16]
+    (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n16,1135.0\n24,1635.0\n")
+    with pytest.raises(runner.RunError, match="no two measured slices bracket 864 GB/s"):
+        runner.bracketing_slices()
 
 
 def test_a_slice_on_a_machine_without_cuda_fails_the_notebook_with_one_line(tmp_path):

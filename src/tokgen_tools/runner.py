@@ -3,7 +3,7 @@
     python -m tokgen_tools.runner                     # every notebook, GPU, reference results in place
     python -m tokgen_tools.runner --smoke             # tiny model and sizes, CPU allowed, into build/smoke
     python -m tokgen_tools.runner --only 07 --only 08 -p BATCH_SIZE 16
-    python -m tokgen_tools.runner --slice             # notebooks 01-08 on an L40S-class slice, into slice/
+    python -m tokgen_tools.runner --slice             # notebooks 01-08 in the two slices that bracket the L40S
 
 The notebooks' source of truth is the jupytext file notebooks/NN_name.py; each run writes the
 executed notebook, the CSVs under <out>/data and the figures under <out>/figures, then runs the
@@ -139,13 +139,19 @@ def notebook_parameters(name: str, run: dict, user: dict, slice_run: bool) -> di
     return {**run, **(SLICE_SIZES.get(name, {}) if slice_run else {}), **user}
 
 
-def chosen_slice() -> int:
-    """The SM count notebook 13 chose as the L40S-class slice (data/13_slices.csv, column `chosen`)."""
+def bracketing_slices() -> list[int]:
+    """The two SM counts whose copy bandwidths, measured by notebook 13 (data/13_slices.csv),
+    bracket the L40S's: what `--slice` without a number runs, one after the other."""
+    from tokgen.gpu_slice import bracketing  # torch: only once --slice asks for it
+
     path = ROOT / "data" / "13_slices.csv"
     if not path.exists():
-        raise RunError("--slice: no slice chosen yet: run notebook 13 first, or name the SMs: --slice 8")
+        raise RunError("--slice: no slices measured yet: run notebook 13 first, or name the SMs: --slice 8")
     rows = pd.read_csv(path)
-    return int(rows.loc[rows["chosen"].astype(bool), "gpu_sms"].iloc[0])
+    try:
+        return list(bracketing(dict(zip(rows["gpu_sms"].astype(int), rows["copy_gbs"]))))
+    except ValueError as err:
+        raise RunError(f"--slice: {err}") from None
 
 
 def newest_transformers(folder: Path | None) -> Path:
@@ -177,12 +183,15 @@ def first_on_path(folder: Path | None):
             os.environ["PYTHONPATH"] = saved
 
 
-def output_folder(out: Path | None, smoke: bool, slice_run: bool) -> Path:
-    """Where a run writes: --out if given; else the repository (a slice run: slice/), and for a
-    smoke run build/smoke (a slice run's: build/smoke/slice), never the reference folders."""
+def output_folder(out: Path | None, smoke: bool, sms: int | None = None, several: bool = False) -> Path:
+    """Where a run writes: --out if given (with several slices, its sm<N>/ for each); else the
+    repository, a slice run's into slice/sm<N>/, and for a smoke run build/smoke (a slice run's:
+    build/smoke/slice/sm<N>), never the reference folders."""
     if out is None:
-        smoke_out = ROOT / "build" / "smoke"
-        out = (smoke_out / "slice" if slice_run else smoke_out) if smoke else (SLICE_OUT if slice_run else ROOT)
+        base = ROOT / "build" / "smoke" if smoke else ROOT
+        out = base / "slice" / f"sm{sms}" if sms is not None else base
+    elif sms is not None and several:
+        out = out / f"sm{sms}"
     return out.resolve()
 
 
@@ -376,8 +385,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a parameter; VALUE is read as YAML, like papermill -y: 16, [1, 4, 16], cpu")  # fmt: skip
     p.add_argument("--slice", nargs="?", const="chosen", metavar="SMS",
-                   help="run notebooks 01-08 on a green-context slice of SMS SMs (default: the one notebook 13 "
-                   "chose) into slice/")  # fmt: skip
+                   help="run notebooks 01-08 in a green-context slice of SMS SMs, into slice/smSMS (default: "
+                   "in both slices whose bandwidths, measured by notebook 13, bracket the L40S's)")  # fmt: skip
     p.add_argument("--newest-transformers", type=Path, metavar="DIR",
                    help=f"a folder with {NEWEST_SPEC} for notebook 14 (default: pip, into build/)")  # fmt: skip
     p.add_argument("--no-solutions", action="store_true",
@@ -403,18 +412,29 @@ def main(argv=None) -> int:
     if args.list:
         print("\n".join(notebook_names()))
         return 0
+    if not args.slice:
+        return run(args, None)
     try:
-        names = select(args.only or (SLICE_NOTEBOOKS if args.slice else []))
-        if args.slice:
-            sms = chosen_slice() if args.slice == "chosen" else args.slice
-            args.parameter.append(("GPU_SMS", str(sms)))
-        user = checked_parameters(args.parameter, names)
+        sizes = bracketing_slices() if args.slice == "chosen" else [args.slice]
+    except RunError as err:
+        print(f"run_all: {err}", file=sys.stderr)
+        return 2
+    codes = [run(args, sms, several=len(sizes) > 1) for sms in sizes]  # one slice after the other
+    return max(codes)
+
+
+def run(args, sms, several: bool = False) -> int:
+    """One run of the selected notebooks: on the whole GPU (`sms` None) or in a slice of `sms` SMs."""
+    try:
+        names = select(args.only or (SLICE_NOTEBOOKS if sms is not None else []))
+        parameters_ = [*args.parameter, *([("GPU_SMS", str(sms))] if sms is not None else [])]
+        user = checked_parameters(parameters_, names)
         smoke = args.smoke or not cuda_available()  # with --smoke, a refusal below answers before torch loads
         if smoke and not args.smoke:
             print(
                 "run_all: no CUDA GPU here, so running the smoke mode (tiny model, CPU) instead of the reference run."
             )
-        out = output_folder(args.out, smoke, slice_run=bool(args.slice))
+        out = output_folder(args.out, smoke, None if sms is None else int(sms), several)
         guard_reference(out, smoke, args.replace_reference)
         prepare_out(out)
         newest = newest_transformers(args.newest_transformers) if NEWEST & set(names) else None
@@ -433,7 +453,7 @@ def main(argv=None) -> int:
     # Solutions take the run's sizes, not -p (their names may mean other sizes), and read the staging
     # copy of the run's data; a smoke run's read the reference results, as a CPU writes no CUDA tables.
     # A slice run has none: solutions do not take GPU_SMS.
-    solutions = {"DATA_DIR": ".."} | sizes if not (args.no_solutions or args.slice) else None
+    solutions = {"DATA_DIR": ".."} | sizes if not (args.no_solutions or sms is not None) else None
     solution_data = ROOT if smoke else out
 
     log = work_dir(out) / "kernels.log"
@@ -441,7 +461,7 @@ def main(argv=None) -> int:
     done = []  # (name as shown, status row)
     for i, name in enumerate(names, 1):
         step, current = f"[{i}/{len(names)}]", name
-        params = notebook_parameters(name, parameters, user, slice_run=bool(args.slice) and not smoke)
+        params = notebook_parameters(name, parameters, user, slice_run=sms is not None and not smoke)
         try:
             run = lambda: run_notebook(name, out, params, progress=not args.no_progress)
             row = run_logged(step, name, log, newest if name in NEWEST else None, run)
