@@ -27,14 +27,28 @@ def test_provenance_says_whether_the_results_are_one_run(tmp_path):
     one = readme.provenance(
         _run_all(tmp_path / "one", [{"notebook": n, "seconds": 60, "commit": "a" * 40} for n in names])
     )
-    assert f"one commit, {'a' * 12}: {len(names)} of {len(names)} notebooks ok" in one
+    assert f"one commit, {'a' * 12}: {len(names)} of {len(names)} notebook runs ok" in one
     assert f"{len(names):.1f} min in all" in one
-    assert "every notebook of the repository is in the table below" in one
+    assert "every notebook of the repository ran on the whole GPU" in one
 
     rows = [{"notebook": n, "seconds": 30, "commit": ("a" if i % 2 else "b") * 40} for i, n in enumerate(names[1:])]
     split = readme.provenance(_run_all(tmp_path / "split", rows))
-    assert "not one run yet: the notebooks below ran at 2 commits" in split
+    assert "not one run yet: these results come from 2 commits" in split
     assert f"not yet executed on a GPU: {names[0]}" in split
+
+
+def test_provenance_lists_each_notebooks_time_per_regime(tmp_path):
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    base = _run_all(tmp_path, [{"notebook": n, "seconds": 60, "commit": "a" * 40, "parameters": "{}"} for n in names])
+    _run_all(tmp_path / "slice" / "sm16", [
+        {"notebook": n, "seconds": 90, "commit": "a" * 40, "parameters": '{"GPU_SMS": 16, "SEQ_LENS": [50]}'}
+        for n in names[1:9]
+    ])  # fmt: skip
+    text = readme.provenance(base)
+    assert "| notebook | whole GPU (s) | 16 SMs (s) | timed runs per variant |" in text
+    assert f"| {names[1]} | 60 | 90 |" in text and f"| {names[0]} | 60 |  |" in text
+    assert f"per regime: whole GPU {len(names):.1f} min, 16 SMs 12.0 min" in text
+    assert f"16 SMs: sizes other than the whole GPU's: {names[1]} SEQ_LENS = [50]" in text
 
 
 def test_products_table_reads_12_products(tmp_path):
@@ -73,7 +87,7 @@ def test_each_committed_csv_comes_from_its_notebooks_recorded_run():
     results copied in without their run's row would be credited to another run."""
     import pandas as pd
 
-    for results in (ROOT / "data", ROOT / "slice" / "data"):
+    for results in (ROOT / "data", *sorted((ROOT / "slice").glob("sm*/data"))):
         runs = pd.read_csv(results / "run_all.csv", dtype=str).set_index("notebook")["commit"]
         for csv in sorted(results.glob("[0-9][0-9]_*.csv")):
             rows = pd.read_csv(csv, dtype=str)
@@ -96,32 +110,28 @@ def test_timed_seconds_sums_a_notebooks_timed_and_first_calls_only(tmp_path):
     assert readme.timed_seconds("05_torch_compile", tmp_path) == 0
 
 
-def test_budget_says_whether_a_run_is_within_the_goal():
-    import pandas as pd
-
-    quick = pd.DataFrame({"seconds": [60 * readme.BUDGET_MINUTES], "in timed runs (s)": [90]})
-    assert "within the 15-minute goal), of which 1.5 min in timed runs" in readme._budget(quick)
-    assert "over the 15-minute goal" in readme._budget(quick.assign(seconds=quick["seconds"] + 1))
+def test_budget_says_whether_a_run_is_within_the_hour():
+    assert "60.0 min in all (within the hour" in readme._budget(60.0, 20.0)
+    assert "61.0 min in all (over the hour" in readme._budget(61.0, 20.0)
 
 
-def test_slice_choice_names_the_chosen_slice_and_flags_a_near_tie(tmp_path):
+def test_slice_choice_names_the_two_slices_that_bracket_the_l40s(tmp_path):
     import pandas as pd
 
     data = tmp_path / "data"
     data.mkdir()
-
-    def choice(gbs_8, gbs_16):  # notebook 13 marks the slice closest to the L40S's 864 GB/s as chosen
-        chosen = [abs(gbs_8 - 864) <= abs(gbs_16 - 864), abs(gbs_8 - 864) > abs(gbs_16 - 864)]
-        slices = {"gpu_sms": [8, 16, 32], "copy_gbs": [gbs_8, gbs_16, 2018], "chosen": chosen + [False]}
-        pd.DataFrame(slices).to_csv(data / "13_slices.csv", index=False)
-        return readme.slice_choice(tmp_path)
-
-    tie = choice(591, 1135)  # 273 and 271 GB/s from the L40S's 864
-    assert "chose **16 SMs**" in tie and "near tie" in tie and "next closest is 8 SMs" in tie
-    clear = choice(700, 1135)
-    assert "chose **8 SMs**" in clear and "near tie" not in clear
-    pd.DataFrame({"gpu_sms": ["all", "16"]}).to_csv(data / "14_deferred_stop.csv", index=False)
-    assert "Notebook 14" in choice(700, 1135)  # 14 measured 16 SMs, not the chosen 8
-    assert "Notebook 14" not in choice(591, 1135)
+    pd.DataFrame({"gpu_sms": [8, 16, 32], "copy_gbs": [591, 1135, 2018]}).to_csv(data / "13_slices.csv", index=False)
+    text = readme.slice_choice(tmp_path)
+    assert "between **8 SMs (591 GB/s)** and **16 SMs (1,135 GB/s)**" in text and "slice/sm8/" in text
+    pd.DataFrame({"gpu_sms": ["all", "8"]}).to_csv(data / "14_deferred_stop.csv", index=False)
+    assert "Notebook 14 measured its own `SLICE_SMS`: 8 SMs" in readme.slice_choice(tmp_path)
+    pd.DataFrame({"gpu_sms": [16, 32], "copy_gbs": [1135, 2018]}).to_csv(data / "13_slices.csv", index=False)
+    assert readme.slice_choice(tmp_path) == readme.NOT_MEASURED  # nothing below the L40S: no bracket
     (data / "13_slices.csv").unlink()
     assert readme.slice_choice(tmp_path) == readme.NOT_MEASURED
+
+
+def test_findings_are_read_from_the_data():
+    text = readme.findings(ROOT)
+    assert text.count("\n- ") >= 2 and "×" in text
+    assert readme.findings(ROOT / "nothing") == readme.NOT_MEASURED

@@ -14,15 +14,23 @@ from pathlib import Path
 
 import pandas as pd
 
-from tokgen.claims import claims_by_regime, deferred_stop_gains, summary_results
+from tokgen.claims import (
+    claims_by_regime,
+    deferred_stop_gains,
+    regime_gains,
+    slice_runs,
+    summary_results,
+    verdicts_overview,
+)
 from tokgen.display import spread, table
-from tokgen.gpu_slice import L40S_GBS
+from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load
+from tokgen.stats import FASTER, speedup_text
 
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
-BUDGET_MINUTES = 15  # the goal for each regime's run (issue 18)
+BUDGET_MINUTES = 60  # a full run of all three regimes (the whole GPU, both slices) on one H100 (issue 29)
 READS_DATA_ONLY = {"09_summary"}  # ranks notebook 07's run and evaluates the claims: no GPU work
 
 
@@ -95,14 +103,136 @@ def summary_table(results_dir: Path) -> str:
     return table(out)
 
 
+def _claims(results_dir: Path):
+    slices = slice_runs(results_dir, results_dir / "slice")
+    return claims_by_regime(results_dir, slices), ["whole GPU", *slices]
+
+
 def claims_block(results_dir: Path) -> str:
-    c = claims_by_regime(results_dir, results_dir / "slice")
-    if (c["verdict"] == "not measured").all():
+    """The ten claims in three regimes, one verdict (stability) a cell; below, why each undecided
+    verdict is undecided, and what was measured (folded)."""
+    claims, regimes = _claims(results_dir)
+    if (claims["verdict"] == "not measured").all():
         return NOT_MEASURED
-    for column in ("stability", "stability (slice)"):
-        c[column] = c[column].map(lambda x: f"{x:.0%}" if x == x else "")
-    columns = ["#", "experiment", "article", "measured", "verdict", "stability", "verdict (slice)", "stability (slice)"]
-    return table(c[columns])
+    overview = verdicts_overview(claims, regimes).assign(claim=claims["article"])
+    lines = [table(overview[["#", "experiment", "claim", *regimes, *(["the two slices"] * (len(regimes) == 3))]])]
+    for regime in regimes:
+        suffix = "" if regime == "whole GPU" else f" ({regime})"
+        why = [f"claim {r['#']}: {r[f'why{suffix}']}" for r in claims.to_dict("records") if r[f"why{suffix}"]]
+        if why:
+            lines += ["", f"Undecided, {regime}: " + "; ".join(why) + "."]
+    details = []
+    for regime in regimes:
+        suffix = "" if regime == "whole GPU" else f" ({regime})"
+        if (claims[f"verdict{suffix}"] == "not measured").all():
+            continue
+        details += ["", f"**{regime}**", "", table(claims[["#", f"measured{suffix}"]].rename(
+            columns={f"measured{suffix}": "what was measured"}))]  # fmt: skip
+    lines += ["", "<details><summary>What was measured, claim by claim</summary>", *details, "", "</details>"]
+    return "\n".join(lines)
+
+
+def findings(results_dir: Path) -> str:
+    """The first screen: five lines, each read from the data, with links to where it comes from."""
+    summary = _summary(results_dir)
+    if summary is None:
+        return NOT_MEASURED
+    env, s = summary.iloc[0], summary.set_index("variant")
+    recipe = s.loc[label("pipelined_static", compiled=True), "speedup_vs_naive"]
+    claims, regimes = _claims(results_dir)
+    counts = {
+        r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(lambda v: v.split(" (")[0]).value_counts()
+        for r in regimes
+    }
+    tally = lambda r: ", ".join(f"{n} {v}" for v, n in counts[r].items())  # noqa: E731
+    lines = [
+        f"- **Whole {env['gpu']}** ([notebooks 01–09](notebooks/09_summary.ipynb)): the article's best recipe "
+        f"(compile + static cache + pipelining) runs ×{recipe:.1f} faster than the naive generator (the article: "
+        f"≈ 5× on an L40S); its ten claims: {tally('whole GPU')}. {_host_bound(summary)}"
+    ]
+    if len(regimes) == 3:
+        agree = claims[claims["slices"].str.startswith("both slices agree")]
+        differ = claims[claims["slices"].str.contains("depends")]
+        ran = [r for r in regimes[1:] if set(counts[r].index) != {"not measured"}]
+        verdicts = "; ".join(f"{r}: {tally(r)}" if r in ran else f"{r}: not run yet" for r in regimes[1:])
+        settled = (
+            f" They agree on claim(s) {', '.join(map(str, agree['#']))}, settled for an L40S-class GPU"
+            if len(agree)
+            else " They agree on no claim yet"
+        ) + (f", and disagree on {', '.join(map(str, differ['#']))}." if len(differ) else ".")
+        lines.append(
+            f"- **Two slices that bracket the L40S's bandwidth** ([notebook 13](notebooks/13_regimes.ipynb)): "
+            f"{verdicts}." + (settled if len(ran) == 2 else "")
+        )
+    lines += [_beyond_line(results_dir), _regimes_line(results_dir), _deferred_line(results_dir)]
+    return "\n".join(line for line in lines if line)
+
+
+def _host_bound(summary: pd.DataFrame) -> str:
+    """How many of the article's cached generators leave the GPU idle most of a step (notebook 07's run)."""
+    cached = summary[summary["variant"] != NAIVE]
+    share = cached["gpu_busy_share"] if "gpu_busy_share" in cached else pd.Series(dtype=float)
+    if share.isna().all():
+        return ""
+    idle, measured = int((share < 0.5).sum()), int(share.notna().sum())
+    return (
+        f"{'All' if idle == measured else idle} of its {measured} cached generators leave the GPU idle more "
+        f"than half of each step (GPU busy {share.min():.0%}–{share.max():.0%}), so the host sets their pace."
+    )
+
+
+def _beyond_line(results_dir: Path) -> str:
+    graphs = _ok("10_cuda_graphs", results_dir)
+    if graphs is None:
+        return ""
+    g = graphs.set_index("variant")
+    ours = graphs[graphs["generator"].isin(list(GENERATORS))].sort_values("median_ms").iloc[0]
+    text = (
+        f"- **Beyond the article** ([notebook 10](notebooks/10_cuda_graphs.ipynb)): `{ours['variant']}` "
+        f"generates B = {ours['batch_size']}, N = {ours['max_seqlen']} in {ours['median_ms']:.1f} ms, "
+        f"×{g.loc[NAIVE, 'median_ms'] / ours['median_ms']:.1f} faster than naive in the same run"
+    )
+    if GENERATE_STATIC in g.index:
+        text += f", ×{g.loc[GENERATE_STATIC, 'median_ms'] / ours['median_ms']:.2f} faster than `generate()` static"
+    if "times_task_floor" in graphs and ours["times_task_floor"] == ours["times_task_floor"]:
+        text += f", {ours['times_task_floor']:.2f}× the bandwidth floor measured in that run"
+    return text + "."
+
+
+def _regimes_line(results_dir: Path) -> str:
+    try:
+        regimes = regime_gains(load("13_regimes", results_dir))
+    except (FileNotFoundError, KeyError):
+        return ""
+    piped = regimes[regimes["hidden_by"] == "pipelined_static"]
+    pays = piped[piped["outcome"] == FASTER].sort_values("gpu_share")
+    where = (
+        f"it paid at {len(pays)} of {len(piped)} points, the lowest GPU share where it did: "
+        f"{pays.iloc[0]['gpu_share']:.2f} ({pays.iloc[0]['where']}, B = {pays.iloc[0]['batch_size']})"
+        if len(pays)
+        else f"it paid at none of its {len(piped)} points"
+    )
+    return (
+        f"- **Where hiding the sync pays** ([notebook 13](notebooks/13_regimes.ipynb)): pipelining the stop "
+        f"check against the GPU's share of a step, on the whole GPU and in slices: {where}."
+    )
+
+
+def _deferred_line(results_dir: Path) -> str:
+    try:
+        d = deferred_stop_gains(results_dir)
+    except (FileNotFoundError, KeyError):
+        return ""
+    real = d[d["outcome"] == FASTER]
+    found = "; ".join(
+        f"{'the whole GPU' if r['gpu_sms'] == 'all' else str(r['gpu_sms']) + ' SMs'} with a {r['cache']} cache, "
+        f"{speedup_text(r)}" for r in real.to_dict("records")
+    )  # fmt: skip
+    return (
+        "- **transformers' own deferred stop check** ([notebook 14](notebooks/14_deferred_stop.ipynb)), "
+        f"forced on for CUDA: faster in {len(real)} of the {len(d)} places and caches measured"
+        + (f": {found}." if len(real) else ".")
+    )
 
 
 def deferred_table(results_dir: Path) -> str:
@@ -117,12 +247,7 @@ def deferred_table(results_dir: Path) -> str:
             "where": where + confined,
             "cache": d["cache"],
             "GPU share of a sync step": d["gpu_share_sync"].map(lambda x: f"{x:.2f}"),
-            "deferred vs sync": [
-                f"{g['gain_pct']:+.1f}% (IQR {g['gain_q25_pct']:+.1f}…{g['gain_q75_pct']:+.1f}%), "
-                f"p = {g['p_value']:.3f}"
-                for g in d.to_dict("records")
-            ],
-            "real": d["real"].map(lambda r: "yes" if r else "no"),
+            "deferred vs sync (speed-up)": [speedup_text(g) for g in d.to_dict("records")],
             "transformers": d["transformers"],
         }
     )
@@ -229,124 +354,116 @@ def timed_seconds(notebook: str, results_dir: Path) -> float:
     return total / 1000
 
 
-def _budget(runs: pd.DataFrame) -> str:
-    """Minutes in all against BUDGET_MINUTES, and how many of them the timed runs took (column
-    "in timed runs (s)", from `timed_seconds`)."""
-    minutes, timed = runs["seconds"].sum() / 60, runs["in timed runs (s)"].sum() / 60
+def _budget(minutes: float, timed: float) -> str:
+    """Minutes in all against BUDGET_MINUTES, and how many of them the timed runs took."""
     verdict = "within" if minutes <= BUDGET_MINUTES else "over"
     return (
-        f"{minutes:.1f} min in all ({verdict} the {BUDGET_MINUTES}-minute goal), of which {timed:.1f} min in "
-        f"timed runs and warm-up calls"
+        f"{minutes:.1f} min in all ({verdict} the hour a full run of the three regimes should take on one H100), "
+        f"of which {timed:.1f} min in timed runs and warm-up calls"
     )
 
 
 def slice_choice(results_dir: Path) -> str:
-    """Which slice notebook 13 chose as L40S-class in this run, and how close the runner-up came."""
+    """The two slices that bracket the L40S in this run's notebook 13, and what each measured."""
     try:
         slices = load("13_slices", results_dir)
-    except FileNotFoundError:
+        gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
+        low, high = bracketing(gbs)
+    except (FileNotFoundError, ValueError):
         return NOT_MEASURED
-    slices = slices.assign(off=(slices["copy_gbs"] - L40S_GBS).abs())
-    picked = slices["chosen"].astype(bool)  # notebook 13's choice, the one `run_all.sh --slice` runs in
-    chosen, second = slices[picked].iloc[0], slices[~picked].sort_values("off").iloc[0]
     text = (
-        f"In this run notebook 13 measured {len(slices)} slices and chose **{chosen['gpu_sms']} SMs** "
-        f"({chosen['copy_gbs']:,.0f} GB/s of copy bandwidth, {chosen['off']:,.0f} GB/s from the L40S's "
-        f"{L40S_GBS}); the next closest is {second['gpu_sms']} SMs ({second['copy_gbs']:,.0f} GB/s, "
-        f"{second['off']:,.0f} GB/s away)."
+        f"Notebook 13 measured {len(slices)} slices; the L40S's {L40S_GBS} GB/s lies between **{low} SMs "
+        f"({gbs[low]:,.0f} GB/s)** and **{high} SMs ({gbs[high]:,.0f} GB/s)**, and `./run_all.sh --slice` "
+        f"ran notebooks 01–08 in both (`slice/sm{low}/`, `slice/sm{high}/`). Where their verdicts agree, "
+        f"the verdict holds for an L40S-class GPU; where they differ, it depends on where between them "
+        f"the L40S lies. A slice matches bandwidth, not compute."
     )
-    if second["off"] - chosen["off"] < 0.1 * chosen["off"]:
-        text += (
-            " That is a near tie: the two slices bracket the L40S, and a run whose bandwidths come out a few "
-            "percent differently picks the other one. The slice column below is the chosen slice's."
-        )
     try:
         deferred = load("14_deferred_stop", results_dir)
-        other = sorted({str(s) for s in deferred["gpu_sms"]} - {"all", str(chosen["gpu_sms"])})
+        other = sorted({str(s) for s in deferred["gpu_sms"]} - {"all"})
         if other:
-            text += (
-                f" Notebook 14 measures the slice of its own `SLICE_SMS` parameter: {', '.join(other)} SMs in this run."
-            )
+            text += f" Notebook 14 measured its own `SLICE_SMS`: {', '.join(other)} SMs in this run."
     except FileNotFoundError:
         pass
     return text
 
 
+def _regime_runs(results_dir: Path) -> dict:
+    """run_all.csv of each regime that ran: the whole GPU, then each slice/sm<N>/, notebooks only."""
+    folders = {"whole GPU": results_dir}
+    for folder in sorted((results_dir / "slice").glob("sm*"), key=lambda f: int(f.name[2:] or 0)):
+        folders[f"{folder.name[2:]} SMs"] = folder
+    runs = {}
+    for regime, folder in folders.items():
+        found = _measured_runs(folder)
+        if found is not None:
+            found["in timed runs (s)"] = found["notebook"].map(lambda n: timed_seconds(n, folder))
+            runs[regime] = found
+    return runs
+
+
 def provenance(results_dir: Path) -> str:
-    runs = _measured_runs(results_dir)
-    if runs is None:
+    runs = _regime_runs(results_dir)
+    if "whole GPU" not in runs:
         return NOT_MEASURED
-    env = runs.iloc[0]
-    commits = sorted(set(runs["commit"]))
-    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
-    absent = [n for n in notebooks if n not in set(runs["notebook"])]
-    runs["timed runs per variant"] = runs["notebook"].map(lambda n: _timed_runs(n, results_dir))
-    runs["in timed runs (s)"] = runs["notebook"].map(lambda n: timed_seconds(n, results_dir))
-    ok = sum(runs["status"] == "ok")
+    every = pd.concat(runs.values(), ignore_index=True)
+    notebooks_only = every[~every["notebook"].str.startswith("solution")]
+    env = runs["whole GPU"].iloc[0]
+    commits = sorted(set(every["commit"]))
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    whole = runs["whole GPU"].set_index("notebook")
+    absent = [n for n in names if n not in whole.index]
+    ok = int((notebooks_only["status"] == "ok").sum())
+    minutes, timed = every["seconds"].sum() / 60, every["in timed runs (s)"].sum() / 60
     if len(commits) == 1:
-        timing = (
-            f"- one commit, {commits[0]}: {ok} of {len(runs)} notebooks ok; their wall times (a fresh "
-            f"Jupyter kernel each, compilation included): {_budget(runs)}"
-        )
+        timing = f"- one commit, {commits[0]}: {ok} of {len(notebooks_only)} notebook runs ok; "
+        timing += _budget(minutes, timed)
     else:
         timing = (
-            f"- not one run yet: the notebooks below ran at {len(commits)} commits ({', '.join(commits)}), "
-            f"in separate calls; their times: {_budget(runs)} ({ok} of {len(runs)} ok)"
+            f"- not one run yet: these results come from {len(commits)} commits ({', '.join(commits)}); "
+            f"{ok} of {len(notebooks_only)} notebook runs ok; {_budget(minutes, timed)}"
         )
-    if not absent:
-        coverage = "- every notebook of the repository is in the table below"
-    else:
-        coverage = f"- not yet executed on a GPU: {', '.join(absent)}" + (
-            f" ({', '.join(sorted(READS_DATA_ONLY))} only reads data/)" if set(absent) <= READS_DATA_ONLY else ""
-        )
+    coverage = (
+        "- every notebook of the repository ran on the whole GPU"
+        if not absent
+        else f"- not yet executed on a GPU: {', '.join(absent)}"
+        + (f" ({', '.join(sorted(READS_DATA_ONLY))} only reads data/)" if set(absent) <= READS_DATA_ONLY else "")
+    )
+    regimes = list(runs)
+    per = pd.DataFrame({"notebook": [n for n in names if n in set(notebooks_only["notebook"])]})
+    for regime in regimes:
+        seconds = runs[regime].set_index("notebook")["seconds"]
+        per[f"{regime} (s)"] = per["notebook"].map(lambda n, s_=seconds: f"{s_[n]:.0f}" if n in s_ else "")
+    per["timed runs per variant"] = per["notebook"].map(lambda n: _timed_runs(n, results_dir))
+    expected = [name.split(",")[0] for name in slice_runs(results_dir, results_dir / "slice")]
+    totals = ", ".join(
+        [f"{r} {runs[r]['seconds'].sum() / 60:.1f} min" for r in regimes]
+        + [f"{r} not run yet" for r in expected if r not in runs]
+    )
+    solutions = whole[whole.index.str.startswith("solution")]
     lines = [
         f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
-        f"- torch {env['torch']}, transformers {', '.join(sorted(set(runs['transformers'].astype(str))))} "
-        f"(per notebook below), Python {env['python']}",
+        f"- torch {env['torch']}, transformers {', '.join(sorted(set(every['transformers'].astype(str))))} "
+        f"(notebook 14 runs on the newest), Python {env['python']}",
         timing,
         coverage,
+        f"- per regime: {totals}"
+        + (f"; {len(solutions)} worked solutions, {solutions['seconds'].sum() / 60:.1f} min" if len(solutions) else ""),
         "",
-        table(
-            runs[
-                [
-                    "notebook",
-                    "status",
-                    "seconds",
-                    "in timed runs (s)",
-                    "timed runs per variant",
-                    "transformers",
-                    "commit",
-                ]
-            ],
-            digits=0,
-        ),
-        *_slice_provenance(results_dir / "slice"),
+        table(per, digits=0),
     ]
+    for regime in regimes[1:]:
+        set_ = [
+            f"{n} " + ", ".join(f"{k} = {v}" for k, v in json.loads(p).items() if k not in ("RESULTS_DIR", "GPU_SMS"))
+            for n, p in zip(runs[regime]["notebook"], runs[regime]["parameters"])
+            if set(json.loads(p)) - {"RESULTS_DIR", "GPU_SMS"}
+        ]
+        lines += ["", f"{regime}: sizes other than the whole GPU's: " + ("; ".join(set_) or "none") + "."]
     return "\n".join(lines)
 
 
-def _slice_provenance(slice_dir: Path) -> list[str]:
-    """The slice's run (`run_all.sh --slice`): its notebooks, times, commits and the parameters it set."""
-    runs = _measured_runs(slice_dir)
-    if runs is None:
-        return ["", "The L40S-class slice: not run yet (`./run_all.sh --slice`)."]
-    runs["parameters set"] = runs["parameters"].map(
-        lambda p: ", ".join(f"{k} = {v}" for k, v in json.loads(p).items() if k != "RESULTS_DIR")
-    )
-    runs["in timed runs (s)"] = runs["notebook"].map(lambda n: timed_seconds(n, slice_dir))
-    return [
-        "",
-        f"The L40S-class slice (`slice/`; {', '.join(sorted(set(runs['gpu'])))}, torch "
-        f"{', '.join(sorted(set(runs['torch'].astype(str))))}, transformers "
-        f"{', '.join(sorted(set(runs['transformers'].astype(str))))}): {len(runs)} notebooks at "
-        f"{', '.join(sorted(set(runs['commit'])))}: {_budget(runs)}.",
-        "",
-        table(runs[["notebook", "status", "seconds", "in timed runs (s)", "parameters set", "commit"]], digits=0),
-    ]
-
-
 BLOCKS = {
-    "headline": headline,
+    "findings": findings,
     "summary": summary_table,
     "claims": claims_block,
     "deferred": deferred_table,
