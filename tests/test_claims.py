@@ -191,3 +191,18 @@ def test_one_resample_is_one_draw_of_rounds_per_table(tmp_path):
     assert first["times_ms"].iloc[0] == again["times_ms"].iloc[0]  # the same rounds for every comparison
     other = Tables(tmp_path).resampled(np.random.default_rng(1))["05_torch_compile"]
     assert other["times_ms"].iloc[0] != first["times_ms"].iloc[0]
+
+
+def test_a_claim_never_mixes_runs(tmp_path):
+    """Claim 7 reads notebooks 06 and 07: from two runs (another commit) it says so instead of a verdict."""
+    idle = {"status": "ok", "idle_gap_median_us": 100.0}
+    rows("06_eos_sync_profile", tmp_path, [{"variant": "kv_static", **idle}, {"variant": "pipelined_static", **idle}])
+    base = [100.0 + i for i in range(8)]
+    rows("07_pipelining", tmp_path, [result(v, base, compiled=c) for v in ("kv_static", "pipelined_static")
+                                      for c in (False,)] + [result(f"compiled {v}", base, compiled=True)
+                                                            for v in ("kv_static", "pipelined_static")])  # fmt: skip
+    assert "tables from different runs" not in claims_table(tmp_path).set_index("#").loc[7, "measured"]
+    path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    pd.read_csv(path).assign(commit="another").to_csv(path, index=False)
+    c = claims_table(tmp_path).set_index("#")
+    assert c.loc[7, "verdict"] == "not measured" and "tables from different runs" in c.loc[7, "measured"]

@@ -51,6 +51,22 @@ class Tables:
     def resampled(self, rng: np.random.Generator) -> "Tables":
         return Tables(self.results_dir, rng, self.cache)
 
+    def same_run(self, *names: str) -> None:
+        """A claim that reads several tables reads them from one run: the same GPU, slice and commit
+        (notebook 07 run alone would otherwise read an older notebook 06's table)."""
+        runs = {}
+        for name in names:
+            df = self[name]
+            keys = [k for k in ("gpu", "gpu_sms", "commit") if k in df]
+            runs[name] = tuple(sorted({tuple(map(str, row)) for row in df[keys].itertuples(index=False)}))
+        if len(set(runs.values())) > 1:
+            said = "; ".join(f"{name}: {', '.join(' '.join(r) for r in run)}" for name, run in runs.items())
+            raise MixedRuns(f"tables from different runs ({said}): run these notebooks together")
+
+
+class MixedRuns(Exception):
+    """Tables a claim needs come from different runs (notebook 09_summary)."""
+
 
 def _smoke(df: pd.DataFrame) -> bool:
     """Did a smoke run (a model other than GPT-2 small, or no GPU) write this table?"""
@@ -94,6 +110,7 @@ def _claim_1(tables):
 
 
 def _claim_2(tables):
+    tables.same_run("01_naive", "02_kv_cache")
     naive = tables["01_naive"].set_index("max_seqlen")["median_ms"]
     kv = tables["02_kv_cache"].set_index("max_seqlen")
     ns = sorted(set(naive.index) & set(kv.index))
@@ -169,6 +186,7 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 
 
 def _claim_7(tables):
+    tables.same_run("06_eos_sync_profile", "07_pipelining")
     sync, piped = _idle_gaps(tables)
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     return "; ".join([f"idle gap {sync:.0f}→{piped:.0f} µs", *parts]), _combine(piped <= 0.5 * sync, *oks), None
@@ -291,6 +309,8 @@ def _evaluate(measure, tables: Tables) -> tuple[str, str, tuple | None]:
         return measure(tables)
     except (FileNotFoundError, KeyError):
         return UNMEASURED, UNMEASURED, None
+    except MixedRuns as err:
+        return str(err), UNMEASURED, None
     except Exception as err:  # noqa: BLE001 - one unreadable table must not hide the other nine
         return f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED, None
 
