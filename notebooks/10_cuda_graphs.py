@@ -16,8 +16,8 @@
 # %% [markdown]
 # # 10 · Beyond the article: CUDA graphs and a stop check every K tokens
 #
-# Pipelining hides the wait at the step boundary, but every step still costs the CPU hundreds
-# of kernel launches from Python. A **CUDA graph** records a step's kernels once and replays
+# Pipelining hides the wait at the step boundary, but every step still costs the CPU one launch
+# from Python for each of its kernels. A **CUDA graph** records a step's kernels once and replays
 # them with a single launch (the "streams + graphs" variant of the article's follow-ups).
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
@@ -35,14 +35,14 @@
 # layer norm folded in; and `DeviceStopDecoder`, where the whole decode is one graph launch and
 # the stop is decided on the GPU by a CUDA graph WHILE node ("moving conditional checks onto the
 # GPU using conditional nodes", as the article puts what production code does). The registry's
-# graph generators: `graph_transformers`, `graph_handwritten`, `graph_handwritten_compiled`,
-# `graph_filled_attention`, `graph_triton_kernels` and `graph_stop_on_device`.
+# graph generators are listed in section 2.
 #
-# **What we measure:** B = 32, N = 100, all interleaved: the naive baseline, `model.generate()`
-# (dynamic and static cache), the article's best recipe, and the graph decoders for
-# K = 1, 2, 4, 8, 16, each against the task's floor (notebook 12) measured in the same run;
-# GPU idle fraction from a CUPTI timeline; where the time goes, kernel by kernel, before and
-# after our kernels; and what stopping on the GPU saves when every row stops early.
+# **What we measure:** at the article's batch and length (`BATCH_SIZE`, `MAX_SEQLEN`), all
+# interleaved: the naive baseline, `model.generate()` (dynamic and static cache), the article's
+# best recipe, and the graph decoders for every K of `STEPS_PER_GRAPH`, each against the task's
+# floor (notebook 12) from one bandwidth measurement made here; the GPU's idle share from a
+# CUPTI timeline; where the time goes, kernel by kernel, before and after our kernels; and what
+# stopping on the GPU saves when every row stops early.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -51,25 +51,38 @@ BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
 STEPS_PER_GRAPH = [1, 2, 4, 8, 16]  # K: decode steps per graph replay, one stop check per replay
-WINDOW = [20, 100]  # profiled steps for the idle fraction
-STOP_AT = [10, 50]  # early stops: every row emits the EOS id first at about these steps (section 6)
-COPY_MB = 256  # megabytes per copy when measuring the bandwidth of the floor (notebook 12)
+WINDOW = [20, 100]  # profiled steps for the idle share and the kernel tables
+STOP_AT = [10, 50]  # early stops: the EOS id is a token whose first appearance is at or after these steps
+COPY_MB = 1024  # megabytes per copy when measuring the bandwidth of the floor (notebook 12 reads it)
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
+import math
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import plot_runtimes, save_figure, say, show_source, table
+from tokgen.display import (
+    plot_dots,
+    plot_runtime_vs_k,
+    save_figure,
+    say,
+    show_source,
+    speedup_text,
+    spread,
+    stop_token,
+    table,
+)
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 compiled = torch.compile(model, backend=COMPILE_BACKEND)
 CUDA = DEVICE == "cuda"
+say(f"B = {BATCH_SIZE} sequences of N = {MAX_SEQLEN} new tokens; K = {', '.join(map(str, STEPS_PER_GRAPH))}.")
 
 # %% [markdown]
 # ## 1. The decoder
@@ -130,12 +143,13 @@ say(
 # ### Attention over the filled slots only
 #
 # `handwritten_forward` attends with products and sums over *every* slot of the cache, masking
-# the empty ones: a CUDA graph needs fixed shapes, so step 3 reads all 112 slots although 3 hold
-# keys. A kernel can instead read the position from GPU memory and stop its loop there: the
-# graph stays valid, and step i reads i slots. `attend_filled_slots` is that kernel, in Triton
-# (an online softmax over blocks of filled slots, this token's own key and value first); it
-# replaces three inductor kernels per layer by one. Same arithmetic, another summation order:
-# the tokens must still be the naive ones (section 2 checks).
+# the empty ones: a CUDA graph needs fixed shapes, so step i reads all the capacity's slots
+# (printed above) although only i of them hold keys. A kernel can instead read the position from
+# GPU memory and stop its loop there: the graph stays valid, and step i reads i slots.
+# `attend_filled_slots` is that kernel, in Triton (an online softmax over blocks of filled slots,
+# this token's own key and value first); it replaces several inductor kernels per layer by one.
+# Same arithmetic, another summation order: the tokens must still be the naive ones (section 2
+# checks).
 
 # %%
 show_source(tokgen.kernels.attend_filled_slots)
@@ -143,15 +157,16 @@ show_source(tokgen.kernels.attend_filled_slots)
 # %% [markdown]
 # ### Our own kernels for the thin products
 #
-# With 32 rows, each of a layer's four products reads a whole weight matrix to compute 32 rows
-# of output. cuBLAS runs such products in a few long-running blocks, often a split-K kernel plus
-# a reduction, far below the copy bandwidth (notebook 12 times them alone). `tokgen.kernels`
-# tiles the weight's rows thinly instead (16-64 output columns per block, all 32 rows in one
-# block), splits the sum when the output is too narrow to give every SM a block, and folds what
-# follows each product into the same kernels: the bias and GELU after the first MLP product;
-# after each projection, the bias, the residual add and the *next* layer norm, one program per
-# row. The block sizes are the fastest of a few hundred configurations timed on our H100, in
-# TF32 like the model's own products (`torch.set_float32_matmul_precision("high")`).
+# With `BATCH_SIZE` rows, each of a layer's four products reads a whole weight matrix to compute
+# that few rows of output. cuBLAS runs such products in a few long-running blocks, often a split-K
+# kernel plus a reduction, far below the copy bandwidth (notebook 12 times them alone).
+# `tokgen.kernels` tiles the weight's rows thinly instead (narrow column tiles, every row of the
+# batch in one block), splits the sum when the output is too narrow to give every SM a block, and
+# folds what follows each product into the same kernels: the bias and GELU after the first MLP
+# product; after each projection, the bias, the residual add and the *next* layer norm, one
+# program per row. The block sizes are the fastest of the configurations we timed on our H100 (the
+# comment above `tokgen.kernels.QKV`), in TF32 like the model's own products
+# (`torch.set_float32_matmul_precision("high")`).
 
 # %%
 show_source(tokgen.kernels.linear_add_norm)
@@ -163,16 +178,17 @@ show_source(tokgen.kernels.linear_add_norm)
 # kernel writes the weights, so that is safe), then waits in `griddepcontrol.wait` until the
 # kernel before has finished and its writes are visible, and only then reads its inputs. The
 # launch gap between two kernels of the graph, and the first weight reads, hide behind the
-# kernel before (section 4 measures the idle share; exercise 4 turns PDL off).
+# kernel before (section 4 measures the idle share; exercise 4 turns PDL off). One consequence
+# for section 5: a kernel's measured duration includes its wait, so durations overlap.
 
 # %% [markdown]
-# `triton_forward` is `handwritten_forward` on these kernels: seven kernels per layer where
-# the compiled `handwritten_forward` runs about fourteen (section 5 counts them). It runs
-# eagerly: nothing is left for inductor to fuse, and without a compiler around it the attention
-# kernel can store this token's keys and values in the cache itself (a compiled function that
-# wrote into its input would copy the whole cache back). `TritonStep` is the step a decoder
-# wraps. On a CPU the same functions run as plain torch, which is how the test suite checks that
-# the reorganized forward is the same function.
+# `triton_forward` is `handwritten_forward` on these kernels, with fewer kernels per layer than
+# the compiled `handwritten_forward` (section 5 counts both). It runs eagerly: nothing is left for
+# inductor to fuse, and without a compiler around it the attention kernel can store this token's
+# keys and values in the cache itself (a compiled function that wrote into its input would copy
+# the whole cache back). `TritonStep` is the step a decoder wraps. On a CPU the same functions run
+# as plain torch, which is how the test suite checks that the reorganized forward is the same
+# function.
 
 # %%
 show_source(tokgen.handwritten.triton_forward)
@@ -182,8 +198,8 @@ show_source(tokgen.TritonStep)
 
 # %% [markdown]
 # The registry's graph generators do exactly this, and keep each decoder for the next call
-# with the same sizes (building one is setup, like `torch.compile`: the warm-up call of the
-# benchmark pays for it).
+# with the same sizes: building one (compilation, warm-up, capture) is setup, like
+# `torch.compile`, paid by the first call (section 2 times it).
 
 # %%
 show_source(tokgen.generate_graph)
@@ -196,7 +212,7 @@ show_source(tokgen.generate_graph)
 # queued while the host looked). `DeviceStopDecoder` captures one decode step inside a CUDA graph
 # **WHILE node**: the GPU runs the step, then a one-thread kernel, `keep_decoding`, sets the
 # node's condition to "some row unfinished and steps left"; the loop ends on the device. The host
-# launches one graph and waits once, to read how many steps ran. torch 2.11 builds no WHILE node
+# launches one graph and waits once, to read how many steps ran. torch builds no WHILE node
 # itself, so `capture_while` adds one through cuda-python (`cuda.bindings`), as NVIDIA NeMo's
 # label-looping decoders do, and compiles `keep_decoding` with NVRTC.
 
@@ -212,7 +228,8 @@ print(tokgen.graphs.KEEP_DECODING)
 #
 # Every graph generator must return the naive generator's tokens, for every K (the test suite
 # also checks early stops). `model.generate()` pads rows that finished early rather than
-# continuing them, so it is held to the naive output only here, where no row stops.
+# continuing them, so it is held to the naive output only here, where no row stops. The list
+# below names the K sweeps; any other graph generator of the registry joins at K = 4.
 
 
 # %%
@@ -220,26 +237,33 @@ def variant(generator, m=model, **options):
     """A timed variant of B = BATCH_SIZE, N = MAX_SEQLEN, named by tokgen.label."""
     if generator in tokgen.COMPILES_ITSELF:
         options["compile_backend"] = COMPILE_BACKEND
-    return tokgen.generator_variant(
-        generator, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled, **options
-    )
+    return tokgen.generator_variant(generator, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled,
+                                    **options)  # fmt: skip
 
 
-variants = [
-    variant("naive"),
-    variant("generate() dynamic"),
-    variant("generate() static"),
-    variant("pipelined_static", compiled),
-    variant("graph_transformers", steps_per_graph=1),
-    variant("graph_transformers", compiled, steps_per_graph=1),
-    variant("graph_handwritten", steps_per_graph=1),
-    *[variant("graph_handwritten_compiled", steps_per_graph=k) for k in STEPS_PER_GRAPH],
-    variant("graph_filled_attention", steps_per_graph=4),
-    *[variant("graph_triton_kernels", steps_per_graph=k) for k in STEPS_PER_GRAPH],
-    *([variant("graph_stop_on_device")] if CUDA else []),  # on a CPU: the same loop in Python
-]
-same = {v.name: torch.equal(v.run(), reference) for v in variants[1:]}
-say(table(pd.DataFrame({"variant": list(same), "same tokens as naive": list(same.values())})))
+swept = {"graph_handwritten_compiled": STEPS_PER_GRAPH, "graph_triton_kernels": STEPS_PER_GRAPH}
+at_one = [("graph_transformers", model), ("graph_transformers", compiled), ("graph_handwritten", model)]
+others = [g for g in tokgen.GENERATORS if g.startswith("graph_") and g not in {*swept, *dict(at_one)}]
+variants = [variant("naive"), variant("generate() dynamic"), variant("generate() static")]
+variants += [variant("pipelined_static", compiled), *[variant(g, m, steps_per_graph=1) for g, m in at_one]]
+variants += [variant(g, steps_per_graph=k) for g, ks in swept.items() for k in ks]
+variants += [variant(g, steps_per_graph=4) for g in others if g not in tokgen.LOOPS_ON_DEVICE]
+variants += [variant(g) for g in others if g in tokgen.LOOPS_ON_DEVICE and CUDA]  # WHILE node: K does not apply
+say("Graph generators of the registry: " + ", ".join(f"`{g}`" for g in tokgen.GENERATORS if g.startswith("graph_")))
+
+# %% [markdown]
+# Each variant's first call builds what it needs (a compiled step, a captured graph, a cache)
+# and is timed here. The K variants of one step share its compiled code (K = 1, 2, 4, 8 and 16
+# share one capacity), so the first of them to be built pays for the compilation: for the
+# compiled handwritten step, that was section 1's decoder.
+
+# %%
+first_call, same = {}, {}
+for v in variants[1:]:
+    ms, out = tokgen.bench.time_run(v.run, torch.device(DEVICE))
+    first_call[v.name], same[v.name] = ms, torch.equal(out, reference)
+checks = pd.DataFrame({"variant": list(same), "same tokens as naive": list(same.values())})
+say(table(checks.assign(**{"first call, ms": checks["variant"].map(first_call)}), digits=1))
 assert all(same[v.name] for v in variants[1:] if v.info["generator"] in tokgen.GENERATORS), same
 
 # %% [markdown]
@@ -259,264 +283,250 @@ if len(bad):
     say(table(bad[["variant", "status", "error"]]))
 
 # %% [markdown]
-# The task's floor, as in notebook 12: every weight read once per token and the filled part of
-# the KV cache once per step, at the copy bandwidth measured now, in this run.
+# The task's floor (notebook 12): every weight read once per token and the filled part of the
+# KV cache once per step, at the copy bandwidth measured now. The measurement is recorded in
+# `data/10_bandwidth.csv`, and notebook 12 reads it: one bandwidth, one floor for both notebooks.
 
 # %%
 if CUDA:
-    bandwidth = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB, RUNS)  # GB/s
-    floor_ms = tokgen.bandwidth.generation_bytes(model, BATCH_SIZE, MAX_SEQLEN, "filled") / bandwidth / 1e6
+    bandwidth = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB)  # GB/s, the median of 20 copies
+    floor_ms = tokgen.bandwidth.floor_ms(model, BATCH_SIZE, MAX_SEQLEN, bandwidth)
+    row = {"copy_mb": COPY_MB, "runs": 20, "bandwidth_gb_s": bandwidth, "task_floor_ms": floor_ms}
+    tokgen.Recorder("10_bandwidth", RESULTS_DIR, params=PARAMS).write(row)
     say(f"Copy bandwidth {bandwidth:,.0f} GB/s; the task's floor: **{floor_ms:.1f} ms** per generation.")
 else:
     floor_ms = float("nan")
     say("*On the CPU: no floor (it needs the GPU's bandwidth).*")
 
-# %%
-by = ok.set_index("variant")
-ok["task_floor_ms"] = floor_ms
-ok["times_task_floor"] = ok["median_ms"] / floor_ms
-ok["speedup_vs_naive"] = by.loc[tokgen.label("naive"), "median_ms"] / ok["median_ms"]
-if tokgen.label("generate() static") in by.index:
-    ok["speedup_vs_generate_static"] = by.loc[tokgen.label("generate() static"), "median_ms"] / ok["median_ms"]
-cols = [
-    "variant",
-    "median_ms",
-    "q25_ms",
-    "q75_ms",
-    "first_call_ms",
-    "times_task_floor",
-    "speedup_vs_naive",
-    "speedup_vs_generate_static",
-    "peak_reserved_gb",
-]
-say(table(ok.sort_values("median_ms")[[c for c in cols if c in ok]], digits=2))
+# %% [markdown]
+# Speed-ups are paired (the median over rounds of the base's time over the variant's, > 1:
+# faster; notebook 00); "× task floor" is the median time over the floor.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-plot_runtimes(axes[0], ok)
-axes[0].set_xscale("log")
+ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")
+ok["first call, ms"] = ok["variant"].map(first_call)
+ok["× task floor"] = ok["median_ms"] / floor_ms
+bases = [b for b in ("naive", "generate() static") if tokgen.label(b) in set(ok["variant"])]
+for base in bases:
+    speedups = tokgen.gains(ok, tokgen.label(base)).set_index("variant")["speedup"]
+    ok[f"speed-up vs {base}"] = ok["variant"].map(speedups).fillna(1.0)
+columns = ["variant", "ms, median (IQR)", "first call, ms", *(["× task floor"] if CUDA else [])]
+say(table(ok.sort_values("median_ms"), columns + [f"speed-up vs {b}" for b in bases], digits=2))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
+plot_dots(ok.sort_values("median_ms"), "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
+          xlabel="ms per generation (median, IQR; log)", ax=axes[0])  # fmt: skip
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
-for generator in ("graph_handwritten_compiled", "graph_triton_kernels"):
-    fast = ok[ok["generator"] == generator].sort_values("steps_per_graph")
-    axes[1].errorbar(
-        fast["steps_per_graph"],
-        fast["median_ms"],
-        yerr=[fast["median_ms"] - fast["q25_ms"], fast["q75_ms"] - fast["median_ms"]],
-        marker="o",
-        capsize=3,
-        label=generator,
-    )
-if CUDA:
-    axes[1].axhline(3 * floor_ms, color="gray", linestyle="--", label="3 × the task's floor")
-axes[1].set_xscale("log", base=2)
-axes[1].set_xlabel("K = decode steps per graph replay (one stop check per replay)")
-axes[1].set_ylabel("ms per generation")
-axes[1].set_title("Runtime vs K")
-axes[1].legend()
+plot_runtime_vs_k(axes[1], ok, floor_ms)
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
 
 # %%
-ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))]
-fastest = ours.sort_values("median_ms").iloc[0]
+ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))].sort_values("median_ms")
+fastest = ours.iloc[0]
+text = f"Fastest registry generator in this run: **{fastest['variant']}**, {spread(fastest)} per generation"
+text += f", {fastest['× task floor']:.2f}× the task's floor" if CUDA else ""
+for base in bases:
+    text += f"; against {base}: {speedup_text(tokgen.gain(ok, tokgen.label(base), fastest['variant']))}"
+say(text + ".")
+
+# %% [markdown]
+# A replay always runs its K steps: when K does not divide N, the last replay computes steps
+# nobody asked for, trimmed afterwards. A larger K saves host work but spends that GPU time: the
+# right panel shows which of the two weighs more here.
+
+# %%
+over = {k: math.ceil(MAX_SEQLEN / k) * k for k in STEPS_PER_GRAPH if MAX_SEQLEN % k}
 say(
-    f"Fastest registry generator: **{fastest['variant']}**, {fastest['median_ms']:.1f} ms per generation "
-    f"(IQR {fastest['q25_ms']:.1f}–{fastest['q75_ms']:.1f}), "
-    f"{fastest['times_task_floor']:.2f}× the task's floor: ×{fastest['speedup_vs_naive']:.1f} over naive"
-    + (
-        f", ×{fastest['speedup_vs_generate_static']:.2f} over `generate(cache_implementation='static')`"
-        if "speedup_vs_generate_static" in fastest
-        else ""
-    )
-    + " in this run."
+    f"N = {MAX_SEQLEN}: " + "; ".join(f"K = {k} computes {n} steps" for k, n in over.items()) + "."
+    if over
+    else f"N = {MAX_SEQLEN}: every K here divides N, so no replay computes a step past N."
 )
 
 # %% [markdown]
-# A replay always runs its K steps: for N = 100, K = 8 computes 104 steps and K = 16 computes 112,
-# trimmed afterwards. A larger K saves host work but, when N is not a multiple of K, spends GPU
-# time on steps nobody asked for: the right panel shows which of the two weighs more here.
-#
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
-# on the host, the compiled handwritten step before our kernels, and the article's best recipe: share
-# of wall time in which no kernel ran. (`graph_stop_on_device` is not profiled: CUPTI records
-# the kernels of a WHILE node's body once, not once per iteration.)
+# on the host, the fastest K of the compiled handwritten step (before our kernels), and the
+# article's best recipe: the share of the window in which no kernel ran, and the GPU's busy time
+# and kernels per generated token. (`graph_stop_on_device` is not profiled: CUPTI records the
+# kernels of a WHILE node's body once, not once per iteration.) Tokens are counted from the
+# `on_step` calls inside the window (one per replay of K tokens).
 
 # %%
-on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))].sort_values("median_ms")
+by_name = {v.name: v for v in variants}
+on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))]
 after = on_host.iloc[0]["variant"]
-before = tokgen.label("graph_handwritten_compiled", k=4)
-idle_rec = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS)
-timelines = {}
+before = ok[ok["generator"] == "graph_handwritten_compiled"].sort_values("median_ms").iloc[0]["variant"]
+idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
 for name in dict.fromkeys([after, before, tokgen.label("pipelined_static", compiled=True)]):
-    v = next(v for v in variants if v.name == name)
-    timelines[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1])
-    summary = timelines[name].summary(skip=1)  # its "steps" are stop-flag copies: one per replay of K tokens
-    k = v.info.get("steps_per_graph", 1)
-    per_token = {
-        key: summary.get(f"{key}_per_step{unit}", float("nan")) / k
-        for key, unit in (("gpu_busy", "_us"), ("kernels", ""))
-    }
-    idle_rec.write(
-        {
-            "variant": name,
-            "tokens_per_copy": k,
-            **summary,
-            "gpu_busy_per_token": per_token["gpu_busy"],
-            "kernels_per_token": per_token["kernels"],
-        }
-    )
+    k = by_name[name].info.get("steps_per_graph", 1)
+    timeline, tokens = tokgen.profiling.profile_decode(by_name[name].run, start=WINDOW[0], stop=WINDOW[1],
+                                                       steps_per_call=k)  # fmt: skip
+    profiled[name] = (timeline, tokens)
+    kinds = tokgen.profiling.kernel_table(timeline, tokens)
+    idle_rec.write({"variant": name, "tokens_per_copy": k, "tokens": tokens, **timeline.summary(skip=1),
+                    "gpu_busy_per_token": kinds["own_us_per_token"].sum(),
+                    "kernels_per_token": kinds["kernels_per_token"].sum()})  # fmt: skip
 idle = idle_rec.read()
+
+# %% [markdown]
+# `gpu_idle_fraction`: the share of the window (after its first copy) in which no kernel ran;
+# `gpu_busy_per_token`: µs in which at least one kernel ran, per generated token; both over the
+# same window as section 5's tables.
+
+# %%
 if CUDA:
-    columns = ["variant", "tokens_per_copy", "gpu_idle_fraction", "gpu_busy_per_token", "kernels_per_token"]
+    columns = ["variant", "tokens_per_copy", "tokens", "gpu_idle_fraction", "gpu_busy_per_token", "kernels_per_token"]
     say(table(idle[columns], digits=3))
-    say(
-        "`gpu_busy_per_token` is in µs: the GPU busy time between two stop-flag copies, "
-        "divided by the tokens made between them."
-    )
+else:
+    say("*On the CPU: no GPU timeline.*")
 
 # %% [markdown]
 # ## 5. Where the time goes, kernel by kernel
 #
-# GPU time per generated token, grouped by what the kernel does, before our kernels
-# (`graph_handwritten_compiled K=4`) and after (the fastest generator that stops on the host).
-
+# GPU time per generated token, grouped by what the kernel does (`tokgen.profiling.kernel_kind`),
+# before our kernels and after, from the windows profiled in section 4. Two times per row:
+# `us_per_token` adds up the kernels' durations; `own_us_per_token` gives each kernel only its
+# time after every kernel that started before it had ended, so the rows add up to the GPU's busy
+# time. With PDL the two differ: a kernel launched early counts its wait for the one before in
+# its duration.
 
 # %%
-def kernel_kind(name: str) -> str:
-    n = name.lower()
-    if any(s in n for s in ("gemm", "gemv", "cutlass", "xmma", "sm90_", "sm80_", "cublas", "splitk")):
-        return "matmul (cuBLAS)"
-    if "attend_filled" in n:
-        return "attention (ours, Triton, filled slots)"
-    if "_linear_kernel" in n or "_add_norm_kernel" in n:
-        return "products, bias, GELU, residual, norm (ours, Triton)"
-    if "triton" in n:
-        return "fused elementwise / reductions (inductor)"
-    if "memcpy" in n or "memset" in n:
-        return "copies"
-    return "other"
+show_source(tokgen.profiling.own_times)
 
-
-def kernel_table(name):
-    """GPU µs and kernels per token of variant `name`'s profiled window, by kind and by kernel."""
-    k = timelines[name].kernels.dropna(subset=["step"]).copy()
-    per_replay = next(v for v in variants if v.name == name).info.get("steps_per_graph", 1)
-    tokens = k["step"].nunique() * per_replay
-    k["us"] = k["end"] - k["start"]
-    k["kind"] = k["name"].map(kernel_kind)
-    kinds = k.groupby("kind")["us"].agg(["sum", "count"]).sort_values("sum", ascending=False)
-    kinds = kinds.assign(us_per_token=kinds["sum"] / tokens, kernels_per_token=kinds["count"] / tokens)
-    kinds = kinds.assign(share=kinds["sum"] / kinds["sum"].sum()).reset_index()
-    top = k.groupby("name")["us"].agg(["sum", "count"]).sort_values("sum", ascending=False).head(8)
-    top = top.assign(us_per_token=top["sum"] / tokens, share=top["sum"] / k["us"].sum()).reset_index()
-    return kinds, top.assign(name=top["name"].str.slice(0, 90))
-
-
-if CUDA:
-    kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)
-    for name in (before, after):
-        kinds, top = kernel_table(name)
-        for r in kinds.itertuples():
-            kernel_rec.write(
-                {
-                    "variant": name,
-                    "kind": r.kind,
-                    "us_per_token": r.us_per_token,
-                    "kernels_per_token": r.kernels_per_token,
-                    "share": r.share,
-                }
-            )
-        say(f"**{name}**")
-        say(table(kinds[["kind", "us_per_token", "kernels_per_token", "share"]], digits=3))
-        say(table(top[["name", "us_per_token", "count", "share"]], digits=3))
-else:
+# %%
+kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)
+for name in dict.fromkeys((before, after)) if CUDA else ():
+    timeline, tokens = profiled[name]
+    kinds = tokgen.profiling.kernel_table(timeline, tokens)
+    for r in kinds.to_dict("records"):
+        kernel_rec.write({"variant": name, "tokens": tokens, **r})
+    say(f"**{name}**, {tokens} tokens in the window")
+    say(table(kinds, ["kind", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
+    top = tokgen.profiling.kernel_table(timeline, tokens, by="name", top=8)
+    say(table(top, ["name", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
+if not CUDA:
     say("*Skipped on the CPU: no GPU kernels.*")
+
+# %%
+if CUDA:
+    kernels, layers, by = kernel_rec.read(), model.config.n_layer, ok.set_index("variant")
+    for name, rows in kernels.groupby("variant", sort=False):
+        wall = 1e3 * by.at[name, "median_ms"] / by.at[name, "steps"]  # µs per token
+        count, summed, busy = (rows[c].sum() for c in ("kernels_per_token", "us_per_token", "own_us_per_token"))
+        say(
+            f"`{name}`: {count:.1f} kernels per token, {count / layers:.1f} per layer of {layers} when the few "
+            f"outside the layers (embedding, LM head, argmax, copies) are counted in; their durations add up to "
+            f"{summed:.0f} µs per token, "
+            f"the GPU was busy {busy:.0f} µs of a token's {wall:.0f} µs of wall time: "
+            + ("durations overlap (PDL)." if summed > 1.01 * busy else "no kernel overlaps another.")
+        )
 
 # %% [markdown]
 # ## 6. Stopping on the GPU: when every row stops early
 #
 # Above, no row stops, and every decoder runs all N steps: the WHILE node can only save the
-# host's checks. Here the EOS id is the token every row emits at about step `STOP_AT` (all rows
-# start from the same BOS, so they decode the same sequence), and the K-step replays pay for the
-# steps they run past the stop. Interleaved as before, the same step in every variant.
+# host's checks. Here the EOS id is, for each entry of `STOP_AT`, the first token of the
+# reference whose first appearance is at or after that step (all rows start from the same BOS,
+# so they decode the same sequence and stop together), and the K-step replays of the same step
+# pay for the steps they run past the stop. Interleaved as before.
 
 # %%
-stop_rec = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS)
-stop_variants, stop_steps = [], {}
+device_step = {k: v for k, v in tokgen.GENERATORS["graph_stop_on_device"].keywords.items() if k != "stop_on_device"}
+k_step = next(g for g, f in tokgen.GENERATORS.items() if getattr(f, "keywords", None) == device_step)
+stops = {}  # steps run -> the EOS id that stops every row there
 for stop_at in STOP_AT:
-    eos = int(reference[0, min(stop_at, MAX_SEQLEN)])
+    eos, steps = stop_token(reference[0], min(stop_at, MAX_SEQLEN))
+    stops.setdefault(steps, eos)
+say(f"`{k_step}` (the step the WHILE node runs) at every K against `graph_stop_on_device`; every row stops after "
+    + ", ".join(f"{steps} steps (EOS id {eos})" for steps, eos in stops.items()) + ".")  # fmt: skip
+
+# %%
+stop_rec, stop_variants = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), []
+for steps, eos in stops.items():
     ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
-    chosen = [variant("graph_triton_kernels", steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
+    chosen = [variant(k_step, steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
     chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if CUDA else []
     for v in chosen:
         assert torch.equal(v.run(), ref), v.name  # the naive tokens, early stop included
-        stop_variants.append(tokgen.Variant(f"{v.name} stop={stop_at}", v.run, v.info | {"stop_at": stop_at}))
-    stop_steps[stop_at] = ref.shape[1] - 1
+        stop_variants.append(tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}))
 stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, record=stop_rec.write, gpu_busy=False)
-stopped["steps_run"] = stopped["stop_at"].map(stop_steps)
-say(table(stopped[["variant", "steps_run", "median_ms", "q25_ms", "q75_ms"]], digits=2))
-
-# %%
-if CUDA:
-    rows = []
-    for stop_at, group in stopped.groupby("stop_at"):
-        device = group[group["generator"] == "graph_stop_on_device"]
-        if len(device):
-            base = device.iloc[0]["variant"]
-            for other in group[group["generator"] != "graph_stop_on_device"]["variant"]:
-                g = tokgen.gain(stopped, other, base)
-                row = {"steps run": stop_steps[stop_at], "WHILE node against": other}
-                rows.append(row | {"gain %": g["gain_pct"], "p": g["p_value"], "real": g["real"]})
-    say(table(pd.DataFrame(rows), digits=3))
-    syncs = {
-        name: tokgen.count_syncs(
-            lambda n=name, k=k: tokgen.generate(n, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, **k)
-        )
-        for name, k in (("graph_triton_kernels", {"steps_per_graph": 4}), ("graph_stop_on_device", {}))
-    }
-    say(table(pd.DataFrame(syncs).T.reset_index(names="generator"), digits=0))
+say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
 
 # %% [markdown]
-# `gain %` is how much faster the WHILE node is than each K-step decoder (the signed-rank rule of
-# notebook 09 decides `real`). The counts: host-device syncs per generation of N steps without a
-# stop (notebook 11's audit).
-#
+# The WHILE node's speed-up over each K-step decoder at the same stop (notebook 00's signed-rank
+# rule decides "faster" or "slower"), and the host-device syncs of one generation of N steps
+# without a stop (counted as in notebook 11).
+
+# %%
+while_node = pd.DataFrame()
+if CUDA:
+    node = stopped[stopped["generator"] == "graph_stop_on_device"].set_index("steps")["variant"]
+    replays = stopped[stopped["generator"] != "graph_stop_on_device"]
+    gains = [{"steps run": r.steps, **tokgen.gain(stopped, r.variant, node[r.steps])} for r in replays.itertuples()]
+    while_node = pd.DataFrame(gains).rename(columns={"vs": "WHILE node against"})
+    while_node["speed-up of the WHILE node"] = [speedup_text(g) for g in while_node.to_dict("records")]
+    say(table(while_node, ["steps run", "WHILE node against", "speed-up of the WHILE node"]))
+    audited = [variant(k_step, steps_per_graph=max(STEPS_PER_GRAPH)), variant("graph_stop_on_device")]
+    syncs = pd.DataFrame([{"variant": v.name, **tokgen.count_syncs(v.run)} for v in audited])
+    say(table(syncs, ["variant", "local_scalar_dense", "stream_syncs", "event_syncs"], digits=0))
+
+# %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
 # small's fp32 weights once per token is a floor no generator can beat.
 #
+# ## Takeaways, read from this run
+
+# %%
+say(f"* Fastest registry generator: `{fastest['variant']}`" + (f", {fastest['× task floor']:.2f}× the task's floor"
+    if CUDA else "") + ".")  # fmt: skip
+sweeps = {g: r for g, r in ok[ok["steps_per_graph"].notna()].groupby("generator") if r["steps_per_graph"].nunique() > 1}
+for generator, runs in sweeps.items():
+    best, worst = runs.sort_values("median_ms").iloc[[0, -1]].to_dict("records")
+    say(f"* `{generator}`: fastest at K = {best['steps_per_graph']:.0f}, slowest at K = "
+        f"{worst['steps_per_graph']:.0f} ({worst['median_ms'] / best['median_ms']:.2f}× the time).")  # fmt: skip
+if CUDA:
+    share = idle.set_index("variant")["gpu_idle_fraction"]
+    say("* GPU idle share of the profiled window: " + ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index) + ".")
+for steps, group in while_node.groupby("steps run") if len(while_node) else ():
+    say(f"* Every row stopping after {steps} steps: the WHILE node runs ×{group['speedup'].min():.2f} to "
+        f"×{group['speedup'].max():.2f} as fast as the K-step replays (faster in {sum(group['outcome'] == 'faster')} "
+        f"of {len(group)} comparisons).")  # fmt: skip
+
+# %% [markdown]
 # ## Summary
 #
-# * One graph replay per K steps replaces hundreds of Python-level launches per token; with the
-#   stop flag read one replay late, the host never makes the GPU wait.
+# * One graph replay per K steps replaces the Python-level launches of every step; with the stop
+#   flag read one replay late, the host does not wait for the GPU before queuing the next replay.
 # * The returned tokens are the naive generator's for every K: the steps generated past the
 #   stop are trimmed.
 # * A replay computes all of its K steps, so K beyond what the host needs costs GPU time when N
-#   is not a multiple of K.
+#   is not a multiple of K (section 3's right panel).
 # * Attention over the filled slots only (one Triton kernel that reads the position on the GPU)
-#   keeps the graph valid and cuts the attention's reads to what is filled; section 3 gives the
-#   gain and the distance to the task's floor, section 5 the kernel table before and after.
+#   keeps the graph valid and cuts the attention's reads to what is filled.
 # * Our own kernels for the thin products, with the bias, GELU, residual add and layer norm
 #   folded in, replace cuBLAS's split-K kernels and most of inductor's small ones: section 5
 #   puts the two kernel tables side by side, section 3 the distance to the floor.
 # * Programmatic dependent launch lets each of our kernels start, and start its weights into L2,
-#   while the one before still runs: the launch gaps inside the graph mostly disappear from
-#   section 4's idle share.
+#   while the one before still runs: section 4's idle share and section 5's overlapping durations
+#   show what that does in this run.
 # * What still stands between us and the floor is in section 5's "after" table: the products
-#   themselves (each still below the copy bandwidth with only 32 rows to share a weight read),
-#   the kernels that remain per layer, and the torch kernels between layers' worth of ours
-#   (argmax, embedding) that PDL cannot overlap.
+#   themselves (below the copy bandwidth with only `BATCH_SIZE` rows to share a weight read), the
+#   kernels that remain per layer, and the torch kernels outside the layers (argmax, embedding).
 # * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
 #   generation, and no step past the stop. Without a stop it only saves the host's checks,
-#   which the K-step replay already hides; with early stops it saves the wasted steps
-#   (section 6).
+#   which the K-step replay already hides; with early stops it also saves the wasted steps
+#   (section 6 measures both cases).
 #
 # ## Exercises
 #
 # 1. Capture `graph_transformers` with the compiled model for K = 4. How does it compare with
 #    `graph_handwritten_compiled K=4`?
-# 2. What is the largest amount of work K = 16 can waste after the stop? Measure it with an
-#    early `eos_token_id`.
+# 2. The WHILE node runs `keep_decoding`, a one-thread kernel, after every step, and CUPTI sees
+#    its body only once (section 4 skips it). Time `graph_stop_on_device` and the K = 1 decoder of
+#    the same step at two lengths N, without an early stop: what does one step cost in each, and
+#    what does the condition kernel add per step?
 # 3. In a copy of `handwritten_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
 #    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
 #    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?

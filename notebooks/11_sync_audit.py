@@ -21,19 +21,21 @@
 # 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an attention-mask check, each an
 # `.item()`-like read that makes the CPU wait for the GPU.
 #
-# **You will learn:** how to count host-device syncs two ways, what `non_blocking=True` does
-# into pinned and pageable memory, and what framework overhead alone costs per token.
+# **You will learn:** how to count host-device syncs two ways and read where the two differ,
+# what `non_blocking=True` does into pinned and pageable memory, and what framework overhead
+# alone costs per token.
 #
 # **What this step adds:** a sync counter, and the audit of every generator in this repository
 # and of `generate()`; a measurement of why the pipelined stop flag must live in pinned memory;
 # and the framework overhead on a model so small that overhead is all there is.
 #
 # **What we measure:**
-# 1. syncs per token, counted two ways that must agree: `torch.cuda.set_sync_debug_mode("warn")`
-#    warnings, and `aten::_local_scalar_dense` calls (what `.item()` runs) in torch.profiler;
-#    plus the CUDA runtime's blocking waits, which also catch waits that read no value;
+# 1. syncs per token, counted two ways: `torch.cuda.set_sync_debug_mode("warn")` warnings, and
+#    `aten::_local_scalar_dense` calls (what `.item()` runs) in torch.profiler; plus the CUDA
+#    runtime's blocking waits, which also catch waits that read no value. The two ways count
+#    different things, and section 2 says, row by row, where and why they differ;
 # 2. how long `copy_(non_blocking=True)` blocks the host, into pinned vs pageable memory;
-# 3. ms per token on CPU and GPU for issue #43089's micro model (1 layer, hidden 16, vocab 256).
+# 3. ms per token on CPU and GPU for issue #43089's micro model (section 4 prints its size).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -48,17 +50,17 @@ RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." ov
 # %%
 import time
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import save_figure, say, show_source, table
+from tokgen.display import plot_dots, save_figure, say, show_source, sync_reading, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 CUDA = DEVICE == "cuda"
+ISSUE_SYNCS_PER_TOKEN = 3.25  # issue #43089's count for generate() (transformers 5.0.0.dev0, a tiny Llama)
 
 # %% [markdown]
 # ## 1. Counting syncs
@@ -70,47 +72,46 @@ show_source(tokgen.count_syncs)
 # ## 2. The audit
 #
 # Every registry generator and `generate()` with the dynamic and the static cache, `TOKENS`
-# new tokens each, after a warm-up (compilation and graph capture are not counted).
+# new tokens each, after a warm-up (compilation and graph capture are not counted). A graph
+# generator runs at the registry's default K.
 
 # %%
-audited = [
-    tokgen.generator_variant(
-        name,
-        model,
-        batch_size=BATCH_SIZE,
-        max_seqlen=TOKENS,
-        **({"compile_backend": COMPILE_BACKEND} if name in tokgen.COMPILES_ITSELF else {}),
-    )
-    for name in [*tokgen.GENERATORS, "generate() dynamic", "generate() static"]
-]
+names = [*tokgen.GENERATORS, "generate() dynamic", "generate() static"]
+options = {name: {"compile_backend": COMPILE_BACKEND} if name in tokgen.COMPILES_ITSELF else {} for name in names}
+audited = [tokgen.generator_variant(n, model, batch_size=BATCH_SIZE, max_seqlen=TOKENS, **options[n]) for n in names]
 rec = tokgen.Recorder("11_sync_audit", RESULTS_DIR, params=PARAMS)
-if CUDA:
-    for v in audited:  # a graph generator's K is the registry's default (4): one stop check per 4 tokens
-        v.run()  # warm-up
-        counts = tokgen.count_syncs(v.run)
-        per_token = {f"{k}_per_token": n / TOKENS for k, n in counts.items()}
-        rec.write({"generator": v.info["generator"], "tokens": TOKENS, **counts, **per_token})
-    audit = rec.read()
-    cols = [
-        "generator",
-        "sync_debug_warnings_per_token",
-        "local_scalar_dense_per_token",
-        "stream_syncs_per_token",
-        "event_syncs_per_token",
-        "device_syncs_per_token",
-    ]
-    say(table(audit[cols], digits=3))
-else:
-    say("*Skipped on the CPU: there is no device to synchronize with.*")
+for v in audited if CUDA else ():
+    v.run()  # warm-up
+    counts = tokgen.count_syncs(v.run)
+    rec.write({"generator": v.info["generator"], "tokens": TOKENS, **counts}
+              | {f"{k}_per_token": n / TOKENS for k, n in counts.items()})  # fmt: skip
+audit = rec.read() if CUDA else pd.DataFrame()
+kinds = ["sync_debug_warnings", "local_scalar_dense", "stream_syncs", "event_syncs"]
+say(table(audit, ["generator", *(f"{k}_per_token" for k in kinds)], 3) if CUDA else "*Skipped on the CPU: no device.*")
 
 # %% [markdown]
-# How to read it. The article's generators read one flag per token with `.item()`: one
-# `_local_scalar_dense` and one stream sync per token. The pipelined generators make no
-# `.item()` call at all; they still wait once per token, on an event, but for the *previous*
-# step while the current one runs (an event sync, which the sync debug mode does not flag). The
-# graph generators wait once per K tokens, plus once at the end to find where the stop fell.
-# A row where the two counting methods disagree is worth a look in a profiler trace.
-#
+# How to read it. A loop that checks its stop flag with `.item()` shows one `_local_scalar_dense`
+# and one stream sync for every check. The pipelined generators make no `.item()` call at all;
+# they wait on an event instead, for the *previous* step while the current one runs (an event
+# sync, which the sync debug mode does not flag). The graph generators wait on an event for the
+# replay before each new replay of K tokens, plus once at the end to find where the stop fell.
+# The two counting methods see different things; where a row's counts differ, the sentences
+# below say why.
+
+# %%
+if CUDA:
+    for sentence in sync_reading(audit):
+        say(sentence)
+    reads = audit.set_index("generator")["local_scalar_dense_per_token"]
+    extra = reads["naive"] - reads["kv_dynamic"]
+    say(
+        f"`naive` reads {reads['naive']:.2f} values per token with `.item()`, `kv_dynamic` {reads['kv_dynamic']:.2f}. "
+        "The two loops check their stop flag alike and differ only in the cache"
+        + (f", so the naive loop's {extra:.2f} extra reads per token happen inside transformers' uncached forward."
+           if extra > 0 else ".")
+    )  # fmt: skip
+
+# %% [markdown]
 # ## 3. Pinned vs pageable: what `non_blocking=True` really does
 #
 # A retelling of the article puts it this way: "Without pinned memory, `non_blocking=True` in
@@ -127,7 +128,7 @@ def queued_copy(pinned: bool) -> tuple[float, float]:
     host = torch.zeros((), dtype=torch.bool, pin_memory=pinned and CUDA)
     tokgen.model.synchronize(DEVICE)
     start = time.perf_counter()
-    for _ in range(4):  # queue tens of ms of GPU work
+    for _ in range(4):  # queue GPU work: four products of two COPY_MB matrices
         a = a @ a / side
     before_copy = time.perf_counter()
     host.copy_(flag, non_blocking=True)
@@ -136,6 +137,7 @@ def queued_copy(pinned: bool) -> tuple[float, float]:
     return 1e3 * (after_copy - before_copy), 1e3 * (time.perf_counter() - start)
 
 
+# %%
 samples = {"pinned": [], "pageable": []}
 queued_copy(True)  # warm-up: cuBLAS handles, the pinned allocator
 for _ in range(RUNS):  # interleaved
@@ -144,96 +146,95 @@ for _ in range(RUNS):  # interleaved
 copy_rec = tokgen.Recorder("11_pinned_copy", RESULTS_DIR, params=PARAMS)
 for name, runs in samples.items():
     call, whole = pd.Series([c for c, _ in runs]), pd.Series([w for _, w in runs])
-    copy_rec.write(
-        {
-            "destination": name,
-            "runs": RUNS,
-            "copy_call_median_ms": call.median(),
-            "copy_call_min_ms": call.min(),
-            "copy_call_max_ms": call.max(),
-            "gpu_work_and_copy_median_ms": whole.median(),
-        }
-    )
-copy_table = copy_rec.read()
+    stats = {"copy_call_median_ms": call.median(), "copy_call_min_ms": call.min(), "copy_call_max_ms": call.max()}
+    copy_rec.write({"destination": name, "runs": RUNS, **stats, "gpu_work_and_copy_median_ms": whole.median()})
+copies = copy_rec.read().set_index("destination")
+say(table(copies.reset_index(), digits=3, columns=["destination", *[c for c in copies if c.endswith("_ms")]]))
+
+# %% [markdown]
+# Into pinned memory the call can return at once and the copy happens when the stream reaches
+# it; into pageable memory the CPU cannot hand the GPU an address it may DMA into, so the call
+# waits for the queued work and copies through a staging buffer: a sync in disguise. What this
+# run measured:
+
+# %%
+call, work = copies["copy_call_median_ms"], copies["gpu_work_and_copy_median_ms"]
 say(
-    table(
-        copy_table[
-            [
-                "destination",
-                "copy_call_median_ms",
-                "copy_call_min_ms",
-                "copy_call_max_ms",
-                "gpu_work_and_copy_median_ms",
-            ]
-        ],
-        digits=3,
-    )
+    f"The queued work and the copy took {work['pinned']:.3f} ms (pinned) and {work['pageable']:.3f} ms (pageable); "
+    f"the `copy_` call itself kept the CPU {call['pinned']:.3f} ms into pinned memory and {call['pageable']:.3f} ms "
+    f"into pageable memory, {call['pageable'] / work['pageable']:.0%} of the queued work"
+    + (": the pageable copy waited for the GPU." if call["pageable"] > 10 * call["pinned"] else ".")
+    + (" (On the CPU there is no queue: both return when done.)" if not CUDA else "")
 )
 
 # %% [markdown]
-# Into pinned memory the call returns at once and the copy happens when the stream reaches it;
-# into pageable memory the CPU cannot hand the GPU an address it may DMA into, so the call waits
-# for the queued work and copies through a staging buffer: a sync in disguise. That is why the
-# pipelined generators keep their stop flags in pinned memory.
+# That is why the pipelined generators keep their stop flags in pinned memory.
 #
 # ## 4. Framework overhead on a micro model
 #
-# Issue #43089's point: with a model this small (1 layer, hidden 16, vocabulary 256) the arithmetic
-# is nothing, and what remains is the framework. We time `generate()`, the article's
-# static-cache loop and the graph decoders on the CPU and on the GPU, B = 1, 2 × `TOKENS` tokens,
-# with an EOS id that the micro model does not produce, so every run goes the full length.
+# Issue #43089's point: with a model this small the arithmetic is nothing, and what remains is
+# the framework. We time `generate()`, the article's static-cache loop and the graph decoders on
+# the CPU and on the GPU, one sequence of 2 × `TOKENS` tokens, with an EOS id that the micro
+# model does not produce, so every run goes the full length (the cell prints the sizes).
 
 # %%
 micro_rec = tokgen.Recorder("11_micro_overhead", RESULTS_DIR, params=PARAMS | {"micro_tokens": 2 * TOKENS})
-devices = ["cpu", "cuda"] if CUDA else ["cpu"]
-for device in devices:
+for device in ["cpu", "cuda"] if CUDA else ["cpu"]:
     micro = tokgen.build_model("micro", device)
     seen = set(tokgen.generate("naive", micro, batch_size=1, max_seqlen=2 * TOKENS).flatten().tolist())
-    eos = next(t for t in range(micro.config.vocab_size) if t not in seen)
-    kw = {"batch_size": 1, "max_seqlen": 2 * TOKENS, "eos_token_id": eos}
-    variants = [
-        tokgen.generator_variant("generate() dynamic", micro, **kw),
-        tokgen.generator_variant("kv_static", micro, **kw),
-        tokgen.generator_variant("graph_handwritten", micro, **kw, steps_per_graph=16),
-        tokgen.generator_variant(
-            "graph_handwritten_compiled", micro, **kw, steps_per_graph=16, compile_backend=COMPILE_BACKEND
-        ),
-    ]
+    kw = {"batch_size": 1, "max_seqlen": 2 * TOKENS, "eos_token_id": min(set(range(micro.config.vocab_size)) - seen)}
+    variants = [tokgen.generator_variant(g, micro, **kw) for g in ("generate() dynamic", "kv_static")]
+    variants.append(tokgen.generator_variant("graph_handwritten", micro, **kw, steps_per_graph=16))
+    variants.append(tokgen.generator_variant("graph_handwritten_compiled", micro, **kw, steps_per_graph=16,
+                                             compile_backend=COMPILE_BACKEND))  # fmt: skip
     res = tokgen.compare(variants, rounds=RUNS, device=device)
-    for r in res.to_dict("records"):
-        micro_rec.write(
-            {
-                "device": device,
-                "variant": r["variant"],
-                "status": r["status"],
-                "error": r["error"],
-                "tokens": r["steps"],
-                "median_ms": r["median_ms"],
-                "q25_ms": r["q25_ms"],
-                "q75_ms": r["q75_ms"],
-                "ms_per_token": r["ms_per_step"],
-            }
-        )
+    for r in res.assign(device=device, tokens=res["steps"], ms_per_token=res["ms_per_step"]).to_dict("records"):
+        micro_rec.write(r)
 micro_table = micro_rec.read()
+cfg = micro.config
+say(f"Micro model: {cfg.n_layer} layer(s), hidden size {cfg.n_embd}, vocabulary {cfg.vocab_size}; "
+    f"B = {kw['batch_size']}, {kw['max_seqlen']} tokens per run.")  # fmt: skip
 say(table(micro_table.pivot(index="variant", columns="device", values="ms_per_token").reset_index(), digits=3))
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 3.5))
-micro_table.pivot(index="variant", columns="device", values="ms_per_token").plot.barh(ax=ax)
-ax.set_xscale("log")
-ax.set_xlabel("ms per token (log)")
-ax.set_title("Micro model (1 layer, hidden 16): framework overhead per token")
-save_figure(fig, "11_micro_overhead", RESULTS_DIR)
+ax = plot_dots(micro_table.sort_values("ms_per_token"), "variant", "ms_per_token", group="device", log=True,
+               xlabel="ms per token (median; log)")  # fmt: skip
+ax.set_title(f"Micro model ({cfg.n_layer} layer, hidden {cfg.n_embd}): framework overhead per token")
+save_figure(ax.figure, "11_micro_overhead", RESULTS_DIR)
+
+# %% [markdown]
+# ## Takeaways, read from this run
+
+# %%
+if CUDA:
+    per = audit.set_index("generator")
+    dyn, static = per.loc["generate() dynamic"], per.loc["generate() static"]
+    say(
+        f"* `generate()` here: {dyn['sync_debug_warnings_per_token']:.2f} flagged syncs per token with the dynamic "
+        f"cache ({dyn['local_scalar_dense_per_token']:.2f} of them `.item()` reads), "
+        f"{static['sync_debug_warnings_per_token']:.2f} with the static cache; issue #43089 counted "
+        f"{ISSUE_SYNCS_PER_TOKEN} (another model and an earlier transformers)."
+    )
+    none = [g for g in per.index if per.at[g, "sync_debug_warnings_per_token"] == 0 and per.at[g, "event_syncs"] == 0]
+    say("* No host wait at all during the run: " + (", ".join(f"`{g}`" for g in none) or "no generator") + ".")
+
+# %%
+if CUDA:
+    speed = micro_table.pivot(index="variant", columns="device", values="ms_per_token")
+    ratio = (speed["cpu"] / speed["cuda"]).sort_values()
+    say("* On the micro model, the GPU against the CPU (time on the CPU / time on the GPU, > 1: the GPU is faster): "
+        + ", ".join(f"`{v}` ×{x:.2f}" for v, x in ratio.items()) + ".")  # fmt: skip
 
 # %% [markdown]
 # ## Summary
 #
 # * The audit counts the syncs per token of every generator here and of `generate()` on this
-#   transformers version, two ways.
-# * `non_blocking=True` is non-blocking only into pinned memory; into pageable memory it waits
-#   for the GPU.
+#   transformers version, two ways, and says where the two ways differ.
+# * Whether `non_blocking=True` blocks depends on the destination: section 3 times the call
+#   into pinned and into pageable memory.
 # * On a micro model, where compute is nothing, the time per token *is* the framework's
-#   overhead: launches, Python, syncs. Graph replays remove most of it on the GPU.
+#   overhead: launches, Python, syncs; section 4 shows which generators pay less of it on the
+#   GPU than on the CPU.
 #
 # ## Exercises
 #

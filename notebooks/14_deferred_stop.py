@@ -23,11 +23,13 @@
 # should enable it for cuda if we observe perf gains". This notebook observes.
 #
 # **You will learn:** how transformers defers its stop check, how to force it on for CUDA, and
-# whether it pays on a whole GPU and on an L40S-class slice (notebook 13).
+# whether it pays on the whole GPU and in slices of it (notebook 13 measures which slices
+# bracket the L40S's bandwidth).
 #
 # **What we measure:** `generate()` with the dynamic and the static cache (the static one
 # compiles its decode step), the deferred check forced on vs off: the same tokens (early stops
-# included), syncs per token, and the run time, interleaved, on the whole GPU and in slices.
+# included), syncs per token, and the run time, interleaved, on the whole GPU and in the slices
+# of `SLICE_SMS`.
 #
 # This notebook runs on the **newest** transformers, not the pinned 5.1.0 of notebooks 00–13:
 # `run_all.sh` puts a newer one first on this kernel's path (`--newest-transformers DIR`, or
@@ -36,7 +38,7 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu" (on the CPU: tokens only, no syncs or slices)
-SLICE_SMS = [8]  # slices (SMs) measured beside the whole GPU: notebook 13's L40S-class slice
+SLICE_SMS = [8]  # slices (SMs) measured beside the whole GPU; section 4 says where each sits against the L40S
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
@@ -49,16 +51,14 @@ import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import say, show_source, table
+from tokgen.display import say, show_source, speedup_text, stop_token, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
-ON_GPU = DEVICE == "cuda"
+ON_GPU = DEVICE == "cuda"  # on the CPU the deferred check cannot run: it records CUDA events
 VARIANTS = [f"generate() {cache} {check}" for cache in ("dynamic", "static") for check in ("sync", "deferred")]
-if not ON_GPU:  # DeferredStopCheck records a torch.Event: "cpu backend doesn't support events"
-    VARIANTS = [v for v in VARIANTS if v.endswith("sync")]
-    print("on the CPU transformers' deferred check cannot run (it needs CUDA events): sync variants only")
+VARIANTS = VARIANTS if ON_GPU else [v for v in VARIANTS if v.endswith("sync")]
 
 # %% [markdown]
 # ## 1. Forcing the deferred check on
@@ -74,53 +74,87 @@ show_source(tokgen.generators.deferred_stop_check)
 # %% [markdown]
 # ## 2. Same tokens
 #
-# The deferred check runs one step past the stop and must undo it. We pick an EOS token that
-# the naive generator emits at step 10 (all rows share the prompt, so all stop there): every
-# variant must return exactly the naive tokens.
+# The deferred check runs one step past the stop and must undo it. As EOS id we take the first
+# token that the naive generator emits for the first time at step `STOP_AT` or later (all rows
+# share the prompt, so all stop there; in a run too short for that, the last new token before
+# it): every variant must return exactly the naive tokens. The cell says where the stop fell.
 
 # %%
+STOP_AT = 10  # aim the early stop at this step
 probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=-1)  # no stop
-eos = int(probe[0, min(10, MAX_SEQLEN)])
+eos, steps = stop_token(probe[0], min(STOP_AT, MAX_SEQLEN))
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
 for name in VARIANTS:
     out = tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     assert torch.equal(out, reference), f"{name}: {out.shape[1]} columns, naive {reference.shape[1]}"
-version = tokgen.environment()["transformers"]
-print(f"transformers {version}: {', '.join(VARIANTS)}: the naive tokens ({reference.shape[1]} columns)")
+say(
+    f"transformers {tokgen.environment()['transformers']}, EOS id {eos}: every row stops after step {steps} "
+    f"({reference.shape[1]} columns with the prompt); {', '.join(VARIANTS)}: the naive tokens."
+)
 
 # %% [markdown]
 # ## 3. Syncs per token
 #
 # Counted as in notebook 11: `.item()`-style reads (`aten::_local_scalar_dense`) and the CUDA
-# runtime's blocking waits, per generated token (N = MAX_SEQLEN, no early stop).
+# runtime's blocking waits, per generated token (N = `MAX_SEQLEN`, no early stop).
 
 
 # %%
 def syncs(name: str) -> dict:
     run = lambda: tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
     run()  # warm-up: compilation
-    counts = tokgen.count_syncs(run)
-    return {"variant": name, **{k: v / MAX_SEQLEN for k, v in counts.items()}}
+    return {"variant": name, **{k: v / MAX_SEQLEN for k, v in tokgen.count_syncs(run).items()}}
 
 
 if ON_GPU:
-    audit = pd.DataFrame([syncs(name) for name in VARIANTS])
-    say(table(audit, digits=2))
+    audit = pd.DataFrame([syncs(name) for name in VARIANTS]).set_index("variant")
+    kinds = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "flagged syncs",
+             "stream_syncs": "stream syncs", "event_syncs": "event syncs"}  # fmt: skip
+    say(table(audit.reset_index(), ["variant", *kinds], digits=2))
+    for cache in ("dynamic", "static"):
+        d = audit.loc[f"generate() {cache} deferred"] - audit.loc[f"generate() {cache} sync"]
+        say(
+            f"{cache} cache, deferred minus sync, per token: " + ", ".join(f"{n} {d[k]:+.2f}" for k, n in kinds.items())
+        )
+else:
+    say("*On the CPU: no device to synchronize with.*")
 
 # %% [markdown]
+# A `.item()` on a tensor that is already on the host (a pinned copy) reads it without waiting
+# for the GPU, and a wait on an event is no stream sync: the stream and event columns, not the
+# `.item()` count, say how often the CPU waits, and for what.
+#
 # ## 4. Is it faster?
 #
 # One interleaved comparison of the four variants per place: the whole GPU, then each slice.
 
 # %%
 rec = tokgen.Recorder("14_deferred_stop", RESULTS_DIR, params=PARAMS)
-places = [None, *SLICE_SMS] if ON_GPU else [None]
-for sms in places:
+for sms in [None, *SLICE_SMS] if ON_GPU else [None]:
     variants = [tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN) for g in VARIANTS]
     with tokgen.GpuSlice(sms) if sms else contextlib.nullcontext():
         tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 results = rec.read()
 say(table(results, ["gpu_sms", "variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_share", "transformers"], 2))
+
+# %% [markdown]
+# Where the slices sit: the copy bandwidth each one measured when it was entered, against the
+# L40S's, and whether notebook 13 (in the same results folder) found it to be one of the two
+# slices that bracket the L40S.
+
+# %%
+try:
+    slices = tokgen.load("13_slices", RESULTS_DIR)
+    bracket = set(slices.loc[slices["brackets"].astype(bool), "gpu_sms"].astype(int)) if "brackets" in slices else set()
+except FileNotFoundError:
+    bracket = set()
+L40S = tokgen.gpu_slice.L40S_GBS
+for sms, rows in results[results["gpu_sms"].astype(str) != "all"].groupby("gpu_sms"):
+    gbs, others = float(rows["slice_copy_gbs"].iloc[0]), " and ".join(map(str, sorted(bracket)))
+    role = "one of the two that bracket it" if int(sms) in bracket else f"the two that bracket it: {others} SMs"
+    role = role if bracket else "no bracketing slices of notebook 13 in this results folder"
+    side = "below" if gbs < L40S else "above"
+    say(f"* {sms} SMs: {gbs:,.0f} GB/s of copy bandwidth, {side} the L40S's {L40S}; {role}.")
 
 # %% [markdown]
 # Was each slice row really run in the slice? transformers' static-cache `generate()` replays
@@ -133,27 +167,35 @@ show_source(tokgen.claims.deferred_stop_gains)
 
 # %%
 deferred = tokgen.claims.deferred_stop_gains(RESULTS_DIR) if ON_GPU else pd.DataFrame()
-columns = ["gpu_sms", "cache", "confined", "gpu_share_sync", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value"]
-say(table(deferred, [*columns, "real"], 2) if len(deferred) else "No deferred variant was measured (CPU run).")
+if len(deferred):
+    deferred["deferred vs sync"] = [speedup_text(g) for g in deferred.to_dict("records")]
+    say(table(deferred, ["gpu_sms", "cache", "confined", "gpu_share_sync", "deferred vs sync"], 2))
+else:
+    say("No deferred variant was measured (CPU run).")
+
+# %% [markdown]
+# The speed-up is paired (the median over rounds of the synchronous check's time over the
+# deferred one's, > 1: deferring is faster; notebook 00 says when it is real).
+#
+# ## Summary, read from this run
 
 # %%
 for r in deferred.to_dict("records"):
-    verdict = ("faster" if r["gain_pct"] > 0 else "slower") if r["real"] else "no different (p ≥ 0.05)"
-    where = "" if r["confined"] is not False else " — **not confined: it ran on the whole GPU**"
-    say(
-        f"- {r['gpu_sms']} SMs, {r['cache']} cache (GPU share {r['gpu_share_sync']:.2f}){where}: deferred is "
-        f"**{verdict}**, {r['gain_pct']:+.1f}% (IQR {r['gain_q25_pct']:+.1f}…{r['gain_q75_pct']:+.1f}%, "
-        f"p = {r['p_value']:.3f})."
-    )
+    where = "the whole GPU" if r["gpu_sms"] == "all" else f"{r['gpu_sms']} SMs"
+    where += " (**not confined**: it ran on the whole GPU)" if r["confined"] is False else ""
+    say(f"* {where}, {r['cache']} cache, GPU share of a synchronous step {r['gpu_share_sync']:.2f}: deferred "
+        f"against sync **{speedup_text(r)}**.")  # fmt: skip
+if len(deferred):
+    by = deferred.groupby("outcome")["gpu_share_sync"]
+    say("* By outcome, the GPU shares of the synchronous step: "
+        + "; ".join(f"{o}: {', '.join(f'{x:.2f}' for x in sorted(v))}" for o, v in by)
+        + ". Notebook 13 maps such gains against the GPU share over more places and batch sizes.")  # fmt: skip
 
 # %% [markdown]
-# ## Summary
-#
-# * transformers already holds the article's idea; whether it should be on for CUDA is the
-#   question notebook 13 answers in general: it can pay only where the GPU's share of a step
-#   is large. The lines above say where it did, in this run.
-# * Deferring costs one extra decode step per generation (undone afterwards): at small N and
-#   host-bound steps that is pure loss.
+# * transformers already holds the article's idea; whether it should be on for CUDA is what the
+#   lines above answer for this GPU, these sizes and these places.
+# * Deferring computes at most one step past an EOS stop per generation (and undoes it): a cost
+#   that weighs more the shorter the generation.
 #
 # ## Exercises
 #

@@ -13,29 +13,31 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Solutions · 10 CUDA graphs
 #
 # Worked solutions to the exercises of [notebook 10](../notebooks/10_cuda_graphs.ipynb).
-# Timing a CUDA graph needs a GPU; token identity and the wasted steps of exercise 2 can be
-# checked anywhere (on a CPU the graph generators run their steps without capturing them).
+# Timing a CUDA graph and reading its kernels need a GPU; on a CPU every cell still checks the
+# tokens (the graph generators then run their steps without capturing them) and says what it
+# skipped.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 BATCH_SIZE = 32  # sequences per batch
 MAX_SEQLEN = 100  # new tokens per sequence
-RUNS = 10  # timed rounds, interleaved, for exercise 1
+RUNS = 10  # timed rounds, interleaved (the signed-rank rule needs 6 or more)
+WINDOW = [20, 100]  # profiled steps for the kernel tables of exercise 3
 COMPILE_BACKEND = "inductor"  # "eager" on a CPU: inductor's C++ build takes minutes
 
 # %%
+import types
+
 import pandas as pd
 import torch
-from torch.utils import benchmark
 
 import tokgen
 from tokgen.display import say, table
+from tokgen.stats import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
@@ -48,68 +50,121 @@ reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MA
 #
 # `graph_transformers` captures `GPT2LMHeadModel`'s own forward; compiled, inductor fuses its
 # small kernels, but the model still goes through transformers' cache object and masks, which
-# the handwritten step leaves out. Expect it between the eager graph and the handwritten
-# compiled one. Same tokens first, then one interleaved timing (GPU).
+# the handwritten step leaves out. Same tokens first, then one interleaved timing (GPU).
 
 # %%
 compiled = torch.compile(model, backend=BACKEND)
+sizes = {"batch_size": BATCH_SIZE, "max_seqlen": MAX_SEQLEN, "steps_per_graph": 4}
 variants = [
-    tokgen.generator_variant("graph_transformers", compiled, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN,
-                             compiled=True, steps_per_graph=4),
-    tokgen.generator_variant("graph_handwritten_compiled", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN,
-                             steps_per_graph=4, compile_backend=BACKEND),
-]  # fmt: skip
+    tokgen.generator_variant("graph_transformers", compiled, compiled=True, **sizes),
+    tokgen.generator_variant("graph_handwritten_compiled", model, compile_backend=BACKEND, **sizes),
+]
 for v in variants:
     assert torch.equal(v.run(), reference), v.name
 say("Both return the naive generator's tokens.")
 if CUDA:
     results = tokgen.compare(variants, rounds=RUNS, device="cuda")
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_share"]], digits=2))
+    g = tokgen.gain(results, variants[0].name, variants[1].name)
+    say(f"`{variants[1].name}` against `{variants[0].name}`: {speedup_text(g)}.")
 else:
     say("*Timing CUDA graphs needs a GPU: run this cell there.*")
 
 # %% [markdown]
-# ## Exercise 2: what K = 16 can waste
+# ## Exercise 2: what one step costs in the WHILE node
 #
-# The stop is checked once per replay, and one replay late: replay r + 1 is queued before the
-# flag of replay r is read. A generation that finishes early in replay r still runs to the end
-# of replay r + 1: up to 2K − 1 steps computed and dropped. We place the stop at several
-# positions with an `eos_token_id` taken from the reference and count the steps computed
-# (`on_step` is called once per replay).
+# CUPTI sees a WHILE body once, so we time whole generations instead: the WHILE node and the
+# K = 1 decoder of the same step, each at two lengths, no early stop. The difference of the two
+# lengths' times over the difference of their steps is the cost of one more step: for the K = 1
+# decoder one graph launch, one flag copy and (hidden) one host wait per step; for the WHILE node
+# one iteration of the loop on the GPU, the `keep_decoding` kernel included.
 
 # %%
-rows = []
-for stop in sorted({max(1, MAX_SEQLEN * eighths // 8) for eighths in (1, 3, 5, 7)}):
-    eos = int(reference[0, stop])
-    expected = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
-    replays = []
-    options = {"eos_token_id": eos, "steps_per_graph": 16, "compile_backend": BACKEND, "on_step": replays.append}
-    out = tokgen.generate("graph_handwritten_compiled", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, **options)
-    assert torch.equal(out, expected)
-    rows.append({"tokens returned": out.shape[1] - 1, "steps computed": 16 * len(replays)})
-waste = pd.DataFrame(rows).assign(wasted=lambda d: d["steps computed"] - d["tokens returned"])
-say(table(waste, digits=0) + f"\n\nThe most wasted here: {waste['wasted'].max()} steps (the bound: 2K − 1 = 31).")
+device_step = {k: v for k, v in tokgen.GENERATORS["graph_stop_on_device"].keywords.items() if k != "stop_on_device"}
+k_step = next(g for g, f in tokgen.GENERATORS.items() if getattr(f, "keywords", None) == device_step)
+lengths = sorted({max(2, MAX_SEQLEN // 2), MAX_SEQLEN})
+runs = [(k_step, {"steps_per_graph": 1}), ("graph_stop_on_device", {})]
+variants = [tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=n, by=("max_seqlen",), **o)
+            for n in lengths for g, o in runs]  # fmt: skip
+for v in variants:
+    expected = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=v.info["max_seqlen"])
+    assert torch.equal(v.run(), expected), v.name
+if CUDA:
+    timed = tokgen.compare(variants, rounds=RUNS, device="cuda", gpu_busy=False)
+    rows = []
+    for generator, t in timed.sort_values("max_seqlen").groupby("generator", sort=False):
+        slope = 1e3 * t["median_ms"].diff().iloc[-1] / t["max_seqlen"].diff().iloc[-1]
+        rows.append({"generator": generator, **{f"ms at N={n}": m for n, m in zip(t["max_seqlen"], t["median_ms"])},
+                     "µs per extra step": slope})  # fmt: skip
+    steps = pd.DataFrame(rows).set_index("generator")["µs per extra step"]
+    say(table(pd.DataFrame(rows), digits=2))
+    say(f"One step costs {steps['graph_stop_on_device']:.1f} µs in the WHILE node and {steps[k_step]:.1f} µs in "
+        f"`{k_step}` at K = 1: the loop on the GPU, its condition kernel included, costs "
+        f"{steps['graph_stop_on_device'] - steps[k_step]:+.1f} µs per step against a launch per step.")  # fmt: skip
+else:
+    say(f"Both return the naive tokens at N = {' and '.join(map(str, lengths))}. *Timing needs a GPU: run it there.*")
 
 # %% [markdown]
-# ## Exercise 3: products and sums, or matrix products?
+# ## Exercise 3: products and sums, or matrix products? GPT-2's own layout?
 #
-# For one query row per head, `(q * keys).sum(-1)` and `q @ keys.transpose(-1, -2)` compute the
-# same scores. The first is elementwise work that inductor fuses with the mask and the softmax
-# into one kernel; the second is a batched matrix product of one row per head, one cuBLAS call
-# that nothing fuses with. Timed alone, eager, at notebook 10's attention shapes (B × 12 heads ×
-# 64 values per head, a cache of MAX_SEQLEN positions):
+# Three compiled handwritten decoders at K = 4: as in notebook 10; with the attention's scores
+# and weighted sum as matrix products (`q @ keys.T`, `w @ values`: a copy of
+# `handwritten_forward` whose `attend_all_slots` is replaced); and with the projection matrices
+# in GPT-2's own (in, out) layout (the transposed view of each `Conv1D` weight, not a transposed
+# copy). Each is checked against the naive tokens under notebook 00's rule (another summation
+# order may flip a near tie), then profiled as in notebook 10, sections 4 and 5.
+
 
 # %%
-q = torch.randn(BATCH_SIZE, 12, 1, 64, device=model.device)
-keys = torch.randn(BATCH_SIZE, 12, MAX_SEQLEN, 64, device=model.device)
-assert torch.allclose((q * keys).sum(-1).unsqueeze(2), q @ keys.transpose(-1, -2), atol=1e-4)
-forms = {"(q * keys).sum(-1)": "(q * keys).sum(-1)", "q @ keys.transpose(-1, -2)": "q @ keys.transpose(-1, -2)"}
-rows = [
-    {"form": name, "µs, median": 1e6 * benchmark.Timer(stmt, globals={"q": q, "keys": keys}).blocked_autorange().median}
-    for name, stmt in forms.items()
-]
-say(table(pd.DataFrame(rows), digits=1) + "\n\nAlone the matrix product may win; inside the compiled step what "
-    "counts is the kernel it saves by fusing (notebook 10's kernel table, section 5).")  # fmt: skip
+def attend_matmul(q, k, v, keys, values, past):
+    """`attend_all_slots` with the cached scores and the weighted sum as matrix products."""
+    scale = q.shape[-1] ** -0.5
+    cached = (q @ keys.transpose(-1, -2)).masked_fill(~past, float("-inf"))  # (B, H, 1, capacity)
+    w = torch.softmax(torch.cat([cached, (q * k).sum(-1, keepdim=True)], dim=-1) * scale, dim=-1)
+    return w[..., :-1] @ values + w[..., -1:] * v  # (B, H, 1, D)
+
+
+forward = tokgen.handwritten.handwritten_forward
+matmul_forward = types.FunctionType(forward.__code__, forward.__globals__ | {"attend_all_slots": attend_matmul})
+weights = tokgen.handwritten.gpt2_weights(model)  # its (out, in) matrices are transposed copies of GPT-2's (in, out)
+in_out = (*weights[:3], tuple(tuple(w.t().contiguous().t() if w.dim() == 2 else w for w in b) for b in weights[3]))
+
+# %%
+capacity, eos = tokgen.graph_capacity(MAX_SEQLEN, 4), tokgen.generators.resolve_eos(model, None)
+first = tokgen.generators.first_tokens(model, BATCH_SIZE)
+naive = tokgen.naive_reference(model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)  # tokens and near ties
+decoders, kinds = {}, {}
+with torch.inference_mode():
+    for name, fwd, w in [("as in notebook 10", None, None), ("attention by matmul", matmul_forward, None),
+                         ("(in, out) weights", None, in_out)]:  # fmt: skip
+        step = tokgen.HandwrittenStep(model, BATCH_SIZE, capacity, compile_backend=BACKEND)
+        if fwd is not None:
+            step.forward = torch.compile(fwd, fullgraph=True, dynamic=False, backend=BACKEND)
+        if w is not None:
+            step.weights = w  # the same matrices, laid out in memory as GPT-2 stores them
+        decoders[name] = d = tokgen.GraphDecoder(step, batch_size=BATCH_SIZE, capacity=capacity, eos=eos,
+                                                 steps_per_graph=4, device=model.device)  # fmt: skip
+        same = tokgen.tokens_match(naive, d.generate(first, MAX_SEQLEN))
+        say(f"{name}: the naive tokens under notebook 00's rule? {same}")
+        if CUDA:
+            run = lambda on_step, d=d: d.generate(first, MAX_SEQLEN, on_step)
+            timeline, tokens = tokgen.profiling.profile_decode(run, start=WINDOW[0], stop=WINDOW[1], steps_per_call=4)
+            kinds[name] = tokgen.profiling.kernel_table(timeline, tokens).set_index("kind")
+
+# %%
+if CUDA:
+    own = pd.DataFrame({name: k["own_us_per_token"] for name, k in kinds.items()}).fillna(0.0)
+    count = pd.DataFrame({name: k["kernels_per_token"] for name, k in kinds.items()}).fillna(0.0)
+    say("GPU µs per token (own time), by kind:\n\n" + table(own.reset_index(), digits=1))
+    say("Kernels per token, by kind:\n\n" + table(count.reset_index(), digits=1))
+    base = own.sum()["as in notebook 10"]
+    for name in list(decoders)[1:]:
+        change = own[name] - own["as in notebook 10"]
+        most = change.abs().idxmax()
+        say(f"* {name}: the GPU is busy {own[name].sum():.0f} µs per token ({own[name].sum() - base:+.0f} µs); "
+            f"the kind that changed most: {most} ({change[most]:+.1f} µs).")  # fmt: skip
+else:
+    say("*The kernel tables need a GPU: run this cell there.*")
 
 # %% [markdown]
 # ## Exercise 4: what programmatic dependent launch buys
@@ -119,27 +174,27 @@ say(table(pd.DataFrame(rows), digits=1) + "\n\nAlone the matrix product may win;
 # one interleaved timing and each decoder's idle share, as in sections 3 and 4 of notebook 10.
 
 # %%
-capacity = tokgen.graphs.graph_capacity(MAX_SEQLEN, 4)
-first = tokgen.graphs.first_tokens(model, BATCH_SIZE, None)
-eos = tokgen.generators.resolve_eos(model, None)  # the naive generator's default stop token
-sizes = {"batch_size": BATCH_SIZE, "capacity": capacity, "eos": eos, "device": model.device}
-decoders = {}
-for pdl in (False, True):
-    tokgen.kernels.PDL = pdl  # read when the kernels are launched, i.e. captured
-    decoder = tokgen.GraphDecoder(tokgen.TritonStep(model, BATCH_SIZE, capacity), steps_per_graph=4, **sizes)
-    with torch.inference_mode():
+pdl_decoders = {}
+with torch.inference_mode():
+    for pdl in (False, True):
+        tokgen.kernels.PDL = pdl  # read when the kernels are launched, i.e. captured
+        step = tokgen.TritonStep(model, BATCH_SIZE, capacity)
+        decoder = tokgen.GraphDecoder(step, batch_size=BATCH_SIZE, capacity=capacity, eos=eos, steps_per_graph=4,
+                                      device=model.device)  # fmt: skip
         assert torch.equal(decoder.generate(first, MAX_SEQLEN), reference)
-    decoders[f"graph_triton_kernels K=4, PDL {'on' if pdl else 'off'}"] = decoder
+        pdl_decoders[f"graph_triton_kernels K=4, PDL {'on' if pdl else 'off'}"] = decoder
 tokgen.kernels.PDL = True
 if CUDA:
     pdl_variants = [
         tokgen.Variant(name, lambda on_step=tokgen.generators.no_hook, d=d: d.generate(first, MAX_SEQLEN, on_step))
-        for name, d in decoders.items()
+        for name, d in pdl_decoders.items()
     ]
     with torch.inference_mode():
         results = tokgen.compare(pdl_variants, rounds=RUNS, device="cuda")
-        idle = {v.name: tokgen.profile_steps(v.run, start=20, stop=MAX_SEQLEN).summary(skip=1) for v in pdl_variants}
+        idle = {v.name: tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1]).summary(skip=1)
+                for v in pdl_variants}  # fmt: skip
     results["gpu_idle_fraction"] = results["variant"].map(lambda n: idle[n]["gpu_idle_fraction"])
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_idle_fraction"]], digits=3))
+    say(f"PDL on against off: {speedup_text(tokgen.gain(results, pdl_variants[0].name, pdl_variants[1].name))}.")
 else:
     say("*Both return the naive generator's tokens; PDL and its timing need a Hopper GPU: run this cell there.*")

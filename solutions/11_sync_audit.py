@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Solutions · 11 syncs per token
 #
@@ -25,6 +23,7 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 TOKENS = 32  # tokens per generation (x2 on the micro model)
+DATA_DIR = ".."  # notebook 11's audit is read from <DATA_DIR>/data/11_sync_audit.csv
 RUNS = 10  # timed rounds, interleaved, for exercise 3
 COMPILE_BACKEND = "inductor"  # "eager" on a CPU: inductor's C++ build takes minutes
 
@@ -33,7 +32,6 @@ import traceback
 
 import pandas as pd
 import torch
-import transformers
 
 import tokgen
 from tokgen.display import say, table
@@ -45,21 +43,32 @@ CUDA = model.device.type == "cuda"
 # %% [markdown]
 # ## Exercise 1: a newer transformers
 #
-# From 5.4 on, transformers keeps the StaticCache's write position on the device, so the
-# `.item()` that 5.1.0 makes per layer and step to find it goes away: the `generate()` rows'
-# reads per token drop, the hand-written generators (which pass `cache_position` themselves)
-# do not change. Run this cell in an environment with the newer transformers (the runner's
-# `--newest-transformers` sets one up for notebook 14) and compare with notebook 11's table.
+# transformers 5.1.0 needs `cache_position` to index a StaticCache; without it, the cache counts
+# its filled slots with a GPU reduction, a hidden sync (`tokgen.generators.cache_kwargs`). Our own
+# loops pass `cache_position`; `generate()` builds its own. From 5.4 on the StaticCache keeps its
+# position itself, so the rows to watch are `generate()`'s; the hand-written loops should not
+# move. What notebook 11's audit measured (its transformers version is in each row), then the same
+# count here, in this environment: run this notebook with the newer transformers (the runner's
+# `--newest-transformers` sets one up for notebook 14) and compare.
 
 # %%
-say(f"transformers here: **{transformers.__version__}**.")
+try:
+    audit = tokgen.load("11_sync_audit", DATA_DIR).set_index("generator")
+    reads = audit["local_scalar_dense_per_token"]
+    watched = [g for g in ("generate() dynamic", "generate() static", "kv_static") if g in audit.index]
+    say(f"Notebook 11's audit (transformers {audit['transformers'].iloc[0]}), `.item()` reads per token: "
+        + ", ".join(f"`{g}` {reads[g]:.2f}" for g in watched) + ".")  # fmt: skip
+except FileNotFoundError:
+    say("*Notebook 11's audit is not in DATA_DIR: run notebook 11 first.*")
+say(f"transformers here: **{tokgen.environment()['transformers']}**.")
 if CUDA:
     rows = []
     for name in ("generate() dynamic", "generate() static", "kv_static"):
         run = lambda name=name: tokgen.generate(name, model, batch_size=4, max_seqlen=TOKENS)  # noqa: E731
         run()  # warm-up
         syncs = tokgen.count_syncs(run)
-        rows.append({"generator": name, "`.item()` reads / token": syncs["local_scalar_dense"] / TOKENS})
+        per_token = {f"{k} / token": syncs[k] / TOKENS for k in ("local_scalar_dense", "stream_syncs")}
+        rows.append({"generator": name, **per_token})
     say(table(pd.DataFrame(rows), digits=2))
 else:
     say("*Syncs are between a host and a GPU: run this cell on a GPU.*")
@@ -88,9 +97,10 @@ else:
 # %% [markdown]
 # ## Exercise 3: K = 1 against K = 16 on the micro model
 #
-# On the micro model (issue #43089's: one layer, hidden 16) the GPU's work per step is almost
+# On the micro model (issue #43089's; the cell prints its size) the GPU's work per step is almost
 # nothing, so a step costs what the host spends on it. One replay of K steps costs one launch
-# and one stop check: K = 16 spreads them over 16 tokens.
+# and one stop check: K = 16 spreads them over 16 tokens. On a CPU there is no launch to spread:
+# the graph decoders run their steps as plain calls.
 
 # %%
 micro = tokgen.build_model("micro", model.device)
@@ -103,4 +113,7 @@ variants = [
     for k in (1, 16)
 ]  # fmt: skip
 results = tokgen.compare(variants, rounds=RUNS, device=model.device)
-say(table(results[["variant", "median_ms", "ms_per_step"]], digits=3) + f"\n\nDevice: {model.device.type}.")
+cfg, per_step = micro.config, results.set_index("variant")["ms_per_step"]
+say(table(results[["variant", "median_ms", "ms_per_step"]], digits=3))
+say(f"Micro model: {cfg.n_layer} layer, hidden {cfg.n_embd}, on the {model.device.type}: a token costs "
+    f"{per_step[variants[0].name] / per_step[variants[1].name]:.1f}× as much at K = 1 as at K = 16.")  # fmt: skip

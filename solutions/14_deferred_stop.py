@@ -13,37 +13,60 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Solutions · 14 transformers' deferred stop check
 #
 # Worked solutions to the exercises of [notebook 14](../notebooks/14_deferred_stop.ipynb).
-# They read its reference results in `data/`, so they run anywhere; exercise 1's measurement
-# needs a GPU and transformers ≥ 5.17.
+# Exercise 1 measures on a GPU with transformers ≥ 5.17 (elsewhere the cell says what it needs
+# and shows the reference run instead); exercise 2 reads notebook 14's reference results in
+# `data/`, so it runs anywhere.
 
 # %% tags=["parameters"]
 DATA_DIR = ".."  # the tables are read from <DATA_DIR>/data: ".." is the repository's reference results
+SIZE = "gpt2"  # the model of exercise 1: "gpt2" (GPT-2 small) or "tiny"
+BATCH_SIZE = 256  # exercise 1's batch (notebook 14: 32)
+MAX_SEQLEN = 100  # new tokens per sequence
+RUNS = 8  # timed rounds, interleaved (the signed-rank rule needs 6 or more)
 
 # %%
+import torch
+
 import tokgen
 from tokgen.display import say, table
+from tokgen.stats import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 gains = tokgen.claims.deferred_stop_gains(DATA_DIR)
+gains["deferred vs sync"] = [speedup_text(g) for g in gains.to_dict("records")]
 
 # %% [markdown]
 # ## Exercise 1: B = 256
 #
 # A larger batch makes each step's GPU work longer while the host's work per step stays the
-# same: the GPU share rises. Deferring the check can only hide the sync's gap, so its gain
-# follows the shape of notebook 13's map: small while the host sets the pace, largest where
-# the GPU's work and the gap are of one size, falling again as the GPU's work dominates.
-# On a GPU: `./run_all.sh --only 14 -p BATCH_SIZE 256 --out /tmp/b256`. The reference run, by
-# GPU share:
+# same: the GPU share rises. Deferring the check can only hide the sync's gap, so expect its gain
+# to follow notebook 13's map: small while the host sets the pace, largest where the GPU's work
+# and the gap are of one size, falling again as the GPU's work dominates. Measured on the whole
+# GPU (the four variants interleaved, as notebook 14 does), against notebook 14's reference run:
 
 # %%
-say(table(gains.sort_values("gpu_share_sync"), digits=2))
+say(table(gains.sort_values("gpu_share_sync"), ["gpu_sms", "cache", "confined", "gpu_share_sync", "deferred vs sync"],
+          digits=2) + "\n\n(notebook 14's reference run)")  # fmt: skip
+version = tokgen.environment()["transformers"]
+deferrable = tuple(int(x) for x in version.split(".")[:2]) >= (5, 17)  # DeferredStopCheck appeared in 5.17
+if torch.cuda.is_available() and deferrable:
+    model = tokgen.build_model(SIZE, "cuda")
+    names = [f"generate() {cache} {check}" for cache in ("dynamic", "static") for check in ("sync", "deferred")]
+    variants = [tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN) for g in names]
+    results = tokgen.compare(variants, rounds=RUNS, device="cuda").set_index("variant")
+    for cache in ("dynamic", "static"):
+        g = tokgen.gain(results.reset_index(), f"generate() {cache} sync", f"generate() {cache} deferred")
+        share = results.at[f"generate() {cache} sync", "gpu_busy_share"]
+        say(f"* B = {BATCH_SIZE}, {cache} cache: GPU share of a sync step {share:.2f}; deferred vs sync "
+            f"{speedup_text(g)}.")  # fmt: skip
+else:
+    say(f"*Measuring needs a CUDA GPU and transformers ≥ 5.17 (here: {version}, "
+        f"{'a GPU' if torch.cuda.is_available() else 'no GPU'}). On one: `./run_all.sh --only 14 -p BATCH_SIZE "
+        f"{BATCH_SIZE} --out build/b{BATCH_SIZE}`, or this cell.*")  # fmt: skip
 
 # %% [markdown]
 # ## Exercise 2: static against dynamic
@@ -52,12 +75,14 @@ say(table(gains.sort_values("gpu_share_sync"), digits=2))
 # from a CUDA graph: the host's work per step shrinks to a launch, so on the whole GPU the
 # GPU's share of a step is larger and the sync's gap a larger part of what is left. The dynamic
 # cache runs eager transformers code: the host's Python dominates, the GPU waits for it anyway,
-# and deferring the check moves little. On the slice the picture changes: the dynamic cache's
-# eager kernels run on a few SMs (a high GPU share), while the static cache's CUDA graphs replay
-# outside the green context (`confined` is False: notebook 13 shows why), so those rows measure
-# the whole GPU's SMs, not the slice. The shares, row by row:
+# and deferring the check moves little. In a slice the picture changes: the dynamic cache's
+# eager kernels run on a few SMs (a high GPU share), while the static cache's CUDA graphs may
+# replay outside the green context (`confined` False: notebook 14, section 4, says why), so those
+# rows measure the whole GPU's SMs, not the slice. The shares and the outcomes, row by row:
 
 # %%
-for r in gains.itertuples():
-    where = "whole GPU" if r.gpu_sms == "all" else f"{r.gpu_sms}-SM slice" + ("" if r.confined else " (not confined)")
-    say(f"* {where}, {r.cache}: GPU share of a sync step {r.gpu_share_sync:.2f}, deferred {r.gain_pct:+.1f}%.")
+for r in gains.to_dict("records"):
+    where = "whole GPU" if r["gpu_sms"] == "all" else f"{r['gpu_sms']}-SM slice"
+    where += " (not confined)" if r["confined"] is False else ""
+    say(f"* {where}, {r['cache']} cache: GPU share of a sync step {r['gpu_share_sync']:.2f}; deferred vs sync "
+        f"{r['deferred vs sync']}.")  # fmt: skip

@@ -54,3 +54,69 @@ def test_product_times_needs_cuda():
         pytest.skip("this machine has a GPU: tests/test_gpu.py times a product")
     with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
         bandwidth.product_times(4, 64, 32)
+
+
+def test_static_reads_its_slots_and_floors_scale_with_the_bandwidth(tiny):
+    n, per_position = 10, bandwidth.kv_bytes(tiny, 3, 1)
+    assert (
+        bandwidth.generation_bytes(tiny, 3, n, "static", slots=16)
+        == bandwidth.generation_bytes(tiny, 3, n, "none") + per_position * n * 16
+    )
+    task = bandwidth.floor_ms(tiny, 3, n, 1000.0)
+    assert task == pytest.approx(bandwidth.generation_bytes(tiny, 3, n, "filled") / 1e12 * 1e3)
+    assert bandwidth.floor_ms(tiny, 3, n, 2000.0) == pytest.approx(task / 2)
+
+
+def test_cache_read_follows_each_registry_entry():
+    from tokgen import GENERATORS, REFERENCES
+    from tokgen.graphs import graph_capacity
+
+    reads = {g: bandwidth.cache_read(g, 100, 4) for g in [*GENERATORS, *REFERENCES]}
+    assert reads["naive"] == ("none", 0)
+    assert reads["kv_dynamic"] == reads["pipelined_dynamic"] == reads["generate() dynamic"] == ("filled", 0)
+    assert reads["kv_static"] == reads["article_pipelined"] == ("static", 100)
+    assert reads["generate() static"] == ("static", 101)  # the prompt's position too
+    assert reads["graph_handwritten_compiled"] == ("static", graph_capacity(100, 4))
+    assert bandwidth.cache_read("graph_transformers", 100, 1) == ("static", graph_capacity(100, 1))
+    for filled in ("graph_filled_attention", "graph_triton_kernels", "graph_stop_on_device"):
+        assert reads[filled] == ("filled", 0), filled
+    with pytest.raises(ValueError, match="unknown generator"):
+        bandwidth.cache_read("graph_nonexistent", 100)
+
+
+def test_floor_table_and_the_products_of_a_kernel_table(tiny):
+    import pandas as pd
+
+    timed = pd.DataFrame(
+        {
+            "variant": ["naive", "graph_triton_kernels K=4", "graph_handwritten_compiled K=4"],
+            "generator": ["naive", "graph_triton_kernels", "graph_handwritten_compiled"],
+            "notebook": "10",
+            "batch_size": 3,
+            "max_seqlen": 20,
+            "steps": 20,
+            "steps_per_graph": [float("nan"), 4.0, 4.0],
+            "median_ms": [9.0, 1.0, 3.0],
+        }
+    )
+    floors = bandwidth.floor_table(timed, tiny, 100.0).set_index("variant")
+    assert list(floors.index) == ["graph_triton_kernels K=4", "graph_handwritten_compiled K=4", "naive"]
+    task = bandwidth.floor_ms(tiny, 3, 20, 100.0)
+    assert floors["task_floor_ms"].eq(task).all()
+    assert floors.at["graph_triton_kernels K=4", "own_floor_ms"] == pytest.approx(task)  # filled slots only
+    assert floors.at["graph_handwritten_compiled K=4", "kv_read"] == "static (32 slots)"
+    assert floors.at["graph_triton_kernels K=4", "pct_of_own_floor"] == pytest.approx(100 * task / 1.0)
+    kernels = pd.DataFrame(
+        {
+            "variant": "v",
+            "kind": ["a", "b", "c"],
+            "products": [True, True, False],
+            "us_per_token": [5.0, 3.0, 4.0],
+            "own_us_per_token": [4.0, 2.0, 3.0],
+        }
+    )
+    split = bandwidth.products_against_floor(kernels, "v", tiny, 100.0)
+    assert (split["products_us"], split["busy_us"], split["other_us"], split["durations_us"]) == (6.0, 9.0, 3.0, 12.0)
+    assert split["pct_of_copy_bandwidth"] == pytest.approx(100 * split["weights_floor_us"] / 6.0)
+    with pytest.raises(ValueError, match="no kernel rows"):
+        bandwidth.products_against_floor(kernels, "w", tiny, 100.0)

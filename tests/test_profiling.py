@@ -106,3 +106,67 @@ def test_only_the_profilers_cycle_warning_is_silenced():
             warnings.warn(cycle, UserWarning, stacklevel=1)
             warnings.warn("another warning", UserWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["another warning"]
+
+
+# --- kernel tables (notebook 10) ---
+
+ARGMAX = (
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, "
+    "long, 4> >(at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4>)"
+)
+PDL_TRACE = {
+    "traceEvents": [
+        ev("kernel", "_linear_kernel", 0, 10, stream=7),
+        ev("kernel", "_add_norm_kernel", 5, 15, stream=7),  # launched early (PDL): waits 5 µs
+        ev("kernel", "_attend_filled_kernel", 20, 4, stream=7),
+        ev("kernel", "void cublasLt::splitKreduce_kernel<32, 16, int, float>(cublasLt::Params<float>, float*)", 24, 6),
+        ev("kernel", ARGMAX, 30, 2),
+        ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 40, 2, stream=7),
+    ]
+}
+
+
+def test_kernel_kinds_and_short_names():
+    assert profiling.kernel_kind("_linear_kernel") == profiling.OUR_PRODUCTS
+    assert profiling.kernel_kind("_attend_filled_kernel") == profiling.OUR_ATTENTION
+    assert profiling.kernel_kind("triton_per_fused_add_addmm_native_layer_norm_12") == profiling.INDUCTOR
+    assert profiling.kernel_kind("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32") == profiling.MATMUL
+    assert profiling.kernel_kind("Memcpy DtoH (Device -> Pinned)") == profiling.COPIES
+    assert {"_linear_kernel", "_add_norm_kernel", "_attend_filled_kernel"} <= profiling.our_kernel_names()
+    short = "reduce_kernel<512, 1, ReduceOp<float, ArgMaxOps<…>, unsigned int, long, 4>>"
+    assert profiling.short_kernel_name(ARGMAX) == short
+    assert profiling.short_kernel_name("void at::native::(anonymous namespace)::f<float>(int, float*)") == "f<float>"
+    long = "void k<" + ", ".join(f"Argument{i}" for i in range(20)) + ">(int)"
+    short = profiling.short_kernel_name(long, width=40)
+    assert len(short) <= 40 and short.endswith(", …>") and "Argument1," in short  # cut between whole arguments
+
+
+def test_own_times_add_up_to_the_busy_time():
+    starts, ends = [0, 5, 12, 11], [10, 20, 15, 30]
+    own = profiling.own_times(starts, ends)
+    assert own == [10, 10, 0, 10]
+    assert sum(own) == profiling._union_length(starts, ends)
+
+
+def test_kernel_table_per_token_with_overlapping_kernels():
+    tl = Timeline(PDL_TRACE)
+    kinds = tokgen.profiling.kernel_table(tl, tokens=2).set_index("kind")
+    products = kinds.loc[profiling.OUR_PRODUCTS]
+    assert products["kernels_per_token"] == 1.0  # 2 kernels, 2 tokens
+    assert products["us_per_token"] == (10 + 15) / 2  # durations, the PDL wait included
+    assert products["own_us_per_token"] == 20 / 2  # [0, 20): their union
+    busy = profiling._union_length(list(tl.kernels["start"]), list(tl.kernels["end"]))
+    assert kinds["own_us_per_token"].sum() == pytest.approx(busy / 2)
+    assert kinds["share"].sum() == pytest.approx(1.0)
+    assert set(kinds.index[kinds["products"]]) == {profiling.OUR_PRODUCTS, profiling.MATMUL}
+    top = tokgen.profiling.kernel_table(tl, tokens=2, by="name", top=2)
+    assert len(top) == 2 and set(top["name"]) == {"_linear_kernel", "_add_norm_kernel"}  # the most own time
+    with pytest.raises(ValueError, match="tokens must be positive"):
+        tokgen.profiling.kernel_table(tl, tokens=0)
+
+
+def test_profile_decode_counts_the_steps_inside_the_window(tiny):
+    run = lambda on_step: tokgen.generate("graph_handwritten", tiny, batch_size=2, max_seqlen=12, steps_per_graph=4,
+                                          on_step=on_step)  # fmt: skip
+    timeline, tokens = profiling.profile_decode(run, start=3, stop=9, steps_per_call=4)
+    assert tokens == 8  # the replays at steps 4 and 8, four tokens each

@@ -5,14 +5,20 @@ per step, plus the keys and values of the cache: at small batch sizes that traff
 arithmetic, bounds how fast any generator can be.
 """
 
+import functools
+import inspect
 import math
+import statistics
 
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
 from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 reads copy_bandwidth here
-from .graphs import capture
+from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
+from .registry import get_generator
+from .results import load
 
 
 def weight_bytes_per_step(model) -> int:
@@ -27,12 +33,13 @@ def kv_bytes(model, batch_size: int, positions: int) -> int:
     return 2 * cfg.n_layer * batch_size * positions * cfg.n_embd * model.dtype.itemsize
 
 
-def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "filled") -> int:
+def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "filled", slots: int | None = None) -> int:
     """Bytes one generation of `max_seqlen` steps must read and write at the least (notebook 12).
 
     kv_read: "filled" reads the positions cached so far at each step (the minimum), "static"
-    the whole max_seqlen-long cache at every step (what a StaticCache's attention reads),
-    "none" no cache (the naive generator recomputes keys and values from the weights).
+    a whole cache of `slots` positions (default: max_seqlen) at every step (what attention over
+    a StaticCache reads), "none" no cache (the naive generator recomputes keys and values from
+    the weights).
     """
     if kv_read not in ("filled", "static", "none"):
         raise ValueError(f"kv_read must be 'filled', 'static' or 'none', got {kv_read!r}")
@@ -43,8 +50,111 @@ def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "fi
         if kv_read == "filled":
             total += kv_bytes(model, batch_size, step)
         elif kv_read == "static":
-            total += kv_bytes(model, batch_size, max_seqlen)
+            total += kv_bytes(model, batch_size, max_seqlen if slots is None else slots)
     return total
+
+
+# the steps of generate_graph whose attention reads the filled slots only (our Triton kernel);
+# "transformers" and "handwritten" (without filled_only) attend over every slot of their cache
+FILLED_STEPS = {"triton", "fused"}
+ALL_SLOTS_STEPS = {"transformers", "handwritten"}
+
+
+def _options(fn) -> tuple[str, dict]:
+    """The loop behind a registry entry and its options: the function's defaults, then the partial's."""
+    func = getattr(fn, "func", fn)
+    defaults = {name: p.default for name, p in inspect.signature(func).parameters.items() if p.default is not p.empty}
+    return inspect.unwrap(func).__name__, defaults | getattr(fn, "keywords", {})
+
+
+@functools.cache
+def cache_read(generator: str, max_seqlen: int, steps_per_graph: int | None = None) -> tuple[str, int]:
+    """How the registry's `generator` reads its KV cache at every step, for `generation_bytes`:
+    ("none", 0) recomputes (naive), ("filled", 0) reads the filled positions only, ("static", slots)
+    reads all `slots` positions of a static cache, empty ones included (notebook 12_speed_of_light).
+    A graph decoder's cache holds `graph_capacity` positions; `generate(cache_implementation=
+    "static")` one more than max_seqlen (the prompt's). Read from the registry entry's options, so a
+    generator added later is classified by what it does, or refused with the reason."""
+    loop, options = _options(get_generator(generator))
+    if loop == "generate_naive":
+        return "none", 0
+    if loop in ("generate_kv", "generate_pipelined"):
+        return ("static", max_seqlen) if options["cache"] == "static" else ("filled", 0)
+    if loop == "article_pipelined":
+        return "static", max_seqlen
+    if loop == "transformers_generate":
+        return ("static", max_seqlen + 1) if options.get("cache_implementation") == "static" else ("filled", 0)
+    if loop == "generate_graph":
+        if options.get("filled_only") or options["step"] in FILLED_STEPS:
+            return "filled", 0
+        if options["step"] in ALL_SLOTS_STEPS:
+            k = 1 if options.get("stop_on_device") else steps_per_graph or options["steps_per_graph"]
+            return "static", graph_capacity(max_seqlen, k)
+        raise ValueError(f"{generator}: step {options['step']!r} is in neither FILLED_STEPS nor ALL_SLOTS_STEPS")
+    raise ValueError(f"{generator}: how does its loop {loop!r} read the cache? (tokgen.bandwidth.cache_read)")
+
+
+def floor_ms(model, batch_size: int, steps: int, bandwidth_gbs: float, kv_read: str = "filled", slots=None) -> float:
+    """Milliseconds of `generation_bytes` at `bandwidth_gbs`: a generation's floor (notebooks 10 and 12).
+    With the defaults, the *task's* floor: the filled cache only, what any generator must move."""
+    return generation_bytes(model, batch_size, steps, kv_read, slots) / bandwidth_gbs / 1e6
+
+
+def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float) -> pd.DataFrame:
+    """Every timed row (variant, generator, batch_size, max_seqlen, steps, median_ms; steps_per_graph
+    for a graph decoder) against two floors (notebook 12_speed_of_light): its own, for the cache it
+    reads (`cache_read`), and the task's (the filled cache only); pct_of_own_floor = 100 × own
+    floor / median time, times_task_floor = median time / task floor. Fastest first."""
+    rows = []
+    for r in timed.to_dict("records"):
+        k = r.get("steps_per_graph")
+        kv, slots = cache_read(r["generator"], int(r["max_seqlen"]), None if k is None or k != k else int(k))
+        own = floor_ms(model, int(r["batch_size"]), int(r["steps"]), bandwidth_gbs, kv, slots)
+        task = floor_ms(model, int(r["batch_size"]), int(r["steps"]), bandwidth_gbs)
+        rows.append(
+            {
+                **{c: r[c] for c in ("variant", "notebook") if c in r},
+                "median_ms": r["median_ms"],
+                "kv_read": kv if kv != "static" else f"static ({slots} slots)",
+                "own_floor_ms": own,
+                "pct_of_own_floor": 100 * own / r["median_ms"],
+                "task_floor_ms": task,
+                "times_task_floor": r["median_ms"] / task,
+            }
+        )
+    return pd.DataFrame(rows).sort_values("median_ms", ignore_index=True)
+
+
+def recorded_bandwidth(results_dir, gpu: str) -> dict | None:
+    """The copy bandwidth notebook 10 measured for its floor and recorded (data/10_bandwidth.csv under
+    `results_dir`), if it measured it on `gpu`: one measurement for the floors of notebooks 10 and 12
+    (notebook 12_speed_of_light). None when there is none for this GPU."""
+    try:
+        row = load("10_bandwidth", results_dir).iloc[-1]
+    except FileNotFoundError:
+        return None
+    return row.to_dict() if row["gpu"] == gpu else None
+
+
+def products_against_floor(kernels: pd.DataFrame, variant: str, model, bandwidth_gbs: float) -> dict:
+    """From notebook 10's kernel table (data/10_kernels.csv) of `variant`, per token: the GPU's busy
+    time, the matrix products' own time, the rest, and the weights' floor, at which the products
+    would run at copy speed (notebook 12_speed_of_light)."""
+    rows = kernels[kernels["variant"] == variant]
+    if rows.empty:
+        raise ValueError(f"no kernel rows for {variant!r}; profiled: {', '.join(dict.fromkeys(kernels['variant']))}")
+    products = rows[rows["products"].astype(bool)]["own_us_per_token"].sum()
+    busy = rows["own_us_per_token"].sum()
+    weights_us = weight_bytes_per_step(model) / bandwidth_gbs / 1e3
+    return {
+        "variant": variant,
+        "busy_us": busy,
+        "durations_us": rows["us_per_token"].sum(),
+        "products_us": products,
+        "other_us": busy - products,
+        "weights_floor_us": weights_us,
+        "pct_of_copy_bandwidth": 100 * weights_us / products if products else float("nan"),
+    }
 
 
 def gpt2_products(model) -> dict[str, tuple[int, int]]:
@@ -100,3 +210,31 @@ def product_times(
     graph = capture(products, warmups=1)  # cuBLAS picks its kernels and workspace before the capture
     graph.replay()  # warm-up
     return [1e3 * ms / repeats for ms in gpu_times(graph.replay, runs)]
+
+
+def time_products(
+    model, rows: list[int], splits: list[int], bandwidth_gbs: float, runs: int, record=None
+) -> pd.DataFrame:
+    """Every product of `gpt2_products` at each number of `rows` and `splits`, timed alone by
+    `product_times` against its floor (its weight's bytes at `bandwidth_gbs`); a product that runs
+    out of memory is recorded as such and the others go on. Each row also goes to `record`
+    (notebook 12_speed_of_light)."""
+    out = []
+    for name, (k, n) in gpt2_products(model).items():
+        for r in rows:
+            for s in splits:
+                row = {"product": name, "rows": r, "in_features": k, "out_features": n, "splits": s}
+                row |= {"weight_mb": k * n * 4 / 1e6, "floor_us": k * n * 4 / bandwidth_gbs / 1e3}
+                try:
+                    q25, median, q75 = statistics.quantiles(
+                        product_times(r, k, n, splits=s, runs=runs), n=4, method="inclusive"
+                    )
+                    row |= {"status": "ok", "runs": runs, "median_us": median, "q25_us": q25, "q75_us": q75}
+                    row["pct_of_copy_bandwidth"] = 100 * row["floor_us"] / median
+                except torch.OutOfMemoryError as err:
+                    row |= {"status": "oom", "error": str(err).splitlines()[0]}
+                    torch.cuda.empty_cache()
+                if record is not None:
+                    record(row)
+                out.append(row)
+    return pd.DataFrame(out)

@@ -9,6 +9,7 @@ import inspect
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker as ticker
 import pandas as pd
 from IPython.display import Code, Markdown, display
 
@@ -208,6 +209,150 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
 
 
 # --- helpers introduced in notebooks 10-12 and 14 ---
+
+
+def plain_log_axis(axis) -> None:
+    """A log-scaled axis with ticks at 1, 2, 3 and 5 times the powers of ten, written as plain numbers
+    ("50", "100", "200"): no mantissa × exponent labels to collide (notebook 10_cuda_graphs)."""
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1, 2, 3, 5)))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def plot_dots(df: pd.DataFrame, label: str, value: str, *, group: str | None = None, low: str | None = None,
+              high: str | None = None, log: bool = False, xlabel: str = "", ax=None):  # fmt: skip
+    """One row per `label` (in the table's order, the first at the top), a dot at `value`, a bar
+    from `low` to `high` where given, one colour per `group` with a legend outside the axes: on a
+    log axis a dot keeps its meaning where a bar's length does not. The figure grows with the rows
+    (notebooks 10, 11 and 12)."""
+    labels = list(dict.fromkeys(df[label]))
+    groups = list(dict.fromkeys(df[group])) if group else [None]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 1.2 + 0.3 * len(labels)))
+    y = {name: len(labels) - 1 - i for i, name in enumerate(labels)}
+    step = 0.6 / len(groups)
+    shared = df.groupby(label)[group].nunique() > 1 if group else pd.Series(False, index=labels)  # offset those
+    for j, g in enumerate(groups):
+        d = df if g is None else df[df[group] == g]
+        ys = [y[n] + ((len(groups) - 1) / 2 * step - j * step if shared[n] else 0.0) for n in d[label]]
+        err = None if low is None else [d[value] - d[low], d[high] - d[value]]
+        ax.errorbar(d[value], ys, xerr=err, fmt="o", color=f"C{j}", capsize=2, label=None if g is None else str(g))
+    ax.set_yticks(list(y.values()), list(y))
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    ax.grid(axis="x", alpha=0.3)
+    if log:
+        ax.set_xscale("log")
+        plain_log_axis(ax.xaxis)
+    ax.set_xlabel(xlabel)
+    if group:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    return ax
+
+
+def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):
+    """Median time per generation (IQR bars) against K, one line per generator timed at several K,
+    and the task's floor when given; the y axis from 0 (notebook 10_cuda_graphs)."""
+    graphs = results[results["steps_per_graph"].notna()]
+    for generator, runs in graphs.groupby("generator"):
+        if runs["steps_per_graph"].nunique() > 1:
+            runs = runs.sort_values("steps_per_graph")
+            err = [runs["median_ms"] - runs["q25_ms"], runs["q75_ms"] - runs["median_ms"]]
+            ax.errorbar(runs["steps_per_graph"], runs["median_ms"], yerr=err, marker="o", capsize=3, label=generator)
+    if floor_ms is not None and floor_ms == floor_ms:
+        ax.axhline(floor_ms, color="gray", linestyle="--", label="the task's floor")
+    ks = sorted(graphs["steps_per_graph"].unique())
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [f"{k:g}" for k in ks])
+    ax.set_ylim(bottom=0)
+    ax.set(xlabel="K = decode steps per graph replay", ylabel="ms per generation", title="Runtime vs K")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    return ax
+
+
+def stop_token(row, step: int) -> tuple[int, int]:
+    """(token, column) of the first token that a generation (`row`: its tokens, the prompt in column
+    0) generates for the first time at column `step` or later: as the EOS id, it stops that
+    generation after exactly `column` steps (the prompt is never checked). When no token first
+    appears that late, the last one that first appears before it (notebooks 10 and 14)."""
+    first = {}
+    for column, token in enumerate(row[1:], start=1):
+        first.setdefault(int(token), column)
+    if not first:
+        raise ValueError("the row holds no generated token")
+    firsts = sorted((column, token) for token, column in first.items())
+    later = [(c, t) for c, t in firsts if c >= step]
+    column, token = later[0] if later else firsts[-1]
+    return token, column
+
+
+def sync_reading(audit: pd.DataFrame) -> list[str]:
+    """Sentences on where the counting methods of `tokgen.count_syncs` differ, one per pattern of
+    counts, from an audit with one row per generator (notebook 11_sync_audit)."""
+    out = []
+    device = audit["device_syncs"]
+    if device.nunique() == 1:
+        out.append(
+            f"Every row shows {int(device.iloc[0])} device-wide sync{'s' * (int(device.iloc[0]) != 1)} per run, the "
+            "no-check generators included: "
+            "the `synchronize()` with which `count_syncs` ends its profiled run, not the generator's. "
+            "The table leaves that column out."
+        )
+    keys = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
+    for (r, w, s, e), rows in audit.groupby(keys, sort=False):
+        reasons = []
+        if w > r:
+            reasons.append(
+                f"{w - r} of the {w} flagged syncs read no value through `.item()` (a stream wait such as "
+                "`Stream.synchronize()`, or an operation whose result's size is data-dependent, like `nonzero()`)"
+            )
+        if s != w:
+            reasons.append(
+                f"the profiled run saw {s} stream waits where the debug mode flagged {w} syncs: the two counts come "
+                "from two runs and two mechanisms, and the debug mode also flags synchronizing calls that are not "
+                "stream waits"
+            )
+        if e:
+            reasons.append(f"{e} event waits (`Event.synchronize()`), which the debug mode does not flag")
+        if reasons:
+            names = ", ".join(f"`{g}`" for g in rows["generator"])
+            tokens = int(rows["tokens"].iloc[0])
+            out.append(f"{names} (per run of {tokens} tokens, {r} `.item()` reads): " + "; ".join(reasons) + ".")
+    return out
+
+
+def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str]:
+    """Sentences on GPT-2's products timed alone (notebook 12's table `12_products`): one step's
+    products at `rows` rows against their floor, bytes against time, more rows, a split sum
+    (notebook 12_speed_of_light). Time ratios are ratios of medians."""
+    ok = products[products["status"] == "ok"]
+    base = ok[(ok["rows"] == rows) & (ok["splits"] == 1)].set_index("product")
+    if base.empty or "LM head" not in base.index:
+        return [f"*No product was timed at {rows} rows with an undivided sum.*"]
+    layer = base.drop("LM head")
+    per_step = layers * layer["median_us"].sum() + base.loc["LM head", "median_us"]
+    floor = layers * layer["floor_us"].sum() + base.loc["LM head", "floor_us"]
+    small, large = layer["weight_mb"].idxmin(), layer["weight_mb"].idxmax()
+    out = [
+        f"At {rows} rows, one step's products ({layers} layers' and the LM head) timed alone add up to "
+        f"**{per_step:.0f} µs**; reading their weights at copy speed takes **{floor:.0f} µs**.",
+        f"The {large} product reads {base.loc[large, 'weight_mb'] / base.loc[small, 'weight_mb']:.0f}× the bytes "
+        f"of the {small} product and takes {base.loc[large, 'median_us'] / base.loc[small, 'median_us']:.1f}× its "
+        f"time ({base.loc[large, 'median_us']:.1f} vs {base.loc[small, 'median_us']:.1f} µs).",
+    ]
+    for more in sorted(set(ok["rows"]) - {rows}):
+        ratio = ok[(ok["rows"] == more) & (ok["splits"] == 1)].set_index("product")["median_us"] / base["median_us"]
+        out.append(
+            f"With {more} rows ({more / rows:g}× the arithmetic, the same weight bytes) the products take "
+            f"{ratio.min():.2f}× to {ratio.max():.2f}× their time at {rows} rows."
+        )
+    for split in sorted(set(ok["splits"]) - {1}):
+        cut = ok[(ok["rows"] == rows) & (ok["splits"] == split)].set_index("product")["median_us"]
+        speedup = (base["median_us"] / cut).dropna()
+        out.append(
+            f"Cut into {split} batched products, they run ×{speedup.min():.2f} to ×{speedup.max():.2f} as fast "
+            f"(fastest: {speedup.idxmax()}; slowest: {speedup.idxmin()}; the sum of the partial results not counted)."
+        )
+    return out
 
 
 # --- helpers introduced in notebooks 09 and 13 ---

@@ -8,9 +8,12 @@ Readers with Nsight Systems use the same two callbacks with `torch.cuda.profiler
 """
 
 import contextlib
+import functools
 import gzip
+import inspect
 import json
 import os
+import re
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -18,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from . import kernels as _kernels
 from .model import require_cuda, synchronize
 
 try:
@@ -299,3 +303,164 @@ def count_syncs(run) -> dict:
         # the profiler's own closing synchronize is not the generator's
         "device_syncs": max(0, names["cudaDeviceSynchronize"] - 1),
     }
+
+
+# --- kernel tables of a profiled window (notebook 10_cuda_graphs) ---
+
+MATMUL = "matrix products (cuBLAS)"
+OUR_PRODUCTS = "products, bias, GELU, residual, norm (ours, Triton)"
+OUR_ATTENTION = "attention over the filled slots (ours, Triton)"
+OUR_OTHER = "other kernels of ours (Triton)"
+INDUCTOR = "fused elementwise / reductions (inductor)"
+COPIES = "copies and memsets"
+OTHER = "other torch kernels"
+PRODUCT_KINDS = (MATMUL, OUR_PRODUCTS)  # the kinds that read the weight matrices
+_CUBLAS = ("gemm", "gemv", "cutlass", "xmma", "sm90_", "sm80_", "cublas", "splitk")
+
+
+def profile_decode(run, *, start: int, stop: int, steps_per_call: int = 1) -> tuple["Timeline", int]:
+    """`profile_steps` of `run(on_step)` (GPU activity only), and the decode steps its window
+    recorded: the `on_step` calls at steps in [start, stop), times `steps_per_call` (K for a graph
+    decoder, which calls on_step once per replay of K steps). Counted from the calls, not from the
+    timeline's stop-flag copies, which also split off what a generator does after its loop (a
+    final copy to find the stop). Notebook 10_cuda_graphs."""
+    calls = []
+
+    def counted(on_step):
+        def hook(step: int) -> None:
+            calls.append(step)
+            on_step(step)
+
+        return run(hook)
+
+    timeline = profile_steps(counted, start=start, stop=stop)
+    return timeline, steps_per_call * sum(start <= step < stop for step in calls)
+
+
+@functools.cache
+def our_kernel_names() -> frozenset:
+    """The names of the Triton kernels in tokgen.kernels, read from its source, so that a kernel
+    added there is recognised without a list to update (notebook 10_cuda_graphs)."""
+    return frozenset(re.findall(r"^\s*def (_\w+_kernel)\(", inspect.getsource(_kernels), re.M))
+
+
+def _without_arguments(text: str) -> str:
+    """`text` up to its first "(" outside template brackets: a function's name without its parameters."""
+    depth = 0
+    for i, c in enumerate(text):
+        if c == "(" and depth == 0:
+            return text[:i]
+        depth = max(0, depth + (c == "<") - (c == ">"))
+    return text
+
+
+def _top_level_args(inner: str) -> list[str]:
+    args, depth, current = [], 0, ""
+    for c in inner:
+        depth += (c in "<([") - (c in ">)]")
+        if c == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += c
+    return [*args, current.strip()] if current.strip() else args
+
+
+def _collapse(text: str, keep: int) -> str:
+    """Template arguments nested deeper than `keep` levels become "…"."""
+    out, depth = "", 0
+    for c in text:
+        if c == "<":
+            depth += 1
+            out += "<" if depth <= keep else "<…" if depth == keep + 1 else ""
+        elif c == ">":
+            out += ">" if depth <= keep + 1 else ""
+            depth = max(0, depth - 1)
+        elif depth <= keep:
+            out += c
+    return out
+
+
+def short_kernel_name(name: str, width: int = 80) -> str:
+    """A kernel's name for a table: no `void`, namespaces or argument list, template arguments
+    nested more than two deep as "…", and at most `width` characters, cut between whole template
+    arguments (an identifier longer than that is kept whole). Notebook 10_cuda_graphs."""
+    text = name.strip().removeprefix("void ").replace("(anonymous namespace)::", "")
+    text = _without_arguments(text).strip()
+    text = re.sub(r"\b(?:[A-Za-z_]\w*::)+", "", text)
+    text = re.sub(r">\s+>", ">>", _collapse(text, 2))
+    while re.search(r">\s+>", text):
+        text = re.sub(r">\s+>", ">>", text)
+    if len(text) <= width or "<" not in text:
+        return text
+    head, inner = text.split("<", 1)
+    kept = []
+    for arg in _top_level_args(inner[:-1] if inner.endswith(">") else inner):
+        if len(head) + len(", ".join([*kept, arg])) + 4 > width:
+            break
+        kept.append(arg)
+    return f"{head}<{', '.join([*kept, '…'])}>"
+
+
+def kernel_kind(name: str) -> str:
+    """What a GPU kernel does, from its name: cuBLAS's matrix products, our Triton kernels (by the
+    names in tokgen.kernels), inductor's fused kernels, copies, or other torch kernels
+    (notebook 10_cuda_graphs)."""
+    base, lower = short_kernel_name(name), name.lower()
+    if base in our_kernel_names():
+        if "attend" in base:
+            return OUR_ATTENTION
+        return OUR_PRODUCTS if "linear" in base or "norm" in base else OUR_OTHER
+    if any(marker in lower for marker in _CUBLAS):
+        return MATMUL
+    if "triton_" in lower:
+        return INDUCTOR
+    if "memcpy" in lower or "memset" in lower:
+        return COPIES
+    return OTHER
+
+
+def own_times(starts, ends) -> list[float]:
+    """Each interval's time after every interval that started before it had ended (notebook 10_cuda_graphs).
+    With programmatic dependent launch a kernel starts while the one before still
+    runs and waits on the GPU for its inputs: its duration overlaps the one before, its own time
+    does not. The own times add up to the time the GPU was busy (`_union_length`)."""
+    order = sorted(range(len(starts)), key=lambda i: (starts[i], ends[i]))
+    own, covered = [0.0] * len(order), None
+    for i in order:
+        a, b = starts[i], ends[i]
+        own[i] = max(0.0, b - (a if covered is None else max(a, covered)))
+        covered = b if covered is None else max(covered, b)
+    return own
+
+
+def kernel_table(timeline: "Timeline", tokens: int, by: str = "kind", top: int | None = None) -> pd.DataFrame:
+    """GPU time of a profiled window per generated token (notebook 10_cuda_graphs), grouped `by`
+    "kind" (`kernel_kind`) or "name" (`short_kernel_name`), most own time first, the first `top` rows.
+    Columns: kernels_per_token; us_per_token, the kernels' durations added up;
+    own_us_per_token, their own time (`own_times`): the rows add up to the GPU's busy time per
+    token; share, of that busy time; products, whether the kind reads the weight matrices."""
+    if tokens <= 0:
+        raise ValueError(f"tokens must be positive, got {tokens}: did the window record any step?")
+    k = timeline.kernels
+    frame = pd.DataFrame(
+        {
+            "name": k["name"].map(short_kernel_name),
+            "kind": k["name"].map(kernel_kind),
+            "us": k["end"] - k["start"],
+            "own": own_times(list(k["start"]), list(k["end"])),
+        }
+    )
+    out = frame.groupby(by).agg(count=("us", "size"), us=("us", "sum"), own=("own", "sum")).reset_index()
+    out = pd.DataFrame(
+        {
+            by: out[by],
+            "kernels_per_token": out["count"] / tokens,
+            "us_per_token": out["us"] / tokens,
+            "own_us_per_token": out["own"] / tokens,
+            "share": out["own"] / max(frame["own"].sum(), 1e-12),
+        }
+    )
+    if by == "kind":
+        out["products"] = out["kind"].isin(PRODUCT_KINDS)
+    return out.sort_values("own_us_per_token", ascending=False, ignore_index=True).head(top)
