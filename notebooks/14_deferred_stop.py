@@ -145,8 +145,8 @@ say(table(results, ["gpu_sms", "variant", "median_ms", "q25_ms", "q75_ms", "gpu_
 # %%
 try:
     slices = tokgen.load("13_slices", RESULTS_DIR)
-    bracket = set(slices.loc[slices["brackets"].astype(bool), "gpu_sms"].astype(int)) if "brackets" in slices else set()
-except FileNotFoundError:
+    bracket = set(tokgen.gpu_slice.bracketing(dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))))
+except (FileNotFoundError, ValueError):  # notebook 13 not run here, or no two slices around the L40S
     bracket = set()
 L40S = tokgen.gpu_slice.L40S_GBS
 for sms, rows in results[results["gpu_sms"].astype(str) != "all"].groupby("gpu_sms"):

@@ -78,8 +78,8 @@ def test_products_table_reads_12_products(tmp_path):
     (tmp_path / "data").mkdir()
     pd.DataFrame(rows).to_csv(tmp_path / "data" / "12_products.csv", index=False)
     text = readme.products_table(tmp_path)
-    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | +50% |" in text
-    assert "split in 4, 32 rows" in text and "mlp up" not in text  # failed rows are left out
+    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | ×0.67 |" in text
+    assert "split in 4, 32 rows (speed-up)" in text and "mlp up" not in text  # failed rows are left out
 
 
 def test_each_committed_csv_comes_from_its_notebooks_recorded_run():

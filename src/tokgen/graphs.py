@@ -344,7 +344,8 @@ def generate_graph(
     prompt=None,
     on_step=no_hook,
 ):
-    """Decode with K = `steps_per_graph` steps per CUDA graph replay and one stop check per replay.
+    """Decode from CUDA graph replays: K = `steps_per_graph` steps per replay and one stop check per
+    replay, or (`stop_on_device=True`) the whole decode in one replay that stops on the GPU.
 
     `step="transformers"` replays the transformers model's own step (eager, or compiled if the
     model is), `step="handwritten"` the step written out by hand, compiled with

@@ -69,8 +69,8 @@ def triton_forward(weights, keys, values, tokens, pos, heads: int, eps: float):
     Per layer: the QKV product with its bias; attention over the filled slots; the attention
     projection, its bias, the residual add and layer norm 2; the MLP's first product with its
     bias and GELU; its second product, bias, residual add and the *next* layer norm (layer
-    1's, ..., the final one). Seven kernels where the compiled `handwritten_forward` runs about
-    fourteen (notebook 10's kernel tables). Introduced in notebook 10_cuda_graphs.
+    1's, ..., the final one): fewer kernels per layer than the compiled `handwritten_forward`
+    (notebook 10's kernel tables count both). Introduced in notebook 10_cuda_graphs.
     """
     wte, wpe, final_norm, blocks = weights
     B, C = tokens.shape[0], wte.shape[1]

@@ -289,20 +289,24 @@ def count_syncs(run) -> dict:
         finally:
             torch.cuda.set_sync_debug_mode("default")
     debug = sum("synchroniz" in str(w.message) for w in caught)
-    synchronize()
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with _no_cycle_warning(), torch.profiler.profile(activities=activities) as prof:
-        run()
-        synchronize()
-    names = Counter(e.name for e in prof.events())
+    names, own = _runtime_calls(run), _runtime_calls(lambda: None)  # the profiler's own waits, to subtract
     return {
         "sync_debug_warnings": debug,
         "local_scalar_dense": names["aten::_local_scalar_dense"],
         "stream_syncs": names["cudaStreamSynchronize"],
         "event_syncs": names["cudaEventSynchronize"],
-        # the profiler's own closing synchronize is not the generator's
-        "device_syncs": max(0, names["cudaDeviceSynchronize"] - 1),
+        "device_syncs": max(0, names["cudaDeviceSynchronize"] - own["cudaDeviceSynchronize"]),
     }
+
+
+def _runtime_calls(run) -> Counter:
+    """Operator and CUDA runtime calls made while `run()` runs under torch.profiler, by name."""
+    synchronize()
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with _no_cycle_warning(), torch.profiler.profile(activities=activities) as prof:
+        run()
+        synchronize()
+    return Counter(e.name for e in prof.events())
 
 
 # --- kernel tables of a profiled window (notebook 10_cuda_graphs) ---

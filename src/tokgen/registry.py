@@ -28,7 +28,7 @@ GENERATORS = {
     "kv_static_no_check": partial(generate_kv, cache="static", check_stop=False),
     "pipelined_dynamic": partial(generate_pipelined, cache="dynamic"),
     "pipelined_static": partial(generate_pipelined, cache="static"),
-    # beyond the article (notebook 10): K = 4 steps per replay, the fastest K measured there
+    # beyond the article (notebook 10): K steps per CUDA graph replay (steps_per_graph, 4 by default)
     "pipelined_static_1stream": partial(generate_pipelined, cache="static", streams=1),
     "graph_transformers": partial(generate_graph, step="transformers"),
     "graph_handwritten": partial(generate_graph, step="handwritten"),

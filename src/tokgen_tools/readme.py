@@ -194,8 +194,9 @@ def _beyond_line(results_dir: Path) -> str:
     )
     if GENERATE_STATIC in g.index:
         text += f", ×{g.loc[GENERATE_STATIC, 'median_ms'] / ours['median_ms']:.2f} faster than `generate()` static"
-    if "times_task_floor" in graphs and ours["times_task_floor"] == ours["times_task_floor"]:
-        text += f", {ours['times_task_floor']:.2f}× the bandwidth floor measured in that run"
+    floor = _floors(results_dir)
+    if "times_task_floor" in floor and ours["variant"] in floor.index:
+        text += f", {floor.at[ours['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor (notebook 12)"
     return text + "."
 
 
@@ -254,25 +255,33 @@ def deferred_table(results_dir: Path) -> str:
     return table(out)
 
 
+def _floors(results_dir: Path) -> pd.DataFrame:
+    """Notebook 12's floors of notebook 10's run, by variant (empty if not measured)."""
+    floors = _ok("12_speed_of_light", results_dir)
+    if floors is None:
+        return pd.DataFrame()
+    return floors[floors["notebook"].astype(str).str.zfill(2) == "10"].set_index("variant")
+
+
 def beyond_table(results_dir: Path) -> str:
     df = _ok("10_cuda_graphs", results_dir)
     if df is None:
         return NOT_MEASURED
     by = df.set_index("variant")
-    floors = _ok("12_speed_of_light", results_dir)
-    # the rows of notebook 10's run only: notebook 12 keeps each run's rows apart
-    floor = (
-        floors[floors["notebook"].astype(str).str.zfill(2) == "10"].set_index("variant")["pct_of_own_floor"]
-        if floors is not None
-        else pd.Series(dtype=float)
-    )
+    floor = _floors(results_dir)  # the rows of notebook 10's run only: notebook 12 keeps each run's rows apart
     df = df.sort_values("median_ms")
+
+    def from_floor(column, fmt):
+        return df["variant"].map(lambda v: fmt(floor.at[v, column]) if column in floor and v in floor.index
+                                 else "not measured")  # fmt: skip
+
     out = pd.DataFrame(
         {
             "generator": df["variant"],
             "ms per generation, median (IQR)": _iqr(df),
             "vs naive": (by.loc[NAIVE, "median_ms"] / df["median_ms"]).map(lambda x: f"×{x:.1f}"),
-            "% of bandwidth floor": df["variant"].map(lambda v: f"{floor[v]:.0f}%" if v in floor else "not measured"),
+            "% of its own floor": from_floor("pct_of_own_floor", lambda x: f"{x:.0f}%"),
+            "× the task's floor": from_floor("times_task_floor", lambda x: f"{x:.2f}×"),
         }
     )
     if GENERATE_STATIC in by.index:
@@ -301,7 +310,7 @@ def products_table(results_dir: Path) -> str:
     columns[f"% of copy bandwidth at {rows[0]} rows"] = out["pct_of_copy_bandwidth"].map(lambda x: f"{x:.0f}%")
     for s in sorted(df["splits"].unique())[1:]:
         cut = df[(df["splits"] == s) & (df["rows"] == rows[0])].set_index("product")["median_us"]
-        columns[f"split in {s}, {rows[0]} rows"] = (100 * (cut / out["median_us"] - 1)).map(lambda x: f"{x:+.0f}%")
+        columns[f"split in {s}, {rows[0]} rows (speed-up)"] = (out["median_us"] / cut).map(lambda x: f"×{x:.2f}")
     table_ = pd.DataFrame(columns).reset_index().rename(columns={"product": "product (alone, from a CUDA graph)"})
     return table(table_.fillna("not measured"))
 
