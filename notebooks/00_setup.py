@@ -79,11 +79,13 @@ say(
 # ## 2. The generators
 #
 # Every generator in this repository is a plain function with one signature,
-# `fn(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None, **options)`, registered by
-# name in `tokgen.GENERATORS`. Each returns what the article's naive generator returns: the
-# prompt column (BOS, or one given token per row) followed by one column per step, stopping after
-# the first step at which every sequence has produced EOS at least once. Each later notebook shows
-# the source of the generator it measures before measuring it.
+# `fn(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None, on_step=no_hook, **options)`,
+# registered by name in `tokgen.GENERATORS`. Each returns what the article's naive generator
+# returns: the prompt column (BOS, or one given token per row) followed by one column per step,
+# stopping after the first step at which every sequence has produced EOS at least once.
+# `on_step(i)`, called at the top of each step, is the one hook profilers use (notebook 06); the
+# options are fixed per registry entry. Each later notebook shows the source of the generator it
+# measures before measuring it.
 
 # %%
 rows = [
@@ -91,7 +93,8 @@ rows = [
         "name": name,
         "function": getattr(fn, "func", fn).__name__,
         "options": ", ".join(f"{k}={v!r}" for k, v in getattr(fn, "keywords", {}).items()),
-        "what the function does": (getattr(fn, "func", fn).__doc__ or "").strip().splitlines()[0],
+        "notebook": tokgen.registry.DESCRIPTIONS[name][0],
+        "what it does": tokgen.registry.DESCRIPTIONS[name][1],
     }
     for name, fn in tokgen.GENERATORS.items()
 ]
@@ -155,7 +158,7 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 
 # %% [markdown]
 # With random weights, greedy decoding quickly settles into repeating a token, and EOS
-# (token 50256) essentially never comes: as in the article, runs go to `max_seqlen` and the
+# essentially never comes: as in the article, runs go to `max_seqlen` and the
 # EOS check costs time without ever firing. The tests force early stops by choosing another
 # `eos_token_id`.
 #
@@ -170,31 +173,56 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # the variants **interleaved**, one run of each per round (in an order rotated every round), in
 # one process, and each round's two times form a pair: a slow phase slows both.
 #
-# A difference between two variants counts as **real** when the Wilcoxon signed-rank test of
-# the per-round log-ratios gives p < 0.05 (`tokgen.gains`). Two runs of the same variant give
-# log-ratios symmetric about zero, so the test calls pure noise real at most 5% of the time;
-# `tests/test_stats.py` measures that rate on simulated host noise, `tests/test_gpu.py` on a
-# real variant timed against itself. With 10 rounds the smallest p is 0.002; with 5 it could
-# never fall below 0.05. After the rounds, one more run of each variant under the profiler gives
-# its **GPU busy time**: the share of the wall time in which the GPU ran anything says whether
-# the run was host-bound or GPU-bound.
+# **One speed measure.** Each round gives two variants' times a pair, t_base and t. The
+# **speed-up** ×s is the median over the rounds of t_base / t: above ×1 the variant is faster. It
+# is shown with the interquartile range of the per-round ratios, so a reader sees how much the
+# rounds agree. Every table of speed-ups in these notebooks reads this way (`tokgen.gains`).
+#
+# **Three outcomes.** A difference is **real**, faster or slower, when the Wilcoxon signed-rank
+# test of the per-round log-ratios gives p below the threshold printed below. Two runs of the same
+# variant give log-ratios symmetric about zero, so the test calls pure noise real at most that
+# often; `tests/test_stats.py` measures that rate on simulated host noise, `tests/test_gpu.py` on
+# a real variant timed against itself. A comparison shows **no effect** when two one-sided
+# signed-rank tests put the speed-up inside a narrow band around ×1. Neither is **undecided**: the
+# rounds were too few for their spread, and the tables say about how many would decide it.
+#
+# After the rounds, one more run of each variant under the profiler gives its **GPU busy time**:
+# the share of the wall time in which the GPU ran anything says whether the run was host-bound
+# or GPU-bound.
 
 # %%
 show_source(tokgen.compare)
 
 # %% [markdown]
+# How many rounds does the test need? Its p-value cannot be smaller than that of every round
+# agreeing, 2/2ⁿ for n rounds. Each later notebook states what its own `RUNS` can decide.
+
+# %%
+counts = range(3, 11)
+smallest = [tokgen.stats.signed_rank_p([1.0] * n) for n in counts]  # every round agreeing
+say(table(pd.DataFrame({"rounds": counts, "smallest possible p": smallest}), digits=3))
+fewest = min(n for n, p in zip(counts, smallest) if p < tokgen.stats.ALPHA)
+say(
+    f"Real: p < {tokgen.stats.ALPHA}; no effect: the speed-up shown to lie within ±{tokgen.stats.BAND:.0%}. "
+    f"{fewest} rounds are the fewest that can make a difference real, and only if every round agrees."
+)
+
+# %% [markdown]
 # ## 5. Provenance
 #
 # Every row any notebook writes to `data/` carries the GPU, driver, CUDA, torch, transformers
-# and Python versions, the git commit and the notebook's parameters. Here is this machine's
-# row.
+# and Python versions, the git commit, the GPU slice it ran in (`gpu_sms`: "all" for the whole
+# GPU), the notebook's parameters (`params`, as JSON) and when it was recorded. Here is what this
+# machine's row says about the machine.
 
 # %%
 rec = tokgen.Recorder("00_setup", RESULTS_DIR, params=PARAMS)
 rec.write(
     {"size": SIZE, "device": str(model.device), "parameters": n_params, "weight_bytes": tokgen.parameter_bytes(model)}
 )
-rec.read().T
+row = rec.read().iloc[0]
+machine = [*tokgen.environment(), "gpu_sms", "slice_copy_gbs"]
+say(table(pd.DataFrame({"column": machine, "value": [row[c] for c in machine]})))
 
 # %% [markdown]
 # ## Summary
@@ -203,8 +231,10 @@ rec.read().T
 # * All generators share one signature. On the article's batch they return exactly the naive
 #   generator's tokens; on distinct prompts, under one stated rule: equal, or the naive
 #   generator's runner-up at a near-tie within a tolerance justified by the TF32-vs-FP32 spread.
-# * Variants are timed interleaved; a difference is real only if a signed-rank test over the
-#   rounds gives p < 0.05, a rule whose false-positive rate the tests measure.
+# * Variants are timed interleaved and compared by one measure, the speed-up × (the median of
+#   the per-round ratios); a difference is real only if a signed-rank test over the rounds says
+#   so, a rule whose false-positive rate the tests measure; "no effect" and "undecided" are told
+#   apart.
 #
 # ## Exercises
 #

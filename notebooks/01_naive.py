@@ -26,8 +26,9 @@
 #
 # **What this step adds:** the baseline every later notebook is compared with.
 #
-# **What we measure:** runtime for N = 100, 200, 400 new tokens at batch size 32 (the
-# article's grid), how it scales with N, and the memory the caching allocator reserves.
+# **What we measure:** runtime for each N of `SEQ_LENS` new tokens at batch size `BATCH_SIZE`
+# (the article's grid: B = 32, N = 100, 200, 400), how it scales with N, and the memory the
+# caching allocator reserves.
 #
 # **The article's claim:** runtime roughly quadruples when N doubles (O(N²)), and memory
 # fragmentation is high.
@@ -45,7 +46,7 @@ RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." ov
 import matplotlib.pyplot as plt
 
 import tokgen
-from tokgen.display import plot_memory, plot_scaling, save_figure, say, show_claim, show_source, spread, table
+from tokgen.display import plot_memory, plot_scaling, save_figure, say, show_claim, show_source
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
@@ -57,7 +58,7 @@ model = tokgen.build_model(SIZE, DEVICE)
 #
 # Note the two costs the article goes on to remove: `model(tokens)` recomputes every earlier
 # position, and `finished.all().item()` makes the CPU wait for the GPU before it can queue the
-# next step. (`mark_step` and `annotate` are no-ops unless a profiler is listening: notebook 06.)
+# next step. (`on_step` does nothing unless a profiler passes its own: notebook 06.)
 
 # %%
 show_source("naive")
@@ -65,8 +66,8 @@ show_source("naive")
 # %% [markdown]
 # ## 2. Measure
 #
-# One variant per N, timed interleaved: round r runs N = 100, 200 and 400 once each.
-# Every row is appended to `data/01_naive.csv` with its provenance as soon as it is complete.
+# One variant per N, timed interleaved: every round runs each N once. Every row is appended to
+# `data/01_naive.csv` with its provenance as soon as it is complete.
 
 # %%
 rec = tokgen.Recorder("01_naive", RESULTS_DIR, params=PARAMS)
@@ -74,7 +75,9 @@ variants = [
     tokgen.generator_variant("naive", model, batch_size=BATCH_SIZE, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS
 ]
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
-results[["variant", "status", "steps", "median_ms", "q25_ms", "q75_ms", "mean_ms", "std_ms", "min_ms", "max_ms"]]
+say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
+say(tokgen.display.runs_table(results))
+say(tokgen.display.rounds_sentence(RUNS))
 
 # %% [markdown]
 # ## 3. How runtime scales with N
@@ -90,8 +93,12 @@ save_figure(fig, "01_naive_scaling", RESULTS_DIR)
 
 # %%
 k = tokgen.stats.slope(ok["max_seqlen"], ok["median_ms"])
-steps = [f"N={r['max_seqlen']}: {spread(r)}" for _, r in ok.iterrows()]
-say(f"Median runtime (interquartile range): {'; '.join(steps)}. Fitted slope **{k:.2f}**.")
+low, high = tokgen.display.slope_range(ok)
+doubling = ", ".join(f"×{b / a:.2f}" for a, b in zip(ok["median_ms"], ok["median_ms"][1:]))
+say(
+    f"Fitted slope **{k:.3f}** (runtime {doubling} from one N to the next). Drawn again from its own rounds "
+    f"(bootstrap), the slope lies within {low:.3f}–{high:.3f} in 95% of the draws."
+)
 
 # %% [markdown]
 # Why not exactly 2? Each step's cost has a part that grows with the sequence (the forward
@@ -102,34 +109,33 @@ say(f"Median runtime (interquartile range): {'; '.join(steps)}. Fitted slope **{
 # ## 4. Memory
 #
 # Each step allocates slightly larger tensors than the step before (the logits alone are
-# B × i × 50257 floats), so the caching allocator can rarely reuse a freed block and keeps
+# B × i × vocabulary-size floats), so the caching allocator can rarely reuse a freed block and keeps
 # reserving new ones: the gap between what is reserved and what is in use is what the article
 # calls fragmentation.
 
 # %%
 if DEVICE == "cuda":
+    gpu_gb = ok["device_memory_gb"].iloc[0]
     fig, ax = plt.subplots(figsize=(6, 4))
-    plot_memory(ax, ok)
-    ax.axhline(ok["device_memory_gb"].iloc[0], color="grey", ls="--", lw=1, label="the GPU's memory")
-    ax.legend()
+    plot_memory(ax, ok, device_gb=gpu_gb)
     ax.set_title("Naive generation: peak memory (last run)")
     save_figure(fig, "01_naive_memory", RESULTS_DIR)
-    full = ok[ok["peak_reserved_gb"] >= 0.9 * ok["device_memory_gb"]]
-    say(
-        f"The GPU has {ok['device_memory_gb'].iloc[0]:.0f} GB. "
-        + (
-            f"At N = {', '.join(map(str, full['max_seqlen']))} the allocator reserved ≥ 90% of it: it could not "
-            "reserve more, so the fragmentation there is capped by the device, not set by the generator."
-            if len(full)
-            else "No N came near it: the fragmentation below is the allocator's own."
-        )
-    )
-    say(table(ok[["variant", "peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct"]], digits=2))
+    full = ", ".join(map(str, ok[ok["peak_reserved_gb"] >= 0.9 * gpu_gb]["max_seqlen"]))
+    note = "No N came near it: the fragmentation below is the allocator's own."
+    if full:
+        note = f"At N = {full} the allocator reserved ≥ 90% of it and could not reserve more: the fragmentation "
+        note += "there is capped by the device, not set by the generator."
+    say(f"The GPU has {gpu_gb:.0f} GB. {note}")
+    say(tokgen.display.memory_table(ok))
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")
 
 # %% [markdown]
-# ## 5. The article's claim, on our GPU
+# ## 5. The article's claim, measured here
+#
+# The verdict reads this notebook's table in `data/`. Where the slope's bootstrap range (section
+# 3) holds the criterion's threshold, the verdict cannot be firm: more rounds narrow the range,
+# but a slope that sits on its threshold stays undecided.
 
 # %%
 show_claim(1, RESULTS_DIR)
@@ -137,10 +143,11 @@ show_claim(1, RESULTS_DIR)
 # %% [markdown]
 # ## Summary
 #
-# * The naive generator redoes all earlier positions at every step; runtime grows faster than
-#   linearly in N, and the measured slope says how close to quadratic it is on this GPU.
-# * Growing tensors defeat the caching allocator's reuse: reserved memory far exceeds what is
-#   allocated at any moment.
+# * The naive generator redoes all earlier positions at every step: O(N²) work. The fitted
+#   slope says how much of that quadratic growth shows where it ran, next to each step's fixed
+#   cost.
+# * Growing tensors defeat the caching allocator's reuse; the memory table says how far reserved
+#   memory ran ahead of what was allocated.
 # * Every step also ends in a host-device sync; that cost is the subject of notebooks 06–09.
 #
 # ## Exercises

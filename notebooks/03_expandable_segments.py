@@ -27,7 +27,7 @@
 # **What this step adds:** an allocator setting, no code change: the KV-cache generator of
 # notebook 02 runs as is.
 #
-# **What we measure:** the KV-cache grid (B = 32, N = 100, 200, 400) in a fresh process started
+# **What we measure:** the KV-cache grid (`BATCH_SIZE`, `SEQ_LENS`) in a fresh process started
 # with the setting, checked as active from inside; then both settings in this one process,
 # round by round, for a fair runtime comparison; notebook 02's run side by side.
 #
@@ -62,7 +62,7 @@ os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from tokgen.display import save_figure, say, show_claim, show_source, table
+from tokgen.display import save_figure, say, show_claim, show_source, spread, table
 
 SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
 print(tokgen.describe_environment())
@@ -92,7 +92,7 @@ else:
 # drift between runs on a shared GPU, so we also switch the setting *inside* this process
 # before each run (`set_expandable_segments`, the allocator's runtime configuration, which
 # applies to segments created afterwards; every run starts from `empty_cache()`). Each round
-# runs all six variants: 3 lengths × 2 settings.
+# runs every N of `SEQ_LENS` with both settings.
 
 # %%
 show_source(tokgen.memory.set_expandable_segments)
@@ -100,6 +100,7 @@ show_source(tokgen.memory.set_expandable_segments)
 
 # %%
 def with_setting(expandable: bool, n: int) -> tokgen.Variant:
+    """Notebook 02's variant at N = n, with the allocator switched to `expandable` before each run."""
     base = tokgen.generator_variant("kv_dynamic", model, batch_size=BATCH_SIZE, max_seqlen=n)
     allocator = "expandable" if expandable else "default"
 
@@ -111,6 +112,11 @@ def with_setting(expandable: bool, n: int) -> tokgen.Variant:
     return tokgen.Variant(f"{allocator} N={n}", run, {**base.info, "allocator": allocator})
 
 
+# %% [markdown]
+# Before anything is timed, each variant's setting is switched on and checked from the
+# allocator's snapshot, as in section 1.
+
+# %%
 variants = [with_setting(e, n) for n in SEQ_LENS for e in (True, False)]
 if CUDA:  # check each setting takes effect when switched at run time
     for v in variants:
@@ -118,23 +124,17 @@ if CUDA:  # check each setting takes effect when switched at run time
         v.info["expandable_active"] = tokgen.memory.expandable_segments_active(DEVICE)
     tokgen.memory.set_expandable_segments(True)
     assert all(v.info["expandable_active"] == (v.info["allocator"] == "expandable") for v in variants)
+say(f"Each round runs all {len(variants)} variants: {len(SEQ_LENS)} lengths × 2 settings.")
 
+# %%
 rec = tokgen.Recorder("03_expandable_segments", RESULTS_DIR, params=PARAMS)
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 ok = results[results["status"] == "ok"]
-ok[
-    [
-        "variant",
-        "status",
-        "median_ms",
-        "q25_ms",
-        "q75_ms",
-        "peak_allocated_gb",
-        "peak_reserved_gb",
-        "frag_gb",
-        "frag_pct",
-    ]
-]
+say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
+say(tokgen.display.runs_table(results))
+if CUDA:
+    say(tokgen.display.memory_table(ok))
+say(tokgen.display.rounds_sentence(RUNS))
 
 # %% [markdown]
 # ## 3. Side by side: notebook 02 (default allocator, its own process) and this process
@@ -144,24 +144,31 @@ cols = ["max_seqlen", "median_ms", "q25_ms", "q75_ms", "peak_reserved_gb", "frag
 parts = [ok[ok["allocator"] == a][cols].assign(run=f"03: {a}") for a in ("expandable", "default")]
 try:
     nb02 = tokgen.load("02_kv_cache", RESULTS_DIR)
-    parts.append(
-        nb02[(nb02["status"] == "ok") & (nb02["batch_size"] == BATCH_SIZE)][cols].assign(run="02: default, own process")
-    )
+    same = (nb02["status"] == "ok") & (nb02["batch_size"] == BATCH_SIZE) & nb02["max_seqlen"].isin(SEQ_LENS)
+    parts.append(nb02[same][cols].assign(run="02: default, own process"))
 except FileNotFoundError:
     say("*Notebook 02 has not written `data/02_kv_cache.csv` yet.*")
-side = pd.concat(parts).sort_values(["max_seqlen", "run"])
-say(table(side[["max_seqlen", "run", *cols[1:]]], digits=2))
+side = pd.concat(parts).sort_values(["max_seqlen", "run"]).rename(columns={"max_seqlen": "N"})
+side["ms, median (IQR)"] = side.apply(lambda r: spread(r, unit=""), axis=1)
+shown = {"peak_reserved_gb": "peak reserved GB", "frag_gb": "fragmentation GB", "frag_pct": "fragmentation %"}
+say(table(side.rename(columns=shown), ["N", "run", "ms, median (IQR)", *shown.values()], digits=2))
+
+# %% [markdown]
+# The two `default` rows of each N ran the same variant in two processes: how far apart they
+# lie is the drift that separate runs carry, and why the runtime comparison below pairs the
+# settings round by round instead.
 
 # %%
 rows = []
 for n in SEQ_LENS:
     pair = ok[ok["max_seqlen"] == n]
     if len(pair) == 2:
-        g = tokgen.gains(pair, f"default N={n}")
-        rows.append(g[g["variant"] == f"expandable N={n}"].assign(max_seqlen=n))
+        rows.append(tokgen.gains(pair, f"default N={n}").assign(max_seqlen=n))
 if rows:
     gain = pd.concat(rows)
-    say(table(gain[["max_seqlen", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]], digits=3))
+    say(tokgen.display.speedup_table(gain, {"N": "max_seqlen", "variant": "variant", "against": "vs"}))
+    disagree = tokgen.display.medians_disagree(ok, gain)
+    say(disagree or "At every N the ratio of the medians and the paired speed-up point the same way.")
 
 # %%
 if CUDA:
@@ -173,7 +180,7 @@ if CUDA:
     save_figure(fig, "03_expandable_segments", RESULTS_DIR)
 
 # %% [markdown]
-# ## 4. The article's claim, on our GPU
+# ## 4. The article's claim, measured here
 
 # %%
 show_claim(3, RESULTS_DIR)
@@ -190,8 +197,8 @@ show_claim(3, RESULTS_DIR)
 #
 # 1. Set `PYTORCH_ALLOC_CONF` after `import torch` but before the first CUDA call. Does the
 #    snapshot still report expandable segments? What about after the first allocation?
-# 2. Record a memory snapshot (`torch.cuda.memory._record_memory_history`) of one N = 400 run
-#    with each setting and open both at pytorch.org/memory_viz.
+# 2. Record a memory snapshot (`torch.cuda.memory._record_memory_history`) of one run at the
+#    article's largest N, 400, with each setting and open both at pytorch.org/memory_viz.
 # 3. Try the naive generator of notebook 01 with expandable segments. Where does its
 #    fragmentation go?
 #

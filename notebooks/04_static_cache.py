@@ -27,8 +27,8 @@
 # **What this step adds:** fixed shapes and fixed addresses, which is also what
 # `torch.compile` (notebook 05) and CUDA graphs (notebook 10) want.
 #
-# **What we measure:** dynamic and static cache on the same grid (B = 32; N = 100, 200, 400),
-# interleaved in one process, runtime and fragmentation.
+# **What we measure:** dynamic and static cache on the same grid as notebooks 01–03
+# (`BATCH_SIZE`, `SEQ_LENS`), interleaved in one process, runtime and fragmentation.
 #
 # **The article's claim:** lower fragmentation; at N = 100 the static cache is slower than the
 # dynamic one, at N = 200 and 400 it is 9% and 10% faster.
@@ -47,7 +47,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 import tokgen
-from tokgen.display import save_figure, say, show_claim, show_source, table
+from tokgen.display import save_figure, say, show_claim, show_source
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
@@ -86,25 +86,17 @@ variants = [
 ]
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 ok = results[results["status"] == "ok"]
-ok[
-    [
-        "variant",
-        "status",
-        "median_ms",
-        "q25_ms",
-        "q75_ms",
-        "peak_allocated_gb",
-        "peak_reserved_gb",
-        "frag_gb",
-        "frag_pct",
-    ]
-]
+say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
+say(tokgen.display.runs_table(results))
+if DEVICE == "cuda":
+    say(tokgen.display.memory_table(ok))
+say(tokgen.display.rounds_sentence(RUNS))
 
 # %% [markdown]
 # ## 3. Static vs dynamic, round by round
 #
-# Gain > 0 means the static cache is faster. `real` says whether the signed-rank test of the
-# per-round log-ratios gives p < 0.05 (notebook 00, section 3).
+# The speed-up of the static cache over the dynamic one, per N (above ×1 the static cache is
+# faster), with the outcome of the signed-rank test over the rounds (notebook 00, section 4).
 
 # %%
 rows = []
@@ -112,46 +104,62 @@ for n in SEQ_LENS:
     g = tokgen.gains(ok[ok["max_seqlen"] == n], tokgen.label("kv_dynamic", max_seqlen=n))
     rows.append(g[g["variant"] == tokgen.label("kv_static", max_seqlen=n)].assign(max_seqlen=n))
 gain = pd.concat(rows)
-say(table(gain[["max_seqlen", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]], digits=3))
+say(tokgen.display.speedup_table(gain, {"N": "max_seqlen", "variant": "variant", "against": "vs"}))
+say(tokgen.display.medians_disagree(ok, gain) or "At every N the ratio of the medians and the paired speed-up agree.")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for g, marker in (("kv_dynamic", "o"), ("kv_static", "s")):
-    d = ok[ok["generator"] == g].sort_values("max_seqlen")
-    axes[0].errorbar(
-        d["max_seqlen"],
-        d["median_ms"],
-        yerr=[d["median_ms"] - d["q25_ms"], d["q75_ms"] - d["median_ms"]],
-        marker=marker,
-        capsize=3,
-        label=g,
-    )
-axes[0].set_xlabel("max_seqlen N")
-axes[0].set_ylabel("runtime per generation, ms (median, IQR)")
-axes[0].legend()
+tokgen.display.plot_runtime_vs_n(axes[0], ok)
 if DEVICE == "cuda":
     ok.pivot(index="max_seqlen", columns="generator", values="frag_gb").plot.bar(ax=axes[1], rot=0)
-    axes[1].set_ylabel("fragmentation (GB)")
+    axes[1].set_xlabel("max_seqlen N")
+    axes[1].set_ylabel("fragmentation = peak reserved − peak allocated (GB)")
 fig.suptitle(f"Dynamic vs static KV cache, B={BATCH_SIZE}")
 save_figure(fig, "04_static_cache", RESULTS_DIR)
 
 # %% [markdown]
 # Why can the static cache lose? Per step it attends over all `max_seqlen` slots instead of
 # the i filled ones, and builds a full-length mask; in eager mode it also launches a few more
-# kernels per layer (`index_copy_`, the mask). What it gains (no growing allocations, no
-# `torch.cat` of the cache) matters more the longer the sequence and the more the allocator
-# struggles, which depends on the GPU and on how CPU-bound the loop is.
+# kernels per layer (`index_copy_`, the mask). What it saves is the growing allocations and the
+# `torch.cat` of the cache every step. Which side wins depends on the GPU and on how host-bound
+# the loop is; how the balance moves with N, this run says:
+
+# %%
+speedups = gain.set_index("max_seqlen")["speedup"]
+say(
+    f"The static cache's speed-up {tokgen.display.trend(speedups)} with N: "
+    + ", ".join(f"×{x:.2f} at N = {n}" for n, x in speedups.items())
+    + "."
+)
+
+# %% [markdown]
+# ## 4. The article's claim, measured here
 #
-# ## 4. The article's claim, on our GPU
+# Claim 4 has two halves: lower fragmentation at every N, and a runtime that is slower than the
+# dynamic cache's at the smallest N and faster at the others. The takeaways below say which
+# half held.
 
 # %%
 show_claim(4, RESULTS_DIR)
 
 # %% [markdown]
+# ## Takeaways, read from this run
+
+# %%
+if DEVICE == "cuda":
+    frag = ok.pivot(index="max_seqlen", columns="generator", values="frag_gb")
+    lower = (frag["kv_static"] < frag["kv_dynamic"]).sum()
+    each = "; ".join(f"N = {n}: {r.kv_dynamic:.2f} → {r.kv_static:.2f} GB" for n, r in frag.iterrows())
+    say(f"* Fragmentation, dynamic → static: lower at {lower} of {len(frag)} N ({each}).")
+for n in SEQ_LENS:
+    g = tokgen.gain(ok, tokgen.label("kv_dynamic", max_seqlen=n), tokgen.label("kv_static", max_seqlen=n))
+    say(f"* Runtime at N = {n}: static against dynamic {tokgen.stats.speedup_text(g)}.")
+
+# %% [markdown]
 # ## Summary
 #
-# * A static cache fixes shapes and addresses: the allocator stops reserving ever larger
-#   blocks.
+# * A static cache fixes shapes and addresses: the allocator is no longer asked for ever larger
+#   blocks (the takeaways say what that did to fragmentation here).
 # * Its runtime effect depends on the balance between wasted attention over empty slots and the
 #   cost of a growing cache; we report it per N with its spread.
 # * Fixed shapes are the entry ticket for `torch.compile` and CUDA graphs: next notebook.

@@ -28,9 +28,10 @@
 # `record_function` for torch.profiler) and the host's sync waits, a profiled window of steps,
 # and the GPU's idle gaps computed from the kernel timeline.
 #
-# **What we measure:** B = 16, N = 100, steps 30–50 as in the article: per step the GPU-busy
-# time and the idle gap before it, for the synchronous generator and for the pipelined one of
-# notebook 07, eager and compiled.
+# **What we measure:** at `BATCH_SIZE`, `MAX_SEQLEN` and the window of steps `WINDOW` (the
+# article's profile: B = 16, N = 100, steps 30–50), per step the GPU-busy time and the idle gap
+# before it, for the synchronous generator and for the pipelined one of notebook 07, eager and
+# compiled.
 #
 # **The article's claim:** the GPU idles about 110 µs between steps (on an L40S), because of
 # the `.item()` sync.
@@ -53,7 +54,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import tokgen
-from tokgen.display import plot_timeline, save_figure, say, show_claim, show_source, table
+from tokgen.display import plot_timeline, save_figure, say, show_claim, show_source
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
@@ -68,10 +69,10 @@ CUDA = DEVICE == "cuda"
 # Every generator takes one hook, `on_step`, which it calls at the top of step i (a graph
 # decoder: at the top of each replay of K steps). By default it does nothing, so the timings of
 # the other notebooks are not disturbed. A `StepWindow` uses it to open and close the profiler
-# at steps 30 and 50; `Ranges` to mark each step for Nsight Systems (NVTX) and torch.profiler
-# (`record_function`), and every call of the model ("model forward") through forward hooks. The
-# wait itself needs no range: the profiler records the host's `cudaStreamSynchronize` /
-# `cudaEventSynchronize` calls, drawn below as "sync wait".
+# at the window's first and last step; `Ranges` to mark each step for Nsight Systems (NVTX) and
+# torch.profiler (`record_function`), and every call of the model ("model forward") through
+# forward hooks. The wait itself needs no range: the profiler records the host's
+# `cudaStreamSynchronize` / `cudaEventSynchronize` calls, drawn below as "sync wait".
 
 # %%
 show_source(tokgen.profiling.StepWindow)
@@ -84,71 +85,51 @@ show_source(tokgen.profile_steps)
 
 # %% [markdown]
 # The article started and stopped Nsight Systems at steps 30 and 50 with
-# `torch.cuda.profiler.start()/stop()`. We do the same with torch.profiler, whose CUPTI
-# timeline we can read back in Python. Opening the profiler drains the GPU (a
-# `synchronize()`), so the first two steps of the window are left out of the statistics.
+# `torch.cuda.profiler.start()/stop()`. We do the same at the steps of `WINDOW` with
+# torch.profiler, whose CUPTI timeline we can read back in Python. Opening the profiler drains
+# the GPU (a `synchronize()`), so the first two steps of the window are left out of the
+# statistics.
 #
 # Each generator is profiled twice. The statistics come from a pass that records GPU activity
 # only: recording every operator on the CPU too slows the CPU down several-fold and would
 # inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
-# the Perfetto traces; its CPU side runs slower than unprofiled.
-#
+# the Perfetto traces; its CPU side runs slower than unprofiled. A few plain runs first give
+# the time per step without any profiler, the yardstick for the profiler's own cost.
+
+# %%
+show_source(tokgen.bench.profile_window)
+
+# %% [markdown]
 # ## 2. Profile
 
 # %%
 traces = Path(RESULTS_DIR) / "data" / "traces"
-profiled = {
-    "kv_static": (model, "kv_static"),
-    "pipelined_static": (model, "pipelined_static"),
-    "compiled kv_static": (compiled, "kv_static"),
-    "compiled pipelined_static": (compiled, "pipelined_static"),
-}
 rec = tokgen.Recorder("06_eos_sync_profile", RESULTS_DIR, params=PARAMS)
-timelines, pictures = {}, {}
-for name, (m, generator) in profiled.items():
-    v = tokgen.generator_variant(generator, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
-    v.run()  # warm-up: compilation, lazy allocation
-    plain = [tokgen.bench.time_run(v.run, torch.device(DEVICE)) for _ in range(3)]  # (ms, tokens), no profiler
-    unprofiled_us = 1e3 * sorted(ms for ms, _ in plain)[1] / (plain[0][1].shape[1] - 1)
-    timelines[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1])
-    trace = traces / f"06_{name.replace(' ', '_')}.json.gz"
-    pictures[name] = tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1], cpu=True, model=m, trace_path=trace)
-    s = timelines[name].summary()
-    overhead = 100 * (s["step_period_us"] / unprofiled_us - 1) if "step_period_us" in s else float("nan")
-    rec.write(
-        {**v.info, "variant": v.name, **s, "unprofiled_step_us": unprofiled_us, "profiler_overhead_pct": overhead}
-    )
+timelines, pictures = {}, {}  # per variant: the statistics' timeline, the pictures' (with CPU ranges)
+for m in (model, compiled):
+    for generator in ("kv_static", "pipelined_static"):
+        v = tokgen.generator_variant(generator, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
+        trace = traces / f"06_{v.name.replace(' ', '_')}.json.gz"
+        row, timelines[v.name], pictures[v.name] = tokgen.bench.profile_window(
+            v, DEVICE, start=WINDOW[0], stop=WINDOW[1], model=m, trace_path=trace
+        )
+        rec.write(row)
 summary = rec.read()
-summary
+say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}, steps {WINDOW[0]}–{WINDOW[1] - 1}.")
 
 # %% [markdown]
-# `idle_gap_median_us`: median over the window of the time between the last kernel of step
-# i−1 and the first kernel of step i. `gpu_idle_fraction`: share of the window's wall time in
-# which no kernel ran at all. `gpu_busy_per_step_us`: time with at least one kernel running,
-# per step. The profiler is not free: `step_period_us` (profiled) against `unprofiled_step_us`
-# (the median of three plain runs, wall time / steps) gives its overhead, which the gaps carry
-# too. Even recording GPU activity only, it makes the host's launches slower.
+# The idle gap before a step: the median over the window of the time between the last kernel
+# of step i−1 and the first kernel of step i. The GPU idle share: the share of the window's wall
+# time in which no kernel ran at all. GPU busy per step: the time with at least one kernel
+# running. The profiler is not free: the step profiled against the step unprofiled (the median
+# of the plain runs, wall time / steps) gives its overhead, which the gaps carry too. Even
+# recording GPU activity only, it makes the host's launches slower.
 
 # %%
 if CUDA:
-    cols = [
-        "variant",
-        "idle_gap_median_us",
-        "gpu_busy_per_step_us",
-        "step_period_us",
-        "unprofiled_step_us",
-        "profiler_overhead_pct",
-        "gpu_idle_fraction",
-        "kernels_per_step",
-        "streams",
-    ]
-    say(table(summary[cols], digits=2))
-    worst = summary.loc[summary["profiler_overhead_pct"].idxmax()]
-    say(
-        f"Profiler overhead per step: {summary['profiler_overhead_pct'].min():+.0f}% to "
-        f"{summary['profiler_overhead_pct'].max():+.0f}% (largest for {worst['variant']}). The idle gaps above "
-        "were measured with the profiler running."
-    )
+    say(tokgen.display.profile_table(summary))
+    say(tokgen.display.profiler_overhead(summary))
+    say(tokgen.display.unprofiled_steps(summary))
 else:
     say("*Skipped on the CPU: there are no GPU kernels to put on a timeline.*")
 
@@ -159,20 +140,23 @@ else:
 # as Nsight Systems screenshots, for four steps in the middle of the window.
 
 # %%
-if CUDA:
+if CUDA:  # one time axis for all four: a longer step is a wider picture
     mid = (WINDOW[0] + WINDOW[1]) // 2
-    fig, axes = plt.subplots(len(timelines), 1, figsize=(13, 2.6 * len(timelines)))
+    fig, axes = plt.subplots(len(timelines), 1, figsize=(13, 2.6 * len(timelines)), sharex=True)
     for ax, (name, tl) in zip(axes, pictures.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
         plot_timeline(tl, shown, ax=ax, title=f"{name}: steps {first}–{first + len(shown) - 1} (CPU ranges recorded)")
+        ax.label_outer()  # the time axis once, under the last panel
     fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
 
 # %% [markdown]
-# On a 4-step axis a gap of 100 µs is thinner than a line, and kernels drawn side by side look
-# like one busy band. So we zoom on one step boundary: every kernel at its true width, the
-# GPU's idle intervals shaded red and labelled in µs, and the idle share of the zoom printed.
+# On a 4-step axis a gap of the size the article reports (about a tenth of a millisecond) is
+# thinner than a line, and kernels drawn side by side look like one busy band. So we zoom on
+# one step boundary: every kernel at its true width, the GPU's idle intervals shaded red and
+# labelled in µs (the widest ones, where the labels fit), and the idle share of the zoom
+# printed.
 
 # %%
 if CUDA:
@@ -222,7 +206,7 @@ say(
 )
 
 # %% [markdown]
-# ## 5. The article's claim, on our GPU
+# ## 5. The article's claim, measured here
 
 # %%
 show_claim(6, RESULTS_DIR)
@@ -235,28 +219,23 @@ show_claim(6, RESULTS_DIR)
 
 # %%
 if CUDA:
-    s = summary.set_index("variant")
-    for compiled_flag in (False, True):
-        sync = s.loc[tokgen.label("kv_static", compiled=compiled_flag)]
-        piped = s.loc[tokgen.label("pipelined_static", compiled=compiled_flag)]
-        cause = (
-            "the sync causes most of it"
-            if piped["idle_gap_median_us"] < 0.5 * sync["idle_gap_median_us"]
-            else "pipelining does not close it, so the sync is not what keeps the GPU waiting"
-        )
-        say(
-            f"* {'Compiled' if compiled_flag else 'Eager'}: the GPU idles {sync['gpu_idle_fraction']:.0%} of the "
-            f"window; the gap before a step is {sync['idle_gap_median_us']:.0f} µs with the sync and "
-            f"{piped['idle_gap_median_us']:.0f} µs pipelined: {cause}."
-        )
+    gaps = tokgen.display.idle_gaps(summary)
+    for gap in gaps.to_dict("records"):
+        say("* " + tokgen.display.gap_takeaway(gap))
 else:
     say("*Measured on CUDA only.*")
 
 # %% [markdown]
 # ## Summary
-#
-# * The per-step `.item()` makes the GPU wait for the CPU at every step boundary; the timeline
-#   shows the gap and we measure its size per step.
+
+# %%
+if CUDA:
+    say("* " + tokgen.display.gap_summary(gaps))
+else:
+    say("* *The sync's gap is measured on CUDA only.*")
+
+# %% [markdown]
+# * The timeline shows the gap at every step boundary, and we measure its size per step.
 # * How much that gap matters depends on what else keeps the GPU idle: in eager mode, Python's
 #   kernel launches; compiled, far fewer launches per step.
 # * The remedy the article proposes, queuing step i+1 before checking step i, is notebook 07.

@@ -28,8 +28,9 @@
 # **What this step adds:** a generator that never lets the GPU wait for the CPU's stop check;
 # a check that it returns exactly the naive generator's tokens; and the cost of the streams.
 #
-# **What we measure:** B = 32, N = 100, interleaved: synchronous vs pipelined (2 streams, and
-# 1 stream), with the no-EOS-check generator as the floor, eager and compiled; memory.
+# **What we measure:** at `BATCH_SIZE` and `MAX_SEQLEN` (the article's B = 32, N = 100),
+# interleaved: synchronous vs pipelined (2 streams, and 1 stream), with the no-EOS-check
+# generator as the floor, eager and compiled; memory.
 #
 # **The article's claims:** the GPU no longer idles between steps, and generation gets faster
 # (row 7); the no-check generator is faster still, so streams cost something (row 9).
@@ -80,37 +81,35 @@ show_source(tokgen.generate_pipelined)
 # ## 2. Correct before fast: stopping early
 #
 # A random GPT-2 essentially never produces EOS, so we choose as `eos_token_id` a token the
-# naive generator emits early on; all rows share the BOS prompt, so all stop at that step.
-# The article's listing, reproduced as published in `tokgen.generators.article_pipelined`,
-# returns more columns than the naive generator; ours does not.
+# naive generator emits early on; all rows share the BOS prompt, so all stop together, after
+# the first step that emits it. The article's listing, reproduced as published in
+# `tokgen.generators.article_pipelined`, can return more columns than the naive generator; ours
+# must not. Each generator runs a few times with each model: whether the article's loop sees the
+# flag late depends on timing.
 
 # %%
 show_source(tokgen.article_pipelined)
 
 # %%
 probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
-eos = int(probe[0, min(10, MAX_SEQLEN)])
+eos = int(probe[0, min(10, MAX_SEQLEN)])  # a token of the first steps
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
+say(f"EOS = token {eos}: the naive generator stops after step {reference.shape[1] - 1}, the first that emits it.")
+
+# %%
 eos_rec = tokgen.Recorder("07_pipelining_eos", RESULTS_DIR, params=PARAMS | {"EOS": eos})
-for m, label in ((model, "eager"), (compiled, "compiled")):
-    for fn_name, fn in (
-        ("article_pipelined", tokgen.article_pipelined),
-        ("pipelined_static", tokgen.get_generator("pipelined_static")),
-    ):
+cut = reference.shape[1]  # the naive generator's columns
+for m, model_name in ((model, "eager"), (compiled, "compiled")):
+    for name in ("article_pipelined", "pipelined_static"):
         for trial in range(3):
-            out = fn(m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
-            same_prefix = torch.equal(out[:, : reference.shape[1]], reference)
+            out = tokgen.generate(name, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
             eos_rec.write(
-                {
-                    "generator": fn_name,
-                    "model": label,
-                    "trial": trial,
-                    "naive_columns": reference.shape[1],
-                    "returned_columns": out.shape[1],
-                    "extra_tokens": out.shape[1] - reference.shape[1],
-                    "same_prefix": same_prefix,
-                }
-            )
+                {"generator": name, "model": model_name, "trial": trial, "naive_columns": cut,
+                 "returned_columns": out.shape[1], "extra_tokens": out.shape[1] - cut,
+                 "same_prefix": torch.equal(out[:, :cut], reference)}
+            )  # fmt: skip
+
+# %%
 eos_table = eos_rec.read()
 columns = ["naive_columns", "returned_columns", "extra_tokens"]
 spread_over_trials = eos_table.groupby(["model", "generator"])[columns].agg(["min", "max"])
@@ -122,38 +121,29 @@ assert eos_table["same_prefix"].all()
 # %% [markdown]
 # ## 3. Measure
 #
-# Thirteen variants, one run of each per round: the naive baseline, the dynamic- and
-# static-cache generators, sync and pipelined, the static cache without any EOS check, and the
-# article's own pipelined loop as published, eager and compiled. This one interleaved run is
-# also what notebook 09 ranks.
+# One run of each variant per round: the naive baseline, the dynamic- and static-cache
+# generators, sync and pipelined, the static cache without any EOS check, and the article's own
+# pipelined loop as published, eager and compiled. This one interleaved run is also what
+# notebook 09 ranks.
 
 # %%
-rec = tokgen.Recorder(
-    "07_pipelining",
-    RESULTS_DIR,
-    params=PARAMS,
-)
-eager_gens = [
-    "naive",
-    "kv_dynamic",
-    "pipelined_dynamic",
-    "kv_static",
-    "pipelined_static",
-    "pipelined_static_1stream",
-    "kv_static_no_check",
-    "article_pipelined",  # the article's loop as published, beside ours (section 2 shows its extra token)
-]
-compiled_gens = ["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check", "article_pipelined"]
+compiled_gens = ["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check"]
+compiled_gens += ["article_pipelined"]  # the article's loop as published, beside ours (section 2: its extra tokens)
+eager_gens = ["naive", "kv_dynamic", "pipelined_dynamic", *compiled_gens]
 variants = [
     tokgen.generator_variant(g, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
     for m, gens in ((model, eager_gens), (compiled, compiled_gens))
     for g in gens
 ]
+say(f"{len(variants)} variants: {len(eager_gens)} eager, {len(compiled_gens)} compiled.")
+
+# %%
+rec = tokgen.Recorder("07_pipelining", RESULTS_DIR, params=PARAMS)
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
 ok = results[results["status"] == "ok"]
-results[
-    ["variant", "status", "median_ms", "q25_ms", "q75_ms", "min_ms", "max_ms", "gpu_busy_share", "peak_reserved_gb"]
-]
+say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}.")
+say(tokgen.display.runs_table(results))
+say(tokgen.display.rounds_sentence(RUNS))
 
 
 # %% [markdown]
@@ -185,25 +175,25 @@ pairs = [
     ("kv_static", "article_pipelined", False),
     ("kv_static", "article_pipelined", True),
 ]
-rows = []
-for base, var, is_compiled in pairs:
-    g = tokgen.gain(ok, tokgen.label(base, compiled=is_compiled), tokgen.label(var, compiled=is_compiled))
-    if g is not None:
-        rows.append(g)
-say(
-    table(
-        pd.DataFrame(rows)[["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]],
-        digits=3,
-    )
-)
+rows = [tokgen.gain(ok, tokgen.label(b, compiled=c), tokgen.label(v, compiled=c)) for b, v, c in pairs]
+piped = pd.DataFrame([g for g in rows if g is not None])
+say(tokgen.display.speedup_table(piped))
+say(tokgen.display.medians_disagree(ok, piped) or "The ratios of the medians and the paired speed-ups agree.")
 
 # %% [markdown]
 # Whether checking late can pay depends on who waits for whom. If the CPU is the bottleneck
 # (a step spends most of its time in Python launching kernels), the GPU is idle most of the
 # time anyway: moving the stop check cannot help, and the extra events and stream switches add
 # CPU work. Only if the GPU is the bottleneck is the gap at the step boundary worth hiding.
-# Notebook 06's `gpu_idle_fraction` says which case this GPU is in, eager and compiled.
-#
+# Notebook 06 measured that gap, synchronous and pipelined; read beside this run's GPU share:
+
+# %%
+try:
+    say(tokgen.display.pipelined_gap(tokgen.load("06_eos_sync_profile", RESULTS_DIR), ok))
+except FileNotFoundError:
+    say("*Notebook 06 has not written its profile to this results folder yet: run it first.*")
+
+# %% [markdown]
 # ## 5. The overhead of streams (the article's row 9)
 #
 # The no-check generator never looks at EOS: it is the best a stop check could ever cost.
@@ -213,14 +203,7 @@ rows = [
     tokgen.gain(ok, tokgen.label("pipelined_static", compiled=c), tokgen.label("kv_static_no_check", compiled=c))
     for c in (False, True)
 ]
-say(
-    table(
-        pd.DataFrame([r for r in rows if r is not None])[
-            ["variant", "vs", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]
-        ],
-        digits=3,
-    )
-)
+say(tokgen.display.speedup_table(pd.DataFrame([r for r in rows if r is not None])))
 
 # %% [markdown]
 # ## 6. Memory: one caching-allocator pool per stream
@@ -237,20 +220,20 @@ if DEVICE == "cuda":
     plot_memory(ax, mem)
     ax.set_title("Peak memory per generator (eager, last run)")
     save_figure(fig, "07_pipelining_memory", RESULTS_DIR)
-    say(table(mem[["variant", "peak_allocated_gb", "peak_reserved_gb", "frag_gb"]], digits=3))
+    say(tokgen.display.memory_table(mem))
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")
 
 # %% [markdown]
-# ## 7. The article's claims, on our GPU
+# ## 7. The article's claims, measured here
 
 # %%
 for n in (7, 9):
     show_claim(n, RESULTS_DIR)
 
 # %% [markdown]
-# The idle gaps behind claim 7 come from notebook 06's profile (B = 16); its table lists them
-# per generator.
+# The idle gaps behind claim 7 come from notebook 06's profile, at that notebook's own batch
+# size; section 4 above reads them beside this run.
 #
 # ## Summary
 #
@@ -258,7 +241,7 @@ for n in (7, 9):
 #   returning the right tokens means dropping that step's output, and reading the flag only
 #   after its copy has landed.
 # * The gain depends on who waits for whom: nothing to gain while the CPU is the bottleneck;
-#   the table above shows what it came to on this GPU.
+#   the tables above show what it came to where this notebook ran.
 # * A single stream with an event does the same job (`pipelined_static_1stream`): the CPU can
 #   queue step i before waiting for step i−1 on one stream too.
 #

@@ -25,9 +25,10 @@
 #
 # **What this step adds:** the sweep the article ran, with every point's spread.
 #
-# **What we measure:** N = 100, B = 1, 2, 4, …, 128: static-cache generation synchronous vs
-# pipelined, eager and compiled, interleaved per batch size; the gain in % with its
-# interquartile range. A batch size that runs out of memory is recorded and the sweep goes on.
+# **What we measure:** at `MAX_SEQLEN` new tokens, for each batch size of `BATCH_SIZES` (eager)
+# and `COMPILED_BATCH_SIZES` (compiled): static-cache generation synchronous vs pipelined,
+# interleaved per batch size; the speed-up × with the interquartile range of its rounds. A batch
+# size that runs out of memory is recorded and the sweep goes on.
 #
 # **The article's claim:** the largest gain, 11.6%, at the smallest batch, shrinking as B grows.
 
@@ -71,63 +72,42 @@ model = tokgen.build_model(SIZE, DEVICE)
 rec = tokgen.Recorder("08_batch_sweep", RESULTS_DIR, params=PARAMS)
 for is_compiled, sizes in ((False, BATCH_SIZES), (True, COMPILED_BATCH_SIZES)):
     for b in sizes:
-        m = model
         if is_compiled:  # a fresh compilation per batch size, specialized to it
             torch._dynamo.reset()
-            m = torch.compile(model, backend=COMPILE_BACKEND)
+        m = torch.compile(model, backend=COMPILE_BACKEND) if is_compiled else model
         variants = [
             tokgen.generator_variant(g, m, batch_size=b, max_seqlen=MAX_SEQLEN, compiled=is_compiled, by=["batch_size"])
             for g in ("kv_static", "pipelined_static")
         ]
-        res = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
-        print(", ".join(f"{r.variant} {r.status} {r.median_ms:.1f} ms" for r in res.itertuples()))
+        tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
+
+# %%
 results = rec.read()
-bad = results[results["status"] != "ok"]
-if len(bad):
-    say(table(bad[["variant", "status", "error"]]))
+ok = results[results["status"] == "ok"]
+say(
+    f"{tokgen.display.where_measured(DEVICE)} N = {MAX_SEQLEN}; eager at B = {', '.join(map(str, BATCH_SIZES))}; "
+    f"compiled at B = {', '.join(map(str, COMPILED_BATCH_SIZES))}."
+)
+say(tokgen.display.runs_table(results))
+if len(ok) < len(results):  # a batch size that ran out of memory, or failed: what it said
+    say(table(results[results["status"] != "ok"], ["variant", "status", "error"]))
+say(tokgen.display.rounds_sentence(RUNS))
 
 # %% [markdown]
 # ## 2. Pipelining's gain per batch size
 
 # %%
 g = tokgen.claims.sweep_gains(RESULTS_DIR)
-say(
-    table(
-        g[["compiled", "batch_size", "speedup", "gain_pct", "gain_q25_pct", "gain_q75_pct", "p_value", "real"]],
-        digits=3,
-    )
-)
+g["model"] = g["compiled"].map({False: "eager", True: "compiled"})
+say(tokgen.display.speedup_table(g, {"model": "model", "B": "batch_size"}))
+
+# %% [markdown]
+# Left: the speed-up per batch size, filled where the signed-rank test decided it (faster or
+# slower), hollow where it did not. Right: the time per step of each generator.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-for compiled_flag, fam in g.groupby("compiled"):
-    label = "compiled" if compiled_flag else "eager"
-    axes[0].errorbar(
-        fam["batch_size"],
-        fam["gain_pct"],
-        yerr=[fam["gain_pct"] - fam["gain_q25_pct"], fam["gain_q75_pct"] - fam["gain_pct"]],
-        marker="o",
-        capsize=3,
-        label=label,
-    )
-axes[0].axhline(0, color="grey", lw=0.8)
-axes[0].set_xscale("log", base=2)
-axes[0].set_xlabel("batch size")
-axes[0].set_ylabel("pipelined vs sync: gain % (median, IQR of rounds)")
-axes[0].legend()
-ok = results[results["status"] == "ok"]
-for (compiled_flag, generator), fam in ok.groupby(["compiled", "generator"]):
-    fam = fam.sort_values("batch_size")
-    axes[1].plot(
-        fam["batch_size"],
-        fam["ms_per_step"],
-        marker="o",
-        label=f"{'compiled' if compiled_flag else 'eager'} {generator}",
-    )
-axes[1].set_xscale("log", base=2)
-axes[1].set_xlabel("batch size")
-axes[1].set_ylabel("ms per step (median)")
-axes[1].legend()
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+tokgen.display.plot_sweep(axes, g, ok)
 fig.suptitle(f"Pipelining vs batch size, N={MAX_SEQLEN}")
 save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 
@@ -142,11 +122,11 @@ save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 say(tokgen.display.bound_table(ok))
 # %% [markdown]
 # Read the right panel first: where the time per step hardly changes with B, the step is bound
-# by per-step overhead (launches, Python, the sync), not by the GPU's arithmetic. That is the
-# regime where hiding the sync could help, provided the GPU and not the CPU is what the next
-# step waits for.
+# by per-step overhead (launches, Python, the sync), not by the GPU's arithmetic. The GPU share
+# says how much of that step the GPU's own work fills; the takeaways below read the two
+# together, per model.
 #
-# ## 3. The article's claim, on our GPU
+# ## 3. The article's claim, measured here
 
 # %%
 show_claim(8, RESULTS_DIR)
@@ -156,16 +136,8 @@ show_claim(8, RESULTS_DIR)
 
 # %%
 for compiled_flag, fam in g.groupby("compiled"):
-    won = fam[fam["real"] & (fam["gain_pct"] > 0)]["batch_size"].astype(str).tolist()
-    lost = fam[fam["real"] & (fam["gain_pct"] < 0)]["batch_size"].astype(str).tolist()
-    steps = ok[ok["compiled"] == compiled_flag].groupby("batch_size")["ms_per_step"].median()
-    say(
-        f"* {'Compiled' if compiled_flag else 'Eager'}: pipelining is a real gain at B = {', '.join(won) or '(none)'}, "
-        f"a real loss at B = {', '.join(lost) or '(none)'}, "
-        f"noise at the other {len(fam) - len(won) - len(lost)} sizes. A step takes "
-        f"{steps.min():.1f}–{steps.max():.1f} ms from B = {steps.index.min()} to {steps.index.max()} "
-        f"(×{steps.iloc[-1] / steps.iloc[0]:.1f} for ×{steps.index.max() // steps.index.min()} the tokens)."
-    )
+    name = "Compiled" if compiled_flag else "Eager"
+    say(f"* {name}. " + tokgen.display.sweep_takeaway(fam, ok[ok["compiled"] == compiled_flag]))
 
 # %% [markdown]
 # ## Summary
@@ -177,7 +149,8 @@ for compiled_flag, fam in g.groupby("compiled"):
 #
 # ## Exercises
 #
-# 1. Extend the sweep to B = 256 and 512. Where does the step time start to grow linearly?
+# 1. Extend the sweep past the largest batch size measured here (e.g. `-p BATCH_SIZES "[256,
+#    512, 1024]"`). Where does the step time start to grow linearly with B?
 # 2. Repeat the sweep with the dynamic cache. Does the picture change?
 # 3. Estimate, from the right panel, the per-step overhead that does not depend on B.
 #

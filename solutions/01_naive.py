@@ -22,7 +22,8 @@
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model of exercise 1: "gpt2" (GPT-2 small) or "tiny"
-SEQ_LENS = [25, 50, 100]  # the sizes N of exercise 1's B = 1 run
+SEQ_LENS = [25, 50, 100]  # the sizes N of exercise 1's run at batch size 1
+RUNS = 3  # interleaved rounds of that run (a slope is fitted to medians: no paired test is read)
 DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/01_naive.csv
 
 # %%
@@ -47,7 +48,7 @@ device = model.device
 
 # %%
 variants = [tokgen.generator_variant("naive", model, batch_size=1, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS]
-b1 = tokgen.compare(variants, rounds=3, device=device, gpu_busy=False)
+b1 = tokgen.compare(variants, rounds=RUNS, device=device, gpu_busy=False)
 reference_slope = tokgen.stats.slope(naive["max_seqlen"], naive["median_ms"])
 say(
     f"B = 1: slope {tokgen.stats.slope(b1['max_seqlen'], b1['median_ms']):.2f} over N = {SEQ_LENS}; the reference "

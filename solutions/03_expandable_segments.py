@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Solutions · 03 expandable segments
 #
@@ -24,8 +22,8 @@
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
-BATCH_SIZE = 8  # sequences per batch
-MAX_SEQLEN = 64  # new tokens per sequence
+BATCH_SIZE = 32  # sequences per batch (notebook 03: 32)
+MAX_SEQLEN = 400  # new tokens per sequence in exercise 2 (the article's largest N); exercise 3 runs a quarter
 RESULTS_DIR = "../build/lab"  # the memory snapshots of exercise 2 go to <RESULTS_DIR>/data
 
 # %%
@@ -45,6 +43,7 @@ CUDA = torch.cuda.is_available()
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 
 
+# %%
 def last_line_of(code: str) -> str:
     """Run `code` in a fresh Python: the allocator reads PYTORCH_ALLOC_CONF once per process."""
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
@@ -86,23 +85,28 @@ else:
 # with expandable segments one segment grows in place. Below, the segment count of each
 # snapshot, the quickest number to compare.
 
+
+# %%
+def snapshot(expandable: bool, path: Path) -> int:
+    """One kv_dynamic generation recorded into a memory snapshot at `path`; its segment count."""
+    tokgen.memory.set_expandable_segments(expandable)
+    torch.cuda.empty_cache()
+    torch.cuda.memory._record_memory_history(max_entries=100_000)
+    tokgen.generate("kv_dynamic", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+    torch.cuda.memory._dump_snapshot(str(path))
+    segments = torch.cuda.memory._snapshot()["segments"]
+    torch.cuda.memory._record_memory_history(enabled=None)
+    return len(segments)
+
+
 # %%
 if CUDA:
     out = Path(RESULTS_DIR) / "data"
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for expandable in (False, True):
-        tokgen.memory.set_expandable_segments(expandable)
-        torch.cuda.empty_cache()
-        torch.cuda.memory._record_memory_history(max_entries=100_000)
-        tokgen.generate("kv_dynamic", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
-        path = out / f"03_snapshot_{'expandable' if expandable else 'default'}.pickle"
-        torch.cuda.memory._dump_snapshot(str(path))
-        segments = torch.cuda.memory._snapshot()["segments"]
-        torch.cuda.memory._record_memory_history(enabled=None)
-        rows.append({"allocator": "expandable" if expandable else "default", "segments": len(segments), "file": path})
+    files = {a: out / f"03_snapshot_{a}.pickle" for a in ("default", "expandable")}
+    rows = [{"allocator": a, "segments": snapshot(a == "expandable", f), "file": str(f)} for a, f in files.items()]
     tokgen.memory.set_expandable_segments(False)
-    say(table(pd.DataFrame(rows)))
+    say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}:\n\n" + table(pd.DataFrame(rows)))
 else:
     say("*Snapshots record CUDA allocations: run this cell on a GPU.*")
 
@@ -111,19 +115,18 @@ else:
 #
 # The naive generator allocates a slightly larger logits tensor every step. With expandable
 # segments a freed block's pages can be reused by the next, larger request in the same
-# segment, so reserved memory follows what is allocated: the fragmentation shrinks.
+# segment, so reserved memory can follow what is allocated; the table says how far it does.
 
 # %%
 if CUDA:
-    device = torch.device("cuda")
+    device, n = torch.device("cuda"), max(1, MAX_SEQLEN // 4)  # the naive generator's N: a quarter
     rows = []
-    for expandable in (False, True):
-        tokgen.memory.set_expandable_segments(expandable)
+    for allocator in ("default", "expandable"):
+        tokgen.memory.set_expandable_segments(allocator == "expandable")
         tokgen.memory.reset_memory(device)
-        tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
-        peaks = tokgen.memory.memory_peaks(device)
-        rows.append({"allocator": "expandable" if expandable else "default", **peaks})
+        tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=n)
+        rows.append({"variant": f"naive N={n}, {allocator}", **tokgen.memory.memory_peaks(device)})
     tokgen.memory.set_expandable_segments(False)
-    say(table(pd.DataFrame(rows)[["allocator", "peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct"]], 3))
+    say(tokgen.display.memory_table(pd.DataFrame(rows)))
 else:
     say("*The allocator's statistics exist on CUDA only: run this cell on a GPU.*")

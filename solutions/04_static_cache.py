@@ -16,26 +16,46 @@
 # %% [markdown]
 # # Solutions · 04 StaticCache
 #
-# Worked solutions to the exercises of [notebook 04](../notebooks/04_static_cache.ipynb): a
-# measurement of your own for exercise 1, kernel counts for exercise 2 (on a GPU), and the
-# reference results in `data/04_static_cache.csv`. Every number below is computed here.
+# Worked solutions to the exercises of [notebook 04](../notebooks/04_static_cache.ipynb): a copy
+# of the static-cache loop with the two knobs the exercises turn (the cache's length, and
+# whether `cache_position` is passed), timed and checked here; kernel and sync counts need a
+# GPU. Every number below is computed here.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
-BATCH_SIZE = 8  # sequences per batch in the measurements below
-MAX_SEQLEN = 50  # new tokens per sequence in the measurements below
-DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/04_static_cache.csv
+BATCH_SIZE = 32  # sequences per batch (notebook 04: 32)
+MAX_SEQLEN = 100  # new tokens per sequence (notebook 04's smallest N)
+RUNS = 8  # interleaved rounds of exercise 1 (the signed-rank rule needs 6 or more)
 
 # %%
+import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import say
+from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 device = model.device
-reference = tokgen.load("04_static_cache", DATA_DIR)
+
+
+# %%
+@torch.inference_mode()
+def static_loop(model, *, batch_size, max_seqlen, room=1, with_position=True, on_step=tokgen.generators.no_hook):
+    """generate_kv's static loop without the stop check, a cache of room × max_seqlen slots, and
+    `cache_position` passed (as `cache_kwargs` does) or not (this solution only)."""
+    tokens = tokgen.generators.first_tokens(model, batch_size)
+    past = tokgen.generators.make_cache(model, "static", room * max_seqlen)
+    positions = torch.arange(max_seqlen, device=tokens.device)
+    for i in range(max_seqlen):
+        on_step(i)
+        kwargs = tokgen.generators.cache_kwargs(model, past, positions[i : i + 1])
+        if not with_position:
+            kwargs.pop("cache_position", None)
+        new = model(tokens[:, -1:], **kwargs).logits[:, -1].argmax(-1)
+        tokens = torch.cat([tokens, new[:, None]], dim=1)
+    return tokens
+
 
 # %% [markdown]
 # ## Exercise 1: a static cache twice as long as needed
@@ -45,35 +65,19 @@ reference = tokgen.load("04_static_cache", DATA_DIR)
 # whether attention matters next to the weights and the host's work. We time the same
 # generation with a cache of N and of 2N slots, interleaved.
 
-
 # %%
-def static_with_room(model, *, batch_size, max_seqlen, room, on_step=tokgen.generators.no_hook, **_):
-    """generate_kv's static loop with a cache of room × max_seqlen slots (this exercise only)."""
-    tokens = tokgen.generators.first_tokens(model, batch_size)
-    past = tokgen.generators.make_cache(model, "static", room * max_seqlen)
-    positions = torch.arange(max_seqlen, device=tokens.device)
-    with torch.inference_mode():
-        for i in range(max_seqlen):
-            kwargs = tokgen.generators.cache_kwargs(model, past, positions[i : i + 1])
-            new = model(tokens[:, -1:], **kwargs).logits[:, -1].argmax(-1)
-            tokens = torch.cat([tokens, new[:, None]], dim=1)
-    return tokens
-
-
 variants = [
-    tokgen.Variant(
-        f"cache of {room}N",
-        lambda room=room: static_with_room(model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, room=room),
-    )  # fmt: skip
+    tokgen.Variant(f"cache of {room}N", lambda room=room: static_loop(model, batch_size=BATCH_SIZE,
+                                                                      max_seqlen=MAX_SEQLEN, room=room))
     for room in (1, 2)
-]
-rooms = tokgen.compare(variants, rounds=5, device=device, gpu_busy=False)
+]  # fmt: skip
+rooms = tokgen.compare(variants, rounds=RUNS, device=device, gpu_busy=False)
 g = tokgen.gain(rooms, "cache of 1N", "cache of 2N")
-slower = -g["gain_pct"]  # gain of 2N over 1N, negated: positive means 2N is slower
-verdict = "a real difference" if g["real"] else "not distinguishable from noise (p ≥ 0.05)"
+per_step = rooms.set_index("variant")["ms_per_step"]
 say(
-    f"B = {BATCH_SIZE}, N = {MAX_SEQLEN} on {device.type}: a cache of 2N is {abs(slower):.1f}% "
-    f"{'slower' if slower > 0 else 'faster'} (median of the per-round differences, p = {g['p_value']:.3f}): {verdict}."
+    f"B = {BATCH_SIZE}, N = {MAX_SEQLEN} on {device.type}: a step takes {per_step['cache of 1N']:.2f} ms with a "
+    f"cache of N slots and {per_step['cache of 2N']:.2f} ms with 2N; the 2N cache against the N one: "
+    f"{tokgen.stats.speedup_text(g)} (below ×1: slower). {tokgen.display.rounds_sentence(RUNS)}"
 )
 
 # %% [markdown]
@@ -84,30 +88,40 @@ say(
 
 # %%
 if device.type == "cuda":
+    window = {"start": MAX_SEQLEN // 4, "stop": MAX_SEQLEN // 2}  # a window in the middle of the generation
     for name in ("kv_dynamic", "kv_static"):
         run = lambda on_step, name=name: tokgen.generate(
             name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, on_step=on_step
         )
-        summary = tokgen.profile_steps(run, start=10, stop=20).summary()
+        summary = tokgen.profile_steps(run, **window).summary()
         say(f"{name}: {summary['kernels_per_step']:.0f} kernels per step")
 else:
     say("*On a CPU there are no kernels to count: run this cell on a GPU.*")
 
 # %% [markdown]
-# ## Exercise 3: transformers ≥ 5.4
+# ## Exercise 3: which lines of `cache_kwargs` matter, by version
 #
-# From 5.4 GPT-2's forward no longer takes `cache_position`: the StaticCache keeps its own
-# position. `tokgen.model.takes_cache_position` checks the installed version's signature, so
-# `cache_kwargs` passes it only where it exists; the `use_cache` and `past_key_values` lines
-# matter on every version.
+# `use_cache` and `past_key_values` matter on every version: without them the model builds no
+# cache. `cache_position` is the line that depends on the version. transformers 5.1 (the
+# article's) takes it, and without it GPT-2 works the position out from the StaticCache itself
+# (it counts the filled slots with a reduction on the GPU and reads the count: a hidden sync
+# every step). From 5.4 on the forward no longer takes it and the cache counts its own position,
+# so `cache_kwargs` leaves it out (`tokgen.model.takes_cache_position` reads the signature).
+# Below: the same loop with and without the line, on this installation.
 
 # %%
-say(f"This transformers ({tokgen.environment()['transformers']}) takes `cache_position`: "
-    f"{tokgen.model.takes_cache_position(model)}.")  # fmt: skip
-# and for reference, the per-step times the reference run measured (notebook 04, eager):
+takes = tokgen.model.takes_cache_position(model)
+runs = {w: (lambda w=w: static_loop(model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, with_position=w))
+        for w in (True, False)}  # fmt: skip
+same = torch.equal(runs[True](), runs[False]())
 say(
-    "; ".join(
-        f"{r['variant']}: {r['ms_per_step']:.2f} ms per step, GPU busy {r['gpu_busy_ms'] / r['steps']:.2f} ms"
-        for r in reference.to_dict("records")
-    )
+    f"transformers {tokgen.environment()['transformers']}: the forward "
+    f"{'takes' if takes else 'does not take'} `cache_position`; with and without the line the tokens are "
+    f"{'the same' if same else 'different'}."
 )
+if device.type == "cuda":
+    syncs = pd.DataFrame([{"cache_position passed": w, **tokgen.count_syncs(runs[w])} for w in (True, False)])
+    syncs["syncs per step"] = syncs["stream_syncs"] / MAX_SEQLEN
+    say(table(syncs, ["cache_position passed", "local_scalar_dense", "stream_syncs", "syncs per step"], digits=2))
+else:
+    say("*The hidden sync is a GPU's: run this cell on a GPU to count it (`tokgen.count_syncs`).*")

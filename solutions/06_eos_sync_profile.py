@@ -13,13 +13,12 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Solutions · 06 the EOS check on a timeline
 #
 # Worked solutions to the exercises of [notebook 06](../notebooks/06_eos_sync_profile.ipynb).
-# The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so.
+# The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so. Every number
+# below is computed here.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -40,29 +39,33 @@ CUDA = model.device.type == "cuda"
 COLUMNS = ["variant", "window", "idle_gap_median_us", "gpu_busy_per_step_us", "step_period_us", "gpu_idle_fraction"]
 
 
+# %%
 def profiled(generator: str, start: int, stop: int) -> dict:
     """Notebook 06's summary of steps [start, stop) of one generation (after a warm-up run)."""
     v = tokgen.generator_variant(generator, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
     v.run()
-    return {
-        "variant": v.name,
-        "window": f"{start}–{stop - 1}",
-        **tokgen.profile_steps(v.run, start=start, stop=stop).summary(),
-    }
+    summary = tokgen.profile_steps(v.run, start=start, stop=stop).summary()
+    return {"variant": v.name, "window": f"{start}–{stop - 1}", **summary}
 
 
 # %% [markdown]
 # ## Exercise 1: the naive generator
 #
-# Naive re-runs the whole sequence every step, so the GPU's work per step grows with the step
-# while the host's (the same kernels launched, one `.item()`) does not. Its busy time per step
-# is far longer than the KV cache's, and the idle gap, which is host time, is about the same
-# size: a smaller share of a longer step.
+# Naive re-runs the whole sequence every step, so the GPU's work per step grows with the step,
+# while the host's (the same kernels launched, one `.item()`) does not. So its busy time per
+# step should be far longer than the KV cache's; the idle gap, host time, should not grow with
+# it, and becomes a smaller share of a longer step. The profile says whether it does.
 
 # %%
 if CUDA:
-    rows = [profiled(g, *WINDOW) for g in ("kv_static", "naive")]
-    say(table(pd.DataFrame(rows)[COLUMNS], digits=2))
+    ex1 = pd.DataFrame([profiled(g, *WINDOW) for g in ("kv_static", "naive")]).set_index("variant")
+    say(table(ex1.reset_index()[COLUMNS], digits=2))
+    kv, naive = ex1.loc["kv_static"], ex1.loc["naive"]
+    say(
+        f"Naive: {naive['gpu_busy_per_step_us'] / kv['gpu_busy_per_step_us']:.1f}× the KV cache's busy time per step, "
+        f"an idle gap of {naive['idle_gap_median_us']:.0f} µs against {kv['idle_gap_median_us']:.0f} µs, and the GPU "
+        f"idle {naive['gpu_idle_fraction']:.0%} of the window against {kv['gpu_idle_fraction']:.0%}."
+    )
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
 
@@ -76,8 +79,11 @@ else:
 # %%
 late = [MAX_SEQLEN - (WINDOW[1] - WINDOW[0]), MAX_SEQLEN]
 if CUDA:
-    rows = [profiled(g, *w) for g in ("kv_static", "kv_dynamic") for w in (WINDOW, late)]
-    say(table(pd.DataFrame(rows)[COLUMNS], digits=2))
+    ex2 = pd.DataFrame([profiled(g, *w) for g in ("kv_static", "kv_dynamic") for w in (WINDOW, late)])
+    say(table(ex2[COLUMNS], digits=2))
+    busy = ex2.groupby("variant")["gpu_busy_per_step_us"].agg(["first", "last"])
+    moves = [f"`{v}` {r['first']:.0f} → {r['last']:.0f} µs (×{r['last'] / r['first']:.2f})" for v, r in busy.iterrows()]
+    say("From the early to the late window, GPU busy time per step: " + "; ".join(moves) + ".")
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
 
@@ -92,22 +98,15 @@ else:
 # %%
 if CUDA:
     v = tokgen.generator_variant("kv_static", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
-    v.run()
+    v.run()  # warm-up
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=activities) as prof:
-        tokens = v.run()
+        steps = v.run().shape[1] - 1
         torch.cuda.synchronize()
-    steps = tokens.shape[1] - 1
     events = {e.key: e for e in prof.key_averages()}
-    rows = [
-        {
-            "CUDA call": name,
-            "calls per step": events[name].count / steps,
-            "CPU µs per step": events[name].cpu_time_total / steps,
-        }
-        for name in ("cudaMemcpyAsync", "cudaStreamSynchronize")
-        if name in events
-    ]
-    say(table(pd.DataFrame(rows), digits=1))
+    calls = [name for name in ("cudaMemcpyAsync", "cudaStreamSynchronize") if name in events]
+    per_step = {"calls per step": [events[c].count / steps for c in calls]}
+    per_step["CPU µs per step"] = [events[c].cpu_time_total / steps for c in calls]
+    say(table(pd.DataFrame({"CUDA call": calls, **per_step}), digits=1))
 else:
     say("*There is no device to wait for on a CPU: run this cell on a GPU.*")

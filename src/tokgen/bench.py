@@ -18,7 +18,7 @@ from .generators import no_hook
 from .gpu_slice import GpuSlice
 from .memory import memory_peaks, reset_memory
 from .model import synchronize
-from .profiling import gpu_busy_ms
+from .profiling import Timeline, gpu_busy_ms, profile_steps
 from .registry import LOOPS_ON_DEVICE, get_generator, label
 
 
@@ -186,3 +186,25 @@ def _summary(s: dict) -> dict:
         "slice_escapes": s["slice_escapes"],  # timed runs that found the slice left (notebook 13)
         **s["memory"],
     }
+
+
+def profile_window(
+    v: Variant, device, *, start: int, stop: int, model=None, trace_path=None, plain_runs: int = 3
+) -> tuple[dict, Timeline, Timeline]:
+    """Notebook 06_eos_sync_profile's measurement of one variant: a warm-up; `plain_runs` runs
+    without a profiler (their median time per step: what the profiler's overhead is measured
+    against); steps [start, stop) profiled with GPU activity only, for the statistics; and again
+    with the CPU ranges of `Ranges(model)`, for pictures and the Perfetto trace at `trace_path`
+    (recording every operator on the CPU slows the host, so those gaps are not measured).
+    Returns its row (the variant's info, the window's summary, the unprofiled step and the
+    overhead) and the two timelines."""
+    device = torch.device(device)
+    v.run()  # warm-up: compilation, lazy allocation
+    plain = [time_run(v.run, device) for _ in range(plain_runs)]  # (ms, tokens) each
+    unprofiled_us = 1e3 * statistics.median(ms for ms, _ in plain) / (plain[0][1].shape[1] - 1)
+    stats = profile_steps(v.run, start=start, stop=stop)
+    picture = profile_steps(v.run, start=start, stop=stop, cpu=True, model=model, trace_path=trace_path)
+    s = stats.summary()
+    overhead = 100 * (s["step_period_us"] / unprofiled_us - 1) if "step_period_us" in s else float("nan")
+    row = {**v.info, "variant": v.name, **s, "unprofiled_step_us": unprofiled_us, "unprofiled_runs": plain_runs}
+    return row | {"profiler_overhead_pct": overhead}, stats, picture

@@ -10,12 +10,28 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import matplotlib.ticker as ticker
+import numpy as np
 import pandas as pd
+import torch
 from IPython.display import Code, Markdown, display
 
 from .claims import claim
-from .registry import get_generator
-from .stats import gain, slope, speedup_text
+from .gpu_slice import GpuSlice
+from .registry import get_generator, label
+from .results import slice_columns
+from .stats import (
+    ALPHA,
+    BAND,
+    FASTER,
+    NO_EFFECT,
+    SLOWER,
+    UNDECIDED,
+    gain,
+    resample_rounds,
+    signed_rank_p,
+    slope,
+    speedup_text,
+)
 
 
 def show_source(obj):
@@ -37,16 +53,24 @@ def say(text: str) -> None:
     display(Markdown(text))
 
 
-def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int = 1) -> str:
-    """A Markdown table of `columns` (all by default), floats rounded to `digits` (notebook 00_setup)."""
+def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
+    """A Markdown table of `columns` (all by default), floats rounded to `digits`: one count for
+    every column, or {column: count} with 1 for the others (notebook 00_setup)."""
     df = df if columns is None else df[columns]
+    places = digits if isinstance(digits, dict) else {}
+    default = 1 if isinstance(digits, dict) else digits
     header = "| " + " | ".join(map(str, df.columns)) + " |"
     rule = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(_cell(v, digits) for v in row) + " |" for row in df.itertuples(index=False)]
+    body = [
+        "| " + " | ".join(_cell(v, places.get(c, default)) for c, v in zip(df.columns, row)) + " |"
+        for row in df.itertuples(index=False)
+    ]
     return "\n".join([header, rule, *body])
 
 
 def _cell(value, digits: int) -> str:
+    if value is None:
+        return ""
     if isinstance(value, float):
         return "" if value != value else f"{value:,.{digits}f}"
     return str(value)
@@ -66,7 +90,10 @@ def bound(share: float) -> str:
 
 def bound_table(results: pd.DataFrame) -> str:
     """Per variant, the wall time of a step and the part of it in which the GPU was busy: under
-    half, the host sets the pace (notebooks 05, 07, 08). Needs `compare(..., gpu_busy=True)` rows."""
+    half, the host sets the pace (notebooks 05, 07, 08). Needs `compare(..., gpu_busy=True)` rows;
+    without a GPU busy time (a CPU run) it says so instead."""
+    if results["gpu_busy_ms"].isna().all():
+        return "*No GPU busy time: CUPTI measures it on a GPU only.*"
     busy = results["gpu_busy_ms"] / results["steps"]
     out = pd.DataFrame(
         {
@@ -120,14 +147,18 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     return ax
 
 
-def plot_memory(ax, df: pd.DataFrame, name: str = "variant"):
-    """Peak allocated memory and fragmentation (reserved - allocated), stacked to peak reserved (notebook 01)."""
+def plot_memory(ax, df: pd.DataFrame, name: str = "variant", device_gb: float | None = None):
+    """Peak allocated memory and fragmentation (reserved - allocated), stacked to peak reserved;
+    with `device_gb`, the GPU's memory as a dashed line. The legend sits right of the axes, clear
+    of the bars (notebook 01)."""
     x = range(len(df))
     ax.bar(x, df["peak_allocated_gb"], label="peak allocated")
     ax.bar(x, df["frag_gb"], bottom=df["peak_allocated_gb"], label="fragmentation (reserved − allocated)")
+    if device_gb is not None:
+        ax.axhline(device_gb, color="grey", ls="--", lw=1, label="the GPU's memory")
     ax.set_xticks(list(x), df[name], rotation=30, ha="right")
     ax.set_ylabel("GB")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
 
 
@@ -143,6 +174,385 @@ def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
 
 
 # --- helpers introduced in notebooks 01-08 (tables, sentences, figures) ---
+
+
+def where_measured(device) -> str:
+    """Where this notebook's measurements ran, in one sentence: the whole GPU, a green-context
+    slice of it (`GPU_SMS`) with the slice's measured copy bandwidth, or the CPU (notebook 01_naive)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return "Measured on the CPU: a smoke run, which tests the code and measures nothing."
+    gpu = torch.cuda.get_device_properties(device)
+    s = GpuSlice.active
+    if s is None:
+        return f"Measured on the whole {gpu.name}: all {gpu.multi_processor_count} SMs."
+    return (
+        f"Measured in a green-context slice of the {gpu.name}: {s.sms} of its {gpu.multi_processor_count} SMs "
+        f"(`GPU_SMS`), whose copy bandwidth measured {s.copy_gbs:,.0f} GB/s. Every number below is the slice's."
+    )
+
+
+def rounds_sentence(runs: int) -> str:
+    """What `runs` interleaved rounds can decide: the smallest p of the signed-rank test (every
+    round agreeing: 2/2^n), the fewest rounds that reach p < ALPHA, and how many rounds may
+    disagree (those with the smallest differences) at `runs` (notebook 00_setup)."""
+    smallest = signed_rank_p([1.0] * runs)
+    fewest = next(n for n in range(1, 64) if signed_rank_p([1.0] * n) < ALPHA)
+    if smallest >= ALPHA:
+        return (
+            f"With {runs} rounds the signed-rank test cannot give p < {ALPHA}: its smallest p, every round "
+            f"agreeing, is {smallest:.3f} ({fewest} rounds are the fewest that can): a paired comparison made "
+            "from these rounds stays undecided."
+        )
+    ranks = list(range(1, runs + 1))
+    may_disagree = max(k for k in range(runs) if signed_rank_p([-r if r <= k else r for r in ranks]) < ALPHA)
+    return (
+        f"With {runs} rounds the signed-rank test's smallest p, every round agreeing, is {smallest:.3f}; "
+        f"p < {ALPHA} needs at least {fewest} rounds"
+        + (f", and here up to {may_disagree} may disagree if theirs are the smallest differences." if may_disagree
+           else ", all agreeing.")
+    )  # fmt: skip
+
+
+def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> str:
+    """Per variant: status, timed runs, steps, ms per generation as median (IQR) and min–max, ms
+    per step, then `extra` columns ({header: column}, two decimals) (notebook 01_naive)."""
+    out = pd.DataFrame(
+        {
+            "variant": results["variant"],
+            "status": results["status"],
+            "runs": results["runs"],
+            "steps": results["steps"].map(lambda s: "" if s != s or s is None else str(int(s))),
+            "ms per generation, median (IQR)": [
+                spread(r, unit="") if r["runs"] else "" for r in results.to_dict("records")
+            ],
+            "min–max ms": [
+                f"{r['min_ms']:.1f}–{r['max_ms']:.1f}" if r["runs"] else "" for r in results.to_dict("records")
+            ],
+            "ms per step": results["ms_per_step"],
+        }
+    )
+    for header, column in (extra or {}).items():
+        out[header] = results[column].to_numpy()
+    return table(out, digits=2)
+
+
+def memory_table(results: pd.DataFrame) -> str:
+    """Per variant: peak allocated and reserved GB, and fragmentation (reserved − allocated) in GB
+    and as a share of reserved (notebook 01_naive)."""
+    out = pd.DataFrame(
+        {
+            "variant": results["variant"],
+            "peak allocated GB": results["peak_allocated_gb"].astype(float),
+            "peak reserved GB": results["peak_reserved_gb"].astype(float),
+            "fragmentation GB": results["frag_gb"].astype(float),
+            "fragmentation, % of reserved": results["frag_pct"].astype(float),
+        }
+    )
+    return table(out, digits={"fragmentation, % of reserved": 0, **{c: 2 for c in out.columns[1:4]}})
+
+
+def outcome_text(g) -> str:
+    """A comparison's outcome in words, with the rounds that would likely decide an undecided one
+    (notebook 03_expandable_segments)."""
+    rounds = g.get("rounds_to_decide")
+    if g["outcome"] == UNDECIDED and rounds and rounds == rounds:  # NaN when read back from a CSV
+        return f"undecided (about {int(rounds)} rounds would decide it)"
+    return {NO_EFFECT: f"no effect (within ±{BAND:.0%})"}.get(g["outcome"], g["outcome"])
+
+
+def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:
+    """Comparisons (rows of `tokgen.gains` / `tokgen.gain`) as a Markdown table: `columns`
+    ({header: column}; default variant and vs), then the speed-up ×, the IQR of the per-round
+    ratios, p and the outcome in words; `legend` adds one line saying how to read them
+    (notebook 03_expandable_segments)."""
+    columns = columns or {"variant": "variant", "against": "vs"}
+    out = pd.DataFrame({header: comparisons[column].to_numpy() for header, column in columns.items()})
+    rows = comparisons.to_dict("records")
+    out["speed-up"] = [f"×{g['speedup']:.2f}" for g in rows]
+    out["IQR of rounds"] = [f"×{g['speedup_q25']:.2f}–×{g['speedup_q75']:.2f}" for g in rows]
+    out["p"] = [f"{g['p_value']:.3f}" for g in rows]
+    out["outcome"] = [outcome_text(g) for g in rows]
+    text = table(out)
+    if legend:
+        text += (
+            "\n\n*Speed-up: the median over rounds of t(against) / t(variant), above ×1 the variant is faster; "
+            f"the IQR is that of the per-round ratios. Faster or slower: p < {ALPHA}; no effect: the speed-up "
+            f"shown to lie within ±{BAND:.0%}; undecided: neither (notebook 00, section 4).*"
+        )
+    return text
+
+
+def medians_disagree(results: pd.DataFrame, comparisons: pd.DataFrame) -> str:
+    """One sentence on the comparisons whose ratio of medians lies on the other side of ×1 from
+    their paired speed-up, or "" when there are none (notebook 03_expandable_segments)."""
+    med = results.set_index("variant")["median_ms"]
+    rows = []
+    for g in comparisons.to_dict("records"):
+        ratio = med[g["vs"]] / med[g["variant"]]
+        if (ratio - 1) * (g["speedup"] - 1) < 0:
+            rows.append(
+                f"`{g['variant']}` against `{g['vs']}` (medians {med[g['vs']]:,.1f} → {med[g['variant']]:,.1f} ms, "
+                f"×{ratio:.2f}; paired ×{g['speedup']:.2f}, {outcome_text(g)})"
+            )
+    if not rows:
+        return ""
+    return (
+        "The ratio of the medians and the paired speed-up point different ways for "
+        + "; ".join(rows)
+        + ". They measure different things: the medians compare each variant's typical run, the speed-up the "
+        "typical round, whose two runs met the same phase of the host's noise. The outcome is judged on the rounds."
+    )
+
+
+def trend(values, within: float = BAND) -> str:
+    """ "changes by less than 5%" (`within`), "grows", "shrinks" or "has no steady trend" for
+    positive values in order (notebook 02_kv_cache)."""
+    values = np.asarray(list(values), dtype=float)
+    steps = np.diff(values)
+    if len(values) and values.max() <= (1 + within) * values.min():
+        return f"changes by less than {within:.0%}"
+    if len(steps) and (steps > 0).all():
+        return "grows"
+    if len(steps) and (steps < 0).all():
+        return "shrinks"
+    return "has no steady trend"
+
+
+def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
+    """Median runtime per generation against N with the interquartile range, one line per value
+    of `by` (notebook 04_static_cache)."""
+    for (name, d), marker in zip(results.groupby(by), "osD^v"):
+        d = d.sort_values("max_seqlen")
+        err = [d["median_ms"] - d["q25_ms"], d["q75_ms"] - d["median_ms"]]
+        ax.errorbar(d["max_seqlen"], d["median_ms"], yerr=err, marker=marker, capsize=3, label=name)
+    ax.set_xticks(sorted(results["max_seqlen"].unique()))
+    ax.set_xlabel("max_seqlen N")
+    ax.set_ylabel("runtime per generation, ms (median, IQR)")
+    ax.legend(frameon=False)
+    return ax
+
+
+def profile_table(summary: pd.DataFrame) -> str:
+    """Notebook 06's profile per variant: the idle gap before a step, GPU-busy time, the step
+    period profiled and unprofiled, the profiler's overhead, the window's idle share, kernels
+    and streams (notebook 06_eos_sync_profile)."""
+    columns = {
+        "variant": "variant",
+        "idle gap before a step, µs (median)": "idle_gap_median_us",
+        "GPU busy per step, µs": "gpu_busy_per_step_us",
+        "step, µs (profiled)": "step_period_us",
+        "step, µs (unprofiled)": "unprofiled_step_us",
+        "profiler overhead, %": "profiler_overhead_pct",
+        "GPU idle share of the window": "gpu_idle_fraction",
+        "kernels per step": "kernels_per_step",
+        "streams": "streams",
+    }
+    out = pd.DataFrame({header: summary[column].to_numpy() for header, column in columns.items()})
+    return table(out, digits={"GPU idle share of the window": 2, **{h: 0 for h in list(columns)[1:6]}} | {
+        "kernels per step": 0})  # fmt: skip
+
+
+def profiler_overhead(summary: pd.DataFrame) -> str:
+    """The profiler's overhead per step, its range over the variants (notebook 06_eos_sync_profile)."""
+    worst = summary.loc[summary["profiler_overhead_pct"].idxmax()]
+    return (
+        f"Profiler overhead per step: {summary['profiler_overhead_pct'].min():+.0f}% to "
+        f"{summary['profiler_overhead_pct'].max():+.0f}% (largest for `{worst['variant']}`). The idle gaps above "
+        "were measured with the profiler running."
+    )
+
+
+def unprofiled_steps(summary: pd.DataFrame, base: str = "kv_static", other: str = "pipelined_static") -> str:
+    """Per model, the unprofiled time per step of `other` against `base` (notebook 06_eos_sync_profile)."""
+    s = summary.set_index("variant")
+    parts = []
+    for compiled in (False, True):
+        b, o = label(base, compiled=compiled), label(other, compiled=compiled)
+        if b in s.index and o in s.index:
+            tb, to = s.at[b, "unprofiled_step_us"], s.at[o, "unprofiled_step_us"]
+            parts.append(f"`{b}` {tb:,.0f} µs and `{o}` {to:,.0f} µs (×{tb / to:.2f})")
+    runs = int(summary["unprofiled_runs"].iloc[0]) if "unprofiled_runs" in summary else None
+    return (
+        "Without the profiler a step took "
+        + "; ".join(parts)
+        + ". Each is the median of "
+        + (f"{runs} plain runs" if runs else "a few plain runs")
+        + " made one after the other, so host noise can reorder them: notebook 07 compares the generators "
+        "round by round."
+    )
+
+
+def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
+    sync and pipelined, the GPU's idle share of the window, and whether pipelining closes most of
+    the gap (under half: then the sync caused it). Notebook 06_eos_sync_profile."""
+    if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
+        return pd.DataFrame(columns=["model", "sync_us", "pipelined_us", "idle_share", "closes"])
+    s, rows = summary.set_index("variant"), []
+    for compiled in (False, True):
+        sync, piped = label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled)
+        if sync in s.index and piped in s.index:
+            a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
+            rows.append(
+                {"model": "compiled" if compiled else "eager", "sync_us": a, "pipelined_us": b,
+                 "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a)}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def gap_takeaway(gap) -> str:
+    """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile)."""
+    if gap["closes"]:
+        cause = "pipelining closes most of it, so the sync causes most of it"
+    elif gap["pipelined_us"] > gap["sync_us"]:
+        cause = "pipelining makes it larger, so the sync is not what keeps the GPU waiting (notebook 07 says why)"
+    else:
+        cause = "pipelining does not close it, so the sync is not what keeps the GPU waiting"
+    return (
+        f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; the gap before a step is "
+        f"{gap['sync_us']:.0f} µs with the sync and {gap['pipelined_us']:.0f} µs pipelined: {cause}."
+    )
+
+
+def gap_summary(gaps: pd.DataFrame) -> str:
+    """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`
+    (notebook 06_eos_sync_profile)."""
+    closes = " and ".join(gaps[gaps["closes"]]["model"])
+    stays = " and ".join(gaps[~gaps["closes"]]["model"])
+    text = "The per-step `.item()` makes the CPU wait for the GPU at every step boundary"
+    if not stays:
+        return text + f"; the GPU then waits for the CPU's next launch, and pipelining closes that gap ({closes})."
+    text += (
+        f"; {stays}, the idle gap the GPU shows there is not the sync's: pipelining does not close it, because "
+        "the host's own launches keep the GPU waiting with or without the sync"
+    )
+    return text + (f". {closes.capitalize()}, pipelining closes it: there the sync is the cause." if closes else ".")
+
+
+def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
+    """Notebook 06's idle gaps (sync vs pipelined) read beside this run's GPU share of the sync
+    step: why the pipelined gap can be larger (notebook 07_pipelining). "" without a profile
+    measured where this run was: 06 must run first, in the same place."""
+    here = str(slice_columns()["gpu_sms"])
+    there = set(profile["gpu_sms"].astype(str)) if "gpu_sms" in profile else {here}
+    if there != {here}:
+        return (
+            f"Notebook 06's profile in this results folder was measured on gpu_sms = {', '.join(sorted(there))}, "
+            f"this run on {here}: run notebook 06 here first to compare their idle gaps."
+        )
+    shares = results.set_index("variant")["gpu_busy_share"]
+    if idle_gaps(profile).empty:
+        return "Notebook 06's profile holds no idle gaps here: they are measured on a GPU."
+    sentences = []
+    for gap in idle_gaps(profile).to_dict("records"):
+        share = shares.get(label("kv_static", compiled=gap["model"] == "compiled"), float("nan"))
+        head = (
+            f"{gap['model'].capitalize()}: the idle gap before a step is {gap['sync_us']:.0f} µs synchronous and "
+            f"{gap['pipelined_us']:.0f} µs pipelined (notebook 06)"
+        )
+        if gap["closes"]:
+            sentences.append(head + ": pipelining closes most of it, the sync caused it.")
+        elif gap["pipelined_us"] > gap["sync_us"]:
+            pace = (
+                f"the GPU is busy {share:.0%} of a synchronous step here, so the host sets the pace"
+                if share < 0.5 else f"the GPU is busy {share:.0%} of a synchronous step here"
+            )  # fmt: skip
+            sentences.append(
+                head
+                + f": larger, not smaller. {pace[0].upper()}{pace[1:]}: at every boundary the GPU waits for the host's "
+                "next launch whether or not the host first waited for the flag, and the pipelined loop does more "
+                "host work right there (the wait on the other stream, the flag's copy, an event recorded, and the "
+                "wait for the previous step's event), which lengthens that wait."
+            )
+        else:
+            sentences.append(head + ": pipelining narrows it, but not by half.")
+    return " ".join(sentences)
+
+
+def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
+    """Notebook 08's two panels: pipelined-vs-sync speed-up per batch size with the IQR of the
+    rounds (filled markers: faster or slower, p < ALPHA), and ms per step per generator (a colour
+    per model, dashed: pipelined); legends below the axes, batch sizes as ticks (notebook 08_batch_sweep)."""
+    left, right = axes
+    for (compiled, fam), color in zip(comparisons.groupby("compiled"), ("C0", "C1")):
+        fam = fam.sort_values("batch_size")
+        err = [fam["speedup"] - fam["speedup_q25"], fam["speedup_q75"] - fam["speedup"]]
+        name = "compiled" if compiled else "eager"
+        left.errorbar(fam["batch_size"], fam["speedup"], yerr=err, capsize=3, color=color, label=name)
+        decided = fam["outcome"].isin([FASTER, SLOWER])
+        left.scatter(fam["batch_size"], fam["speedup"], color=color, facecolors=np.where(decided, color, "white"),
+                     zorder=3)  # fmt: skip
+    left.axhline(1, color="grey", lw=0.8)
+    left.set_ylabel("pipelined vs sync: speed-up × (median, IQR of rounds)")
+    for (compiled, generator), fam in results.groupby(["compiled", "generator"]):
+        fam = fam.sort_values("batch_size")
+        name = f"{'compiled' if compiled else 'eager'} {generator}"
+        style = {"color": "C1" if compiled else "C0", "ls": "--" if generator.startswith("pipelined") else "-"}
+        right.plot(fam["batch_size"], fam["ms_per_step"], marker="o", label=name, **style)
+    right.set_ylabel("ms per step (median)")
+    sizes = sorted(set(results["batch_size"]))
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sizes, [str(b) for b in sizes])
+        ax.minorticks_off()
+        ax.set_xlabel("batch size B")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
+    return axes
+
+
+def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
+    """One family's sweep (eager or compiled) in sentences: where pipelining was faster or slower,
+    how the synchronous step's time and the GPU's busy time per step move with B, and who sets the
+    pace (notebook 08_batch_sweep)."""
+    by_outcome = comparisons.groupby("outcome")["batch_size"].apply(lambda b: ", ".join(map(str, sorted(b))))
+    decided = [f"{o} (p < {ALPHA}) at B = {by_outcome[o]}" for o in (FASTER, SLOWER) if o in by_outcome]
+    rest = [f"{outcome_text({'outcome': o})} at B = {by_outcome[o]}" for o in (UNDECIDED, NO_EFFECT) if o in by_outcome]
+    text = "Pipelining: " + "; ".join(decided or [f"no batch size faster or slower (p < {ALPHA})"]) + "; " * bool(rest)
+    text += "; ".join(rest) + ". "
+    sync = results[results["generator"] == "kv_static"].set_index("batch_size").sort_index()
+    step, busy = sync["ms_per_step"], sync["gpu_busy_ms"] / sync["steps"]
+    b0, b1 = step.index[0], step.index[-1]
+    text += (
+        f"A synchronous step takes {step[b0]:.2f} ms "
+        f"at B = {b0} and {step[b1]:.2f} ms at B = {b1} (×{step[b1] / step[b0]:.2f} for ×{b1 // b0} the rows; "
+        f"shortest {step.min():.2f} ms at B = {step.idxmin()}, longest {step.max():.2f} ms at B = {step.idxmax()})"
+    )
+    if busy.isna().all():
+        return text + "."
+    share = sync["gpu_busy_share"]
+    text += f", while the GPU's busy time per step goes from {busy[b0]:.2f} to {busy[b1]:.2f} ms"
+    text += f" (×{busy[b1] / busy[b0]:.1f})"
+    if step[b1] / step[b0] < 1.25:  # the step hardly follows the GPU's work: something else sets its length
+        text += (
+            ". The step's length hardly follows the GPU's work: the host's per-step time sets the pace at every B"
+            + (
+                f"; at B = {b1} the GPU is busy {share[b1]:.0%} of a step (the bound table says GPU from half "
+                "on), its work grown into most of the host's step without setting its length."
+                if share[b1] >= 0.5
+                else "."
+            )
+        )
+    else:
+        gpu_bound = share[share >= 0.5]
+        text += (
+            f". The step grows with the GPU's work: from B = {gpu_bound.index[0]} the GPU is busy "
+            f"{gpu_bound.iloc[0]:.0%} of a step and sets the pace." if len(gpu_bound) else
+            ". The step grows, though the GPU stays busy under half of it: the host still sets the pace."
+        )  # fmt: skip
+    return text
+
+
+def slope_range(results: pd.DataFrame, resamples: int = 200, seed: int = 0) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the log-log slope over bootstrap resamples of the
+    timed rounds (`tokgen.stats.resample_rounds`): how firmly the rounds fix it (notebook 01_naive)."""
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        df = resample_rounds(results, rng)
+        draws.append(slope(df["max_seqlen"], df["median_ms"]))
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def plot_timeline(timeline, steps, ax=None, title: str = ""):
@@ -182,7 +592,8 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
 def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title: str = ""):
     """A zoom on the end of `step` and the start of the next: kernels at their true width, the
     GPU's idle intervals shaded and labelled in µs, CPU ranges above, the idle share in the
-    title (notebook 06). On a whole-window axis a 100 µs gap is thinner than a line."""
+    title (notebook 06). On a whole-window axis a 100 µs gap is thinner than a line. Gaps of 5 µs
+    or more are labelled, the widest first, where the label does not run into another."""
     k = timeline.kernels
     end, start = k[k["step"] == step]["end"].max(), k[k["step"] == step + 1]["start"].min()
     t0, t1 = end - margin_us, start + margin_us
@@ -192,14 +603,22 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
         rows = r[r["name"].str.startswith(lane)]
         ax.broken_barh(list(zip(rows["start"] - t0, rows["end"] - rows["start"])), (y, 0.8), color=color, alpha=0.7)
     ax.broken_barh(list(zip(shown["start"] - t0, shown["end"] - shown["start"])), (0, 0.8), color="C1")
-    busy_end, idle = None, 0.0
+    busy_end, idle, gaps = None, 0.0, []
     for a, b in zip(shown["start"], shown["end"]):
         if busy_end is not None and a > busy_end:
             ax.axvspan(busy_end - t0, a - t0, color="red", alpha=0.15)
-            if a - busy_end >= 5:
-                ax.annotate(f"{a - busy_end:.0f} µs", ((busy_end + a) / 2 - t0, 0.9), ha="center", fontsize=8)
+            gaps.append((busy_end - t0, a - t0))
             idle += a - busy_end
         busy_end = b if busy_end is None else max(busy_end, b)
+    # label the widest gaps first, and none whose text would run into a label already placed
+    us_per_point = (t1 - t0) / (ax.bbox.width * 72 / ax.figure.dpi)
+    placed = []
+    for a, b in sorted(gaps, key=lambda g: g[0] - g[1]):
+        text, middle = f"{b - a:.0f} µs", (a + b) / 2
+        half = 0.5 * len(text) * 0.6 * 8 * us_per_point + 2 * us_per_point  # 8-point text, 2 points apart
+        if b - a >= 5 and all(abs(middle - m) >= half + h for m, h in placed):
+            ax.annotate(text, (middle, 0.9), ha="center", fontsize=8)
+            placed.append((middle, half))
     span = shown["end"].max() - shown["start"].min()
     ax.set_yticks([0.4, 1.4, 2.4, 3.4], ["GPU (all streams)", "CPU: sync wait", "CPU: model forward", "CPU: step"])
     ax.set_xlim(0, t1 - t0)

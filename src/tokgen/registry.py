@@ -46,6 +46,24 @@ NO_STOP_CHECK = {"kv_dynamic_no_check", "kv_static_no_check"}
 LOOPS_ON_DEVICE = {"graph_stop_on_device"}
 # entries that compile their own step: they take `compile_backend` ("eager" on a CPU: inductor's C++ build is slow)
 COMPILES_ITSELF = {"graph_handwritten_compiled", "graph_filled_attention"}
+# each entry: the notebook that introduces it and what it does, in one line (notebook 00's table)
+DESCRIPTIONS = {
+    "naive": ("01", "re-runs the whole sequence every step (O(N²) work); an `.item()` stop check every step"),
+    "kv_dynamic": ("02", "feeds the newest token only; a KV cache that grows one position per step"),
+    "kv_static": ("04", "the KV-cache loop on a cache allocated for max_seqlen up front, written in place"),
+    "kv_dynamic_no_check": ("07", "kv_dynamic without any EOS check: always max_seqlen steps"),
+    "kv_static_no_check": ("07", "kv_static without any EOS check: always max_seqlen steps"),
+    "pipelined_dynamic": ("07", "queues step i on stream i % 2 before reading step i−1's stop flag; dynamic cache"),
+    "pipelined_static": ("07", "the same loop on the static cache: the article's two streams, stop read correctly"),
+    "pipelined_static_1stream": ("07", "pipelined_static on one stream: the late check without a second stream"),
+    "graph_transformers": ("10", "K steps of the transformers model per CUDA graph replay; the stop read per replay"),
+    "graph_handwritten": ("10", "K steps per replay of GPT-2's step written out by hand in PyTorch ops"),
+    "graph_handwritten_compiled": ("10", "graph_handwritten with that step compiled by torch.compile"),
+    "graph_filled_attention": ("10", "graph_handwritten_compiled attending over the filled cache slots only"),
+    "graph_triton_kernels": ("10", "the hand-written step on our Triton kernels, K steps per replay"),
+    "graph_triton_fused": ("10", "fewer, fused kernels: norms folded into products, the step's end in one kernel"),
+    "graph_stop_on_device": ("10", "the fused step, the whole decode in one graph launch stopped on the GPU: no K"),
+}
 
 REFERENCES = {
     "generate() dynamic": transformers_generate,
