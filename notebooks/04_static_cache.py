@@ -39,7 +39,7 @@ DEVICE = "cuda"  # "cuda" or "cpu"
 GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 SEQ_LENS = [100, 200, 400]  # max_seqlen values (the article: 100, 200, 400)
-RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
+RUNS = 10  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%

@@ -41,7 +41,7 @@ DEVICE = "cuda"  # "cuda" or "cpu"
 GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebook 13); None: all of it
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
-RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
+RUNS = 12  # timed runs per variant, interleaved, after one warm-up (the article: 10; claims 7, 9, 10 read them)
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 

@@ -148,7 +148,7 @@ def _claim_3(tables):
     if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
         return "setting was not active", UNMEASURED, None
     markedly = lambda base, new: new <= 0.5 * base
-    return _pairs_by_n(df, "allocator", "default", "expandable", "runtime", markedly, lambda n: True)
+    return _pairs_by_n(df, "allocator", "default", "expandable", "expandable vs default", markedly, lambda n: True)
 
 
 def _claim_4(tables):
@@ -222,9 +222,11 @@ def _claim_8(tables):
         smallest, largest = fam.iloc[0], fam.iloc[-1]
         oks += [_faster(smallest), None if largest["outcome"] == UNDECIDED else largest["outcome"] != FASTER]
         gains_, losses = fam[fam["outcome"] == FASTER], fam[fam["outcome"] == SLOWER]
+        ends = f"B={smallest['batch_size']} {speedup_text(smallest)}"
+        if len(fam) > 1:
+            ends += f", B={largest['batch_size']} {speedup_text(largest)}"
         parts.append(
-            f"{'compiled' if compiled else 'eager'}: B={smallest['batch_size']} {speedup_text(smallest)}, "
-            f"B={largest['batch_size']} {speedup_text(largest)}; of {len(fam)} batch sizes, real gains: "
+            f"{'compiled' if compiled else 'eager'}: {ends}; of {len(fam)} batch sizes, real gains: "
             f"{_batch_sizes(gains_)}, real losses: {_batch_sizes(losses)}"
         )
     return "; ".join(parts), _combine(*oks), None

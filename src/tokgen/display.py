@@ -803,7 +803,8 @@ def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str):
 def show_claim(n: int, results_dir: str | Path) -> None:
     """The article's claim n, what we measured and the verdict, from data/ (notebooks 01-09)."""
     c = claim(n, results_dir)
+    why = f"  \nWhy undecided: {c['why']}." if c["why"] else ""
     say(
         f"**Article (claim {n}):** {c['article']}.  \n**Measured:** {c['measured']}.  \n"
-        f"**Verdict: {c['verdict']}.**  \nCriterion: {c['criterion']}."
+        f"**Verdict: {c['verdict']}.**{why}  \nCriterion: {c['criterion']}."
     )

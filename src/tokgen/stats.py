@@ -130,7 +130,8 @@ def speedup_text(g: dict | None) -> str:
     if g is None:
         return "not measured"
     verdict = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(g["outcome"], g["outcome"])
-    if g["outcome"] == UNDECIDED and g.get("rounds_to_decide"):
+    needed = g.get("rounds_to_decide")
+    if g["outcome"] == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
         verdict += f": about {int(g['rounds_to_decide'])} rounds would decide it"
     iqr = f"IQR ×{g['speedup_q25']:.2f}–×{g['speedup_q75']:.2f}"
     return f"×{g['speedup']:.2f} ({iqr}; p = {g['p_value']:.3f}, {verdict})"
