@@ -197,6 +197,37 @@ show_source(tokgen.handwritten.triton_forward)
 show_source(tokgen.TritonStep)
 
 # %% [markdown]
+# ### Fewer kernels: the fused step
+#
+# With our kernels the GPU is rarely idle (section 4), yet the products still reach only part of
+# the copy bandwidth (notebook 12). What stalls a small kernel is its own start and end: a
+# dependent kernel cannot read its input before the kernel before it has finished, and then its
+# blocks need time to get their loads going before memory runs at full speed; at the end, the
+# last blocks finish alone. GPT-2's matrices are small (notebook 12 lists them), so a product at
+# full speed would take about as long as that ramp. Every kernel boundary costs that time, whatever
+# the kernel does; the lever is **fewer boundaries**, not faster arithmetic.
+#
+# `FusedStep` removes a third of them (section 5 counts them):
+#
+# * each layer norm is folded into the product after it (`tokgen.kernels.fold_norm`): the weight
+#   scaled by the norm's gamma, its row sums, and W @ beta + bias give
+#   `rstd * (x @ W'ᵀ - mean * c) + d`, so the QKV product, the MLP's first product and the LM head
+#   normalize on the fly, with the mean and rstd read from row sums that the kernel that wrote the
+#   residual stream left beside it (summing them inside the product's loop doubled its time);
+# * the two projections add bias and residual into the residual stream in place; their split sums
+#   are added up, in a fixed order, by the last block of each column block to finish (a ticket
+#   counter with acquire-release semantics), so no separate kernel adds them;
+# * one kernel starts a step (the token's embedding plus its position's) and one ends it: the LM
+#   head writes each block's best token per row, and `finish_step` picks each row's next token and
+#   does the bookkeeping of `GraphDecoder.take` (six torch kernels, and an argmax over the logits).
+
+# %%
+show_source(tokgen.FusedStep)
+
+# %%
+show_source(tokgen.kernels.fold_norm)
+
+# %% [markdown]
 # The registry's graph generators do exactly this, and keep each decoder for the next call
 # with the same sizes: building one (compilation, warm-up, capture) is setup, like
 # `torch.compile`, paid by the first call (section 2 times it).
@@ -347,8 +378,8 @@ say(
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
-# on the host, the fastest K of the compiled handwritten step (before our kernels), and the
-# article's best recipe: the share of the window in which no kernel ran, and the GPU's busy time
+# on the host, the fastest K of our kernels before they were fused and of the compiled
+# handwritten step (before our kernels), and the article's best recipe: the share of the window in which no kernel ran, and the GPU's busy time
 # and kernels per generated token. (`graph_stop_on_device` is not profiled: CUPTI records the
 # kernels of a WHILE node's body once, not once per iteration.) Tokens are counted from the
 # `on_step` calls inside the window (one per replay of K tokens).
@@ -358,8 +389,9 @@ by_name = {v.name: v for v in variants}
 on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))]
 after = on_host.iloc[0]["variant"]
 before = ok[ok["generator"] == "graph_handwritten_compiled"].sort_values("median_ms").iloc[0]["variant"]
+unfused = ok[ok["generator"] == "graph_triton_kernels"].sort_values("median_ms").iloc[0]["variant"]
 idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
-for name in dict.fromkeys([after, before, tokgen.label("pipelined_static", compiled=True)]):
+for name in dict.fromkeys([after, unfused, before, tokgen.label("pipelined_static", compiled=True)]):
     k = by_name[name].info.get("steps_per_graph", 1)
     timeline, tokens = tokgen.profiling.profile_decode(by_name[name].run, start=WINDOW[0], stop=WINDOW[1],
                                                        steps_per_call=k)  # fmt: skip
@@ -386,7 +418,7 @@ else:
 # ## 5. Where the time goes, kernel by kernel
 #
 # GPU time per generated token, grouped by what the kernel does (`tokgen.profiling.kernel_kind`),
-# before our kernels and after, from the windows profiled in section 4. Two times per row:
+# before our kernels, with them, and fused, from the windows profiled in section 4. Two times per row:
 # `us_per_token` adds up the kernels' durations; `own_us_per_token` gives each kernel only its
 # time after every kernel that started before it had ended, so the rows add up to the GPU's busy
 # time. With PDL the two differ: a kernel launched early counts its wait for the one before in
@@ -397,7 +429,7 @@ show_source(tokgen.profiling.own_times)
 
 # %%
 kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)
-for name in dict.fromkeys((before, after)) if CUDA else ():
+for name in dict.fromkeys((before, unfused, after)) if CUDA else ():
     timeline, tokens = profiled[name]
     kinds = tokgen.profiling.kernel_table(timeline, tokens)
     for r in kinds.to_dict("records"):
@@ -422,6 +454,20 @@ if CUDA:
             f"the GPU was busy {busy:.0f} µs of a token's {wall:.0f} µs of wall time: "
             + ("durations overlap (PDL)." if summed > 1.01 * busy else "no kernel overlaps another.")
         )
+
+# %% [markdown]
+# One layer of one step, kernel by kernel, with our kernels before and after fusing them: each
+# bar is a kernel from its launch to its end (with PDL a kernel is launched while the one before
+# still runs, and waits), on the same µs axis.
+
+# %%
+if CUDA:
+    fig, ax = plt.subplots(figsize=(12, 2.6))
+    layers = {name: profiled[name][0] for name in dict.fromkeys((unfused, after))}
+    tokgen.display.plot_one_layer(ax, layers, layer=model.config.n_layer // 2)
+    save_figure(fig, "10_one_layer", RESULTS_DIR)
+else:
+    say("*Skipped on the CPU: no GPU kernels.*")
 
 # %% [markdown]
 # ## 6. Stopping on the GPU: when every row stops early

@@ -175,6 +175,18 @@ if kernels is not None and len(floors):
     say(table(kernels[kernels["variant"] == target], columns, digits=2))
 
 # %% [markdown]
+# The same split for every decoder notebook 10 profiled: before our kernels (the compiled
+# handwritten step), with them, and with them fused. What a fused kernel saves shows as products
+# closer to the copy bandwidth and as fewer "other" microseconds.
+
+# %%
+if kernels is not None and bandwidth:
+    splits = pd.DataFrame([tokgen.bandwidth.products_against_floor(kernels, v, model, bandwidth)
+                           for v in dict.fromkeys(kernels["variant"])])  # fmt: skip
+    columns = ["variant", "busy_us", "products_us", "other_us", "weights_floor_us", "pct_of_copy_bandwidth"]
+    say(table(splits, columns, digits=0))
+
+# %% [markdown]
 # Matrix products with only `BATCH_SIZE` rows (the batch) are thin: each weight is used for one
 # multiply-add per row, far too few to keep the tensor cores busy, and a product has too few
 # output tiles to spread over all of the GPU's streaming multiprocessors. cuBLAS already splits

@@ -42,16 +42,19 @@ SLICE_SMS = [8]  # slices (SMs) measured beside the whole GPU; section 4 says wh
 BATCH_SIZE = 32  # sequences per batch (the article: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article: 10; the rule needs 6 or more)
+SWEEP_BATCH_SIZES = [1, 8, 32, 64]  # section 5: our fastest generator against generate() static, deferred
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
 import contextlib
 
+import matplotlib.pyplot as plt
+
 import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import say, show_source, speedup_text, stop_token, table
+from tokgen.display import save_figure, say, show_source, speedup_text, stop_token, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
@@ -177,6 +180,30 @@ else:
 # The speed-up is paired (the median over rounds of the synchronous check's time over the
 # deferred one's, > 1: deferring is faster; notebook 00 says when it is real).
 #
+# ## 5. Our fastest generator against transformers' best, by batch size
+#
+# The best upstream setting we found is `generate(cache_implementation="static")` with this
+# deferred check forced on. Against it: the fastest registry generator of notebook 10's run (read
+# from its CSV in this results folder), at each batch size of `SWEEP_BATCH_SIZES`, interleaved,
+# each against the task's floor at that batch size (notebook 12: every weight once per token, the
+# filled KV cache once per step, at the copy bandwidth notebook 10 recorded, or measured here).
+
+# %%
+fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
+say(f"The fastest registry generator of notebook 10's run: `{fastest['label']}`." if fastest else
+    "*Notebook 10 has not run in this results folder: nothing to sweep.*")  # fmt: skip
+sweep = None
+if fastest and ON_GPU:
+    bandwidth = tokgen.bandwidth.bandwidth_for(RESULTS_DIR, DEVICE)
+    sweep = tokgen.bandwidth.sweep_against_floor(model, fastest, "generate() static deferred", SWEEP_BATCH_SIZES,
+                                                 MAX_SEQLEN, RUNS, bandwidth, RESULTS_DIR, PARAMS)  # fmt: skip
+    say(table(sweep, ["batch_size", "variant", "median_ms", "floor_ms", "times_floor", "speed-up"], digits=2))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    tokgen.display.plot_sweep_against_floor(ax, sweep)
+    save_figure(fig, "14_batch_sweep", RESULTS_DIR)
+    say(tokgen.bandwidth.sweep_sentence(sweep))
+
+# %% [markdown]
 # ## Summary, read from this run
 
 # %%

@@ -156,3 +156,26 @@ def test_product_findings_and_dot_plots():
     ax = display.plot_dots(products[products["splits"] == 1], "product", "median_us", group="rows", low="q25_us",
                            high="q75_us", log=True)  # fmt: skip
     assert [t.get_text() for t in ax.get_yticklabels()] == ["attention qkv", "mlp up", "LM head"]
+
+
+def test_one_layer_cuts_a_replay_at_its_attention_kernels():
+    from tokgen.profiling import Timeline
+
+    def ev(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": {"stream": 7}}
+
+    events, t = [], 0
+    for _ in range(3):  # three replays of two steps of three layers
+        for _step in range(2):
+            events.append(ev("kernel", "_embed_kernel", t, 1))
+            t += 2
+            for layer in range(3):
+                for name in ("_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel"):
+                    events.append(ev("kernel", f"{name}", t, 3))
+                    t += 4
+        events.append(ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", t, 1))
+        t += 2
+    layer = display.one_layer(Timeline({"traceEvents": events}), 1)
+    assert layer["name"].tolist() == ["_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel"]
+    with pytest.raises(ValueError, match="no layer 5 to show"):
+        display.one_layer(Timeline({"traceEvents": events}), 5)

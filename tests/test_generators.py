@@ -285,3 +285,11 @@ def test_the_fused_step_computes_the_handwritten_logits(tiny):
     torch.testing.assert_close(fused.keys, plain.keys, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="the fused step runs GPT-2 in float32"):
         tokgen.FusedStep(tokgen.build_model("tiny", "cpu").double(), batch_size=1, capacity=4)
+
+
+def test_map_sms_is_none_or_a_list_of_slices():
+    from tokgen.params import ParameterError, check
+
+    assert check("MAP_SMS", "None") is None and check("MAP_SMS", "[8, 16]") == [8, 16]
+    with pytest.raises(ParameterError, match="MAP_SMS must be None"):
+        check("MAP_SMS", "[0]")

@@ -14,11 +14,13 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from .bench import compare, generator_variant
 from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 reads copy_bandwidth here
 from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
-from .registry import get_generator
-from .results import load
+from .registry import GENERATORS, get_generator
+from .results import Recorder, load
+from .stats import gain, speedup_text
 
 
 def weight_bytes_per_step(model) -> int:
@@ -238,3 +240,66 @@ def time_products(
                     record(row)
                 out.append(row)
     return pd.DataFrame(out)
+
+
+# --- our fastest generator against transformers' best, by batch size (notebook 14) ---
+
+
+def fastest_generator(results_dir) -> dict | None:
+    """The fastest registry generator of notebook 10's run (data/10_cuda_graphs.csv under
+    `results_dir`): its label, generator and K; None when notebook 10 has not run there (notebook 14)."""
+    try:
+        timed = load("10_cuda_graphs", results_dir)
+    except FileNotFoundError:
+        return None
+    ours = timed[(timed["status"] == "ok") & timed["generator"].isin(list(GENERATORS))].sort_values("median_ms")
+    if ours.empty:
+        return None
+    best = ours.iloc[0]
+    k = best.get("steps_per_graph")
+    return {"label": best["variant"], "generator": best["generator"], "steps_per_graph": None if k != k else int(k)}
+
+
+def bandwidth_for(results_dir, device) -> float:
+    """The copy bandwidth notebook 10 recorded for this GPU, else measured now (notebook 14)."""
+    recorded = recorded_bandwidth(results_dir, torch.cuda.get_device_name())
+    return float(recorded["bandwidth_gb_s"]) if recorded is not None else copy_bandwidth(device, 1024)
+
+
+def sweep_against_floor(model, ours: dict, theirs: str, batch_sizes, max_seqlen: int, runs: int, bandwidth_gbs: float,
+                        results_dir, params) -> pd.DataFrame:  # fmt: skip
+    """`ours` (from `fastest_generator`) and the reference `theirs`, interleaved at each batch size,
+    each against the task's floor at that batch size; rows recorded in data/14_batch_sweep.csv as
+    they are measured, with "speed-up" (ours over theirs) on our rows (notebook 14_deferred_stop)."""
+    rec = Recorder("14_batch_sweep", results_dir, params=params)
+    options = {"steps_per_graph": ours["steps_per_graph"]} if ours["steps_per_graph"] else {}
+    rows = []
+    for b in batch_sizes:
+        variants = [
+            generator_variant(ours["generator"], model, batch_size=b, max_seqlen=max_seqlen, by=("batch_size",),
+                              **options),  # fmt: skip
+            generator_variant(theirs, model, batch_size=b, max_seqlen=max_seqlen, by=("batch_size",)),
+        ]
+        res = compare(variants, rounds=runs, device=model.device, gpu_busy=False)
+        ok = res[res["status"] == "ok"]
+        vs = gain(ok, variants[1].name, variants[0].name) if len(ok) == 2 else None
+        for r in res.to_dict("records"):
+            floor = floor_ms(model, b, int(r["steps"]), bandwidth_gbs) if r["status"] == "ok" else float("nan")
+            row = {**r, "floor_ms": floor, "times_floor": r["median_ms"] / floor,
+                   "speed-up": speedup_text(vs) if vs and r["variant"] == variants[0].name else ""}  # fmt: skip
+            rec.write(row)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sweep_sentence(sweep: pd.DataFrame) -> str:
+    """Notebook 14's sweep in one sentence per generator, read from its rows: the range of its
+    distance to the floor over the batch sizes (notebook 14_deferred_stop)."""
+    lines = []
+    for generator, rows in sweep[sweep["status"] == "ok"].groupby("generator", sort=False):
+        lo, hi = rows.loc[rows["times_floor"].idxmin()], rows.loc[rows["times_floor"].idxmax()]
+        lines.append(
+            f"- `{generator}`: {lo['times_floor']:.2f}× the floor at B = {lo['batch_size']} to "
+            f"{hi['times_floor']:.2f}× at B = {hi['batch_size']}."
+        )
+    return "\n".join(lines)

@@ -17,6 +17,7 @@ from IPython.display import Code, Markdown, display
 
 from .claims import claim
 from .gpu_slice import GpuSlice
+from .profiling import kernel_kind
 from .registry import get_generator, label
 from .results import slice_columns
 from .stats import (
@@ -628,6 +629,54 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
 
 
 # --- helpers introduced in notebooks 10-12 and 14 ---
+
+
+def plot_sweep_against_floor(ax, sweep: pd.DataFrame):
+    """ms per generation against the batch size for each generator of notebook 14's sweep, with
+    the task's floor at each batch size as a dashed line (notebook 14)."""
+    ok = sweep[sweep["status"] == "ok"]
+    for i, (generator, rows) in enumerate(ok.groupby("generator", sort=False)):
+        rows = rows.sort_values("batch_size")
+        ax.plot(rows["batch_size"], rows["median_ms"], marker="o", color=f"C{i}", label=generator)
+    floor = ok.groupby("batch_size")["floor_ms"].first()
+    ax.plot(floor.index, floor.values, "k--", label="the task's floor")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(floor.index), [str(b) for b in floor.index])
+    ax.set_xlabel("batch size B")
+    ax.set_ylabel("ms per generation (median; log)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def one_layer(timeline, layer: int) -> pd.DataFrame:
+    """The kernels of one layer of the first decode step of a profiled window's middle replay, from
+    the product before its attention kernel to the one before the next layer's (notebook 10)."""
+    k = timeline.kernels
+    replay = k[k["step"] == sorted(k["step"].unique())[len(k["step"].unique()) // 2]].sort_values("start")
+    replay = replay.reset_index(drop=True)
+    attention = replay.index[replay["name"].str.contains("attend")].tolist()
+    if len(attention) < layer + 2:
+        raise ValueError(f"the window's replay holds {len(attention)} attention kernels: no layer {layer} to show")
+    return replay.iloc[attention[layer] - 1 : attention[layer + 1] - 1]
+
+
+def plot_one_layer(ax, timelines: dict, layer: int):
+    """One row per timeline (name -> `tokgen.profiling.Timeline`): the kernels of one layer
+    (`one_layer`) from launch to end, coloured by kind, on a shared µs axis (notebook 10)."""
+    kinds, rows = {}, list(timelines.items())
+    for y, (_, timeline) in enumerate(reversed(rows)):
+        layer_k = one_layer(timeline, layer)
+        t0 = layer_k["start"].min()
+        for r in layer_k.itertuples():
+            color = kinds.setdefault(kernel_kind(r.name), f"C{len(kinds)}")
+            ax.broken_barh([(r.start - t0, r.end - r.start)], (y + 0.1, 0.8), color=color, alpha=0.6, edgecolor="k")
+        ax.text(0, y + 0.5, f"{len(layer_k)} kernels ", ha="right", va="center", fontsize=8)
+    ax.set_yticks([y + 0.5 for y in range(len(rows))], [name for name, _ in reversed(rows)])
+    ax.set_xlabel(f"µs since the layer's first kernel started (layer {layer})")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c, alpha=0.6) for c in kinds.values()]
+    ax.legend(handles, list(kinds), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
 
 
 def plain_log_axis(axis) -> None:

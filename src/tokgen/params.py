@@ -62,7 +62,11 @@ RULES = {
     "PRODUCT_ROWS": POSITIVE_LIST,
     "PRODUCT_SPLITS": POSITIVE_LIST,
     "SLICE_SMS": POSITIVE_LIST,
-    "MAP_SMS": POSITIVE_LIST,
+    "MAP_SMS": (
+        "None (the two slices around the L40S) or " + POSITIVE_LIST[0],
+        lambda v: v is None or _positive_list(v),
+    ),
+    "SWEEP_BATCH_SIZES": POSITIVE_LIST,
     "GPU_SMS": ("None (the whole GPU) or a positive number of SMs", lambda v: v is None or _positive(v)),
     "WINDOW": ("two integers [start, stop] with 0 <= start < stop", _window),
 }

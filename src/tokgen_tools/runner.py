@@ -77,6 +77,7 @@ SMOKE = {
     "COPY_MB": 16,
     "SLICE_SMS": [8],
     "MAP_SMS": [8],
+    "SWEEP_BATCH_SIZES": [1, 4],
 }
 
 
