@@ -13,67 +13,79 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Solutions · 13 regimes
 #
-# Worked solutions to the exercises of [notebook 13](../notebooks/13_regimes.ipynb). They
-# read the reference results in `data/`, so they run anywhere; the commands that extend the
-# measurements on a GPU are given beside them.
+# Worked solutions to the exercises of [notebook 13](../notebooks/13_regimes.ipynb). Exercises 1
+# and 3 measure on a GPU, inside a slice (on a CPU, the tiny model tests the code on the whole
+# device and measures nothing); exercise 2 reads the reference results in `data/`.
 
 # %% tags=["parameters"]
 DATA_DIR = ".."  # the tables are read from <DATA_DIR>/data: ".." is the repository's reference results
+SIZE = "gpt2"  # the model of exercises 1 and 3: "gpt2" (GPT-2 small) or "tiny" for CPU runs
+BATCH_SIZES = [256, 1024]  # exercise 1's batch sizes, beyond notebook 13's map
+MAX_SEQLEN = 50  # new tokens per sequence (notebook 13: 50)
+RUNS = 8  # interleaved rounds per comparison (the signed-rank rule needs 6 or more)
+COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" on a CPU)
 
 # %%
+import contextlib
+
 import pandas as pd
+import torch
 
 import tokgen
-from tokgen.display import say, table
+from tokgen.display import say, speedup_text, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-regimes = tokgen.load("13_regimes", DATA_DIR)
 slices = tokgen.load("13_slices", DATA_DIR)
-l40s_tf32_tflops = 183.0  # the L40S's dense TF32 rate (366 with sparsity), NVIDIA's datasheet; not measured
-h100_tf32_tflops = 495.0  # the H100 SXM's dense TF32 rate (989 with sparsity), NVIDIA's datasheet; not measured
-h100_sms = 132  # the H100 SXM's SMs
+gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
+small, large = tokgen.gpu_slice.bracketing(gbs)  # the two slices around the L40S, in the reference run
+model = tokgen.build_model(SIZE)  # on the GPU if there is one
+CUDA = model.device.type == "cuda"
+
+
+def pipelining_gain(batch_size: int, sms: int | None, compiled_model) -> dict:
+    """kv_static against pipelined_static on `compiled_model`, interleaved, in a slice of `sms` SMs."""
+    variants = [tokgen.generator_variant(g, compiled_model, batch_size=batch_size, max_seqlen=MAX_SEQLEN)
+                for g in ("kv_static", "pipelined_static")]  # fmt: skip
+    with tokgen.GpuSlice(sms) if sms and CUDA else contextlib.nullcontext():
+        res = tokgen.compare(variants, rounds=RUNS, device=model.device, gpu_busy=CUDA)
+    share = res.set_index("variant").at[variants[0].name, "gpu_busy_share"]
+    g = tokgen.gain(res, variants[0].name, variants[1].name)
+    where = sms if CUDA else "all (CPU)"
+    return {"B": batch_size, "SMs": where, "GPU share (sync)": share, "pipelined": speedup_text(g)}
+
 
 # %% [markdown]
-# ## Exercise 1: B = 1024, and a GPU share near 1
+# ## Exercise 1: larger batches, and a GPU share near 1
 #
-# Hiding the sync removes a gap of fixed length g from a step of length T: the gain is about
-# g / T. As the GPU's share of a step approaches 1, T is the GPU's own work, which grows with B
-# while g does not: the gain falls towards 0 again. Between the host-bound regime (nothing to
-# hide: the GPU waits for Python anyway) and the saturated one (the gap is negligible) lies the
-# band where it pays. The reference map, per point (pipelined vs sync):
-#
-# On a GPU: `./run_all.sh --only 13 -p MAP_SMS "[8]" -p BATCH_SIZES "[256, 1024]" --out /tmp/b1024`.
+# Hiding the sync removes a gap of fixed length g from a step of length T: the speed-up is about
+# T / (T − g). As the GPU's share of a step approaches 1, T is the GPU's own work, which grows
+# with B while g does not: the speed-up falls towards ×1 again. Between the host-bound regime
+# (nothing to hide: the GPU waits for Python anyway) and the saturated one (the gap is negligible)
+# lies the band where it pays. Measured in the smaller bracketing slice, compiled:
 
 # %%
-ok = regimes[regimes["status"] == "ok"]
-rows = []
-for (sms, b, compiled), point in ok.groupby(["gpu_sms", "batch_size", "compiled"]):
-    sync = tokgen.label("kv_static", compiled=compiled)
-    g = tokgen.gain(point, sync, tokgen.label("pipelined_static", compiled=compiled))
-    share = point.set_index("variant").at[sync, "gpu_busy_share"]
-    rows.append(
-        {
-            "SMs": sms,
-            "B": b,
-            "compiled": compiled,
-            "GPU share (sync)": share,
-            "gain %": g["gain_pct"],
-            "real": g["real"],
-        }
-    )
-say(table(pd.DataFrame(rows).sort_values("GPU share (sync)"), digits=2))
+compiled = torch.compile(model, backend=COMPILE_BACKEND)
+larger = pd.DataFrame([pipelining_gain(b, small, compiled) for b in BATCH_SIZES])
+say(table(larger, digits=2))
+
+# %% [markdown]
+# Beside the reference map's points (notebook 13's rows, the same comparison):
+
+# %%
+reference = tokgen.claims.regime_gains(tokgen.load("13_regimes", DATA_DIR))
+piped = reference[reference["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
+piped = piped.assign(pipelined=piped.apply(speedup_text, axis=1))
+say(table(piped, ["where", "batch_size", "compiled", "gpu_share", "pipelined"], digits=2))
 
 # %% [markdown]
 # ## Exercise 2: streams that escape the slice
 #
 # A `torch.cuda.Stream()` made by torch's stream pool belongs to the whole GPU's context, so
 # kernels on it run on every SM. A "pipelined" generator whose side stream escapes the slice
-# gets the whole GPU for half its steps: its gain is mostly extra SMs, not a hidden sync.
+# gets the whole GPU for half its steps: its speed-up is mostly extra SMs, not a hidden sync.
 # Notebook 13 measured the copy bandwidth of both kinds of stream:
 
 # %%
@@ -82,15 +94,17 @@ say(table(slices[["gpu_sms", "copy_gbs", "side_stream_gbs", "escaped_stream_gbs"
 # %% [markdown]
 # ## Exercise 3: the slice that matches the L40S's compute
 #
-# Compute scales with SMs: each SM of an H100 SXM contributes its rate / 132 (TF32 is on:
-# notebook 00). The slice with the L40S's TF32 rate has L40S rate ÷ (rate per SM) SMs, many
-# more than the slice that matches its bandwidth: a slice cannot match both. Then, on a GPU:
-# `./run_all.sh --slice N --only 07 --out /tmp/sliceN`.
+# Compute scales with SMs: each of this GPU's SMs contributes its rate divided by the SM count
+# (TF32 is on: notebook 00). By the datasheets (not measured here) an L40S runs about 183 TFLOP/s
+# of dense TF32, an H100 SXM about 495 with 132 SMs. A slice with the L40S's compute has many more
+# SMs than the ones that bracket its bandwidth: a slice cannot match both. Notebook 07's comparison
+# (compiled, B = 32) in that slice, rounded to the slices' steps of 8 SMs:
 
 # %%
-per_sm = h100_tf32_tflops / h100_sms
-chosen = int(slices.loc[slices["chosen"].astype(bool), "gpu_sms"].iloc[0])
+l40s_tf32, h100_tf32, h100_sms = 183.0, 495.0, 132  # TFLOP/s, datasheets; not measured
+compute_sms = int(round(l40s_tf32 / (h100_tf32 / h100_sms) / 8)) * 8
 say(
-    f"{per_sm:.2f} TFLOP/s per SM (datasheet rates): the L40S's compute is about "
-    f"**{l40s_tf32_tflops / per_sm:.0f} SMs**; its bandwidth, measured, {chosen} SMs."
+    f"{h100_tf32 / h100_sms:.2f} TFLOP/s per SM: the L40S's compute is about **{compute_sms} SMs**, its bandwidth "
+    f"lies between {small} SMs ({gbs[small]:,.0f} GB/s) and {large} SMs ({gbs[large]:,.0f} GB/s)."
 )
+say(table(pd.DataFrame([pipelining_gain(32, compute_sms, compiled)]), digits=2))
