@@ -247,3 +247,13 @@ def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
 
 def test_every_solution_belongs_to_a_notebook():
     assert {p.stem for p in SOLUTIONS} <= set(NAMES)
+
+
+def test_a_file_on_pythons_search_path_is_named_from_its_folder():
+    from tokgen_tools.clean import without_install_paths
+
+    log = "W1123 frame.py] function: 'forward' (/tmp/site/transformers/models/gpt2/modeling_gpt2.py:765)"
+    assert without_install_paths(log, ["/tmp/site", "/tmp"]) == (
+        "W1123 frame.py] function: 'forward' (transformers/models/gpt2/modeling_gpt2.py:765)"
+    )
+    assert without_install_paths("/x/.venv/lib/python3.12/site-packages/torch/a.py", []) == "site-packages/torch/a.py"

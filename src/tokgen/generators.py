@@ -260,6 +260,11 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
        CPU, so the copy may not have landed and the stop is seen one or more steps late.
     2. It returns `all_tokens` as is, with the token(s) of the steps queued past the stop.
     Not held to the naive tokens: its output can be longer than the naive generator's.
+
+    One line is not the article's: its streams first wait for the setup queued on the current
+    stream (the prompt, the positions). As published they do not, and in an 8-SM slice of a busy
+    H200 the compiled model read the positions before they were written: a device-side assert
+    (an index out of range) that ends the process's use of the GPU.
     """
     check_sizes(model, batch_size, max_seqlen)  # the article checks nothing; bad sizes get one line here
     eos = resolve_eos(model, eos_token_id)
@@ -269,6 +274,9 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
     cache_positions = torch.arange(max_seqlen, device=all_tokens.device)
     on_cuda = all_tokens.device.type == "cuda"
     streams = side_streams(all_tokens.device)  # torch.cuda.Stream() in the article; see tokgen.gpu_slice
+    for stream in streams:  # not in the article: without it the first steps may read unwritten setup
+        if stream is not None:
+            stream.wait_stream(torch.cuda.current_stream(all_tokens.device))
     stop_host = [torch.tensor(False, pin_memory=on_cuda), torch.tensor(False, pin_memory=on_cuda)]
     for i in range(max_seqlen):
         on_step(i)

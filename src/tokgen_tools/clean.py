@@ -87,10 +87,16 @@ def without_warnings(text: str) -> str:
     return WARNING.sub("", text)
 
 
-def without_install_paths(text: str) -> str:
+def without_install_paths(text: str, search_path: list[str] | None = None) -> str:
     """A library's file named from its package folder: /x/.venv/lib/python3.12/site-packages/torch/a.py
-    -> site-packages/torch/a.py (a log line of torch names the file it comes from)."""
-    return INSTALLED.sub(r"\1/", text)
+    -> site-packages/torch/a.py, and a file under another folder of Python's search path (a
+    PYTHONPATH entry such as /tmp/site) named from that folder: /tmp/site/transformers/a.py ->
+    transformers/a.py (a log line of torch names the file it comes from)."""
+    text = INSTALLED.sub(r"\1/", text)
+    folders = [p.rstrip("/") for p in (sys.path if search_path is None else search_path) if len(p) > 1 and p[0] == "/"]
+    for folder in sorted(folders, key=len, reverse=True):  # the deepest first: /a/b before /a
+        text = text.replace(folder + "/", "")
+    return text
 
 
 def clean(nb, values: dict | None = None):
