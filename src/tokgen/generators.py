@@ -262,9 +262,11 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
     Not held to the naive tokens: its output can be longer than the naive generator's.
 
     One line is not the article's: its streams first wait for the setup queued on the current
-    stream (the prompt, the positions). As published they do not, and in an 8-SM slice of a busy
-    H200 the compiled model read the positions before they were written: a device-side assert
-    (an index out of range) that ends the process's use of the GPU.
+    stream (the prompt, the positions). As published they do not; in an 8-SM slice of a busy H200
+    the published loop with the compiled model hit a device-side assert in the model's first kernel
+    (the embeddings: an index out of range), which ends the process's use of the GPU. Side streams
+    reading the prompt and positions before they are written is the likely cause; this wait is
+    what rules it out.
     """
     check_sizes(model, batch_size, max_seqlen)  # the article checks nothing; bad sizes get one line here
     eos = resolve_eos(model, eos_token_id)
