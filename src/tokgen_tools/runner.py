@@ -75,7 +75,7 @@ SMOKE = {
     "DISTINCT_BATCH": 4,
     "DISTINCT_SEQLEN": 12,
     "COPY_MB": 16,
-    "SLICE_SMS": [8],
+    "SLICE_SMS": [8, 16],
     "MAP_SMS": [8],
     "SWEEP_BATCH_SIZES": [1, 4],
 }
