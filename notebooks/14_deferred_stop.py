@@ -49,7 +49,6 @@ RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." ov
 import contextlib
 
 import matplotlib.pyplot as plt
-
 import pandas as pd
 import torch
 

@@ -169,7 +169,7 @@ def test_one_layer_cuts_a_replay_at_its_attention_kernels():
         for _step in range(2):
             events.append(ev("kernel", "_embed_kernel", t, 1))
             t += 2
-            for layer in range(3):
+            for _layer in range(3):
                 for name in ("_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel"):
                     events.append(ev("kernel", f"{name}", t, 3))
                     t += 4
