@@ -380,9 +380,10 @@ say(
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
 # on the host, the fastest K of our kernels before they were fused and of the compiled
 # handwritten step (before our kernels), and the article's best recipe: the share of the window
-# in which no kernel ran, and the GPU's busy time and kernels per generated token. (`graph_stop_on_device` is not profiled: CUPTI records the
-# kernels of a WHILE node's body once, not once per iteration.) Tokens are counted from the
-# `on_step` calls inside the window (one per replay of K tokens).
+# in which no kernel ran, and the GPU's busy time and kernels per generated token.
+# (`graph_stop_on_device` is not profiled: CUPTI records the kernels of a WHILE node's body once,
+# not once per iteration.) Tokens are counted from the `on_step` calls inside the window (one per
+# replay of K tokens).
 
 # %%
 by_name = {v.name: v for v in variants}
