@@ -57,7 +57,7 @@ def test_graph_handwritten_compiled_for_every_k(gpt2, reference, k):
 
 
 @pytest.mark.parametrize("k", [1, 4, 16])
-@pytest.mark.parametrize("name", ["graph_filled_attention", "graph_triton_kernels"])
+@pytest.mark.parametrize("name", ["graph_filled_attention", "graph_triton_kernels", "graph_triton_fused"])
 def test_our_kernels_for_every_k(gpt2, reference, name, k):
     full, eos, early = reference
     kw = {"batch_size": B, "max_seqlen": N, "steps_per_graph": k}
@@ -65,15 +65,16 @@ def test_our_kernels_for_every_k(gpt2, reference, name, k):
     assert torch.equal(tokgen.generate(name, gpt2, **kw, eos_token_id=eos), early)
 
 
-def test_our_kernels_without_programmatic_dependent_launch(gpt2, reference, monkeypatch):
+@pytest.mark.parametrize("step", ["TritonStep", "FusedStep"])
+def test_our_kernels_without_programmatic_dependent_launch(gpt2, reference, monkeypatch, step):
     """PDL off (a fresh decoder, captured with plain launches): the same tokens, early stops included."""
-    from tokgen import kernels
+    from tokgen import handwritten, kernels
 
     monkeypatch.setattr(kernels, "PDL", False)
     _, eos, early = reference
     capacity = tokgen.graph_capacity(N, 4)
     decoder = tokgen.GraphDecoder(
-        tokgen.TritonStep(gpt2, B, capacity), batch_size=B, capacity=capacity, eos=eos, steps_per_graph=4,
+        getattr(handwritten, step)(gpt2, B, capacity), batch_size=B, capacity=capacity, eos=eos, steps_per_graph=4,
         device=gpt2.device,
     )  # fmt: skip
     with torch.inference_mode():
