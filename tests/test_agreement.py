@@ -189,3 +189,18 @@ def test_decoders_are_reused_until_the_weights_change_and_can_be_forgotten():
     assert tokgen.graphs.DECODERS[model] is not first
     tokgen.graphs.forget_decoders(model)
     assert model not in tokgen.graphs.DECODERS
+
+
+def test_summary_counts_the_other_generators_and_prints_the_tolerance_as_it_is():
+    import pandas as pd
+
+    from tokgen.agreement import FP32_NAIVE, summary
+
+    def row(generator, identical, ties, gap=float("nan")):
+        return {"generator": generator, "rows": 8, "identical": identical, "near_ties": ties, "failures": 0,
+                "max_tie_gap": gap, "tolerance": 0.015, "spread_cublas": 2e-3, "spread_ours": 3.8e-3}  # fmt: skip
+
+    text = summary(pd.DataFrame([row("naive", 8, 0), row("kv_static", 8, 0), row("ours", 6, 2, 2.9e-3),
+                                 row(FP32_NAIVE, 7, 1, 1e-3)]))  # fmt: skip
+    assert "1 of the 2 other generators returned all 8 rows identical" in text
+    assert "(tolerance 0.015)" in text and "1.2e-02: within the tolerance" in text

@@ -136,6 +136,7 @@ def test_an_undecided_comparison_leaves_the_verdict_inconclusive_and_says_what_w
     )
     c = claims_table(tmp_path).set_index("#")
     assert c.loc[5, "verdict"] == "inconclusive" and "undecided" in c.loc[5, "why"]
+    assert "whichever way it falls, the claim is reproduced or not reproduced" in c.loc[5, "why"]
     assert "rounds would decide it" in c.loc[5, "measured"]
     stable = claims_table(tmp_path.parent / "nothing").set_index("#")  # nothing measured: no stability
     assert stable["stability"].isna().all()
@@ -160,6 +161,8 @@ def test_combine_is_undecided_only_where_an_undecided_part_matters():
     assert _combine(True, False, None) == PARTLY  # some hold, some do not: whatever the undecided one says
     assert _combine(True, None) == "undecided" and _combine(False, None) == "undecided"
     assert _combine(True, True) == "reproduced" and _combine(False, False) == "not reproduced"
+    assert _combine(False, None).between == ["partly", "not reproduced"]  # a part fails already
+    assert _combine(True, None).between == ["reproduced", "partly"]
 
 
 def test_two_slices_agree_or_not():

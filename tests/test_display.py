@@ -179,3 +179,9 @@ def test_one_layer_cuts_a_replay_at_its_attention_kernels():
     assert layer["name"].tolist() == ["_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel"]
     with pytest.raises(ValueError, match="no layer 5 to show"):
         display.one_layer(Timeline({"traceEvents": events}), 5)
+
+
+def test_sync_reading_with_no_device_sync_says_no_generator_calls_one():
+    audit = pd.DataFrame([audit_row("kv_static", 32, 32, 32, 0, device=0), audit_row("naive", 64, 64, 64, 0, device=0)])
+    line = display.sync_reading(audit)[0]
+    assert "0 device-wide syncs per run" in line and "no generator calls `torch.cuda.synchronize()`" in line

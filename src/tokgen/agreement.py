@@ -114,7 +114,7 @@ def agreement(ref: Reference, out: torch.Tensor, *, tolerance: float = TOLERANCE
         else:
             failures.append(
                 f"row {row}, step {step}: token {token}, the reference's {int(ref.tokens[row, col])} "
-                f"(runner-up {runner_up}, {gap:.2e} below it; allowed within {tolerance:.0e})"
+                f"(runner-up {runner_up}, {gap:.2e} below it; allowed within {tolerance:.2g})"
             )
     return {
         "ok": not failures,
@@ -212,17 +212,18 @@ def check_generators(model, names, prompts: torch.Tensor, *, batch_size: int, ma
 def summary(checked: pd.DataFrame) -> str:
     """What `check_generators` found, in sentences read from its table (notebook 00_setup)."""
     gens, fp32 = checked[checked["generator"] != FP32_NAIVE], checked.set_index("generator").loc[FP32_NAIVE]
-    identical = gens[gens["identical"] == gens["rows"]]
     tied, failed = gens[gens["near_ties"] > 0], gens[gens["failures"] > 0]
     rows, tolerance = int(fp32["rows"]), fp32["tolerance"]
     cublas, ours = fp32["spread_cublas"], fp32["spread_ours"]
     swap = 2 * (cublas + (ours if ours == ours else cublas))  # without our kernels (a CPU): two cuBLAS-like
-    lines = [f"- {len(identical)} of {len(gens)} generators returned all {rows} rows identical to naive's."]
+    others = gens[gens["generator"] != "naive"]  # the naive generator is the reference itself
+    same = int((others["identical"] == others["rows"]).sum())
+    lines = [f"- {same} of the {len(others)} other generators returned all {rows} rows identical to naive's."]
     if len(tied):
         each = ", ".join(f"`{r.generator}` {r.near_ties}" for r in tied.itertuples())
         lines.append(
             f"- Rows that took the naive generator's runner-up at a near-tie: {each}; the largest gap between "
-            f"its two best logits at such a row: {tied['max_tie_gap'].max():.1e} (tolerance {tolerance:.0e})."
+            f"its two best logits at such a row: {tied['max_tie_gap'].max():.1e} (tolerance {tolerance:.2g})."
         )
     lines.append(
         f"- The naive loop with FP32 products: {int(fp32['identical'])} rows identical, {int(fp32['near_ties'])} "
@@ -232,7 +233,7 @@ def summary(checked: pd.DataFrame) -> str:
     lines.append(
         f"- The largest |TF32 − FP32| of a top-two logit: the model's own (cuBLAS) products' {cublas:.1e}"
         f"{ours_text}. Two such computations can swap two logits that lie within twice the sum, {swap:.1e}: "
-        + ("within the tolerance." if swap <= tolerance else f"**above the tolerance of {tolerance:.0e}**.")
+        + ("within the tolerance." if swap <= tolerance else f"**above the tolerance of {tolerance:.2g}**.")
     )
     if len(failed):
         lines.append(f"- **Outside the rule:** {', '.join(f'`{g}`' for g in failed['generator'])}.")

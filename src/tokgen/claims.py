@@ -83,7 +83,17 @@ def _combine(*parts: bool | None) -> str:
         return REPRODUCED if all(ps) else PARTLY if any(ps) else NOT
 
     verdicts = {verdict([p if p is not None else fill for p in parts]) for fill in (True, False)}
-    return verdicts.pop() if len(verdicts) == 1 else UNDECIDED
+    return verdicts.pop() if len(verdicts) == 1 else Undecided([REPRODUCED, PARTLY, NOT], verdicts)
+
+
+class Undecided(str):
+    """UNDECIDED, knowing the verdicts the undecided comparisons could still give (`between`): a
+    part that already fails makes it "partly or not reproduced", and the reader is told so."""
+
+    def __new__(cls, order: list[str], possible: set[str]):
+        self = super().__new__(cls, UNDECIDED)
+        self.between = [v for v in order if v in possible]
+        return self
 
 
 def _faster(g: dict | None) -> bool | None:
@@ -346,7 +356,10 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         measured, verdict = f"{tables_}: written by a smoke run (tiny model or no GPU), not a measurement", SMOKE
     stability, why = float("nan"), ""
     if verdict == UNDECIDED:
-        verdict, why = INCONCLUSIVE, "a comparison it needs is undecided (see measured)"
+        between = getattr(verdict, "between", [])
+        verdict, why = INCONCLUSIVE, "a comparison it needs is undecided (see measured)" + (
+            f"; whichever way it falls, the claim is {' or '.join(between)}" if between else ""
+        )
     elif verdict in (REPRODUCED, PARTLY, NOT):
         rng = np.random.default_rng(seed)
         draws = [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]

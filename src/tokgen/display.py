@@ -759,11 +759,12 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
     out = []
     device = audit["device_syncs"]
     if device.nunique() == 1:
+        n = int(device.iloc[0])
         out.append(
-            f"Every row shows {int(device.iloc[0])} device-wide sync{'s' * (int(device.iloc[0]) != 1)} per run, the "
-            "no-check generators included: "
-            "the `synchronize()` with which `count_syncs` ends its profiled run, not the generator's. "
-            "The table leaves that column out."
+            f"Every row shows {n} device-wide sync{'s' * (n != 1)} per run, the no-check generators included "
+            "(`count_syncs` leaves out the `synchronize()` calls of its own profiled run): "
+            + ("no generator calls `torch.cuda.synchronize()`. " if n == 0 else "the same in every generator. ")
+            + "The table leaves that column out."
         )
     keys = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
     for (r, w, s, e), rows in audit.groupby(keys, sort=False):

@@ -56,6 +56,9 @@ SLICE_SIZES = {
 }
 SLICE_OUT = ROOT / "slice"  # --slice writes its notebooks, data and figures here, beside the whole GPU's
 NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (--newest-transformers)
+# solutions whose exercises need it: 11's compares notebook 11's audit with a newer transformers, 14's
+# measures the deferred stop check at another batch size
+NEWEST_SOLUTIONS = {"11_sync_audit", "14_deferred_stop"}
 NEWEST_SPEC = "transformers>=5.17"  # DeferredStopCheck appeared in 5.17
 
 # Tiny sizes for --smoke: every notebook runs in seconds, on the CPU if need be. A notebook gets
@@ -160,7 +163,8 @@ def newest_transformers(folder: Path | None) -> Path:
     build/newest-transformers, installed there with pip on first use."""
     target = folder or ROOT / "build" / "newest-transformers"
     if folder is None and not (target / "transformers").is_dir():
-        print(f"run_all: installing {NEWEST_SPEC} into {target} (for {', '.join(sorted(NEWEST))})", flush=True)
+        users = ", ".join(sorted(NEWEST | {f"solution {n}" for n in NEWEST_SOLUTIONS}))
+        print(f"run_all: installing {NEWEST_SPEC} into {target} (for {users})", flush=True)
         cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), NEWEST_SPEC]
         if subprocess.run(cmd, capture_output=True).returncode != 0:
             raise RunError(f"could not install {NEWEST_SPEC} (offline?): give --newest-transformers DIR")
@@ -389,7 +393,8 @@ def parser() -> argparse.ArgumentParser:
                    help="run notebooks 01-08 in a green-context slice of SMS SMs, into slice/smSMS (default: "
                    "in both slices whose bandwidths, measured by notebook 13, bracket the L40S's)")  # fmt: skip
     p.add_argument("--newest-transformers", type=Path, metavar="DIR",
-                   help=f"a folder with {NEWEST_SPEC} for notebook 14 (default: pip, into build/)")  # fmt: skip
+                   help=f"a folder with {NEWEST_SPEC} for notebook 14 and solutions 11, 14 "
+                        "(default: pip, into build/)")  # fmt: skip
     p.add_argument("--no-solutions", action="store_true",
                    help="do not run each notebook's worked solution (solutions/NN_name.py) after it")  # fmt: skip
     p.add_argument("--replace-reference", action="store_true",
@@ -438,7 +443,8 @@ def run(args, sms, several: bool = False) -> int:
         out = output_folder(args.out, smoke, None if sms is None else int(sms), several)
         guard_reference(out, smoke, args.replace_reference)
         prepare_out(out)
-        newest = newest_transformers(args.newest_transformers) if NEWEST & set(names) else None
+        wanted = NEWEST | (set() if args.no_solutions or sms is not None else NEWEST_SOLUTIONS)
+        newest = newest_transformers(args.newest_transformers) if wanted & set(names) else None
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
@@ -466,15 +472,16 @@ def run(args, sms, several: bool = False) -> int:
         try:
             run = lambda: run_notebook(name, out, params, progress=not args.no_progress)
             row = run_logged(step, name, log, newest if name in NEWEST else None, run)
-            if name in NEWEST:  # the kernel's transformers, not this process's
-                found = importlib.metadata.distributions(name="transformers", path=[str(newest)])
-                row["transformers"] = next((d.version for d in found), "unknown")
+            if name in NEWEST:
+                row["transformers"] = installed_transformers(newest)
             record_timings([row], out, smoke)
             done.append((name, row))
             if solutions is not None and row["status"] == "ok" and solution_of(name):
                 current = f"solutions/{name}"
                 run = lambda: run_solution(name, out, solutions, not args.no_progress, solution_data)
-                row = run_logged(step, current, log, None, run)
+                row = run_logged(step, current, log, newest if name in NEWEST_SOLUTIONS else None, run)
+                if name in NEWEST_SOLUTIONS:
+                    row["transformers"] = installed_transformers(newest)
                 record_timings([row], out, smoke)
                 done.append((current, row))
         except KeyboardInterrupt:
@@ -494,6 +501,12 @@ def run(args, sms, several: bool = False) -> int:
         print(f"  FAILED {n}{failure(r)}")
         print(f"         see {failed_notebook(out, n)} (the previous results are left in place)")
     return 1 if failed else 0
+
+
+def installed_transformers(folder: Path) -> str:
+    """The version of transformers in `folder`: what a kernel given that folder ran on, not this process."""
+    found = importlib.metadata.distributions(name="transformers", path=[str(folder)])
+    return next((d.version for d in found), "unknown")
 
 
 def run_logged(step: str, name: str, log: Path, newest: Path | None, run) -> dict:
