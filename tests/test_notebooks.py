@@ -98,6 +98,42 @@ def test_clean_names_a_library_file_from_its_package_folder():
     assert clean.problems(nb) == []
 
 
+AUTOTUNE_LOG = (  # as inductor writes it with mode="max-autotune-no-cudagraphs" (solution 05, H100)
+    "E1123 08:51:40.961000 777 torch/_inductor/select_algorithm.py:3924] [0/0] Runtime error during autotuning: \n"
+    "E1123 08:51:40.961000 777 torch/_inductor/select_algorithm.py:3924] [0/0] No valid triton configs. "
+    "OutOfMemoryError: out of resource: triton_mm Required: 245760 Hardware limit:232448\n"
+    "E1123 08:51:40.961000 777 torch/_inductor/select_algorithm.py:3924] [0/0] Ignoring this choice.\n"
+    'Autotune Choices Stats:\n{"num_choices": 19, "best_kernel": "triton_mm_50"}\n'
+    "AUTOTUNE mm(32x768, 768x3072)\nstrides: [768, 1], [3072, 1]\ndtypes: torch.float32, torch.float32\n"
+    "  triton_mm_50 0.0123 ms 100.0% BLOCK_K=32, num_warps=8\n  triton_mm_52 0.0155 ms 79.5% BLOCK_K=64\n"
+    "SingleProcess AUTOTUNE benchmarking takes 0.3263 seconds and 0.0003 seconds precompiling for 19 choices\n"
+)
+DYNAMO_LOG = "W1123 08:51:11.989000 777 torch/_dynamo/convert_frame.py:1743] [0/8] hit config.recompile_limit (8)\n"
+
+
+def test_clean_drops_inductors_autotuning_log_and_keeps_dynamos_records_and_the_notebooks_lines():
+    nb = executed(stderr=DYNAMO_LOG + AUTOTUNE_LOG + "a line the notebook wrote\n")
+    assert any("autotuning log" in p for p in clean.problems(nb))
+    clean.clean(nb)
+    assert nb.cells[2].outputs[1].text == DYNAMO_LOG + "a line the notebook wrote\n"
+    assert clean.problems(nb) == []
+    only_log = clean.clean(executed(stderr=AUTOTUNE_LOG))  # nothing left: the output goes
+    assert [o.name for o in only_log.cells[2].outputs] == ["stdout"]
+
+
+def test_clean_names_a_library_file_from_its_search_path_folder_in_a_markdown_result(monkeypatch):
+    """Solution 11 shows the file of transformers' first sync: installed with pip --target into a
+    folder on PYTHONPATH, its path must not reach the committed notebook."""
+    monkeypatch.syspath_prepend("/tmp/site")
+    nb = executed()
+    shown = "First sync: `/tmp/site/transformers/generation/utils.py`, line 2054"
+    nb.cells[3].outputs.append(nbformat.v4.new_output("display_data", data={"text/markdown": shown}))
+    assert any("machine path in an output: /tmp/s" in p for p in clean.problems(nb))
+    clean.clean(nb)
+    assert nb.cells[2].outputs[-1].data["text/markdown"] == "First sync: `transformers/generation/utils.py`, line 2054"
+    assert clean.problems(nb) == []
+
+
 def test_clean_problems_name_what_is_left():
     nb = clean.clean(executed())
     nb.cells[2].outputs.append(nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=[]))

@@ -26,6 +26,16 @@ RUN_METADATA = ("papermill", "execution")  # per cell: papermill's status and ti
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home|opt|usr|tmp)/[\w.+-]|\bstaging-\w")
 MACHINE_PATH_IN_PROSE = re.compile(r"(?<![\w.~-])/(?:work|root|home|opt|usr)/[\w.+-]|\bstaging-\w")
 WARNING = re.compile(r"^.*Warning.*\n?(?:[ \t]+.*\n?)*", re.M)  # a warning's line and its indented source lines
+# inductor's autotuning log (mode="max-autotune"): candidates that do not fit the GPU and the timing
+# table of every product; torch internals, not the notebook's output. dynamo's own log records
+# (a recompile limit hit) stay: notebooks teach from them.
+AUTOTUNE_LOG = re.compile(
+    r"^[EW]\d{4} \S+ +\d+ \S*_inductor/select_algorithm\.py:\d+\].*\n?"  # a rejected candidate
+    r"|^(?:Autotune Choices Stats:\n.*\n)?AUTOTUNE \w+\(.*\n(?:(?:strides|dtypes):.*\n|  .*\n)*"  # a table
+    r"(?:\w* ?AUTOTUNE benchmarking takes.*\n?)?",
+    re.M,
+)
+TEXTS = {"text/markdown", "text/plain"}  # the outputs' text forms that are cleaned of install paths
 IMAGES = {"image/png", "image/jpeg", "image/gif"}  # base64: letters, not paths
 INSTALLED = re.compile(r"/[^\s'\"()]*/((?:site|dist)-packages)/")  # where this machine installed a package
 
@@ -87,6 +97,11 @@ def without_warnings(text: str) -> str:
     return WARNING.sub("", text)
 
 
+def without_autotune_log(text: str) -> str:
+    """Stderr text less inductor's autotuning log (see AUTOTUNE_LOG)."""
+    return AUTOTUNE_LOG.sub("", text)
+
+
 def without_install_paths(text: str, search_path: list[str] | None = None) -> str:
     """A library's file named from its package folder: /x/.venv/lib/python3.12/site-packages/torch/a.py
     -> site-packages/torch/a.py, and a file under another folder of Python's search path (a
@@ -102,7 +117,8 @@ def without_install_paths(text: str, search_path: list[str] | None = None) -> st
 def clean(nb, values: dict | None = None):
     """Make an executed notebook a reader's: the run's values (default: the injected cell's) in
     its parameters cell, no injected cell, no papermill or execution metadata, no warnings on
-    stderr, library files named from their package folder. Changes `nb` in place and returns it."""
+    stderr, library files named from their package folder (in streams and in text results).
+    Changes `nb` in place and returns it."""
     write_parameters(nb, injected_values(nb) if values is None else values)
     nb.cells = [c for c in nb.cells if INJECTED not in c.metadata.get("tags", [])]
     nb.metadata.pop("papermill", None)
@@ -113,8 +129,11 @@ def clean(nb, values: dict | None = None):
             for out in cell.outputs:
                 if out.get("output_type") == "stream":
                     out.text = without_install_paths(out.text)
+                for kind in TEXTS & set(out.get("data", {})):  # a Markdown or plain-text result may name a file too
+                    text = out.data[kind]
+                    out.data[kind] = without_install_paths(text if isinstance(text, str) else "".join(text))
                 if out.get("output_type") == "stream" and out.get("name") == "stderr":
-                    out.text = without_warnings(out.text)
+                    out.text = without_autotune_log(without_warnings(out.text))
             cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr" or o.text.strip()]
     return nb
 
@@ -125,7 +144,7 @@ def _machine_paths(text: str, pattern=MACHINE_PATH) -> list[str]:
 
 def problems(nb) -> list[str]:
     """What a committed notebook must not hold, one line each: an injected cell, run metadata,
-    error outputs, warnings on stderr, paths of the machine that ran it."""
+    error outputs, warnings or inductor's autotuning log on stderr, paths of the machine that ran it."""
     found = ["papermill metadata in the notebook's metadata"] if "papermill" in nb.metadata else []
     found += [f"machine path in the notebook's metadata: {p}" for p in _machine_paths(json.dumps(nb.metadata))]
     for i, cell in enumerate(nb.cells):
@@ -141,6 +160,8 @@ def problems(nb) -> list[str]:
                 found.append(f"{where}: an error output ({out.get('ename')})")
             if out.get("name") == "stderr" and "Warning" in out.get("text", ""):
                 found.append(f"{where}: a warning on stderr: {out.text.strip().splitlines()[0][:120]}")
+            if out.get("name") == "stderr" and AUTOTUNE_LOG.search(out.get("text", "")):
+                found.append(f"{where}: inductor's autotuning log on stderr")
             text = {k: v for k, v in out.items() if k not in ("data", "metadata")} | {
                 k: v for k, v in out.get("data", {}).items() if k not in IMAGES
             }
