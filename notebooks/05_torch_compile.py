@@ -96,7 +96,9 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 # ### Host-bound or GPU-bound?
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
-# per variant). Under half, the host sets the pace, and hiding a sync cannot pay.
+# per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
+# host time it frees, which is usually little. Notebook 14 measures a case where removing a
+# sync's host cost did pay (transformers' deferred stop check).
 
 # %%
 say(tokgen.display.bound_table(ok))

@@ -30,7 +30,7 @@
 #
 # **What we measure:** at `BATCH_SIZE` and `MAX_SEQLEN` (the article's B = 32, N = 100),
 # interleaved: synchronous vs pipelined (2 streams, and 1 stream), with the no-EOS-check
-# generator as the floor, eager and compiled; memory.
+# generator (in principle the floor: it does the least work), eager and compiled; memory.
 #
 # **The article's claims:** the GPU no longer idles between steps, and generation gets faster
 # (row 7); the no-check generator is faster still, so streams cost something (row 9).
@@ -150,7 +150,9 @@ say(tokgen.display.rounds_sentence(RUNS))
 # ### Host-bound or GPU-bound?
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
-# per variant). Under half, the host sets the pace, and hiding a sync cannot pay.
+# per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
+# host time it frees, which is usually little. Notebook 14 measures a case where removing a
+# sync's host cost did pay (transformers' deferred stop check).
 
 # %%
 say(tokgen.display.bound_table(ok))
@@ -183,8 +185,9 @@ say(tokgen.display.medians_disagree(ok, piped) or "The ratios of the medians and
 # %% [markdown]
 # Whether checking late can pay depends on who waits for whom. If the CPU is the bottleneck
 # (a step spends most of its time in Python launching kernels), the GPU is idle most of the
-# time anyway: moving the stop check cannot help, and the extra events and stream switches add
-# CPU work. Only if the GPU is the bottleneck is the gap at the step boundary worth hiding.
+# time anyway: moving the stop check can save at most the host time the check itself costs,
+# and the extra events and stream switches add CPU work. The gap at the step boundary is worth
+# hiding above all when the GPU is the bottleneck.
 # Notebook 06 measured that gap, synchronous and pipelined; read beside this run's GPU share:
 
 # %%
@@ -196,7 +199,9 @@ except FileNotFoundError:
 # %% [markdown]
 # ## 5. The overhead of streams (the article's row 9)
 #
-# The no-check generator never looks at EOS: it is the best a stop check could ever cost.
+# The no-check generator never looks at EOS: it does the least work per step, so in principle
+# it is the floor, the best a stop check could ever cost. Whether it was also the fastest
+# here, the cell after the table says.
 
 # %%
 rows = [
@@ -204,6 +209,23 @@ rows = [
     for c in (False, True)
 ]
 say(tokgen.display.speedup_table(pd.DataFrame([r for r in rows if r is not None])))
+
+# %%
+for c in (False, True):  # the static-cache variants of one model, fastest median first
+    medians = ok[(ok["compiled"] == c) & ok["generator"].isin(compiled_gens)].set_index("variant")["median_ms"]
+    floor = tokgen.label("kv_static_no_check", compiled=c)
+    if floor not in medians.index:
+        continue
+    medians, best = medians.sort_values(), medians.idxmin()
+    if best == floor:
+        say(f"`{floor}` has the smallest median of the {len(medians)} static-cache variants: {medians[floor]:.1f} ms.")
+    else:
+        rank = list(medians.index).index(floor) + 1
+        say(
+            f"`{floor}` is not the fastest: its median, {medians[floor]:.1f} ms, ranks {rank} of {len(medians)} "
+            f"(fastest `{best}`, {medians[best]:.1f} ms). It does the least work, so the differences between "
+            "these variants lie within the host's noise here."
+        )
 
 # %% [markdown]
 # ## 6. Memory: one caching-allocator pool per stream
@@ -240,8 +262,8 @@ for n in (7, 9):
 # * Reading the stop flag one step late keeps a step queued on the GPU while the CPU checks;
 #   returning the right tokens means dropping that step's output, and reading the flag only
 #   after its copy has landed.
-# * The gain depends on who waits for whom: nothing to gain while the CPU is the bottleneck;
-#   the tables above show what it came to where this notebook ran.
+# * The gain depends on who waits for whom: while the CPU is the bottleneck, at most the host
+#   time the check itself costs; the tables above show what it came to where this notebook ran.
 # * A single stream with an event does the same job (`pipelined_static_1stream`): the CPU can
 #   queue step i before waiting for step i−1 on one stream too.
 #

@@ -40,11 +40,12 @@ device = model.device
 # %% [markdown]
 # ## Exercise 1: the slope at B = 1
 #
-# Step i of the naive generator re-runs i positions. When that work is large (B = 32), the
-# step's time grows with i and the whole run with N²: slope 2. At B = 1 on a GPU a step is a
-# few small kernels whose time hardly depends on i: a fixed cost per step, and the run grows
-# like N: slope 1. Measured here with a few sizes (on a CPU the tiny model shows the same
-# pull towards 1).
+# Step i of the naive generator re-runs i positions. Model a step as a fixed cost (launches,
+# reading the weights) plus work proportional to i: the whole run then grows like N where the
+# fixed cost dominates (slope 1) and like N² where the positions' work does (slope 2), with
+# slopes in between while both count. At B = 1 on a GPU a step is a few small kernels, the
+# fixed cost's side; with B sequences a step re-runs B·i positions. The slopes below are
+# measured, here at B = 1 and in the reference run; the cell after them reads where each lies.
 
 # %%
 variants = [tokgen.generator_variant("naive", model, batch_size=1, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS]
@@ -54,6 +55,25 @@ say(
     f"B = 1: slope {tokgen.stats.slope(b1['max_seqlen'], b1['median_ms']):.2f} over N = {SEQ_LENS}; the reference "
     f"run at B = {int(naive['batch_size'].iloc[0])}: slope {reference_slope:.2f}."
 )
+
+
+# %%
+def reading(k: float) -> str:
+    """Where a fitted slope lies against the model's two limits, 1 and 2."""
+    if k > 2.1:
+        return "above 2: some work grows faster than the positions (attention: i positions for each of i queries)"
+    if k >= 1.9:
+        return "near 2: the positions' work dominates"
+    if k >= 1.5:
+        return "nearer 2 than 1: the positions' work outweighs the fixed cost per step, which still counts"
+    if k > 1.1:
+        return "nearer 1 than 2: the fixed cost per step outweighs the positions' work, which still counts"
+    return "near 1: the fixed cost per step dominates"
+
+
+b1_slope = tokgen.stats.slope(b1["max_seqlen"], b1["median_ms"])
+say(f"B = 1 (slope {b1_slope:.2f}): {reading(b1_slope)}. The reference run ({reference_slope:.2f}): "
+    f"{reading(reference_slope)}.")  # fmt: skip
 
 # %% [markdown]
 # ## Exercise 2: `logits_to_keep=1`
@@ -88,10 +108,19 @@ last = n.max()
 say(
     f"a = {a:.0f} ms, b = {b:.2f} ms per step, c = {c * 1e3:.2f} µs per step². At N = {last:.0f} the "
     f"quadratic term is {c * last**2 / t[-1]:.0%} of the runtime, the linear one {b * last / t[-1]:.0%}."
-    + (
-        " A negative coefficient has no meaning as a cost: three medians fix the curve exactly, noise included, "
-        "and the linear term is smaller than that noise. More sizes and a least-squares fit would pin it down."
-        if min(a, b, c) < 0
-        else ""
-    )
+    + (" A negative coefficient has no meaning as a cost." if min(a, b, c) < 0 else "")
 )
+
+# %%
+iqr = (naive["q75_ms"] - naive["q25_ms"]).to_numpy(float)
+b_per_ms = np.polyfit(n, np.eye(len(n)), 2)[1]  # how b moves per ms of each median: the exact fit is linear
+reach = last * np.abs(b_per_ms) @ iqr  # b·N if each median moved by its IQR, each in b's direction
+noise = (
+    f"|b·N| = {abs(b * last):.0f} ms at N = {last:.0f}; the runs' IQRs are at most {iqr.max():.0f} ms, and moving "
+    f"each median by its IQR moves b·N by up to {reach:.0f} ms (three points fixed exactly magnify their noise)."
+)
+if abs(b * last) <= reach:
+    say(noise + " So b's size and sign are within the noise: more sizes and a least-squares fit would pin it down.")
+else:
+    say(noise + " So noise does not explain b: the medians curve otherwise than a + b·N + c·N² allows, as work "
+        "growing faster than N² would (attention re-runs i positions for each of i queries).")  # fmt: skip

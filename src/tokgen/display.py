@@ -202,13 +202,13 @@ def rounds_sentence(runs: int) -> str:
     if smallest >= ALPHA:
         return (
             f"With {runs} rounds the signed-rank test cannot give p < {ALPHA}: its smallest p, every round "
-            f"agreeing, is {smallest:.3f} ({fewest} rounds are the fewest that can): a paired comparison made "
+            f"agreeing, is {smallest:.2g} ({fewest} rounds are the fewest that can): a paired comparison made "
             "from these rounds stays undecided."
         )
     ranks = list(range(1, runs + 1))
     may_disagree = max(k for k in range(runs) if signed_rank_p([-r if r <= k else r for r in ranks]) < ALPHA)
     return (
-        f"With {runs} rounds the signed-rank test's smallest p, every round agreeing, is {smallest:.3f}; "
+        f"With {runs} rounds the signed-rank test's smallest p, every round agreeing, is {smallest:.2g}; "
         f"p < {ALPHA} needs at least {fewest} rounds"
         + (f", and here up to {may_disagree} may disagree if theirs are the smallest differences." if may_disagree
            else ", all agreeing.")
