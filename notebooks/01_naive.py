@@ -125,7 +125,7 @@ if DEVICE == "cuda":
     if full:
         note = f"At N = {full} the allocator reserved ≥ 90% of it and could not reserve more: the fragmentation "
         note += "there is capped by the device, not set by the generator."
-    say(f"The GPU has {gpu_gb:.0f} GB. {note}")
+    say(f"The GPU has {gpu_gb:.0f} GB ({gpu_gb * 1e9 / 2**30:.0f} GiB, the unit of its name). {note}")
     say(tokgen.display.memory_table(ok))
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")

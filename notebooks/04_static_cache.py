@@ -113,7 +113,7 @@ tokgen.display.plot_runtime_vs_n(axes[0], ok)
 if DEVICE == "cuda":
     ok.pivot(index="max_seqlen", columns="generator", values="frag_gb").plot.bar(ax=axes[1], rot=0)
     axes[1].set_xlabel("max_seqlen N")
-    axes[1].set_ylabel("fragmentation = peak reserved − peak allocated (GB)")
+    axes[1].set_ylabel("fragmentation, GB\n(peak reserved − peak allocated)")
 fig.suptitle(f"Dynamic vs static KV cache, B={BATCH_SIZE}")
 save_figure(fig, "04_static_cache", RESULTS_DIR)
 

@@ -116,7 +116,8 @@ save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 # ### Host-bound or GPU-bound?
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
-# per variant). Under half, the host sets the pace, and hiding a sync cannot pay.
+# per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
+# host time it frees, which is usually little (notebook 14 measures a case where it did pay).
 
 # %%
 say(tokgen.display.bound_table(ok))

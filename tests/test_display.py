@@ -39,6 +39,7 @@ def test_rounds_sentence_says_what_the_rounds_can_decide():
     assert "cannot give p < 0.05" in five and "6 rounds are the fewest" in five
     assert "0.031" in display.rounds_sentence(6) and "all agreeing" in display.rounds_sentence(6)
     assert "up to 2 may disagree" in display.rounds_sentence(8)
+    assert "up to 4 may disagree" in display.rounds_sentence(12)  # not 11: those would decide the other way
 
 
 def test_a_speedup_table_shows_one_measure_and_the_outcome_in_words():
@@ -64,6 +65,7 @@ def test_trend_needs_a_change_larger_than_the_band():
     assert display.trend([1.0, 1.01, 1.02]) == "changes by less than 5%"
     assert display.trend([1.0, 1.6, 2.8]) == "grows"
     assert display.trend([0.90, 0.93, 0.88]) == "has no steady trend"
+    assert display.trend([0.88, 0.9601, 0.9612]) == "has no steady trend"  # shown as x0.96 twice
 
 
 def test_where_measured_on_the_cpu_says_it_measures_nothing():

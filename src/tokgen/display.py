@@ -206,7 +206,13 @@ def rounds_sentence(runs: int) -> str:
             "from these rounds stays undecided."
         )
     ranks = list(range(1, runs + 1))
-    may_disagree = max(k for k in range(runs) if signed_rank_p([-r if r <= k else r for r in ranks]) < ALPHA)
+    # the k smallest differences against the rest: decided while the agreeing rounds still outweigh them
+    # (past that, p falls again, but for the other direction)
+    may_disagree = 0
+    while may_disagree + 1 < runs and sum(ranks[may_disagree + 1 :]) > sum(ranks[: may_disagree + 1]):
+        if signed_rank_p([-r if r <= may_disagree + 1 else r for r in ranks]) >= ALPHA:
+            break
+        may_disagree += 1
     return (
         f"With {runs} rounds the signed-rank test's smallest p, every round agreeing, is {smallest:.2g}; "
         f"p < {ALPHA} needs at least {fewest} rounds"
@@ -306,11 +312,12 @@ def medians_disagree(results: pd.DataFrame, comparisons: pd.DataFrame) -> str:
     )
 
 
-def trend(values, within: float = BAND) -> str:
+def trend(values, within: float = BAND, digits: int = 2) -> str:
     """ "changes by less than 5%" (`within`), "grows", "shrinks" or "has no steady trend" for
-    positive values in order (notebook 02_kv_cache)."""
+    positive values in order, each step judged at the `digits` they are shown with (notebook
+    02_kv_cache)."""
     values = np.asarray(list(values), dtype=float)
-    steps = np.diff(values)
+    steps = np.diff(np.round(values, digits))  # a change too small to show is no change
     if len(values) and values.max() <= (1 + within) * values.min():
         return f"changes by less than {within:.0%}"
     if len(steps) and (steps > 0).all():
