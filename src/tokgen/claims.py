@@ -88,7 +88,8 @@ def _combine(*parts: bool | None) -> str:
 
 class Undecided(str):
     """UNDECIDED, knowing the verdicts the undecided comparisons could still give (`between`): a
-    part that already fails makes it "partly or not reproduced", and the reader is told so."""
+    part that already fails makes it "partly or not reproduced", and the reader is told so
+    (notebook 01_naive, where the first verdict is shown)."""
 
     def __new__(cls, order: list[str], possible: set[str]):
         self = super().__new__(cls, UNDECIDED)

@@ -314,8 +314,8 @@ def medians_disagree(results: pd.DataFrame, comparisons: pd.DataFrame) -> str:
 
 def trend(values, within: float = BAND, digits: int = 2) -> str:
     """ "changes by less than 5%" (`within`), "grows", "shrinks" or "has no steady trend" for
-    positive values in order, each step judged at the `digits` they are shown with (notebook
-    02_kv_cache)."""
+    positive values in order, each step judged at the `digits` they are shown with
+    (notebook 02_kv_cache)."""
     values = np.asarray(list(values), dtype=float)
     steps = np.diff(np.round(values, digits))  # a change too small to show is no change
     if len(values) and values.max() <= (1 + within) * values.min():
