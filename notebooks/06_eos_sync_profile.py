@@ -128,16 +128,7 @@ say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}
 # %%
 if CUDA:
     say(tokgen.display.profile_table(summary))
-    over = summary.set_index("variant")["profiler_overhead_pct"]
-    runs = int(summary["unprofiled_runs"].iloc[0])
-    costs = ", ".join(f"`{v}` {p:+.0f}%" for v, p in over[over > 0].items())
-    faster = ", ".join(f"`{v}` ({-p:.0f}% faster)" for v, p in over[over <= 0].items())
-    noise = f"not an overhead, a difference within the noise of the {runs} plain runs"
-    say(
-        (f"Profiler overhead per step: {costs}. " if costs else "No profiled step was slower than its unprofiled one. ")
-        + (f"Profiled faster than unprofiled: {faster}; {noise}. " if faster else "")
-        + "The idle gaps above were measured with the profiler running."
-    )
+    say(tokgen.display.profiler_overhead(summary))
 else:
     say("*Skipped on the CPU: there are no GPU kernels to put on a timeline.*")
 
@@ -146,34 +137,10 @@ else:
 # cost of the sync call itself), and that wait is never longer than the GPU's busy time per
 # step: a larger difference between the two generators' unprofiled steps has another cause.
 
-
-# %%
-def pipelining_bound(sync: str, piped: str, saved: float, busy: float) -> str:
-    """Whether `piped`'s unprofiled step, `saved` µs shorter than `sync`'s, can owe that to hiding the sync."""
-    if saved <= 0:
-        return f"`{piped}`'s unprofiled step was not shorter than `{sync}`'s ({-saved:,.0f} µs longer)."
-    head = f"`{piped}`'s unprofiled step was {saved:,.0f} µs shorter than `{sync}`'s, "
-    if saved > busy:
-        return head + (
-            f"more than the GPU's whole busy time per step ({busy:,.0f} µs): hiding the sync cannot account for "
-            "that; it is host noise between these few runs (notebook 07 measures the two round by round)."
-        )
-    return head + (
-        f"within the GPU's busy time per step ({busy:,.0f} µs), so hiding the sync could account for it; these "
-        "few runs cannot show it is real (notebook 07 measures the two round by round)."
-    )
-
-
 # %%
 if CUDA:
     say(tokgen.display.unprofiled_steps(summary))
-    by_variant = summary.set_index("variant")
-    for c in (False, True):
-        sync, piped = tokgen.label("kv_static", compiled=c), tokgen.label("pipelined_static", compiled=c)
-        if {sync, piped} <= set(by_variant.index):
-            pair = by_variant.loc[[sync, piped]]
-            saved = pair["unprofiled_step_us"].iloc[0] - pair["unprofiled_step_us"].iloc[1]
-            say(pipelining_bound(sync, piped, saved, pair["gpu_busy_per_step_us"].iloc[0]))
+    say(tokgen.display.pipelining_bounds(summary))
 
 # %% [markdown]
 # ## 3. The timeline

@@ -87,9 +87,9 @@ share = rooms.set_index("variant")["gpu_busy_share"].max()  # NaN on a CPU: CUPT
 outcome = f"{g['outcome']}, {abs(g['speedup'] - 1):.0%} apart" if g else "not measured"
 if g is not None and g["outcome"] == tokgen.stats.SLOWER:
     say(f"Slower with 2N slots ({outcome}), as reading twice the keys and values predicts.")
-elif share != share:
+elif tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound under half
     say(f"Not slower here ({outcome}), but a CPU run measures nothing about a GPU's step: run this on a GPU.")
-elif share < 0.5:
+elif tokgen.display.bound(share) == "host":
     say(
         f"Not slower here ({outcome}): the GPU was busy {share:.0%} of a run at most, so the step is host-bound. "
         "Reading more cache adds GPU time that hides under the host's launch time; a difference of a few % either "

@@ -187,3 +187,20 @@ def test_sync_reading_with_no_device_sync_says_no_generator_calls_one():
     audit = pd.DataFrame([audit_row("kv_static", 32, 32, 32, 0, device=0), audit_row("naive", 64, 64, 64, 0, device=0)])
     line = display.sync_reading(audit)[0]
     assert "0 device-wide syncs per run" in line and "no generator calls `torch.cuda.synchronize()`" in line
+
+
+def test_profiler_overhead_calls_a_faster_profiled_step_noise_and_pipelining_bounds_checks_the_busy_time():
+    summary = pd.DataFrame(
+        {"variant": ["kv_static", "pipelined_static", "compiled kv_static", "compiled pipelined_static"],
+         "profiler_overhead_pct": [41.0, 64.0, -5.0, 22.0], "unprofiled_runs": 3,
+         "unprofiled_step_us": [10503.0, 7509.0, 4311.0, 4100.0],
+         "gpu_busy_per_step_us": [1357.0, 1357.0, 916.0, 916.0]}  # fmt: skip
+    )
+    over = display.profiler_overhead(summary)
+    assert "`kv_static` +41%" in over and "`compiled kv_static` (5% faster); not an overhead" in over
+    assert "3 plain runs" in over and "-5%" not in over
+    bounds = display.pipelining_bounds(summary)
+    assert "2,994 µs shorter than `kv_static`'s, more than the GPU's whole busy time per step (1,357 µs)" in bounds
+    assert "211 µs shorter than `compiled kv_static`'s, within the GPU's busy time per step (916 µs)" in bounds
+    slower = display.pipelining_bounds(summary.assign(unprofiled_step_us=[7000.0, 7100.0, 4311.0, 4100.0]))
+    assert "was not shorter than `kv_static`'s (100 µs longer)" in slower

@@ -181,18 +181,22 @@ def test_handwritten_step_matches_the_transformers_forward(tiny):
             tokens = ours.argmax(-1)
 
 
+def assert_same_logits_and_keys_as_handwritten(step, model, steps: int):
+    """`step` (a decode step of 2 rows) gives HandwrittenStep's logits at every position and stores the same keys."""
+    plain = tokgen.HandwrittenStep(model, batch_size=2, capacity=8)
+    tokens = torch.tensor([464, 50256])
+    with torch.inference_mode():
+        for pos in range(steps):
+            a, b = step(tokens, torch.tensor([pos])), plain(tokens, torch.tensor([pos]))
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+            tokens = b.argmax(-1)
+    torch.testing.assert_close(step.keys, plain.keys, rtol=1e-5, atol=1e-5)
+
+
 def test_our_kernels_step_matches_the_handwritten_one(tiny):
     """On a CPU our kernels run as torch: the reorganized forward (norms folded into the products
     before them, keys and values stored by the attention) is the same function as `handwritten_forward`."""
-    ours = tokgen.TritonStep(tiny, batch_size=2, capacity=8)
-    plain = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8)
-    tokens = torch.tensor([464, 50256])
-    with torch.inference_mode():
-        for pos in range(5):
-            a, b = ours(tokens, torch.tensor([pos])), plain(tokens, torch.tensor([pos]))
-            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
-            tokens = b.argmax(-1)
-    torch.testing.assert_close(ours.keys, plain.keys, rtol=1e-5, atol=1e-5)
+    assert_same_logits_and_keys_as_handwritten(tokgen.TritonStep(tiny, batch_size=2, capacity=8), tiny, steps=5)
     for bad in (
         {"step": "cuda"},
         {"step": "triton", "compile_backend": "inductor"},
@@ -274,15 +278,7 @@ def test_the_slices_that_bracket_the_l40s():
 def test_the_fused_step_computes_the_handwritten_logits(tiny):
     """Norms folded into the products after them, residual adds in place, the end of the step in
     one kernel: on a CPU (every kernel as torch) the same function as `handwritten_forward`."""
-    fused = tokgen.FusedStep(tiny, batch_size=2, capacity=8)
-    plain = tokgen.HandwrittenStep(tiny, batch_size=2, capacity=8)
-    tokens = torch.tensor([464, 50256])
-    with torch.inference_mode():
-        for pos in range(6):
-            a, b = fused(tokens, torch.tensor([pos])), plain(tokens, torch.tensor([pos]))
-            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
-            tokens = b.argmax(-1)
-    torch.testing.assert_close(fused.keys, plain.keys, rtol=1e-5, atol=1e-5)
+    assert_same_logits_and_keys_as_handwritten(tokgen.FusedStep(tiny, batch_size=2, capacity=8), tiny, steps=6)
     with pytest.raises(ValueError, match="the fused step runs GPT-2 in float32"):
         tokgen.FusedStep(tokgen.build_model("tiny", "cpu").double(), batch_size=1, capacity=4)
 
