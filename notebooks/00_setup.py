@@ -222,7 +222,9 @@ rec.write(
 )
 row = rec.read().iloc[0]
 machine = [*tokgen.environment(), "gpu_sms", "slice_copy_gbs"]
-say(table(pd.DataFrame({"column": machine, "value": [row[c] for c in machine]})))
+unset = {"alloc_conf": "(not set: PyTorch's default)", "slice_copy_gbs": "(whole GPU: no slice measured)"}
+values = [unset.get(c, "") if pd.isna(row[c]) else row[c] for c in machine]
+say(table(pd.DataFrame({"column": machine, "value": values})))
 
 # %% [markdown]
 # ## Summary
