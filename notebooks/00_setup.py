@@ -170,8 +170,9 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # host: runs that leave the GPU idle most of the time (eager generators, `generate()`) go
 # through slow phases of the CPU lasting seconds to minutes, while runs replayed from CUDA
 # graphs hardly vary (notebook 10's interquartile ranges show both). So `tokgen.compare` runs
-# the variants **interleaved**, one run of each per round (in an order rotated every round), in
-# one process, and each round's two times form a pair: a slow phase slows both.
+# the variants **interleaved**, one run of each per round (in a fresh random order each round,
+# so that no rhythm of the host can favour one of them), in one process, and each round's two
+# times form a pair: a slow phase slows both.
 #
 # **One speed measure.** Each round gives two variants' times a pair, t_base and t. The
 # **speed-up** ×s is the median over the rounds of t_base / t: above ×1 the variant is faster. It

@@ -1,12 +1,15 @@
 """The timing harness: interleaving, failures recorded, gains judged by their spread."""
 
+import random
+
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 import tokgen
-from tokgen.bench import Variant, compare
-from tokgen.stats import gains
+from tokgen.bench import Variant, compare, round_orders
+from tokgen.stats import ALPHA, compare_rounds, gains
 
 
 def fake(name, log, fail_at=None, exc=None, steps=5):
@@ -22,16 +25,50 @@ def fake(name, log, fail_at=None, exc=None, steps=5):
     return Variant(name, run, {"kind": "fake"})
 
 
-def test_rounds_are_interleaved_and_rotated():
+def test_rounds_are_interleaved_in_a_random_order_that_is_recorded():
     log = []
     rows = []
-    res = compare([fake(n, log) for n in "abc"], rounds=3, device="cpu", record=rows.append)
-    # warm-up a, b, c; then rounds abc, bca, cab
-    assert log == list("abc") + list("abc") + list("bca") + list("cab")
-    assert list(res["runs"]) == [3, 3, 3] and list(res["status"]) == ["ok"] * 3
-    assert [r["variant"] for r in rows] == list("abc")
+    res = compare([fake(n, log) for n in "abc"], rounds=12, device="cpu", record=rows.append, seed=7)
+    orders = round_orders(3, 12, random.Random(7))
+    # warm-up a, b, c; then every round runs each variant once, in that round's order
+    assert log == list("abc") + ["abc"[i] for order in orders for i in order]
+    assert all(sorted(log[3 * r : 3 * r + 3]) == list("abc") for r in range(1, 13))
+    assert len({tuple(o) for o in orders}) > 1  # not one fixed order
+    assert list(res["runs"]) == [12, 12, 12] and list(res["status"]) == ["ok"] * 3
+    assert [r["variant"] for r in rows] == list("abc") and set(res["order_seed"]) == {7}
     assert res.loc[0, "kind"] == "fake" and res.loc[0, "steps"] == 5
-    assert len(res.loc[0, "times_ms"].split(";")) == 3
+    assert len(res.loc[0, "times_ms"].split(";")) == 12
+    assert res.loc[1, "positions"] == ";".join(str(o.index(1)) for o in orders)  # where b ran, round by round
+    again = []
+    compare([fake(n, again) for n in "abc"], rounds=12, device="cpu", seed=7)
+    assert again == log  # the seed reproduces the order
+    fresh = compare([fake(n, []) for n in "abc"], rounds=2, device="cpu")
+    assert fresh["order_seed"].nunique() == 1 and fresh.loc[0, "order_seed"] >= 0  # drawn, and recorded
+    with pytest.raises(ValueError, match="seed"):
+        compare([fake("a", [])], rounds=1, device="cpu", seed="7")
+
+
+def test_a_host_rhythm_of_two_rounds_fools_a_rotated_order_but_not_a_random_one():
+    """A/A: one variant under two names, run after run on a host whose speed has a rhythm of four
+    runs (two rounds of two). Labels by a rotated order (ab, ba, ab, …) line up with the rhythm and
+    one name looks faster in nearly every comparison; labels by `round_orders` keep the
+    signed-rank rule's false-positive rate at ALPHA."""
+    rng = np.random.default_rng(0)
+
+    def called_real(orders):
+        t = 10 + 0.5 * np.tile([1, 0, -1, 0], 10)[rng.integers(4) :][:20] + rng.normal(0, 0.1, 20)  # 20 runs
+        times = {0: [], 1: []}
+        for r, order in enumerate(orders):
+            for position, name in enumerate(order):
+                times[name].append(t[2 * r + position])
+        return compare_rounds(times[0], times[1])["real"]
+
+    rotated = [[0, 1] if r % 2 == 0 else [1, 0] for r in range(10)]
+    trials = 400
+    assert sum(called_real(rotated) for _ in range(trials)) / trials > 0.5
+    orders = random.Random(1)
+    rate = sum(called_real(round_orders(2, 10, orders)) for _ in range(trials)) / trials
+    assert rate <= ALPHA + 0.035, rate  # 0.035: three standard errors of a 5% rate over 400 trials
 
 
 def test_out_of_memory_and_errors_are_recorded_and_the_rest_goes_on():

@@ -2,11 +2,13 @@
 
 Introduced in notebook 01_naive. The article ran each variant 10 times in a row; with host
 noise that drifts over minutes, that confounds drift with differences, so `compare` runs the
-variants in turn, round after round, in one process (tokgen.stats judges the differences).
+variants in turn, round after round, in one process, each round in a fresh random order
+(`round_orders`; tokgen.stats judges the differences).
 """
 
 import dataclasses
 import gc
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -49,6 +51,17 @@ def generator_variant(
     return Variant(name, run, info | options)
 
 
+def round_orders(n: int, rounds: int, rng: random.Random) -> list[list[int]]:
+    """The order in which `n` variants run in each of `rounds` rounds: a fresh random permutation
+    per round (notebook 01_naive). Why random: then which of two variants ran first in a round is
+    a coin toss that no rhythm of the host can follow, so for two identical variants each round's
+    log-ratio is as likely negative as positive, independently of the other rounds: exactly what
+    the signed-rank test of tokgen.stats assumes. A fixed rotation (ab, ba, ab, …) is not enough:
+    a host rhythm of two rounds lines up with it and makes one of two identical variants look
+    faster in every round (tests/test_bench.py shows it)."""
+    return [rng.sample(range(n), n) for _ in range(rounds)]
+
+
 def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[float, torch.Tensor]:
     """Milliseconds of one call, the device synchronized before and after (notebook 01_naive)."""
     synchronize(device)
@@ -75,10 +88,13 @@ def compare(
     record: Callable[[dict], None] | None = None,
     warmup: int = 1,
     gpu_busy: bool = True,
+    seed: int | None = None,
 ) -> pd.DataFrame:
-    """Time every variant `rounds` times, interleaved: round r runs each variant once, in an order
-    rotated by r. `warmup` untimed calls first (compilation, graph capture, lazy allocation);
-    the first one is reported as `first_call_ms`. Introduced in notebook 01_naive.
+    """Time every variant `rounds` times, interleaved: each round runs every variant once, in a
+    fresh random order (`round_orders`, drawn from `seed`: a new one when None; each row records
+    its `order_seed` and its `positions`, 0 = first, round by round). `warmup` untimed calls first
+    (compilation, graph capture, lazy allocation); the first one is reported as `first_call_ms`.
+    Introduced in notebook 01_naive.
 
     A variant that runs out of memory or raises is recorded with status "oom"/"error" and
     dropped; the others go on. One row per variant goes to `record` when all rounds are done.
@@ -88,12 +104,16 @@ def compare(
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds <= 0:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"seed must be an integer or None, got {seed!r}")
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise ValueError(f"variant names must be unique, got {names}")
+    seed = random.SystemRandom().randrange(2**32) if seed is None else seed
+    orders = round_orders(len(variants), rounds, random.Random(seed))
     device = torch.device(device)
     state = {
-        v.name: {"times": [], "status": "ok", "error": "", "steps": None, "memory": {}, "slice_escapes": 0}
+        v.name: dict(times=[], positions=[], status="ok", error="", steps=None, memory={}, slice_escapes=0)
         for v in variants
     }
 
@@ -133,12 +153,13 @@ def compare(
     gc.collect()
     gc.freeze()
     try:
-        for r in range(rounds):
-            for v in variants[r % len(variants) :] + variants[: r % len(variants)]:
+        for order in orders:
+            for position, v in enumerate(variants[i] for i in order):
                 if state[v.name]["status"] == "ok":
                     ms = attempt(v)
                     if ms is not None:
                         state[v.name]["times"].append(ms)
+                        state[v.name]["positions"].append(position)
     finally:
         gc.unfreeze()
     if gpu_busy and device.type == "cuda":  # one profiled run each, after the timed rounds
@@ -154,7 +175,7 @@ def compare(
 
     rows = []
     for v in variants:
-        row = {"variant": v.name, **v.info, **_summary(state[v.name])}
+        row = {"variant": v.name, **v.info, **_summary(state[v.name]), "order_seed": seed}
         rows.append(row)
         if record is not None:
             record(row)
@@ -183,6 +204,7 @@ def _summary(s: dict) -> dict:
         "gpu_busy_ms": s.get("gpu_busy_ms", float("nan")),
         "gpu_busy_share": s.get("gpu_busy_ms", float("nan")) / median if t else float("nan"),
         "times_ms": ";".join(f"{x:.3f}" for x in t),
+        "positions": ";".join(map(str, s["positions"])),  # where in its round each timed run came
         "slice_escapes": s["slice_escapes"],  # timed runs that found the slice left (notebook 13)
         **s["memory"],
     }

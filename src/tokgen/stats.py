@@ -4,9 +4,10 @@ Introduced in notebook 02_kv_cache (the slope in notebook 01_naive). Interleaved
 variants' times a pair per round; the one speed measure everywhere is the **speed-up** ×s: the
 median over rounds of t_base / t (> 1: faster), with the quartiles of the per-round ratios. A
 difference is **real** when the Wilcoxon signed-rank test of the per-round log-ratios gives
-p < ALPHA; with the rotated order of `tokgen.compare`, two identical variants give log-ratios
-symmetric about zero, whatever the host noise, so that rule calls noise real at most ALPHA of the
-time. A comparison shows **no effect** when two one-sided signed-rank tests (TOST) put the
+p < ALPHA; with the fresh random order of every round of `tokgen.compare`, each log-ratio of two
+identical variants is as likely negative as positive, independently of the others, whatever the
+host noise, so that rule calls noise real at most ALPHA of the time (a fixed rotation of the order
+does not guarantee it: tokgen.bench.round_orders says why). A comparison shows **no effect** when two one-sided signed-rank tests (TOST) put the
 log-ratios' median inside ±BAND: a true effect of BAND is called "no effect" at most ALPHA of the
 time. tests/test_stats.py measures both rates on simulated host noise, tests/test_gpu.py the
 first on a real variant against itself.
