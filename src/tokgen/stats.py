@@ -7,10 +7,10 @@ difference is **real** when the Wilcoxon signed-rank test of the per-round log-r
 p < ALPHA; with the fresh random order of every round of `tokgen.compare`, each log-ratio of two
 identical variants is as likely negative as positive, independently of the others, whatever the
 host noise, so that rule calls noise real at most ALPHA of the time (a fixed rotation of the order
-does not guarantee it: tokgen.bench.round_orders says why). A comparison shows **no effect** when two one-sided signed-rank tests (TOST) put the
-log-ratios' median inside ±BAND: a true effect of BAND is called "no effect" at most ALPHA of the
-time. tests/test_stats.py measures both rates on simulated host noise, tests/test_gpu.py the
-first on a real variant against itself.
+does not guarantee it: tokgen.bench.round_orders says why). A comparison shows **no effect** when
+two one-sided signed-rank tests (TOST) put the log-ratios' median inside ±BAND: a true effect of
+BAND is called "no effect" at most ALPHA of the time. tests/test_stats.py measures both rates on
+simulated host noise, tests/test_gpu.py the first on a real variant against itself.
 """
 
 import math
