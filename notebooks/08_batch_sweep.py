@@ -117,7 +117,8 @@ save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
 # per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
-# host time it frees, which is usually little (notebook 14 measures a case where it did pay).
+# host time it frees (notebook 14 measures transformers' own deferred stop check, another way to
+# free it).
 
 # %%
 say(tokgen.display.bound_table(ok))
@@ -143,10 +144,10 @@ for compiled_flag, fam in g.groupby("compiled"):
 # %% [markdown]
 # ## Summary
 #
-# * The sweep shows at which batch sizes a step is overhead-bound and at which the GPU's work
-#   takes over.
+# * The sweep shows whether, and from which batch size, the GPU's work takes over a step from
+#   per-step overhead.
 # * Pipelining's gain, with its spread, per batch size and per model (eager, compiled), says
-#   where hiding the stop check's sync is worth two streams.
+#   whether, and where, hiding the stop check's sync is worth two streams.
 #
 # ## Exercises
 #

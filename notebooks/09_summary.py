@@ -55,8 +55,7 @@ show_source(tokgen.claims.summary_results)
 results = tokgen.claims.summary_results(DATA_DIR)
 env = results.iloc[0]
 say(
-    f"Measured on **{env['gpu']}** (driver {env['driver']}, torch {env['torch']}, transformers "
-    f"{env['transformers']}), commit `{env['commit']}`, batch size {env['batch_size']}, "
+    f"Measured on {tokgen.claims.measured_on(env)}, batch size {env['batch_size']}, "
     f"{env['max_seqlen']} new tokens, {env['runs']} interleaved rounds."
 )
 cols = ["variant", "median_ms", "q25_ms", "q75_ms", "speedup_vs_naive", "ms_per_step", "peak_reserved_gb"]
@@ -103,14 +102,12 @@ show_source(tokgen.claims.slice_runs)
 slices = tokgen.claims.slice_runs(DATA_DIR, SLICE_RESULTS_DIR)
 claims = tokgen.claims.claims_by_regime(DATA_DIR, slices)
 overview = tokgen.claims.verdicts_overview(claims, ["whole GPU", *slices])
-say(f"Measured on **{env['gpu']}**\n\n" + table(overview))
+say("Where each column was measured:\n" + tokgen.claims.regime_sources(DATA_DIR, slices) + "\n\n" + table(overview))
 
 # %%
 regimes = {"whole GPU": "", **{name: f" ({name})" for name in slices}}
 for regime, suffix in regimes.items():
-    why = claims[claims[f"why{suffix}"].astype(bool)]
-    lines = [f"- claim {r['#']}: {r[f'why{suffix}']}" for r in why.to_dict("records")]
-    say(f"**Why undecided, {regime}:**\n" + ("\n".join(lines) or "- every verdict is decided"))
+    say(f"**Why undecided, {regime}:**\n" + tokgen.claims.why_undecided(claims, suffix))
 
 # %%
 for regime, suffix in regimes.items():

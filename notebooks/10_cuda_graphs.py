@@ -22,7 +22,8 @@
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
 # of sampled tokens) cuts the host's work per token further. The host reads the flag one
-# replay late, so the GPU never waits; whatever was generated past the stop is trimmed.
+# replay late, so the GPU need not wait for the host's check (section 4 measures how much it
+# still idles); whatever was generated past the stop is trimmed.
 #
 # **You will learn:** how to capture K decode steps in one CUDA graph on pre-allocated buffers,
 # read the stop flag once per replay, trim the overshoot, and find which kernels take the time.
@@ -30,19 +31,21 @@
 # **What this step adds:** `GraphDecoder` (pre-allocated buffers, K steps per graph replay)
 # around a *step*: transformers' own GPT-2 forward on a StaticCache (`TransformersStep`), or the
 # same arithmetic written out by hand over the same weights and compiled (`HandwrittenStep`).
-# Three refinements follow: attention over the *filled* cache slots only, in one Triton kernel;
+# Four refinements follow: attention over the *filled* cache slots only, in one Triton kernel;
 # our own Triton kernels for the thin matrix products, with the bias, GELU, residual add and
-# layer norm folded in; and `DeviceStopDecoder`, where the whole decode is one graph launch and
-# the stop is decided on the GPU by a CUDA graph WHILE node ("moving conditional checks onto the
-# GPU using conditional nodes", as the article puts what production code does). The registry's
-# graph generators are listed in section 2.
+# layer norm folded in; the *fused* step (`FusedStep`), with fewer kernels: each layer norm folded
+# into the product after it, the step's start and its end one kernel each; and
+# `DeviceStopDecoder`, where the whole decode is one graph launch and the stop is decided on the
+# GPU by a CUDA graph WHILE node ("moving conditional checks onto the GPU using conditional
+# nodes", as the article puts what production code does). The registry's graph generators are
+# listed in section 2.
 #
 # **What we measure:** at the article's batch and length (`BATCH_SIZE`, `MAX_SEQLEN`), all
 # interleaved: the naive baseline, `model.generate()` (dynamic and static cache), the article's
 # best recipe, and the graph decoders for every K of `STEPS_PER_GRAPH`, each against the task's
 # floor (notebook 12) from one bandwidth measurement made here; the GPU's idle share from a
-# CUPTI timeline; where the time goes, kernel by kernel, before and after our kernels; and what
-# stopping on the GPU saves when every row stops early.
+# CUPTI timeline; where the time goes, kernel by kernel, before our kernels, with them and fused;
+# and what stopping on the GPU saves when every row stops early.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -158,8 +161,9 @@ show_source(tokgen.kernels.attend_filled_slots)
 # ### Our own kernels for the thin products
 #
 # With `BATCH_SIZE` rows, each of a layer's four products reads a whole weight matrix to compute
-# that few rows of output. cuBLAS runs such products in a few long-running blocks, often a split-K
-# kernel plus a reduction, far below the copy bandwidth (notebook 12 times them alone).
+# that few rows of output. cuBLAS may run such a product in a few long-running blocks, or as a
+# split-K kernel plus a reduction (section 5's tables name the kernels it picked; notebook 12
+# times each product alone against the copy bandwidth).
 # `tokgen.kernels` tiles the weight's rows thinly instead (narrow column tiles, every row of the
 # batch in one block), splits the sum when the output is too narrow to give every SM a block, and
 # folds what follows each product into the same kernels: the bias and GELU after the first MLP
@@ -177,7 +181,7 @@ show_source(tokgen.kernels.linear_add_norm)
 # is still running. Each block first starts its slice of the weights on its way into L2 (no
 # kernel writes the weights, so that is safe), then waits in `griddepcontrol.wait` until the
 # kernel before has finished and its writes are visible, and only then reads its inputs. The
-# launch gap between two kernels of the graph, and the first weight reads, hide behind the
+# launch gap between two kernels of the graph, and the first weight reads, can hide behind the
 # kernel before (section 4 measures the idle share; exercise 4 turns PDL off). One consequence
 # for section 5: a kernel's measured duration includes its wait, so durations overlap.
 
@@ -199,15 +203,15 @@ show_source(tokgen.TritonStep)
 # %% [markdown]
 # ### Fewer kernels: the fused step
 #
-# With our kernels the GPU is rarely idle (section 4), yet the products still reach only part of
-# the copy bandwidth (notebook 12). What stalls a small kernel is its own start and end: a
+# Section 4 measures how much the GPU idles with our kernels, and notebook 12 how close their
+# products come to the copy bandwidth. What can stall a small kernel is its own start and end: a
 # dependent kernel cannot read its input before the kernel before it has finished, and then its
 # blocks need time to get their loads going before memory runs at full speed; at the end, the
-# last blocks finish alone. GPT-2's matrices are small (notebook 12 lists them), so a product at
-# full speed would take about as long as that ramp. Every kernel boundary costs that time, whatever
-# the kernel does; the lever is **fewer boundaries**, not faster arithmetic.
+# last blocks finish alone. GPT-2's matrices are small (notebook 12 lists them), so that ramp may
+# be a large part of a product's time. It is paid at every kernel boundary, whatever the kernel
+# does: the fused step tests whether **fewer boundaries**, not faster arithmetic, is the lever.
 #
-# `FusedStep` removes a third of them (section 5 counts them):
+# `FusedStep` has fewer kernels per step than `TritonStep` (section 5 counts both):
 #
 # * each layer norm is folded into the product after it (`tokgen.kernels.fold_norm`): the weight
 #   scaled by the norm's gamma, its row sums, and W @ beta + bias give
@@ -259,8 +263,8 @@ print(tokgen.graphs.KEEP_DECODING)
 #
 # Every graph generator must return the naive generator's tokens, for every K (the test suite
 # also checks early stops). `model.generate()` pads rows that finished early rather than
-# continuing them, so it is held to the naive output only here, where no row stops. The list
-# below names the K sweeps; any other graph generator of the registry joins at K = 4.
+# continuing them, so it is held to the naive output only here, where no row stops. The cell
+# below names the registry's graph generators and the K each runs at here.
 
 
 # %%
@@ -280,13 +284,16 @@ variants += [variant("pipelined_static", compiled), *[variant(g, m, steps_per_gr
 variants += [variant(g, steps_per_graph=k) for g, ks in swept.items() for k in ks]
 variants += [variant(g, steps_per_graph=4) for g in others if g not in tokgen.LOOPS_ON_DEVICE]
 variants += [variant(g) for g in others if g in tokgen.LOOPS_ON_DEVICE and CUDA]  # WHILE node: K does not apply
-say("Graph generators of the registry: " + ", ".join(f"`{g}`" for g in tokgen.GENERATORS if g.startswith("graph_")))
+at_k = {g: "K = " + ", ".join(map(str, STEPS_PER_GRAPH)) for g in swept} | {g: "K = 1" for g, _ in at_one}
+at_k |= {g: "no K (WHILE node)" + ("" if CUDA else ", not run on the CPU") if g in tokgen.LOOPS_ON_DEVICE else "K = 4"
+         for g in others}  # fmt: skip
+say("The registry's graph generators, timed at: " + "; ".join(f"`{g}` {k}" for g, k in at_k.items()) + ".")
 
 # %% [markdown]
 # Each variant's first call builds what it needs (a compiled step, a captured graph, a cache)
-# and is timed here. The K variants of one step share its compiled code (K = 1, 2, 4, 8 and 16
-# share one capacity), so the first of them to be built pays for the compilation: for the
-# compiled handwritten step, that was section 1's decoder.
+# and is timed here. The K variants of one step share its compiled code (every K that divides 16
+# gives the same capacity, section 1), so the first of them to be built pays for the compilation:
+# for the compiled handwritten step, that was section 1's decoder.
 
 # %%
 first_call, same = {}, {}
@@ -314,8 +321,8 @@ if len(bad):
     say(table(bad[["variant", "status", "error"]]))
 
 # %% [markdown]
-# The task's floor (notebook 12): every weight read once per token and the filled part of the
-# KV cache once per step, at the copy bandwidth measured now. The measurement is recorded in
+# The task's floor (notebook 12): every weight and the filled part of the KV cache read once per
+# decode step, at the copy bandwidth measured now. The measurement is recorded in
 # `data/10_bandwidth.csv`, and notebook 12 reads it: one bandwidth, one floor for both notebooks.
 
 # %%
@@ -359,7 +366,9 @@ text = f"Fastest registry generator in this run: **{fastest['variant']}**, {spre
 text += f", {fastest['× task floor']:.2f}× the task's floor" if CUDA else ""
 for base in bases:
     text += f"; against {base}: {speedup_text(tokgen.gain(ok, tokgen.label(base), fastest['variant']))}"
-say(text + ".")
+runner_up = ours.iloc[1]["variant"] if len(ours) > 1 else None
+vs_runner_up = f"against the runner-up, `{runner_up}`: {speedup_text(tokgen.gain(ok, runner_up, fastest['variant']))}"
+say(text + (f"; {vs_runner_up}." if runner_up else "."))
 
 # %% [markdown]
 # A replay always runs its K steps: when K does not divide N, the last replay computes steps
@@ -378,21 +387,23 @@ say(
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
-# on the host, the fastest K of our kernels before they were fused and of the compiled
-# handwritten step (before our kernels), and the article's best recipe: the share of the window
-# in which no kernel ran, and the GPU's busy time and kernels per generated token.
-# (`graph_stop_on_device` is not profiled: CUPTI records the kernels of a WHILE node's body once,
-# not once per iteration.) Tokens are counted from the `on_step` calls inside the window (one per
-# replay of K tokens).
+# on the host; the fastest K of the compiled handwritten step (before our kernels), of our
+# kernels (`graph_triton_kernels`) and of the fused step (`graph_triton_fused`); and the article's
+# best recipe: the share of the window in which no kernel ran, and the GPU's busy time and
+# kernels per decode step. (`graph_stop_on_device` is not profiled: CUPTI records the kernels of
+# a WHILE node's body once, not once per iteration.) Decode steps are counted from the `on_step`
+# calls inside the window (one call per replay of K steps). **A "token" in the column names is a
+# decode step**, which generates one token for each of the `BATCH_SIZE` rows.
 
 # %%
 by_name = {v.name: v for v in variants}
 on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))]
 after = on_host.iloc[0]["variant"]
-before = ok[ok["generator"] == "graph_handwritten_compiled"].sort_values("median_ms").iloc[0]["variant"]
-unfused = ok[ok["generator"] == "graph_triton_kernels"].sort_values("median_ms").iloc[0]["variant"]
+best_k = ok.sort_values("median_ms").drop_duplicates("generator").set_index("generator")["variant"]
+stages = {g: best_k.get(g) for g in ("graph_handwritten_compiled", "graph_triton_kernels", "graph_triton_fused")}
+before, unfused, fused = stages.values()  # None: not measured (failed)
 idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
-for name in dict.fromkeys([after, unfused, before, tokgen.label("pipelined_static", compiled=True)]):
+for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("pipelined_static", compiled=True)]):
     k = by_name[name].info.get("steps_per_graph", 1)
     timeline, tokens = tokgen.profiling.profile_decode(by_name[name].run, start=WINDOW[0], stop=WINDOW[1],
                                                        steps_per_call=k)  # fmt: skip
@@ -405,8 +416,8 @@ idle = idle_rec.read()
 
 # %% [markdown]
 # `gpu_idle_fraction`: the share of the window (after its first copy) in which no kernel ran;
-# `gpu_busy_per_token`: µs in which at least one kernel ran, per generated token; both over the
-# same window as section 5's tables.
+# `gpu_busy_per_token`: µs in which at least one kernel ran, per decode step, over the same
+# window as section 5's tables.
 
 # %%
 if CUDA:
@@ -418,8 +429,9 @@ else:
 # %% [markdown]
 # ## 5. Where the time goes, kernel by kernel
 #
-# GPU time per generated token, grouped by what the kernel does (`tokgen.profiling.kernel_kind`),
-# before our kernels, with them, and fused, from the windows profiled in section 4. Two times per row:
+# GPU time per decode step ("per token" in the columns), grouped by what the kernel does
+# (`tokgen.profiling.kernel_kind`), before our kernels, with them, and fused, from the windows
+# profiled in section 4. Two times per row:
 # `us_per_token` adds up the kernels' durations; `own_us_per_token` gives each kernel only its
 # time after every kernel that started before it had ended, so the rows add up to the GPU's busy
 # time. With PDL the two differ: a kernel launched early counts its wait for the one before in
@@ -430,12 +442,15 @@ show_source(tokgen.profiling.own_times)
 
 # %%
 kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)
-for name in dict.fromkeys((before, unfused, after)) if CUDA else ():
+for generator, name in stages.items() if CUDA else ():
+    if name is None:
+        say(f"*`{generator}` has no successful timing in this run (section 3): no kernel table for it.*")
+        continue
     timeline, tokens = profiled[name]
     kinds = tokgen.profiling.kernel_table(timeline, tokens)
     for r in kinds.to_dict("records"):
-        kernel_rec.write({"variant": name, "tokens": tokens, **r})
-    say(f"**{name}**, {tokens} tokens in the window")
+        kernel_rec.write({"variant": name, "generator": generator, "tokens": tokens, **r})
+    say(f"**{name}**, {tokens} decode steps in the window")
     say(table(kinds, ["kind", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
     top = tokgen.profiling.kernel_table(timeline, tokens, by="name", top=8)
     say(table(top, ["name", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
@@ -443,30 +458,35 @@ if not CUDA:
     say("*Skipped on the CPU: no GPU kernels.*")
 
 # %%
-if CUDA:
-    kernels, layers, by = kernel_rec.read(), model.config.n_layer, ok.set_index("variant")
+if CUDA and any(stages.values()):
+    kernels, layers = kernel_rec.read(), model.config.n_layer
     for name, rows in kernels.groupby("variant", sort=False):
-        wall = 1e3 * by.at[name, "median_ms"] / by.at[name, "steps"]  # µs per token
+        timeline, n = profiled[name]
+        window = (timeline.kernels["end"].max() - timeline.kernels["start"].min()) / n  # µs per step
         count, summed, busy = (rows[c].sum() for c in ("kernels_per_token", "us_per_token", "own_us_per_token"))
+        overlap = f"by {summed - busy:.0f} µs per step (a kernel launched early counts its wait)"
         say(
-            f"`{name}`: {count:.1f} kernels per token, {count / layers:.1f} per layer of {layers} when the few "
-            f"outside the layers (embedding, LM head, argmax, copies) are counted in; their durations add up to "
-            f"{summed:.0f} µs per token, "
-            f"the GPU was busy {busy:.0f} µs of a token's {wall:.0f} µs of wall time: "
-            + ("durations overlap (PDL)." if summed > 1.01 * busy else "no kernel overlaps another.")
+            f"`{name}`: {count:.1f} kernels per step, {count / layers:.1f} per layer of {layers} with those outside "
+            f"the layers counted in; their durations add up to {summed:.0f} µs per step; the GPU was busy "
+            f"{busy:.0f} µs of the {window:.0f} µs per step that the profiled window lasted (first kernel to last): "
+            f"durations overlap {overlap if summed > 1.01 * busy else 'by less than 1%'}."
         )
 
 # %% [markdown]
-# One layer of one step, kernel by kernel, with our kernels before and after fusing them: each
-# bar is a kernel from its launch to its end (with PDL a kernel is launched while the one before
-# still runs, and waits), on the same µs axis.
+# One layer of one step, kernel by kernel, with our kernels before and after fusing them
+# (`graph_triton_kernels` and `graph_triton_fused`, each at its fastest K): each bar is a kernel
+# from its launch to its end (with PDL a kernel is launched while the one before still runs, and
+# waits), on the same µs axis.
 
 # %%
-if CUDA:
+if CUDA and unfused and fused:
     fig, ax = plt.subplots(figsize=(12, 2.6))
-    layers = {name: profiled[name][0] for name in dict.fromkeys((unfused, after))}
+    layers = {name: profiled[name][0] for name in (unfused, fused)}
     tokgen.display.plot_one_layer(ax, layers, layer=model.config.n_layer // 2)
     save_figure(fig, "10_one_layer", RESULTS_DIR)
+elif CUDA:
+    missing = " and ".join(f"`{g}`" for g in ("graph_triton_kernels", "graph_triton_fused") if stages[g] is None)
+    say(f"*No before/after figure: no successful timing of {missing} in this run.*")
 else:
     say("*Skipped on the CPU: no GPU kernels.*")
 
@@ -486,7 +506,8 @@ stops = {}  # steps run -> the EOS id that stops every row there
 for stop_at in STOP_AT:
     eos, steps = stop_token(reference[0], min(stop_at, MAX_SEQLEN))
     stops.setdefault(steps, eos)
-say(f"`{k_step}` (the step the WHILE node runs) at every K against `graph_stop_on_device`; every row stops after "
+against = " against `graph_stop_on_device`" if CUDA else ""
+say(f"`{k_step}` (the step the WHILE node runs) at every K{against}; every row stops after "
     + ", ".join(f"{steps} steps (EOS id {eos})" for steps, eos in stops.items()) + ".")  # fmt: skip
 
 # %%
@@ -521,21 +542,32 @@ if CUDA:
 
 # %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
-# small's fp32 weights once per token is a floor no generator can beat.
+# small's fp32 weights once per decode step is a floor no generator can beat.
 #
 # ## Takeaways, read from this run
 
 # %%
 say(f"* Fastest registry generator: `{fastest['variant']}`" + (f", {fastest['× task floor']:.2f}× the task's floor"
-    if CUDA else "") + ".")  # fmt: skip
+    if CUDA else "") + (f"; {vs_runner_up}." if runner_up else "."))  # fmt: skip
 sweeps = {g: r for g, r in ok[ok["steps_per_graph"].notna()].groupby("generator") if r["steps_per_graph"].nunique() > 1}
 for generator, runs in sweeps.items():
-    best, worst = runs.sort_values("median_ms").iloc[[0, -1]].to_dict("records")
-    say(f"* `{generator}`: fastest at K = {best['steps_per_graph']:.0f}, slowest at K = "
-        f"{worst['steps_per_graph']:.0f} ({worst['median_ms'] / best['median_ms']:.2f}× the time).")  # fmt: skip
+    best, second, worst = runs.sort_values("median_ms").iloc[[0, 1, -1]].to_dict("records")
+    ratio = worst["median_ms"] / best["median_ms"]
+    slowest = f"; slowest at K = {worst['steps_per_graph']:.0f} ({ratio:.2f}× the median time)"
+    say(f"* `{generator}`: fastest at K = {best['steps_per_graph']:.0f}; against the next, K = "
+        f"{second['steps_per_graph']:.0f}: {speedup_text(tokgen.gain(ok, second['variant'], best['variant']))}"
+        f"{slowest if len(runs) > 2 else ''}.")  # fmt: skip
+
+# %%
 if CUDA:
     share = idle.set_index("variant")["gpu_idle_fraction"]
     say("* GPU idle share of the profiled window: " + ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index) + ".")
+if CUDA and unfused and fused:
+    count = kernels.groupby("variant")["kernels_per_token"].sum()
+    rest = kernels[(kernels["variant"] == fused) & ~kernels["products"].astype(bool)]
+    spent = "; ".join(f"{r.own_us_per_token:.0f} µs on {r.kind}" for r in rest.itertuples())
+    say(f"* Fusing: {count[unfused]:.0f} → {count[fused]:.0f} kernels per step; besides its products, `{fused}` "
+        f"spends {spent} per step.")  # fmt: skip
 for steps, group in while_node.groupby("steps run") if len(while_node) else ():
     say(f"* Every row stopping after {steps} steps: the WHILE node runs ×{group['speedup'].min():.2f} to "
         f"×{group['speedup'].max():.2f} as fast as the K-step replays (faster in {sum(group['outcome'] == 'faster')} "
@@ -553,18 +585,22 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 # * Attention over the filled slots only (one Triton kernel that reads the position on the GPU)
 #   keeps the graph valid and cuts the attention's reads to what is filled.
 # * Our own kernels for the thin products, with the bias, GELU, residual add and layer norm
-#   folded in, replace cuBLAS's split-K kernels and most of inductor's small ones: section 5
-#   puts the two kernel tables side by side, section 3 the distance to the floor.
+#   folded in, replace cuBLAS's product kernels and inductor's fused ones: section 5 puts the
+#   kernel tables side by side, section 3 the distance to the floor.
+# * The fused step folds each layer norm into the product after it and makes the step's start and
+#   end one kernel each: fewer kernel boundaries per step (section 5 counts the kernels, and the
+#   takeaways give the change).
 # * Programmatic dependent launch lets each of our kernels start, and start its weights into L2,
-#   while the one before still runs: section 4's idle share and section 5's overlapping durations
-#   show what that does in this run.
-# * What still stands between us and the floor is in section 5's "after" table: the products
-#   themselves (below the copy bandwidth with only `BATCH_SIZE` rows to share a weight read), the
-#   kernels that remain per layer, and the torch kernels outside the layers (argmax, embedding).
+#   while the one before still runs: section 5 shows where kernels' durations overlap, and
+#   exercise 4 measures what PDL buys by turning it off.
+# * What still stands between us and the floor is in section 5's table of the fused step: the
+#   products themselves (how close they come to the copy bandwidth with only `BATCH_SIZE` rows to
+#   share a weight read: notebook 12), and the kernels that are not products (the takeaways list
+#   them).
 # * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
-#   generation, and no step past the stop. Without a stop it only saves the host's checks,
-#   which the K-step replay already hides; with early stops it also saves the wasted steps
-#   (section 6 measures both cases).
+#   generation, and no step past the stop. Without a stop it can only save the host's checks,
+#   which the K-step replay already keeps off the GPU's path; with early stops it also saves the
+#   wasted steps (section 3 times the case without a stop, section 6 the early stops).
 #
 # ## Exercises
 #

@@ -49,7 +49,7 @@ RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." ov
 import pandas as pd
 
 import tokgen
-from tokgen.display import plot_dots, product_findings, save_figure, say, show_source, table
+from tokgen.display import plot_dots, product_findings, save_figure, say, show_source, speedup_text, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
@@ -96,10 +96,12 @@ show_source(tokgen.bandwidth.generation_bytes)
 # %%
 per_step, nbytes = tokgen.bandwidth.weight_bytes_per_step(model), tokgen.bandwidth.generation_bytes
 kinds = {kv: nbytes(model, BATCH_SIZE, MAX_SEQLEN, kv) for kv in ("none", "filled", "static")}
-floors_text = ", ".join(f"{kv} {b / bandwidth / 1e6:.1f} ms" for kv, b in kinds.items()) if bandwidth else ""
+names = {"none": "no cache (naive)", "filled": "cache read where filled", "static": "whole static cache read"}
+floors_text = ", ".join(f"{names[kv]} {b / bandwidth / 1e6:.1f} ms" for kv, b in kinds.items()) if bandwidth else ""
 say(
-    f"Weights read per step: **{per_step / 1e6:.0f} MB**. Per generation (B={BATCH_SIZE}, N={MAX_SEQLEN}): "
-    + ", ".join(f"{kv} cache reads {b / 1e9:.2f} GB" for kv, b in kinds.items())
+    f"Weights read per step: **{per_step / 1e6:.0f} MB**. Bytes per generation (B={BATCH_SIZE}, N={MAX_SEQLEN}; "
+    "weights, cache writes and reads): "
+    + ", ".join(f"{names[kv]}: {b / 1e9:.2f} GB" for kv, b in kinds.items())
     + (f". Floor at {bandwidth:,.0f} GB/s: {floors_text}" if bandwidth else "")
     + "."
 )
@@ -148,10 +150,12 @@ if len(floors):
 # %% [markdown]
 # ## 4. What stands between a fast generator and the floor
 #
-# Notebook 10 split the GPU time of the fastest generator that stops on the host (and of the
-# compiled handwritten step) by kernel kind, per generated token. The matrix products read all
-# the weights: at copy speed they would take the weights' floor per token. Their *own* time (the
-# part no earlier kernel overlaps, notebook 10 section 5) is what they add to the GPU's busy time.
+# Notebook 10 split the GPU time of the decoders it profiled kernel by kernel (its section 5:
+# the compiled handwritten step, our kernels and the fused step, each at its fastest K) by kernel
+# kind; here the fastest of them. Its columns say "per token" for a decode step, which generates
+# one token for each of the B rows: "per step" below. The matrix products read all the weights:
+# at copy speed they would take the weights' floor per step. Their *own* time (the part no
+# earlier kernel overlaps, notebook 10 section 5) is what they add to the GPU's busy time.
 
 # %%
 split = None  # the kernel split of the generator notebook 10 profiled, when there is one
@@ -165,10 +169,11 @@ if kernels is not None and len(floors):
     target = min(dict.fromkeys(kernels["variant"]), key=lambda v: timed.get(v, float("inf")))
     split = tokgen.bandwidth.products_against_floor(kernels, target, model, bandwidth)
     say(
-        f"`{target}`, the fastest generator notebook 10 profiled: the GPU is busy **{split['busy_us']:.0f} µs** "
-        f"per token (its kernels' durations add up to {split['durations_us']:.0f} µs), of which the matrix "
-        f"products take **{split['products_us']:.0f} µs** and the other kernels {split['other_us']:.0f} µs; reading "
-        f"the weights once at copy speed takes **{split['weights_floor_us']:.0f} µs**: the products run at "
+        f"`{target}`, the lowest median time of the decoders notebook 10 profiled: the GPU is busy "
+        f"**{split['busy_us']:.0f} µs** per step (its kernels' durations add up to {split['durations_us']:.0f} µs), "
+        f"of which the matrix products take **{split['products_us']:.0f} µs** and the other kernels "
+        f"{split['other_us']:.0f} µs; reading the weights once at copy speed takes "
+        f"**{split['weights_floor_us']:.0f} µs**: the products run at "
         f"{split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth."
     )
     columns = ["variant", "kind", "products", "kernels_per_token", "us_per_token", "own_us_per_token", "share"]
@@ -176,8 +181,8 @@ if kernels is not None and len(floors):
 
 # %% [markdown]
 # The same split for every decoder notebook 10 profiled: before our kernels (the compiled
-# handwritten step), with them, and with them fused. What a fused kernel saves shows as products
-# closer to the copy bandwidth and as fewer "other" microseconds.
+# handwritten step), with them, and with them fused. What fusing changes is in the last two:
+# the products' own time and the other kernels' time, fused against unfused (the sentence below).
 
 # %%
 if kernels is not None and bandwidth:
@@ -185,14 +190,23 @@ if kernels is not None and bandwidth:
                            for v in dict.fromkeys(kernels["variant"])])  # fmt: skip
     columns = ["variant", "busy_us", "products_us", "other_us", "weights_floor_us", "pct_of_copy_bandwidth"]
     say(table(splits, columns, digits=0))
+    stage = dict(zip(kernels["generator"], kernels["variant"]))
+    if {"graph_triton_kernels", "graph_triton_fused"} <= set(stage):
+        a, b = (splits.set_index("variant").loc[stage[g]] for g in ("graph_triton_kernels", "graph_triton_fused"))
+        say(f"Fusing (`{a.name}` → `{b.name}`), per step: the products' own time {a.products_us:.0f} → "
+            f"{b.products_us:.0f} µs ({b.products_us - a.products_us:+.0f}), the other kernels' "
+            f"{a.other_us:.0f} → {b.other_us:.0f} µs ({b.other_us - a.other_us:+.0f}).")  # fmt: skip
+    else:
+        say("*Notebook 10 has no kernel table of both `graph_triton_kernels` and `graph_triton_fused`: no "
+            "before/after fusing comparison.*")  # fmt: skip
 
 # %% [markdown]
 # Matrix products with only `BATCH_SIZE` rows (the batch) are thin: each weight is used for one
 # multiply-add per row, far too few to keep the tensor cores busy, and a product has too few
-# output tiles to spread over all of the GPU's streaming multiprocessors. cuBLAS already splits
-# the sum over inputs of some of them over more multiprocessors (the `splitKreduce` kernels in
-# notebook 10's table of the compiled handwritten step). Section 5 takes the products out of
-# the decoder to see what one of them costs.
+# output tiles to spread over all of the GPU's streaming multiprocessors. cuBLAS can split the
+# sum over inputs of such a product over more multiprocessors (look for `splitKreduce` kernels in
+# notebook 10's table of the compiled handwritten step). Section 5 takes the products out of the
+# decoder to see what one of them costs.
 #
 # ## 5. One matrix product at a time
 #
@@ -224,7 +238,7 @@ if len(products):
         say(sentence)
     if split is not None:
         say(f"Inside `{target}`'s decoder (section 4) the matrix products' own time is {split['products_us']:.0f} µs "
-            "per token.")  # fmt: skip
+            "per step.")  # fmt: skip
 
 # %%
 if len(products):
@@ -240,8 +254,8 @@ if len(products):
 # %% [markdown]
 # Timed alone, each product is one `F.linear` call, and cuBLAS adds the bias in the same kernel.
 # Inside the compiled decoder, inductor adds the bias in the next fused kernel and calls a plain
-# matrix product, for which cuBLAS chooses its kernels anew (notebook 10's table has split-K ones
-# among them); our own Triton kernels fold even more into each product: the sums of section 5
+# matrix product, for which cuBLAS chooses its kernels anew (look for split-K ones in notebook
+# 10's table); our own Triton kernels fold even more into each product: the sums of section 5
 # and the products' time inside a decoder are the same arithmetic, not the same kernels.
 #
 # A product whose time barely follows its bytes or its rows is paying a fixed cost per kernel:
@@ -257,16 +271,20 @@ if len(products):
 # %%
 if len(floors):
     fastest = floors.iloc[0]
+    timed = pd.concat(frames, ignore_index=True)
+    run = timed[timed["notebook"] == fastest["notebook"]].sort_values("median_ms")  # paired rounds: one run
+    second = run["variant"].iloc[1] if len(run) > 1 else None
+    vs = f"; against the runner-up of its run, `{second}`: {speedup_text(tokgen.gain(run, second, fastest['variant']))}"
     say(
-        f"* The fastest generator timed, `{fastest['variant']}` (notebook {fastest['notebook']}'s run), takes "
-        f"{fastest['times_task_floor']:.2f}× the task's floor and reaches {fastest['pct_of_own_floor']:.0f}% of its "
-        f"own (its cache: {fastest['kv_read']})."
+        f"* The fastest generator timed (the lowest median of both runs), `{fastest['variant']}` (notebook "
+        f"{fastest['notebook']}'s run), takes {fastest['times_task_floor']:.2f}× the task's floor and reaches "
+        f"{fastest['pct_of_own_floor']:.0f}% of its own (its cache: {fastest['kv_read']}){vs if second else ''}."
     )
 if split is not None:
     say(
         f"* In `{target}`, the matrix products are {100 * split['products_us'] / split['busy_us']:.0f}% of the GPU's "
         f"busy time and run at {split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth; the other kernels take "
-        f"{split['other_us']:.0f} µs per token."
+        f"{split['other_us']:.0f} µs per step."
     )
 if len(products):
     at = products.query("status == 'ok' and rows == @BATCH_SIZE and splits == 1")["pct_of_copy_bandwidth"]
@@ -276,8 +294,8 @@ if len(products):
 # %% [markdown]
 # ## Summary
 #
-# * The floor is set by bytes: every weight read once per token at the measured bandwidth, one
-#   measurement shared with notebook 10. How far each generator is from it is read above.
+# * The floor is set by bytes: every weight read once per decode step at the measured bandwidth,
+#   one measurement shared with notebook 10. How far each generator is from it is read above.
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.

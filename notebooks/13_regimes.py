@@ -16,11 +16,13 @@
 # %% [markdown]
 # # 13 · Where hiding the sync pays: a regime map
 #
-# Notebooks 06–08 look for the article's pipelining gain where the **host** sets the pace (the
-# GPU idles most of a step): hiding a stop-check sync cannot help when the GPU is not the
-# bottleneck. The article ran on an NVIDIA L40S, with a fraction of an H100's memory bandwidth
-# (section 1 measures it), where the GPU's share of a step is far larger. Here we shrink the GPU
-# instead of buying another: a **green context** runs our kernels on N of its SMs.
+# Notebooks 06–08 looked for the article's pipelining gain on the whole GPU, where the **host**
+# sets the pace of most of their points (the GPU idles most of a step, notebook 08's bound table
+# says which): hiding a stop-check sync helps little when the GPU is not the bottleneck. The
+# article ran on an NVIDIA L40S, whose memory bandwidth by its datasheet is a fraction of this
+# GPU's (section 1 measures this GPU's), so the GPU's share of each step should be larger there.
+# Here we shrink the GPU instead of buying another: a **green context** runs our kernels on N of
+# its SMs.
 #
 # **You will learn:** how to run PyTorch code on a slice of a GPU (and the one trap: streams that
 # escape it), how to tell a host-bound from a GPU-bound run by its GPU share, and at which GPU

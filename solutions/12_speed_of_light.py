@@ -28,17 +28,21 @@ RUNS = 20  # timed calls per product in exercise 2
 
 # %%
 import copy
+import math
+import statistics
 
 import pandas as pd
 import torch
 
 import tokgen
 from tokgen.display import say, table
+from tokgen.stats import compare_rounds, speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
-TF32_TFLOPS = 495.0  # the H100 SXM's dense TF32 rate (989 with sparsity), NVIDIA's datasheet; not measured
+TF32_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), NVIDIA's datasheet; not measured.
+# Not a papermill parameter (tokgen.params has no rule for it): for another GPU, edit it here.
 
 # %% [markdown]
 # ## Exercise 1: the floor at B = 1 and B = 256, and bytes against arithmetic
@@ -47,7 +51,8 @@ TF32_TFLOPS = 495.0  # the H100 SXM's dense TF32 rate (989 with sparsity), NVIDI
 # weight once per step, whatever B, plus the KV cache, which grows with B. Its arithmetic is
 # about 2 × parameters × B floating-point operations per step. At B = 1 the weights dominate
 # the bytes; at B = 256 the cache's share has grown, and so has the arithmetic. The bandwidth is
-# the one notebook 12 used; the rate is the datasheet's, which real kernels do not reach.
+# the one notebook 12 used; the rate is `TF32_TFLOPS`, an H100 SXM's datasheet rate, which real
+# kernels do not reach (the sentence names the GPU whose bandwidth is used).
 
 # %%
 bw = tokgen.load("12_bandwidth", DATA_DIR)
@@ -58,34 +63,49 @@ def floors(b: int) -> dict:
     floor = tokgen.bandwidth.floor_ms(model, b, MAX_SEQLEN, gbs)
     weights = MAX_SEQLEN * tokgen.bandwidth.weight_bytes_per_step(model) / gbs / 1e6
     arithmetic = 1e3 * MAX_SEQLEN * 2 * params * b / (TF32_TFLOPS * 1e12)
-    return {"B": b, "floor ms": floor, "of which weights ms": weights, "µs per token": 1e3 * floor / MAX_SEQLEN,
+    return {"B": b, "floor ms": floor, "of which weights ms": weights, "µs per step": 1e3 * floor / MAX_SEQLEN,
             "arithmetic ms": arithmetic}  # fmt: skip
 
 
 rows = pd.DataFrame([floors(1), floors(256)])
 crossover = rows["of which weights ms"].iloc[0] / rows["arithmetic ms"].iloc[0]  # arithmetic grows as B, weights do not
 say(table(rows, digits=2))
-say(f"Bandwidth {gbs:,.0f} GB/s ({bw['gpu'].iloc[-1]}), N = {MAX_SEQLEN}: the arithmetic takes longer than reading the "
-    f"weights from B ≈ {crossover:.0f} on. The cache's bytes grow with B as well: at B = 256 they are "
+gpu = bw["gpu"].iloc[-1]
+rate = f"{TF32_TFLOPS:g} TFLOPS (an H100 SXM's datasheet TF32 rate)"
+say(f"Bandwidth {gbs:,.0f} GB/s ({gpu}), N = {MAX_SEQLEN}, arithmetic at {rate}: the arithmetic takes longer than "
+    f"reading the weights from B ≈ {crossover:.0f} on. The cache's bytes grow with B as well: at B = 256 they are "
     f"{1 - rows['of which weights ms'].iloc[1] / rows['floor ms'].iloc[1]:.0%} of the floor.")  # fmt: skip
 
 # %% [markdown]
 # ## Exercise 2: inductor's kernels against cuBLAS
 #
 # `max-autotune-no-cudagraphs` lets inductor benchmark Triton templates against cuBLAS for each
-# product and keep the fastest. At 32 rows the product is a skinny GEMM that neither fills the
-# GPU; whether a template wins is what the timing says.
+# product and keep the fastest. At 32 rows the product is a skinny GEMM, with too few output
+# tiles to fill the GPU; whether a template wins is what the timing says. Both are timed as
+# `tokgen.bandwidth.product_times` times a product: replayed from one CUDA graph (no launch from
+# Python inside the timing), each product reading its own weight from a pool over twice the L2
+# cache (so from DRAM), one replay of each per round, paired by round.
 
 # %%
 if CUDA:
-    rows, (cin, cout) = [], tokgen.bandwidth.gpt2_products(model)["mlp up"]
-    x, w = torch.randn(32, cin, device="cuda"), torch.randn(cout, cin, device="cuda")
+    (cin, cout), l2 = tokgen.bandwidth.gpt2_products(model)["mlp up"], torch.cuda.get_device_properties(0).L2_cache_size
+    x = torch.randn(32, cin, device="cuda")
+    pool = [torch.randn(cout, cin, device="cuda") for _ in range(max(2, math.ceil(2 * l2 / (4 * cin * cout))))]
     tuned = torch.compile(torch.nn.functional.linear, mode="max-autotune-no-cudagraphs")
-    for name, fn in {"cuBLAS (F.linear)": torch.nn.functional.linear, "inductor max-autotune": tuned}.items():
-        fn(x, w)  # compile and tune
-        times = tokgen.gpu_slice.gpu_times(lambda fn=fn: fn(x, w), RUNS)
-        rows.append({"mlp up at 32 rows": name, "µs, median": 1e3 * sorted(times)[len(times) // 2]})
-    say(table(pd.DataFrame(rows), digits=1) + "\n\n(Launched from Python, so both include a launch.)")
+    fns = {"cuBLAS (F.linear)": torch.nn.functional.linear, "inductor max-autotune": tuned}
+    try:
+        graphs = {n: tokgen.graphs.capture(lambda fn=fn: [fn(x, w) for w in pool], warmups=1) for n, fn in fns.items()}
+    except RuntimeError as err:  # say so, and let the other exercises run
+        graphs = {}
+        say(f"*Capturing the products in a CUDA graph failed here ({type(err).__name__}: {str(err)[:200]}).*")
+    times = {name: [] for name in graphs}  # µs per product, one value per round
+    for _ in range(RUNS if graphs else 0):
+        for name, graph in graphs.items():
+            times[name] += [1e3 * ms / len(pool) for ms in tokgen.gpu_slice.gpu_times(graph.replay, 1)]
+    if graphs:
+        rows = [{"mlp up at 32 rows": n, "µs per product, median": statistics.median(t)} for n, t in times.items()]
+        say(table(pd.DataFrame(rows), digits=1))
+        say(f"Inductor's product against cuBLAS's: {speedup_text(compare_rounds(*times.values()))}.")
 else:
     say("*Kernels are timed on a GPU: run this cell there.*")
 
@@ -100,7 +120,7 @@ else:
 # %%
 fp32 = tokgen.generate("kv_static", model, batch_size=1, max_seqlen=MAX_SEQLEN)
 bf16 = tokgen.generate("kv_static", copy.deepcopy(model).to(torch.bfloat16), batch_size=1, max_seqlen=MAX_SEQLEN)
-n = min(fp32.shape[1], bf16.shape[1])
-differ = int((fp32[:, :n] != bf16[:, :n]).sum())
-first = next((i for i in range(n) if fp32[0, i] != bf16[0, i]), None)
-say(f"{differ} of {n} tokens differ" + (f"; the first at position {first}." if first is not None else "."))
+n = min(fp32.shape[1], bf16.shape[1])  # column 0 is the prompt (BOS), column i the token of step i
+differ = int((fp32[:, 1:n] != bf16[:, 1:n]).sum())
+first = next((i for i in range(1, n) if fp32[0, i] != bf16[0, i]), None)
+say(f"{differ} of {n - 1} generated tokens differ" + (f"; the first at step {first}." if first is not None else "."))

@@ -116,6 +116,84 @@ def test_claim_8_says_which_gains_clear_the_spread(tmp_path):
     assert "real gains: B=1, real losses: B=4" in measured
 
 
+def test_claim_8_a_larger_real_gain_at_a_larger_batch_is_only_partly_the_article(tmp_path):
+    """The article: the gain is largest at the smallest batch. ×1.11 at B=1 but ×1.25 at B=2 is not that."""
+    base = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
+    items = []
+    for b, factor in ((1, 0.9), (2, 0.8), (4, 1.1)):
+        items += [
+            result(f"kv_static B={b}", base, batch_size=b, compiled=False, generator="kv_static"),
+            result(f"pipelined_static B={b}", [t * factor for t in base], batch_size=b, compiled=False,
+                   generator="pipelined_static"),
+        ]  # fmt: skip
+    rows("08_batch_sweep", tmp_path, items)
+    c = claims_table(tmp_path).set_index("#")
+    assert c.loc[8, "verdict"] == "partly" and "real gains: B=1, 2" in c.loc[8, "measured"]
+    assert "a larger real gain at B=2: ×1.25" in c.loc[8, "measured"]
+
+
+def test_regime_sentences_leave_out_what_was_not_measured():
+    from tokgen.claims import _escape, regime_findings, regime_takeaways
+
+    claims = pd.DataFrame(
+        {"#": [1, 2, 3], "verdict": ["reproduced", "partly", "not reproduced"],
+         "verdict (16 SMs)": ["reproduced", "reproduced", "not measured"],
+         "verdict (8 SMs)": ["not measured"] * 3,
+         "slices": ["not decided in both slices"] * 3}
+    )  # fmt: skip
+    text = regime_takeaways(claims, ["whole GPU", "16 SMs", "8 SMs"])
+    assert "differs for claim(s) 2." in text and "(whole GPU, 16 SMs)" in text  # not 1, not 3: 8 SMs has none
+    assert "The two slices agree on no claim." in text and "L40S-class" not in text
+    smoke = ["no verdict (smoke run)"] * 3
+    alone = regime_takeaways(claims.assign(**{"verdict (16 SMs)": smoke}), ["whole GPU", "16 SMs"])
+    assert "Only whole GPU gave verdicts" in alone and "same verdicts" not in alone
+    nothing = regime_takeaways(claims.assign(verdict=smoke, **{"verdict (16 SMs)": smoke}), ["whole GPU", "16 SMs"])
+    assert "No regime gave verdicts" in nothing
+    same = regime_takeaways(claims.assign(**{"verdict (16 SMs)": claims["verdict"]}), ["whole GPU", "16 SMs"])
+    assert "the same verdict for every claim" in same
+
+    point = {"hidden_by": "pipelined_static", "speedup": 1.0, "speedup_q25": 0.99, "speedup_q75": 1.01,
+             "p_value": 0.5, "rounds": 8, "compiled": False, "ms_per_step": 1.0}  # fmt: skip
+    on_cpu = pd.DataFrame([point | {"outcome": "undecided", "where": "whole GPU", "batch_size": 32,
+                                    "gpu_share": float("nan")}])  # fmt: skip
+    text = regime_findings(on_cpu)
+    assert "faster (p < 0.05) at no point" in text and "1 point(s) stay undecided" in text
+    assert "Host-bound points" not in text  # no GPU share measured: no count that reads "none"
+    sliced = pd.DataFrame([point | {"outcome": "no effect", "where": "8 SMs", "batch_size": 64, "gpu_share": 0.9}])
+    assert "B = 32 is not on this map in the 8 SMs slice" in regime_findings(sliced)
+
+    pair = pd.DataFrame({"copy_gbs": [600.0, 1100.0], "escaped_stream_gbs": [3000.0, 1150.0]})
+    assert _escape(pair) == "it escapes from one of them only"
+    assert _escape(pair.assign(escaped_stream_gbs=[3000.0, 3000.0])) == "it escapes to the whole GPU"
+    assert _escape(pair.assign(escaped_stream_gbs=[610.0, 1100.0])) == "it stays in the slice"
+
+
+def test_notebook_09_says_why_each_verdict_is_missing_and_where_each_column_was_measured(tmp_path):
+    from tokgen.claims import measured_on, regime_sources, why_undecided
+
+    claims = pd.DataFrame(
+        {"#": [1, 2, 3], "verdict": ["reproduced (97%)", "inconclusive", "not measured"],
+         "why": ["", "a comparison it needs is undecided", ""]}
+    )  # fmt: skip
+    text = why_undecided(claims)
+    assert "- claim 2: a comparison it needs is undecided" in text and "- claim(s) 3: not measured" in text
+    assert "every verdict is decided" not in text
+    smoke = claims.assign(verdict=["no verdict (smoke run)"] * 3, why="")
+    assert why_undecided(smoke) == "- claim(s) 1, 2, 3: no verdict (smoke run)"
+    assert why_undecided(claims.assign(verdict="partly", why="")) == "- every verdict is decided"
+
+    row = {"gpu": "none (CPU)", "driver": float("nan"), "torch": "2.13", "transformers": "5.1", "commit": "abc"}
+    assert measured_on(row).startswith("the CPU, a smoke run") and "nan" not in measured_on(row)
+    assert measured_on(row | {"gpu": "GPU X", "driver": "580"}).startswith("**GPU X** (driver 580")
+
+    rows("07_pipelining", tmp_path / "whole", [result("naive", [1.0, 1.0])])
+    rows("07_pipelining", tmp_path / "sm8", [result("naive", [1.0, 1.0])], gpu="GPU Y")
+    text = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8", "16 SMs": tmp_path / "sm16"})
+    assert "- whole GPU: GPU X, commit" in text and "- 16 SMs: not run" in text
+    assert "- 8 SMs: GPU Y" in text and "not the whole GPU's run" in text
+    assert not (tmp_path / "sm16").exists()  # reading creates no folder
+
+
 def test_a_smoke_run_gives_no_verdict(tmp_path):
     items = [{**result(f"naive N={n}", [n * n / 100] * 3, max_seqlen=n), "frag_pct": 70.0} for n in (100, 200, 400)]
     for gpu, size in (("none (CPU)", "gpt2"), ("GPU X", "tiny")):

@@ -87,6 +87,10 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     text = display.sweep_takeaway(g, sync)
     assert text.startswith("Pipelining: faster (p < 0.05) at B = 256; undecided at B = 1, 16.")
     assert "host's per-step time sets the pace" in text and "busy 61% of a step" in text
+    busy = sync.assign(gpu_busy_share=[0.9, 0.92, 0.95], batch_size=[3, 16, 40])
+    text = display.sweep_takeaway(g.assign(batch_size=[3, 16, 40]), busy)
+    assert "the GPU's fixed work per step" in text and "host" not in text  # memory-bound: not the host
+    assert "for ×13.3 the rows" in text
 
 
 def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
@@ -153,7 +157,7 @@ def test_product_findings_and_dot_plots():
     lines = display.product_findings(products, 32, layers=2)
     assert "add up to **182 µs**" in lines[0]  # 2 × (7 + 9) + 150
     assert "take 2.00× to 2.00× their time" in lines[2]
-    assert "×2.00 to ×2.00 as fast" in lines[3]
+    assert "×2.00 to ×2.00 as fast (×2.00: attention qkv; ×2.00: attention qkv;" in lines[3]  # ratios, not "fastest"
     assert display.product_findings(products, 64, layers=2)[0].startswith("*No product")
     ax = display.plot_dots(products[products["splits"] == 1], "product", "median_us", group="rows", low="q25_us",
                            high="q75_us", log=True)  # fmt: skip

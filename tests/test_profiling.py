@@ -127,7 +127,10 @@ PDL_TRACE = {
 
 
 def test_kernel_kinds_and_short_names():
-    assert profiling.kernel_kind("_linear_kernel") == profiling.OUR_PRODUCTS
+    for product in ("_linear_kernel", "_norm_linear_kernel", "_linear_residual_kernel"):  # they read a weight
+        assert profiling.kernel_kind(product) == profiling.OUR_PRODUCTS, product
+    for other in ("_add_norm_kernel", "_embed_kernel", "_finish_step_kernel"):  # they read no weight matrix
+        assert profiling.kernel_kind(other) == profiling.OUR_OTHER, other
     assert profiling.kernel_kind("_attend_filled_kernel") == profiling.OUR_ATTENTION
     assert profiling.kernel_kind("triton_per_fused_add_addmm_native_layer_norm_12") == profiling.INDUCTOR
     assert profiling.kernel_kind("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32") == profiling.MATMUL
@@ -151,10 +154,11 @@ def test_own_times_add_up_to_the_busy_time():
 def test_kernel_table_per_token_with_overlapping_kernels():
     tl = Timeline(PDL_TRACE)
     kinds = tokgen.profiling.kernel_table(tl, tokens=2).set_index("kind")
-    products = kinds.loc[profiling.OUR_PRODUCTS]
-    assert products["kernels_per_token"] == 1.0  # 2 kernels, 2 tokens
-    assert products["us_per_token"] == (10 + 15) / 2  # durations, the PDL wait included
-    assert products["own_us_per_token"] == 20 / 2  # [0, 20): their union
+    products, add_norm = kinds.loc[profiling.OUR_PRODUCTS], kinds.loc[profiling.OUR_OTHER]
+    assert products["kernels_per_token"] == add_norm["kernels_per_token"] == 0.5  # 1 kernel each, 2 tokens
+    assert products["us_per_token"] == products["own_us_per_token"] == 10 / 2
+    assert add_norm["us_per_token"] == 15 / 2  # its duration, the PDL wait included
+    assert add_norm["own_us_per_token"] == 10 / 2  # [10, 20): after the product before it ended
     busy = profiling._union_length(list(tl.kernels["start"]), list(tl.kernels["end"]))
     assert kinds["own_us_per_token"].sum() == pytest.approx(busy / 2)
     assert kinds["share"].sum() == pytest.approx(1.0)

@@ -231,11 +231,19 @@ def _claim_8(tables):
     for compiled, fam in g.groupby("compiled"):
         fam = fam.sort_values("batch_size")
         smallest, largest = fam.iloc[0], fam.iloc[-1]
-        oks += [_faster(smallest), None if largest["outcome"] == UNDECIDED else largest["outcome"] != FASTER]
         gains_, losses = fam[fam["outcome"] == FASTER], fam[fam["outcome"] == SLOWER]
+        larger = gains_[(gains_["batch_size"] != smallest["batch_size"]) & (gains_["speedup"] > smallest["speedup"])]
+        oks += [
+            _faster(smallest),
+            larger.empty,  # "largest at the smallest batch": no other batch size gains more, real
+            None if largest["outcome"] == UNDECIDED else largest["outcome"] != FASTER,
+        ]
         ends = f"B={smallest['batch_size']} {speedup_text(smallest)}"
         if len(fam) > 1:
             ends += f", B={largest['batch_size']} {speedup_text(largest)}"
+        if not larger.empty:
+            top = larger.sort_values("speedup").iloc[-1]
+            ends += f"; a larger real gain at B={top['batch_size']}: {speedup_text(top)}"
         parts.append(
             f"{'compiled' if compiled else 'eager'}: {ends}; of {len(fam)} batch sizes, real gains: "
             f"{_batch_sizes(gains_)}, real losses: {_batch_sizes(losses)}"
@@ -307,7 +315,8 @@ CLAIMS = {
         "idle gap at most half the sync one; pipelined faster than sync, real (p < 0.05), eager and compiled",
         _claim_7),
     8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
-        "per family (eager, compiled): pipelined faster, real, at the smallest batch; not faster at the largest",
+        "per family (eager, compiled): pipelined faster, real, at the smallest batch; no larger real gain at "
+        "another batch; not faster at the largest",
         _claim_8),
     9: ("overhead of streams",
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
@@ -421,6 +430,53 @@ def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
     return {name: slice_root / f"sm{sms}" for sms, name in sorted(found.items())}
 
 
+def measured_on(row) -> str:
+    """A results row's provenance in words: the GPU, driver and versions, or, for a row the CPU
+    wrote, that it was a smoke run (notebook 09_summary)."""
+    versions = f"torch {row['torch']}, transformers {row['transformers']}, commit `{row['commit']}`"
+    if str(row["gpu"]).startswith("none"):
+        return f"the CPU, a smoke run that measures nothing ({versions})"
+    return f"**{row['gpu']}** (driver {row['driver']}, {versions})"
+
+
+def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
+    """Where each regime's tables come from, read from its CSVs: the GPU and the commit, and a
+    warning when a slice's differ from the whole GPU's, since then the columns are two runs
+    (notebook 09_summary)."""
+
+    def sources(folder) -> tuple[set, set]:
+        frames = [pd.read_csv(p, usecols=lambda c: c in ("gpu", "commit")) for p in Path(folder, "data").glob("*.csv")]
+        found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["gpu", "commit"])
+        return set(found["gpu"].dropna().astype(str)), set(found["commit"].dropna().astype(str))
+
+    whole = sources(results_dir)
+    lines = []
+    for name, folder in {"whole GPU": results_dir, **slice_dirs}.items():
+        gpus, commits = sources(folder)
+        if not gpus:
+            lines.append(f"- {name}: not run")
+            continue
+        mixed = " (**not the whole GPU's run**: read its column as another run's)" if (gpus, commits) != whole else ""
+        gpus = ["the CPU (a smoke run)" if g.startswith("none") else g for g in sorted(gpus)]
+        lines.append(f"- {name}: {', '.join(gpus)}, commit {', '.join(sorted(commits))}{mixed}")
+    return "\n".join(lines)
+
+
+def why_undecided(claims: pd.DataFrame, suffix: str = "") -> str:
+    """One regime's column of `claims_by_regime` (`suffix`: "" for the whole GPU, " (8 SMs, …)" for
+    a slice): why each undecided verdict is undecided, and which claims have no verdict at all
+    (notebook 09_summary)."""
+    lines = [f"- claim {r['#']}: {r[f'why{suffix}']}" for r in claims.to_dict("records") if r[f"why{suffix}"]]
+    verdicts = claims[f"verdict{suffix}"].map(_base_verdict)
+    for missing in (UNMEASURED, SMOKE):
+        numbers = [str(n) for n, v in zip(claims["#"], verdicts) if v == _base_verdict(missing)]
+        if numbers:
+            lines.append(f"- claim(s) {', '.join(numbers)}: {missing}")
+    if lines:
+        return "\n".join(lines)
+    return "- every verdict is decided" if verdicts.isin([REPRODUCED, PARTLY, NOT]).all() else "- see the verdicts"
+
+
 def verdicts_overview(claims: pd.DataFrame, regimes: list[str]) -> pd.DataFrame:
     """One row per claim: the verdict with its stability in each regime ("whole GPU" and the
     slice labels of `claims_by_regime`) and, with two slices, whether they agree (notebook 09_summary)."""
@@ -466,8 +522,16 @@ def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> 
         f"`./run_all.sh --slice` runs notebooks 01–08 in both. Their side streams copy at "
         f"{low['side_stream_gbs']:,.0f} and {high['side_stream_gbs']:,.0f} GB/s (confined), while a "
         f"`torch.cuda.Stream()` made inside them copies at {low['escaped_stream_gbs']:,.0f} and "
-        f"{high['escaped_stream_gbs']:,.0f} GB/s: it escapes to the whole GPU."
+        f"{high['escaped_stream_gbs']:,.0f} GB/s: {_escape(pair)}."
     )
+
+
+def _escape(pair: pd.DataFrame) -> str:
+    """Whether a stream made inside a slice copied well beyond the slice's bandwidth (notebook 13_regimes)."""
+    escaped = pair["escaped_stream_gbs"] > 1.5 * pair["copy_gbs"]
+    if escaped.all():
+        return "it escapes to the whole GPU"
+    return "it stays in the slice" if not escaped.any() else "it escapes from one of them only"
 
 
 def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
@@ -481,10 +545,12 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
         base = label("kv_static", compiled=compiled)
         sync = group.set_index("variant").loc[base]
         sms = str(sync["gpu_sms"])
+        where = "whole GPU" if sms == "all" else f"{sms} SMs"
+        if str(sync.get("gpu", "")).startswith("none"):  # a smoke run's rows
+            where = "CPU"
         for new in ("pipelined_static", "kv_static_no_check"):
             g = gain(group, base, label(new, compiled=compiled))
             if g is not None:
-                where = "whole GPU" if sms == "all" else f"{sms} SMs"
                 rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
                              "batch_size": int(sync["batch_size"]), "compiled": bool(compiled), "hidden_by": new,
                              "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
@@ -517,33 +583,59 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32) -> str:
             f"×{pays['speedup'].max():.2f}."
         )
     else:
-        lines.append("- It paid nowhere on this map.")
-    host = piped[piped["gpu_share"] < 0.5]
-    paid = int((host["outcome"] == FASTER).sum())
-    lines.append(f"- Host-bound points (GPU share < 0.5): {len(host)}, of which it paid at {paid}.")
-    for r in piped[(piped["batch_size"] == article_batch) & (piped["where"] != "whole GPU")].itertuples():
+        undecided = count.get(UNDECIDED, 0)
         lines.append(
-            f"- The article's B = {article_batch} in the {r.where} slice, {'compiled' if r.compiled else 'eager'}: "
-            f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
+            "- It was faster (p < 0.05) at no point of this map"
+            + (f"; {undecided} point(s) stay undecided." if undecided else ".")
         )
+    if piped["gpu_share"].notna().any():
+        host = piped[piped["gpu_share"] < 0.5]
+        paid = int((host["outcome"] == FASTER).sum())
+        lines.append(f"- Host-bound points (GPU share < 0.5): {len(host)}, of which it paid at {paid}.")
+    for where in [w for w in piped["where"].unique() if w.endswith(" SMs")]:
+        at = piped[(piped["where"] == where) & (piped["batch_size"] == article_batch)]
+        if at.empty:
+            lines.append(f"- The article's B = {article_batch} is not on this map in the {where} slice.")
+        for r in at.itertuples():
+            lines.append(
+                f"- The article's B = {article_batch} in the {r.where} slice, {'compiled' if r.compiled else 'eager'}: "
+                f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
+            )
     return "\n".join(lines)
 
 
 def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
     """Notebook 09's takeaways in sentences read from `claims_by_regime`: the verdicts counted per
-    regime, and the claims whose verdict differs between regimes (notebook 09_summary)."""
+    regime, and the claims whose verdict differs between the regimes that measured them (a claim
+    not measured, or a smoke run's, is left out of the comparison; notebook 09_summary)."""
     base = {r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(_base_verdict) for r in regimes}
     lines = [
         f"* {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."
         for regime, verdicts in base.items()
     ]
-    differ = [str(n) for i, n in enumerate(claims["#"]) if len({base[r].iloc[i] for r in regimes}) > 1]
-    lines.append(
-        f"* The verdict differs between regimes for claim(s) {', '.join(differ)}." if differ
-        else "* Every regime gives the same verdicts."
-    )
+    none = {UNMEASURED, _base_verdict(SMOKE)}  # no verdict to compare
+    measured = [r for r in regimes if not base[r].isin(none).all()]
+    if len(measured) < 2:
+        lines.append(
+            f"* Only {measured[0]} gave verdicts: nothing to compare." if measured
+            else "* No regime gave verdicts (nothing measured, or a smoke run's data): nothing to compare."
+        )  # fmt: skip
+    else:
+        differ = [
+            str(n)
+            for i, n in enumerate(claims["#"])
+            if len({base[r].iloc[i] for r in measured} - none) > 1
+        ]
+        lines.append(
+            f"* Among the regimes that gave verdicts ({', '.join(measured)}), the verdict differs for claim(s) "
+            f"{', '.join(differ)}."
+            if differ
+            else f"* {', '.join(measured)}: the same verdict for every claim measured in more than one of them."
+        )
     if "slices" in claims:
         agree = claims[claims["slices"].str.startswith("both slices agree")]["#"].astype(str)
-        lines.append(f"* The two slices agree on claim(s) {', '.join(agree) or 'none'}: those verdicts hold for an "
-                     "L40S-class GPU.")  # fmt: skip
+        lines.append(
+            f"* The two slices agree on claim(s) {', '.join(agree)}: those verdicts hold for an L40S-class GPU."
+            if len(agree) else "* The two slices agree on no claim."
+        )
     return "\n".join(lines)

@@ -555,7 +555,7 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     b0, b1 = step.index[0], step.index[-1]
     text += (
         f"A synchronous step takes {step[b0]:.2f} ms "
-        f"at B = {b0} and {step[b1]:.2f} ms at B = {b1} (×{step[b1] / step[b0]:.2f} for ×{b1 // b0} the rows; "
+        f"at B = {b0} and {step[b1]:.2f} ms at B = {b1} (×{step[b1] / step[b0]:.2f} for ×{b1 / b0:.3g} the rows; "
         f"shortest {step.min():.2f} ms at B = {step.idxmin()}, longest {step.max():.2f} ms at B = {step.idxmax()})"
     )
     if busy.isna().all():
@@ -563,7 +563,12 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     share = sync["gpu_busy_share"]
     text += f", while the GPU's busy time per step goes from {busy[b0]:.2f} to {busy[b1]:.2f} ms"
     text += f" (×{busy[b1] / busy[b0]:.1f})"
-    if step[b1] / step[b0] < 1.25:  # the step hardly follows the GPU's work: something else sets its length
+    if step[b1] / step[b0] < 1.25 and share[b0] >= 0.5:  # busy from the start, yet the rows cost little
+        text += (
+            f". The step's length hardly follows B, though the GPU is busy {share[b0]:.0%} of a step already at "
+            f"B = {b0}: the GPU's fixed work per step (every weight read once, whatever B) sets the pace."
+        )
+    elif step[b1] / step[b0] < 1.25:  # the step hardly follows the GPU's work: something else sets its length
         text += (
             ". The step's length hardly follows the GPU's work: the host's per-step time sets the pace at every B"
             + (
@@ -858,7 +863,8 @@ def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str
         speedup = (base["median_us"] / cut).dropna()
         out.append(
             f"Cut into {split} batched products, they run ×{speedup.min():.2f} to ×{speedup.max():.2f} as fast "
-            f"(fastest: {speedup.idxmax()}; slowest: {speedup.idxmin()}; the sum of the partial results not counted)."
+            f"(×{speedup.max():.2f}: {speedup.idxmax()}; ×{speedup.min():.2f}: {speedup.idxmin()}; the sum of the "
+            "partial results not counted)."
         )
     return out
 

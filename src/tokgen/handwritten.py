@@ -182,9 +182,9 @@ class TritonStep(HandwrittenStep):
 
 
 class FusedStep:
-    """GPT-2's decode step in five kernels per layer, and the end of the step in one (notebook
-    10_cuda_graphs, section 7). Every kernel boundary costs ~2 µs on our H100 whatever the kernel
-    does (notebook 10 measures it), so this step has fewer of them than `TritonStep`:
+    """GPT-2's decode step in five kernels per layer, and the end of the step in one (notebook 10,
+    section 1). A kernel boundary costs time whatever the kernel does (the next kernel waits, its
+    loads ramp up), so this step has fewer of them than `TritonStep`:
 
     * each layer norm is folded into the product after it (`kernels.fold_norm`): the QKV and MLP-up
       products (and the LM head) normalize with the row sums the writer of the residual stream left;

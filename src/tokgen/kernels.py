@@ -1,10 +1,10 @@
 """Our own Triton kernels for GPT-2's decode step (notebook 10_cuda_graphs).
 
 At 32 rows every product of a decode step is skinny: (B, C) @ (C, N) reads a whole weight
-matrix to compute a few rows. cuBLAS runs them in few, long-running blocks (notebook 12: 10-42%
-of copy bandwidth); these kernels tile the weight's rows thinly, split the sum over C when the
-output is too narrow to fill the GPU, and fold the bias, the GELU, the residual add and the
-next layer norm into the same kernels. Attention reads only the filled cache slots. On a CPU
+matrix to compute a few rows. cuBLAS runs them in few, long-running blocks (notebook 12 times
+them against the copy bandwidth); these kernels tile the weight's rows thinly, split the sum
+over C when the output is too narrow to fill the GPU, and fold the bias, the GELU, the
+residual add and the next layer norm into the same kernels. Attention reads only the filled cache slots. On a CPU
 (or without Triton) every function here runs the same arithmetic in plain torch.
 """
 
@@ -20,7 +20,7 @@ except ImportError:
 # (columns per block, sum chunk, splits of the sum, warps) per product of GPT-2 small at 32 rows in
 # TF32, like the model's own products: the fastest of 400 configurations on our H100 (notebook 10)
 QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64, 1, 2), (32, 128, 4, 2), (64, 64, 1, 2)
-# The fused step's products (notebook 10, section 7): (columns per block, sum chunk, splits, warps), the
+# The fused step's products (notebook 10, section 1): (columns per block, sum chunk, splits, warps), the
 # fastest of a few whole-step timings on an H200 (and chains of dependent products on an H100); the LM
 # head streams its 154 MB without the L2 prefetch (it cannot sit in a 50 MB L2)
 FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 128, 1, 2), (32, 128, 1, 2), (64, 64, 1, 2)
@@ -341,7 +341,7 @@ def attend_filled_slots(qkv, keys, values, pos, store: bool = False):
     return out
 
 
-# --- the fused step (notebook 10, section 7): fewer kernels, so fewer boundaries between them ---
+# --- the fused step (notebook 10, section 1): fewer kernels, so fewer boundaries between them ---
 
 
 def fold_norm(w, b, norm):

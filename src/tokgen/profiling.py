@@ -312,7 +312,7 @@ def _runtime_calls(run) -> Counter:
 # --- kernel tables of a profiled window (notebook 10_cuda_graphs) ---
 
 MATMUL = "matrix products (cuBLAS)"
-OUR_PRODUCTS = "products, bias, GELU, residual, norm (ours, Triton)"
+OUR_PRODUCTS = "matrix products, with what is folded into them (ours, Triton)"
 OUR_ATTENTION = "attention over the filled slots (ours, Triton)"
 OUR_OTHER = "other kernels of ours (Triton)"
 INDUCTOR = "fused elementwise / reductions (inductor)"
@@ -408,13 +408,15 @@ def short_kernel_name(name: str, width: int = 80) -> str:
 
 def kernel_kind(name: str) -> str:
     """What a GPU kernel does, from its name: cuBLAS's matrix products, our Triton kernels (by the
-    names in tokgen.kernels), inductor's fused kernels, copies, or other torch kernels
-    (notebook 10_cuda_graphs)."""
+    names in tokgen.kernels: a product is one that reads a weight matrix, "linear" in its name;
+    `_add_norm_kernel` adds partial sums, bias and residual and normalizes, one program per row,
+    and counts as another kernel of ours), inductor's fused kernels, copies, or other torch
+    kernels (notebook 10_cuda_graphs)."""
     base, lower = short_kernel_name(name), name.lower()
     if base in our_kernel_names():
         if "attend" in base:
             return OUR_ATTENTION
-        return OUR_PRODUCTS if "linear" in base or "norm" in base else OUR_OTHER
+        return OUR_PRODUCTS if "linear" in base else OUR_OTHER
     if any(marker in lower for marker in _CUBLAS):
         return MATMUL
     if "triton_" in lower:

@@ -55,6 +55,7 @@ SLICE_SIZES = {
     "08_batch_sweep": {"BATCH_SIZES": [1, 16, 64], "COMPILED_BATCH_SIZES": [1, 16, 64]},
 }
 SLICE_OUT = ROOT / "slice"  # --slice writes its notebooks, data and figures here, beside the whole GPU's
+LAST = ("09_summary",)  # reads the other notebooks' data (13's slices and the slice runs included): runs last
 NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (--newest-transformers)
 # solutions whose exercises need it: 11's compares notebook 11's audit with a newer transformers, 14's
 # measures the deferred stop check at another batch size
@@ -93,8 +94,9 @@ def notebook_names() -> list[str]:
 
 
 def select(only: list[str]) -> list[str]:
-    """Notebook names matching --only (full name or its number); a clear error for unknown ones."""
-    names = notebook_names()
+    """Notebook names matching --only (full name or its number), in the order they run (by number,
+    `LAST` at the end); a clear error for unknown ones."""
+    names = [n for n in notebook_names() if n not in LAST] + [n for n in notebook_names() if n in LAST]
     if not only:
         return names
     chosen = []
@@ -399,7 +401,7 @@ def parser() -> argparse.ArgumentParser:
                    help="do not run each notebook's worked solution (solutions/NN_name.py) after it")  # fmt: skip
     p.add_argument("--replace-reference", action="store_true",
                    help="let a smoke run (or the CPU fallback) replace the repository's reference results")  # fmt: skip
-    p.add_argument("--list", action="store_true", help="list the notebooks and exit")
+    p.add_argument("--list", action="store_true", help="list the notebooks in the order they run (09 last) and exit")
     p.add_argument("--no-progress", action="store_true", help="no papermill progress bars")
     return p
 
@@ -416,7 +418,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     args = parser().parse_args(argv)
     if args.list:
-        print("\n".join(notebook_names()))
+        print("\n".join(select([])))
         return 0
     if not args.slice:
         return run(args, None)
@@ -426,6 +428,8 @@ def main(argv=None) -> int:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
     codes = [run(args, sms, several=len(sizes) > 1) for sms in sizes]  # one slice after the other
+    if max(codes) == 0 and not args.smoke:
+        print("run_all: `./run_all.sh --only 09` puts these slices' verdicts beside the whole GPU's.")
     return max(codes)
 
 
@@ -456,7 +460,8 @@ def run(args, sms, several: bool = False) -> int:
         sizes["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
     parameters = {"RESULTS_DIR": "..", "DATA_DIR": ".."} | sizes
     if not smoke:
-        parameters["SLICE_RESULTS_DIR"] = str(SLICE_OUT)  # staging copies only data/
+        # where --slice wrote: <out>/sm<N> with --out, else slice/sm<N> (the staging copies only data/)
+        parameters["SLICE_RESULTS_DIR"] = str(args.out.resolve() if args.out else SLICE_OUT)
     # Solutions take the run's sizes, not -p (their names may mean other sizes), and read the staging
     # copy of the run's data; a smoke run's read the reference results, as a CPU writes no CUDA tables.
     # A slice run has none: solutions do not take GPU_SMS.
