@@ -17,8 +17,8 @@
 # # 13 · Where hiding the sync pays: a regime map
 #
 # Notebooks 06–08 looked for the article's pipelining gain on the whole GPU, where the **host**
-# sets the pace of most of their points (the GPU idles most of a step, notebook 08's bound table
-# says which): hiding a stop-check sync helps little when the GPU is not the bottleneck. The
+# can set the pace (the GPU idling most of a step; notebook 08's bound table says at which
+# points it did): hiding a stop-check sync helps little when the GPU is not the bottleneck. The
 # article ran on an NVIDIA L40S, whose memory bandwidth by its datasheet is a fraction of this
 # GPU's (section 1 measures this GPU's), so the GPU's share of each step should be larger there.
 # Here we shrink the GPU instead of buying another: a **green context** runs our kernels on N of
