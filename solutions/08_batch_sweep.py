@@ -70,7 +70,7 @@ say(table(pd.DataFrame(rows), digits=4))
 # that is the knee.
 
 # %%
-sizes = [int(reference.index.max()), *BATCH_SIZES]  # the reference's largest B links the two runs
+sizes = sorted({int(reference.index.max()), *BATCH_SIZES})  # the reference's largest B links the two runs
 variants = [
     tokgen.generator_variant("kv_static", model, batch_size=b, max_seqlen=MAX_SEQLEN, by=["batch_size"]) for b in sizes
 ]

@@ -281,6 +281,18 @@ def test_a_bad_parameter_stops_the_notebook_with_one_line(tmp_path):
     assert runner.failed_notebook(tmp_path, "00_setup").exists()
 
 
+@pytest.mark.slow
+def test_solution_08_takes_batch_sizes_that_include_the_reference_sweeps_largest(tmp_path):
+    """Exercise 1 times the reference sweep's largest B beside BATCH_SIZES: a user's list that already
+    holds it (or repeats a size) runs once per size, not into compare's "names must be unique"."""
+    from tokgen_tools import runner
+
+    largest = int(pd.read_csv(ROOT / "data" / "08_batch_sweep.csv")["batch_size"].max())
+    params = {"SIZE": "tiny", "BATCH_SIZES": [largest, largest], "MAX_SEQLEN": 4, "RUNS": 2, "DATA_DIR": ".."}
+    row = runner.run_solution("08_batch_sweep", tmp_path, params, progress=False, data_from=ROOT)
+    assert row["status"] == "ok", row.get("error")
+
+
 def test_every_solution_belongs_to_a_notebook():
     assert {p.stem for p in SOLUTIONS} <= set(NAMES)
 
