@@ -113,6 +113,26 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
 
 
 
+def test_idle_gap_sentences_judge_larger_or_smaller_at_the_digits_they_show():
+    profile = pd.DataFrame(
+        {
+            "variant": ["kv_static", "pipelined_static", "compiled kv_static", "compiled pipelined_static"],
+            "idle_gap_median_us": [2.02, 2.04, 30.0, 24.0],  # eager: 2.0 and 2.0 as shown
+            "gpu_idle_fraction": [0.05, 0.05, 0.5, 0.5],
+            "gpu_sms": "all",
+        }
+    )
+    gaps = display.idle_gaps(profile)
+    assert list(gaps["change"]) == ["same", "smaller"] and not gaps["closes"].any()
+    eager, compiled = (display.gap_takeaway(g) for _, g in gaps.iterrows())
+    assert "2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close it" in eager
+    assert "larger" not in eager and "30.0 µs with the sync and 24.0 µs" in compiled
+    results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
+    text = display.pipelined_gap(profile, results)
+    assert "2.0 µs pipelined (notebook 06): pipelining leaves it as it was." in text
+    assert "24.0 µs pipelined (notebook 06): pipelining narrows it, but not by half." in text
+
+
 def test_stop_token_stops_at_the_first_new_token_from_the_step_on():
     row = [9, 1, 2, 2, 9, 3, 1]  # the prompt (9) is never checked against the EOS
     assert display.stop_token(row, 4) == (9, 4)

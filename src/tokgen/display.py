@@ -425,18 +425,21 @@ def unprofiled_steps(summary: pd.DataFrame, base: str = "kv_static", other: str 
 
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
-    sync and pipelined, the GPU's idle share of the window, and whether pipelining closes most of
-    the gap (under half: then the sync caused it). Notebook 06_eos_sync_profile."""
+    sync and pipelined, the GPU's idle share of the window, whether pipelining closes most of the
+    gap (under half: then the sync caused it), and `change`: "larger", "smaller" or "same" at the
+    0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
-        return pd.DataFrame(columns=["model", "sync_us", "pipelined_us", "idle_share", "closes"])
+        return pd.DataFrame(columns=["model", "sync_us", "pipelined_us", "idle_share", "closes", "change"])
     s, rows = summary.set_index("variant"), []
     for compiled in (False, True):
         sync, piped = label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled)
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
+            shown = round(b, 1) - round(a, 1)  # the sentences say what their digits show
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "pipelined_us": b,
-                 "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a)}
+                 "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a),
+                 "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same"}
             )  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -445,13 +448,13 @@ def gap_takeaway(gap) -> str:
     """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile)."""
     if gap["closes"]:
         cause = "pipelining closes most of it, so the sync causes most of it"
-    elif gap["pipelined_us"] > gap["sync_us"]:
+    elif gap["change"] == "larger":
         cause = "pipelining makes it larger, so the sync is not what keeps the GPU waiting (notebook 07 says why)"
     else:
         cause = "pipelining does not close it, so the sync is not what keeps the GPU waiting"
     return (
         f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; the gap before a step is "
-        f"{gap['sync_us']:.0f} µs with the sync and {gap['pipelined_us']:.0f} µs pipelined: {cause}."
+        f"{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: {cause}."
     )
 
 
@@ -488,12 +491,12 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
     for gap in idle_gaps(profile).to_dict("records"):
         share = shares.get(label("kv_static", compiled=gap["model"] == "compiled"), float("nan"))
         head = (
-            f"{gap['model'].capitalize()}: the idle gap before a step is {gap['sync_us']:.0f} µs synchronous and "
-            f"{gap['pipelined_us']:.0f} µs pipelined (notebook 06)"
+            f"{gap['model'].capitalize()}: the idle gap before a step is {gap['sync_us']:.1f} µs synchronous and "
+            f"{gap['pipelined_us']:.1f} µs pipelined (notebook 06)"
         )
         if gap["closes"]:
             sentences.append(head + ": pipelining closes most of it, the sync caused it.")
-        elif gap["pipelined_us"] > gap["sync_us"]:
+        elif gap["change"] == "larger":
             pace = (
                 f"the GPU is busy {share:.0%} of a synchronous step here, so the host sets the pace"
                 if share < 0.5 else f"the GPU is busy {share:.0%} of a synchronous step here"
@@ -505,8 +508,10 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
                 "host work right there (the wait on the other stream, the flag's copy, an event recorded, and the "
                 "wait for the previous step's event), which lengthens that wait."
             )
-        else:
+        elif gap["change"] == "smaller":
             sentences.append(head + ": pipelining narrows it, but not by half.")
+        else:
+            sentences.append(head + ": pipelining leaves it as it was.")
     return " ".join(sentences)
 
 
