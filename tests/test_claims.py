@@ -143,7 +143,11 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     )  # fmt: skip
     text = regime_takeaways(claims, ["whole GPU", "16 SMs", "8 SMs"])
     assert "differs for claim(s) 2." in text and "(whole GPU, 16 SMs)" in text  # not 1, not 3: 8 SMs has none
-    assert "The two slices agree on no claim." in text and "L40S-class" not in text
+    assert "The two slices are not compared: 8 SMs gave no verdicts." in text and "L40S-class" not in text
+    both = claims.assign(**{"verdict (8 SMs)": ["partly", "reproduced", "not measured"]})
+    assert "The two slices agree on no claim." in regime_takeaways(both, ["whole GPU", "16 SMs", "8 SMs"])
+    agreeing = both.assign(slices=["not decided in both slices", "both slices agree: reproduced", ""])
+    assert "agree on claim(s) 2: those verdicts hold" in regime_takeaways(agreeing, ["whole GPU", "16 SMs", "8 SMs"])
     smoke = ["no verdict (smoke run)"] * 3
     alone = regime_takeaways(claims.assign(**{"verdict (16 SMs)": smoke}), ["whole GPU", "16 SMs"])
     assert "Only whole GPU gave verdicts" in alone and "same verdicts" not in alone

@@ -632,7 +632,10 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
             if differ
             else f"* {', '.join(measured)}: the same verdict for every claim measured in more than one of them."
         )
-    if "slices" in claims:
+    silent = [r for r in regimes if r != "whole GPU" and r not in measured]  # slices without verdicts
+    if "slices" in claims and silent:
+        lines.append(f"* The two slices are not compared: {' and '.join(silent)} gave no verdicts.")
+    elif "slices" in claims:
         agree = claims[claims["slices"].str.startswith("both slices agree")]["#"].astype(str)
         lines.append(
             f"* The two slices agree on claim(s) {', '.join(agree)}: those verdicts hold for an L40S-class GPU."
