@@ -72,7 +72,9 @@ CUDA = DEVICE == "cuda"
 # at the window's first and last step; `Ranges` to mark each step for Nsight Systems (NVTX) and
 # torch.profiler (`record_function`), and every call of the model ("model forward") through
 # forward hooks. The wait itself needs no range: the profiler records the host's
-# `cudaStreamSynchronize` / `cudaEventSynchronize` calls, drawn below as "sync wait".
+# `cudaStreamSynchronize` / `cudaEventSynchronize` calls and its `cudaMemcpyAsync` calls (a copy
+# to pageable host memory, as `.item()` makes, returns only once it has landed), drawn below as
+# "sync wait".
 
 # %%
 show_source(tokgen.profiling.StepWindow)
@@ -91,7 +93,7 @@ show_source(tokgen.profile_steps)
 # statistics.
 #
 # Each generator is profiled twice. The statistics come from a pass that records GPU activity
-# only: recording every operator on the CPU too slows the CPU down several-fold and would
+# only: recording every operator on the CPU too adds host work to every operator and would
 # inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
 # the Perfetto traces; its CPU side runs slower than unprofiled. A few plain runs first give
 # the time per step without any profiler, the yardstick for the profiler's own cost.
@@ -177,9 +179,10 @@ if CUDA:
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
 # %% [markdown]
-# How to read it: each step ends with the device-to-host copy of the stop flag. With the
-# sync, the GPU row has a hole at every step boundary, while the CPU's "sync wait" ends and the
-# next "step" range starts queuing kernels. Whether there are also holes
+# How to read it: each step ends with the device-to-host copy of the stop flag, and the red
+# intervals are the GPU's idle time around it. Compare each synchronous panel with the pipelined
+# one of the same model: a hole that both show at the boundary is not the sync's doing, but the
+# time the CPU takes to queue the next step's first kernels. Whether there are also holes
 # *inside* a step depends on whether the CPU can queue kernels faster than the GPU runs them:
 # an eager GPT-2 step on a fast GPU is often CPU-bound, in which case the GPU waits for Python
 # all through the step, sync or not.

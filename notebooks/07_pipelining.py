@@ -221,16 +221,19 @@ for c in (False, True):  # the static-cache variants of one model, fastest media
         say(f"`{floor}` has the smallest median of the {len(medians)} static-cache variants: {medians[floor]:.1f} ms.")
     else:
         rank = list(medians.index).index(floor) + 1
+        against = tokgen.display.speedup_text(tokgen.gain(ok, best, floor))  # paired, round by round
         say(
             f"`{floor}` is not the fastest: its median, {medians[floor]:.1f} ms, ranks {rank} of {len(medians)} "
-            f"(fastest `{best}`, {medians[best]:.1f} ms). It does the least work, so the differences between "
-            "these variants lie within the host's noise here."
+            f"(fastest `{best}`, {medians[best]:.1f} ms). It does the least work; against `{best}` it runs {against}."
         )
 
 # %% [markdown]
 # ## 6. Memory: one caching-allocator pool per stream
 #
 # The allocator keeps freed blocks per stream, so a second stream can raise reserved memory.
+# The peaks are the process's, since the allocator's counters were reset before the generator's
+# last run: they include the model and whatever else this notebook holds on the GPU, so compare
+# the generators with each other here, not with another notebook's peaks.
 
 # %%
 if DEVICE == "cuda":
@@ -240,7 +243,7 @@ if DEVICE == "cuda":
     ]
     fig, ax = plt.subplots(figsize=(6, 4))
     plot_memory(ax, mem)
-    ax.set_title("Peak memory per generator (eager, last run)")
+    ax.set_title("Peak memory of the process while each generator ran (eager, last run)")
     save_figure(fig, "07_pipelining_memory", RESULTS_DIR)
     say(tokgen.display.memory_table(mem))
 else:

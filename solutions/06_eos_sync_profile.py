@@ -77,11 +77,12 @@ if CUDA:
     if ratio > 1:
         say(f"Naive keeps the GPU busier: re-running up to {WINDOW[1]} positions costs more than one token's step.")
     else:
+        each = {v: r["gpu_busy_per_step_us"] / r["kernels_per_step"] for v, r in (("kv", kv), ("naive", naive))}
         say(
-            f"Naive keeps the GPU less busy ({ratio:.1f}×): in steps {WINDOW[0]}–{WINDOW[1] - 1} it re-runs at most "
-            f"{WINDOW[1]} positions, while the static cache's attention runs over all its {MAX_SEQLEN} slots at every "
-            f"step (kernels per step: {kv['kernels_per_step']:.0f} for the cache, {naive['kernels_per_step']:.0f} for "
-            "naive). Naive's work grows with the step and the cache's does not: a later window can reverse this."
+            f"Naive keeps the GPU less busy ({ratio:.1f}×): {naive['kernels_per_step']:.0f} kernels per step "
+            f"against the static cache's {kv['kernels_per_step']:.0f}, which take {each['kv']:.1f} µs each on average "
+            f"(naive's {each['naive']:.1f} µs). In steps {WINDOW[0]}–{WINDOW[1] - 1} naive re-runs at most {WINDOW[1]} "
+            "positions: its work grows with the step and the cache's does not, so a later window can reverse this."
         )
 
 # %% [markdown]
@@ -125,8 +126,10 @@ if CUDA:
 #
 # In Perfetto the CPU row shows `aten::item` → `aten::_local_scalar_dense` → `cudaMemcpyAsync`
 # followed by `cudaStreamSynchronize`: the copy is queued behind the step's kernels, and the
-# CPU blocks in the synchronize until they and the copy are done. The same numbers without
-# Perfetto, from torch.profiler's CPU events of one generation:
+# CPU waits until they and the copy are done. The copy goes to pageable host memory, so
+# `cudaMemcpyAsync` itself returns only once it has landed: the wait can sit in the copy call
+# as much as in the synchronize. The same numbers without Perfetto, from torch.profiler's CPU
+# events of one generation:
 
 # %%
 if CUDA:

@@ -60,7 +60,8 @@ reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MA
 # %%
 source = inspect.getsource(inspect.unwrap(tokgen.generate_pipelined))
 unsynced_source = re.sub(r"copied\[prev\]\.synchronize\(\).*", "pass  # the wait for step i-1's copy: removed", source)
-print("".join(difflib.unified_diff(source.splitlines(True), unsynced_source.splitlines(True), n=1)))
+names = {"fromfile": "generate_pipelined (tokgen)", "tofile": "generate_pipelined without the wait"}
+print("".join(difflib.unified_diff(source.splitlines(True), unsynced_source.splitlines(True), n=1, **names)))
 namespace = dict(vars(tokgen.generators))  # the module's names: torch, make_cache, cache_kwargs, ...
 exec(unsynced_source, namespace)
 unsynced = namespace["generate_pipelined"]

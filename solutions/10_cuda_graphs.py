@@ -111,7 +111,8 @@ else:
 # and weighted sum as matrix products (`q @ keys.T`, `w @ values`: a copy of
 # `handwritten_forward` whose `attend_all_slots` is replaced); and with the projection matrices
 # in GPT-2's own (in, out) layout (the transposed view of each `Conv1D` weight, not a transposed
-# copy). Each is checked against the naive tokens under notebook 00's rule (another summation
+# copy made in advance; whether the compiled step copies it anyway, the kernel counts say). Each
+# is checked against the naive tokens under notebook 00's rule (another summation
 # order may flip a near tie), then profiled as in notebook 10, sections 4 and 5.
 
 
@@ -161,8 +162,12 @@ if CUDA:
     for name in list(decoders)[1:]:
         change = own[name] - own["as in notebook 10"]
         most = change.abs().idxmax()
+        moved = count[name] - count["as in notebook 10"]
+        kernels = "; ".join(f"{k} {count.at[k, 'as in notebook 10']:.1f} → {count.at[k, name]:.1f}"
+                            for k in moved.index if abs(moved[k]) >= 0.05)  # fmt: skip
         say(f"* {name}: the GPU is busy {own[name].sum():.0f} µs per token ({own[name].sum() - base:+.0f} µs); "
-            f"the kind that changed most: {most} ({change[most]:+.1f} µs).")  # fmt: skip
+            f"the kind that changed most: {most} ({change[most]:+.1f} µs); kernels per token "
+            + (f"that changed: {kernels}." if kernels else "unchanged."))  # fmt: skip
 else:
     say("*The kernel tables need a GPU: run this cell there.*")
 

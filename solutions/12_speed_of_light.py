@@ -82,19 +82,21 @@ say(f"Bandwidth {gbs:,.0f} GB/s ({gpu}), N = {MAX_SEQLEN}, arithmetic at {rate}:
 # `max-autotune-no-cudagraphs` lets inductor benchmark Triton templates against cuBLAS for each
 # product and keep the fastest. At 32 rows the product is a skinny GEMM, with too few output
 # tiles to fill the GPU; whether a template wins is what the timing says. Both are timed as
-# `tokgen.bandwidth.product_times` times a product: replayed from one CUDA graph (no launch from
+# `tokgen.bandwidth.product_times` times a product, bias included (cuBLAS picks its kernel with
+# the bias in mind, as in notebook 12's table): replayed from one CUDA graph (no launch from
 # Python inside the timing), each product reading its own weight from a pool over twice the L2
 # cache (so from DRAM), one replay of each per round, paired by round.
 
 # %%
 if CUDA:
     (cin, cout), l2 = tokgen.bandwidth.gpt2_products(model)["mlp up"], torch.cuda.get_device_properties(0).L2_cache_size
-    x = torch.randn(32, cin, device="cuda")
+    x, bias = torch.randn(32, cin, device="cuda"), torch.randn(cout, device="cuda")
     pool = [torch.randn(cout, cin, device="cuda") for _ in range(max(2, math.ceil(2 * l2 / (4 * cin * cout))))]
     tuned = torch.compile(torch.nn.functional.linear, mode="max-autotune-no-cudagraphs")
     fns = {"cuBLAS (F.linear)": torch.nn.functional.linear, "inductor max-autotune": tuned}
     try:
-        graphs = {n: tokgen.graphs.capture(lambda fn=fn: [fn(x, w) for w in pool], warmups=1) for n, fn in fns.items()}
+        graphs = {n: tokgen.graphs.capture(lambda fn=fn: [fn(x, w, bias) for w in pool], warmups=1)
+                  for n, fn in fns.items()}  # fmt: skip
     except RuntimeError as err:  # say so, and let the other exercises run
         graphs = {}
         say(f"*Capturing the products in a CUDA graph failed here ({type(err).__name__}: {str(err)[:200]}).*")

@@ -170,14 +170,15 @@ def test_sync_reading_explains_every_row_where_the_counts_differ():
 def test_product_findings_and_dot_plots():
     rows = []
     for product, mb in (("attention qkv", 7.0), ("mlp up", 9.0), ("LM head", 150.0)):
-        for r, splits, us in ((32, 1, mb), (256, 1, 2 * mb), (32, 4, mb / 2)):
+        for r, splits, us in ((32, 1, mb), (256, 1, 2 * mb), (32, 4, mb / 2), (256, 4, 4 * mb)):
             rows.append({"product": product, "rows": r, "splits": splits, "weight_mb": mb, "floor_us": mb / 3,
                          "median_us": us, "q25_us": us * 0.9, "q75_us": us * 1.1, "status": "ok"})  # fmt: skip
     products = pd.DataFrame(rows)
     lines = display.product_findings(products, 32, layers=2)
     assert "add up to **182 µs**" in lines[0]  # 2 × (7 + 9) + 150
     assert "take 2.00× to 2.00× their time" in lines[2]
-    assert "×2.00 to ×2.00 as fast (×2.00: attention qkv; ×2.00: attention qkv;" in lines[3]  # ratios, not "fastest"
+    assert "At 32 rows, cut into 4 batched products, they run ×2.00 to ×2.00 as fast (×2.00: attention qkv;" in lines[3]
+    assert "At 256 rows, cut into 4 batched products, they run ×0.50 to ×0.50" in lines[4]  # each row count its own
     assert display.product_findings(products, 64, layers=2)[0].startswith("*No product")
     ax = display.plot_dots(products[products["splits"] == 1], "product", "median_us", group="rows", low="q25_us",
                            high="q75_us", log=True)  # fmt: skip
@@ -228,3 +229,11 @@ def test_profiler_overhead_calls_a_faster_profiled_step_noise_and_pipelining_bou
     assert "211 µs shorter than `compiled kv_static`'s, within the GPU's busy time per step (916 µs)" in bounds
     slower = display.pipelining_bounds(summary.assign(unprofiled_step_us=[7000.0, 7100.0, 4311.0, 4100.0]))
     assert "was not shorter than `kv_static`'s (100 µs longer)" in slower
+
+
+def test_unprofiled_steps_say_which_generator_the_ratio_is_of():
+    summary = pd.DataFrame({"variant": ["kv_static", "pipelined_static"], "unprofiled_step_us": [9000.0, 10000.0],
+                            "unprofiled_runs": [3, 3]})  # fmt: skip
+    text = display.unprofiled_steps(summary)
+    assert "`kv_static` 9,000 µs and `pipelined_static` 10,000 µs (`pipelined_static` ×0.90 as fast)" in text
+    assert "median of 3 plain runs" in text

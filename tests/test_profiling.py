@@ -44,6 +44,15 @@ def test_device_to_host_copies_delimit_steps():
     assert list(tl.ranges["name"]) == ["step 0", "sync wait"]
 
 
+def test_a_blocking_copy_to_the_host_is_drawn_as_a_sync_wait_and_a_launch_is_not():
+    # .item() copies into pageable memory: cudaMemcpyAsync itself returns only once the copy has landed
+    calls = [("cudaLaunchKernel", 0, 5), ("cudaMemcpyAsync", 10, 20), ("cudaEventSynchronize", 40, 3),
+             ("cudaEventRecord", 50, 1)]  # fmt: skip
+    trace = {"traceEvents": [ev("cuda_runtime", *c) for c in calls]}
+    assert list(Timeline(trace).ranges["start"]) == [10, 40]
+    assert set(Timeline(trace).ranges["name"]) == {"sync wait"}
+
+
 def test_an_empty_window_summarizes_to_nothing():
     assert Timeline({"traceEvents": []}).summary() == {"steps": 0}
 

@@ -43,3 +43,15 @@ def test_environment_names_versions(monkeypatch):
     assert env["torch"] and env["transformers"] and env["python"]
     monkeypatch.setenv("TOKGEN_COMMIT", "abc123")
     assert tokgen.results.git_commit() == "abc123"
+
+
+def test_the_environment_printout_names_an_unset_allocator_setting(monkeypatch):
+    monkeypatch.delenv("PYTORCH_ALLOC_CONF", raising=False)
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    environment.cache_clear()
+    assert "  alloc_conf: (not set: PyTorch's default)" in tokgen.describe_environment().splitlines()
+    assert environment()["alloc_conf"] == ""  # the rows' provenance keeps it empty
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True")
+    environment.cache_clear()
+    assert "  alloc_conf: expandable_segments:True" in tokgen.describe_environment().splitlines()
+    environment.cache_clear()

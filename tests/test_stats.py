@@ -136,3 +136,12 @@ def test_a_finding_states_the_verdict_and_the_bound():
     assert "×1.25 (IQR ×1.25–×1.25; p = 0.002, faster)" in text and "GPU-bound" in text
     assert "no effect, within ±5%" in finding(rows, "a", "a") and "host-bound" in finding(rows, "a", "a")
     assert "not measured" in finding(rows, "a", "c")
+
+
+def test_a_p_value_too_small_for_three_decimals_reads_below_one_in_a_thousand_not_zero():
+    from tokgen.stats import p_text, speedup_text
+
+    assert p_text(2 / 2**20) == "< 0.001" and p_text(0.0004) == "< 0.001"
+    assert p_text(0.0005) == "= 0.001" and p_text(0.016) == "= 0.016"
+    g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": "faster"}
+    assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30; p < 0.001, faster)"

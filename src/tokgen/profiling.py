@@ -108,8 +108,8 @@ def profile_steps(
     """Run `run(on_step)` once, recording steps [start, stop) with torch.profiler (CUPTI).
 
     Like the article's nsys capture of steps 30-50, but readable from Python. With `cpu=False`
-    only GPU activity is recorded: recording every operator on the CPU as well slows the CPU
-    down several-fold and would inflate the very gaps we measure. `cpu=True` adds the CPU
+    only GPU activity is recorded: recording every operator on the CPU as well adds host work to
+    every operator and would inflate the very gaps we measure. `cpu=True` adds the CPU
     side, and the ranges of `Ranges(model)` (for pictures and Perfetto). The Chrome/Perfetto
     trace is written gzip-compressed to `trace_path` when given. Notebook 06_eos_sync_profile.
     """
@@ -151,6 +151,11 @@ def profile_steps(
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 
 
+def _waits(runtime_call: str) -> bool:
+    """Whether a CUDA runtime call can block the host until the GPU gets there (notebook 06)."""
+    return "Synchronize" in runtime_call or runtime_call == "cudaMemcpyAsync"
+
+
 class Timeline:
     """GPU activity and CPU ranges of a profiled window, in microseconds since the window opened.
 
@@ -160,7 +165,8 @@ class Timeline:
 
     `kernels`: name, stream, start, end, step (kernels, memcpys and memsets).
     `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", and
-    "sync wait" for the host's blocking waits on the GPU (cuda*Synchronize calls).
+    "sync wait" for the host's blocking waits on the GPU: cuda*Synchronize calls, and cudaMemcpyAsync
+    calls (a copy to pageable host memory, as `.item()` makes, returns only once it has landed).
     `steps`: per step the GPU span, GPU-busy time and the GPU idle gap before it.
     Introduced in notebook 06_eos_sync_profile.
     """
@@ -175,7 +181,7 @@ class Timeline:
                 "end": e["ts"] - t0 + e["dur"],
             }
             for e in events
-            if e.get("cat") == "user_annotation" or (e.get("cat") == "cuda_runtime" and "Synchronize" in e["name"])
+            if e.get("cat") == "user_annotation" or (e.get("cat") == "cuda_runtime" and _waits(e["name"]))
         ]
         self.ranges = pd.DataFrame(ranges, columns=["name", "start", "end"]).sort_values("start", ignore_index=True)
         gpu = sorted((e for e in events if e.get("cat") in _GPU_CATEGORIES), key=lambda e: e["ts"])

@@ -74,8 +74,11 @@ def slice_columns() -> dict:
 
 
 def describe_environment() -> str:
-    """One line per provenance field, for the imports cell of every notebook (notebook 00_setup)."""
-    return "\n".join(f"{k:>12}: {v}" for k, v in environment().items())
+    """One line per provenance field, for the imports cell of every notebook (notebook 00_setup); an
+    unset allocator setting is named as such, not printed empty."""
+    env = dict(environment())  # a copy: the cached provenance that result rows carry keeps the empty value
+    env["alloc_conf"] = env["alloc_conf"] or "(not set: PyTorch's default)"
+    return "\n".join(f"{k:>12}: {v}" for k, v in env.items())
 
 
 def data_dir(results_dir: str | Path) -> Path:

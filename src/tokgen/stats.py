@@ -135,7 +135,12 @@ def speedup_text(g: dict | None) -> str:
     if g["outcome"] == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
         verdict += f": about {int(g['rounds_to_decide'])} rounds would decide it"
     iqr = f"IQR ×{g['speedup_q25']:.2f}–×{g['speedup_q75']:.2f}"
-    return f"×{g['speedup']:.2f} ({iqr}; p = {g['p_value']:.3f}, {verdict})"
+    return f"×{g['speedup']:.2f} ({iqr}; p {p_text(g['p_value'])}, {verdict})"
+
+
+def p_text(p: float) -> str:
+    """ "= 0.016", or "< 0.001" where three decimals would show a p-value as zero (notebook 02_kv_cache)."""
+    return "< 0.001" if p < 0.0005 else f"= {p:.3f}"
 
 
 def resample_rounds(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
