@@ -419,8 +419,8 @@ for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("
 idle = idle_rec.read()
 
 # %% [markdown]
-# `gpu_idle_fraction`: the share of the window (after its first copy) in which no kernel ran;
-# `gpu_busy_per_token`: µs in which at least one kernel ran, per decode step, over the same
+# "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
+# "GPU busy per token": µs in which at least one kernel ran, per decode step, over the same
 # window as section 5's tables. The profiler adds host work to every launch (notebook 06 measured
 # its cost), so a generator whose host launches every kernel, `compiled pipelined_static`, runs
 # slower under it and its idle share here is larger than without the profiler; a graph replay's
@@ -439,7 +439,7 @@ else:
 # GPU time per decode step ("per token" in the columns), grouped by what the kernel does
 # (`tokgen.profiling.kernel_kind`), before our kernels, with them, and fused, from the windows
 # profiled in section 4. Two times per row:
-# `us_per_token` adds up the kernels' durations; `own_us_per_token` gives each kernel only its
+# "µs per token" adds up the kernels' durations; "own µs per token" gives each kernel only its
 # time after every kernel that started before it had ended, so the rows add up to the GPU's busy
 # time. With PDL the two differ: a kernel launched early counts its wait for the one before in
 # its duration.

@@ -237,3 +237,11 @@ def test_unprofiled_steps_say_which_generator_the_ratio_is_of():
     text = display.unprofiled_steps(summary)
     assert "`kv_static` 9,000 µs and `pipelined_static` 10,000 µs (`pipelined_static` ×0.90 as fast)" in text
     assert "median of 3 plain runs" in text
+
+
+def test_table_headers_read_as_words_with_units_and_readable_names_stay():
+    df = pd.DataFrame({"variant": ["a"], "median_ms": [1.0], "pct_of_copy_bandwidth": [50.0], "own_us_per_token": [2.0],
+                       "times_task_floor": [2.5], "bandwidth_gb_s": [900.0], "first call, ms": [3.0]})  # fmt: skip
+    header = display.table(df).splitlines()[0]
+    expected = "variant | median, ms | % of copy bandwidth | own µs per token | × task floor | bandwidth, GB/s"
+    assert header == f"| {expected} | first call, ms |"

@@ -61,13 +61,33 @@ def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict
     df = df if columns is None else df[columns]
     places = digits if isinstance(digits, dict) else {}
     default = 1 if isinstance(digits, dict) else digits
-    header = "| " + " | ".join(map(str, df.columns)) + " |"
+    header = "| " + " | ".join(header_of(c) for c in df.columns) + " |"
     rule = "|" + "|".join("---" for _ in df.columns) + "|"
     body = [
         "| " + " | ".join(_cell(v, places.get(c, default)) for c, v in zip(df.columns, row)) + " |"
         for row in df.itertuples(index=False)
     ]
     return "\n".join([header, rule, *body])
+
+
+_UNITS = {"ms": "ms", "us": "µs", "s": "s", "mb": "MB", "gb": "GB", "gbs": "GB/s", "pct": "%"}
+_WORDS = {"gpu": "GPU", "cpu": "CPU", "kv": "KV", "lm": "LM", "mlp": "MLP", "sms": "SMs", "eos": "EOS", "us": "µs"}
+
+
+def header_of(column) -> str:
+    """A table's column as a reader reads it: a snake_case result column gets words and its unit
+    ("median_ms" -> "median, ms", "pct_of_copy_bandwidth" -> "% of copy bandwidth", "times_task_floor"
+    -> "× task floor"); a name that already reads as words is left as it is (notebook 00_setup)."""
+    name = str(column)
+    if "_" not in name or not name.replace("_", "").isalnum() or name != name.lower():
+        return name
+    name = name.replace("gb_s", "gbs")
+    words = name.split("_")
+    unit = _UNITS.get(words[-1]) if len(words) > 1 else None
+    words = words[:-1] if unit else words
+    lead = {"pct": "%", "times": "×"}.get(words[0])
+    words = ([lead] if lead else []) + [_WORDS.get(w, w) for w in words[1 if lead else 0 :]]
+    return " ".join(words) + (f", {unit}" if unit else "")
 
 
 def _cell(value, digits: int) -> str:
