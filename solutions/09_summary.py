@@ -92,9 +92,10 @@ against = {
 lines = [f"- {what}: {speedup_text(tokgen.gain(one, base, v))}" for what, v in against.items()]
 share = one["gpu_busy_share"]
 host = share.notna().all() and (share < 0.5).all()
+busy = " to ".join(dict.fromkeys(f"{x:.0%}" for x in (share.min(), share.max())))  # one value when both round alike
 say(
     f"Against `{base}` at B = 1:\n" + "\n".join(lines)
-    + (f"\n\nThe GPU is busy {share.min():.0%}–{share.max():.0%} of a step: host-bound everywhere, so what a "
+    + (f"\n\nThe GPU is busy {busy} of a step: host-bound everywhere, so what a "
        "generator does on the host sets its place." if host else "")
 )  # fmt: skip
 
