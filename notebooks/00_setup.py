@@ -223,7 +223,7 @@ rec.write(
 )
 row = rec.read().iloc[0]
 machine = [*tokgen.environment(), "gpu_sms", "slice_copy_gbs"]
-unset = {"alloc_conf": "(not set: PyTorch's default)", "slice_copy_gbs": "(whole GPU: no slice measured)"}
+unset = {"alloc_conf": tokgen.results.ALLOC_CONF_UNSET, "slice_copy_gbs": "(whole GPU: no slice measured)"}
 values = [unset.get(c, "") if pd.isna(row[c]) else row[c] for c in machine]
 say(table(pd.DataFrame({"column": machine, "value": values})))
 

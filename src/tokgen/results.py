@@ -73,11 +73,14 @@ def slice_columns() -> dict:
     return module.slice_columns() if module else {"gpu_sms": "all", "slice_copy_gbs": ""}
 
 
+ALLOC_CONF_UNSET = "(not set: PyTorch's default)"  # how a reader sees an empty alloc_conf (notebook 00_setup)
+
+
 def describe_environment() -> str:
     """One line per provenance field, for the imports cell of every notebook (notebook 00_setup); an
     unset allocator setting is named as such, not printed empty."""
     env = dict(environment())  # a copy: the cached provenance that result rows carry keeps the empty value
-    env["alloc_conf"] = env["alloc_conf"] or "(not set: PyTorch's default)"
+    env["alloc_conf"] = env["alloc_conf"] or ALLOC_CONF_UNSET
     return "\n".join(f"{k:>12}: {v}" for k, v in env.items())
 
 
