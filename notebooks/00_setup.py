@@ -167,9 +167,10 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # The article timed each variant 10 times in a row after one warm-up, synchronizing around a
 # host timer, with `empty_cache()` and `reset_peak_memory_stats()` before every run. We keep
 # all of that, and change how runs are ordered and judged. The noise on our machines is on the
-# host: runs that leave the GPU idle most of the time (eager generators, `generate()`) go
-# through slow phases of the CPU lasting seconds to minutes, while runs replayed from CUDA
-# graphs hardly vary (notebook 10's interquartile ranges show both). So `tokgen.compare` runs
+# host: runs that leave the GPU idle most of the time (eager generators, `generate()`) can go
+# through slow phases of the CPU lasting seconds to minutes, which runs replayed from CUDA
+# graphs, with little host work per step, largely escape (notebook 10's interquartile ranges
+# measure both). So `tokgen.compare` runs
 # the variants **interleaved**, one run of each per round (in a fresh random order each round,
 # so that no rhythm of the host can favour one of them), in one process, and each round's two
 # times form a pair: a slow phase slows both.

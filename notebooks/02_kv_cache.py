@@ -113,9 +113,9 @@ if naive is not None and len(both):
     ratio = both.set_index("N")["speed-up (ratio of medians)"]
     say(
         f"The speed-up over naive {tokgen.display.trend(ratio)} with N: from ×{ratio.iloc[0]:.2f} at N = "
-        f"{ratio.index[0]} to ×{ratio.iloc[-1]:.2f} at N = {ratio.index[-1]}. The smallest, ×{ratio.min():.2f} at "
-        f"N = {ratio.idxmin()}, compares two processes run one after the other: notebook 03 times this same variant "
-        "in another process and shows how far two such runs can lie apart."
+        f"{ratio.index[0]} to ×{ratio.iloc[-1]:.2f} at N = {ratio.index[-1]}. Each ratio compares two processes run "
+        "one after the other, not interleaved rounds: notebook 03 times this same variant in another process and "
+        f"shows how far two such runs can lie apart, which matters most for the smallest, ×{ratio.min():.2f}."
     )
 
 # %% [markdown]

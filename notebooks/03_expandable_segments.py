@@ -176,6 +176,7 @@ if CUDA:
     fig, ax = plt.subplots(figsize=(7, 4))
     pivot = ok.pivot(index="max_seqlen", columns="allocator", values="frag_gb")
     pivot.plot.bar(ax=ax, rot=0)
+    ax.set_xlabel("max_seqlen N")
     ax.set_ylabel("fragmentation, GB\n(peak reserved − peak allocated)")
     ax.set_title(f"KV cache (dynamic), B={BATCH_SIZE}: allocator settings")
     save_figure(fig, "03_expandable_segments", RESULTS_DIR)

@@ -175,14 +175,15 @@ say(f"* The runtime half (slower at the smallest N, faster at the others): {verd
 #
 # * A static cache fixes shapes and addresses: the allocator is no longer asked for ever larger
 #   blocks (the takeaways say what that did to fragmentation here).
-# * Its runtime effect depends on the balance between wasted attention over empty slots and the
-#   cost of a growing cache; we report it per N with its spread.
+# * Its runtime effect depends on what sets a step's pace: on the GPU, attention over empty slots
+#   against the copies of a growing cache; on the host, the kernels each generator launches per
+#   step. We report it per N with its spread; solution 04 counts the launches.
 # * Fixed shapes are the entry ticket for `torch.compile` and CUDA graphs: next notebook.
 #
 # ## Exercises
 #
-# 1. Make the static cache twice as long as needed (`max_cache_len = 2 N`). How much slower is
-#    a step?
+# 1. Make the static cache twice as long as needed (`max_cache_len = 2 N`). Does a step get
+#    slower, and why (or why not)?
 # 2. Count the kernels per step of each generator with `torch.profiler` (notebook 06 shows how).
 # 3. Run this notebook on transformers ≥ 5.4. Which lines of `cache_kwargs` matter there?
 #

@@ -97,8 +97,8 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
 # per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
-# host time it frees, which is usually little. Notebook 14 measures a case where removing a
-# sync's host cost did pay (transformers' deferred stop check).
+# host time it frees. Notebook 14 measures one such case: transformers' deferred stop check,
+# which removes a sync's host cost.
 
 # %%
 say(tokgen.display.bound_table(ok))

@@ -165,7 +165,7 @@ if CUDA:  # one time axis for all four: a longer step is a wider picture
 # %% [markdown]
 # On a 4-step axis a gap of the size the article reports (about a tenth of a millisecond) is
 # thinner than a line, and kernels drawn side by side look like one busy band. So we zoom on
-# one step boundary: every kernel at its true width, the GPU's idle intervals shaded red and
+# one step boundary: every kernel at its true width, the GPU's idle intervals shaded grey and
 # labelled in µs (the widest ones, where the labels fit), and the idle share of the zoom
 # printed.
 
@@ -179,8 +179,9 @@ if CUDA:
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
 # %% [markdown]
-# How to read it: each step ends with the device-to-host copy of the stop flag, and the red
-# intervals are the GPU's idle time around it. Compare each synchronous panel with the pipelined
+# How to read it: a synchronous step ends with the host reading the stop flag (the red boxes
+# of the "CPU: sync wait" row are the host waiting for it), and the grey intervals are the
+# GPU's idle time around it. Compare each synchronous panel with the pipelined
 # one of the same model: a hole that both show at the boundary is not the sync's doing, but the
 # time the CPU takes to queue the next step's first kernels. Whether there are also holes
 # *inside* a step depends on whether the CPU can queue kernels faster than the GPU runs them:
@@ -247,9 +248,11 @@ else:
     say("* *The sync's gap is measured on CUDA only.*")
 
 # %% [markdown]
-# * The timeline shows the gap at every step boundary, and we measure its size per step.
-# * How much that gap matters depends on what else keeps the GPU idle: in eager mode, Python's
-#   kernel launches; compiled, far fewer launches per step.
+# * The timeline shows an idle gap at every step boundary; the pipelined generator, which does
+#   not wait there, tells whether the sync is what opens it (the bullet above reads this run).
+# * The sync is not the only thing that keeps the GPU idle: the host's work for each step (in
+#   eager mode Python's kernel launches; compiled, fewer launches but the same loop around
+#   them) does too, and the idle shares above say which dominates on this GPU.
 # * The remedy the article proposes, queuing step i+1 before checking step i, is notebook 07.
 #
 # ## Exercises

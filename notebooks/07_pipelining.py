@@ -113,7 +113,7 @@ for m, model_name in ((model, "eager"), (compiled, "compiled")):
 eos_table = eos_rec.read()
 columns = ["naive_columns", "returned_columns", "extra_tokens"]
 spread_over_trials = eos_table.groupby(["model", "generator"])[columns].agg(["min", "max"])
-spread_over_trials.columns = [f"{column} ({stat})" for column, stat in spread_over_trials.columns]  # flat headers
+spread_over_trials.columns = [f"{c.replace('_', ' ')}, {stat}" for c, stat in spread_over_trials.columns]  # one level
 say(table(spread_over_trials.reset_index(), digits=0))
 assert (eos_table[eos_table["generator"] == "pipelined_static"]["extra_tokens"] == 0).all()
 assert eos_table["same_prefix"].all()
@@ -151,8 +151,8 @@ say(tokgen.display.rounds_sentence(RUNS))
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
 # per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
-# host time it frees, which is usually little. Notebook 14 measures a case where removing a
-# sync's host cost did pay (transformers' deferred stop check).
+# host time it frees. Notebook 14 measures one such case: transformers' deferred stop check,
+# which removes a sync's host cost.
 
 # %%
 say(tokgen.display.bound_table(ok))

@@ -84,7 +84,9 @@ say(
 # `./run_all.sh --slice` inside the two green-context slices whose copy bandwidths bracket the
 # L40S's (notebook 13): no slice matches it, since slices come in steps of SMs. Where the two
 # slices agree, the verdict holds for an L40S-class GPU; where they differ, it depends on where in
-# between the L40S lies. A regime that has not been run says "not measured".
+# between the L40S lies. A regime that has not been run says "not measured". A slice runs the
+# slowest notebooks at smaller sizes (the list below says which), so where a verdict differs
+# between the whole GPU and a slice, the sizes differ too, not only the GPU.
 #
 # Each row is computed from the CSVs of the notebook that measured it; the criteria below the
 # table say how each verdict was decided. A comparison is **faster** or **slower** when the

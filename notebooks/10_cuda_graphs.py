@@ -561,7 +561,8 @@ sweeps = {g: r for g, r in ok[ok["steps_per_graph"].notna()].groupby("generator"
 for generator, runs in sweeps.items():
     best, second, worst = runs.sort_values("median_ms").iloc[[0, 1, -1]].to_dict("records")
     ratio = worst["median_ms"] / best["median_ms"]
-    slowest = f"; slowest at K = {worst['steps_per_graph']:.0f} ({ratio:.2f}× the median time)"
+    k_best, k_worst = f"{best['steps_per_graph']:.0f}", f"{worst['steps_per_graph']:.0f}"
+    slowest = f"; slowest at K = {k_worst} ({ratio:.2f}× the median time at K = {k_best})"
     say(f"* `{generator}`: fastest at K = {best['steps_per_graph']:.0f}; against the next, K = "
         f"{second['steps_per_graph']:.0f}: {speedup_text(tokgen.gain(ok, second['variant'], best['variant']))}"
         f"{slowest if len(runs) > 2 else ''}.")  # fmt: skip

@@ -128,6 +128,7 @@ for name in ("07_pipelining", "10_cuda_graphs"):
         continue
     same_sizes = (t["status"] == "ok") & (t["batch_size"] == BATCH_SIZE) & (t["max_seqlen"] == MAX_SEQLEN)
     frames.append(t[same_sizes].assign(notebook=name[:2]))
+    say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
 floors = pd.DataFrame()
 if frames and bandwidth:
     floors = tokgen.bandwidth.floor_table(pd.concat(frames, ignore_index=True), model, bandwidth)

@@ -218,16 +218,17 @@ say(table(regimes.assign(**{"speed-up": regimes.apply(tokgen.stats.speedup_text,
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)
 for ax, hidden_by in zip(axes, ("pipelined_static", "kv_static_no_check")):
-    tokgen.display.plot_regime_map(ax, regimes[regimes["hidden_by"] == hidden_by], hidden_by)
+    tokgen.display.plot_regime_map(ax, regimes[regimes["hidden_by"] == hidden_by], hidden_by, shared=regimes)
 fig.suptitle(f"Hiding the stop-check sync vs the GPU's share of a step (N={MAX_SEQLEN})")
 save_figure(fig, "13_regimes", RESULTS_DIR)
 
 # %% [markdown]
-# The article's configuration is B = 32 on an L40S: on this map, the points B = 32 in the two
-# bracketing slices. What the map says, from the rows above:
+# The article's configuration is B = 32 on an L40S: on this map, the points B = 32 in the
+# slices that bracket it (by default the map's two slices; each line names its slice's kind).
+# What the map says, from the rows above:
 
 # %%
-say(tokgen.claims.regime_findings(regimes, article_batch=32))
+say(tokgen.claims.regime_findings(regimes, article_batch=32, bracket=BRACKET if ON_GPU else ()))
 
 # %% [markdown]
 # ## Summary
@@ -241,9 +242,8 @@ say(tokgen.claims.regime_findings(regimes, article_batch=32))
 #
 # ## Exercises
 #
-# 1. Add B = 1024 to `BATCH_SIZES` (with `MAP_SMS` set to the smaller bracketing slice). Does the
-#    speed-up keep growing with the GPU share, or does it flatten? Why would it flatten at a GPU
-#    share near 1?
+# 1. Add B = 1024 to `BATCH_SIZES` (with `MAP_SMS` set to the smaller bracketing slice). How does
+#    the speed-up change as the GPU share nears 1? What does the model T / (T − g) predict there?
 # 2. Create the side streams with `torch.cuda.Stream()` inside the slice (the escape) and
 #    re-measure one point. Explain the "speed-up" you get.
 # 3. Which slice matches the L40S's *compute* (about 183 TFLOP/s of dense TF32)? Re-run notebook 07 there

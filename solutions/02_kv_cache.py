@@ -23,6 +23,7 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model of exercises 2 and 3: "gpt2" (GPT-2 small) or "tiny"
 BATCH_SIZE = 32  # sequences per batch in exercise 2 (notebook 02: 32)
+RUNS = 10  # interleaved rounds of exercise 2's two steps (the signed-rank rule needs 6 or more)
 DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/01_naive.csv and 02_kv_cache.csv
 
 # %%
@@ -30,7 +31,7 @@ import numpy as np
 import torch
 
 import tokgen
-from tokgen.display import say
+from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 naive = tokgen.load("01_naive", DATA_DIR).sort_values("max_seqlen")
@@ -59,28 +60,44 @@ say(
 # %% [markdown]
 # ## Exercise 2: how much of a step depends on N?
 #
-# Time one decode step of the KV-cache generator with 10 and with 390 cached positions: the
-# difference is the attention over the cache; the rest (the weights, the launches) does not
-# depend on N.
+# Time one decode step of the KV-cache generator with 10 and with 390 cached positions,
+# interleaved round by round, and profile one of each for the GPU's busy time. The GPU's
+# difference is the attention over the cache; the rest of the step (the weights, the host's
+# launches) does not depend on N. The wall time holds both, and on a host-bound GPU mostly the
+# launches.
 
 
 # %%
-def step_ms(position: int, batch_size: int = BATCH_SIZE, repeats: int = 5) -> float:
-    tokens = torch.zeros(batch_size, 1, dtype=torch.long, device=model.device)
+def one_step(position: int) -> tokgen.Variant:
+    """One decode step at B = BATCH_SIZE over `position` cached positions; each call undoes its append."""
+    tokens = torch.zeros(BATCH_SIZE, 1, dtype=torch.long, device=model.device)
     cache = tokgen.generators.make_cache(model, "dynamic", position + 1)
     with torch.inference_mode():
-        model(torch.zeros(batch_size, position, dtype=torch.long, device=model.device), past_key_values=cache)
-        variant = tokgen.Variant("step", lambda: model(tokens, past_key_values=cache).logits)
-        times = [tokgen.bench.time_run(variant.run, model.device)[0] for _ in range(repeats)]
-        cache.crop(position)  # each timed step appended one position: undo it
-    return float(np.median(times))
+        model(torch.zeros(BATCH_SIZE, position, dtype=torch.long, device=model.device), past_key_values=cache)
+
+    def run() -> torch.Tensor:
+        with torch.inference_mode():
+            logits = model(tokens, past_key_values=cache).logits  # (B, 1, vocab)
+        cache.crop(position)  # the step appended one position: the next call starts where this one did
+        return logits
+
+    return tokgen.Variant(f"one step at N = {position}", run)
 
 
-early, late = step_ms(10), step_ms(390)
-say(
-    f"One step at B = {BATCH_SIZE} on {model.device.type}: {early:.2f} ms at N = 10, {late:.2f} ms at N = 390 "
-    f"({late - early:+.2f} ms, {(late - early) / late:.0%} of the later step)."
-)
+steps = tokgen.compare([one_step(10), one_step(390)], rounds=RUNS, device=model.device)
+g = tokgen.gain(steps, "one step at N = 10", "one step at N = 390")
+say(table(steps, [c for c in ("variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_ms") if c in steps], digits=3))
+say(f"Wall time, N = 390 against N = 10: {tokgen.stats.speedup_text(g)} (below ×1: slower).")
+
+# %%
+if "gpu_busy_ms" in steps and steps["gpu_busy_ms"].notna().all():
+    busy = steps.set_index("variant")["gpu_busy_ms"]
+    extra = busy["one step at N = 390"] - busy["one step at N = 10"]
+    share = extra / busy["one step at N = 390"]
+    say(f"On the GPU the step's work grows by {extra:+.3f} ms from N = 10 to N = 390, {share:.0%} of its GPU time "
+        "at N = 390: the part of a step that depends on N.")  # fmt: skip
+else:
+    say("*The GPU's busy time needs a GPU (CUPTI): on a CPU the wall times above are the whole answer.*")
 
 # %% [markdown]
 # ## Exercise 3: the dynamic cache's bytes after 400 steps at B = 32
@@ -97,6 +114,9 @@ row = kv[kv["max_seqlen"] == 400].iloc[0]
 say(
     f"The cache holds {cache_gb:.3f} GB after 400 steps at B = 32; the weights {weights_gb:.3f} GB. The reference "
     f"run's peak allocated memory at N = 400 was {row['peak_allocated_gb']:.3f} GB and its peak reserved "
-    f"{row['peak_reserved_gb']:.3f} GB: the final cache is {cache_gb / row['peak_reserved_gb']:.0%} of what the "
-    "allocator reserved (the rest: the copies a growing cache leaves behind, and the logits)."
+    f"{row['peak_reserved_gb']:.3f} GB. The cache and the weights make "
+    f"{(cache_gb + weights_gb) / row['peak_allocated_gb']:.0%} of the peak allocated (the rest: the logits and the "
+    "cache's copies while it grows); the cache alone is "
+    f"{cache_gb / row['peak_reserved_gb']:.0%} of what the allocator reserved (the rest: the weights, the logits and "
+    "the copies a growing cache leaves behind)."
 )

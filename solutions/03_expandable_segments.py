@@ -104,9 +104,12 @@ if CUDA:
     out = Path(RESULTS_DIR) / "data"
     out.mkdir(parents=True, exist_ok=True)
     files = {a: out / f"03_snapshot_{a}.pickle" for a in ("default", "expandable")}
-    rows = [{"allocator": a, "segments": snapshot(a == "expandable", f), "file": str(f)} for a, f in files.items()]
+    rows = [{"allocator": a, "segments": snapshot(a == "expandable", f)} for a, f in files.items()]
     tokgen.memory.set_expandable_segments(False)
     say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}:\n\n" + table(pd.DataFrame(rows)))
+    say(f"This run wrote the snapshots as {' and '.join(f'`{f.name}`' for f in files.values())} into "
+        f"`{out}`. The repository keeps only this notebook, not the files: to see the timelines, run this cell "
+        "and drag the files into memory_viz.")  # fmt: skip
 else:
     say("*Snapshots record CUDA allocations: run this cell on a GPU.*")
 

@@ -92,8 +92,9 @@ elif tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound u
 elif tokgen.display.bound(share) == "host":
     say(
         f"Not slower here ({outcome}): the GPU was busy {share:.0%} of a run at most, so the step is host-bound. "
-        "Reading more cache adds GPU time that hides under the host's launch time; a difference of a few % either "
-        "way is then the host's noise or where the allocator placed the cache, not the cache read."
+        "Reading more cache adds GPU time that hides under the host's launch time, so the cache read sets none of "
+        "the step's pace: the difference is the host's drift between rounds "
+        "or where the allocator placed the cache, not the cache read."
     )
 else:
     say(f"Not slower here ({outcome}), though the GPU was busy {share:.0%} of a run: the extra slots' reads are "
@@ -123,10 +124,10 @@ else:
 # `use_cache` and `past_key_values` matter on every version: without them the model builds no
 # cache. `cache_position` is the line that depends on the version. transformers 5.1 (the
 # article's) takes it, and without it GPT-2 works the position out from the StaticCache itself
-# (it counts the filled slots with a reduction on the GPU and reads the count back: a hidden
-# sync, counted below). From 5.4 on the forward no longer takes it and the cache counts its
-# own position, so `cache_kwargs` leaves it out (`tokgen.model.takes_cache_position` reads
-# the signature).
+# (it counts the filled slots with a reduction on the GPU and reads the count back: syncs the
+# loop does not show; the table below counts them per step). From 5.4 on the forward no longer
+# takes it and the cache counts its own position, so `cache_kwargs` leaves it out
+# (`tokgen.model.takes_cache_position` reads the signature).
 # Below: the same loop with and without the line, on this installation.
 
 # %%

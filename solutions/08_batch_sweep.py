@@ -103,7 +103,9 @@ say(f"At N = {MAX_SEQLEN} the eager step time {found} (slopes: {', '.join(f'{x:.
 #
 # The same comparison as notebook 08, pipelined against synchronous, with the dynamic cache
 # instead of the static one, at the reference sweep's eager batch sizes, beside the reference
-# run's static-cache speed-ups. The picture changes if the outcomes do.
+# run's static-cache speed-ups. That run is another session: an outcome that differs only where
+# one side is undecided, or by a few percent, may be the sessions' noise rather than the cache;
+# a decided outcome that flips (faster in one, slower in the other) is the cache's doing.
 
 # %%
 dynamic = []

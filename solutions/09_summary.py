@@ -61,7 +61,9 @@ say(
 # generators, eager and compiled, and the naive baseline, interleaved. At B = 1 a step carries
 # less GPU work than at B = 32, so the host's share of each step should grow, and with it the
 # weight of what each generator does on the CPU; the GPU share column says whether it did. The
-# table puts each variant's rank at B = 1 beside its rank in the reference run at B = 32.
+# table puts each variant's rank at B = 1 beside its rank in the reference run at B = 32, which
+# ran in another session: where two neighbours' own comparison is undecided, a swap between them
+# may be that session's noise, not B's doing.
 
 # %%
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
@@ -102,10 +104,13 @@ say(
 # %% [markdown]
 # ## Exercise 3: the criterion that matters most
 #
-# A verdict is sensitive where the measurement sits near its threshold. The stability column
-# (the share of resampled runs giving the same verdict) and the "why undecided" column measure
-# exactly that: the claims listed first (inconclusive outright, then the least stable) are the
-# ones whose criterion decides the verdict.
+# A verdict can be fragile in two ways. *Noise*: the stability column (the share of resampled
+# runs giving the same verdict) and the undecided comparisons say how far the rounds' noise could
+# move it; more rounds help there. *The criterion*: where a measured key sits near a threshold
+# (the "why" column gives the key and its resampled range for claims 1 and 10), another
+# reasonable threshold would change the verdict, and no number of rounds helps. The table lists
+# the claims inconclusive outright first, then the least stable; read the "why" column to tell
+# the two kinds apart.
 # Claim 10's thresholds (×4 reproduced, ×2.5 partly, for the article's ≈ ×5) are one choice; a
 # criterion relative to the best measured generator would judge the recipe, not the GPU.
 

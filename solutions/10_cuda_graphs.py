@@ -30,6 +30,7 @@ WINDOW = [20, 100]  # profiled steps for the kernel tables of exercise 3
 COMPILE_BACKEND = "inductor"  # "eager" on a CPU: inductor's C++ build takes minutes
 
 # %%
+import statistics
 import types
 
 import pandas as pd
@@ -37,7 +38,7 @@ import torch
 
 import tokgen
 from tokgen.display import say, table
-from tokgen.stats import speedup_text
+from tokgen.stats import ALPHA, p_text, run_times, signed_rank_p, speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
@@ -91,16 +92,21 @@ for v in variants:
     assert torch.equal(v.run(), expected), v.name
 if CUDA:
     timed = tokgen.compare(variants, rounds=RUNS, device="cuda", gpu_busy=False)
-    rows = []
+    rows, per_round = [], {}
     for generator, t in timed.sort_values("max_seqlen").groupby("generator", sort=False):
-        slope = 1e3 * t["median_ms"].diff().iloc[-1] / t["max_seqlen"].diff().iloc[-1]
+        short, long_ = (run_times(r) for r in t.to_dict("records"))  # the two lengths, round by round
+        extra = t["max_seqlen"].iloc[-1] - t["max_seqlen"].iloc[0]
+        per_round[generator] = [1e3 * (b - a) / extra for a, b in zip(short, long_)]  # µs per extra step
         rows.append({"generator": generator, **{f"ms at N={n}": m for n, m in zip(t["max_seqlen"], t["median_ms"])},
-                     "µs per extra step": slope})  # fmt: skip
-    steps = pd.DataFrame(rows).set_index("generator")["µs per extra step"]
+                     "µs per extra step (median of rounds)": statistics.median(per_round[generator])})  # fmt: skip
     say(table(pd.DataFrame(rows), digits=2))
-    say(f"One step costs {steps['graph_stop_on_device']:.1f} µs in the WHILE node and {steps[k_step]:.1f} µs in "
-        f"`{k_step}` at K = 1: the loop on the GPU, its condition kernel included, costs "
-        f"{steps['graph_stop_on_device'] - steps[k_step]:+.1f} µs per step against a launch per step.")  # fmt: skip
+    diff = [a - b for a, b in zip(per_round["graph_stop_on_device"], per_round[k_step])]  # paired by round
+    q25, med, q75 = statistics.quantiles(diff, n=4, method="inclusive")
+    p = signed_rank_p(diff)
+    say(f"Round by round, one more step in the WHILE node costs {med:+.1f} µs (IQR {q25:+.1f} to {q75:+.1f} µs; "
+        f"p {p_text(p)}) against a launch per step in `{k_step}` at K = 1"
+        + (": a real difference, the loop on the GPU and its condition kernel against the host's launch." if p < ALPHA
+           else ": not told apart from the rounds' noise."))  # fmt: skip
 else:
     say(f"Both return the naive tokens at N = {' and '.join(map(str, lengths))}. *Timing needs a GPU: run it there.*")
 

@@ -65,9 +65,10 @@ def pipelining_gain(batch_size: int, sms: int | None) -> dict:
 #
 # Hiding the sync removes a gap of fixed length g from a step of length T: the speed-up is about
 # T / (T − g). As the GPU's share of a step approaches 1, T is the GPU's own work, which grows
-# with B while g does not: the speed-up should fall towards ×1 again. Between the host-bound
-# regime (nothing to hide: the GPU waits for Python anyway) and the saturated one (the gap is
-# negligible) lies the band where it pays. Measured in the smaller bracketing slice, compiled:
+# with B while g does not: by this model the speed-up falls towards ×1 again. If the model
+# holds, pipelining pays in a band between the host-bound regime (nothing to hide: the GPU waits
+# for Python anyway) and the saturated one (the gap small next to T); the map of notebook 13 and
+# the rows below test that. Measured in the smaller bracketing slice, compiled:
 
 # %%
 larger = pd.DataFrame([pipelining_gain(b, small) for b in BATCH_SIZES])

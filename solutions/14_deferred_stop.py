@@ -43,10 +43,11 @@ gains["deferred vs sync"] = [speedup_text(g) for g in gains.to_dict("records")]
 # ## Exercise 1: B = 256
 #
 # A larger batch makes each step's GPU work longer while the host's work per step stays the
-# same: the GPU share rises. Deferring the check can only hide the sync's gap, so expect its gain
-# to follow notebook 13's map: small while the host sets the pace, largest where the GPU's work
-# and the gap are of one size, falling again as the GPU's work dominates. Measured on the whole
-# GPU (the four variants interleaved, as notebook 14 does), against notebook 14's reference run:
+# same: the GPU share rises. Deferring the check can only hide the sync's gap, so the model of
+# notebook 13 (a gap g hidden from a step of length T: ×T / (T − g)) predicts a gain that is small
+# while the host sets the pace and shrinks again as the GPU's work dominates; whether it does is
+# for the rows below to say. Measured on the whole GPU (the four variants interleaved, as
+# notebook 14 does), against notebook 14's reference run:
 
 # %%
 say(table(gains.sort_values("gpu_share_sync"), ["gpu_sms", "cache", "confined", "gpu_share_sync", "deferred vs sync"],
@@ -72,13 +73,14 @@ else:
 # ## Exercise 2: static against dynamic
 #
 # With `cache_implementation="static"`, `generate()` compiles the decode step and replays it
-# from a CUDA graph: the host's work per step shrinks to a launch, so on the whole GPU the
-# GPU's share of a step is larger and the sync's gap a larger part of what is left. The dynamic
-# cache runs eager transformers code: the host's Python dominates, the GPU waits for it anyway,
-# and deferring the check moves little. In a slice the picture changes: the dynamic cache's
-# eager kernels run on a few SMs (a high GPU share), while the static cache's CUDA graphs may
-# replay outside the green context (`confined` False: notebook 14, section 4, says why), so those
-# rows measure the whole GPU's SMs, not the slice. The shares and the outcomes, row by row:
+# from a CUDA graph: the host's work per step shrinks to a launch, so we expect the GPU's share
+# of a step to be larger than with the dynamic cache, and the sync's gap a larger part of what is
+# left. The dynamic cache runs eager transformers code: if the host's Python dominates, the GPU
+# waits for it anyway and deferring the check can move little. In a slice the dynamic cache's
+# eager kernels run on fewer SMs (a higher GPU share), while the static cache's CUDA graphs may
+# replay outside the green context (`confined` False: notebook 14, section 4, says why), and
+# then those rows measure the whole GPU's SMs, not the slice. The shares and the outcomes, row by
+# row, say which of these held in the reference run:
 
 # %%
 for r in gains.to_dict("records"):

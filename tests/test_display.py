@@ -78,6 +78,8 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
             "generator": "kv_static",
             "batch_size": [1, 16, 256],
             "ms_per_step": [7.45, 6.24, 6.93],
+            "q25_ms": [595.0, 600.0, 680.0],  # per generation of 100 steps: B=1's IQR covers the others
+            "q75_ms": [833.0, 650.0, 710.0],
             "gpu_busy_ms": [93.0, 136.0, 420.0],
             "steps": 100,
             "gpu_busy_share": [0.12, 0.22, 0.61],
@@ -87,6 +89,9 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     text = display.sweep_takeaway(g, sync)
     assert text.startswith("Pipelining: faster (p < 0.05) at B = 256; undecided at B = 1, 16.")
     assert "host's per-step time sets the pace" in text and "busy 61% of a step" in text
+    assert "7.45 (5.95–8.33) ms at B = 1" in text and "no order beyond the rounds' noise" in text
+    apart = display.sweep_takeaway(g, sync.assign(q25_ms=[740.0, 600.0, 680.0], q75_ms=[750.0, 630.0, 700.0]))
+    assert "shortest at B = 16, longest at B = 1, their IQRs apart" in apart
     busy = sync.assign(gpu_busy_share=[0.9, 0.92, 0.95], batch_size=[3, 16, 40])
     text = display.sweep_takeaway(g.assign(batch_size=[3, 16, 40]), busy)
     assert "the GPU's fixed work per step" in text and "host" not in text  # memory-bound: not the host
@@ -159,7 +164,7 @@ def test_sync_reading_explains_every_row_where_the_counts_differ():
         ]
     )
     lines = display.sync_reading(audit)
-    assert "1 device-wide sync per run" in lines[0]
+    assert "1 device-wide sync per run" in lines[0] and "the counting's own" in lines[0]
     assert not any("`kv_static`" in line for line in lines)  # its counts agree
     pipelined = next(line for line in lines if "`pipelined_static`, `pipelined_dynamic`" in line)
     assert "2 of the 2 flagged syncs read no value" in pipelined and "31 event waits" in pipelined
@@ -211,7 +216,7 @@ def test_one_layer_cuts_a_replay_at_its_attention_kernels():
 def test_sync_reading_with_no_device_sync_says_no_generator_calls_one():
     audit = pd.DataFrame([audit_row("kv_static", 32, 32, 32, 0, device=0), audit_row("naive", 64, 64, 64, 0, device=0)])
     line = display.sync_reading(audit)[0]
-    assert "0 device-wide syncs per run" in line and "no generator calls `torch.cuda.synchronize()`" in line
+    assert line.startswith("No row shows a device-wide sync: no generator calls `torch.cuda.synchronize()`")
 
 
 def test_profiler_overhead_calls_a_faster_profiled_step_noise_and_pipelining_bounds_checks_the_busy_time():
@@ -245,3 +250,21 @@ def test_table_headers_read_as_words_with_units_and_readable_names_stay():
     header = display.table(df).splitlines()[0]
     expected = "variant | median, ms | % of copy bandwidth | own µs per token | × task floor | bandwidth, GB/s"
     assert header == f"| {expected} | first call, ms |"
+    syncs = pd.DataFrame({"local_scalar_dense": [1], "local_scalar_dense_per_token": [1.0], "stream_syncs": [2]})
+    assert display.table(syncs).splitlines()[0] == "| `.item()` reads | `.item()` reads per token | stream syncs |"
+
+
+def test_regime_map_panels_sharing_an_axis_keep_every_point_in_range():
+    import matplotlib.pyplot as plt
+
+    rows = pd.DataFrame(
+        {"where": ["whole GPU"] * 2, "compiled": [False, False], "gpu_share": [0.3, 0.9], "batch_size": [32, 256],
+         "speedup": [0.86, 1.0], "speedup_q25": [0.66, 0.98], "speedup_q75": [0.97, 1.02],
+         "hidden_by": ["pipelined_static", "kv_static_no_check"]}
+    )  # fmt: skip
+    fig, axes = plt.subplots(1, 2, sharey=True)
+    for ax, hidden_by in zip(axes, ("pipelined_static", "kv_static_no_check")):
+        display.plot_regime_map(ax, rows[rows["hidden_by"] == hidden_by], hidden_by, shared=rows)
+    bottom, top = axes[0].get_ylim()
+    assert bottom <= 0.66 and top >= 1.02  # the right panel, drawn last, no longer cuts off the left one's point
+    plt.close(fig)

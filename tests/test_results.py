@@ -55,3 +55,11 @@ def test_the_environment_printout_names_an_unset_allocator_setting(monkeypatch):
     environment.cache_clear()
     assert "  alloc_conf: expandable_segments:True" in tokgen.describe_environment().splitlines()
     environment.cache_clear()
+
+
+def test_run_of_says_which_run_wrote_a_table():
+    from tokgen.results import run_of
+
+    df = pd.DataFrame({"commit": ["6ae714b0e47c"] * 2, "run_started": ["2026-11-23T17:11:18+00:00"] * 2})
+    assert run_of(df) == "commit 6ae714b, started 2026-11-23 17:11 UTC"  # Recorder.started is UTC
+    assert run_of(df.drop(columns="commit")) == "no provenance columns"

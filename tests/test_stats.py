@@ -105,6 +105,9 @@ def test_equivalence_p_and_rounds_to_decide():
     assert rounds_to_decide([0.1, -0.1] * 4) is not None and rounds_to_decide([0.01] * 8) is None
     noisy = [0.1, -0.08, 0.12, -0.05, 0.09, -0.11, 0.07, -0.02]  # mean ~0, spread ~0.09
     assert rounds_to_decide(noisy) > 8
+    # a clear mean with two rounds against it: the approximation wants fewer than the 8 run, which did not decide it
+    near = [0.1, 0.12, 0.05, 0.11, -0.04, -0.06, 0.13, 0.08]
+    assert signed_rank_p(near) >= ALPHA and rounds_to_decide(near) > len(near)
 
 
 def test_resampling_keeps_rounds_paired():

@@ -10,6 +10,7 @@ A table that is missing gives "not measured", never a number; a table written by
 (tiny model or no GPU) gives no verdict at all.
 """
 
+import itertools
 import json
 from pathlib import Path
 
@@ -82,7 +83,11 @@ def _combine(*parts: bool | None) -> str:
     def verdict(ps):
         return REPRODUCED if all(ps) else PARTLY if any(ps) else NOT
 
-    verdicts = {verdict([p if p is not None else fill for p in parts]) for fill in (True, False)}
+    open_ = [i for i, p in enumerate(parts) if p is None]
+    verdicts = set()
+    for fills in itertools.product((True, False), repeat=len(open_)):  # each way the open parts can fall
+        filled = dict(zip(open_, fills))
+        verdicts.add(verdict([filled.get(i, p) for i, p in enumerate(parts)]))
     return verdicts.pop() if len(verdicts) == 1 else Undecided([REPRODUCED, PARTLY, NOT], verdicts)
 
 
@@ -233,9 +238,13 @@ def _claim_8(tables):
         smallest, largest = fam.iloc[0], fam.iloc[-1]
         gains_, losses = fam[fam["outcome"] == FASTER], fam[fam["outcome"] == SLOWER]
         larger = gains_[(gains_["batch_size"] != smallest["batch_size"]) & (gains_["speedup"] > smallest["speedup"])]
+        if smallest["outcome"] == FASTER:  # "largest at the smallest batch": no other batch size gains more, real
+            largest_there = larger.empty
+        else:  # no real gain at the smallest: it holds nowhere, or stays open while that gain is undecided
+            largest_there = None if smallest["outcome"] == UNDECIDED and gains_.empty else False
         oks += [
             _faster(smallest),
-            larger.empty,  # "largest at the smallest batch": no other batch size gains more, real
+            largest_there,
             None if largest["outcome"] == UNDECIDED else largest["outcome"] != FASTER,
         ]
         ends = f"B={smallest['batch_size']} {speedup_text(smallest)}"
@@ -258,11 +267,15 @@ def _claim_9(tables):
 
 def summary_results(tables) -> pd.DataFrame:
     """Notebook 07's interleaved run of every article generator (B=32, N=100), fastest first,
-    with the speed-up over the naive generator of the same run (notebook 09_summary, README);
-    `tables`: a results folder or `Tables`."""
+    with the speed-up over the naive generator of the same run, paired round by round as every
+    speed-up here (`stats.gain`: median and quartiles of the per-round ratios; notebook 09_summary,
+    README); `tables`: a results folder or `Tables`."""
     df = (tables if isinstance(tables, Tables) else Tables(tables))["07_pipelining"]
-    naive = df.set_index("variant").loc[label("naive"), "median_ms"]
-    return df.assign(speedup_vs_naive=naive / df["median_ms"]).sort_values("median_ms", ignore_index=True)
+    naive = label("naive")
+    paired = {v: gain(df, naive, v) or {} for v in df["variant"]}  # naive against itself: ×1 every round
+    for key in ("speedup", "speedup_q25", "speedup_q75"):
+        df = df.assign(**{f"{key}_vs_naive": [paired[v].get(key, float("nan")) for v in df["variant"]]})
+    return df.sort_values("median_ms", ignore_index=True)
 
 
 def deferred_stop_gains(tables) -> pd.DataFrame:
@@ -290,7 +303,9 @@ def _claim_10(tables):
     df = summary_results(tables).set_index("variant")
     speedup, ranked = df.loc[best, "speedup_vs_naive"], df.index.tolist()
     measured = (
-        f"×{speedup:.1f} over naive; ranked {ranked.index(best) + 1} of {len(ranked)} variants (fastest: {ranked[0]})"
+        f"×{speedup:.2f} over naive (IQR ×{df.loc[best, 'speedup_q25_vs_naive']:.2f}–"
+        f"×{df.loc[best, 'speedup_q75_vs_naive']:.2f} of the rounds); ranked {ranked.index(best) + 1} of "
+        f"{len(ranked)} variants by median (fastest: {ranked[0]})"
     )
     return measured, REPRODUCED if speedup >= 4 else PARTLY if speedup >= 2.5 else NOT, ("speed-up", speedup, (2.5, 4))
 
@@ -322,7 +337,7 @@ CLAIMS = {
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
         "no-check faster than pipelined, real (p < 0.05), eager and compiled", _claim_9),
     10: ("summary", "best of the article (compile + static cache + pipelining) ≈ 5× the naive baseline",
-         "speed-up ≥ 4× reproduced, ≥ 2.5× partly (B=32, N=100, one interleaved run)", _claim_10),
+         "paired speed-up ≥ 4× reproduced, ≥ 2.5× partly (B=32, N=100, one interleaved run)", _claim_10),
 }  # fmt: skip
 
 
@@ -337,19 +352,24 @@ def _evaluate(measure, tables: Tables) -> tuple[str, str, tuple | None]:
         return f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED, None
 
 
-def _why_unstable(key, keys: list[float], verdict: str, stability: float) -> str:
-    """Why a verdict that held in `stability` of the resampled runs is not decided."""
+def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
+    """Why a verdict is not decided: where it sits near a threshold, or how the resampled runs
+    (`readings`, their verdicts) split."""
     if key is not None and keys:
         name, value, thresholds = key
         lo, hi = np.percentile(keys, [2.5, 97.5])
         inside = [t for t in thresholds if lo <= t <= hi]
         if inside:
+            near = abs(value - inside[0]) <= (hi - lo) / 4  # in the middle half of the range: on the threshold
             return (
                 f"the {name}, {value:.2f}, lies within {lo:.2f}–{hi:.2f} in 95% of resampled runs, which holds "
-                f"the criterion's threshold {inside[0]:g}: more rounds narrow that range, but a value sitting on "
-                f"its threshold stays undecided"
-            )
-    return f"{verdict} in {stability:.0%} of resampled runs"
+                f"the criterion's threshold {inside[0]:g}: more rounds narrow that range"
+                + (", but a value this close to its threshold may stay undecided" if near else
+                   ", and would likely settle it")
+            )  # fmt: skip
+    split = pd.Series([str(r) for r in readings]).value_counts(normalize=True)
+    read = ", ".join(f"{share:.0%} {reading}" for reading, share in split.items())
+    return f"the resampled runs read {read}: which one depends on the rounds drawn; more rounds would settle it"
 
 
 def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
@@ -367,9 +387,14 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
     stability, why = float("nan"), ""
     if verdict == UNDECIDED:
         between = getattr(verdict, "between", [])
-        verdict, why = INCONCLUSIVE, "a comparison it needs is undecided (see measured)" + (
-            f"; whichever way it falls, the claim is {' or '.join(between)}" if between else ""
-        )
+        could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
+        if len(between) == 3:
+            why = f"comparisons it needs are undecided (see measured): as they fall, the claim can be {could}"
+        else:
+            why = "a comparison it needs is undecided (see measured)" + (
+                f"; whichever way it falls, the claim is {could}" if between else ""
+            )
+        verdict = INCONCLUSIVE
     elif verdict in (REPRODUCED, PARTLY, NOT):
         rng = np.random.default_rng(seed)
         draws = [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]
@@ -378,7 +403,7 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
             keys = [d[2][1] for d in draws if d[2] is not None]
             verdict, why = (
                 f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)",
-                _why_unstable(key, keys, verdict, stability),
+                _why_unstable(key, keys, [d[1] for d in draws]),
             )
     return {
         "#": n,
@@ -440,9 +465,19 @@ def measured_on(row) -> str:
 
 
 def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
-    """Where each regime's tables come from, read from its CSVs: the GPU and the commit, and a
-    warning when a slice's differ from the whole GPU's, since then the columns are two runs
-    (notebook 09_summary)."""
+    """Where each regime's tables come from, read from its CSVs: the GPU, the commit and the sizes
+    its sweeps ran at (a slice runs the slowest notebooks smaller), and a warning when a slice's
+    GPU or commit differ from the whole GPU's, since then the columns are two runs (notebook 09_summary)."""
+
+    def sizes(folder) -> str:
+        said = []
+        for table, column, what in (("01_naive", "max_seqlen", "N"), ("03_expandable_segments", "max_seqlen", "N"),
+                                    ("08_batch_sweep", "batch_size", "B")):  # fmt: skip
+            path = Path(folder, "data", f"{table}.csv")
+            if path.exists():
+                values = sorted(pd.read_csv(path, usecols=[column])[column].dropna().astype(int).unique())
+                said.append(f"{what} = {', '.join(map(str, values))} in {table[:2]}")
+        return f"; sizes: {', '.join(said)}" if said else ""
 
     def sources(folder) -> tuple[set, set]:
         frames = [pd.read_csv(p, usecols=lambda c: c in ("gpu", "commit")) for p in Path(folder, "data").glob("*.csv")]
@@ -458,7 +493,7 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
             continue
         mixed = " (**not the whole GPU's run**: read its column as another run's)" if (gpus, commits) != whole else ""
         gpus = ["the CPU (a smoke run)" if g.startswith("none") else g for g in sorted(gpus)]
-        lines.append(f"- {name}: {', '.join(gpus)}, commit {', '.join(sorted(commits))}{mixed}")
+        lines.append(f"- {name}: {', '.join(gpus)}, commit {', '.join(sorted(commits))}{sizes(folder)}{mixed}")
     return "\n".join(lines)
 
 
@@ -558,9 +593,10 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(order, ascending=[False, True, True, True], ignore_index=True)
 
 
-def regime_findings(regimes: pd.DataFrame, article_batch: int = 32) -> str:
+def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
     """What notebook 13's map says about pipelining, in sentences read from `regime_gains`: where
-    it paid, where it lost, where it had no effect, and the article's batch size in each slice
+    it paid, where it lost, where it had no effect, and the article's batch size in each slice,
+    named as one of the two that bracket the L40S (`bracket`: their SM counts) or not
     (notebook 13_regimes)."""
     piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
     count = piped["outcome"].value_counts()
@@ -592,13 +628,16 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32) -> str:
         host = piped[piped["gpu_share"] < 0.5]
         paid = int((host["outcome"] == FASTER).sum())
         lines.append(f"- Host-bound points (GPU share < 0.5): {len(host)}, of which it paid at {paid}.")
+    bracketing = {f"{n} SMs" for n in bracket}
     for where in [w for w in piped["where"].unique() if w.endswith(" SMs")]:
+        kind = "one of the two that bracket the L40S" if where in bracketing else "not a bracketing slice"
         at = piped[(piped["where"] == where) & (piped["batch_size"] == article_batch)]
         if at.empty:
-            lines.append(f"- The article's B = {article_batch} is not on this map in the {where} slice.")
+            lines.append(f"- The article's B = {article_batch} is not on this map in the {where} slice ({kind}).")
         for r in at.itertuples():
             lines.append(
-                f"- The article's B = {article_batch} in the {r.where} slice, {'compiled' if r.compiled else 'eager'}: "
+                f"- The article's B = {article_batch} in the {r.where} slice ({kind}), "
+                f"{'compiled' if r.compiled else 'eager'}: "
                 f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
             )
     return "\n".join(lines)
@@ -621,17 +660,18 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
             else "* No regime gave verdicts (nothing measured, or a smoke run's data): nothing to compare."
         )  # fmt: skip
     else:
-        differ = [
-            str(n)
-            for i, n in enumerate(claims["#"])
-            if len({base[r].iloc[i] for r in measured} - none) > 1
-        ]
+        seen = [{base[r].iloc[i] for r in measured} - none for i in range(len(claims))]
+        # two decided verdicts that differ; an inconclusive one disagrees with nothing, it decides nothing
+        differ = [str(n) for n, v in zip(claims["#"], seen) if len(v - {INCONCLUSIVE}) > 1]
+        open_ = [str(n) for n, v in zip(claims["#"], seen) if INCONCLUSIVE in v and len(v) > 1 and str(n) not in differ]
         lines.append(
-            f"* Among the regimes that gave verdicts ({', '.join(measured)}), the verdict differs for claim(s) "
-            f"{', '.join(differ)}."
+            f"* Among the regimes that gave verdicts ({', '.join(measured)}), the decided verdicts differ for "
+            f"claim(s) {', '.join(differ)}."
             if differ
-            else f"* {', '.join(measured)}: the same verdict for every claim measured in more than one of them."
+            else f"* {', '.join(measured)}: no claim decided differently in two of them."
         )
+        if open_:
+            lines.append(f"* Decided in one regime, inconclusive in another: claim(s) {', '.join(open_)}.")
     silent = [r for r in regimes if r != "whole GPU" and r not in measured]  # slices without verdicts
     if "slices" in claims and silent:
         lines.append(f"* The two slices are not compared: {' and '.join(silent)} gave no verdicts.")

@@ -72,15 +72,22 @@ def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict
 
 _UNITS = {"ms": "ms", "us": "µs", "s": "s", "mb": "MB", "gb": "GB", "gbs": "GB/s", "pct": "%"}
 _WORDS = {"gpu": "GPU", "cpu": "CPU", "kv": "KV", "lm": "LM", "mlp": "MLP", "sms": "SMs", "eos": "EOS", "us": "µs"}
+# counters of profiling.count_syncs whose names are op names, not words
+_TERMS = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "flagged syncs"}
 
 
 def header_of(column) -> str:
     """A table's column as a reader reads it: a snake_case result column gets words and its unit
     ("median_ms" -> "median, ms", "pct_of_copy_bandwidth" -> "% of copy bandwidth", "times_task_floor"
-    -> "× task floor"); a name that already reads as words is left as it is (notebook 00_setup)."""
+    -> "× task floor", "local_scalar_dense" -> "`.item()` reads"); a name that already reads as words
+    is left as it is (notebook 00_setup)."""
     name = str(column)
     if "_" not in name or not name.replace("_", "").isalnum() or name != name.lower():
         return name
+    for term, words in _TERMS.items():
+        if name.startswith(term):
+            rest = name[len(term) :].strip("_")
+            return words + (f" {header_of(rest)}" if rest else "")
     name = name.replace("gb_s", "gbs")
     words = name.split("_")
     unit = _UNITS.get(words[-1]) if len(words) > 1 else None
@@ -164,7 +171,7 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("max_seqlen N (log)")
-    ax.set_ylabel("runtime per generation, ms (log)")
+    ax.set_ylabel("runtime per generation, ms (median, IQR; log)")
     ax.legend()
     return ax
 
@@ -579,10 +586,21 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     sync = results[results["generator"] == "kv_static"].set_index("batch_size").sort_index()
     step, busy = sync["ms_per_step"], sync["gpu_busy_ms"] / sync["steps"]
     b0, b1 = step.index[0], step.index[-1]
+    lo, hi = sync["q25_ms"] / sync["steps"], sync["q75_ms"] / sync["steps"]  # the rounds' IQR, per step
+
+    def at(b):
+        return f"{step[b]:.2f} ({lo[b]:.2f}–{hi[b]:.2f}) ms at B = {b}"
+
+    short, long_ = step.idxmin(), step.idxmax()
+    order = (
+        f"shortest at B = {short}, longest at B = {long_}, their IQRs apart"
+        if hi[short] < lo[long_]
+        else f"the shortest median (B = {short}) and the longest (B = {long_}) lie within each other's IQR: "
+        "no order beyond the rounds' noise"
+    )
     text += (
-        f"A synchronous step takes {step[b0]:.2f} ms "
-        f"at B = {b0} and {step[b1]:.2f} ms at B = {b1} (×{step[b1] / step[b0]:.2f} for ×{b1 / b0:.3g} the rows; "
-        f"shortest {step.min():.2f} ms at B = {step.idxmin()}, longest {step.max():.2f} ms at B = {step.idxmax()})"
+        f"A synchronous step takes {at(b0)} and {at(b1)} (median and IQR of the rounds, each B timed in its own "
+        f"comparison; ×{step[b1] / step[b0]:.2f} for ×{b1 / b0:.3g} the rows; {order})"
     )
     if busy.isna().all():
         return text + "."
@@ -677,7 +695,7 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
     busy_end, idle, gaps = None, 0.0, []
     for a, b in zip(shown["start"], shown["end"]):
         if busy_end is not None and a > busy_end:
-            ax.axvspan(busy_end - t0, a - t0, color="red", alpha=0.15)
+            ax.axvspan(busy_end - t0, a - t0, color="grey", alpha=0.25)  # not red: the sync-wait lane is
             gaps.append((busy_end - t0, a - t0))
             idle += a - busy_end
         busy_end = b if busy_end is None else max(busy_end, b)
@@ -694,7 +712,7 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
     ax.set_yticks([0.4, 1.4, 2.4, 3.4], ["GPU (all streams)", "CPU: sync wait", "CPU: model forward", "CPU: step"])
     ax.set_xlim(0, t1 - t0)
     ax.set_xlabel("µs since the zoom's start")
-    ax.set_title(f"{title} GPU idle {idle / span:.0%} of this zoom (shaded)")
+    ax.set_title(f"{title} GPU idle {idle / span:.0%} of this zoom (shaded grey)")
     return ax
 
 
@@ -805,7 +823,7 @@ def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):
     ax.set_xscale("log", base=2)
     ax.set_xticks(ks, [f"{k:g}" for k in ks])
     ax.set_ylim(bottom=0)
-    ax.set(xlabel="K = decode steps per graph replay", ylabel="ms per generation", title="Runtime vs K")
+    ax.set(xlabel="K = decode steps per graph replay", ylabel="ms per generation (median, IQR)", title="Runtime vs K")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return ax
 
@@ -834,10 +852,12 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
     if device.nunique() == 1:
         n = int(device.iloc[0])
         out.append(
-            f"Every row shows {n} device-wide sync{'s' * (n != 1)} per run, the no-check generators included "
-            "(`count_syncs` leaves out the `synchronize()` calls of its own profiled run): "
-            + ("no generator calls `torch.cuda.synchronize()`. " if n == 0 else "the same in every generator. ")
-            + "The table leaves that column out."
+            "No row shows a device-wide sync: no generator calls `torch.cuda.synchronize()`. The table leaves "
+            "that column out."
+            if n == 0
+            else f"Every row shows {n} device-wide sync{'s' * (n != 1)} per run, the no-check generators included, "
+            "which wait on nothing: the counting's own (`count_syncs` profiles each run and synchronizes around "
+            "it), not the generators'. The table leaves that column out."
         )
     keys = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
     for (r, w, s, e), rows in audit.groupby(keys, sort=False):
@@ -905,10 +925,12 @@ def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str
 # --- helpers introduced in notebooks 09 and 13 ---
 
 
-def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str):
+def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str, shared: pd.DataFrame | None = None):
     """Speed-up of `hidden_by` over the synchronous generator against the GPU share of a step, one
     colour per place (whole GPU, each slice), circles eager and squares compiled, the per-round IQR
-    as bars, the ±5% band of "no effect" shaded, each point labelled with its batch size (notebook 13)."""
+    as bars, the ±5% band of "no effect" shaded, each point labelled with its batch size. The y
+    range fits `shared` (default: `regimes`): panels that share an axis pass all their rows, so
+    that no panel's range cuts off another's points (notebook 13)."""
     places = list(dict.fromkeys(regimes["where"]))
     for i, place in enumerate(places):
         for compiled, marker in ((False, "o"), (True, "s")):
@@ -921,7 +943,8 @@ def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str):
                             textcoords="offset points", fontsize=7, color=f"C{i}")  # fmt: skip
     ax.axhspan(1 / 1.05, 1.05, color="grey", alpha=0.15, lw=0, label="no effect (±5%)")
     ax.axhline(1, color="grey", lw=0.8)
-    ax.set_ylim(max(0.5, regimes["speedup_q25"].min() - 0.05), min(2.0, regimes["speedup_q75"].max() + 0.05))
+    fit = regimes if shared is None else shared
+    ax.set_ylim(max(0.5, fit["speedup_q25"].min() - 0.05), min(2.0, fit["speedup_q75"].max() + 0.05))
     ax.set_xlabel("GPU share of a synchronous step (GPU busy / wall time)")
     ax.set_ylabel(f"speed-up of {hidden_by} over sync (×, median and IQR)")
     ax.legend(fontsize=7, loc="upper left")

@@ -137,6 +137,15 @@ def _renamed(text):
     return re.sub(r"\b(" + "|".join(RENAMED) + r")\b", lambda m: RENAMED[m.group(1)], text)
 
 
+def run_of(df: pd.DataFrame) -> str:
+    """Which run wrote a table, from its rows: the commit and when the run started, so that a
+    notebook reading another's table says which run it read (notebook 12_speed_of_light)."""
+    if not {"commit", "run_started"} <= set(df):
+        return "no provenance columns"
+    runs = df[["commit", "run_started"]].astype(str).drop_duplicates()
+    return "; ".join(f"commit {c[:7]}, started {t[:16].replace('T', ' ')} UTC" for c, t in runs.itertuples(index=False))
+
+
 def load(table: str, results_dir: str | Path) -> pd.DataFrame:
     """A table written by `Recorder`; a clear error when the notebook that writes it has not run
     (notebook 09_summary). Old generator names are read as today's (`RENAMED`)."""

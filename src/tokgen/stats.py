@@ -71,7 +71,8 @@ def equivalence_p(x, band: float = BAND) -> float:
 
 def rounds_to_decide(log_ratios, band: float = BAND) -> int | None:
     """About how many rounds would make this comparison real or show no effect, from the spread of
-    its per-round log-ratios (normal approximation; None without spread). Notebook 09_summary."""
+    its per-round log-ratios (normal approximation; None without spread). Never as few as were run:
+    these rounds did not decide it, whatever the approximation says. Notebook 09_summary."""
     x = [v for v in log_ratios if not math.isnan(v)]
     if len(x) < 2 or statistics.stdev(x) == 0:
         return None
@@ -79,7 +80,7 @@ def rounds_to_decide(log_ratios, band: float = BAND) -> int | None:
     needed = [(2.0 * sd / mu) ** 2] if mu > 0 else []  # mean two standard errors from 0: real
     if mu < math.log1p(band):
         needed.append((1.7 * sd / (math.log1p(band) - mu)) ** 2)  # 1.7 standard errors inside the band
-    return math.ceil(max(6, min(needed))) if needed else None
+    return math.ceil(max(6, len(x) + 1, min(needed))) if needed else None
 
 
 def compare_rounds(base_times: list[float], times: list[float]) -> dict:

@@ -92,7 +92,7 @@ def summary_table(results_dir: Path) -> str:
         {
             "generator": df["variant"],
             "ms per generation, median (IQR)": _iqr(df),
-            "speed-up vs naive": df["speedup_vs_naive"].map(lambda x: f"×{x:.2f}"),
+            "speed-up vs naive (paired rounds)": df["speedup_vs_naive"].map(lambda x: f"×{x:.2f}"),
             "ms per token": df["ms_per_step"].map(lambda x: f"{x:.2f}"),
             "GPU busy": df["gpu_busy_share"].map(lambda x: f"{x:.0%}" if x == x else "not measured")
             if "gpu_busy_share" in df
