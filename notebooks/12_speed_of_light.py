@@ -127,6 +127,9 @@ for name in ("07_pipelining", "10_cuda_graphs"):
         say(f"*`data/{name}.csv` is missing: run notebook {name[:2]} first.*")
         continue
     same_sizes = (t["status"] == "ok") & (t["batch_size"] == BATCH_SIZE) & (t["max_seqlen"] == MAX_SEQLEN)
+    if not same_sizes.any():
+        say(f"*`data/{name}.csv` has no row at B = {BATCH_SIZE}, N = {MAX_SEQLEN}: run notebook {name[:2]} there.*")
+        continue
     frames.append(t[same_sizes].assign(notebook=name[:2]))
     say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
 floors = pd.DataFrame()

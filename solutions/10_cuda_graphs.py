@@ -38,7 +38,7 @@ import torch
 
 import tokgen
 from tokgen.display import say, table
-from tokgen.stats import ALPHA, p_text, run_times, signed_rank_p, speedup_text
+from tokgen.stats import p_text, run_times, signed_rank_p, speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
@@ -105,8 +105,8 @@ if CUDA:
     p = signed_rank_p(diff)
     say(f"Round by round, one more step in the WHILE node costs {med:+.1f} µs (IQR {q25:+.1f} to {q75:+.1f} µs; "
         f"p {p_text(p)}) against a launch per step in `{k_step}` at K = 1"
-        + (": a real difference, the loop on the GPU and its condition kernel against the host's launch." if p < ALPHA
-           else ": not told apart from the rounds' noise."))  # fmt: skip
+        + (": a real difference, the loop on the GPU and its condition kernel against the host's launch."
+           if p < tokgen.stats.ALPHA else ": not told apart from the rounds' noise."))  # fmt: skip
 else:
     say(f"Both return the naive tokens at N = {' and '.join(map(str, lengths))}. *Timing needs a GPU: run it there.*")
 
