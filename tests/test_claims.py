@@ -343,6 +343,9 @@ def test_the_summary_speedup_is_paired_round_by_round(tmp_path):
     ratios = sorted(a / b for a, b in zip(naive, best))
     assert s.loc["compiled pipelined_static", "speedup_vs_naive"] == pytest.approx((ratios[4] + ratios[5]) / 2)
     assert s.loc["naive", "speedup_vs_naive"] == 1.0
+    failed = result("compiled pipelined_static", []) | {"status": "oom", "median_ms": float("nan")}
+    rows("07_pipelining", tmp_path / "oom", [result("naive", naive), failed])
+    assert claims_table(tmp_path / "oom").set_index("#").loc[10, "verdict"] == "not measured"
     best_row = s.loc["compiled pipelined_static"]
     assert best_row["speedup_q25_vs_naive"] <= best_row["speedup_vs_naive"] <= best_row["speedup_q75_vs_naive"]
 

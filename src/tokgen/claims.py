@@ -272,6 +272,8 @@ def summary_results(tables) -> pd.DataFrame:
     README); `tables`: a results folder or `Tables`."""
     df = (tables if isinstance(tables, Tables) else Tables(tables))["07_pipelining"]
     naive = label("naive")
+    if naive not in set(df["variant"]):
+        raise KeyError(f"no {naive!r} run in notebook 07's table: nothing to measure a speed-up against")
     paired = {v: gain(df, naive, v) or {} for v in df["variant"]}  # naive against itself: ×1 every round
     for key in ("speedup", "speedup_q25", "speedup_q75"):
         df = df.assign(**{f"{key}_vs_naive": [paired[v].get(key, float("nan")) for v in df["variant"]]})
@@ -302,6 +304,8 @@ def _claim_10(tables):
     best = label("pipelined_static", compiled=True)
     df = summary_results(tables).set_index("variant")
     speedup, ranked = df.loc[best, "speedup_vs_naive"], df.index.tolist()
+    if speedup != speedup:  # a run without timed rounds (failed, out of memory): no speed-up, no verdict
+        raise KeyError(f"no timed rounds for {best!r} or naive")
     measured = (
         f"×{speedup:.2f} over naive (IQR ×{df.loc[best, 'speedup_q25_vs_naive']:.2f}–"
         f"×{df.loc[best, 'speedup_q75_vs_naive']:.2f} of the rounds); ranked {ranked.index(best) + 1} of "
