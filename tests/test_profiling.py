@@ -102,7 +102,8 @@ def test_the_step_boundary_zoom_shades_every_gap_and_says_the_idle_share():
     plot_step_boundary(ax, Timeline(TRACE), 0, title="t:")
     # busy 50-82, 150-180, 185-186, 190-192 µs: 65 of 142 µs; gaps of 68, 5 and 4 µs
     assert ax.get_title() == f"t: GPU idle {77 / 142:.0%} of this zoom (shaded grey)"
-    assert len([p for p in ax.patches if p.get_facecolor()[0] == 1.0]) == 3  # three red spans
+    grey = matplotlib.colors.to_rgba("grey", 0.25)
+    assert len([p for p in ax.patches if tuple(p.get_facecolor()) == grey]) == 3  # three shaded idle spans
     assert [t.get_text() for t in ax.texts] == ["68 µs", "5 µs"]  # gaps under 5 µs are shaded, not labelled
     plt.close("all")
 
