@@ -110,14 +110,12 @@ def syncs(name: str) -> dict:
 
 if ON_GPU:
     audit = pd.DataFrame([syncs(name) for name in VARIANTS]).set_index("variant")
-    kinds = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "flagged syncs",
-             "stream_syncs": "stream syncs", "event_syncs": "event syncs"}  # fmt: skip
-    say(table(audit.reset_index(), ["variant", *kinds], digits=2))
+    kinds = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
+    say(table(audit.reset_index(), ["variant", *kinds], digits=2))  # headers in words: display.header_of
     for cache in ("dynamic", "static"):
         d = audit.loc[f"generate() {cache} deferred"] - audit.loc[f"generate() {cache} sync"]
-        say(
-            f"{cache} cache, deferred minus sync, per token: " + ", ".join(f"{n} {d[k]:+.2f}" for k, n in kinds.items())
-        )
+        said = ", ".join(f"{tokgen.display.header_of(k)} {d[k]:+.2f}" for k in kinds)
+        say(f"{cache} cache, deferred minus sync, per token: {said}")
 else:
     say("*On the CPU: no device to synchronize with.*")
 

@@ -77,7 +77,8 @@ def cache_kwargs(model, cache, position: torch.Tensor) -> dict:
     """Forward arguments for one cached decode step at `position` ((1,) LongTensor on the device).
 
     transformers 5.1 needs `cache_position` to index a StaticCache (else it counts the filled
-    slots with a GPU reduction and reads the count back: hidden syncs); 5.4+ keeps the position inside the cache.
+    slots with a GPU reduction and reads the count back: hidden syncs); 5.4+ keeps the position
+    inside the cache.
     Introduced in notebook 04_static_cache.
     """
     kwargs = {"past_key_values": cache, "use_cache": True}
