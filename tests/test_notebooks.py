@@ -20,7 +20,7 @@ NAMES = [p.stem for p in NOTEBOOKS]
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
 SOLUTIONS_IPYNB = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 COMMITTED = sorted(  # every executed notebook the runner writes and we commit
-    [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "slice" / "notebooks").glob("*.ipynb"), *SOLUTIONS_IPYNB]
+    [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "slice").glob("sm*/notebooks/*.ipynb"), *SOLUTIONS_IPYNB]
 )
 
 
