@@ -29,8 +29,9 @@
 # method, and one provenance row in `data/` describing the machine.
 #
 # **What we measure:** no timings yet: whether every generator returns the naive generator's
-# tokens, on the article's batch and on hundreds of distinct prompts, and how far TF32 logits lie
-# from FP32 ones (the yardstick of the one rule for "the same tokens").
+# tokens, on an all-BOS batch like the article's (`BATCH_SIZE` rows of `MAX_SEQLEN` tokens) and on
+# hundreds of distinct prompts, and how far TF32 logits lie from FP32 ones (the yardstick of the
+# one rule for "the same tokens").
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -232,9 +233,10 @@ say(table(pd.DataFrame({"column": machine, "value": values})))
 # ## Summary
 #
 # * The model is GPT-2 small with random weights, fp32 with TF32 matmuls, built locally.
-# * All generators share one signature. On the article's batch they return exactly the naive
-#   generator's tokens; on distinct prompts, under one stated rule: equal, or the naive
-#   generator's runner-up at a near-tie within a tolerance justified by the TF32-vs-FP32 spread.
+# * All generators share one signature. On an all-BOS batch like the article's (section 2) they
+#   return exactly the naive generator's tokens; on distinct prompts, under one stated rule: equal,
+#   or the naive generator's runner-up at a near-tie within a tolerance justified by the
+#   TF32-vs-FP32 spread.
 # * Variants are timed interleaved and compared by one measure, the speed-up × (the median of
 #   the per-round ratios); a difference is real only if a signed-rank test over the rounds says
 #   so, a rule whose false-positive rate the tests measure; "no effect" and "undecided" are told

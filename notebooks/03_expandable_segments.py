@@ -90,7 +90,7 @@ else:
 # ## 2. Measure both settings, round by round
 #
 # The article compared two separate runs. Runtime differences of a few percent drown in the
-# drift between runs on a shared GPU, so we also switch the setting *inside* this process
+# drift between runs, so we also switch the setting *inside* this process
 # before each run (`set_expandable_segments`, the allocator's runtime configuration, which
 # applies to segments created afterwards; every run starts from `empty_cache()`). Each round
 # runs every N of `SEQ_LENS` with both settings.

@@ -62,8 +62,9 @@ say(
 #
 # Time one decode step of the KV-cache generator with 10 and with 390 cached positions,
 # interleaved round by round, and profile one of each for the GPU's busy time. The GPU's
-# difference is the attention over the cache; the rest of the step (the weights, the host's
-# launches) does not depend on N. The wall time holds both, and on a host-bound GPU mostly the
+# difference is the attention over the cache and the copy `torch.cat` makes of the whole
+# DynamicCache each step; the rest of the step (the weights, the host's launches) does not
+# depend on N. The wall time holds both, and on a host-bound GPU mostly the
 # launches.
 
 

@@ -46,10 +46,13 @@ CUDA = model.device.type == "cuda"
 # transformers 5.1.0 needs `cache_position` to index a StaticCache; without it, the cache counts
 # its filled slots with a GPU reduction, a hidden sync (`tokgen.generators.cache_kwargs`). Our own
 # loops pass `cache_position`; `generate()` builds its own. From 5.4 on the StaticCache keeps its
-# position itself, so the rows to watch are `generate()`'s; the hand-written loops should not
-# move. What notebook 11's audit measured (its transformers version is in each row), then the same
-# count here, in this environment: run this notebook with the newer transformers (the runner's
-# `--newest-transformers` sets one up for notebook 14) and compare.
+# position itself, so the rows to watch are `generate()`'s; the hand-written loops' `.item()`
+# reads should not move. Their stream syncs may: transformers 5.17's StaticCache copies its
+# position counter from the host to the GPU when each layer first fills, one pageable copy, so
+# one sync per layer and generation. What notebook 11's audit measured (its transformers version
+# is in each row), then the same count here, in this environment: run this notebook with the
+# newer transformers (the runner's `--newest-transformers` sets one up for notebook 14) and
+# compare.
 
 # %%
 try:
