@@ -210,6 +210,13 @@ def test_notebook_09_says_why_each_verdict_is_missing_and_where_each_column_was_
     text = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8"})
     assert "- 8 SMs: GPU Y, commit" in text and "; sizes: N = 50, 100 in 01" in text
 
+    # run_all.csv logs runs, notebook 09's own previous one included (another commit): not a table
+    rows("01_naive", tmp_path / "sm16", naive)  # the same GPU and commit as the whole GPU's tables
+    log = pd.DataFrame([{"notebook": "09_summary", "gpu": "GPU X", "commit": "older"}])
+    log.to_csv(tmp_path / "whole" / "data" / "run_all.csv", index=False)
+    text = regime_sources(tmp_path / "whole", {"16 SMs": tmp_path / "sm16"})
+    assert "older" not in text and "not the whole GPU's run" not in text
+
 
 def test_a_smoke_run_gives_no_verdict(tmp_path):
     items = [{**result(f"naive N={n}", [n * n / 100] * 3, max_seqlen=n), "frag_pct": 70.0} for n in (100, 200, 400)]

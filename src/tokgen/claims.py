@@ -484,7 +484,9 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
         return f"; sizes: {', '.join(said)}" if said else ""
 
     def sources(folder) -> tuple[set, set]:
-        frames = [pd.read_csv(p, usecols=lambda c: c in ("gpu", "commit")) for p in Path(folder, "data").glob("*.csv")]
+        # the measured tables only: run_all.csv logs runs, this notebook's own previous one included
+        tables = [p for p in Path(folder, "data").glob("*.csv") if p.name != "run_all.csv"]
+        frames = [pd.read_csv(p, usecols=lambda c: c in ("gpu", "commit")) for p in tables]
         found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["gpu", "commit"])
         return set(found["gpu"].dropna().astype(str)), set(found["commit"].dropna().astype(str))
 
