@@ -1,6 +1,7 @@
 """run_all's command line: selection, parameters, clear errors."""
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -47,6 +48,14 @@ def test_parameters_are_read_as_yaml_and_checked():
         runner.checked_parameters([("RUNS", "abc")], names)
     with pytest.raises(runner.RunError, match="-p NOT_A_PARAM: no selected notebook has this parameter; they have: "):
         runner.checked_parameters([("NOT_A_PARAM", "3")], names)
+
+
+def test_run_all_csv_records_paths_inside_the_repository_relative_to_it():
+    # notebook 09 runs with the absolute slice/ folder; its committed row must not name the machine
+    row = json.loads(runner.recorded({"SLICE_RESULTS_DIR": str(runner.SLICE_OUT), "RUNS": 8, "DATA_DIR": ".."}))
+    assert row == {"SLICE_RESULTS_DIR": "slice", "RUNS": 8, "DATA_DIR": ".."}
+    elsewhere = str(Path("/elsewhere/out").resolve())  # a user's --out outside the repository stays as given
+    assert json.loads(runner.recorded({"SLICE_RESULTS_DIR": elsewhere})) == {"SLICE_RESULTS_DIR": elsewhere}
 
 
 def test_every_smoke_parameter_is_declared_by_some_notebook():

@@ -257,6 +257,18 @@ def run_solution(name: str, out: Path, parameters: dict, progress: bool, data_fr
     return row | {"notebook": f"solution {name}"}  # its row in run_all.csv
 
 
+def recorded(parameters: dict) -> str:
+    """`parameters` as run_all.csv records them: a path inside the repository relative to its root,
+    so a committed row names no machine path (`SLICE_RESULTS_DIR`: the slices' folder)."""
+
+    def relative(value):
+        if isinstance(value, str) and Path(value).is_absolute() and Path(value).is_relative_to(ROOT):
+            return str(Path(value).relative_to(ROOT))
+        return value
+
+    return json.dumps({k: relative(v) for k, v in parameters.items()})
+
+
 def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool, data_from: Path) -> dict:
     """Execute the jupytext file `source` as <out>/<folder>/<stem>.ipynb (`name`: "stem" for
     notebooks/, "solutions/stem") in a staging folder with a copy of <data_from>/data; on success,
@@ -277,7 +289,7 @@ def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool
         target.parent.mkdir(parents=True)
         jupytext.write(jupytext.read(source), target)
         started = time.time()
-        row = {"notebook": name, "status": "ok", "failed_cell": "", "error": "", "parameters": json.dumps(params)}
+        row = {"notebook": name, "status": "ok", "failed_cell": "", "error": "", "parameters": recorded(params)}
         try:
             papermill.execute_notebook(
                 str(target),
