@@ -67,6 +67,17 @@ def test_claim_1_linear_is_not_reproduced(tmp_path):
     assert claims_table(tmp_path).set_index("#").loc[1, "verdict"] == "not reproduced"
 
 
+def test_claim_2_prints_its_speedups_at_the_digits_its_threshold_needs(tmp_path):
+    times = {100: 146.8, 200: 300.0}
+    naive = [{**result(f"naive N={n}", [t] * 3, max_seqlen=n), "frag_pct": 70.0} for n, t in times.items()]
+    rows("01_naive", tmp_path, naive)
+    kv = [{**result(f"kv_dynamic N={n}", [100.0] * 3, max_seqlen=n), "frag_pct": 20.0} for n in (100, 200)]
+    rows("02_kv_cache", tmp_path, kv)
+    c = claims_table(tmp_path).set_index("#").loc[2]
+    # ×1.468 fails "> 1.5": printed at one decimal it would read ×1.5, as if it met the threshold
+    assert c["measured"].startswith("N=100: ×1.47, N=200: ×3.00") and c["verdict"] == "partly"
+
+
 def test_claim_5_uses_round_by_round_gains(tmp_path):
     eager = [100, 120, 90, 110, 105, 98, 130, 101]  # 8 rounds: 5 can never reach p < 0.05
     rows(
@@ -171,9 +182,11 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     sliced = pd.DataFrame([point | {"outcome": "no effect", "where": "8 SMs", "batch_size": 64, "gpu_share": 0.9}])
     assert "B = 32 is not on this map in the 8 SMs slice (not a bracketing slice)" in regime_findings(sliced)
     at_32 = sliced.assign(batch_size=32)
-    assert "B = 32 in the 8 SMs slice (one of the two that bracket the L40S), eager" in regime_findings(
-        at_32, bracket=(8, 16)
-    )
+    text = regime_findings(at_32, bracket=(8, 16))
+    assert "B = 32 in the 8 SMs slice (one of the two that bracket the L40S), eager" in text
+    # the map runs at its own N and rounds, not notebook 07's: the text says so (claim 7's verdicts may differ)
+    assert "- Those points ran at this notebook's `MAX_SEQLEN` and `RUNS`, not notebook 07's" in text
+    assert "not notebook 07's" not in regime_findings(sliced)  # no article-batch point printed: nothing to qualify
 
     pair = pd.DataFrame({"copy_gbs": [600.0, 1100.0], "escaped_stream_gbs": [3000.0, 1150.0]})
     assert _escape(pair) == "it escapes from one of them only"
@@ -209,6 +222,12 @@ def test_notebook_09_says_why_each_verdict_is_missing_and_where_each_column_was_
     rows("01_naive", tmp_path / "sm8", naive, gpu="GPU Y")
     text = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8"})
     assert "- 8 SMs: GPU Y, commit" in text and "; sizes: N = 50, 100 in 01" in text
+    # 02 and 04 run smaller in a slice too: the sizes line names them
+    rows("02_kv_cache", tmp_path / "sm8", [result(f"kv_dynamic N={n}", [1.0], max_seqlen=n) for n in (50, 200)],
+         gpu="GPU Y")  # fmt: skip
+    rows("04_static_cache", tmp_path / "sm8", [result("kv_static N=100", [1.0], max_seqlen=100)], gpu="GPU Y")
+    text = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8"})
+    assert "; sizes: N = 50, 100 in 01, N = 50, 200 in 02, N = 100 in 04" in text
 
     # run_all.csv logs runs, notebook 09's own previous one included (another commit): not a table
     rows("01_naive", tmp_path / "sm16", naive)  # the same GPU and commit as the whole GPU's tables
@@ -272,6 +291,15 @@ def test_an_unstable_verdict_says_how_the_resampled_runs_split(tmp_path):
     assert c["why"].startswith(f"the resampled runs read {share}: ") and "resampled runs" not in c["why"][40:]
 
 
+def test_a_reading_below_one_percent_is_counted_not_printed_as_zero():
+    from tokgen.claims import _why_unstable
+
+    readings = ["not reproduced"] * 188 + ["undecided"] * 11 + ["partly"]
+    why = _why_unstable(None, [], readings)
+    assert why.startswith("the resampled runs read 94% not reproduced, ") and "partly in 1 of 200" in why
+    assert "0%" not in why.replace("100%", "")
+
+
 def test_combine_is_undecided_only_where_an_undecided_part_matters():
     from tokgen.claims import PARTLY, _combine
 
@@ -299,9 +327,9 @@ def test_two_slices_agree_or_not():
 
     assert agreement_of_slices(["reproduced", "reproduced"]).startswith("both slices agree (reproduced)")
     assert "depends on where" in agreement_of_slices(["reproduced", "partly"])
-    assert agreement_of_slices(["inconclusive (partly in 80% of resampled runs)", "partly"]) == (
-        "not decided in both slices"
-    )
+    one = agreement_of_slices(["inconclusive (partly in 80% of resampled runs)", "partly"], ["16 SMs", "8 SMs"])
+    assert one == "decided in one slice only (8 SMs: partly)"  # not "not decided in both": 8 SMs decided
+    assert agreement_of_slices(["inconclusive", "not measured"]) == "decided in neither slice"
 
 
 def test_claims_by_regime_has_a_column_set_per_slice(tmp_path):
@@ -309,7 +337,7 @@ def test_claims_by_regime_has_a_column_set_per_slice(tmp_path):
 
     c = claims_by_regime(tmp_path / "whole", {"8 SMs": tmp_path / "a", "16 SMs": tmp_path / "b"}, resamples=10)
     assert {"verdict (8 SMs)", "stability (16 SMs)", "why (8 SMs)", "slices"} <= set(c.columns)
-    assert set(c["slices"]) == {"not decided in both slices"}
+    assert set(c["slices"]) == {"decided in neither slice"}
 
 
 def test_one_resample_is_one_draw_of_rounds_per_table(tmp_path):

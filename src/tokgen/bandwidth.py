@@ -242,7 +242,7 @@ def time_products(
     return pd.DataFrame(out)
 
 
-# --- our fastest generator against transformers' best, by batch size (notebook 14) ---
+# --- our fastest generator against transformers' static generate(), by batch size (notebook 14) ---
 
 
 def fastest_generator(results_dir) -> dict | None:

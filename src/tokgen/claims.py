@@ -131,7 +131,8 @@ def _claim_2(tables):
     kv = tables["02_kv_cache"].set_index("max_seqlen")
     ns = sorted(set(naive.index) & set(kv.index))
     speedups = [naive[n] / kv.loc[n, "median_ms"] for n in ns]
-    measured = ", ".join(f"N={n}: ×{s:.1f}" for n, s in zip(ns, speedups))
+    # two decimals: at one, ×1.468 would print as ×1.5, the threshold it fails
+    measured = ", ".join(f"N={n}: ×{s:.2f}" for n, s in zip(ns, speedups))
     measured += f"; fragmentation {kv['frag_pct'].min():.0f}–{kv['frag_pct'].max():.0f}%"
     growing = all(b > a for a, b in zip(speedups, speedups[1:]))
     return measured, _combine(all(s > 1.5 for s in speedups), growing), ("smallest speed-up", min(speedups), (1.5,))
@@ -371,8 +372,12 @@ def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
                 + (", but a value this close to its threshold may stay undecided" if near else
                    ", and would likely settle it")
             )  # fmt: skip
-    split = pd.Series([str(r) for r in readings]).value_counts(normalize=True)
-    read = ", ".join(f"{share:.0%} {reading}" for reading, share in split.items())
+    split = pd.Series([str(r) for r in readings]).value_counts()
+    # below 1% a share would print as "0%" and the shares would not add up: give the count instead
+    read = ", ".join(
+        f"{count / len(readings):.0%} {reading}" if count / len(readings) >= 0.01
+        else f"{reading} in {count} of {len(readings)}" for reading, count in split.items()
+    )  # fmt: skip
     return f"the resampled runs read {read}: which one depends on the rounds drawn; more rounds would settle it"
 
 
@@ -430,12 +435,18 @@ def _base_verdict(verdict: str) -> str:
     return verdict.split(" (")[0]
 
 
-def agreement_of_slices(verdicts: list[str]) -> str:
-    """One sentence on two bracketing slices' verdicts for a claim (notebook 09_summary): the same
-    decided verdict holds for an L40S-class GPU; different ones depend on where the L40S lies."""
+def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> str:
+    """One sentence on two bracketing slices' verdicts for a claim (`names`: the slices' labels):
+    the same decided verdict holds for an L40S-class GPU; different ones depend on where the L40S
+    lies; a claim decided in one slice only says which (notebook 09_summary)."""
     decided = [_base_verdict(v) for v in verdicts]
-    if any(v in (UNMEASURED, SMOKE, INCONCLUSIVE) for v in decided):
-        return "not decided in both slices"
+    names = names or [None] * len(decided)
+    open_ = [v in (UNMEASURED, SMOKE, INCONCLUSIVE) for v in decided]
+    if all(open_):
+        return "decided in neither slice"
+    if any(open_):
+        said = [f"{n}: {v}" if n else v for n, v, o in zip(names, decided, open_) if not o]
+        return f"decided in one slice only ({', '.join(said)})"
     if len(set(decided)) == 1:
         return f"both slices agree ({decided[0]}): the verdict holds for an L40S-class GPU"
     return "the slices disagree: the verdict depends on where between them the L40S lies"
@@ -475,8 +486,9 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
 
     def sizes(folder) -> str:
         said = []
-        for table, column, what in (("01_naive", "max_seqlen", "N"), ("03_expandable_segments", "max_seqlen", "N"),
-                                    ("08_batch_sweep", "batch_size", "B")):  # fmt: skip
+        by_n = ("01_naive", "02_kv_cache", "03_expandable_segments", "04_static_cache")
+        swept = [(t, "max_seqlen", "N") for t in by_n] + [("08_batch_sweep", "batch_size", "B")]
+        for table, column, what in swept:
             path = Path(folder, "data", f"{table}.csv")
             if path.exists():
                 values = sorted(pd.read_csv(path, usecols=[column])[column].dropna().astype(int).unique())
@@ -545,7 +557,8 @@ def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int =
     for name, c in sliced.items():
         table_ = table_.assign(**{f"{col} ({name})": c[col] for col in ("measured", "verdict", "stability", "why")})
     if len(sliced) == 2:
-        table_["slices"] = [agreement_of_slices(list(v)) for v in zip(*(c["verdict"] for c in sliced.values()))]
+        verdicts = zip(*(c["verdict"] for c in sliced.values()))
+        table_["slices"] = [agreement_of_slices(list(v), list(sliced)) for v in verdicts]
     return table_
 
 
@@ -635,6 +648,7 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
         paid = int((host["outcome"] == FASTER).sum())
         lines.append(f"- Host-bound points (GPU share < 0.5): {len(host)}, of which it paid at {paid}.")
     bracketing = {f"{n} SMs" for n in bracket}
+    said = False
     for where in [w for w in piped["where"].unique() if w.endswith(" SMs")]:
         kind = "one of the two that bracket the L40S" if where in bracketing else "not a bracketing slice"
         at = piped[(piped["where"] == where) & (piped["batch_size"] == article_batch)]
@@ -646,6 +660,12 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
                 f"{'compiled' if r.compiled else 'eager'}: "
                 f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
             )
+            said = True
+    if said:  # the map has its own length and rounds: a verdict here may differ from claim 7's
+        lines.append(
+            "- Those points ran at this notebook's `MAX_SEQLEN` and `RUNS`, not notebook 07's; claim 7 in "
+            "notebook 09 reads 07's run, so its verdicts may differ from these."
+        )
     return "\n".join(lines)
 
 

@@ -391,12 +391,16 @@ def profile_table(summary: pd.DataFrame) -> str:
 
 def profiler_overhead(summary: pd.DataFrame) -> str:
     """The profiler's overhead per step, per variant; a profiled step faster than the unprofiled
-    one is called noise of the few plain runs, not an overhead (notebook 06_eos_sync_profile)."""
+    one cannot be an overhead: the few plain runs vary at least that much, so every figure here is
+    indicative only (notebook 06_eos_sync_profile)."""
     over = summary.set_index("variant")["profiler_overhead_pct"]
     runs = int(summary["unprofiled_runs"].iloc[0])
     costs = ", ".join(f"`{v}` {p:+.0f}%" for v, p in over[over > 0].items())
     faster = ", ".join(f"`{v}` ({-p:.0f}% faster)" for v, p in over[over <= 0].items())
-    noise = f"not an overhead, a difference within the noise of the {runs} plain runs"
+    noise = (
+        f"the profiler cannot speed a step up, so the {runs} plain runs vary at least this much: "
+        "read every overhead here as indicative only"
+    )  # their spread is not measured here
     return (
         (f"Profiler overhead per step: {costs}. " if costs else "No profiled step was slower than its unprofiled one. ")
         + (f"Profiled faster than unprofiled: {faster}; {noise}. " if faster else "")
@@ -478,6 +482,8 @@ def gap_takeaway(gap) -> str:
         cause = "pipelining closes most of it, so the sync causes most of it"
     elif gap["change"] == "larger":
         cause = "pipelining makes it larger, so the sync is not what keeps the GPU waiting (notebook 07 says why)"
+    elif gap["change"] == "smaller":  # the words of notebook 07's `pipelined_gap` for the same row
+        cause = "pipelining narrows it, but not by half, so the sync is not the main thing keeping the GPU waiting"
     else:
         cause = "pipelining does not close it, so the sync is not what keeps the GPU waiting"
     return (

@@ -135,8 +135,13 @@ def speedup_text(g: dict | None) -> str:
     needed = g.get("rounds_to_decide")
     if g["outcome"] == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
         verdict += f": about {int(g['rounds_to_decide'])} rounds would decide it"
-    iqr = f"IQR ×{g['speedup_q25']:.2f}–×{g['speedup_q75']:.2f}"
-    return f"×{g['speedup']:.2f} ({iqr}; p {p_text(g['p_value'])}, {verdict})"
+    digits = 2
+    if g["outcome"] in (FASTER, SLOWER) and g.get("no_effect"):
+        # real, yet also shown to lie inside the band: a reader must not see "×1.00 … faster" as a gain
+        verdict += f", but by less than {BAND:.0%}"
+        digits = 3 if round(g["speedup"], 2) == 1 else 2
+    iqr = f"IQR ×{g['speedup_q25']:.{digits}f}–×{g['speedup_q75']:.{digits}f}"
+    return f"×{g['speedup']:.{digits}f} ({iqr}; p {p_text(g['p_value'])}, {verdict})"
 
 
 def p_text(p: float) -> str:
