@@ -177,11 +177,12 @@ else:
 # The speed-up is paired (the median over rounds of the synchronous check's time over the
 # deferred one's, > 1: deferring is faster; notebook 00 says when it is real).
 #
-# ## 5. Our fastest generator against transformers' best, by batch size
+# ## 5. Our fastest generator against transformers' static `generate()`, by batch size
 #
-# The best upstream setting we found is `generate(cache_implementation="static")` with this
-# deferred check forced on. Against it: the fastest registry generator of notebook 10's run (read
-# from its CSV in this results folder), at each batch size of `SWEEP_BATCH_SIZES`, interleaved,
+# The upstream setting this notebook studies is `generate(cache_implementation="static")`
+# with this deferred check forced on; the table above says whether the check itself pays here.
+# Against it: the fastest registry generator of notebook 10's run (read from its CSV in this
+# results folder), at each batch size of `SWEEP_BATCH_SIZES`, interleaved,
 # each against the task's floor at that batch size (notebook 12: every weight once per token, the
 # filled KV cache once per step, at the copy bandwidth notebook 10 recorded, or measured here).
 

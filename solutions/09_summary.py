@@ -107,7 +107,9 @@ say(
 # A verdict can be fragile in two ways. *Noise*: the stability column (the share of resampled
 # runs giving the same verdict) and the undecided comparisons say how far the rounds' noise could
 # move it; more rounds help there. *The criterion*: where a measured key sits near a threshold
-# (the "why" column gives the key and its resampled range for claims 1 and 10), another
+# (for an unstable verdict the "why" column gives the key and its resampled range; for a
+# stable one, set notebook 09's measured value beside the thresholds in the "criterion"
+# column), another
 # reasonable threshold would change the verdict, and no number of rounds helps. The table lists
 # the claims inconclusive outright first, then the least stable; read the "why" column to tell
 # the two kinds apart.
