@@ -135,3 +135,23 @@ def test_findings_are_read_from_the_data():
     text = readme.findings(ROOT)
     assert text.count("\n- ") >= 2 and "×" in text
     assert readme.findings(ROOT / "nothing") == readme.NOT_MEASURED
+
+
+def test_each_erratum_quotes_what_its_committed_notebook_still_says():
+    """README's errata quote the committed outputs that later fixes change: a quote no longer in
+    its notebook (a new run replaced it) makes its item obsolete, and this test says which."""
+    import json
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("#### Errata", 1)[1].split("\n## ", 1)[0]
+    items = re.findall(r"^- (.*?)(?=^- |\Z)", section, flags=re.S | re.M)
+    assert items, "the errata section lists no item: remove the section instead"
+    for item in items:
+        found = re.match(r"`([^`]+\.ipynb)`, “([^”]+)”", " ".join(item.split()))
+        assert found, f"an erratum must start with `notebook.ipynb`, “quote”: {item[:80]!r}"
+        path, quote = found.groups()
+        outputs = [o for c in json.loads((ROOT / path).read_text())["cells"] for o in c.get("outputs", [])]
+        parts = [v for o in outputs for v in (o.get("text"), *o.get("data", {}).values()) if v]
+        said = [" ".join((v if isinstance(v, str) else "".join(v)).split()) for v in parts]
+        assert any(quote in out for out in said), f"{path} no longer says “{quote}”: remove that erratum"
