@@ -168,8 +168,6 @@ for n in SEQ_LENS:
 if rows:
     gain = pd.concat(rows)
     say(tokgen.display.speedup_table(gain, {"N": "max_seqlen", "variant": "variant", "against": "vs"}))
-    disagree = tokgen.display.medians_disagree(ok, gain)
-    say(disagree or "At every N the ratio of the medians and the paired speed-up point the same way.")
 
 # %%
 if CUDA:

@@ -105,7 +105,6 @@ for n in SEQ_LENS:
     rows.append(g[g["variant"] == tokgen.label("kv_static", max_seqlen=n)].assign(max_seqlen=n))
 gain = pd.concat(rows)
 say(tokgen.display.speedup_table(gain, {"N": "max_seqlen", "variant": "variant", "against": "vs"}))
-say(tokgen.display.medians_disagree(ok, gain) or "At every N the ratio of the medians and the paired speed-up agree.")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))

@@ -37,10 +37,9 @@ RESULTS_DIR = "../build/lab"  # figures/ go below this folder; ".." overwrites t
 SLICE_RESULTS_DIR = "../slice"  # the same notebooks run in the slices that bracket the L40S (run_all.sh --slice)
 
 # %%
-import matplotlib.pyplot as plt
 
 import tokgen
-from tokgen.display import plot_runtimes, save_figure, say, show_source, table
+from tokgen.display import plot_dots, save_figure, say, show_source, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
@@ -58,24 +57,24 @@ say(
     f"Measured on {tokgen.claims.measured_on(env)}, batch size {env['batch_size']}, "
     f"{env['max_seqlen']} new tokens, {env['runs']} interleaved rounds."
 )
-cols = ["variant", "median_ms", "q25_ms", "q75_ms", "speedup_vs_naive", "ms_per_step", "peak_reserved_gb"]
-say(table(results[cols], digits=2))
+naive, recipe = tokgen.label("naive"), tokgen.label("pipelined_static", compiled=True)
+ranked = tokgen.display.ranking(results, naive)
+say(tokgen.display.speedup_table(ranked.assign(rank=ranked.apply(tokgen.display.rank_text, axis=1)),
+                                 {"rank": "rank", "variant": "variant", "against": "vs"}))  # fmt: skip
 
 # %%
-fig, ax = plt.subplots(figsize=(7, 4.5))
-plot_runtimes(ax, results)
-for y, (_, r) in enumerate(results.sort_values("median_ms", ascending=False).iterrows()):
-    ax.text(r["q75_ms"], y, f"  ×{r['speedup_vs_naive']:.1f}", va="center")
-ax.set_title(f"The article's generators, B={env['batch_size']}, N={env['max_seqlen']} (× = speed-up over naive)")
-save_figure(fig, "09_summary", RESULTS_DIR)
+ax = plot_dots(results.assign(shown=results.apply(lambda r: f"{r['variant']} (rank {tokgen.display.rank_text(r)})",
+                                                  axis=1)),  # fmt: skip
+               "shown", "speedup_vs_naive", low="speedup_q25_vs_naive", high="speedup_q75_vs_naive", log=True,
+               xlabel="speed-up over naive, paired rounds (median and IQR of the per-round ratios; log)")  # fmt: skip
+ax.axvline(1, color="grey", lw=0.8)
+ax.set_title(f"The article's generators, B={env['batch_size']}, N={env['max_seqlen']}, ranked round by round")
+save_figure(ax.figure, "09_summary", RESULTS_DIR)
 
 # %%
-best = results.iloc[0]
-recipe = results.set_index("variant").loc[tokgen.label("pipelined_static", compiled=True)]
-say(
-    f"Fastest: **{best['variant']}**, ×{best['speedup_vs_naive']:.1f} over naive. "
-    f"The article's best recipe (compile + static cache + pipelining): ×{recipe['speedup_vs_naive']:.1f}."
-)
+say(tokgen.display.fastest_sentence(ranked, "generator of the article"))
+say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}`, against naive: "
+    f"{tokgen.display.speedup_text(tokgen.gain(results, naive, recipe))}.")  # fmt: skip
 
 # %% [markdown]
 # ## 2. The article's ten claims: the whole GPU and two slices that bracket the L40S

@@ -341,38 +341,43 @@ else:
     say("*On the CPU: no floor (it needs the GPU's bandwidth).*")
 
 # %% [markdown]
-# Speed-ups are paired (the median over rounds of the base's time over the variant's, > 1:
-# faster; notebook 00); "× task floor" is the median time over the floor.
+# Variants are ranked round by round against the naive generator (`tokgen.voice.ranking`: a
+# variant's rank is one plus the number of variants that were really faster than it; variants the
+# rounds do not tell apart share a rank). Speed-ups are paired (the median over rounds of the
+# base's time over the variant's, > 1: faster; notebook 00); "× task floor" is the median time
+# over the floor.
 
 # %%
 ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")
 ok["first call, ms"] = ok["variant"].map(first_call)
 ok["× task floor"] = ok["median_ms"] / floor_ms
 bases = [b for b in ("naive", "generate() static") if tokgen.label(b) in set(ok["variant"])]
+ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]))
+ok = ok.set_index("variant").loc[ranked["variant"]].reset_index().assign(
+    rank=ranked.apply(tokgen.display.rank_text, axis=1).to_numpy())
 for base in bases:
-    speedups = tokgen.gains(ok, tokgen.label(base)).set_index("variant")["speedup"]
-    ok[f"speed-up vs {base}"] = ok["variant"].map(speedups).fillna(1.0)
-columns = ["variant", "ms, median (IQR)", "first call, ms", *(["× task floor"] if CUDA else [])]
-say(table(ok.sort_values("median_ms"), columns + [f"speed-up vs {b}" for b in bases], digits=2))
+    paired = {v: tokgen.gain(ok, tokgen.label(base), v) for v in ok["variant"]}
+    ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: f"×{p[v]['speedup']:.2f} ({p[v]['outcome']})")
+columns = ["rank", "variant", "ms, median (IQR)", "first call, ms", *(["× task floor"] if CUDA else [])]
+say(table(ok, columns + [f"vs {b}" for b in bases], digits=2))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
-plot_dots(ok.sort_values("median_ms"), "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
-          xlabel="ms per generation (median, IQR; log)", ax=axes[0])  # fmt: skip
+plot_dots(ok, "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
+          xlabel="ms per generation (median, IQR; log), in rank order", ax=axes[0])  # fmt: skip
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
 plot_runtime_vs_k(axes[1], ok, floor_ms)
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
 
 # %%
-ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))].sort_values("median_ms")
+ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))]
+ours_ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]), list(ours["variant"]))
+ours = ours.set_index("variant").loc[ours_ranked["variant"]].reset_index()  # in rank order
 fastest = ours.iloc[0]
-text = f"Fastest registry generator in this run: **{fastest['variant']}**, {spread(fastest)} per generation"
-text += f", {fastest['× task floor']:.2f}× the task's floor" if CUDA else ""
-for base in bases:
-    text += f"; against {base}: {speedup_text(tokgen.gain(ok, tokgen.label(base), fastest['variant']))}"
-runner_up = ours.iloc[1]["variant"] if len(ours) > 1 else None
-vs_runner_up = f"against the runner-up, `{runner_up}`: {speedup_text(tokgen.gain(ok, runner_up, fastest['variant']))}"
-say(text + (f"; {vs_runner_up}." if runner_up else "."))
+fastest_text = tokgen.display.fastest_sentence(ours_ranked, "registry generator")
+floor_text = f" It takes {spread(fastest)} per generation" + (f", {fastest['× task floor']:.2f}× the task's floor"
+                                                              if CUDA else "") + "."  # fmt: skip
+say(fastest_text + floor_text)
 
 # %% [markdown]
 # A replay always runs its K steps: when K does not divide N, the last replay computes steps
@@ -403,7 +408,7 @@ say(
 by_name = {v.name: v for v in variants}
 on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))]
 after = on_host.iloc[0]["variant"]
-best_k = ok.sort_values("median_ms").drop_duplicates("generator").set_index("generator")["variant"]
+best_k = ok.drop_duplicates("generator").set_index("generator")["variant"]  # ok is in rank order: each one's best K
 stages = {g: best_k.get(g) for g in ("graph_handwritten_compiled", "graph_triton_kernels", "graph_triton_fused")}
 before, unfused, fused = stages.values()  # None: not measured (failed)
 idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
@@ -555,17 +560,14 @@ if CUDA:
 # ## Takeaways, read from this run
 
 # %%
-say(f"* Fastest registry generator: `{fastest['variant']}`" + (f", {fastest['× task floor']:.2f}× the task's floor"
-    if CUDA else "") + (f"; {vs_runner_up}." if runner_up else "."))  # fmt: skip
+say("* " + fastest_text + floor_text)
 sweeps = {g: r for g, r in ok[ok["steps_per_graph"].notna()].groupby("generator") if r["steps_per_graph"].nunique() > 1}
-for generator, runs in sweeps.items():
-    best, second, worst = runs.sort_values("median_ms").iloc[[0, 1, -1]].to_dict("records")
-    ratio = worst["median_ms"] / best["median_ms"]
-    k_best, k_worst = f"{best['steps_per_graph']:.0f}", f"{worst['steps_per_graph']:.0f}"
-    slowest = f"; slowest at K = {k_worst} ({ratio:.2f}× the median time at K = {k_best})"
-    say(f"* `{generator}`: fastest at K = {best['steps_per_graph']:.0f}; against the next, K = "
-        f"{second['steps_per_graph']:.0f}: {speedup_text(tokgen.gain(ok, second['variant'], best['variant']))}"
-        f"{slowest if len(runs) > 2 else ''}.")  # fmt: skip
+for generator, runs in sweeps.items():  # each generator's K against its K = 1, round by round
+    k1 = runs[runs["steps_per_graph"] == runs["steps_per_graph"].min()]["variant"].iloc[0]
+    by_k = tokgen.display.ranking(ok, k1, list(runs["variant"]))
+    say(f"* `{generator}`: " + "; ".join(f"K = {ok.set_index('variant').at[r['variant'], 'steps_per_graph']:.0f} "
+                                         f"rank {tokgen.display.rank_text(r)}, against K = 1 {speedup_text(r)}"
+                                         for r in by_k.to_dict("records") if r["variant"] != k1) + ".")  # fmt: skip
 
 # %%
 if CUDA:

@@ -49,7 +49,7 @@ RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." ov
 import pandas as pd
 
 import tokgen
-from tokgen.display import plot_dots, product_findings, save_figure, say, show_source, speedup_text, table
+from tokgen.display import plot_dots, product_findings, save_figure, say, show_source, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
@@ -77,26 +77,34 @@ elif CUDA:
     copies = f"{COPY_MB} MB copies, median of {RUNS}"
 else:
     bandwidth = source = None
+tflops = tokgen.bandwidth.matmul_tflops(DEVICE) if CUDA else None  # the arithmetic's ceiling, for the naive floor
 if bandwidth:
-    tokgen.Recorder("12_bandwidth", RESULTS_DIR, params=PARAMS).write({"bandwidth_gb_s": bandwidth, "source": source})
-    say(f"Copy bandwidth: **{bandwidth:,.0f} GB/s** (read + write; {copies}), measured by {source}.")
+    row = {"bandwidth_gb_s": bandwidth, "source": source, "matmul_tflops": tflops}
+    tokgen.Recorder("12_bandwidth", RESULTS_DIR, params=PARAMS).write(row)
+    say(f"Copy bandwidth: **{bandwidth:,.0f} GB/s** (read + write; {copies}), measured by {source}."
+        + (f" Matrix products (fp32 with TF32, 8192 × 8192): **{tflops:,.0f} TFLOP/s**." if tflops else ""))
 else:
     say("*On the CPU, with no bandwidth recorded by notebook 10: the floors below need the GPU's bandwidth.*")
 
 # %% [markdown]
 # ## 2. Bytes per generation
 #
-# Per step: every weight once (the position table: one row), this step's keys and values
+# Per decode step: every weight once (the position table: one row), this step's keys and values
 # written, and the cached keys and values read. A dynamic cache reads the positions filled so
-# far; a static cache's attention reads all of its slots, empty ones included.
+# far; a static cache's attention reads all of its slots, empty ones included. The naive
+# generator has no cache: each step runs the whole sequence so far and writes the logits of
+# every position, and its arithmetic grows with the square of N: its own floor is the longer of
+# the bytes it moves and the products it computes at the measured TF32 throughput
+# (`generation_flops`).
 
 # %%
 show_source(tokgen.bandwidth.generation_bytes)
 
 # %%
 per_step, nbytes = tokgen.bandwidth.weight_bytes_per_step(model), tokgen.bandwidth.generation_bytes
-kinds = {kv: nbytes(model, BATCH_SIZE, MAX_SEQLEN, kv) for kv in ("none", "filled", "static")}
-names = {"none": "no cache (naive)", "filled": "cache read where filled", "static": "whole static cache read"}
+kinds = {kv: nbytes(model, BATCH_SIZE, MAX_SEQLEN, kv) for kv in ("recompute", "filled", "static")}
+names = {"recompute": "naive (no cache; every position's logits written every step)",
+         "filled": "cache read where filled", "static": "whole static cache read"}  # fmt: skip
 floors_text = ", ".join(f"{names[kv]} {b / bandwidth / 1e6:.1f} ms" for kv, b in kinds.items()) if bandwidth else ""
 say(
     f"Weights read per step: **{per_step / 1e6:.0f} MB**. Bytes per generation (B={BATCH_SIZE}, N={MAX_SEQLEN}; "
@@ -133,13 +141,14 @@ for name in ("07_pipelining", "10_cuda_graphs"):
     frames.append(t[same_sizes].assign(notebook=name[:2]))
     say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
 floors = pd.DataFrame()
-if frames and bandwidth:
-    floors = tokgen.bandwidth.floor_table(pd.concat(frames, ignore_index=True), model, bandwidth)
+if frames and bandwidth:  # one table per run: a generator timed in both runs appears in each
+    floors = pd.concat([tokgen.bandwidth.floor_table(f, model, bandwidth, tflops) for f in frames], ignore_index=True)
     sol_rec = tokgen.Recorder("12_speed_of_light", RESULTS_DIR, params=PARAMS)
     for r in floors.to_dict("records"):
-        sol_rec.write({**r, "bandwidth_gb_s": bandwidth, "bandwidth_from": source})
-    columns = ["variant", "notebook", "median_ms", "kv_read", "own_floor_ms", "pct_of_own_floor", "times_task_floor"]
-    say(table(floors, columns, digits=1))
+        sol_rec.write({**r, "bandwidth_gb_s": bandwidth, "bandwidth_from": source, "matmul_tflops": tflops})
+    columns = ["variant", "median_ms", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor", "times_task_floor"]
+    for nb, run in floors.groupby("notebook"):
+        say(f"**Notebook {nb}'s run** (in its table's order):\n\n" + table(run, columns, digits=1))
 
 # %%
 if len(floors):
@@ -169,11 +178,13 @@ except FileNotFoundError:
     kernels = None
     say("*`data/10_kernels.csv` is missing: notebook 10 writes it on a GPU.*")
 if kernels is not None and len(floors):
-    timed = floors[floors["notebook"] == "10"].set_index("variant")["median_ms"]
-    target = min(dict.fromkeys(kernels["variant"]), key=lambda v: timed.get(v, float("inf")))
+    run10 = next((f for f in frames if f["notebook"].iloc[0] == "10"), None)
+    profiled = [v for v in dict.fromkeys(kernels["variant"]) if run10 is not None and v in set(run10["variant"])]
+    ranked = tokgen.display.ranking(run10, profiled[0], profiled) if profiled else pd.DataFrame()
+    target = ranked.iloc[0]["variant"] if len(ranked) else kernels["variant"].iloc[0]
     split = tokgen.bandwidth.products_against_floor(kernels, target, model, bandwidth)
     say(
-        f"`{target}`, the lowest median time of the decoders notebook 10 profiled: the GPU is busy "
+        f"`{target}`, first of the decoders notebook 10 profiled, ranked round by round in its run: the GPU is busy "
         f"**{split['busy_us']:.0f} µs** per step (its kernels' durations add up to {split['durations_us']:.0f} µs), "
         f"of which the matrix products take **{split['products_us']:.0f} µs** and the other kernels "
         f"{split['other_us']:.0f} µs; reading the weights once at copy speed takes "
@@ -273,17 +284,15 @@ if len(products):
 # ## Takeaways, read from this run
 
 # %%
-if len(floors):
-    fastest = floors.iloc[0]
-    timed = pd.concat(frames, ignore_index=True)
-    run = timed[timed["notebook"] == fastest["notebook"]].sort_values("median_ms")  # paired rounds: one run
-    second = run["variant"].iloc[1] if len(run) > 1 else None
-    vs = f"; against the runner-up of its run, `{second}`: {speedup_text(tokgen.gain(run, second, fastest['variant']))}"
-    say(
-        f"* The fastest generator timed (the lowest median of both runs), `{fastest['variant']}` (notebook "
-        f"{fastest['notebook']}'s run), takes {fastest['times_task_floor']:.2f}× the task's floor and reaches "
-        f"{fastest['pct_of_own_floor']:.0f}% of its own (its cache: {fastest['kv_read']}){vs if second else ''}."
-    )
+for run in frames:  # each run's fastest, ranked round by round against that run's naive generator
+    nb, naive = run["notebook"].iloc[0], tokgen.label("naive")
+    if naive not in set(run["variant"]) or not len(floors):
+        continue
+    ranked = tokgen.display.ranking(run, naive)
+    fastest = floors[(floors["notebook"] == nb)].set_index("variant").loc[ranked.iloc[0]["variant"]]
+    say(f"* Notebook {nb}'s run. " + tokgen.display.fastest_sentence(ranked, "generator")
+        + f" It takes {fastest['times_task_floor']:.2f}× the task's floor and reaches "
+        f"{fastest['pct_of_own_floor']:.0f}% of its own (its cache: {fastest['kv_read']}).")  # fmt: skip
 if split is not None:
     say(
         f"* In `{target}`, the matrix products are {100 * split['products_us'] / split['busy_us']:.0f}% of the GPU's "

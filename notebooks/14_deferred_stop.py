@@ -181,14 +181,15 @@ else:
 #
 # The upstream setting this notebook studies is `generate(cache_implementation="static")`
 # with this deferred check forced on; the table above says whether the check itself pays here.
-# Against it: the fastest registry generator of notebook 10's run (read from its CSV in this
-# results folder), at each batch size of `SWEEP_BATCH_SIZES`, interleaved,
-# each against the task's floor at that batch size (notebook 12: every weight once per token, the
+# Against it: the first registry generator of notebook 10's run, ranked round by round against
+# that run's naive generator (read from its CSV in this results folder), at each batch size of `SWEEP_BATCH_SIZES`, interleaved,
+# each against the task's floor at that batch size (notebook 12: every weight once per decode step, the
 # filled KV cache once per step, at the copy bandwidth notebook 10 recorded, or measured here).
 
 # %%
 fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
-say(f"The fastest registry generator of notebook 10's run: `{fastest['label']}`." if fastest else
+say(f"First of the registry generators in notebook 10's run, ranked round by round against its naive generator: "
+    f"`{fastest['label']}`." if fastest else
     "*Notebook 10 has not run in this results folder: nothing to sweep.*")  # fmt: skip
 sweep = None
 if fastest and ON_GPU:

@@ -28,6 +28,8 @@ RUNS = 8  # interleaved rounds in exercise 2 (the signed-rank rule needs 6 or mo
 COMPILE_BACKEND = "inductor"  # torch.compile backend of exercise 2 ("eager" on a CPU)
 
 # %%
+import math
+
 import torch
 
 import tokgen
@@ -38,21 +40,15 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 # %% [markdown]
 # ## Exercise 1: the two closest variants
 #
-# Sort notebook 07's run by median, take the neighbours with the smallest ratio, and compare them
-# round by round (the same paired speed-up and signed-rank rule every notebook uses).
+# Notebook 09 ranks notebook 07's run round by round against naive: variants the rounds do not
+# tell apart share a rank. The closest pair is the one whose own paired comparison is nearest ×1;
+# whether the rounds tell those two apart, its outcome says (the same rule every notebook uses).
 
 # %%
-ranked = tokgen.claims.summary_results(DATA_DIR).sort_values("median_ms").reset_index(drop=True)
-ratios = ranked["median_ms"].shift(-1) / ranked["median_ms"]
-i = int(ratios.idxmin())
-g = tokgen.gain(ranked, ranked.loc[i + 1, "variant"], ranked.loc[i, "variant"])
-say(
-    f"Closest: `{ranked.loc[i, 'variant']}` and `{ranked.loc[i + 1, 'variant']}`, medians ×{ratios[i]:.3f} apart; "
-    f"round by round {speedup_text(g)}: "
-    + {"faster": "a real difference.", "slower": "a real difference.",
-       "no effect": "within ±5% of each other: their order in the ranking does not matter."}.get(
-        g["outcome"], "these rounds cannot order them.")
-)  # fmt: skip
+ranked = tokgen.claims.summary_results(DATA_DIR)
+pairs = [tokgen.gain(ranked, a, b) for i, a in enumerate(ranked["variant"]) for b in ranked["variant"][i + 1:]]
+g = min(pairs, key=lambda p: abs(math.log(p["speedup"])))
+say(f"Closest: `{g['variant']}` against `{g['vs']}`, round by round {speedup_text(g)}.")
 
 # %% [markdown]
 # ## Exercise 2: the ranking at B = 1
@@ -72,18 +68,23 @@ names = ["naive", "kv_static", "pipelined_static", "kv_static_no_check"]
 variants = [tokgen.generator_variant(n, m, batch_size=1, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
             for m in (model, compiled) for n in names if not (n == "naive" and m is compiled)]  # fmt: skip
 one = tokgen.compare(variants, rounds=RUNS, device=model.device, gpu_busy=model.device.type == "cuda")
-one = one[one["status"] == "ok"].sort_values("median_ms").reset_index(drop=True)
-reference = [v for v in ranked["variant"] if v in set(one["variant"])]  # the same variants at B = 32
-one["rank at B = 1"] = one.index + 1
-one["rank at B = 32 (reference)"] = one["variant"].map(lambda v: reference.index(v) + 1)
-say(table(one, ["variant", "median_ms", "gpu_busy_share", "rank at B = 1", "rank at B = 32 (reference)"], digits=2))
+one = one[one["status"] == "ok"]
+at_1 = tokgen.display.ranking(one, tokgen.label("naive"))  # round by round, ties shared
+at_32 = tokgen.display.ranking(ranked, tokgen.label("naive"), list(at_1["variant"]))  # the same variants, reference
+ranks = at_1.assign(**{"rank at B = 1": at_1.apply(tokgen.display.rank_text, axis=1)}).merge(
+    at_32.assign(**{"rank at B = 32 (reference)": at_32.apply(tokgen.display.rank_text, axis=1)})[
+        ["variant", "rank at B = 32 (reference)", "rank"]].rename(columns={"rank": "rank_32"}), on="variant")
+ranks = ranks.merge(one[["variant", "gpu_busy_share"]], on="variant")
+say(table(ranks, ["variant", "rank at B = 1", "rank at B = 32 (reference)", "gpu_busy_share"], digits=2))
 
 # %%
-moved = one[one["rank at B = 1"] != one["rank at B = 32 (reference)"]]
+moved = ranks[ranks["rank"] != ranks["rank_32"]]
 say(
-    f"With `{SIZE}` on `{model.device}`: the fastest at B = 1 is `{one.iloc[0]['variant']}`; "
-    + (f"{len(moved)} of {len(one)} variants change place against the reference run's order of the same variants."
-       if len(moved) else "the order of the reference run, variant for variant.")  # fmt: skip
+    f"With `{SIZE}` on `{model.device}`: "
+    + tokgen.display.fastest_sentence(at_1, "variant at B = 1") + " "
+    + (f"{len(moved)} of {len(ranks)} variants have another rank than in the reference run at B = 32 (ranks "
+       "count the variants really faster round by round; a change of rank can be B's doing or the other "
+       "session's noise)." if len(moved) else "Every variant has its reference rank.")  # fmt: skip
 )
 base = tokgen.label("kv_static")
 against = {

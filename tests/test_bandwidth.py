@@ -1,5 +1,6 @@
 """Bytes per generation: the speed-of-light arithmetic (tokgen.bandwidth)."""
 
+import pandas as pd
 import pytest
 import torch
 
@@ -72,7 +73,7 @@ def test_cache_read_follows_each_registry_entry():
     from tokgen.graphs import graph_capacity
 
     reads = {g: bandwidth.cache_read(g, 100, 4) for g in [*GENERATORS, *REFERENCES]}
-    assert reads["naive"] == ("none", 0)
+    assert reads["naive"] == ("recompute", 0)
     assert reads["kv_dynamic"] == reads["pipelined_dynamic"] == reads["generate() dynamic"] == ("filled", 0)
     assert reads["kv_static"] == reads["article_pipelined"] == ("static", 100)
     assert reads["generate() static"] == ("static", 101)  # the prompt's position too
@@ -100,7 +101,7 @@ def test_floor_table_and_the_products_of_a_kernel_table(tiny):
         }
     )
     floors = bandwidth.floor_table(timed, tiny, 100.0).set_index("variant")
-    assert list(floors.index) == ["graph_triton_kernels K=4", "graph_handwritten_compiled K=4", "naive"]
+    assert list(floors.index) == ["naive", "graph_triton_kernels K=4", "graph_handwritten_compiled K=4"]  # as given
     task = bandwidth.floor_ms(tiny, 3, 20, 100.0)
     assert floors["task_floor_ms"].eq(task).all()
     assert floors.at["graph_triton_kernels K=4", "own_floor_ms"] == pytest.approx(task)  # filled slots only
@@ -120,3 +121,43 @@ def test_floor_table_and_the_products_of_a_kernel_table(tiny):
     assert split["pct_of_copy_bandwidth"] == pytest.approx(100 * split["weights_floor_us"] / 6.0)
     with pytest.raises(ValueError, match="no kernel rows"):
         bandwidth.products_against_floor(kernels, "w", tiny, 100.0)
+
+
+def test_the_naive_floor_writes_every_positions_logits_and_counts_its_arithmetic(tiny):
+    cfg, n, b = tiny.config, 6, 3
+    weights = bandwidth.weight_bytes_per_step(tiny)
+    logits = b * cfg.vocab_size * 4  # one position's logits for every row, fp32
+    # step s runs s + 1 positions (the prompt's and those generated) and writes all their logits
+    assert bandwidth.generation_bytes(tiny, b, n, "recompute") == n * weights + logits * sum(range(1, n + 1))
+    inner = cfg.n_inner or 4 * cfg.n_embd
+    per_position = cfg.n_layer * 2 * (4 * cfg.n_embd**2 + 2 * cfg.n_embd * inner) + 2 * cfg.n_embd * cfg.vocab_size
+    attend = lambda p: cfg.n_layer * 4 * cfg.n_embd * p  # noqa: E731 - QKᵀ and PV over p positions
+    cached = sum(b * (per_position + attend(s + 1)) for s in range(n))
+    assert bandwidth.generation_flops(tiny, b, n, "filled") == pytest.approx(cached)
+    recomputed = sum(b * (s + 1) * per_position + b * attend((s + 1) * (s + 2) / 2) for s in range(n))
+    assert bandwidth.generation_flops(tiny, b, n, "recompute") == pytest.approx(recomputed)
+
+
+def test_the_floor_table_takes_the_longer_of_bytes_and_arithmetic_and_keeps_the_tables_order(tiny):
+    timed = pd.DataFrame(
+        [
+            {"variant": "kv", "generator": "kv_dynamic", "batch_size": 3, "max_seqlen": 6, "steps": 6,
+             "median_ms": 2.0},
+            {"variant": "naive", "generator": "naive", "batch_size": 3, "max_seqlen": 6, "steps": 6,
+             "median_ms": 1.0},
+        ]
+    )
+    gbs = 100.0
+    plain = bandwidth.floor_table(timed, tiny, gbs).set_index("variant")
+    assert list(plain.index) == ["kv", "naive"]  # the table's order: never ranked by median
+    assert plain.loc["naive", "bound_by"] == "bytes (compute not measured)"
+    assert plain.loc["naive", "own_floor_ms"] == pytest.approx(bandwidth.floor_ms(tiny, 3, 6, gbs, "recompute"))
+    flops = bandwidth.generation_flops(tiny, 3, 6, "recompute")
+    slow = flops / 1e9 / (10 * plain.loc["naive", "bytes_floor_ms"])  # TFLOP/s at which compute takes 10× the bytes
+    floors = bandwidth.floor_table(timed, tiny, gbs, tflops=slow).set_index("variant")
+    assert floors.loc["naive", "bound_by"] == "arithmetic"
+    assert floors.loc["naive", "own_floor_ms"] == pytest.approx(10 * plain.loc["naive", "bytes_floor_ms"])
+    assert floors.loc["naive", "pct_of_own_floor"] == pytest.approx(100 * floors.loc["naive", "own_floor_ms"] / 1.0)
+    assert floors.loc["naive", "times_task_floor"] == pytest.approx(1.0 / bandwidth.floor_ms(tiny, 3, 6, gbs))
+    fast = bandwidth.floor_table(timed, tiny, gbs, tflops=1e9).set_index("variant")
+    assert fast.loc["kv", "bound_by"] == "bytes" and fast.loc["kv", "own_floor_ms"] == plain.loc["kv", "own_floor_ms"]

@@ -6,7 +6,8 @@ Architecture: three layers, each importing only from the ones above it.
       decoding    generators (the article's loops), kernels (our Triton kernels), handwritten
                   (GPT-2's step by hand), graphs (K steps per CUDA graph replay), registry (names)
         measuring  agreement (which tokens count as the naive ones), bench (interleaved timing),
-                   memory, stats (gains, fits), profiling (windows, timelines, sync counts),
+                   memory, stats (gains, fits), voice (how a comparison is said: one renderer,
+                   rankings with ties), profiling (windows, timelines, sync counts),
                    bandwidth (the floor), results (CSVs)
           reporting   params (notebook parameters), claims (the article's claims), display
 
@@ -56,7 +57,7 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
-_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory"}
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "voice"}
 
 
 def __getattr__(name: str):

@@ -20,7 +20,8 @@ from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
 from .registry import GENERATORS, get_generator
 from .results import Recorder, load
-from .stats import gain, speedup_text
+from .stats import gain
+from .voice import ranking, speedup_text
 
 
 def weight_bytes_per_step(model) -> int:
@@ -40,14 +41,19 @@ def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "fi
 
     kv_read: "filled" reads the positions cached so far at each step (the minimum), "static"
     a whole cache of `slots` positions (default: max_seqlen) at every step (what attention over
-    a StaticCache reads), "none" no cache (the naive generator recomputes keys and values from
-    the weights).
+    a StaticCache reads), "none" no cache read, "recompute" the naive generator: no cache, every
+    step runs the whole sequence so far and writes the logits of every one of its positions (the
+    model returns them all), which it must move whatever its kernels.
     """
-    if kv_read not in ("filled", "static", "none"):
-        raise ValueError(f"kv_read must be 'filled', 'static' or 'none', got {kv_read!r}")
+    if kv_read not in ("filled", "static", "none", "recompute"):
+        raise ValueError(f"kv_read must be 'filled', 'static', 'none' or 'recompute', got {kv_read!r}")
     total = 0
+    vocab = model.config.vocab_size * model.dtype.itemsize
     for step in range(max_seqlen):
         total += weight_bytes_per_step(model)
+        if kv_read == "recompute":
+            total += batch_size * (step + 1) * vocab  # the logits of every position: the prompt's and each new one
+            continue
         total += kv_bytes(model, batch_size, 1)  # this step's keys and values are written
         if kv_read == "filled":
             total += kv_bytes(model, batch_size, step)
@@ -72,14 +78,15 @@ def _options(fn) -> tuple[str, dict]:
 @functools.cache
 def cache_read(generator: str, max_seqlen: int, steps_per_graph: int | None = None) -> tuple[str, int]:
     """How the registry's `generator` reads its KV cache at every step, for `generation_bytes`:
-    ("none", 0) recomputes (naive), ("filled", 0) reads the filled positions only, ("static", slots)
+    ("recompute", 0) has none and runs the whole sequence every step (naive), ("filled", 0) reads
+    the filled positions only, ("static", slots)
     reads all `slots` positions of a static cache, empty ones included (notebook 12_speed_of_light).
     A graph decoder's cache holds `graph_capacity` positions; `generate(cache_implementation=
     "static")` one more than max_seqlen (the prompt's). Read from the registry entry's options, so a
     generator added later is classified by what it does, or refused with the reason."""
     loop, options = _options(get_generator(generator))
     if loop == "generate_naive":
-        return "none", 0
+        return "recompute", 0
     if loop in ("generate_kv", "generate_pipelined"):
         return ("static", max_seqlen) if options["cache"] == "static" else ("filled", 0)
     if loop == "article_pipelined":
@@ -96,35 +103,77 @@ def cache_read(generator: str, max_seqlen: int, steps_per_graph: int | None = No
     raise ValueError(f"{generator}: how does its loop {loop!r} read the cache? (tokgen.bandwidth.cache_read)")
 
 
+def generation_flops(model, batch_size: int, max_seqlen: int, kv_read: str = "filled") -> float:
+    """Floating-point operations of one generation's matrix products, 2 per multiply-add: every
+    weight matrix (the LM head included) once per position processed, and attention's two products
+    over the positions attended (notebook 12_speed_of_light). A generator with a cache processes
+    one position per row and step; "recompute" (the naive generator) the whole sequence so far."""
+    cfg = model.config
+    inner = cfg.n_inner or 4 * cfg.n_embd  # GPT-2: None means 4 × n_embd
+    layer = 2 * (4 * cfg.n_embd * cfg.n_embd + 2 * cfg.n_embd * inner)
+    per_position = cfg.n_layer * layer + 2 * cfg.n_embd * cfg.vocab_size
+    total = 0.0
+    for step in range(max_seqlen):
+        positions = step + 1  # the prompt's and the ones generated so far
+        if kv_read == "recompute":  # every position again, each attending to those before it
+            total += batch_size * positions * per_position
+            total += batch_size * cfg.n_layer * 4 * cfg.n_embd * positions * (positions + 1) / 2
+        else:
+            total += batch_size * (per_position + cfg.n_layer * 4 * cfg.n_embd * positions)
+    return total
+
+
+def matmul_tflops(device: str | torch.device = "cuda", size: int = 8192, runs: int = 10) -> float:
+    """The matrix-product throughput this GPU reaches in fp32 with TF32 allowed (the notebooks'
+    precision), in TFLOP/s: the median of `runs` products of two `size` × `size` matrices, timed on
+    the GPU (notebook 12_speed_of_light). A ceiling for compute, as the copy is for bytes."""
+    require_cuda("matmul_tflops")
+    a = torch.rand(size, size, device=device)
+    b = torch.rand(size, size, device=device)
+    a @ b  # warm-up: cuBLAS picks its kernel
+    seconds = statistics.median(gpu_times(lambda: a @ b, runs)) / 1e3
+    return 2 * size**3 / seconds / 1e12
+
+
 def floor_ms(model, batch_size: int, steps: int, bandwidth_gbs: float, kv_read: str = "filled", slots=None) -> float:
     """Milliseconds of `generation_bytes` at `bandwidth_gbs`: a generation's floor (notebooks 10 and 12).
     With the defaults, the *task's* floor: the filled cache only, what any generator must move."""
     return generation_bytes(model, batch_size, steps, kv_read, slots) / bandwidth_gbs / 1e6
 
 
-def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float) -> pd.DataFrame:
+def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float, tflops: float | None = None) -> pd.DataFrame:
     """Every timed row (variant, generator, batch_size, max_seqlen, steps, median_ms; steps_per_graph
-    for a graph decoder) against two floors (notebook 12_speed_of_light): its own, for the cache it
-    reads (`cache_read`), and the task's (the filled cache only); pct_of_own_floor = 100 × own
-    floor / median time, times_task_floor = median time / task floor. Fastest first."""
+    for a graph decoder) against two floors (notebook 12_speed_of_light): its own, for what it must
+    move (`cache_read`) and, given a measured matrix-product throughput `tflops`, compute
+    (`generation_flops`), whichever is longer (`bound_by`); and the task's (the filled cache only,
+    bytes). pct_of_own_floor = 100 × own floor / median time, times_task_floor = median time / task
+    floor. Without `tflops`, compute_floor_ms is NaN and a floor bound by arithmetic (the naive
+    generator's) is only a lower bound. In the table's order: this is no ranking."""
     rows = []
     for r in timed.to_dict("records"):
         k = r.get("steps_per_graph")
         kv, slots = cache_read(r["generator"], int(r["max_seqlen"]), None if k is None or k != k else int(k))
-        own = floor_ms(model, int(r["batch_size"]), int(r["steps"]), bandwidth_gbs, kv, slots)
-        task = floor_ms(model, int(r["batch_size"]), int(r["steps"]), bandwidth_gbs)
+        b, steps = int(r["batch_size"]), int(r["steps"])
+        moved = floor_ms(model, b, steps, bandwidth_gbs, kv, slots)
+        compute = generation_flops(model, b, steps, kv) / (tflops * 1e9) if tflops else float("nan")
+        own = max(moved, compute) if compute == compute else moved
+        task = floor_ms(model, b, steps, bandwidth_gbs)
         rows.append(
             {
                 **{c: r[c] for c in ("variant", "notebook") if c in r},
                 "median_ms": r["median_ms"],
                 "kv_read": kv if kv != "static" else f"static ({slots} slots)",
+                "bytes_floor_ms": moved,
+                "compute_floor_ms": compute,
+                "bound_by": "bytes (compute not measured)" if compute != compute else
+                            "arithmetic" if compute > moved else "bytes",  # fmt: skip
                 "own_floor_ms": own,
                 "pct_of_own_floor": 100 * own / r["median_ms"],
                 "task_floor_ms": task,
                 "times_task_floor": r["median_ms"] / task,
             }
         )
-    return pd.DataFrame(rows).sort_values("median_ms", ignore_index=True)
+    return pd.DataFrame(rows)
 
 
 def recorded_bandwidth(results_dir, gpu: str) -> dict | None:
@@ -247,15 +296,19 @@ def time_products(
 
 def fastest_generator(results_dir) -> dict | None:
     """The fastest registry generator of notebook 10's run (data/10_cuda_graphs.csv under
-    `results_dir`): its label, generator and K; None when notebook 10 has not run there (notebook 14)."""
+    `results_dir`), first by paired speed-up over that run's naive generator (`tokgen.voice.ranking`;
+    a variant tied with it is not told apart by the rounds): its label, generator and K; None when
+    notebook 10 has not run there (notebook 14)."""
     try:
         timed = load("10_cuda_graphs", results_dir)
     except FileNotFoundError:
         return None
-    ours = timed[(timed["status"] == "ok") & timed["generator"].isin(list(GENERATORS))].sort_values("median_ms")
-    if ours.empty:
+    ok = timed[timed["status"] == "ok"]
+    ours = ok[ok["generator"].isin(list(GENERATORS))]
+    ranked = ranking(ok, "naive", list(ours["variant"])) if "naive" in set(ok["variant"]) else pd.DataFrame()
+    if ranked.empty:
         return None
-    best = ours.iloc[0]
+    best = ours.set_index("variant").loc[ranked.iloc[0]["variant"]].to_dict() | {"variant": ranked.iloc[0]["variant"]}
     k = best.get("steps_per_graph")
     return {"label": best["variant"], "generator": best["generator"], "steps_per_graph": None if k != k else int(k)}
 

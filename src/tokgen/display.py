@@ -20,19 +20,19 @@ from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
 from .results import slice_columns
-from .stats import (
-    ALPHA,
-    BAND,
-    FASTER,
-    NO_EFFECT,
-    SLOWER,
-    UNDECIDED,
-    gain,
+from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, resample_rounds, signed_rank_p, slope
+from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
+    count_text,
+    fastest_sentence,
+    header_of,
+    outcome_text,
     p_text,
-    resample_rounds,
-    signed_rank_p,
-    slope,
+    rank_text,
+    ranking,
+    speedup_table,
     speedup_text,
+    spread,
+    table,
 )
 
 
@@ -53,63 +53,6 @@ def show_source(obj):
 def say(text: str) -> None:
     """Render a Markdown sentence built from measured values (notebook 00_setup)."""
     display(Markdown(text))
-
-
-def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
-    """A Markdown table of `columns` (all by default), floats rounded to `digits`: one count for
-    every column, or {column: count} with 1 for the others (notebook 00_setup)."""
-    df = df if columns is None else df[columns]
-    places = digits if isinstance(digits, dict) else {}
-    default = 1 if isinstance(digits, dict) else digits
-    header = "| " + " | ".join(header_of(c) for c in df.columns) + " |"
-    rule = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = [
-        "| " + " | ".join(_cell(v, places.get(c, default)) for c, v in zip(df.columns, row)) + " |"
-        for row in df.itertuples(index=False)
-    ]
-    return "\n".join([header, rule, *body])
-
-
-_UNITS = {"ms": "ms", "us": "µs", "s": "s", "mb": "MB", "gb": "GB", "gbs": "GB/s", "pct": "%"}
-_WORDS = {"gpu": "GPU", "cpu": "CPU", "kv": "KV", "lm": "LM", "mlp": "MLP", "sms": "SMs", "eos": "EOS", "us": "µs"}
-# counters of profiling.count_syncs whose names are op names, not words
-_TERMS = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "flagged syncs"}
-
-
-def header_of(column) -> str:
-    """A table's column as a reader reads it: a snake_case result column gets words and its unit
-    ("median_ms" -> "median, ms", "pct_of_copy_bandwidth" -> "% of copy bandwidth", "times_task_floor"
-    -> "× task floor", "local_scalar_dense" -> "`.item()` reads"); a name that already reads as words
-    is left as it is (notebook 00_setup)."""
-    name = str(column)
-    if "_" not in name or not name.replace("_", "").isalnum() or name != name.lower():
-        return name
-    for term, words in _TERMS.items():
-        if name.startswith(term):
-            rest = name[len(term) :].strip("_")
-            return words + (f" {header_of(rest)}" if rest else "")
-    name = name.replace("gb_s", "gbs")
-    words = name.split("_")
-    unit = _UNITS.get(words[-1]) if len(words) > 1 else None
-    words = words[:-1] if unit else words
-    lead = {"pct": "%", "times": "×"}.get(words[0])
-    words = ([lead] if lead else []) + [_WORDS.get(w, w) for w in words[1 if lead else 0 :]]
-    return " ".join(words) + (f", {unit}" if unit else "")
-
-
-def _cell(value, digits: int) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return "" if value != value else f"{value:,.{digits}f}"
-    return str(value)
-
-
-def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
-    """ "median (q25–q75) unit" for a result row, the one way every table and sentence writes it
-    (notebook 01_naive). `key` picks the columns: median_<key>, q25_<key>, q75_<key>."""
-    med, lo, hi = row[f"median_{key}"], row[f"q25_{key}"], row[f"q75_{key}"]
-    return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
 
 def bound(share: float) -> str:
@@ -137,16 +80,13 @@ def bound_table(results: pd.DataFrame) -> str:
 
 
 def finding(results: pd.DataFrame, base: str, variant: str) -> str:
-    """One takeaway read from a run: `variant` against `base` (medians, the speed-up, the signed-rank
-    verdict) and, where profiled, which bound `variant`'s steps are in (notebook 05_torch_compile)."""
+    """One takeaway read from a run: `variant` against `base` (the paired speed-up and its outcome)
+    and, where profiled, which bound `variant`'s steps are in (notebook 05_torch_compile)."""
     g = gain(results, base, variant)
     if g is None:
         return f"`{variant}` against `{base}`: not measured in this run."
     rows = results.set_index("variant")
-    text = (
-        f"`{variant}` against `{base}`: {rows.at[base, 'median_ms']:.0f} → {rows.at[variant, 'median_ms']:.0f} ms "
-        f"per generation, {speedup_text(g)}"
-    )
+    text = f"`{variant}` against `{base}`: {speedup_text(g)}"
     share = rows.at[variant, "gpu_busy_share"] if "gpu_busy_share" in rows else float("nan")
     if share == share:
         text += f"; the GPU is busy {share:.0%} of its steps: {bound(share)}-bound"
@@ -192,8 +132,10 @@ def plot_memory(ax, df: pd.DataFrame, name: str = "variant", device_gb: float | 
 
 
 def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
-    """Median runtime per variant with its interquartile range, fastest at the top (notebook 04)."""
-    df = df.sort_values("median_ms", ascending=False)
+    """Median runtime per variant with its interquartile range, in the table's order, the first at
+    the top: a picture of each variant's times, not a ranking (`voice.ranking` ranks, round by round;
+    notebook 04)."""
+    df = df.iloc[::-1]
     y = range(len(df))
     err = [df["median_ms"] - df["q25_ms"], df["q75_ms"] - df["median_ms"]]
     ax.barh(list(y), df["median_ms"], xerr=err, capsize=3, color="C0")
@@ -285,59 +227,6 @@ def memory_table(results: pd.DataFrame) -> str:
         }
     )
     return table(out, digits={"fragmentation, % of reserved": 0, **{c: 2 for c in out.columns[1:4]}})
-
-
-def outcome_text(g) -> str:
-    """A comparison's outcome in words, with the rounds that would likely decide an undecided one
-    (notebook 03_expandable_segments)."""
-    rounds = g.get("rounds_to_decide")
-    if g["outcome"] == UNDECIDED and rounds and rounds == rounds:  # NaN when read back from a CSV
-        return f"undecided (about {int(rounds)} rounds would decide it)"
-    return {NO_EFFECT: f"no effect (within ±{BAND:.0%})"}.get(g["outcome"], g["outcome"])
-
-
-def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:
-    """Comparisons (rows of `tokgen.gains` / `tokgen.gain`) as a Markdown table: `columns`
-    ({header: column}; default variant and vs), then the speed-up ×, the IQR of the per-round
-    ratios, p and the outcome in words; `legend` adds one line saying how to read them
-    (notebook 03_expandable_segments)."""
-    columns = columns or {"variant": "variant", "against": "vs"}
-    out = pd.DataFrame({header: comparisons[column].to_numpy() for header, column in columns.items()})
-    rows = comparisons.to_dict("records")
-    out["speed-up"] = [f"×{g['speedup']:.2f}" for g in rows]
-    out["IQR of rounds"] = [f"×{g['speedup_q25']:.2f}–×{g['speedup_q75']:.2f}" for g in rows]
-    out["p"] = [p_text(g["p_value"]).removeprefix("= ") for g in rows]
-    out["outcome"] = [outcome_text(g) for g in rows]
-    text = table(out)
-    if legend:
-        text += (
-            "\n\n*Speed-up: the median over rounds of t(against) / t(variant), above ×1 the variant is faster; "
-            f"the IQR is that of the per-round ratios. Faster or slower: p < {ALPHA}; no effect: the speed-up "
-            f"shown to lie within ±{BAND:.0%}; undecided: neither (notebook 00, section 4).*"
-        )
-    return text
-
-
-def medians_disagree(results: pd.DataFrame, comparisons: pd.DataFrame) -> str:
-    """One sentence on the comparisons whose ratio of medians lies on the other side of ×1 from
-    their paired speed-up, or "" when there are none (notebook 03_expandable_segments)."""
-    med = results.set_index("variant")["median_ms"]
-    rows = []
-    for g in comparisons.to_dict("records"):
-        ratio = med[g["vs"]] / med[g["variant"]]
-        if (ratio - 1) * (g["speedup"] - 1) < 0:
-            rows.append(
-                f"`{g['variant']}` against `{g['vs']}` (medians {med[g['vs']]:,.1f} → {med[g['variant']]:,.1f} ms, "
-                f"×{ratio:.2f}; paired ×{g['speedup']:.2f}, {outcome_text(g)})"
-            )
-    if not rows:
-        return ""
-    return (
-        "The ratio of the medians and the paired speed-up point different ways for "
-        + "; ".join(rows)
-        + ". They measure different things: the medians compare each variant's typical run, the speed-up the "
-        "typical round, whose two runs met the same phase of the host's noise. The outcome is judged on the rounds."
-    )
 
 
 def trend(values, within: float = BAND, digits: int = 2) -> str:

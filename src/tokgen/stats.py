@@ -126,29 +126,6 @@ def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
     return pd.DataFrame([gain(results, base, name) for name in results["variant"] if name != base])
 
 
-def speedup_text(g: dict | None) -> str:
-    """ "×1.08 (IQR ×1.02–×1.13; p = 0.016, faster)": a comparison in one phrase, the one way every
-    table and sentence writes it (notebook 02_kv_cache)."""
-    if g is None:
-        return "not measured"
-    verdict = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(g["outcome"], g["outcome"])
-    needed = g.get("rounds_to_decide")
-    if g["outcome"] == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
-        verdict += f": about {int(g['rounds_to_decide'])} rounds would decide it"
-    digits = 2
-    if g["outcome"] in (FASTER, SLOWER) and g.get("no_effect"):
-        # real, yet also shown to lie inside the band: a reader must not see "×1.00 … faster" as a gain
-        verdict += f", but by less than {BAND:.0%}"
-        digits = 3 if round(g["speedup"], 2) == 1 else 2
-    iqr = f"IQR ×{g['speedup_q25']:.{digits}f}–×{g['speedup_q75']:.{digits}f}"
-    return f"×{g['speedup']:.{digits}f} ({iqr}; p {p_text(g['p_value'])}, {verdict})"
-
-
-def p_text(p: float) -> str:
-    """ "= 0.016", or "< 0.001" where three decimals would show a p-value as zero (notebook 02_kv_cache)."""
-    return "< 0.001" if p < 0.0005 else f"= {p:.3f}"
-
-
 def resample_rounds(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """The table as if its rounds had been drawn again: one bootstrap draw of round indices,
     the same for every row (rounds are paired across variants), and the times' summaries

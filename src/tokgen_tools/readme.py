@@ -22,13 +22,17 @@ from tokgen.claims import (
     summary_results,
     verdicts_overview,
 )
-from tokgen.display import spread, table
 from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load
-from tokgen.stats import FASTER, speedup_text
+from tokgen.stats import FASTER, gain
+from tokgen.voice import count_text, rank_text, ranking, speedup_text, spread, table
 
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
+RANK_LEGEND = (
+    "*Rank: one plus the number of generators that were faster round by round, for real (p < 0.05); "
+    "generators that the rounds do not tell apart share a rank (tied). Never ordered by median.*"
+)
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
 BUDGET_MINUTES = 60  # a full run of all three regimes (the whole GPU, both slices) on one H100 (issue 29)
 READS_DATA_ONLY = {"09_summary"}  # ranks notebook 07's run and evaluates the claims: no GPU work
@@ -53,35 +57,9 @@ def _summary(results_dir: Path) -> pd.DataFrame | None:
         return None
 
 
-def headline(results_dir: Path) -> str:
-    summary, graphs = _summary(results_dir), _ok("10_cuda_graphs", results_dir)
-    if summary is None:
-        return NOT_MEASURED
-    env = summary.iloc[0]
-    s = summary.set_index("variant")
-    best, recipe = summary.iloc[0]["variant"], label("pipelined_static", compiled=True)
-    text = (
-        f"On one **{env['gpu']}** (torch {env['torch']}, transformers {env['transformers']}), "
-        f"B = {env['batch_size']}, N = {env['max_seqlen']}: "
-        f"in notebook 07's interleaved run, the article's best recipe (compile + static cache + pipelining) "
-        f"runs **×{s.loc[recipe, 'speedup_vs_naive']:.1f}** faster than the naive generator of that run "
-        f"({s.loc[NAIVE, 'median_ms']:.0f} ms; the article reports ≈ 5× on an L40S); the fastest of the article's "
-        f"generators there is `{best}` (×{s.loc[best, 'speedup_vs_naive']:.1f})."
-    )
-    if graphs is not None:
-        g = graphs.set_index("variant")
-        ours = graphs[graphs["generator"].isin(list(GENERATORS))].sort_values("median_ms").iloc[0]
-        text += (
-            f" Beyond the article, in notebook 10's interleaved run, `{ours['variant']}` (CUDA graphs, "
-            f"notebook 10) generates in **{ours['median_ms']:.1f} ms**: "
-            f"×{g.loc[NAIVE, 'median_ms'] / ours['median_ms']:.1f} over that run's naive "
-            f"({g.loc[NAIVE, 'median_ms']:.0f} ms)"
-        )
-        if GENERATE_STATIC in g.index:
-            ratio = g.loc[GENERATE_STATIC, "median_ms"] / ours["median_ms"]
-            text += f' and ×{ratio:.2f} over `generate(cache_implementation="static")`'
-        text += ", token-identical to naive on the article's batch."
-    return text
+def _paired(g: dict) -> str:
+    """A table cell: the paired speed-up with its outcome, as `speedup_text` says it."""
+    return speedup_text(g) if g else "not measured"
 
 
 def summary_table(results_dir: Path) -> str:
@@ -90,17 +68,21 @@ def summary_table(results_dir: Path) -> str:
         return NOT_MEASURED
     out = pd.DataFrame(
         {
+            "rank": df.apply(rank_text, axis=1),
             "generator": df["variant"],
+            "speed-up vs naive (paired rounds)": [
+                _paired({k.removesuffix("_vs_naive"): v for k, v in r.items() if k.endswith("_vs_naive")})
+                for r in df.to_dict("records")
+            ],
             "ms per generation, median (IQR)": _iqr(df),
-            "speed-up vs naive (paired rounds)": df["speedup_vs_naive"].map(lambda x: f"×{x:.2f}"),
-            "ms per token": df["ms_per_step"].map(lambda x: f"{x:.2f}"),
+            "ms per decode step": df["ms_per_step"].map(lambda x: f"{x:.2f}"),
             "GPU busy": df["gpu_busy_share"].map(lambda x: f"{x:.0%}" if x == x else "not measured")
             if "gpu_busy_share" in df
             else "not measured",
             "peak reserved GB": df["peak_reserved_gb"].map(lambda x: f"{x:.2f}"),
         }
     )
-    return table(out)
+    return table(out) + "\n\n" + RANK_LEGEND
 
 
 def _claims(results_dir: Path):
@@ -137,8 +119,8 @@ def findings(results_dir: Path) -> str:
     summary = _summary(results_dir)
     if summary is None:
         return NOT_MEASURED
-    env, s = summary.iloc[0], summary.set_index("variant")
-    recipe = s.loc[label("pipelined_static", compiled=True), "speedup_vs_naive"]
+    env, recipe = summary.iloc[0], label("pipelined_static", compiled=True)
+    recipe_vs_naive = _paired(gain(load("07_pipelining", results_dir).query("status == 'ok'"), NAIVE, recipe))
     claims, regimes = _claims(results_dir)
     counts = {
         r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(lambda v: v.split(" (")[0]).value_counts()
@@ -147,8 +129,8 @@ def findings(results_dir: Path) -> str:
     tally = lambda r: ", ".join(f"{n} {v}" for v, n in counts[r].items())  # noqa: E731
     lines = [
         f"- **Whole {env['gpu']}** ([notebooks 01–09](notebooks/09_summary.ipynb)): the article's best recipe "
-        f"(compile + static cache + pipelining) runs ×{recipe:.1f} faster than the naive generator (the article: "
-        f"≈ 5× on an L40S); its ten claims: {tally('whole GPU')}. {_host_bound(summary)}"
+        f"(compile + static cache + pipelining) against the naive generator, round by round: {recipe_vs_naive}; "
+        f"the article reports ≈ 5× on an L40S. Its ten claims: {tally('whole GPU')}. {_host_bound(summary)}"
     ]
     if len(regimes) == 3:
         agree = claims[claims["slices"].str.startswith("both slices agree")]
@@ -181,22 +163,33 @@ def _host_bound(summary: pd.DataFrame) -> str:
     )
 
 
+def _fastest(graphs: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 10's registry generators ranked by paired speed-up over that run's naive generator."""
+    return ranking(graphs, NAIVE, list(graphs[graphs["generator"].isin(list(GENERATORS))]["variant"]))
+
+
 def _beyond_line(results_dir: Path) -> str:
     graphs = _ok("10_cuda_graphs", results_dir)
-    if graphs is None:
+    if graphs is None or NAIVE not in set(graphs["variant"]):
         return ""
-    g = graphs.set_index("variant")
-    ours = graphs[graphs["generator"].isin(list(GENERATORS))].sort_values("median_ms").iloc[0]
+    ranked = _fastest(graphs)
+    if ranked.empty:
+        return ""
+    first = ranked.iloc[0]
+    ours = graphs.set_index("variant").loc[first["variant"]]
     text = (
-        f"- **Beyond the article** ([notebook 10](notebooks/10_cuda_graphs.ipynb)): `{ours['variant']}` "
-        f"generates B = {ours['batch_size']}, N = {ours['max_seqlen']} in {ours['median_ms']:.1f} ms, "
-        f"×{g.loc[NAIVE, 'median_ms'] / ours['median_ms']:.1f} faster than naive in the same run"
+        f"- **Beyond the article** ([notebook 10](notebooks/10_cuda_graphs.ipynb)): the fastest of our generators "
+        f"by paired speed-up over naive, `{first['variant']}`, generates B = {ours['batch_size']}, "
+        f"N = {ours['max_seqlen']} in {spread(ours, unit='ms')} (median, IQR); against naive {speedup_text(first)}"
     )
-    if GENERATE_STATIC in g.index:
-        text += f", ×{g.loc[GENERATE_STATIC, 'median_ms'] / ours['median_ms']:.2f} faster than `generate()` static"
+    if GENERATE_STATIC in set(graphs["variant"]):
+        text += f"; against `generate()` static {speedup_text(gain(graphs, GENERATE_STATIC, first['variant']))}"
+    tied = ranked[(ranked["rank"] == 1) & ranked["tied"]].iloc[1:]
+    if len(tied):
+        text += "; tied with " + ", ".join(f"`{v}`" for v in tied["variant"]) + " (the rounds do not tell them apart)"
     floor = _floors(results_dir)
-    if "times_task_floor" in floor and ours["variant"] in floor.index:
-        text += f", {floor.at[ours['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor (notebook 12)"
+    if "times_task_floor" in floor and first["variant"] in floor.index:
+        text += f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor (notebook 12)"
     return text + "."
 
 
@@ -224,15 +217,13 @@ def _deferred_line(results_dir: Path) -> str:
         d = deferred_stop_gains(results_dir)
     except (FileNotFoundError, KeyError):
         return ""
-    real = d[d["outcome"] == FASTER]
-    found = "; ".join(
-        f"{'the whole GPU' if r['gpu_sms'] == 'all' else str(r['gpu_sms']) + ' SMs'} with a {r['cache']} cache, "
-        f"{speedup_text(r)}" for r in real.to_dict("records")
-    )  # fmt: skip
+    counted = d[d["confined"] != False]  # noqa: E712 - "whole GPU" or True: ran where it says
+    outside = len(d) - len(counted)
     return (
         "- **transformers' own deferred stop check** ([notebook 14](notebooks/14_deferred_stop.ipynb)), "
-        f"forced on for CUDA: faster in {len(real)} of the {len(d)} places and caches measured"
-        + (f": {found}." if len(real) else ".")
+        f"forced on for CUDA, against the check at every step, {count_text(counted['outcome'], 'places and caches')}"
+        + (f"; {outside} more ran outside its slice and is not counted" if outside else "")
+        + "."
     )
 
 
@@ -264,33 +255,35 @@ def _floors(results_dir: Path) -> pd.DataFrame:
 
 
 def beyond_table(results_dir: Path) -> str:
+    """Notebook 10's run ranked by paired speed-up over its naive generator (ties shared), each
+    against naive and `generate()` static round by round, and its distance to the floor (notebook 12)."""
     df = _ok("10_cuda_graphs", results_dir)
-    if df is None:
+    if df is None or NAIVE not in set(df["variant"]):
         return NOT_MEASURED
+    ranked = ranking(df, NAIVE)
     by = df.set_index("variant")
     floor = _floors(results_dir)  # the rows of notebook 10's run only: notebook 12 keeps each run's rows apart
-    df = df.sort_values("median_ms")
 
     def from_floor(column, fmt):
-        return df["variant"].map(lambda v: fmt(floor.at[v, column]) if column in floor and v in floor.index
-                                 else "not measured")  # fmt: skip
+        return ranked["variant"].map(lambda v: fmt(floor.at[v, column]) if column in floor and v in floor.index
+                                     else "not measured")  # fmt: skip
+
+    def short(g):  # a table cell: the speed-up and its outcome; the interval is in the notebook
+        return f"×{g['speedup']:.2f} ({g['outcome']})" if g else "not measured"
 
     out = pd.DataFrame(
         {
-            "generator": df["variant"],
-            "ms per generation, median (IQR)": _iqr(df),
-            "vs naive": (by.loc[NAIVE, "median_ms"] / df["median_ms"]).map(lambda x: f"×{x:.1f}"),
-            "% of its own floor": from_floor("pct_of_own_floor", lambda x: f"{x:.0f}%"),
-            "× the task's floor": from_floor("times_task_floor", lambda x: f"{x:.2f}×"),
+            "rank": ranked.apply(rank_text, axis=1),
+            "generator": ranked["variant"],
+            "ms per generation, median (IQR)": ranked["variant"].map(lambda v: spread(by.loc[v], unit="")),
+            "vs naive (paired)": [short(g) for g in ranked.to_dict("records")],
         }
     )
     if GENERATE_STATIC in by.index:
-        out.insert(
-            3,
-            "vs generate() static",
-            (by.loc[GENERATE_STATIC, "median_ms"] / df["median_ms"]).map(lambda x: f"×{x:.2f}"),
-        )
-    return table(out)
+        out["vs generate() static (paired)"] = ranked["variant"].map(lambda v: short(gain(df, GENERATE_STATIC, v)))
+    out["% of its own floor"] = from_floor("pct_of_own_floor", lambda x: f"{x:.0f}%")
+    out["× the task's floor"] = from_floor("times_task_floor", lambda x: f"{x:.2f}×")
+    return table(out) + "\n\n" + RANK_LEGEND
 
 
 def products_table(results_dir: Path) -> str:

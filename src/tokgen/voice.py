@@ -1,0 +1,197 @@
+"""One voice: how every measured comparison a reader sees is said (notebook 00_setup).
+
+A comparison is the dict of `tokgen.stats.gain` (`compare_rounds` with `variant` and `vs`): the
+paired speed-up over interleaved rounds (median of the per-round t_vs / t_variant, > 1 faster),
+the quartiles of those per-round ratios, p, the outcome and the rounds. `speedup_text` is its one
+rendering in words, `speedup_table` the same as table columns, `ranking` the one way variants are
+ordered: by paired speed-up over one base, the variants that the rounds cannot tell apart shown as
+tied. The templates below are the only other places where a count or a direction is worded.
+Nothing here measures or decides: it reads what `tokgen.stats` computed.
+"""
+
+import pandas as pd
+
+from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain
+
+DECIDED = (FASTER, SLOWER)
+
+
+def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
+    """A Markdown table of `columns` (all by default), floats rounded to `digits`: one count for
+    every column, or {column: count} with 1 for the others (notebook 00_setup)."""
+    df = df if columns is None else df[columns]
+    places = digits if isinstance(digits, dict) else {}
+    default = 1 if isinstance(digits, dict) else digits
+    header = "| " + " | ".join(header_of(c) for c in df.columns) + " |"
+    rule = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = [
+        "| " + " | ".join(_cell(v, places.get(c, default)) for c, v in zip(df.columns, row)) + " |"
+        for row in df.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *body])
+
+
+_UNITS = {"ms": "ms", "us": "µs", "s": "s", "mb": "MB", "gb": "GB", "gbs": "GB/s", "pct": "%"}
+_WORDS = {"gpu": "GPU", "cpu": "CPU", "kv": "KV", "lm": "LM", "mlp": "MLP", "sms": "SMs", "eos": "EOS", "us": "µs"}
+# counters of profiling.count_syncs whose names are op names, not words
+_TERMS = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "flagged syncs"}
+
+
+def header_of(column) -> str:
+    """A table's column as a reader reads it: a snake_case result column gets words and its unit
+    ("median_ms" -> "median, ms", "pct_of_copy_bandwidth" -> "% of copy bandwidth", "times_task_floor"
+    -> "× task floor", "local_scalar_dense" -> "`.item()` reads"); a name that already reads as words
+    is left as it is (notebook 00_setup)."""
+    name = str(column)
+    if "_" not in name or not name.replace("_", "").isalnum() or name != name.lower():
+        return name
+    for term, words in _TERMS.items():
+        if name.startswith(term):
+            rest = name[len(term) :].strip("_")
+            return words + (f" {header_of(rest)}" if rest else "")
+    name = name.replace("gb_s", "gbs")
+    words = name.split("_")
+    unit = _UNITS.get(words[-1]) if len(words) > 1 else None
+    words = words[:-1] if unit else words
+    lead = {"pct": "%", "times": "×"}.get(words[0])
+    words = ([lead] if lead else []) + [_WORDS.get(w, w) for w in words[1 if lead else 0 :]]
+    return " ".join(words) + (f", {unit}" if unit else "")
+
+
+def _cell(value, digits: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if value != value else f"{value:,.{digits}f}"
+    return str(value)
+
+
+def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
+    """ "median (q25–q75) unit" for a result row, the one way every table and sentence writes it
+    (notebook 01_naive). `key` picks the columns: median_<key>, q25_<key>, q75_<key>."""
+    med, lo, hi = row[f"median_{key}"], row[f"q25_{key}"], row[f"q75_{key}"]
+    return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
+
+
+def p_text(p: float) -> str:
+    """ "= 0.016", or "< 0.001" where three decimals would show a p-value as zero (notebook 02_kv_cache)."""
+    return "< 0.001" if p < 0.0005 else f"= {p:.3f}"
+
+
+def outcome_text(g: dict) -> str:
+    """A comparison's outcome in words: "faster", "slower", "no effect, within ±5%", "undecided"
+    (with the rounds that would likely decide it, where estimated); a real difference inside the
+    band says so; a row measured outside its slice says it does not count (notebook 03_expandable_segments)."""
+    outcome = g["outcome"]
+    words = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(outcome, outcome)
+    needed = g.get("rounds_to_decide")
+    if outcome == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
+        words += f": about {int(needed)} rounds would decide it"
+    if outcome in DECIDED and g.get("no_effect"):
+        words += f", but by less than {BAND:.0%}"  # real, yet shown inside the band: not a gain to count on
+    if g.get("confined") is False:
+        words += "; ran outside its slice, not counted"
+    return words
+
+
+def _digits(g: dict) -> int:
+    """Two decimals, three where a real difference inside the band would read ×1.00."""
+    return 3 if g["outcome"] in DECIDED and g.get("no_effect") and round(g["speedup"], 2) == 1 else 2
+
+
+def speedup_text(g: dict | None) -> str:
+    """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster)": a comparison in one phrase, the
+    one way every table, sentence and README line writes it; "not measured" for None (notebook 02_kv_cache)."""
+    if g is None:
+        return "not measured"
+    d = _digits(g)
+    rounds = g.get("rounds")
+    of = f" of {int(rounds)} rounds" if rounds is not None and rounds == rounds else ""
+    return (
+        f"×{g['speedup']:.{d}f} (IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}; "
+        f"p {p_text(g['p_value'])}, {outcome_text(g)})"
+    )
+
+
+def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:
+    """Comparisons as a Markdown table: `columns` ({header: column}; default variant and vs), then
+    the speed-up, the IQR of its rounds, p, the rounds and the outcome in words, each as
+    `speedup_text` writes it; `legend` adds the line that says how to read them (`LEGEND`;
+    notebook 03_expandable_segments)."""
+    columns = columns or {"variant": "variant", "against": "vs"}
+    out = pd.DataFrame({header: comparisons[column].to_numpy() for header, column in columns.items()})
+    rows = comparisons.to_dict("records")
+    out["speed-up"] = [f"×{g['speedup']:.{_digits(g)}f}" for g in rows]
+    out["IQR of rounds"] = [f"×{g['speedup_q25']:.{_digits(g)}f}–×{g['speedup_q75']:.{_digits(g)}f}" for g in rows]
+    out["p"] = [p_text(g["p_value"]).removeprefix("= ") for g in rows]
+    out["rounds"] = [str(int(g["rounds"])) for g in rows]
+    out["outcome"] = [outcome_text(g) for g in rows]
+    return table(out) + (f"\n\n{LEGEND}" if legend else "")
+
+
+LEGEND = (
+    "*Speed-up: the median over interleaved rounds of t(against) / t(variant); above ×1 the variant is "
+    f"faster. IQR: that of the per-round ratios. Faster or slower: p < {ALPHA} (signed-rank test); no effect: "
+    f"shown to lie within ±{BAND:.0%}; undecided: neither.*"
+)
+
+
+def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None) -> pd.DataFrame:
+    """`variants` (default: every variant of `results`, `base` included) with their paired speed-up
+    over `base` and a `rank`: one plus the number of variants that were really faster than it, round
+    by round (each pair compared with `tokgen.stats.gain`). Variants that the rounds do not tell
+    apart get the same rank (`tied`); a noisy variant cannot push another down unless it beats it for
+    real. Ordered by rank, then by speed-up over `base`. Columns: variant, rank, tied, the gain over
+    `base` (speedup, speedup_q25, speedup_q75, p_value, outcome, rounds) and `vs_leader`, the
+    comparison with the first of its rank (None for that first). Never a ranking by median
+    (notebook 07_pipelining)."""
+    names = list(results["variant"]) if variants is None else list(variants)
+    rows = {}
+    for name in names:
+        g = gain(results, base, name)
+        if g is not None and g["speedup"] == g["speedup"]:
+            rows[name] = g
+    if not rows:
+        return pd.DataFrame(columns=["variant", "rank", "tied", "speedup", "outcome", "vs_leader"])
+    for name, g in rows.items():
+        beaten_by = [o for o in rows if o != name and (gain(results, name, o) or {}).get("outcome") == FASTER]
+        g["rank"] = 1 + len(beaten_by)
+    ordered = sorted(rows.values(), key=lambda g: (g["rank"], -g["speedup"]))
+    ranks = pd.Series([g["rank"] for g in ordered]).value_counts()
+    leaders = {}
+    for g in ordered:
+        leader = leaders.setdefault(g["rank"], g["variant"])
+        g["tied"] = bool(ranks[g["rank"]] > 1)
+        g["vs_leader"] = None if leader == g["variant"] else gain(results, leader, g["variant"])
+    return pd.DataFrame(ordered)
+
+
+def rank_text(row) -> str:
+    """ "1", or "1 (tied)" for a rank that several variants share (notebook 07_pipelining)."""
+    return f"{int(row['rank'])}{' (tied)' if row['tied'] else ''}"
+
+
+def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
+    """Who ranks first in `ranking`'s table, and who is tied with it, in one sentence (notebook 07_pipelining)."""
+    if ranked.empty:
+        return f"No {what} was timed."
+    first = ranked[ranked["rank"] == 1]
+    lead = first.iloc[0]
+    text = f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`"
+    others = first.iloc[1:]
+    if len(others):
+        text += "; tied with " + ", ".join(
+            f"`{r['variant']}` (against it {speedup_text(r['vs_leader'])})" for r in others.to_dict("records")
+        )
+        text += ": the rounds do not tell them apart"
+    return text + "."
+
+
+def count_text(outcomes, where: str = "comparisons") -> str:
+    """ "of 6 comparisons: faster (real) at 3, slower (real) at 1, no effect (within ±5%) at 2":
+    outcomes counted in one order, the kinds that none had left out (notebook 13_regimes)."""
+    outcomes = list(outcomes)
+    counts = pd.Series(outcomes, dtype=object).value_counts()
+    kinds = {FASTER: "faster (real)", SLOWER: "slower (real)", NO_EFFECT: f"no effect (within ±{BAND:.0%})",
+             UNDECIDED: "undecided"}  # fmt: skip
+    return f"of {len(outcomes)} {where}: " + ", ".join(f"{w} at {counts[k]}" for k, w in kinds.items() if k in counts)
