@@ -107,7 +107,7 @@ CUDA = DEVICE == "cuda"
 # Each generator is profiled twice. The statistics come from a pass that records GPU activity
 # only: recording every operator on the CPU too adds host work to every operator and would
 # inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
-# the Perfetto traces; its CPU side runs slower than unprofiled. A few plain runs first give
+# the Perfetto traces; its CPU side can run slower than unprofiled. A few plain runs first give
 # the time per step without any profiler, the yardstick for the profiler's own cost.
 # `tokgen.bench.profile_window` ([`tokgen/bench.py`](../src/tokgen/bench.py)) does the four in
 # this order for one variant: a warm-up call, the plain runs, the statistics' pass, the pictures'
@@ -163,8 +163,8 @@ if CUDA:
 #
 # CPU ranges on top, one row of kernels per CUDA stream below: the picture the article showed
 # as Nsight Systems screenshots, for four steps in the middle of the window. These pictures, and
-# the zoom below, come from the second pass, the one that records the CPU ranges: its host runs
-# slower than in the statistics' pass, so its gaps can be wider than those in the table above.
+# the zoom below, come from the second pass, the one that records the CPU ranges: its host can
+# run slower than in the statistics' pass, so its gaps can be wider than those in the table above.
 
 # %%
 if CUDA:  # one time axis for all four: a longer step is a wider picture

@@ -160,8 +160,8 @@ if len(floors):
 #
 # Notebook 10 split the GPU time of the decoders it profiled kernel by kernel (its section 5:
 # the compiled handwritten step, our kernels and the fused step, each at its first-ranked K) by
-# kernel kind; here the first-ranked of them. Its columns say "per token" for a decode step, which generates
-# one token for each of the B rows: "per step" below. The matrix products read all the weights:
+# kernel kind; here the first-ranked of them. Its columns say "per token" for a decode step,
+# which generates one token for each of the B rows: "per step" below. The matrix products read all the weights:
 # at copy speed they would take the weights' floor per step. Their *own* time (the part no
 # earlier kernel overlaps, notebook 10 section 5) is what they add to the GPU's busy time.
 

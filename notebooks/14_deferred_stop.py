@@ -28,8 +28,8 @@
 #
 # **What we measure:** `generate()` with the dynamic and the static cache (the static one
 # compiles its decode step), the deferred check forced on vs off: the same tokens (early stops
-# included), syncs per decode step, and the run time, interleaved, on the whole GPU and in the slices
-# of `SLICE_SMS`.
+# included), syncs per decode step, and the run time, interleaved, on the whole GPU and in the
+# slices of `SLICE_SMS`.
 #
 # This notebook runs on the **newest** transformers, not the pinned 5.1.0 of notebooks 00–13:
 # `run_all.sh` puts a newer one first on this kernel's path (`--newest-transformers DIR`, or

@@ -39,7 +39,8 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 # ## Exercise 1: the two closest variants
 #
 # Sort notebook 07's run by median, take the neighbours with the smallest ratio, and compare them
-# round by round (the same paired speed-up and signed-rank rule every notebook uses).
+# round by round (the same paired speed-up and signed-rank rule every notebook uses): the medians
+# only pick the pair, the rounds say whether the two differ.
 
 # %%
 ranked = tokgen.claims.summary_results(DATA_DIR).sort_values("median_ms").reset_index(drop=True)
