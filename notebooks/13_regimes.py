@@ -32,9 +32,8 @@
 #
 # **What we measure:** (1) the copy bandwidth of slices of several sizes, and the two whose
 # bandwidths bracket the L40S's datasheet figure (no slice matches it: slices come in steps of
-# SMs); (2) that every
-# stream of the two-stream generator stays inside a slice; (3) the naive tokens inside both
-# slices; (4) the speed-up of pipelining (and of skipping the check) over the synchronous
+# SMs); (2) that every stream of the two-stream generator stays inside a slice; (3) the naive
+# tokens inside both slices; (4) the speed-up of pipelining (and of skipping the check) over the synchronous
 # generator, over the whole GPU and both slices × batch sizes, eager and compiled, against the
 # measured GPU share of a step.
 #
@@ -91,8 +90,9 @@ show_source(tokgen.GpuSlice)
 # where they differ, it depends on where in between the L40S lies.
 #
 # A green context is granted SMs in steps of the driver's granularity, so a request that is not a
-# whole number of steps (66, say) can be rounded: the first column is the SM count requested, and
-# the bandwidth is what the slice granted for it measured, never inferred from the count.
+# whole number of steps (66, say) can be rounded: the first column of the table below is the SM
+# count requested, and the bandwidth is what the slice granted for it measured, never inferred
+# from the count.
 
 
 # %%
