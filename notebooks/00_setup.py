@@ -19,7 +19,9 @@
 # This series rebuilds, step by step, every optimization of the article *Optimizing Token
 # Generation in PyTorch Decoder Models* (Towards Data Science, February 2026), then goes
 # beyond it. The article's thread: autoregressive decoding makes the CPU ask the GPU "are we
-# done?" after every token, and that `.item()` sync leaves the GPU idle between steps.
+# done?" after every **decode step** (one new token for every sequence of the batch), and, the
+# article argues, that `.item()` sync leaves the GPU idle between steps. Terms used throughout
+# are explained in the README's [glossary](../README.md#glossary).
 #
 # **You will learn:** how the model is built without a download, what every generator returns,
 # and why variants are timed interleaved and judged by a signed-rank test.
@@ -29,9 +31,10 @@
 # method, and one provenance row in `data/` describing the machine.
 #
 # **What we measure:** no timings yet: whether every generator returns the naive generator's
-# tokens, on an all-BOS batch like the article's (`BATCH_SIZE` rows of `MAX_SEQLEN` tokens) and on
-# hundreds of distinct prompts, and how far TF32 logits lie from FP32 ones (the yardstick of the
-# one rule for "the same tokens").
+# tokens, on an all-BOS batch like the article's (BOS: the beginning-of-sequence token every row
+# starts from; `BATCH_SIZE` rows of `MAX_SEQLEN` tokens) and on `DISTINCT_PROMPTS` distinct
+# prompts, and how far TF32 logits lie from FP32 ones (the yardstick of the one rule for "the same
+# tokens"; TF32 is defined in section 1).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -60,7 +63,9 @@ print(tokgen.describe_environment())
 # The article builds `GPT2LMHeadModel(GPT2Config.from_pretrained("gpt2"))`; `GPT2Config()`'s
 # defaults are the same configuration, so we need no network. Weights are random (a fixed
 # seed makes them reproducible), fp32, in eval mode, with TF32 matrix multiplications
-# (`torch.set_float32_matmul_precision("high")`), exactly as in the article.
+# (`torch.set_float32_matmul_precision("high")`), exactly as in the article. TF32
+# (TensorFloat-32) is how the tensor cores multiply fp32 matrices fast: inputs rounded to a
+# 10-bit mantissa, sums kept in fp32; results differ from full FP32 in the last digits.
 
 # %%
 show_source(tokgen.build_model)
@@ -158,28 +163,29 @@ say(tokgen.agreement.summary(checked))
 assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "first_failure"].tolist()
 
 # %% [markdown]
-# With random weights, greedy decoding quickly settles into repeating a token, and EOS
-# essentially never comes: as in the article, runs go to `max_seqlen` and the
-# EOS check costs time without ever firing. The tests force early stops by choosing another
-# `eos_token_id`.
+# With random weights, greedy decoding soon settles into repeating a token (the tokens printed in
+# section 2 show it), and EOS, the end-of-sequence token (here the same id as BOS), may never
+# come: as in the article, runs then go to `max_seqlen` and the EOS check costs time without ever
+# firing. The tests force early stops by choosing another `eos_token_id`.
 #
 # ## 4. How we time
 #
 # The article timed each variant 10 times in a row after one warm-up, synchronizing around a
 # host timer, with `empty_cache()` and `reset_peak_memory_stats()` before every run. We keep
-# all of that, and change how runs are ordered and judged. The noise on our machines is on the
-# host: runs that leave the GPU idle most of the time (eager generators, `generate()`) can go
-# through slow phases of the CPU lasting seconds to minutes, which runs replayed from CUDA
-# graphs, with little host work per step, largely escape (notebook 10's interquartile ranges
-# measure both). So `tokgen.compare` runs
-# the variants **interleaved**, one run of each per round (in a fresh random order each round,
-# so that no rhythm of the host can favour one of them), in one process, and each round's two
-# times form a pair: a slow phase slows both.
+# all of that, and change how runs are ordered and judged. A run whose pace the host sets (eager
+# generators, `generate()`) can be slowed by whatever else the CPU is doing at the time, and such
+# slowdowns can last longer than one run; a run replayed from CUDA graphs does little host work
+# per step (notebook 10's interquartile ranges show how far each kind spread in our runs). So
+# `tokgen.compare` runs the variants **interleaved**: one **round** runs each variant once, in a
+# fresh random order each round (so that no rhythm of the host can favour one of them), all in
+# one process; each round's two times of two variants form a **pair**, and a slow phase of the
+# host slows both.
 #
 # **One speed measure.** Each round gives two variants' times a pair, t_base and t. The
 # **speed-up** ×s is the median over the rounds of t_base / t: above ×1 the variant is faster. It
-# is shown with the interquartile range of the per-round ratios, so a reader sees how much the
-# rounds agree. Every table of speed-ups in these notebooks reads this way (`tokgen.gains`).
+# is shown with the interquartile range (IQR: from the 25th to the 75th percentile, the middle
+# half) of the per-round ratios, so a reader sees how much the rounds agree. Every table of
+# speed-ups in these notebooks reads this way (`tokgen.gains`).
 #
 # **Three outcomes.** A difference is **real**, faster or slower, when the Wilcoxon signed-rank
 # test of the per-round log-ratios gives p below the threshold printed below. Two runs of the same
@@ -189,12 +195,24 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # signed-rank tests put the speed-up inside a narrow band around ×1. Neither is **undecided**: the
 # rounds were too few for their spread, and the tables say about how many would decide it.
 #
-# After the rounds, one more run of each variant under the profiler gives its **GPU busy time**:
+# After the rounds, one more run of each variant under the profiler (torch.profiler, which reads
+# the GPU's activity through CUPTI, NVIDIA's profiling interface) gives its **GPU busy time**:
 # the share of the wall time in which the GPU ran anything says whether the run was host-bound
 # or GPU-bound.
-
-# %%
-show_source(tokgen.compare)
+#
+# The harness is [`tokgen.bench.compare`](../src/tokgen/bench.py); its rounds, in short
+# (`attempt` empties the allocator's cache, resets its peak counters and times one call with the
+# device synchronized before and after, `time_run`):
+#
+# ```python
+# orders = round_orders(len(variants), rounds, random.Random(seed))  # a fresh permutation per round
+# for order in orders:
+#     for position, v in enumerate(variants[i] for i in order):
+#         ms = attempt(v)  # recorded with its place in the round
+# ```
+#
+# One warm-up call per variant comes first (its time is `first_call_ms`); a variant that runs out
+# of memory or fails is recorded with its status and the others go on.
 
 # %% [markdown]
 # How many rounds does the test need? Its p-value cannot be smaller than that of every round

@@ -26,9 +26,16 @@
 #
 # **What this step adds:** the baseline every later notebook is compared with.
 #
-# **What we measure:** runtime for each N of `SEQ_LENS` new tokens at batch size `BATCH_SIZE`
-# (the article's grid: B = 32, N = 100, 200, 400), how it scales with N, and the memory the
-# caching allocator reserves.
+# **What we measure:** runtime for each N of `SEQ_LENS` new tokens at batch size `BATCH_SIZE`,
+# how it scales with N, and the memory the caching allocator reserves. The article's grid was
+# B = 32, N = 100, 200, 400; the sizes of a run come from its parameters, and the line above each
+# table lists the ones it ran (the slices of notebook 13 ran other ones).
+#
+# Like every timed notebook of the article's (01–08), this one can run on the whole GPU or inside
+# a **green-context slice**: a number `GPU_SMS` of the GPU's streaming multiprocessors (SMs, the
+# units that run kernels) to which its kernels are confined (notebook 13). A **decode step**
+# generates one new token for every sequence of the batch. The README's
+# [glossary](../README.md#glossary) explains these and the other terms.
 #
 # **The article's claim:** runtime roughly quadruples when N doubles (O(N²)), and memory
 # fragmentation is high.
@@ -101,10 +108,11 @@ say(
 )
 
 # %% [markdown]
-# Why not exactly 2? Each step's cost has a part that grows with the sequence (the forward
-# pass over i tokens, attention over i×i) and a fixed part (launching every kernel of the
-# model from Python, and the per-step sync). At small N the fixed part dominates and the slope is below 2;
-# the longer the sequence, the closer the quadratic term takes over.
+# Why need the slope not be 2? Each step's cost has a part that grows with the sequence (the
+# forward pass over i tokens, attention over i×i) and a part that does not (launching every
+# kernel of the model from Python, and the per-step sync). Where the second part weighs more, the
+# slope lies below 2; the longer the sequence, the more the growing part counts. A slope fitted
+# over a few sizes describes those sizes only.
 #
 # ## 4. Memory
 #
@@ -143,19 +151,22 @@ show_claim(1, RESULTS_DIR)
 # %% [markdown]
 # ## Summary
 #
-# * The naive generator redoes all earlier positions at every step: O(N²) work. The fitted
-#   slope says how much of that quadratic growth shows where it ran, next to each step's fixed
-#   cost.
-# * Growing tensors defeat the caching allocator's reuse; the memory table says how far reserved
-#   memory ran ahead of what was allocated.
+# * The naive generator redoes all earlier positions at every step: O(N²) work. How much of that
+#   quadratic growth a run shows depends on how much of each step does not grow with N.
+# * Growing tensors can defeat the caching allocator's reuse: what it reserves can run ahead of
+#   what is allocated, which the article calls fragmentation.
 # * Every step also ends in a host-device sync; that cost is the subject of notebooks 06–09.
 #
+# What this run found, computed from its tables:
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Re-run with `BATCH_SIZE=1` (papermill: `-p BATCH_SIZE 1`). Does the slope move towards 1
 #    or 2, and why?
 # 2. Pass `logits_to_keep=1` to the model call in a copy of the generator. Which part of the
 #    memory picture changes?
-# 3. Fit the runtime as a + b·N + c·N² instead of a power law. What do a, b and c stand for?
+# 3. Fit the runtime as a + b·N + c·N² instead of a power law. What could a, b and c stand for,
+#    and how far can a fit through the measured sizes tell you?
 #
 # Worked solutions: [`solutions/01_naive.ipynb`](../solutions/01_naive.ipynb).

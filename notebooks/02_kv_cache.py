@@ -17,15 +17,17 @@
 # # 02 · KV cache: feed only the newest token
 #
 # Attention at step i needs the keys and values of all earlier positions, but those never
-# change: a KV cache keeps them, and each step runs the model on one new token only. The
-# article uses transformers' default `DynamicCache`, which grows by one position per step.
+# change: a KV cache keeps them, and each decode step runs the model on the newest token of each
+# sequence only. The article uses transformers' default `DynamicCache`, which grows by one
+# position per step.
 #
-# **You will learn:** how a KV cache turns each step into one token's work, and how to compare
-# two runs' scaling on log-log axes.
+# **You will learn:** how a KV cache turns each step into one new position's work per sequence,
+# and how to compare two runs' scaling on log-log axes.
 #
 # **What this step adds:** O(N) work instead of O(N²).
 #
-# **What we measure:** the same grid as notebook 01 (`BATCH_SIZE`, `SEQ_LENS`), the speed-up
+# **What we measure:** the same grid as notebook 01 (`BATCH_SIZE`, `SEQ_LENS`: the sizes come
+# from the parameters, and the line above the table lists the ones this run used), the speed-up
 # over the naive generator per N, the scaling slope, and memory.
 #
 # **The article's claim:** a large speed-up that grows with N; fragmentation remains a concern.
@@ -136,17 +138,21 @@ show_claim(2, RESULTS_DIR)
 # %% [markdown]
 # ## Summary
 #
-# * With a KV cache each step processes one token, so the runtime's growth with N drops towards
-#   linear (the slope above says how far); how the speed-up over naive moves with N, section 3
-#   says for this run.
-# * The dynamic cache still grows every step; the memory table shows what that did to reserved
-#   memory.
+# * With a KV cache each step processes one new position per sequence, so the work no longer
+#   grows with the square of N; the measured slope and the speed-up over naive, per N, are this
+#   notebook's results.
+# * The dynamic cache still grows every step, so it still asks the allocator for ever larger
+#   blocks.
 # * What remains per step: launching the model's kernels from Python, and the `.item()` sync.
+# * The speed-up over naive compares two processes' medians, not paired rounds (section 3).
 #
+# What this run found, computed from its tables:
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. At which N would the naive generator break even with the KV cache on your GPU? Fit both
-#    and solve.
+#    and solve; then check whether that N lies inside the sizes you measured.
 # 2. Time one decode step at N = 10 and at N = 390. How much of a step depends on N at all?
 # 3. How many bytes does the dynamic cache hold after 400 steps at B = 32? Compare with the
 #    peak allocated memory above.

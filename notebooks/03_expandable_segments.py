@@ -27,9 +27,10 @@
 # **What this step adds:** an allocator setting, no code change: the KV-cache generator of
 # notebook 02 runs as is.
 #
-# **What we measure:** the KV-cache grid (`BATCH_SIZE`, `SEQ_LENS`) in a fresh process started
-# with the setting, checked as active from inside; then both settings in this one process,
-# round by round, for a fair runtime comparison; notebook 02's run side by side.
+# **What we measure:** the KV-cache grid (`BATCH_SIZE`, `SEQ_LENS`: the line above the table
+# lists the sizes this run used) in a fresh process started with the setting, checked as active
+# from inside; then both settings in this one process, round by round, for a fair runtime
+# comparison; notebook 02's run side by side.
 #
 # **The article's claim:** fragmentation drops markedly and runtime improves marginally.
 # Section 4 tests both halves at every N, "markedly" read as "to at most half".
@@ -89,8 +90,9 @@ else:
 # %% [markdown]
 # ## 2. Measure both settings, round by round
 #
-# The article compared two separate runs. Runtime differences of a few percent drown in the
-# drift between runs, so we also switch the setting *inside* this process
+# The article compared two separate runs. Runtime differences of a few percent can drown in the
+# drift between runs (section 3 shows how far two runs of one variant lay apart here), so we also
+# switch the setting *inside* this process
 # before each run (`set_expandable_segments`, the allocator's runtime configuration, which
 # applies to segments created afterwards; every run starts from `empty_cache()`). Each round
 # runs every N of `SEQ_LENS` with both settings.
@@ -156,7 +158,7 @@ say(table(side.rename(columns=shown), ["N", "run", "ms, median (IQR)", *shown.va
 
 # %% [markdown]
 # The two `default` rows of each N ran the same variant in two processes: how far apart they
-# lie is the drift that separate runs carry, and why the runtime comparison below pairs the
+# lie shows how far separate runs can drift, which is why the runtime comparison below pairs the
 # settings round by round instead.
 
 # %%
@@ -201,10 +203,13 @@ if CUDA:
 #
 # * Expandable segments are an allocator setting, verified here from the allocator's own
 #   snapshot rather than assumed from the environment.
-# * Fragmentation is measured per setting in one process (section 4 says at which N it fell to
-#   half); the runtime effect is judged round by round, because a few percent is within the
-#   drift between separate runs.
+# * Fragmentation is measured per setting in one process; the runtime effect is judged round by
+#   round, because a difference of a few percent can hide in the drift between separate runs
+#   (section 3 shows how far two processes' runs of one variant lay apart).
 #
+# What this run found, computed from its tables:
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Set `PYTORCH_ALLOC_CONF` after `import torch` but before the first CUDA call. Does the

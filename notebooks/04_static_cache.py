@@ -28,10 +28,13 @@
 # `torch.compile` (notebook 05) and CUDA graphs (notebook 10) want.
 #
 # **What we measure:** dynamic and static cache on the same grid as notebooks 01–03
-# (`BATCH_SIZE`, `SEQ_LENS`), interleaved in one process, runtime and fragmentation.
+# (`BATCH_SIZE`, `SEQ_LENS`: the line above the table lists the sizes this run used),
+# interleaved in one process, runtime and fragmentation.
 #
 # **The article's claim:** lower fragmentation; at N = 100 the static cache is slower than the
-# dynamic one, at N = 200 and 400 it is 9% and 10% faster.
+# dynamic one, at N = 200 and 400 it is 9% and 10% faster (the article's figures, on its L40S).
+# A run tests the claim at the sizes it ran: one without N = 400 says nothing about the
+# article's N = 400.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -173,12 +176,16 @@ say(f"* The runtime half (slower at the smallest N, faster at the others): {verd
 # ## Summary
 #
 # * A static cache fixes shapes and addresses: the allocator is no longer asked for ever larger
-#   blocks (the takeaways say what that did to fragmentation here).
-# * Its runtime effect depends on what sets a step's pace: on the GPU, attention over empty slots
-#   against the copies of a growing cache; on the host, the kernels each generator launches per
-#   step. We report it per N with its spread; solution 04 counts the launches.
+#   blocks.
+# * Its runtime effect can go either way, depending on what sets a step's pace: on the GPU,
+#   attention over empty slots against the copies of a growing cache; on the host, the kernels
+#   each generator launches per step. We report it per N with its spread; solution 04 counts the
+#   launches.
 # * Fixed shapes are the entry ticket for `torch.compile` and CUDA graphs: next notebook.
 #
+# What this run found, computed from its tables:
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Make the static cache twice as long as needed (`max_cache_len = 2 N`). Does a step get

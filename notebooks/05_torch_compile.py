@@ -17,8 +17,10 @@
 # # 05 · torch.compile on the static-cache generator
 #
 # With a static cache every decode step has the same shapes, so `torch.compile(model)` can
-# trace the forward once and generate fused kernels for it: fewer, larger kernels, and less
-# Python per step.
+# compile the forward for those shapes and generate fused kernels for it: fewer, larger kernels,
+# and less Python per step. Compiling happens in the first call, and it need not happen only
+# once there: dynamo recompiles when something it specialized on changes (a shape, a stride),
+# until the compiled code covers what it sees. Solution 05 counts the compilations.
 #
 # **You will learn:** what `torch.compile` costs up front and saves per generation, and how to
 # keep compilation out of a timing.
@@ -68,8 +70,8 @@ show_source("kv_static")
 # %% [markdown]
 # ## 2. Measure
 #
-# The first call of the compiled variant traces and compiles (its `first_call_ms`); the
-# timed rounds that follow are steady state.
+# The first call of the compiled variant holds its tracing and every compilation, however many
+# there are (its `first_call_ms`); the timed rounds that follow are steady state.
 
 # %%
 rec = tokgen.Recorder("05_torch_compile", RESULTS_DIR, params=PARAMS)
@@ -124,11 +126,14 @@ say(f"* The price: {row['first_call_ms'] / 1e3:.1f} s of tracing and compilation
 # %% [markdown]
 # ## Summary
 #
-# * Compilation costs time once, in the first call, then every step runs fused kernels with
-#   less Python between them; the takeaways above say what each side came to in this run.
+# * Compilation costs time up front, in the first call (which may compile more than once), then
+#   every step runs fused kernels with less Python between them.
 # * The per-step `.item()` is still there: at every step one side waits for the other. Which
 #   side, the bound table above says; notebook 06 puts that wait on a timeline.
 #
+# What this run found, computed from its tables:
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Compile with `dynamic=False` and with `mode="max-autotune-no-cudagraphs"`. What happens to

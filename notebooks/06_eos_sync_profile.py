@@ -18,15 +18,17 @@
 #
 # Every generator so far ends each step with `if finished.all().item(): break`. `.item()`
 # copies one boolean to the host and **blocks the CPU until the GPU has finished everything
-# queued so far**. Only then can Python queue the next step's kernels, so the GPU sits idle
-# from the end of step i until the first kernel of step i+1 arrives.
+# queued so far**. Only then can Python queue the next step's kernels, so the GPU has nothing
+# queued from the end of step i until the first kernel of step i+1 arrives: the article's
+# explanation of the idle time it saw between steps.
 #
 # **You will learn:** how to profile a window of steps with a hook, read a CUPTI timeline,
 # measure the GPU's idle gaps, and tell whether the sync or the host's launches cause them.
 #
-# **What this step adds:** ranges around "step i" and "model forward" (NVTX for Nsight Systems,
-# `record_function` for torch.profiler) and the host's sync waits, a profiled window of steps,
-# and the GPU's idle gaps computed from the kernel timeline.
+# **What this step adds:** ranges around "step i" and "model forward" (NVTX, NVIDIA's named
+# ranges that Nsight Systems shows, and `record_function` for torch.profiler) and the host's
+# sync waits, a profiled window of steps, and the GPU's idle gaps computed from the kernel
+# timeline that torch.profiler records through CUPTI (NVIDIA's profiling interface).
 #
 # **What we measure:** at `BATCH_SIZE`, `MAX_SEQLEN` and the window of steps `WINDOW` (the
 # article's profile: B = 16, N = 100, steps 30–50), per step the GPU-busy time and the idle gap
@@ -54,7 +56,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import tokgen
-from tokgen.display import plot_timeline, save_figure, say, show_claim, show_source
+from tokgen.display import plot_timeline, save_figure, say, show_claim
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
@@ -75,15 +77,25 @@ CUDA = DEVICE == "cuda"
 # `cudaStreamSynchronize` / `cudaEventSynchronize` calls and its `cudaMemcpyAsync` calls (a copy
 # to pageable host memory, as `.item()` makes, returns only once it has landed), drawn below as
 # "sync wait".
-
-# %%
-show_source(tokgen.profiling.StepWindow)
-
-# %%
-show_source(tokgen.profiling.Ranges)
-
-# %%
-show_source(tokgen.profile_steps)
+#
+# Both live in [`tokgen/profiling.py`](../src/tokgen/profiling.py). `StepWindow` is a small
+# state machine called with each step's number:
+#
+# ```python
+# def __call__(self, step):
+#     if self.state == "before" and step >= self.start:
+#         self.open()  # torch.profiler's start, or torch.cuda.profiler.start for Nsight
+#         self.state = "open"
+#     elif self.state == "open" and step >= self.stop:
+#         self.close()
+#         self.state = "after"
+# ```
+#
+# `Ranges(model)` opens a range named "step i" at each call (closing the previous one) and wraps
+# every call of `model` in a "model forward" range through forward hooks.
+# `tokgen.profile_steps(run, start=, stop=)` runs `run(on_step)` once with a `StepWindow` whose
+# open and close synchronize the device and start or stop torch.profiler (and, with `cpu=True`,
+# the `Ranges` as well), and returns the recorded window as a `Timeline`.
 
 # %% [markdown]
 # The article started and stopped Nsight Systems at steps 30 and 50 with
@@ -95,11 +107,11 @@ show_source(tokgen.profile_steps)
 # Each generator is profiled twice. The statistics come from a pass that records GPU activity
 # only: recording every operator on the CPU too adds host work to every operator and would
 # inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
-# the Perfetto traces; its CPU side runs slower than unprofiled. A few plain runs first give
+# the Perfetto traces; its CPU side can run slower than unprofiled. A few plain runs first give
 # the time per step without any profiler, the yardstick for the profiler's own cost.
-
-# %%
-show_source(tokgen.bench.profile_window)
+# `tokgen.bench.profile_window` ([`tokgen/bench.py`](../src/tokgen/bench.py)) does the four in
+# this order for one variant: a warm-up call, the plain runs, the statistics' pass, the pictures'
+# pass.
 
 # %% [markdown]
 # ## 2. Profile
@@ -125,7 +137,9 @@ say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}
 # time in which no kernel ran at all. GPU busy per step: the time with at least one kernel
 # running. The profiler adds host work to every launch, even recording GPU activity only: the
 # step profiled against the step unprofiled (the median of a few plain runs, wall time / steps)
-# estimates that overhead, which the gaps carry too, within the noise of those few runs.
+# estimates that overhead, which the gaps carry too. The few plain runs are not timed against
+# each other, so their own spread is not measured here: read the overhead column as an
+# estimate.
 
 # %%
 if CUDA:
@@ -148,7 +162,9 @@ if CUDA:
 # ## 3. The timeline
 #
 # CPU ranges on top, one row of kernels per CUDA stream below: the picture the article showed
-# as Nsight Systems screenshots, for four steps in the middle of the window.
+# as Nsight Systems screenshots, for four steps in the middle of the window. These pictures, and
+# the zoom below, come from the second pass, the one that records the CPU ranges: its host can
+# run slower than in the statistics' pass, so its gaps can be wider than those in the table above.
 
 # %%
 if CUDA:  # one time axis for all four: a longer step is a wider picture
@@ -182,11 +198,11 @@ if CUDA:
 # How to read it: a synchronous step ends with the host reading the stop flag (the red boxes
 # of the "CPU: sync wait" row are the host waiting for it), and the grey intervals are the
 # GPU's idle time around it. Compare each synchronous panel with the pipelined
-# one of the same model: a hole that both show at the boundary is not the sync's doing, but the
-# time the CPU takes to queue the next step's first kernels. Whether there are also holes
-# *inside* a step depends on whether the CPU can queue kernels faster than the GPU runs them:
-# an eager GPT-2 step on a fast GPU is often CPU-bound, in which case the GPU waits for Python
-# all through the step, sync or not.
+# one of the same model: a hole that both show at the boundary cannot be the sync's doing; the
+# time the CPU takes to queue the next step's first kernels can explain it. Whether there are also
+# holes *inside* a step depends on whether the CPU can queue kernels faster than the GPU runs
+# them: where an eager step is CPU-bound (the bound tables of notebooks 05 and 07 say whether it
+# was here), the GPU waits for Python all through the step, sync or not.
 #
 # The full traces are in `data/traces/` (gzip-compressed Chrome trace JSON): open them at
 # https://ui.perfetto.dev (drag the `.json.gz` file in) to zoom into any step.
@@ -248,13 +264,15 @@ else:
     say("* *The sync's gap is measured on CUDA only.*")
 
 # %% [markdown]
-# * The timeline shows an idle gap at every step boundary; the pipelined generator, which does
-#   not wait there, tells whether the sync is what opens it (the bullet above reads this run).
-# * The sync is not the only thing that keeps the GPU idle: the host's work for each step (in
-#   eager mode Python's kernel launches; compiled, fewer launches but the same loop around
-#   them) does too, and the idle shares above say which dominates on this GPU.
+# * The timeline shows what the GPU does at each step boundary; the pipelined generator, which
+#   does not wait there, tells whether the sync is what opens a gap there.
+# * The sync is not the only thing that can keep the GPU idle: the host's work for each step (in
+#   eager mode Python's kernel launches; compiled, fewer launches but the same loop around them)
+#   can too. The idle shares and the pipelined generator's gaps say which weighed more where this
+#   ran.
 # * The remedy the article proposes, queuing step i+1 before checking step i, is notebook 07.
-#
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Profile the naive generator. How does its idle gap compare, and its busy time per step?

@@ -19,14 +19,15 @@
 # The article's remedy for the sync of notebook 06: queue step i **before** looking at step
 # i−1's stop flag. Step i runs on CUDA stream i % 2 after waiting for the other stream; its
 # flag is copied, without blocking, into pinned host memory; the CPU reads step i−1's flag while
-# the GPU already works on step i. The stop is noticed one step late, and the extra step is
-# thrown away.
+# the GPU already works on step i. The stop is noticed one step late: the article's listing
+# returns the tokens of that extra step with the others (section 2 shows the extra column), and
+# ours drops them.
 #
 # **You will learn:** how to queue step i before reading step i−1's stop flag without returning
 # an extra token, why the flag lives in pinned memory, and when hiding the sync can pay.
 #
-# **What this step adds:** a generator that never lets the GPU wait for the CPU's stop check;
-# a check that it returns exactly the naive generator's tokens; and the cost of the streams.
+# **What this step adds:** a generator whose GPU need not wait for the CPU's stop check; a check
+# that it returns exactly the naive generator's tokens; and the cost of the streams.
 #
 # **What we measure:** at `BATCH_SIZE` and `MAX_SEQLEN` (the article's B = 32, N = 100),
 # interleaved: synchronous vs pipelined (2 streams, and 1 stream), with the no-EOS-check
@@ -80,7 +81,7 @@ show_source(tokgen.generate_pipelined)
 # %% [markdown]
 # ## 2. Correct before fast: stopping early
 #
-# A random GPT-2 essentially never produces EOS, so we choose as `eos_token_id` a token the
+# A random GPT-2 may never produce EOS within N steps, so we choose as `eos_token_id` a token the
 # naive generator emits early on; all rows share the BOS prompt, so all stop together, after
 # the first step that emits it. The article's listing, reproduced as published in
 # `tokgen.generators.article_pipelined`, can return more columns than the naive generator; ours
@@ -184,9 +185,11 @@ say(tokgen.display.speedup_table(piped))
 # %% [markdown]
 # Whether checking late can pay depends on who waits for whom. If the CPU is the bottleneck
 # (a step spends most of its time in Python launching kernels), the GPU is idle most of the
-# time anyway: moving the stop check can save at most the host time the check itself costs,
-# and the extra events and stream switches add CPU work. The gap at the step boundary is worth
-# hiding above all when the GPU is the bottleneck.
+# time anyway: moving the stop check can save at most what the check costs the host (the call,
+# and its wait for the GPU to finish the step's last kernels), while the pipelined loop's events
+# and stream switches add host work of their own. Skipping the check altogether (section 5)
+# bounds what hiding it can gain. When the GPU's work fills most of a step, the gap at the
+# boundary is a larger share of the rest (notebook 13 maps the speed-up against that share).
 # Notebook 06 measured that gap, synchronous and pipelined; read beside this run's GPU share:
 
 # %%
@@ -254,11 +257,14 @@ for n in (7, 9):
 # * Reading the stop flag one step late keeps a step queued on the GPU while the CPU checks;
 #   returning the right tokens means dropping that step's output, and reading the flag only
 #   after its copy has landed.
-# * The gain depends on who waits for whom: while the CPU is the bottleneck, at most the host
-#   time the check itself costs; the tables above show what it came to where this notebook ran.
-# * A single stream with an event does the same job (`pipelined_static_1stream`): the CPU can
-#   queue step i before waiting for step i−1 on one stream too.
+# * What checking late can gain depends on who waits for whom: while the CPU is the bottleneck,
+#   at most what the check costs the host, less the pipelined loop's own host work.
+# * A single stream with an event keeps the same late check (`pipelined_static_1stream`): the CPU
+#   can queue step i before waiting for step i−1 on one stream too.
 #
+# What this run found, computed from its tables:
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Remove the `copied[prev].synchronize()` line in a copy of the generator and run the EOS

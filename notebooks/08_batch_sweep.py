@@ -17,8 +17,8 @@
 # # 08 · Batch-size sweep: when does pipelining pay?
 #
 # Pipelining hides the gap at each step boundary. Whether that gap matters depends on how long
-# the step's own kernels take: small batches mean short kernels, so the fixed gap is a larger
-# share of each step.
+# the step's own kernels take; the article's reasoning: small batches mean short kernels, so a
+# gap of fixed length is a larger share of each step.
 #
 # **You will learn:** how pipelining's gain changes with the batch size, and what the GPU busy
 # share says about who sets the pace.
@@ -28,7 +28,9 @@
 # **What we measure:** at `MAX_SEQLEN` new tokens, for each batch size of `BATCH_SIZES` (eager)
 # and `COMPILED_BATCH_SIZES` (compiled): static-cache generation synchronous vs pipelined,
 # interleaved per batch size; the speed-up × with the interquartile range of its rounds. A batch
-# size that runs out of memory is recorded and the sweep goes on.
+# size that runs out of memory is recorded and the sweep goes on. The batch sizes come from the
+# parameters, and the line above the first table lists those this run used (the slices of
+# notebook 13 ran other ones).
 #
 # **The article's claim:** the largest gain, 11.6%, at the smallest batch, shrinking as B grows.
 
@@ -154,6 +156,7 @@ for compiled_flag, fam in g.groupby("compiled"):
 # 1. Extend the sweep past the largest batch size measured here (e.g. `-p BATCH_SIZES "[256,
 #    512, 1024]"`). Where does the step time start to grow linearly with B?
 # 2. Repeat the sweep with the dynamic cache. Does the picture change?
-# 3. Estimate, from the right panel, the per-step overhead that does not depend on B.
+# 3. Fit the time per step as a + b·B over the sweep. What does the intercept a describe, and
+#    why is it a property of the fit rather than a measured cost?
 #
 # Worked solutions: [`solutions/08_batch_sweep.ipynb`](../solutions/08_batch_sweep.ipynb).

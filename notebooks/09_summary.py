@@ -20,8 +20,9 @@
 # N = 100, sorted by runtime, the best about 5× its baseline. A ranking is only fair when the
 # variants ran together, so this notebook measures nothing new: it ranks the **one interleaved
 # run** of notebook 07, where the naive baseline and every cache, compile and pipelining
-# variant took turns, round after round, in one process. Then the article's ten claims against
-# what notebooks 01–08 measured.
+# variant took turns, round after round, in one process, each against the same baseline, the
+# naive generator of the same rounds. Then the article's ten claims against what notebooks
+# 01–08 measured.
 #
 # **You will learn:** how to rank variants of one interleaved run, and how a claim's verdict,
 # its criterion and its stability are computed from the data.
@@ -39,16 +40,18 @@ SLICE_RESULTS_DIR = "../slice"  # the same notebooks run in the slices that brac
 # %%
 
 import tokgen
-from tokgen.display import plot_dots, save_figure, say, show_source, table
+from tokgen.display import plot_dots, save_figure, say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
 
 # %% [markdown]
 # ## 1. The ranking
-
-# %%
-show_source(tokgen.claims.summary_results)
+#
+# The table is built by `tokgen.claims.summary_results`
+# ([`tokgen/claims.py`](../src/tokgen/claims.py)) from notebook 07's CSV: each variant's
+# speed-up over the naive generator is paired round by round, as every speed-up here (notebook
+# 00, section 4).
 
 # %%
 results = tokgen.claims.summary_results(DATA_DIR)
@@ -80,12 +83,16 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 # ## 2. The article's ten claims: the whole GPU and two slices that bracket the L40S
 #
 # Three regimes, three verdict columns: the whole GPU (`DATA_DIR`), and the same notebooks run by
-# `./run_all.sh --slice` inside the two green-context slices whose copy bandwidths bracket the
-# L40S's (notebook 13): no slice matches it, since slices come in steps of SMs. Where the two
-# slices agree, the verdict holds for an L40S-class GPU; where they differ, it depends on where in
-# between the L40S lies. A regime that has not been run says "not measured". A slice runs the
-# slowest notebooks at smaller sizes (the list below says which), so where a verdict differs
-# between the whole GPU and a slice, the sizes differ too, not only the GPU.
+# `./run_all.sh --slice` inside the two green-context slices (a green context confines kernels
+# to a number of the GPU's SMs, its streaming multiprocessors) whose measured copy bandwidths
+# bracket the L40S's datasheet bandwidth (notebook 13: a datasheet peak against our measured
+# copies, so the bracket is approximate). No slice matches it, since slices come in steps of
+# SMs. Where the two slices agree, the verdict holds for an L40S-class GPU at the sizes both
+# slices ran; where they differ, it depends on where in between the L40S lies. A regime that has
+# not been run says "not measured". A slice runs the slowest notebooks at smaller sizes (the
+# list below says which), so where a verdict differs between the whole GPU and a slice, the
+# sizes differ too, not only the GPU; and a claim about a size a slice did not run (the article's
+# N = 400, say) is not tested there.
 #
 # Each row is computed from the CSVs of the notebook that measured it; the criteria below the
 # table say how each verdict was decided. A comparison is **faster** or **slower** when the
@@ -95,9 +102,10 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 # decided verdict is recomputed on 200 bootstrap resamples of the timed rounds: its
 # **stability** (in brackets) is the share that agree, and below 95% it reads "inconclusive" too,
 # with the reason below the table. One whose data a smoke run wrote gets no verdict.
-
-# %%
-show_source(tokgen.claims.slice_runs)
+#
+# The slice columns come from `tokgen.claims.slice_runs`
+# ([`tokgen/claims.py`](../src/tokgen/claims.py)): the two slices whose bandwidths, measured by
+# notebook 13, lie just below and just above the L40S's.
 
 # %%
 slices = tokgen.claims.slice_runs(DATA_DIR, SLICE_RESULTS_DIR)
@@ -131,7 +139,8 @@ say(tokgen.claims.regime_takeaways(claims, list(regimes)))
 # * Claims that do not reproduce here are findings about this GPU and software stack, not
 #   failures: the article measured an L40S with PyTorch 2.10.
 # * The two slices that bracket the L40S's bandwidth say, claim by claim, whether a verdict holds
-#   for an L40S-class GPU or depends on where between them the L40S lies.
+#   for an L40S-class GPU at the sizes they ran, or depends on where between them the L40S lies.
+#   A slice matches bandwidth, not compute.
 # * Notebooks 10–14 go beyond the article: CUDA graphs, checking the stop every K tokens,
 #   counting syncs, how far all of this is from what the memory bandwidth allows, where hiding
 #   the sync pays, and transformers' own deferred stop check.

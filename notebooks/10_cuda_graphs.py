@@ -21,7 +21,7 @@
 # them with a single launch (the "streams + graphs" variant of the article's follow-ups).
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
-# of sampled tokens) cuts the host's work per token further. The host reads the flag one
+# of sampled tokens) cuts the host's work per decode step further. The host reads the flag one
 # replay late, so the GPU need not wait for the host's check (section 4 measures how much it
 # still idles); whatever was generated past the stop is trimmed.
 #
@@ -294,8 +294,9 @@ say("The registry's graph generators, timed at: " + "; ".join(f"`{g}` {k}" for g
 # %% [markdown]
 # Each variant's first call builds what it needs (a compiled step, a captured graph, a cache)
 # and is timed here. The K variants of one step can share its compiled code (every K that divides
-# 16 gives the same capacity, section 1); a first call that compiles takes far longer than one
-# that reuses compiled code, so the column shows which variants compiled. Naive's first call was
+# 16 gives the same capacity, section 1); a first call that compiles can take far longer than
+# one that reuses compiled code, which is how the column tells which variants compiled. Naive's
+# first call was
 # section 1's reference generation, not timed, so its row here is left out, and its cell in
 # section 3's table is empty.
 
@@ -395,14 +396,16 @@ say(
 # %% [markdown]
 # ## 4. Is the GPU ever idle?
 #
-# The CUPTI timeline of one generation (steps in `WINDOW`) for the fastest generator that stops
-# on the host; the fastest K of the compiled handwritten step (before our kernels), of our
-# kernels (`graph_triton_kernels`) and of the fused step (`graph_triton_fused`); and the article's
-# best recipe: the share of the window in which no kernel ran, and the GPU's busy time and
+# The CUPTI timeline of one generation (steps in `WINDOW`) for the first-ranked generator of
+# section 3 that stops on the host; the first-ranked K of the compiled handwritten step (before
+# our kernels), of our kernels (`graph_triton_kernels`) and of the fused step
+# (`graph_triton_fused`); and the article's best recipe: the share of the window in which no
+# kernel ran, and the GPU's busy time and
 # kernels per decode step. (`graph_stop_on_device` is not profiled: CUPTI records the kernels of
 # a WHILE node's body once, not once per iteration.) Decode steps are counted from the `on_step`
-# calls inside the window (one call per replay of K steps). **A "token" in the column names is a
-# decode step**, which generates one token for each of the `BATCH_SIZE` rows.
+# calls inside the window (one call per replay of K steps). **Where a column name says "token",
+# read "decode step"**: one step generates one token for each of the `BATCH_SIZE` rows, and the
+# weights are read once per step, not once per token.
 
 # %%
 by_name = {v.name: v for v in variants}
@@ -426,10 +429,11 @@ idle = idle_rec.read()
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per token": µs in which at least one kernel ran, per decode step, over the same
-# window as section 5's tables. The profiler adds host work to every launch (notebook 06 measured
-# its cost), so a generator whose host launches every kernel, `compiled pipelined_static`, runs
-# slower under it and its idle share here is larger than without the profiler; a graph replay's
-# kernels are queued by one launch, so the graph decoders' shares are not inflated that way.
+# window as section 5's tables. The profiler adds host work to every launch (notebook 06
+# estimates that cost per generator), so a generator whose host launches every kernel,
+# `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
+# than without the profiler; a graph replay's kernels are queued by one launch, so the graph
+# decoders' shares are not inflated that way.
 
 # %%
 if CUDA:
@@ -447,10 +451,9 @@ else:
 # "µs per token" adds up the kernels' durations; "own µs per token" gives each kernel only its
 # time after every kernel that started before it had ended, so the rows add up to the GPU's busy
 # time. With PDL the two differ: a kernel launched early counts its wait for the one before in
-# its duration.
-
-# %%
-show_source(tokgen.profiling.own_times)
+# its duration. The own times are computed by `tokgen.profiling.own_times`
+# ([`tokgen/profiling.py`](../src/tokgen/profiling.py)): the kernels sorted by start, each
+# credited only with the part of its interval that no earlier kernel covers.
 
 # %%
 kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)

@@ -14,28 +14,33 @@
 # ---
 
 # %% [markdown]
-# # 11 · Beyond the article: a syncs-per-token audit
+# # 11 · Beyond the article: a syncs-per-step audit
 #
 # transformers issue [#43089](https://github.com/huggingface/transformers/issues/43089)
 # counted **3.25 host-device syncs per generated token** in `generate()` (transformers
 # 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an attention-mask check, each an
-# `.item()`-like read that makes the CPU wait for the GPU.
+# `.item()`-like read that makes the CPU wait for the GPU. The issue generated one sequence, so
+# each of its decode steps made one token. Our audit runs `BATCH_SIZE` sequences and counts per
+# **decode step** (one token for every sequence; the counts do not depend on the batch size):
+# where a column says "per token", it means per step, which at the issue's batch of one is the
+# same thing.
 #
 # **You will learn:** how to count host-device syncs two ways and read where the two differ,
 # what `non_blocking=True` does into pinned and pageable memory, and what framework overhead
-# alone costs per token.
+# alone costs per decode step.
 #
 # **What this step adds:** a sync counter, and the audit of every generator in this repository
 # and of `generate()`; a measurement of why the pipelined stop flag must live in pinned memory;
 # and the framework overhead on a model so small that overhead is all there is.
 #
 # **What we measure:**
-# 1. syncs per token, counted two ways: `torch.cuda.set_sync_debug_mode("warn")` warnings, and
+# 1. syncs per decode step, counted two ways: `torch.cuda.set_sync_debug_mode("warn")` warnings, and
 #    `aten::_local_scalar_dense` calls (what `.item()` runs) in torch.profiler; plus the CUDA
 #    runtime's blocking waits, which also catch waits that read no value. The two ways count
 #    different things, and section 2 says, row by row, where and why they differ;
 # 2. how long `copy_(non_blocking=True)` blocks the host, into pinned vs pageable memory;
-# 3. ms per token on CPU and GPU for issue #43089's micro model (section 4 prints its size).
+# 3. ms per token on CPU and GPU for issue #43089's micro model, one sequence as in the issue, so
+#    one token per step (section 4 prints its size).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -72,7 +77,7 @@ show_source(tokgen.count_syncs)
 # ## 2. The audit
 #
 # Every registry generator and `generate()` with the dynamic and the static cache, `TOKENS`
-# new tokens each, after a warm-up (compilation and graph capture are not counted). A graph
+# decode steps each, after a warm-up (compilation and graph capture are not counted). A graph
 # generator runs at the registry's default K.
 
 # %%
@@ -94,7 +99,7 @@ say(table(audit, ["generator", *(f"{k}_per_token" for k in kinds)], 3) if CUDA e
 # and one stream sync for every check. The pipelined generators make no `.item()` call at all;
 # they wait on an event instead, for the *previous* step while the current one runs (an event
 # sync, which the sync debug mode does not flag). The graph generators that check the stop on
-# the host wait on an event for each replay of K tokens, plus once at the end to find where the
+# the host wait on an event for each replay of K steps, plus once at the end to find where the
 # stop fell; `graph_stop_on_device` keeps the loop on the GPU and reads once, at the end, how
 # many steps ran.
 # The two counting methods see different things; where a row's counts differ, the sentences
@@ -234,11 +239,11 @@ if CUDA:
 # %% [markdown]
 # ## Summary
 #
-# * The audit counts the syncs per token of every generator here and of `generate()` on this
-#   transformers version, two ways, and says where the two ways differ.
+# * The audit counts the syncs per decode step of every generator here and of `generate()` on
+#   this transformers version, two ways, and says where the two ways differ.
 # * Whether `non_blocking=True` blocks depends on the destination: section 3 times the call
 #   into pinned and into pageable memory.
-# * On a micro model, where compute is nothing, the time per token *is* the framework's
+# * On a micro model at batch one, where compute is nothing, the time per token *is* the framework's
 #   overhead: launches, Python, syncs; section 4 shows which generators pay less of it on the
 #   GPU than on the CPU.
 #

@@ -16,10 +16,11 @@
 # %% [markdown]
 # # 12 · Speed of light: how far from the memory bandwidth?
 #
-# Generating one token for a batch reads every weight of the model once: for GPT-2 small in
-# fp32 at the article's batch that is far more bytes than the arithmetic needs time for. So the
-# GPU's memory bandwidth sets a floor under every generator: bytes that must move per
-# generation, divided by bytes per second.
+# One decode step (one new token for every sequence of the batch) with a KV cache reads every
+# weight of the model once, whatever the batch size: for GPT-2 small in fp32 at the article's
+# batch, reading those bytes takes longer than the step's arithmetic needs at the GPU's rated
+# speed (exercise 1 compares the two). So the GPU's memory bandwidth sets a floor under every
+# cached generator: bytes that must move per generation, divided by bytes per second.
 #
 # **You will learn:** how to compute the bandwidth floor of a generation, how far each
 # generator is from it, and why thin matrix products miss it.
@@ -164,9 +165,9 @@ if len(floors):
 # ## 4. What stands between a fast generator and the floor
 #
 # Notebook 10 split the GPU time of the decoders it profiled kernel by kernel (its section 5:
-# the compiled handwritten step, our kernels and the fused step, each at its fastest K) by kernel
-# kind; here the fastest of them. Its columns say "per token" for a decode step, which generates
-# one token for each of the B rows: "per step" below. The matrix products read all the weights:
+# the compiled handwritten step, our kernels and the fused step, each at its first-ranked K) by
+# kernel kind; here the first-ranked of them. Its columns say "per token" for a decode step,
+# which generates one token for each of the B rows: "per step" below. The matrix products read all the weights:
 # at copy speed they would take the weights' floor per step. Their *own* time (the part no
 # earlier kernel overlaps, notebook 10 section 5) is what they add to the GPU's busy time.
 
@@ -273,10 +274,11 @@ if len(products):
 # 10's table); our own Triton kernels fold even more into each product: the sums of section 5
 # and the products' time inside a decoder are the same arithmetic, not the same kernels.
 #
-# A product whose time barely follows its bytes or its rows is paying a fixed cost per kernel:
-# starting the blocks, filling the pipeline of loads, writing the result, and waiting for the
-# slowest multiprocessor. A decode step pays it for every one of its products, and at a small
-# batch the bytes alone are small enough for that cost to matter. Going further means larger
+# A product whose time barely follows its bytes or its rows points to a cost per kernel that
+# neither sets: starting the blocks, filling the pipeline of loads, writing the result, waiting
+# for the slowest multiprocessor (this notebook does not measure those parts apart). A decode
+# step would pay such a cost for every one of its products, and at a small batch the bytes alone
+# are few enough for it to matter. Going further means larger
 # batches (the same fixed cost for more tokens), fewer bytes (bf16 or int8 weights: not
 # token-identical to fp32 any more), matrix-product kernels written for such thin shapes, and
 # fewer, larger kernels for everything else.
@@ -308,7 +310,8 @@ if len(products):
 # ## Summary
 #
 # * The floor is set by bytes: every weight read once per decode step at the measured bandwidth,
-#   one measurement shared with notebook 10. How far each generator is from it is read above.
+#   one measurement shared with notebook 10. How far each generator is from it is in section 3's
+#   table and the takeaways.
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.

@@ -18,20 +18,22 @@
 #
 # Notebooks 06–08 looked for the article's pipelining gain on the whole GPU, where the **host**
 # can set the pace (the GPU idling most of a step; notebook 08's bound table says at which
-# points it did): hiding a stop-check sync helps little when the GPU is not the bottleneck. The
-# article ran on an NVIDIA L40S, whose memory bandwidth by its datasheet is a fraction of this
-# GPU's (section 1 measures this GPU's), so the GPU's share of each step should be larger there.
-# Here we shrink the GPU instead of buying another: a **green context** runs our kernels on N of
-# its SMs.
+# points it did). Where it does, two things could keep pipelining from paying: the sync may cost
+# the host little, or it may cost something that the two-stream loop does not win back.
+# Skipping the stop check altogether tells the two apart, so this notebook measures both. The
+# article ran on an NVIDIA L40S, whose memory bandwidth by its datasheet (864 GB/s, a peak) is a
+# fraction of this GPU's measured copy bandwidth (section 1), so the GPU's share of each step may
+# be larger there. Here we shrink the GPU instead of buying another: a **green context** runs our
+# kernels on N of its SMs (streaming multiprocessors, the units that run kernels).
 #
 # **You will learn:** how to run PyTorch code on a slice of a GPU (and the one trap: streams that
 # escape it), how to tell a host-bound from a GPU-bound run by its GPU share, and at which GPU
 # share pipelining the stop check starts to pay.
 #
 # **What we measure:** (1) the copy bandwidth of slices of several sizes, and the two whose
-# bandwidths bracket the L40S's (no slice matches it: slices come in steps of SMs); (2) that every
-# stream of the two-stream generator stays inside a slice; (3) the naive tokens inside both
-# slices; (4) the speed-up of pipelining (and of skipping the check) over the synchronous
+# bandwidths bracket the L40S's datasheet figure (no slice matches it: slices come in steps of
+# SMs); (2) that every stream of the two-stream generator stays inside a slice; (3) the naive
+# tokens inside both slices; (4) the speed-up of pipelining (and of skipping the check) over the synchronous
 # generator, over the whole GPU and both slices × batch sizes, eager and compiled, against the
 # measured GPU share of a step.
 #
@@ -79,11 +81,18 @@ show_source(tokgen.GpuSlice)
 
 # %% [markdown]
 # We measure each slice's copy bandwidth three ways: on its current stream, on one of its own
-# side streams, and on a `torch.cuda.Stream()` created inside it (the escape). No slice copies at
-# the L40S's bandwidth: the two whose bandwidths lie just below and just above it **bracket** it
-# (`tokgen.gpu_slice.bracketing`), and the article's notebooks run in both. Where their verdicts
-# agree, the verdict holds for an L40S-class GPU; where they differ, it depends on where in
-# between the L40S lies.
+# side streams, and on a `torch.cuda.Stream()` created inside it (the escape). The L40S's figure
+# is its datasheet peak, 864 GB/s, set against copies we measure: a copy reaches less than its
+# GPU's peak, so an L40S's own measured copy would be lower, and the bracket is approximate. No
+# slice copies at that bandwidth: the two whose bandwidths lie just below and just above it
+# **bracket** it (`tokgen.gpu_slice.bracketing`), and the article's notebooks run in both. Where
+# their verdicts agree, the verdict holds for an L40S-class GPU at the sizes both slices ran;
+# where they differ, it depends on where in between the L40S lies.
+#
+# A green context is granted SMs in steps of the driver's granularity, so a request that is not a
+# whole number of steps (66, say) can be rounded: the first column of the table below is the SM
+# count requested, and the bandwidth is what the slice granted for it measured, never inferred
+# from the count.
 
 
 # %%
@@ -120,8 +129,9 @@ if ON_GPU:
 # A slice is not an L40S. Bandwidth is bracketed; compute is not matched: by its datasheet an L40S
 # has 142 SMs of its own generation (about 183 TFLOP/s of dense TF32), while a slice keeps its
 # share of this GPU's SMs (the sentence above), and small kernels, which cannot fill even a slice,
-# run at the latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: if
-# anything, *more* GPU-bound than the L40S at the same batch size.
+# run at the latency of a few SMs. A slice is a GPU with L40S-like bandwidth and weaker compute: we
+# expect it, if anything, to be *more* GPU-bound than an L40S at the same batch size (expected, not
+# measured: no L40S ran here).
 #
 # ## 2. Correct inside the slices
 #
@@ -205,10 +215,9 @@ for batch_size in BATCH_SIZES:
 #
 # For each point: the speed-up of the pipelined generator and of skipping the check, each over
 # the synchronous generator of the same model (per-round pairs, signed-rank test and the ±5%
-# band of "no effect", as in every notebook), beside the synchronous generator's GPU share.
-
-# %%
-show_source(tokgen.claims.regime_gains)
+# band of "no effect", as in every notebook), beside the synchronous generator's GPU share. The
+# table is built by `tokgen.claims.regime_gains` ([`tokgen/claims.py`](../src/tokgen/claims.py))
+# from this notebook's rows, one `tokgen.gain` per point and per way of hiding the check.
 
 # %%
 regimes = tokgen.claims.regime_gains(pd.read_csv(rec.path))
@@ -235,10 +244,12 @@ say(tokgen.claims.regime_findings(regimes, article_batch=32, bracket=BRACKET if 
 #
 # * The sentences above are computed from this run; the map (figure) shows every point with the
 #   spread of its per-round speed-ups.
-# * A step's GPU share is the quantity to look at before reaching for a second stream: it
-#   tells whether the GPU ever waits for the host's stop check.
-# * Two slices bracket the L40S's bandwidth, none matches its compute; say so when quoting
-#   their numbers, and read a claim as settled for an L40S-class GPU only where both agree.
+# * A step's GPU share says who sets the pace. At a given share, skipping the check bounds what
+#   hiding it can gain, and the pipelined generator shows how much of that the second stream
+#   wins back: the map measures both.
+# * Two slices bracket the L40S's datasheet bandwidth, none matches its compute; say so when
+#   quoting their numbers, and read a claim as settled for an L40S-class GPU only where both
+#   agree, and only at the sizes both ran.
 #
 # ## Exercises
 #

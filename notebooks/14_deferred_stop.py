@@ -28,8 +28,8 @@
 #
 # **What we measure:** `generate()` with the dynamic and the static cache (the static one
 # compiles its decode step), the deferred check forced on vs off: the same tokens (early stops
-# included), syncs per token, and the run time, interleaved, on the whole GPU and in the slices
-# of `SLICE_SMS`.
+# included), syncs per decode step, and the run time, interleaved, on the whole GPU and in the
+# slices of `SLICE_SMS`.
 #
 # This notebook runs on the **newest** transformers, not the pinned 5.1.0 of notebooks 00–13:
 # `run_all.sh` puts a newer one first on this kernel's path (`--newest-transformers DIR`, or
@@ -95,10 +95,12 @@ say(
 )
 
 # %% [markdown]
-# ## 3. Syncs per token
+# ## 3. Syncs per decode step
 #
 # Counted as in notebook 11: `.item()`-style reads (`aten::_local_scalar_dense`) and the CUDA
-# runtime's blocking waits, per generated token (N = `MAX_SEQLEN`, no early stop).
+# runtime's blocking waits, per decode step (N = `MAX_SEQLEN` steps, no early stop; one step makes
+# one token for each of the `BATCH_SIZE` sequences, so where the text below says "per token", read
+# "per step").
 
 
 # %%
@@ -159,8 +161,9 @@ for sms, rows in results[results["gpu_sms"].astype(str) != "all"].groupby("gpu_s
 # %% [markdown]
 # Was each slice row really run in the slice? transformers' static-cache `generate()` replays
 # CUDA graphs it captures itself, on its own stream; a graph can run on the whole GPU while
-# the code around it sits in a slice. A confined run's GPU busy time grows several-fold in a
-# small slice; one close to the whole GPU's did not run there (`confined` False).
+# the code around it sits in a slice. A run confined to a small slice should take several times
+# the whole GPU's GPU busy time; a slice row whose busy time stays close to the whole GPU's is
+# taken as not having run there (`confined` False, with the threshold in the source below).
 
 # %%
 show_source(tokgen.claims.deferred_stop_gains)
@@ -177,14 +180,15 @@ else:
 # The speed-up is paired (the median over rounds of the synchronous check's time over the
 # deferred one's, > 1: deferring is faster; notebook 00 says when it is real).
 #
-# ## 5. Our fastest generator against transformers' static `generate()`, by batch size
+# ## 5. Our graph generator against transformers' static `generate()`, by batch size
 #
 # The upstream setting this notebook studies is `generate(cache_implementation="static")`
 # with this deferred check forced on; the table above says whether the check itself pays here.
-# Against it: the first registry generator of notebook 10's run, ranked round by round against
-# that run's naive generator (read from its CSV in this results folder), at each batch size of `SWEEP_BATCH_SIZES`, interleaved,
-# each against the task's floor at that batch size (notebook 12: every weight once per decode step, the
-# filled KV cache once per step, at the copy bandwidth notebook 10 recorded, or measured here).
+# Against it: the registry generator that notebook 10's run ranked first, round by round against
+# that run's naive generator (read from its CSV in this results folder), at each batch size of
+# `SWEEP_BATCH_SIZES`, interleaved, each against the task's floor at that batch size (notebook 12:
+# every weight once per decode step, the filled KV cache once per step, at the copy bandwidth
+# notebook 10 recorded, or measured here).
 
 # %%
 fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)

@@ -51,8 +51,8 @@ del tiny, small
 # %% [markdown]
 # ## Exercise 2: why greedy decoding from random weights repeats itself
 #
-# Random weights give logits with no preference worth the name: the top two are close, and the
-# argmax depends mostly on the input embedding. Once a token reappears, the next step sees
+# Random weights give logits with no preference worth the name: the top two can be close, and the
+# argmax can then hinge on small differences in the input. Once a token reappears, the next step sees
 # nearly the same input and picks the same successor: the sequence falls into a loop.
 
 # %%

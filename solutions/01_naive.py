@@ -99,10 +99,13 @@ for row in naive.to_dict("records"):
 # %% [markdown]
 # ## Exercise 3: a + b·N + c·N²
 #
-# Three sizes fix three coefficients exactly. a is a fixed cost per generation (setup, the
-# first step's launches), b·N the per-step cost that does not depend on the sequence so far
-# (weights read once per step, kernel launches), c·N² the work that grows with the prefix
-# (attention and the layers over all positions re-run every step).
+# Three sizes fix three coefficients exactly. Read as a model, a would be a cost per generation
+# (setup, the first step's launches), b·N the per-step cost that does not depend on the sequence
+# so far (weights read once per step, kernel launches), c·N² the work that grows with the prefix
+# (attention and the layers over all positions re-run every step). But the coefficients are
+# properties of a curve through three points, not measured costs: a is that curve's value at
+# N = 0, far below the smallest N measured, and the cell after the fit shows how far the runs'
+# spread can move them.
 
 # %%
 n, t = naive["max_seqlen"].to_numpy(float), naive["median_ms"].to_numpy(float)

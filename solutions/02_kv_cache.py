@@ -42,8 +42,10 @@ model = tokgen.build_model(SIZE)  # on the GPU if there is one
 # ## Exercise 1: where would naive break even with the KV cache?
 #
 # Fit each runtime as a power of N on log-log axes (the slope of notebook 01) and solve
-# a·N^k = b·N^m. With only three sizes per generator the fits are rough; the answer is a
-# size, not a law.
+# a·N^k = b·N^m. With only three sizes per generator the fits are rough, and where the two fitted
+# curves cross is a property of the fits, not a measured break-even: outside the sizes measured
+# it is an extrapolation, which only a run at that size can confirm (notebook 02's runs in the
+# slices of notebook 13 included a smaller N, in another regime).
 
 # %%
 fit = lambda df: np.polyfit(np.log(df["max_seqlen"]), np.log(df["median_ms"]), 1)  # (slope, log prefactor)
@@ -64,8 +66,8 @@ say(
 # interleaved round by round, and profile one of each for the GPU's busy time. The GPU's
 # difference is the attention over the cache and the copy `torch.cat` makes of the whole
 # DynamicCache each step; the rest of the step (the weights, the host's launches) does not
-# depend on N. The wall time holds both, and on a host-bound GPU mostly the
-# launches.
+# depend on N. The wall time holds both; where the host sets the pace, the host's launches can
+# hide the GPU's part of it.
 
 
 # %%

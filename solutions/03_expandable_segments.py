@@ -55,8 +55,9 @@ def last_line_of(code: str) -> str:
 #
 # The caching allocator reads its configuration when CUDA's allocator is first used, not at
 # `import torch`. Set after the import but before the first CUDA call, the setting still takes
-# effect; set after the first allocation, the environment variable is read by nobody (only
-# `torch.cuda.memory._set_allocator_settings`, which notebook 03 uses, changes it then).
+# effect; set after the first allocation, the environment variable is read by nobody (only the
+# allocator's runtime setting, which notebook 03's `set_expandable_segments` uses, changes it
+# then).
 # Each case runs in its own process and asks the allocator's snapshot where a fresh
 # allocation lands.
 

@@ -78,7 +78,8 @@ def compilations(generator: str, **compile_options) -> int:
 # the newest token as the view `tokens[:, -1:]` of a tensor that grows by one column per step,
 # so its stride changes every step: with `dynamic=False` each step recompiles, until dynamo's
 # recompile limit, after which the model runs **eager** for the rest of the process. Left alone
-# (`dynamic=None`), dynamo marks the stride dynamic after the second shape and compiles twice.
+# (`dynamic=None`), dynamo marks the stride dynamic after the second shape and compiles again;
+# the table counts the compilations of each setting.
 # This is why notebooks 08 and 13 compile per batch size with the default and not with
 # `dynamic=False`. `mode="max-autotune-no-cudagraphs"` changes what inductor generates (it times
 # several kernels for each matrix product and keeps the fastest), not when dynamo compiles.
@@ -138,7 +139,8 @@ say(
 # ## Exercise 3: kernels per step, eager vs compiled (GPU only)
 #
 # Compiling fuses the elementwise work between the matrix products (layer norms, GELU, bias,
-# residual adds) into a few generated kernels: fewer launches per step.
+# residual adds) into a few generated kernels; the counts below say how many launches per step
+# that leaves.
 
 # %%
 if CUDA:

@@ -55,7 +55,8 @@ def profiled(generator: str, start: int, stop: int) -> dict:
 # while the host's (the same kernels launched, one `.item()`) does not. The static KV cache's
 # work does not grow with the step either: it feeds one token, but its attention runs over all
 # the cache's slots from the first step on. Which of the two keeps the GPU busier therefore
-# depends on the window's position; the idle gap is host time. The profile of the window
+# depends on the window's position; the idle gap is time in which the GPU has nothing queued,
+# waiting for the host. The profile of the window
 # `WINDOW` says which way it goes, and the cell after it reads it.
 
 # %%
@@ -91,8 +92,9 @@ if CUDA:
 # With a static cache every step has the same shapes (attention runs over the whole
 # preallocated cache), so its GPU work does not depend on the position; with the dynamic
 # cache the attention grows with the position. The busy time per step is the GPU's work; the
-# idle gap and the step period are set by the host, whose pace moves with its own noise. The
-# table says how each moved between the two windows.
+# idle gap and the step period also depend on the host, whose pace can vary from one run to the
+# next (these profiles are single runs). The table says how each moved between the two
+# windows.
 
 # %%
 late = [MAX_SEQLEN - (WINDOW[1] - WINDOW[0]), MAX_SEQLEN]

@@ -42,13 +42,18 @@ sweep = sweep[sweep["status"] == "ok"]
 reference = sweep[(sweep["generator"] == "kv_static") & ~sweep["compiled"]].set_index("batch_size")["ms_per_step"]
 
 # %% [markdown]
-# ## Exercise 3 first: the per-step cost that does not depend on B
+# ## Exercise 3 first: a straight line through the sweep
 #
-# Fit the synchronous generator's time per step as a + b·B over the reference sweep: a is what
-# a step costs whatever the batch (the host's Python and kernel launches, the weights read once),
-# b what each extra sequence adds. When b·B stays small next to a, the step's length barely
-# depends on B; whether the host or the GPU's fixed work sets that length is what the GPU share
-# in notebook 08's bound table says.
+# Fit the synchronous generator's time per step as a + b·B over the reference sweep. Read as a
+# model, a would be what a step costs whatever the batch (the host's Python and kernel launches,
+# the weights read once) and b what each extra sequence adds. But a and b are properties of a
+# straight line through a few batch sizes, not measured costs: a is where that line meets B = 0,
+# and where the step time does not grow steadily with B, the line can put a away from the step
+# measured at the smallest B (compare a with the reference row of the smallest B in exercise 1's
+# table below). When b·B stays
+# small next to a, the step's length barely depends on B over the sizes measured; whether the
+# host or the GPU's own work sets that length is what the GPU share in notebook 08's bound table
+# says.
 
 # %%
 rows = []
@@ -66,8 +71,9 @@ say(table(pd.DataFrame(rows), digits=4))
 # We time the eager synchronous generator at `BATCH_SIZES`, beyond the reference sweep, and at
 # the reference's largest batch size again, and read the slope between each batch size and the
 # one before it, each slope within one run (two sessions can differ by more than a slope shows).
-# Where that slope first reaches one half, the GPU's work has begun to set the step's length:
-# that is the knee.
+# We call the knee the first interval where that slope reaches one half: from there the step's
+# length follows B, which suggests that the GPU's work has begun to set it (the GPU share, as in
+# notebook 08's bound table, is the direct reading).
 
 # %%
 sizes = sorted({int(reference.index.max()), *BATCH_SIZES})  # the reference's largest B links the two runs
@@ -105,7 +111,8 @@ say(f"At N = {MAX_SEQLEN} the eager step time {found} (slopes: {', '.join(f'{x:.
 # instead of the static one, at the reference sweep's eager batch sizes, beside the reference
 # run's static-cache speed-ups. That run is another session: an outcome that differs only where
 # one side is undecided, or by a few percent, may be the sessions' noise rather than the cache;
-# a decided outcome that flips (faster in one, slower in the other) is the cache's doing.
+# a decided outcome that flips (faster in one, slower in the other) points to the cache, though
+# the two sessions differ as well.
 
 # %%
 dynamic = []

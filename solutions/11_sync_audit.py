@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Solutions · 11 syncs per token
+# # Solutions · 11 syncs per decode step
 #
 # Worked solutions to the exercises of [notebook 11](../notebooks/11_sync_audit.ipynb).
 # Syncs exist only between a host and a device: exercises 1 and 2 need a GPU; exercise 3's
@@ -47,10 +47,12 @@ CUDA = model.device.type == "cuda"
 # its filled slots with a GPU reduction, a hidden sync (`tokgen.generators.cache_kwargs`). Our own
 # loops pass `cache_position`; `generate()` builds its own. From 5.4 on the StaticCache keeps its
 # position itself, so the rows to watch are `generate()`'s; the hand-written loops' `.item()`
-# reads should not move. Their stream syncs may: transformers 5.17's StaticCache copies its
-# position counter from the host to the GPU when each layer first fills, one pageable copy, so
-# one sync per layer and generation. What notebook 11's audit measured (its transformers version
-# is in each row), then the same count here, in this environment: run this notebook with the
+# reads should not move. Their stream syncs may: reading transformers 5.17's StaticCache, we
+# expect it to copy its position counter from the host to the GPU when each layer first fills,
+# one pageable copy, so one sync per layer and generation (the counts below show whether that is
+# what happens). Counts are per decode step, as in notebook 11. What notebook 11's audit
+# measured (its transformers version is in each row), then the same count here, in this
+# environment: run this notebook with the
 # newer transformers (the runner's `--newest-transformers` sets one up for notebook 14) and
 # compare.
 
@@ -102,7 +104,8 @@ else:
 #
 # On the micro model (issue #43089's; the cell prints its size) the GPU's work per step is almost
 # nothing, so a step costs what the host spends on it. One replay of K steps costs one launch
-# and one stop check: K = 16 spreads them over 16 tokens. On a CPU there is no launch to spread:
+# and one stop check: K = 16 spreads them over 16 steps (16 tokens: the micro model generates one
+# sequence). On a CPU there is no launch to spread:
 # the graph decoders run their steps as plain calls.
 
 # %%

@@ -115,8 +115,8 @@ else:
 # ## Exercise 3: bf16 weights
 #
 # Halving the bytes halves the floor, but greedy decoding follows the argmax, and bf16 keeps
-# 8 bits of mantissa: where two logits are close the argmax flips, and from there the two
-# sequences go their own ways. Count the tokens that differ from the fp32 model's, on a bf16
+# 8 bits of precision (7 stored): where two logits are close the argmax can flip, and from there
+# the two sequences go their own ways. Count the tokens that differ from the fp32 model's, on a bf16
 # copy of the model (the fp32 one stays as it is for any later cell).
 
 # %%

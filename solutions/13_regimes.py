@@ -65,10 +65,11 @@ def pipelining_gain(batch_size: int, sms: int | None) -> dict:
 #
 # Hiding the sync removes a gap of fixed length g from a step of length T: the speed-up is about
 # T / (T − g). As the GPU's share of a step approaches 1, T is the GPU's own work, which grows
-# with B while g does not: by this model the speed-up falls towards ×1 again. If the model
-# holds, pipelining pays in a band between the host-bound regime (nothing to hide: the GPU waits
-# for Python anyway) and the saturated one (the gap small next to T); the map of notebook 13 and
-# the rows below test that. Measured in the smaller bracketing slice, compiled:
+# with B while g does not: by this model the speed-up falls towards ×1 again. At the other end,
+# where the host sets the pace, the model does not say what g is: there the check costs the host
+# its call and its wait for the step's last kernels, which skipping the check bounds and the
+# pipelined loop may or may not win back (notebook 13 measures both). The rows below test the
+# saturated end. Measured in the smaller bracketing slice, compiled:
 
 # %%
 larger = pd.DataFrame([pipelining_gain(b, small) for b in BATCH_SIZES])

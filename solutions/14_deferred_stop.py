@@ -43,10 +43,11 @@ gains["deferred vs sync"] = [speedup_text(g) for g in gains.to_dict("records")]
 # ## Exercise 1: B = 256
 #
 # A larger batch makes each step's GPU work longer while the host's work per step stays the
-# same: the GPU share rises. Deferring the check can only hide the sync's gap, so the model of
-# notebook 13 (a gap g hidden from a step of length T: ×T / (T − g)) predicts a gain that is small
-# while the host sets the pace and shrinks again as the GPU's work dominates; whether it does is
-# for the rows below to say. Measured on the whole GPU (the four variants interleaved, as
+# same: the GPU share rises. Deferring the check can only hide what the sync costs, so the model
+# of notebook 13 (a gap g hidden from a step of length T: ×T / (T − g)) predicts a gain that
+# shrinks as the GPU's work comes to dominate the step; at a lower share, what deferring wins is
+# the host's wait at the check, which only a measurement tells. Whether either holds is for the
+# rows below to say. Measured on the whole GPU (the four variants interleaved, as
 # notebook 14 does), against notebook 14's reference run:
 
 # %%
