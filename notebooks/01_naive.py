@@ -159,6 +159,9 @@ show_claim(1, RESULTS_DIR)
 #
 # What this run found, computed from its tables:
 
+# %%
+say(f"- {tokgen.claims.claim(1, RESULTS_DIR)['measured']}.")
+
 # %% [markdown]
 # ## Exercises
 #

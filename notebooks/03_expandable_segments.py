@@ -209,6 +209,9 @@ if CUDA:
 #
 # What this run found, computed from its tables:
 
+# %%
+say(tokgen.display.findings_text(gain if rows else []))
+
 # %% [markdown]
 # ## Exercises
 #

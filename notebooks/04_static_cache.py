@@ -185,6 +185,9 @@ say(f"* The runtime half (slower at the smallest N, faster at the others): {verd
 #
 # What this run found, computed from its tables:
 
+# %%
+say(tokgen.display.findings_text(gain))
+
 # %% [markdown]
 # ## Exercises
 #

@@ -133,6 +133,9 @@ say(f"* The price: {row['first_call_ms'] / 1e3:.1f} s of tracing and compilation
 #
 # What this run found, computed from its tables:
 
+# %%
+say(tokgen.display.findings_text(tokgen.gains(ok, tokgen.label("kv_static"))))
+
 # %% [markdown]
 # ## Exercises
 #

@@ -264,6 +264,9 @@ for n in (7, 9):
 #
 # What this run found, computed from its tables:
 
+# %%
+say(tokgen.display.findings_text([*piped.to_dict("records"), *rows]))
+
 # %% [markdown]
 # ## Exercises
 #

@@ -100,7 +100,8 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     assert list(gaps["closes"]) == [False, True]
     assert "larger" in display.gap_takeaway(gaps.iloc[0])
     summary = display.gap_summary(gaps)
-    assert "eager, the idle gap" in summary and "Compiled, pipelining closes it" in summary
+    assert "eager, pipelining does not close the idle gap" in summary and "by half" in summary
+    assert "Compiled, pipelining closes most of it" in summary and "because" not in summary  # no cause unmeasured
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
     text = display.pipelined_gap(profile.assign(gpu_sms="all"), results)
     assert "larger, not smaller" in text and "host sets the pace" in text and "closes most of it" in text
@@ -262,3 +263,24 @@ def test_regime_map_panels_sharing_an_axis_keep_every_point_in_range():
     bottom, top = axes[0].get_ylim()
     assert bottom <= 0.66 and top >= 1.02  # the right panel, drawn last, no longer cuts off the left one's point
     plt.close(fig)
+
+
+def test_a_sweep_whose_step_is_longest_in_the_middle_is_not_said_to_grow():
+    base = [100.0 + i for i in range(8)]
+    g = tokgen.gains(rows({"a": base, "b": base}), "a").iloc[[0, 0, 0]].assign(batch_size=[1, 16, 256])
+    sync = pd.DataFrame(
+        {
+            "generator": "kv_static",
+            "batch_size": [1, 16, 256],
+            "steps": 100,
+            "ms_per_step": [6.0, 9.7, 8.9],  # longest at B = 16, as notebook 08's eager sweep on the whole GPU
+            "q25_ms": [590.0, 960.0, 880.0],
+            "q75_ms": [610.0, 980.0, 900.0],
+            "gpu_busy_ms": [100.0, 150.0, 600.0],
+            "gpu_busy_share": [0.17, 0.15, 0.67],
+        }
+    )
+    text = display.sweep_takeaway(g, sync)
+    assert "longest at B = 16: no steady growth" in text and "The step grows" not in text
+    steady = sync.assign(ms_per_step=[6.0, 7.5, 8.9], q25_ms=[590.0, 740.0, 880.0], q75_ms=[610.0, 760.0, 900.0])
+    assert "The step grows with the GPU's work" in display.sweep_takeaway(g, steady)

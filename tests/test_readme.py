@@ -137,21 +137,35 @@ def test_findings_are_read_from_the_data():
     assert readme.findings(ROOT / "nothing") == readme.NOT_MEASURED
 
 
-def test_each_erratum_quotes_what_its_committed_notebook_still_says():
-    """README's errata quote the committed outputs that later fixes change: a quote no longer in
-    its notebook (a new run replaced it) makes its item obsolete, and this test says which."""
+def test_each_erratum_names_every_committed_notebook_that_still_says_it():
+    """README's errata quote the committed outputs that later fixes change. Each item names the
+    notebooks that show the quote: one that no longer says it (a new run replaced it) makes the
+    item obsolete, and one not named that says it is the same fault unreported; this test says which."""
     import json
     import re
 
+    def said(path):
+        outputs = [o for c in json.loads(path.read_text())["cells"] for o in c.get("outputs", [])]
+        parts = [v for o in outputs for v in (o.get("text"), *o.get("data", {}).values()) if v]
+        return [" ".join((v if isinstance(v, str) else "".join(v)).split()) for v in parts]
+
+    committed = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb"),
+                        *ROOT.glob("slice/sm*/notebooks/*.ipynb")])  # fmt: skip
+    outputs = {str(p.relative_to(ROOT)): said(p) for p in committed}
     text = (ROOT / "README.md").read_text()
+    if "#### Errata" not in text:
+        return
     section = text.split("#### Errata", 1)[1].split("\n## ", 1)[0]
     items = re.findall(r"^- (.*?)(?=^- |\Z)", section, flags=re.S | re.M)
     assert items, "the errata section lists no item: remove the section instead"
     for item in items:
-        found = re.match(r"`([^`]+\.ipynb)`, “([^”]+)”", " ".join(item.split()))
-        assert found, f"an erratum must start with `notebook.ipynb`, “quote”: {item[:80]!r}"
-        path, quote = found.groups()
-        outputs = [o for c in json.loads((ROOT / path).read_text())["cells"] for o in c.get("outputs", [])]
-        parts = [v for o in outputs for v in (o.get("text"), *o.get("data", {}).values()) if v]
-        said = [" ".join((v if isinstance(v, str) else "".join(v)).split()) for v in parts]
-        assert any(quote in out for out in said), f"{path} no longer says “{quote}”: remove that erratum"
+        item = " ".join(item.split())
+        head = item.split("”: ", 1)[0] + "”"  # the notebooks and quotes, before what the item explains
+        pairs = re.findall(r"((?:`[^`]+\.ipynb`, )+)“([^”]+)”", head)
+        assert pairs, f"an erratum must start with `notebook.ipynb`, … “quote”: {item[:80]!r}"
+        for names, quote in pairs:
+            named = set(re.findall(r"`([^`]+\.ipynb)`", names))
+            for path in named:
+                assert any(quote in out for out in outputs[path]), f"{path} no longer says “{quote}”: update it"
+            showing = {p for p, outs in outputs.items() if any(quote in out for out in outs)}
+            assert showing <= named, f"“{quote}” is also in {sorted(showing - named)}: name them in the erratum"

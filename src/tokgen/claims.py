@@ -462,7 +462,7 @@ def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> 
         said = [f"{n}: {v}" if n else v for n, v, o in zip(names, decided, open_) if not o]
         return f"decided in one slice only ({', '.join(said)})"
     if len(set(decided)) == 1:
-        return f"both slices agree ({decided[0]}): the verdict holds for an L40S-class GPU"
+        return f"both slices agree ({decided[0]}): it holds for an L40S-class GPU at the sizes both ran"
     return "the slices disagree: the verdict depends on where between them the L40S lies"
 
 
@@ -583,8 +583,9 @@ def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> 
     pair = slices[slices["brackets"].astype(bool)].sort_values("copy_gbs")
     low, high = pair.iloc[0], pair.iloc[-1]
     return (
-        f"The whole GPU copies at {whole_gbs:,.0f} GB/s; the L40S's {L40S_GBS} GB/s (datasheet) is "
-        f"{L40S_GBS / whole_gbs:.0%} of it. It lies between the slice of **{low['gpu_sms']} SMs "
+        f"The whole GPU copies at {whole_gbs:,.0f} GB/s (measured). The L40S's datasheet gives {L40S_GBS} GB/s, a "
+        f"peak, not a measured copy, so the comparison is approximate; it lies between the slice of "
+        f"**{low['gpu_sms']} SMs "
         f"({low['copy_gbs']:,.0f} GB/s)** and the slice of **{high['gpu_sms']} SMs ({high['copy_gbs']:,.0f} GB/s)**, "
         f"{low['gpu_sms'] / total_sms:.0%} and {high['gpu_sms'] / total_sms:.0%} of this GPU's {total_sms} SMs: "
         f"`./run_all.sh --slice` runs notebooks 01–08 in both. Their side streams copy at "
@@ -719,7 +720,8 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
     elif "slices" in claims:
         agree = claims[claims["slices"].str.startswith("both slices agree")]["#"].astype(str)
         lines.append(
-            f"* The two slices agree on claim(s) {', '.join(agree)}: those verdicts hold for an L40S-class GPU."
+            f"* The two slices agree on claim(s) {', '.join(agree)}: those verdicts hold for an L40S-class GPU at "
+            "the sizes both slices ran."
             if len(agree) else "* The two slices agree on no claim."
         )
     return "\n".join(lines)

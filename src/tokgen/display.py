@@ -24,6 +24,7 @@ from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, resa
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
     count_text,
     fastest_sentence,
+    findings_text,
     header_of,
     outcome_text,
     p_text,
@@ -316,7 +317,8 @@ def _bound_sentence(sync: str, piped: str, saved: float, busy: float) -> str:
     if saved > busy:
         return head + (
             f"more than the GPU's whole busy time per step ({busy:,.0f} µs): hiding the sync cannot account for "
-            "that; it is host noise between these few runs (notebook 07 measures the two round by round)."
+            "that; something else differed between these few runs, which this notebook does not measure "
+            "(notebook 07 compares the two round by round)."
         )
     return head + (
         f"within the GPU's busy time per step ({busy:,.0f} µs), so hiding the sync could account for it; these "
@@ -390,10 +392,11 @@ def gap_summary(gaps: pd.DataFrame) -> str:
     if not stays:
         return text + f"; the GPU then waits for the CPU's next launch, and pipelining closes that gap ({closes})."
     text += (
-        f"; {stays}, the idle gap the GPU shows there is not the sync's: pipelining does not close it, because "
-        "the host's own launches keep the GPU waiting with or without the sync"
+        f"; {stays}, pipelining does not close the idle gap the GPU shows there by half (see the takeaways above "
+        "for each model's two gaps): most of that gap stays with the sync hidden, so the sync is not most of it"
     )
-    return text + (f". {closes.capitalize()}, pipelining closes it: there the sync is the cause." if closes else ".")
+    return text + (f". {closes.capitalize()}, pipelining closes most of it: there the sync is most of it."
+                   if closes else ".")  # fmt: skip
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
@@ -426,10 +429,11 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
             )  # fmt: skip
             sentences.append(
                 head
-                + f": larger, not smaller. {pace[0].upper()}{pace[1:]}: at every boundary the GPU waits for the host's "
+                + f": larger, not smaller. {pace[0].upper()}{pace[1:]}. At every boundary the GPU waits for the host's "
                 "next launch whether or not the host first waited for the flag, and the pipelined loop does more "
                 "host work right there (the wait on the other stream, the flag's copy, an event recorded, and the "
-                "wait for the previous step's event), which lengthens that wait."
+                "wait for the previous step's event), which could lengthen that wait; this notebook does not "
+                "measure which part of the host's step does."
             )
         elif gap["change"] == "smaller":
             sentences.append(head + ": pipelining narrows it, but not by half.")
@@ -517,6 +521,8 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
                 else "."
             )
         )
+    elif long_ != b1:  # longer at the largest batch than at the smallest, yet longest elsewhere: no steady growth
+        text += f". The step is longer at B = {b1} than at B = {b0} but longest at B = {long_}: no steady growth."
     else:
         gpu_bound = share[share >= 0.5]
         text += (

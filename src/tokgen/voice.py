@@ -195,3 +195,20 @@ def count_text(outcomes, where: str = "comparisons") -> str:
     kinds = {FASTER: "faster (real)", SLOWER: "slower (real)", NO_EFFECT: f"no effect (within ±{BAND:.0%})",
              UNDECIDED: "undecided"}  # fmt: skip
     return f"of {len(outcomes)} {where}: " + ", ".join(f"{w} at {counts[k]}" for k, w in kinds.items() if k in counts)
+
+
+def findings_text(comparisons) -> str:
+    """What a run's comparisons found, in words, grouped by outcome in one order (faster, slower, no
+    effect, undecided), each said by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache).
+    `comparisons`: rows of `tokgen.stats.gain` (a DataFrame or a list of dicts; None entries skipped)."""
+    rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
+    if not rows:
+        return "- No comparison was measured in this run."
+    heads = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
+             UNDECIDED: "Undecided (these rounds cannot tell)"}  # fmt: skip
+    lines = []
+    for outcome, head in heads.items():
+        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows if g["outcome"] == outcome]
+        if said:
+            lines.append(f"- **{head}:** " + "; ".join(said) + ".")
+    return "\n".join(lines)

@@ -138,7 +138,8 @@ def findings(results_dir: Path) -> str:
         ran = [r for r in regimes[1:] if set(counts[r].index) != {"not measured"}]
         verdicts = "; ".join(f"{r}: {tally(r)}" if r in ran else f"{r}: not run yet" for r in regimes[1:])
         settled = (
-            f" They agree on claim(s) {', '.join(map(str, agree['#']))}, settled for an L40S-class GPU"
+            f" They agree on claim(s) {', '.join(map(str, agree['#']))}: those hold for an L40S-class GPU at the "
+            "sizes both ran"
             if len(agree)
             else " They agree on no claim yet"
         ) + (f", and disagree on {', '.join(map(str, differ['#']))}." if len(differ) else ".")
@@ -377,8 +378,8 @@ def slice_choice(results_dir: Path) -> str:
         f"Notebook 13 measured {len(slices)} slices; the L40S's {L40S_GBS} GB/s lies between **{low} SMs "
         f"({gbs[low]:,.0f} GB/s)** and **{high} SMs ({gbs[high]:,.0f} GB/s)**, and `./run_all.sh --slice` "
         f"ran notebooks 01–08 in both (`slice/sm{low}/`, `slice/sm{high}/`). Where their verdicts agree, "
-        f"the verdict holds for an L40S-class GPU; where they differ, it depends on where between them "
-        f"the L40S lies. A slice matches bandwidth, not compute."
+        f"the verdict holds for an L40S-class GPU at the sizes both ran; where they differ, it depends on where "
+        f"between them the L40S lies. A slice matches bandwidth, not compute."
     )
     try:
         deferred = load("14_deferred_stop", results_dir)
