@@ -173,7 +173,8 @@ if CUDA:  # one time axis for all four: a longer step is a wider picture
     for ax, (name, tl) in zip(axes, pictures.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
-        plot_timeline(tl, shown, ax=ax, title=f"{name}: steps {first}–{first + len(shown) - 1} (CPU ranges recorded)")
+        plot_timeline(tl, shown, ax=ax, title=f"{name}: steps {first}–{first + len(shown) - 1} (second pass, CPU ranges "
+                      "recorded; the table above: the first pass)")  # fmt: skip
         ax.label_outer()  # the time axis once, under the last panel
     fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
@@ -190,7 +191,7 @@ if CUDA:
     fig, axes = plt.subplots(len(pictures), 1, figsize=(13, 2.4 * len(pictures)))
     for ax, (name, tl) in zip(axes, pictures.items()):
         boundary = sorted(tl.kernels["step"].unique())[len(tl.steps) // 2]
-        tokgen.display.plot_step_boundary(ax, tl, boundary, title=f"{name}, end of step {WINDOW[0] + boundary}:")
+        tokgen.display.plot_step_boundary(ax, tl, boundary, title=f"{name}, end of step {WINDOW[0] + boundary} (second pass):")
     fig.tight_layout()
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 

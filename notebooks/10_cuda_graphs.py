@@ -366,6 +366,9 @@ say(table(ok, columns + [f"vs {b}" for b in bases], digits=2))
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
 plot_dots(ok, "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
           xlabel="ms per generation (median, IQR; log), in rank order", ax=axes[0])  # fmt: skip
+if floor_ms == floor_ms:  # the task's floor: no generator can go left of it
+    axes[0].axvline(floor_ms, color="grey", ls="--", label="the task's floor")
+    axes[0].legend(loc="lower right", fontsize=8)
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
 plot_runtime_vs_k(axes[1], ok, floor_ms)
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)

@@ -111,6 +111,8 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
         ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=f"{name}: slope {slope(n, med):.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_axis(ax.xaxis)  # "100", "200", "400": no mantissa × exponent labels
+    plain_log_axis(ax.yaxis)
     ax.set_xlabel("max_seqlen N (log)")
     ax.set_ylabel("runtime per generation, ms (median, IQR; log)")
     ax.legend()
@@ -631,6 +633,7 @@ def plot_sweep_against_floor(ax, sweep: pd.DataFrame):
     ax.plot(floor.index, floor.values, "k--", label="the task's floor")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    plain_log_axis(ax.yaxis)
     ax.set_xticks(list(floor.index), [str(b) for b in floor.index])
     ax.set_xlabel("batch size B")
     ax.set_ylabel("ms per generation (median; log)")
@@ -839,16 +842,20 @@ def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str, shared: pd.DataFr
             err = [d["speedup"] - d["speedup_q25"], d["speedup_q75"] - d["speedup"]]
             ax.errorbar(d["gpu_share"], d["speedup"], yerr=err, fmt=marker, color=f"C{i}", capsize=3, alpha=0.85,
                         label=f"{place}, {'compiled' if compiled else 'eager'}")  # fmt: skip
-            for r in d.itertuples():  # labels beside the point, nudged apart per place
-                ax.annotate(f"B={r.batch_size}", (r.gpu_share, r.speedup), xytext=(5, 4 - 6 * i),
-                            textcoords="offset points", fontsize=7, color=f"C{i}")  # fmt: skip
+    # labels beside their points: neighbours along the x axis take turns above and below, so that
+    # points that crowd together (GPU-bound, near a share of 1) keep their labels apart
+    colors = {place: f"C{i}" for i, place in enumerate(places)}
+    for j, r in enumerate(regimes.sort_values("gpu_share").itertuples()):
+        ax.annotate(f"B={r.batch_size}", (r.gpu_share, r.speedup), xytext=(4, (10, -14, 24, -28, 38, -42)[j % 6]),
+                    textcoords="offset points", fontsize=7, color=colors[r.where],  # fmt: skip
+                    arrowprops={"arrowstyle": "-", "color": colors[r.where], "lw": 0.4})  # fmt: skip
     ax.axhspan(1 / 1.05, 1.05, color="grey", alpha=0.15, lw=0, label="no effect (±5%)")
     ax.axhline(1, color="grey", lw=0.8)
     fit = regimes if shared is None else shared
     ax.set_ylim(max(0.5, fit["speedup_q25"].min() - 0.05), min(2.0, fit["speedup_q75"].max() + 0.05))
     ax.set_xlabel("GPU share of a synchronous step (GPU busy / wall time)")
     ax.set_ylabel(f"speed-up of {hidden_by} over sync (×, median and IQR)")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
     return ax
 
 
