@@ -173,8 +173,8 @@ if CUDA:  # one time axis for all four: a longer step is a wider picture
     for ax, (name, tl) in zip(axes, pictures.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
-        plot_timeline(tl, shown, ax=ax, title=f"{name}: steps {first}–{first + len(shown) - 1} (second pass, CPU ranges "
-                      "recorded; the table above: the first pass)")  # fmt: skip
+        steps = f"steps {first}–{first + len(shown) - 1}"
+        plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (second pass, CPU ranges recorded; the table: the first)")
         ax.label_outer()  # the time axis once, under the last panel
     fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
@@ -191,7 +191,8 @@ if CUDA:
     fig, axes = plt.subplots(len(pictures), 1, figsize=(13, 2.4 * len(pictures)))
     for ax, (name, tl) in zip(axes, pictures.items()):
         boundary = sorted(tl.kernels["step"].unique())[len(tl.steps) // 2]
-        tokgen.display.plot_step_boundary(ax, tl, boundary, title=f"{name}, end of step {WINDOW[0] + boundary} (second pass):")
+        title = f"{name}, end of step {WINDOW[0] + boundary} (second pass):"
+        tokgen.display.plot_step_boundary(ax, tl, boundary, title=title)
     fig.tight_layout()
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
