@@ -174,7 +174,7 @@ if CUDA:  # one time axis for all four: a longer step is a wider picture
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
         steps = f"steps {first}–{first + len(shown) - 1}"
-        plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (second pass, CPU ranges recorded; the table: the first)")
+        plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (second pass, with CPU ranges; the table: the first)")
         ax.label_outer()  # the time axis once, under the last panel
     fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
