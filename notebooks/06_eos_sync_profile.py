@@ -151,12 +151,8 @@ else:
 # %% [markdown]
 # Hiding the sync saves at most the host's wait for the GPU at each step (and the small host
 # cost of the sync call itself), and that wait is never longer than the GPU's busy time per
-# step: a larger difference between the two generators' unprofiled steps has another cause.
-
-# %%
-if CUDA:
-    say(tokgen.display.unprofiled_steps(summary))
-    say(tokgen.display.pipelining_bounds(summary))
+# step. Whether one generator is faster than another is not read from these few plain runs:
+# notebook 07 times them round by round.
 
 # %% [markdown]
 # ## 3. The timeline

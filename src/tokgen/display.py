@@ -300,54 +300,6 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
     )
 
 
-def pipelining_bounds(summary: pd.DataFrame, base: str = "kv_static", other: str = "pipelined_static") -> str:
-    """Per model, whether `other`'s unprofiled step, shorter than `base`'s, can owe that to hiding
-    the sync, which saves at most the GPU's busy time per step (notebook 06_eos_sync_profile)."""
-    s, out = summary.set_index("variant"), []
-    for compiled in (False, True):
-        b, o = label(base, compiled=compiled), label(other, compiled=compiled)
-        if b in s.index and o in s.index:
-            saved, busy = s.at[b, "unprofiled_step_us"] - s.at[o, "unprofiled_step_us"], s.at[b, "gpu_busy_per_step_us"]
-            out.append(_bound_sentence(b, o, saved, busy))
-    return " ".join(out)
-
-
-def _bound_sentence(sync: str, piped: str, saved: float, busy: float) -> str:
-    if saved <= 0:
-        return f"`{piped}`'s unprofiled step was not shorter than `{sync}`'s ({-saved:,.0f} µs longer)."
-    head = f"`{piped}`'s unprofiled step was {saved:,.0f} µs shorter than `{sync}`'s, "
-    if saved > busy:
-        return head + (
-            f"more than the GPU's whole busy time per step ({busy:,.0f} µs): hiding the sync cannot account for "
-            "that; something else differed between these few runs, which this notebook does not measure "
-            "(notebook 07 compares the two round by round)."
-        )
-    return head + (
-        f"within the GPU's busy time per step ({busy:,.0f} µs), so hiding the sync could account for it; these "
-        "few runs cannot show it is real (notebook 07 measures the two round by round)."
-    )
-
-
-def unprofiled_steps(summary: pd.DataFrame, base: str = "kv_static", other: str = "pipelined_static") -> str:
-    """Per model, the unprofiled time per step of `other` against `base` (notebook 06_eos_sync_profile)."""
-    s = summary.set_index("variant")
-    parts = []
-    for compiled in (False, True):
-        b, o = label(base, compiled=compiled), label(other, compiled=compiled)
-        if b in s.index and o in s.index:
-            tb, to = s.at[b, "unprofiled_step_us"], s.at[o, "unprofiled_step_us"]
-            parts.append(f"`{b}` {tb:,.0f} µs and `{o}` {to:,.0f} µs (`{o}` ×{tb / to:.2f} as fast)")
-    runs = int(summary["unprofiled_runs"].iloc[0]) if "unprofiled_runs" in summary else None
-    return (
-        "Without the profiler a step took "
-        + "; ".join(parts)
-        + ". Each is the median of "
-        + (f"{runs} plain runs" if runs else "a few plain runs")
-        + " made one after the other, so host noise can reorder them: notebook 07 compares the generators "
-        "round by round."
-    )
-
-
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
     sync and pipelined, the GPU's idle share of the window, whether pipelining closes most of the
@@ -374,7 +326,7 @@ def gap_takeaway(gap) -> str:
     if gap["closes"]:
         cause = "pipelining closes most of it, so the sync causes most of it"
     elif gap["change"] == "larger":
-        cause = "pipelining makes it larger, so the sync is not what keeps the GPU waiting (notebook 07 says why)"
+        cause = "pipelining makes it larger, so the sync is not what keeps the GPU waiting"
     elif gap["change"] == "smaller":  # the words of notebook 07's `pipelined_gap` for the same row
         cause = "pipelining narrows it, but not by half, so the sync is not the main thing keeping the GPU waiting"
     else:
@@ -402,9 +354,9 @@ def gap_summary(gaps: pd.DataFrame) -> str:
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
-    """Notebook 06's idle gaps (sync vs pipelined) read beside this run's GPU share of the sync
-    step: why the pipelined gap can be larger (notebook 07_pipelining). "" without a profile
-    measured where this run was: 06 must run first, in the same place."""
+    """Notebook 06's idle gaps (sync vs pipelined), said as notebook 06 says them (`gap_takeaway`),
+    beside this run's GPU share of the synchronous step (notebook 07_pipelining). Measured elsewhere
+    than this run (another slice or the whole GPU): says so instead."""
     here = str(slice_columns()["gpu_sms"])
     there = set(profile["gpu_sms"].astype(str)) if "gpu_sms" in profile else {here}
     if there != {here}:
@@ -412,35 +364,16 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
             f"Notebook 06's profile in this results folder was measured on gpu_sms = {', '.join(sorted(there))}, "
             f"this run on {here}: run notebook 06 here first to compare their idle gaps."
         )
-    shares = results.set_index("variant")["gpu_busy_share"]
-    if idle_gaps(profile).empty:
+    gaps = idle_gaps(profile)
+    if gaps.empty:
         return "Notebook 06's profile holds no idle gaps here: they are measured on a GPU."
+    shares = results.set_index("variant")["gpu_busy_share"]
     sentences = []
-    for gap in idle_gaps(profile).to_dict("records"):
+    for gap in gaps.to_dict("records"):
         share = shares.get(label("kv_static", compiled=gap["model"] == "compiled"), float("nan"))
-        head = (
-            f"{gap['model'].capitalize()}: the idle gap before a step is {gap['sync_us']:.1f} µs synchronous and "
-            f"{gap['pipelined_us']:.1f} µs pipelined (notebook 06)"
-        )
-        if gap["closes"]:
-            sentences.append(head + ": pipelining closes most of it, the sync caused it.")
-        elif gap["change"] == "larger":
-            pace = (
-                f"the GPU is busy {share:.0%} of a synchronous step here, so the host sets the pace"
-                if share < 0.5 else f"the GPU is busy {share:.0%} of a synchronous step here"
-            )  # fmt: skip
-            sentences.append(
-                head
-                + f": larger, not smaller. {pace[0].upper()}{pace[1:]}. At every boundary the GPU waits for the host's "
-                "next launch whether or not the host first waited for the flag, and the pipelined loop does more "
-                "host work right there (the wait on the other stream, the flag's copy, an event recorded, and the "
-                "wait for the previous step's event), which could lengthen that wait; this notebook does not "
-                "measure which part of the host's step does."
-            )
-        elif gap["change"] == "smaller":
-            sentences.append(head + ": pipelining narrows it, but not by half.")
-        else:
-            sentences.append(head + ": pipelining leaves it as it was.")
+        pace = ", so the host sets the pace" if share < 0.5 else ""
+        sentences.append(gap_takeaway(gap) + (f" In this run the GPU is busy {share:.0%} of a synchronous step{pace}."
+                                              if share == share else ""))  # fmt: skip
     return " ".join(sentences)
 
 
