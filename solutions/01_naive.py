@@ -65,10 +65,10 @@ def reading(k: float) -> str:
     if k >= 1.9:
         return "near 2: the positions' work dominates"
     if k >= 1.5:
-        return "nearer 2 than 1: the positions' work outweighs the fixed cost per step, which still counts"
+        return "nearer 2 than 1: over these N the runtime grows more like the positions' work than like N"
     if k > 1.1:
-        return "nearer 1 than 2: the fixed cost per step outweighs the positions' work, which still counts"
-    return "near 1: the fixed cost per step dominates"
+        return "nearer 1 than 2: over these N the runtime grows more like N than like the positions' work"
+    return "near 1: over these N the runtime grows like N, as a cost per step would"
 
 
 b1_slope = tokgen.stats.slope(b1["max_seqlen"], b1["median_ms"])

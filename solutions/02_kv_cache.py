@@ -55,8 +55,9 @@ below = "naive" if c_naive + k_naive * np.log(n_even / 2) < c_kv + k_kv * np.log
 smallest = int(naive["max_seqlen"].min())
 say(
     f"naive ∝ N^{k_naive:.2f}, KV cache ∝ N^{k_kv:.2f} (B = {int(naive['batch_size'].iloc[0])}). The fitted "
-    f"curves cross at N ≈ {n_even:.0f}, below which {below} would be faster; the smallest N measured is "
-    f"{smallest}, so this is an extrapolation."
+    f"curves cross at N ≈ {n_even:.0f}, below which the fits have {below} faster; the smallest N measured is "
+    f"{smallest}, so the crossing is a property of the fits, not a measurement: at every N measured, the paired "
+    "comparison of notebook 02 says which one was faster."
 )
 
 # %% [markdown]

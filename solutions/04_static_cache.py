@@ -92,9 +92,8 @@ elif tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound u
 elif tokgen.display.bound(share) == "host":
     say(
         f"Not slower here ({outcome}): the GPU was busy {share:.0%} of a run at most, so the step is host-bound. "
-        "Reading more cache adds GPU time that hides under the host's launch time, so the cache read sets none of "
-        "the step's pace: the difference is the host's drift between rounds "
-        "or where the allocator placed the cache, not the cache read."
+        "Reading more cache adds GPU time that can hide under the host's launch time; what made up the "
+        "difference here, this exercise does not measure."
     )
 else:
     say(f"Not slower here ({outcome}), though the GPU was busy {share:.0%} of a run: the extra slots' reads are "

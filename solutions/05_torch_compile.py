@@ -117,8 +117,8 @@ say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}, backend `{BACKEND}`:\n\n" + table(done
 say(
     f"Each row is timed against its own eager rounds, whose median moved between the rows "
     f"({done['eager_median_ms'].min():,.1f}–{done['eager_median_ms'].max():,.1f} ms): read the steady state "
-    "from 'against eager', not down the median column. The first call holds the compilation, shorter "
-    "where inductor's on-disk cache already holds the kernels (from notebook 05, or an earlier row)."
+    "from 'against eager', not down the median column. The first call holds the compilation; inductor's "
+    "on-disk cache (from notebook 05, or an earlier row) can shorten it, which this table does not separate."
 )
 
 # %% [markdown]

@@ -119,8 +119,8 @@ if CUDA:
         f"The static cache's busy time {busy} between the windows"
         + (": its GPU work is the same at every position." if fixed else ", though its shapes are the same at "
            "every position: something besides the position (the GPU's clock, the profiler) moved it.")
-        + f" Its idle gap {gap} and its step period {period}: both are the host's time, and what moves them is "
-        "the host's noise, not the position."
+        + f" Its idle gap {gap} and its step period {period}: both are set by the host's time; whether the "
+        "position moves them, these few windows cannot tell from the host's other variation."
     )  # fmt: skip
 
 # %% [markdown]

@@ -94,9 +94,9 @@ elif CUDA:
     share = tokgen.profiling.gpu_busy_ms(run) / tokgen.bench.time_run(run, model.device)[0]
     say(
         f"The race is possible but not observed here, in {RUNS} runs. The GPU was busy {share:.0%} of a run"
-        + (": the loop is host-bound, so" if tokgen.display.bound(share) == "host" else ", yet")
-        + " the GPU finished each step's copy before the CPU, one step later, read the flag. The wait then finds the "
-        "copy done, and it is what keeps the output right whenever the GPU falls a step behind."
+        + (" (host-bound)" if tokgen.display.bound(share) == "host" else "")
+        + ": in these runs the copy had landed before the CPU, one step later, read the flag; a run where the GPU "
+        "falls a step behind would race, and the wait is what keeps the output right then."
     )
 
 # %% [markdown]

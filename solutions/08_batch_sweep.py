@@ -60,9 +60,13 @@ rows = []
 for compiled, family in sweep[sweep["generator"] == "kv_static"].groupby("compiled"):
     b, a = np.polyfit(family["batch_size"], family["ms_per_step"], 1)
     biggest = int(family["batch_size"].max())
-    rows.append({"model": "compiled" if compiled else "eager", "a (ms per step)": a, "b (ms per sequence)": b,
-                 f"b·B at B={biggest}, as a share of a": b * biggest / a})  # fmt: skip
+    smallest = int(family["batch_size"].min())
+    rows.append({"model": "compiled" if compiled else "eager", "a: the fit at B = 0, ms per step": a,
+                 "b: the fit's slope, ms per sequence": b, f"b·B at B={biggest}, as a share of a": b * biggest / a,
+                 f"measured at B = {smallest}, ms per step": family.set_index("batch_size")["ms_per_step"][smallest]})
 say(table(pd.DataFrame(rows), digits=4))
+say("a and b describe a straight line through the measured points, not measured costs: where the line misses "
+    "the measured steps (the last column), the step's length does not follow B linearly over this range.")
 
 # %% [markdown]
 # ## Exercise 1: where does the step time start to grow linearly?

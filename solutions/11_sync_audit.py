@@ -34,7 +34,7 @@ import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import say, table
+from tokgen.display import say, speedup_text, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
@@ -119,7 +119,7 @@ variants = [
     for k in (1, 16)
 ]  # fmt: skip
 results = tokgen.compare(variants, rounds=RUNS, device=model.device)
-cfg, per_step = micro.config, results.set_index("variant")["ms_per_step"]
+cfg = micro.config
 say(table(results[["variant", "median_ms", "ms_per_step"]], digits=3))
-say(f"Micro model: {cfg.n_layer} layer, hidden {cfg.n_embd}, on the {model.device.type}: a token costs "
-    f"{per_step[variants[0].name] / per_step[variants[1].name]:.1f}× as much at K = 1 as at K = 16.")  # fmt: skip
+say(f"Micro model: {cfg.n_layer} layer, hidden {cfg.n_embd}, on the {model.device.type}: K = 16 against K = 1, "
+    f"round by round, {speedup_text(tokgen.gain(results, variants[0].name, variants[1].name))}.")  # fmt: skip
