@@ -413,3 +413,14 @@ def test_claim_8_no_real_gain_anywhere_does_not_make_largest_at_the_smallest_bat
     c = claims_table(tmp_path).set_index("#")
     assert c.loc[8, "verdict"] == "inconclusive", c.loc[8, "measured"]
     assert c.loc[8, "why"].endswith("the claim can be reproduced, partly or not reproduced")
+
+
+def test_a_row_whose_runs_left_the_slice_is_not_the_slices_result(tmp_path):
+    eager = [100, 120, 90, 110, 105, 98, 130, 101]
+    items = [result("kv_static", eager, compiled=False),
+             result("compiled kv_static", [t * 0.7 for t in eager], compiled=True)]  # fmt: skip
+    rows("05_torch_compile", tmp_path, [{**items[0], "slice_escapes": 0}, {**items[1], "slice_escapes": 0}])
+    assert claims_table(tmp_path).set_index("#").loc[5, "verdict"] == "reproduced"
+    escaped = tmp_path / "escaped"
+    rows("05_torch_compile", escaped, [{**items[0], "slice_escapes": 0}, {**items[1], "slice_escapes": 3}])
+    assert claims_table(escaped).set_index("#").loc[5, "verdict"] == "not measured"

@@ -44,6 +44,8 @@ class Tables:
         if _smoke(df):
             self.smoke.add(name)
         df = df[df["status"] == "ok"] if "status" in df else df
+        if "slice_escapes" in df:  # a row whose timed runs left its slice is not that slice's result
+            df = df[df["slice_escapes"].fillna(0) == 0]
         if self.rng is None:
             return df
         if name not in self.drawn:
@@ -609,6 +611,8 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
     `kv_static` (`tokgen.gain`), beside the synchronous generator's GPU share; sorted by place
     (whole GPU first, then slices by size) and batch size (notebook 13_regimes)."""
     runs = runs[runs["status"] == "ok"]
+    if "slice_escapes" in runs:  # a row whose timed runs left its slice is not that slice's result
+        runs = runs[runs["slice_escapes"].fillna(0) == 0]
     rows = []
     for (_, compiled), group in runs.groupby(["map_point", "compiled"]):
         base = label("kv_static", compiled=compiled)
