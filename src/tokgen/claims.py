@@ -111,8 +111,10 @@ class Undecided(str):
 
 
 def _faster(g: dict | None) -> bool | None:
-    """Faster, real: True; slower or no effect: False; undecided (or not measured): None."""
-    if g is None or g["outcome"] == UNDECIDED:
+    """Faster, real: True; slower or no effect: False; undecided: None; not measured: NotMeasured."""
+    if g is None:  # a variant the claim needs has no timed rounds (missing, failed, or left its slice)
+        raise NotMeasured("a comparison it needs has no timed rounds in this run")
+    if g["outcome"] == UNDECIDED:
         return None
     return g["outcome"] == FASTER
 
