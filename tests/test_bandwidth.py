@@ -161,3 +161,17 @@ def test_the_floor_table_takes_the_longer_of_bytes_and_arithmetic_and_keeps_the_
     assert floors.loc["naive", "times_task_floor"] == pytest.approx(1.0 / bandwidth.floor_ms(tiny, 3, 6, gbs))
     fast = bandwidth.floor_table(timed, tiny, gbs, tflops=1e9).set_index("variant")
     assert fast.loc["kv", "bound_by"] == "bytes" and fast.loc["kv", "own_floor_ms"] == plain.loc["kv", "own_floor_ms"]
+
+
+def test_matmul_tflops_is_the_products_flops_over_the_median_gpu_time(monkeypatch):
+    monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
+    calls = []
+
+    def fake_gpu_times(run, runs):  # the GPU's clock, faked: 2, 4, 3 ms
+        calls.append(runs)
+        run()
+        return [2.0, 4.0, 3.0][:runs]
+
+    monkeypatch.setattr(bandwidth, "gpu_times", fake_gpu_times)
+    tflops = bandwidth.matmul_tflops("cpu", size=64, runs=3)
+    assert calls == [3] and tflops == pytest.approx(2 * 64**3 / 3e-3 / 1e12)  # the median, 3 ms
