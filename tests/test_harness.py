@@ -179,9 +179,14 @@ def test_compare_on_the_cpu_or_without_gpu_busy_profiles_nothing(gpu):
 
 
 def test_a_profiler_failure_costs_the_column_not_the_run(gpu, monkeypatch):
-    monkeypatch.setattr(bench, "gpu_busy_ms", lambda run: (_ for _ in ()).throw(RuntimeError("CUPTI busy")))
+    message = "CUPTI busy " + "x" * 600
+
+    def gpu_busy_ms(run):
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(bench, "gpu_busy_ms", gpu_busy_ms)
     row = bench.compare([scripted(gpu, "a", A_TICKS)], rounds=5, device="cuda").iloc[0]
-    assert row["status"] == "ok" and row["error"] == "gpu_busy_ms: RuntimeError: CUPTI busy"
+    assert row["status"] == "ok" and row["error"] == f"gpu_busy_ms: RuntimeError: {message}"[:500]
     assert math.isnan(row["gpu_busy_ms"]) and row["median_ms"] == 375.0
 
 
@@ -757,3 +762,91 @@ def test_the_summary_of_a_check_by_hand():
     assert "near-tie:" not in on_cpu and "Outside the rule" not in on_cpu
     wide = summary(pd.DataFrame([row("naive", 8, 0, ours=6e-3), row(FP32_NAIVE, 8, 0, ours=6e-3)]))
     assert wide.endswith("1.6e-02: **above the tolerance of 0.015**.")
+
+
+def test_check_generators_holds_a_generator_without_stop_check_to_max_seqlen_and_fp32_to_highest(monkeypatch):
+    """With an EOS both rows emit, the naive loop stops early; `kv_static_no_check` runs on to max_seqlen
+    and still follows the rule (its stop is not checked). The yardstick runs with FP32 products, the
+    others with the precision set, which is restored."""
+    import tokgen
+    from tokgen import agreement as rule
+
+    model = tokgen.build_model("tiny", "cpu")
+    prompts = torch.tensor([3516, 9124])  # two rows that both emit token 49662 within 12 steps
+    full = tokgen.generate("naive", model, batch_size=2, max_seqlen=12, prompt=prompts)
+    common = set(full[0, 1:].tolist()) & set(full[1, 1:].tolist())
+    assert common, "no token that both rows emit: pick other prompts"
+    model.config.eos_token_id = min(common)
+    precisions, real = [], rule.get_generator
+
+    def spy(name):
+        run = real(name)
+        return lambda *a, **kw: precisions.append((name, torch.get_float32_matmul_precision())) or run(*a, **kw)
+
+    monkeypatch.setattr(rule, "get_generator", spy)
+    before = torch.get_float32_matmul_precision()
+    checked = rule.check_generators(model, ["kv_static", "kv_static_no_check"], prompts, batch_size=2, max_seqlen=12)
+    assert list(checked["failures"]) == [0, 0, 0] and list(checked["identical"]) == [2, 2, 2]
+    assert precisions == [("kv_static", before), ("kv_static_no_check", before), ("naive", "highest")]
+    assert torch.get_float32_matmul_precision() == before
+    out = tokgen.generate("kv_static_no_check", model, batch_size=2, max_seqlen=12, prompt=prompts)
+    ref = rule.naive_reference(model, batch_size=2, max_seqlen=12, prompt=prompts)
+    assert out.shape[1] == 13 > ref.tokens.shape[1] and not rule.agreement(ref, out)["ok"]  # its stop would fail
+
+
+@pytest.mark.parametrize(
+    "shape, splits, l2, pool",
+    [
+        ((8, 4), 1, 1000, 16),  # 8 × 4 floats = 128 bytes a weight: ⌈2 × 1000 / 128⌉ = 16 weights
+        ((8, 4), 2, 1000, 16),  # the same bytes cut in two along the sum
+        ((64, 64), 1, 1000, 2),  # a weight larger than twice the cache: still two, so no replay reads one twice
+        ((2048, 2048), 1, None, 7),  # no L2 size reported: 50 MiB assumed, ⌈100 MiB / 16 MiB⌉ = 7
+    ],
+)
+def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkeypatch, shape, splits, l2, pool):
+    """On a CPU stand-in for the GPU: the weights made, the product each replay computes, the graph
+    captured after one warm-up call and replayed once untimed, and µs per product from the GPU's ms."""
+    (k, n), rows, repeats = shape, 3, 20
+    made, used, captured, timed = [], [], [], []
+
+    def empty(*size, device):
+        made.append((size, device))
+        return torch.empty(*size)
+
+    def capture(products, warmups):
+        captured.append(warmups)
+        products()  # what the graph records
+        return SimpleNamespace(replay=products)
+
+    def gpu_times(run, runs):
+        timed.append(runs)
+        for _ in range(runs):
+            run()
+        return [2.0 * (i + 1) for i in range(runs)]
+
+    props = SimpleNamespace(L2_cache_size=l2) if l2 else SimpleNamespace()
+    fake_torch = SimpleNamespace(randn=empty, device=lambda name: f"fake {name}", bmm=lambda a, b: used.append(
+        ("bmm", tuple(a.shape), b.transpose(1, 2).data_ptr())), cuda=SimpleNamespace(
+        get_device_properties=lambda device: props))  # fmt: skip
+    monkeypatch.setattr(bandwidth, "torch", fake_torch)
+    monkeypatch.setattr(bandwidth, "F", SimpleNamespace(linear=lambda x, w, b: used.append(
+        ("linear", tuple(x.shape), w.data_ptr()))))  # fmt: skip
+    monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
+    monkeypatch.setattr(bandwidth, "capture", capture)
+    monkeypatch.setattr(bandwidth, "gpu_times", gpu_times)
+
+    times = bandwidth.product_times(rows, k, n, splits=splits, repeats=repeats, runs=4)
+    assert times == [1e3 * 2.0 * (i + 1) / repeats for i in range(4)]  # ms per replay -> µs per product
+    weights = made[:pool]
+    assert weights == [((splits, n, k // splits), "fake cuda")] * pool
+    assert made[pool:] == [((n,), "fake cuda"), ((rows, k), "fake cuda")]  # the bias, then the rows
+    assert captured == [1] and timed == [4]
+    # one capture, one untimed replay, four timed: 6 calls of `repeats` products, weight i % pool in turn
+    assert len(used) == 6 * repeats
+    first = used[:repeats]
+    if splits == 1:
+        assert {u[:2] for u in first} == {("linear", (rows, k))}
+    else:
+        assert {u[:2] for u in first} == {("bmm", (splits, rows, k // splits))}
+    order = [u[2] for u in first]
+    assert len(set(order)) == min(pool, repeats) and order[pool:] == order[: repeats - pool]
