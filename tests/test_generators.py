@@ -23,7 +23,9 @@ def distinct_prompts(batch_size):
 
 @pytest.fixture(scope="module")
 def rows_that_stop_apart(tiny):
-    """Prompts whose rows all emit one token, first at different steps: (prompts, token, steps)."""
+    """Prompts whose rows all emit one token, first at different steps: (prompts, token, steps, the
+    naive generator's full run of 40 steps, its reference with that token as EOS). Computed once
+    for every generator's test: the naive runs are the slow part."""
     prompts = distinct_prompts(64)
     full = run("naive", tiny, batch_size=64, max_seqlen=40, prompt=prompts)
     first = {}
@@ -33,60 +35,93 @@ def rows_that_stop_apart(tiny):
     token, rows = max(first.items(), key=lambda kv: (len(set(kv[1].values())), len(kv[1])))
     assert len(set(rows.values())) >= 2, "no token is emitted by two rows at different steps: pick other prompts"
     chosen = sorted(rows)[:4]
-    return prompts[chosen], token, max(rows[r] for r in chosen) + 1
+    prompts = prompts[chosen]
+    ref = naive_reference(tiny, batch_size=len(prompts), max_seqlen=40, prompt=prompts, eos_token_id=token)
+    return prompts, token, max(rows[r] for r in chosen) + 1, full[chosen], ref
 
 
-@pytest.mark.parametrize("name", list(tokgen.GENERATORS))
-def test_same_tokens_as_naive_to_max_seqlen(tiny, name):
-    ref = run("naive", tiny, batch_size=3, max_seqlen=20)
-    assert ref.shape == (3, 21)
-    assert torch.equal(run(name, tiny, batch_size=3, max_seqlen=20), ref)
+@pytest.fixture(scope="module")
+def bos_rows(tiny):
+    """The naive generator's tokens for 3 BOS rows, 20 steps."""
+    return run("naive", tiny, batch_size=3, max_seqlen=20)
 
 
-@pytest.mark.parametrize("name", CHECKED)
-def test_same_tokens_as_naive_when_rows_finish_at_different_steps(tiny, rows_that_stop_apart, name):
-    prompts, eos, expected_steps = rows_that_stop_apart
-    batch = len(prompts)
-    full = run("naive", tiny, batch_size=batch, max_seqlen=40, prompt=prompts)
-    ref = run("naive", tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos)
-    # the naive generator stops after the first step at which every row has emitted eos once
-    assert ref.shape == (batch, 1 + expected_steps)
-    assert torch.equal(ref, full[:, : 1 + expected_steps])
-    out = run(name, tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos)
-    assert_tokens_match(naive_reference(tiny, batch_size=batch, max_seqlen=40, prompt=prompts, eos_token_id=eos), out)
+@pytest.fixture(scope="module")
+def sixteen_distinct(tiny):
+    """Sixteen distinct prompts and the naive reference for them, 25 steps."""
+    prompts = distinct_prompts(16)
+    return prompts, naive_reference(tiny, batch_size=16, max_seqlen=25, prompt=prompts)
 
 
-@pytest.mark.parametrize("name", CHECKED)
-def test_a_token_only_some_rows_emit_does_not_stop(tiny, name):
+@pytest.fixture(scope="module")
+def token_of_row_0(tiny):
+    """Four distinct prompts, a token only row 0 emits, the naive tokens (30 steps) and the reference with
+    that token as EOS."""
     prompts = distinct_prompts(4)
     full = run("naive", tiny, batch_size=4, max_seqlen=30, prompt=prompts)
     only_row0 = set(full[0, 1:].tolist()) - set(full[1:, 1:].flatten().tolist())
     assert only_row0, "row 0 has no token of its own: pick other prompts"
-    out = run(name, tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=min(only_row0))
-    ref = naive_reference(tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=min(only_row0))
-    assert torch.equal(ref.tokens, full) and assert_tokens_match(ref, out)["rows"] == 4
+    eos = min(only_row0)
+    return prompts, eos, full, naive_reference(tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=eos)
 
 
 @pytest.mark.parametrize("name", list(tokgen.GENERATORS))
-def test_distinct_rows_to_max_seqlen(tiny, name):
+def test_same_tokens_as_naive_to_max_seqlen(tiny, bos_rows, name):
+    assert bos_rows.shape == (3, 21)
+    assert torch.equal(run(name, tiny, batch_size=3, max_seqlen=20), bos_rows)
+
+
+def test_the_naive_generator_stops_after_every_row_has_emitted_eos(tiny, rows_that_stop_apart, token_of_row_0):
+    """The references of the two tests below: the naive generator stops after the first step at which
+    every row has emitted EOS once, and runs on while some row has not."""
+    prompts, eos, expected_steps, full, ref = rows_that_stop_apart
+    assert ref.tokens.shape == (len(prompts), 1 + expected_steps)
+    assert torch.equal(ref.tokens, full[:, : 1 + expected_steps])
+    assert torch.equal(ref.tokens, run("naive", tiny, batch_size=len(prompts), max_seqlen=40, prompt=prompts,
+                                       eos_token_id=eos))  # fmt: skip
+    _, _, full, ref = token_of_row_0
+    assert torch.equal(ref.tokens, full)
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_same_tokens_as_naive_when_rows_finish_at_different_steps(tiny, rows_that_stop_apart, name):
+    prompts, eos, _, _, ref = rows_that_stop_apart
+    out = run(name, tiny, batch_size=len(prompts), max_seqlen=40, prompt=prompts, eos_token_id=eos)
+    assert_tokens_match(ref, out)
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_a_token_only_some_rows_emit_does_not_stop(tiny, token_of_row_0, name):
+    prompts, eos, _, ref = token_of_row_0
+    out = run(name, tiny, batch_size=4, max_seqlen=30, prompt=prompts, eos_token_id=eos)
+    assert assert_tokens_match(ref, out)["rows"] == 4
+
+
+@pytest.mark.parametrize("name", list(tokgen.GENERATORS))
+def test_distinct_rows_to_max_seqlen(tiny, sixteen_distinct, name):
     """Sixteen distinct prompts: a generator that mixed rows up, or shifted one, would show here
     (an all-BOS batch makes every row the same sequence and hides both)."""
-    prompts = distinct_prompts(16)
-    ref = naive_reference(tiny, batch_size=16, max_seqlen=25, prompt=prompts)
+    prompts, ref = sixteen_distinct
     out = run(name, tiny, batch_size=16, max_seqlen=25, prompt=prompts)
     assert_tokens_match(ref, out, name, check_stop=name not in tokgen.NO_STOP_CHECK)
     assert len(set(map(tuple, out[:, 1:].tolist()))) > 8, "distinct prompts give distinct rows here"
 
 
+@pytest.fixture(scope="module")
+def stops_at_1_5_12(tiny):
+    """The naive tokens of 2 BOS rows, 23 steps, and with EOS the token of column 1, 5 or 12: [(eos, tokens)]."""
+    full = run("naive", tiny, batch_size=2, max_seqlen=23)
+    eos = [int(full[0, stop_at]) for stop_at in (1, 5, 12)]
+    return full, [(e, run("naive", tiny, batch_size=2, max_seqlen=23, eos_token_id=e)) for e in eos]
+
+
 @pytest.mark.parametrize("k", [1, 3, 4, 7, 16])
 @pytest.mark.parametrize("name", GRAPHS)
-def test_k_steps_per_replay_trim_to_the_stop(tiny, name, k):
-    ref_full = run("naive", tiny, batch_size=2, max_seqlen=23)
-    for stop_at in (1, 5, 12):
-        eos = int(ref_full[0, stop_at])
-        ref = run("naive", tiny, batch_size=2, max_seqlen=23, eos_token_id=eos)
+def test_k_steps_per_replay_trim_to_the_stop(tiny, stops_at_1_5_12, name, k):
+    ref_full, stops = stops_at_1_5_12
+    for eos, ref in stops:
         out = run(name, tiny, batch_size=2, max_seqlen=23, eos_token_id=eos, steps_per_graph=k)
-        assert torch.equal(out, ref), (name, k, stop_at)
+        assert torch.equal(out, ref), (name, k, eos)
     assert torch.equal(run(name, tiny, batch_size=2, max_seqlen=23, steps_per_graph=k), ref_full)
 
 

@@ -39,8 +39,15 @@ def test_missing_table_says_which_notebook(tmp_path):
 
 
 def test_environment_names_versions(monkeypatch):
+    import platform
+    from importlib.metadata import version
+
+    import torch
+
     env = environment()
-    assert env["torch"] and env["transformers"] and env["python"]
+    assert (env["torch"], env["transformers"], env["python"]) == (
+        torch.__version__, version("transformers"), platform.python_version())  # fmt: skip
+    assert env["gpu"] == (torch.cuda.get_device_name() if torch.cuda.is_available() else "none (CPU)")
     monkeypatch.setenv("TOKGEN_COMMIT", "abc123")
     assert tokgen.results.git_commit() == "abc123"
 

@@ -17,6 +17,14 @@ from conftest import smoke_command
 from tokgen_tools import clean, runner
 
 ROOT = Path(__file__).resolve().parents[1]
+RUNNER = [sys.executable, "-m", "tokgen_tools.runner"]  # the runner on this interpreter: no Python picked from PATH
+
+
+def run_all_env() -> dict:
+    """The environment for `bash run_all.sh` in a test: its Python is this interpreter (run_all.sh
+    takes `python` from PATH inside an active environment), so it never builds a .venv."""
+    bin_dir = str(Path(sys.executable).parent)
+    return {**os.environ, "VIRTUAL_ENV": sys.prefix, "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
 
 
 def test_notebooks_are_found_in_order():
@@ -94,8 +102,8 @@ def test_every_smoke_parameter_is_declared_by_some_notebook():
         (["--smoke", "--out", str(ROOT / "data" / "x")], f"--out {ROOT / 'data' / 'x'} holds the reference results"),
     ],
 )
-def test_run_all_rejects_bad_arguments_with_one_line(args, message):
-    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), *args], capture_output=True, text=True, timeout=300)
+def test_the_runner_rejects_bad_arguments_with_one_line(args, message):
+    proc = subprocess.run([*RUNNER, *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 2
     assert message in proc.stderr
     said = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith(("usage:", " "))]
@@ -106,7 +114,7 @@ def test_without_a_gpu_the_smoke_fallback_does_not_write_into_the_repository():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("checks the CPU fallback")
-    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--out", "."], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([*RUNNER, "--out", "."], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 2 and "running the smoke mode" in proc.stdout
     assert proc.stderr.splitlines() == [
         f"run_all: --out {ROOT} holds the reference results, which a smoke run does not replace: choose another "
@@ -139,8 +147,10 @@ def test_replacing_the_reference_with_smoke_results_is_said_in_one_line(capsys):
 
 
 def test_help_answers_at_once():
+    """Through run_all.sh itself: it passes its arguments to the runner, and a mistake's exit status back."""
     started = time.time()
-    proc = subprocess.run(["bash", str(ROOT / "run_all.sh"), "--help"], capture_output=True, text=True, timeout=60)
+    run_all = ["bash", str(ROOT / "run_all.sh")]
+    proc = subprocess.run([*run_all, "--help"], capture_output=True, text=True, timeout=60, env=run_all_env())
     assert proc.returncode == 0 and "--smoke" in proc.stdout and "--test" in proc.stdout
     assert time.time() - started < 30  # a loaded machine may be slow; what matters is checked below
     # --help must not wait for torch (seconds to import): the runner imports it only once it runs notebooks
@@ -148,6 +158,25 @@ def test_help_answers_at_once():
                        "except SystemExit:", "    pass", "print('torch' in sys.modules)"])  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert proc.stdout.strip().splitlines()[-1] == "False", "--help imported torch"
+    proc = subprocess.run([*run_all, "--only", "99_nope"], capture_output=True, text=True, timeout=60,
+                          env=run_all_env())  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.startswith("run_all: unknown notebook '99_nope'")
+
+
+def wait_for_an_executed_cell(out: Path, name: str, proc, timeout: float = 300) -> None:
+    """Until papermill has saved notebook `name` in its staging folder under `out` with a cell
+    executed (it saves after every cell): a signal that the notebook runs, however slow the machine."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        for path in out.glob(f"staging-{name}-*/notebooks/{name}.ipynb"):
+            try:
+                cells = json.loads(path.read_text())["cells"]
+            except (OSError, ValueError):  # not there yet, or being written
+                continue
+            if any(cell.get("execution_count") for cell in cells):
+                return
+        time.sleep(0.05)
+    pytest.fail(f"{name} never showed an executed cell (runner exit status {proc.poll()})")
 
 
 @pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"])
@@ -157,12 +186,10 @@ def test_ctrl_c_says_what_finished_in_one_line_and_leaves_nothing_behind(tmp_pat
     cmd = smoke_command("00,01", tmp_path)
     start = lambda: signal.signal(signal.SIGINT, sigint)  # noqa: E731 - in the child, before exec
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=start)
-    lines = []
     for line in proc.stdout:  # wait until notebook 01 has started
-        lines.append(line)
         if line.startswith("[2/2] 01_naive ..."):
             break
-    time.sleep(4)
+    wait_for_an_executed_cell(tmp_path, "01_naive", proc)  # its kernel runs: interrupt it mid-notebook
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130

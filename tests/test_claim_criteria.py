@@ -1,0 +1,441 @@
+"""Every claim's criterion (tokgen.claims.CLAIMS) on small tables whose verdict is known by hand.
+
+For each claim: data on each side of each threshold (a `>` turned into `>=`, a threshold halved
+or doubled changes a verdict here), each part of the criterion failing alone (a part dropped
+changes a verdict here), and decided verdicts: reproduced, partly, not reproduced (issue 45).
+
+Timed rows have eight interleaved rounds. Against BASE, a variant whose every round is ×0.8 is
+faster (×1.25, p = 0.008: every round one way), ×1.25 slower, ±0.1% alternating "no effect"
+(inside ±5%), and NOISY undecided (neither real nor inside the band).
+"""
+
+import json
+import re
+import statistics
+
+import pandas as pd
+import pytest
+
+from tokgen import claims
+from tokgen.claims import CLAIMS, NOT, PARTLY, REPRODUCED, UNMEASURED, Tables, claim
+
+BASE = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
+FASTER = [0.8] * 8
+SLOWER = [1.25] * 8
+NO_EFFECT = [1.001, 0.999] * 4
+NOISY = [0.9, 1.1, 0.95, 1.08, 0.92, 1.06, 0.97, 1.04]
+
+
+def times(factors, scale=1.0):
+    return [scale * b * f for b, f in zip(BASE, factors)]
+
+
+def timed(variant, t, **info):
+    return {"variant": variant, "status": "ok", "times_ms": ";".join(map(str, t)), "median_ms": statistics.median(t),
+            **info}  # fmt: skip
+
+
+def write(folder, table, rows, gpu="GPU X", commit="abc"):
+    """A table as a GPU run of GPT-2 small writes it."""
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    stamp = {"gpu": gpu, "gpu_sms": "all", "commit": commit, "params": json.dumps({"SIZE": "gpt2"})}
+    pd.DataFrame([{**r, **stamp} for r in rows]).to_csv(data / f"{table}.csv", index=False)
+
+
+def measure(n, folder):
+    """Claim n's (measured, verdict, key) from the tables in `folder`, without resampling."""
+    return CLAIMS[n][3](Tables(folder))
+
+
+def verdict(n, folder):
+    return measure(n, folder)[1]
+
+
+def decided(n, folder):
+    """Claim n's verdict as claim() decides it, over resampled rounds: the same in every resample, or
+    (where a part rests on "no effect", which a resample of eight rounds can read as a real
+    difference) the verdict that "inconclusive (… in x% of resampled runs)" names."""
+    c = claim(n, folder, resamples=8)
+    if c["stability"] == 1.0:
+        return c["verdict"]
+    found = re.fullmatch(r"inconclusive \((.+) in \d+% of resampled runs\)", c["verdict"])
+    assert found, c
+    return found.group(1)
+
+
+# --- claim 1: log-log slope >= 1.7 and fragmentation >= 50% of reserved at every N ---
+
+
+def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0), device=None):
+    rows = []
+    for n, frag, res in zip((100, 200, 400), frags, reserved):
+        t = (n / 100) ** exponent * 100
+        rows.append(timed(f"naive N={n}", [t] * 8, max_seqlen=n) | {"frag_pct": frag, "peak_reserved_gb": res}
+                    | ({"device_memory_gb": device} if device else {}))  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize(
+    "slope, frags, expected",
+    [
+        (1.7, (50.0, 60.0, 50.0), REPRODUCED),  # both thresholds met exactly
+        (1.69, (50.0, 60.0, 50.0), PARTLY),  # the slope just below
+        (1.7, (50.0, 49.9, 90.0), PARTLY),  # fragmentation below at one N
+        (1.2, (49.0, 10.0, 0.0), NOT),  # neither
+        (3.4, (25.0, 25.0, 25.0), PARTLY),  # a doubled slope does not make up for a halved fragmentation
+    ],
+)
+def test_claim_1_thresholds(tmp_path, monkeypatch, slope, frags, expected):
+    write(tmp_path, "01_naive", naive_rows(frags=frags))
+    monkeypatch.setattr(claims, "slope", lambda ns, t: slope)  # the fit itself is tested in test_claims.py
+    measured, v, key = measure(1, tmp_path)
+    assert v == expected and key == ("log-log slope", slope, (1.7,))
+    assert f"fragmentation {min(frags):.0f}–{max(frags):.0f}% of reserved" in measured
+
+
+def test_claim_1_decided_from_real_times(tmp_path):
+    write(tmp_path, "01_naive", naive_rows(2.0))
+    assert decided(1, tmp_path) == REPRODUCED
+    assert measure(1, tmp_path)[0].startswith("slope 2.00 (×4.0, ×4.0 per doubling)")
+    write(tmp_path, "01_naive", naive_rows(1.5, frags=(80.0, 80.0, 80.0)))
+    assert decided(1, tmp_path) == PARTLY and measure(1, tmp_path)[0].startswith("slope 1.50 (×2.8, ×2.8")
+    write(tmp_path, "01_naive", naive_rows(1.0, frags=(10.0, 80.0, 80.0)))
+    assert decided(1, tmp_path) == NOT
+
+
+def test_claim_1_says_where_fragmentation_is_capped_by_device_memory(tmp_path):
+    write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 72.0, 71.9), device=80.0))  # 90% of 80 GB is 72 GB
+    measured = measure(1, tmp_path)[0]
+    assert measured.endswith("; at N=200 peak reserved reached ≥ 90% of the GPU's 80 GB, so fragmentation there "
+                             "is capped by device memory")  # fmt: skip
+    write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 71.9, 1.0), device=80.0))
+    assert "capped" not in measure(1, tmp_path)[0]
+
+
+# --- claim 2: speed-up over naive > 1.5 at every N, growing with N ---
+
+
+def kv_claim(tmp_path, naive_ms, kv_ms=None, kv_only=()):
+    kv_ms = kv_ms or {n: 100.0 for n in naive_ms}
+    write(tmp_path, "01_naive", [timed(f"naive N={n}", [t] * 8, max_seqlen=n) for n, t in naive_ms.items()])
+    write(tmp_path, "02_kv_cache", [timed(f"kv_dynamic N={n}", [t] * 8, max_seqlen=n) | {"frag_pct": 20.0 + n / 100}
+                                    for n, t in {**kv_ms, **dict.fromkeys(kv_only, 1.0)}.items()])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "naive_ms, expected",
+    [
+        ({100: 151.0, 200: 300.0, 400: 800.0}, REPRODUCED),
+        ({100: 150.0, 200: 300.0, 400: 800.0}, PARTLY),  # ×1.5 is not above 1.5
+        ({100: 140.0, 200: 300.0, 400: 800.0}, PARTLY),  # ×1.4 passes a halved threshold, not this one
+        ({100: 200.0, 200: 300.0, 400: 300.0}, PARTLY),  # above 1.5 everywhere, but not growing at the end
+        ({100: 400.0, 200: 300.0, 400: 800.0}, PARTLY),  # not growing at the start
+        ({100: 140.0, 200: 130.0, 400: 120.0}, NOT),  # neither
+    ],
+)
+def test_claim_2_thresholds_and_growth(tmp_path, naive_ms, expected):
+    kv_claim(tmp_path, naive_ms)
+    measured, v, key = measure(2, tmp_path)
+    speedups = [t / 100.0 for t in naive_ms.values()]
+    assert v == expected and key == ("smallest speed-up", min(speedups), (1.5,))
+    assert measured == ", ".join(f"N={n}: ×{s:.2f}" for n, s in zip(naive_ms, speedups)) + "; fragmentation 21–24%"
+
+
+def test_claim_2_reads_only_the_sizes_both_notebooks_ran(tmp_path):
+    kv_claim(tmp_path, {100: 200.0, 200: 400.0}, kv_only=(800,))  # N=800 in 02 only: a ×200 that is not compared
+    measured, v, key = measure(2, tmp_path)
+    assert measured.startswith("N=100: ×2.00, N=200: ×4.00;") and v == REPRODUCED and key[1] == 2.0
+    assert decided(2, tmp_path) == REPRODUCED
+
+
+def test_claim_2_needs_both_tables_from_one_run(tmp_path):
+    kv_claim(tmp_path, {100: 200.0, 200: 400.0})
+    write(tmp_path, "02_kv_cache", [timed("kv_dynamic N=100", [100.0] * 8, max_seqlen=100) | {"frag_pct": 1.0}],
+          commit="other")  # fmt: skip
+    c = claim(2, tmp_path, resamples=5)
+    assert c["verdict"] == UNMEASURED and "tables from different runs" in c["measured"]
+
+
+# --- claim 3: expandable segments: fragmentation at most half, faster (real) at every N ---
+
+
+def allocator_rows(per_n, active=True):
+    """per_n: {N: (default frag GB, expandable frag GB, expandable's factors)}"""
+    rows = []
+    for n, (base_gb, new_gb, factors) in per_n.items():
+        rows.append(timed(f"default N={n}", times([1.0] * 8, n), allocator="default", max_seqlen=n, frag_gb=base_gb))
+        rows.append(timed(f"expandable N={n}", times(factors, n), allocator="expandable", max_seqlen=n,
+                          frag_gb=new_gb, expandable_active=active))  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize(
+    "per_n, expected",
+    [
+        ({100: (2.0, 1.0, FASTER), 200: (4.0, 0.4, FASTER)}, REPRODUCED),  # exactly half at N=100: markedly enough
+        ({100: (2.0, 1.01, FASTER), 200: (4.0, 0.4, FASTER)}, PARTLY),  # just over half at one N
+        ({100: (2.0, 0.6, FASTER), 200: (4.0, 1.5, FASTER)}, REPRODUCED),  # 0.3 and 0.375: a halved cut fails them
+        ({100: (2.0, 0.5, FASTER), 200: (4.0, 0.4, NO_EFFECT)}, PARTLY),  # no effect at one N is not faster
+        ({100: (2.0, 0.5, SLOWER), 200: (4.0, 0.4, FASTER)}, PARTLY),  # slower at one N
+        ({100: (2.0, 1.5, SLOWER), 200: (4.0, 4.0, NO_EFFECT)}, NOT),
+    ],
+)
+def test_claim_3_decided(tmp_path, per_n, expected):
+    write(tmp_path, "03_expandable_segments", allocator_rows(per_n))
+    assert decided(3, tmp_path) == expected
+    measured, _, key = measure(3, tmp_path)
+    assert key is None and measured.startswith("N=100: expandable vs default ×")
+    base, new, _ = per_n[100]
+    assert f"fragmentation {base:.2f}→{new:.2f} GB" in measured
+
+
+def test_claim_3_undecided_runtime_leaves_what_it_can_still_be(tmp_path):
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, NOISY), 200: (4.0, 0.4, FASTER)}))
+    v = verdict(3, tmp_path)
+    assert v == "undecided" and v.between == [REPRODUCED, PARTLY]
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 1.5, NOISY), 200: (4.0, 0.4, FASTER)}))
+    assert verdict(3, tmp_path).between == [PARTLY, NOT]  # fragmentation fails already
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, NOISY), 200: (4.0, 0.4, SLOWER)}))
+    assert verdict(3, tmp_path) == PARTLY  # slower at N=200 decides the runtime part, whatever N=100 says
+
+
+def test_claim_3_not_measured_without_the_setting_or_without_pairs(tmp_path):
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, FASTER)}, active=False))
+    assert measure(3, tmp_path) == ("setting was not active", UNMEASURED, None)
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, FASTER)})[:1])
+    assert claim(3, tmp_path, resamples=5)["verdict"] == UNMEASURED  # no N with both allocators
+
+
+# --- claim 4: static cache: lower fragmentation at every N; slower at the smallest N, faster at the others ---
+
+
+def cache_rows(per_n):
+    rows = []
+    for n, (base_gb, new_gb, factors) in per_n.items():
+        rows.append(timed(f"kv_dynamic N={n}", times([1.0] * 8, n), generator="kv_dynamic", max_seqlen=n,
+                          frag_gb=base_gb))  # fmt: skip
+        rows.append(timed(f"kv_static N={n}", times(factors, n), generator="kv_static", max_seqlen=n, frag_gb=new_gb))
+    return rows
+
+
+@pytest.mark.parametrize(
+    "per_n, expected",
+    [
+        ({100: (1.0, 0.9, SLOWER), 200: (1.0, 0.5, FASTER), 400: (2.0, 0.1, FASTER)}, REPRODUCED),
+        ({100: (1.0, 1.0, SLOWER), 200: (1.0, 0.5, FASTER), 400: (2.0, 0.1, FASTER)}, PARTLY),  # equal is not lower
+        ({100: (1.0, 0.9, FASTER), 200: (1.0, 0.5, FASTER), 400: (2.0, 0.1, FASTER)}, PARTLY),  # faster at the smallest
+        ({100: (1.0, 0.9, SLOWER), 200: (1.0, 0.5, FASTER), 400: (2.0, 0.1, SLOWER)}, PARTLY),  # slower at the largest
+        ({100: (1.0, 0.9, SLOWER), 200: (1.0, 0.5, NO_EFFECT), 400: (2.0, 0.1, FASTER)}, PARTLY),
+        ({100: (1.0, 0.9, NO_EFFECT), 200: (1.0, 0.5, FASTER), 400: (2.0, 0.1, FASTER)}, PARTLY),  # not slower
+        ({100: (1.0, 1.1, FASTER), 200: (1.0, 0.5, SLOWER), 400: (2.0, 2.0, FASTER)}, NOT),
+    ],
+)
+def test_claim_4_decided(tmp_path, per_n, expected):
+    write(tmp_path, "04_static_cache", cache_rows(per_n))
+    assert decided(4, tmp_path) == expected
+    measured = measure(4, tmp_path)[0]
+    assert measured.count("static vs dynamic ×") == 3 and "N=400: static vs dynamic" in measured
+
+
+def test_claim_4_open_while_a_needed_comparison_is_undecided(tmp_path):
+    write(tmp_path, "04_static_cache", cache_rows({100: (1.0, 0.9, NOISY), 200: (1.0, 0.5, FASTER)}))
+    v = verdict(4, tmp_path)
+    assert v == "undecided" and v.between == [REPRODUCED, PARTLY]
+    c = claim(4, tmp_path, resamples=5)
+    assert c["verdict"] == "inconclusive" and "whichever way it falls, the claim is reproduced or partly" in c["why"]
+
+
+# --- claim 5: compiled faster than eager, real ---
+
+
+@pytest.mark.parametrize("factors, expected", [(FASTER, REPRODUCED), (SLOWER, NOT), (NO_EFFECT, NOT)])
+def test_claim_5_decided(tmp_path, factors, expected):
+    write(tmp_path, "05_torch_compile", [timed("kv_static", BASE), timed("compiled kv_static", times(factors))])
+    assert decided(5, tmp_path) == expected
+    assert measure(5, tmp_path)[0].startswith("compiled vs eager static ×")
+
+
+# --- claim 6: idle gap >= 20 µs with the sync and at least twice the pipelined one's ---
+
+
+@pytest.mark.parametrize(
+    "sync, piped, expected",
+    [
+        (20.0, 10.0, REPRODUCED),  # both thresholds met exactly
+        (110.0, 5.0, REPRODUCED),
+        (19.9, 5.0, PARTLY),  # just under 20 µs (a halved threshold would pass it)
+        (40.0, 20.01, PARTLY),  # not quite twice
+        (30.0, 29.0, PARTLY),  # above the pipelined one only
+        (30.0, 30.0, NOT),  # equal is not above
+        (10.0, 40.0, NOT),
+    ],
+)
+def test_claim_6_thresholds(tmp_path, sync, piped, expected):
+    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync},
+                                            {"variant": "pipelined_static", "status": "ok",
+                                             "idle_gap_median_us": piped}])  # fmt: skip
+    measured, v, key = measure(6, tmp_path)
+    assert v == expected and key is None
+    assert measured == (f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined "
+                        "(eager, B=16)")  # fmt: skip
+    assert decided(6, tmp_path) == expected
+
+
+# --- claims 7 and 9: notebook 07's variants, eager and compiled ---
+
+
+def pipelining_rows(piped=(FASTER, FASTER), no_check=(FASTER, FASTER), naive=None, best=None):
+    """07's run: kv_static at BASE; pipelined_static and kv_static_no_check by their factors over it
+    (no-check's over pipelined's), eager then compiled."""
+    rows = []
+    for compiled, p, c in zip((False, True), piped, no_check):
+        prefix = "compiled " if compiled else ""
+        rows.append(timed(f"{prefix}kv_static", BASE, compiled=compiled))
+        rows.append(timed(f"{prefix}pipelined_static", times(p), compiled=compiled))
+        rows.append(timed(f"{prefix}kv_static_no_check", [t * f for t, f in zip(times(p), c)], compiled=compiled))
+    if naive is not None:
+        rows.append(timed("naive", naive))
+    if best is not None:
+        rows = [r for r in rows if r["variant"] != "compiled pipelined_static"] + [
+            timed("compiled pipelined_static", best, compiled=True)]  # fmt: skip
+    return rows
+
+
+def gaps(tmp_path, sync, piped, commit="abc"):
+    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync},
+                                            {"variant": "pipelined_static", "status": "ok",
+                                             "idle_gap_median_us": piped}], commit=commit)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "sync, piped, factors, expected",
+    [
+        (100.0, 50.0, (FASTER, FASTER), REPRODUCED),  # the gap exactly halved
+        (100.0, 50.1, (FASTER, FASTER), PARTLY),  # not quite halved
+        (100.0, 30.0, (FASTER, NO_EFFECT), PARTLY),  # compiled: no effect
+        (100.0, 30.0, (SLOWER, FASTER), PARTLY),  # eager: slower
+        (100.0, 100.0, (SLOWER, NO_EFFECT), NOT),
+    ],
+)
+def test_claim_7_decided(tmp_path, sync, piped, factors, expected):
+    gaps(tmp_path, sync, piped)
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=factors))
+    assert decided(7, tmp_path) == expected
+    measured = measure(7, tmp_path)[0]
+    assert measured.startswith(f"idle gap {sync:.0f}→{piped:.0f} µs; eager: pipelined vs sync ×")
+    assert "; compiled: pipelined vs sync ×" in measured
+
+
+def test_claim_7_open_and_from_one_run_only(tmp_path):
+    gaps(tmp_path, 100.0, 30.0)
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(NOISY, FASTER)))
+    assert verdict(7, tmp_path).between == [REPRODUCED, PARTLY]
+    gaps(tmp_path, 100.0, 30.0, commit="older")
+    assert claim(7, tmp_path, resamples=5)["verdict"] == UNMEASURED
+
+
+@pytest.mark.parametrize(
+    "no_check, expected",
+    [((FASTER, FASTER), REPRODUCED), ((FASTER, NO_EFFECT), PARTLY), ((SLOWER, FASTER), PARTLY),
+     ((NO_EFFECT, SLOWER), NOT)],
+)  # fmt: skip
+def test_claim_9_decided(tmp_path, no_check, expected):
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=no_check))
+    assert decided(9, tmp_path) == expected
+    measured = measure(9, tmp_path)[0]
+    assert measured.startswith("eager: no-check vs pipelined ×") and "; compiled: no-check vs pipelined ×" in measured
+
+
+def test_claim_9_undecided_on_one_side(tmp_path):
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(NOISY, FASTER)))
+    assert verdict(9, tmp_path).between == [REPRODUCED, PARTLY]
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(NOISY, SLOWER)))
+    assert verdict(9, tmp_path).between == [PARTLY, NOT]
+
+
+# --- claim 8: per family, faster at the smallest batch, no larger real gain elsewhere, not faster at the largest ---
+
+
+def sweep_rows(families):
+    """families: {compiled: {batch size: factors of pipelined over kv_static}}"""
+    rows = []
+    for compiled, per_b in families.items():
+        prefix = "compiled " if compiled else ""
+        for b, factors in per_b.items():
+            rows.append(timed(f"{prefix}kv_static B={b}", BASE, compiled=compiled, batch_size=b))
+            rows.append(timed(f"{prefix}pipelined_static B={b}", times(factors), compiled=compiled, batch_size=b))
+    return rows
+
+
+GOOD = {1: [0.8] * 8, 4: [0.9] * 8, 16: NO_EFFECT}  # ×1.25 at B=1, a smaller real gain at 4, none at 16
+
+
+@pytest.mark.parametrize(
+    "family, expected",
+    [
+        (GOOD, REPRODUCED),
+        ({1: [0.8] * 8, 4: [0.8] * 8, 16: NO_EFFECT}, REPRODUCED),  # an equal gain is not a larger one
+        ({1: [0.8] * 8, 4: [0.79] * 8, 16: NO_EFFECT}, PARTLY),  # a larger real gain at B=4
+        ({1: [0.8] * 8, 4: [0.9] * 8, 16: [0.95] * 8}, PARTLY),  # still faster at the largest batch
+        ({1: [0.8] * 8, 4: [0.9] * 8, 16: SLOWER}, REPRODUCED),  # slower at the largest: "not faster"
+        ({1: NO_EFFECT, 4: NO_EFFECT, 16: NO_EFFECT}, PARTLY),  # only "not faster at the largest" holds
+        ({1: SLOWER, 4: [0.9] * 8, 16: [0.9] * 8}, NOT),
+    ],
+)
+def test_claim_8_decided_per_family(tmp_path, family, expected):
+    write(tmp_path, "08_batch_sweep", sweep_rows({False: family, True: family}))
+    assert decided(8, tmp_path) == expected
+    if expected != REPRODUCED:  # one family failing is enough for a "partly", whichever it is
+        for families in ({False: family, True: GOOD}, {False: GOOD, True: family}):
+            write(tmp_path, "08_batch_sweep", sweep_rows(families))
+            assert verdict(8, tmp_path) == PARTLY
+
+
+def test_claim_8_measured_names_the_ends_and_the_larger_gain(tmp_path):
+    write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: [0.8] * 8, 4: [0.7] * 8, 16: SLOWER}}))
+    measured = measure(8, tmp_path)[0]
+    assert measured.startswith("eager: B=1 ×1.25 (IQR ×1.25–×1.25; p = 0.008, faster), B=16 ×0.80 (")
+    assert "; a larger real gain at B=4: ×1.43" in measured
+    assert measured.endswith("of 3 batch sizes, real gains: B=1, 4, real losses: B=16")
+    write(tmp_path, "08_batch_sweep", sweep_rows({True: {1: [0.8] * 8}}))
+    assert measure(8, tmp_path)[0] == ("compiled: B=1 ×1.25 (IQR ×1.25–×1.25; p = 0.008, faster); of 1 batch sizes, "
+                                       "real gains: B=1, real losses: none")  # fmt: skip
+
+
+def test_claim_8_undecided_parts(tmp_path):
+    # the smallest undecided, a real gain elsewhere: "largest at the smallest" fails whatever it turns out
+    write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: NOISY, 4: [0.9] * 8, 16: [0.9] * 8}}))
+    assert verdict(8, tmp_path).between == [PARTLY, NOT]
+    write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: NOISY, 4: [0.9] * 8, 16: NO_EFFECT}}))
+    assert verdict(8, tmp_path) == PARTLY  # not faster at the largest: one part holds, one fails
+    # undecided at the smallest and no real gain anywhere: the second part stays open too
+    write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: NOISY, 4: NO_EFFECT, 16: SLOWER}}))
+    assert verdict(8, tmp_path).between == [REPRODUCED, PARTLY]
+    # undecided at the largest only: reproduced or partly
+    write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: [0.8] * 8, 4: [0.9] * 8, 16: NOISY}}))
+    assert verdict(8, tmp_path).between == [REPRODUCED, PARTLY]
+
+
+# --- claim 10: paired speed-up over naive >= 4 reproduced, >= 2.5 partly ---
+
+
+@pytest.mark.parametrize(
+    "ratio, expected, ranked",
+    [
+        (4.0, REPRODUCED, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
+        (3.99, PARTLY, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
+        (2.5, PARTLY, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
+        (2.49, NOT, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
+        (1.3, NOT, "ranked 3 of 7 variants by median (fastest: kv_static_no_check)"),  # no-check runs ×1/0.64
+        (8.0, REPRODUCED, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
+    ],
+)
+def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
+    best = [b / ratio for b in BASE]
+    write(tmp_path, "07_pipelining", pipelining_rows(naive=BASE, best=best))
+    measured, v, key = measure(10, tmp_path)
+    assert v == expected and key == ("speed-up", pytest.approx(ratio), (2.5, 4))
+    assert measured == f"×{ratio:.2f} over naive (IQR ×{ratio:.2f}–×{ratio:.2f} of the rounds); {ranked}"
+    c = claim(10, tmp_path, resamples=8)
+    assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")

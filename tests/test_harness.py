@@ -1,0 +1,852 @@
+"""The harness's numbers against answers known by hand: a fake clock and a fake GPU on the CPU.
+
+A run's time, its quartiles, its memory peaks, the bytes a generation must move and its floor:
+each test builds data whose answer is worked out in the comments, so that a small mistake in
+tokgen.bench, tokgen.memory, tokgen.bandwidth or tokgen.agreement (a synchronize dropped, two
+quartiles swapped, a mean for a median, fragmentation over allocated instead of reserved memory)
+changes a number that is pinned here (issue 45; tools/mutation.sh measures how many such
+mistakes these tests catch).
+"""
+
+import math
+import random
+from functools import partial
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+import torch
+
+from tokgen import bandwidth, bench, memory
+from tokgen.bench import Variant
+from tokgen.results import Recorder, load, run_of
+
+TICK = 1 / 64  # seconds: every duration below is a whole number of ticks, so every millisecond is exact
+MS = 1e3 * TICK  # 15.625 ms per tick
+
+
+class FakeGpu:
+    """A CUDA device simulated on the CPU: a clock that host work and `synchronize` advance, device
+    work queued until someone waits for it, and peak memory since the last reset."""
+
+    def __init__(self):
+        self.now = 0.0  # seconds
+        self.queued = 0.0  # device work launched and not yet waited for
+        self.events = []
+        self.syncs = self.resets = self.emptied = 0
+        self.allocated = self.reserved = 0  # peak bytes since the last reset
+        self.profiled = []
+
+    def perf_counter(self):
+        self.events.append("clock")
+        return self.now
+
+    def synchronize(self, device=None):
+        self.syncs += 1
+        self.events.append("sync")
+        self.now += self.queued
+        self.queued = 0.0
+
+    def work(self, host_ticks, device_ticks, allocated=0, reserved=0):
+        """One run: the host busy `host_ticks`, the device `device_ticks` more after it returns."""
+        self.now += host_ticks * TICK
+        self.queued += device_ticks * TICK
+        self.allocated, self.reserved = max(self.allocated, allocated), max(self.reserved, reserved)
+
+    def reset_peak_memory_stats(self, device=None):
+        self.resets += 1
+        self.allocated = self.reserved = 0
+
+    def empty_cache(self):
+        self.emptied += 1
+
+    def memory_stats(self, device=None):
+        return {"allocated_bytes.all.peak": self.allocated, "reserved_bytes.all.peak": self.reserved}
+
+    def get_device_properties(self, device=None):
+        return SimpleNamespace(total_memory=80e9)
+
+    def gpu_busy_ms(self, run):
+        self.profiled.append(run)
+        return 187.5
+
+
+@pytest.fixture
+def gpu(monkeypatch):
+    fake = FakeGpu()
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=fake.perf_counter))
+    for name in ("synchronize", "reset_peak_memory_stats", "empty_cache", "memory_stats", "get_device_properties"):
+        monkeypatch.setattr(torch.cuda, name, getattr(fake, name))
+    monkeypatch.setattr(bench, "gpu_busy_ms", fake.gpu_busy_ms)
+    return fake
+
+
+def scripted(gpu, name, ticks, steps=5, info=None, memory_by_call=None, fail=None):
+    """A variant whose k-th call takes ticks[k] (half on the host, half queued on the device), returns
+    `steps` steps of 2 rows, and raises `fail[k]` at call k; calls are counted in `.calls`."""
+    calls = []
+
+    def run():
+        k = len(calls)
+        calls.append(k)
+        if fail and k in fail:
+            raise fail[k]
+        allocated, reserved = (memory_by_call or {}).get(k, (0, 0))
+        gpu.work(ticks[k] / 2, ticks[k] / 2, allocated, reserved)
+        return torch.zeros(2, 1 + steps, dtype=torch.long)
+
+    v = Variant(name, run, info or {})
+    v.calls = calls
+    return v
+
+
+# --- bench.time_run: the device synchronized before and after ---
+
+
+def test_time_run_waits_for_earlier_work_before_and_for_its_own_after(gpu):
+    gpu.queued = 40 * TICK  # an earlier call's device work, still running: not this run's time
+
+    def run():
+        gpu.work(8, 16)  # 8 ticks on the host, then 16 more on the device
+        return "tokens"
+
+    ms, out = bench.time_run(run, torch.device("cuda"))
+    # without the first synchronize: (40 + 8 + 16) ticks = 1000 ms; without the second: 8 ticks = 125 ms
+    assert (ms, out) == (24 * MS, "tokens") == (375.0, "tokens")
+    assert gpu.events == ["sync", "clock", "sync", "clock"]
+
+
+def test_time_run_on_the_cpu_waits_for_nothing(gpu):
+    ms, _ = bench.time_run(lambda: gpu.work(8, 16), torch.device("cpu"))
+    assert ms == 8 * MS and gpu.syncs == 0  # the fake "device" work is never waited for on the CPU
+
+
+# --- bench.compare: the rows it writes ---
+
+# a's timed calls take 32, 8, 96, 16, 24 ticks: 500, 125, 1500, 250, 375 ms, in that order.
+# Sorted 125, 250, 375, 500, 1500: median 375 (the mean, 550, is far from it), quartiles by the
+# inclusive method at positions 1 and 3 of 0..4: 250 and 500. 5 steps: 75 ms per step.
+A_TICKS = [64, 32, 8, 96, 16, 24]  # the first is the warm-up: first_call_ms 1000
+# b: 10, 2, 6, 4, 8 ticks = 156.25, 31.25, 93.75, 62.5, 125 ms; median 93.75, quartiles 62.5 and 125
+B_TICKS = [4, 10, 2, 6, 4, 8]
+GB = 10**9
+
+
+def test_compare_writes_the_known_times_quartiles_memory_and_order(gpu):
+    # a's peaks: 5 GB allocated / 8 GB reserved in its early runs, 1 / 4 GB in its last: with the
+    # peaks reset before each run, its row holds the last run's, fragmentation (4 - 1) / 4 = 75% of reserved
+    a = scripted(gpu, "a", A_TICKS, info={"generator": "kv_static", "batch_size": 2},
+                 memory_by_call={k: (5 * GB, 8 * GB) for k in range(5)} | {5: (1 * GB, 4 * GB)})  # fmt: skip
+    b = scripted(gpu, "b", B_TICKS, steps=4, info={"generator": "graph_stop_on_device"},
+                 memory_by_call={k: (2 * GB, 2 * GB) for k in range(6)})  # fmt: skip
+    recorded = []
+    res = bench.compare([a, b], rounds=5, device="cuda", record=recorded.append, seed=3)
+    orders = bench.round_orders(2, 5, random.Random(3))
+    ra, rb = res.to_dict("records")
+    pd.testing.assert_frame_equal(pd.DataFrame(recorded), res)  # each row went to `record` as returned
+    assert list(res["variant"]) == ["a", "b"]
+    assert {k: ra[k] for k in ("status", "error", "runs", "steps", "order_seed", "generator", "batch_size")} == {
+        "status": "ok", "error": "", "runs": 5, "steps": 5, "order_seed": 3, "generator": "kv_static", "batch_size": 2
+    }  # fmt: skip
+    assert ra["times_ms"] == "500.000;125.000;1500.000;250.000;375.000"  # the rounds' order, not sorted
+    assert (ra["median_ms"], ra["q25_ms"], ra["q75_ms"]) == (375.0, 250.0, 500.0)
+    assert (ra["mean_ms"], ra["min_ms"], ra["max_ms"], ra["ms_per_step"]) == (550.0, 125.0, 1500.0, 75.0)
+    assert ra["std_ms"] == pytest.approx(math.sqrt((50**2 + 425**2 + 950**2 + 300**2 + 175**2) / 4))
+    assert ra["first_call_ms"] == 1000.0 and ra["slice_escapes"] == 0
+    assert ra["positions"] == ";".join(str(o.index(0)) for o in orders)
+    assert rb["positions"] == ";".join(str(o.index(1)) for o in orders)
+    assert rb["times_ms"] == "156.250;31.250;93.750;62.500;125.000"
+    assert (rb["median_ms"], rb["q25_ms"], rb["q75_ms"], rb["ms_per_step"]) == (93.75, 62.5, 125.0, 93.75 / 4)
+    # memory: peaks in GB, fragmentation = reserved - allocated, as a share of reserved
+    assert (ra["peak_allocated_gb"], ra["peak_reserved_gb"], ra["frag_gb"], ra["frag_pct"]) == (1.0, 4.0, 3.0, 75.0)
+    assert ra["device_memory_gb"] == 80.0
+    assert (rb["frag_gb"], rb["frag_pct"]) == (0.0, 0.0)
+    # GPU busy time: one profiled run after the rounds, but not of a loop that runs on the device
+    assert gpu.profiled == [a.run] and ra["gpu_busy_ms"] == 187.5 and ra["gpu_busy_share"] == 187.5 / 375.0
+    assert math.isnan(rb["gpu_busy_ms"]) and math.isnan(rb["gpu_busy_share"])
+    # every run (1 warm-up + 5 timed, 2 variants): its peaks reset, synchronized 3 times (reset, before, after)
+    assert len(a.calls) == len(b.calls) == 6
+    assert gpu.resets == gpu.emptied == 12 and gpu.syncs == 36
+
+
+def test_compare_on_the_cpu_or_without_gpu_busy_profiles_nothing(gpu):
+    res = bench.compare([scripted(gpu, "a", A_TICKS)], rounds=5, device="cuda", gpu_busy=False)
+    assert gpu.profiled == [] and math.isnan(res.loc[0, "gpu_busy_ms"]) and res.loc[0, "median_ms"] == 375.0
+    res = bench.compare([scripted(gpu, "a", A_TICKS)], rounds=5, device="cpu")
+    assert gpu.profiled == [] and gpu.resets == 6 and res.loc[0, "peak_allocated_gb"] is None
+    # on the CPU nothing waits for the device: only the host half of each run is timed
+    assert res.loc[0, "median_ms"] == 375.0 / 2 and res.loc[0, "frag_pct"] is None
+
+
+def test_a_profiler_failure_costs_the_column_not_the_run(gpu, monkeypatch):
+    message = "CUPTI busy " + "x" * 600
+
+    def gpu_busy_ms(run):
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(bench, "gpu_busy_ms", gpu_busy_ms)
+    row = bench.compare([scripted(gpu, "a", A_TICKS)], rounds=5, device="cuda").iloc[0]
+    assert row["status"] == "ok" and row["error"] == f"gpu_busy_ms: RuntimeError: {message}"[:500]
+    assert math.isnan(row["gpu_busy_ms"]) and row["median_ms"] == 375.0
+
+
+@pytest.mark.parametrize(
+    "exc, status",
+    [
+        (torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"), "oom"),
+        (RuntimeError("CUDA error: Out Of Memory while capturing"), "oom"),  # told by its message
+        (ValueError("bad shape"), "error"),
+    ],
+)
+def test_a_failing_variant_keeps_its_finished_rounds_and_is_not_run_again(gpu, exc, status):
+    failing = scripted(gpu, "f", A_TICKS, fail={3: exc})  # warm-up, two timed runs, then the failure
+    fine = scripted(gpu, "ok", B_TICKS)
+    res = bench.compare([failing, fine], rounds=5, device="cuda", seed=0).set_index("variant")
+    f = res.loc["f"]
+    assert (f["status"], f["error"]) == (status, f"{type(exc).__name__}: {exc}")
+    assert (f["runs"], f["times_ms"], f["median_ms"], f["first_call_ms"]) == (2, "500.000;125.000", 312.5, 1000.0)
+    assert len(f["positions"].split(";")) == 2 and len(failing.calls) == 4  # never called after it failed
+    assert math.isnan(f["gpu_busy_ms"]) and gpu.profiled == [fine.run]  # a failed variant is not profiled
+    assert res.loc["ok", "status"] == "ok" and res.loc["ok", "runs"] == 5
+    # peaks reset before each of the 10 runs that started, and once more after the failure
+    assert gpu.resets == 4 + 1 + 6
+
+
+def test_a_variant_failing_in_its_warm_up_has_no_rounds_and_no_numbers(gpu):
+    long = RuntimeError("x" * 600)
+    res = bench.compare([scripted(gpu, "f", A_TICKS, fail={0: long})], rounds=3, device="cuda", warmup=2)
+    row = res.iloc[0]
+    assert row["status"] == "error" and row["error"] == ("RuntimeError: " + "x" * 600)[:500]
+    assert (row["runs"], row["times_ms"], row["positions"], row["steps"]) == (0, "", "", None)
+    assert row["first_call_ms"] is None or math.isnan(row["first_call_ms"])
+    for key in ("median_ms", "mean_ms", "std_ms", "min_ms", "max_ms", "q25_ms", "q75_ms", "ms_per_step"):
+        assert math.isnan(row[key]), key
+    assert gpu.resets == 2  # before the one run that started, and after its failure
+
+
+def test_warm_up_calls_are_untimed_and_the_first_is_reported(gpu):
+    v = scripted(gpu, "a", [40, 64, 32, 8, 96, 16, 24])  # two warm-ups: 625 ms, then 1000 ms
+    row = bench.compare([v], rounds=5, device="cuda", warmup=2, gpu_busy=False).iloc[0]
+    assert len(v.calls) == 7 and row["first_call_ms"] == 625.0 and row["runs"] == 5
+    assert row["times_ms"] == "500.000;125.000;1500.000;250.000;375.000"
+    cold = scripted(gpu, "a", A_TICKS[1:])
+    row = bench.compare([cold], rounds=5, device="cuda", warmup=0, gpu_busy=False).iloc[0]
+    assert len(cold.calls) == 5 and row["first_call_ms"] is None and row["median_ms"] == 375.0
+
+
+def test_one_round_has_a_median_but_no_spread(gpu):
+    row = bench.compare([scripted(gpu, "a", [64, 32])], rounds=1, device="cuda", gpu_busy=False).iloc[0]
+    assert (row["median_ms"], row["mean_ms"], row["min_ms"], row["max_ms"]) == (500.0, 500.0, 500.0, 500.0)
+    assert math.isnan(row["q25_ms"]) and math.isnan(row["q75_ms"]) and math.isnan(row["std_ms"])
+    assert row["ms_per_step"] == 100.0
+
+
+def test_a_run_of_no_steps_has_no_time_per_step(gpu):
+    row = bench.compare([scripted(gpu, "a", A_TICKS, steps=0)], rounds=5, device="cuda", gpu_busy=False).iloc[0]
+    assert row["steps"] == 0 and row["median_ms"] == 375.0 and math.isnan(row["ms_per_step"])
+
+
+def test_only_timed_runs_that_left_the_slice_are_counted(gpu, monkeypatch):
+    """reconfine() before and after every run; an escape in the warm-up (compiling) is not counted."""
+    left = {"now": False}
+
+    class Slice:
+        def confine(self):
+            was, left["now"] = left["now"], False
+            return was
+
+    monkeypatch.setattr(bench.GpuSlice, "active", Slice())
+    v = scripted(gpu, "a", A_TICKS)
+    inner = v.run
+
+    def run():
+        out = inner()
+        left["now"] = len(v.calls) in (1, 3, 5)  # the warm-up and timed runs 2 and 4 leave the slice
+        return out
+
+    row = bench.compare([Variant("a", run)], rounds=5, device="cuda", gpu_busy=False).iloc[0]
+    assert row["slice_escapes"] == 2 and bench.reconfine() is False
+    monkeypatch.setattr(bench.GpuSlice, "active", None)
+    assert bench.reconfine() is False
+
+
+@pytest.mark.parametrize("rounds", [0, -1, 2.0, True, "3"])
+def test_rounds_must_be_a_positive_integer(rounds):
+    with pytest.raises(ValueError, match=f"rounds must be a positive integer, got {rounds!r}"):
+        bench.compare([], rounds=rounds, device="cpu")
+
+
+@pytest.mark.parametrize("seed", [True, 1.5, "1"])
+def test_seed_must_be_an_integer_or_none(seed):
+    with pytest.raises(ValueError, match=f"seed must be an integer or None, got {seed!r}"):
+        bench.compare([], rounds=1, device="cpu", seed=seed)
+
+
+def test_round_orders_are_fresh_permutations_drawn_from_the_rng():
+    orders = bench.round_orders(4, 6, random.Random(11))
+    rng = random.Random(11)
+    assert orders == [rng.sample(range(4), 4) for _ in range(6)]
+    assert all(sorted(o) == [0, 1, 2, 3] for o in orders) and len(orders) == 6
+
+
+def test_generator_variant_names_and_runs_what_it_says(tiny):
+    seen = []
+    v = bench.generator_variant("graph_handwritten", tiny, batch_size=2, max_seqlen=9, steps_per_graph=4,
+                                by=("batch_size",))  # fmt: skip
+    assert v.name == "graph_handwritten K=4 B=2"
+    assert v.info == {"generator": "graph_handwritten", "compiled": False, "batch_size": 2, "max_seqlen": 9,
+                      "steps_per_graph": 4}  # fmt: skip
+    assert v.run(seen.append).shape == (2, 10) and seen == [0, 4, 8]  # the profiler's hook reaches the loop
+    with pytest.raises(ValueError, match=r"by: choose from max_seqlen, batch_size, got \('rounds',\)"):
+        bench.generator_variant("naive", tiny, batch_size=1, max_seqlen=2, by=("rounds",))
+
+
+def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, monkeypatch):
+    """Three plain runs of 8, 24 and 16 ticks (125, 375, 250 ms; median 250 ms) over 5 steps: 50,000 µs
+    a step; the profiled step period 60,000 µs is 20% over it."""
+    calls = []
+
+    class Timeline:
+        def __init__(self, summary):
+            self._summary = summary
+
+        def summary(self):
+            return self._summary
+
+    def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
+        calls.append((start, stop, cpu, model, trace_path))
+        return Timeline({"step_period_us": 60_000.0, "steps": stop - start})
+
+    monkeypatch.setattr(bench, "profile_steps", profile_steps)
+    v = scripted(gpu, "a", [64, 8, 24, 16], info={"generator": "kv_static"})
+    row, stats, picture = bench.profile_window(v, "cuda", start=2, stop=4, model="m", trace_path="t.json")
+    assert calls == [(2, 4, False, None, None), (2, 4, True, "m", "t.json")] and len(v.calls) == 4
+    assert row == {
+        "generator": "kv_static",
+        "variant": "a",
+        "step_period_us": 60_000.0,
+        "steps": 2,
+        "unprofiled_step_us": 50_000.0,
+        "unprofiled_runs": 3,
+        "profiler_overhead_pct": pytest.approx(20.0),
+    }
+    assert stats.summary() == picture.summary()
+    monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: Timeline({"steps": 0}))
+    row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 2, 2, 2]), "cuda", start=0, stop=1, plain_runs=3)
+    assert math.isnan(row["profiler_overhead_pct"]) and row["unprofiled_step_us"] == 1e3 * 2 * MS / 5
+
+
+# --- memory: peaks, fragmentation, the allocator's switch ---
+
+
+def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
+    gpu.allocated, gpu.reserved = 6 * GB, 8 * GB
+    assert memory.memory_peaks(torch.device("cuda")) == {
+        "peak_allocated_gb": 6.0, "peak_reserved_gb": 8.0, "frag_gb": 2.0, "frag_pct": 25.0, "device_memory_gb": 80.0
+    }  # fmt: skip
+    gpu.allocated = gpu.reserved = 0
+    assert memory.memory_peaks(torch.device("cuda"))["frag_pct"] == 0.0  # nothing reserved: no division by zero
+    assert memory.memory_peaks(torch.device("cpu")) == dict.fromkeys(
+        ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct")
+    )
+
+
+def test_reset_memory_empties_the_cache_resets_the_peaks_and_waits(gpu):
+    gpu.allocated, gpu.queued = 5 * GB, 3 * TICK
+    memory.reset_memory(torch.device("cuda"))
+    assert (gpu.emptied, gpu.resets, gpu.syncs, gpu.allocated, gpu.queued) == (1, 1, 1, 0, 0.0)
+    memory.reset_memory(torch.device("cpu"))
+    assert (gpu.emptied, gpu.resets, gpu.syncs) == (1, 1, 1)
+
+
+def test_set_expandable_segments_passes_the_setting_to_the_allocator(monkeypatch):
+    said = []
+    monkeypatch.setattr(torch._C, "_accelerator_setAllocatorSettings", said.append, raising=False)
+    memory.set_expandable_segments(True)
+    memory.set_expandable_segments(False)
+    assert said == ["expandable_segments:True", "expandable_segments:False"]
+    monkeypatch.delattr(torch._C, "_accelerator_setAllocatorSettings")  # an older torch: the CUDA setter
+    monkeypatch.setattr(torch.cuda.memory, "_set_allocator_settings", said.append)
+    memory.set_expandable_segments(True)
+    assert said[-1] == "expandable_segments:True"
+
+
+@pytest.mark.parametrize(
+    "segments, expected",
+    [
+        ([{"address": 0, "total_size": 5000}, {"address": 5000, "total_size": 100, "is_expandable": True}], True),
+        ([{"address": 4000, "total_size": 1001, "is_expandable": False}], False),
+        ([{"address": 5000, "total_size": 1}], False),  # is_expandable absent: not expandable
+        ([{"address": 0, "total_size": 5000, "is_expandable": True}], None),  # ends just before the probe
+        ([{"address": 5001, "total_size": 10, "is_expandable": True}], None),
+    ],
+)
+def test_expandable_segments_active_reads_the_probes_segment(monkeypatch, segments, expected):
+    made = []
+
+    def empty(*size, dtype, device):
+        made.append((size, dtype, device))
+        return SimpleNamespace(data_ptr=lambda: 5000)
+
+    cuda = SimpleNamespace(empty_cache=lambda: None, memory=SimpleNamespace(_snapshot=lambda: {"segments": segments}))
+    monkeypatch.setattr(memory, "torch", SimpleNamespace(empty=empty, uint8=torch.uint8, cuda=cuda))
+    if expected is None:
+        with pytest.raises(RuntimeError, match="probe allocation was not found"):
+            memory.expandable_segments_active("cuda:1")
+    else:
+        assert memory.expandable_segments_active("cuda:1") is expected
+    assert made == [((64 * 2**20,), torch.uint8, "cuda:1")]
+
+
+# --- bandwidth: the bytes a generation moves, and its floor ---
+
+
+class Toy(torch.nn.Module):
+    """A model of known sizes: a position table of 10 rows of 4 floats (40 values) and 100 other
+    values, all float32: 560 bytes; 2 layers of width 4."""
+
+    def __init__(self):
+        super().__init__()
+        self.transformer = torch.nn.Module()
+        self.transformer.wpe = torch.nn.Embedding(10, 4)
+        self.other = torch.nn.Linear(9, 10)  # 90 weights and 10 biases
+        self.config = SimpleNamespace(n_layer=2, n_embd=4, vocab_size=50)
+        self.dtype = torch.float32
+
+
+def test_bytes_of_a_generation_by_hand():
+    toy = Toy()
+    # all 560 bytes but the position table's 40 × 4, of which one row of 4 × 4 is read
+    assert bandwidth.weight_bytes_per_step(toy) == 560 - 160 + 16 == 416
+    # keys and values (2) × 2 layers × 3 rows × 5 positions × 4 floats × 4 bytes
+    assert bandwidth.kv_bytes(toy, 3, 5) == 2 * 2 * 3 * 5 * 4 * 4 == 960
+    # 3 steps of B = 1: the weights (416) and this step's keys and values (64) each step, plus what is read:
+    assert bandwidth.generation_bytes(toy, 1, 3, "none") == 3 * (416 + 64) == 1440
+    assert bandwidth.generation_bytes(toy, 1, 3, "filled") == 1440 + 64 * (0 + 1 + 2) == 1632
+    assert bandwidth.generation_bytes(toy, 1, 3, "static") == 1440 + 3 * 64 * 3 == 2016
+    assert bandwidth.generation_bytes(toy, 1, 3, "static", slots=5) == 1440 + 3 * 64 * 5 == 2400
+    assert bandwidth.generation_bytes(toy, 1, 3) == 1632  # "filled" by default
+    # at 2 GB/s: bytes / 2e9 s = bytes / 2e6 ms
+    assert bandwidth.floor_ms(toy, 1, 3, 2.0) == pytest.approx(1632 / 2e6, rel=1e-12)
+    assert bandwidth.floor_ms(toy, 1, 3, 2.0, "static", 5) == pytest.approx(2400 / 2e6, rel=1e-12)
+    assert bandwidth.gpt2_products(toy) == {"attention qkv": (4, 12), "attention out": (4, 4), "mlp up": (4, 16),
+                                            "mlp down": (16, 4), "LM head": (4, 50)}  # fmt: skip
+    with pytest.raises(ValueError, match="kv_read must be 'filled', 'static' or 'none', got 'paged'"):
+        bandwidth.generation_bytes(toy, 1, 3, "paged")
+
+
+def test_floor_table_by_hand():
+    toy = Toy()
+    timed = pd.DataFrame(
+        {
+            "variant": ["kv_static", "naive", "graph_triton_kernels K=2"],
+            "generator": ["kv_static", "naive", "graph_triton_kernels"],
+            "notebook": "12",
+            "batch_size": 1,
+            "max_seqlen": 3,
+            "steps": 3,
+            "steps_per_graph": [float("nan"), float("nan"), 2.0],
+            "median_ms": [0.004, 0.008, 0.002],
+            "status": "ok",  # not carried over
+        }
+    )
+    floors = bandwidth.floor_table(timed, toy, 2.0)
+    task = 1632 / 2e6  # the filled cache: 0.000816 ms
+    assert list(floors["variant"]) == ["graph_triton_kernels K=2", "kv_static", "naive"]  # fastest first
+    assert list(floors.columns) == ["variant", "notebook", "median_ms", "kv_read", "own_floor_ms",
+                                    "pct_of_own_floor", "task_floor_ms", "times_task_floor"]  # fmt: skip
+    assert list(floors["kv_read"]) == ["filled", "static (3 slots)", "none"]
+    assert list(floors["own_floor_ms"]) == pytest.approx([task, 2016 / 2e6, 1440 / 2e6])
+    assert list(floors["pct_of_own_floor"]) == pytest.approx([100 * task / 0.002, 100 * 2016 / 2e6 / 0.004,
+                                                              100 * 1440 / 2e6 / 0.008])  # fmt: skip
+    assert list(floors["task_floor_ms"]) == pytest.approx([task] * 3)
+    assert list(floors["times_task_floor"]) == pytest.approx([0.002 / task, 0.004 / task, 0.008 / task])
+
+
+def test_cache_read_refuses_a_loop_it_cannot_classify(monkeypatch):
+    from tokgen.graphs import generate_graph, graph_capacity
+
+    entries = {
+        "toy_unknown_step": partial(generate_graph, step="cuda"),
+        "toy_unknown_loop": lambda model, **kw: None,
+        "toy_filled_only": partial(generate_graph, step="transformers", filled_only=True),
+        "toy_stop_on_device": partial(generate_graph, step="handwritten", stop_on_device=True),
+    }
+    monkeypatch.setattr(bandwidth, "get_generator", entries.__getitem__)
+    with pytest.raises(ValueError, match="toy_unknown_step: step 'cuda' is in neither FILLED_STEPS nor ALL_SLOTS"):
+        bandwidth.cache_read("toy_unknown_step", 10)
+    with pytest.raises(ValueError, match=r"toy_unknown_loop: how does its loop '<lambda>' read the cache\?"):
+        bandwidth.cache_read("toy_unknown_loop", 10)
+    assert bandwidth.cache_read("toy_filled_only", 10) == ("filled", 0)
+    assert bandwidth.cache_read("toy_stop_on_device", 10, 4) == ("static", graph_capacity(10, 1))
+
+
+def test_products_against_floor_by_hand():
+    kernels = pd.DataFrame({"variant": ["v", "v", "v", "w"], "products": [1, 0, 1, 1],
+                            "us_per_token": [5.0, 4.0, 3.0, 100.0],
+                            "own_us_per_token": [4.0, 3.0, 2.0, 100.0]})  # fmt: skip
+    split = bandwidth.products_against_floor(kernels, "v", Toy(), 2.0)
+    # the weights' 416 bytes at 2 GB/s: 416 / 2e9 s = 0.000208 µs
+    assert split == {"variant": "v", "busy_us": 9.0, "durations_us": 12.0, "products_us": 6.0, "other_us": 3.0,
+                     "weights_floor_us": pytest.approx(416 / 2e3), "pct_of_copy_bandwidth": pytest.approx(
+                         100 * 416 / 2e3 / 6.0)}  # fmt: skip
+    no_products = kernels.assign(products=0)
+    assert math.isnan(bandwidth.products_against_floor(no_products, "v", Toy(), 2.0)["pct_of_copy_bandwidth"])
+    with pytest.raises(ValueError, match="no kernel rows for 'x'; profiled: v, w"):
+        bandwidth.products_against_floor(kernels, "x", Toy(), 2.0)
+
+
+def test_time_products_by_hand(monkeypatch):
+    """Five runs of 1..5 µs: quartiles 2 and 4, median 3; a product that runs out of memory is recorded."""
+    asked, emptied, recorded = [], [], []
+
+    def product_times(rows, k, n, *, splits, runs):
+        asked.append((rows, k, n, splits, runs))
+        if (k, n) == (4, 50) and splits == 2:
+            raise torch.OutOfMemoryError("CUDA out of memory.\nTried to allocate")
+        return [5.0, 1.0, 4.0, 2.0, 3.0]
+
+    monkeypatch.setattr(bandwidth, "product_times", product_times)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(1))
+    out = bandwidth.time_products(Toy(), rows=[8], splits=[1, 2], bandwidth_gbs=2.0, runs=5, record=recorded.append)
+    assert asked[:2] == [(8, 4, 12, 1, 5), (8, 4, 12, 2, 5)] and len(asked) == 10
+    first = out.iloc[0].to_dict()
+    # attention qkv: 4 × 12 floats = 192 bytes, 0.000192 MB; at 2 GB/s they take 192 / 2e3 µs, against 3 µs
+    assert math.isnan(first.pop("error"))
+    assert first == {"product": "attention qkv", "rows": 8, "in_features": 4, "out_features": 12, "splits": 1,
+                     "weight_mb": pytest.approx(192 / 1e6), "floor_us": pytest.approx(192 / 2e3), "status": "ok",
+                     "runs": 5, "median_us": 3.0, "q25_us": 2.0, "q75_us": 4.0,
+                     "pct_of_copy_bandwidth": pytest.approx(100 * 192 / 2e3 / 3.0)}  # fmt: skip
+    oom = out[out["status"] == "oom"]
+    assert list(oom["product"]) == ["LM head"] and list(oom["error"]) == ["CUDA out of memory."]
+    assert math.isnan(oom["median_us"].iloc[0]) and emptied == [1]
+    assert [r["product"] for r in recorded] == list(out["product"]) and len(out) == 10
+
+
+def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s_tables(tmp_path, monkeypatch):
+    assert bandwidth.recorded_bandwidth(tmp_path, "GPU X") is None
+    assert bandwidth.fastest_generator(tmp_path) is None
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"gpu": ["GPU Y", "GPU X"], "bandwidth_gb_s": [1000.0, 3000.0]}).to_csv(data / "10_bandwidth.csv")
+    assert bandwidth.recorded_bandwidth(tmp_path, "GPU X")["bandwidth_gb_s"] == 3000.0  # the last row
+    assert bandwidth.recorded_bandwidth(tmp_path, "GPU Y") is None  # measured on another GPU
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU X")
+    assert bandwidth.bandwidth_for(tmp_path, "cuda") == 3000.0
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU Z")
+    monkeypatch.setattr(bandwidth, "copy_bandwidth", lambda device, megabytes: 42.0 + megabytes)
+    assert bandwidth.bandwidth_for(tmp_path, "cuda") == 42.0 + 1024
+
+    timed = pd.DataFrame(
+        {
+            "variant": ["generate() static", "graph_triton_fused K=4", "graph_handwritten K=2", "kv_static"],
+            "generator": ["generate() static", "graph_triton_fused", "graph_handwritten", "kv_static"],
+            "status": ["ok", "oom", "ok", "ok"],
+            "median_ms": [1.0, 2.0, 3.0, 4.0],
+            "steps_per_graph": [float("nan"), 4.0, 2.0, float("nan")],
+        }
+    )
+    timed.to_csv(data / "10_cuda_graphs.csv", index=False)
+    # a reference (generate()) and a failed run are not candidates: the fastest registry generator that ran
+    best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
+    assert bandwidth.fastest_generator(tmp_path) == best
+    timed.assign(median_ms=[1.0, 2.0, 5.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
+    assert bandwidth.fastest_generator(tmp_path) == {"label": "kv_static", "generator": "kv_static",
+                                                     "steps_per_graph": None}  # fmt: skip
+    timed.assign(status="oom").to_csv(data / "10_cuda_graphs.csv", index=False)
+    assert bandwidth.fastest_generator(tmp_path) is None
+
+
+def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
+    """Ours twice as fast as theirs in every round at B = 1; theirs out of memory at B = 2."""
+    rounds = []
+
+    def compare(variants, rounds_, device, gpu_busy):
+        rounds.append(([v.name for v in variants], rounds_, gpu_busy))
+        b = variants[0].info["batch_size"]
+        ours = {"variant": variants[0].name, "generator": "graph_handwritten", "batch_size": b, "status": "ok",
+                "steps": 3, "median_ms": 0.004, "times_ms": "0.004;0.004;0.004;0.004;0.004;0.004"}  # fmt: skip
+        theirs = {"variant": variants[1].name, "generator": "generate() static", "batch_size": b,
+                  "status": "ok" if b == 1 else "oom", "steps": 3, "median_ms": 0.008,
+                  "times_ms": "0.008;0.008;0.008;0.008;0.008;0.008" if b == 1 else ""}  # fmt: skip
+        return pd.DataFrame([ours, theirs])
+
+    monkeypatch.setattr(bandwidth, "compare", lambda v, rounds, device, gpu_busy: compare(v, rounds, device, gpu_busy))
+    ours = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
+    sweep = bandwidth.sweep_against_floor(tiny, ours, "generate() static", [1, 2], 3, 6, 2.0, tmp_path, {"RUNS": 6})
+    assert rounds == [(["graph_handwritten K=2 B=1", "generate() static B=1"], 6, False),
+                      (["graph_handwritten K=2 B=2", "generate() static B=2"], 6, False)]  # fmt: skip
+    task = {1: bandwidth.floor_ms(tiny, 1, 3, 2.0), 2: bandwidth.floor_ms(tiny, 2, 3, 2.0)}
+    assert list(sweep["floor_ms"])[:3] == [task[1], task[1], task[2]] and math.isnan(sweep["floor_ms"].iloc[3])
+    assert sweep["times_floor"].iloc[0] == 0.004 / task[1] and sweep["times_floor"].iloc[1] == 0.008 / task[1]
+    assert sweep["speed-up"].iloc[0].startswith("×2.00 (IQR ×2.00–×2.00; p = 0.031, faster)")
+    assert list(sweep["speed-up"])[1:] == ["", "", ""]  # theirs never, ours at B = 2 has nothing to beat
+    on_disk = load("14_batch_sweep", tmp_path)
+    assert list(on_disk["variant"]) == list(sweep["variant"]) and (on_disk["params"] == '{"RUNS": 6}').all()
+
+
+def test_sweep_sentence_names_each_generators_nearest_and_farthest_batch():
+    sweep = pd.DataFrame({"generator": ["ours", "ours", "ours", "theirs", "theirs"],
+                          "batch_size": [1, 8, 64, 1, 8], "status": ["ok", "ok", "ok", "ok", "oom"],
+                          "times_floor": [3.0, 1.5, 2.25, 9.0, 0.5]})  # fmt: skip
+    assert bandwidth.sweep_sentence(sweep) == (
+        "- `ours`: 1.50× the floor at B = 8 to 3.00× at B = 1.\n- `theirs`: 9.00× the floor at B = 1 to 9.00× at B = 1."
+    )
+
+
+# --- results: what a Recorder writes ---
+
+
+def test_a_recorder_stamps_every_row_and_keeps_old_rows_when_a_column_appears(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKGEN_COMMIT", "c0ffee")
+    from tokgen import results
+
+    results.environment.cache_clear()
+    try:
+        rec = Recorder("t", tmp_path, params={"b": 2, "a": 1})
+        rec.write({"variant": "x", "ms": 1.5})
+        assert (tmp_path / "data" / "t.csv").read_text().count("\n") == 2  # the header and the row, on disk
+        rec.write({"variant": "y", "ms": 2.5, "extra": "e"})
+        df = load("t", tmp_path)
+        assert list(df["ms"]) == [1.5, 2.5] and df["extra"].isna().tolist() == [True, False]
+        assert set(df["commit"]) == {"c0ffee"} and set(df["params"]) == {'{"a": 1, "b": 2}'}
+        assert df["run_started"].nunique() == 1 and df["run_started"].iloc[0] == rec.started
+        assert list(df.columns[:3]) == ["variant", "ms", "gpu"]  # the row's columns first, then provenance
+        df.assign(run_started="2026-01-02T03:04:05+00:00", commit="abcdef1234").to_csv(rec.path, index=False)
+        assert run_of(load("t", tmp_path)) == "commit abcdef1, started 2026-01-02 03:04 UTC"
+        two = pd.DataFrame({"commit": ["a" * 9, "b" * 9], "run_started": ["2026-01-01T00:00", "2026-01-02T00:00"]})
+        assert (
+            run_of(two) == "commit aaaaaaa, started 2026-01-01 00:00 UTC; commit bbbbbbb, started 2026-01-02 00:00 UTC"
+        )
+    finally:
+        results.environment.cache_clear()
+
+
+def test_old_generator_names_are_read_as_todays(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"variant": ["compiled fast K=4", "graph_hf", "fastest"], "generator": ["fast", "graph_lean", "x"]}
+                 ).to_csv(data / "t.csv", index=False)  # fmt: skip
+    df = load("t", tmp_path)
+    assert list(df["variant"]) == ["compiled graph_handwritten_compiled K=4", "graph_transformers", "fastest"]
+    assert list(df["generator"]) == ["graph_handwritten_compiled", "graph_handwritten", "x"]
+
+
+# --- agreement: the rule's edges ---
+
+
+def test_the_tolerance_is_inclusive_and_every_failure_is_said(monkeypatch):
+    from tokgen.agreement import TOLERANCE, Reference, agreement, assert_tokens_match, tokens_match
+
+    tokens = torch.tensor([[0, 1, 2, 3], [5, 1, 2, 3], [6, 1, 2, 3], [7, 1, 2, 3], [8, 1, 2, 3]])
+    gap = torch.full((5, 3), 1.0, dtype=torch.float64)  # float64: the edge is TOLERANCE exactly
+    gap[0, 1] = TOLERANCE  # on the edge: allowed
+    gap[1, 1] = TOLERANCE * 1.0001  # just past it
+    ref = Reference(tokens, torch.full((5, 3), 7), gap, eos=9, max_seqlen=3)
+    out = tokens.clone()
+    out[0, 2] = out[1, 2] = 7  # both take the runner-up at step 1
+    found = agreement(ref, out)
+    assert (found["identical"], found["near_ties"], found["max_tie_gap"], found["rows"]) == (3, 1, TOLERANCE, 5)
+    assert found["failures"] == [
+        f"row 1, step 1: token 7, the reference's 2 (runner-up 7, {gap[1, 1].item():.2e} below it; allowed within "
+        f"{TOLERANCE:.2g})"
+    ]
+    assert not found["ok"] and found["length_ok"] and not tokens_match(ref, out)
+    assert agreement(ref, out, tolerance=0.02)["ok"] and tokens_match(ref, out, tolerance=0.02)
+    assert math.isnan(agreement(ref, tokens)["max_tie_gap"]) and agreement(ref, tokens)["identical"] == 5
+    bad = tokens.clone()
+    bad[:, 0] = torch.tensor([1, 2, 3, 4, 10])  # every prompt differs: five failures, three shown
+    with pytest.raises(AssertionError, match=r"^mine does not match the naive tokens: row 0: prompt 1, the "
+                       r"reference's 0; row 1: prompt 2, the reference's 5; row 2: prompt 3, the reference's 6 "
+                       r"\(\+2 more\)$"):  # fmt: skip
+        assert_tokens_match(ref, bad, "mine")
+    with pytest.raises(AssertionError, match=r"row 0: prompt 1, the reference's 0$"):
+        assert_tokens_match(ref, bad[:1])  # one row: the count differs too, and nothing more is said
+    assert assert_tokens_match(ref, tokens)["ok"]
+
+
+def test_expected_steps_by_hand():
+    from tokgen.agreement import expected_steps
+
+    eos = 9
+    tokens = torch.tensor([[0, 9, 1, 1, 1], [0, 1, 1, 9, 9]])  # row 0 done after step 0, row 1 after step 2
+    assert expected_steps(tokens, eos, 10) == 3
+    assert expected_steps(tokens[:1], eos, 10) == 1  # the prompt column is not a step
+    assert expected_steps(torch.tensor([[9, 1, 1]]), eos, 7) == 7  # an EOS prompt does not stop it
+
+
+def test_distinct_prompts_are_a_seeded_draw_from_the_vocabulary(tiny):
+    from tokgen.agreement import distinct_prompts
+
+    drawn = distinct_prompts(tiny, 6, seed=3)
+    assert torch.equal(drawn, torch.randperm(tiny.config.vocab_size, generator=torch.Generator().manual_seed(3))[:6])
+    assert len(set(drawn.tolist())) == 6 and not torch.equal(drawn, distinct_prompts(tiny, 6))
+
+
+def test_logit_spread_on_known_logits():
+    """A model whose TF32 logits differ from its FP32 ones by known amounts: +0.5 on the best token of
+    one position, +0.25 on a token outside every top two."""
+    from tokgen.agreement import logit_spread
+
+    exact = torch.tensor([[[3.0, 2.0, 0.0, 1.0], [0.0, 1.0, 2.0, -1.0]]])  # (B=1, T=2, vocab=4)
+    tf32 = exact.clone()
+    tf32[0, 0, 0] += 0.5  # a top-two logit
+    tf32[0, 1, 3] += 0.25  # the smallest logit of position 1
+    seen = []
+
+    class Model:
+        device, dtype = torch.device("cpu"), torch.float32
+
+        def __call__(self, tokens, use_cache):
+            seen.append((tokens.tolist(), use_cache, torch.get_float32_matmul_precision()))
+            logits = exact if torch.get_float32_matmul_precision() == "highest" else tf32
+            return SimpleNamespace(logits=logits)
+
+    before = torch.get_float32_matmul_precision()
+    spread = logit_spread(Model(), torch.tensor([[5, 6]]))
+    assert spread == {"max_abs_diff": 0.5, "max_top2_diff": 0.5}
+    assert seen == [([[5, 6]], False, "highest"), ([[5, 6]], False, "high")]
+    assert torch.get_float32_matmul_precision() == before
+    tf32[0, 0, 0] -= 0.5
+    assert logit_spread(Model(), torch.tensor([[5, 6]])) == {"max_abs_diff": 0.25, "max_top2_diff": 0.0}
+
+
+def test_check_generators_counts_rows_against_the_naive_tokens(tiny, monkeypatch):
+    from tokgen import agreement as rule
+
+    prompts = torch.tensor([11, 712, 1413, 2114, 2815])
+    checked = rule.check_generators(tiny, ["kv_static"], prompts, batch_size=2, max_seqlen=6)
+    assert list(checked["generator"]) == ["kv_static", rule.FP32_NAIVE]
+    assert list(checked["rows"]) == [5, 5] and list(checked["identical"]) == [5, 5]
+    assert list(checked["near_ties"]) == [0, 0] and list(checked["failures"]) == [0, 0]
+    assert list(checked["first_failure"]) == ["", ""] and checked["max_tie_gap"].isna().all()
+    assert (checked["tolerance"] == rule.TOLERANCE).all() and checked["spread_ours"].isna().all()
+    assert (checked["spread_cublas"] == 0.0).all()  # no TF32 on the CPU: the same logits twice
+
+    real = rule.get_generator
+
+    def shifted(name):  # a generator that returns another row's tokens for the last row of each batch
+        if name != "shifted":
+            return real(name)
+        return lambda model, **kw: (lambda out: torch.cat([out[:-1], out[:1]]))(real("naive")(model, **kw))
+
+    monkeypatch.setattr(rule, "get_generator", shifted)
+    row = rule.check_generators(tiny, ["shifted"], prompts, batch_size=2, max_seqlen=6).iloc[0]
+    # batches of 2, 2 and 1: the last row of each is the first one's again; a batch of one is unchanged
+    assert (row["rows"], row["identical"], row["failures"]) == (5, 3, 2)
+    assert row["first_failure"] == f"row 1: prompt {int(prompts[0])}, the reference's {int(prompts[1])}"
+
+
+def test_the_summary_of_a_check_by_hand():
+    from tokgen.agreement import FP32_NAIVE, summary
+
+    def row(generator, identical, ties, failures=0, gap=float("nan"), ours=4e-3):
+        return {"generator": generator, "rows": 8, "identical": identical, "near_ties": ties, "failures": failures,
+                "max_tie_gap": gap, "tolerance": 0.015, "spread_cublas": 2e-3, "spread_ours": ours}  # fmt: skip
+
+    text = summary(pd.DataFrame([row("naive", 8, 0), row("a", 8, 0), row("b", 5, 2, 1, 3e-3), row("c", 7, 1, 0, 4e-3),
+                                 row(FP32_NAIVE, 6, 2, 0)]))  # fmt: skip
+    assert text.splitlines() == [
+        "- 1 of the 3 other generators returned all 8 rows identical to naive's.",
+        "- Rows that took the naive generator's runner-up at a near-tie: `b` 2, `c` 1; the largest gap between its "
+        "two best logits at such a row: 4.0e-03 (tolerance 0.015).",
+        "- The naive loop with FP32 products: 6 rows identical, 2 at a near-tie, 0 outside the rule.",
+        "- The largest |TF32 − FP32| of a top-two logit: the model's own (cuBLAS) products' 2.0e-03, our Triton "
+        "kernels' 4.0e-03. Two such computations can swap two logits that lie within twice the sum, 1.2e-02: within "
+        "the tolerance.",
+        "- **Outside the rule:** `b`.",
+    ]
+    on_cpu = summary(pd.DataFrame([row("naive", 8, 0, ours=float("nan")), row(FP32_NAIVE, 8, 0, ours=float("nan"))]))
+    assert "(our Triton kernels: not on this device). Two such computations can swap two logits that lie within " \
+           "twice the sum, 8.0e-03: within the tolerance." in on_cpu  # fmt: skip
+    assert "near-tie:" not in on_cpu and "Outside the rule" not in on_cpu
+    wide = summary(pd.DataFrame([row("naive", 8, 0, ours=6e-3), row(FP32_NAIVE, 8, 0, ours=6e-3)]))
+    assert wide.endswith("1.6e-02: **above the tolerance of 0.015**.")
+
+
+def test_check_generators_holds_a_generator_without_stop_check_to_max_seqlen_and_fp32_to_highest(monkeypatch):
+    """With an EOS both rows emit, the naive loop stops early; `kv_static_no_check` runs on to max_seqlen
+    and still follows the rule (its stop is not checked). The yardstick runs with FP32 products, the
+    others with the precision set, which is restored."""
+    import tokgen
+    from tokgen import agreement as rule
+
+    model = tokgen.build_model("tiny", "cpu")
+    prompts = torch.tensor([3516, 9124])  # two rows that both emit token 49662 within 12 steps
+    full = tokgen.generate("naive", model, batch_size=2, max_seqlen=12, prompt=prompts)
+    common = set(full[0, 1:].tolist()) & set(full[1, 1:].tolist())
+    assert common, "no token that both rows emit: pick other prompts"
+    model.config.eos_token_id = min(common)
+    precisions, real = [], rule.get_generator
+
+    def spy(name):
+        run = real(name)
+        return lambda *a, **kw: precisions.append((name, torch.get_float32_matmul_precision())) or run(*a, **kw)
+
+    monkeypatch.setattr(rule, "get_generator", spy)
+    before = torch.get_float32_matmul_precision()
+    checked = rule.check_generators(model, ["kv_static", "kv_static_no_check"], prompts, batch_size=2, max_seqlen=12)
+    assert list(checked["failures"]) == [0, 0, 0] and list(checked["identical"]) == [2, 2, 2]
+    assert precisions == [("kv_static", before), ("kv_static_no_check", before), ("naive", "highest")]
+    assert torch.get_float32_matmul_precision() == before
+    out = tokgen.generate("kv_static_no_check", model, batch_size=2, max_seqlen=12, prompt=prompts)
+    ref = rule.naive_reference(model, batch_size=2, max_seqlen=12, prompt=prompts)
+    assert out.shape[1] == 13 > ref.tokens.shape[1] and not rule.agreement(ref, out)["ok"]  # its stop would fail
+
+
+@pytest.mark.parametrize(
+    "shape, splits, l2, pool",
+    [
+        ((8, 4), 1, 1000, 16),  # 8 × 4 floats = 128 bytes a weight: ⌈2 × 1000 / 128⌉ = 16 weights
+        ((8, 4), 2, 1000, 16),  # the same bytes cut in two along the sum
+        ((64, 64), 1, 1000, 2),  # a weight larger than twice the cache: still two, so no replay reads one twice
+        ((2048, 2048), 1, None, 7),  # no L2 size reported: 50 MiB assumed, ⌈100 MiB / 16 MiB⌉ = 7
+    ],
+)
+def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkeypatch, shape, splits, l2, pool):
+    """On a CPU stand-in for the GPU: the weights made, the product each replay computes, the graph
+    captured after one warm-up call and replayed once untimed, and µs per product from the GPU's ms."""
+    (k, n), rows, repeats = shape, 3, 20
+    made, used, captured, timed = [], [], [], []
+
+    def empty(*size, device):
+        made.append((size, device))
+        return torch.empty(*size)
+
+    def capture(products, warmups):
+        captured.append(warmups)
+        products()  # what the graph records
+        return SimpleNamespace(replay=products)
+
+    def gpu_times(run, runs):
+        timed.append(runs)
+        for _ in range(runs):
+            run()
+        return [2.0 * (i + 1) for i in range(runs)]
+
+    props = SimpleNamespace(L2_cache_size=l2) if l2 else SimpleNamespace()
+    fake_torch = SimpleNamespace(randn=empty, device=lambda name: f"fake {name}", bmm=lambda a, b: used.append(
+        ("bmm", tuple(a.shape), b.transpose(1, 2).data_ptr())), cuda=SimpleNamespace(
+        get_device_properties=lambda device: props))  # fmt: skip
+    monkeypatch.setattr(bandwidth, "torch", fake_torch)
+    monkeypatch.setattr(bandwidth, "F", SimpleNamespace(linear=lambda x, w, b: used.append(
+        ("linear", tuple(x.shape), w.data_ptr()))))  # fmt: skip
+    monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
+    monkeypatch.setattr(bandwidth, "capture", capture)
+    monkeypatch.setattr(bandwidth, "gpu_times", gpu_times)
+
+    times = bandwidth.product_times(rows, k, n, splits=splits, repeats=repeats, runs=4)
+    assert times == [1e3 * 2.0 * (i + 1) / repeats for i in range(4)]  # ms per replay -> µs per product
+    weights = made[:pool]
+    assert weights == [((splits, n, k // splits), "fake cuda")] * pool
+    assert made[pool:] == [((n,), "fake cuda"), ((rows, k), "fake cuda")]  # the bias, then the rows
+    assert captured == [1] and timed == [4]
+    # one capture, one untimed replay, four timed: 6 calls of `repeats` products, weight i % pool in turn
+    assert len(used) == 6 * repeats
+    first = used[:repeats]
+    if splits == 1:
+        assert {u[:2] for u in first} == {("linear", (rows, k))}
+    else:
+        assert {u[:2] for u in first} == {("bmm", (splits, rows, k // splits))}
+    order = [u[2] for u in first]
+    assert len(set(order)) == min(pool, repeats) and order[pool:] == order[: repeats - pool]
