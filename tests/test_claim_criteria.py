@@ -113,14 +113,25 @@ def test_claim_1_says_where_fragmentation_is_capped_by_device_memory(tmp_path):
     assert "capped" not in measure(1, tmp_path)[0]
 
 
-# --- claim 2: speed-up over naive > 1.5 at every N, growing with N ---
+# --- claim 2: paired speed-up over naive > 1.5 at every N, growing with N (notebook 02's interleaved run) ---
 
 
-def kv_claim(tmp_path, naive_ms, kv_ms=None, kv_only=()):
-    kv_ms = kv_ms or {n: 100.0 for n in naive_ms}
-    write(tmp_path, "01_naive", [timed(f"naive N={n}", [t] * 8, max_seqlen=n) for n, t in naive_ms.items()])
-    write(tmp_path, "02_kv_cache", [timed(f"kv_dynamic N={n}", [t] * 8, max_seqlen=n) | {"frag_pct": 20.0 + n / 100}
-                                    for n, t in {**kv_ms, **dict.fromkeys(kv_only, 1.0)}.items()])  # fmt: skip
+def kv_claim(tmp_path, naive_ms, kv_only=()):
+    """Notebook 02's table: naive and the KV cache at each N in one interleaved run; the cache's
+    rounds are BASE, naive's BASE × naive_ms/100, so every round's ratio is naive_ms/100 exactly."""
+    rows = []
+    for n, t in naive_ms.items():
+        rows += [timed(f"naive N={n}", times([t / 100.0] * 8), max_seqlen=n, generator="naive") | {"frag_pct": 90.0},
+                 timed(f"kv_dynamic N={n}", times([1.0] * 8), max_seqlen=n, generator="kv_dynamic")
+                 | {"frag_pct": 20.0 + n / 100}]  # fmt: skip
+    rows += [timed(f"kv_dynamic N={n}", times([0.01] * 8), max_seqlen=n, generator="kv_dynamic") | {"frag_pct": 20.0}
+             for n in kv_only]  # fmt: skip
+    write(tmp_path, "02_kv_cache", rows)
+
+
+def paired(s: float) -> str:
+    """`speedup_text` of a comparison whose eight rounds all have the ratio s (p = 0.008, every round one way)."""
+    return f"×{s:.2f} (IQR ×{s:.2f}–×{s:.2f} of 8 rounds; p = 0.008, {'faster' if s > 1 else 'slower'})"
 
 
 @pytest.mark.parametrize(
@@ -138,23 +149,25 @@ def test_claim_2_thresholds_and_growth(tmp_path, naive_ms, expected):
     kv_claim(tmp_path, naive_ms)
     measured, v, key = measure(2, tmp_path)
     speedups = [t / 100.0 for t in naive_ms.values()]
-    assert v == expected and key == ("smallest speed-up", min(speedups), (1.5,))
-    assert measured == ", ".join(f"N={n}: ×{s:.2f}" for n, s in zip(naive_ms, speedups)) + "; fragmentation 21–24%"
+    assert v == expected and key[0] == "smallest speed-up" and key[1] == pytest.approx(min(speedups))
+    assert key[2] == (1.5,)
+    said = "; ".join(f"N={n}: KV cache vs naive {paired(s)}" for n, s in zip(naive_ms, speedups))
+    assert measured == said + "; fragmentation 21–24%"
 
 
-def test_claim_2_reads_only_the_sizes_both_notebooks_ran(tmp_path):
-    kv_claim(tmp_path, {100: 200.0, 200: 400.0}, kv_only=(800,))  # N=800 in 02 only: a ×200 that is not compared
+def test_claim_2_reads_only_the_sizes_where_both_generators_ran(tmp_path):
+    kv_claim(tmp_path, {100: 200.0, 200: 400.0}, kv_only=(800,))  # N=800 without naive: a ×100 that is not compared
     measured, v, key = measure(2, tmp_path)
-    assert measured.startswith("N=100: ×2.00, N=200: ×4.00;") and v == REPRODUCED and key[1] == 2.0
+    assert measured.startswith(f"N=100: KV cache vs naive {paired(2.0)}; N=200: KV cache vs naive {paired(4.0)};")
+    assert v == REPRODUCED and key[1] == pytest.approx(2.0)
     assert decided(2, tmp_path) == REPRODUCED
 
 
-def test_claim_2_needs_both_tables_from_one_run(tmp_path):
-    kv_claim(tmp_path, {100: 200.0, 200: 400.0})
-    write(tmp_path, "02_kv_cache", [timed("kv_dynamic N=100", [100.0] * 8, max_seqlen=100) | {"frag_pct": 1.0}],
-          commit="other")  # fmt: skip
+def test_claim_2_without_naive_beside_the_cache_is_not_measured(tmp_path):
+    write(tmp_path, "02_kv_cache", [timed("kv_dynamic N=100", [100.0] * 8, max_seqlen=100, generator="kv_dynamic")
+                                    | {"frag_pct": 1.0}])  # fmt: skip
     c = claim(2, tmp_path, resamples=5)
-    assert c["verdict"] == UNMEASURED and "tables from different runs" in c["measured"]
+    assert c["verdict"] == UNMEASURED and "no naive rounds" in c["measured"]
 
 
 # --- claim 3: expandable segments: fragmentation at most half, faster (real) at every N ---
@@ -395,11 +408,12 @@ def test_claim_8_decided_per_family(tmp_path, family, expected):
 def test_claim_8_measured_names_the_ends_and_the_larger_gain(tmp_path):
     write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: [0.8] * 8, 4: [0.7] * 8, 16: SLOWER}}))
     measured = measure(8, tmp_path)[0]
-    assert measured.startswith("eager: B=1 ×1.25 (IQR ×1.25–×1.25; p = 0.008, faster), B=16 ×0.80 (")
+    assert measured.startswith("eager: B=1 ×1.25 (IQR ×1.25–×1.25 of 8 rounds; p = 0.008, faster), B=16 ×0.80 (")
     assert "; a larger real gain at B=4: ×1.43" in measured
     assert measured.endswith("of 3 batch sizes, real gains: B=1, 4, real losses: B=16")
     write(tmp_path, "08_batch_sweep", sweep_rows({True: {1: [0.8] * 8}}))
-    assert measure(8, tmp_path)[0] == ("compiled: B=1 ×1.25 (IQR ×1.25–×1.25; p = 0.008, faster); of 1 batch sizes, "
+    assert measure(8, tmp_path)[0] == ("compiled: B=1 ×1.25 (IQR ×1.25–×1.25 of 8 rounds; p = 0.008, faster); "
+                                       "of 1 batch sizes, "
                                        "real gains: B=1, real losses: none")  # fmt: skip
 
 
@@ -423,12 +437,14 @@ def test_claim_8_undecided_parts(tmp_path):
 @pytest.mark.parametrize(
     "ratio, expected, ranked",
     [
-        (4.0, REPRODUCED, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
-        (3.99, PARTLY, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
-        (2.5, PARTLY, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
-        (2.49, NOT, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
-        (1.3, NOT, "ranked 3 of 7 variants by median (fastest: kv_static_no_check)"),  # no-check runs ×1/0.64
-        (8.0, REPRODUCED, "ranked 1 of 7 variants by median (fastest: compiled pipelined_static)"),
+        (4.0, REPRODUCED, "rank 1 of 7 by paired speed-up over naive (rank 1: compiled pipelined_static)"),
+        (3.99, PARTLY, "rank 1 of 7 by paired speed-up over naive (rank 1: compiled pipelined_static)"),
+        (2.5, PARTLY, "rank 1 of 7 by paired speed-up over naive (rank 1: compiled pipelined_static)"),
+        (2.49, NOT, "rank 1 of 7 by paired speed-up over naive (rank 1: compiled pipelined_static)"),
+        # no-check runs ×1/0.64 over naive in every round, eager and compiled alike: both really faster, tied
+        (1.3, NOT, "rank 3 of 7 by paired speed-up over naive (rank 1: kv_static_no_check, "
+                   "compiled kv_static_no_check)"),
+        (8.0, REPRODUCED, "rank 1 of 7 by paired speed-up over naive (rank 1: compiled pipelined_static)"),
     ],
 )
 def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
@@ -436,6 +452,8 @@ def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
     write(tmp_path, "07_pipelining", pipelining_rows(naive=BASE, best=best))
     measured, v, key = measure(10, tmp_path)
     assert v == expected and key == ("speed-up", pytest.approx(ratio), (2.5, 4))
-    assert measured == f"×{ratio:.2f} over naive (IQR ×{ratio:.2f}–×{ratio:.2f} of the rounds); {ranked}"
+    r = f"{ratio:.2f}"
+    paired = f"×{r} (IQR ×{r}–×{r} of 8 rounds; p = 0.008, faster)"
+    assert measured == f"compiled pipelined_static vs naive {paired}; {ranked}"
     c = claim(10, tmp_path, resamples=8)
     assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")

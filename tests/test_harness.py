@@ -431,7 +431,7 @@ def test_bytes_of_a_generation_by_hand():
     assert bandwidth.floor_ms(toy, 1, 3, 2.0, "static", 5) == pytest.approx(2400 / 2e6, rel=1e-12)
     assert bandwidth.gpt2_products(toy) == {"attention qkv": (4, 12), "attention out": (4, 4), "mlp up": (4, 16),
                                             "mlp down": (16, 4), "LM head": (4, 50)}  # fmt: skip
-    with pytest.raises(ValueError, match="kv_read must be 'filled', 'static' or 'none', got 'paged'"):
+    with pytest.raises(ValueError, match="kv_read must be 'filled', 'static', 'none' or 'recompute', got 'paged'"):
         bandwidth.generation_bytes(toy, 1, 3, "paged")
 
 
@@ -452,15 +452,18 @@ def test_floor_table_by_hand():
     )
     floors = bandwidth.floor_table(timed, toy, 2.0)
     task = 1632 / 2e6  # the filled cache: 0.000816 ms
-    assert list(floors["variant"]) == ["graph_triton_kernels K=2", "kv_static", "naive"]  # fastest first
-    assert list(floors.columns) == ["variant", "notebook", "median_ms", "kv_read", "own_floor_ms",
-                                    "pct_of_own_floor", "task_floor_ms", "times_task_floor"]  # fmt: skip
-    assert list(floors["kv_read"]) == ["filled", "static (3 slots)", "none"]
-    assert list(floors["own_floor_ms"]) == pytest.approx([task, 2016 / 2e6, 1440 / 2e6])
-    assert list(floors["pct_of_own_floor"]) == pytest.approx([100 * task / 0.002, 100 * 2016 / 2e6 / 0.004,
-                                                              100 * 1440 / 2e6 / 0.008])  # fmt: skip
+    # naive recomputes: 3 × the weights (416) + every position's logits, 50 floats × 4 bytes, at 1 + 2 + 3 positions
+    naive = 3 * 416 + 200 * (1 + 2 + 3)
+    assert list(floors["variant"]) == ["kv_static", "naive", "graph_triton_kernels K=2"]  # the table's order
+    assert list(floors.columns) == ["variant", "notebook", "median_ms", "kv_read", "bytes_floor_ms", "compute_floor_ms",
+                                    "bound_by", "own_floor_ms", "pct_of_own_floor", "task_floor_ms",
+                                    "times_task_floor"]  # fmt: skip
+    assert list(floors["kv_read"]) == ["static (3 slots)", "recompute", "filled"]
+    assert list(floors["own_floor_ms"]) == pytest.approx([2016 / 2e6, naive / 2e6, task])
+    assert list(floors["pct_of_own_floor"]) == pytest.approx([100 * 2016 / 2e6 / 0.004, 100 * naive / 2e6 / 0.008,
+                                                              100 * task / 0.002])  # fmt: skip
     assert list(floors["task_floor_ms"]) == pytest.approx([task] * 3)
-    assert list(floors["times_task_floor"]) == pytest.approx([0.002 / task, 0.004 / task, 0.008 / task])
+    assert list(floors["times_task_floor"]) == pytest.approx([0.004 / task, 0.008 / task, 0.002 / task])
 
 
 def test_cache_read_refuses_a_loop_it_cannot_classify(monkeypatch):
@@ -537,24 +540,34 @@ def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s
     monkeypatch.setattr(bandwidth, "copy_bandwidth", lambda device, megabytes: 42.0 + megabytes)
     assert bandwidth.bandwidth_for(tmp_path, "cuda") == 42.0 + 1024
 
-    timed = pd.DataFrame(
-        {
-            "variant": ["generate() static", "graph_triton_fused K=4", "graph_handwritten K=2", "kv_static"],
-            "generator": ["generate() static", "graph_triton_fused", "graph_handwritten", "kv_static"],
-            "status": ["ok", "oom", "ok", "ok"],
-            "median_ms": [1.0, 2.0, 3.0, 4.0],
-            "steps_per_graph": [float("nan"), 4.0, 2.0, float("nan")],
-        }
-    )
-    timed.to_csv(data / "10_cuda_graphs.csv", index=False)
-    # a reference (generate()) and a failed run are not candidates: the fastest registry generator that ran
+    def table(medians, status=("ok", "ok", "oom", "ok", "ok")):
+        """Notebook 10's table: naive, generate() static and three registry generators, eight rounds each,
+        every round of a variant its median times a shared noise (so the paired ratio is the ratio of the two)."""
+        noise = [1.0, 1.3, 0.8, 1.1, 0.9, 1.2, 1.05, 0.95]
+        names = ["naive", "generate() static", "graph_triton_fused K=4", "graph_handwritten K=2", "kv_static"]
+        return pd.DataFrame(
+            {
+                "variant": names,
+                "generator": ["naive", "generate() static", "graph_triton_fused", "graph_handwritten", "kv_static"],
+                "status": list(status),
+                "median_ms": medians,
+                "times_ms": [";".join(str(m * f) for f in noise) for m in medians],
+                "steps_per_graph": [float("nan"), float("nan"), 4.0, 2.0, float("nan")],
+            }
+        )
+
+    table([10.0, 1.0, 2.0, 3.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
+    # a reference (generate()) and a failed run are not candidates: the first registry generator, ranked round by
+    # round against naive, that ran
     best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
     assert bandwidth.fastest_generator(tmp_path) == best
-    timed.assign(median_ms=[1.0, 2.0, 5.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
+    table([10.0, 1.0, 2.0, 5.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
     assert bandwidth.fastest_generator(tmp_path) == {"label": "kv_static", "generator": "kv_static",
                                                      "steps_per_graph": None}  # fmt: skip
-    timed.assign(status="oom").to_csv(data / "10_cuda_graphs.csv", index=False)
-    assert bandwidth.fastest_generator(tmp_path) is None
+    table([10.0, 1.0, 2.0, 3.0, 4.0], status=["ok"] + ["oom"] * 4).to_csv(data / "10_cuda_graphs.csv", index=False)
+    assert bandwidth.fastest_generator(tmp_path)["label"] == "naive"  # the registry's only one that ran
+    table([10.0, 1.0, 2.0, 3.0, 4.0], status=["oom"] + ["ok"] * 4).to_csv(data / "10_cuda_graphs.csv", index=False)
+    assert bandwidth.fastest_generator(tmp_path) is None  # no naive run: nothing to rank against
 
 
 def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
@@ -579,7 +592,7 @@ def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
     task = {1: bandwidth.floor_ms(tiny, 1, 3, 2.0), 2: bandwidth.floor_ms(tiny, 2, 3, 2.0)}
     assert list(sweep["floor_ms"])[:3] == [task[1], task[1], task[2]] and math.isnan(sweep["floor_ms"].iloc[3])
     assert sweep["times_floor"].iloc[0] == 0.004 / task[1] and sweep["times_floor"].iloc[1] == 0.008 / task[1]
-    assert sweep["speed-up"].iloc[0].startswith("×2.00 (IQR ×2.00–×2.00; p = 0.031, faster)")
+    assert sweep["speed-up"].iloc[0].startswith("×2.00 (IQR ×2.00–×2.00 of 6 rounds; p = 0.031, faster)")
     assert list(sweep["speed-up"])[1:] == ["", "", ""]  # theirs never, ours at B = 2 has nothing to beat
     on_disk = load("14_batch_sweep", tmp_path)
     assert list(on_disk["variant"]) == list(sweep["variant"]) and (on_disk["params"] == '{"RUNS": 6}').all()

@@ -142,19 +142,6 @@ def test_gain_names_both_sides_and_is_none_without_either():
     assert stats.gain(df, "a", "c") is None and stats.gain(df, "c", "a") is None
 
 
-def test_speedup_text_says_how_many_rounds_would_decide_only_when_undecided():
-    g = {"speedup": 1.03, "speedup_q25": 0.98, "speedup_q75": 1.1, "p_value": 0.3, "outcome": "undecided",
-         "rounds_to_decide": 12.0}  # fmt: skip
-    assert stats.speedup_text(g) == "×1.03 (IQR ×0.98–×1.10; p = 0.300, undecided: about 12 rounds would decide it)"
-    for none in (None, float("nan"), 0):
-        assert stats.speedup_text(g | {"rounds_to_decide": none}) == "×1.03 (IQR ×0.98–×1.10; p = 0.300, undecided)"
-    assert stats.speedup_text({k: v for k, v in g.items() if k != "rounds_to_decide"}).endswith("p = 0.300, undecided)")
-    faster = g | {"outcome": "faster", "p_value": 0.01}
-    assert stats.speedup_text(faster) == "×1.03 (IQR ×0.98–×1.10; p = 0.010, faster)"
-    assert stats.speedup_text(g | {"outcome": "no effect"}).endswith("no effect, within ±5%)")
-    assert stats.speedup_text(None) == "not measured"
-
-
 def test_resampling_draws_the_same_rounds_for_every_row():
     """Rows of 4, 2, 1 and no rounds; the draw is rng.integers(0, 4, 4) of a generator seeded like the test's."""
     df = pd.DataFrame(
