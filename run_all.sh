@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 # found, not imported: --help and argument mistakes answer in about a second
 suitable() {
   "$1" -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in
-    ('torch', 'transformers', 'scipy', 'papermill', 'jupytext', 'pytest', 'tokgen', 'tokgen_tools')))" >/dev/null 2>&1
+    ('torch', 'transformers', 'papermill', 'jupytext', 'pytest', 'tokgen', 'tokgen_tools')))" >/dev/null 2>&1
 }
 
 find_python() {

@@ -273,3 +273,37 @@ def test_sequential_rows_at_once_agree_with_one_at_a_time():
     for i in range(5):
         one = compare_rounds(list(np.exp(x[i])), [1.0] * 40, looks_up_to(40))
         assert (one["outcome"], one["rounds"]) == (many["outcome"][i], many["rounds"][i])
+
+
+def test_the_exact_signed_rank_p_values_are_scipys():
+    """Without ties scipy.stats.wilcoxon is exact up to 50 rounds (and so are we, for any number, ties included)."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(11)
+    x = rng.normal(0.05, 0.1, (40, 25))
+    ours = judge(x, ALPHA)["p_value"]
+    assert ours == pytest.approx(scipy_stats.wilcoxon(x, axis=1, method="exact").pvalue)
+    for row in x[:5]:
+        assert signed_rank_p(row) == pytest.approx(scipy_stats.wilcoxon(row).pvalue)
+        assert equivalence_p(row) == pytest.approx(
+            max(scipy_stats.wilcoxon(row - math.log1p(BAND), alternative="less").pvalue,
+                scipy_stats.wilcoxon(row + math.log1p(BAND), alternative="greater").pvalue)
+        )  # fmt: skip
+    tied = np.round(rng.normal(0.1, 0.5, 11), 1)  # ties: scipy enumerates the sign flips, as we do
+    assert signed_rank_p(tied) == pytest.approx(scipy_stats.wilcoxon(tied).pvalue)
+
+
+def test_sequential_error_rates_on_the_recorded_rounds_noise():
+    """The recorded per-round noise of our GPU runs (tokgen_tools.seqsim: each pair's log-ratios less
+    their centre, in blocks, signs flipped for A/A): the same bounds as on simulated noise."""
+    from tokgen_tools.seqsim import recorded_noise, recorded_pairs
+
+    noises, tables = recorded_pairs()
+    assert len(noises) > 100 and "data/07_pipelining.csv" in tables
+    rng = np.random.default_rng(47)
+    trials, looks = 600, looks_up_to(80)
+    margin = 3 * math.sqrt(ALPHA * (1 - ALPHA) / trials)
+    x = recorded_noise(noises, rng, trials, 80)
+    null = sequential(x * rng.choice([-1.0, 1.0], x.shape), looks)["outcome"].astype(str)
+    edge = sequential(x + math.log1p(BAND), looks)["outcome"].astype(str)
+    assert np.isin(null, ["faster", "slower"]).mean() <= ALPHA + margin
+    assert (edge == "no effect").mean() <= ALPHA + margin and (edge == "faster").mean() > 0.5

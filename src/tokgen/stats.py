@@ -3,15 +3,16 @@
 Introduced in notebook 02_kv_cache (the slope in notebook 01_naive). Interleaved rounds make two
 variants' times a pair per round; the one speed measure everywhere is the **speed-up** ×s: the
 median over rounds of t_base / t (> 1: faster), with the quartiles of the per-round ratios. A
-difference is **real** when the Wilcoxon signed-rank test of the per-round log-ratios
-(`scipy.stats.wilcoxon`) gives p below the level; with the fresh random order of every round of
-`tokgen.compare`, each log-ratio of two identical variants is as likely negative as positive,
-independently of the others, whatever the host noise, so that rule calls noise real at most that
-level of the time (a fixed rotation of the order does not guarantee it: tokgen.bench.round_orders
-says why). A comparison shows **no effect** when two one-sided signed-rank tests (TOST) put the
-log-ratios' median inside ±BAND: a true effect of BAND is called "no effect" at most the level's
-share of the time. The **interval** of a speed-up is the Hodges-Lehmann confidence interval of the
-median ratio, the one the signed-rank test inverts (it excludes ×1 exactly when p is below the level).
+difference is **real** when the Wilcoxon signed-rank test of the per-round log-ratios (exact, as
+`scipy.stats.wilcoxon` is without ties) gives p below the level; with the fresh random order of
+every round of `tokgen.compare`, each log-ratio of two identical variants is as likely negative as
+positive, independently of the others, whatever the host noise, so that rule calls noise real at
+most that level of the time (a fixed rotation of the order does not guarantee it:
+tokgen.bench.round_orders says why). A comparison shows **no effect** when two one-sided
+signed-rank tests (TOST) put the log-ratios' median inside ±BAND: a true effect of BAND is called
+"no effect" at most the level's share of the time. The **interval** of a speed-up is the
+Hodges-Lehmann confidence interval of the median ratio, the one the signed-rank test inverts (it
+excludes ×1 exactly when p is below the level).
 
 **Sequential comparisons** (notebook 00_setup, section 4; `tokgen.compare(..., pairs=...)`): a
 comparison is judged at looks, e.g. after 10, 20, 40 and 80 rounds (`looks_up_to`), and stops at
@@ -26,10 +27,10 @@ pins them on a small simulation, tests/test_gpu.py on a real variant against its
 import functools
 import math
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
 
 ALPHA = 0.05  # two-sided false-positive rate of `real`; each one-sided test of `no effect` too
 BAND = 0.05  # "no effect": the speed-up shown to lie within ×(1 - BAND)…×(1 + BAND)
@@ -75,14 +76,61 @@ def look_levels(looks, alpha: float = ALPHA) -> list[float]:
     return [b - a for a, b in zip([0.0, *spent], spent)]
 
 
+@functools.lru_cache(maxsize=512)
+def _null_cdf(ranks: tuple[int, ...]) -> np.ndarray:
+    """P(W <= w), w = 0 … sum(ranks), for W the sum of the `ranks` whose sign is positive, each
+    sign a coin toss (the signed-rank test's null; ties' doubled mid-ranks keep them integers)."""
+    p = np.zeros(sum(ranks) + 1)
+    p[0] = 1.0
+    for r in ranks:  # rank r positive or not, with probability 1/2 each
+        p[r:] = 0.5 * (p[r:] + p[:-r].copy())
+        p[:r] *= 0.5
+    return np.cumsum(p)
+
+
+def _signed_rank_cdf(n: int) -> np.ndarray:
+    """P(W+ <= w), w = 0 … n(n+1)/2, for n untied ranks."""
+    return _null_cdf(tuple(range(1, n + 1)))
+
+
+def _tails(w: np.ndarray, cdf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P(W <= w) and P(W >= w) under the null with cumulative distribution `cdf`."""
+    below = cdf[w]
+    above = 1.0 - np.where(w > 0, cdf[np.maximum(w - 1, 0)], 0.0)
+    return below, above
+
+
 def _wilcoxon(x: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
-    """`scipy.stats.wilcoxon` p-values of each row of `x`: exact up to 50 rounds without ties, a
-    permutation test for a few rounds with ties, the normal approximation beyond; zeros dropped
-    (a single row here; scipy's own handling for many); no rounds: 1."""
-    if x.shape[0] == 1:
-        row = x[0][x[0] != 0]
-        return np.array([scipy_stats.wilcoxon(row, alternative=alternative).pvalue if len(row) else 1.0])
-    return np.asarray(scipy_stats.wilcoxon(x, axis=1, alternative=alternative).pvalue, dtype=float)
+    """The exact p-value of the Wilcoxon signed-rank test of each row of `x` (zeros dropped, ties
+    given their mean rank; the null distribution enumerated over the actual ranks); no rounds: 1.
+    Rows without ties or zeros share one null distribution per length: thousands of simulated
+    comparisons take one pass. (`scipy.stats.wilcoxon` gives the same p-values without ties, which
+    tests/test_stats.py checks; with ties, as every bootstrap resample of the rounds has, it falls
+    back to a permutation test a hundred times slower, or to the normal approximation.)"""
+    m, n = x.shape
+    low, high = np.ones(m), np.ones(m)
+    a = np.abs(x)
+    s = np.sort(a, axis=1)
+    plain = ~((x == 0).any(axis=1) | (np.diff(s, axis=1) == 0).any(axis=1)) if n else np.zeros(m, bool)
+    if n and plain.any():
+        ranks = np.argsort(np.argsort(a[plain], axis=1), axis=1) + 1
+        w = (ranks * (x[plain] > 0)).sum(axis=1)
+        low[plain], high[plain] = _tails(w, _signed_rank_cdf(n))
+    for i in np.flatnonzero(~plain):
+        row = x[i][x[i] != 0]
+        if len(row) == 0:
+            continue
+        srt = np.sort(np.abs(row))
+        first = np.searchsorted(srt, np.abs(row), side="left")
+        last = np.searchsorted(srt, np.abs(row), side="right") - 1
+        doubled = first + last + 2  # twice the mean rank: an integer
+        w = int(doubled[row > 0].sum())
+        low[i], high[i] = (float(t) for t in _tails(np.array(w), _null_cdf(tuple(sorted(doubled.tolist())))))
+    if alternative == "less":
+        return low
+    if alternative == "greater":
+        return high
+    return np.minimum(1.0, 2 * np.minimum(low, high))
 
 
 def _rows(x) -> np.ndarray:
@@ -91,8 +139,8 @@ def _rows(x) -> np.ndarray:
 
 
 def signed_rank_p(x) -> float:
-    """Two-sided p-value of the Wilcoxon signed-rank test that `x` is symmetric about 0
-    (`scipy.stats.wilcoxon`; notebook 02_kv_cache)."""
+    """Two-sided exact p-value of the Wilcoxon signed-rank test that `x` is symmetric about 0
+    (notebook 02_kv_cache)."""
     return float(_wilcoxon(_rows(x))[0])
 
 
@@ -108,17 +156,6 @@ def equivalence_p(x, band: float = BAND) -> float:
     one-sided signed-rank tests (TOST), against a median of +log(1 + band) and of −log(1 + band)
     (notebook 02_kv_cache)."""
     return float(_equivalence_p(_rows(x), band)[0])
-
-
-@functools.lru_cache(maxsize=256)
-def _signed_rank_cdf(n: int) -> np.ndarray:
-    """P(W+ <= w), w = 0 … n(n+1)/2, for n untied ranks under the null (each sign a coin toss)."""
-    p = np.zeros(n * (n + 1) // 2 + 1)
-    p[0] = 1.0
-    for r in range(1, n + 1):  # rank r positive or not, with probability 1/2 each
-        p[r:] = 0.5 * (p[r:] + p[:-r].copy())
-        p[:r] *= 0.5
-    return np.cumsum(p)
 
 
 def _interval(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -261,6 +298,51 @@ def interval_text(g: dict) -> str:
     if not (0 < low and high < math.inf):  # NaN, or too few rounds for the level
         return "too few rounds for an interval"
     return f"{100 * (1 - g['level']):.3g}% interval ×{low:.2f}–×{high:.2f}"
+
+
+def design_text(looks) -> str:
+    """The sequential design in one paragraph, for the notebooks that run it (notebook 00_setup):
+    the looks, their levels, and what the whole procedure guarantees."""
+    looks, levels = list(looks), look_levels(looks)
+    if len(looks) == 1:
+        return (
+            f"Each comparison is judged once, after {looks[0]} rounds, at level {ALPHA} (a cap no larger than "
+            "the first look leaves one look)."
+        )
+    said = ", ".join(map(str, looks[:-1])) + f" and {looks[-1]}"
+    return (
+        f"Each comparison this notebook needs is judged after {said} rounds, at levels "
+        f"{', '.join(f'{a:.2g}' for a in levels)} (their sum is {ALPHA}), and stops at the first look that "
+        f"decides it: faster, slower, or no effect within ±{BAND:.0%}; only the variants of comparisons "
+        f"still undecided run on, up to the cap of {looks[-1]} rounds. Over all the looks together, a variant "
+        f"against itself is called faster or slower, and an effect at the band's edge \"no effect\", at most "
+        f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both). "
+        "Each comparison says how many rounds it used and, undecided at the cap, its interval."
+    )
+
+
+def sequential_error_rates(data_dir) -> pd.DataFrame:
+    """The sequential design's error rates as tokgen_tools.seqsim measured them
+    (`data_dir`/sequential_error_rates.csv), one row per source of noise: the false-positive rate
+    (A/A), the false "no effect" rate (an effect at the band's edge, the worse side), power at
+    ×1.10 and ×1.15, and the mean rounds used (notebook 00_setup, README)."""
+    df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
+    rate = df.pivot_table(index="source", columns="scenario", values="rate", aggfunc="first")
+    rounds = df.pivot_table(index="source", columns="scenario", values="mean_rounds", aggfunc="first")
+    edges = [c for c in rate.columns if c.startswith("edge")]
+    first = df.groupby("source")[["trials", "looks"]].first()
+    return pd.DataFrame(
+        {
+            "false positive (A/A)": rate["A/A"],
+            "false no effect (band's edge)": rate[edges].max(axis=1),
+            "power at ×1.10": rate["×1.10"],
+            "power at ×1.15": rate["×1.15"],
+            "mean rounds, A/A": rounds["A/A"],
+            "mean rounds, ×1.10": rounds["×1.10"],
+            "comparisons per scenario": first["trials"],
+            "looks": first["looks"],
+        }
+    ).rename_axis("noise").reset_index()
 
 
 def speedup_text(g: dict | None) -> str:

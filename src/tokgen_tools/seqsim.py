@@ -25,7 +25,7 @@ band, ×(1 ± BAND) (any "no effect" is a false one), and ×1.10 and ×1.15 (pow
 Each row: the shares of each outcome, the error rate the scenario measures with its Monte-Carlo
 standard error, the mean rounds used, and provenance (source tables, noise summary, seed,
 versions, commit). tests/test_stats.py runs a small seeded copy; README and notebook 00 read the
-CSV (`error_rates`).
+CSV (`tokgen.stats.sequential_error_rates`).
 """
 
 import argparse
@@ -39,7 +39,16 @@ import numpy as np
 import pandas as pd
 
 from tokgen.results import ROOT, git_commit
-from tokgen.stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, looks_up_to, run_times, sequential
+from tokgen.stats import (
+    BAND,
+    FASTER,
+    NO_EFFECT,
+    SLOWER,
+    UNDECIDED,
+    looks_up_to,
+    run_times,
+    sequential,
+)
 
 CSV = ROOT / "data" / "sequential_error_rates.csv"
 SCENARIOS = {  # name: true speed-up
@@ -189,27 +198,6 @@ def simulate(trials: int = 4000, cap: int = 80, seed: int = 46, root: Path = ROO
     return pd.DataFrame(rows)
 
 
-def read_rates(path: Path = CSV) -> pd.DataFrame:
-    """The measured error rates (data/sequential_error_rates.csv), for README and notebook 00: per
-    source, the false-positive and false no-effect rates, power at ×1.10 and ×1.15, mean rounds."""
-    df = pd.read_csv(path)
-    out = df.pivot_table(index="source", columns="scenario", values="rate", aggfunc="first")
-    rounds = df.pivot_table(index="source", columns="scenario", values="mean_rounds", aggfunc="first")
-    edges = [c for c in out.columns if c.startswith("edge")]
-    return pd.DataFrame(
-        {
-            "false positive (A/A)": out["A/A"],
-            "false no effect (band edge, worse side)": out[edges].max(axis=1),
-            "power ×1.10": out["×1.10"],
-            "power ×1.15": out["×1.15"],
-            "mean rounds (A/A)": rounds["A/A"],
-            "mean rounds (×1.10)": rounds["×1.10"],
-            "trials": df.groupby("source")["trials"].first(),
-            "looks": df.groupby("source")["looks"].first(),
-        }
-    )
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=4000)
@@ -220,7 +208,7 @@ def main(argv=None) -> int:
     df = simulate(args.trials, args.cap, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out, index=False)
-    print(read_rates(args.out).to_string())
+    print(df[["source", "scenario", "measures", "rate", "mc_se", "mean_rounds"]].to_string(index=False))
     return 0
 
 
