@@ -32,7 +32,6 @@ import argparse
 import datetime
 import math
 import platform
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -171,7 +170,6 @@ def simulate(trials: int = 4000, cap: int = 80, seed: int = 46, root: Path = ROO
         "trials": trials,
         "seed": seed,
         "band": BAND,
-        "scipy": version("scipy"),
         "numpy": np.__version__,
         "python": platform.python_version(),
         "commit": git_commit(),
