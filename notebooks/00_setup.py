@@ -195,6 +195,21 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # signed-rank tests put the speed-up inside a narrow band around ×1. Neither is **undecided**: the
 # rounds were too few for their spread, and the tables say about how many would decide it.
 #
+# **Sequential rounds.** How many rounds a comparison needs depends on the host's noise, which
+# nobody knows beforehand. So a notebook can name the comparisons it needs (`pairs`) and a cap
+# (`MAX_RUNS`): `tokgen.compare` then judges each comparison at *looks*, after `RUNS` rounds,
+# then twice and four times as many, up to the cap, and stops it at the first look that decides
+# it; only the variants of comparisons still undecided keep running, in a fresh random order
+# each round. Looking several times gives noise several chances to look real, so each look tests
+# at a smaller level: the levels grow with the rounds and add up to the single test's. However
+# the looks depend on one another, and however the host drifts, the chance that any look calls a
+# variant against itself faster or slower is then at most that sum, the same design target as a
+# single test's; so is the chance of calling an effect at the band's edge "no effect". Each
+# comparison reports the rounds it used and the **interval** of its speed-up at its look's level;
+# one still undecided at the cap shows why in its interval, which holds both ×1 and the band's
+# edge. The table after the next cell reads both error rates as a simulation measured them, on the
+# noise of our recorded rounds and on simulated host noise (`tokgen_tools.seqsim`).
+#
 # After the rounds, one more run of each variant under the profiler (torch.profiler, which reads
 # the GPU's activity through CUPTI, NVIDIA's profiling interface) gives its **GPU busy time**:
 # the share of the wall time in which the GPU ran anything says whether the run was host-bound
@@ -227,6 +242,8 @@ say(
     f"Real: p < {tokgen.stats.ALPHA}; no effect: the speed-up shown to lie within ±{tokgen.stats.BAND:.0%}. "
     f"{fewest} rounds are the fewest that can make a difference real, and only if every round agrees."
 )
+say(tokgen.display.design_text(tokgen.stats.looks_up_to(80)))
+say(table(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"), digits=3))
 
 # %% [markdown]
 # ## 5. Provenance

@@ -167,7 +167,7 @@ for n in SEQ_LENS:
     want = tokgen.stats.SLOWER if n == min(SEQ_LENS) else tokgen.stats.FASTER
     o = g["outcome"] if g else "not measured"
     status[n] = "held" if o == want else o if o in (tokgen.stats.UNDECIDED, "not measured") else "did not hold"
-    say(f"* Runtime at N = {n}: static against dynamic {tokgen.stats.speedup_text(g)}; the claim wants {want}.")
+    say(f"* Runtime at N = {n}: static against dynamic {tokgen.display.speedup_text(g)}; the claim wants {want}.")
 by = {s: [str(n) for n in status if status[n] == s] for s in dict.fromkeys(status.values())}
 verdict = "held at every N" if set(by) == {"held"} else "; ".join(f"{s} at N = {', '.join(ns)}" for s, ns in by.items())
 say(f"* The runtime half (slower at the smallest N, faster at the others): {verdict}.")

@@ -222,7 +222,7 @@ for batch_size in BATCH_SIZES:
 # %%
 regimes = tokgen.claims.regime_gains(pd.read_csv(rec.path))
 columns = ["where", "batch_size", "compiled", "hidden_by", "gpu_share", "speed-up"]
-say(table(regimes.assign(**{"speed-up": regimes.apply(tokgen.stats.speedup_text, axis=1)}), columns, 2))
+say(table(regimes.assign(**{"speed-up": regimes.apply(tokgen.display.speedup_text, axis=1)}), columns, 2))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), sharey=True)

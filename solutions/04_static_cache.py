@@ -79,7 +79,7 @@ per_step = rooms.set_index("variant")["ms_per_step"]
 say(
     f"B = {BATCH_SIZE}, N = {MAX_SEQLEN} on {device.type}: a step takes {per_step['cache of 1N']:.2f} ms with a "
     f"cache of N slots and {per_step['cache of 2N']:.2f} ms with 2N; the 2N cache against the N one: "
-    f"{tokgen.stats.speedup_text(g)} (below ×1: slower). {tokgen.display.rounds_sentence(RUNS)}"
+    f"{tokgen.display.speedup_text(g)} (below ×1: slower). {tokgen.display.rounds_sentence(RUNS)}"
 )
 
 # %%

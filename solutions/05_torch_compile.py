@@ -110,7 +110,7 @@ for name, options in settings.items():
 # %%
 done = pd.DataFrame(rows)
 done["first call, s"] = done["first_call_ms"] / 1e3
-done["against eager"] = done["vs eager"].map(tokgen.stats.speedup_text)
+done["against eager"] = done["vs eager"].map(tokgen.display.speedup_text)
 columns = ["variant", "compilations", "dynamo's warnings", "first call, s", "median_ms", "eager_median_ms",
            "against eager"]  # fmt: skip
 say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}, backend `{BACKEND}`:\n\n" + table(done, columns, digits=1))

@@ -38,7 +38,8 @@ import torch
 
 import tokgen
 from tokgen.display import say, table
-from tokgen.stats import p_text, run_times, signed_rank_p, speedup_text
+from tokgen.stats import run_times, signed_rank_p
+from tokgen.voice import p_text, speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one

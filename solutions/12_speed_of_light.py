@@ -36,7 +36,8 @@ import torch
 
 import tokgen
 from tokgen.display import say, table
-from tokgen.stats import compare_rounds, speedup_text
+from tokgen.stats import compare_rounds
+from tokgen.voice import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one

@@ -33,7 +33,7 @@ import torch
 
 import tokgen
 from tokgen.display import say, table
-from tokgen.stats import speedup_text
+from tokgen.voice import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 gains = tokgen.claims.deferred_stop_gains(DATA_DIR)

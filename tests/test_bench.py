@@ -1,5 +1,6 @@
 """The timing harness: interleaving, failures recorded, gains judged by their spread."""
 
+import math
 import random
 
 import numpy as np
@@ -154,3 +155,72 @@ def test_variant_labels_have_one_owner(tiny):
     assert v.info["steps_per_graph"] == 4
     with pytest.raises(ValueError, match="unknown generator 'fast'"):
         tokgen.label("fast")
+
+
+class FakeClock:
+    """A host whose runs take what the variants say: `time.perf_counter` for tokgen.bench."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def timed(name, clock, ms, log, rng):
+    """A variant whose every run takes `ms` × a host drift (±50%, over about a minute, for every
+    variant) × 3% jitter."""
+
+    def run():
+        log.append(name)
+        drift = 1 + 0.5 * math.sin(clock.now / 10)
+        clock.now += 1e-3 * ms * drift * rng.lognormal(0, 0.03)
+        return torch.zeros(1, 6, dtype=torch.long)
+
+    return Variant(name, run)
+
+
+def test_a_sequential_comparison_runs_only_what_its_undecided_pairs_need(monkeypatch):
+    """20% faster: decided at the first look, then it stops running; the same variant under two
+    names: runs on until "no effect" or the cap; a variant of no pair: the first look only."""
+    clock, log, rng = FakeClock(), [], np.random.default_rng(0)
+    monkeypatch.setattr(tokgen.bench, "time", clock)
+    speeds = (("a", 1000), ("fast", 1000 / 1.2), ("same", 1000), ("other", 500))
+    variants = [timed(n, clock, ms, log, rng) for n, ms in speeds]
+    res = compare(variants, rounds=10, max_rounds=40, pairs=[("a", "fast"), ("a", "same")], device="cpu", seed=3)
+    res = res.set_index("variant")
+    assert set(res["looks"]) == {"10;20;40"}
+    fast = tokgen.gain(res.reset_index(), "a", "fast")
+    same = tokgen.gain(res.reset_index(), "a", "same")
+    assert fast["outcome"] == "faster" and fast["rounds"] == 10 and fast["decided"]
+    assert res.loc["fast", "runs"] == 10 and res.loc["other", "runs"] == 10  # decided, or in no pair: dropped
+    assert same["outcome"] in ("no effect", "undecided") and same["rounds"] in (20, 40)
+    assert same["outcome"] == "no effect" or same["capped"]
+    assert res.loc["a", "runs"] == res.loc["same", "runs"] == same["rounds"]
+    timed_log = log[4:]  # after one warm-up each
+    assert timed_log[40:] and set(timed_log[40:]) == {"a", "same"}  # after the first look, only the open pair
+    assert all(sorted(timed_log[i : i + 4]) == ["a", "fast", "other", "same"] for i in range(0, 40, 4))
+    assert res.loc["a", "positions"].count(";") + 1 == res.loc["a", "runs"]
+
+
+def test_a_threshold_keeps_a_decided_pair_running_until_its_side_is_known(monkeypatch):
+    clock, log, rng = FakeClock(), [], np.random.default_rng(1)
+    monkeypatch.setattr(tokgen.bench, "time", clock)
+    variants = [timed(n, clock, ms, log, rng) for n, ms in (("a", 1000), ("fast", 1000 / 1.2))]
+    res = compare(variants, rounds=10, max_rounds=40, pairs=[("a", "fast", (1.2,))], device="cpu", seed=1)
+    g = tokgen.gain(res, "a", "fast", thresholds=(1.2,))
+    assert g["outcome"] == "faster" and g["capped"] and list(res["runs"]) == [40, 40]
+    assert tokgen.gain(res, "a", "fast")["rounds"] == 10  # read without the threshold: decided at the first look
+
+
+def test_sequential_arguments_are_checked_before_anything_runs():
+    log = []
+    with pytest.raises(ValueError, match="pairs: no variant 'b'"):
+        compare([fake("a", log)], rounds=2, max_rounds=4, pairs=[("a", "b")], device="cpu")
+    with pytest.raises(ValueError, match="max_rounds caps a sequential comparison"):
+        compare([fake("a", log)], rounds=2, max_rounds=4, device="cpu")
+    with pytest.raises(ValueError, match="max_rounds must be a positive integer"):
+        compare([fake("a", log), fake("b", log)], rounds=2, pairs=[("a", "b")], device="cpu")
+    with pytest.raises(ValueError, match="against itself"):
+        compare([fake("a", log)], rounds=2, max_rounds=4, pairs=[("a", "a")], device="cpu")
+    assert log == []

@@ -254,6 +254,25 @@ def test_a_variant_timed_against_itself_is_rarely_called_different(gpt2):
     assert flagged <= 4  # P(Binomial(20, 0.05) >= 5) = 0.3%
 
 
+def test_a_sequential_comparison_of_a_variant_against_itself_is_rarely_called_different(gpt2):
+    """A/A on the GPU, sequential (issue 46): one host-bound generator as two variants, judged at
+    looks of 10, 20 and 40 rounds (`tokgen.compare(..., pairs=...)`). A "faster" or "slower" at
+    any look is a false positive; "no effect" is right; the rounds used are printed for the note."""
+    trials, outcomes, rounds = 40, [], []
+    for _ in range(trials):
+        a = tokgen.generator_variant("kv_static", gpt2, batch_size=B, max_seqlen=16)
+        b = tokgen.Variant("the same again", a.run, a.info)
+        res = tokgen.compare([a, b], rounds=10, max_rounds=40, pairs=[(a.name, b.name)], device="cuda", gpu_busy=False)
+        g = tokgen.gain(res, a.name, b.name)
+        outcomes.append(g["outcome"])
+        rounds.append(g["rounds"])
+    flagged = sum(o in ("faster", "slower") for o in outcomes)
+    counts = {o: outcomes.count(o) for o in sorted(set(outcomes))}
+    print(f"GPU sequential A/A: {flagged} of {trials} called different; outcomes {counts}; "
+          f"mean rounds {sum(rounds) / trials:.1f} (looks 10, 20, 40)")  # fmt: skip
+    assert flagged <= 6  # P(Binomial(40, 0.05) >= 7) = 1.2%
+
+
 def test_a_slice_confines_its_own_streams_and_not_new_ones():
     """REGIMES.md's trap: a torch.cuda.Stream() made inside a green context runs on the whole GPU."""
     whole = tokgen.gpu_slice.copy_bandwidth(megabytes=256)

@@ -3,7 +3,9 @@
 Introduced in notebook 01_naive. The article ran each variant 10 times in a row; with host
 noise that drifts over minutes, that confounds drift with differences, so `compare` runs the
 variants in turn, round after round, in one process, each round in a fresh random order
-(`round_orders`; tokgen.stats judges the differences).
+(`round_orders`; tokgen.stats judges the differences). Given the comparisons it needs,
+`compare` runs them sequentially: after each look, only the variants of the comparisons still
+undecided go on (notebook 00_setup, section 4).
 """
 
 import dataclasses
@@ -22,6 +24,7 @@ from .memory import memory_peaks, reset_memory
 from .model import synchronize
 from .profiling import Timeline, gpu_busy_ms, profile_steps
 from .registry import LOOPS_ON_DEVICE, get_generator, label
+from .stats import compare_rounds, looks_up_to
 
 
 @dataclasses.dataclass
@@ -80,6 +83,22 @@ def _is_oom(err: BaseException) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
 
 
+def _pairs(pairs, names: list[str]) -> list[tuple[str, str, tuple]]:
+    """`pairs` as (base, variant, thresholds), each name one of `names`; ValueError naming the bad one."""
+    out = []
+    for pair in pairs:
+        if not isinstance(pair, (tuple, list)) or len(pair) not in (2, 3):
+            raise ValueError(f"pairs: each is (base, variant) or (base, variant, thresholds), got {pair!r}")
+        base, variant, *rest = pair
+        for name in (base, variant):
+            if name not in names:
+                raise ValueError(f"pairs: no variant {name!r} among {names}")
+        if base == variant:
+            raise ValueError(f"pairs: {base!r} against itself")
+        out.append((base, variant, tuple(float(t) for t in (rest[0] if rest else ()))))
+    return out
+
+
 def compare(
     variants: list[Variant],
     *,
@@ -89,12 +108,25 @@ def compare(
     warmup: int = 1,
     gpu_busy: bool = True,
     seed: int | None = None,
+    pairs: list[tuple] | None = None,
+    max_rounds: int | None = None,
 ) -> pd.DataFrame:
     """Time every variant `rounds` times, interleaved: each round runs every variant once, in a
     fresh random order (`round_orders`, drawn from `seed`: a new one when None; each row records
     its `order_seed` and its `positions`, 0 = first, round by round). `warmup` untimed calls first
     (compilation, graph capture, lazy allocation); the first one is reported as `first_call_ms`.
     Introduced in notebook 01_naive.
+
+    With `pairs`, the comparisons the caller needs ((base, variant) names, or (base, variant,
+    thresholds) where the side of each speed-up in `thresholds` must be decided too), the rounds
+    run in looks (`tokgen.stats.looks_up_to(max_rounds, rounds)`: `rounds`, twice that, … up to
+    the cap `max_rounds`; notebook 00_setup): after each look, every comparison still undecided
+    is judged (`tokgen.stats.compare_rounds` at the look's level), and only the variants of those
+    still undecided run on, each round in a fresh random order among themselves, until all are
+    decided or the cap is reached. A variant of no pair runs the first look only. Each row
+    records the `looks` (the design `tokgen.gain` judges it by) and its `runs`; a variant's
+    rounds are the first of every round, so any two variants pair round by round over the
+    shorter one's.
 
     A variant that runs out of memory or raises is recorded with status "oom"/"error" and
     dropped; the others go on. One row per variant goes to `record` when all rounds are done.
@@ -109,8 +141,16 @@ def compare(
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise ValueError(f"variant names must be unique, got {names}")
+    if pairs is None and max_rounds is not None:
+        raise ValueError("max_rounds caps a sequential comparison: name the comparisons it needs in pairs")
+    if pairs is not None:
+        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds <= 0:
+            raise ValueError(f"max_rounds must be a positive integer with pairs, got {max_rounds!r}")
+        pending, looks = _pairs(pairs, names), looks_up_to(max_rounds, rounds)
+    else:
+        pending, looks = [], (rounds,)
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
-    orders = round_orders(len(variants), rounds, random.Random(seed))
+    rng = random.Random(seed)
     device = torch.device(device)
     state = {
         v.name: dict(times=[], positions=[], status="ok", error="", steps=None, memory={}, slice_escapes=0)
@@ -152,14 +192,27 @@ def compare(
     # each otherwise, minutes over a sweep).
     gc.collect()
     gc.freeze()
+    needed = set(names)  # the first look runs every variant
+    done_rounds = 0
     try:
-        for order in orders:
-            for position, v in enumerate(variants[i] for i in order):
-                if state[v.name]["status"] == "ok":
+        for look in looks:
+            while done_rounds < look:
+                active = [i for i, v in enumerate(variants) if v.name in needed and state[v.name]["status"] == "ok"]
+                if not active:
+                    break
+                for position, i in enumerate(rng.sample(active, len(active))):  # = round_orders with all active
+                    v = variants[i]
                     ms = attempt(v)
                     if ms is not None:
                         state[v.name]["times"].append(ms)
                         state[v.name]["positions"].append(position)
+                done_rounds += 1
+            pending = [
+                (b, v, t) for b, v, t in pending
+                if state[b]["status"] == state[v]["status"] == "ok"
+                and not compare_rounds(state[b]["times"], state[v]["times"], looks, t)["decided"]
+            ]  # fmt: skip
+            needed = {name for b, v, _ in pending for name in (b, v)}
     finally:
         gc.unfreeze()
     if gpu_busy and device.type == "cuda":  # one profiled run each, after the timed rounds
@@ -176,6 +229,8 @@ def compare(
     rows = []
     for v in variants:
         row = {"variant": v.name, **v.info, **_summary(state[v.name]), "order_seed": seed}
+        if pairs is not None:
+            row["looks"] = ";".join(map(str, looks))
         rows.append(row)
         if record is not None:
             record(row)

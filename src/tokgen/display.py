@@ -23,9 +23,11 @@ from .results import slice_columns
 from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, resample_rounds, signed_rank_p, slope
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
     count_text,
+    design_text,
     fastest_sentence,
     findings_text,
     header_of,
+    interval_text,
     outcome_text,
     p_text,
     rank_text,

@@ -3,24 +3,38 @@
 Introduced in notebook 02_kv_cache (the slope in notebook 01_naive). Interleaved rounds make two
 variants' times a pair per round; the one speed measure everywhere is the **speed-up** ×s: the
 median over rounds of t_base / t (> 1: faster), with the quartiles of the per-round ratios. A
-difference is **real** when the Wilcoxon signed-rank test of the per-round log-ratios gives
-p < ALPHA; with the fresh random order of every round of `tokgen.compare`, each log-ratio of two
-identical variants is as likely negative as positive, independently of the others, whatever the
-host noise, so that rule calls noise real at most ALPHA of the time (a fixed rotation of the order
-does not guarantee it: tokgen.bench.round_orders says why). A comparison shows **no effect** when
-two one-sided signed-rank tests (TOST) put the log-ratios' median inside ±BAND: a true effect of
-BAND is called "no effect" at most ALPHA of the time. tests/test_stats.py measures both rates on
-simulated host noise, tests/test_gpu.py the first on a real variant against itself.
+difference is **real** when the Wilcoxon signed-rank test of the per-round log-ratios (exact, as
+`scipy.stats.wilcoxon` is without ties) gives p below the level; with the fresh random order of
+every round of `tokgen.compare`, each log-ratio of two identical variants is as likely negative as
+positive, independently of the others, whatever the host noise, so that rule calls noise real at
+most that level of the time (a fixed rotation of the order does not guarantee it:
+tokgen.bench.round_orders says why). A comparison shows **no effect** when two one-sided
+signed-rank tests (TOST) put the log-ratios' median inside ±BAND: a true effect of BAND is called
+"no effect" at most the level's share of the time. The **interval** of a speed-up is the
+Hodges-Lehmann confidence interval of the median ratio, the one the signed-rank test inverts (it
+excludes ×1 exactly when p is below the level).
+
+**Sequential comparisons** (notebook 00_setup, section 4; `tokgen.compare(..., pairs=...)`): a
+comparison is judged at looks, e.g. after 10, 20, 40 and 80 rounds (`looks_up_to`), and stops at
+the first look that decides it. Each look k tests at its own level a_k, the increase of the
+spending function ALPHA · n_k / n_K (`look_levels`), so the levels add up to ALPHA: by the union
+bound the whole procedure calls a difference real, or an effect at the edge of the band "no
+effect", at most ALPHA of the time, whatever the correlation between looks or the host's drift.
+`tokgen_tools.seqsim` measures both rates (data/sequential_error_rates.csv), tests/test_stats.py
+pins them on a small simulation, tests/test_gpu.py on a real variant against itself.
 """
 
+import functools
 import math
 import statistics
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 ALPHA = 0.05  # two-sided false-positive rate of `real`; each one-sided test of `no effect` too
 BAND = 0.05  # "no effect": the speed-up shown to lie within ×(1 - BAND)…×(1 + BAND)
+FIRST_LOOK = 10  # rounds at a sequential comparison's first look; each later look doubles them, up to the cap
 FASTER, SLOWER, NO_EFFECT, UNDECIDED = "faster", "slower", "no effect", "undecided"
 
 
@@ -30,43 +44,170 @@ def run_times(row) -> list[float]:
     return [float(x) for x in str(text).split(";")] if isinstance(text, str) and text else []
 
 
-def _signed_rank_tails(x) -> tuple[float, float]:
-    """P(W+ <= w) and P(W+ >= w) under the null of the Wilcoxon signed-rank test of `x` (zeros
-    dropped, ties given their mean rank; the null distribution enumerated over the actual ranks)."""
-    x = [v for v in x if v != 0 and not math.isnan(v)]
-    if not x:
-        return 1.0, 1.0
-    first, last = {}, {}
-    for i, a in enumerate(sorted(abs(v) for v in x)):
-        first.setdefault(a, i)
-        last[a] = i
-    ranks = [first[abs(v)] + last[abs(v)] + 2 for v in x]  # doubled mean ranks of ties: integers
-    w = sum(r for r, v in zip(ranks, x) if v > 0)
-    counts = {0: 1}  # sum of the positive ranks -> number of sign patterns
-    for r in ranks:
-        nxt = dict(counts)
-        for s, c in counts.items():
-            nxt[s + r] = nxt.get(s + r, 0) + c
-        counts = nxt
-    total = 2 ** len(x)
-    return (sum(c for s, c in counts.items() if s <= w) / total, sum(c for s, c in counts.items() if s >= w) / total)
+def looks_up_to(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
+    """The rounds at which a sequential comparison is judged: `first`, twice that, … below `cap`,
+    then `cap` (notebook 00_setup): looks_up_to(80) == (10, 20, 40, 80); a cap at or below `first`
+    is a single look, the fixed-rounds comparison."""
+    for name, value in (("cap", cap), ("first", first)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    looks = []
+    while first < cap:
+        looks.append(first)
+        first *= 2
+    return (*looks, cap)
+
+
+def parse_looks(text) -> tuple[int, ...]:
+    """The looks a results row records ("10;20;40;80"); () for a fixed-rounds row (empty, NaN or
+    missing: notebook 00_setup)."""
+    return tuple(int(float(x)) for x in text.split(";")) if isinstance(text, str) and text else ()
+
+
+def look_levels(looks, alpha: float = ALPHA) -> list[float]:
+    """The level of each look: the increments of the spending function alpha · n_k / n_K (the
+    power family with exponent 1), so that they add up to `alpha` (notebook 00_setup). A first look
+    of 10 rounds among (10, 20, 40, 80) gets alpha / 8, the last alpha / 2: early stops need every
+    round, or nearly, to agree; most of the level is kept for the rounds that need it."""
+    looks = list(looks)
+    if not looks or any(b <= a for a, b in zip(looks, looks[1:])):
+        raise ValueError(f"looks must be increasing round counts, got {looks}")
+    spent = [alpha * (n / looks[-1]) for n in looks]
+    return [b - a for a, b in zip([0.0, *spent], spent)]
+
+
+@functools.lru_cache(maxsize=512)
+def _null_cdf(ranks: tuple[int, ...]) -> np.ndarray:
+    """P(W <= w), w = 0 … sum(ranks), for W the sum of the `ranks` whose sign is positive, each
+    sign a coin toss (the signed-rank test's null; ties' doubled mid-ranks keep them integers)."""
+    p = np.zeros(sum(ranks) + 1)
+    p[0] = 1.0
+    for r in ranks:  # rank r positive or not, with probability 1/2 each
+        p[r:] = 0.5 * (p[r:] + p[:-r].copy())
+        p[:r] *= 0.5
+    return np.cumsum(p)
+
+
+def _signed_rank_cdf(n: int) -> np.ndarray:
+    """P(W+ <= w), w = 0 … n(n+1)/2, for n untied ranks."""
+    return _null_cdf(tuple(range(1, n + 1)))
+
+
+def _tails(w: np.ndarray, cdf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P(W <= w) and P(W >= w) under the null with cumulative distribution `cdf`."""
+    below = cdf[w]
+    above = 1.0 - np.where(w > 0, cdf[np.maximum(w - 1, 0)], 0.0)
+    return below, above
+
+
+def _wilcoxon(x: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
+    """The exact p-value of the Wilcoxon signed-rank test of each row of `x` (zeros dropped, ties
+    given their mean rank; the null distribution enumerated over the actual ranks); no rounds: 1.
+    Rows without ties or zeros share one null distribution per length: thousands of simulated
+    comparisons take one pass. (`scipy.stats.wilcoxon` gives the same p-values without ties, which
+    tests/test_stats.py checks; with ties, as every bootstrap resample of the rounds has, it falls
+    back to a permutation test a hundred times slower, or to the normal approximation.)"""
+    m, n = x.shape
+    low, high = np.ones(m), np.ones(m)
+    a = np.abs(x)
+    s = np.sort(a, axis=1)
+    plain = ~((x == 0).any(axis=1) | (np.diff(s, axis=1) == 0).any(axis=1)) if n else np.zeros(m, bool)
+    if n and plain.any():
+        ranks = np.argsort(np.argsort(a[plain], axis=1), axis=1) + 1
+        w = (ranks * (x[plain] > 0)).sum(axis=1)
+        low[plain], high[plain] = _tails(w, _signed_rank_cdf(n))
+    for i in np.flatnonzero(~plain):
+        row = x[i][x[i] != 0]
+        if len(row) == 0:
+            continue
+        srt = np.sort(np.abs(row))
+        first = np.searchsorted(srt, np.abs(row), side="left")
+        last = np.searchsorted(srt, np.abs(row), side="right") - 1
+        doubled = first + last + 2  # twice the mean rank: an integer
+        w = int(doubled[row > 0].sum())
+        low[i], high[i] = (float(t) for t in _tails(np.array(w), _null_cdf(tuple(sorted(doubled.tolist())))))
+    if alternative == "less":
+        return low
+    if alternative == "greater":
+        return high
+    return np.minimum(1.0, 2 * np.minimum(low, high))
+
+
+def _rows(x) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    return x[~np.isnan(x)][None, :] if x.ndim == 1 else x
 
 
 def signed_rank_p(x) -> float:
     """Two-sided exact p-value of the Wilcoxon signed-rank test that `x` is symmetric about 0
     (notebook 02_kv_cache)."""
-    low, high = _signed_rank_tails(x)
-    return min(1.0, 2 * min(low, high))
+    return float(_wilcoxon(_rows(x))[0])
+
+
+def _equivalence_p(x: np.ndarray, band: float) -> np.ndarray:
+    edge = math.log1p(band)
+    below = _wilcoxon(x - edge, "less")  # small if the median lies below +edge
+    above = _wilcoxon(x + edge, "greater")  # small if the median lies above −edge
+    return np.maximum(below, above)
 
 
 def equivalence_p(x, band: float = BAND) -> float:
     """p-value of "the median of the log-ratios `x` lies within ±log(1 + band)": the larger of two
     one-sided signed-rank tests (TOST), against a median of +log(1 + band) and of −log(1 + band)
     (notebook 02_kv_cache)."""
-    edge = math.log1p(band)
-    below = _signed_rank_tails([v - edge for v in x])[0]  # small if the median lies below +edge
-    above = _signed_rank_tails([v + edge for v in x])[1]  # small if the median lies above −edge
-    return max(below, above)
+    return float(_equivalence_p(_rows(x), band)[0])
+
+
+def _interval(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (1 − level) Hodges-Lehmann interval of each row's median, as ratios (see `speedup_interval`)."""
+    m, n = x.shape
+    c = int(np.searchsorted(_signed_rank_cdf(n), level / 2, side="right")) if n else 0  # P(W+ <= c-1) <= level/2
+    if c == 0:  # too few rounds: no interval at this level
+        return np.zeros(m), np.full(m, math.inf)
+    i, j = np.triu_indices(n)
+    walsh = (x[:, i] + x[:, j]) / 2
+    ends = np.partition(walsh, [c - 1, walsh.shape[1] - c], axis=1)
+    return np.exp(ends[:, c - 1]), np.exp(ends[:, walsh.shape[1] - c])
+
+
+def speedup_interval(log_ratios, level: float = ALPHA) -> tuple[float, float]:
+    """The (1 − level) confidence interval of the speed-up: the Hodges-Lehmann interval of the
+    log-ratios' median (the Walsh averages (x_i + x_j) / 2 between the order statistics that the
+    signed-rank test's critical value picks), as ratios; (0, inf) when too few rounds for the
+    level (notebook 02_kv_cache). Without ties it excludes ×1 exactly when the signed-rank test
+    rejects at `level`."""
+    low, high = _interval(_rows(log_ratios), level)
+    return float(low[0]), float(high[0])
+
+
+def judge(log_ratios, level: float = ALPHA, band: float = BAND) -> dict[str, np.ndarray]:
+    """Each row of `log_ratios` (rounds × comparisons, or one comparison's rounds) judged at
+    `level`: the speed-up (median ratio) and the quartiles of the ratios, the signed-rank p,
+    `real`, `no_effect`, the `outcome` and the interval, as arrays, one entry per row: the one
+    rule behind `compare_rounds`, and what the simulations of tokgen_tools.seqsim run many rows of
+    at once (notebook 00_setup)."""
+    x = _rows(log_ratios)
+    ratios = np.exp(x)
+    n = x.shape[1]
+    speedup = np.median(ratios, axis=1) if n else np.full(len(x), math.nan)
+    q25, q75 = np.quantile(ratios, [0.25, 0.75], axis=1) if n >= 2 else np.full((2, len(x)), math.nan)
+    p = _wilcoxon(x) if n else np.full(len(x), math.nan)
+    real = p < level
+    no_effect = (_equivalence_p(x, band) < level) if n else np.zeros(len(x), bool)
+    outcome = np.where(real, np.where(speedup > 1, FASTER, SLOWER), np.where(no_effect, NO_EFFECT, UNDECIDED))
+    low, high = _interval(x, level) if n else (np.full(len(x), math.nan),) * 2
+    return {
+        "speedup": speedup,
+        "speedup_q25": q25,
+        "speedup_q75": q75,
+        "p_value": p,
+        "rounds": np.full(len(x), n),
+        "real": real,
+        "no_effect": no_effect,
+        "outcome": outcome,
+        "interval_low": low,
+        "interval_high": high,
+    }
 
 
 def rounds_to_decide(log_ratios, band: float = BAND) -> int | None:
@@ -83,40 +224,65 @@ def rounds_to_decide(log_ratios, band: float = BAND) -> int | None:
     return math.ceil(max(6, len(x) + 1, min(needed))) if needed else None
 
 
-def compare_rounds(base_times: list[float], times: list[float]) -> dict:
+def sequential(log_ratios, looks, thresholds=(), band: float = BAND) -> dict[str, np.ndarray]:
+    """Each row of `log_ratios` (comparisons × rounds, or one comparison's rounds) judged look by
+    look (`looks`, each at its `look_levels` level) and taken at the first look that decides it:
+    its outcome, and on which side of each speed-up in `thresholds` it lies (its interval excludes
+    them); else at the last look its rounds reach. The `judge` arrays at that look, with its
+    `level`, `decided` and `capped` (undecided at the last look). Looks beyond the rounds are not reached;
+    rounds fewer than the first look are judged at the first look's level. The rule of
+    `compare_rounds`, and what tokgen_tools.seqsim simulates (notebook 00_setup)."""
+    x = _rows(log_ratios)
+    n, looks = x.shape[1], list(looks)
+    levels = look_levels(looks)
+    reached = [(k, a) for k, a in zip(looks, levels) if k <= n] or [(n, levels[0])]
+    result: dict[str, np.ndarray] = {}
+    open_ = np.ones(len(x), bool)
+    for k, level in reached:
+        g = judge(x[open_, :k], level, band) | {"level": np.full(open_.sum(), level)}
+        done = g["outcome"] != UNDECIDED
+        for t in thresholds:
+            done &= ~((g["interval_low"] <= t) & (t <= g["interval_high"]))
+        g["decided"] = done
+        for key, values in g.items():
+            result.setdefault(key, np.empty(len(x), dtype=object))[open_] = values
+        open_[open_] = ~done
+        if not open_.any():
+            break
+    return result | {"capped": open_ & (reached[-1][0] >= looks[-1])}
+
+
+def compare_rounds(base_times: list[float], times: list[float], looks=(), thresholds=()) -> dict:
     """`times` against `base_times`, paired by round: the speed-up (median of the per-round
     t_base / t, > 1 faster) with the quartiles of the per-round ratios, the signed-rank p of the
-    log-ratios, `real` (p < ALPHA), `no_effect` (TOST within ±BAND), the `outcome` in words and
-    the rounds that would likely decide an undecided one (notebook 02_kv_cache)."""
+    log-ratios, `real` (p < level), `no_effect` (TOST within ±BAND), the `outcome` in words, the
+    speed-up's (1 − level) `interval_low`–`interval_high` and the rounds that would likely decide an
+    undecided one (notebook 02_kv_cache).
+
+    Without `looks`: every round, at level ALPHA. With `looks` (a sequential comparison,
+    `looks_up_to`): the first look that the rounds reach and that decides it, with the speed-ups
+    in `thresholds` (`sequential`); `rounds` says how many it used, `decided` whether that look
+    decided it, `capped` whether it reached the last look undecided; `looks` is recorded as
+    "10;20;40;80"."""
     n = min(len(times), len(base_times))
-    pairs = [(b, t) for b, t in zip(base_times[:n], times[:n]) if b > 0 and t > 0]
-    ratios = [b / t for b, t in pairs]
-    logs = [math.log(r) for r in ratios]
-    lo, hi = statistics.quantiles(ratios, n=4, method="inclusive")[::2] if len(ratios) >= 2 else (math.nan,) * 2
-    speedup = statistics.median(ratios) if ratios else math.nan
-    p = signed_rank_p(logs) if pairs else math.nan
-    real, no_effect = bool(p < ALPHA), bool(pairs) and equivalence_p(logs) < ALPHA
-    outcome = (FASTER if speedup > 1 else SLOWER) if real else NO_EFFECT if no_effect else UNDECIDED
-    return {
-        "speedup": speedup,
-        "speedup_q25": lo,
-        "speedup_q75": hi,
-        "p_value": p,
-        "rounds": len(pairs),
-        "real": real,
-        "no_effect": no_effect,
-        "outcome": outcome,
-        "rounds_to_decide": rounds_to_decide(logs) if outcome == UNDECIDED else None,
-    }
+    logs = [math.log(b / t) for b, t in zip(base_times[:n], times[:n]) if b > 0 and t > 0]
+    g = sequential(logs, looks or [len(logs) or 1], thresholds if looks else ())
+    g = {key: value[0].item() if hasattr(value[0], "item") else value[0] for key, value in g.items()}
+    g["rounds_to_decide"] = rounds_to_decide(logs[: int(g["rounds"])]) if g["outcome"] == UNDECIDED else None
+    return g | {"looks": ";".join(map(str, looks)), "capped": bool(looks) and bool(g["capped"])}
 
 
-def gain(results: pd.DataFrame, base: str, variant: str) -> dict | None:
+def gain(results: pd.DataFrame, base: str, variant: str, thresholds=()) -> dict | None:
     """`variant` against `base`, round by round (`compare_rounds`): the speed-up ×, `real`, `no_effect`
-    and the outcome; None when either was not measured (notebook 02_kv_cache)."""
+    and the outcome; judged at the looks the rows record (a sequential run of `tokgen.compare`), the
+    side of each speed-up in `thresholds` decided too; None when either was not measured
+    (notebook 02_kv_cache)."""
     rows = {r["variant"]: r for r in results.to_dict("records")}
     if base not in rows or variant not in rows:
         return None
-    return {"variant": variant, "vs": base, **compare_rounds(run_times(rows[base]), run_times(rows[variant]))}
+    looks = parse_looks(rows[variant].get("looks")) if parse_looks(rows[base].get("looks")) else ()
+    g = compare_rounds(run_times(rows[base]), run_times(rows[variant]), looks, thresholds)
+    return {"variant": variant, "vs": base, **g}
 
 
 def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
@@ -126,11 +292,38 @@ def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
     return pd.DataFrame([gain(results, base, name) for name in results["variant"] if name != base])
 
 
+def sequential_error_rates(data_dir) -> pd.DataFrame:
+    """The sequential design's error rates as tokgen_tools.seqsim measured them
+    (`data_dir`/sequential_error_rates.csv), one row per source of noise: the false-positive rate
+    (A/A), the false "no effect" rate (an effect at the band's edge, the worse side), power at
+    ×1.10 and ×1.15, and the mean rounds used (notebook 00_setup, README)."""
+    df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
+    rate = df.pivot_table(index="source", columns="scenario", values="rate", aggfunc="first")
+    rounds = df.pivot_table(index="source", columns="scenario", values="mean_rounds", aggfunc="first")
+    edges = [c for c in rate.columns if c.startswith("edge")]
+    first = df.groupby("source")[["trials", "looks"]].first()
+    return pd.DataFrame(
+        {
+            "false positive (A/A)": rate["A/A"],
+            "false no effect (band's edge)": rate[edges].max(axis=1),
+            "power at ×1.10": rate["×1.10"],
+            "power at ×1.15": rate["×1.15"],
+            "mean rounds, A/A": rounds["A/A"],
+            "mean rounds, ×1.10": rounds["×1.10"],
+            "comparisons per scenario": first["trials"],
+            "looks": first["looks"],
+        }
+    ).rename_axis("noise").reset_index()
+
+
 def resample_rounds(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """The table as if its rounds had been drawn again: one bootstrap draw of round indices,
     the same for every row (rounds are paired across variants), and the times' summaries
-    recomputed from it (notebook 09_summary: how stable a verdict is)."""
-    if "times_ms" not in df or df.empty:
+    recomputed from it (notebook 09_summary: how stable a verdict is). A sequential run's table
+    (a `looks` column) comes back as it is: each of its comparisons stopped at the look that
+    decided it, and its error rates are the design's (`look_levels`); a bootstrap cannot draw the
+    rounds it did not need, and redrawing the ones it had would judge a stopped comparison again."""
+    if "times_ms" not in df or df.empty or ("looks" in df and df["looks"].map(parse_looks).map(bool).any()):
         return df
     times = [run_times(r) for r in df.to_dict("records")]
     n = max((len(t) for t in times), default=0)

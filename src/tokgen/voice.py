@@ -9,9 +9,11 @@ tied. The templates below are the only other places where a count or a direction
 Nothing here measures or decides: it reads what `tokgen.stats` computed.
 """
 
+import math
+
 import pandas as pd
 
-from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain
+from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, look_levels, parse_looks
 
 DECIDED = (FASTER, SLOWER)
 
@@ -85,7 +87,9 @@ def outcome_text(g: dict) -> str:
     outcome = g["outcome"]
     words = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(outcome, outcome)
     needed = g.get("rounds_to_decide")
-    if outcome == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
+    if outcome == UNDECIDED and parse_looks(g.get("looks")):  # sequential: it ran on until its cap, or stopped there
+        words += " at the cap" if g.get("capped") else ""
+    elif outcome == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
         words += f": about {int(needed)} rounds would decide it"
     if outcome in DECIDED and g.get("no_effect"):
         words += f", but by less than {BAND:.0%}"  # real, yet shown inside the band: not a gain to count on
@@ -101,16 +105,53 @@ def _digits(g: dict) -> int:
 
 def speedup_text(g: dict | None) -> str:
     """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster)": a comparison in one phrase, the
-    one way every table, sentence and README line writes it; "not measured" for None (notebook 02_kv_cache)."""
+    one way every table, sentence and README line writes it; "not measured" for None. A sequential
+    comparison (notebook 00, section 4) also says the cap its rounds ran under, the level of the
+    look that judged it, and its interval at that level (notebook 02_kv_cache)."""
     if g is None:
         return "not measured"
     d = _digits(g)
-    rounds = g.get("rounds")
+    rounds, looks = g.get("rounds"), parse_looks(g.get("looks"))
     of = f" of {int(rounds)} rounds" if rounds is not None and rounds == rounds else ""
+    if looks and of:
+        of = f" of {int(rounds)} rounds, up to {looks[-1]}"
+    iqr = f"IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}"
+    if not looks:
+        return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])}, {outcome_text(g)})"
     return (
-        f"×{g['speedup']:.{d}f} (IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}; "
-        f"p {p_text(g['p_value'])}, {outcome_text(g)})"
+        f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])} at level {g['level']:.2g}, {outcome_text(g)}; "
+        f"{interval_text(g)})"
     )
+
+
+def interval_text(g: dict) -> str:
+    """ "99.4% interval ×1.03–×1.12": a comparison's interval at its level (notebook 00_setup)."""
+    low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
+    if not (0 < low and high < math.inf):  # NaN, or too few rounds for the level
+        return "too few rounds for an interval"
+    return f"{100 * (1 - g['level']):.3g}% interval ×{low:.2f}–×{high:.2f}"
+
+
+def design_text(looks) -> str:
+    """The sequential design in one paragraph, for the notebooks that run it (notebook 00_setup):
+    the looks, their levels, and what the whole procedure guarantees."""
+    looks, levels = list(looks), look_levels(looks)
+    if len(looks) == 1:
+        return (
+            f"Each comparison is judged once, after {looks[0]} rounds, at level {ALPHA} (a cap no larger than "
+            "the first look leaves one look)."
+        )
+    said = ", ".join(map(str, looks[:-1])) + f" and {looks[-1]}"
+    return (
+        f"Each comparison this notebook needs is judged after {said} rounds, at levels "
+        f"{', '.join(f'{a:.2g}' for a in levels)} (their sum is {ALPHA}), and stops at the first look that "
+        f"decides it: faster, slower, or no effect within ±{BAND:.0%}; only the variants of comparisons "
+        f"still undecided run on, up to the cap of {looks[-1]} rounds. Over all the looks together, a variant "
+        f"against itself is called faster or slower, and an effect at the band's edge \"no effect\", at most "
+        f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both). "
+        "Each comparison says how many rounds it used and, undecided at the cap, its interval."
+    )
+
 
 
 def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:

@@ -465,7 +465,23 @@ def provenance(results_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def sequential_rates(results_dir: Path) -> str:
+    """The sequential comparisons' error rates (data/sequential_error_rates.csv, tokgen_tools.seqsim)."""
+    from tokgen.stats import sequential_error_rates
+
+    try:
+        rates = sequential_error_rates(Path(results_dir) / "data")
+    except FileNotFoundError:
+        return "*Not measured yet: run `python -m tokgen_tools.seqsim`.*"
+    shares = [c for c in rates.columns if c.startswith(("false", "power"))]
+    out = rates.assign(**{c: rates[c].map(lambda v: f"{v:.1%}") for c in shares})
+    out = out.assign(**{c: out[c].map(lambda v: f"{v:.0f}") for c in out.columns if c.startswith("mean rounds")})
+    header = "| " + " | ".join(out.columns) + " |\n|" + "---|" * len(out.columns)
+    return header + "\n" + "\n".join("| " + " | ".join(map(str, r)) + " |" for r in out.itertuples(index=False))
+
+
 BLOCKS = {
+    "seqrates": sequential_rates,
     "findings": findings,
     "summary": summary_table,
     "claims": claims_block,

@@ -67,6 +67,7 @@ NEWEST_SPEC = "transformers>=5.17"  # DeferredStopCheck appeared in 5.17
 SMOKE = {
     "SIZE": "tiny",
     "RUNS": 2,
+    "MAX_RUNS": 4,  # sequential comparisons: looks at 2 and 4 rounds
     "BATCH_SIZE": 4,
     "MAX_SEQLEN": 12,
     "SEQ_LENS": [6, 12],
