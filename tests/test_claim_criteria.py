@@ -189,7 +189,8 @@ def allocator_rows(per_n, active=True):
         ({100: (2.0, 1.0, FASTER), 200: (4.0, 0.4, FASTER)}, REPRODUCED),  # exactly half at N=100: markedly enough
         ({100: (2.0, 1.01, FASTER), 200: (4.0, 0.4, FASTER)}, PARTLY),  # just over half at one N
         ({100: (2.0, 0.6, FASTER), 200: (4.0, 1.5, FASTER)}, REPRODUCED),  # 0.3 and 0.375: a halved cut fails them
-        ({100: (2.0, 0.5, FASTER), 200: (4.0, 0.4, NO_EFFECT)}, PARTLY),  # no effect at one N is not faster
+        # "runtime improves marginally", decidably: not slower beyond ±5% (issue 46); no effect at one N passes
+        ({100: (2.0, 0.5, FASTER), 200: (4.0, 0.4, NO_EFFECT)}, REPRODUCED),
         ({100: (2.0, 0.5, SLOWER), 200: (4.0, 0.4, FASTER)}, PARTLY),  # slower at one N
         ({100: (2.0, 1.5, SLOWER), 200: (4.0, 4.0, NO_EFFECT)}, NOT),
     ],
@@ -454,6 +455,7 @@ def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
     assert v == expected and key == ("speed-up", pytest.approx(ratio), (2.5, 4))
     r = f"{ratio:.2f}"
     paired = f"×{r} (IQR ×{r}–×{r} of 8 rounds; p = 0.008, faster)"
-    assert measured == f"compiled pipelined_static vs naive {paired}; {ranked}"
+    holds = f", which holds ×{ratio:g}" if ratio in (2.5, 4.0) else ""  # an interval of one point, on a threshold
+    assert measured == f"compiled pipelined_static vs naive {paired}; 95% interval ×{r}–×{r}{holds}; {ranked}"
     c = claim(10, tmp_path, resamples=8)
     assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")
