@@ -88,11 +88,11 @@ say(tokgen.display.rounds_sentence(RUNS))
 
 # %%
 try:
-    naive = tokgen.load("01_naive", RESULTS_DIR)
-    naive = naive[(naive["status"] == "ok") & (naive["batch_size"] == BATCH_SIZE)].sort_values("max_seqlen")
-except FileNotFoundError:
+    naive = tokgen.rows_at("01_naive", RESULTS_DIR, "notebook 02", BATCH_SIZE=BATCH_SIZE, SEQ_LENS=SEQ_LENS)
+    naive = naive.sort_values("max_seqlen")
+except tokgen.MissingRows as err:  # notebook 01 has not run here at these sizes: no speed-up to show
     naive = None
-    say("*Notebook 01 has not written `data/01_naive.csv` yet: no speed-up to show.*")
+    say(f"*{err}*")
 if naive is not None:
     both = ok.merge(naive, on="max_seqlen", suffixes=("", "_naive"))
     both["speed-up (ratio of medians)"] = both["median_ms_naive"] / both["median_ms"]

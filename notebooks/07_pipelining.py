@@ -192,9 +192,9 @@ say(tokgen.display.medians_disagree(ok, piped) or "The ratios of the medians and
 
 # %%
 try:
-    say(tokgen.display.pipelined_gap(tokgen.load("06_eos_sync_profile", RESULTS_DIR), ok))
-except FileNotFoundError:
-    say("*Notebook 06 has not written its profile to this results folder yet: run it first.*")
+    say(tokgen.display.pipelined_gap(tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07"), ok))
+except tokgen.MissingRows as err:
+    say(f"*{err}*")
 
 # %% [markdown]
 # ## 5. The overhead of streams (the article's row 9)

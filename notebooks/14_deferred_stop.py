@@ -187,9 +187,13 @@ else:
 # filled KV cache once per step, at the copy bandwidth notebook 10 recorded, or measured here).
 
 # %%
-fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
-say(f"The fastest registry generator of notebook 10's run: `{fastest['label']}`." if fastest else
-    "*Notebook 10 has not run in this results folder: nothing to sweep.*")  # fmt: skip
+try:
+    fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
+    say(f"The fastest registry generator of notebook 10's run: `{fastest['label']}`." if fastest else
+        "*Notebook 10's run has no registry generator that ran: nothing to sweep.*")  # fmt: skip
+except tokgen.MissingRows as err:
+    fastest = None
+    say(f"*{err}*")
 sweep = None
 if fastest and ON_GPU:
     bandwidth = tokgen.bandwidth.bandwidth_for(RESULTS_DIR, DEVICE)

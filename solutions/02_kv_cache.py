@@ -34,8 +34,9 @@ import tokgen
 from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-naive = tokgen.load("01_naive", DATA_DIR).sort_values("max_seqlen")
-kv = tokgen.load("02_kv_cache", DATA_DIR).sort_values("max_seqlen")
+kv = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")
+batch = int(kv["batch_size"].iloc[0])  # notebook 01's rows at notebook 02's batch size
+naive = tokgen.rows_at("01_naive", DATA_DIR, "solution 02", BATCH_SIZE=batch).sort_values("max_seqlen")
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 
 # %% [markdown]

@@ -19,7 +19,7 @@ from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 rea
 from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
 from .registry import GENERATORS, get_generator
-from .results import Recorder, load
+from .results import Recorder, load, rows_at
 from .stats import gain, speedup_text
 
 
@@ -247,12 +247,10 @@ def time_products(
 
 def fastest_generator(results_dir) -> dict | None:
     """The fastest registry generator of notebook 10's run (data/10_cuda_graphs.csv under
-    `results_dir`): its label, generator and K; None when notebook 10 has not run there (notebook 14)."""
-    try:
-        timed = load("10_cuda_graphs", results_dir)
-    except FileNotFoundError:
-        return None
-    ours = timed[(timed["status"] == "ok") & timed["generator"].isin(list(GENERATORS))].sort_values("median_ms")
+    `results_dir`): its label, generator and K; None when no registry generator ran there, and
+    `tokgen.results.MissingRows` when notebook 10 has not run there (notebook 14)."""
+    timed = rows_at("10_cuda_graphs", results_dir, "notebook 14")
+    ours = timed[timed["generator"].isin(list(GENERATORS))].sort_values("median_ms")
     if ours.empty:
         return None
     best = ours.iloc[0]
