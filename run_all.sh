@@ -5,6 +5,7 @@
 # More: ./run_all.sh --help. Without a suitable active environment this first builds .venv
 # (torch first, $TOKGEN_TORCH, default torch==2.13.0; then this package and its dependencies).
 set -euo pipefail
+CALLER_CWD=$PWD  # --out and --newest-transformers are relative to where run_all.sh was called from
 cd "$(dirname "$0")"
 
 # found, not imported: --help and argument mistakes answer in about a second
@@ -36,4 +37,4 @@ if [ "${1:-}" = "--test" ]; then
   "$PY" -m ruff check .
   exec "$PY" -m pytest "$@"
 fi
-exec "$PY" -m tokgen_tools.runner "$@"
+TOKGEN_CALLER_CWD=$CALLER_CWD exec "$PY" -m tokgen_tools.runner "$@"

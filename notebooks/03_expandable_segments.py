@@ -55,10 +55,10 @@ import sys
 
 import tokgen
 
-PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-# `import tokgen` and the check above do not import torch: the setting below still comes first
+# `import tokgen` does not import torch; the check below does (is there a GPU, what memory has it): the setting first
 assert "torch" not in sys.modules, "restart the kernel: PYTORCH_ALLOC_CONF must be set before torch starts CUDA"
 os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
+PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 
 # %%
 import matplotlib.pyplot as plt
@@ -146,11 +146,10 @@ say(tokgen.display.rounds_sentence(RUNS))
 cols = ["max_seqlen", "median_ms", "q25_ms", "q75_ms", "peak_reserved_gb", "frag_gb", "frag_pct"]
 parts = [ok[ok["allocator"] == a][cols].assign(run=f"03: {a}") for a in ("expandable", "default")]
 try:
-    nb02 = tokgen.load("02_kv_cache", RESULTS_DIR)
-    same = (nb02["status"] == "ok") & (nb02["batch_size"] == BATCH_SIZE) & nb02["max_seqlen"].isin(SEQ_LENS)
-    parts.append(nb02[same][cols].assign(run="02: default, own process"))
-except FileNotFoundError:
-    say("*Notebook 02 has not written `data/02_kv_cache.csv` yet.*")
+    nb02 = tokgen.rows_at("02_kv_cache", RESULTS_DIR, "notebook 03", BATCH_SIZE=BATCH_SIZE, SEQ_LENS=SEQ_LENS)
+    parts.append(nb02[cols].assign(run="02: default, own process"))
+except tokgen.MissingRows as err:
+    say(f"*{err}*")
 side = pd.concat(parts).sort_values(["max_seqlen", "run"]).rename(columns={"max_seqlen": "N"})
 side["ms, median (IQR)"] = side.apply(lambda r: spread(r, unit=""), axis=1)
 shown = {"peak_reserved_gb": "peak reserved GB", "frag_gb": "fragmentation GB", "frag_pct": "fragmentation %"}

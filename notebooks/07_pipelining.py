@@ -207,9 +207,9 @@ say(tokgen.display.speedup_table(piped, columns, legend=False))
 
 # %%
 try:
-    say(tokgen.display.pipelined_gap(tokgen.load("06_eos_sync_profile", RESULTS_DIR), ok))
-except FileNotFoundError:
-    say("*Notebook 06 has not written its profile to this results folder yet: run it first.*")
+    say(tokgen.display.pipelined_gap(tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07"), ok))
+except tokgen.MissingRows as err:
+    say(f"*{err}*")
 
 # %% [markdown]
 # ## 5. The overhead of streams (the article's row 9)

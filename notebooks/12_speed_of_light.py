@@ -131,15 +131,11 @@ show_source(tokgen.bandwidth.cache_read)
 frames = []
 for name in ("07_pipelining", "10_cuda_graphs"):
     try:
-        t = tokgen.load(name, RESULTS_DIR)
-    except FileNotFoundError:
-        say(f"*`data/{name}.csv` is missing: run notebook {name[:2]} first.*")
+        t = tokgen.rows_at(name, RESULTS_DIR, "notebook 12", BATCH_SIZE=BATCH_SIZE, MAX_SEQLEN=MAX_SEQLEN)
+    except tokgen.MissingRows as err:
+        say(f"*{err}*")
         continue
-    same_sizes = (t["status"] == "ok") & (t["batch_size"] == BATCH_SIZE) & (t["max_seqlen"] == MAX_SEQLEN)
-    if not same_sizes.any():
-        say(f"*`data/{name}.csv` has no row at B = {BATCH_SIZE}, N = {MAX_SEQLEN}: run notebook {name[:2]} there.*")
-        continue
-    frames.append(t[same_sizes].assign(notebook=name[:2]))
+    frames.append(t.assign(notebook=name[:2]))
     say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
 floors = pd.DataFrame()
 if frames and bandwidth:  # one table per run: a generator timed in both runs appears in each

@@ -191,10 +191,14 @@ else:
 # notebook 10 recorded, or measured here).
 
 # %%
-fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
-say(f"First of the registry generators in notebook 10's run, ranked round by round against its naive generator: "
-    f"`{fastest['label']}`." if fastest else
-    "*Notebook 10 has not run in this results folder: nothing to sweep.*")  # fmt: skip
+try:
+    fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
+    say(f"First of the registry generators in notebook 10's run, ranked round by round against its naive "
+        f"generator: `{fastest['label']}`." if fastest else
+        "*Notebook 10's run has no registry generator, or no naive run to rank them against: nothing to sweep.*")
+except tokgen.MissingRows as err:
+    fastest = None
+    say(f"*{err}*")
 sweep = None
 if fastest and ON_GPU:
     bandwidth = tokgen.bandwidth.bandwidth_for(RESULTS_DIR, DEVICE)

@@ -34,7 +34,7 @@ import tokgen
 from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
-both = tokgen.load("02_kv_cache", DATA_DIR).sort_values("max_seqlen")  # naive and the cache, interleaved
+both = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")  # naive and the cache
 naive, kv = (both[both["generator"] == g] for g in ("naive", "kv_dynamic"))
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 

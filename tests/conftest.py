@@ -23,4 +23,4 @@ def tiny():
 def smoke_command(only: str, out, solutions: bool = False) -> list[str]:
     """The runner in smoke mode for notebooks `only` (and their solutions if asked) into `out`, as tests start it."""
     cmd = [sys.executable, "-m", "tokgen_tools.runner", "--smoke", "--only", only, "--out", str(out), "--no-progress"]
-    return cmd if solutions else [*cmd, "--no-solutions"]
+    return [*cmd, "--solutions"] if solutions else cmd

@@ -44,6 +44,7 @@ def test_every_helper_names_the_notebook_that_introduces_it(name):
 LAYERS = {  # README "Architecture": a module imports only from its own layer or the ones above
     "model": 0,
     "gpu_slice": 0,
+    "sizes": 0,
     "generators": 1,
     "kernels": 1,
     "handwritten": 1,

@@ -84,6 +84,15 @@ def test_clean_writes_the_run_values_into_the_parameters_cell_and_drops_what_pap
     ]
 
 
+def test_clean_shows_the_runs_relative_folders_where_they_lie_beside_the_notebook():
+    """A smoke run's notebook in <out>/notebooks wrote to <out>: RESULTS_DIR ".." says so; an
+    absolute folder (a machine path) is never written."""
+    nb = clean.clean(executed(values='RESULTS_DIR = ".."\nSLICE_RESULTS_DIR = "/work/x/slice"\nRUNS = 5'), folders=True)
+    assert nb.cells[1].source.splitlines()[3] == f'RESULTS_DIR = ".."{clean.FOLDER_COMMENT}'
+    assert "SLICE_RESULTS_DIR" not in nb.cells[1].source and clean.problems(nb) == []
+    assert 'RESULTS_DIR = "../build/lab"' in clean.clean(executed(values='RESULTS_DIR = ".."')).cells[1].source
+
+
 def test_clean_drops_a_stderr_output_of_warnings_only_and_keeps_unchanged_values_as_written():
     nb = clean.clean(executed(stderr=PROFILER_WARNING, values='RESULTS_DIR = ".."\nRUNS = 3'))
     assert [o.name for o in nb.cells[2].outputs] == ["stdout"]
@@ -262,12 +271,17 @@ def test_a_smoke_run_writes_a_notebook_and_its_solution_clean(tmp_path):
     proc = subprocess.run(smoke_command("00", tmp_path, solutions=True), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "[1/1] solutions/00_setup: ok in" in proc.stdout
+    assert "run_all: 1 notebook(s) and their solutions -> " in proc.stdout
+    assert "run_all: 1/1 notebooks and 1/1 solutions ok in " in proc.stdout
     for folder in ("notebooks", "solutions"):
         nb = nbformat.read(tmp_path / folder / "00_setup.ipynb", as_version=4)
         assert clean.problems(nb) == [], folder
         assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), folder
         params = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         assert params.startswith('SIZE = "tiny"  # '), "the parameters cell shows the values the run used"
+    nb = nbformat.read(tmp_path / "notebooks" / "00_setup.ipynb", as_version=4)
+    params = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert 'RESULTS_DIR = ".."  # this run\'s results folder' in params, "where its results went"
     timings = pd.read_csv(tmp_path / "data" / "run_all.csv")
     assert timings["notebook"].tolist() == ["00_setup", "solution 00_setup"] and set(timings["status"]) == {"ok"}
 

@@ -2,7 +2,10 @@
 
 import re
 import tomllib
+import warnings
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,3 +26,17 @@ def test_ci_runs_the_readme_test_command():
     assert f"{command}   # the test suite" in readme
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     assert ci[-1] == command
+
+
+def test_the_package_metadata_is_read_without_deprecation_warnings():
+    """setuptools >= 77 takes `project.license` as an SPDX expression; the TOML table it had warned
+    twice on every `pip install -e .`."""
+    pyprojecttoml = pytest.importorskip("setuptools.config.pyprojecttoml")
+    from setuptools.dist import Distribution
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dist = pyprojecttoml.apply_configuration(Distribution(), ROOT / "pyproject.toml")
+    assert dist.metadata.license_expression == "MIT"
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    assert "setuptools>=77" in build  # the oldest setuptools that reads it

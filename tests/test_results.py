@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import tokgen
-from tokgen.results import Recorder, environment, load
+from tokgen.results import ROOT, MissingRows, Recorder, environment, load, rows_at, run_command
 
 
 def test_rows_are_on_disk_at_once_with_provenance(tmp_path):
@@ -33,9 +33,52 @@ def test_a_new_recorder_starts_the_table_afresh(tmp_path):
     assert list(load("t", tmp_path)["x"]) == [2]
 
 
-def test_missing_table_says_which_notebook(tmp_path):
-    with pytest.raises(FileNotFoundError, match="run the notebook that writes table '09_summary'"):
+def test_missing_table_says_which_notebook_writes_it_and_how(tmp_path, monkeypatch):
+    monkeypatch.delenv("TOKGEN_RUN_ALL", raising=False)
+    with pytest.raises(FileNotFoundError, match=rf"^no data/09_summary.csv in {tmp_path}: notebook 09 writes it; run "
+                                                rf"./run_all.sh --out {tmp_path} --only 09$"):  # fmt: skip
         load("09_summary", tmp_path)
+
+
+def naive_rows(results_dir):
+    """Notebook 01's table as a run at B = 16 leaves it: N = 100 and 200 ran, N = 400 failed."""
+    rec = Recorder("01_naive", results_dir)
+    for n, status in ((100, "ok"), (200, "ok"), (400, "failed")):
+        rec.write({"batch_size": 16, "max_seqlen": n, "status": status, "median_ms": n / 10})
+
+
+def test_rows_at_keeps_the_ok_rows_at_the_readers_sizes(tmp_path):
+    naive_rows(tmp_path)
+    rows = rows_at("01_naive", tmp_path, "notebook 02", BATCH_SIZE=16, SEQ_LENS=[100, 400])
+    assert rows["max_seqlen"].tolist() == [100]  # 400 failed, 200 was not asked for
+    assert rows_at("01_naive", tmp_path, "notebook 07")["max_seqlen"].tolist() == [100, 200]
+
+
+def test_rows_at_says_in_one_line_what_is_missing_and_the_command_that_writes_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("TOKGEN_RUN_ALL", raising=False)
+    with pytest.raises(MissingRows) as err:
+        rows_at("01_naive", tmp_path, "notebook 02", BATCH_SIZE=32)
+    assert str(err.value) == (
+        f"notebook 02 needs notebook 01's rows at BATCH_SIZE=32 (no data/01_naive.csv yet): run ./run_all.sh "
+        f"--out {tmp_path} --only 01 -p BATCH_SIZE 32"
+    )
+    naive_rows(tmp_path)
+    # what the issue's two README examples in a row did: notebook 01 at B = 16, then notebook 02 at its own 32
+    with pytest.raises(MissingRows) as err:
+        rows_at("01_naive", tmp_path, "notebook 02", BATCH_SIZE=32, SEQ_LENS=[100, 200])
+    assert str(err.value) == (
+        f"notebook 02 needs notebook 01's rows at BATCH_SIZE=32, SEQ_LENS=[100, 200]: run ./run_all.sh --out "
+        f'{tmp_path} --only 01 -p BATCH_SIZE 32 -p SEQ_LENS "[100, 200]"'
+    )
+    assert err.value._render_traceback_() == [f"MissingRows: {err.value}"]  # a notebook shows one line
+    # the runner says how it was called; a results folder inside the repository is named from it
+    monkeypatch.setenv("TOKGEN_RUN_ALL", "./run_all.sh --smoke --out build/x")
+    with pytest.raises(MissingRows, match=r": run ./run_all.sh --smoke --out build/x --only 01 -p BATCH_SIZE 32$"):
+        rows_at("01_naive", tmp_path, "notebook 02", BATCH_SIZE=32)
+    monkeypatch.delenv("TOKGEN_RUN_ALL")
+    lab = ROOT / "notebooks" / ".." / "build" / "lab"  # a notebook's default RESULTS_DIR, run in JupyterLab
+    assert run_command("01", lab, {}) == "./run_all.sh --out build/lab --only 01"
+    assert run_command("01", ROOT, {"MAX_SEQLEN": 8}) == "./run_all.sh --only 01 -p MAX_SEQLEN 8"
 
 
 def test_environment_names_versions(monkeypatch):

@@ -152,6 +152,9 @@ def test_help_answers_at_once():
     run_all = ["bash", str(ROOT / "run_all.sh")]
     proc = subprocess.run([*run_all, "--help"], capture_output=True, text=True, timeout=60, env=run_all_env())
     assert proc.returncode == 0 and "--smoke" in proc.stdout and "--test" in proc.stdout
+    words = " ".join(proc.stdout.split())  # argparse wraps the lines
+    assert "(default: the repository on a GPU; build/smoke for --smoke or without a GPU)" in words
+    assert "(default: on a GPU run, not on a smoke run; a slice run never)" in words
     assert time.time() - started < 30  # a loaded machine may be slow; what matters is checked below
     # --help must not wait for torch (seconds to import): the runner imports it only once it runs notebooks
     probe = "\n".join(["import sys", "from tokgen_tools import runner", "try:", "    runner.main(['--help'])",
@@ -328,7 +331,8 @@ def test_a_failed_run_leaves_the_committed_files_byte_identical(tmp_path, monkey
     )
     root = toy_repository(tmp_path / "repo", monkeypatch, notebook, solution)
     before = snapshot(root)
-    code = runner.main(["--smoke", "--only", "99", "--out", str(root), "--replace-reference", "--no-progress"])
+    args = ["--smoke", "--only", "99", "--out", str(root), "--replace-reference", "--no-progress", "--solutions"]
+    code = runner.main(args)
     said = capsys.readouterr().out
     assert code == 1 and "replace the reference ones" in said
     if failing == "notebook":
@@ -342,10 +346,14 @@ def test_a_failed_run_leaves_the_committed_files_byte_identical(tmp_path, monkey
     assert not list((root / "build").glob("staging-*"))
 
 
-def test_a_notebook_and_its_solution_are_written_clean_and_the_solution_reads_the_staging_copy(tmp_path, monkeypatch):
+def test_a_notebook_and_its_solution_are_written_clean_and_the_solution_reads_the_staging_copy(
+    tmp_path, monkeypatch, capsys
+):
     root, out = toy_repository(tmp_path / "repo", monkeypatch), tmp_path / "out"
     (out / "data").mkdir(parents=True)  # the toy notebook writes into it
-    assert runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress"]) == 0
+    assert runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress", "--solutions"]) == 0
+    said = capsys.readouterr().out
+    assert "1 notebook(s) and their solutions ->" in said and "run_all: 1/1 notebooks and 1/1 solutions ok in" in said
     solution = nbformat.read(out / "solutions" / "99_toy.ipynb", as_version=4)
     assert clean.problems(solution) == [] and clean.problems(nbformat.read(out / "notebooks" / "99_toy.ipynb", 4)) == []
     assert solution.cells[0].source.startswith('SIZE = "tiny"  # the model')  # the smoke size it ran with
@@ -403,25 +411,55 @@ def test_slice_runs_the_two_slices_notebook_13_found_around_the_l40s(tmp_path, m
         runner.bracketing_slices()
 
 
-def test_a_slice_on_a_machine_without_cuda_fails_the_notebook_with_one_line(tmp_path):
+def test_a_slice_on_a_machine_without_cuda_is_refused_before_any_notebook_starts(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
-        pytest.skip("checks the message on a machine without CUDA")
-    cmd = [
-        sys.executable,
-        "-m",
-        "tokgen_tools.runner",
-        "--smoke",
-        "--slice",
-        "8",
-        "--only",
-        "01",
-        "--out",
-        str(tmp_path),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert proc.returncode == 1
-    assert "RuntimeError: a GPU slice (GPU_SMS=8) needs a CUDA GPU" in proc.stdout
+        pytest.skip("checks the refusal on a machine without CUDA")
+    for args in (["--slice"], ["--slice", "8", "--only", "01"], ["--smoke", "--slice", "8"]):
+        assert runner.main([*args, "--out", str(tmp_path)]) == 2, args
+        said = capsys.readouterr()
+        assert said.err == "run_all: --slice runs notebooks in a slice of a CUDA GPU, and this machine has none: run " \
+                           "without --slice\n" and said.out == "", args  # fmt: skip
+    assert not list(tmp_path.iterdir())  # nothing started, nothing written
+
+
+HUGE = [
+    (["--only", "01", "-p", "BATCH_SIZE", "1000000000"], "-p BATCH_SIZE: parameter BATCH_SIZE = 1000000000 with "
+     "SEQ_LENS = [6, 12]: B = 1000000000, N = 12 needs at least "),
+    (["--only", "01", "-p", "SEQ_LENS", "[1000000000]"], "-p SEQ_LENS: parameter SEQ_LENS = [1000000000]: 1000000000 "
+     "tokens exceed the tiny model's 512 positions"),
+    (["--only", "08", "-p", "BATCH_SIZES", "[1, 100000000]"], "-p BATCH_SIZES: parameter BATCH_SIZES = [1, 100000000] "
+     "with MAX_SEQLEN = 12: B = 100000000, N = 12 needs at least "),
+    (["--only", "11", "-p", "TOKENS", "200"], "-p TOKENS: parameter TOKENS = 200: 400 tokens exceed the micro model's"),
+    (["--only", "10", "-p", "COPY_MB", "100000000"], "-p COPY_MB: parameter COPY_MB = 100000000 needs at least "),
+    (["--only", "01", "-p", "SIZE", "gpt2", "-p", "SEQ_LENS", "[6, 1025]"],
+     "-p SEQ_LENS: parameter SEQ_LENS = [6, 1025]: 1025 tokens exceed the gpt2 model's 1024"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args, message", HUGE, ids=[a[-2] for a, _ in HUGE])
+def test_sizes_the_model_or_the_machine_cannot_hold_are_refused_before_anything_runs(tmp_path, capsys, args, message):
+    assert runner.main(["--smoke", *args, "--out", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr()
+    assert said.err.startswith(f"run_all: {message}") and len(said.err.splitlines()) == 1
+    assert said.out == "" and not (tmp_path / "out" / "notebooks").exists()
+
+
+def test_a_batch_size_only_the_naive_generator_cannot_hold_is_refused_where_a_notebook_runs_naive(capsys):
+    """B = 20000 at N = 12 on the tiny model: a KV cache holds 8 GB (two steps' logits), the naive
+    generator 92 GB. Notebook 01 runs naive at BATCH_SIZE; notebook 02 does not (the API still checks)."""
+    run = runner.run_parameters(smoke=True, cuda=False, out_given=None)
+    user = {"BATCH_SIZE": 20000}
+    with pytest.raises(runner.RunError, match="-p BATCH_SIZE: .* B = 20000, N = 12 needs at least 92.5 GB"):
+        runner.checked_sizes(["01_naive"], run, user, slice_run=False)
+    if tokgen_sizes().device_memory("cpu")[0] > 9e9:  # a host with room for the cache
+        runner.checked_sizes(["02_kv_cache"], run, user, slice_run=False)
+
+
+def tokgen_sizes():
+    from tokgen import sizes
+
+    return sizes
 
 
 def test_newest_transformers_folder_must_hold_transformers(tmp_path):
@@ -444,9 +482,10 @@ def test_notebook_14_and_the_solutions_of_11_and_14_run_on_the_newest_transforme
         return {"status": "ok", "seconds": 0.0, "notebook": name.replace("solutions/", "solution ")}
 
     monkeypatch.setattr(runner, "run_logged", fake_run)
-    monkeypatch.setattr(runner, "newest_transformers", lambda folder: tmp_path / "newest")
+    monkeypatch.setattr(runner, "newest_transformers", lambda folder, users: tmp_path / "newest")
     monkeypatch.setattr(runner, "installed_transformers", lambda folder: "5.17.0")
-    assert runner.main(["--smoke", "--only", "10,11,14", "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    args = ["--smoke", "--only", "10,11,14", "--out", str(tmp_path / "out"), "--no-progress", "--solutions"]
+    assert runner.main(args) == 0
     newest = tmp_path / "newest"
     assert given == {"10_cuda_graphs": None, "solutions/10_cuda_graphs": None, "11_sync_audit": None,
                      "solutions/11_sync_audit": newest, "14_deferred_stop": newest,
@@ -454,6 +493,82 @@ def test_notebook_14_and_the_solutions_of_11_and_14_run_on_the_newest_transforme
     rows = pd.read_csv(tmp_path / "out" / "data" / "run_all.csv").set_index("notebook")["transformers"]
     assert rows["solution 11_sync_audit"] == "5.17.0" and rows["14_deferred_stop"] == "5.17.0"
     given.clear()  # without solutions, 11 needs no newer transformers and none is set up
-    monkeypatch.setattr(runner, "newest_transformers", lambda folder: pytest.fail("not needed"))
+    monkeypatch.setattr(runner, "newest_transformers", lambda folder, users: pytest.fail("not needed"))
     args = ["--smoke", "--only", "11", "--no-solutions", "--out", str(tmp_path / "o2"), "--no-progress"]
     assert runner.main(args) == 0
+
+
+def test_paths_on_the_command_line_are_relative_to_the_callers_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKGEN_CALLER_CWD", str(tmp_path / "caller"))  # run_all.sh sets it, then cds to the repository
+    assert runner.caller_path(Path("out")) == tmp_path / "caller" / "out"
+    assert runner.caller_path(Path("/abs/out")) == Path("/abs/out") and runner.caller_path(None) is None
+    monkeypatch.delenv("TOKGEN_CALLER_CWD")
+    monkeypatch.chdir(tmp_path)  # python -m tokgen_tools.runner: this process's directory
+    assert runner.caller_path(Path("out")) == tmp_path / "out"
+
+
+def test_a_relative_out_and_newest_transformers_are_the_callers(tmp_path, monkeypatch):
+    given = {}
+
+    def fake_run(step, name, log, newest, run):
+        given[name] = newest
+        return {"status": "ok", "seconds": 0.0, "notebook": name}
+
+    caller = tmp_path / "caller"
+    (caller / "nt" / "transformers").mkdir(parents=True)
+    monkeypatch.setenv("TOKGEN_CALLER_CWD", str(caller))
+    monkeypatch.setattr(runner, "run_logged", fake_run)
+    monkeypatch.setattr(runner, "installed_transformers", lambda folder: "5.17.0")
+    assert runner.main(["--smoke", "--only", "14", "--out", "rel", "--newest-transformers", "nt", "--no-progress"]) == 0
+    assert given == {"14_deferred_stop": caller / "nt"}  # the kernel gets the caller's folder, not the repository's
+    assert pd.read_csv(caller / "rel" / "data" / "run_all.csv")["notebook"].tolist() == ["14_deferred_stop"]
+
+
+def test_run_all_sh_resolves_a_relative_out_from_where_it_was_called():
+    # from /proc, --out x is /proc/x, which cannot be written (resolved in the repository, it could)
+    cmd = ["bash", str(ROOT / "run_all.sh"), "--smoke", "--only", "00", "--out", "x", "-p", "BATCH_SIZE", "1000000000"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd="/proc")
+    assert proc.returncode == 2 and proc.stderr.startswith("run_all: cannot write to --out /proc/x"), proc.stderr
+
+
+MISSING = """# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+BATCH_SIZE = 4  # sequences per batch
+RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder
+
+# %%
+import tokgen
+from tokgen.display import say
+
+try:
+    tokgen.rows_at("98_other", RESULTS_DIR, "notebook 99", BATCH_SIZE=BATCH_SIZE)
+except tokgen.MissingRows as err:
+    say(f"*{err}*")
+"""
+
+
+def test_a_notebook_that_finds_no_rows_says_the_command_and_the_runner_repeats_it(tmp_path, monkeypatch, capsys):
+    toy_repository(tmp_path / "repo", monkeypatch, notebook=MISSING)
+    out = tmp_path / "out"
+    assert runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress"]) == 0
+    note, end = capsys.readouterr().out.splitlines()[-2:]
+    assert note == (
+        f"      note: notebook 99 needs notebook 98's rows at BATCH_SIZE=4 (no data/98_other.csv yet): run "
+        f"./run_all.sh --smoke --out {out} --only 98 -p BATCH_SIZE 4"
+    )  # the console names the folder
+    assert end.startswith("run_all: 1/1 notebooks ok in ")  # a smoke run runs no solution unless asked
+    assert runner.MISSING_ROWS.search("solution 02 needs notebook 01's rows at BATCH_SIZE=32: run ...")
+    nb = nbformat.read(out / "notebooks" / "99_toy.ipynb", as_version=4)
+    assert clean.problems(nb) == []  # the notebook names no machine path: an --out outside the repository is DIR
+    said = nb.cells[1].outputs[0].data["text/markdown"]
+    assert said == "*notebook 99 needs notebook 98's rows at BATCH_SIZE=4 (no data/98_other.csv yet): run " \
+                   "./run_all.sh --smoke --out DIR --only 98 -p BATCH_SIZE 4*"  # fmt: skip
+    params = nb.cells[0].source  # where this run's results went, not the committed notebook's build/lab
+    assert params.splitlines()[1] == f'RESULTS_DIR = ".."{clean.FOLDER_COMMENT}'

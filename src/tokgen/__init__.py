@@ -2,7 +2,8 @@
 
 Architecture: three layers, each importing only from the ones above it.
 
-    model, gpu_slice   GPT-2 with random weights; size and device checks; a green-context slice
+    model, gpu_slice, sizes   GPT-2 with random weights; size and device checks; a green-context
+                              slice; the positions and memory a generation needs
       decoding    generators (the article's loops), kernels (our Triton kernels), handwritten
                   (GPT-2's step by hand), graphs (K steps per CUDA graph replay), registry (names)
         measuring  agreement (which tokens count as the naive ones), bench (interleaved timing),
@@ -50,14 +51,14 @@ _EXPORTS = {
     "bench": ["Variant", "compare", "generator_variant"],
     "stats": ["gain", "gains"],
     "profiling": ["count_syncs", "profile_steps"],
-    "results": ["Recorder", "describe_environment", "environment", "load"],
+    "results": ["MissingRows", "Recorder", "describe_environment", "environment", "load", "rows_at"],
     "params": ["check_parameters"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
-_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "voice"}
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "sizes", "voice"}
 
 
 def __getattr__(name: str):

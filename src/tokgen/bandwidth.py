@@ -19,7 +19,7 @@ from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 rea
 from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
 from .registry import GENERATORS, get_generator
-from .results import Recorder, load
+from .results import Recorder, load, rows_at
 from .stats import gain
 from .voice import ranking, speedup_text
 
@@ -298,12 +298,9 @@ def fastest_generator(results_dir) -> dict | None:
     """The fastest registry generator of notebook 10's run (data/10_cuda_graphs.csv under
     `results_dir`), first by paired speed-up over that run's naive generator (`tokgen.voice.ranking`;
     a variant tied with it is not told apart by the rounds): its label, generator and K; None when
-    notebook 10 has not run there (notebook 14)."""
-    try:
-        timed = load("10_cuda_graphs", results_dir)
-    except FileNotFoundError:
-        return None
-    ok = timed[timed["status"] == "ok"]
+    no registry generator ran there or naive did not, and `tokgen.results.MissingRows` when notebook
+    10 has not run there (notebook 14)."""
+    ok = rows_at("10_cuda_graphs", results_dir, "notebook 14")
     ours = ok[ok["generator"].isin(list(GENERATORS))]
     ranked = ranking(ok, "naive", list(ours["variant"])) if "naive" in set(ok["variant"]) else pd.DataFrame()
     if ranked.empty:

@@ -18,18 +18,29 @@ from transformers import DynamicCache, StaticCache
 
 from .gpu_slice import side_streams
 from .model import require_positive, takes_cache_position
+from .sizes import generation_bytes, shape_of, too_large
 
 
 def no_hook(step: int) -> None:
     """The default `on_step`: does nothing (notebook 06 passes a profiler's instead)."""
 
 
-def check_sizes(model, batch_size: int, max_seqlen: int) -> None:
-    """One clear error for sizes no generator can run (notebook 00_setup)."""
+def check_sizes(model, batch_size: int, max_seqlen: int, recompute: bool = False) -> None:
+    """One clear error for sizes the generator cannot run, before it allocates anything: not positive,
+    beyond the model's positions, or needing more memory than the model's device has free
+    (`tokgen.sizes.generation_bytes`; `recompute`: the naive generator's logits of every position).
+    Notebook 00_setup."""
     require_positive(batch_size=batch_size, max_seqlen=max_seqlen)
     limit = model.config.n_positions
     if max_seqlen > limit:
         raise ValueError(f"max_seqlen={max_seqlen} exceeds the model's {limit} positions")
+    needed = generation_bytes(shape_of(model.config), batch_size, max_seqlen, recompute, model.dtype.itemsize)
+    said = too_large(needed, model.device, free=True)
+    if said:
+        what = "re-running every position (the naive generator)" if recompute else "a KV cache of max_seqlen positions"
+        raise ValueError(
+            f"batch_size={batch_size}, max_seqlen={max_seqlen}: {what} {said}; lower batch_size or max_seqlen"
+        )
 
 
 def resolve_eos(model, eos_token_id: int | None) -> int:
@@ -90,7 +101,7 @@ def cache_kwargs(model, cache, position: torch.Tensor) -> dict:
 @torch.inference_mode()
 def generate_naive(model, *, batch_size, max_seqlen, eos_token_id=None, prompt=None, on_step=no_hook):
     """Re-run the whole sequence at every step: O(N²) work. Notebook 01_naive."""
-    check_sizes(model, batch_size, max_seqlen)
+    check_sizes(model, batch_size, max_seqlen, recompute=True)
     eos = resolve_eos(model, eos_token_id)
     tokens = first_tokens(model, batch_size, prompt)  # (B, 1)
     finished = torch.zeros(batch_size, dtype=torch.bool, device=tokens.device)

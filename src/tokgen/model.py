@@ -6,7 +6,9 @@ import inspect
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-SIZES = ("gpt2", "tiny", "micro")
+from .sizes import SHAPES
+
+SIZES = tuple(SHAPES)
 
 
 def gpt2_config(size: str = "gpt2") -> GPT2Config:

@@ -8,15 +8,26 @@ same rules before it starts a kernel.
 """
 
 import re
+import sys
 
 import yaml
 
-SIZES = ("gpt2", "tiny", "micro")  # tokgen.model.SIZES (a test keeps the two equal)
+from .sizes import SHAPES, generation_bytes, too_large
+
+SIZES = tuple(SHAPES)  # the model sizes of tokgen.model
 BACKENDS = ("inductor", "eager", "aot_eager")
 
 
 class ParameterError(ValueError):
-    """A parameter with a value its notebook cannot use; the message is one line (notebook 00_setup)."""
+    """A parameter with a value its notebook cannot use; the message is one line, and a notebook shows
+    that line instead of a traceback (notebook 00_setup)."""
+
+    def __init__(self, message: str, name: str | None = None):
+        super().__init__(message)
+        self.name = name  # the parameter, where one is to blame
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows these lines in place of the traceback
+        return [f"{type(self).__name__}: {self}"]
 
 
 def _positive(value) -> bool:
@@ -95,16 +106,113 @@ def check(name: str, value):
     accepts, ok = RULES[name]
     parsed = parse(value)
     if not ok(parsed) and not (isinstance(value, str) and ok(value)):
-        raise ParameterError(f"parameter {name} must be {accepts}, got {value!r}")
+        raise ParameterError(f"parameter {name} must be {accepts}, got {value!r}", name)
     return parsed if ok(parsed) else value
+
+
+# Sizes checked against the model and the device before anything runs (tokgen.sizes): lengths are
+# tokens generated (or steps: one token each), at most the model's positions; a batch parameter is
+# checked with the lengths its notebook generates to; a copy (both buffers) and a product's rows
+# (the MLP's widest input) on their own.
+LENGTHS = ("MAX_SEQLEN", "SEQ_LENS", "DISTINCT_SEQLEN", "TOKENS", "STEPS_PER_GRAPH", "STOP_AT", "WINDOW")
+BATCHES = {
+    "BATCH_SIZE": ("MAX_SEQLEN", "SEQ_LENS", "TOKENS"),
+    "BATCH_SIZES": ("MAX_SEQLEN",),
+    "COMPILED_BATCH_SIZES": ("MAX_SEQLEN",),
+    "SWEEP_BATCH_SIZES": ("MAX_SEQLEN",),
+    "DISTINCT_BATCH": ("DISTINCT_SEQLEN",),
+}
+MICRO_TOKENS = 2  # notebook 11 also runs the micro model, for 2 x TOKENS tokens
+SMS = ("GPU_SMS", "SLICE_SMS", "MAP_SMS")
+
+
+def _values(value) -> list:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def check_device(values: dict) -> None:
+    """DEVICE "cuda" on a machine without a CUDA GPU: one line saying how to run the notebook here
+    instead (notebook 00_setup)."""
+    if values.get("DEVICE") != "cuda":
+        return
+    import torch  # not at the top: the runner reads the rules before torch loads
+
+    if not torch.cuda.is_available():
+        raise ParameterError(
+            'parameter DEVICE is "cuda", but this machine has no CUDA GPU: to run this notebook here, set '
+            'DEVICE = "cpu" and SIZE = "tiny" in its parameters cell (a smoke run: it tests the code and '
+            "measures nothing), or run ./run_all.sh --smoke",
+            "DEVICE",
+        )
+
+
+def check_sizes(values: dict, given=None, recompute=()) -> None:
+    """Sizes the model or the device cannot hold, refused in one line naming the parameter: a length
+    beyond the model's positions; a batch size with its lengths, a copy or a product whose least
+    memory (`tokgen.sizes`) exceeds all of the device's; more SMs than the GPU has. `values`: a
+    notebook's parameters, parsed (SIZE and DEVICE among them, else GPT-2 small on CUDA); `given`:
+    check only what involves these names (the runner's -p), default every size; `recompute`: the
+    batch parameters the notebook runs the naive generator at, which re-runs every position
+    (default: none, the least any generator holds). Notebook 00_setup."""
+    size, device = values.get("SIZE", "gpt2"), values.get("DEVICE", "cuda")
+    size = size if size in SHAPES else "gpt2"
+    shape = SHAPES[size]
+    asked = set(values if given is None else given)
+
+    def show(name):
+        return f"{name} = {values[name]!r}"
+
+    for name in sorted(asked & set(LENGTHS) & set(values)):
+        runs = [(n, size) for n in _values(values[name])]
+        runs += [(MICRO_TOKENS * values[name], "micro")] if name == "TOKENS" else []  # notebook 11's micro model
+        for n, model in runs:
+            if n > SHAPES[model]["n_positions"]:
+                positions = SHAPES[model]["n_positions"]
+                raise ParameterError(
+                    f"parameter {show(name)}: {n} tokens exceed the {model} model's {positions} positions", name
+                )
+    for batch, lengths in BATCHES.items():
+        for length in [x for x in lengths if x in values and batch in values and {batch, x} & asked]:
+            for b in _values(values[batch]):
+                n = max(_values(values[length]))
+                said = too_large(generation_bytes(shape, b, n, recompute=batch in recompute), device)
+                if said:
+                    name, other = (batch, length) if batch in asked else (length, batch)
+                    raise ParameterError(f"parameter {show(name)} with {show(other)}: B = {b}, N = {n} {said}", name)
+    alone = {"COPY_MB": lambda mb: 2 * mb * 2**20, "PRODUCT_ROWS": lambda rows: rows * 4 * shape["n_embd"] * 4}
+    for name in sorted(asked & set(alone) & set(values)):
+        said = too_large(max(alone[name](v) for v in _values(values[name])), device)
+        if said:
+            raise ParameterError(f"parameter {show(name)} {said}", name)
+    sms = [(name, v) for name in sorted(asked & set(SMS) & set(values)) for v in _values(values[name])]
+    if sms and device == "cuda":
+        import torch  # not at the top: the runner reads the rules before torch loads
+
+        if torch.cuda.is_available():
+            props = torch.cuda.get_device_properties(0)
+            for name, v in sms:
+                if v > props.multi_processor_count:
+                    raise ParameterError(
+                        f"parameter {show(name)}: {v} SMs exceed the {props.multi_processor_count} of {props.name}",
+                        name,
+                    )
 
 
 def check_parameters(namespace: dict) -> dict:
     """Check the notebook's UPPER_CASE parameters in `namespace` (its globals, right after the
     parameters cell), replace string values by what they parse to, and return them as a dict
-    for every table's provenance (notebook 00_setup)."""
+    for every table's provenance (notebook 00_setup). DEVICE "cuda" without a GPU, and sizes the
+    model or the device cannot hold, stop the notebook here with one line (`check_device`,
+    `check_sizes`)."""
     names = sorted(n for n in namespace if re.fullmatch(r"[A-Z][A-Z0-9_]*", n))
-    params = {name: check(name, namespace[name]) for name in names}
+    try:
+        params = {name: check(name, namespace[name]) for name in names}
+        check_device(params)
+        check_sizes(params)
+    except ParameterError as err:
+        if sys.__stderr__ is not None:  # the kernel's own stderr: `jupyter nbconvert --execute` prints it first
+            print(f"{type(err).__name__}: {err}", file=sys.__stderr__, flush=True)
+        raise
     namespace.update(params)
     if params.get("SIZE", "gpt2") != "gpt2" or params.get("DEVICE") == "cpu":
         print(f"SMOKE RUN (SIZE={params.get('SIZE')}, DEVICE={params.get('DEVICE')}): the numbers below test the code;")

@@ -151,9 +151,59 @@ def load(table: str, results_dir: str | Path) -> pd.DataFrame:
     (notebook 09_summary). Old generator names are read as today's (`RENAMED`)."""
     path = Path(results_dir) / "data" / f"{table}.csv"
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run the notebook that writes table {table!r} first")
+        writer = table[:2]
+        raise MissingRows(f"no data/{table}.csv in {results_dir}: notebook {writer} writes it; run "
+                          f"{run_command(writer, results_dir, {})}")  # fmt: skip
     df = pd.read_csv(path)
     for column in ("variant", "generator"):
         if column in df:
             df[column] = df[column].map(_renamed)
     return df
+
+
+class MissingRows(FileNotFoundError):
+    """A notebook reads rows another notebook writes, and they are not in its results folder: the
+    message, one line, says which rows and the command that writes them (`rows_at`); a notebook
+    shows that line instead of a traceback. Notebook 02_kv_cache."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows these lines in place of the traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+# the column of a table that holds what a notebook's parameter set (rows_at)
+COLUMNS = {"BATCH_SIZE": "batch_size", "SEQ_LENS": "max_seqlen", "MAX_SEQLEN": "max_seqlen"}
+
+
+def run_command(writer: str, results_dir: str | Path, parameters: dict) -> str:
+    """The command that runs notebook `writer` with `parameters` into `results_dir`: as the runner
+    that started this notebook was called ($TOKGEN_RUN_ALL, which it sets), else `./run_all.sh`
+    with `--out` for `results_dir` (notebook 02_kv_cache)."""
+    prefix = os.environ.get("TOKGEN_RUN_ALL")
+    if not prefix:
+        folder = Path(results_dir).resolve()
+        where = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+        prefix = "./run_all.sh" + ("" if folder == ROOT else f" --out {where}")
+    values = {name: f'"{value}"' if isinstance(value, list) else str(value) for name, value in parameters.items()}
+    return " ".join([prefix, "--only", writer, *(f"-p {name} {value}" for name, value in values.items())])
+
+
+def rows_at(table: str, results_dir: str | Path, reader: str, **parameters) -> pd.DataFrame:
+    """The rows of another notebook's `table` that ran ok at the reader's `parameters` (a value, or a
+    list of which a row may have any: `BATCH_SIZE=16, SEQ_LENS=[100, 200]`). None there, or no table:
+    `MissingRows`, one line naming what is missing and how to get it, e.g. "notebook 02 needs notebook
+    01's rows at BATCH_SIZE=16: run ./run_all.sh --only 01 -p BATCH_SIZE 16". `reader`: "notebook 02",
+    "solution 12". Every notebook that reads another's rows reads them here (notebook 02_kv_cache)."""
+    writer = table[:2]
+    at = ", ".join(f"{name}={value}" for name, value in parameters.items())
+    needs = f"{reader} needs notebook {writer}'s rows" + (f" at {at}" if at else "")
+    how = f": run {run_command(writer, results_dir, parameters)}"
+    path = Path(results_dir) / "data" / f"{table}.csv"
+    if not path.exists():
+        raise MissingRows(f"{needs} (no data/{table}.csv yet){how}")
+    df = load(table, results_dir)
+    keep = df["status"] == "ok" if "status" in df else pd.Series(True, index=df.index)
+    for name, value in parameters.items():
+        keep &= df[COLUMNS[name]].isin(value if isinstance(value, list) else [value])
+    if not keep.any():
+        raise MissingRows(f"{needs}{how}")
+    return df[keep]

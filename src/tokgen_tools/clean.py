@@ -7,7 +7,9 @@ committed one; `problems` lists what a committed notebook must not hold (tests/t
 A cleaned notebook has no injected-parameters cell: the values a run gave (-p, a slice's sizes,
 the smoke sizes) are written into the notebook's own parameters cell instead, each line keeping
 its comment. The runner's folders (RESULTS_DIR, DATA_DIR, SLICE_RESULTS_DIR) are not written
-there: the committed notebook, opened and run as is, writes below its default, build/lab.
+there: the committed notebook, opened and run as is, writes below its default, build/lab. A
+notebook the runner wrote elsewhere (a smoke run, --out) shows the folders it wrote to and read
+from where they lie beside it (`folders`): RESULTS_DIR "..", its own results folder.
 """
 
 import ast
@@ -18,7 +20,8 @@ import sys
 import nbformat
 from papermill.translators import PythonTranslator
 
-FOLDERS = {"RESULTS_DIR", "DATA_DIR", "SLICE_RESULTS_DIR"}  # where the runner's staging copy is; never shown
+FOLDERS = {"RESULTS_DIR", "DATA_DIR", "SLICE_RESULTS_DIR"}  # where the runner's staging copy is
+FOLDER_COMMENT = "  # this run's results folder, relative to this notebook's folder"
 INJECTED = "injected-parameters"
 RUN_METADATA = ("papermill", "execution")  # per cell: papermill's status and timings, the kernel's timestamps
 # a path of the machine that ran the notebook; prose may show a command such as `--out /tmp/mine`, so
@@ -70,10 +73,12 @@ def _same(code: str, value) -> bool:
         return False
 
 
-def write_parameters(nb, values: dict) -> None:
-    """Write `values` (folders left out) into the notebook's parameters cell, line by line,
-    keeping each line's comment; a value the cell does not declare is added at its end."""
-    values = {k: v for k, v in values.items() if k not in FOLDERS}
+def write_parameters(nb, values: dict, folders: bool = False) -> None:
+    """Write `values` (folders left out, or with `folders` the relative ones, with a comment saying
+    what they are) into the notebook's parameters cell, line by line, keeping each line's comment;
+    a value the cell does not declare is added at its end."""
+    shown = lambda k, v: k not in FOLDERS or (folders and isinstance(v, str) and not v.startswith("/"))
+    values = {k: v for k, v in values.items() if shown(k, v)}
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
     if cell is None or not values:
         return
@@ -83,7 +88,9 @@ def write_parameters(nb, values: dict) -> None:
         name, _, old = code.partition(" = ")
         if name in values:
             written.add(name)
-            if not _same(old, values[name]):  # an unchanged value keeps its spelling
+            if name in FOLDERS:  # its comment speaks of the committed notebook's folders
+                line = f"{name} = {PythonTranslator.translate(values[name])}{FOLDER_COMMENT}"
+            elif not _same(old, values[name]):  # an unchanged value keeps its spelling
                 line = f"{name} = {PythonTranslator.translate(values[name])}{comment}"
         lines.append(line)
     lines += [
@@ -114,12 +121,12 @@ def without_install_paths(text: str, search_path: list[str] | None = None) -> st
     return text
 
 
-def clean(nb, values: dict | None = None):
+def clean(nb, values: dict | None = None, folders: bool = False):
     """Make an executed notebook a reader's: the run's values (default: the injected cell's) in
     its parameters cell, no injected cell, no papermill or execution metadata, no warnings on
     stderr, library files named from their package folder (in streams and in text results).
-    Changes `nb` in place and returns it."""
-    write_parameters(nb, injected_values(nb) if values is None else values)
+    `folders`: show the run's relative folders (`write_parameters`). Changes `nb` in place and returns it."""
+    write_parameters(nb, injected_values(nb) if values is None else values, folders)
     nb.cells = [c for c in nb.cells if INJECTED not in c.metadata.get("tags", [])]
     nb.metadata.pop("papermill", None)
     for cell in nb.cells:

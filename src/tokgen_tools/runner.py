@@ -6,17 +6,21 @@
     python -m tokgen_tools.runner --slice             # notebooks 01-08 in the two slices that bracket the L40S
 
 The notebooks' source of truth is the jupytext file notebooks/NN_name.py; each run writes the
-executed notebook, the CSVs under <out>/data and the figures under <out>/figures, then runs the
-notebook's worked solution (solutions/NN_name.py) into <out>/solutions. A failing notebook does
-not stop the others; the failures are listed at the end and the exit code is 1. A notebook runs
-in a staging copy of <out>: what it writes replaces the previous results only once it has
-finished and been cleaned for its readers (tokgen_tools.clean), so a failed or interrupted run
-leaves them as they were. A failed notebook is kept in build/failed/NAME (with --out or --smoke:
-<out>/failed/NAME). A smoke run never writes into the committed reference folders unless told to
-(--replace-reference).
+executed notebook, the CSVs under <out>/data and the figures under <out>/figures, then, on a GPU
+run or with --solutions, runs the notebook's worked solution (solutions/NN_name.py) into
+<out>/solutions. Paths on the command line are relative to the caller's working directory
+($TOKGEN_CALLER_CWD, which run_all.sh sets before it changes into the repository). Sizes given
+with -p that the model or the machine cannot hold stop the run before anything starts
+(tokgen.params.check_sizes). A failing notebook does not stop the others; the failures are
+listed at the end and the exit code is 1. A notebook runs in a staging copy of <out>: what it
+writes replaces the previous results only once it has finished and been cleaned for its readers
+(tokgen_tools.clean), so a failed or interrupted run leaves them as they were. A failed notebook
+is kept in build/failed/NAME (with --out or --smoke: <out>/failed/NAME). A smoke run never writes
+into the committed reference folders unless told to (--replace-reference).
 """
 
 import argparse
+import ast
 import contextlib
 import datetime
 import filecmp
@@ -35,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tokgen.params import ParameterError, check
+from tokgen.params import ParameterError, check, check_sizes
 from tokgen.results import ROOT, data_dir, environment
 from tokgen_tools import clean
 
@@ -54,6 +58,9 @@ SLICE_SIZES = {
     "04_static_cache": {"SEQ_LENS": [100, 200]},
     "08_batch_sweep": {"BATCH_SIZES": [1, 16, 64], "COMPILED_BATCH_SIZES": [1, 16, 64]},
 }
+OUT_ELSEWHERE = "DIR"  # an --out outside the repository, as a notebook's text names it (rerun_command)
+NAIVE_AT = re.compile(r'"naive", \w+, batch_size=([A-Z_]+)')  # a notebook's naive generations, by batch parameter
+MISSING_ROWS = re.compile(r"^(notebook|solution) \S+ needs notebook \d\d's rows\b")  # tokgen.MissingRows, said
 SLICE_OUT = ROOT / "slice"  # --slice writes its notebooks, data and figures here, beside the whole GPU's
 LAST = ("09_summary",)  # reads the other notebooks' data (13's slices and the slice runs included): runs last
 NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (--newest-transformers)
@@ -123,6 +130,36 @@ def declared_in(path: Path) -> list[str]:
     return re.findall(r"^([A-Z][A-Z0-9_]*) = ", cell.group(1), re.M) if cell else []
 
 
+def declared_values(path: Path) -> dict:
+    """The values of the parameters cell of the jupytext file `path`, as written there."""
+    text = path.read_text()
+    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)(?=\n# %%|\Z)', text, re.S)
+    values = {}
+    for node in ast.parse(cell.group(1) if cell else "").body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(ValueError, SyntaxError):
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
+def checked_sizes(names: list[str], run: dict, user: dict, slice_run: bool) -> None:
+    """The sizes given with -p (and --slice's SMs) against the model and the machine, in every
+    selected notebook with the values it would run with (`tokgen.params.check_sizes`): one line
+    naming the parameter before anything runs."""
+    if not user:
+        return
+    for name in names:
+        source = NOTEBOOKS / f"{name}.py"
+        values = declared_values(source)
+        values |= {k: v for k, v in notebook_parameters(name, run, user, slice_run).items() if k in values}
+        naive = set(NAIVE_AT.findall(source.read_text())) & set(values)  # it re-runs every position at these
+        given = None if {"SIZE", "DEVICE"} & set(user) else user  # another model or device: every size anew
+        try:
+            check_sizes(values, given=given, recompute=naive)
+        except ParameterError as err:
+            raise RunError(f"-p {err.name}: {err}") from None
+
+
 def checked_parameters(pairs: list[tuple[str, str]], names: list[str]) -> dict:
     """`-p NAME VALUE` pairs, parsed and checked like the notebooks do; a name none of the selected
     notebooks declares is an error that lists the ones they do."""
@@ -161,12 +198,11 @@ def bracketing_slices() -> list[int]:
         raise RunError(f"--slice: {err}") from None
 
 
-def newest_transformers(folder: Path | None) -> Path:
+def newest_transformers(folder: Path | None, users: str = "") -> Path:
     """A folder holding transformers >= 5.17 to put first on a kernel's path: `folder`, else
-    build/newest-transformers, installed there with pip on first use."""
+    build/newest-transformers, installed there with pip on first use (for `users`, as said)."""
     target = folder or ROOT / "build" / "newest-transformers"
     if folder is None and not (target / "transformers").is_dir():
-        users = ", ".join(sorted(NEWEST | {f"solution {n}" for n in NEWEST_SOLUTIONS}))
         print(f"run_all: installing {NEWEST_SPEC} into {target} (for {users})", flush=True)
         cmd = [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), NEWEST_SPEC]
         if subprocess.run(cmd, capture_output=True).returncode != 0:
@@ -189,6 +225,28 @@ def first_on_path(folder: Path | None):
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = saved
+
+
+def caller_path(path: Path | None) -> Path | None:
+    """A path given on the command line, relative to the directory the caller ran run_all.sh from
+    ($TOKGEN_CALLER_CWD; run_all.sh itself changes into the repository), else to this process's."""
+    if path is None or path.is_absolute():
+        return path
+    return Path(os.environ.get("TOKGEN_CALLER_CWD") or os.getcwd()) / path
+
+
+def rerun_command(args, sms: int | None, out: Path) -> str:
+    """How to run more notebooks into this run's folder, the way this run was called, from the
+    repository: what a notebook that misses another's rows tells its reader (`tokgen.rows_at`). An
+    executed notebook names no machine path: an --out outside the repository is `OUT_ELSEWHERE`
+    there, and the runner's console shows the folder itself (`execute`)."""
+    words = ["./run_all.sh", *(["--smoke"] if args.smoke else []), *(["--slice", str(sms)] if sms is not None else [])]
+    if args.out is not None:
+        words += [
+            "--out",
+            str(out.relative_to(ROOT.resolve())) if out.is_relative_to(ROOT.resolve()) else OUT_ELSEWHERE,
+        ]
+    return " ".join(words)
 
 
 def output_folder(out: Path | None, smoke: bool, sms: int | None = None, several: bool = False) -> Path:
@@ -306,7 +364,8 @@ def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool
         except Exception as err:  # noqa: BLE001 - a kernel that dies must not stop the other notebooks
             row.update(status="failed", error=f"{type(err).__name__}: {err}".splitlines()[0][:300])
         if row["status"] == "ok":
-            row.update(tidy(target))
+            row.update(tidy(target, folders=data_from == out and not holds_reference(out)))
+            row["notes"] = [n.replace(f"--out {OUT_ELSEWHERE} ", f"--out {out} ") for n in row.get("notes", [])]
         row["seconds"] = round(time.time() - started, 1)
         failed = failed_notebook(out, name).parents[1]
         shutil.rmtree(failed, ignore_errors=True)  # a previous failure of this notebook is stale either way
@@ -320,15 +379,33 @@ def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def tidy(path: Path) -> dict:
-    """Clean the executed notebook at `path` for its readers (tokgen_tools.clean); what cleaning
-    cannot fix (an absolute path in an output, a warning it cannot tell) fails the notebook."""
+def tidy(path: Path, folders: bool = False) -> dict:
+    """Clean the executed notebook at `path` for its readers (tokgen_tools.clean; `folders`: its
+    parameters cell shows the folders it wrote to and read from, where they lie beside it); what
+    cleaning cannot fix (an absolute path in an output, a warning it cannot tell) fails the
+    notebook. An ok notebook's lines saying another's rows are missing come back as its "notes"."""
     import nbformat
 
-    nb = clean.clean(nbformat.read(path, as_version=4))
+    nb = clean.clean(nbformat.read(path, as_version=4), folders=folders)
     nbformat.write(nb, path)
     left = clean.problems(nb)
-    return {"status": "failed", "error": f"not clean ({len(left)} problems): {left[0]}"[:300]} if left else {}
+    if left:
+        return {"status": "failed", "error": f"not clean ({len(left)} problems): {left[0]}"[:300]}
+    return {"notes": missing_rows_said(nb)}
+
+
+def missing_rows_said(nb) -> list[str]:
+    """The lines of a notebook's outputs where it says it went on without rows of another notebook
+    (`tokgen.results.MissingRows`), once each."""
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            texts = [out.get("text", "")] + [str(v) for k, v in out.get("data", {}).items() if k in clean.TEXTS]
+            for line in "\n".join(texts).splitlines():
+                line = line.strip().strip("*").strip()
+                if MISSING_ROWS.search(line) and line not in found:
+                    found.append(line)
+    return found
 
 
 def promote(stage: Path, out: Path, only: list[Path] | None = None) -> None:
@@ -344,7 +421,7 @@ def promote(stage: Path, out: Path, only: list[Path] | None = None) -> None:
 def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
     """data/run_all.csv: one row per notebook (and solution) of its latest successful run (wall
     time, parameters); a failure leaves the previous row as it was, like the previous results."""
-    rows = [r for r in rows if r["status"] == "ok"]
+    rows = [{k: v for k, v in r.items() if k != "notes"} for r in rows if r["status"] == "ok"]
     if not rows:
         return
     path = data_dir(out) / "run_all.csv"
@@ -401,7 +478,8 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--smoke", action="store_true", help="tiny model and sizes, CPU allowed; writes to build/smoke")
     p.add_argument("--only", action="append", default=[], metavar="NOTEBOOK", help="run only this notebook")
-    p.add_argument("--out", type=Path, help="where notebooks/, data/, figures/ go (default: the repository)")
+    p.add_argument("--out", type=Path, help="where notebooks/, data/, figures/ go, relative to the current directory "
+                   "(default: the repository on a GPU; build/smoke for --smoke or without a GPU)")  # fmt: skip
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="set a parameter; VALUE is read as YAML, like papermill -y: 16, [1, 4, 16], cpu")  # fmt: skip
     p.add_argument("--slice", nargs="?", const="chosen", metavar="SMS",
@@ -410,8 +488,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--newest-transformers", type=Path, metavar="DIR",
                    help=f"a folder with {NEWEST_SPEC} for notebook 14 and solutions 11, 14 "
                         "(default: pip, into build/)")  # fmt: skip
-    p.add_argument("--no-solutions", action="store_true",
-                   help="do not run each notebook's worked solution (solutions/NN_name.py) after it")  # fmt: skip
+    p.add_argument("--solutions", action=argparse.BooleanOptionalAction,
+                   help="run each notebook's worked solution (solutions/NN_name.py) after it "
+                        "(default: on a GPU run, not on a smoke run; a slice run never)")  # fmt: skip
     p.add_argument("--replace-reference", action="store_true",
                    help="let a smoke run (or the CPU fallback) replace the repository's reference results")  # fmt: skip
     p.add_argument("--list", action="store_true", help="list the notebooks in the order they run (09 last) and exit")
@@ -430,12 +509,19 @@ def main(argv=None) -> int:
     # never raises KeyboardInterrupt: Ctrl-C (or kill -INT) must stop a run wherever it was started.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     args = parser().parse_args(argv)
+    args.out, args.newest_transformers = caller_path(args.out), caller_path(args.newest_transformers)
     if args.list:
         print("\n".join(select([])))
         return 0
     if not args.slice:
         return run(args, None)
     try:
+        if args.slice != "chosen":  # a bad SM count or notebook answers before torch loads
+            checked_parameters([("GPU_SMS", args.slice)], select(args.only or SLICE_NOTEBOOKS))
+        if not cuda_available():
+            raise RunError(
+                "--slice runs notebooks in a slice of a CUDA GPU, and this machine has none: run without --slice"
+            )
         sizes = bracketing_slices() if args.slice == "chosen" else [args.slice]
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
@@ -444,6 +530,34 @@ def main(argv=None) -> int:
     if max(codes) == 0 and not args.smoke:
         print("run_all: `./run_all.sh --only 09` puts these slices' verdicts beside the whole GPU's.")
     return max(codes)
+
+
+def run_parameters(smoke: bool, cuda: bool, out_given: Path | None) -> dict:
+    """What every notebook of a run gets: the runner's folders and, in a smoke run, the tiny sizes."""
+    # the notebooks' own default, build/lab, keeps a JupyterLab reader from overwriting the reference
+    # results; the runner writes into its staging copy of <out> (RESULTS_DIR "..": see run_notebook)
+    sizes = dict(SMOKE, DEVICE="cuda" if cuda else "cpu") if smoke else {}
+    if smoke and not cuda:
+        sizes["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
+    parameters = {"RESULTS_DIR": "..", "DATA_DIR": ".."} | sizes
+    if not smoke:
+        # where --slice wrote: <out>/sm<N> with --out, else slice/sm<N> (the staging copies only data/)
+        parameters["SLICE_RESULTS_DIR"] = str(out_given.resolve() if out_given else SLICE_OUT)
+    return parameters
+
+
+@contextlib.contextmanager
+def environment_variable(name: str, value: str):
+    """`name` set to `value` for the kernels started inside (they inherit the environment)."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
 
 
 def run(args, sms, several: bool = False) -> int:
@@ -460,65 +574,74 @@ def run(args, sms, several: bool = False) -> int:
         out = output_folder(args.out, smoke, None if sms is None else int(sms), several)
         guard_reference(out, smoke, args.replace_reference)
         prepare_out(out)
-        wanted = NEWEST | (set() if args.no_solutions or sms is not None else NEWEST_SOLUTIONS)
-        newest = newest_transformers(args.newest_transformers) if wanted & set(names) else None
+        cuda = cuda_available()
+        parameters = run_parameters(smoke, cuda, args.out)
+        checked_sizes(names, parameters, user, slice_run=sms is not None and not smoke)
+        # a solution's smoke run tests its code against the reference results: the tests run them, or --solutions
+        with_solutions = sms is None and (args.solutions if args.solutions is not None else not smoke)
+        users = [n for n in names if n in NEWEST] + [
+            f"solution {n}" for n in names if with_solutions and n in NEWEST_SOLUTIONS
+        ]
+        newest = newest_transformers(args.newest_transformers, ", ".join(users)) if users else None
     except RunError as err:
         print(f"run_all: {err}", file=sys.stderr)
         return 2
-    cuda = cuda_available()
-    # the notebooks' own default, build/lab, keeps a JupyterLab reader from overwriting the reference
-    # results; the runner writes into its staging copy of <out> (RESULTS_DIR "..": see run_notebook)
-    sizes = dict(SMOKE, DEVICE="cuda" if cuda else "cpu") if smoke else {}
-    if smoke and not cuda:
-        sizes["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
-    parameters = {"RESULTS_DIR": "..", "DATA_DIR": ".."} | sizes
-    if not smoke:
-        # where --slice wrote: <out>/sm<N> with --out, else slice/sm<N> (the staging copies only data/)
-        parameters["SLICE_RESULTS_DIR"] = str(args.out.resolve() if args.out else SLICE_OUT)
     # Solutions take the run's sizes, not -p (their names may mean other sizes), and read the staging
     # copy of the run's data; a smoke run's read the reference results, as a CPU writes no CUDA tables.
     # A slice run has none: solutions do not take GPU_SMS.
-    solutions = {"DATA_DIR": ".."} | sizes if not (args.no_solutions or sms is not None) else None
+    solutions = {"DATA_DIR": ".."} | {k: v for k, v in parameters.items() if k not in clean.FOLDERS}
     solution_data = ROOT if smoke else out
 
     log = work_dir(out) / "kernels.log"
-    print(f"run_all: {len(names)} notebook(s) -> {out}{' (smoke)' if smoke else ''}; kernel logs: {log}", flush=True)
+    what = f"{len(names)} notebook(s)" + (" and their solutions" if with_solutions else "")
+    print(f"run_all: {what} -> {out}{' (smoke)' if smoke else ''}; kernel logs: {log}", flush=True)
     done = []  # (name as shown, status row)
-    for i, name in enumerate(names, 1):
-        step, current = f"[{i}/{len(names)}]", name
-        params = notebook_parameters(name, parameters, user, slice_run=sms is not None and not smoke)
-        try:
-            run = lambda: run_notebook(name, out, params, progress=not args.no_progress)
-            row = run_logged(step, name, log, newest if name in NEWEST else None, run)
-            if name in NEWEST:
-                row["transformers"] = installed_transformers(newest)
-            record_timings([row], out, smoke)
-            done.append((name, row))
-            if solutions is not None and row["status"] == "ok" and solution_of(name):
-                current = f"solutions/{name}"
-                run = lambda: run_solution(name, out, solutions, not args.no_progress, solution_data)
-                row = run_logged(step, current, log, newest if name in NEWEST_SOLUTIONS else None, run)
-                if name in NEWEST_SOLUTIONS:
+    with environment_variable("TOKGEN_RUN_ALL", rerun_command(args, None if sms is None else int(sms), out)):
+        for i, name in enumerate(names, 1):
+            step, current = f"[{i}/{len(names)}]", name
+            params = notebook_parameters(name, parameters, user, slice_run=sms is not None and not smoke)
+            try:
+                run = lambda: run_notebook(name, out, params, progress=not args.no_progress)
+                row = run_logged(step, name, log, newest if name in NEWEST else None, run)
+                if name in NEWEST:
                     row["transformers"] = installed_transformers(newest)
                 record_timings([row], out, smoke)
-                done.append((current, row))
-        except KeyboardInterrupt:
-            left = names[i - 1 :] if current == name else names[i:]
-            print(
-                f"\nrun_all: interrupted during {current}; finished: {', '.join(n for n, _ in done) or 'none'}; "
-                f"not run: {', '.join(left) or 'none'}. {current}'s partial output was discarded; "
-                f"the results in {out} are those of the finished notebooks.",
-                file=sys.stderr,
-                flush=True,
-            )
-            return 130
+                done.append((name, row))
+                if with_solutions and row["status"] == "ok" and solution_of(name):
+                    current = f"solutions/{name}"
+                    run = lambda: run_solution(name, out, solutions, not args.no_progress, solution_data)
+                    row = run_logged(step, current, log, newest if name in NEWEST_SOLUTIONS else None, run)
+                    if name in NEWEST_SOLUTIONS:
+                        row["transformers"] = installed_transformers(newest)
+                    record_timings([row], out, smoke)
+                    done.append((current, row))
+            except KeyboardInterrupt:
+                left = names[i - 1 :] if current == name else names[i:]
+                print(
+                    f"\nrun_all: interrupted during {current}; finished: {', '.join(n for n, _ in done) or 'none'}; "
+                    f"not run: {', '.join(left) or 'none'}. {current}'s partial output was discarded; "
+                    f"the results in {out} are those of the finished notebooks.",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return 130
     total = sum(r["seconds"] for _, r in done)
     failed = [(n, r) for n, r in done if r["status"] != "ok"]
-    print(f"run_all: {len(done) - len(failed)}/{len(done)} notebooks ok in {total:.0f} s")
+    print(f"run_all: {tally(done)} ok in {total:.0f} s")
     for n, r in failed:
         print(f"  FAILED {n}{failure(r)}")
         print(f"         see {failed_notebook(out, n)} (the previous results are left in place)")
     return 1 if failed else 0
+
+
+def tally(done: list[tuple[str, dict]]) -> str:
+    """How many ran ok: "15/15 notebooks", and "and 14/15 solutions" where solutions ran."""
+    parts = []
+    for what, runs in (("notebooks", [r for n, r in done if not n.startswith("solutions/")]),
+                       ("solutions", [r for n, r in done if n.startswith("solutions/")])):  # fmt: skip
+        if runs or what == "notebooks":
+            parts.append(f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} {what}")
+    return " and ".join(parts)
 
 
 def installed_transformers(folder: Path) -> str:
@@ -535,6 +658,8 @@ def run_logged(step: str, name: str, log: Path, newest: Path | None, run) -> dic
         row = run()
     detail = failure(row) if row["status"] != "ok" else ""
     print(f"{step} {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
+    for note in row.pop("notes", []):
+        print(f"{' ' * len(step)} note: {note}", flush=True)
     return row
 
 
