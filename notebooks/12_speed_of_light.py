@@ -135,6 +135,11 @@ for name in ("07_pipelining", "10_cuda_graphs"):
     except tokgen.MissingRows as err:
         say(f"*{err}*")
         continue
+    here = tokgen.environment()["gpu"]
+    if CUDA and "gpu" in t and set(t["gpu"].astype(str)) != {here}:  # a floor is this GPU's: never another's times
+        say(f"*Notebook {name[:2]}'s rows were timed on {', '.join(sorted(set(t['gpu'].astype(str))))}, not on this "
+            f"{here}: run notebook {name[:2]} here first; no floor is set against another GPU's times.*")
+        continue
     frames.append(t.assign(notebook=name[:2]))
     say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
 floors = pd.DataFrame()
