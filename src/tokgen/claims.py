@@ -362,7 +362,8 @@ def _claim_10(tables):
         raise KeyError(f"no timed rounds for {best!r} or naive")
     low, high = g["interval_low"], g["interval_high"]
     holds = [t for t in SUMMARY_THRESHOLDS if low <= t <= high]
-    measured = f"{best} vs naive {speedup_text(g)}; {interval_text(g)}"
+    measured = f"{best} vs naive {speedup_text(g)}"
+    measured += "" if parse_looks(g.get("looks")) else f"; {interval_text(g)}"  # a sequential one says it already
     measured += f", which holds ×{holds[0]:g}" if holds else ""
     if tables.rng is None:  # where it ranks, said once: not recomputed for every resample of the rounds
         ranked = summary_results(tables).set_index("variant")
