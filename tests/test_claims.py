@@ -89,17 +89,6 @@ def test_claim_2_without_naive_rounds_in_notebook_02_says_what_is_missing(tmp_pa
     assert "re-run notebook 02" in c["measured"]
 
 
-def test_claim_2_divides_times_at_one_batch_size_only(tmp_path):
-    """Notebook 01 run at B = 16 (-p BATCH_SIZE 16), notebook 02 at its 32: no N to divide, not a ×2 speed-up."""
-    rows("01_naive", tmp_path, [{**result("naive N=100", [200.0] * 3, max_seqlen=100), "batch_size": 16,
-                                 "frag_pct": 70.0}])  # fmt: skip
-    kv = {**result("kv_dynamic N=100", [100.0] * 3, max_seqlen=100), "batch_size": 32, "frag_pct": 20.0}
-    rows("02_kv_cache", tmp_path, [kv])
-    assert claims_table(tmp_path).set_index("#").loc[2, "verdict"] == "not measured"
-    rows("02_kv_cache", tmp_path, [kv | {"batch_size": 16}])
-    assert claims_table(tmp_path).set_index("#").loc[2, "measured"].startswith("N=100: ×2.00")
-
-
 def test_claim_5_uses_round_by_round_gains(tmp_path):
     eager = [100, 120, 90, 110, 105, 98, 130, 101]  # 8 rounds: 5 can never reach p < 0.05
     rows(

@@ -19,7 +19,7 @@ import torch
 
 from tokgen import bandwidth, bench, memory
 from tokgen.bench import Variant
-from tokgen.results import Recorder, load, run_of
+from tokgen.results import MissingRows, Recorder, load, run_of
 
 TICK = 1 / 64  # seconds: every duration below is a whole number of ticks, so every millisecond is exact
 MS = 1e3 * TICK  # 15.625 ms per tick
@@ -528,7 +528,8 @@ def test_time_products_by_hand(monkeypatch):
 
 def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s_tables(tmp_path, monkeypatch):
     assert bandwidth.recorded_bandwidth(tmp_path, "GPU X") is None
-    assert bandwidth.fastest_generator(tmp_path) is None
+    with pytest.raises(MissingRows, match="notebook 14 needs notebook 10's rows"):  # one line, and how to get them
+        bandwidth.fastest_generator(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
     pd.DataFrame({"gpu": ["GPU Y", "GPU X"], "bandwidth_gb_s": [1000.0, 3000.0]}).to_csv(data / "10_bandwidth.csv")

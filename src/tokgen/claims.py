@@ -300,7 +300,8 @@ def _claim_8(tables):
             ends += f", B={largest['batch_size']} {speedup_text(largest)}"
         if not larger.empty:
             top = larger.sort_values("speedup").iloc[-1]
-            ends += f"; a larger real gain at B={top['batch_size']}: {speedup_text(top)}"
+            ends += ("; the largest batch's is a larger real gain" if top["batch_size"] == largest["batch_size"]
+                     else f"; a larger real gain at B={top['batch_size']}: {speedup_text(top)}")  # said once
         parts.append(
             f"{'compiled' if compiled else 'eager'}: {ends}; of {len(fam)} batch sizes, real gains: "
             f"{_batch_sizes(gains_)}, real losses: {_batch_sizes(losses)}"
@@ -518,7 +519,8 @@ def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> 
         said = [f"{n}: {v}" if n else v for n, v, o in zip(names, decided, open_) if not o]
         return f"decided in one slice only ({', '.join(said)})"
     if len(set(decided)) == 1:
-        return f"both slices agree ({decided[0]}): it holds for an L40S-class GPU at the sizes both ran"
+        return (f"both slices agree ({decided[0]}) at the sizes both ran; slices match the L40S's bandwidth, "
+                "not its compute")
     return "the slices disagree: the verdict depends on where between them the L40S lies"
 
 
@@ -778,8 +780,8 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
     elif "slices" in claims:
         agree = claims[claims["slices"].str.startswith("both slices agree")]["#"].astype(str)
         lines.append(
-            f"* The two slices agree on claim(s) {', '.join(agree)}: those verdicts hold for an L40S-class GPU at "
-            "the sizes both slices ran."
+            f"* The two slices agree on claim(s) {', '.join(agree)}, at the sizes both slices ran (slices match the "
+            "L40S's bandwidth, not its compute)."
             if len(agree) else "* The two slices agree on no claim."
         )
     return "\n".join(lines)

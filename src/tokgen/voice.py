@@ -184,6 +184,7 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
     apart get the same rank (`tied`); a noisy variant cannot push another down unless it beats it for
     real. Ordered by rank, then by speed-up over `base`. Columns: variant, rank, tied, the gain over
     `base` (speedup, speedup_q25, speedup_q75, p_value, outcome, rounds) and `vs_leader`, the
+    (a real difference shown to lie within ±BAND does not part two variants)
     comparison with the first of its rank (None for that first). Never a ranking by median
     (notebook 07_pipelining)."""
     names = list(results["variant"]) if variants is None else list(variants)
@@ -194,8 +195,12 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
             rows[name] = g
     if not rows:
         return pd.DataFrame(columns=["variant", "rank", "tied", "speedup", "outcome", "vs_leader"])
+    def beats(o, name):  # faster for real, and not shown to lie inside the band: "inside each other's band" ties
+        g = gain(results, name, o) or {}
+        return g.get("outcome") == FASTER and not g.get("no_effect")
+
     for name, g in rows.items():
-        beaten_by = [o for o in rows if o != name and (gain(results, name, o) or {}).get("outcome") == FASTER]
+        beaten_by = [o for o in rows if o != name and beats(o, name)]
         g["rank"] = 1 + len(beaten_by)
     ordered = sorted(rows.values(), key=lambda g: (g["rank"], -g["speedup"]))
     ranks = pd.Series([g["rank"] for g in ordered]).value_counts()
