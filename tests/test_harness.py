@@ -234,6 +234,13 @@ def test_warm_up_calls_are_untimed_and_the_first_is_reported(gpu):
     assert len(cold.calls) == 5 and row["first_call_ms"] is None and row["median_ms"] == 375.0
 
 
+def test_two_rounds_have_quartiles_and_a_spread(gpu):
+    row = bench.compare([scripted(gpu, "a", [64, 32, 8])], rounds=2, device="cuda", gpu_busy=False).iloc[0]
+    # 500 and 125 ms: the inclusive quartiles lie a quarter and three quarters of the way, 218.75 and 406.25
+    assert (row["median_ms"], row["q25_ms"], row["q75_ms"]) == (312.5, 218.75, 406.25)
+    assert row["std_ms"] == pytest.approx(375 / math.sqrt(2))
+
+
 def test_one_round_has_a_median_but_no_spread(gpu):
     row = bench.compare([scripted(gpu, "a", [64, 32])], rounds=1, device="cuda", gpu_busy=False).iloc[0]
     assert (row["median_ms"], row["mean_ms"], row["min_ms"], row["max_ms"]) == (500.0, 500.0, 500.0, 500.0)
@@ -291,12 +298,13 @@ def test_round_orders_are_fresh_permutations_drawn_from_the_rng():
 
 def test_generator_variant_names_and_runs_what_it_says(tiny):
     seen = []
-    v = bench.generator_variant("graph_handwritten", tiny, batch_size=2, max_seqlen=9, steps_per_graph=4,
+    v = bench.generator_variant("graph_handwritten", tiny, batch_size=2, max_seqlen=9, steps_per_graph=2,
                                 by=("batch_size",))  # fmt: skip
-    assert v.name == "graph_handwritten K=4 B=2"
+    assert v.name == "graph_handwritten K=2 B=2"
     assert v.info == {"generator": "graph_handwritten", "compiled": False, "batch_size": 2, "max_seqlen": 9,
-                      "steps_per_graph": 4}  # fmt: skip
-    assert v.run(seen.append).shape == (2, 10) and seen == [0, 4, 8]  # the profiler's hook reaches the loop
+                      "steps_per_graph": 2}  # fmt: skip
+    # the profiler's hook reaches the loop, which replays K = 2 steps at a time (the option reaches it too)
+    assert v.run(seen.append).shape == (2, 10) and seen == [0, 2, 4, 6, 8]
     with pytest.raises(ValueError, match=r"by: choose from max_seqlen, batch_size, got \('rounds',\)"):
         bench.generator_variant("naive", tiny, batch_size=1, max_seqlen=2, by=("rounds",))
 
@@ -314,6 +322,7 @@ def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, mon
             return self._summary
 
     def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
+        assert run == v.run  # the variant's own run is profiled
         calls.append((start, stop, cpu, model, trace_path))
         return Timeline({"step_period_us": 60_000.0, "steps": stop - start})
 
@@ -850,3 +859,21 @@ def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkey
         assert {u[:2] for u in first} == {("bmm", (splits, rows, k // splits))}
     order = [u[2] for u in first]
     assert len(set(order)) == min(pool, repeats) and order[pool:] == order[: repeats - pool]
+
+
+def test_compare_defaults_ten_rounds_on_the_gpu_and_a_fresh_seed_of_32_bits(gpu, monkeypatch):
+    drawn = []
+    fresh = SimpleNamespace(randrange=lambda n: drawn.append(n) or 77)
+    monkeypatch.setattr(bench.random, "SystemRandom", lambda: fresh)
+    v = scripted(gpu, "a", [8] * 11)
+    row = bench.compare([v], gpu_busy=False).iloc[0]
+    assert row["runs"] == 10 and len(v.calls) == 11 and gpu.syncs == 33  # on "cuda": synchronized
+    assert drawn == [2**32] and row["order_seed"] == 77
+
+
+def test_a_changing_step_count_says_which_and_what_it_was():
+    lengths = iter([5, 5, 6, 6])
+    v = Variant("flaky", lambda: torch.zeros(1, 1 + next(lengths)))
+    row = bench.compare([v], rounds=3, device="cpu").iloc[0]
+    assert (row["status"], row["runs"]) == ("error", 1)
+    assert row["error"] == "RuntimeError: flaky generated 6 steps, earlier 5"

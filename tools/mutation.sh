@@ -22,11 +22,11 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 tests_for() {
   case "$1" in
-    stats) echo tests/test_stats.py tests/test_bench.py tests/test_harness.py tests/test_claim_criteria.py ;;
+    stats) echo tests/test_stats.py tests/test_stats_exact.py tests/test_bench.py tests/test_claim_criteria.py ;;
     bench) echo tests/test_bench.py tests/test_harness.py ;;
     memory) echo tests/test_harness.py tests/test_bench.py ;;
-    bandwidth) echo tests/test_bandwidth.py tests/test_harness.py ;;
-    agreement) echo tests/test_agreement.py tests/test_harness.py ;;
+    bandwidth) echo tests/test_bandwidth.py tests/test_harness.py tests/test_properties.py ;;
+    agreement) echo tests/test_agreement.py tests/test_harness.py tests/test_properties.py ;;
     claims) echo tests/test_claims.py tests/test_claim_criteria.py ;;
     display) echo tests/test_display.py tests/test_stats.py ;;
     *) echo "tools/mutation.sh: no test list for module '$1'" >&2; exit 2 ;;
