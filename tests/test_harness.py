@@ -36,12 +36,14 @@ class FakeGpu:
         self.syncs = self.resets = self.emptied = 0
         self.allocated = self.reserved = 0  # peak bytes since the last reset
         self.profiled = []
+        self.devices = []  # (call, device) of the calls that name one
 
     def perf_counter(self):
         self.events.append("clock")
         return self.now
 
     def synchronize(self, device=None):
+        self.devices.append(("synchronize", device))
         self.syncs += 1
         self.events.append("sync")
         self.now += self.queued
@@ -54,6 +56,7 @@ class FakeGpu:
         self.allocated, self.reserved = max(self.allocated, allocated), max(self.reserved, reserved)
 
     def reset_peak_memory_stats(self, device=None):
+        self.devices.append(("reset_peak_memory_stats", device))
         self.resets += 1
         self.allocated = self.reserved = 0
 
@@ -61,9 +64,11 @@ class FakeGpu:
         self.emptied += 1
 
     def memory_stats(self, device=None):
+        self.devices.append(("memory_stats", device))
         return {"allocated_bytes.all.peak": self.allocated, "reserved_bytes.all.peak": self.reserved}
 
     def get_device_properties(self, device=None):
+        self.devices.append(("get_device_properties", device))
         return SimpleNamespace(total_memory=80e9)
 
     def gpu_busy_ms(self, run):
@@ -76,7 +81,7 @@ def gpu(monkeypatch):
     fake = FakeGpu()
     monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=fake.perf_counter))
     for name in ("synchronize", "reset_peak_memory_stats", "empty_cache", "memory_stats", "get_device_properties"):
-        monkeypatch.setattr(torch.cuda, name, getattr(fake, name))
+        monkeypatch.setattr(torch.cuda, name, lambda *a, _name=name, **k: getattr(fake, _name)(*a, **k))
     monkeypatch.setattr(bench, "gpu_busy_ms", fake.gpu_busy_ms)
     return fake
 
@@ -234,6 +239,13 @@ def test_warm_up_calls_are_untimed_and_the_first_is_reported(gpu):
     assert len(cold.calls) == 5 and row["first_call_ms"] is None and row["median_ms"] == 375.0
 
 
+def test_two_rounds_have_quartiles_and_a_spread(gpu):
+    row = bench.compare([scripted(gpu, "a", [64, 32, 8])], rounds=2, device="cuda", gpu_busy=False).iloc[0]
+    # 500 and 125 ms: the inclusive quartiles lie a quarter and three quarters of the way, 218.75 and 406.25
+    assert (row["median_ms"], row["q25_ms"], row["q75_ms"]) == (312.5, 218.75, 406.25)
+    assert row["std_ms"] == pytest.approx(375 / math.sqrt(2))
+
+
 def test_one_round_has_a_median_but_no_spread(gpu):
     row = bench.compare([scripted(gpu, "a", [64, 32])], rounds=1, device="cuda", gpu_busy=False).iloc[0]
     assert (row["median_ms"], row["mean_ms"], row["min_ms"], row["max_ms"]) == (500.0, 500.0, 500.0, 500.0)
@@ -291,12 +303,13 @@ def test_round_orders_are_fresh_permutations_drawn_from_the_rng():
 
 def test_generator_variant_names_and_runs_what_it_says(tiny):
     seen = []
-    v = bench.generator_variant("graph_handwritten", tiny, batch_size=2, max_seqlen=9, steps_per_graph=4,
+    v = bench.generator_variant("graph_handwritten", tiny, batch_size=2, max_seqlen=9, steps_per_graph=2,
                                 by=("batch_size",))  # fmt: skip
-    assert v.name == "graph_handwritten K=4 B=2"
+    assert v.name == "graph_handwritten K=2 B=2"
     assert v.info == {"generator": "graph_handwritten", "compiled": False, "batch_size": 2, "max_seqlen": 9,
-                      "steps_per_graph": 4}  # fmt: skip
-    assert v.run(seen.append).shape == (2, 10) and seen == [0, 4, 8]  # the profiler's hook reaches the loop
+                      "steps_per_graph": 2}  # fmt: skip
+    # the profiler's hook reaches the loop, which replays K = 2 steps at a time (the option reaches it too)
+    assert v.run(seen.append).shape == (2, 10) and seen == [0, 2, 4, 6, 8]
     with pytest.raises(ValueError, match=r"by: choose from max_seqlen, batch_size, got \('rounds',\)"):
         bench.generator_variant("naive", tiny, batch_size=1, max_seqlen=2, by=("rounds",))
 
@@ -314,6 +327,7 @@ def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, mon
             return self._summary
 
     def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
+        assert run == v.run  # the variant's own run is profiled
         calls.append((start, stop, cpu, model, trace_path))
         return Timeline({"step_period_us": 60_000.0, "steps": stop - start})
 
@@ -345,7 +359,13 @@ def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
         "peak_allocated_gb": 6.0, "peak_reserved_gb": 8.0, "frag_gb": 2.0, "frag_pct": 25.0, "device_memory_gb": 80.0
     }  # fmt: skip
     gpu.allocated = gpu.reserved = 0
-    assert memory.memory_peaks(torch.device("cuda"))["frag_pct"] == 0.0  # nothing reserved: no division by zero
+    assert memory.memory_peaks(torch.device("cuda:1"))["frag_pct"] == 0.0  # nothing reserved: no division by zero
+    assert gpu.devices[-2:] == [("memory_stats", torch.device("cuda:1")), ("get_device_properties",
+                                                                          torch.device("cuda:1"))]  # fmt: skip
+    gpu.memory_stats = lambda device: {}  # no allocation since the reset: no peaks recorded at all
+    assert memory.memory_peaks(torch.device("cuda")) == {
+        "peak_allocated_gb": 0.0, "peak_reserved_gb": 0.0, "frag_gb": 0.0, "frag_pct": 0.0, "device_memory_gb": 80.0
+    }  # fmt: skip
     assert memory.memory_peaks(torch.device("cpu")) == dict.fromkeys(
         ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct")
     )
@@ -353,8 +373,9 @@ def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
 
 def test_reset_memory_empties_the_cache_resets_the_peaks_and_waits(gpu):
     gpu.allocated, gpu.queued = 5 * GB, 3 * TICK
-    memory.reset_memory(torch.device("cuda"))
+    memory.reset_memory(torch.device("cuda:1"))
     assert (gpu.emptied, gpu.resets, gpu.syncs, gpu.allocated, gpu.queued) == (1, 1, 1, 0, 0.0)
+    assert gpu.devices == [("reset_peak_memory_stats", torch.device("cuda:1")), ("synchronize", torch.device("cuda:1"))]
     memory.reset_memory(torch.device("cpu"))
     assert (gpu.emptied, gpu.resets, gpu.syncs) == (1, 1, 1)
 
@@ -362,6 +383,7 @@ def test_reset_memory_empties_the_cache_resets_the_peaks_and_waits(gpu):
 def test_set_expandable_segments_passes_the_setting_to_the_allocator(monkeypatch):
     said = []
     monkeypatch.setattr(torch._C, "_accelerator_setAllocatorSettings", said.append, raising=False)
+    monkeypatch.setattr(torch.cuda.memory, "_set_allocator_settings", lambda setting: pytest.fail("the older setter"))
     memory.set_expandable_segments(True)
     memory.set_expandable_segments(False)
     assert said == ["expandable_segments:True", "expandable_segments:False"]
@@ -388,14 +410,19 @@ def test_expandable_segments_active_reads_the_probes_segment(monkeypatch, segmen
         made.append((size, dtype, device))
         return SimpleNamespace(data_ptr=lambda: 5000)
 
-    cuda = SimpleNamespace(empty_cache=lambda: None, memory=SimpleNamespace(_snapshot=lambda: {"segments": segments}))
+    emptied = []
+    cuda = SimpleNamespace(empty_cache=lambda: emptied.append(len(made)),
+                           memory=SimpleNamespace(_snapshot=lambda: {"segments": segments}))  # fmt: skip
     monkeypatch.setattr(memory, "torch", SimpleNamespace(empty=empty, uint8=torch.uint8, cuda=cuda))
     if expected is None:
-        with pytest.raises(RuntimeError, match="probe allocation was not found"):
+        with pytest.raises(RuntimeError, match="^the probe allocation was not found in the allocator snapshot$"):
             memory.expandable_segments_active("cuda:1")
     else:
         assert memory.expandable_segments_active("cuda:1") is expected
-    assert made == [((64 * 2**20,), torch.uint8, "cuda:1")]
+        assert memory.expandable_segments_active() is expected  # on "cuda" by default
+    probe = 64 * 2**20
+    assert made == [((probe,), torch.uint8, "cuda:1"), ((probe,), torch.uint8, "cuda")][: len(made)]
+    assert emptied == [0, 1][: len(made)]  # the cache emptied before each probe
 
 
 # --- bandwidth: the bytes a generation moves, and its floor ---
@@ -439,14 +466,14 @@ def test_floor_table_by_hand():
     toy = Toy()
     timed = pd.DataFrame(
         {
-            "variant": ["kv_static", "naive", "graph_triton_kernels K=2"],
-            "generator": ["kv_static", "naive", "graph_triton_kernels"],
+            "variant": ["kv_static", "naive", "graph_triton_kernels K=2", "graph_handwritten K=3"],
+            "generator": ["kv_static", "naive", "graph_triton_kernels", "graph_handwritten"],
             "notebook": "12",
             "batch_size": 1,
             "max_seqlen": 3,
             "steps": 3,
-            "steps_per_graph": [float("nan"), float("nan"), 2.0],
-            "median_ms": [0.004, 0.008, 0.002],
+            "steps_per_graph": [float("nan"), float("nan"), 2.0, 3.0],
+            "median_ms": [0.004, 0.008, 0.002, 0.016],
             "status": "ok",  # not carried over
         }
     )
@@ -454,16 +481,19 @@ def test_floor_table_by_hand():
     task = 1632 / 2e6  # the filled cache: 0.000816 ms
     # naive recomputes: 3 × the weights (416) + every position's logits, 50 floats × 4 bytes, at 1 + 2 + 3 positions
     naive = 3 * 416 + 200 * (1 + 2 + 3)
-    assert list(floors["variant"]) == ["kv_static", "naive", "graph_triton_kernels K=2"]  # the table's order
+    assert list(floors["variant"]) == ["kv_static", "naive", "graph_triton_kernels K=2", "graph_handwritten K=3"]
+    assert list(floors.index) == [0, 1, 2, 3]  # the table's order: no ranking
     assert list(floors.columns) == ["variant", "notebook", "median_ms", "kv_read", "bytes_floor_ms", "compute_floor_ms",
                                     "bound_by", "own_floor_ms", "pct_of_own_floor", "task_floor_ms",
                                     "times_task_floor"]  # fmt: skip
-    assert list(floors["kv_read"]) == ["static (3 slots)", "recompute", "filled"]
-    assert list(floors["own_floor_ms"]) == pytest.approx([2016 / 2e6, naive / 2e6, task])
-    assert list(floors["pct_of_own_floor"]) == pytest.approx([100 * 2016 / 2e6 / 0.004, 100 * naive / 2e6 / 0.008,
-                                                              100 * task / 0.002])  # fmt: skip
-    assert list(floors["task_floor_ms"]) == pytest.approx([task] * 3)
-    assert list(floors["times_task_floor"]) == pytest.approx([0.004 / task, 0.008 / task, 0.002 / task])
+    # K = 3 replays need a capacity that is a multiple of lcm(3, 16) = 48: its static cache has 48 slots
+    assert list(floors["kv_read"]) == ["static (3 slots)", "recompute", "filled", "static (48 slots)"]
+    own = [2016 / 2e6, naive / 2e6, task, (1440 + 3 * 64 * 48) / 2e6]
+    assert list(floors["own_floor_ms"]) == pytest.approx(own)
+    times = [0.004, 0.008, 0.002, 0.016]
+    assert list(floors["pct_of_own_floor"]) == pytest.approx([100 * o / t for o, t in zip(own, times)])
+    assert list(floors["task_floor_ms"]) == pytest.approx([task] * 4)
+    assert list(floors["times_task_floor"]) == pytest.approx([t / task for t in times])
 
 
 def test_cache_read_refuses_a_loop_it_cannot_classify(monkeypatch):
@@ -481,6 +511,10 @@ def test_cache_read_refuses_a_loop_it_cannot_classify(monkeypatch):
     with pytest.raises(ValueError, match=r"toy_unknown_loop: how does its loop '<lambda>' read the cache\?"):
         bandwidth.cache_read("toy_unknown_loop", 10)
     assert bandwidth.cache_read("toy_filled_only", 10) == ("filled", 0)
+    monkeypatch.undo()
+    assert bandwidth.cache_read("graph_handwritten", 3) == ("static", graph_capacity(3, 4)) == ("static", 16)  # K=4
+    assert bandwidth.cache_read("graph_handwritten", 3, 3) == ("static", 48)
+    monkeypatch.setattr(bandwidth, "get_generator", entries.__getitem__)
     assert bandwidth.cache_read("toy_stop_on_device", 10, 4) == ("static", graph_capacity(10, 1))
 
 
@@ -517,7 +551,7 @@ def test_time_products_by_hand(monkeypatch):
     # attention qkv: 4 × 12 floats = 192 bytes, 0.000192 MB; at 2 GB/s they take 192 / 2e3 µs, against 3 µs
     assert math.isnan(first.pop("error"))
     assert first == {"product": "attention qkv", "rows": 8, "in_features": 4, "out_features": 12, "splits": 1,
-                     "weight_mb": pytest.approx(192 / 1e6), "floor_us": pytest.approx(192 / 2e3), "status": "ok",
+                     "weight_mb": 4 * 12 * 4 / 1e6, "floor_us": 4 * 12 * 4 / 2.0 / 1e3, "status": "ok",
                      "runs": 5, "median_us": 3.0, "q25_us": 2.0, "q75_us": 4.0,
                      "pct_of_copy_bandwidth": pytest.approx(100 * 192 / 2e3 / 3.0)}  # fmt: skip
     oom = out[out["status"] == "oom"]
@@ -532,14 +566,15 @@ def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s
         bandwidth.fastest_generator(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
-    pd.DataFrame({"gpu": ["GPU Y", "GPU X"], "bandwidth_gb_s": [1000.0, 3000.0]}).to_csv(data / "10_bandwidth.csv")
+    pd.DataFrame({"gpu": ["GPU X", "GPU Y", "GPU X"], "bandwidth_gb_s": [2000.0, 1000.0, 3000.0]}).to_csv(
+        data / "10_bandwidth.csv")  # fmt: skip
     assert bandwidth.recorded_bandwidth(tmp_path, "GPU X")["bandwidth_gb_s"] == 3000.0  # the last row
     assert bandwidth.recorded_bandwidth(tmp_path, "GPU Y") is None  # measured on another GPU
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU X")
     assert bandwidth.bandwidth_for(tmp_path, "cuda") == 3000.0
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU Z")
-    monkeypatch.setattr(bandwidth, "copy_bandwidth", lambda device, megabytes: 42.0 + megabytes)
-    assert bandwidth.bandwidth_for(tmp_path, "cuda") == 42.0 + 1024
+    monkeypatch.setattr(bandwidth, "copy_bandwidth", lambda device, megabytes: (device, 42.0 + megabytes))
+    assert bandwidth.bandwidth_for(tmp_path, "cuda:1") == ("cuda:1", 42.0 + 1024)
 
     def table(medians, status=("ok", "ok", "oom", "ok", "ok")):
         """Notebook 10's table: naive, generate() static and three registry generators, eight rounds each,
@@ -577,7 +612,10 @@ def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
 
     def compare(variants, rounds_, device, gpu_busy):
         rounds.append(([v.name for v in variants], rounds_, gpu_busy))
+        assert device == tiny.device
         b = variants[0].info["batch_size"]
+        for v in variants:  # the variants run the model at these sizes
+            assert v.run().shape == (b, 1 + 3), v.name
         ours = {"variant": variants[0].name, "generator": "graph_handwritten", "batch_size": b, "status": "ok",
                 "steps": 3, "median_ms": 0.004, "times_ms": "0.004;0.004;0.004;0.004;0.004;0.004"}  # fmt: skip
         theirs = {"variant": variants[1].name, "generator": "generate() static", "batch_size": b,
@@ -587,9 +625,9 @@ def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
 
     monkeypatch.setattr(bandwidth, "compare", lambda v, rounds, device, gpu_busy: compare(v, rounds, device, gpu_busy))
     ours = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
-    sweep = bandwidth.sweep_against_floor(tiny, ours, "generate() static", [1, 2], 3, 6, 2.0, tmp_path, {"RUNS": 6})
-    assert rounds == [(["graph_handwritten K=2 B=1", "generate() static B=1"], 6, False),
-                      (["graph_handwritten K=2 B=2", "generate() static B=2"], 6, False)]  # fmt: skip
+    sweep = bandwidth.sweep_against_floor(tiny, ours, "generate() dynamic", [1, 2], 3, 6, 2.0, tmp_path, {"RUNS": 6})
+    assert rounds == [(["graph_handwritten K=2 B=1", "generate() dynamic B=1"], 6, False),
+                      (["graph_handwritten K=2 B=2", "generate() dynamic B=2"], 6, False)]  # fmt: skip
     task = {1: bandwidth.floor_ms(tiny, 1, 3, 2.0), 2: bandwidth.floor_ms(tiny, 2, 3, 2.0)}
     assert list(sweep["floor_ms"])[:3] == [task[1], task[1], task[2]] and math.isnan(sweep["floor_ms"].iloc[3])
     assert sweep["times_floor"].iloc[0] == 0.004 / task[1] and sweep["times_floor"].iloc[1] == 0.008 / task[1]
@@ -597,14 +635,20 @@ def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
     assert list(sweep["speed-up"])[1:] == ["", "", ""]  # theirs never, ours at B = 2 has nothing to beat
     on_disk = load("14_batch_sweep", tmp_path)
     assert list(on_disk["variant"]) == list(sweep["variant"]) and (on_disk["params"] == '{"RUNS": 6}').all()
+    rounds.clear()  # a generator without K: no K in its name nor in its options
+    kv = {"label": "kv_static", "generator": "kv_static", "steps_per_graph": None}
+    monkeypatch.setattr(bandwidth, "generator_variant", lambda *a, **kw: seen.append(kw) or real(*a, **kw))
+    seen, real = [], bench.generator_variant
+    bandwidth.sweep_against_floor(tiny, kv, "naive", [1], 3, 6, 2.0, tmp_path, {})
+    assert rounds[0][0] == ["kv_static B=1", "naive B=1"] and "steps_per_graph" not in seen[0]
 
 
 def test_sweep_sentence_names_each_generators_nearest_and_farthest_batch():
-    sweep = pd.DataFrame({"generator": ["ours", "ours", "ours", "theirs", "theirs"],
-                          "batch_size": [1, 8, 64, 1, 8], "status": ["ok", "ok", "ok", "ok", "oom"],
-                          "times_floor": [3.0, 1.5, 2.25, 9.0, 0.5]})  # fmt: skip
-    assert bandwidth.sweep_sentence(sweep) == (
-        "- `ours`: 1.50× the floor at B = 8 to 3.00× at B = 1.\n- `theirs`: 9.00× the floor at B = 1 to 9.00× at B = 1."
+    sweep = pd.DataFrame({"generator": ["theirs", "theirs", "ours", "ours", "ours"],
+                          "batch_size": [1, 8, 1, 8, 64], "status": ["ok", "oom", "ok", "ok", "ok"],
+                          "times_floor": [9.0, 0.5, 3.0, 1.5, 2.25]})  # fmt: skip
+    assert bandwidth.sweep_sentence(sweep) == (  # in the table's order, not sorted by name
+        "- `theirs`: 9.00× the floor at B = 1 to 9.00× at B = 1.\n- `ours`: 1.50× the floor at B = 8 to 3.00× at B = 1."
     )
 
 
@@ -656,17 +700,22 @@ def test_the_tolerance_is_inclusive_and_every_failure_is_said(monkeypatch):
     gap = torch.full((5, 3), 1.0, dtype=torch.float64)  # float64: the edge is TOLERANCE exactly
     gap[0, 1] = TOLERANCE  # on the edge: allowed
     gap[1, 1] = TOLERANCE * 1.0001  # just past it
+    gap[2, 2] = TOLERANCE / 2
     ref = Reference(tokens, torch.full((5, 3), 7), gap, eos=9, max_seqlen=3)
     out = tokens.clone()
     out[0, 2] = out[1, 2] = 7  # both take the runner-up at step 1
+    out[2, 3] = 7  # the runner-up at step 2
     found = agreement(ref, out)
-    assert (found["identical"], found["near_ties"], found["max_tie_gap"], found["rows"]) == (3, 1, TOLERANCE, 5)
+    assert (found["identical"], found["near_ties"], found["max_tie_gap"], found["rows"]) == (2, 2, TOLERANCE, 5)
     assert found["failures"] == [
         f"row 1, step 1: token 7, the reference's 2 (runner-up 7, {gap[1, 1].item():.2e} below it; allowed within "
         f"{TOLERANCE:.2g})"
     ]
     assert not found["ok"] and found["length_ok"] and not tokens_match(ref, out)
     assert agreement(ref, out, tolerance=0.02)["ok"] and tokens_match(ref, out, tolerance=0.02)
+    assert assert_tokens_match(ref, out, tolerance=0.02)["near_ties"] == 3  # the options reach the rule
+    with pytest.raises(AssertionError, match=r"^output does not match the naive tokens: row 1, step 1: token 7"):
+        assert_tokens_match(ref, out)
     assert math.isnan(agreement(ref, tokens)["max_tie_gap"]) and agreement(ref, tokens)["identical"] == 5
     bad = tokens.clone()
     bad[:, 0] = torch.tensor([1, 2, 3, 4, 10])  # every prompt differs: five failures, three shown
@@ -676,6 +725,10 @@ def test_the_tolerance_is_inclusive_and_every_failure_is_said(monkeypatch):
         assert_tokens_match(ref, bad, "mine")
     with pytest.raises(AssertionError, match=r"row 0: prompt 1, the reference's 0$"):
         assert_tokens_match(ref, bad[:1])  # one row: the count differs too, and nothing more is said
+    with pytest.raises(AssertionError, match=r"row 1: prompt 2, the reference's 5$"):
+        assert_tokens_match(ref, bad[:2])  # three failures: all shown, none "more"
+    with pytest.raises(AssertionError, match=r"; row 1: prompt 2, the reference's 5 \(\+1 more\)$"):
+        assert_tokens_match(ref, bad[:3])  # four (the row count, three prompts): three shown
     assert assert_tokens_match(ref, tokens)["ok"]
 
 
@@ -695,6 +748,8 @@ def test_distinct_prompts_are_a_seeded_draw_from_the_vocabulary(tiny):
     drawn = distinct_prompts(tiny, 6, seed=3)
     assert torch.equal(drawn, torch.randperm(tiny.config.vocab_size, generator=torch.Generator().manual_seed(3))[:6])
     assert len(set(drawn.tolist())) == 6 and not torch.equal(drawn, distinct_prompts(tiny, 6))
+    first = torch.randperm(tiny.config.vocab_size, generator=torch.Generator().manual_seed(0))[:6]
+    assert torch.equal(distinct_prompts(tiny, 6), first)  # seed 0 by default
 
 
 def test_logit_spread_on_known_logits():
@@ -733,22 +788,41 @@ def test_check_generators_counts_rows_against_the_naive_tokens(tiny, monkeypatch
     assert list(checked["generator"]) == ["kv_static", rule.FP32_NAIVE]
     assert list(checked["rows"]) == [5, 5] and list(checked["identical"]) == [5, 5]
     assert list(checked["near_ties"]) == [0, 0] and list(checked["failures"]) == [0, 0]
-    assert list(checked["first_failure"]) == ["", ""] and checked["max_tie_gap"].isna().all()
-    assert (checked["tolerance"] == rule.TOLERANCE).all() and checked["spread_ours"].isna().all()
+    assert list(checked["first_failure"]) == ["", ""]
+    for column in ("max_tie_gap", "spread_ours"):  # no near tie; no kernels of ours on the CPU: NaN, not None
+        assert all(isinstance(x, float) and math.isnan(x) for x in checked[column]), column
+    assert (checked["tolerance"] == rule.TOLERANCE).all()
     assert (checked["spread_cublas"] == 0.0).all()  # no TF32 on the CPU: the same logits twice
 
     real = rule.get_generator
 
-    def shifted(name):  # a generator that returns another row's tokens for the last row of each batch
-        if name != "shifted":
-            return real(name)
-        return lambda model, **kw: (lambda out: torch.cat([out[:-1], out[:1]]))(real("naive")(model, **kw))
+    given = []
 
-    monkeypatch.setattr(rule, "get_generator", shifted)
-    row = rule.check_generators(tiny, ["shifted"], prompts, batch_size=2, max_seqlen=6).iloc[0]
+    def fakes(name):
+        if name == "shifted":  # another row's tokens for the last row of each batch
+            return lambda model, **kw: (lambda out: torch.cat([out[:-1], out[:1]]))(real("naive")(model, **kw))
+        if name == "tied":  # the naive tokens but the runner-up of row 0's first step, a near tie (gap 1.2e-3)
+            def tied(model, **kw):
+                given.append(kw)
+                out = real("naive")(model, **kw).clone()
+                ref = rule.naive_reference(model, batch_size=len(out), max_seqlen=kw["max_seqlen"], prompt=kw["prompt"])
+                if kw["prompt"][0] == prompts[0]:
+                    out[0, 1] = ref.runner_up[0, 0]
+                return out
+            return tied
+        return real(name)
+
+    monkeypatch.setattr(rule, "get_generator", fakes)
+    rows = rule.check_generators(tiny, ["shifted", "tied"], prompts, batch_size=2, max_seqlen=6,
+                                 options={"tied": {"eos_token_id": -1}}).set_index("generator")  # fmt: skip
     # batches of 2, 2 and 1: the last row of each is the first one's again; a batch of one is unchanged
-    assert (row["rows"], row["identical"], row["failures"]) == (5, 3, 2)
-    assert row["first_failure"] == f"row 1: prompt {int(prompts[0])}, the reference's {int(prompts[1])}"
+    shifted = rows.loc["shifted"]
+    assert (shifted["rows"], shifted["identical"], shifted["failures"]) == (5, 3, 2)
+    assert shifted["first_failure"] == f"row 1: prompt {int(prompts[0])}, the reference's {int(prompts[1])}"
+    tied = rows.loc["tied"]
+    gap = float(rule.naive_reference(tiny, batch_size=2, max_seqlen=6, prompt=prompts[:2]).gap[0, 0])
+    assert (tied["identical"], tied["near_ties"], tied["failures"], tied["max_tie_gap"]) == (4, 1, 0, gap)
+    assert [kw["eos_token_id"] for kw in given] == [-1, -1, -1]  # its options, for each batch
 
 
 def test_the_summary_of_a_check_by_hand():
@@ -776,6 +850,9 @@ def test_the_summary_of_a_check_by_hand():
     assert "near-tie:" not in on_cpu and "Outside the rule" not in on_cpu
     wide = summary(pd.DataFrame([row("naive", 8, 0, ours=6e-3), row(FP32_NAIVE, 8, 0, ours=6e-3)]))
     assert wide.endswith("1.6e-02: **above the tolerance of 0.015**.")
+    edge = pd.DataFrame([row("naive", 8, 0), row(FP32_NAIVE, 8, 0)]).assign(tolerance=0.25, spread_cublas=0.0625,
+                                                                             spread_ours=0.0625)  # fmt: skip
+    assert summary(edge).endswith("2.5e-01: within the tolerance.")  # 2 × (0.0625 + 0.0625) = 0.25: on the edge
 
 
 def test_check_generators_holds_a_generator_without_stop_check_to_max_seqlen_and_fp32_to_highest(monkeypatch):
@@ -814,7 +891,7 @@ def test_check_generators_holds_a_generator_without_stop_check_to_max_seqlen_and
         ((8, 4), 1, 1000, 16),  # 8 × 4 floats = 128 bytes a weight: ⌈2 × 1000 / 128⌉ = 16 weights
         ((8, 4), 2, 1000, 16),  # the same bytes cut in two along the sum
         ((64, 64), 1, 1000, 2),  # a weight larger than twice the cache: still two, so no replay reads one twice
-        ((2048, 2048), 1, None, 7),  # no L2 size reported: 50 MiB assumed, ⌈100 MiB / 16 MiB⌉ = 7
+        ((2560, 2048), 1, None, 5),  # no L2 size reported: 50 MiB assumed, 100 MiB / 20 MiB = 5 exactly
     ],
 )
 def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkeypatch, shape, splits, l2, pool):
@@ -823,9 +900,12 @@ def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkey
     (k, n), rows, repeats = shape, 3, 20
     made, used, captured, timed = [], [], [], []
 
+    tensors = []
+
     def empty(*size, device):
         made.append((size, device))
-        return torch.empty(*size)
+        tensors.append(torch.empty(*size))
+        return tensors[-1]
 
     def capture(products, warmups):
         captured.append(warmups)
@@ -839,12 +919,13 @@ def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkey
         return [2.0 * (i + 1) for i in range(runs)]
 
     props = SimpleNamespace(L2_cache_size=l2) if l2 else SimpleNamespace()
+    asked = []
     fake_torch = SimpleNamespace(randn=empty, device=lambda name: f"fake {name}", bmm=lambda a, b: used.append(
-        ("bmm", tuple(a.shape), b.transpose(1, 2).data_ptr())), cuda=SimpleNamespace(
-        get_device_properties=lambda device: props))  # fmt: skip
+        ("bmm", tuple(a.shape), b.transpose(1, 2).data_ptr(), tuple(b.shape))), cuda=SimpleNamespace(
+        get_device_properties=lambda device: asked.append(device) or props))  # fmt: skip
     monkeypatch.setattr(bandwidth, "torch", fake_torch)
     monkeypatch.setattr(bandwidth, "F", SimpleNamespace(linear=lambda x, w, b: used.append(
-        ("linear", tuple(x.shape), w.data_ptr()))))  # fmt: skip
+        ("linear", tuple(x.shape), w.data_ptr(), x is tensors[-1] and b is tensors[-2]))))  # fmt: skip
     monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
     monkeypatch.setattr(bandwidth, "capture", capture)
     monkeypatch.setattr(bandwidth, "gpu_times", gpu_times)
@@ -854,13 +935,55 @@ def test_product_times_reads_a_pool_of_weights_twice_the_l2_cache_in_turn(monkey
     weights = made[:pool]
     assert weights == [((splits, n, k // splits), "fake cuda")] * pool
     assert made[pool:] == [((n,), "fake cuda"), ((rows, k), "fake cuda")]  # the bias, then the rows
-    assert captured == [1] and timed == [4]
+    assert captured == [1] and timed == [4] and asked == ["fake cuda"]
     # one capture, one untimed replay, four timed: 6 calls of `repeats` products, weight i % pool in turn
     assert len(used) == 6 * repeats
     first = used[:repeats]
-    if splits == 1:
-        assert {u[:2] for u in first} == {("linear", (rows, k))}
-    else:
-        assert {u[:2] for u in first} == {("bmm", (splits, rows, k // splits))}
+    if splits == 1:  # the rows through each weight, plus the bias
+        assert {(u[0], u[1], u[3]) for u in first} == {("linear", (rows, k), True)}
+    else:  # each part of the rows through its part of the weight, transposed to (splits, k / splits, n)
+        assert {(u[0], u[1], u[3]) for u in first} == {("bmm", (splits, rows, k // splits), (splits, k // splits, n))}
     order = [u[2] for u in first]
     assert len(set(order)) == min(pool, repeats) and order[pool:] == order[: repeats - pool]
+
+
+def test_compare_defaults_ten_rounds_on_the_gpu_and_a_fresh_seed_of_32_bits(gpu, monkeypatch):
+    drawn = []
+    fresh = SimpleNamespace(randrange=lambda n: drawn.append(n) or 77)
+    monkeypatch.setattr(bench.random, "SystemRandom", lambda: fresh)
+    v = scripted(gpu, "a", [8] * 11)
+    row = bench.compare([v], gpu_busy=False).iloc[0]
+    assert row["runs"] == 10 and len(v.calls) == 11 and gpu.syncs == 33  # on "cuda": synchronized
+    assert drawn == [2**32] and row["order_seed"] == 77
+
+
+def test_a_changing_step_count_says_which_and_what_it_was():
+    lengths = iter([5, 5, 6, 6])
+    v = Variant("flaky", lambda: torch.zeros(1, 1 + next(lengths)))
+    row = bench.compare([v], rounds=3, device="cpu").iloc[0]
+    assert (row["status"], row["runs"]) == ("error", 1)
+    assert row["error"] == "RuntimeError: flaky generated 6 steps, earlier 5"
+
+
+def test_product_times_defaults_and_its_checks(monkeypatch):
+    """48 products a replay, 20 timed replays, one split; every size checked before the GPU is asked for."""
+    for kwargs, message in (({"in_features": 0}, "in_features must be a positive integer, got 0"),
+                            ({"out_features": -3}, "out_features must be a positive integer, got -3"),
+                            ({"runs": 0}, "runs must be a positive integer, got 0")):  # fmt: skip
+        args = {"rows": 4, "in_features": 8, "out_features": 4} | kwargs
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            bandwidth.product_times(args.pop("rows"), args.pop("in_features"), args.pop("out_features"), **args)
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="^timing a matrix product needs a CUDA GPU"):
+            bandwidth.product_times(4, 8, 4)
+    used, timed = [], []
+    monkeypatch.setattr(bandwidth, "torch", SimpleNamespace(
+        randn=lambda *size, device: torch.empty(*size), device=lambda name: name,
+        cuda=SimpleNamespace(get_device_properties=lambda device: SimpleNamespace(L2_cache_size=1000))))  # fmt: skip
+    monkeypatch.setattr(bandwidth, "F", SimpleNamespace(linear=lambda x, w, b: used.append(tuple(w.shape))))
+    monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
+    monkeypatch.setattr(bandwidth, "capture", lambda products, warmups: products() or SimpleNamespace(replay=products))
+    monkeypatch.setattr(bandwidth, "gpu_times", lambda run, runs: timed.append(runs) or [run() or 1.0 for _ in
+                                                                                           range(runs)])  # fmt: skip
+    assert bandwidth.product_times(3, 8, 4) == [1e3 / 48] * 20
+    assert timed == [20] and len(used) == (1 + 1 + 20) * 48 and set(used) == {(4, 8)}

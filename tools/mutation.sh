@@ -4,13 +4,16 @@
 # environment:   python -m pip install "mutmut>=3.8,<4"
 #
 #   tools/mutation.sh                    stats bench memory bandwidth agreement
-#   tools/mutation.sh claims display     any modules of src/tokgen
+#   tools/mutation.sh claims display     any modules of src/tokgen that have a test list below
+#   SAMPLE=300 tools/mutation.sh display  300 of its mutants, drawn at random (seed 0)
 #
 # Each module is mutated alone, in a copy of the repository under build/mutation/<module>/
 # (so mutmut's mutants/ folder and caches never land in the checkout), against the test files
-# listed below for it (those that exist). Prints one line per module, killed/total, and writes
-# the surviving mutants with their diffs to build/mutation/<module>/survivors.txt.
-# Environment: PYTHON (default: python), JOBS (mutmut's --max-children, default 2).
+# listed below for it (those that exist). Prints one line per module: mutants killed of those
+# run (a timeout counts as killed), and writes the surviving mutants with their diffs to
+# build/mutation/<module>/survivors.txt.
+# Environment: PYTHON (default: python), JOBS (mutmut's --max-children, default 2), SAMPLE (run only
+# that many mutants: a score within a few percent for a module of thousands).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,12 +25,12 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 tests_for() {
   case "$1" in
-    stats) echo tests/test_stats.py tests/test_bench.py tests/test_harness.py tests/test_claim_criteria.py ;;
+    stats) echo tests/test_stats.py tests/test_stats_exact.py tests/test_bench.py tests/test_claim_criteria.py ;;
     bench) echo tests/test_bench.py tests/test_harness.py ;;
     memory) echo tests/test_harness.py tests/test_bench.py ;;
-    bandwidth) echo tests/test_bandwidth.py tests/test_harness.py ;;
-    agreement) echo tests/test_agreement.py tests/test_harness.py ;;
-    claims) echo tests/test_claims.py tests/test_claim_criteria.py ;;
+    bandwidth) echo tests/test_bandwidth.py tests/test_harness.py tests/test_properties.py ;;
+    agreement) echo tests/test_agreement.py tests/test_harness.py tests/test_properties.py ;;
+    claims) echo tests/test_claims.py tests/test_claim_criteria.py tests/test_properties.py ;;
     display) echo tests/test_display.py tests/test_stats.py ;;
     *) echo "tools/mutation.sh: no test list for module '$1'" >&2; exit 2 ;;
   esac
@@ -42,7 +45,6 @@ for module in "${modules[@]}"; do
   work=$ROOT/build/mutation/$module
   rm -rf "$work"
   mkdir -p "$work"
-  # what the tests read: the package, the tests, the committed notebooks and data some of them open
   cp -r src tests pyproject.toml README.md "$work"/
   # mutmut reads [tool.mutmut] from pyproject.toml before setup.cfg: keep the copy's pyproject free of it
   "$PY" - "$work" "$module" "${tests[@]}" <<'EOF'
@@ -59,27 +61,46 @@ lines = "\n    ".join
     "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -m\n    not slow and not gpu\n"
 )
 EOF
-  (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut run --max-children "$JOBS" >run.log 2>&1) || true
-  (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut export-cicd-stats >/dev/null 2>&1) || true
+  names=()
+  if [ -n "${SAMPLE:-}" ]; then
+    # a name that matches nothing: mutmut writes the mutants and collects the tests' coverage, then stops
+    (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut run "tokgen.$module.x_none__mutmut_0" >generate.log 2>&1) || true
+    mapfile -t names < <("$PY" - "$work/mutants/src/tokgen/$module.py" "$module" "$SAMPLE" <<'EOF'
+import random
+import re
+import sys
+
+source, module, count = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3])
+names = sorted(set(re.findall(r"\['(x_\w+__mutmut_\d+)'\] = ", source)))
+for name in sorted(random.Random(0).sample(names, min(count, len(names)))):
+    print(f"tokgen.{module}.{name}")
+EOF
+    )
+  fi
+  (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut run --max-children "$JOBS" "${names[@]}" >run.log 2>&1) || true
   "$PY" - "$work" "$module" <<'EOF'
+import collections
 import json
 import sys
 from pathlib import Path
 
 work, module = Path(sys.argv[1]), sys.argv[2]
-stats_file = work / "mutants" / "mutmut-cicd-stats.json"
-if not stats_file.exists():
+meta = work / "mutants" / "src" / "tokgen" / f"{module}.py.meta"
+if not meta.exists():
     sys.exit(f"{module}: mutmut gave no results; see {work / 'run.log'}")
-s = json.loads(stats_file.read_text())
-total = s.get("total", 0)
-timeouts = s.get("timeout", 0)
-killed = s.get("killed", 0) + timeouts  # a mutant that hangs the tests is caught too
-rest = {k: v for k, v in s.items() if k not in ("total", "killed", "timeout") and v}
-score = f"{100 * killed / total:.1f}%" if total else "n/a"
-left = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in rest.items()) or "none left"
-print(f"{module}: {killed}/{total} killed ({score}; {timeouts} of them by a timeout); {left}")
+codes = json.loads(meta.read_text())["exit_code_by_key"]
+status = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
+          24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout", 37: "caught by type check", None: "not run"}
+count = collections.Counter(status.get(code, "suspicious") for code in codes.values())
+run = sum(count.values()) - count["not run"]
+killed = count["killed"] + count["timeout"]  # a mutant that hangs the tests is caught too
+rest = ", ".join(f"{k} {v}" for k, v in count.items() if k not in ("killed", "timeout", "not run") and v)
+score = f"{100 * killed / run:.1f}%" if run else "n/a"
+sampled = f" (a sample of the module's {len(codes)})" if count["not run"] else ""
+print(f"{module}: {killed}/{run} killed{sampled} ({score}; {count['timeout']} of them by a timeout); {rest or 'none left'}")
 EOF
-  (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut results 2>/dev/null | awk '{print $1}' | tr -d : |
+  # the mutants that survived, or found no test, with their diffs
+  (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut results 2>/dev/null | awk '$2 != "not" {print $1}' | tr -d : |
     while read -r name; do
       [ -n "$name" ] && env -u PYTHONPATH "$PY" -m mutmut show "$name" 2>/dev/null && echo
     done) >"$work/survivors.txt" || true
