@@ -36,6 +36,9 @@ from tokgen.display import say, table
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 both = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")  # naive and the cache
 naive, kv = (both[both["generator"] == g] for g in ("naive", "kv_dynamic"))
+if naive.empty:  # a notebook-02 run from before it timed naive beside the cache: notebook 01's naive at its B
+    batch = int(kv["batch_size"].iloc[0])
+    naive = tokgen.rows_at("01_naive", DATA_DIR, "solution 02", BATCH_SIZE=batch).sort_values("max_seqlen")
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 
 # %% [markdown]
