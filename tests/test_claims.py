@@ -177,7 +177,8 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     both = claims.assign(**{"verdict (8 SMs)": ["partly", "reproduced", "not measured"]})
     assert "The two slices agree on no claim." in regime_takeaways(both, ["whole GPU", "16 SMs", "8 SMs"])
     agreeing = both.assign(slices=["not decided in both slices", "both slices agree: reproduced", ""])
-    assert "agree on claim(s) 2: those verdicts hold" in regime_takeaways(agreeing, ["whole GPU", "16 SMs", "8 SMs"])
+    assert "agree on claim(s) 2, at the sizes both slices ran (slices match the L40S's bandwidth, not its compute)" \
+        in regime_takeaways(agreeing, ["whole GPU", "16 SMs", "8 SMs"])  # fmt: skip
     smoke = ["no verdict (smoke run)"] * 3
     alone = regime_takeaways(claims.assign(**{"verdict (16 SMs)": smoke}), ["whole GPU", "16 SMs"])
     assert "Only whole GPU gave verdicts" in alone and "same verdicts" not in alone
