@@ -348,6 +348,8 @@ def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, mon
     monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: Timeline({"steps": 0}))
     row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 2, 2, 2]), "cuda", start=0, stop=1, plain_runs=3)
     assert math.isnan(row["profiler_overhead_pct"]) and row["unprofiled_step_us"] == 1e3 * 2 * MS / 5
+    row, _, _ = bench.profile_window(scripted(gpu, "c", [1, 4]), "cuda", start=0, stop=1, plain_runs=1)
+    assert row["unprofiled_step_us"] == 1e3 * 4 * MS / 5 and row["unprofiled_runs"] == 1
 
 
 # --- memory: peaks, fragmentation, the allocator's switch ---
@@ -463,6 +465,7 @@ def test_bytes_of_a_generation_by_hand():
 
 
 def test_floor_table_by_hand():
+    bandwidth.cache_read.cache_clear()  # read each registry entry afresh
     toy = Toy()
     timed = pd.DataFrame(
         {
@@ -506,12 +509,14 @@ def test_cache_read_refuses_a_loop_it_cannot_classify(monkeypatch):
         "toy_stop_on_device": partial(generate_graph, step="handwritten", stop_on_device=True),
     }
     monkeypatch.setattr(bandwidth, "get_generator", entries.__getitem__)
+    bandwidth.cache_read.cache_clear()  # answers remembered from other tests would hide what is read here
     with pytest.raises(ValueError, match="toy_unknown_step: step 'cuda' is in neither FILLED_STEPS nor ALL_SLOTS"):
         bandwidth.cache_read("toy_unknown_step", 10)
     with pytest.raises(ValueError, match=r"toy_unknown_loop: how does its loop '<lambda>' read the cache\?"):
         bandwidth.cache_read("toy_unknown_loop", 10)
     assert bandwidth.cache_read("toy_filled_only", 10) == ("filled", 0)
     monkeypatch.undo()
+    bandwidth.cache_read.cache_clear()
     assert bandwidth.cache_read("graph_handwritten", 3) == ("static", graph_capacity(3, 4)) == ("static", 16)  # K=4
     assert bandwidth.cache_read("graph_handwritten", 3, 3) == ("static", 48)
     monkeypatch.setattr(bandwidth, "get_generator", entries.__getitem__)
@@ -889,7 +894,7 @@ def test_check_generators_holds_a_generator_without_stop_check_to_max_seqlen_and
     "shape, splits, l2, pool",
     [
         ((8, 4), 1, 1000, 16),  # 8 × 4 floats = 128 bytes a weight: ⌈2 × 1000 / 128⌉ = 16 weights
-        ((8, 4), 2, 1000, 16),  # the same bytes cut in two along the sum
+        ((12, 4), 2, 1000, 11),  # 192 bytes: ⌈2000 / 192⌉ = 11, each cut in two along the sum (6 of the 12)
         ((64, 64), 1, 1000, 2),  # a weight larger than twice the cache: still two, so no replay reads one twice
         ((2560, 2048), 1, None, 5),  # no L2 size reported: 50 MiB assumed, 100 MiB / 20 MiB = 5 exactly
     ],

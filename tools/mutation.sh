@@ -65,15 +65,13 @@ EOF
   if [ -n "${SAMPLE:-}" ]; then
     # a name that matches nothing: mutmut writes the mutants and collects the tests' coverage, then stops
     (cd "$work" && env -u PYTHONPATH "$PY" -m mutmut run "tokgen.$module.x_none__mutmut_0" >generate.log 2>&1) || true
-    mapfile -t names < <("$PY" - "$work/mutants/src/tokgen/$module.py" "$module" "$SAMPLE" <<'EOF'
+    mapfile -t names < <("$PY" - "$work/mutants/src/tokgen/$module.py.meta" "$SAMPLE" <<'EOF'
+import json
 import random
-import re
 import sys
 
-source, module, count = open(sys.argv[1]).read(), sys.argv[2], int(sys.argv[3])
-names = sorted(set(re.findall(r"\['(x_\w+__mutmut_\d+)'\] = ", source)))
-for name in sorted(random.Random(0).sample(names, min(count, len(names)))):
-    print(f"tokgen.{module}.{name}")
+names = sorted(json.load(open(sys.argv[1]))["exit_code_by_key"])  # every mutant of the module, methods too
+print("\n".join(sorted(random.Random(0).sample(names, min(int(sys.argv[2]), len(names))))))
 EOF
     )
   fi
