@@ -91,9 +91,6 @@ def test_a_real_slowdown_and_a_shown_absence_of_effect():
     )
 
 
-@pytest.mark.xfail(strict=True, reason="stats.compare_rounds names the direction of a real difference by the "
-                   "median ratio: when more than half the rounds tie exactly (×1.00) it reads 'slower' for a real "
-                   "gain (reported in issue 45's note; fix in stats, then drop this mark)")  # fmt: skip
 def test_a_real_gain_whose_median_round_ties_reads_faster():
     base = [10.0] * 13
     times = [10.0] * 7 + [9.0] * 6  # seven rounds tie, six are faster: p = 2 / 2**6, real
