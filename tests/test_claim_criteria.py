@@ -270,30 +270,43 @@ def test_claim_5_decided(tmp_path, factors, expected):
     assert measure(5, tmp_path)[0].startswith("compiled vs eager static ×")
 
 
-# --- claim 6: idle gap >= 20 µs with the sync and at least twice the pipelined one's ---
+# --- claim 6: the gap with the sync >= 20 µs, at most half of it with no stop check; size ~110 µs (×2) ---
 
 
 @pytest.mark.parametrize(
-    "sync, piped, expected",
+    "sync, none, expected",
     [
-        (20.0, 10.0, REPRODUCED),  # both thresholds met exactly
-        (110.0, 5.0, REPRODUCED),
-        (19.9, 5.0, PARTLY),  # just under 20 µs (a halved threshold would pass it)
-        (40.0, 20.01, PARTLY),  # not quite twice
-        (30.0, 29.0, PARTLY),  # above the pipelined one only
-        (30.0, 30.0, NOT),  # equal is not above
-        (10.0, 40.0, NOT),
+        (110.0, 55.0, REPRODUCED),  # the cause exactly at half, the article's size
+        (55.0, 5.0, REPRODUCED),  # the size's lower edge (110 / 2)
+        (220.0, 5.0, REPRODUCED),  # the size's upper edge (110 × 2)
+        (220.1, 5.0, PARTLY),  # the cause at another size: just above twice the article's
+        (54.9, 5.0, PARTLY),  # just under half the article's
+        (20.0, 10.0, PARTLY),  # both cause thresholds met exactly, a smaller gap than the article's
+        (110.0, 55.1, NOT),  # not quite halved without the check: the sync is not shown to cause it
+        (19.9, 5.0, NOT),  # just under 20 µs: no gap to explain
+        (100.0, 100.0, NOT),
     ],
 )
-def test_claim_6_thresholds(tmp_path, sync, piped, expected):
+def test_claim_6_thresholds(tmp_path, sync, none, expected):
     write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync},
+                                            {"variant": "kv_static_no_check", "status": "ok",
+                                             "idle_gap_median_us": none},
                                             {"variant": "pipelined_static", "status": "ok",
-                                             "idle_gap_median_us": piped}])  # fmt: skip
+                                             "idle_gap_median_us": 500.0}])  # fmt: skip
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
-    assert measured == (f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined "
-                        "(eager, B=16)")  # fmt: skip
+    assert measured == (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop "
+                        "check (eager, B=16; the article: ~110 µs)")  # fmt: skip
     assert decided(6, tmp_path) == expected
+
+
+def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):
+    """The pipelined generator's gap is not the cause's test: without the no-check row, claim 6 is not measured."""
+    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": 110.0},
+                                            {"variant": "pipelined_static", "status": "ok",
+                                             "idle_gap_median_us": 5.0}])  # fmt: skip
+    c = claim(6, tmp_path, resamples=0)
+    assert c["verdict"] == UNMEASURED and "re-run notebook 06" in c["measured"]
 
 
 # --- claims 7 and 9: notebook 07's variants, eager and compiled ---

@@ -274,3 +274,30 @@ def test_a_sweep_whose_step_is_longest_in_the_middle_is_not_said_to_grow():
     assert "longest at B = 16: no steady growth" in text and "The step grows" not in text
     steady = sync.assign(ms_per_step=[6.0, 7.5, 8.9], q25_ms=[590.0, 740.0, 880.0], q75_ms=[610.0, 760.0, 900.0])
     assert "The step grows with the GPU's work" in display.sweep_takeaway(g, steady)
+
+
+def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
+    """With the no-check generator profiled, the cause is read from it, not from pipelining: eager's gap
+    stays without any check (not the sync), compiled's goes (the sync), whatever pipelining does."""
+    profile = pd.DataFrame(
+        {
+            "variant": ["kv_static", "kv_static_no_check", "pipelined_static",
+                        "compiled kv_static", "compiled kv_static_no_check", "compiled pipelined_static"],
+            "idle_gap_median_us": [250.0, 240.0, 450.0, 1000.0, 499.0, 660.0],
+            "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
+        }
+    )  # fmt: skip
+    gaps = display.idle_gaps(profile)
+    assert list(gaps["sync_causes"]) == [False, True] and list(gaps["closes"]) == [False, False]
+    eager, compiled = (display.gap_takeaway(g) for _, g in gaps.iterrows())
+    assert eager == ("Eager: the GPU idles 90% of the window; the gap before a step is 250.0 µs with the sync, "
+                     "240.0 µs with no stop check at all and 450.0 µs pipelined: most of it stays without any stop "
+                     "check, so the sync is not what opens it; pipelining makes it larger.")  # fmt: skip
+    assert "499.0 µs with no stop check at all and 660.0 µs pipelined: without any stop check most of it goes, " \
+           "so the sync opens most of it; pipelining narrows it, but not by half." in compiled
+    summary = display.gap_summary(gaps)
+    assert "; compiled, the idle gap before a step mostly goes without any stop check: the sync opens most" in summary
+    assert "; eager, most of that gap stays without any stop check: the sync is not what opens it" in summary
+    # a no-check gap of exactly half is not "under half": the sync is not shown to open most of it
+    half = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 1000.0, 500.0, 660.0]))
+    assert list(half["sync_causes"]) == [False, False]

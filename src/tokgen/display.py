@@ -304,27 +304,53 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
 
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
-    sync and pipelined, the GPU's idle share of the window, whether pipelining closes most of the
-    gap (under half: then the sync caused it), and `change`: "larger", "smaller" or "same" at the
-    0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
+    sync, with no stop check at all (`no_check_us`, NaN where not profiled) and pipelined, the GPU's
+    idle share of the window, whether pipelining closes most of the gap (`closes`: under half),
+    whether the generator without any check leaves under half of it (`sync_causes`: then the sync
+    opens most of it; None where not profiled), and `change`: pipelining's gap "larger", "smaller"
+    or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
+    columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change"]
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
-        return pd.DataFrame(columns=["model", "sync_us", "pipelined_us", "idle_share", "closes", "change"])
+        return pd.DataFrame(columns=columns)
     s, rows = summary.set_index("variant"), []
     for compiled in (False, True):
         sync, piped = label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled)
+        none = label("kv_static_no_check", compiled=compiled)
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
+            n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
             shown = round(b, 1) - round(a, 1)  # the sentences say what their digits show
             rows.append(
-                {"model": "compiled" if compiled else "eager", "sync_us": a, "pipelined_us": b,
+                {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a),
+                 "sync_causes": None if n != n else bool(n < 0.5 * a),
                  "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same"}
             )  # fmt: skip
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _pipelining_does(gap) -> str:
+    if gap["closes"]:
+        return "pipelining closes most of it"
+    return {"larger": "pipelining makes it larger", "smaller": "pipelining narrows it, but not by half"}.get(
+        gap["change"], "pipelining does not close it")
+
+
+def _measured_cause(gap) -> bool:
+    return gap.get("sync_causes") is not None and gap["sync_causes"] == gap["sync_causes"]
 
 
 def gap_takeaway(gap) -> str:
-    """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile)."""
+    """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile). Where the
+    generator without any stop check was profiled, the sync's share of the gap is read from it;
+    else from pipelining (which hides the sync but also adds a stream)."""
+    head = f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; "
+    head += "the gap before a step is "
+    if _measured_cause(gap):
+        cause = ("without any stop check most of it goes, so the sync opens most of it" if gap["sync_causes"] else
+                 "most of it stays without any stop check, so the sync is not what opens it")  # fmt: skip
+        return (f"{head}{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all "
+                f"and {gap['pipelined_us']:.1f} µs pipelined: {cause}; {_pipelining_does(gap)}.")  # fmt: skip
     if gap["closes"]:
         cause = "pipelining closes most of it, so the sync causes most of it"
     elif gap["change"] == "larger":
@@ -333,18 +359,25 @@ def gap_takeaway(gap) -> str:
         cause = "pipelining narrows it, but not by half, so the sync is not the main thing keeping the GPU waiting"
     else:
         cause = "pipelining does not close it, so the sync is not what keeps the GPU waiting"
-    return (
-        f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; the gap before a step is "
-        f"{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: {cause}."
-    )
+    return f"{head}{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: {cause}."
 
 
 def gap_summary(gaps: pd.DataFrame) -> str:
     """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`
     (notebook 06_eos_sync_profile)."""
+    text = "The per-step `.item()` makes the CPU wait for the GPU at every step boundary"
+    if not gaps.empty and all(_measured_cause(g) for g in gaps.to_dict("records")):
+        opens = " and ".join(gaps[gaps["sync_causes"].astype(bool)]["model"])
+        stays = " and ".join(gaps[~gaps["sync_causes"].astype(bool)]["model"])
+        if opens:
+            text += f"; {opens}, the idle gap before a step mostly goes without any stop check: "
+            text += "the sync opens most of it"
+        if stays:
+            text += (f"; {stays}, most of that gap stays without any stop check: the sync is not what opens it "
+                     "(see the takeaways above for each model's gaps)")  # fmt: skip
+        return text + "."
     closes = " and ".join(gaps[gaps["closes"]]["model"])
     stays = " and ".join(gaps[~gaps["closes"]]["model"])
-    text = "The per-step `.item()` makes the CPU wait for the GPU at every step boundary"
     if not stays:
         return text + f"; the GPU then waits for the CPU's next launch, and pipelining closes that gap ({closes})."
     text += (
