@@ -697,10 +697,27 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
             g = gain(group, base, label(new, compiled=compiled))
             if g is not None:
                 rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
-                             "batch_size": int(sync["batch_size"]), "compiled": bool(compiled), "hidden_by": new,
+                             "batch_size": int(sync["batch_size"]), "max_seqlen": int(sync["max_seqlen"]),
+                             "compiled": bool(compiled), "hidden_by": new,
                              "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
     order = ["gpu_sms", "batch_size", "compiled", "hidden_by"]
     return pd.DataFrame(rows).sort_values(order, ascending=[False, True, True, True], ignore_index=True)
+
+
+def map_scope(points: pd.DataFrame) -> str:
+    """What a set of notebook 13's points covers, said before any count of them: the sequence
+    length(s), and that each point is judged alone (notebook 13_regimes)."""
+    ns = sorted({int(n) for n in points.get("max_seqlen", pd.Series(dtype=int)).dropna()})
+    length = f"at N = {', '.join(map(str, ns))}, " if ns else ""
+    return f"{length}each point judged alone at p < 0.05 (no correction for the {len(points)} tests)"
+
+
+def within_band(points: pd.DataFrame) -> str:
+    """How many of the real gains among `points` are also shown within ±BAND (said "faster, but by
+    less than 5%" by `speedup_text`), or "" if none (notebook 13_regimes)."""
+    shown = points["no_effect"].fillna(False).astype(bool) if "no_effect" in points else False
+    small = int(((points["outcome"] == FASTER) & shown).sum())
+    return f" ({small} of the faster by less than {BAND:.0%}, shown)" if small else ""
 
 
 def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
@@ -716,7 +733,8 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
         if piped["gpu_share"].notna().any()
         else "GPU share not measured (no GPU)"
     )
-    lines = [f"- Pipelining against the check at every step, {shares}, {count_text(piped['outcome'], 'points')}."]
+    lines = [f"- Pipelining against the check at every step, {map_scope(piped)}, {shares}, "
+             f"{count_text(piped['outcome'], 'points')}{within_band(piped)}."]
     if len(pays):
         low = pays.iloc[0]
         lines.append(

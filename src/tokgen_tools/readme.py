@@ -17,10 +17,12 @@ import pandas as pd
 from tokgen.claims import (
     claims_by_regime,
     deferred_stop_gains,
+    map_scope,
     regime_gains,
     slice_runs,
     summary_results,
     verdicts_overview,
+    within_band,
 )
 from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.registry import GENERATORS, label
@@ -200,15 +202,15 @@ def _regimes_line(results_dir: Path) -> str:
         return ""
     piped = regimes[regimes["hidden_by"] == "pipelined_static"]
     pays = piped[piped["outcome"] == FASTER].sort_values("gpu_share")
-    where = (
-        f"it paid at {len(pays)} of {len(piped)} points, the lowest GPU share where it did: "
-        f"{pays.iloc[0]['gpu_share']:.2f} ({pays.iloc[0]['where']}, B = {pays.iloc[0]['batch_size']})"
-        if len(pays)
-        else f"it paid at none of its {len(piped)} points"
-    )
+    where = f"{count_text(piped['outcome'], 'points')}{within_band(piped)}"
+    if len(pays):
+        low = pays.iloc[0]
+        where += (f"; the lowest GPU share where it paid: {low['gpu_share']:.2f} ({low['where']}, "
+                  f"B = {low['batch_size']}, {'compiled' if low['compiled'] else 'eager'})")  # fmt: skip
     return (
         f"- **Where hiding the sync pays** ([notebook 13](notebooks/13_regimes.ipynb)): pipelining the stop "
-        f"check against the GPU's share of a step, on the whole GPU and in slices: {where}."
+        f"check against the GPU's share of a step, on the whole GPU and in slices, eager and compiled, "
+        f"{map_scope(piped)}: {where}."
     )
 
 
