@@ -77,15 +77,13 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     )
     g = pd.DataFrame({"batch_size": [1, 16, 256], "outcome": ["undecided", "undecided", "faster"]})
     text = display.sweep_takeaway(g, sync)
-    assert text.startswith("Pipelining: faster (p < 0.05) at B = 256; undecided at B = 1, 16.")
-    assert "host's per-step time sets the pace" in text and "busy 61% of a step" in text
+    assert text.startswith("Pipelining: faster (real) at B = 256; undecided at B = 1, 16.")
+    assert "busy 12% of a step at B = 1 (host-bound) and 61% at B = 256 (GPU-bound)" in text
     assert "7.45 (5.95–8.33) ms at B = 1" in text and "no order beyond the rounds' noise" in text
+    assert "from 0.93 to 4.20 ms" in text and "×" not in text  # no ratio between two comparisons' medians
+    assert "sets the pace" not in text and "grows with" not in text  # no cause the sweep does not measure
     apart = display.sweep_takeaway(g, sync.assign(q25_ms=[740.0, 600.0, 680.0], q75_ms=[750.0, 630.0, 700.0]))
-    assert "shortest at B = 16, longest at B = 1, their IQRs apart" in apart
-    busy = sync.assign(gpu_busy_share=[0.9, 0.92, 0.95], batch_size=[3, 16, 40])
-    text = display.sweep_takeaway(g.assign(batch_size=[3, 16, 40]), busy)
-    assert "the GPU's fixed work per step" in text and "host" not in text  # memory-bound: not the host
-    assert "for ×13.3 the rows" in text
+    assert "shortest at B = 16, longest at B = 1, their IQRs apart" in apart and "no steady growth" not in apart
 
 
 def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
@@ -98,15 +96,18 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     )
     gaps = display.idle_gaps(profile)
     assert list(gaps["closes"]) == [False, True]
-    assert "larger" in display.gap_takeaway(gaps.iloc[0])
-    summary = display.gap_summary(gaps)
-    assert "eager, pipelining does not close the idle gap" in summary and "by half" in summary
-    assert "Compiled, pipelining closes most of it" in summary and "because" not in summary  # no cause unmeasured
-    results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
-    text = display.pipelined_gap(profile.assign(gpu_sms="all"), results)
-    assert "pipelining makes it larger" in text and "host sets the pace" in text and "closes most of it" in text
     eager06 = display.gap_takeaway(gaps.iloc[0])
-    assert text.startswith(eager06)  # 07 says the gap in 06's words: one voice for one measurement
+    assert "pipelining makes it larger; the generator without any stop check was not profiled, so the sync's " \
+           "share is not measured here." in eager06  # fmt: skip
+    assert "so the sync" not in eager06.replace("so the sync's share is not measured", "")  # no cause from pipelining
+    summary = display.gap_summary(gaps)
+    assert "how much of the GPU's idle gap before a step the sync opens is not measured" in summary
+    results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
+                            "batch_size": [32, 32]})  # fmt: skip
+    text = display.pipelined_gap(profile.assign(gpu_sms="all", batch_size=16), results)
+    assert "pipelining makes it larger" in text and "host sets the pace" in text and "closes most of it" in text
+    assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
+    assert "In this run (B = 32, not profiled) the GPU is busy 25% of a synchronous step" in text
     assert "run notebook 06 here first" in display.pipelined_gap(profile.assign(gpu_sms="16"), results)
 
 
@@ -126,7 +127,7 @@ def test_idle_gap_sentences_judge_larger_or_smaller_at_the_digits_they_show():
     assert "2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close it" in eager
     assert "larger" not in eager and "30.0 µs with the sync and 24.0 µs" in compiled
     # narrower but not halved: 06 must not say "does not close it" where 07 says "narrows it, but not by half"
-    assert "pipelining narrows it, but not by half, so the sync is not the main thing" in compiled
+    assert "pipelining narrows it, but not by half;" in compiled
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
     text = display.pipelined_gap(profile, results)
     assert eager in text and compiled in text  # in 06's words, each followed by this run's GPU share
@@ -271,9 +272,9 @@ def test_a_sweep_whose_step_is_longest_in_the_middle_is_not_said_to_grow():
         }
     )
     text = display.sweep_takeaway(g, sync)
-    assert "longest at B = 16: no steady growth" in text and "The step grows" not in text
+    assert "the step is longest at B = 16, not at an end: no steady growth." in text
     steady = sync.assign(ms_per_step=[6.0, 7.5, 8.9], q25_ms=[590.0, 740.0, 880.0], q75_ms=[610.0, 760.0, 900.0])
-    assert "The step grows with the GPU's work" in display.sweep_takeaway(g, steady)
+    assert "no steady growth" not in display.sweep_takeaway(g, steady)
 
 
 def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
