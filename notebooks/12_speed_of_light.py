@@ -354,7 +354,7 @@ say(f"Measured in this process: copy bandwidth {bw_said}"
 
 # %%
 if waterfalls:
-    fig, axes = plt.subplots(len(waterfalls), 1, figsize=(9, 0.2 + 3.6 * len(waterfalls)), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(len(waterfalls), 1, figsize=(9, 0.2 + 3.6 * len(waterfalls)), squeeze=False)
     for ax, (k, out) in zip(axes[:, 0], waterfalls.items()):
         W.plot_waterfall(ax, out["terms"], title=f"graph_triton_fused K={k}, B={BATCH_SIZE}, N={MAX_SEQLEN}")
     fig.tight_layout()

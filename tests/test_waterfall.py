@@ -104,6 +104,7 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
     }
     assert list(w.index) == list(expected)
     assert w["ms"].to_dict() == pytest.approx(expected)
+    assert w.loc[waterfall.COMPUTE, "note"] == "the products' arithmetic alone takes 0.001 ms at the measured rate"
     terms = w[w["status"].isin(["measured", "remainder"])]
     assert terms["ms"].sum() == pytest.approx(0.2)
     # each bar starts where the one before it ended; the last ends at the measured time
@@ -207,3 +208,30 @@ def test_measure_waterfall_on_a_gpu_measures_every_term_and_adds_up():
     k = out["kernels"]
     assert k["launches"].sum() == out["summary"]["replays"] * K * (5 * model.config.n_layer + 3)
     assert w.loc[waterfall.FLOOR, "ms"] > 0 and (k["own_ms"] > 0).all()
+
+
+class FakeProfiler:
+    """What `_gpu_events_of` reads of a torch.profiler: its Chrome trace, as torch writes it."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def export_chrome_trace(self, path):
+        import json
+
+        with open(path, "w") as f:
+            json.dump({"traceEvents": self.events}, f)
+
+
+def test_gpu_events_are_read_from_the_chrome_trace():
+    trace = [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": 90.0, "dur": 5.0},
+        {"ph": "X", "cat": "kernel", "name": "_embed_kernel", "ts": 110.5, "dur": 2.0, "args": {"stream": 7}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "ts": 120.0, "dur": 1.5},
+        {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 100.0, "dur": 1.0},
+        {"ph": "i", "cat": "kernel", "name": "not a span", "ts": 50.0},
+    ]
+    events = waterfall._gpu_events_of(FakeProfiler(trace))
+    assert list(events["name"]) == ["Memset (Device)", "_embed_kernel", "Memcpy DtoH (Device -> Pinned)"]
+    assert list(events["kind"]) == ["memset", "kernel", "memcpy"]
+    assert list(events["start"]) == [0.0, 10.5, 20.0] and list(events["end"]) == [1.0, 12.5, 21.5]
