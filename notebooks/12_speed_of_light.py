@@ -32,8 +32,9 @@
 # 10 measured for its floor (here only if that measurement is missing); then, from the timings of
 # notebooks 07 and 10 at the same batch and length, each generator's time against its floor; for
 # the generator notebook 10 profiled kernel by kernel, the matrix products' time against the
-# weights' floor; and each of GPT-2's matrix products timed alone, against the time its weight
-# takes to read.
+# weights' floor; each of GPT-2's matrix products timed alone, against the time its weight
+# takes to read; and, for our fastest decoder, the gap from its floor to its measured time split
+# into terms, each measured in this process (section 6).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -44,9 +45,11 @@ COPY_MB = 1024  # size of the copied buffer, when notebook 10's bandwidth is mis
 RUNS = 20  # timed copies (then), and timed replays per matrix product (median)
 PRODUCT_ROWS = [32, 256]  # rows (the batch) of the matrix products timed one at a time in section 5
 PRODUCT_SPLITS = [1, 4]  # 1: one product as F.linear runs it; 4: its sum over inputs cut into 4 batched products
+STEPS_PER_GRAPH = [1, 4, 16]  # K, steps per graph replay, of the waterfalls of section 6 (graph_triton_fused)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
+import matplotlib.pyplot as plt
 import pandas as pd
 
 import tokgen
@@ -284,6 +287,105 @@ if len(products):
 # token-identical to fp32 any more), matrix-product kernels written for such thin shapes, and
 # fewer, larger kernels for everything else.
 #
+# ## 6. The gap waterfall: from the floor to the measured time
+#
+# Sections 3 to 5 say how far a generator is from its floor; this one says where that distance
+# goes, for our fastest decoder (`graph_triton_fused`, K steps per graph replay), every term
+# measured in this process on this GPU rather than inferred. From the top of the figure down:
+#
+# * **the floor**: the generation's bytes (section 2, the filled cache only) at the copy
+#   bandwidth, measured again here, in this process;
+# * **arithmetic beyond the floor**: the matrix products' operations at the TF32 rate measured here,
+#   counted only where they would take longer than the bytes;
+# * **the kernels' bytes beyond the floor**: each kernel of the replays is matched to the weights
+#   and cache slots it reads (`fused_step_calls`); what they add up to beyond the floor (the
+#   embedding's rows, the vectors of the folded norms, the steps of the last replay past the stop);
+# * **copies of each kernel's size**: a short copy cannot reach a long copy's bandwidth (its
+#   blocks start and drain); we time copies of each kernel's size and take the difference;
+# * **kernels slower than copies of their size**: each kernel's own time (CUPTI's duration) beyond
+#   a copy of its bytes; the table after the figure splits it by kernel;
+# * **the boundaries between kernels**: inside a replay, the GPU idle between one kernel's end and
+#   the next one's start (ramp and drain), less the time two kernels run together (with
+#   programmatic dependent launch the next kernel starts before the one before it ends);
+# * **between replays**: the stop flag's copy after each replay, then the gap before the next
+#   replay's first kernel (the graph launch);
+# * **around the replays**: the GPU's work before the first replay (the reset) and after the last
+#   (finding the stop, trimming), and the host's time outside the GPU's span;
+# * **the remainder**: the time measured without the profiler (the median of `RUNS` generations)
+#   minus the profiled generation's, and any term that could not be measured: its own bar, so the
+#   terms always add up to the measured time.
+#
+# The per-K table then gives the host's share: the measured time per generation minus the time
+# the GPU was busy, at each K.
+
+# %%
+show_source(tokgen.waterfall.timeline_terms)
+
+# %%
+W = tokgen.waterfall
+inputs = W.gpu_inputs(model, BATCH_SIZE, MAX_SEQLEN, COPY_MB, RUNS, DEVICE)  # each measured here, or why not
+if inputs["curve"] is not None:
+    copy_rec = tokgen.Recorder("12_copy_sizes", RESULTS_DIR, params=PARAMS)
+    for r in inputs["curve"].to_dict("records"):
+        copy_rec.write(r)
+waterfall_rec = tokgen.Recorder("12_waterfall", RESULTS_DIR, params=PARAMS)
+kernels_rec = tokgen.Recorder("12_waterfall_kernels", RESULTS_DIR, params=PARAMS)
+waterfalls = {}
+for k in STEPS_PER_GRAPH:
+    name = tokgen.label("graph_triton_fused", k=k)
+    out, failed = W.attempt(W.measure_waterfall, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN,
+                            steps_per_graph=k, runs=RUNS, bandwidth_gbs=inputs["bandwidth"], tflops=inputs["tflops"],
+                            curve=inputs["curve"], errors=inputs["errors"])  # fmt: skip
+    if failed:
+        say(f"*`{name}`: the waterfall was not measured ({failed}).*")
+        continue
+    waterfalls[k] = out
+    where = {"variant": name, "generator": "graph_triton_fused", "steps_per_graph": k, "batch_size": BATCH_SIZE,
+             "max_seqlen": MAX_SEQLEN}  # fmt: skip
+    for r in out["terms"].to_dict("records"):
+        waterfall_rec.write({**where, **r, **out["summary"], "bandwidth_gb_s": inputs["bandwidth"],
+                             "matmul_tflops": inputs["tflops"]})  # fmt: skip
+    if out["kernels"] is not None:
+        for r in out["kernels"].to_dict("records"):
+            kernels_rec.write({**where, **r})
+bw_said = f"{inputs['bandwidth']:,.0f} GB/s" if inputs["bandwidth"] else f"not measured ({inputs['errors']['floor']})"
+say(f"Measured in this process: copy bandwidth {bw_said}"
+    + (f", TF32 products {inputs['tflops']:,.0f} TFLOP/s" if inputs["tflops"] else "") + ".")  # fmt: skip
+
+# %%
+if waterfalls:
+    fig, axes = plt.subplots(len(waterfalls), 1, figsize=(9, 0.2 + 3.6 * len(waterfalls)), squeeze=False)
+    for ax, (k, out) in zip(axes[:, 0], waterfalls.items()):
+        W.plot_waterfall(ax, out["terms"], title=f"graph_triton_fused K={k}, B={BATCH_SIZE}, N={MAX_SEQLEN}")
+    fig.tight_layout()
+    save_figure(fig, "12_waterfall", RESULTS_DIR)
+    for k, out in waterfalls.items():
+        say(f"**K = {k}.** " + W.biggest_term(out["terms"]))
+        say(table(out["terms"], ["term", "ms", "status", "note"], digits=3))
+
+# %% [markdown]
+# Each kernel of the replays against its bytes, by what it computes: `own_ms` is the kernels'
+# durations added up over the generation, `at_copy_ms` their bytes at the long copy's bandwidth
+# (the floor's), `at_size_ms` the same bytes moved by copies of each launch's size.
+
+# %%
+measured_kernels = {k: out["kernels"] for k, out in waterfalls.items() if out["kernels"] is not None}
+if measured_kernels:
+    k, kernels_k = next(reversed(measured_kernels.items()))
+    columns = ["kernel", "what", "launches", "mb", "median_us", "own_ms", "at_copy_ms", "at_size_ms",
+               "pct_of_copy_bandwidth"]  # fmt: skip
+    say(f"`graph_triton_fused K={k}`:\n\n" + table(kernels_k, columns, digits=2))
+else:
+    say("*No kernel was matched to its bytes here (on a CPU the step runs as torch, without a GPU timeline).*")
+if waterfalls:
+    per_k = pd.DataFrame([out["summary"] for out in waterfalls.values()])
+    between = {k: out["terms"].set_index("term")["ms"] for k, out in waterfalls.items()}
+    per_k["between_replays_ms"] = [between[k][W.STOP_GPU] + between[k][W.LAUNCH] for k in per_k["steps_per_graph"]]
+    say("The host's share per K: the measured time minus the GPU's busy time (one profiled generation), and the GPU "
+        "time between replays:\n\n" + table(per_k, ["steps_per_graph", "replays", "measured_ms", "gpu_busy_ms",
+                                                    "wall_minus_busy_ms", "between_replays_ms"], digits=2))  # fmt: skip
+
+# %% [markdown]
 # ## Takeaways, read from this run
 
 # %%
@@ -306,6 +408,8 @@ if len(products):
     at = products.query("status == 'ok' and rows == @BATCH_SIZE and splits == 1")["pct_of_copy_bandwidth"]
     if len(at):
         say(f"* Alone, at {BATCH_SIZE} rows, the products reach {at.min():.0f}–{at.max():.0f}% of copy bandwidth.")
+for k, out in waterfalls.items():
+    say(f"* The waterfall of `graph_triton_fused K={k}`: " + W.biggest_term(out["terms"]))
 
 # %% [markdown]
 # ## Summary
@@ -316,6 +420,8 @@ if len(products):
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.
+# * Section 6 follows the fastest decoder from its floor to its measured time, term by term, each
+#   term measured in one process; the largest term is named above, read from the data.
 #
 # ## Exercises
 #

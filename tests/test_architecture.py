@@ -56,6 +56,7 @@ LAYERS = {  # README "Architecture": a module imports only from its own layer or
     "stats": 2,
     "profiling": 2,
     "bandwidth": 2,
+    "waterfall": 2,
     "results": 2,
     "voice": 2,
     "params": 3,

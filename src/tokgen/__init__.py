@@ -9,7 +9,8 @@ Architecture: three layers, each importing only from the ones above it.
         measuring  agreement (which tokens count as the naive ones), bench (interleaved timing),
                    memory, stats (gains, fits), voice (how a comparison is said: one renderer,
                    rankings with ties), profiling (windows, timelines, sync counts),
-                   bandwidth (the floor), results (CSVs)
+                   bandwidth (the floor), waterfall (from the floor to the measured time),
+                   results (CSVs)
           reporting   params (notebook parameters), claims (the article's claims), display
 
 The package `tokgen_tools` beside it runs the notebooks (runner) and writes README.md's
@@ -58,7 +59,7 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
-_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "sizes", "voice"}
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "sizes", "voice", "waterfall"}
 
 
 def __getattr__(name: str):

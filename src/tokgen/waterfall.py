@@ -1,0 +1,433 @@
+"""The gap waterfall: from the bandwidth floor to the measured time of one generation, term by term.
+
+Introduced in notebook 12_speed_of_light. Every term is measured in one process on one GPU: the
+floor (bytes at the copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's own
+time against what its bytes take at the copy bandwidth (for a long copy, and for a copy of its
+own size), the boundaries between kernels (idle gaps, and the overlap programmatic dependent
+launch buys), the stop flag's copy and the graph launch between replays, the GPU work around the
+replays, and the host's time outside the GPU's span. The terms telescope: each stage's total is
+the next one's start, so they add up to the time of the profiled generation exactly, and the
+difference from the unprofiled measured time is its own bar (`remainder`), never hidden. A term
+that cannot be measured (on a CPU, or when a measurement fails) is a "not measured" row with the
+reason, and the remainder then holds it.
+"""
+
+import json
+import os
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .bandwidth import copy_bandwidth, generation_bytes, generation_flops, matmul_tflops
+from .model import require_cuda, synchronize
+from .profiling import short_kernel_name
+from .registry import generate, get_generator
+
+# the terms, in the order they stack from the floor to the measured time
+FLOOR = "floor: the generation's bytes at copy bandwidth"
+COMPUTE = "arithmetic beyond the floor (TF32)"
+EXTRA_BYTES = "kernels' bytes beyond the floor"
+SMALL = "copies of each kernel's size: slower than a long copy"
+KERNELS = "kernels slower than copies of their size"
+GAPS = "idle gaps between kernels (ramp, drain)"
+OVERLAP = "kernels overlapping (programmatic dependent launch)"
+STOP_GPU = "stop check on the GPU: the flag's copy after each replay"
+LAUNCH = "graph launch: the gap before each replay's first kernel"
+AROUND = "GPU work before the first replay and after the last"
+HOST = "host outside the GPU's span: first launch, final sync"
+REMAINDER = "remainder: the measured time minus the terms above"
+TOTAL = "measured time per generation"
+TERMS = (FLOOR, COMPUTE, EXTRA_BYTES, SMALL, KERNELS, GAPS, OVERLAP, STOP_GPU, LAUNCH, AROUND, HOST)
+NOT_MEASURED = "not measured"
+STEP_KERNELS = ("_embed_kernel", "_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel",
+                "_finish_step_kernel")  # fmt: skip
+_GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+
+
+def attempt(measure, *args, **kwargs):
+    """(measure(*args, **kwargs), None), or (None, the error in one line) when it raises: one term's
+    failure becomes a "not measured" row, not a failed notebook (notebook 12_speed_of_light)."""
+    try:
+        return measure(*args, **kwargs), None
+    except Exception as err:  # noqa: BLE001 - any failure of a measurement is reported, not raised
+        lines = str(err).strip().splitlines()
+        return None, f"{type(err).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def fused_step_calls(model, batch_size: int, pos: int) -> list[tuple[str, str, int]]:
+    """The kernels of one step of `tokgen.handwritten.FusedStep` in launch order, as (kernel name,
+    what it computes, bytes of weights and KV cache it reads or writes) at position `pos`
+    (notebook 12_speed_of_light): the products read their (norm-folded) weights and bias vectors,
+    attention reads `pos` filled slots of keys and values and writes slot `pos`, the embedding
+    reads B rows of the token table and one of the positions'. Activations are not counted:
+    the floor does not count them either."""
+    cfg, f = model.config, model.dtype.itemsize
+    B, C, V = batch_size, cfg.n_embd, cfg.vocab_size
+    calls = [("_embed_kernel", "embedding", (B * C + C) * f)]
+    for _ in range(cfg.n_layer):
+        calls += [
+            ("_norm_linear_kernel", "attention qkv", (3 * C * C + 2 * 3 * C) * f),
+            ("_attend_filled_kernel", "attention", 2 * B * (pos + 1) * C * f),
+            ("_linear_residual_kernel", "attention out", (C * C + C) * f),
+            ("_norm_linear_kernel", "mlp up", (4 * C * C + 2 * 4 * C) * f),
+            ("_linear_residual_kernel", "mlp down", (4 * C * C + C) * f),
+        ]
+    return calls + [("_norm_linear_kernel", "LM head", (V * C + 2 * V) * f), ("_finish_step_kernel", "next token", 0)]
+
+
+def copy_sizes(model, batch_size: int, max_seqlen: int) -> list[int]:
+    """Bytes of the copies `copy_time_curve` times (notebook 12_speed_of_light): every size a fused
+    step's weight-reading kernel moves, and a doubling grid over attention's sizes."""
+    first, last = fused_step_calls(model, batch_size, 0), fused_step_calls(model, batch_size, max_seqlen - 1)
+    sizes = {b for _, what, b in first if b and what != "attention"}
+    lo, hi = min(b for _, what, b in first if what == "attention"), max(b for _, what, b in last if what == "attention")
+    sizes |= {int(lo * 2**i) for i in range(int(np.ceil(np.log2(hi / lo))) + 1)}
+    return sorted(sizes)
+
+
+def _gpu_events_of(prof) -> pd.DataFrame:
+    """The GPU activity a torch.profiler recorded (kernels, copies, memsets) as name, kind, start,
+    end in µs from the first; read from its Chrome trace, as `tokgen.profiling.profile_steps` does."""
+    raw = Path(os.environ.get("TMPDIR", "/tmp")) / f"tokgen_waterfall_{os.getpid()}.json"
+    prof.export_chrome_trace(str(raw))
+    try:
+        trace = json.loads(raw.read_text())
+    finally:
+        raw.unlink(missing_ok=True)
+    rows = [
+        {"name": e["name"], "kind": _GPU_CATEGORIES[e["cat"]], "start": float(e["ts"]),
+         "end": float(e["ts"]) + float(e.get("dur", 0.0))}  # fmt: skip
+        for e in trace.get("traceEvents", [])
+        if e.get("ph") == "X" and e.get("cat") in _GPU_CATEGORIES
+    ]
+    events = pd.DataFrame(rows, columns=["name", "kind", "start", "end"]).sort_values("start", kind="stable")
+    if len(events):
+        t0 = events["start"].min()
+        events[["start", "end"]] -= t0
+    return events.reset_index(drop=True)
+
+
+def _profiled(run) -> tuple[pd.DataFrame, float]:
+    require_cuda("a CUPTI timeline")
+    synchronize()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Warning: Profiler clears events", category=UserWarning)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            synchronize()
+            t0 = time.perf_counter()
+            run()
+            synchronize()
+            wall_ms = 1e3 * (time.perf_counter() - t0)
+    return _gpu_events_of(prof), wall_ms
+
+
+def profile_generation(run) -> tuple[pd.DataFrame, float]:
+    """One call of `run()` under torch.profiler (CUPTI, GPU activity only): its GPU events (name,
+    kind, start, end in µs) and its wall time in ms, synchronized before and after;
+    a first profiled call, which pays the profiler's start-up, is dropped (notebook 12_speed_of_light)."""
+    _profiled(run)  # the profiler's own start-up (CUPTI) is not the generation's
+    events, wall_ms = _profiled(run)
+    if events.empty:
+        raise RuntimeError("the profiler recorded no GPU activity")
+    return events, wall_ms
+
+
+def copy_time_curve(sizes: list[int], runs: int, device="cuda") -> pd.DataFrame:
+    """The GPU time of a device-to-device copy moving each of `sizes` bytes (read + written, as
+    `copy_bandwidth` counts them): the median of `runs` copies' CUPTI durations, each copy from
+    memory the previous ones did not touch in the last twice the L2 cache's size, so it comes from
+    DRAM (notebook 12_speed_of_light). Columns: bytes, copy_us, copy_gb_s."""
+    require_cuda("timing copies")
+    l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20)
+    rows = []
+    for size in sizes:
+        n = max(1, size // 8)  # float32 elements read (and as many written)
+        count = max(2, -(-4 * l2 // (4 * n)))
+        src, dst = torch.rand(count * n, device=device), torch.empty(count * n, device=device)
+        dst[:n].copy_(src[:n])  # warm-up
+
+        def copies(src=src, dst=dst, n=n, count=count):
+            for i in range(runs):
+                j = i % count
+                dst[j * n : (j + 1) * n].copy_(src[j * n : (j + 1) * n])
+
+        events, _ = _profiled(copies)
+        durations = list(events["end"] - events["start"])
+        if len(durations) != runs:
+            raise RuntimeError(f"{runs} copies of {size} bytes gave {len(durations)} GPU events")
+        us = statistics.median(durations)
+        rows.append({"bytes": 8 * n, "copy_us": us, "copy_gb_s": 8 * n / us / 1e3})
+        del src, dst
+    return pd.DataFrame(rows)
+
+
+def _union(intervals) -> float:
+    """Time covered by at least one of the (start, end) intervals."""
+    total, cur = 0.0, None
+    for a, b in sorted(intervals):
+        if cur is None or a > cur[1]:
+            total += 0.0 if cur is None else cur[1] - cur[0]
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + (0.0 if cur is None else cur[1] - cur[0])
+
+
+def timeline_terms(events: pd.DataFrame, step_kernels=STEP_KERNELS) -> dict:
+    """A generation's GPU timeline split into replays and what lies between them
+    (notebook 12_speed_of_light). `events`: name, start, end (µs); a replay is a run of consecutive events
+    (by start) whose `short_kernel_name` is in `step_kernels`; anything else (the stop flag's copy,
+    the reset before, the trim after) separates them. In µs: `durations` (the replays' kernels'
+    durations added up), `gaps` (idle time between them inside replays), `overlap` (durations
+    minus the time at least one runs: kernels running together), so that each replay's span is
+    durations + gaps - overlap; `stop_gpu` (from a replay's end to the end of the last GPU event
+    before the next replay: the flag's copy) and `launch` (from there to the next replay's first
+    kernel); `around` (GPU span outside the first to the last replay); `span` (the whole GPU span),
+    `busy` (time at least one event runs); `replays`; `kernels`, the replays' events in order."""
+    ev = events.sort_values("start", kind="stable").reset_index(drop=True)
+    step = ev["name"].map(lambda n: short_kernel_name(n) in step_kernels)
+    runs, current = [], []
+    for i, is_step in enumerate(step):
+        if is_step:
+            current.append(i)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    if not runs:
+        raise ValueError(f"no kernel of the step ({', '.join(step_kernels)}) in the timeline")
+    out = {"durations": 0.0, "gaps": 0.0, "overlap": 0.0, "stop_gpu": 0.0, "launch": 0.0, "replays": len(runs)}
+    for r, idx in enumerate(runs):
+        k = ev.loc[idx]
+        spans = list(zip(k["start"], k["end"]))
+        busy = _union(spans)
+        out["durations"] += float((k["end"] - k["start"]).sum())
+        out["overlap"] += float((k["end"] - k["start"]).sum()) - busy
+        out["gaps"] += float(k["end"].max() - k["start"].min()) - busy
+        if r + 1 < len(runs):
+            end, nxt = float(k["end"].max()), float(ev.loc[runs[r + 1][0], "start"])
+            between = ev.loc[idx[-1] + 1 : runs[r + 1][0] - 1]
+            last = max([end, *between["end"]])
+            out["stop_gpu"] += last - end
+            out["launch"] += nxt - last
+    first, final = float(ev.loc[runs[0], "start"].min()), float(ev.loc[runs[-1], "end"].max())
+    out["span"] = float(ev["end"].max() - ev["start"].min())
+    out["around"] = out["span"] - (final - first)
+    out["busy"] = _union(zip(ev["start"], ev["end"]))
+    out["kernels"] = ev.loc[[i for idx in runs for i in idx]].reset_index(drop=True)
+    return out
+
+
+def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandwidth_gbs: float,
+                 curve: pd.DataFrame | None) -> pd.DataFrame:  # fmt: skip
+    """Each kernel of the replays against its bytes (notebook 12_speed_of_light): `kernels` (name,
+    start, end in µs, in launch order) matched one to one with `calls` ((name, what, bytes) per
+    launch, `fused_step_calls` step after step), grouped by kernel and what it computes. In ms per
+    generation: own_ms (durations), at_copy_ms (bytes at `bandwidth_gbs`), at_size_ms (a copy of
+    each launch's bytes, interpolated in `curve` from `copy_time_curve`; NaN without one). A
+    mismatch of names is an error naming the first launch that differs."""
+    names = [short_kernel_name(n) for n in kernels["name"]]
+    if len(names) != len(calls):
+        raise ValueError(f"the replays ran {len(names)} kernels, the step's calls are {len(calls)}")
+    for i, (got, (want, what, _)) in enumerate(zip(names, calls)):
+        if got != want:
+            raise ValueError(f"launch {i}: the timeline has {got}, the step calls {want} ({what}) there")
+    nbytes = np.array([b for *_, b in calls], dtype=float)
+    if curve is not None and len(curve):
+        c = curve.sort_values("bytes")
+        at_size = np.where(nbytes > 0, np.interp(nbytes, c["bytes"], c["copy_us"]), 0.0)
+    else:
+        at_size = np.full(len(calls), np.nan)
+    frame = pd.DataFrame({"kernel": names, "what": [w for _, w, _ in calls], "bytes": nbytes,
+                          "own_us": (kernels["end"] - kernels["start"]).to_numpy(dtype=float),
+                          "at_copy_us": nbytes / bandwidth_gbs / 1e3, "at_size_us": at_size})  # fmt: skip
+    out = frame.groupby(["kernel", "what"], sort=False).agg(
+        launches=("own_us", "size"), mb=("bytes", "sum"), own_us=("own_us", "sum"), median_us=("own_us", "median"),
+        at_copy_us=("at_copy_us", "sum"), at_size_us=("at_size_us", lambda s: s.sum(min_count=len(s))),
+    ).reset_index()  # fmt: skip
+    out["mb"] /= 1e6
+    for col in ("own", "at_copy", "at_size"):
+        out[f"{col}_ms"] = out.pop(f"{col}_us") / 1e3
+    out["pct_of_copy_bandwidth"] = 100 * out["at_copy_ms"] / out["own_ms"]
+    return out
+
+
+def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kernels=None, timeline=None,
+                    wall_profiled_ms=None, errors: dict | None = None) -> pd.DataFrame:  # fmt: skip
+    """The waterfall from the floor to `measured_ms`, one row per term of `TERMS`, then the
+    remainder and the total (notebook 12_speed_of_light). Inputs: the floor and the arithmetic's
+    time (ms), `kernel_table`'s table, `timeline_terms`' dict, the profiled generation's wall time;
+    each None when not measured, with its reason in `errors` (keys "floor", "compute", "kernels",
+    "timeline", "wall"). Columns: term, ms, start_ms, end_ms (where its bar starts and ends, the
+    terms stacked in order), status ("measured", "not measured", "remainder", "total"), note.
+    The measured terms and the remainder add up to `measured_ms`."""
+    errors = errors or {}
+    us = (lambda key: timeline[key] / 1e3) if timeline is not None else None
+    over = None if compute_ms is None or floor_ms is None else max(0.0, compute_ms - floor_ms)
+    k = kernels if kernels is not None else None
+    own = None if k is None else k["own_ms"].sum()
+    at_copy = None if k is None else k["at_copy_ms"].sum()
+    at_size = None if k is None or k["at_size_ms"].isna().any() else k["at_size_ms"].sum()
+    values = {
+        FLOOR: (floor_ms, errors.get("floor")),
+        COMPUTE: (over, errors.get("compute") or errors.get("floor")),
+        EXTRA_BYTES: (None if at_copy is None or floor_ms is None else at_copy - floor_ms,
+                      errors.get("kernels") or errors.get("floor")),
+        SMALL: (None if at_size is None else at_size - at_copy, errors.get("kernels") or errors.get("copies")),
+        KERNELS: (None if at_size is None or over is None else own - at_size - over,
+                  errors.get("kernels") or errors.get("copies") or errors.get("compute")),
+        GAPS: (us and us("gaps"), errors.get("timeline")),
+        OVERLAP: (us and -us("overlap"), errors.get("timeline")),
+        STOP_GPU: (us and us("stop_gpu"), errors.get("timeline")),
+        LAUNCH: (us and us("launch"), errors.get("timeline")),
+        AROUND: (us and us("around"), errors.get("timeline")),
+        HOST: (None if us is None or wall_profiled_ms is None else wall_profiled_ms - us("span"),
+               errors.get("timeline") or errors.get("wall")),
+    }  # fmt: skip
+    rows, level = [], 0.0
+    for term, (ms, why) in values.items():
+        if ms is None or ms != ms:
+            rows.append({"term": term, "ms": float("nan"), "start_ms": level, "end_ms": level, "status": NOT_MEASURED,
+                         "note": why or "needs a term before it that was not measured"})  # fmt: skip
+            continue
+        note = f"the products' arithmetic alone takes {compute_ms:.3f} ms at the measured rate" if term == COMPUTE \
+            else ""  # fmt: skip
+        rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": "measured",
+                     "note": note})  # fmt: skip
+        level += ms
+    missing = [r["term"] for r in rows if r["status"] == NOT_MEASURED]
+    listed = "; ".join(missing) if len(missing) <= 3 else "see their rows"
+    note = f"holds {len(missing)} term(s) not measured: {listed}" if missing else "unprofiled minus profiled generation"
+    rows.append({"term": REMAINDER, "ms": measured_ms - level, "start_ms": level, "end_ms": measured_ms,
+                 "status": "remainder", "note": note})  # fmt: skip
+    rows.append({"term": TOTAL, "ms": measured_ms, "start_ms": 0.0, "end_ms": measured_ms, "status": "total",
+                 "note": ""})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def wall_times(run, runs: int, device="cuda") -> list[float]:
+    """Milliseconds of each of `runs` calls of `run()`, from the host's clock, the device
+    synchronized before and after each (notebook 12_speed_of_light)."""
+    times = []
+    for _ in range(runs):
+        synchronize(device)
+        t0 = time.perf_counter()
+        run()
+        synchronize(device)
+        times.append(1e3 * (time.perf_counter() - t0))
+    return times
+
+
+def measure_waterfall(model, *, generator: str = "graph_triton_fused", batch_size: int, max_seqlen: int,
+                      steps_per_graph: int, runs: int, bandwidth_gbs=None, tflops=None, curve=None,
+                      errors: dict | None = None) -> dict:  # fmt: skip
+    """The waterfall of `generator` (a registry entry on the fused step, K = `steps_per_graph`
+    steps per replay) at B = `batch_size`, N = `max_seqlen` (notebook 12_speed_of_light): the
+    median wall time of `runs` generations after a warm-up, then one generation profiled, against
+    `bandwidth_gbs` (the copy bandwidth measured in this process), `tflops` and `curve`
+    (`copy_time_curve`); those three None where not measured, with reasons in `errors`
+    ("floor", "compute", "copies"). Returns {"terms": `waterfall_table`, "kernels":
+    `kernel_table` (None if not measured), "summary": K, replays, steps, measured_ms,
+    wall_profiled_ms, gpu_busy_ms, wall_minus_busy_ms}."""
+    entry = get_generator(generator)
+    if getattr(entry, "keywords", {}).get("step") != "fused" or entry.keywords.get("stop_on_device"):
+        raise ValueError(f"generator {generator!r}: the waterfall reads the fused step's kernels in K-step replays; "
+                         "use graph_triton_fused")  # fmt: skip
+    errors = dict(errors or {})
+    device = model.device
+
+    def run():
+        return generate(generator, model, batch_size=batch_size, max_seqlen=max_seqlen, steps_per_graph=steps_per_graph)
+
+    steps = run().shape[1] - 1  # warm-up: the decoder is built and captured here
+    measured = statistics.median(wall_times(run, runs, device))
+    floor = compute = None
+    if bandwidth_gbs:
+        floor = generation_bytes(model, batch_size, steps) / bandwidth_gbs / 1e6
+    if tflops:
+        compute = generation_flops(model, batch_size, steps) / (tflops * 1e9)
+    profiled, errors["timeline"] = attempt(profile_generation, run)
+    timeline = kernels = None
+    wall_profiled = busy = None
+    if profiled is not None:
+        events, wall_profiled = profiled
+        timeline, errors["timeline"] = attempt(timeline_terms, events)
+        busy = _union(zip(events["start"], events["end"])) / 1e3
+    if timeline is not None and bandwidth_gbs:
+        k_steps = timeline["replays"] * steps_per_graph
+        calls = [c for pos in range(k_steps) for c in fused_step_calls(model, batch_size, pos)]
+        kernels, errors["kernels"] = attempt(kernel_table, timeline["kernels"], calls, bandwidth_gbs, curve)
+    elif timeline is not None:
+        errors["kernels"] = errors.get("floor") or "no copy bandwidth measured"
+    else:
+        errors["kernels"] = f"needs the timeline ({errors['timeline']})"
+    terms = waterfall_table(measured, floor_ms=floor, compute_ms=compute, kernels=kernels, timeline=timeline,
+                            wall_profiled_ms=wall_profiled, errors=errors)  # fmt: skip
+    summary = {"steps_per_graph": steps_per_graph, "replays": timeline["replays"] if timeline else None,
+               "steps": steps, "measured_ms": measured, "wall_profiled_ms": wall_profiled, "gpu_busy_ms": busy,
+               "wall_minus_busy_ms": None if busy is None else measured - busy}  # fmt: skip
+    return {"terms": terms, "kernels": kernels, "summary": summary}
+
+
+def gpu_inputs(model, batch_size: int, max_seqlen: int, copy_mb: int, runs: int, device) -> dict:
+    """What the waterfall needs from the GPU besides the generator, each measured in this process
+    or its reason for not being (notebook 12_speed_of_light): "bandwidth" (GB/s of a `copy_mb`
+    copy, the floor's), "tflops" (`matmul_tflops`), "curve" (`copy_time_curve` at `copy_sizes`),
+    and "errors" keyed "floor", "compute", "copies" as `measure_waterfall` takes them."""
+    if torch.device(device).type != "cuda":
+        why = "not measured on a CPU: it needs a CUDA GPU"
+        return {"bandwidth": None, "tflops": None, "curve": None,
+                "errors": {"floor": why, "compute": why, "copies": why}}  # fmt: skip
+    bw, e_bw = attempt(copy_bandwidth, device, copy_mb, runs)
+    tflops, e_tf = attempt(matmul_tflops, device)
+    curve, e_curve = attempt(copy_time_curve, copy_sizes(model, batch_size, max_seqlen), runs, device)
+    return {"bandwidth": bw, "tflops": tflops, "curve": curve, "errors": {"floor": e_bw, "compute": e_tf,
+            "copies": e_curve}}  # fmt: skip
+
+
+def biggest_term(terms: pd.DataFrame) -> str:
+    """The largest measured term above the floor (the remainder included), in one sentence read from
+    `waterfall_table`'s rows (notebook 12_speed_of_light)."""
+    total = terms.loc[terms["status"] == "total", "ms"].iloc[0]
+    above = terms[terms["status"].isin(["measured", "remainder"]) & (terms["term"] != FLOOR)].dropna(subset=["ms"])
+    floor = terms.loc[terms["term"] == FLOOR, "ms"].iloc[0]
+    if above.empty:
+        return f"No term above the floor was measured: the measured time is {total:.1f} ms."
+    top = above.loc[above["ms"].idxmax()]
+    start = (f"The floor is {floor:.1f} ms, {total / floor:.2f}× under the measured {total:.1f} ms; "
+             if floor == floor else f"The measured time is {total:.1f} ms (the floor was not measured); ")  # fmt: skip
+    share = 100 * top["ms"] / total
+    return start + f"the largest term above the floor is **{top['term']}**: {top['ms']:.1f} ms ({share:.0f}%)."
+
+
+def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):
+    """`waterfall_table`'s rows as a cascade of horizontal bars, the floor at the top and the measured
+    time at the bottom: each term's bar starts where the one above it ended (a negative term
+    points left), the remainder hatched, a term not measured named as such (notebook 12_speed_of_light)."""
+    n = len(terms)
+    for i, r in enumerate(terms.to_dict("records")):
+        y = n - 1 - i
+        if r["status"] == NOT_MEASURED:
+            ax.text(r["start_ms"], y, "  not measured", va="center", fontsize=8, color="0.4")
+            continue
+        left, width = min(r["start_ms"], r["end_ms"]), abs(r["end_ms"] - r["start_ms"])
+        color = {"total": "0.25", "remainder": "0.7"}.get(r["status"], "C0" if r["ms"] >= 0 else "C2")
+        color = "C3" if r["term"] == FLOOR else color
+        ax.barh(y, width, left=left, color=color, hatch="//" if r["status"] == "remainder" else None,
+                edgecolor="0.3", linewidth=0.5)  # fmt: skip
+        ax.text(max(r["start_ms"], r["end_ms"]), y, f" {r['ms']:+.2f}" if r["status"] in ("measured", "remainder")
+                and r["term"] != FLOOR else f" {r['ms']:.2f}", va="center", fontsize=8)  # fmt: skip
+        if i + 1 < n and r["status"] == "measured":
+            ax.plot([r["end_ms"]] * 2, [y - 0.4, y - 0.6], color="0.5", linewidth=0.5)
+    ax.set_yticks(range(n), list(terms["term"])[::-1], fontsize=8)
+    ax.set_xlabel("ms per generation")
+    ax.set_xlim(left=0, right=1.15 * max(terms["end_ms"].max(), terms["start_ms"].max(), 1e-9))
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title)
+    return ax

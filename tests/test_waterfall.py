@@ -1,0 +1,237 @@
+"""The gap waterfall (tokgen.waterfall): a fake timeline with known durations and gaps gives known terms."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from tokgen import bandwidth, waterfall  # noqa: E402
+
+STEP = ("k1", "k2")
+
+
+def fake_events() -> pd.DataFrame:
+    """A reset, two replays of three kernels (the first with an overlap of 2 µs and a gap of 5 µs, the
+    second with a gap of 1 µs), a flag copy after each, and a trim kernel; times in µs."""
+    rows = [
+        ("memset", "memset", 0, 2),
+        ("k1", "kernel", 10, 20),
+        ("k2", "kernel", 18, 30),
+        ("k1", "kernel", 35, 40),
+        ("Memcpy DtoH", "memcpy", 42, 44),
+        ("k1", "kernel", 50, 60),
+        ("k2", "kernel", 61, 70),
+        ("k1", "kernel", 70, 75),
+        ("Memcpy DtoH", "memcpy", 76, 77),
+        ("nonzero", "kernel", 80, 85),
+    ]
+    shuffled = rows[5:] + rows[:5]  # the order of the events does not matter, their start does
+    return pd.DataFrame(shuffled, columns=["name", "kind", "start", "end"])
+
+
+CALLS = [("k1", "a", 1000), ("k2", "b", 2000), ("k1", "c", 0)] * 2
+CURVE = pd.DataFrame({"bytes": [500, 4000], "copy_us": [3.0, 10.0]})  # 1000 B -> 4 µs, 2000 B -> 6 µs
+
+
+def test_timeline_terms_of_a_known_timeline():
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    assert t["replays"] == 2
+    assert t["durations"] == pytest.approx(27 + 24)
+    assert t["overlap"] == pytest.approx(2)
+    assert t["gaps"] == pytest.approx(5 + 1)
+    assert t["stop_gpu"] == pytest.approx(4)  # from the first replay's end (40) to its flag copy's (44)
+    assert t["launch"] == pytest.approx(6)  # from there to the second replay's first kernel (50)
+    assert t["around"] == pytest.approx(20)  # reset and trim: a span of 85 µs, the replays' 65
+    assert t["span"] == pytest.approx(85)
+    assert t["busy"] == pytest.approx(59)
+    assert list(t["kernels"]["name"]) == ["k1", "k2", "k1"] * 2
+    # the replays' span, stage by stage
+    assert t["durations"] + t["gaps"] - t["overlap"] + t["stop_gpu"] + t["launch"] + t["around"] == t["span"]
+
+
+def test_timeline_without_the_steps_kernels_is_refused():
+    with pytest.raises(ValueError, match="no kernel of the step"):
+        waterfall.timeline_terms(fake_events(), ("other",))
+
+
+def test_kernel_table_of_known_bytes():
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    k = waterfall.kernel_table(t["kernels"], CALLS, 1.0, CURVE).set_index("what")  # 1 GB/s: 1 µs per 1000 B
+    assert list(k["launches"]) == [2, 2, 2]
+    assert k.loc["a", "own_ms"] == pytest.approx(0.020) and k.loc["b", "own_ms"] == pytest.approx(0.021)
+    assert k.loc["a", "at_copy_ms"] == pytest.approx(0.002) and k.loc["b", "at_copy_ms"] == pytest.approx(0.004)
+    assert k.loc["a", "at_size_ms"] == pytest.approx(0.008) and k.loc["b", "at_size_ms"] == pytest.approx(0.012)
+    assert k.loc["c", "at_size_ms"] == 0  # no bytes, no copy
+    assert k.loc["a", "pct_of_copy_bandwidth"] == pytest.approx(10)
+    assert k.loc["a", "mb"] == pytest.approx(0.002)
+
+
+def test_kernel_table_names_the_first_launch_that_differs():
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    wrong = CALLS[:4] + [("k1", "b", 2000), CALLS[5]]
+    with pytest.raises(ValueError, match="launch 4: the timeline has k2"):
+        waterfall.kernel_table(t["kernels"], wrong, 1.0, CURVE)
+    with pytest.raises(ValueError, match="ran 6 kernels"):
+        waterfall.kernel_table(t["kernels"], CALLS[:5], 1.0, CURVE)
+
+
+def measured_table(compute_ms=0.001, **overrides):
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    k = waterfall.kernel_table(t["kernels"], CALLS, 1.0, CURVE)
+    inputs = dict(floor_ms=0.004, compute_ms=compute_ms, kernels=k, timeline=t, wall_profiled_ms=0.1) | overrides
+    return waterfall.waterfall_table(0.2, **inputs).set_index("term")
+
+
+def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
+    w = measured_table()
+    expected = {
+        waterfall.FLOOR: 0.004,
+        waterfall.COMPUTE: 0.0,  # 0.001 ms of arithmetic hides under 0.004 ms of bytes
+        waterfall.EXTRA_BYTES: 0.006 - 0.004,
+        waterfall.SMALL: 0.020 - 0.006,
+        waterfall.KERNELS: 0.051 - 0.020,
+        waterfall.GAPS: 0.006,
+        waterfall.OVERLAP: -0.002,
+        waterfall.STOP_GPU: 0.004,
+        waterfall.LAUNCH: 0.006,
+        waterfall.AROUND: 0.020,
+        waterfall.HOST: 0.1 - 0.085,
+        waterfall.REMAINDER: 0.2 - 0.1,
+        waterfall.TOTAL: 0.2,
+    }
+    assert list(w.index) == list(expected)
+    assert w["ms"].to_dict() == pytest.approx(expected)
+    assert w.loc[waterfall.COMPUTE, "note"] == "the products' arithmetic alone takes 0.001 ms at the measured rate"
+    terms = w[w["status"].isin(["measured", "remainder"])]
+    assert terms["ms"].sum() == pytest.approx(0.2)
+    # each bar starts where the one before it ended; the last ends at the measured time
+    assert list(terms["start_ms"].iloc[1:]) == pytest.approx(list(terms["end_ms"].iloc[:-1]))
+    assert terms["end_ms"].iloc[-1] == pytest.approx(0.2)
+    assert (w["status"] == "measured").sum() == len(waterfall.TERMS)
+
+
+def test_arithmetic_beyond_the_floor_comes_out_of_the_kernels_term():
+    w = measured_table(compute_ms=0.010)
+    assert w.loc[waterfall.COMPUTE, "ms"] == pytest.approx(0.006)
+    assert w.loc[waterfall.KERNELS, "ms"] == pytest.approx(0.031 - 0.006)
+    assert w.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1)
+
+
+def test_terms_not_measured_are_rows_with_the_reason_and_the_remainder_holds_them():
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, errors={"timeline": "RuntimeError: no GPU"})
+    w = w.set_index("term")
+    for term in (waterfall.GAPS, waterfall.LAUNCH, waterfall.HOST):
+        assert w.loc[term, "status"] == waterfall.NOT_MEASURED and w.loc[term, "note"] == "RuntimeError: no GPU"
+    assert w.loc[waterfall.KERNELS, "status"] == waterfall.NOT_MEASURED
+    assert w.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.2 - 0.004)
+    assert w.loc[waterfall.REMAINDER, "note"].startswith("holds 9 term(s) not measured")
+    two = measured_table(compute_ms=None, errors={"compute": "no TF32 rate"})  # the kernels' term needs it too
+    assert two.loc[waterfall.KERNELS, "note"] == "no TF32 rate"
+    said = two.loc[waterfall.REMAINDER, "note"]
+    assert said == f"holds 2 term(s) not measured: {waterfall.COMPUTE}; {waterfall.KERNELS}"
+    assert two.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1 + 0.031)
+    assert w[w["status"].isin(["measured", "remainder"])]["ms"].sum() == pytest.approx(0.2)
+
+
+def test_biggest_term_is_read_from_the_rows():
+    w = measured_table().reset_index()
+    said = waterfall.biggest_term(w)
+    assert f"**{waterfall.REMAINDER}**: 0.1 ms (50%)" in said  # 0.1 of 0.2 ms, larger than every other term
+    assert "50.00× under" in said  # 0.2 / 0.004
+
+
+def test_plot_waterfall_draws_a_bar_per_measured_row_and_names_the_missing():
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, errors={"timeline": "no GPU"})
+    fig, ax = plt.subplots()
+    waterfall.plot_waterfall(ax, w)
+    missing = (w["status"] == waterfall.NOT_MEASURED).sum()
+    assert len(ax.patches) == len(w) - missing
+    assert sum(t.get_text().strip() == "not measured" for t in ax.texts) == missing
+    plt.close(fig)
+
+
+def test_fused_step_bytes_are_the_floors_plus_what_the_fused_step_adds(tiny):
+    cfg, B, n = tiny.config, 3, 7
+    C, L, V = cfg.n_embd, cfg.n_layer, cfg.vocab_size
+    calls = [c for pos in range(n) for c in waterfall.fused_step_calls(tiny, B, pos)]
+    assert len(calls) == n * (5 * L + 3)
+    extra_per_step = (B * C + 3 * L * C + 2 * V - 2 * C) * 4  # embedding rows, folded norms' vectors, no norm weights
+    assert sum(b for *_, b in calls) == bandwidth.generation_bytes(tiny, B, n) + n * extra_per_step
+    sizes = waterfall.copy_sizes(tiny, B, n)
+    assert sizes == sorted(sizes) and (V * C + 2 * V) * 4 in sizes
+    attention = [b for _, what, b in calls if what == "attention"]
+    assert sizes[0] <= min(attention) and sizes[-1] >= max(attention)
+
+
+def test_attempt_turns_a_failure_into_its_reason():
+    assert waterfall.attempt(lambda x: x + 1, 1) == (2, None)
+    value, why = waterfall.attempt(lambda: 1 / 0)
+    assert value is None and why.startswith("ZeroDivisionError: ")
+
+
+def test_measure_waterfall_refuses_a_generator_off_the_fused_step(tiny):
+    with pytest.raises(ValueError, match="generator 'graph_triton_kernels'"):
+        waterfall.measure_waterfall(tiny, generator="graph_triton_kernels", batch_size=2, max_seqlen=4,
+                                    steps_per_graph=2, runs=1)  # fmt: skip
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU path: GPU terms not measured")
+def test_measure_waterfall_on_the_cpu_says_what_it_did_not_measure(tiny):
+    out = waterfall.measure_waterfall(tiny, batch_size=2, max_seqlen=6, steps_per_graph=2, runs=1,
+                                      errors={"floor": "no copy bandwidth on a CPU"})  # fmt: skip
+    w = out["terms"].set_index("term")
+    assert w.loc[waterfall.FLOOR, "status"] == waterfall.NOT_MEASURED
+    assert "CUDA" in w.loc[waterfall.GAPS, "note"]
+    assert out["summary"]["measured_ms"] > 0
+    assert w.loc[waterfall.REMAINDER, "ms"] == pytest.approx(out["summary"]["measured_ms"])
+    assert out["kernels"] is None and out["summary"]["gpu_busy_ms"] is None
+
+
+@pytest.mark.gpu
+def test_measure_waterfall_on_a_gpu_measures_every_term_and_adds_up():
+    import tokgen
+
+    model = tokgen.build_model("gpt2", "cuda")
+    B, N, K = 8, 24, 4
+    inputs = waterfall.gpu_inputs(model, B, N, 64, 5, "cuda")
+    assert inputs["errors"] == {"floor": None, "compute": None, "copies": None}, inputs["errors"]
+    out = waterfall.measure_waterfall(model, batch_size=B, max_seqlen=N, steps_per_graph=K, runs=3,
+                                      bandwidth_gbs=inputs["bandwidth"], tflops=inputs["tflops"],
+                                      curve=inputs["curve"], errors=inputs["errors"])  # fmt: skip
+    w = out["terms"].set_index("term")
+    assert (w.loc[list(waterfall.TERMS), "status"] == "measured").all(), w[["status", "note"]].to_string()
+    parts = w[w["status"].isin(["measured", "remainder"])]["ms"].sum()
+    assert parts == pytest.approx(out["summary"]["measured_ms"])
+    k = out["kernels"]
+    assert k["launches"].sum() == out["summary"]["replays"] * K * (5 * model.config.n_layer + 3)
+    assert w.loc[waterfall.FLOOR, "ms"] > 0 and (k["own_ms"] > 0).all()
+
+
+class FakeProfiler:
+    """What `_gpu_events_of` reads of a torch.profiler: its Chrome trace, as torch writes it."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def export_chrome_trace(self, path):
+        import json
+
+        with open(path, "w") as f:
+            json.dump({"traceEvents": self.events}, f)
+
+
+def test_gpu_events_are_read_from_the_chrome_trace():
+    trace = [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": 90.0, "dur": 5.0},
+        {"ph": "X", "cat": "kernel", "name": "_embed_kernel", "ts": 110.5, "dur": 2.0, "args": {"stream": 7}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "ts": 120.0, "dur": 1.5},
+        {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 100.0, "dur": 1.0},
+        {"ph": "i", "cat": "kernel", "name": "not a span", "ts": 50.0},
+    ]
+    events = waterfall._gpu_events_of(FakeProfiler(trace))
+    assert list(events["name"]) == ["Memset (Device)", "_embed_kernel", "Memcpy DtoH (Device -> Pinned)"]
+    assert list(events["kind"]) == ["memset", "kernel", "memcpy"]
+    assert list(events["start"]) == [0.0, 10.5, 20.0] and list(events["end"]) == [1.0, 12.5, 21.5]
