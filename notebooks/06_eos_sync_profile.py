@@ -164,10 +164,11 @@ else:
 # run slower than in the statistics' pass, so its gaps can be wider than those in the table above.
 
 # %%
-if CUDA:  # one time axis for all four: a longer step is a wider picture
+drawn = {name: tl for name, tl in pictures.items() if len(tl.steps)}  # a picture without steps has nothing to show
+if CUDA and drawn:  # one time axis for every panel: a longer step is a wider picture
     mid = (WINDOW[0] + WINDOW[1]) // 2
-    fig, axes = plt.subplots(len(timelines), 1, figsize=(13, 2.6 * len(timelines)), sharex=True)
-    for ax, (name, tl) in zip(axes, pictures.items()):
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)), sharex=True)
+    for ax, (name, tl) in zip(axes, drawn.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
         steps = f"steps {first}–{first + len(shown) - 1}"
@@ -184,9 +185,9 @@ if CUDA:  # one time axis for all four: a longer step is a wider picture
 # printed.
 
 # %%
-if CUDA:
-    fig, axes = plt.subplots(len(pictures), 1, figsize=(13, 2.4 * len(pictures)))
-    for ax, (name, tl) in zip(axes, pictures.items()):
+if CUDA and drawn:
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.4 * len(drawn)))
+    for ax, (name, tl) in zip(axes, drawn.items()):
         boundary = sorted(tl.kernels["step"].unique())[len(tl.steps) // 2]
         title = f"{name}, end of step {WINDOW[0] + boundary} (second pass):"
         tokgen.display.plot_step_boundary(ax, tl, boundary, title=title)

@@ -57,7 +57,7 @@ def decided(n, folder):
     (where a part rests on "no effect", which a resample of eight rounds can read as a real
     difference) the verdict that "inconclusive (… in x% of resampled runs)" names."""
     c = claim(n, folder, resamples=8)
-    if c["stability"] == 1.0:
+    if c["stability"] == 1.0 or (c["stability"] != c["stability"] and n == 6):  # 6: a profile, no rounds
         return c["verdict"]
     found = re.fullmatch(r"inconclusive \((.+) in \d+% of resampled runs\)", c["verdict"])
     assert found, c
@@ -296,8 +296,24 @@ def test_claim_6_thresholds(tmp_path, sync, none, expected):
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
     assert measured == (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop "
-                        "check (eager, B=16; the article: ~110 µs)")  # fmt: skip
+                        "check (eager, profiled; the article: ~110 µs)")  # fmt: skip
     assert decided(6, tmp_path) == expected
+
+
+def test_claim_6_with_an_empty_no_check_gap_is_not_measured_and_never_resampled(tmp_path):
+    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": 110.0,
+                                             "batch_size": 16},
+                                            {"variant": "kv_static_no_check", "status": "ok",
+                                             "idle_gap_median_us": float("nan"), "batch_size": 16}])  # fmt: skip
+    c = claim(6, tmp_path, resamples=8)
+    assert c["verdict"] == UNMEASURED and "no idle gap" in c["measured"]
+    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": 110.0,
+                                             "batch_size": 16},
+                                            {"variant": "kv_static_no_check", "status": "ok",
+                                             "idle_gap_median_us": 30.0, "batch_size": 16}])  # fmt: skip
+    c = claim(6, tmp_path, resamples=8)
+    assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]  # no rounds: no stability claimed
+    assert "(eager, B=16, profiled; the article: ~110 µs)" in c["measured"]
 
 
 def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):

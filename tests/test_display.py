@@ -299,6 +299,8 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     summary = display.gap_summary(gaps)
     assert "; compiled, the idle gap before a step mostly goes without any stop check: the sync opens most" in summary
     assert "; eager, most of that gap stays without any stop check: the sync is not what opens it" in summary
-    # a no-check gap of exactly half is not "under half": the sync is not shown to open most of it
-    half = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 1000.0, 500.0, 660.0]))
-    assert list(half["sync_causes"]) == [False, False]
+    # claim 6's own test (tokgen.claims.sync_opens_gap): at most half, and a gap of at least 20 µs with the sync
+    edge = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0]))
+    assert list(edge["sync_causes"]) == [True, False]
+    above = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0]))
+    assert list(above["sync_causes"]) == [False, True]

@@ -44,6 +44,33 @@ def test_device_to_host_copies_delimit_steps():
     assert list(tl.ranges["name"]) == ["step 0", "sync wait"]
 
 
+def launch(name, host_ts, gpu_ts, dur, correlation, cat="kernel"):
+    """A kernel launched on the host at host_ts and run at gpu_ts, tied by CUPTI's correlation id."""
+    return [ev("cuda_runtime", "cudaLaunchKernel", host_ts, 3, correlation=correlation),
+            ev(cat, name, gpu_ts, dur, stream=7, correlation=correlation)]  # fmt: skip
+
+
+def test_step_markers_split_a_generator_that_copies_nothing_to_the_host():
+    """The no-check generator never copies a flag to the host: the host's step markers (one
+    cudaStreamQuery per step) split its steps, each kernel in the step whose marker precedes its launch."""
+    events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (100, 200, 300)]
+    events += launch("early", 50, 60, 5, 1)  # launched before the window's first marker: dropped
+    events += launch("a", 110, 120, 10, 2) + launch("b", 115, 140, 10, 3)  # step 0: busy 120-150
+    events += launch("c", 210, 190, 20, 4)  # step 1, though it runs before the marker's time on the host
+    events += launch("d", 305, 260, 10, 5) + launch("e", 320, 300, 5, 6)  # step 2: runs 260-305
+    tl = Timeline({"traceEvents": events})
+    assert list(tl.kernels.sort_values("start")["name"]) == ["a", "b", "c", "d", "e"]
+    assert list(tl.kernels.sort_values("start")["step"]) == [0, 0, 1, 2, 2]
+    steps = tl.steps.set_index("step")
+    assert list(steps["kernels"]) == [2, 1, 2]
+    assert steps.loc[1, "idle_before_us"] == 190 - 150 and steps.loc[2, "idle_before_us"] == 260 - 210
+    assert tl.summary(skip=0)["idle_gap_median_us"] == 45  # the median of 40 and 50
+    # the same kernels with a DtoH copy but no markers: the copy splits them, as before
+    no_marks = [e for e in events if e["name"] != "cudaStreamQuery"]
+    no_marks += launch("Memcpy DtoH (Device -> Pageable)", 330, 310, 2, 7, cat="gpu_memcpy")
+    assert set(Timeline({"traceEvents": no_marks}).kernels["step"]) == {0}
+
+
 def test_a_blocking_copy_to_the_host_is_drawn_as_a_sync_wait_and_a_launch_is_not():
     # .item() copies into pageable memory: cudaMemcpyAsync itself returns only once the copy has landed
     calls = [("cudaLaunchKernel", 0, 5), ("cudaMemcpyAsync", 10, 20), ("cudaEventSynchronize", 40, 3),

@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from IPython.display import Code, Markdown, display
 
-from .claims import claim
+from .claims import claim, sync_opens_gap
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
@@ -306,9 +306,9 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
     sync, with no stop check at all (`no_check_us`, NaN where not profiled) and pipelined, the GPU's
     idle share of the window, whether pipelining closes most of the gap (`closes`: under half),
-    whether the generator without any check leaves under half of it (`sync_causes`: then the sync
-    opens most of it; None where not profiled), and `change`: pipelining's gap "larger", "smaller"
-    or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
+    whether the sync opens most of it (`sync_causes`: `tokgen.claims.sync_opens_gap`, claim 6's
+    test; None where the generator without any check was not profiled), and `change`: pipelining's
+    gap "larger", "smaller" or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change"]
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
@@ -323,7 +323,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a),
-                 "sync_causes": None if n != n else bool(n < 0.5 * a),
+                 "sync_causes": sync_opens_gap(a, n),
                  "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same"}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

@@ -7,6 +7,7 @@ Readers with Nsight Systems use the same two callbacks with `torch.cuda.profiler
 (notebook 06, section 4).
 """
 
+import bisect
 import contextlib
 import functools
 import gzip
@@ -125,6 +126,8 @@ def profile_steps(
 
     def on_step(step: int) -> None:
         window(step)
+        if window.state == "open" and device == "cuda":  # a step marker: a runtime call with a host timestamp,
+            torch.cuda.current_stream().query()  # non-blocking, the same for every generator (`Timeline`)
         if ranges is not None:
             ranges(step)
 
@@ -159,9 +162,13 @@ def _waits(runtime_call: str) -> bool:
 class Timeline:
     """GPU activity and CPU ranges of a profiled window, in microseconds since the window opened.
 
-    Every generator here ends a step (a graph replay for the graph decoders) by copying its stop
-    flag to the host, so the device-to-host copies split the GPU timeline into steps: step j of
-    the window is everything after copy j-1 up to and including copy j.
+    `profile_steps` marks the start of every step of the window (a graph replay for the graph
+    decoders) with a `cudaStreamQuery` on the host; GPU work belongs to the step during which the
+    host launched it (CUPTI's correlation ids tie each kernel and copy to its launch call). A
+    generator without any stop check copies nothing to the host, so the markers are what splits
+    its steps. A trace without markers is split by its device-to-host copies instead (every
+    generator with a stop check ends a step by copying its flag): step j is everything after copy
+    j-1 up to and including copy j.
 
     `kernels`: name, stream, start, end, step (kernels, memcpys and memsets).
     `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", and
@@ -185,8 +192,14 @@ class Timeline:
         ]
         self.ranges = pd.DataFrame(ranges, columns=["name", "start", "end"]).sort_values("start", ignore_index=True)
         gpu = sorted((e for e in events if e.get("cat") in _GPU_CATEGORIES), key=lambda e: e["ts"])
+        runtime = [e for e in events if e.get("cat") == "cuda_runtime"]
+        marks = sorted(e["ts"] for e in runtime if e["name"] == "cudaStreamQuery")
+        launched = {e["args"]["correlation"]: e["ts"] for e in runtime if "correlation" in e.get("args", {})}
         kernels, step = [], 0
         for e in gpu:
+            if marks:  # the step whose marker precedes the launch; before the first marker: -1, dropped
+                at = launched.get(e.get("args", {}).get("correlation"))
+                step = -1 if at is None else bisect.bisect_right(marks, at) - 1
             kernels.append(
                 {
                     "name": e["name"],
@@ -196,11 +209,13 @@ class Timeline:
                     "step": step,
                 }
             )
-            if e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]:
+            if not marks and e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]:
                 step += 1
         self.kernels = pd.DataFrame(kernels, columns=["name", "stream", "start", "end", "step"])
-        # activity after the last copy belongs to a step the window did not see end
-        self.kernels = self.kernels[self.kernels["step"] < step].reset_index(drop=True)
+        if marks:  # every marked step ended before the window closed (it synchronizes first)
+            self.kernels = self.kernels[self.kernels["step"] >= 0].reset_index(drop=True)
+        else:  # activity after the last copy belongs to a step the window did not see end
+            self.kernels = self.kernels[self.kernels["step"] < step].reset_index(drop=True)
         self.steps = self._per_step()
 
     def _per_step(self) -> pd.DataFrame:
