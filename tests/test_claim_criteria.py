@@ -286,13 +286,14 @@ def test_claim_5_decided(tmp_path, factors, expected):
     ],
 )
 def test_claim_6_thresholds(tmp_path, sync, piped, expected):
-    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync},
+    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync,
+                                             "batch_size": 24},
                                             {"variant": "pipelined_static", "status": "ok",
-                                             "idle_gap_median_us": piped}])  # fmt: skip
+                                             "idle_gap_median_us": piped, "batch_size": 24}])  # fmt: skip
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
     assert measured == (f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined "
-                        "(eager, B=16)")  # fmt: skip
+                        "(eager, B=24)")  # fmt: skip: the batch size the profile ran at, read from its table
     assert decided(6, tmp_path) == expected
 
 

@@ -212,7 +212,8 @@ def _idle_gaps(tables) -> tuple[float, float]:
 
 def _claim_6(tables):
     sync, piped = _idle_gaps(tables)
-    measured = f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined (eager, B=16)"
+    batch = tables["06_eos_sync_profile"].set_index("variant").at[label("kv_static"), "batch_size"]
+    measured = f"median idle gap between steps {sync:.0f} µs with the sync, {piped:.0f} µs pipelined (eager, B={batch})"
     return measured, REPRODUCED if sync >= 20 and sync >= 2 * piped else PARTLY if sync > piped else NOT, None
 
 
