@@ -110,7 +110,8 @@ def test_known_comparisons_have_the_outcomes_the_sentences_are_built_on():
     [
         (FAST, FAST, "The article's advice holds here: hiding the per-step sync with two streams pays, "),
         (SAME, FAST, "The article's advice holds here compiled only: "),
-        (SLOW, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains nothing real, "),
+        (SLOW, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+                     "nothing real, "),
         (OPEN, SLOW, "These rounds cannot tell whether the article's advice pays here (eager undecided): "),
     ],
 )

@@ -353,11 +353,10 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
     fastest = [v for v in ok["variant"] if str(v).startswith("graph_")]
     g = gain(ok, best, fastest[0]) if fastest else None
     if g is not None:
-        verb = {FASTER: "is faster, for real", SLOWER: "is slower, for real"}
-        verb = verb.get(g["outcome"], "is not decidedly faster")
+        verb = {FASTER: "faster, for real", SLOWER: "slower, for real"}.get(g["outcome"], "not decidedly faster")
         lines.append(
-            f"Fewer launches per token: `{fastest[0]}` (the reference run's fastest generator) {verb} against the "
-            f"article's recipe `{best}`: {speedup_text(g)}."
+            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator: fewer "
+            f"launches per token) is {verb}: {speedup_text(g)}."
         )
     return lines
 
