@@ -366,7 +366,7 @@ def advice_sentence(piped: dict) -> str:
     mean for the article's advice (hide the per-step sync with two streams): it pays where a gain is
     real and not inside the ±5% band; it does not where every comparison is decided and none pays;
     otherwise these rounds cannot tell. Each comparison said by `tokgen.voice.speedup_text`."""
-    from tokgen.stats import FASTER, UNDECIDED
+    from tokgen.stats import BAND, FASTER, UNDECIDED
     from tokgen.voice import speedup_text
 
     said = "; ".join(f"{m}, {speedup_text(g)}" for m, g in piped.items())
@@ -383,7 +383,8 @@ def advice_sentence(piped: dict) -> str:
         undecided = " and ".join(open_)
         return f"These rounds cannot tell whether the article's advice pays here ({undecided} undecided): {said}."
     return (
-        f"The article's advice does not pay here: hiding the per-step sync with two streams gains nothing real, {said}."
+        f"The article's advice does not pay here: hiding the per-step sync with two streams gains nothing beyond "
+        f"±{BAND:.0%}, {said}."
     )
 
 
