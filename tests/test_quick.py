@@ -66,7 +66,7 @@ def test_a_size_that_does_not_fit_the_cap_is_recorded_not_run(tmp_path):
     assert "naive" not in set(results["variant"]) and json.loads(results["params"].iloc[0])["MEMORY_GB"] == 0.02
     report = (tmp_path / "report.md").read_text()
     assert "Not timed: `naive` did not fit in 0.02 GB" in report
-    assert "Memory cap 0.02 GB" in report
+    assert "Memory cap 0.02 GB" in report and "Not checked: the naive generator, the reference, did not fit." in report
     assert claim(10, tmp_path)["verdict"] in ("not measured", "no verdict (smoke run)")
 
 
