@@ -2,6 +2,7 @@
 # Regenerate every notebook, CSV and figure:   ./run_all.sh            (needs a CUDA GPU)
 # The same, tiny and on the CPU:               ./run_all.sh --smoke
 # Run the test suite instead:                  ./run_all.sh --test [pytest args]
+# This GPU against the reference, in minutes:  ./run_all.sh --quick [--out DIR] [--memory-gb N]
 # More: ./run_all.sh --help. Without a suitable active environment this first builds .venv
 # (torch first, $TOKGEN_TORCH, default torch==2.13.0; then this package and its dependencies).
 set -euo pipefail
@@ -36,5 +37,9 @@ if [ "${1:-}" = "--test" ]; then
   shift
   "$PY" -m ruff check .
   exec "$PY" -m pytest "$@"
+fi
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  TOKGEN_CALLER_CWD=$CALLER_CWD exec "$PY" -m tokgen_tools.quick "$@"
 fi
 TOKGEN_CALLER_CWD=$CALLER_CWD exec "$PY" -m tokgen_tools.runner "$@"

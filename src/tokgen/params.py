@@ -38,6 +38,10 @@ def _positive_list(value) -> bool:
     return isinstance(value, list) and len(value) > 0 and all(_positive(v) for v in value)
 
 
+def _positive_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+
+
 def _window(value) -> bool:
     ok = (
         isinstance(value, list)
@@ -81,6 +85,7 @@ RULES = {
     "SWEEP_BATCH_SIZES": POSITIVE_LIST,
     "GPU_SMS": ("None (the whole GPU) or a positive number of SMs", lambda v: v is None or _positive(v)),
     "WINDOW": ("two integers [start, stop] with 0 <= start < stop", _window),
+    "MEMORY_GB": ("a positive number of gigabytes, e.g. 16", _positive_number),  # the quick run's cap (issue 48)
 }
 
 

@@ -474,7 +474,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="run_all.sh",
         description="Execute the notebooks with papermill.",
-        epilog="run_all.sh --test [pytest arguments] runs the linter and the test suite instead.",
+        epilog="run_all.sh --test [pytest arguments] runs the linter and the test suite instead; "
+        "run_all.sh --quick [--out DIR] [--memory-gb N] this GPU against the reference run in minutes "
+        "(run_all.sh --quick --help).",
     )
     p.add_argument("--smoke", action="store_true", help="tiny model and sizes, CPU allowed; writes to build/smoke")
     p.add_argument("--only", action="append", default=[], metavar="NOTEBOOK", help="run only this notebook")

@@ -1,0 +1,767 @@
+"""The quick run: this GPU against the reference run's three regimes and the article, in minutes (issue 48).
+
+    ./run_all.sh --quick                       # whole GPU, into build/quick/ (the CPU: a smoke run)
+    ./run_all.sh --quick --memory-gb 16        # the process capped at 16 GB, as on a 16 GB GPU
+    python -m tokgen_tools.quick --smoke --out build/quick_smoke
+
+At the article's batch (B = 32, N = 100) it measures, with the notebooks' own tokgen calls: the
+idle gap between steps with the per-step sync and pipelined, from a profiled window
+(`tokgen.bench.profile_window`, notebook 06: claim 6); pipelining's paired speed-up eager and
+compiled, the article's best recipe against naive, the GPU's share of a synchronous step and the
+reference run's fastest generator, in one sequential interleaved run (`tokgen.compare` with the
+pairs notebook 07 names and a MAX_RUNS cap: claims 7 and 10, notebook 13's x axis); and that
+generator against the floor at this GPU's measured copy bandwidth (`tokgen.bandwidth`, notebook
+12). Every generator is first held to the naive tokens, early stop included (`tokgen.agreement`).
+The tables go to <out>/data under the notebooks' names, so the verdicts are `tokgen.claims`'
+own, read exactly as for the reference run. Each stage writes its rows when it ends and the page
+<out>/report.md (figures beside it) is rewritten after every stage: a crash or a kill loses only
+the stage it interrupts. `--memory-gb N` caps the process with
+`torch.cuda.set_per_process_memory_fraction`; a size whose least memory (`tokgen.sizes`) exceeds
+the cap is recorded as not fitting, a generator that runs out of memory under it is recorded as
+such, and a cap that nothing fits is refused in one line before anything runs.
+
+Orchestration and report only: the measuring is tokgen's.
+"""
+
+import argparse
+import contextlib
+import json
+import math
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tokgen.params import ParameterError, check, check_sizes
+from tokgen.results import ROOT
+from tokgen_tools.runner import SMOKE, caller_path, holds_reference
+
+DEFAULT_OUT = Path("build") / "quick"
+ARTICLE = {"BATCH_SIZE": 32, "MAX_SEQLEN": 100}  # the article's batch (claims 7 and 10)
+QUICK = {"RUNS": 10, "MAX_RUNS": 30, "WINDOW": [30, 50], "COPY_MB": 1024, "BUDGET_S": 360}
+SMOKE_SIZES = {k: SMOKE[k] for k in ("SIZE", "BATCH_SIZE", "MAX_SEQLEN", "RUNS", "MAX_RUNS", "WINDOW")}
+CLAIMS = (6, 7, 10)
+RESERVE_S = 45  # after the timed rounds: one profiled run per variant, the floor, the report
+PREFIX = "run_all --quick"
+
+
+class QuickError(Exception):
+    """A problem with the command line or the sizes: one line, exit code 2."""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="run_all.sh --quick",
+        description="This GPU against the reference run and the article in minutes: claims 6, 7 and 10, the GPU's "
+        "share of a step and the fastest generator against the floor, on one Markdown page.",
+    )
+    p.add_argument("--out", type=Path, help=f"where report.md, its figures and data/ go (default {DEFAULT_OUT})")
+    p.add_argument("--memory-gb", metavar="N", help="cap the process at N GB of GPU memory "
+                   "(torch.cuda.set_per_process_memory_fraction), as on a smaller GPU")  # fmt: skip
+    p.add_argument("--smoke", action="store_true", help="tiny model and sizes, CPU allowed (the default without a GPU)")
+    p.add_argument("--batch-size", metavar="B", help="sequences per batch (default: the article's 32)")
+    p.add_argument("--max-seqlen", metavar="N", help="new tokens per sequence (default: the article's 100)")
+    p.add_argument("--runs", metavar="R", help="rounds at the first look (default 10)")
+    p.add_argument("--max-runs", metavar="M", help="the cap of rounds for an undecided comparison (default 30)")
+    p.add_argument("--budget-s", metavar="S", help="seconds the whole run may take: the cap of rounds is lowered "
+                   "to what fits (default 360)")  # fmt: skip
+    return p
+
+
+def checked(args) -> dict:
+    """The run's parameters from the command line, each checked by `tokgen.params` before torch loads:
+    one line naming the option (QuickError)."""
+    given = {
+        "BATCH_SIZE": ("--batch-size", args.batch_size),
+        "MAX_SEQLEN": ("--max-seqlen", args.max_seqlen),
+        "RUNS": ("--runs", args.runs),
+        "MAX_RUNS": ("--max-runs", args.max_runs),
+        "MEMORY_GB": ("--memory-gb", args.memory_gb),
+        "TOKENS": ("--budget-s", args.budget_s),  # a positive integer: TOKENS' rule
+    }
+    params = {}
+    for name, (option, value) in given.items():
+        if value is None:
+            continue
+        try:
+            params[name] = check(name, value)
+        except ParameterError as err:
+            accepts = str(err).split(" must be ", 1)[-1]
+            raise QuickError(f"{option} {value}: must be {accepts}") from None
+    if "TOKENS" in params:
+        params["BUDGET_S"] = params.pop("TOKENS")
+    return params
+
+
+def run_parameters(user: dict, smoke: bool, cuda: bool) -> dict:
+    """What the run measures with: the article's batch and the quick rounds, or the smoke sizes; the
+    command line wins. The profiled window sits at the same fraction of the steps as the article's 30-50 of 100."""
+    params = {**ARTICLE, **QUICK, "SIZE": "gpt2", "DEVICE": "cuda", "COMPILE_BACKEND": "inductor"}
+    if smoke:
+        params |= SMOKE_SIZES | {"DEVICE": "cuda" if cuda else "cpu", "COPY_MB": SMOKE["COPY_MB"]}
+        if not cuda:
+            params["COMPILE_BACKEND"] = "eager"  # inductor's C++ build takes minutes on a small CPU
+    params |= user
+    n = params["MAX_SEQLEN"]
+    if "MAX_SEQLEN" in user or n < params["WINDOW"][1]:
+        params["WINDOW"] = [max(0, 3 * n // 10), max(1, n // 2)]
+    params["MEMORY_GB"] = user.get("MEMORY_GB")
+    return params
+
+
+def check_memory(params: dict, total_bytes: int | None, gpu: str, weights: int) -> dict:
+    """The cap against the device and the sizes against the cap (`tokgen.sizes.generation_bytes`,
+    weights included): QuickError when the cap exceeds the device, or when not even a KV-cache
+    generation fits; {generator: why} for those that cannot fit (the naive generator re-runs every
+    position), recorded as rows, not run."""
+    from tokgen.sizes import SHAPES, _size, generation_bytes
+
+    cap_gb = params["MEMORY_GB"]
+    if cap_gb is None:
+        return {}
+    cap = cap_gb * 1e9
+    if total_bytes is not None and cap > total_bytes:
+        raise QuickError(f"--memory-gb {cap_gb:g}: more than the {_size(total_bytes)} of {gpu}")
+    shape, b, n = SHAPES[params["SIZE"]], params["BATCH_SIZE"], params["MAX_SEQLEN"]
+    kv = weights + generation_bytes(shape, b, n)
+    if kv > cap:
+        raise QuickError(
+            f"--memory-gb {cap_gb:g}: B = {b}, N = {n} needs at least {_size(kv)} with a KV cache (weights "
+            "included): give a larger cap, or a smaller --batch-size or --max-seqlen"
+        )
+    naive = weights + generation_bytes(shape, b, n, recompute=True)
+    return {"naive": f"did not fit in {cap_gb:g} GB (needs at least {_size(naive)})"} if naive > cap else {}
+
+
+class Stages:
+    """The run's stages, each timed and recorded in data/quick_stages.csv when it ends (ok, or the
+    error it ended with); the report is rewritten after each one."""
+
+    def __init__(self, out: Path, params: dict, report):
+        from tokgen.results import Recorder
+
+        self.rec, self.report, self.started = Recorder("quick_stages", out, params=params), report, time.monotonic()
+
+    @contextlib.contextmanager
+    def stage(self, name: str):
+        start, status, error = time.monotonic(), "ok", ""
+        print(f"quick: {name} ...", flush=True)
+        try:
+            yield
+        except Exception as err:  # noqa: BLE001 - one failed stage must not lose the others' results
+            status, error = "error", f"{type(err).__name__}: {err}"[:500]
+        seconds = time.monotonic() - start
+        self.rec.write({"stage": name, "status": status, "error": error, "seconds": seconds,
+                        "elapsed_s": time.monotonic() - self.started})  # fmt: skip
+        print(f"quick: {name}: {status} in {seconds:.0f} s{f': {error}' if error else ''}", flush=True)
+        self.report()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+def variants_to_time(model, compiled, params: dict, fastest: dict | None, cuda: bool):
+    """Notebook 07's variants that claims 7 and 10 need (naive; kv_static and pipelined_static, eager
+    and compiled), and the reference run's fastest generator as notebook 10 built it; the pairs that
+    `tokgen.compare` must decide (notebook 07's, claim 10's with its thresholds)."""
+    import tokgen
+    from tokgen.claims import SUMMARY_THRESHOLDS
+
+    b, n = params["BATCH_SIZE"], params["MAX_SEQLEN"]
+    variants = [
+        tokgen.generator_variant(g, m, batch_size=b, max_seqlen=n, compiled=m is compiled)
+        for m, gens in ((model, ("naive", "kv_static", "pipelined_static")), (compiled, ("kv_static", "pipelined_static")))  # noqa: E501
+        for g in gens
+    ]
+    if fastest is not None and (cuda or fastest["generator"] not in tokgen.LOOPS_ON_DEVICE):
+        options = {} if fastest["steps_per_graph"] is None else {"steps_per_graph": fastest["steps_per_graph"]}
+        if fastest["generator"] in tokgen.COMPILES_ITSELF:
+            options["compile_backend"] = params["COMPILE_BACKEND"]
+        variants.append(tokgen.generator_variant(fastest["generator"], model, batch_size=b, max_seqlen=n, **options))
+    label = tokgen.label
+    pairs = [(label("kv_static", compiled=c), label("pipelined_static", compiled=c)) for c in (False, True)]
+    pairs.append((label("naive"), label("pipelined_static", compiled=True), SUMMARY_THRESHOLDS))
+    return variants, pairs
+
+
+def check_tokens(variants, models: dict, params: dict, device, record, skip: dict) -> dict:
+    """Every variant held to the naive tokens (`tokgen.agreement`) on the article's batch, and with
+    an early stop (the EOS id a token of the first steps, as in notebook 07); one row each to
+    `record`. A variant that fails, or runs out of memory, comes back as {name: why} and is not
+    timed; so does one whose generator is in `skip` ({generator: why}: it does not fit). `models`:
+    {False: the eager model, True: the compiled one}."""
+    import torch
+
+    import tokgen
+    from tokgen.agreement import agreement, naive_reference
+
+    b, n = params["BATCH_SIZE"], params["MAX_SEQLEN"]
+    eager = models[False]
+    if "naive" in skip:  # no naive tokens to hold the others to: they are timed unchecked, and the page says so
+        return {v.name: skip[v.info["generator"]] for v in variants if v.info["generator"] in skip}
+    with torch.inference_mode():
+        ref = naive_reference(eager, batch_size=b, max_seqlen=n)
+        eos = int(ref.tokens[0, min(10, n)])  # a token of the first steps: every row stops early
+        ref_eos = naive_reference(eager, batch_size=b, max_seqlen=n, eos_token_id=eos)
+    failed = {}
+    for v in variants:
+        generator = v.info["generator"]
+        options = {k: x for k, x in v.info.items() if k not in ("generator", "compiled", "batch_size", "max_seqlen")}
+        # the early stop first: a first call compiles or captures, and the full-length call after it then
+        # times one warm generation, what a round of the timed run costs (`rounds_cap`)
+        for stop, reference, kwargs in ((f"EOS {eos}", ref_eos, {"eos_token_id": eos}), ("none", ref, {})):
+            row = {"variant": v.name, "generator": generator, "stop": stop}
+            try:
+                start = time.perf_counter()
+                out = tokgen.generate(generator, models[v.info["compiled"]], batch_size=b, max_seqlen=n,
+                                      **options, **kwargs)  # fmt: skip
+                tokgen.model.synchronize(device)
+                row["seconds"] = time.perf_counter() - start
+                found = agreement(reference, out)
+                row |= {k: found[k] for k in ("ok", "rows", "identical", "near_ties", "length_ok")}
+                row["failures"] = "; ".join(found["failures"][:3])
+                if not found["ok"]:
+                    failed[v.name] = f"does not return the naive tokens (stop: {stop}): {row['failures']}"
+            except Exception as err:  # noqa: BLE001 - out of memory under the cap is a finding, not a crash
+                oom = isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
+                cap = params["MEMORY_GB"]
+                why = f"did not fit in {cap:g} GB" if oom and cap else f"failed: {type(err).__name__}: {str(err)[:300]}"
+                row |= {"ok": False, "failures": why}
+                failed[v.name] = why
+                del err
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+            record(row)
+            if v.name in failed:
+                break
+    return failed
+
+
+# ---------------------------------------------------------------- the report: read from the CSVs only
+
+
+def _load(out: Path, table: str) -> pd.DataFrame | None:
+    from tokgen.results import load
+
+    try:
+        return load(table, out)
+    except FileNotFoundError:
+        return None
+
+
+def reference_regimes() -> dict:
+    """The reference run's three regimes: label -> results folder (the whole GPU, then the two slices
+    `tokgen.claims.slice_runs` finds, as the README and notebook 09 put them)."""
+    from tokgen.claims import slice_runs
+
+    return {"whole GPU (reference)": ROOT, **slice_runs(ROOT, ROOT / "slice")}
+
+
+def gpu_shares(results: pd.DataFrame | None) -> dict:
+    """The synchronous step's GPU share (GPU busy / wall time of `kv_static`), eager and compiled,
+    from a notebook-07-shaped table: notebook 13's x axis."""
+    from tokgen.registry import label
+
+    if results is None or "gpu_busy_share" not in results:
+        return {"eager": math.nan, "compiled": math.nan}
+    ok = results[results["status"] == "ok"].set_index("variant")["gpu_busy_share"]
+    return {m: float(ok.get(label("kv_static", compiled=m == "compiled"), math.nan)) for m in ("eager", "compiled")}
+
+
+def regime_table(out: Path, here: str, regimes: dict, bandwidth: float | None) -> pd.DataFrame:
+    """This GPU beside the reference's regimes and the article's L40S: copy bandwidth, GPU share of a
+    synchronous step eager and compiled, and the bound it makes (`tokgen.display.bound`)."""
+    from tokgen.display import bound
+    from tokgen.gpu_slice import L40S_GBS
+
+    rows = []
+    ours = gpu_shares(_load(out, "07_pipelining"))
+    rows.append({"regime": here, "copy bandwidth": _gbs(bandwidth), **_shares(ours, bound)})
+    for name, folder in regimes.items():
+        rows.append({"regime": name, "copy bandwidth": _gbs(_reference_bandwidth(name, folder)),
+                     **_shares(gpu_shares(_load(folder, "07_pipelining")), bound)})  # fmt: skip
+    rows.append({"regime": "the article's L40S", "copy bandwidth": f"{L40S_GBS:,} GB/s (datasheet)",
+                 "GPU share, eager": "not published", "GPU share, compiled": "not published", "bound": ""})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _gbs(value) -> str:
+    return f"{value:,.0f} GB/s (measured)" if value is not None and value == value else "not measured"
+
+
+def _shares(shares: dict, bound) -> dict:
+    cell = lambda s: f"{s:.0%}" if s == s else "not measured"
+    kinds = [f"{m} {bound(s)}-bound" for m, s in shares.items() if s == s]
+    return {"GPU share, eager": cell(shares["eager"]), "GPU share, compiled": cell(shares["compiled"]),
+            "bound": ", ".join(kinds) or "not measured"}  # fmt: skip
+
+
+def _reference_bandwidth(name: str, folder: Path) -> float | None:
+    """A reference regime's copy bandwidth: notebook 12's for the whole GPU, notebook 13's for a slice."""
+    if folder == ROOT:
+        bw = _load(ROOT, "12_bandwidth")
+        return float(bw["bandwidth_gb_s"].iloc[-1]) if bw is not None else None
+    slices = _load(ROOT, "13_slices")
+    sms = int(Path(folder).name[2:])
+    if slices is None or sms not in set(slices["gpu_sms"].astype(int)):
+        return None
+    return float(slices.set_index(slices["gpu_sms"].astype(int)).at[sms, "copy_gbs"])
+
+
+def regime_sentences(out: Path, regimes: dict) -> list[str]:
+    """Which regime this GPU is in and what that means for the article's advice, each sentence read
+    from the tables: the GPU share of a synchronous step (`bound`), the reference regime whose
+    compiled share lies nearest, pipelining's paired speed-up here eager and compiled
+    (`tokgen.voice.speedup_text`), and, where pipelining did not pay, what the fastest generator
+    gained over the article's recipe."""
+    from tokgen.display import bound
+    from tokgen.registry import label
+    from tokgen.stats import FASTER, SLOWER, gain
+    from tokgen.voice import speedup_text
+
+    results = _load(out, "07_pipelining")
+    if results is None:
+        return ["Not measured yet: the timed run (claims 7 and 10) has not finished."]
+    ours = gpu_shares(results)
+    lines = []
+    if all(s != s for s in ours.values()):
+        lines.append("The GPU's share of a step was not measured (no GPU: a smoke run), so no regime is named.")
+    else:
+        said = " and ".join(f"{s:.0%} {m}" for m, s in ours.items() if s == s)
+        kinds = {m: bound(s) for m, s in ours.items() if s == s}
+        kind = f"{kinds['eager']}-bound" if len(set(kinds.values())) == 1 else ", ".join(
+            f"{k}-bound {m}" for m, k in kinds.items())  # fmt: skip
+        lines.append(
+            f"A synchronous step (`kv_static`) keeps this GPU busy {said} of its wall time: **{kind}** (under half, "
+            "the host sets the pace; notebook 13's x axis)."
+        )
+        refs = {name: gpu_shares(_load(folder, "07_pipelining"))["compiled"] for name, folder in regimes.items()}
+        refs = {k: v for k, v in refs.items() if v == v}
+        if refs and ours["compiled"] == ours["compiled"]:
+            near = min(refs, key=lambda k: abs(refs[k] - ours["compiled"]))
+            lines.append(
+                f"Compiled, its share lies nearest the reference run's **{near}** ({refs[near]:.0%} there, "
+                f"{ours['compiled']:.0%} here)."
+            )
+    ok = results[results["status"] == "ok"]
+    pair = lambda m: (label("kv_static", compiled=m == "compiled"), label("pipelined_static", compiled=m == "compiled"))
+    piped = {m: gain(ok, *pair(m)) for m in ("eager", "compiled")}
+    lines.append(advice_sentence(piped))
+    best = label("pipelined_static", compiled=True)
+    fastest = [v for v in ok["variant"] if str(v).startswith("graph_")]
+    g = gain(ok, best, fastest[0]) if fastest else None
+    if g is not None:
+        verb = {FASTER: "faster, for real", SLOWER: "slower, for real"}.get(g["outcome"], "not decidedly faster")
+        lines.append(
+            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator: fewer "
+            f"launches per token) is {verb}: {speedup_text(g)}."
+        )
+    return lines
+
+
+def advice_sentence(piped: dict) -> str:
+    """What pipelining's comparisons here ({"eager": gain, "compiled": gain}, `tokgen.stats.gain`)
+    mean for the article's advice (hide the per-step sync with two streams): it pays where a gain is
+    real and not inside the ±5% band; it does not where every comparison is decided and none pays;
+    otherwise these rounds cannot tell. Each comparison said by `tokgen.voice.speedup_text`."""
+    from tokgen.stats import BAND, FASTER, UNDECIDED
+    from tokgen.voice import speedup_text
+
+    said = "; ".join(f"{m}, {speedup_text(g)}" for m, g in piped.items())
+    measured = {m: g for m, g in piped.items() if g is not None}
+    pays = [m for m, g in measured.items() if g["outcome"] == FASTER and not g.get("no_effect")]
+    open_ = [m for m, g in measured.items() if g["outcome"] == UNDECIDED]
+    if not measured:
+        return f"Pipelining was not timed here: {said}."
+    if len(pays) == len(piped):
+        return f"The article's advice holds here: hiding the per-step sync with two streams pays, {said}."
+    if pays:
+        return f"The article's advice holds here {' and '.join(pays)} only: {said}."
+    if open_:
+        undecided = " and ".join(open_)
+        return f"These rounds cannot tell whether the article's advice pays here ({undecided} undecided): {said}."
+    return (
+        f"The article's advice does not pay here: hiding the per-step sync with two streams gains nothing beyond "
+        f"±{BAND:.0%}, {said}."
+    )
+
+
+def claims_rows(out: Path, here: str, regimes: dict) -> tuple[pd.DataFrame, list[str]]:
+    """Claims 6, 7 and 10: the article's words (its L40S), this GPU's verdict and the reference
+    regimes', each from `tokgen.claims.claim` on the folder's CSVs; and this GPU's measured lines."""
+    from tokgen.claims import CLAIMS as ARTICLE_CLAIMS
+    from tokgen.claims import claim
+
+    rows, measured = [], []
+    for n in CLAIMS:
+        mine = claim(n, out)
+        row = {"#": n, "the article (L40S)": ARTICLE_CLAIMS[n][1], here: _verdict(mine)}
+        for name, folder in regimes.items():
+            row[name] = _verdict(_reference_claim(n, folder))
+        rows.append(row)
+        why = f" Why undecided: {mine['why']}." if mine["why"] else ""
+        measured.append(f"- **Claim {n}** ({mine['criterion']}): {mine['measured']}. **{mine['verdict']}**.{why}")
+    return pd.DataFrame(rows), measured
+
+
+_REFERENCE = {}  # (claim, folder) -> claim(): the committed CSVs do not change during a run
+
+
+def _reference_claim(n: int, folder) -> dict:
+    from tokgen.claims import claim
+
+    if (n, str(folder)) not in _REFERENCE:
+        _REFERENCE[n, str(folder)] = claim(n, folder)
+    return _REFERENCE[n, str(folder)]
+
+
+def _verdict(c: dict) -> str:
+    s = c["stability"]
+    return f"{c['verdict']} ({s:.0%})" if s == s and not str(c["verdict"]).startswith("inconclusive") else c["verdict"]
+
+
+def floor_sentences(out: Path) -> tuple[list[str], pd.DataFrame | None]:
+    """The fastest generator of this run (ranked round by round against naive, `tokgen.voice.ranking`)
+    against the floor at this GPU's copy bandwidth: notebook 12's takeaway, read from the quick run's
+    data/12_speed_of_light.csv and data/07_pipelining.csv."""
+    from tokgen.registry import label
+    from tokgen.voice import fastest_sentence, ranking
+
+    floors, results, bw = (_load(out, t) for t in ("12_speed_of_light", "07_pipelining", "12_bandwidth"))
+    if bw is None:
+        return ["No copy bandwidth measured (a smoke run on the CPU, or the stage did not finish): no floor."], None
+    lines = [f"Copy bandwidth of this GPU: **{float(bw['bandwidth_gb_s'].iloc[-1]):,.0f} GB/s** (read + write, "
+             "measured now, `tokgen.bandwidth.copy_bandwidth`)."]  # fmt: skip
+    if floors is None or results is None:
+        return [*lines, "The timed run has not finished: no generator set against the floor."], None
+    ok = results[results["status"] == "ok"]
+    if label("naive") not in set(ok["variant"]):
+        return [*lines, "The naive generator was not timed: no ranking against it."], floors
+    ranked = ranking(ok, label("naive"))
+    first = floors.set_index("variant").loc[ranked.iloc[0]["variant"]]
+    lines.append(
+        fastest_sentence(ranked, "generator")
+        + f" It takes {first['times_task_floor']:.2f}× the task's floor and reaches {first['pct_of_own_floor']:.0f}% "
+        f"of its own (its cache: {first['kv_read']})."
+    )
+    return lines, floors
+
+
+def _table(df: pd.DataFrame, digits=1) -> str:
+    from tokgen.voice import table
+
+    return table(df, digits=digits)
+
+
+def render(out: Path, regimes: dict | None = None) -> str:
+    """report.md's text, every number read from <out>/data and the reference run's CSVs."""
+    from tokgen.claims import measured_on
+
+    regimes = reference_regimes() if regimes is None else regimes
+    stages = _load(out, "quick_stages")
+    params = json.loads(stages["params"].iloc[0]) if stages is not None else {}
+    timed = _load(out, "07_pipelining")
+    if timed is not None:  # the cap of rounds is set when the timed run starts (`rounds_cap`)
+        params["ROUNDS_CAP"] = json.loads(timed["params"].iloc[0]).get("ROUNDS_CAP")
+    env = stages.iloc[0] if stages is not None else None
+    cpu = env is None or str(env["gpu"]).startswith("none")
+    here = "this CPU (smoke run)" if cpu else f"this {env['gpu']}"
+    cap = params.get("MEMORY_GB")
+    lines = [f"# Quick run: {here.removeprefix('this ')} beside the reference run and the article", ""]
+    if env is not None:
+        rounds = params.get("ROUNDS_CAP") or params["MAX_RUNS"]
+        lines += [
+            f"Measured on {measured_on(env)}: B = {params['BATCH_SIZE']}, N = {params['MAX_SEQLEN']}, "
+            f"{params['RUNS']} interleaved rounds at the first look, up to {rounds} "
+            f"for a comparison still undecided (`tokgen.compare`, sequential; the cap asked: {params['MAX_RUNS']}). "
+            + (f"**Memory capped at {cap:g} GB** (`torch.cuda.set_per_process_memory_fraction`)." if cap and not cpu
+               else f"Memory cap {cap:g} GB: on the CPU it only refuses sizes, nothing enforces it." if cap
+               else "No memory cap: the whole device."),
+            "",
+            "Stages: " + "; ".join(f"{r.stage} {r.status} in {r.seconds:.0f} s" for r in stages.itertuples())
+            + f"; {stages['elapsed_s'].max():.0f} s in all from building the model (the process's imports before it "
+            "not counted).",
+            "",
+        ]  # fmt: skip
+    lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)], ""]
+    table_ = regime_table(out, here, regimes, _bandwidth(out))
+    lines += [_table(table_), ""]
+    if (out / "quick_regimes.png").exists():
+        lines += ["![This GPU on notebook 13's regime map](quick_regimes.png)", ""]
+    lines += ["## The article's claims 6, 7 and 10, here and in the reference run's three regimes", ""]
+    try:
+        claims, measured = claims_rows(out, here, regimes)
+        lines += [_table(claims), "", f"Measured on {here}:", "", *measured, ""]
+    except Exception as err:  # noqa: BLE001 - the page still says what the other stages found
+        lines += [f"*Claims not evaluated: {type(err).__name__}: {err}*", ""]
+    gaps = _load(out, "06_eos_sync_profile")
+    if gaps is not None:
+        from tokgen.display import gap_takeaway, idle_gaps
+
+        for gap in idle_gaps(gaps).to_dict("records"):
+            lines.append(f"- Claim 6's window: {gap_takeaway(gap)}")
+        lines.append("")
+    lines += ["## The fastest generator against this GPU's floor", ""]
+    said, floors = floor_sentences(out)
+    lines += [f"- {s}" for s in said] + [""]
+    if floors is not None:
+        columns = ["variant", "median_ms", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor"]
+        lines += [_table(floors[[c for c in [*columns, "times_task_floor"] if c in floors]]), ""]
+    results = _load(out, "07_pipelining")
+    if results is not None:
+        from tokgen.display import bound_table
+
+        columns = ["variant", "status", "runs", "median_ms", "q25_ms", "q75_ms", "ms_per_step", "peak_reserved_gb"]
+        shown = results[[c for c in columns if c in results]]
+        lines += ["## Timed variants", "", _table(shown, digits=2), ""]
+        lines += [bound_table(results[results["status"] == "ok"]), ""]
+        if (out / "quick_runtimes.png").exists():
+            lines += ["![Runtimes](quick_runtimes.png)", ""]
+    skipped = _load(out, "quick_skipped")
+    if skipped is not None:
+        lines += ["Not timed: " + "; ".join(f"`{r.variant}` {r.why}" for r in skipped.itertuples()) + ".", ""]
+    agree = _load(out, "quick_agreement")
+    if agree is None and skipped is not None and "naive" in set(skipped["variant"]):
+        lines += ["## Same tokens as naive", "", "Not checked: the naive generator, the reference, did not fit.", ""]
+    if agree is not None:
+        ok = int(agree["ok"].astype(str).eq("True").sum())
+        lines += [
+            "## Same tokens as naive",
+            "",
+            f"{ok} of {len(agree)} checks returned the naive generator's tokens under `tokgen.agreement`'s rule "
+            "(on the article's batch, and with an early stop).",
+            "",
+        ]
+    lines += ["## Files", "", "CSVs with their provenance (GPU, driver, torch, transformers, commit, parameters, "
+              "memory cap) in `data/`: " + ", ".join(f"`{p.name}`" for p in sorted((out / "data").glob("*.csv")))
+              + ". The reference columns read the repository's committed `data/` and `slice/`."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _bandwidth(out: Path) -> float | None:
+    bw = _load(out, "12_bandwidth")
+    return float(bw["bandwidth_gb_s"].iloc[-1]) if bw is not None else None
+
+
+def regime_map(out: Path) -> None:
+    """This GPU's point on notebook 13's regime map (`tokgen.claims.regime_gains`,
+    `tokgen.display.plot_regime_map`), beside the reference run's points: quick_regimes.png."""
+    import matplotlib.pyplot as plt
+
+    from tokgen.claims import regime_gains
+    from tokgen.display import plot_regime_map
+
+    results = _load(out, "07_pipelining")
+    if results is None:
+        return
+    mine = results.assign(map_point="this GPU")
+    ours = regime_gains(mine[mine["generator"].isin(["kv_static", "pipelined_static"])])
+    if ours.empty:
+        return
+    gpu = str(results["gpu"].iloc[0])
+    ours["where"] = "CPU (smoke)" if gpu.startswith("none") else f"this {gpu}, N={int(results['max_seqlen'].iloc[0])}"
+    reference = _load(ROOT, "13_regimes")
+    frames = [ours]
+    if reference is not None:
+        ref = regime_gains(reference)
+        n = json.loads(reference["params"].iloc[0]).get("MAX_SEQLEN", "")
+        ref["where"] = "reference " + ref["where"] + f", N={n}"
+        frames.append(ref)
+    both = pd.concat(frames, ignore_index=True)
+    both = both[both["hidden_by"] == "pipelined_static"]
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    plot_regime_map(ax, both, "pipelined_static")
+    ax.set_title("Hiding the stop-check sync vs the GPU's share of a step: this GPU on notebook 13's map")
+    fig.savefig(out / "quick_regimes.png", dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def runtimes_figure(out: Path) -> None:
+    """Median and IQR per timed variant (`tokgen.display.plot_runtimes`, notebook 07's figure): quick_runtimes.png."""
+    import matplotlib.pyplot as plt
+
+    from tokgen.display import plot_runtimes
+
+    results = _load(out, "07_pipelining")
+    if results is None:
+        return
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    plot_runtimes(ax, results[results["status"] == "ok"])
+    ax.set_title(f"B={int(results['batch_size'].iloc[0])}, N={int(results['max_seqlen'].iloc[0])}")
+    fig.savefig(out / "quick_runtimes.png", dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+_DRAWN = {}  # results folder -> the timed table's mtime when its figures were drawn
+
+
+def write_report(out: Path, regimes: dict | None = None) -> Path:
+    """<out>/report.md from the CSVs written so far (called after every stage)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    timed = out / "data" / "07_pipelining.csv"  # both figures draw the timed run: drawn again only when it changed
+    stamp = timed.stat().st_mtime_ns if timed.exists() else None
+    if stamp is not None and _DRAWN.get(out) != stamp:
+        for figure in (regime_map, runtimes_figure):
+            with contextlib.suppress(Exception):  # a figure that cannot be drawn is left out, not fatal
+                figure(out)
+        _DRAWN[out] = stamp
+    path = out / "report.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(render(out, regimes))
+    tmp.replace(path)  # whole or not at all: a kill mid-write leaves the previous page
+    return path
+
+
+# ---------------------------------------------------------------- the run
+
+
+def measure(out: Path, params: dict, device: str, skip: dict) -> None:
+    """The stages, in the order that keeps the cheap and decisive first: the floor's bandwidth, the
+    token checks (the compiled model compiles here), claim 6's profile, the timed run, the floor."""
+    import torch
+
+    import tokgen
+    from tokgen.bandwidth import copy_bandwidth, fastest_generator, floor_table, matmul_tflops
+    from tokgen.bench import profile_window
+
+    cuda = device == "cuda"
+    stages = Stages(out, params, lambda: write_report(out))
+    model = tokgen.build_model(params["SIZE"], device)
+    compiled = torch.compile(model, backend=params["COMPILE_BACKEND"])
+    try:
+        fastest = fastest_generator(ROOT)  # the reference run's (notebook 10's data): the one set against the floor
+    except FileNotFoundError:
+        fastest = None
+    variants, pairs = variants_to_time(model, compiled, params, fastest, cuda)
+    failed = {}
+
+    with stages.stage("copy bandwidth"):
+        if cuda:
+            mb = min(params["COPY_MB"], int((params["MEMORY_GB"] or 1e9) * 1e3 / 8))  # two buffers well within a cap
+            bw, tflops = copy_bandwidth(device, mb), matmul_tflops(device)
+            tokgen.Recorder("12_bandwidth", out, params=params).write(
+                {"bandwidth_gb_s": bw, "source": "quick run", "copy_mb": mb, "matmul_tflops": tflops}
+            )
+    with stages.stage("same tokens as naive (the compiled model compiles here)"):
+        rec = tokgen.Recorder("quick_agreement", out, params=params)
+        failed = check_tokens(variants, {False: model, True: compiled}, params, torch.device(device), rec.write, skip)
+        if failed:
+            skipped = tokgen.Recorder("quick_skipped", out, params=params)
+            for name, why in failed.items():
+                skipped.write({"variant": name, "why": why})
+    with stages.stage("claim 6: profiled window"):
+        rec = tokgen.Recorder("06_eos_sync_profile", out, params=params)
+        start, stop = params["WINDOW"]
+        # eager kv_static, the same without any stop check (claim 6's cause) and pipelined_static (claim 7's gap)
+        no_check = tokgen.generator_variant("kv_static_no_check", model, batch_size=params["BATCH_SIZE"],
+                                            max_seqlen=params["MAX_SEQLEN"])  # fmt: skip
+        for v in [*variants, no_check]:
+            wanted = (tokgen.label("kv_static"), tokgen.label("kv_static_no_check"), tokgen.label("pipelined_static"))
+            if v.name in wanted and v.name not in failed:
+                row, _, _ = profile_window(v, device, start=start, stop=stop, model=model)
+                rec.write(row)
+    with stages.stage("claims 7 and 10: interleaved rounds"):
+        timed = [v for v in variants if v.name not in failed]
+        names = {v.name for v in timed}
+        needed = [p for p in pairs if p[0] in names and p[1] in names]
+        cap = rounds_cap(params, timed, out, stages.elapsed())
+        params["ROUNDS_CAP"] = cap
+        rec = tokgen.Recorder("07_pipelining", out, params=params)
+        first = min(params["RUNS"], cap)
+        if needed:
+            tokgen.compare(timed, rounds=first, max_rounds=cap, pairs=needed, device=device, record=rec.write)
+        else:
+            tokgen.compare(timed, rounds=first, device=device, record=rec.write)
+    with stages.stage("the fastest generator against the floor"):
+        bw = _bandwidth(out)
+        results = _load(out, "07_pipelining")
+        if bw and results is not None:
+            ok = results[results["status"] == "ok"]
+            tflops = float(_load(out, "12_bandwidth")["matmul_tflops"].iloc[-1])
+            rec = tokgen.Recorder("12_speed_of_light", out, params=params)
+            for r in floor_table(ok, model, bw, tflops).to_dict("records"):
+                rec.write({**r, "bandwidth_gb_s": bw, "bandwidth_from": "quick run", "matmul_tflops": tflops})
+
+
+def rounds_cap(params: dict, timed, out: Path, elapsed: float) -> int:
+    """The cap of rounds: MAX_RUNS, lowered so that the rounds end within BUDGET_S of the run's start
+    (less RESERVE_S for what follows them), a round costing what the token checks' full-length calls
+    of the variants `timed` took (`quick_agreement.csv`, each after a first call that compiled);
+    never below the first look."""
+    agree = _load(out, "quick_agreement")
+    if agree is None or "seconds" not in agree:
+        return params["MAX_RUNS"]
+    names = {v.name for v in timed}
+    full = agree[(agree["stop"] == "none") & agree["variant"].isin(names)]
+    per_round = full["seconds"].astype(float).sum()
+    left = params["BUDGET_S"] - elapsed - RESERVE_S
+    fits = int(left / per_round) if per_round > 0 else params["MAX_RUNS"]
+    return max(min(params["RUNS"], params["MAX_RUNS"]), min(params["MAX_RUNS"], fits))
+
+
+def main(argv=None) -> int:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    args = parser().parse_args(argv)
+    try:
+        user = checked(args)
+        out = caller_path(args.out) if args.out is not None else ROOT / DEFAULT_OUT
+        out = out.resolve()
+        if holds_reference(out):
+            raise QuickError(f"--out {out}: that folder holds the reference results; choose another")
+        import torch  # only once the arguments are checked: mistakes answer at once
+
+        cuda = torch.cuda.is_available()
+        smoke = args.smoke or not cuda
+        if smoke and not args.smoke:
+            print(f"{PREFIX}: no CUDA GPU here, so running the smoke mode (tiny model, CPU): it measures nothing.")
+        params = run_parameters(user, smoke, cuda)
+        device = params["DEVICE"]
+        try:
+            check_sizes({k: params[k] for k in ("SIZE", "DEVICE", "BATCH_SIZE", "MAX_SEQLEN")})
+        except ParameterError as err:
+            option = {"BATCH_SIZE": "--batch-size", "MAX_SEQLEN": "--max-seqlen"}.get(err.name, err.name)
+            raise QuickError(f"{option}: {err}") from None
+        from tokgen.model import gpt2_config
+        from tokgen.sizes import device_memory
+
+        total, gpu = device_memory(device) if cuda else (None, "the host")
+        config = gpt2_config(params["SIZE"])
+        weights = 4 * (config.vocab_size * config.n_embd + config.n_positions * config.n_embd
+                       + config.n_layer * 12 * config.n_embd**2)  # fp32 parameters, as tokgen.model builds them
+        skip = check_memory(params, total, gpu, weights)
+    except QuickError as err:
+        print(f"{PREFIX}: {err}", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    if cuda and params["MEMORY_GB"]:
+        torch.cuda.set_per_process_memory_fraction(params["MEMORY_GB"] * 1e9 / total)
+    cap = f", memory capped at {params['MEMORY_GB']:g} GB" if params["MEMORY_GB"] else ""
+    print(f"{PREFIX}: B = {params['BATCH_SIZE']}, N = {params['MAX_SEQLEN']}{cap} -> {out}"
+          + (" (smoke)" if smoke else ""), flush=True)  # fmt: skip
+    precision, threads = torch.get_float32_matmul_precision(), torch.get_num_threads()
+    torch.set_float32_matmul_precision("high")  # the article's setting, as tokgen.model's notebooks run
+    if not cuda:  # a tiny model gains nothing from threads, and on a shared CPU they wait for each other
+        torch.set_num_threads(1)
+    start = time.monotonic()
+    try:
+        measure(out, params, device, skip)
+    except KeyboardInterrupt:
+        print(f"\n{PREFIX}: interrupted; {out / 'report.md'} holds the stages that finished.", file=sys.stderr)
+        return 130
+    finally:
+        torch.set_float32_matmul_precision(precision)
+        torch.set_num_threads(threads)
+    path = write_report(out)
+    stages = _load(out, "quick_stages")
+    failed = stages[stages["status"] != "ok"] if stages is not None else pd.DataFrame()
+    print(f"{PREFIX}: {len(stages) - len(failed)}/{len(stages)} stages ok in {time.monotonic() - start:.0f} s; "
+          f"report: {path}")  # fmt: skip
+    return 1 if len(failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

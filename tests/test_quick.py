@@ -1,0 +1,162 @@
+"""The quick run (tokgen_tools.quick, issue 48): end to end in smoke mode, its refusals before anything
+runs, and its report's sentences against the data they are read from."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from tokgen.claims import claim
+from tokgen.registry import label
+from tokgen.results import ROOT, load
+from tokgen.stats import FASTER, NO_EFFECT, SLOWER, UNDECIDED, compare_rounds, gain
+from tokgen.voice import speedup_text
+from tokgen_tools import quick
+
+SMALL = ["--smoke", "--max-seqlen", "8", "--runs", "2", "--max-runs", "2"]  # the smoke sizes, shorter still
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("quick")
+    return quick.main([*SMALL, "--out", str(out)]), out
+
+
+def test_the_smoke_run_writes_its_page_figures_and_tables_with_provenance(run):
+    code, out = run
+    assert code == 0
+    assert {"report.md", "quick_regimes.png", "quick_runtimes.png"} <= {p.name for p in out.iterdir()}
+    stages = load("quick_stages", out)
+    assert list(stages["status"]) == ["ok"] * 5
+    for table in ("06_eos_sync_profile", "07_pipelining", "quick_agreement", "quick_stages"):
+        df = load(table, out)
+        assert {"gpu", "driver", "torch", "transformers", "commit", "params"} <= set(df.columns), table
+        params = json.loads(df["params"].iloc[0])
+        assert params["MAX_SEQLEN"] == 8 and params["SIZE"] == "tiny" and "MEMORY_GB" in params
+
+
+def test_the_page_says_what_its_tables_hold(run):
+    _, out = run
+    report = (out / "report.md").read_text()
+    ok = load("07_pipelining", out).query("status == 'ok'")
+    for compiled in (False, True):  # pipelining against the sync, in that direction, as the one renderer says it
+        g = gain(ok, label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled))
+        assert f"{'compiled' if compiled else 'eager'}, {speedup_text(g)}" in report
+    rows = {int(line.split("|")[1]): line for line in report.splitlines() if line.startswith(("| 6 ", "| 7 ", "| 10 "))}
+    for n in (6, 7):  # this run's verdict, then the reference whole GPU's, read by tokgen.claims
+        mine, ours = claim(n, out), claim(n, ROOT)
+        cells = [c.strip() for c in rows[n].split("|")]
+        assert cells[3] == mine["verdict"] == "no verdict (smoke run)"
+        assert cells[4] == (f"{ours['verdict']} ({ours['stability']:.0%})" if ours["stability"] == ours["stability"]
+                            else ours["verdict"])  # fmt: skip
+    whole = load("07_pipelining", ROOT).set_index("variant")["gpu_busy_share"]
+    line = next(x for x in report.splitlines() if x.startswith("| whole GPU (reference) |"))
+    assert f"| {whole['kv_static']:.0%} | {whole['compiled kv_static']:.0%} |" in line
+    agree = load("quick_agreement", out)
+    assert f"{int(agree['ok'].sum())} of {len(agree)} checks returned the naive generator's tokens" in report
+    assert agree["ok"].all() and len(agree) == 2 * len(ok)  # every timed variant, with and without an early stop
+
+
+def test_a_size_that_does_not_fit_the_cap_is_recorded_not_run(tmp_path):
+    # tiny model, B = 4, N = 8: a KV-cache generation needs ~15 MB with the weights, the naive one ~25 MB
+    assert quick.main([*SMALL, "--memory-gb", "0.02", "--out", str(tmp_path)]) == 0
+    skipped = load("quick_skipped", tmp_path)
+    assert list(skipped["variant"]) == ["naive"] and skipped["why"].iloc[0].startswith("did not fit in 0.02 GB")
+    results = load("07_pipelining", tmp_path)
+    assert "naive" not in set(results["variant"]) and json.loads(results["params"].iloc[0])["MEMORY_GB"] == 0.02
+    report = (tmp_path / "report.md").read_text()
+    assert "Not timed: `naive` did not fit in 0.02 GB" in report
+    assert "Memory cap 0.02 GB" in report and "Not checked: the naive generator, the reference, did not fit." in report
+    assert claim(10, tmp_path)["verdict"] in ("not measured", "no verdict (smoke run)")
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--memory-gb", "-1"], "--memory-gb -1: must be a positive number of gigabytes, e.g. 16, got '-1'"),
+        (["--memory-gb", "lots"], "--memory-gb lots: must be a positive number of gigabytes"),
+        (["--batch-size", "0"], "--batch-size 0: must be a positive integer, got '0'"),
+        (["--max-seqlen", "2000"], "--max-seqlen: parameter MAX_SEQLEN = 2000: 2000 tokens exceed the tiny model's"),
+        (["--memory-gb", "0.001"], "--memory-gb 0.001: B = 4, N = 12 needs at least"),
+        (["--out", str(ROOT / "data")], "holds the reference results"),
+    ],
+)
+def test_bad_input_is_one_line_naming_it_before_anything_runs(tmp_path, capsys, args, said):
+    out = tmp_path / "never"
+    argv = ["--smoke", "--out", str(out), *args] if "--out" not in args else ["--smoke", *args]
+    assert quick.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("run_all --quick: ") and said in err, err
+    assert not out.exists()
+
+
+def _gain(base: list[float], times: list[float]) -> dict:
+    return {"variant": "pipelined_static", "vs": "kv_static", **compare_rounds(base, times)}
+
+
+BASE = [100.0 + 0.7 * i for i in range(12)]
+FAST = _gain(BASE, [t / 1.10 for t in BASE])  # 10% faster in every round
+SLOW = _gain(BASE, [t * 1.10 for t in BASE])
+SAME = _gain(BASE, [t * (1.002 if i % 2 else 0.998) for i, t in enumerate(BASE)])  # inside ±5%, shown
+OPEN = _gain(BASE[:3], [t / 1.10 for t in BASE[:3]])  # three rounds cannot decide
+TINY = _gain(BASE, [t / 1.01 for t in BASE])  # 1% faster in every round: real, and shown inside ±5%
+
+
+def test_known_comparisons_have_the_outcomes_the_sentences_are_built_on():
+    assert [g["outcome"] for g in (FAST, SLOW, SAME, OPEN, TINY)] == [FASTER, SLOWER, NO_EFFECT, UNDECIDED, FASTER]
+    assert TINY["no_effect"] and not FAST["no_effect"]
+
+
+@pytest.mark.parametrize(
+    "eager, compiled, opening",
+    [
+        (FAST, FAST, "The article's advice holds here: hiding the per-step sync with two streams pays, "),
+        (SAME, FAST, "The article's advice holds here compiled only: "),
+        (SLOW, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+                     "nothing beyond ±5%, "),
+        (TINY, FAST, "The article's advice holds here compiled only: "),  # a real gain inside ±5% does not count
+        (OPEN, SLOW, "These rounds cannot tell whether the article's advice pays here (eager undecided): "),
+    ],
+)
+def test_the_advice_follows_the_measured_outcomes(eager, compiled, opening):
+    text = quick.advice_sentence({"eager": eager, "compiled": compiled})
+    assert text == f"{opening}eager, {speedup_text(eager)}; compiled, {speedup_text(compiled)}."
+
+
+def _timed(folder, eager_share: float, compiled_share: float) -> None:
+    """A notebook-07-shaped table: kv_static and pipelined_static, eager and compiled, 12 rounds each;
+    pipelining 10% faster eager, 10% slower compiled, in every round; the GPU shares are the
+    synchronous step's (the pipelined one's differ)."""
+    rows = []
+    for compiled, share, gained in ((False, eager_share, 1.10), (True, compiled_share, 1 / 1.10)):
+        for gen, times in (("kv_static", BASE), ("pipelined_static", [t / gained for t in BASE])):
+            rows.append({"variant": label(gen, compiled=compiled), "generator": gen, "compiled": compiled,
+                         "status": "ok", "gpu_busy_share": share if gen == "kv_static" else 1 - share,
+                         "times_ms": ";".join(map(str, times)),
+                         "batch_size": 32, "max_seqlen": 100, "gpu": "NVIDIA Test", "params": "{}"})  # fmt: skip
+    (folder / "data").mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "data" / "07_pipelining.csv", index=False)
+
+
+@pytest.mark.parametrize(
+    "eager, compiled, kind, nearest",
+    [
+        (0.2, 0.3, "**host-bound**", "host"),
+        (0.6, 0.8, "**GPU-bound**", "slice"),
+        (0.4, 0.55, "**host-bound eager, GPU-bound compiled**", "host"),  # 55% lies nearer 25% than 90%
+    ],
+)
+def test_the_regime_is_named_from_the_gpu_share_and_set_beside_the_nearest_reference(tmp_path, eager, compiled, kind,
+                                                                                     nearest):  # fmt: skip
+    _timed(tmp_path / "here", eager, compiled)
+    _timed(tmp_path / "host", 0.15, 0.25)  # the reference's whole GPU: compiled share 25%
+    _timed(tmp_path / "slice", 0.85, 0.9)  # a slice: 90%
+    regimes = {"host": tmp_path / "host", "slice": tmp_path / "slice"}
+    lines = quick.regime_sentences(tmp_path / "here", regimes)
+    said = " and ".join(f"{s:.0%} {m}" for m, s in (("eager", eager), ("compiled", compiled)))
+    assert lines[0].startswith(f"A synchronous step (`kv_static`) keeps this GPU busy {said} of its wall time: {kind}")
+    share = {"host": 0.25, "slice": 0.9}[nearest]
+    assert lines[1] == (f"Compiled, its share lies nearest the reference run's **{nearest}** ({share:.0%} there, "
+                        f"{compiled:.0%} here).")  # fmt: skip
+    assert lines[2].startswith("The article's advice holds here eager only: eager, ×1.10 (")
+    assert "compiled, ×0.91 (" in lines[2] and lines[2].endswith("slower).")
