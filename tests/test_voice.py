@@ -106,14 +106,26 @@ def test_ranking_is_by_paired_speedup_and_variants_the_rounds_do_not_tell_apart_
     assert r.loc["lucky", "speedup"] == pytest.approx(gain(frame({k: list(v) for k, v in times.items()}), "base",
                                                            "lucky")["speedup"])
     sentence = fastest_sentence(ranked)
-    assert "`fast" in sentence and "tied with" in sentence and "do not tell them apart" in sentence
+    assert sentence.startswith("Tied for fastest variant (rank 1), ") and "Fastest" not in sentence
+    assert all(f"`{v}`" in sentence for v in r.index[r["rank"] == 1]) and "do not tell them apart" in sentence
 
 
 def test_a_clear_winner_is_alone_in_first_place():
     base = [100.0 + i for i in range(8)]
     ranked = ranking(frame({"a": base, "b": [t / 2 for t in base], "c": [t / 1.25 for t in base]}), "a")
     assert ranked["variant"].tolist() == ["b", "c", "a"] and ranked["rank"].tolist() == [1, 2, 3]
-    assert not ranked["tied"].any() and "tied" not in fastest_sentence(ranked)
+    assert not ranked["tied"].any() and fastest_sentence(ranked).startswith("Fastest variant: `b`, ×2.00")
+
+
+def test_a_real_difference_inside_the_band_shares_the_rank_and_says_why():
+    base = [100.0 + i for i in range(8)]
+    results = frame({"a": base, "b": [t / 1.5 for t in base], "c": [t / 1.52 for t in base]})
+    ranked = ranking(results, "a")
+    assert ranked["rank"].tolist() == [1, 1, 3]  # c beats b for real, by 1.3%: inside ±5%, one rank
+    sentence = fastest_sentence(ranked)
+    assert "`b`, against `c`" in sentence
+    assert "a real difference, but within ±5%: it does not part their rank" in sentence
+    assert "do not tell them apart" not in sentence
 
 
 def test_counts_name_each_outcome_in_one_order_and_add_up():

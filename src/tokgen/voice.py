@@ -217,19 +217,32 @@ def rank_text(row) -> str:
     return f"{int(row['rank'])}{' (tied)' if row['tied'] else ''}"
 
 
+def tie_reason(vs_leader) -> str:
+    """Why a variant shares the first of its rank's place (`ranking`'s `vs_leader`): the rounds do
+    not tell them apart, or they do and the difference lies within ±BAND, which does not part a
+    rank (notebook 07_pipelining)."""
+    if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
+        return f"a real difference, but within ±{BAND:.0%}: it does not part their rank"
+    return "the rounds do not tell them apart"
+
+
 def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
-    """Who ranks first in `ranking`'s table, and who is tied with it, in one sentence (notebook 07_pipelining)."""
+    """Who ranks first in `ranking`'s table in one sentence: alone, "Fastest"; shared, every variant
+    of rank 1 with why each shares it (`tie_reason`), the first named by its speed-up only as the
+    one the others are compared with (notebook 07_pipelining)."""
     if ranked.empty:
         return f"No {what} was timed."
     first = ranked[ranked["rank"] == 1]
     lead = first.iloc[0]
-    text = f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`"
     others = first.iloc[1:]
-    if len(others):
-        text += "; tied with " + ", ".join(
-            f"`{r['variant']}` (against it {speedup_text(r['vs_leader'])})" for r in others.to_dict("records")
-        )
-        text += ": the rounds do not tell them apart"
+    if not len(others):
+        return f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`."
+    text = (f"Tied for fastest {what} (rank 1), {len(first)} variants: `{lead['variant']}`, {speedup_text(lead)} "
+            f"against `{lead['vs']}`")  # fmt: skip
+    text += "; " + "; ".join(
+        f"`{r['variant']}`, against `{lead['variant']}` {speedup_text(r['vs_leader'])} ({tie_reason(r['vs_leader'])})"
+        for r in others.to_dict("records")
+    )
     return text + "."
 
 

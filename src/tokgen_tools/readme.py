@@ -28,12 +28,14 @@ from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load
 from tokgen.stats import FASTER, gain
-from tokgen.voice import count_text, rank_text, ranking, speedup_text, spread, table
+from tokgen.voice import count_text, rank_text, ranking, speedup_text, spread, table, tie_reason
 
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
 RANK_LEGEND = (
-    "*Rank: one plus the number of generators that were faster round by round, for real (p < 0.05); "
-    "generators that the rounds do not tell apart share a rank (tied). Never ordered by median.*"
+    "*Rank: one plus the number of generators really faster than it round by round, by more than ±5% (see "
+    "*real* in the glossary). Generators of one rank are tied; two of different ranks need not differ from "
+    "each other (one may be beaten by a third that does not beat the other): compare them directly. Never "
+    "ordered by median.*"
 )
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
 READS_DATA_ONLY = {"09_summary"}  # ranks notebook 07's run and evaluates the claims: no GPU work
@@ -179,16 +181,20 @@ def _beyond_line(results_dir: Path) -> str:
         return ""
     first = ranked.iloc[0]
     ours = graphs.set_index("variant").loc[first["variant"]]
+    shared = int((ranked["rank"] == 1).sum())
+    who = ("the fastest of our generators by paired speed-up over naive" if shared == 1 else
+           f"{shared} of our generators share the first rank by paired speed-up over naive; the first of them")
     text = (
-        f"- **Beyond the article** ([notebook 10](notebooks/10_cuda_graphs.ipynb)): the fastest of our generators "
-        f"by paired speed-up over naive, `{first['variant']}`, generates B = {ours['batch_size']}, "
+        f"- **Beyond the article** ([notebook 10](notebooks/10_cuda_graphs.ipynb)): {who}, "
+        f"`{first['variant']}`, generates B = {ours['batch_size']}, "
         f"N = {ours['max_seqlen']} in {spread(ours, unit='ms')} (median, IQR); against naive {speedup_text(first)}"
     )
     if GENERATE_STATIC in set(graphs["variant"]):
         text += f"; against `generate()` static {speedup_text(gain(graphs, GENERATE_STATIC, first['variant']))}"
     tied = ranked[(ranked["rank"] == 1) & ranked["tied"]].iloc[1:]
     if len(tied):
-        text += "; tied with " + ", ".join(f"`{v}`" for v in tied["variant"]) + " (the rounds do not tell them apart)"
+        text += "; sharing rank 1 with " + ", ".join(
+            f"`{r['variant']}` ({tie_reason(r['vs_leader'])})" for r in tied.to_dict("records"))
     floor = _floors(results_dir)
     if "times_task_floor" in floor and first["variant"] in floor.index:
         text += f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor (notebook 12)"
