@@ -302,11 +302,15 @@ if len(products):
 #   embedding's rows, the vectors of the folded norms, the steps of the last replay past the stop);
 # * **copies of each kernel's size**: a short copy cannot reach a long copy's bandwidth (its
 #   blocks start and drain); we time copies of each kernel's size and take the difference;
-# * **kernels slower than copies of their size**: each kernel's own time (CUPTI's duration) beyond
-#   a copy of its bytes; the table after the figure splits it by kernel;
-# * **the boundaries between kernels**: inside a replay, the GPU idle between one kernel's end and
-#   the next one's start (ramp and drain), less the time two kernels run together (with
-#   programmatic dependent launch the next kernel starts before the one before it ends);
+# * **kernels slower than copies of their size**: each kernel's exclusive time beyond a copy of its
+#   bytes. With programmatic dependent launch a kernel starts before the one before it ends and
+#   waits on the GPU for its inputs, and CUPTI's duration counts that wait (notebook 10 section 5):
+#   durations added up would count the same time twice. A kernel's exclusive time runs from the
+#   end of the kernels before it in its replay to its own end, so a replay's exclusive times add
+#   up to the time its GPU was busy; the row's note says how much of the durations overlapped, and
+#   the table after the figure splits the term by kernel;
+# * **idle gaps between kernels**: inside a replay, the GPU idle between one kernel's end and the
+#   next one's start (ramp and drain);
 # * **between replays**: the stop flag's copy after each replay, then the gap before the next
 #   replay's first kernel (the graph launch);
 # * **around the replays**: the GPU's work before the first replay (the reset) and after the last
@@ -365,14 +369,16 @@ if waterfalls:
 
 # %% [markdown]
 # Each kernel of the replays against its bytes, by what it computes: `own_ms` is the kernels'
-# durations added up over the generation, `at_copy_ms` their bytes at the long copy's bandwidth
+# exclusive times added up over the generation (the waterfall's), `duration_ms` their durations
+# as CUPTI reports them, the wait for the kernel before included (the difference is that wait),
+# `median_us` one launch's exclusive time, `at_copy_ms` their bytes at the long copy's bandwidth
 # (the floor's), `at_size_ms` the same bytes moved by copies of each launch's size.
 
 # %%
 measured_kernels = {k: out["kernels"] for k, out in waterfalls.items() if out["kernels"] is not None}
 if measured_kernels:
     k, kernels_k = next(reversed(measured_kernels.items()))
-    columns = ["kernel", "what", "launches", "mb", "median_us", "own_ms", "at_copy_ms", "at_size_ms",
+    columns = ["kernel", "what", "launches", "mb", "median_us", "own_ms", "duration_ms", "at_copy_ms", "at_size_ms",
                "pct_of_copy_bandwidth"]  # fmt: skip
     say(f"`graph_triton_fused K={k}`:\n\n" + table(kernels_k, columns, digits=2))
 else:

@@ -39,7 +39,8 @@ CURVE = pd.DataFrame({"bytes": [500, 4000], "copy_us": [3.0, 10.0]})  # 1000 B -
 def test_timeline_terms_of_a_known_timeline():
     t = waterfall.timeline_terms(fake_events(), STEP)
     assert t["replays"] == 2
-    assert t["durations"] == pytest.approx(27 + 24)
+    assert list(t["kernels"]["exclusive"]) == pytest.approx([10, 10, 5, 10, 9, 5])  # k2 from k1's end (20), not 18
+    assert t["durations"] == pytest.approx(25 + 24)  # exclusive times: the raw durations add up to 27 + 24
     assert t["overlap"] == pytest.approx(2)
     assert t["gaps"] == pytest.approx(5 + 1)
     assert t["stop_gpu"] == pytest.approx(4)  # from the first replay's end (40) to its flag copy's (44)
@@ -49,7 +50,51 @@ def test_timeline_terms_of_a_known_timeline():
     assert t["busy"] == pytest.approx(59)
     assert list(t["kernels"]["name"]) == ["k1", "k2", "k1"] * 2
     # the replays' span, stage by stage
-    assert t["durations"] + t["gaps"] - t["overlap"] + t["stop_gpu"] + t["launch"] + t["around"] == t["span"]
+    assert t["durations"] + t["gaps"] + t["stop_gpu"] + t["launch"] + t["around"] == t["span"]
+
+
+def pdl_replays() -> pd.DataFrame:
+    """Two replays as programmatic dependent launch runs them: each kernel starts before the one before
+    it ends and waits; one kernel runs inside an earlier one, one starts after a kernel that ended
+    before the latest end; a gap of 3 µs; the flag's copy between the replays; times in µs."""
+    rows = [
+        ("k1", "kernel", 0, 10),  # exclusive 10
+        ("k2", "kernel", 2, 12),  # waits 2..10: exclusive 2
+        ("k1", "kernel", 3, 8),  # inside the first: exclusive 0, not -4
+        ("k2", "kernel", 9, 20),  # from 12 (the latest end before it), not 8 (the kernel just before): 8
+        ("k1", "kernel", 23, 25),  # after a gap of 3: exclusive 2
+        ("Memcpy DtoH", "memcpy", 25, 27),
+        ("k1", "kernel", 30, 35),  # a new replay: from its own start, 5
+        ("k2", "kernel", 31, 40),  # 5
+    ]
+    return pd.DataFrame(rows, columns=["name", "kind", "start", "end"])
+
+
+def test_exclusive_times_of_overlapping_kernels_partition_each_replay():
+    t = waterfall.timeline_terms(pdl_replays(), STEP)
+    k = t["kernels"]
+    assert list(k["exclusive"]) == pytest.approx([10, 2, 0, 8, 2, 5, 5])
+    assert t["durations"] == pytest.approx(22 + 10)  # each replay's busy time: 0..20 and 23..25, then 30..40
+    assert t["overlap"] == pytest.approx((38 - 22) + (14 - 10))  # the raw durations minus the exclusive times
+    assert t["gaps"] == pytest.approx(3)
+    assert t["stop_gpu"] == pytest.approx(2) and t["launch"] == pytest.approx(3)
+    assert t["durations"] + t["gaps"] + t["stop_gpu"] + t["launch"] + t["around"] == pytest.approx(t["span"])
+    calls = [("k1", "a", 1000), ("k2", "b", 0), ("k1", "a", 1000), ("k2", "b", 0), ("k1", "a", 1000),
+             ("k1", "a", 1000), ("k2", "b", 0)]  # fmt: skip
+    table = waterfall.kernel_table(k, calls, 1.0, CURVE)
+    by = table.set_index("what")
+    assert by.loc["a", "own_ms"] == pytest.approx((10 + 0 + 2 + 5) / 1e3)
+    assert by.loc["b", "own_ms"] == pytest.approx((2 + 8 + 5) / 1e3)
+    assert by.loc["b", "duration_ms"] == pytest.approx((10 + 11 + 9) / 1e3)  # the waits stay visible here
+    assert by.loc["a", "median_us"] == pytest.approx(3.5)  # one launch's exclusive time: 0, 2, 5, 10
+    assert table["own_ms"].sum() == pytest.approx(t["durations"] / 1e3)
+    w = waterfall.waterfall_table(0.1, floor_ms=0.004, compute_ms=0.0, kernels=table, timeline=t,
+                                  wall_profiled_ms=0.05)  # fmt: skip
+    terms = w[w["status"].isin(["measured", "remainder"])].set_index("term")
+    assert terms.loc[waterfall.KERNELS, "ms"] == pytest.approx(0.032 - 4 * 0.004)  # four copies of 1000 B, 4 µs each
+    assert "0.020 ms of the kernels' durations overlap an earlier kernel" in terms.loc[waterfall.KERNELS, "note"]
+    assert terms["ms"].sum() == pytest.approx(0.1)
+    assert terms.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1 - 0.05)  # the profiled wall time is 0.05 ms
 
 
 def test_timeline_without_the_steps_kernels_is_refused():
@@ -61,7 +106,8 @@ def test_kernel_table_of_known_bytes():
     t = waterfall.timeline_terms(fake_events(), STEP)
     k = waterfall.kernel_table(t["kernels"], CALLS, 1.0, CURVE).set_index("what")  # 1 GB/s: 1 µs per 1000 B
     assert list(k["launches"]) == [2, 2, 2]
-    assert k.loc["a", "own_ms"] == pytest.approx(0.020) and k.loc["b", "own_ms"] == pytest.approx(0.021)
+    assert k.loc["a", "own_ms"] == pytest.approx(0.020) and k.loc["b", "own_ms"] == pytest.approx(0.019)
+    assert k.loc["b", "duration_ms"] == pytest.approx(0.021)  # k2 starts at 18, 2 µs before k1 ends
     assert k.loc["a", "at_copy_ms"] == pytest.approx(0.002) and k.loc["b", "at_copy_ms"] == pytest.approx(0.004)
     assert k.loc["a", "at_size_ms"] == pytest.approx(0.008) and k.loc["b", "at_size_ms"] == pytest.approx(0.012)
     assert k.loc["c", "at_size_ms"] == 0  # no bytes, no copy
@@ -76,6 +122,8 @@ def test_kernel_table_names_the_first_launch_that_differs():
         waterfall.kernel_table(t["kernels"], wrong, 1.0, CURVE)
     with pytest.raises(ValueError, match="ran 6 kernels"):
         waterfall.kernel_table(t["kernels"], CALLS[:5], 1.0, CURVE)
+    with pytest.raises(ValueError, match="no 'exclusive' column"):  # raw events have durations only
+        waterfall.kernel_table(t["kernels"].drop(columns="exclusive"), CALLS, 1.0, CURVE)
 
 
 def measured_table(compute_ms=0.001, **overrides):
@@ -92,9 +140,8 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
         waterfall.COMPUTE: 0.0,  # 0.001 ms of arithmetic hides under 0.004 ms of bytes
         waterfall.EXTRA_BYTES: 0.006 - 0.004,
         waterfall.SMALL: 0.020 - 0.006,
-        waterfall.KERNELS: 0.051 - 0.020,
+        waterfall.KERNELS: 0.049 - 0.020,
         waterfall.GAPS: 0.006,
-        waterfall.OVERLAP: -0.002,
         waterfall.STOP_GPU: 0.004,
         waterfall.LAUNCH: 0.006,
         waterfall.AROUND: 0.020,
@@ -105,6 +152,8 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
     assert list(w.index) == list(expected)
     assert w["ms"].to_dict() == pytest.approx(expected)
     assert w.loc[waterfall.COMPUTE, "note"] == "the products' arithmetic alone takes 0.001 ms at the measured rate"
+    assert w.loc[waterfall.KERNELS, "note"].startswith("each kernel's time after the kernels before it ended; "
+                                                       "0.002 ms of the kernels' durations overlap")  # fmt: skip
     terms = w[w["status"].isin(["measured", "remainder"])]
     assert terms["ms"].sum() == pytest.approx(0.2)
     # each bar starts where the one before it ended; the last ends at the measured time
@@ -116,7 +165,7 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
 def test_arithmetic_beyond_the_floor_comes_out_of_the_kernels_term():
     w = measured_table(compute_ms=0.010)
     assert w.loc[waterfall.COMPUTE, "ms"] == pytest.approx(0.006)
-    assert w.loc[waterfall.KERNELS, "ms"] == pytest.approx(0.031 - 0.006)
+    assert w.loc[waterfall.KERNELS, "ms"] == pytest.approx(0.029 - 0.006)
     assert w.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1)
 
 
@@ -127,12 +176,12 @@ def test_terms_not_measured_are_rows_with_the_reason_and_the_remainder_holds_the
         assert w.loc[term, "status"] == waterfall.NOT_MEASURED and w.loc[term, "note"] == "RuntimeError: no GPU"
     assert w.loc[waterfall.KERNELS, "status"] == waterfall.NOT_MEASURED
     assert w.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.2 - 0.004)
-    assert w.loc[waterfall.REMAINDER, "note"].startswith("holds 9 term(s) not measured")
+    assert w.loc[waterfall.REMAINDER, "note"].startswith("holds 8 term(s) not measured")
     two = measured_table(compute_ms=None, errors={"compute": "no TF32 rate"})  # the kernels' term needs it too
     assert two.loc[waterfall.KERNELS, "note"] == "no TF32 rate"
     said = two.loc[waterfall.REMAINDER, "note"]
     assert said == f"holds 2 term(s) not measured: {waterfall.COMPUTE}; {waterfall.KERNELS}"
-    assert two.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1 + 0.031)
+    assert two.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1 + 0.029)
     assert w[w["status"].isin(["measured", "remainder"])]["ms"].sum() == pytest.approx(0.2)
 
 

@@ -1,15 +1,16 @@
 """The gap waterfall: from the bandwidth floor to the measured time of one generation, term by term.
 
 Introduced in notebook 12_speed_of_light. Every term is measured in one process on one GPU: the
-floor (bytes at the copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's own
-time against what its bytes take at the copy bandwidth (for a long copy, and for a copy of its
-own size), the boundaries between kernels (idle gaps, and the overlap programmatic dependent
-launch buys), the stop flag's copy and the graph launch between replays, the GPU work around the
-replays, and the host's time outside the GPU's span. The terms telescope: each stage's total is
-the next one's start, so they add up to the time of the profiled generation exactly, and the
-difference from the unprofiled measured time is its own bar (`remainder`), never hidden. A term
-that cannot be measured (on a CPU, or when a measurement fails) is a "not measured" row with the
-reason, and the remainder then holds it.
+floor (bytes at the copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's
+exclusive time (from the end of the kernels before it in its replay to its own end, so that a
+kernel launched early under programmatic dependent launch does not count its wait) against what
+its bytes take at the copy bandwidth (for a long copy, and for a copy of its own size), the idle
+gaps between kernels, the stop flag's copy and the graph launch between replays, the GPU work
+around the replays, and the host's time outside the GPU's span. The terms telescope: each
+stage's total is the next one's start, so they add up to the time of the profiled generation
+exactly, and the difference from the unprofiled measured time is its own bar (`remainder`),
+never hidden. A term that cannot be measured (on a CPU, or when a measurement fails) is a "not
+measured" row with the reason, and the remainder then holds it.
 """
 
 import json
@@ -25,7 +26,7 @@ import torch
 
 from .bandwidth import copy_bandwidth, generation_bytes, generation_flops, matmul_tflops
 from .model import require_cuda, synchronize
-from .profiling import short_kernel_name
+from .profiling import own_times, short_kernel_name
 from .registry import generate, get_generator
 
 # the terms, in the order they stack from the floor to the measured time
@@ -33,16 +34,15 @@ FLOOR = "floor: the generation's bytes at copy bandwidth"
 COMPUTE = "arithmetic beyond the floor (TF32)"
 EXTRA_BYTES = "kernels' bytes beyond the floor"
 SMALL = "copies of each kernel's size: slower than a long copy"
-KERNELS = "kernels slower than copies of their size"
+KERNELS = "kernels slower than copies of their size, from the previous one's end"
 GAPS = "idle gaps between kernels (ramp, drain)"
-OVERLAP = "kernels overlapping (programmatic dependent launch)"
 STOP_GPU = "stop check on the GPU: the flag's copy after each replay"
 LAUNCH = "graph launch: the gap before each replay's first kernel"
 AROUND = "GPU work before the first replay and after the last"
 HOST = "host outside the GPU's span: first launch, final sync"
 REMAINDER = "remainder: the measured time minus the terms above"
 TOTAL = "measured time per generation"
-TERMS = (FLOOR, COMPUTE, EXTRA_BYTES, SMALL, KERNELS, GAPS, OVERLAP, STOP_GPU, LAUNCH, AROUND, HOST)
+TERMS = (FLOOR, COMPUTE, EXTRA_BYTES, SMALL, KERNELS, GAPS, STOP_GPU, LAUNCH, AROUND, HOST)
 NOT_MEASURED = "not measured"
 STEP_KERNELS = ("_embed_kernel", "_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel",
                 "_finish_step_kernel")  # fmt: skip
@@ -182,13 +182,18 @@ def timeline_terms(events: pd.DataFrame, step_kernels=STEP_KERNELS) -> dict:
     """A generation's GPU timeline split into replays and what lies between them
     (notebook 12_speed_of_light). `events`: name, start, end (µs); a replay is a run of consecutive events
     (by start) whose `short_kernel_name` is in `step_kernels`; anything else (the stop flag's copy,
-    the reset before, the trim after) separates them. In µs: `durations` (the replays' kernels'
-    durations added up), `gaps` (idle time between them inside replays), `overlap` (durations
-    minus the time at least one runs: kernels running together), so that each replay's span is
-    durations + gaps - overlap; `stop_gpu` (from a replay's end to the end of the last GPU event
-    before the next replay: the flag's copy) and `launch` (from there to the next replay's first
-    kernel); `around` (GPU span outside the first to the last replay); `span` (the whole GPU span),
-    `busy` (time at least one event runs); `replays`; `kernels`, the replays' events in order."""
+    the reset before, the trim after) separates them. Each kernel's exclusive time runs from the
+    end of every earlier kernel of its replay (or its own start, if later) to its own end, at
+    least 0 (`tokgen.profiling.own_times`): under programmatic dependent launch a kernel starts
+    early and waits for the one before, and its CUPTI duration counts that wait; its exclusive
+    time does not, and a replay's exclusive times add up to its busy time exactly. In µs:
+    `durations` (the replays' kernels' exclusive times added up), `gaps` (idle time between them
+    inside replays), so that each replay's span is durations + gaps; `overlap` (the raw durations
+    minus the exclusive times: the waits, counted in no term); `stop_gpu` (from a replay's end to
+    the end of the last GPU event before the next replay: the flag's copy) and `launch` (from
+    there to the next replay's first kernel); `around` (GPU span outside the first to the last
+    replay); `span` (the whole GPU span), `busy` (time at least one event runs); `replays`;
+    `kernels`, the replays' events in order with an `exclusive` column."""
     ev = events.sort_values("start", kind="stable").reset_index(drop=True)
     step = ev["name"].map(lambda n: short_kernel_name(n) in step_kernels)
     runs, current = [], []
@@ -203,11 +208,12 @@ def timeline_terms(events: pd.DataFrame, step_kernels=STEP_KERNELS) -> dict:
     if not runs:
         raise ValueError(f"no kernel of the step ({', '.join(step_kernels)}) in the timeline")
     out = {"durations": 0.0, "gaps": 0.0, "overlap": 0.0, "stop_gpu": 0.0, "launch": 0.0, "replays": len(runs)}
+    exclusive = pd.Series(0.0, index=ev.index)
     for r, idx in enumerate(runs):
         k = ev.loc[idx]
-        spans = list(zip(k["start"], k["end"]))
-        busy = _union(spans)
-        out["durations"] += float((k["end"] - k["start"]).sum())
+        exclusive[idx] = own_times(list(k["start"]), list(k["end"]))
+        busy = float(exclusive[idx].sum())
+        out["durations"] += busy
         out["overlap"] += float((k["end"] - k["start"]).sum()) - busy
         out["gaps"] += float(k["end"].max() - k["start"].min()) - busy
         if r + 1 < len(runs):
@@ -220,18 +226,24 @@ def timeline_terms(events: pd.DataFrame, step_kernels=STEP_KERNELS) -> dict:
     out["span"] = float(ev["end"].max() - ev["start"].min())
     out["around"] = out["span"] - (final - first)
     out["busy"] = _union(zip(ev["start"], ev["end"]))
-    out["kernels"] = ev.loc[[i for idx in runs for i in idx]].reset_index(drop=True)
+    chosen = [i for idx in runs for i in idx]
+    out["kernels"] = ev.loc[chosen].assign(exclusive=exclusive[chosen]).reset_index(drop=True)
     return out
 
 
 def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandwidth_gbs: float,
                  curve: pd.DataFrame | None) -> pd.DataFrame:  # fmt: skip
     """Each kernel of the replays against its bytes (notebook 12_speed_of_light): `kernels` (name,
-    start, end in µs, in launch order) matched one to one with `calls` ((name, what, bytes) per
-    launch, `fused_step_calls` step after step), grouped by kernel and what it computes. In ms per
-    generation: own_ms (durations), at_copy_ms (bytes at `bandwidth_gbs`), at_size_ms (a copy of
-    each launch's bytes, interpolated in `curve` from `copy_time_curve`; NaN without one). A
-    mismatch of names is an error naming the first launch that differs."""
+    start, end and exclusive time in µs, in launch order: `timeline_terms`' "kernels") matched one
+    to one with `calls` ((name, what, bytes) per launch, `fused_step_calls` step after step),
+    grouped by kernel and what it computes. In ms per generation: own_ms (exclusive times: they add
+    up to the replays' busy time), duration_ms (CUPTI's durations, which also count a kernel's wait
+    for the one before under programmatic dependent launch), at_copy_ms (bytes at `bandwidth_gbs`),
+    at_size_ms (a copy of each launch's bytes, interpolated in `curve` from `copy_time_curve`; NaN
+    without one); median_us, one launch's exclusive time. A mismatch of names is an error naming
+    the first launch that differs."""
+    if "exclusive" not in kernels:
+        raise ValueError("kernels has no 'exclusive' column: pass timeline_terms(...)['kernels']")
     names = [short_kernel_name(n) for n in kernels["name"]]
     if len(names) != len(calls):
         raise ValueError(f"the replays ran {len(names)} kernels, the step's calls are {len(calls)}")
@@ -245,14 +257,16 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     else:
         at_size = np.full(len(calls), np.nan)
     frame = pd.DataFrame({"kernel": names, "what": [w for _, w, _ in calls], "bytes": nbytes,
-                          "own_us": (kernels["end"] - kernels["start"]).to_numpy(dtype=float),
+                          "own_us": kernels["exclusive"].to_numpy(dtype=float),
+                          "duration_us": (kernels["end"] - kernels["start"]).to_numpy(dtype=float),
                           "at_copy_us": nbytes / bandwidth_gbs / 1e3, "at_size_us": at_size})  # fmt: skip
     out = frame.groupby(["kernel", "what"], sort=False).agg(
         launches=("own_us", "size"), mb=("bytes", "sum"), own_us=("own_us", "sum"), median_us=("own_us", "median"),
-        at_copy_us=("at_copy_us", "sum"), at_size_us=("at_size_us", lambda s: s.sum(min_count=len(s))),
+        duration_us=("duration_us", "sum"), at_copy_us=("at_copy_us", "sum"),
+        at_size_us=("at_size_us", lambda s: s.sum(min_count=len(s))),
     ).reset_index()  # fmt: skip
     out["mb"] /= 1e6
-    for col in ("own", "at_copy", "at_size"):
+    for col in ("own", "duration", "at_copy", "at_size"):
         out[f"{col}_ms"] = out.pop(f"{col}_us") / 1e3
     out["pct_of_copy_bandwidth"] = 100 * out["at_copy_ms"] / out["own_ms"]
     return out
@@ -272,6 +286,7 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     over = None if compute_ms is None or floor_ms is None else max(0.0, compute_ms - floor_ms)
     k = kernels if kernels is not None else None
     own = None if k is None else k["own_ms"].sum()
+    waits = None if k is None else k["duration_ms"].sum() - own
     at_copy = None if k is None else k["at_copy_ms"].sum()
     at_size = None if k is None or k["at_size_ms"].isna().any() else k["at_size_ms"].sum()
     values = {
@@ -283,7 +298,6 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
         KERNELS: (None if at_size is None or over is None else own - at_size - over,
                   errors.get("kernels") or errors.get("copies") or errors.get("compute")),
         GAPS: (us and us("gaps"), errors.get("timeline")),
-        OVERLAP: (us and -us("overlap"), errors.get("timeline")),
         STOP_GPU: (us and us("stop_gpu"), errors.get("timeline")),
         LAUNCH: (us and us("launch"), errors.get("timeline")),
         AROUND: (us and us("around"), errors.get("timeline")),
@@ -296,8 +310,13 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
             rows.append({"term": term, "ms": float("nan"), "start_ms": level, "end_ms": level, "status": NOT_MEASURED,
                          "note": why or "needs a term before it that was not measured"})  # fmt: skip
             continue
-        note = f"the products' arithmetic alone takes {compute_ms:.3f} ms at the measured rate" if term == COMPUTE \
-            else ""  # fmt: skip
+        note = ""
+        if term == COMPUTE:
+            note = f"the products' arithmetic alone takes {compute_ms:.3f} ms at the measured rate"
+        elif term == KERNELS:
+            note = (f"each kernel's time after the kernels before it ended; {waits:.3f} ms of the kernels' durations "
+                    "overlap an earlier kernel (programmatic dependent launch: a kernel starts early and waits for it) "
+                    "and are not counted")  # fmt: skip
         rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": "measured",
                      "note": note})  # fmt: skip
         level += ms
