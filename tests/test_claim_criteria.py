@@ -492,3 +492,13 @@ def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
     assert measured == f"compiled pipelined_static vs naive {paired}; 95% interval ×{r}–×{r}{holds}; {ranked}"
     c = claim(10, tmp_path, resamples=8)
     assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")
+
+
+def test_claim_9_shows_one_stream_against_two_beside_it_without_judging_it(tmp_path):
+    rows = pipelining_rows()
+    piped = [float(x) for x in next(r for r in rows if r["variant"] == "pipelined_static")["times_ms"].split(";")]
+    rows.append(timed("pipelined_static_1stream", [t / 0.8 for t in piped]))  # ×0.80 of two streams: said, not judged
+    write(tmp_path, "07_pipelining", rows)
+    measured, v, _ = measure(9, tmp_path)
+    assert v == REPRODUCED
+    assert "eager: one stream vs two (not judged) ×0.80" in measured and "compiled: one stream" not in measured

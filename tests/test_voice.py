@@ -135,3 +135,14 @@ def test_counts_name_each_outcome_in_one_order_and_add_up():
                     "undecided at 3")  # fmt: skip
     assert count_text([UNDECIDED] * 3, "places") == "of 3 places: undecided at 3"
     assert sum(int(n) for n in re.findall(r"at (\d+)", text)) == len(outcomes)
+
+
+def test_an_undecided_comparison_names_a_count_of_rounds_only_beyond_the_next_one():
+    """rounds_to_decide never says fewer than the rounds run + 1: where it says just that, the spread
+    alone would have needed fewer, so no count is given."""
+    from tokgen.voice import outcome_text
+
+    at_floor = {"outcome": "undecided", "rounds": 12, "rounds_to_decide": 13}
+    assert outcome_text(at_floor) == "undecided: more rounds than these 12 would decide it"
+    beyond = {"outcome": "undecided", "rounds": 12, "rounds_to_decide": 14}
+    assert outcome_text(beyond) == "undecided: about 14 rounds would decide it"

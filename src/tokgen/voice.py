@@ -90,7 +90,11 @@ def outcome_text(g: dict) -> str:
     if outcome == UNDECIDED and parse_looks(g.get("looks")):  # sequential: it ran on until its cap, or stopped there
         words += " at the cap" if g.get("capped") else ""
     elif outcome == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
-        words += f": about {int(needed)} rounds would decide it"
+        ran = g.get("rounds")
+        if ran == ran and ran is not None and needed <= int(ran) + 1:  # the estimate is no more than one more round:
+            words += f": more rounds than these {int(ran)} would decide it"  # its spread alone says fewer: no count
+        else:
+            words += f": about {int(needed)} rounds would decide it"
     if outcome in DECIDED and g.get("no_effect"):
         words += f", but by less than {BAND:.0%}"  # real, yet shown inside the band: not a gain to count on
     if g.get("confined") is False:
