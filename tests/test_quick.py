@@ -142,8 +142,9 @@ def _timed(folder, eager_share: float, compiled_share: float) -> None:
     "eager, compiled, kind, nearest",
     [
         (0.2, 0.3, "**host-bound**", "host"),
-        (0.6, 0.8, "**GPU-bound**", "slice"),
-        (0.4, 0.55, "**host-bound eager, GPU-bound compiled**", "host"),  # 55% lies nearer 25% than 90%
+        (0.9, 0.95, "**GPU-bound**", "slice"),
+        (0.6, 0.8, "**mixed (host and GPU)**", "slice"),
+        (0.4, 0.55, "**host-bound eager, mixed (host and GPU) compiled**", "host"),  # 55% lies nearer 25% than 90%
     ],
 )
 def test_the_regime_is_named_from_the_gpu_share_and_set_beside_the_nearest_reference(tmp_path, eager, compiled, kind,

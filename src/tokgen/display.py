@@ -58,9 +58,20 @@ def say(text: str) -> None:
     display(Markdown(text))
 
 
+HOST_BOUND, GPU_BOUND = 0.5, 0.9  # a step's GPU share: under half the host sets its pace; from 90% the GPU
+
+
 def bound(share: float) -> str:
-    """ "host" under half a step's GPU share, "GPU" from half on, "" unmeasured (notebook 05_torch_compile)."""
-    return "" if share != share else "host" if share < 0.5 else "GPU"
+    """A step's bound from its GPU share: "host" under HOST_BOUND (the GPU idles most of the
+    step: the host sets its pace), "GPU" from GPU_BOUND on (the host can shorten it by a tenth at
+    most), "mixed" between (both weigh: a busy share alone does not say who sets the step), ""
+    unmeasured (notebook 05_torch_compile)."""
+    return "" if share != share else "host" if share < HOST_BOUND else "GPU" if share >= GPU_BOUND else "mixed"
+
+
+def bound_words(share: float) -> str:
+    """`bound` as words: "host-bound", "GPU-bound", "mixed (host and GPU)" (notebook 05_torch_compile)."""
+    return {"host": "host-bound", "GPU": "GPU-bound", "mixed": "mixed (host and GPU)"}.get(bound(share), "")
 
 
 def bound_table(results: pd.DataFrame) -> str:
@@ -92,7 +103,7 @@ def finding(results: pd.DataFrame, base: str, variant: str) -> str:
     text = f"`{variant}` against `{base}`: {speedup_text(g)}"
     share = rows.at[variant, "gpu_busy_share"] if "gpu_busy_share" in rows else float("nan")
     if share == share:
-        text += f"; the GPU is busy {share:.0%} of its steps: {bound(share)}-bound"
+        text += f"; the GPU is busy {share:.0%} of its steps: {bound_words(share)}"
     return text + "."
 
 
@@ -467,12 +478,10 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
         return text + "."
     share = sync["gpu_busy_share"]
 
-    def bound(b):
-        return "GPU-bound" if share[b] >= 0.5 else "host-bound"
-
     text += f", while the GPU's busy time per step goes from {busy[b0]:.2f} to {busy[b1]:.2f} ms"
-    text += (f". The GPU is busy {share[b0]:.0%} of a step at B = {b0} ({bound(b0)}) and {share[b1]:.0%} at "
-             f"B = {b1} ({bound(b1)}), by the bound table's rule: GPU-bound from half on")  # fmt: skip
+    text += (f". The GPU is busy {share[b0]:.0%} of a step at B = {b0} ({bound_words(share[b0])}) and "
+             f"{share[b1]:.0%} at B = {b1} ({bound_words(share[b1])}), by the bound table's rule: host-bound under "
+             f"{HOST_BOUND:.0%}, GPU-bound from {GPU_BOUND:.0%}")  # fmt: skip
     if hi[short] < lo[long_] and long_ not in (b0, b1):
         text += f"; the step is longest at B = {long_}, not at an end: no steady growth"
     return text + "."

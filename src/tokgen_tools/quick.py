@@ -272,16 +272,16 @@ def gpu_shares(results: pd.DataFrame | None) -> dict:
 
 def regime_table(out: Path, here: str, regimes: dict, bandwidth: float | None) -> pd.DataFrame:
     """This GPU beside the reference's regimes and the article's L40S: copy bandwidth, GPU share of a
-    synchronous step eager and compiled, and the bound it makes (`tokgen.display.bound`)."""
-    from tokgen.display import bound
+    synchronous step eager and compiled, and the bound it makes (`tokgen.display.bound_words`)."""
+    from tokgen.display import bound_words
     from tokgen.gpu_slice import L40S_GBS
 
     rows = []
     ours = gpu_shares(_load(out, "07_pipelining"))
-    rows.append({"regime": here, "copy bandwidth": _gbs(bandwidth), **_shares(ours, bound)})
+    rows.append({"regime": here, "copy bandwidth": _gbs(bandwidth), **_shares(ours, bound_words)})
     for name, folder in regimes.items():
         rows.append({"regime": name, "copy bandwidth": _gbs(_reference_bandwidth(name, folder)),
-                     **_shares(gpu_shares(_load(folder, "07_pipelining")), bound)})  # fmt: skip
+                     **_shares(gpu_shares(_load(folder, "07_pipelining")), bound_words)})  # fmt: skip
     rows.append({"regime": "the article's L40S", "copy bandwidth": f"{L40S_GBS:,} GB/s (datasheet)",
                  "GPU share, eager": "not published", "GPU share, compiled": "not published", "bound": ""})  # fmt: skip
     return pd.DataFrame(rows)
@@ -291,9 +291,9 @@ def _gbs(value) -> str:
     return f"{value:,.0f} GB/s (measured)" if value is not None and value == value else "not measured"
 
 
-def _shares(shares: dict, bound) -> dict:
+def _shares(shares: dict, words) -> dict:
     cell = lambda s: f"{s:.0%}" if s == s else "not measured"
-    kinds = [f"{m} {bound(s)}-bound" for m, s in shares.items() if s == s]
+    kinds = [f"{m} {words(s)}" for m, s in shares.items() if s == s]
     return {"GPU share, eager": cell(shares["eager"]), "GPU share, compiled": cell(shares["compiled"]),
             "bound": ", ".join(kinds) or "not measured"}  # fmt: skip
 
@@ -312,11 +312,11 @@ def _reference_bandwidth(name: str, folder: Path) -> float | None:
 
 def regime_sentences(out: Path, regimes: dict) -> list[str]:
     """Which regime this GPU is in and what that means for the article's advice, each sentence read
-    from the tables: the GPU share of a synchronous step (`bound`), the reference regime whose
+    from the tables: the GPU share of a synchronous step (`bound_words`), the reference regime whose
     compiled share lies nearest, pipelining's paired speed-up here eager and compiled
     (`tokgen.voice.speedup_text`), and, where pipelining did not pay, what the fastest generator
     gained over the article's recipe."""
-    from tokgen.display import bound
+    from tokgen.display import GPU_BOUND, HOST_BOUND, bound_words
     from tokgen.registry import label
     from tokgen.stats import FASTER, SLOWER, gain
     from tokgen.voice import speedup_text
@@ -330,12 +330,13 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
         lines.append("The GPU's share of a step was not measured (no GPU: a smoke run), so no regime is named.")
     else:
         said = " and ".join(f"{s:.0%} {m}" for m, s in ours.items() if s == s)
-        kinds = {m: bound(s) for m, s in ours.items() if s == s}
-        kind = f"{kinds['eager']}-bound" if len(set(kinds.values())) == 1 else ", ".join(
-            f"{k}-bound {m}" for m, k in kinds.items())  # fmt: skip
+        kinds = {m: bound_words(s) for m, s in ours.items() if s == s}
+        kind = next(iter(kinds.values())) if len(set(kinds.values())) == 1 else ", ".join(
+            f"{k} {m}" for m, k in kinds.items())  # fmt: skip
         lines.append(
-            f"A synchronous step (`kv_static`) keeps this GPU busy {said} of its wall time: **{kind}** (under half, "
-            "the host sets the pace; notebook 13's x axis)."
+            f"A synchronous step (`kv_static`) keeps this GPU busy {said} of its wall time: **{kind}** (under "
+            f"{HOST_BOUND:.0%} the host sets the pace, from {GPU_BOUND:.0%} the GPU, between both weigh; notebook "
+            "13's x axis)."
         )
         refs = {name: gpu_shares(_load(folder, "07_pipelining"))["compiled"] for name, folder in regimes.items()}
         refs = {k: v for k, v in refs.items() if v == v}
