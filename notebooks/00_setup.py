@@ -197,18 +197,27 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 #
 # **Sequential rounds.** How many rounds a comparison needs depends on the host's noise, which
 # nobody knows beforehand. So a notebook can name the comparisons it needs (`pairs`) and a cap
-# (`MAX_RUNS`): `tokgen.compare` then judges each comparison at *looks*, after `RUNS` rounds,
-# then twice and four times as many, up to the cap, and stops it at the first look that decides
-# it; only the variants of comparisons still undecided keep running, in a fresh random order
-# each round. Looking several times gives noise several chances to look real, so each look tests
-# at a smaller level: the levels grow with the rounds and add up to the single test's. However
+# (`MAX_RUNS`): `tokgen.compare` then judges each comparison at *looks*, after `RUNS` rounds and
+# after twice as many each time, doubling up to the cap, which is always a look
+# (`tokgen.stats.looks_up_to`: with `RUNS = 10` and `MAX_RUNS = 80`, after 10, 20, 40 and 80
+# rounds), and stops it at the first look that decides it; only the variants of comparisons still
+# undecided keep running, in a fresh random order each round. Looking several times gives noise
+# several chances to look real, so each look tests at a smaller level than a single test's 0.05.
+# Look k, after n_k of the cap's n_K rounds, gets the share of 0.05 that its new rounds are of
+# the cap: a_k = 0.05 · (n_k − n_{k−1}) / n_K, with n_0 = 0 (`tokgen.stats.look_levels`). For 10,
+# 20, 40 and 80 rounds that is 0.00625, 0.00625, 0.0125 and 0.025, which add up to 0.05. However
 # the looks depend on one another, and however the host drifts, the chance that any look calls a
 # variant against itself faster or slower is then at most that sum, the same design target as a
-# single test's; so is the chance of calling an effect at the band's edge "no effect". Each
-# comparison reports the rounds it used and the **interval** of its speed-up at its look's level;
-# one still undecided at the cap shows why in its interval, which holds both ×1 and the band's
-# edge. The table after the next cell reads both error rates as a simulation measured them, on the
-# noise of our recorded rounds and on simulated host noise (`tokgen_tools.seqsim`).
+# single test's; so is the chance of calling an effect at the band's edge "no effect". A small
+# level asks more of few rounds: the table after the next cell gives the fewest rounds that can
+# reach each look's level. Each comparison reports the rounds it used and the **interval** of its
+# speed-up at its look's level; one still undecided at the cap shows why in its interval, which
+# holds both ×1 and the band's edge. Two identical variants can end there too: after the cap's
+# rounds neither real nor shown to be "no effect", which is why the design needs a cap. The
+# error-rate table after the next cell reads, as a simulation measured them on the noise of our
+# recorded rounds and on simulated host noise (`tokgen_tools.seqsim`), both error rates (the
+# false "no effect" at the worse of the band's two edges), the power, and how often a variant
+# against itself stays undecided at the cap.
 #
 # After the rounds, one more run of each variant under the profiler (torch.profiler, which reads
 # the GPU's activity through CUPTI, NVIDIA's profiling interface) gives its **GPU busy time**:
@@ -231,7 +240,9 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 
 # %% [markdown]
 # How many rounds does the test need? Its p-value cannot be smaller than that of every round
-# agreeing, 2/2ⁿ for n rounds. Each later notebook states what its own `RUNS` can decide.
+# agreeing, 2/2ⁿ for n rounds: a single test (fixed rounds) at 0.05 needs 2/2ⁿ below 0.05, a
+# look of the sequential design 2/2ⁿ below its own, smaller level. Each later notebook states
+# what its own `RUNS` can decide.
 
 # %%
 counts = range(3, 11)
@@ -239,10 +250,29 @@ smallest = [tokgen.stats.signed_rank_p([1.0] * n) for n in counts]  # every roun
 say(table(pd.DataFrame({"rounds": counts, "smallest possible p": smallest}), digits=3))
 fewest = min(n for n, p in zip(counts, smallest) if p < tokgen.stats.ALPHA)
 say(
-    f"Real: p < {tokgen.stats.ALPHA}; no effect: the speed-up shown to lie within ±{tokgen.stats.BAND:.0%}. "
-    f"{fewest} rounds are the fewest that can make a difference real, and only if every round agrees."
+    f"Real: p below the level ({tokgen.stats.ALPHA} for a single test); no effect: the speed-up shown to lie "
+    f"within ±{tokgen.stats.BAND:.0%}. With fixed rounds, tested once at {tokgen.stats.ALPHA}, {fewest} rounds "
+    "are the fewest that can make a difference real, and only if every round agrees."
 )
-say(tokgen.display.design_text(tokgen.stats.looks_up_to(80)))
+looks = tokgen.stats.looks_up_to(80)
+levels = tokgen.stats.look_levels(looks)
+needed = [next(n for n in range(1, 64) if tokgen.stats.signed_rank_p([1.0] * n) < a) for a in levels]
+say(
+    table(
+        pd.DataFrame(
+            {
+                "look after (rounds)": looks,
+                "level": [tokgen.voice.level_text(a) for a in levels],
+                "fewest rounds that can reach it (all agreeing)": needed,
+            }
+        )
+    )
+)
+say(
+    f"In the sequential design, the first look, at level {tokgen.voice.level_text(levels[0])}, needs at least "
+    f"{needed[0]} rounds, all agreeing: with a first look (`RUNS`) of fewer rounds, no comparison can stop there."
+)
+say(tokgen.display.design_text(looks))
 say(table(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"), digits=3))
 
 # %% [markdown]

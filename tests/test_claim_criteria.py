@@ -107,8 +107,11 @@ def test_claim_1_decided_from_real_times(tmp_path):
 def test_claim_1_says_where_fragmentation_is_capped_by_device_memory(tmp_path):
     write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 72.0, 71.9), device=80.0))  # 90% of 80 GB is 72 GB
     measured = measure(1, tmp_path)[0]
-    assert measured.endswith("; at N=200 peak reserved reached ≥ 90% of the GPU's 80 GB, so fragmentation there "
-                             "is capped by device memory")  # fmt: skip
+    assert measured.endswith("; at N=200 peak reserved reached ≥ 90% of the GPU's 80.0 GB (74.5 GiB), so "
+                             "fragmentation there is capped by device memory")  # fmt: skip
+    # the memory column counts 10⁹ bytes: 85.0e9 bytes are 79.2 GiB, what an "80GB" card reports
+    write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 80.0, 1.0), device=85.0))
+    assert "the GPU's 85.0 GB (79.2 GiB), so" in measure(1, tmp_path)[0]
     write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 71.9, 1.0), device=80.0))
     assert "capped" not in measure(1, tmp_path)[0]
 

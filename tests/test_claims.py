@@ -486,4 +486,4 @@ def test_a_verdict_from_sequential_runs_is_not_resampled(tmp_path):
     rows("05_torch_compile", tmp_path, [{**r, "looks": "10;20;40"} for r in items])
     c = claims_table(tmp_path).set_index("#").loc[5]
     assert c["verdict"] == "reproduced" and c["stability"] != c["stability"]  # NaN: not resampled
-    assert "of 10 rounds, up to 40; p = 0.002 at level 0.013, faster" in c["measured"]
+    assert "of 10 rounds, up to 40; p = 0.002 at level 0.0125, faster" in c["measured"]

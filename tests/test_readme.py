@@ -206,3 +206,43 @@ def test_each_erratum_names_every_committed_notebook_that_still_says_it():
                 assert any(quote in out for out in outputs[path]), f"{path} no longer says “{quote}”: update it"
             showing = {p for p, outs in outputs.items() if any(quote in out for out in outs)}
             assert showing <= named, f"“{quote}” is also in {sorted(showing - named)}: name them in the erratum"
+
+
+def test_the_error_rate_table_shows_the_a_a_comparisons_undecided_at_the_cap_and_no_rounded_certainty(tmp_path):
+    import pandas as pd
+
+    (tmp_path / "data").mkdir()
+    rows = [
+        {"source": "recorded rounds", "scenario": scenario, "rate": rate, "capped_share": capped, "mean_rounds": 40.0,
+         "trials": 4000, "looks": "10;20;40;80"}
+        for scenario, rate, capped in (("A/A", 0.03, 0.17275), ("edge ×1.05", 0.01, 0.1), ("edge ×1/1.05", 0.02, 0.2),
+                                       ("×1.10", 0.98, 0.01), ("×1.15", 0.9995, 0.0005))
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "data" / "sequential_error_rates.csv", index=False)
+    header, _, recorded = readme.sequential_rates(tmp_path).splitlines()
+    assert "| false no effect (worse band edge) |" in header and "| A/A undecided at the cap |" in header
+    cells = dict(zip(header.strip("| ").split(" | "), recorded.strip("| ").split(" | ")))
+    assert cells["A/A undecided at the cap"] == "17.3%" and cells["false no effect (worse band edge)"] == "2.0%"
+    assert cells["power at ×1.15"] == "99.95%"  # not "100.0%": some comparisons missed it
+    assert cells["power at ×1.10"] == "98.0%"
+
+
+def test_the_sequential_design_that_readme_and_notebook_00_state_is_the_codes():
+    """The hand-written text states the default design's looks, levels and the rounds a level needs
+    (parameters and their arithmetic, not measurements): they must be what tokgen.stats computes."""
+    from tokgen.stats import ALPHA, look_levels, looks_up_to, signed_rank_p
+    from tokgen.voice import level_text
+
+    looks = looks_up_to(80)
+    levels = [level_text(a) for a in look_levels(looks)]
+    fewest = [next(n for n in range(1, 64) if signed_rank_p([1.0] * n) < a) for a in (ALPHA, *look_levels(looks))]
+    after = ", ".join(map(str, looks[:-1])) + f" and {looks[-1]}"
+    readme_text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"after {after} rounds the levels are {', '.join(levels[:-1])} and {levels[-1]}" in readme_text
+    assert f"({', '.join(levels[:-1])} or {levels[-1]} for looks after {after} rounds)" in readme_text  # glossary
+    assert f"can decide with {fewest[0]} rounds that all agree" in readme_text
+    assert f"a look at {levels[0]} needs {fewest[1]} that all agree" in readme_text
+    notebook = " ".join(line.removeprefix("#") for line in (ROOT / "notebooks/00_setup.py").read_text().splitlines())
+    notebook = " ".join(notebook.split())
+    assert f"after {after} rounds)" in notebook
+    assert f"For {after} rounds that is {', '.join(levels[:-1])} and {levels[-1]}, which add up to {ALPHA}" in notebook

@@ -213,7 +213,7 @@ def test_a_sequential_comparison_stops_at_the_first_look_that_decides_it():
     assert compare_rounds(list(base), list(base / 1.2), looks, thresholds=(1.5,))["rounds"] == 10
     text = speedup_text(noisy)
     assert "of 80 rounds, up to 80; p = " in text and ", undecided at the cap; 97.5% interval" in text
-    assert "of 10 rounds, up to 80; p = 0.002 at level 0.0063, faster; 99.4% interval ×1.1" in speedup_text(clear)
+    assert "of 10 rounds, up to 80; p = 0.002 at level 0.00625, faster; 99.4% interval ×1.1" in speedup_text(clear)
 
 
 def test_sequential_error_rates_on_a_small_simulation():
@@ -285,3 +285,31 @@ def test_sequential_error_rates_on_the_recorded_rounds_noise():
     edge = sequential(x + math.log1p(BAND), looks)["outcome"].astype(str)
     assert np.isin(null, ["faster", "slower"]).mean() <= ALPHA + margin
     assert (edge == "no effect").mean() <= ALPHA + margin and (edge == "faster").mean() > 0.5
+
+
+def _error_rates_csv(folder, aa_capped=0.25, edges=(0.01, 0.02), power15=0.9995):
+    """A data/sequential_error_rates.csv of two sources with known shares (the columns tokgen_tools.seqsim writes)."""
+    rows = []
+    for source, shift in (("recorded rounds", 0.0), ("simulated host noise", 0.001)):
+        for scenario, rate, capped in (
+            ("A/A", 0.03 + shift, aa_capped + shift),
+            ("edge ×1.05", edges[0] + shift, 0.1),
+            ("edge ×1/1.05", edges[1] + shift, 0.2),
+            ("×1.10", 0.98 + shift, 0.01),
+            ("×1.15", power15, 0.0005),
+        ):
+            rows.append({"source": source, "scenario": scenario, "rate": rate, "capped_share": capped,
+                         "mean_rounds": 40.0, "trials": 4000, "looks": "10;20;40;80"})  # fmt: skip
+    (folder / "sequential_error_rates.csv").write_text(pd.DataFrame(rows).to_csv(index=False))
+    return folder
+
+
+def test_the_error_rate_table_gives_the_worse_band_edge_and_the_a_a_comparisons_undecided_at_the_cap(tmp_path):
+    from tokgen.stats import sequential_error_rates
+
+    rates = sequential_error_rates(_error_rates_csv(tmp_path)).set_index("noise")
+    assert rates.loc["recorded rounds", "false no effect (worse band edge)"] == pytest.approx(0.02)
+    assert rates.loc["simulated host noise", "A/A undecided at the cap"] == pytest.approx(0.251)
+    assert rates.loc["recorded rounds", "A/A undecided at the cap"] == pytest.approx(0.25)  # A/A's, not another's
+    flipped = sequential_error_rates(_error_rates_csv(tmp_path, edges=(0.03, 0.01))).set_index("noise")
+    assert flipped.loc["recorded rounds", "false no effect (worse band edge)"] == pytest.approx(0.03)

@@ -9,7 +9,17 @@ import pandas as pd
 import pytest
 
 from tokgen.stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, compare_rounds, gain
-from tokgen.voice import count_text, fastest_sentence, p_text, rank_text, ranking, speedup_table, speedup_text
+from tokgen.voice import (
+    count_text,
+    design_text,
+    fastest_sentence,
+    level_text,
+    p_text,
+    rank_text,
+    ranking,
+    speedup_table,
+    speedup_text,
+)
 
 
 def frame(times: dict[str, list[float]]) -> pd.DataFrame:
@@ -50,6 +60,26 @@ def test_a_p_value_too_small_for_three_decimals_reads_below_one_in_a_thousand_no
     g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": FASTER, "rounds": 9}
     assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30 of 9 rounds; p < 0.001, faster)"
     assert speedup_text(None) == "not measured"
+
+
+def test_the_levels_printed_for_a_design_add_up_to_alpha():
+    """Item 24 of the teacher's review: at two significant digits 0.0125 read 0.013, and the printed
+    levels of 10, 20, 40 added to 0.051."""
+    from tokgen.stats import ALPHA, look_levels, looks_up_to
+
+    for cap in (40, 80, 160, 50):
+        shown = [float(level_text(a)) for a in look_levels(looks_up_to(cap))]
+        assert sum(shown) == pytest.approx(ALPHA, abs=1e-12)
+    assert [level_text(a) for a in look_levels(looks_up_to(80))] == ["0.00625", "0.00625", "0.0125", "0.025"]
+    assert level_text(ALPHA / 3) == "0.0167"  # no short exact form: three significant digits
+    text = design_text(looks_up_to(40))
+    assert "after 10, 20 and 40 rounds, at levels 0.0125, 0.0125, 0.025 (their sum is 0.05)" in text
+    g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 0.0128, "outcome": UNDECIDED,
+         "rounds": 40, "looks": "10;20;40", "level": 0.025, "interval_low": 0.99, "interval_high": 1.4}  # fmt: skip
+    assert "p = 0.013 at level 0.025, undecided" in speedup_text(g)
+    assert "p = 0.002 at level 0.0125, faster" in speedup_text(
+        {**g, "p_value": 0.002, "outcome": FASTER, "rounds": 10, "level": 0.0125}
+    )
 
 
 def test_a_real_difference_inside_the_no_effect_band_does_not_read_as_a_gain():

@@ -127,6 +127,13 @@ def _faster(g: dict | None) -> bool | None:
     return g["outcome"] == FASTER
 
 
+def _memory_text(gb: float) -> str:
+    """A GPU's memory in GB (10⁹ bytes, the unit of every memory column) and in GiB (2³⁰ bytes), the
+    unit that a product name's round figure ("H100 80GB") is close to: "80.0 GB (74.5 GiB)" for 80e9
+    bytes, so neither reads as a contradiction of the other (notebook 01_naive)."""
+    return f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB)"
+
+
 def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
@@ -138,7 +145,7 @@ def _claim_1(tables):
         if len(full):
             measured += (
                 f"; at N={', '.join(map(str, full['max_seqlen']))} peak reserved reached ≥ 90% of the GPU's "
-                f"{full['device_memory_gb'].iloc[0]:.0f} GB, so fragmentation there is capped by device memory"
+                f"{_memory_text(full['device_memory_gb'].iloc[0])}, so fragmentation there is capped by device memory"
             )
     return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("log-log slope", k, (1.7,))
 
@@ -438,15 +445,17 @@ CLAIMS = {
         "faster (real), no effect within ±5%, or slower by less than 5%",
         _claim_3),
     4: ("StaticCache", "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster",
-        "lower fragmentation at every N; slower at the smallest N and faster at the others, real (p < 0.05)",
+        "lower fragmentation at every N; slower at the smallest N and faster at the others, real (signed-rank p "
+        "below its level)",
         _claim_4),
     5: ("torch.compile", "torch.compile on the static-cache generator: a further speed-up",
-        "compiled faster than eager, real (p < 0.05)", _claim_5),
+        "compiled faster than eager, real (signed-rank p below its level)", _claim_5),
     6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
         "the sync's cause: the idle gap before a step ≥ 20 µs with the sync, and at most half of it with no stop "
         "check at all; its size within a factor of 2 of ~110 µs (the cause at another size: partly)", _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
-        "idle gap at most half the sync one; pipelined faster than sync, real (p < 0.05), eager and compiled",
+        "idle gap at most half the sync one; pipelined faster than sync, real (signed-rank p below its level), "
+        "eager and compiled",
         _claim_7),
     8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
         "per family (eager, compiled): pipelined faster, real, at the smallest batch; no other batch's gain "
@@ -454,8 +463,8 @@ CLAIMS = {
         _claim_8),
     9: ("overhead of streams",
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
-        "no-check faster than pipelined, real (p < 0.05), eager and compiled; one stream against two is shown "
-        "beside it, not judged: whether the second stream is what costs", _claim_9),
+        "no-check faster than pipelined, real (signed-rank p below its level), eager and compiled; one stream "
+        "against two is shown beside it, not judged: whether the second stream is what costs", _claim_9),
     10: ("summary", "best of the article (compile + static cache + pipelining) ≈ 5× the naive baseline",
          "paired speed-up's interval at or above ×4 reproduced, within ×2.5–×4 partly, below ×2.5 not "
          "(B=32, N=100, one interleaved run)", _claim_10),

@@ -306,19 +306,23 @@ def gains(results: pd.DataFrame, base: str) -> pd.DataFrame:
 def sequential_error_rates(data_dir) -> pd.DataFrame:
     """The sequential design's error rates as tokgen_tools.seqsim measured them
     (`data_dir`/sequential_error_rates.csv), one row per source of noise: the false-positive rate
-    (A/A), the false "no effect" rate (an effect at the band's edge, the worse side), power at
-    ×1.10 and ×1.15, and the mean rounds used (notebook 00_setup, README)."""
+    (A/A), the false "no effect" rate at the worse of the band's two edges (×(1 + BAND) and
+    ×1/(1 + BAND)), power at ×1.10 and ×1.15, the share of A/A comparisons still undecided at the
+    cap (neither real nor "no effect" after every round), and the mean rounds used (notebook
+    00_setup, README)."""
     df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
     rate = df.pivot_table(index="source", columns="scenario", values="rate", aggfunc="first")
     rounds = df.pivot_table(index="source", columns="scenario", values="mean_rounds", aggfunc="first")
+    capped = df.pivot_table(index="source", columns="scenario", values="capped_share", aggfunc="first")
     edges = [c for c in rate.columns if c.startswith("edge")]
     first = df.groupby("source")[["trials", "looks"]].first()
     return pd.DataFrame(
         {
             "false positive (A/A)": rate["A/A"],
-            "false no effect (band's edge)": rate[edges].max(axis=1),
+            "false no effect (worse band edge)": rate[edges].max(axis=1),
             "power at ×1.10": rate["×1.10"],
             "power at ×1.15": rate["×1.15"],
+            "A/A undecided at the cap": capped["A/A"],
             "mean rounds, A/A": rounds["A/A"],
             "mean rounds, ×1.10": rounds["×1.10"],
             "comparisons per scenario": first["trials"],

@@ -123,9 +123,20 @@ def speedup_text(g: dict | None) -> str:
     if not looks:
         return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])}, {outcome_text(g)})"
     return (
-        f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])} at level {g['level']:.2g}, {outcome_text(g)}; "
+        f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])} at level {level_text(g['level'])}, {outcome_text(g)}; "
         f"{interval_text(g)})"
     )
+
+
+def level_text(level: float) -> str:
+    """A look's level with the fewest significant digits (2 to 5) that write it exactly, 3 where none
+    does: "0.00625", "0.0125", "0.025", so that the levels of a design, as printed, add up to ALPHA
+    (notebook 00_setup)."""
+    for digits in range(2, 6):
+        text = f"{level:.{digits}g}"
+        if abs(float(text) - level) <= 1e-9 * abs(level):
+            return text
+    return f"{level:.3g}"
 
 
 def interval_text(g: dict) -> str:
@@ -148,11 +159,12 @@ def design_text(looks) -> str:
     said = ", ".join(map(str, looks[:-1])) + f" and {looks[-1]}"
     return (
         f"Each comparison this notebook needs is judged after {said} rounds, at levels "
-        f"{', '.join(f'{a:.2g}' for a in levels)} (their sum is {ALPHA}), and stops at the first look that "
+        f"{', '.join(map(level_text, levels))} (their sum is {ALPHA}), and stops at the first look that "
         f"decides it: faster, slower, or no effect within ±{BAND:.0%}; only the variants of comparisons "
         f"still undecided run on, up to the cap of {looks[-1]} rounds. Over all the looks together, a variant "
         f"against itself is called faster or slower, and an effect at the band's edge \"no effect\", at most "
-        f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both). "
+        f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both, for "
+        "the looks it names). "
         "Each comparison says how many rounds it used and, undecided at the cap, its interval."
     )
 
