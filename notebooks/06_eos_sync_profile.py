@@ -130,7 +130,11 @@ for m in (model, compiled):
         )
         rec.write(row)
 summary = rec.read()
-say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}, steps {WINDOW[0]}–{WINDOW[1] - 1}.")
+skip = tokgen.profiling.WINDOW_SKIP  # the steps the statistics leave out (the profiler drained the GPU)
+say(
+    f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}, steps {WINDOW[0]}–{WINDOW[1] - 1} "
+    f"profiled; the statistics leave out the first {skip}: steps {WINDOW[0] + skip}–{WINDOW[1] - 1}."
+)
 
 # %% [markdown]
 # The idle gap before a step: the median over the window of the time between the last kernel
@@ -159,9 +163,11 @@ else:
 # ## 3. The timeline
 #
 # CPU ranges on top, one row of kernels per CUDA stream below: the picture the article showed
-# as Nsight Systems screenshots, for four steps in the middle of the window. These pictures, and
-# the zoom below, come from the second pass, the one that records the CPU ranges: its host can
-# run slower than in the statistics' pass, so its gaps can be wider than those in the table above.
+# as Nsight Systems screenshots. One panel per generator and model (the three generators, eager
+# and compiled: six panels, less any whose picture recorded no steps), each of four steps in the
+# middle of the window. These pictures, and the zoom below, come from the second pass, the one
+# that records the CPU ranges: its host can run slower than in the statistics' pass, so its gaps
+# can be wider than those in the table above.
 
 # %%
 drawn = {name: tl for name, tl in pictures.items() if len(tl.steps)}  # a picture without steps has nothing to show

@@ -201,9 +201,12 @@ say(tokgen.display.speedup_table(piped, columns, legend=False))
 # time anyway: moving the stop check can save at most what the check costs the host (the call,
 # and its wait for the GPU to finish the step's last kernels), while the pipelined loop's events
 # and stream switches add host work of their own. Skipping the check altogether (section 5)
-# bounds what hiding it can gain. When the GPU's work fills most of a step, the gap at the
-# boundary is a larger share of the rest (notebook 13 maps the speed-up against that share).
-# Notebook 06 measured that gap, synchronous and pipelined; read beside this run's GPU share:
+# bounds what hiding it can gain. When the GPU's work fills most of a step, little of the GPU's
+# idle time is left apart from the gap at the step boundary, so that gap is most of what hiding
+# the check can give back (notebook 13 maps the speed-up against the GPU's share of a step).
+# Notebook 06 measured that gap for the synchronous generator, the pipelined one and the one
+# with no stop check, at its own batch size and under the profiler; read beside this run's GPU
+# share:
 
 # %%
 try:
@@ -261,7 +264,9 @@ for n in (7, 9):
 
 # %% [markdown]
 # The idle gaps behind claim 7 come from notebook 06's profile, at that notebook's own batch
-# size; section 4 above reads them beside this run.
+# size; section 4 above reads them beside this run. Its verdict therefore joins two measurements
+# made apart: the gaps of 06's profiled run at 06's `BATCH_SIZE`, and the speed-ups of this
+# notebook's rounds, unprofiled, at this notebook's `BATCH_SIZE`.
 #
 # ## Summary
 #

@@ -16,7 +16,8 @@
 # %% [markdown]
 # # 08 · Batch-size sweep: when does pipelining pay?
 #
-# Pipelining hides the gap at each step boundary. Whether that gap matters depends on how long
+# Pipelining is meant to hide the gap at each step boundary (notebook 06 measures whether it
+# does, at one batch size). Whether that gap matters depends on how long
 # the step's own kernels take; the article's reasoning: small batches mean short kernels, so a
 # gap of fixed length is a larger share of each step.
 #
@@ -29,8 +30,8 @@
 # and `COMPILED_BATCH_SIZES` (compiled): static-cache generation synchronous vs pipelined,
 # interleaved per batch size; the speed-up × with the interquartile range of its rounds. A batch
 # size that runs out of memory is recorded and the sweep goes on. The batch sizes come from the
-# parameters, and the line above the first table lists those this run used (the slices of
-# notebook 13 ran other ones).
+# parameters, and the line above the first table lists those this run used (the slice runs of
+# `./run_all.sh --slice` used other ones: README's reference run lists them).
 #
 # **The article's claim:** the largest gain, 11.6%, at the smallest batch, shrinking as B grows.
 
@@ -136,10 +137,12 @@ save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 # %%
 say(tokgen.display.bound_table(ok))
 # %% [markdown]
-# Read the right panel first: where the time per step hardly changes with B, the step is bound
-# by per-step overhead (launches, Python, the sync), not by the GPU's arithmetic. The GPU share
-# says how much of that step the GPU's own work fills; the takeaways below read the two
-# together, per model.
+# Read the right panel first: a time per step that hardly changes with B points to a step bound
+# by per-step overhead (launches, Python, the sync) rather than by the GPU's arithmetic. This is a
+# way to read the picture, not a measurement: each B was timed in its own comparison, so the
+# panel's points are not paired with each other, and the host can drift between them. The GPU
+# share (the table above) says how much of each step the GPU's own work fills; the takeaways below
+# read the two together, per model.
 #
 # ## 3. The article's claim, measured here
 

@@ -84,6 +84,17 @@ def test_an_empty_window_summarizes_to_nothing():
     assert Timeline({"traceEvents": []}).summary() == {"steps": 0}
 
 
+def test_the_statistics_leave_out_the_first_steps_of_the_window_as_notebook_06_says():
+    """Opening the profiler drains the GPU: the first WINDOW_SKIP steps are not counted (notebook 06
+    prints the steps the statistics cover from this constant)."""
+    assert profiling.WINDOW_SKIP == 2
+    steps = [ev("kernel", "gemm", 1000 + 100 * i, 10, stream=7) for i in range(5)]
+    ends = [ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 1012 + 100 * i, 2, stream=7) for i in range(5)]
+    tl = Timeline({"traceEvents": steps + ends})
+    assert len(tl.steps) == 5 and tl.summary()["steps"] == 5 - profiling.WINDOW_SKIP
+    assert tl.summary(skip=0)["steps"] == 5
+
+
 def test_union_and_gaps():
     assert profiling._union_length([0, 5, 20], [10, 12, 25]) == 17
     assert profiling._gaps([0, 5, 20], [10, 12, 25]) == [8]

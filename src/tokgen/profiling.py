@@ -152,6 +152,7 @@ def profile_steps(
 
 
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+WINDOW_SKIP = 2  # steps at the start of a profiled window left out of its statistics (notebook 06_eos_sync_profile)
 
 
 def _waits(runtime_call: str) -> bool:
@@ -237,9 +238,10 @@ class Timeline:
             prev_end = end
         return pd.DataFrame(rows)
 
-    def summary(self, skip: int = 2) -> dict:
-        """Idle gap per step and idle fraction over the window; the first `skip` steps are dropped
-        because opening the profiler drained the GPU."""
+    def summary(self, skip: int | None = None) -> dict:
+        """Idle gap per step and idle fraction over the window; the first `skip` steps (default
+        WINDOW_SKIP) are dropped because opening the profiler drained the GPU."""
+        skip = WINDOW_SKIP if skip is None else skip
         steps = self.steps.iloc[skip:] if len(self.steps) else self.steps
         if steps.empty:
             return {"steps": 0}
