@@ -308,8 +308,8 @@ def sequential_error_rates(data_dir) -> pd.DataFrame:
     (`data_dir`/sequential_error_rates.csv), one row per source of noise: the false-positive rate
     (A/A), the false "no effect" rate at the worse of the band's two edges (×(1 + BAND) and
     ×1/(1 + BAND)), power at ×1.10 and ×1.15, the share of A/A comparisons still undecided at the
-    cap (neither real nor "no effect" after every round), and the mean rounds used (notebook
-    00_setup, README)."""
+    cap (neither real nor "no effect" after every round), and the mean rounds used
+    (notebook 00_setup, README)."""
     df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
     rate = df.pivot_table(index="source", columns="scenario", values="rate", aggfunc="first")
     rounds = df.pivot_table(index="source", columns="scenario", values="mean_rounds", aggfunc="first")
