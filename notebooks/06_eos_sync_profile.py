@@ -276,8 +276,8 @@ else:
 #   which never waits there, tells whether the sync is what opens a gap there.
 # * The sync is not the only thing that can keep the GPU idle: the host's work for each step (in
 #   eager mode Python's kernel launches; compiled, fewer launches but the same loop around them)
-#   can too. The idle shares and the pipelined generator's gaps say which weighed more where this
-#   ran.
+#   can too. The no-check generator's gaps say how much of the gap is the sync's where this ran;
+#   the idle shares say how much of each step the GPU waits for the host.
 # * The remedy the article proposes, queuing step i+1 before checking step i, is notebook 07.
 
 # %% [markdown]

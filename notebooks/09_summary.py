@@ -96,12 +96,15 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 #
 # Each row is computed from the CSVs of the notebook that measured it; the criteria below the
 # table say how each verdict was decided. A comparison is **faster** or **slower** when the
-# signed-rank test of its per-round log-ratios gives p < 0.05, shows **no effect** when two
-# one-sided tests put it within ±5%, and is **undecided** otherwise, which leaves a verdict that
-# needs it "inconclusive" (the measured text says about how many rounds would decide it). A
-# decided verdict is recomputed on 200 bootstrap resamples of the timed rounds: its
-# **stability** (in brackets) is the share that agree, and below 95% it reads "inconclusive" too,
-# with the reason below the table. One whose data a smoke run wrote gets no verdict.
+# signed-rank test of its per-round log-ratios gives p below its level (0.05 with fixed rounds;
+# in a sequential comparison, its look's share of 0.05), shows **no effect** when two one-sided
+# tests put it within ±5%, and is **undecided** otherwise, which leaves a verdict that needs it
+# "inconclusive" (the measured text says about how many rounds would decide it, or that more
+# rounds than those run would). A decided verdict is recomputed on 200 bootstrap resamples of
+# the timed rounds: its **stability** (in brackets) is the share that agree, and below 95% it
+# reads "inconclusive" too, with the reason below the table. A verdict from sequential rounds
+# (their error rates are the design's) or from a profile without rounds (claim 6) is not
+# resampled and shows no stability. One whose data a smoke run wrote gets no verdict.
 #
 # The slice columns come from `tokgen.claims.slice_runs`
 # ([`tokgen/claims.py`](../src/tokgen/claims.py)): the two slices whose bandwidths, measured by
