@@ -299,7 +299,7 @@ def test_claim_6_thresholds(tmp_path, sync, none, expected):
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
     assert measured == (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop "
-                        "check (eager, profiled; the article: ~110 µs)")  # fmt: skip
+                        "check (eager, one profiled window each, unrepeated; the article: ~110 µs)")  # fmt: skip
     assert decided(6, tmp_path) == expected
 
 
@@ -316,7 +316,7 @@ def test_claim_6_with_an_empty_no_check_gap_is_not_measured_and_never_resampled(
                                              "idle_gap_median_us": 30.0, "batch_size": 16}])  # fmt: skip
     c = claim(6, tmp_path, resamples=8)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]  # no rounds: no stability claimed
-    assert "(eager, B=16, profiled; the article: ~110 µs)" in c["measured"]
+    assert "(eager, B=16, one profiled window each, unrepeated; the article: ~110 µs)" in c["measured"]
 
 
 def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):

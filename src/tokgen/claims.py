@@ -255,7 +255,7 @@ def _claim_6(tables):
     b = df.at[label("kv_static"), "batch_size"] if "batch_size" in df else None
     batch = f", B={int(b)}" if b == b and b is not None else ""
     measured = (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop check "
-                f"(eager{batch}, profiled; the article: ~{ARTICLE_GAP_US} µs)")  # fmt: skip
+                f"(eager{batch}, one profiled window each, unrepeated; the article: ~{ARTICLE_GAP_US} µs)")  # fmt: skip
     size = ARTICLE_GAP_US / 2 <= sync <= 2 * ARTICLE_GAP_US
     return measured, (REPRODUCED if size else PARTLY) if cause else NOT, None
 
