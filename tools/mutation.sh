@@ -4,7 +4,7 @@
 # environment:   python -m pip install "mutmut>=3.8,<4"
 #
 #   tools/mutation.sh                    stats bench memory bandwidth agreement
-#   tools/mutation.sh claims display     any modules of src/tokgen that have a test list below
+#   tools/mutation.sh claims voice       any modules of src/tokgen that have a test list below
 #   SAMPLE=300 tools/mutation.sh display  300 of its mutants, drawn at random (seed 0)
 #
 # Each module is mutated alone, in a copy of the repository under build/mutation/<module>/
@@ -32,6 +32,7 @@ tests_for() {
     agreement) echo tests/test_agreement.py tests/test_harness.py tests/test_properties.py ;;
     claims) echo tests/test_claims.py tests/test_claim_criteria.py tests/test_properties.py ;;
     display) echo tests/test_display.py tests/test_stats.py ;;
+    voice) echo tests/test_voice.py tests/test_properties.py tests/test_claims.py tests/test_display.py tests/test_stats.py ;;
     *) echo "tools/mutation.sh: no test list for module '$1'" >&2; exit 2 ;;
   esac
 }
