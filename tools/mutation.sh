@@ -46,7 +46,8 @@ for module in "${modules[@]}"; do
   work=$ROOT/build/mutation/$module
   rm -rf "$work"
   mkdir -p "$work"
-  cp -r src tests pyproject.toml README.md "$work"/
+  # data/ and slice/: test_stats reads the recorded rounds of every committed table (tokgen_tools.seqsim)
+  for part in src tests pyproject.toml README.md data slice; do [ -e "$part" ] && cp -r "$part" "$work"/; done
   # mutmut reads [tool.mutmut] from pyproject.toml before setup.cfg: keep the copy's pyproject free of it
   "$PY" - "$work" "$module" "${tests[@]}" <<'EOF'
 import sys
