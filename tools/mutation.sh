@@ -46,7 +46,7 @@ for module in "${modules[@]}"; do
   work=$ROOT/build/mutation/$module
   rm -rf "$work"
   mkdir -p "$work"
-  # data/ and slice/: test_stats reads the recorded rounds of every committed table (tokgen_tools.seqsim)
+  # data/ and slice/ (mutmut's also_copy): test_stats reads the recorded rounds of every table (tokgen_tools.seqsim)
   for part in src tests pyproject.toml README.md data slice; do [ -e "$part" ] && cp -r "$part" "$work"/; done
   # mutmut reads [tool.mutmut] from pyproject.toml before setup.cfg: keep the copy's pyproject free of it
   "$PY" - "$work" "$module" "${tests[@]}" <<'EOF'
@@ -55,10 +55,12 @@ from pathlib import Path
 
 work, module, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 lines = "\n    ".join
+copy = [p for p in ("data", "slice") if (work / p).exists()]  # the tests run in mutants/: copied there too
 (work / "setup.cfg").write_text(
     "[mutmut]\n"
     "source_paths = src\n"
-    f"only_mutate = src/tokgen/{module}.py\n"
+    + (f"also_copy =\n    {lines(copy)}\n" if copy else "")
+    + f"only_mutate = src/tokgen/{module}.py\n"
     f"pytest_add_cli_args_test_selection =\n    {lines(tests)}\n"
     "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -m\n    not slow and not gpu\n"
 )
