@@ -171,6 +171,7 @@ def test_the_design_names_each_look_its_level_and_the_cap():
                            "0.01, 0.01, 0.02, 0.01 (their sum is 0.05), and stops at the first look that decides it: "
                            "faster, slower, or no effect within ±5%;")  # fmt: skip
     assert "up to the cap of 50 rounds" in text and "at most 5% of the time" in text
+    assert text.endswith(" Each comparison says how many rounds it used and, undecided at the cap, its interval.")
     assert design_text([20]) == ("Each comparison is judged once, after 20 rounds, at level 0.05 (a cap no larger than "
                                  "the first look leaves one look).")  # fmt: skip
     assert "judged after 10 and 20 rounds, at levels 0.025, 0.025 " in design_text((10, 20))
@@ -209,11 +210,13 @@ def test_a_table_rounds_each_column_and_says_its_header_in_words():
     assert table(df, digits=2) == ("| variant | median, ms | n | KV, MB |\n|---|---|---|---|\n"
                                    "| a | 1.25 | 3 | 1,234.50 |\n| b | 10.00 | 4 |  |")  # fmt: skip
     assert table(df, columns=["n", "variant"]) == "| n | variant |\n|---|---|\n| 3 | a |\n| 4 | b |"
+    assert table(pd.DataFrame({"x": [1.26]})) == "| x |\n|---|\n| 1.3 |"  # one decimal by default
     assert table(df, digits={"kv_mb": 0}).splitlines()[2] == "| a | 1.2 | 3 | 1,234 |"
     names = ["Median_ms", "a-b_ms", "ms", "pct_faster", "n_sms", "eos_rows", "sync_debug_warnings", "peak_gb_s",
-             "times_x"]  # fmt: skip
+             "times_x", "copy_bandwidth_gb_s"]  # fmt: skip
     assert [header_of(c) for c in names] == [
-        "Median_ms", "a-b_ms", "ms", "% faster", "n SMs", "EOS rows", "flagged syncs", "peak, GB/s", "× x"]  # fmt: skip
+        "Median_ms", "a-b_ms", "ms", "% faster", "n SMs", "EOS rows", "flagged syncs", "peak, GB/s", "× x",
+        "copy bandwidth, GB/s"]  # fmt: skip
 
 
 def test_the_table_of_comparisons_names_its_columns_and_says_p_and_rounds_like_the_sentence():
@@ -221,6 +224,7 @@ def test_the_table_of_comparisons_names_its_columns_and_says_p_and_rounds_like_t
                           "p_value": 1e-5, "outcome": FASTER, "rounds": 12.0},
                          {"variant": "c", "vs": "a", "n": 8, "speedup": 1.0, "speedup_q25": 0.9, "speedup_q75": 1.1,
                           "p_value": 0.25, "outcome": UNDECIDED, "rounds": 6, "rounds_to_decide": 30}])  # fmt: skip
+    assert speedup_table(rows, legend=False).splitlines()[0].startswith("| variant | against | speed-up |")
     text = speedup_table(rows, columns={"N": "n", "variant": "variant"}, legend=False)
     assert text.splitlines() == ["| N | variant | speed-up | IQR of rounds | p | rounds | outcome |",
                                  "|---|---|---|---|---|---|---|",
@@ -231,16 +235,18 @@ def test_the_table_of_comparisons_names_its_columns_and_says_p_and_rounds_like_t
 
 def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant_with_its_leader():
     base = [100.0 + i for i in range(8)]
-    results = frame({"a": base, "b": [t / 2 for t in base], "c": [t / 2 for t in base], "d": [t / 1.25 for t in base]})
-    ranked = ranking(results, "a", variants=["d", "b", "c", "gone"])
-    assert ranked["variant"].tolist() == ["b", "c", "d"] and ranked["rank"].tolist() == [1, 1, 3]
-    assert ranked["tied"].tolist() == [True, True, False]
-    assert ranked["vs_leader"].iloc[0] is None and ranked["vs_leader"].iloc[2] is None
-    tied = ranked["vs_leader"].iloc[1]
-    assert (tied["variant"], tied["vs"], tied["speedup"]) == ("c", "b", 1.0)
+    half = [t / 2 for t in base]
+    results = frame({"a": base, "b": half, "c": half, "d": [t / 1.25 for t in base], "e": half})
+    ranked = ranking(results, "a", variants=["d", "b", "c", "gone", "e"])
+    assert ranked["variant"].tolist() == ["b", "c", "e", "d"] and ranked["rank"].tolist() == [1, 1, 1, 4]
+    assert ranked["tied"].tolist() == [True, True, True, False]
+    assert ranked["vs_leader"].iloc[0] is None and ranked["vs_leader"].iloc[3] is None
+    c, e = ranked["vs_leader"].iloc[1], ranked["vs_leader"].iloc[2]
+    assert (c["variant"], c["vs"], c["speedup"], e["variant"], e["vs"]) == ("c", "b", 1.0, "e", "b")
     assert fastest_sentence(ranked, "generator").startswith("Fastest generator: `b`, ×2.00 ")
-    said = f"tied with `c` (against it {speedup_text(tied)}): the rounds do not tell them apart."
-    assert fastest_sentence(ranked).endswith(said)
+    said = (f"; tied with `c` (against it {speedup_text(c)}), `e` (against it {speedup_text(e)}): "
+            "the rounds do not tell them apart.")  # fmt: skip
+    assert fastest_sentence(ranked).startswith("Fastest variant: `b`, ") and fastest_sentence(ranked).endswith(said)
     empty = ranking(results, "a", variants=["gone"])
     assert empty.empty and list(empty.columns) == ["variant", "rank", "tied", "speedup", "outcome", "vs_leader"]
     assert fastest_sentence(empty, "generator") == "No generator was timed."
