@@ -251,3 +251,17 @@ def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant
     assert empty.empty and list(empty.columns) == ["variant", "rank", "tied", "speedup", "outcome", "vs_leader"]
     assert fastest_sentence(empty, "generator") == "No generator was timed."
     assert count_text([]) == "of 0 comparisons: "
+
+
+def test_variants_sharing_a_rank_are_ordered_by_their_speedup_over_the_base():
+    base = [100.0 + i for i in range(8)]
+    wobbly = [t / 2 * f for t, f in zip(base, [0.8, 1.05] * 4)]  # ×2.5 or ×1.9: median ×2.2, not told apart from b
+    ranked = ranking(frame({"a": base, "b": [t / 2 for t in base], "c": wobbly}), "a", variants=["b", "c"])
+    assert ranked["variant"].tolist() == ["c", "b"] and ranked["rank"].tolist() == [1, 1]
+    assert ranked["speedup"].iloc[0] > ranked["speedup"].iloc[1]
+
+
+def test_a_comparison_without_a_round_count_says_none():
+    g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": FASTER}
+    assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30; p < 0.001, faster)"
+    assert speedup_text({**g, "rounds": float("nan")}) == speedup_text(g)
