@@ -167,7 +167,8 @@ def test_claim_2_without_naive_beside_the_cache_is_not_measured(tmp_path):
     write(tmp_path, "02_kv_cache", [timed("kv_dynamic N=100", [100.0] * 8, max_seqlen=100, generator="kv_dynamic")
                                     | {"frag_pct": 1.0}])  # fmt: skip
     c = claim(2, tmp_path, resamples=5)
-    assert c["verdict"] == UNMEASURED and "no naive rounds" in c["measured"]
+    assert c["verdict"] == UNMEASURED and c["measured"] == (
+        "not measured: notebook 02's run has no naive rounds interleaved with the KV cache's: re-run notebook 02")
 
 
 # --- claim 3: expandable segments: fragmentation at most half, faster (real) at every N ---
@@ -460,3 +461,45 @@ def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
     assert measured == f"compiled pipelined_static vs naive {paired}; 95% interval ×{r}–×{r}{holds}; {ranked}"
     c = claim(10, tmp_path, resamples=8)
     assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")
+
+
+# --- the pieces the criteria are built of, on hand-made values (found uncaught by mutation testing) ---
+
+
+def test_claim_8_asks_for_a_side_of_the_band_only_at_the_largest_batch():
+    assert claims.sweep_thresholds(16, 16) == (1.05,) and claims.sweep_thresholds(4, 16) == ()
+
+
+def test_within_the_band_or_less_reads_a_real_gains_interval_against_the_bands_edge():
+    def g(low, high):
+        return {"outcome": "faster", "no_effect": False, "interval_low": low, "interval_high": high}
+
+    assert claims._within_band_or_less(g(1.01, 1.04)) is True  # real, but shown below ×1.05
+    assert claims._within_band_or_less(g(1.06, 1.2)) is False  # shown above ×1.05
+    assert claims._within_band_or_less(g(1.01, 1.08)) is None  # the interval holds ×1.05
+    assert claims._within_band_or_less({"outcome": "undecided"}) is None
+    assert claims._within_band_or_less({"outcome": "slower"}) is True
+
+
+def test_a_reading_of_exactly_one_percent_is_printed_as_a_share():
+    why = claims._why_unstable(None, [], ["not reproduced"] * 198 + ["partly"] * 2)
+    assert why.startswith("the resampled runs read 99% not reproduced, 1% partly: ")
+
+
+def test_tables_hold_only_the_rows_that_ran(tmp_path):
+    write(tmp_path, "t", [timed("a", BASE), {**timed("b", BASE), "status": "oom"}])
+    assert Tables(tmp_path)["t"]["variant"].tolist() == ["a"]
+    data = tmp_path / "data"
+    pd.DataFrame({"variant": ["a", "b"], "gpu": "GPU X"}).to_csv(data / "u.csv", index=False)  # no status column
+    assert Tables(tmp_path)["u"]["variant"].tolist() == ["a", "b"]
+
+
+def test_regime_sources_say_the_sizes_each_sweep_ran(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"variant": ["a", "b"], "max_seqlen": [128, 64], "gpu": "G", "commit": "c1"}).to_csv(
+        data / "01_naive.csv", index=False)  # fmt: skip
+    pd.DataFrame({"variant": ["a", "b"], "batch_size": [4, 1], "gpu": "G", "commit": "c1"}).to_csv(
+        data / "08_batch_sweep.csv", index=False)  # fmt: skip
+    text = claims.regime_sources(tmp_path, {"8 SMs": tmp_path / "none"})
+    assert text == "- whole GPU: G, commit c1; sizes: N = 64, 128 in 01, B = 1, 4 in 08\n- 8 SMs: not run"

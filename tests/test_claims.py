@@ -179,6 +179,9 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     agreeing = both.assign(slices=["not decided in both slices", "both slices agree: reproduced", ""])
     assert "agree on claim(s) 2, at the sizes both slices ran (slices match the L40S's bandwidth, not its compute)" \
         in regime_takeaways(agreeing, ["whole GPU", "16 SMs", "8 SMs"])  # fmt: skip
+    two = both.assign(slices=["both slices agree: partly", "both slices agree: reproduced", ""])
+    text = regime_takeaways(two, ["whole GPU", "16 SMs", "8 SMs"])
+    assert "agree on claim(s) 1, 2, at the sizes" in text and all(line.startswith("* ") for line in text.split("\n"))
     smoke = ["no verdict (smoke run)"] * 3
     alone = regime_takeaways(claims.assign(**{"verdict (16 SMs)": smoke}), ["whole GPU", "16 SMs"])
     assert "Only whole GPU gave verdicts" in alone and "same verdicts" not in alone
