@@ -184,6 +184,11 @@ def test_resampling_a_table_of_single_rounds_recomputes_it_and_leaves_untimed_ta
     assert stats.resample_rounds(fixed, np.random.default_rng(0))["median_ms"].tolist() != [0.0, 0.0]
 
 
+def test_two_looks_at_the_same_round_are_refused():
+    with pytest.raises(ValueError, match="increasing"):
+        stats.look_levels((10, 10, 20))
+
+
 def test_a_first_look_that_is_not_a_positive_integer_is_named():
     for bad in (0, 1.5, False):
         with pytest.raises(ValueError, match=f"^first must be a positive integer, got {bad!r}$"):
