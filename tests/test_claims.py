@@ -490,3 +490,89 @@ def test_a_verdict_from_sequential_runs_is_not_resampled(tmp_path):
     c = claims_table(tmp_path).set_index("#").loc[5]
     assert c["verdict"] == "reproduced" and c["stability"] != c["stability"]  # NaN: not resampled
     assert "of 10 rounds, up to 40; p = 0.002 at level 0.013, faster" in c["measured"]
+
+
+def paired_row(variant, ratio, **info):
+    """A timed row of eight rounds, each BASE / ratio: against BASE, a speed-up of exactly `ratio`."""
+    base = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
+    t = [b / ratio for b in base]
+    return {"variant": variant, "status": "ok", "times_ms": ";".join(map(str, t)), "median_ms": float(np.median(t)),
+            **info}  # fmt: skip
+
+
+def test_the_regime_map_reads_each_points_gains_over_the_synchronous_generator():
+    from tokgen.claims import regime_gains
+
+    def point(map_point, sms, batch, compiled, pipelined, no_check, share, gpu="GPU X", **extra):
+        c = "compiled " if compiled else ""
+        info = {"map_point": map_point, "gpu_sms": sms, "batch_size": batch, "compiled": compiled, "gpu": gpu}
+        return [paired_row(f"{c}kv_static", 1.0, gpu_busy_share=share, ms_per_step=2.0, **info, **extra),
+                paired_row(f"{c}pipelined_static", pipelined, gpu_busy_share=0.0, ms_per_step=1.0, **info, **extra),
+                paired_row(f"{c}kv_static_no_check", no_check, gpu_busy_share=0.0, ms_per_step=1.0, **info, **extra)]
+
+    runs = pd.DataFrame([*point("p1", "8", 4, False, 1.25, 2.0, 0.3), *point("p2", "all", 16, True, 0.8, 1.0, 0.9),
+                         *point("p3", "all", 4, False, 1.25, 1.25, 0.6), *point("p4", "16", 4, False, 2.0, 2.0, 0.4),
+                         *point("p5", "16", 8, False, 2.0, 2.0, 0.4, slice_escapes=2)])  # fmt: skip
+    runs.loc[len(runs) - 1, "status"] = "error"  # a failed variant is not compared
+    runs.loc[runs["map_point"] != "p5", "slice_escapes"] = 0
+    m = regime_gains(runs)
+    said = m[["where", "gpu_sms", "batch_size", "compiled", "hidden_by"]].values.tolist()
+    whole = "whole GPU", 10**6
+    assert said == [[*whole, 4, False, "kv_static_no_check"], [*whole, 4, False, "pipelined_static"],
+                    [*whole, 16, True, "kv_static_no_check"], [*whole, 16, True, "pipelined_static"],
+                    ["16 SMs", 16, 4, False, "kv_static_no_check"], ["16 SMs", 16, 4, False, "pipelined_static"],
+                    ["8 SMs", 8, 4, False, "kv_static_no_check"],
+                    ["8 SMs", 8, 4, False, "pipelined_static"]]  # fmt: skip
+    assert m["speedup"].round(6).tolist() == [1.25, 1.25, 1.0, 0.8, 2.0, 2.0, 2.0, 1.25]
+    assert m["outcome"].tolist()[:4] == ["faster", "faster", "no effect", "slower"]
+    assert m["gpu_share"].tolist() == [0.6, 0.6, 0.9, 0.9, 0.4, 0.4, 0.3, 0.3] and set(m["ms_per_step"]) == {2.0}
+    smoke = regime_gains(pd.DataFrame(point("p1", "all", 4, False, 1.25, 2.0, float("nan"), gpu="none (CPU)")))
+    assert set(smoke["where"]) == {"CPU"}
+
+
+def test_deferred_stop_gains_per_place_and_cache_and_whether_a_slice_row_ran_in_its_slice(tmp_path):
+    from tokgen.claims import deferred_stop_gains
+
+    def pair(sms, cache, ratio, busy):
+        info = {"gpu_sms": sms, "transformers": "5.1.0", "gpu_busy_share": 0.5, "gpu": "GPU X", "commit": "abc"}
+        return [paired_row(f"generate() {cache} sync", 1.0, gpu_busy_ms=busy, **info),
+                paired_row(f"generate() {cache} deferred", ratio, gpu_busy_ms=busy, **info)]
+
+    rows_ = [*pair("all", "dynamic", 1.25, 10.0), *pair("all", "static", 0.8, 20.0), *pair("8", "dynamic", 1.25, 16.0),
+             *pair("8", "static", 1.25, 29.0)]  # fmt: skip
+    (tmp_path / "data").mkdir()
+    pd.DataFrame(rows_).to_csv(tmp_path / "data" / "14_deferred_stop.csv", index=False)
+    d = deferred_stop_gains(tmp_path)
+    assert d[["gpu_sms", "cache", "confined"]].values.tolist() == [
+        ["all", "dynamic", "whole GPU"], ["all", "static", "whole GPU"],
+        ["8", "dynamic", True],  # 16 ms > 1.5 × 10 ms: the slice's fewer SMs show
+        ["8", "static", False]]  # 29 ms ≤ 1.5 × 20 ms: it ran on the whole GPU  # fmt: skip
+    assert d["outcome"].tolist() == ["faster", "slower", "faster", "faster"]
+    assert d["speedup"].round(6).tolist() == [1.25, 0.8, 1.25, 1.25] and set(d["transformers"]) == {"5.1.0"}
+
+
+def test_the_verdicts_overview_shows_a_decided_verdicts_stability_and_the_slices_agreement():
+    from tokgen.claims import verdicts_overview
+
+    c = pd.DataFrame({"#": [1, 2], "experiment": ["e1", "e2"], "verdict": ["reproduced", "inconclusive (x)"],
+                      "stability": [0.975, 0.5], "verdict (8 SMs)": ["partly", "not measured"],
+                      "stability (8 SMs)": [1.0, float("nan")], "slices": ["agree", "differ"]})  # fmt: skip
+    out = verdicts_overview(c, ["whole GPU", "8 SMs"])
+    assert out.to_dict("list") == {"#": [1, 2], "experiment": ["e1", "e2"],
+                                   "whole GPU": ["reproduced (98%)", "inconclusive (x)"],
+                                   "8 SMs": ["partly (100%)", "not measured"], "the two slices": ["agree", "differ"]}
+    assert "the two slices" not in verdicts_overview(c.drop(columns="slices"), ["whole GPU"])
+
+
+def test_the_bracket_sentence_names_the_two_slices_around_the_l40s():
+    from tokgen.claims import bracket_sentence
+
+    slices = pd.DataFrame({"gpu_sms": [16, 4, 8], "copy_gbs": [1500.0, 400.0, 700.0], "brackets": [True, False, True],
+                           "side_stream_gbs": [1490.0, 0.0, 690.0],
+                           "escaped_stream_gbs": [3000.0, 0.0, 700.0]})  # fmt: skip
+    text = bracket_sentence(slices, 3300.0, 132)
+    assert "it lies between the slice of **8 SMs (700 GB/s)** and the slice of **16 SMs (1,500 GB/s)**, 6% and 12% " \
+           "of this GPU's 132 SMs" in text  # fmt: skip
+    assert text.startswith("The whole GPU copies at 3,300 GB/s (measured). The L40S's datasheet gives 864 GB/s")
+    assert "copy at 690 and 1,490 GB/s (confined)" in text
+    assert text.endswith("copies at 700 and 3,000 GB/s: it escapes from one of them only.")
