@@ -576,3 +576,15 @@ def test_the_bracket_sentence_names_the_two_slices_around_the_l40s():
     assert text.startswith("The whole GPU copies at 3,300 GB/s (measured). The L40S's datasheet gives 864 GB/s")
     assert "copy at 690 and 1,490 GB/s (confined)" in text
     assert text.endswith("copies at 700 and 3,000 GB/s: it escapes from one of them only.")
+
+
+def test_slice_runs_are_the_two_slices_around_the_l40s_else_every_slice_folder(tmp_path):
+    from tokgen.claims import slice_runs
+
+    root = tmp_path / "slice"
+    for sms in (4, 16, "x"):
+        (root / f"sm{sms}").mkdir(parents=True)
+    assert slice_runs(tmp_path, root) == {"4 SMs": root / "sm4", "16 SMs": root / "sm16"}  # notebook 13 not run
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n24,1635.0\n8,591.0\n16,1135.0\n")
+    assert slice_runs(tmp_path, root) == {"8 SMs, 591 GB/s": root / "sm8", "16 SMs, 1,135 GB/s": root / "sm16"}
