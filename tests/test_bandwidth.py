@@ -178,3 +178,12 @@ def test_matmul_tflops_is_the_products_flops_over_the_median_gpu_time(monkeypatc
     monkeypatch.setattr(bandwidth, "gpu_times", fake_gpu_times)
     tflops = bandwidth.matmul_tflops("cpu", size=64, runs=3)
     assert calls == [3] and tflops == pytest.approx(2 * 64**3 / 3e-3 / 1e12)  # the median, 3 ms
+    bandwidth.matmul_tflops("cpu", size=64)
+    assert calls == [3, 10]  # ten timed products by default
+
+    def on_meta(run, runs):  # both matrices on the device asked for (a CPU one would not multiply a meta one)
+        assert run().device.type == "meta"
+        return [1.0]
+
+    monkeypatch.setattr(bandwidth, "gpu_times", on_meta)
+    assert bandwidth.matmul_tflops("meta", size=8, runs=1) == pytest.approx(2 * 8**3 / 1e-3 / 1e12)

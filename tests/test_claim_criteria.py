@@ -503,6 +503,11 @@ def test_regime_sources_say_the_sizes_each_sweep_ran(tmp_path):
         data / "08_batch_sweep.csv", index=False)  # fmt: skip
     text = claims.regime_sources(tmp_path, {"8 SMs": tmp_path / "none"})
     assert text == "- whole GPU: G, commit c1; sizes: N = 64, 128 in 01, B = 1, 4 in 08\n- 8 SMs: not run"
+    smoke = tmp_path / "smoke" / "data"
+    smoke.mkdir(parents=True)
+    pd.DataFrame({"variant": ["a"], "gpu": "none (CPU)", "commit": "c1"}).to_csv(smoke / "05_torch_compile.csv")
+    assert claims.regime_sources(tmp_path, {"16 SMs": smoke.parent}).endswith(
+        "- 16 SMs: the CPU (a smoke run), commit c1 (**not the whole GPU's run**: read its column as another run's)")
 
 
 def test_an_unstable_verdict_says_where_its_key_lies_against_the_threshold(tmp_path):
@@ -518,3 +523,31 @@ def test_an_unstable_verdict_says_where_its_key_lies_against_the_threshold(tmp_p
     assert c["verdict"].startswith("inconclusive") and c["stability"] < 0.95
     assert c["why"].startswith("the smallest speed-up, 1.50, lies within ")
     assert "in 95% of resampled runs, which holds the criterion's threshold 1.5" in c["why"]
+
+
+def test_why_unstable_names_a_threshold_at_the_edge_of_the_range_and_a_value_on_it():
+    keys = [1.3] * 10 + [1.5] * 10  # 95% of the resampled speed-ups within 1.30–1.50: the threshold 1.5 at the edge
+    why = claims._why_unstable(("smallest speed-up", 1.5, (1.5,)), keys, ["partly"] * 20)
+    assert why == ("the smallest speed-up, 1.50, lies within 1.30–1.50 in 95% of resampled runs, which holds the "
+                   "criterion's threshold 1.5: more rounds narrow that range, but a value this close to its threshold "
+                   "may stay undecided")  # fmt: skip
+    far = claims._why_unstable(("smallest speed-up", 1.31, (1.5,)), keys, ["partly"] * 20)
+    assert far.endswith("more rounds narrow that range, and would likely settle it")
+
+
+def test_a_table_is_a_smoke_runs_where_its_model_is_not_gpt2_small_or_it_ran_on_no_gpu():
+    def table(params, gpu="GPU X"):
+        return pd.DataFrame({"params": [params], "gpu": [gpu]})
+
+    assert not claims._smoke(table("{}")) and not claims._smoke(table('{"SIZE": "gpt2"}'))  # GPT-2 small by default
+    assert claims._smoke(table('{"SIZE": "tiny"}')) and claims._smoke(table("{}", gpu="none (CPU)"))
+
+
+def test_a_claim_says_its_criterion_and_the_table_passes_its_resamples(tmp_path):
+    ratios = [1.3, 1.7, 1.35, 1.65, 1.4, 1.6, 1.45, 1.55]  # claim 2 on its threshold: an unstable verdict
+    rows = [timed("naive N=100", times(ratios), max_seqlen=100, generator="naive") | {"frag_pct": 90.0},
+            timed("kv_dynamic N=100", times([1.0] * 8), max_seqlen=100, generator="kv_dynamic") | {"frag_pct": 20.0}]
+    write(tmp_path, "02_kv_cache", rows)
+    assert claim(2, tmp_path, resamples=7)["criterion"] == CLAIMS[2][2]
+    stability = claims.claims_table(tmp_path, resamples=7).set_index("#").loc[2, "stability"]
+    assert 0 < stability < 1 and round(7 * stability, 9) == round(7 * stability)  # k of 7 resamples, not of 200

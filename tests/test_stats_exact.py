@@ -2,6 +2,7 @@
 the rounds that would decide, resampled tables, on inputs whose every number is known (issue 45)."""
 
 import itertools
+import json
 import math
 import statistics
 
@@ -222,3 +223,14 @@ def test_slope_of_known_powers():
     ns = [100, 200, 400]
     assert stats.slope(ns, [3 * n**1.5 for n in ns]) == pytest.approx(1.5)
     assert stats.slope(ns, [7.0] * 3) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_comparison_holds_plain_python_values():
+    """compare_rounds' dict is written to JSON and CSV and tested with `is`: no numpy scalars in it."""
+    for looks in ((), (8, 16)):
+        g = compare_rounds([100.0 + i for i in range(8)], [80.0 + i for i in range(8)], looks)
+        assert json.loads(json.dumps(g)) == g
+        assert {k: type(v) for k, v in g.items() if k != "rounds_to_decide"} == {
+            "speedup": float, "speedup_q25": float, "speedup_q75": float, "p_value": float, "rounds": int, "real": bool,
+            "no_effect": bool, "outcome": str, "interval_low": float, "interval_high": float, "level": float,
+            "decided": bool, "capped": bool, "looks": str}  # fmt: skip
