@@ -1,6 +1,7 @@
 """Verdicts come from the CSVs, and a missing table says "not measured"."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -118,6 +119,12 @@ def test_claim_10_judges_the_speedup_by_its_interval(tmp_path):
     rows("07_pipelining", tmp_path / "few", few)
     c = claims_table(tmp_path / "few").set_index("#").loc[10]
     assert c["verdict"] == "inconclusive" and "too few rounds for an interval" in c["measured"]
+    # a sequential run's comparison says its interval itself (speedup_text): said once, then the rank
+    best = [t / 5.0 * f for t, f in zip(naive, rng.lognormal(0, 0.02, 12))]
+    sequential = [result("naive", naive, looks="10;20"), result("compiled pipelined_static", best, looks="10;20")]
+    rows("07_pipelining", tmp_path / "sequential", sequential)
+    measured = claims_table(tmp_path / "sequential").set_index("#").loc[10, "measured"]
+    assert measured.count("interval ×") == 1 and re.search(r"interval ×[\d.]+–×[\d.]+\); rank 1 of 2 ", measured)
 
 
 def test_claim_8_says_which_gains_clear_the_spread(tmp_path):
@@ -591,3 +598,19 @@ def test_slice_runs_are_the_two_slices_around_the_l40s_else_every_slice_folder(t
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n24,1635.0\n8,591.0\n16,1135.0\n")
     assert slice_runs(tmp_path, root) == {"8 SMs, 591 GB/s": root / "sm8", "16 SMs, 1,135 GB/s": root / "sm16"}
+
+
+def test_the_sweeps_largest_batch_is_judged_until_the_side_of_the_bands_edge_is_known(tmp_path):
+    """A sequential sweep (looks 10, 20): ×1.055 is faster at the first look, but only the second
+    shows it above ×1.05 - claim 8 asks that side at the largest batch only (`sweep_thresholds`)."""
+    from tokgen.claims import sweep_gains
+
+    rng = np.random.default_rng(8)
+    base = list(100 * rng.lognormal(0, 0.1, 20))
+    new = [b / 1.055 * f for b, f in zip(base, rng.lognormal(0, 0.01, 20))]
+    items = [result(f"{v} B={b}", t, batch_size=b, compiled=False, looks="10;20")
+             for b in (1, 4) for v, t in (("kv_static", base), ("pipelined_static", new))]  # fmt: skip
+    rows("08_batch_sweep", tmp_path, items)
+    sweep = sweep_gains(tmp_path).set_index("batch_size")
+    assert sweep.loc[1, "rounds"] == 10 and sweep.loc[4, "rounds"] == 20  # the same rounds, one more look at B=4
+    assert (sweep["outcome"] == "faster").all()
