@@ -133,9 +133,9 @@ def test_the_naive_floor_writes_every_positions_logits_and_counts_its_arithmetic
     per_position = cfg.n_layer * 2 * (4 * cfg.n_embd**2 + 2 * cfg.n_embd * inner) + 2 * cfg.n_embd * cfg.vocab_size
     attend = lambda p: cfg.n_layer * 4 * cfg.n_embd * p  # noqa: E731 - QKᵀ and PV over p positions
     cached = sum(b * (per_position + attend(s + 1)) for s in range(n))
-    assert bandwidth.generation_flops(tiny, b, n, "filled") == pytest.approx(cached)
+    assert bandwidth.generation_flops(tiny, b, n, "filled") == cached  # whole numbers below 2**53: exact
     recomputed = sum(b * (s + 1) * per_position + b * attend((s + 1) * (s + 2) / 2) for s in range(n))
-    assert bandwidth.generation_flops(tiny, b, n, "recompute") == pytest.approx(recomputed)
+    assert bandwidth.generation_flops(tiny, b, n, "recompute") == recomputed
 
 
 def test_the_floor_table_takes_the_longer_of_bytes_and_arithmetic_and_keeps_the_tables_order(tiny):
@@ -164,14 +164,26 @@ def test_the_floor_table_takes_the_longer_of_bytes_and_arithmetic_and_keeps_the_
 
 
 def test_matmul_tflops_is_the_products_flops_over_the_median_gpu_time(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="^matmul_tflops needs a CUDA GPU"):
+        bandwidth.matmul_tflops("cpu", size=4)
     monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
     calls = []
 
     def fake_gpu_times(run, runs):  # the GPU's clock, faked: 2, 4, 3 ms
         calls.append(runs)
-        run()
+        assert run().shape == (64, 64)  # a product of two size × size matrices
         return [2.0, 4.0, 3.0][:runs]
 
     monkeypatch.setattr(bandwidth, "gpu_times", fake_gpu_times)
     tflops = bandwidth.matmul_tflops("cpu", size=64, runs=3)
     assert calls == [3] and tflops == pytest.approx(2 * 64**3 / 3e-3 / 1e12)  # the median, 3 ms
+    bandwidth.matmul_tflops("cpu", size=64)
+    assert calls == [3, 10]  # ten timed products by default
+
+    def on_meta(run, runs):  # both matrices on the device asked for (a CPU one would not multiply a meta one)
+        assert run().device.type == "meta"
+        return [1.0]
+
+    monkeypatch.setattr(bandwidth, "gpu_times", on_meta)
+    assert bandwidth.matmul_tflops("meta", size=8, runs=1) == pytest.approx(2 * 8**3 / 1e-3 / 1e12)

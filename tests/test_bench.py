@@ -213,14 +213,28 @@ def test_a_threshold_keeps_a_decided_pair_running_until_its_side_is_known(monkey
     assert tokgen.gain(res, "a", "fast")["rounds"] == 10  # read without the threshold: decided at the first look
 
 
+def test_a_sequential_comparisons_first_look_is_its_rounds_and_a_cap_of_one_is_one_round():
+    log = []
+    res = compare([fake("a", log), fake("b", log)], rounds=3, max_rounds=12, pairs=[("a", "b")], device="cpu", seed=0)
+    assert set(res["looks"]) == {"3;6;12"}  # looks_up_to(12, 3), not the default first look of 10
+    res = compare([fake("a", log), fake("b", log)], rounds=1, max_rounds=1, pairs=[("a", "b")], device="cpu", seed=0)
+    assert set(res["looks"]) == {"1"} and list(res["runs"]) == [1, 1]
+
+
 def test_sequential_arguments_are_checked_before_anything_runs():
     log = []
     with pytest.raises(ValueError, match="pairs: no variant 'b'"):
         compare([fake("a", log)], rounds=2, max_rounds=4, pairs=[("a", "b")], device="cpu")
-    with pytest.raises(ValueError, match="max_rounds caps a sequential comparison"):
+    whole = "^max_rounds caps a sequential comparison: name the comparisons it needs in pairs$"  # one clear line
+    with pytest.raises(ValueError, match=whole):
         compare([fake("a", log)], rounds=2, max_rounds=4, device="cpu")
     with pytest.raises(ValueError, match="max_rounds must be a positive integer"):
         compare([fake("a", log), fake("b", log)], rounds=2, pairs=[("a", "b")], device="cpu")
     with pytest.raises(ValueError, match="against itself"):
         compare([fake("a", log)], rounds=2, max_rounds=4, pairs=[("a", "a")], device="cpu")
+    two = [fake("a", log), fake("b", log)]
+    # neither (base, variant) nor (base, variant, thresholds)
+    for pair in [("a", "b", (1.2,), "extra"), ("a",), "ab", 5]:
+        with pytest.raises(ValueError, match="pairs: each is"):
+            compare(two, rounds=2, max_rounds=4, pairs=[pair], device="cpu")
     assert log == []

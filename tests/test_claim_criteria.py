@@ -170,7 +170,8 @@ def test_claim_2_without_naive_beside_the_cache_is_not_measured(tmp_path):
     write(tmp_path, "02_kv_cache", [timed("kv_dynamic N=100", [100.0] * 8, max_seqlen=100, generator="kv_dynamic")
                                     | {"frag_pct": 1.0}])  # fmt: skip
     c = claim(2, tmp_path, resamples=5)
-    assert c["verdict"] == UNMEASURED and "no naive rounds" in c["measured"]
+    assert c["verdict"] == UNMEASURED and c["measured"] == (
+        "not measured: notebook 02's run has no naive rounds interleaved with the KV cache's: re-run notebook 02")
 
 
 # --- claim 3: expandable segments: fragmentation at most half, faster (real) at every N ---
@@ -505,3 +506,93 @@ def test_claim_9_shows_one_stream_against_two_beside_it_without_judging_it(tmp_p
     measured, v, _ = measure(9, tmp_path)
     assert v == REPRODUCED
     assert "eager: one stream vs two (not judged) ×0.80" in measured and "compiled: one stream" not in measured
+
+
+# --- the pieces the criteria are built of, on hand-made values (found uncaught by mutation testing) ---
+
+
+def test_claim_8_asks_for_a_side_of_the_band_only_at_the_largest_batch():
+    assert claims.sweep_thresholds(16, 16) == (1.05,) and claims.sweep_thresholds(4, 16) == ()
+
+
+def test_within_the_band_or_less_reads_a_real_gains_interval_against_the_bands_edge():
+    def g(low, high):
+        return {"outcome": "faster", "no_effect": False, "interval_low": low, "interval_high": high}
+
+    assert claims._within_band_or_less(g(1.01, 1.04)) is True  # real, but shown below ×1.05
+    assert claims._within_band_or_less(g(1.06, 1.2)) is False  # shown above ×1.05
+    assert claims._within_band_or_less(g(1.01, 1.08)) is None  # the interval holds ×1.05
+    assert claims._within_band_or_less({"outcome": "undecided"}) is None
+    assert claims._within_band_or_less({"outcome": "slower"}) is True
+
+
+def test_a_reading_of_exactly_one_percent_is_printed_as_a_share():
+    why = claims._why_unstable(None, [], ["not reproduced"] * 198 + ["partly"] * 2)
+    assert why.startswith("the resampled runs read 99% not reproduced, 1% partly: ")
+
+
+def test_tables_hold_only_the_rows_that_ran(tmp_path):
+    write(tmp_path, "t", [timed("a", BASE), {**timed("b", BASE), "status": "oom"}])
+    assert Tables(tmp_path)["t"]["variant"].tolist() == ["a"]
+    data = tmp_path / "data"
+    pd.DataFrame({"variant": ["a", "b"], "gpu": "GPU X"}).to_csv(data / "u.csv", index=False)  # no status column
+    assert Tables(tmp_path)["u"]["variant"].tolist() == ["a", "b"]
+
+
+def test_regime_sources_say_the_sizes_each_sweep_ran(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"variant": ["a", "b"], "max_seqlen": [128, 64], "gpu": "G", "commit": "c1"}).to_csv(
+        data / "01_naive.csv", index=False)  # fmt: skip
+    pd.DataFrame({"variant": ["a", "b"], "batch_size": [4, 1], "gpu": "G", "commit": "c1"}).to_csv(
+        data / "08_batch_sweep.csv", index=False)  # fmt: skip
+    text = claims.regime_sources(tmp_path, {"8 SMs": tmp_path / "none"})
+    assert text == "- whole GPU: G, commit c1; sizes: N = 64, 128 in 01, B = 1, 4 in 08\n- 8 SMs: not run"
+    smoke = tmp_path / "smoke" / "data"
+    smoke.mkdir(parents=True)
+    pd.DataFrame({"variant": ["a"], "gpu": "none (CPU)", "commit": "c1"}).to_csv(smoke / "05_torch_compile.csv")
+    assert claims.regime_sources(tmp_path, {"16 SMs": smoke.parent}).endswith(
+        "- 16 SMs: the CPU (a smoke run), commit c1 (**not the whole GPU's run**: read its column as another run's)")
+
+
+def test_an_unstable_verdict_says_where_its_key_lies_against_the_threshold(tmp_path):
+    """Claim 2 with the speed-up at N=100 on its threshold (rounds ×1.3 to ×1.7 around ×1.5): the
+    resampled runs split, and the why names the smallest speed-up's range, which holds 1.5."""
+    ratios = [1.3, 1.7, 1.35, 1.65, 1.4, 1.6, 1.45, 1.55]
+    rows = [timed("naive N=100", times(ratios), max_seqlen=100, generator="naive") | {"frag_pct": 90.0},
+            timed("kv_dynamic N=100", times([1.0] * 8), max_seqlen=100, generator="kv_dynamic") | {"frag_pct": 20.0},
+            timed("naive N=200", times([3.0] * 8), max_seqlen=200, generator="naive") | {"frag_pct": 90.0},
+            timed("kv_dynamic N=200", times([1.0] * 8), max_seqlen=200, generator="kv_dynamic") | {"frag_pct": 20.0}]
+    write(tmp_path, "02_kv_cache", rows)
+    c = claim(2, tmp_path, resamples=20)
+    assert c["verdict"].startswith("inconclusive") and c["stability"] < 0.95
+    assert c["why"].startswith("the smallest speed-up, 1.50, lies within ")
+    assert "in 95% of resampled runs, which holds the criterion's threshold 1.5" in c["why"]
+
+
+def test_why_unstable_names_a_threshold_at_the_edge_of_the_range_and_a_value_on_it():
+    keys = [1.3] * 10 + [1.5] * 10  # 95% of the resampled speed-ups within 1.30–1.50: the threshold 1.5 at the edge
+    why = claims._why_unstable(("smallest speed-up", 1.5, (1.5,)), keys, ["partly"] * 20)
+    assert why == ("the smallest speed-up, 1.50, lies within 1.30–1.50 in 95% of resampled runs, which holds the "
+                   "criterion's threshold 1.5: more rounds narrow that range, but a value this close to its threshold "
+                   "may stay undecided")  # fmt: skip
+    far = claims._why_unstable(("smallest speed-up", 1.31, (1.5,)), keys, ["partly"] * 20)
+    assert far.endswith("more rounds narrow that range, and would likely settle it")
+
+
+def test_a_table_is_a_smoke_runs_where_its_model_is_not_gpt2_small_or_it_ran_on_no_gpu():
+    def table(params, gpu="GPU X"):
+        return pd.DataFrame({"params": [params], "gpu": [gpu]})
+
+    assert not claims._smoke(table("{}")) and not claims._smoke(table('{"SIZE": "gpt2"}'))  # GPT-2 small by default
+    assert claims._smoke(table('{"SIZE": "tiny"}')) and claims._smoke(table("{}", gpu="none (CPU)"))
+
+
+def test_a_claim_says_its_criterion_and_the_table_passes_its_resamples(tmp_path):
+    ratios = [1.3, 1.7, 1.35, 1.65, 1.4, 1.6, 1.45, 1.55]  # claim 2 on its threshold: an unstable verdict
+    rows = [timed("naive N=100", times(ratios), max_seqlen=100, generator="naive") | {"frag_pct": 90.0},
+            timed("kv_dynamic N=100", times([1.0] * 8), max_seqlen=100, generator="kv_dynamic") | {"frag_pct": 20.0}]
+    write(tmp_path, "02_kv_cache", rows)
+    assert claim(2, tmp_path, resamples=7)["criterion"] == CLAIMS[2][2]
+    stability = claims.claims_table(tmp_path, resamples=7).set_index("#").loc[2, "stability"]
+    assert 0 < stability < 1 and round(7 * stability, 9) == round(7 * stability)  # k of 7 resamples, not of 200

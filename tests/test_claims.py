@@ -1,6 +1,7 @@
 """Verdicts come from the CSVs, and a missing table says "not measured"."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -118,6 +119,12 @@ def test_claim_10_judges_the_speedup_by_its_interval(tmp_path):
     rows("07_pipelining", tmp_path / "few", few)
     c = claims_table(tmp_path / "few").set_index("#").loc[10]
     assert c["verdict"] == "inconclusive" and "too few rounds for an interval" in c["measured"]
+    # a sequential run's comparison says its interval itself (speedup_text): said once, then the rank
+    best = [t / 5.0 * f for t, f in zip(naive, rng.lognormal(0, 0.02, 12))]
+    sequential = [result("naive", naive, looks="10;20"), result("compiled pipelined_static", best, looks="10;20")]
+    rows("07_pipelining", tmp_path / "sequential", sequential)
+    measured = claims_table(tmp_path / "sequential").set_index("#").loc[10, "measured"]
+    assert measured.count("interval ×") == 1 and re.search(r"interval ×[\d.]+–×[\d.]+\); rank 1 of 2 ", measured)
 
 
 def test_claim_8_says_which_gains_clear_the_spread(tmp_path):
@@ -179,6 +186,9 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     agreeing = both.assign(slices=["not decided in both slices", "both slices agree: reproduced", ""])
     assert "agree on claim(s) 2, at the sizes both slices ran (slices match the L40S's bandwidth, not its compute)" \
         in regime_takeaways(agreeing, ["whole GPU", "16 SMs", "8 SMs"])  # fmt: skip
+    two = both.assign(slices=["both slices agree: partly", "both slices agree: reproduced", ""])
+    text = regime_takeaways(two, ["whole GPU", "16 SMs", "8 SMs"])
+    assert "agree on claim(s) 1, 2, at the sizes" in text and all(line.startswith("* ") for line in text.split("\n"))
     smoke = ["no verdict (smoke run)"] * 3
     alone = regime_takeaways(claims.assign(**{"verdict (16 SMs)": smoke}), ["whole GPU", "16 SMs"])
     assert "Only whole GPU gave verdicts" in alone and "same verdicts" not in alone
@@ -193,6 +203,9 @@ def test_regime_sentences_leave_out_what_was_not_measured():
                                     "gpu_share": float("nan")}])  # fmt: skip
     text = regime_findings(on_cpu)
     assert "faster (p < 0.05) at no point" in text and "1 point(s) stay undecided" in text
+    assert "GPU share not measured (no GPU)" in text
+    settled = regime_findings(on_cpu.assign(outcome="no effect"))
+    assert "- It was faster (p < 0.05) at no point of this map.\n" in settled + "\n"  # none left undecided
     assert "Host-bound points" not in text  # no GPU share measured: no count that reads "none"
     sliced = pd.DataFrame([point | {"outcome": "no effect", "where": "8 SMs", "batch_size": 64, "gpu_share": 0.9}])
     assert "B = 32 is not on this map in the 8 SMs slice (not a bracketing slice)" in regime_findings(sliced)
@@ -487,3 +500,117 @@ def test_a_verdict_from_sequential_runs_is_not_resampled(tmp_path):
     c = claims_table(tmp_path).set_index("#").loc[5]
     assert c["verdict"] == "reproduced" and c["stability"] != c["stability"]  # NaN: not resampled
     assert "of 10 rounds, up to 40; p = 0.002 at level 0.0125, faster" in c["measured"]
+
+
+def paired_row(variant, ratio, **info):
+    """A timed row of eight rounds, each BASE / ratio: against BASE, a speed-up of exactly `ratio`."""
+    base = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
+    t = [b / ratio for b in base]
+    return {"variant": variant, "status": "ok", "times_ms": ";".join(map(str, t)), "median_ms": float(np.median(t)),
+            **info}  # fmt: skip
+
+
+def test_the_regime_map_reads_each_points_gains_over_the_synchronous_generator():
+    from tokgen.claims import regime_gains
+
+    def point(map_point, sms, batch, compiled, pipelined, no_check, share, gpu="GPU X", **extra):
+        c = "compiled " if compiled else ""
+        info = {"map_point": map_point, "gpu_sms": sms, "batch_size": batch, "compiled": compiled, "gpu": gpu}
+        return [paired_row(f"{c}kv_static", 1.0, gpu_busy_share=share, ms_per_step=2.0, **info, **extra),
+                paired_row(f"{c}pipelined_static", pipelined, gpu_busy_share=0.0, ms_per_step=1.0, **info, **extra),
+                paired_row(f"{c}kv_static_no_check", no_check, gpu_busy_share=0.0, ms_per_step=1.0, **info, **extra)]
+
+    runs = pd.DataFrame([*point("p1", "8", 4, False, 1.25, 2.0, 0.3), *point("p2", "all", 16, True, 0.8, 1.0, 0.9),
+                         *point("p3", "all", 4, False, 1.25, 1.25, 0.6), *point("p4", "16", 4, False, 2.0, 2.0, 0.4),
+                         *point("p5", "16", 8, False, 2.0, 2.0, 0.4, slice_escapes=2)])  # fmt: skip
+    runs.loc[len(runs) - 1, "status"] = "error"  # a failed variant is not compared
+    runs.loc[runs["map_point"] != "p5", "slice_escapes"] = 0
+    m = regime_gains(runs)
+    said = m[["where", "gpu_sms", "batch_size", "compiled", "hidden_by"]].values.tolist()
+    whole = "whole GPU", 10**6
+    assert said == [[*whole, 4, False, "kv_static_no_check"], [*whole, 4, False, "pipelined_static"],
+                    [*whole, 16, True, "kv_static_no_check"], [*whole, 16, True, "pipelined_static"],
+                    ["16 SMs", 16, 4, False, "kv_static_no_check"], ["16 SMs", 16, 4, False, "pipelined_static"],
+                    ["8 SMs", 8, 4, False, "kv_static_no_check"],
+                    ["8 SMs", 8, 4, False, "pipelined_static"]]  # fmt: skip
+    assert m["speedup"].round(6).tolist() == [1.25, 1.25, 1.0, 0.8, 2.0, 2.0, 2.0, 1.25]
+    assert m["outcome"].tolist()[:4] == ["faster", "faster", "no effect", "slower"]
+    assert m["gpu_share"].tolist() == [0.6, 0.6, 0.9, 0.9, 0.4, 0.4, 0.3, 0.3] and set(m["ms_per_step"]) == {2.0}
+    smoke = regime_gains(pd.DataFrame(point("p1", "all", 4, False, 1.25, 2.0, float("nan"), gpu="none (CPU)")))
+    assert set(smoke["where"]) == {"CPU"}
+
+
+def test_deferred_stop_gains_per_place_and_cache_and_whether_a_slice_row_ran_in_its_slice(tmp_path):
+    from tokgen.claims import deferred_stop_gains
+
+    def pair(sms, cache, ratio, busy):
+        info = {"gpu_sms": sms, "transformers": "5.1.0", "gpu_busy_share": 0.5, "gpu": "GPU X", "commit": "abc"}
+        return [paired_row(f"generate() {cache} sync", 1.0, gpu_busy_ms=busy, **info),
+                paired_row(f"generate() {cache} deferred", ratio, gpu_busy_ms=busy, **info)]
+
+    rows_ = [*pair("all", "dynamic", 1.25, 10.0), *pair("all", "static", 0.8, 20.0), *pair("8", "dynamic", 1.25, 16.0),
+             *pair("8", "static", 1.25, 29.0)]  # fmt: skip
+    (tmp_path / "data").mkdir()
+    pd.DataFrame(rows_).to_csv(tmp_path / "data" / "14_deferred_stop.csv", index=False)
+    d = deferred_stop_gains(tmp_path)
+    assert d[["gpu_sms", "cache", "confined"]].values.tolist() == [
+        ["all", "dynamic", "whole GPU"], ["all", "static", "whole GPU"],
+        ["8", "dynamic", True],  # 16 ms > 1.5 × 10 ms: the slice's fewer SMs show
+        ["8", "static", False]]  # 29 ms ≤ 1.5 × 20 ms: it ran on the whole GPU  # fmt: skip
+    assert d["outcome"].tolist() == ["faster", "slower", "faster", "faster"]
+    assert d["speedup"].round(6).tolist() == [1.25, 0.8, 1.25, 1.25] and set(d["transformers"]) == {"5.1.0"}
+
+
+def test_the_verdicts_overview_shows_a_decided_verdicts_stability_and_the_slices_agreement():
+    from tokgen.claims import verdicts_overview
+
+    c = pd.DataFrame({"#": [1, 2], "experiment": ["e1", "e2"], "verdict": ["reproduced", "inconclusive (x)"],
+                      "stability": [0.975, 0.5], "verdict (8 SMs)": ["partly", "not measured"],
+                      "stability (8 SMs)": [1.0, float("nan")], "slices": ["agree", "differ"]})  # fmt: skip
+    out = verdicts_overview(c, ["whole GPU", "8 SMs"])
+    assert out.to_dict("list") == {"#": [1, 2], "experiment": ["e1", "e2"],
+                                   "whole GPU": ["reproduced (98%)", "inconclusive (x)"],
+                                   "8 SMs": ["partly (100%)", "not measured"], "the two slices": ["agree", "differ"]}
+    assert "the two slices" not in verdicts_overview(c.drop(columns="slices"), ["whole GPU"])
+
+
+def test_the_bracket_sentence_names_the_two_slices_around_the_l40s():
+    from tokgen.claims import bracket_sentence
+
+    slices = pd.DataFrame({"gpu_sms": [16, 4, 8], "copy_gbs": [1500.0, 400.0, 700.0], "brackets": [True, False, True],
+                           "side_stream_gbs": [1490.0, 0.0, 690.0],
+                           "escaped_stream_gbs": [3000.0, 0.0, 700.0]})  # fmt: skip
+    text = bracket_sentence(slices, 3300.0, 132)
+    assert "it lies between the slice of **8 SMs (700 GB/s)** and the slice of **16 SMs (1,500 GB/s)**, 6% and 12% " \
+           "of this GPU's 132 SMs" in text  # fmt: skip
+    assert text.startswith("The whole GPU copies at 3,300 GB/s (measured). The L40S's datasheet gives 864 GB/s")
+    assert "copy at 690 and 1,490 GB/s (confined)" in text
+    assert text.endswith("copies at 700 and 3,000 GB/s: it escapes from one of them only.")
+
+
+def test_slice_runs_are_the_two_slices_around_the_l40s_else_every_slice_folder(tmp_path):
+    from tokgen.claims import slice_runs
+
+    root = tmp_path / "slice"
+    for sms in (4, 16, "x"):
+        (root / f"sm{sms}").mkdir(parents=True)
+    assert slice_runs(tmp_path, root) == {"4 SMs": root / "sm4", "16 SMs": root / "sm16"}  # notebook 13 not run
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n24,1635.0\n8,591.0\n16,1135.0\n")
+    assert slice_runs(tmp_path, root) == {"8 SMs, 591 GB/s": root / "sm8", "16 SMs, 1,135 GB/s": root / "sm16"}
+
+
+def test_the_sweeps_largest_batch_is_judged_until_the_side_of_the_bands_edge_is_known(tmp_path):
+    """A sequential sweep (looks 10, 20): ×1.055 is faster at the first look, but only the second
+    shows it above ×1.05 - claim 8 asks that side at the largest batch only (`sweep_thresholds`)."""
+    from tokgen.claims import sweep_gains
+
+    rng = np.random.default_rng(8)
+    base = list(100 * rng.lognormal(0, 0.1, 20))
+    new = [b / 1.055 * f for b, f in zip(base, rng.lognormal(0, 0.01, 20))]
+    items = [result(f"{v} B={b}", t, batch_size=b, compiled=False, looks="10;20")
+             for b in (1, 4) for v, t in (("kv_static", base), ("pipelined_static", new))]  # fmt: skip
+    rows("08_batch_sweep", tmp_path, items)
+    sweep = sweep_gains(tmp_path).set_index("batch_size")
+    assert sweep.loc[1, "rounds"] == 10 and sweep.loc[4, "rounds"] == 20  # the same rounds, one more look at B=4
+    assert (sweep["outcome"] == "faster").all()

@@ -12,6 +12,7 @@ import pytest
 from tokgen.agreement import FP32_NAIVE, summary
 from tokgen.bandwidth import sweep_sentence
 from tokgen.claims import regime_findings
+from tokgen.voice import speedup_text
 
 OUTCOMES = ["faster", "slower", "no effect", "undecided"]
 
@@ -79,7 +80,7 @@ def test_the_regime_findings_count_and_name_what_the_map_holds(seed):
         low = pays.loc[pays["gpu_share"].idxmin()]
         kind = "compiled" if low["compiled"] else "eager"
         assert lines[1].startswith(f"- The lowest GPU share at which it paid: {low['gpu_share']:.2f} ({low['where']}, "
-                                   f"B={low['batch_size']}, {kind}: ")  # fmt: skip
+                                   f"B={low['batch_size']}, {kind}: {speedup_text(low)}); ")  # fmt: skip
         assert lines[1].endswith(f"the largest speed-up ×{pays['speedup'].max():.2f}.")
     host = piped[piped["gpu_share"] < 0.5]
     said = next(line for line in lines if line.startswith("- Host-bound points"))

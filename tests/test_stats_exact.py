@@ -2,6 +2,7 @@
 the rounds that would decide, resampled tables, on inputs whose every number is known (issue 45)."""
 
 import itertools
+import json
 import math
 import statistics
 
@@ -177,9 +178,59 @@ def test_resampling_a_table_of_single_rounds_recomputes_it_and_leaves_untimed_ta
     assert stats.resample_rounds(empty, np.random.default_rng(0)) is empty
     none = pd.DataFrame({"variant": ["a"], "times_ms": [""]})
     assert stats.resample_rounds(none, np.random.default_rng(0)) is none
+    # a sequential run's table comes back as it is; a `looks` column without looks is a fixed-rounds table
+    sequential = pd.DataFrame({"variant": ["a", "b"], "times_ms": ["1;2;3", "4;5;6"], "looks": ["10;20", "10;20"]})
+    assert stats.resample_rounds(sequential, np.random.default_rng(0)) is sequential
+    fixed = sequential.assign(looks=[float("nan"), ""], median_ms=0.0, q25_ms=0.0, q75_ms=0.0)
+    assert stats.resample_rounds(fixed, np.random.default_rng(0))["median_ms"].tolist() != [0.0, 0.0]
+
+
+def test_two_looks_at_the_same_round_are_refused():
+    with pytest.raises(ValueError, match="increasing"):
+        stats.look_levels((10, 10, 20))
+
+
+def test_a_first_look_that_is_not_a_positive_integer_is_named():
+    for bad in (0, 1.5, False):
+        with pytest.raises(ValueError, match=f"^first must be a positive integer, got {bad!r}$"):
+            stats.looks_up_to(40, first=bad)
+
+
+def test_the_error_rates_table_reads_each_source_of_noise_from_its_scenarios(tmp_path):
+    rows = [  # source, scenario, rate, mean rounds, share undecided at the cap, trials, looks
+        ("simulated", "A/A", 0.03, 70.0, 0.25, 4000, "10;20;40;80"),
+        ("simulated", "edge ×1.05", 0.02, 60.0, 0.1, 4000, "10;20;40;80"),
+        ("simulated", "edge ×0.95", 0.04, 61.0, 0.1, 4000, "10;20;40;80"),
+        ("simulated", "×1.10", 0.6, 50.0, 0.05, 4000, "10;20;40;80"),
+        ("simulated", "×1.15", 0.9, 30.0, 0.01, 4000, "10;20;40;80"),
+        ("simulated", "×1.20", 0.99, 20.0, 0.0, 4000, "10;20;40;80"),  # a scenario the table does not show
+        ("recorded", "A/A", 0.01, 40.0, 0.17, 800, "10;20"),
+        ("recorded", "edge ×1.05", 0.005, 35.0, 0.2, 800, "10;20"),
+        ("recorded", "×1.10", 0.7, 25.0, 0.02, 800, "10;20"),
+        ("recorded", "×1.15", 0.95, 15.0, 0.0, 800, "10;20"),
+    ]
+    columns = ["source", "scenario", "rate", "mean_rounds", "capped_share", "trials", "looks"]
+    pd.DataFrame(rows, columns=columns).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    table = stats.sequential_error_rates(tmp_path).set_index("noise")
+    assert list(table.columns) == ["false positive (A/A)", "false no effect (worse band edge)", "power at ×1.10",
+                                   "power at ×1.15", "A/A undecided at the cap", "mean rounds, A/A",
+                                   "mean rounds, ×1.10", "comparisons per scenario", "looks"]  # fmt: skip
+    assert table.loc["simulated"].tolist() == [0.03, 0.04, 0.6, 0.9, 0.25, 70.0, 50.0, 4000, "10;20;40;80"]  # worse
+    assert table.loc["recorded"].tolist() == [0.01, 0.005, 0.7, 0.95, 0.17, 40.0, 25.0, 800, "10;20"]
 
 
 def test_slope_of_known_powers():
     ns = [100, 200, 400]
     assert stats.slope(ns, [3 * n**1.5 for n in ns]) == pytest.approx(1.5)
     assert stats.slope(ns, [7.0] * 3) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_comparison_holds_plain_python_values():
+    """compare_rounds' dict is written to JSON and CSV and tested with `is`: no numpy scalars in it."""
+    for looks in ((), (8, 16)):
+        g = compare_rounds([100.0 + i for i in range(8)], [80.0 + i for i in range(8)], looks)
+        assert json.loads(json.dumps(g)) == g
+        assert {k: type(v) for k, v in g.items() if k != "rounds_to_decide"} == {
+            "speedup": float, "speedup_q25": float, "speedup_q75": float, "p_value": float, "rounds": int, "real": bool,
+            "no_effect": bool, "outcome": str, "interval_low": float, "interval_high": float, "level": float,
+            "decided": bool, "capped": bool, "looks": str}  # fmt: skip

@@ -13,12 +13,17 @@ from tokgen.voice import (
     count_text,
     design_text,
     fastest_sentence,
+    findings_text,
+    header_of,
+    interval_text,
     level_text,
     p_text,
     rank_text,
     ranking,
     speedup_table,
     speedup_text,
+    spread,
+    table,
 )
 
 
@@ -176,3 +181,133 @@ def test_an_undecided_comparison_names_a_count_of_rounds_only_beyond_the_next_on
     assert outcome_text(at_floor) == "undecided: more rounds than these 12 would decide it"
     beyond = {"outcome": "undecided", "rounds": 12, "rounds_to_decide": 14}
     assert outcome_text(beyond) == "undecided: about 14 rounds would decide it"
+
+
+SEQUENTIAL = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 0.004, "outcome": FASTER, "rounds": 20,
+              "looks": "10;20;40", "level": 0.025, "interval_low": 1.05, "interval_high": 1.31}  # fmt: skip
+
+
+def test_a_sequential_comparison_says_its_cap_the_level_that_judged_it_and_its_interval():
+    assert speedup_text(SEQUENTIAL) == (
+        "×1.20 (IQR ×1.10–×1.30 of 20 rounds, up to 40; p = 0.004 at level 0.025, faster; "
+        "97.5% interval ×1.05–×1.31)"
+    )
+    capped = {**SEQUENTIAL, "outcome": UNDECIDED, "p_value": 0.3, "rounds": 40, "capped": True, "rounds_to_decide": 90}
+    assert speedup_text(capped).endswith("p = 0.300 at level 0.025, undecided at the cap; 97.5% interval ×1.05–×1.31)")
+    # stopped before its cap undecided (a variant failed): neither "at the cap" nor a fixed design's estimate
+    assert "undecided; 97.5%" in speedup_text({**capped, "capped": False})
+    assert "up to 40" not in speedup_text({**SEQUENTIAL, "looks": ""})  # a fixed-rounds row
+
+
+def test_an_interval_is_said_only_where_the_rounds_give_one():
+    assert interval_text(SEQUENTIAL) == "97.5% interval ×1.05–×1.31"
+    assert interval_text({**SEQUENTIAL, "level": 0.01}) == "99% interval ×1.05–×1.31"
+    for low, high in [(0.0, 1.3), (float("nan"), 1.3), (1.05, float("inf")), (1.05, float("nan"))]:
+        none = {**SEQUENTIAL, "interval_low": low, "interval_high": high}
+        assert interval_text(none) == "too few rounds for an interval"
+    assert interval_text({"level": 0.025}) == "too few rounds for an interval"
+    assert interval_text({**SEQUENTIAL, "interval_low": 1e-9}).startswith("97.5% interval ×0.00–")
+
+
+def test_the_design_names_each_look_its_level_and_the_cap():
+    text = design_text((10, 20, 40, 50))  # spending 0.05 · n / 50: 0.01, 0.02, 0.04, 0.05
+    assert text.startswith("Each comparison this notebook needs is judged after 10, 20, 40 and 50 rounds, at levels "
+                           "0.01, 0.01, 0.02, 0.01 (their sum is 0.05), and stops at the first look that decides it: "
+                           "faster, slower, or no effect within ±5%;")  # fmt: skip
+    assert "up to the cap of 50 rounds" in text and "at most 5% of the time" in text
+    assert text.endswith(" Each comparison says how many rounds it used and, undecided at the cap, its interval.")
+    assert design_text([20]) == ("Each comparison is judged once, after 20 rounds, at level 0.05 (a cap no larger than "
+                                 "the first look leaves one look).")  # fmt: skip
+    assert "judged after 10 and 20 rounds, at levels 0.025, 0.025 " in design_text((10, 20))
+
+
+def test_findings_group_the_comparisons_by_outcome_in_one_order():
+    def g(variant, outcome, speedup):
+        return {"variant": variant, "vs": "naive", "speedup": speedup, "speedup_q25": speedup, "speedup_q75": speedup,
+                "p_value": 0.5, "outcome": outcome, "rounds": 8}  # fmt: skip
+
+    rows = [g("s", SLOWER, 0.5), None, g("u", UNDECIDED, 1.0), g("f", FASTER, 2.0), g("n", NO_EFFECT, 1.01),
+            g("f2", FASTER, 3.0)]  # fmt: skip
+    text = findings_text(rows)
+    slower = f"- **Slower, for real:** `s` against `naive` {speedup_text(rows[0])}."
+    assert text.splitlines() == [
+        f"- **Faster, for real:** `f` against `naive` {speedup_text(rows[3])}; "
+        f"`f2` against `naive` {speedup_text(rows[5])}.",
+        slower,
+        f"- **No effect (within ±5%):** `n` against `naive` {speedup_text(rows[4])}.",
+        f"- **Undecided (these rounds cannot tell):** `u` against `naive` {speedup_text(rows[2])}.",
+    ]
+    assert findings_text(pd.DataFrame([r for r in rows if r])) == text
+    assert findings_text([g("s", SLOWER, 0.5)]) == slower
+    assert findings_text([None]) == findings_text([]) == "- No comparison was measured in this run."
+
+
+def test_a_spread_is_the_median_and_quartiles_of_the_columns_it_names():
+    row = {"median_ms": 1.26, "q25_ms": 1.04, "q75_ms": 1.51, "median_us": 7.0, "q25_us": 6.0, "q75_us": 8.25}
+    assert spread(row) == "1.3 (1.0–1.5) ms"
+    assert spread(row, unit="µs", digits=2, key="us") == "7.00 (6.00–8.25) µs"
+    assert spread(row, unit="") == "1.3 (1.0–1.5)"
+
+
+def test_a_table_rounds_each_column_and_says_its_header_in_words():
+    df = pd.DataFrame({"variant": ["a", "b"], "median_ms": [1.25, 10.0], "n": [3, 4], "kv_mb": [1234.5, None]})
+    assert table(df, digits=2) == ("| variant | median, ms | n | KV, MB |\n|---|---|---|---|\n"
+                                   "| a | 1.25 | 3 | 1,234.50 |\n| b | 10.00 | 4 |  |")  # fmt: skip
+    assert table(df, columns=["n", "variant"]) == "| n | variant |\n|---|---|\n| 3 | a |\n| 4 | b |"
+    assert table(pd.DataFrame({"x": [1.26]})) == "| x |\n|---|\n| 1.3 |"  # one decimal by default
+    assert table(df, digits={"kv_mb": 0}).splitlines()[2] == "| a | 1.2 | 3 | 1,234 |"
+    names = ["Median_ms", "a-b_ms", "ms", "pct_faster", "n_sms", "eos_rows", "sync_debug_warnings", "peak_gb_s",
+             "times_x", "copy_bandwidth_gb_s"]  # fmt: skip
+    assert [header_of(c) for c in names] == [
+        "Median_ms", "a-b_ms", "ms", "% faster", "n SMs", "EOS rows", "flagged syncs", "peak, GB/s", "× x",
+        "copy bandwidth, GB/s"]  # fmt: skip
+
+
+def test_the_table_of_comparisons_names_its_columns_and_says_p_and_rounds_like_the_sentence():
+    rows = pd.DataFrame([{"variant": "b", "vs": "a", "n": 4, "speedup": 1.5, "speedup_q25": 1.25, "speedup_q75": 1.75,
+                          "p_value": 1e-5, "outcome": FASTER, "rounds": 12.0},
+                         {"variant": "c", "vs": "a", "n": 8, "speedup": 1.0, "speedup_q25": 0.9, "speedup_q75": 1.1,
+                          "p_value": 0.25, "outcome": UNDECIDED, "rounds": 6, "rounds_to_decide": 30}])  # fmt: skip
+    assert speedup_table(rows, legend=False).splitlines()[0].startswith("| variant | against | speed-up |")
+    text = speedup_table(rows, columns={"N": "n", "variant": "variant"}, legend=False)
+    assert text.splitlines() == ["| N | variant | speed-up | IQR of rounds | p | rounds | outcome |",
+                                 "|---|---|---|---|---|---|---|",
+                                 "| 4 | b | ×1.50 | ×1.25–×1.75 | < 0.001 | 12 | faster |",
+                                 "| 8 | c | ×1.00 | ×0.90–×1.10 | 0.250 | 6 "
+                                 "| undecided: about 30 rounds would decide it |"]  # fmt: skip
+
+
+def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant_with_its_leader():
+    base = [100.0 + i for i in range(8)]
+    half = [t / 2 for t in base]
+    results = frame({"a": base, "b": half, "c": half, "d": [t / 1.25 for t in base], "e": half})
+    ranked = ranking(results, "a", variants=["d", "b", "c", "gone", "e"])
+    assert ranked["variant"].tolist() == ["b", "c", "e", "d"] and ranked["rank"].tolist() == [1, 1, 1, 4]
+    assert ranked["tied"].tolist() == [True, True, True, False]
+    assert ranked["vs_leader"].iloc[0] is None and ranked["vs_leader"].iloc[3] is None
+    c, e = ranked["vs_leader"].iloc[1], ranked["vs_leader"].iloc[2]
+    assert (c["variant"], c["vs"], c["speedup"], e["variant"], e["vs"]) == ("c", "b", 1.0, "e", "b")
+    head = "Tied for fastest generator (rank 1), 3 variants: `b`, ×2.00 "
+    assert fastest_sentence(ranked, "generator").startswith(head)
+    said = (f"; `c`, against `b` {speedup_text(c)} (the rounds do not tell them apart); `e`, against `b` "
+            f"{speedup_text(e)} (the rounds do not tell them apart).")  # fmt: skip
+    assert fastest_sentence(ranked).startswith("Tied for fastest variant (rank 1), 3 variants: `b`, ")
+    assert fastest_sentence(ranked).endswith(said)
+    empty = ranking(results, "a", variants=["gone"])
+    assert empty.empty and list(empty.columns) == ["variant", "rank", "tied", "speedup", "outcome", "vs_leader"]
+    assert fastest_sentence(empty, "generator") == "No generator was timed."
+    assert count_text([]) == "of 0 comparisons: "
+
+
+def test_variants_sharing_a_rank_are_ordered_by_their_speedup_over_the_base():
+    base = [100.0 + i for i in range(8)]
+    wobbly = [t / 2 * f for t, f in zip(base, [0.8, 1.05] * 4)]  # ×2.5 or ×1.9: median ×2.2, not told apart from b
+    ranked = ranking(frame({"a": base, "b": [t / 2 for t in base], "c": wobbly}), "a", variants=["b", "c"])
+    assert ranked["variant"].tolist() == ["c", "b"] and ranked["rank"].tolist() == [1, 1]
+    assert ranked["speedup"].iloc[0] > ranked["speedup"].iloc[1]
+
+
+def test_a_comparison_without_a_round_count_says_none():
+    g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": FASTER}
+    assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30; p < 0.001, faster)"
+    assert speedup_text({**g, "rounds": float("nan")}) == speedup_text(g)

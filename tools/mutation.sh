@@ -4,7 +4,7 @@
 # environment:   python -m pip install "mutmut>=3.8,<4"
 #
 #   tools/mutation.sh                    stats bench memory bandwidth agreement
-#   tools/mutation.sh claims display     any modules of src/tokgen that have a test list below
+#   tools/mutation.sh claims voice       any modules of src/tokgen that have a test list below
 #   SAMPLE=300 tools/mutation.sh display  300 of its mutants, drawn at random (seed 0)
 #
 # Each module is mutated alone, in a copy of the repository under build/mutation/<module>/
@@ -32,6 +32,7 @@ tests_for() {
     agreement) echo tests/test_agreement.py tests/test_harness.py tests/test_properties.py ;;
     claims) echo tests/test_claims.py tests/test_claim_criteria.py tests/test_properties.py ;;
     display) echo tests/test_display.py tests/test_stats.py ;;
+    voice) echo tests/test_voice.py tests/test_properties.py tests/test_claims.py tests/test_display.py tests/test_stats.py ;;
     *) echo "tools/mutation.sh: no test list for module '$1'" >&2; exit 2 ;;
   esac
 }
@@ -45,7 +46,8 @@ for module in "${modules[@]}"; do
   work=$ROOT/build/mutation/$module
   rm -rf "$work"
   mkdir -p "$work"
-  cp -r src tests pyproject.toml README.md "$work"/
+  # data/ and slice/ (mutmut's also_copy): test_stats reads the recorded rounds of every table (tokgen_tools.seqsim)
+  for part in src tests pyproject.toml README.md data slice; do [ -e "$part" ] && cp -r "$part" "$work"/; done
   # mutmut reads [tool.mutmut] from pyproject.toml before setup.cfg: keep the copy's pyproject free of it
   "$PY" - "$work" "$module" "${tests[@]}" <<'EOF'
 import sys
@@ -53,10 +55,12 @@ from pathlib import Path
 
 work, module, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
 lines = "\n    ".join
+copy = [p for p in ("data", "slice") if (work / p).exists()]  # the tests run in mutants/: copied there too
 (work / "setup.cfg").write_text(
     "[mutmut]\n"
     "source_paths = src\n"
-    f"only_mutate = src/tokgen/{module}.py\n"
+    + (f"also_copy =\n    {lines(copy)}\n" if copy else "")
+    + f"only_mutate = src/tokgen/{module}.py\n"
     f"pytest_add_cli_args_test_selection =\n    {lines(tests)}\n"
     "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -m\n    not slow and not gpu\n"
 )

@@ -744,7 +744,9 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
             g = gain(group, base, label(new, compiled=compiled))
             if g is not None:
                 rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
-                             "batch_size": int(sync["batch_size"]), "max_seqlen": int(sync["max_seqlen"]),
+                             "batch_size": int(sync["batch_size"]),
+                             "max_seqlen": int(sync["max_seqlen"]) if sync.get("max_seqlen") == sync.get("max_seqlen")
+                             and sync.get("max_seqlen") is not None else None,
                              "compiled": bool(compiled), "hidden_by": new,
                              "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
     order = ["gpu_sms", "batch_size", "compiled", "hidden_by"]
