@@ -41,7 +41,7 @@ def test_the_page_says_what_its_tables_hold(run):
     ok = load("07_pipelining", out).query("status == 'ok'")
     for compiled in (False, True):  # pipelining against the sync, in that direction, as the one renderer says it
         g = gain(ok, label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled))
-        assert f"{'compiled' if compiled else 'eager'}, {speedup_text(g)}" in report
+        assert f"{'compiled' if compiled else 'eager'}, pipelined vs sync {speedup_text(g)}" in report
     rows = {int(line.split("|")[1]): line for line in report.splitlines() if line.startswith(("| 6 ", "| 7 ", "| 10 "))}
     for n in (6, 7):  # this run's verdict, then the reference whole GPU's, read by tokgen.claims
         mine, ours = claim(n, out), claim(n, ROOT)
@@ -100,6 +100,8 @@ SLOW = _gain(BASE, [t * 1.10 for t in BASE])
 SAME = _gain(BASE, [t * (1.002 if i % 2 else 0.998) for i, t in enumerate(BASE)])  # inside ±5%, shown
 OPEN = _gain(BASE[:3], [t / 1.10 for t in BASE[:3]])  # three rounds cannot decide
 TINY = _gain(BASE, [t / 1.01 for t in BASE])  # 1% faster in every round: real, and shown inside ±5%
+# undecided (p = 1, TOST not met), yet its interval lies below ×1.05: no gain beyond the band is possible
+CAPPED = {**SAME, "outcome": UNDECIDED, "no_effect": False, "interval_low": 0.95, "interval_high": 1.04}
 
 
 def test_known_comparisons_have_the_outcomes_the_sentences_are_built_on():
@@ -113,14 +115,20 @@ def test_known_comparisons_have_the_outcomes_the_sentences_are_built_on():
         (FAST, FAST, "The article's advice holds here: hiding the per-step sync with two streams pays, "),
         (SAME, FAST, "The article's advice holds here compiled only: "),
         (SLOW, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
-                     "nothing beyond ±5%, "),
+                     "nothing beyond ±5%; really slower eager: "),
+        (SAME, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+                     "nothing beyond ±5%: "),
         (TINY, FAST, "The article's advice holds here compiled only: "),  # a real gain inside ±5% does not count
-        (OPEN, SLOW, "These rounds cannot tell whether the article's advice pays here (eager undecided): "),
+        (OPEN, SLOW, "These rounds cannot tell whether the article's advice pays here (eager undecided, a gain "
+                     "beyond ±5% still inside its interval; really slower compiled): "),
+        (CAPPED, SLOW, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+                       "nothing beyond ±5%; really slower compiled: "),  # undecided, its interval below ×1.05
     ],
 )
 def test_the_advice_follows_the_measured_outcomes(eager, compiled, opening):
     text = quick.advice_sentence({"eager": eager, "compiled": compiled})
-    assert text == f"{opening}eager, {speedup_text(eager)}; compiled, {speedup_text(compiled)}."
+    assert text == (f"{opening}eager, pipelined vs sync {speedup_text(eager)}; compiled, pipelined vs sync "
+                    f"{speedup_text(compiled)}.")  # fmt: skip
 
 
 def _timed(folder, eager_share: float, compiled_share: float) -> None:
@@ -159,5 +167,14 @@ def test_the_regime_is_named_from_the_gpu_share_and_set_beside_the_nearest_refer
     share = {"host": 0.25, "slice": 0.9}[nearest]
     assert lines[1] == (f"Compiled, its share lies nearest the reference run's **{nearest}** ({share:.0%} there, "
                         f"{compiled:.0%} here).")  # fmt: skip
-    assert lines[2].startswith("The article's advice holds here eager only: eager, ×1.10 (")
-    assert "compiled, ×0.91 (" in lines[2] and lines[2].endswith("slower).")
+    assert lines[2].startswith("The article's advice holds here eager only: eager, pipelined vs sync ×1.10 (")
+    assert "compiled, pipelined vs sync ×0.91 (" in lines[2] and lines[2].endswith("slower).")
+
+
+def test_the_page_says_what_a_memory_cap_bound():
+    timed = pd.DataFrame({"variant": ["naive", "kv_static", "graph_x"], "peak_reserved_gb": [15.9, 3.8, 2.5]})
+    assert quick.cap_bound(timed, 16) == ("it bound `naive` (15.9 GB); every other variant peaked at 3.8 GB or less. "
+                                          "A cap tests capacity only, not a smaller card's bandwidth or compute.")
+    assert quick.cap_bound(timed, 40).startswith("no variant came near it (the largest peak: 15.9 GB).")
+    assert quick.cap_bound(timed, 2.7).startswith("it bound every variant: `naive` (15.9 GB), `kv_static` (3.8 GB), ")
+    assert quick.cap_bound(None, 16) == "what it bound was not recorded."
