@@ -519,7 +519,7 @@ def render(out: Path, regimes: dict | None = None) -> str:
     table_ = regime_table(out, here, regimes, _bandwidth(out))
     lines += [_table(table_), ""]
     if (out / "quick_regimes.png").exists():
-        lines += ["![This GPU on notebook 13's regime map](quick_regimes.png)", ""]
+        lines += ["![This GPU beside the reference run's regimes, at the same sizes](quick_regimes.png)", ""]
     lines += ["## The article's claims 6, 7 and 10, here and in the reference run's three regimes", ""]
     try:
         claims, measured = claims_rows(out, here, regimes)
@@ -575,9 +575,11 @@ def _bandwidth(out: Path) -> float | None:
     return float(bw["bandwidth_gb_s"].iloc[-1]) if bw is not None else None
 
 
-def regime_map(out: Path) -> None:
-    """This GPU's point on notebook 13's regime map (`tokgen.claims.regime_gains`,
-    `tokgen.display.plot_regime_map`), beside the reference run's points: quick_regimes.png."""
+def regime_map(out: Path, regimes: dict | None = None) -> None:
+    """This GPU's point on a regime map (`tokgen.claims.regime_gains`, `tokgen.display.plot_regime_map`)
+    beside the reference run's regimes at the same sizes: each regime's notebook-07 run (B = 32,
+    N = 100, the sizes of this run), not notebook 13's map, which ran N = 50 (a point at one N
+    set among points at another would compare two lengths): quick_regimes.png."""
     import matplotlib.pyplot as plt
 
     from tokgen.claims import regime_gains
@@ -586,24 +588,27 @@ def regime_map(out: Path) -> None:
     results = _load(out, "07_pipelining")
     if results is None:
         return
+    pair = ["kv_static", "pipelined_static"]
     mine = results.assign(map_point="this GPU")
-    ours = regime_gains(mine[mine["generator"].isin(["kv_static", "pipelined_static"])])
+    ours = regime_gains(mine[mine["generator"].isin(pair)])
     if ours.empty:
         return
     gpu = str(results["gpu"].iloc[0])
-    ours["where"] = "CPU (smoke)" if gpu.startswith("none") else f"this {gpu}, N={int(results['max_seqlen'].iloc[0])}"
-    reference = _load(ROOT, "13_regimes")
+    n = int(results["max_seqlen"].iloc[0])
+    ours["where"] = "CPU (smoke)" if gpu.startswith("none") else f"this {gpu}, N={n}"
     frames = [ours]
-    if reference is not None:
-        ref = regime_gains(reference)
-        n = json.loads(reference["params"].iloc[0]).get("MAX_SEQLEN", "")
-        ref["where"] = "reference " + ref["where"] + f", N={n}"
+    for name, folder in (reference_regimes() if regimes is None else regimes).items():
+        table = _load(folder, "07_pipelining")
+        if table is None or "max_seqlen" not in table or set(table["max_seqlen"].dropna().astype(int)) != {n}:
+            continue  # another length: not on this map
+        ref = regime_gains(table[table["generator"].isin(pair)].assign(map_point=name))
+        ref["where"] = f"{name}, N={n}"
         frames.append(ref)
     both = pd.concat(frames, ignore_index=True)
     both = both[both["hidden_by"] == "pipelined_static"]
     fig, ax = plt.subplots(figsize=(8, 5.5))
     plot_regime_map(ax, both, "pipelined_static")
-    ax.set_title("Hiding the stop-check sync vs the GPU's share of a step: this GPU on notebook 13's map")
+    ax.set_title(f"Hiding the stop-check sync vs the GPU's share of a step, N={n}: this GPU and the reference run")
     fig.savefig(out / "quick_regimes.png", dpi=120, bbox_inches="tight")
     plt.close(fig)
 
