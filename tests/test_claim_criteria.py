@@ -596,3 +596,32 @@ def test_a_claim_says_its_criterion_and_the_table_passes_its_resamples(tmp_path)
     assert claim(2, tmp_path, resamples=7)["criterion"] == CLAIMS[2][2]
     stability = claims.claims_table(tmp_path, resamples=7).set_index("#").loc[2, "stability"]
     assert 0 < stability < 1 and round(7 * stability, 9) == round(7 * stability)  # k of 7 resamples, not of 200
+
+
+def windows_profile(tmp_path, pairs, piped=500.0):
+    """Notebook 06's table with one row per generator per window: (sync, no-check) gaps per window."""
+    rows = []
+    for w, (sync, none) in enumerate(pairs):
+        for variant, gap in (("kv_static", sync), ("kv_static_no_check", none), ("pipelined_static", piped)):
+            rows.append({"variant": variant, "status": "ok", "idle_gap_median_us": gap, "batch_size": 16, "window": w})
+    write(tmp_path, "06_eos_sync_profile", rows)
+
+
+def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
+    windows_profile(tmp_path, [(110.0, 20.0), (120.0, 30.0), (100.0, 40.0)])  # the sync opens it in every window
+    c = claim(6, tmp_path, resamples=4)
+    assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]
+    assert c["measured"] == ("median idle gap before a step 110 µs (100–120) with the sync, 30 µs (20–40) with no "
+                             "stop check (eager, B=16, median and range over 3 profiled windows, interleaved; the "
+                             "article: ~110 µs)")  # fmt: skip
+    windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
+    c = claim(6, tmp_path, resamples=4)
+    assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
+    assert c["measured"].endswith("; the windows disagree: partly in 1, not reproduced in 2")
+    windows_profile(tmp_path, [(150.0, 140.0), (160.0, 150.0)])  # no cause in either window
+    assert claim(6, tmp_path, resamples=4)["verdict"] == NOT
+
+
+def test_claim_7_reads_the_median_gap_over_the_windows(tmp_path):
+    windows_profile(tmp_path, [(100.0, 10.0), (300.0, 10.0), (200.0, 10.0)], piped=90.0)
+    assert claims._idle_gaps(Tables(tmp_path)) == (200.0, 90.0)

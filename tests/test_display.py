@@ -304,3 +304,19 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert list(edge["sync_causes"]) == [True, False]
     above = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0]))
     assert list(above["sync_causes"]) == [False, True]
+
+
+def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_disagree():
+    rows = []
+    for w, (sync, none) in enumerate([(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)]):
+        for variant, gap in (("kv_static", sync), ("kv_static_no_check", none), ("pipelined_static", 200.0)):
+            rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w})
+    gaps = display.idle_gaps(pd.DataFrame(rows))
+    g = gaps.iloc[0]
+    assert (g["sync_us"], g["no_check_us"], g["sync_causes"], g["windows"], g["windows_opening"]) == (
+        155.0, 124.0, "split", 3, 1)  # fmt: skip
+    text = display.gap_takeaway(g)
+    assert "155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 " \
+           "profiled windows): the 3 profiled windows disagree: most of it goes without any stop check in 1 of " \
+           "them, so whether the sync opens it is not decided" in text  # fmt: skip
+    assert "the profiled windows disagree on whether the sync opens that gap" in display.gap_summary(gaps)

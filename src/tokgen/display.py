@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from IPython.display import Code, Markdown, display
 
-from .claims import claim, sync_opens_gap
+from .claims import claim, profile_windows, sync_opens_gap, window_gaps
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
@@ -289,6 +289,8 @@ def profile_table(summary: pd.DataFrame) -> str:
         "kernels per step": "kernels_per_step",
         "streams": "streams",
     }
+    if "window" in summary:  # several profiled windows: one row each, in the order they ran
+        columns = {"variant": "variant", "window": "window", **{h: c for h, c in columns.items() if c != "variant"}}
     out = pd.DataFrame({header: summary[column].to_numpy() for header, column in columns.items()})
     return table(out, digits={"GPU idle share of the window": 2, **{h: 0 for h in list(columns)[1:6]}} | {
         "kernels per step": 0})  # fmt: skip
@@ -298,7 +300,7 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
     """The profiler's overhead per step, per variant; a profiled step faster than the unprofiled
     one cannot be an overhead: the few plain runs vary at least that much, so every figure here is
     indicative only (notebook 06_eos_sync_profile)."""
-    over = summary.set_index("variant")["profiler_overhead_pct"]
+    over = profile_windows(summary).set_index("variant")["profiler_overhead_pct"]  # the median over windows
     runs = int(summary["unprofiled_runs"].iloc[0])
     costs = ", ".join(f"`{v}` {p:+.0f}%" for v, p in over[over > 0].items())
     faster = ", ".join(f"`{v}` ({-p:.0f}% faster)" for v, p in over[over <= 0].items())
@@ -320,22 +322,26 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     whether the sync opens most of it (`sync_causes`: `tokgen.claims.sync_opens_gap`, claim 6's
     test; None where the generator without any check was not profiled), and `change`: pipelining's
     gap "larger", "smaller" or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
-    columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change"]
+    columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
+               "windows", "windows_opening"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
-    s, rows = summary.set_index("variant"), []
+    s, rows = profile_windows(summary).set_index("variant"), []
     for compiled in (False, True):
         sync, piped = label("kv_static", compiled=compiled), label("pipelined_static", compiled=compiled)
         none = label("kv_static_no_check", compiled=compiled)
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
+            causes = [sync_opens_gap(x, y) for x, y in window_gaps(summary, compiled)]
+            measured = [c for c in causes if c is not None]
+            agreed = None if not measured else measured[0] if len(set(measured)) == 1 else "split"
             shown = round(b, 1) - round(a, 1)  # the sentences say what their digits show
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a),
-                 "sync_causes": sync_opens_gap(a, n),
-                 "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same"}
+                 "sync_causes": agreed, "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same",
+                 "windows": len(measured), "windows_opening": sum(bool(c) for c in measured)}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -358,10 +364,15 @@ def gap_takeaway(gap) -> str:
     head = f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
     if _measured_cause(gap):
-        cause = ("without any stop check most of it goes, so the sync opens most of it" if gap["sync_causes"] else
-                 "most of it stays without any stop check, so the sync is not what opens it")  # fmt: skip
+        if gap["sync_causes"] == "split":
+            cause = (f"the {gap['windows']} profiled windows disagree: most of it goes without any stop check in "
+                     f"{gap['windows_opening']} of them, so whether the sync opens it is not decided")  # fmt: skip
+        else:
+            cause = ("without any stop check most of it goes, so the sync opens most of it" if gap["sync_causes"] else
+                     "most of it stays without any stop check, so the sync is not what opens it")  # fmt: skip
+        over = f" (medians over {gap['windows']} profiled windows)" if gap.get("windows", 1) > 1 else ""
         return (f"{head}{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all "
-                f"and {gap['pipelined_us']:.1f} µs pipelined: {cause}; {_pipelining_does(gap)}.")  # fmt: skip
+                f"and {gap['pipelined_us']:.1f} µs pipelined{over}: {cause}; {_pipelining_does(gap)}.")  # fmt: skip
     unmeasured = "the generator without any stop check was not profiled, so the sync's share is not measured here"
     return (f"{head}{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: "
             f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
@@ -372,8 +383,11 @@ def gap_summary(gaps: pd.DataFrame) -> str:
     (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` makes the CPU wait for the GPU at every step boundary"
     if not gaps.empty and all(_measured_cause(g) for g in gaps.to_dict("records")):
-        opens = " and ".join(gaps[gaps["sync_causes"].astype(bool)]["model"])
-        stays = " and ".join(gaps[~gaps["sync_causes"].astype(bool)]["model"])
+        opens = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is True)]["model"])
+        stays = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is False)]["model"])
+        split = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c == "split")]["model"])
+        if split:
+            text += f"; {split}, the profiled windows disagree on whether the sync opens that gap (see the takeaways)"
         if opens:
             text += f"; {opens}, the idle gap before a step mostly goes without any stop check: "
             text += "the sync opens most of it"
