@@ -508,8 +508,8 @@ def render(out: Path, regimes: dict | None = None) -> str:
                + cap_bound(timed, cap) if cap and not cpu
                else f"Memory cap {cap:g} GB: on the CPU it only refuses sizes, nothing enforces it." if cap
                else "No memory cap: the whole device.")
-            + f" Claim 6's window is profiled at B = {params.get('PROFILE_BATCH', params['BATCH_SIZE'])}, the "
-            "article's profile batch.",
+            + f" Claim 6's {params.get('WINDOWS', 1)} profiled window(s) per generator run at B = "
+            f"{params.get('PROFILE_BATCH', params['BATCH_SIZE'])}, the article's profile batch.",
             "",
             "Stages: " + "; ".join(f"{r.stage} {r.status} in {r.seconds:.0f} s" for r in stages.itertuples())
             + f"; {stages['elapsed_s'].max():.0f} s in all from building the model (the process's imports before it "
