@@ -112,9 +112,10 @@ class Undecided(str):
     part that already fails makes it "partly or not reproduced", and the reader is told so
     (notebook 01_naive, where the first verdict is shown)."""
 
-    def __new__(cls, order: list[str], possible: set[str]):
+    def __new__(cls, order: list[str], possible: set[str], reason: str = ""):
         self = super().__new__(cls, UNDECIDED)
         self.between = [v for v in order if v in possible]
+        self.reason = reason  # why it is undecided, where not a comparison (`claim` says it instead)
         return self
 
 
@@ -299,9 +300,8 @@ def _claim_6(tables):
     if len(set(verdicts)) == 1:
         return measured, verdicts[0], None
     said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)
-    undecided = Undecided([REPRODUCED, PARTLY, NOT], set(verdicts))
-    undecided.reason = "its profiled windows disagree (see measured): more windows would decide it"
-    return f"{measured}; the windows disagree: {said}", undecided, None
+    why = "its profiled windows disagree (see measured): more windows would decide it"
+    return f"{measured}; the windows disagree: {said}", Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why), None
 
 
 def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool]]:
@@ -791,8 +791,7 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
             if g is not None:
                 rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
                              "batch_size": int(sync["batch_size"]),
-                             "max_seqlen": int(sync["max_seqlen"]) if sync.get("max_seqlen") == sync.get("max_seqlen")
-                             and sync.get("max_seqlen") is not None else None,
+                             "max_seqlen": int(sync["max_seqlen"]) if pd.notna(sync.get("max_seqlen")) else None,
                              "compiled": bool(compiled), "hidden_by": new,
                              "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
     order = ["gpu_sms", "batch_size", "compiled", "hidden_by"]

@@ -421,7 +421,7 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
         name = label("kv_static", compiled=gap["model"] == "compiled")
         share = shares.get(name, float("nan"))
         at = f" (B = {int(batches[name])}, not profiled)" if name in batches.index else ""
-        pace = ", so the host sets the pace" if share < 0.5 else ""
+        pace = ", so the host sets the pace" if share < HOST_BOUND else ""
         sentences.append(f"Notebook 06{profiled}. " + gap_takeaway(gap) + (
             f" In this run{at} the GPU is busy {share:.0%} of a synchronous step{pace}." if share == share else ""))
     return " ".join(sentences)
@@ -461,8 +461,8 @@ def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
 def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     """One family's sweep (eager or compiled) in sentences: where pipelining was faster or slower
     (real), the synchronous step's median and IQR at the sweep's ends and whether their IQRs part,
-    and the GPU's busy time and share of a step there, with the bound table's rule (GPU-bound from
-    half on). Each batch size is timed in its own comparison, so no ratio between two of them is
+    and the GPU's busy time and share of a step there, with the bound table's rule (`bound_words`).
+    Each batch size is timed in its own comparison, so no ratio between two of them is
     said: their medians come from different rounds (notebook 08_batch_sweep)."""
     by_outcome = comparisons.groupby("outcome")["batch_size"].apply(lambda b: ", ".join(map(str, sorted(b))))
     decided = [f"{o} (real) at B = {by_outcome[o]}" for o in (FASTER, SLOWER) if o in by_outcome]
@@ -491,7 +491,6 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     if busy.isna().all():
         return text + "."
     share = sync["gpu_busy_share"]
-
     text += f", while the GPU's busy time per step goes from {busy[b0]:.2f} to {busy[b1]:.2f} ms"
     text += (f". The GPU is busy {share[b0]:.0%} of a step at B = {b0} ({bound_words(share[b0])}) and "
              f"{share[b1]:.0%} at B = {b1} ({bound_words(share[b1])}), by the bound table's rule: host-bound under "
