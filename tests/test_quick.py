@@ -52,6 +52,12 @@ def test_the_page_says_what_its_tables_hold(run):
     whole = load("07_pipelining", ROOT).set_index("variant")["gpu_busy_share"]
     line = next(x for x in report.splitlines() if x.startswith("| whole GPU (reference) |"))
     assert f"| {whole['kv_static']:.0%} | {whole['compiled kv_static']:.0%} |" in line
+    assert quick.STABILITY_NOTE in report  # how a verdict without a percentage was reached
+    stages = load("quick_stages", out)
+    assert f"Time budget: {quick.QUICK['BUDGET_S']} s (`--budget-s`). Host CPU: {stages['cpu'].iloc[0]}." in report
+    assert "logical CPUs" in stages["cpu"].iloc[0]  # the host by name, beside the GPU
+    assert "; ".join(f"{r.stage} {r.status} in {quick._seconds(r.seconds)}" for r in stages.itertuples()) in report
+    assert (quick._seconds(0.146), quick._seconds(9.94), quick._seconds(10.2)) == ("0.1 s", "9.9 s", "10 s")
     agree = load("quick_agreement", out)
     assert f"{int(agree['ok'].sum())} of {len(agree)} checks returned the naive generator's tokens" in report
     assert agree["ok"].all() and len(agree) == 2 * len(ok)  # every timed variant, with and without an early stop
@@ -131,16 +137,17 @@ def test_the_advice_follows_the_measured_outcomes(eager, compiled, opening):
                     f"{speedup_text(compiled)}.")  # fmt: skip
 
 
-def _timed(folder, eager_share: float, compiled_share: float) -> None:
+def _timed(folder, eager_share: float, compiled_share: float, step_ms: float = 3.0) -> None:
     """A notebook-07-shaped table: kv_static and pipelined_static, eager and compiled, 12 rounds each;
     pipelining 10% faster eager, 10% slower compiled, in every round; the GPU shares are the
-    synchronous step's (the pipelined one's differ)."""
+    synchronous step's (the pipelined one's differ); compiled kv_static's step takes `step_ms`."""
     rows = []
     for compiled, share, gained in ((False, eager_share, 1.10), (True, compiled_share, 1 / 1.10)):
         for gen, times in (("kv_static", BASE), ("pipelined_static", [t / gained for t in BASE])):
             rows.append({"variant": label(gen, compiled=compiled), "generator": gen, "compiled": compiled,
                          "status": "ok", "gpu_busy_share": share if gen == "kv_static" else 1 - share,
                          "times_ms": ";".join(map(str, times)),
+                         "ms_per_step": step_ms if (gen, compiled) == ("kv_static", True) else 2 * step_ms,
                          "batch_size": 32, "max_seqlen": 100, "gpu": "NVIDIA Test", "params": "{}"})  # fmt: skip
     (folder / "data").mkdir(parents=True)
     pd.DataFrame(rows).to_csv(folder / "data" / "07_pipelining.csv", index=False)
@@ -157,16 +164,18 @@ def _timed(folder, eager_share: float, compiled_share: float) -> None:
 )
 def test_the_regime_is_named_from_the_gpu_share_and_set_beside_the_nearest_reference(tmp_path, eager, compiled, kind,
                                                                                      nearest):  # fmt: skip
-    _timed(tmp_path / "here", eager, compiled)
-    _timed(tmp_path / "host", 0.15, 0.25)  # the reference's whole GPU: compiled share 25%
-    _timed(tmp_path / "slice", 0.85, 0.9)  # a slice: 90%
+    _timed(tmp_path / "here", eager, compiled, step_ms=3.0)
+    _timed(tmp_path / "host", 0.15, 0.25, step_ms=4.0)  # the reference's whole GPU: compiled share 25%
+    _timed(tmp_path / "slice", 0.85, 0.9, step_ms=1.0)  # a slice: 90%
     regimes = {"host": tmp_path / "host", "slice": tmp_path / "slice"}
     lines = quick.regime_sentences(tmp_path / "here", regimes)
     said = " and ".join(f"{s:.0%} {m}" for m, s in (("eager", eager), ("compiled", compiled)))
     assert lines[0].startswith(f"A synchronous step (`kv_static`) keeps this GPU busy {said} of its wall time: {kind}")
-    share = {"host": 0.25, "slice": 0.9}[nearest]
+    share, step = {"host": (0.25, 4.0), "slice": (0.9, 1.0)}[nearest]
     assert lines[1] == (f"Compiled, its share lies nearest the reference run's **{nearest}** ({share:.0%} there, "
-                        f"{compiled:.0%} here).")  # fmt: skip
+                        f"{compiled:.0%} here). A compiled `kv_static` step keeps the GPU busy {3.0 * compiled:.2f} ms "
+                        f"here and {step * share:.2f} ms there, in a wall time of 3.00 ms here and {step:.2f} ms "
+                        "there: the share is this GPU and this host together.")  # fmt: skip
     assert lines[2].startswith("The article's advice holds here eager only: eager, pipelined vs sync ×1.10 (")
     assert "compiled, pipelined vs sync ×0.91 (" in lines[2] and lines[2].endswith("slower).")
 

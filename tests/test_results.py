@@ -113,3 +113,19 @@ def test_run_of_says_which_run_wrote_a_table():
     df = pd.DataFrame({"commit": ["6ae714b0e47c"] * 2, "run_started": ["2026-11-23T17:11:18+00:00"] * 2})
     assert run_of(df) == "commit 6ae714b, started 2026-11-23 17:11 UTC"  # Recorder.started is UTC
     assert run_of(df.drop(columns="commit")) == "no provenance columns"
+
+
+def test_the_cpu_is_named_by_its_model_and_the_logical_cpus_this_process_may_use(monkeypatch, tmp_path):
+    import os
+    from pathlib import Path
+
+    from tokgen.results import cpu_model
+
+    info = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9454 48-Core Processor\n"
+    real = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda p, *a, **k: info if str(p) == "/proc/cpuinfo" else real(p, *a, **k))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 5}, raising=False)
+    assert cpu_model() == "AMD EPYC 9454 48-Core Processor, 3 logical CPUs"
+    monkeypatch.setattr(Path, "read_text", lambda p, *a, **k: (_ for _ in ()).throw(OSError("no /proc")))
+    monkeypatch.setattr("platform.processor", lambda: "arm")
+    assert cpu_model() == "arm, 3 logical CPUs"

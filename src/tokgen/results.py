@@ -44,6 +44,23 @@ def git_commit() -> str:
     return commit + ("-dirty" if dirty else "")
 
 
+def cpu_model() -> str:
+    """The host CPU by name and its logical CPUs ("AMD EPYC 9454 48-Core Processor, 16 logical CPUs"):
+    the host sets the pace of a host-bound generator, so a result names it (notebook 00_setup).
+    Linux's /proc/cpuinfo gives the name; elsewhere the platform's processor or machine string."""
+    name = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    name = name or platform.processor() or platform.machine()
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{name}, {count} logical CPUs"
+
+
 @functools.cache
 def environment() -> dict:
     """GPU, driver, CUDA, torch, transformers, Python, commit: what every result row carries (notebook 00_setup)."""
@@ -56,7 +73,7 @@ def environment() -> dict:
         "torch": torch.__version__,
         "transformers": version("transformers"),
         "python": platform.python_version(),
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_model(),  # the logical CPUs this process may run on
         "commit": git_commit(),
         "alloc_conf": os.environ.get("PYTORCH_ALLOC_CONF", os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")),
     }

@@ -61,7 +61,8 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", type=Path, help=f"where report.md, its figures and data/ go (default {DEFAULT_OUT})")
     p.add_argument("--memory-gb", metavar="N", help="cap the process at N GB of GPU memory "
-                   "(torch.cuda.set_per_process_memory_fraction), as on a smaller GPU")  # fmt: skip
+                   "(torch.cuda.set_per_process_memory_fraction): what fits on a smaller card, capacity "
+                   "only")  # fmt: skip
     p.add_argument("--smoke", action="store_true", help="tiny model and sizes, CPU allowed (the default without a GPU)")
     p.add_argument("--batch-size", metavar="B", help="sequences per batch (default: the article's 32)")
     p.add_argument("--max-seqlen", metavar="N", help="new tokens per sequence (default: the article's 100)")
@@ -273,6 +274,22 @@ def gpu_shares(results: pd.DataFrame | None) -> dict:
     return {m: float(ok.get(label("kv_static", compiled=m == "compiled"), math.nan)) for m in ("eager", "compiled")}
 
 
+def step_times(results: pd.DataFrame | None, compiled: bool = True) -> tuple[float, float]:
+    """A synchronous step (`kv_static`, compiled by default) in ms: (GPU busy, wall), both per decode
+    step, from a notebook-07-shaped table (gpu_busy_share × ms_per_step, and ms_per_step); NaNs where
+    not measured. The share alone hides which of the two moved."""
+    from tokgen.registry import label
+
+    if results is None or "gpu_busy_share" not in results:
+        return math.nan, math.nan
+    ok = results[results["status"] == "ok"].set_index("variant")
+    name = label("kv_static", compiled=compiled)
+    if name not in ok.index:
+        return math.nan, math.nan
+    wall = float(ok.at[name, "ms_per_step"])
+    return float(ok.at[name, "gpu_busy_share"]) * wall, wall
+
+
 def regime_table(out: Path, here: str, regimes: dict, bandwidth: float | None) -> pd.DataFrame:
     """This GPU beside the reference's regimes and the article's L40S: copy bandwidth, GPU share of a
     synchronous step eager and compiled, and the bound it makes (`tokgen.display.bound_words`)."""
@@ -341,13 +358,17 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
             f"{HOST_BOUND:.0%} the host sets the pace, from {GPU_BOUND:.0%} the GPU, between both weigh; notebook "
             "13's x axis)."
         )
-        refs = {name: gpu_shares(_load(folder, "07_pipelining"))["compiled"] for name, folder in regimes.items()}
+        tables = {name: _load(folder, "07_pipelining") for name, folder in regimes.items()}
+        refs = {name: gpu_shares(t)["compiled"] for name, t in tables.items()}
         refs = {k: v for k, v in refs.items() if v == v}
         if refs and ours["compiled"] == ours["compiled"]:
             near = min(refs, key=lambda k: abs(refs[k] - ours["compiled"]))
+            (busy, wall), (busy_ref, wall_ref) = step_times(results), step_times(tables[near])
             lines.append(
                 f"Compiled, its share lies nearest the reference run's **{near}** ({refs[near]:.0%} there, "
-                f"{ours['compiled']:.0%} here)."
+                f"{ours['compiled']:.0%} here). A compiled `kv_static` step keeps the GPU busy {busy:.2f} ms here "
+                f"and {busy_ref:.2f} ms there, in a wall time of {wall:.2f} ms here and {wall_ref:.2f} ms there: "
+                "the share is this GPU and this host together."
             )
     ok = results[results["status"] == "ok"]
     pair = lambda m: (label("kv_static", compiled=m == "compiled"), label("pipelined_static", compiled=m == "compiled"))
@@ -359,8 +380,9 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
     if g is not None:
         verb = {FASTER: "faster, for real", SLOWER: "slower, for real"}.get(g["outcome"], "not decidedly faster")
         lines.append(
-            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator: fewer "
-            f"launches per token) is {verb}: {speedup_text(g)}."
+            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator: a CUDA "
+            f"graph replays several decode steps per launch, with fused Triton kernels; notebook 10) is {verb}: "
+            f"{speedup_text(g)}."
         )
     return lines
 
@@ -470,7 +492,7 @@ def floor_sentences(out: Path) -> tuple[list[str], pd.DataFrame | None]:
     ranked = ranking(ok, label("naive"))
     first = floors.set_index("variant").loc[ranked.iloc[0]["variant"]]
     lines.append(
-        fastest_sentence(ranked, "generator")
+        fastest_sentence(ranked, f"of the {len(ranked)} generators timed here")
         + f" It takes {first['times_task_floor']:.2f}× the task's floor and reaches {first['pct_of_own_floor']:.0f}% "
         f"of its own (its cache: {first['kv_read']})."
     )
@@ -508,10 +530,11 @@ def render(out: Path, regimes: dict | None = None) -> str:
                + cap_bound(timed, cap) if cap and not cpu
                else f"Memory cap {cap:g} GB: on the CPU it only refuses sizes, nothing enforces it." if cap
                else "No memory cap: the whole device.")
-            + f" Claim 6's {params.get('WINDOWS', 1)} profiled window(s) per generator run at B = "
-            f"{params.get('PROFILE_BATCH', params['BATCH_SIZE'])}, the article's profile batch.",
+            + f" Claim 6's {_count(params.get('WINDOWS', 1), 'profiled window')} per generator run at B = "
+            f"{params.get('PROFILE_BATCH', params['BATCH_SIZE'])}, the article's profile batch. "
+            f"Time budget: {params['BUDGET_S']} s (`--budget-s`). Host CPU: {env['cpu']}.",
             "",
-            "Stages: " + "; ".join(f"{r.stage} {r.status} in {r.seconds:.0f} s" for r in stages.itertuples())
+            "Stages: " + "; ".join(f"{r.stage} {r.status} in {_seconds(r.seconds)}" for r in stages.itertuples())
             + f"; {stages['elapsed_s'].max():.0f} s in all from building the model (the process's imports before it "
             "not counted).",
             "",
@@ -524,15 +547,21 @@ def render(out: Path, regimes: dict | None = None) -> str:
     lines += ["## The article's claims 6, 7 and 10, here and in the reference run's three regimes", ""]
     try:
         claims, measured = claims_rows(out, here, regimes)
-        lines += [_table(claims), "", f"Measured on {here}:", "", *measured, ""]
+        lines += [_table(claims), "", STABILITY_NOTE, "", f"Measured on {here}:", "", *measured, ""]
     except Exception as err:  # noqa: BLE001 - the page still says what the other stages found
         lines += [f"*Claims not evaluated: {type(err).__name__}: {err}*", ""]
     gaps = _load(out, "06_eos_sync_profile")
     if gaps is not None:
-        from tokgen.display import gap_takeaway, idle_gaps
+        from tokgen.display import gap_takeaway, idle_gaps, profiler_overhead
 
         for gap in idle_gaps(gaps).to_dict("records"):
             lines.append(f"- Claim 6's window: {gap_takeaway(gap)}")
+        if not cpu:
+            lines.append(
+                f"- {profiler_overhead(gaps)} The window's idle share is of profiled steps at B = "
+                f"{int(gaps['batch_size'].iloc[0])}; the GPU share above is another measure: one whole timed "
+                f"generation's GPU busy time at B = {params['BATCH_SIZE']} over its unprofiled median time."
+            )
         lines.append("")
     lines += ["## The fastest generator against this GPU's floor", ""]
     said, floors = floor_sentences(out)
@@ -569,6 +598,23 @@ def render(out: Path, regimes: dict | None = None) -> str:
               "memory cap) in `data/`: " + ", ".join(f"`{p.name}`" for p in sorted((out / "data").glob("*.csv")))
               + ". The reference columns read the repository's committed `data/` and `slice/`."]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+STABILITY_NOTE = (
+    "A percentage beside a verdict is its stability: how often the verdict comes out the same over "
+    "resampled rounds of a run with a fixed number of rounds. A verdict without one came from a sequential "
+    "run (looks at growing numbers of rounds, each at its own level; the design's error rates are in the "
+    "repository's `data/sequential_error_rates.csv`), which is not resampled."
+)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _seconds(s: float) -> str:
+    """A stage's duration: one decimal below 10 s (a 0.1 s stage does not read "0 s"), whole seconds above."""
+    return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
 
 
 def _bandwidth(out: Path) -> float | None:
