@@ -201,6 +201,17 @@ def test_memory_and_profiling_tools(gpt2):
     assert s["steps"] >= 15 and s["kernels_per_step"] > 50 and 0 <= s["gpu_idle_fraction"] < 1
 
 
+@pytest.mark.parametrize("name", ["kv_static", "kv_static_no_check"])
+def test_a_windows_steps_hold_every_kernel_of_those_steps(gpt2, name):
+    """A step's GPU work in the window (split by host markers) matches the whole run's CUPTI union per
+    step: no kernel is lost, those launched through the driver API (PyTorch's fused attention) included."""
+    v = tokgen.generator_variant(name, gpt2, batch_size=32, max_seqlen=40)
+    v.run()
+    whole = tokgen.profiling.gpu_busy_ms(v.run) * 1e3 / 39  # µs per decode step, prefill and set-up included
+    s = tokgen.profile_steps(v.run, start=4, stop=36).summary()
+    assert 0.85 * whole <= s["gpu_busy_per_step_us"] <= 1.05 * whole, (s["gpu_busy_per_step_us"], whole)
+
+
 def test_sync_counts(gpt2):
     run = lambda: tokgen.generate("kv_static", gpt2, batch_size=2, max_seqlen=16)
     run()

@@ -71,6 +71,20 @@ def test_step_markers_split_a_generator_that_copies_nothing_to_the_host():
     assert set(Timeline({"traceEvents": no_marks}).kernels["step"]) == {0}
 
 
+def test_a_kernel_launched_through_the_driver_api_belongs_to_its_step():
+    """PyTorch's fused attention and Triton launch with cuLaunchKernel (CUPTI's "cuda_driver"): such a
+    kernel is tied to its step like a runtime launch, not dropped (a step's busy time lost its attention)."""
+    events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (100, 200)]
+    events += launch("gemm", 110, 120, 10, 1)
+    events += [ev("cuda_driver", "cuLaunchKernel", 112, 3, correlation=2),
+               ev("kernel", "fmha_cutlassF", 130, 40, stream=7, correlation=2)]  # fmt: skip
+    events += launch("argmax", 210, 220, 5, 3)
+    tl = Timeline({"traceEvents": events})
+    assert list(tl.kernels["name"]) == ["gemm", "fmha_cutlassF", "argmax"]
+    assert list(tl.kernels["step"]) == [0, 0, 1]
+    assert tl.steps.set_index("step").loc[0, "gpu_busy_us"] == 50
+
+
 def test_a_blocking_copy_to_the_host_is_drawn_as_a_sync_wait_and_a_launch_is_not():
     # .item() copies into pageable memory: cudaMemcpyAsync itself returns only once the copy has landed
     calls = [("cudaLaunchKernel", 0, 5), ("cudaMemcpyAsync", 10, 20), ("cudaEventSynchronize", 40, 3),

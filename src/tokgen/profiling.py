@@ -193,7 +193,9 @@ class Timeline:
         ]
         self.ranges = pd.DataFrame(ranges, columns=["name", "start", "end"]).sort_values("start", ignore_index=True)
         gpu = sorted((e for e in events if e.get("cat") in _GPU_CATEGORIES), key=lambda e: e["ts"])
-        runtime = [e for e in events if e.get("cat") == "cuda_runtime"]
+        # launches through the driver API too (cuLaunchKernel: Triton's kernels, PyTorch's fused attention);
+        # a kernel whose launch is not found would be dropped from its step
+        runtime = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")]
         marks = sorted(e["ts"] for e in runtime if e["name"] == "cudaStreamQuery")
         launched = {e["args"]["correlation"]: e["ts"] for e in runtime if "correlation" in e.get("args", {})}
         kernels, step = [], 0
