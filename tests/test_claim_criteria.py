@@ -521,6 +521,25 @@ def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
     assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")
 
 
+@pytest.mark.parametrize(
+    "naive_share, best_share, said",
+    [
+        (0.96, 0.24, "naive 96% GPU-bound, compiled pipelined_static 24% host-bound"),  # a slice's naive
+        (0.90, 0.49, "naive 90% GPU-bound, compiled pipelined_static 49% host-bound"),  # on and under the edges
+        (0.89, 0.50, "naive 89% mixed (host and GPU), compiled pipelined_static 50% mixed (host and GPU)"),
+        (float("nan"), 0.30, "compiled pipelined_static 30% host-bound"),  # naive's share not measured: not said
+    ],
+)
+def test_claim_10_says_naives_and_the_recipes_gpu_share_and_bound(tmp_path, naive_share, best_share, said):
+    rows = pipelining_rows(naive=BASE, best=[b / 5 for b in BASE])
+    share = {"naive": naive_share, "compiled pipelined_static": best_share}
+    write(tmp_path, "07_pipelining", [r | {"gpu_busy_share": share.get(r["variant"], 0.7)} for r in rows])
+    measured, v, _ = measure(10, tmp_path)
+    assert v == REPRODUCED and f"×5.00–×5.00; GPU busy share of a run and its bound: {said}; rank" in measured
+    write(tmp_path, "07_pipelining", rows)  # a table without GPU busy shares (a CPU run): nothing said of them
+    assert "GPU busy" not in measure(10, tmp_path)[0]
+
+
 def test_claim_9_shows_one_stream_against_two_beside_it_without_judging_it(tmp_path):
     rows = pipelining_rows()
     piped = [float(x) for x in next(r for r in rows if r["variant"] == "pipelined_static")["times_ms"].split(";")]

@@ -22,7 +22,7 @@ from .gpu_slice import L40S_GBS, bracketing
 from .registry import label
 from .results import load
 from .stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, parse_looks, resample_rounds, slope
-from .voice import count_text, interval_text, rank_text, ranking, speedup_text
+from .voice import bound_words, count_text, interval_text, rank_text, ranking, speedup_text
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
@@ -485,7 +485,9 @@ def _claim_10(tables):
     """The speed-up's interval, not its point estimate, is judged against ×2.5 and ×4 (notebook 07
     names them to `tokgen.compare`, whose sequential run goes on until the interval leaves both or
     the cap): a speed-up whose interval holds a threshold is undecided, not read from where its
-    median happened to fall."""
+    median happened to fall. Beside it, naive's and the recipe's GPU busy share and bound
+    (`bound_words`), read from the same table: where naive is GPU-bound, the speed-up depends on
+    how fast this GPU runs naive's own work as well as on the recipe, and the reader sees it."""
     best, naive = label("pipelined_static", compiled=True), label("naive")
     g = gain(tables["07_pipelining"], naive, best, thresholds=SUMMARY_THRESHOLDS)
     if g is None or g["speedup"] != g["speedup"]:  # a run without timed rounds (failed, out of memory): no verdict
@@ -495,6 +497,10 @@ def _claim_10(tables):
     measured = f"{best} vs naive {speedup_text(g)}"
     measured += "" if parse_looks(g.get("looks")) else f"; {interval_text(g)}"  # a sequential one says it already
     measured += f", which holds ×{holds[0]:g}" if holds else ""
+    rows = tables["07_pipelining"].set_index("variant")
+    shares = rows["gpu_busy_share"].dropna() if "gpu_busy_share" in rows else pd.Series(dtype=float)
+    busy = [f"{v} {shares[v]:.0%} {bound_words(shares[v])}" for v in (naive, best) if v in shares]
+    measured += f"; GPU busy share of a run and its bound: {', '.join(busy)}" if busy else ""
     if tables.rng is None:  # where it ranks, said once: not recomputed for every resample of the rounds
         ranked = summary_results(tables).set_index("variant")
         first = ranked[ranked["rank"] == 1].index.tolist()

@@ -22,6 +22,10 @@ from .registry import get_generator, label
 from .results import slice_columns
 from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, resample_rounds, signed_rank_p, slope
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
+    GPU_BOUND,
+    HOST_BOUND,
+    bound,
+    bound_words,
     count_text,
     design_text,
     fastest_sentence,
@@ -56,22 +60,6 @@ def show_source(obj):
 def say(text: str) -> None:
     """Render a Markdown sentence built from measured values (notebook 00_setup)."""
     display(Markdown(text))
-
-
-HOST_BOUND, GPU_BOUND = 0.5, 0.9  # a step's GPU share: under half the host sets its pace; from 90% the GPU
-
-
-def bound(share: float) -> str:
-    """A step's bound from its GPU share: "host" under HOST_BOUND (the GPU idles most of the
-    step: the host sets its pace), "GPU" from GPU_BOUND on (the host can shorten it by a tenth at
-    most), "mixed" between (both weigh: a busy share alone does not say who sets the step), ""
-    unmeasured (notebook 05_torch_compile)."""
-    return "" if share != share else "host" if share < HOST_BOUND else "GPU" if share >= GPU_BOUND else "mixed"
-
-
-def bound_words(share: float) -> str:
-    """`bound` as words: "host-bound", "GPU-bound", "mixed (host and GPU)" (notebook 05_torch_compile)."""
-    return {"host": "host-bound", "GPU": "GPU-bound", "mixed": "mixed (host and GPU)"}.get(bound(share), "")
 
 
 def bound_table(results: pd.DataFrame) -> str:
