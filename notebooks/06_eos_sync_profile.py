@@ -111,7 +111,9 @@ CUDA = DEVICE == "cuda"
 # only: recording every operator on the CPU too adds host work to every operator and would
 # inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
 # the Perfetto traces; its CPU side can run slower than unprofiled. A few plain runs first give
-# the time per step without any profiler, the yardstick for the profiler's own cost.
+# the time per step without any profiler, the yardstick for the profiler's own cost; their
+# fastest and slowest step are kept beside their median, so the yardstick's own spread is
+# measured too.
 # `tokgen.bench.profile_window` ([`tokgen/bench.py`](../src/tokgen/bench.py)) does the four in
 # this order for one variant: a warm-up call, the plain runs, the statistics' pass, the pictures'
 # pass.
@@ -154,9 +156,16 @@ say(
 # time in which no kernel ran at all. GPU busy per step: the time with at least one kernel
 # running. The profiler adds host work to every launch, even recording GPU activity only: the
 # step profiled against the step unprofiled (the median of a few plain runs, wall time / steps)
-# estimates that overhead, which the gaps carry too. The few plain runs are not timed against
-# each other, so their own spread is not measured here: read the overhead column as an
-# estimate.
+# estimates that overhead, which the gaps carry too. Each window's row shows its plain runs'
+# median with their fastest and slowest step, and the sentence below the table gives each
+# generator's overhead from its lowest to its highest window beside the plain runs' spread: an
+# overhead no larger than that spread is not told apart from the plain runs' own variation.
+#
+# The overhead is host time, like the gap before a step, and it need not be the same for every
+# generator or every window. So claim 6 compares, in each window, the overhead per step (in µs)
+# of the synchronous profile with that of the no-check one: where they differ by more than the
+# two gaps do, that difference alone could make the gaps' difference, and the window leaves the
+# cause undecided.
 
 # %%
 if CUDA:
@@ -263,7 +272,8 @@ show_claim(6, RESULTS_DIR)
 # ## Takeaways, read from this run
 #
 # The gap's size, and whether the sync causes it: if it does, the generator with no stop check
-# at all (same model, same steps, no `.item()`) leaves most of it closed. The pipelined generator
+# at all (same model, same steps, no `.item()`) leaves most of it closed, provided the profiler
+# added about as much host time to both profiles (see the profile table). The pipelined generator
 # hides the sync too, but it also adds a second stream: its gap is claim 7's, not the cause's test.
 
 # %%

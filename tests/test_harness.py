@@ -316,7 +316,8 @@ def test_generator_variant_names_and_runs_what_it_says(tiny):
 
 def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, monkeypatch):
     """Three plain runs of 8, 24 and 16 ticks (125, 375, 250 ms; median 250 ms) over 5 steps: 50,000 µs
-    a step; the profiled step period 60,000 µs is 20% over it."""
+    a step, the fastest 25,000 and the slowest 75,000 (in the order they ran, the median is the last:
+    neither the first nor the middle one); the profiled step period 60,000 µs is 20% over the median."""
     calls = []
 
     class Timeline:
@@ -342,6 +343,8 @@ def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, mon
         "steps": 2,
         "unprofiled_step_us": 50_000.0,
         "unprofiled_runs": 3,
+        "unprofiled_min_us": 25_000.0,
+        "unprofiled_max_us": 75_000.0,
         "profiler_overhead_pct": pytest.approx(20.0),
     }
     assert stats.summary() == picture.summary()
@@ -350,6 +353,7 @@ def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, mon
     assert math.isnan(row["profiler_overhead_pct"]) and row["unprofiled_step_us"] == 1e3 * 2 * MS / 5
     row, _, _ = bench.profile_window(scripted(gpu, "c", [1, 4]), "cuda", start=0, stop=1, plain_runs=1)
     assert row["unprofiled_step_us"] == 1e3 * 4 * MS / 5 and row["unprofiled_runs"] == 1
+    assert row["unprofiled_min_us"] == row["unprofiled_max_us"] == row["unprofiled_step_us"]  # one run: no spread
 
 
 # --- memory: peaks, fragmentation, the allocator's switch ---

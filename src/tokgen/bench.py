@@ -270,18 +270,21 @@ def profile_window(
 ) -> tuple[dict, Timeline, Timeline]:
     """Notebook 06_eos_sync_profile's measurement of one variant: a warm-up; `plain_runs` runs
     without a profiler (their median time per step: what the profiler's overhead is measured
-    against); steps [start, stop) profiled with GPU activity only, for the statistics; and again
-    with the CPU ranges of `Ranges(model)`, for pictures and the Perfetto trace at `trace_path`
-    (recording every operator on the CPU slows the host, so those gaps are not measured).
-    Returns its row (the variant's info, the window's summary, the unprofiled step and the
-    overhead) and the two timelines."""
+    against; their fastest and slowest per step: how much the plain runs themselves vary); steps
+    [start, stop) profiled with GPU activity only, for the statistics; and again with the CPU
+    ranges of `Ranges(model)`, for pictures and the Perfetto trace at `trace_path` (recording
+    every operator on the CPU slows the host, so those gaps are not measured). Returns its row
+    (the variant's info, the window's summary, the unprofiled step with its fastest and slowest,
+    and the overhead) and the two timelines."""
     device = torch.device(device)
     v.run()  # warm-up: compilation, lazy allocation
     plain = [time_run(v.run, device) for _ in range(plain_runs)]  # (ms, tokens) each
-    unprofiled_us = 1e3 * statistics.median(ms for ms, _ in plain) / (plain[0][1].shape[1] - 1)
+    per_step = [1e3 * ms / (tokens.shape[1] - 1) for ms, tokens in plain]  # µs per step, each plain run
+    unprofiled_us = statistics.median(per_step)
     stats = profile_steps(v.run, start=start, stop=stop)
     picture = profile_steps(v.run, start=start, stop=stop, cpu=True, model=model, trace_path=trace_path)
     s = stats.summary()
     overhead = 100 * (s["step_period_us"] / unprofiled_us - 1) if "step_period_us" in s else float("nan")
-    row = {**v.info, "variant": v.name, **s, "unprofiled_step_us": unprofiled_us, "unprofiled_runs": plain_runs}
+    row = {**v.info, "variant": v.name, **s, "unprofiled_step_us": unprofiled_us, "unprofiled_runs": plain_runs,
+           "unprofiled_min_us": min(per_step), "unprofiled_max_us": max(per_step)}  # fmt: skip
     return row | {"profiler_overhead_pct": overhead}, stats, picture

@@ -15,13 +15,17 @@ import pandas as pd
 import torch
 from IPython.display import Code, Markdown, display
 
-from .claims import claim, profile_windows, sync_opens_gap, window_gaps
+from .claims import claim, profile_windows, profiler_outweighs, sync_opens_gap, window_gaps
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
 from .results import slice_columns
 from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, resample_rounds, signed_rank_p, slope
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
+    GPU_BOUND,
+    HOST_BOUND,
+    bound,
+    bound_words,
     count_text,
     design_text,
     fastest_sentence,
@@ -56,22 +60,6 @@ def show_source(obj):
 def say(text: str) -> None:
     """Render a Markdown sentence built from measured values (notebook 00_setup)."""
     display(Markdown(text))
-
-
-HOST_BOUND, GPU_BOUND = 0.5, 0.9  # a step's GPU share: under half the host sets its pace; from 90% the GPU
-
-
-def bound(share: float) -> str:
-    """A step's bound from its GPU share: "host" under HOST_BOUND (the GPU idles most of the
-    step: the host sets its pace), "GPU" from GPU_BOUND on (the host can shorten it by a tenth at
-    most), "mixed" between (both weigh: a busy share alone does not say who sets the step), ""
-    unmeasured (notebook 05_torch_compile)."""
-    return "" if share != share else "host" if share < HOST_BOUND else "GPU" if share >= GPU_BOUND else "mixed"
-
-
-def bound_words(share: float) -> str:
-    """`bound` as words: "host-bound", "GPU-bound", "mixed (host and GPU)" (notebook 05_torch_compile)."""
-    return {"host": "host-bound", "GPU": "GPU-bound", "mixed": "mixed (host and GPU)"}.get(bound(share), "")
 
 
 def bound_table(results: pd.DataFrame) -> str:
@@ -276,54 +264,53 @@ def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
 
 def profile_table(summary: pd.DataFrame) -> str:
     """Notebook 06's profile per variant: the idle gap before a step, GPU-busy time, the step
-    period profiled and unprofiled, the profiler's overhead, the window's idle share, kernels
-    and streams (notebook 06_eos_sync_profile)."""
-    columns = {
-        "variant": "variant",
-        "idle gap before a step, µs (median)": "idle_gap_median_us",
-        "GPU busy per step, µs": "gpu_busy_per_step_us",
-        "step, µs (profiled)": "step_period_us",
-        "step, µs (unprofiled)": "unprofiled_step_us",
-        "profiler overhead, %": "profiler_overhead_pct",
-        "GPU idle share of the window": "gpu_idle_fraction",
-        "kernels per step": "kernels_per_step",
-        "streams": "streams",
-    }
+    period profiled and unprofiled (the plain runs' median, fastest and slowest), the profiler's
+    overhead, the window's idle share, kernels and streams (notebook 06_eos_sync_profile)."""
+    plain = [f"{m:,.0f} ({lo:,.0f}–{hi:,.0f})" for m, lo, hi in
+             summary[["unprofiled_step_us", "unprofiled_min_us", "unprofiled_max_us"]].to_numpy()]  # fmt: skip
+    out = pd.DataFrame({"variant": summary["variant"].to_numpy()})
     if "window" in summary:  # several profiled windows: one row each, in the order they ran
-        columns = {"variant": "variant", "window": "window", **{h: c for h, c in columns.items() if c != "variant"}}
-    out = pd.DataFrame({header: summary[column].to_numpy() for header, column in columns.items()})
-    return table(out, digits={"GPU idle share of the window": 2, **{h: 0 for h in list(columns)[1:6]}} | {
-        "kernels per step": 0})  # fmt: skip
+        out["window"] = summary["window"].to_numpy()
+    out["idle gap before a step, µs (median)"] = summary["idle_gap_median_us"].to_numpy()
+    out["GPU busy per step, µs"] = summary["gpu_busy_per_step_us"].to_numpy()
+    out["step, µs (profiled)"] = summary["step_period_us"].to_numpy()
+    out["step, µs (unprofiled: median (fastest–slowest) of the plain runs)"] = plain
+    out["profiler overhead, %"] = summary["profiler_overhead_pct"].to_numpy()
+    out["GPU idle share of the window"] = summary["gpu_idle_fraction"].to_numpy()
+    out["kernels per step"] = summary["kernels_per_step"].to_numpy()
+    out["streams"] = summary["streams"].to_numpy()
+    return table(out, digits={c: 2 if c == "GPU idle share of the window" else 0 for c in out})
 
 
 def profiler_overhead(summary: pd.DataFrame) -> str:
-    """The profiler's overhead per step, per variant; a profiled step faster than the unprofiled
-    one cannot be an overhead: the few plain runs vary at least that much, so every figure here is
-    indicative only (notebook 06_eos_sync_profile)."""
-    over = profile_windows(summary).set_index("variant")["profiler_overhead_pct"]  # the median over windows
-    runs = int(summary["unprofiled_runs"].iloc[0])
-    costs = ", ".join(f"`{v}` {p:+.0f}%" for v, p in over[over > 0].items())
-    faster = ", ".join(f"`{v}` ({-p:.0f}% faster)" for v, p in over[over <= 0].items())
-    noise = (
-        f"the profiler cannot speed a step up, so the {runs} plain runs vary at least this much: "
-        "read every overhead here as indicative only"
-    )  # their spread is not measured here
-    return (
-        (f"Profiler overhead per step: {costs}. " if costs else "No profiled step was slower than its unprofiled one. ")
-        + (f"Profiled faster than unprofiled: {faster}; {noise}. " if faster else "")
-        + "The idle gaps above were measured with the profiler running."
-    )
+    """Per variant, the profiler's overhead per step (its profiled step against the median of the
+    plain runs of the same window) from its lowest to its highest over the windows, beside how much
+    those plain runs themselves spread (slowest less fastest, as a share of their median; the
+    widest window's): one template, every number read from `summary` (notebook 06_eos_sync_profile)."""
+    runs, windows = int(summary["unprofiled_runs"].iloc[0]), int(summary.groupby("variant").size().max())
+    spread_pct = 100 * (summary["unprofiled_max_us"] - summary["unprofiled_min_us"]) / summary["unprofiled_step_us"]
+    parts = []
+    for v, g in summary.assign(spread_pct=spread_pct).groupby("variant", sort=False):
+        lo, hi = g["profiler_overhead_pct"].min(), g["profiler_overhead_pct"].max()
+        over = f"{lo:+.0f}%" if f"{lo:+.0f}" == f"{hi:+.0f}" else f"{lo:+.0f}% to {hi:+.0f}%"
+        parts.append(f"`{v}` {over}, its plain runs spread up to {g['spread_pct'].max():.0f}%")
+    return (f"Profiler overhead per step, the profiled step against the median of the {runs} plain runs of its "
+            f"window, lowest to highest over {windows} window{'s' if windows > 1 else ''} (the plain runs' spread: "
+            f"slowest less fastest, as a share of their median): {'; '.join(parts)}. The idle gaps above were "
+            "measured with the profiler running.")  # fmt: skip
 
 
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
     sync, with no stop check at all (`no_check_us`, NaN where not profiled) and pipelined, the GPU's
     idle share of the window, whether pipelining closes most of the gap (`closes`: under half),
-    whether the sync opens most of it (`sync_causes`: `tokgen.claims.sync_opens_gap`, claim 6's
-    test; None where the generator without any check was not profiled), and `change`: pipelining's
-    gap "larger", "smaller" or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
+    whether the sync opens most of it (`sync_causes`: claim 6's tests, `tokgen.claims.sync_opens_gap`
+    in every window, "split" where the windows disagree, "profiler" where in a window the profiler's
+    overhead differs between the two profiles by more than their gaps do, `profiler_outweighs`;
+    None where the generator without any check was not profiled), and `change`: pipelining's gap
+    "larger", "smaller" or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
-               "windows", "windows_opening"]  # fmt: skip
+               "windows", "windows_opening", "windows_outweighed"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -333,15 +320,17 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
-            causes = [sync_opens_gap(x, y) for x, y in window_gaps(summary, compiled)]
-            measured = [c for c in causes if c is not None]
-            agreed = None if not measured else measured[0] if len(set(measured)) == 1 else "split"
+            windows = [w for w in window_gaps(summary, compiled) if sync_opens_gap(*w[:2]) is not None]
+            outweighed = sum(profiler_outweighs(*w) for w in windows)
+            opening = [sync_opens_gap(*w[:2]) for w in windows]
+            agreed = "profiler" if outweighed else opening[0] if len(set(opening)) == 1 else "split"
+            agreed = agreed if windows else None
             shown = round(b, 1) - round(a, 1)  # the sentences say what their digits show
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a),
                  "sync_causes": agreed, "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same",
-                 "windows": len(measured), "windows_opening": sum(bool(c) for c in measured)}
+                 "windows": len(windows), "windows_opening": sum(opening), "windows_outweighed": outweighed}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -364,7 +353,11 @@ def gap_takeaway(gap) -> str:
     head = f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
     if _measured_cause(gap):
-        if gap["sync_causes"] == "split":
+        if gap["sync_causes"] == "profiler":
+            cause = (f"in {gap['windows_outweighed']} of the {gap['windows']} profiled windows the profiler's overhead "
+                     "per step differs between the two profiles by more than their gaps do, so whether the sync "
+                     "opens it is not decided")  # fmt: skip
+        elif gap["sync_causes"] == "split":
             cause = (f"the {gap['windows']} profiled windows disagree: most of it goes without any stop check in "
                      f"{gap['windows_opening']} of them, so whether the sync opens it is not decided")  # fmt: skip
         else:
@@ -385,9 +378,9 @@ def gap_summary(gaps: pd.DataFrame) -> str:
     if not gaps.empty and all(_measured_cause(g) for g in gaps.to_dict("records")):
         opens = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is True)]["model"])
         stays = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is False)]["model"])
-        split = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c == "split")]["model"])
-        if split:
-            text += f"; {split}, the profiled windows disagree on whether the sync opens that gap (see the takeaways)"
+        open_ = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c in ("split", "profiler"))]["model"])
+        if open_:
+            text += f"; {open_}, the profiled windows do not decide whether the sync opens that gap (see the takeaways)"
         if opens:
             text += f"; {opens}, the idle gap before a step mostly goes without any stop check: "
             text += "the sync opens most of it"

@@ -5,8 +5,9 @@ paired speed-up over interleaved rounds (median of the per-round t_vs / t_varian
 the quartiles of those per-round ratios, p, the outcome and the rounds. `speedup_text` is its one
 rendering in words, `speedup_table` the same as table columns, `ranking` the one way variants are
 ordered: by paired speed-up over one base, the variants that the rounds cannot tell apart shown as
-tied. The templates below are the only other places where a count or a direction is worded.
-Nothing here measures or decides: it reads what `tokgen.stats` computed.
+tied. The templates below are the only other places where a count or a direction is worded, and
+`bound` the one rule that words a step's GPU share (host-bound, GPU-bound or mixed). Nothing here
+measures or decides: it reads what `tokgen.stats` and the profiles computed.
 """
 
 import math
@@ -16,6 +17,20 @@ import pandas as pd
 from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, look_levels, parse_looks
 
 DECIDED = (FASTER, SLOWER)
+HOST_BOUND, GPU_BOUND = 0.5, 0.9  # a step's GPU share: under half the host sets its pace; from 90% the GPU
+
+
+def bound(share: float) -> str:
+    """A step's bound from its GPU share: "host" under HOST_BOUND (the GPU idles most of the
+    step: the host sets its pace), "GPU" from GPU_BOUND on (the host can shorten it by a tenth at
+    most), "mixed" between (both weigh: a busy share alone does not say who sets the step), ""
+    unmeasured (notebook 05_torch_compile)."""
+    return "" if share != share else "host" if share < HOST_BOUND else "GPU" if share >= GPU_BOUND else "mixed"
+
+
+def bound_words(share: float) -> str:
+    """`bound` as words: "host-bound", "GPU-bound", "mixed (host and GPU)" (notebook 05_torch_compile)."""
+    return {"host": "host-bound", "GPU": "GPU-bound", "mixed": "mixed (host and GPU)"}.get(bound(share), "")
 
 
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
