@@ -160,12 +160,9 @@ say(
 # median with their fastest and slowest step, and the sentence below the table gives each
 # generator's overhead from its lowest to its highest window beside the plain runs' spread: an
 # overhead no larger than that spread is not told apart from the plain runs' own variation.
-#
-# The overhead is host time, like the gap before a step, and it need not be the same for every
-# generator or every window. So claim 6 compares, in each window, the overhead per step (in µs)
-# of the synchronous profile with that of the no-check one: where they differ by more than the
-# two gaps do, that difference alone could make the gaps' difference, and the window leaves the
-# cause undecided.
+# The overhead is host time, like the gap before a step, and the host drifts: that is why every
+# generator is profiled in several windows in a fresh random order, and why claim 6 decides only
+# when every window gives the same verdict.
 
 # %%
 if CUDA:
@@ -272,8 +269,7 @@ show_claim(6, RESULTS_DIR)
 # ## Takeaways, read from this run
 #
 # The gap's size, and whether the sync causes it: if it does, the generator with no stop check
-# at all (same model, same steps, no `.item()`) leaves most of it closed, provided the profiler
-# added about as much host time to both profiles (see the profile table). The pipelined generator
+# at all (same model, same steps, no `.item()`) leaves most of it closed. The pipelined generator
 # hides the sync too, but it also adds a second stream: its gap is claim 7's, not the cause's test.
 
 # %%

@@ -310,7 +310,6 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
                         "compiled kv_static", "compiled kv_static_no_check", "compiled pipelined_static"],
             "idle_gap_median_us": [250.0, 240.0, 450.0, 1000.0, 499.0, 660.0],
             "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
-            "step_period_us": 5100.0, "unprofiled_step_us": 5000.0,  # the same overhead in every profile
         }
     )  # fmt: skip
     gaps = display.idle_gaps(profile)
@@ -335,8 +334,7 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     rows = []
     for w, (sync, none) in enumerate([(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)]):
         for variant, gap in (("kv_static", sync), ("kv_static_no_check", none), ("pipelined_static", 200.0)):
-            rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w,
-                         "step_period_us": 5100.0, "unprofiled_step_us": 5000.0})  # fmt: skip
+            rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w})
     gaps = display.idle_gaps(pd.DataFrame(rows))
     g = gaps.iloc[0]
     assert (g["sync_us"], g["no_check_us"], g["sync_causes"], g["windows"], g["windows_opening"]) == (
@@ -345,30 +343,4 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     assert "155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 " \
            "profiled windows): the 3 profiled windows disagree: most of it goes without any stop check in 1 of " \
            "them, so whether the sync opens it is not decided" in text  # fmt: skip
-    assert "; eager, the profiled windows do not decide whether the sync opens that gap" in display.gap_summary(gaps)
-
-
-def test_idle_gaps_leave_the_cause_undecided_where_the_profilers_overhead_differs_more_than_the_gaps():
-    """Claim 6's guard (`tokgen.claims.profiler_outweighs`) in notebook 06's words: the sync's gap is
-    halved without the check in all three windows, but in the last the profiler added 2,508 µs more
-    to the sync's step than to the no-check's, against 90 µs between their gaps."""
-    rows = []
-    for w, over in enumerate([(100.0, 100.0), (150.0, 120.0), (2821.0, 313.0)]):
-        for variant, gap, o in (("kv_static", 110.0, over[0]), ("kv_static_no_check", 20.0, over[1]),
-                                ("pipelined_static", 200.0, 0.0)):  # fmt: skip
-            rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w,
-                         "step_period_us": 5000.0 + o, "unprofiled_step_us": 5000.0})  # fmt: skip
-    gaps = display.idle_gaps(pd.DataFrame(rows))
-    g = gaps.iloc[0]
-    assert (g["sync_causes"], g["windows"], g["windows_opening"], g["windows_outweighed"]) == ("profiler", 3, 3, 1)
-    assert display.gap_takeaway(g) == (
-        "Eager: the GPU idles 90% of the window; the gap before a step is 110.0 µs with the sync, 20.0 µs with no "
-        "stop check at all and 200.0 µs pipelined (medians over 3 profiled windows): in 1 of the 3 profiled windows "
-        "the profiler's overhead per step differs between the two profiles by more than their gaps do, so whether "
-        "the sync opens it is not decided; pipelining makes it larger."
-    )
-    assert display.gap_summary(gaps) == ("The per-step `.item()` makes the CPU wait for the GPU at every step "
-                                         "boundary; eager, the profiled windows do not decide whether the sync opens "
-                                         "that gap (see the takeaways).")  # fmt: skip
-    even = pd.DataFrame(rows).assign(step_period_us=5100.0)  # the same overhead everywhere: every window decides
-    assert list(display.idle_gaps(even)["sync_causes"]) == [True]
+    assert "the profiled windows disagree on whether the sync opens that gap" in display.gap_summary(gaps)

@@ -231,22 +231,17 @@ def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
     return out.assign(windows=groups.size()).reset_index()
 
 
-def window_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float, float]]:
-    """Per profiled window where both were profiled: the idle gap before a step (µs) with the sync
-    and with no stop check (`kv_static`, `kv_static_no_check`), and how much more the profiler
-    added to the sync's step than to the no-check's (µs per step; each overhead is the profiled
-    step period less the plain runs' median step; NaN where the window recorded no steps). From
-    notebook 06_eos_sync_profile."""
+def window_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
+    """Per profiled window, the idle gap before a step (µs) with the sync and with no stop check
+    (`kv_static`, `kv_static_no_check`), where both were profiled in it (notebook 06_eos_sync_profile)."""
     sync, none = label("kv_static", compiled=compiled), label("kv_static_no_check", compiled=compiled)
     windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
-    out = []
+    pairs = []
     for w in windows:
-        w = w.set_index("variant")
-        if sync in w.index and none in w.index:
-            over = [w.at[v, "step_period_us"] - w.at[v, "unprofiled_step_us"] for v in (sync, none)]
-            gaps = [float(w.at[v, "idle_gap_median_us"]) for v in (sync, none)]
-            out.append((*gaps, float(over[0] - over[1])))
-    return out
+        gap = w.set_index("variant")["idle_gap_median_us"]
+        if sync in gap.index and none in gap.index:
+            pairs.append((float(gap[sync]), float(gap[none])))
+    return pairs
 
 
 def _idle_gaps(tables) -> tuple[float, float]:
@@ -268,17 +263,6 @@ def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
     return bool(sync_us >= MIN_GAP_US and no_check_us <= 0.5 * sync_us)
 
 
-def profiler_outweighs(sync_us: float, no_check_us: float, overhead_diff_us: float) -> bool:
-    """Whether one profiled window cannot say if the sync opens the gap: the profiler's overhead
-    per step (µs) differs between the sync's and the no-check's profiles (`overhead_diff_us`, see
-    `window_gaps`) by more than their idle gaps before a step do, or that overhead was not
-    measured. Why: the gap before a step is host time, and what the profiler adds to a step is
-    host time too; a difference in what it added that is larger than the gaps' difference could
-    make that whole difference, in either direction, so the window decides nothing. Claim 6's and
-    notebook 06_eos_sync_profile's guard."""
-    return not math.isfinite(overhead_diff_us) or abs(overhead_diff_us) > abs(sync_us - no_check_us)
-
-
 def _claim_6(tables):
     """"The GPU idles ~110 µs between steps, caused by the .item() sync", decidably: the cause is
     shown when the generator without any stop check (`kv_static_no_check`, profiled beside it)
@@ -288,17 +272,14 @@ def _claim_6(tables):
     Each profiled window (notebook 06 profiles several, interleaved in random order) gives its own
     verdict: one verdict in every window decides the claim; windows that disagree leave it
     undecided (a single window is judged alone, and says so). The gaps are measured under the
-    profiler, which adds host time to every step, and not the same amount to every profile: a
-    window where that overhead differs between the two profiles by more than their gaps do
-    (`profiler_outweighs`) leaves the claim undecided too. Pipelining's gap belongs to claim 7 (it
-    adds a stream and moves the check, not only the sync)."""
+    profiler, which adds host time to every launch. Pipelining's gap belongs to claim 7 (it adds a
+    stream and moves the check, not only the sync)."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
-    windows = window_gaps(profile)
-    if not windows or any(sync_opens_gap(s, n) is None or not math.isfinite(d) for s, n, d in windows):
-        raise NotMeasured("notebook 06's profile holds no idle gap or no profiler overhead for one of its generators: "
-                          "re-run notebook 06")  # fmt: skip
+    pairs = window_gaps(profile)
+    if not pairs or any(sync_opens_gap(s, n) is None for s, n in pairs):
+        raise NotMeasured("notebook 06's profile holds no idle gap for one of its generators: re-run notebook 06")
 
     def verdict(sync, none):
         return (REPRODUCED if ARTICLE_GAP_US / 2 <= sync <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(
@@ -306,25 +287,16 @@ def _claim_6(tables):
 
     b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
     batch = f", B={int(b)}" if b is not None and b == b else ""
-    syncs, nones = [s for s, _, _ in windows], [n for _, n, _ in windows]
-    if len(windows) == 1:
+    syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
+    if len(pairs) == 1:
         gaps = f"{syncs[0]:.0f} µs with the sync, {nones[0]:.0f} µs with no stop check"
         how = "one profiled window each, unrepeated"
     else:
         gaps = (f"{np.median(syncs):.0f} µs ({min(syncs):.0f}–{max(syncs):.0f}) with the sync, {np.median(nones):.0f} "
                 f"µs ({min(nones):.0f}–{max(nones):.0f}) with no stop check")  # fmt: skip
-        how = f"median and range over {len(windows)} profiled windows, interleaved"
-    verdicts = [verdict(s, n) for s, n, _ in windows]
-    signed = lambda xs: ", ".join(f"{x:+.0f}" for x in xs)  # per window, in the order they ran
-    measured = (f"median idle gap before a step {gaps} (eager{batch}, {how}; the article: ~{ARTICLE_GAP_US} µs); "
-                f"the profiler's overhead per step, sync less no-check: {signed(d for *_, d in windows)} µs, against "
-                f"gaps differing by {signed(s - n for s, n, _ in windows)} µs")  # fmt: skip
-    outweighed = sum(profiler_outweighs(*w) for w in windows)
-    if outweighed:
-        why = (f"in {outweighed} of {len(windows)} profiled windows the profiler added more host time per step to one "
-               "of the two profiles than to the other, by more than their gaps differ: that difference in overhead "
-               "alone could make the gaps' difference, so whether the sync opens the gap is not decided")  # fmt: skip
-        return measured, Undecided([REPRODUCED, PARTLY, NOT], {*verdicts, NOT}, why), None
+        how = f"median and range over {len(pairs)} profiled windows, interleaved"
+    verdicts = [verdict(s, n) for s, n in pairs]
+    measured = f"median idle gap before a step {gaps} (eager{batch}, {how}; the article: ~{ARTICLE_GAP_US} µs)"
     if len(set(verdicts)) == 1:
         return measured, verdicts[0], None
     said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)
@@ -530,8 +502,7 @@ CLAIMS = {
         "compiled faster than eager, real (signed-rank p below its level)", _claim_5),
     6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
         "the sync's cause: the idle gap before a step ≥ 20 µs with the sync, and at most half of it with no stop "
-        "check at all; its size within a factor of 2 of ~110 µs (the cause at another size: partly); undecided where "
-        "the profiler's overhead per step differs between the two profiles by more than their gaps do", _claim_6),
+        "check at all; its size within a factor of 2 of ~110 µs (the cause at another size: partly)", _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
         "idle gap at most half the sync one; pipelined faster than sync, real (signed-rank p below its level), "
         "eager and compiled",

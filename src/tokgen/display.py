@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from IPython.display import Code, Markdown, display
 
-from .claims import claim, profile_windows, profiler_outweighs, sync_opens_gap, window_gaps
+from .claims import claim, profile_windows, sync_opens_gap, window_gaps
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
@@ -304,13 +304,12 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
     sync, with no stop check at all (`no_check_us`, NaN where not profiled) and pipelined, the GPU's
     idle share of the window, whether pipelining closes most of the gap (`closes`: under half),
-    whether the sync opens most of it (`sync_causes`: claim 6's tests, `tokgen.claims.sync_opens_gap`
-    in every window, "split" where the windows disagree, "profiler" where in a window the profiler's
-    overhead differs between the two profiles by more than their gaps do, `profiler_outweighs`;
-    None where the generator without any check was not profiled), and `change`: pipelining's gap
-    "larger", "smaller" or "same" at the 0.1 µs the sentences show. Notebook 06_eos_sync_profile."""
+    whether the sync opens most of it (`sync_causes`: claim 6's test, `tokgen.claims.sync_opens_gap`,
+    in every window; "split" where the windows disagree; None where the generator without any check
+    was not profiled), and `change`: pipelining's gap "larger", "smaller" or "same" at the 0.1 µs the
+    sentences show. Notebook 06_eos_sync_profile."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
-               "windows", "windows_opening", "windows_outweighed"]  # fmt: skip
+               "windows", "windows_opening"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -320,17 +319,15 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
-            windows = [w for w in window_gaps(summary, compiled) if sync_opens_gap(*w[:2]) is not None]
-            outweighed = sum(profiler_outweighs(*w) for w in windows)
-            opening = [sync_opens_gap(*w[:2]) for w in windows]
-            agreed = "profiler" if outweighed else opening[0] if len(set(opening)) == 1 else "split"
-            agreed = agreed if windows else None
+            causes = [sync_opens_gap(x, y) for x, y in window_gaps(summary, compiled)]
+            measured = [c for c in causes if c is not None]
+            agreed = None if not measured else measured[0] if len(set(measured)) == 1 else "split"
             shown = round(b, 1) - round(a, 1)  # the sentences say what their digits show
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": bool(b < 0.5 * a),
                  "sync_causes": agreed, "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same",
-                 "windows": len(windows), "windows_opening": sum(opening), "windows_outweighed": outweighed}
+                 "windows": len(measured), "windows_opening": sum(bool(c) for c in measured)}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -353,11 +350,7 @@ def gap_takeaway(gap) -> str:
     head = f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
     if _measured_cause(gap):
-        if gap["sync_causes"] == "profiler":
-            cause = (f"in {gap['windows_outweighed']} of the {gap['windows']} profiled windows the profiler's overhead "
-                     "per step differs between the two profiles by more than their gaps do, so whether the sync "
-                     "opens it is not decided")  # fmt: skip
-        elif gap["sync_causes"] == "split":
+        if gap["sync_causes"] == "split":
             cause = (f"the {gap['windows']} profiled windows disagree: most of it goes without any stop check in "
                      f"{gap['windows_opening']} of them, so whether the sync opens it is not decided")  # fmt: skip
         else:
@@ -378,9 +371,9 @@ def gap_summary(gaps: pd.DataFrame) -> str:
     if not gaps.empty and all(_measured_cause(g) for g in gaps.to_dict("records")):
         opens = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is True)]["model"])
         stays = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is False)]["model"])
-        open_ = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c in ("split", "profiler"))]["model"])
-        if open_:
-            text += f"; {open_}, the profiled windows do not decide whether the sync opens that gap (see the takeaways)"
+        split = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c == "split")]["model"])
+        if split:
+            text += f"; {split}, the profiled windows disagree on whether the sync opens that gap (see the takeaways)"
         if opens:
             text += f"; {opens}, the idle gap before a step mostly goes without any stop check: "
             text += "the sync opens most of it"
