@@ -36,7 +36,11 @@ PY=$(find_python)
 if [ "${1:-}" = "--test" ]; then
   shift
   "$PY" -m ruff check .
-  exec "$PY" -m pytest "$@"
+  # two workers where pytest-xdist is installed (the dev extra; CI has two cores), each test file in one
+  # worker: the notebooks' smoke runs read each other's CSVs in order. TOKGEN_TEST_WORKERS=0: one process.
+  workers=()
+  "$PY" -c "import xdist" >/dev/null 2>&1 && workers=(-n "${TOKGEN_TEST_WORKERS:-2}" --dist loadfile)
+  exec "$PY" -m pytest "${workers[@]}" "$@"
 fi
 if [ "${1:-}" = "--quick" ]; then
   shift
