@@ -61,8 +61,7 @@ class Tables:
         return Tables(self.results_dir, rng, self.cache)
 
     def same_run(self, *names: str) -> None:
-        """A claim that reads several tables reads them from one run: the same GPU, slice and commit
-        (notebook 07 run alone would otherwise read an older notebook 06's table)."""
+        """Raise MixedRuns unless the tables come from one run (GPU, slice and commit)."""
         runs = {}
         for name in names:
             df = self[name]
@@ -90,10 +89,8 @@ def _smoke(df: pd.DataFrame) -> bool:
 
 
 def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
-    """All parts hold: reproduced; some: partly; none: not reproduced; and not reproduced whenever
-    every part listed in `core` (indices: the claim's core, shown in at least one of them) fails.
-    A part that is None (an undecided comparison) leaves the verdict undecided unless it cannot
-    change it."""
+    """All parts hold: reproduced; some: partly; none, or none of `core` (indices): not reproduced.
+    A None part (undecided) leaves the verdict undecided unless it cannot change it."""
 
     def verdict(ps):
         if core and not any(ps[i] for i in core):
@@ -109,9 +106,7 @@ def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
 
 
 class Undecided(str):
-    """UNDECIDED, knowing the verdicts the undecided comparisons could still give (`between`): a
-    part that already fails makes it "partly or not reproduced", and the reader is told so
-    (notebook 01_naive, where the first verdict is shown)."""
+    """UNDECIDED, knowing the verdicts it could still become (`between`) (notebook 01_naive)."""
 
     def __new__(cls, order: list[str], possible: set[str], reason: str = ""):
         self = super().__new__(cls, UNDECIDED)
@@ -210,9 +205,8 @@ def _claim_5(tables):
 
 
 def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
-    """Notebook 06's profile, one row per variant: over its windows (the `window` column, several
-    profiled windows interleaved in random order), the median of each number, and `windows`, how
-    many; a profile without that column is one window (notebook 06_eos_sync_profile)."""
+    """Notebook 06's profile, a row per variant: the median over its `window`s, and how many
+    (notebook 06_eos_sync_profile)."""
     if "window" not in profile or profile.empty:
         return profile.assign(windows=1)
     groups = profile.groupby("variant", sort=False)
@@ -223,8 +217,7 @@ def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
 
 
 def window_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
-    """Per profiled window, the idle gap before a step (µs) with the sync and with no stop check
-    (`kv_static`, `kv_static_no_check`), where both were profiled in it (notebook 06_eos_sync_profile)."""
+    """Per profiled window, the idle gap (µs) with the sync and with no stop check (notebook 06_eos_sync_profile)."""
     sync, none = label("kv_static", compiled=compiled), label("kv_static_no_check", compiled=compiled)
     windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
     pairs = []
@@ -304,14 +297,12 @@ def _claim_7(tables):
 
 
 def sweep_thresholds(batch_size: int, largest: int) -> tuple:
-    """The speed-ups whose side claim 8 needs decided at `batch_size` (notebook 08_batch_sweep):
-    ×(1 + BAND) at the sweep's `largest` batch size (a gain there must be shown below it), none elsewhere."""
+    """The speed-ups claim 8 needs decided at `batch_size`: ×(1 + BAND) at the `largest` (notebook 08_batch_sweep)."""
     return (1 + BAND,) if batch_size == largest else ()
 
 
 def sweep_gains(tables) -> pd.DataFrame:
-    """Pipelining's gain per batch size, eager and compiled (notebook 08_batch_sweep); `tables`: a
-    results folder or `Tables`."""
+    """Pipelining's gain per batch size, eager and compiled (notebook 08_batch_sweep)."""
     tables = tables if isinstance(tables, Tables) else Tables(tables)
     df, rows = tables["08_batch_sweep"], []
     largest = df.groupby("compiled")["batch_size"].max()
@@ -332,9 +323,7 @@ def _batch_sizes(fam: pd.DataFrame) -> str:
 
 
 def _within_band_or_less(g) -> bool | None:
-    """Claim 8 at the largest batch: no gain beyond BAND (no effect, slower, or faster with its
-    interval below ×(1 + BAND)): True; a gain whose interval lies above ×(1 + BAND): False;
-    undecided, or an interval that holds ×(1 + BAND): None."""
+    """Claim 8 at the largest batch: no gain beyond BAND True, an interval above ×(1 + BAND) False, else None."""
     if g["outcome"] in (NO_EFFECT, SLOWER) or (g["outcome"] == FASTER and g["no_effect"]):
         return True
     if g["outcome"] == UNDECIDED:
@@ -587,9 +576,7 @@ def _base_verdict(verdict: str) -> str:
 
 
 def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> str:
-    """One sentence on two bracketing slices' verdicts for a claim (`names`: the slices' labels):
-    the same decided verdict holds for an L40S-class GPU; different ones depend on where the L40S
-    lies; a claim decided in one slice only says which (notebook 09_summary)."""
+    """Two bracketing slices' verdicts for a claim in one sentence (`names`: their labels) (notebook 09_summary)."""
     decided = [_base_verdict(v) for v in verdicts]
     names = names or [None] * len(decided)
     open_ = [v in (UNMEASURED, SMOKE, INCONCLUSIVE) for v in decided]
@@ -621,8 +608,7 @@ def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
 
 
 def measured_on(row) -> str:
-    """A results row's provenance in words: the GPU, driver and versions, or, for a row the CPU
-    wrote, that it was a smoke run (notebook 09_summary)."""
+    """A results row's GPU, driver and versions, or that the CPU ran it (notebook 09_summary)."""
     versions = f"torch {row['torch']}, transformers {row['transformers']}, commit `{row['commit']}`"
     if str(row["gpu"]).startswith("none"):
         return f"the CPU, a smoke run that measures nothing ({versions})"
@@ -630,9 +616,8 @@ def measured_on(row) -> str:
 
 
 def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
-    """Where each regime's tables come from, read from its CSVs: the GPU, the commit and the sizes
-    its sweeps ran at (a slice runs the slowest notebooks smaller), and a warning when a slice's
-    GPU or commit differ from the whole GPU's, since then the columns are two runs (notebook 09_summary)."""
+    """Per regime, the GPU, commit and sweep sizes its CSVs hold, warning where a slice's differ from
+    the whole GPU's (notebook 09_summary)."""
 
     def sizes(folder) -> str:
         said = []
@@ -666,8 +651,7 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
 
 
 def why_undecided(claims: pd.DataFrame, suffix: str = "") -> str:
-    """One regime's column of `claims_by_regime` (`suffix`: "" for the whole GPU, " (8 SMs, …)" for
-    a slice): why each undecided verdict is undecided, and which claims have no verdict at all
+    """One regime's (`suffix`) undecided verdicts with why, and the claims without a verdict
     (notebook 09_summary)."""
     lines = [f"- claim {r['#']}: {r[f'why{suffix}']}" for r in claims.to_dict("records") if r[f"why{suffix}"]]
     verdicts = claims[f"verdict{suffix}"].map(_base_verdict)
@@ -675,14 +659,11 @@ def why_undecided(claims: pd.DataFrame, suffix: str = "") -> str:
         numbers = [str(n) for n, v in zip(claims["#"], verdicts) if v == _base_verdict(missing)]
         if numbers:
             lines.append(f"- claim(s) {', '.join(numbers)}: {missing}")
-    if lines:
-        return "\n".join(lines)
-    return "- every verdict is decided" if verdicts.isin([REPRODUCED, PARTLY, NOT]).all() else "- see the verdicts"
+    return "\n".join(lines) or "- every verdict is decided"  # `claim` gives every open verdict a why
 
 
 def verdicts_overview(claims: pd.DataFrame, regimes: list[str]) -> pd.DataFrame:
-    """One row per claim: the verdict with its stability in each regime ("whole GPU" and the
-    slice labels of `claims_by_regime`) and, with two slices, whether they agree (notebook 09_summary)."""
+    """A row per claim: the verdict (stability) per regime and whether the slices agree (notebook 09_summary)."""
 
     def cell(verdict, stability):
         decided = stability == stability and not verdict.startswith(INCONCLUSIVE)
@@ -711,9 +692,8 @@ def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int =
 
 
 def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> str:
-    """Notebook 13's slices in words: the whole GPU's copy bandwidth, the two slices that bracket
-    the L40S's (column `brackets`) with their bandwidths and share of the SMs, and the escape of a
-    `torch.cuda.Stream()` made inside a slice (notebook 13_regimes)."""
+    """Notebook 13's bracketing slices (column `brackets`) in words, and whether a stream made inside
+    one escapes it (notebook 13_regimes)."""
     pair = slices[slices["brackets"].astype(bool)].sort_values("copy_gbs")
     low, high = pair.iloc[0], pair.iloc[-1]
     return (
@@ -762,26 +742,22 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def map_scope(points: pd.DataFrame) -> str:
-    """What a set of notebook 13's points covers, said before any count of them: the sequence
-    length(s), and that each point is judged alone (notebook 13_regimes)."""
+    """What notebook 13's points cover, said before any count of them (notebook 13_regimes)."""
     ns = sorted({int(n) for n in points.get("max_seqlen", pd.Series(dtype=int)).dropna()})
     length = f"at N = {', '.join(map(str, ns))}, " if ns else ""
     return f"{length}each point judged alone at p < 0.05 (no correction for the {len(points)} tests)"
 
 
 def within_band(points: pd.DataFrame) -> str:
-    """How many of the real gains among `points` are also shown within ±BAND (said "faster, but by
-    less than 5%" by `speedup_text`), or "" if none (notebook 13_regimes)."""
+    """How many real gains among `points` are also shown within ±BAND, or "" (notebook 13_regimes)."""
     shown = points["no_effect"].fillna(False).astype(bool) if "no_effect" in points else False
     small = int(((points["outcome"] == FASTER) & shown).sum())
     return f" ({small} of the faster by less than {BAND:.0%}, shown)" if small else ""
 
 
 def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
-    """What notebook 13's map says about pipelining, in sentences read from `regime_gains`: where
-    it paid, where it lost, where it had no effect, and the article's batch size in each slice,
-    named as one of the two that bracket the L40S (`bracket`: their SM counts) or not
-    (notebook 13_regimes)."""
+    """Notebook 13's map on pipelining, from `regime_gains`: where it paid, lost or had no effect, and
+    the article's batch size in each slice (`bracket`: the bracketing SM counts) (notebook 13_regimes)."""
     piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
     count = piped["outcome"].value_counts()
     pays = piped[piped["outcome"] == FASTER]
@@ -837,9 +813,8 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
 
 
 def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
-    """Notebook 09's takeaways in sentences read from `claims_by_regime`: the verdicts counted per
-    regime, and the claims whose verdict differs between the regimes that measured them (a claim
-    not measured, or a smoke run's, is left out of the comparison; notebook 09_summary)."""
+    """Notebook 09's takeaways from `claims_by_regime`: verdicts counted per regime, and the claims
+    decided differently where measured (notebook 09_summary)."""
     base = {r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(_base_verdict) for r in regimes}
     lines = [
         f"* {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."
