@@ -1,13 +1,9 @@
 """The article's ten claims against our measurements, read from data/ (notebook 09_summary, README).
 
-Each claim has a function that reads the CSVs and returns (what we measured, verdict, key): the
-key is the number the verdict turns on where it is a threshold (claim 1's slope, 10's speed-up),
-with its thresholds. `claim(n)` adds the article's words, the criterion, the verdict's stability
-(the share of bootstrap resamples of the timed rounds that give the same verdict) and, when the
-verdict is not decided, why: a comparison that is neither real nor shown to have no effect says
-how many rounds would likely decide it; a key whose resampled range holds its threshold says so.
-A table that is missing gives "not measured", never a number; a table written by a smoke run
-(tiny model or no GPU) gives no verdict at all.
+Each claim's function reads the CSVs and returns (what we measured, verdict, key: the number a
+threshold verdict turns on, with its thresholds); `claim(n)` adds the article's words, the
+criterion, the verdict's stability over resampled rounds and why an open verdict is open. A
+missing table gives "not measured"; a smoke run's table gives no verdict.
 """
 
 import itertools
@@ -29,9 +25,16 @@ SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
 STABLE, RESAMPLES = 0.95, 200  # a verdict needs the same outcome in 95% of 200 resampled runs
 
 
+def usable(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows a result may be read from: status ok, and none whose timed runs left its slice (then
+    it is not that slice's result; notebook 13_regimes)."""
+    df = df[df["status"] == "ok"] if "status" in df else df
+    return df[df["slice_escapes"].fillna(0) == 0] if "slice_escapes" in df else df
+
+
 class Tables:
-    """The CSVs of one results folder, each loaded once; with `rng`, every timed table comes back
-    with its rounds resampled (`tokgen.stats.resample_rounds`). Notebook 09_summary."""
+    """The CSVs of one results folder, each loaded once; with `rng`, every timed
+    table comes back with its rounds resampled (`tokgen.stats.resample_rounds`). Notebook 09_summary."""
 
     def __init__(self, results_dir, rng: np.random.Generator | None = None, cache: dict | None = None):
         self.results_dir, self.rng, self.cache = results_dir, rng, {} if cache is None else cache
@@ -47,9 +50,7 @@ class Tables:
             self.smoke.add(name)
         if "times_ms" in df:
             self.rounds[name] = "looks" in df and bool(df["looks"].map(parse_looks).map(bool).any())
-        df = df[df["status"] == "ok"] if "status" in df else df
-        if "slice_escapes" in df:  # a row whose timed runs left its slice is not that slice's result
-            df = df[df["slice_escapes"].fillna(0) == 0]
+        df = usable(df)
         if self.rng is None:
             return df
         if name not in self.drawn:
@@ -60,8 +61,7 @@ class Tables:
         return Tables(self.results_dir, rng, self.cache)
 
     def same_run(self, *names: str) -> None:
-        """A claim that reads several tables reads them from one run: the same GPU, slice and commit
-        (notebook 07 run alone would otherwise read an older notebook 06's table)."""
+        """Raise MixedRuns unless the tables come from one run (GPU, slice and commit)."""
         runs = {}
         for name in names:
             df = self[name]
@@ -89,10 +89,8 @@ def _smoke(df: pd.DataFrame) -> bool:
 
 
 def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
-    """All parts hold: reproduced; some: partly; none: not reproduced; and not reproduced whenever
-    every part listed in `core` (indices: the claim's core, shown in at least one of them) fails.
-    A part that is None (an undecided comparison) leaves the verdict undecided unless it cannot
-    change it."""
+    """All parts hold: reproduced; some: partly; none, or none of `core` (indices): not reproduced.
+    A None part (undecided) leaves the verdict undecided unless it cannot change it."""
 
     def verdict(ps):
         if core and not any(ps[i] for i in core):
@@ -108,9 +106,7 @@ def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
 
 
 class Undecided(str):
-    """UNDECIDED, knowing the verdicts the undecided comparisons could still give (`between`): a
-    part that already fails makes it "partly or not reproduced", and the reader is told so
-    (notebook 01_naive, where the first verdict is shown)."""
+    """UNDECIDED, knowing the verdicts it could still become (`between`) (notebook 01_naive)."""
 
     def __new__(cls, order: list[str], possible: set[str], reason: str = ""):
         self = super().__new__(cls, UNDECIDED)
@@ -128,13 +124,6 @@ def _faster(g: dict | None) -> bool | None:
     return g["outcome"] == FASTER
 
 
-def _memory_text(gb: float) -> str:
-    """A GPU's memory in GB (10⁹ bytes, the unit of every memory column) and in GiB (2³⁰ bytes), the
-    unit that a product name's round figure ("H100 80GB") is close to: "80.0 GB (74.5 GiB)" for 80e9
-    bytes, so neither reads as a contradiction of the other (notebook 01_naive)."""
-    return f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB)"
-
-
 def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
@@ -144,9 +133,10 @@ def _claim_1(tables):
     if "device_memory_gb" in df:
         full = df[df["peak_reserved_gb"] >= 0.9 * df["device_memory_gb"]]
         if len(full):
+            gb = full["device_memory_gb"].iloc[0]  # in GB and in the GiB a product name ("80GB") is close to
             measured += (
                 f"; at N={', '.join(map(str, full['max_seqlen']))} peak reserved reached ≥ 90% of the GPU's "
-                f"{_memory_text(full['device_memory_gb'].iloc[0])}, so fragmentation there is capped by device memory"
+                f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB), so fragmentation there is capped by device memory"
             )
     return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("log-log slope", k, (1.7,))
 
@@ -190,12 +180,8 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
 
 
 def _claim_3(tables):
-    """"Runtime improves marginally" is read as "not slower beyond the band": faster (real), no
-    effect within ±BAND, or slower by less than BAND (shown). The article's point is that the
-    allocator setting cuts fragmentation without costing time; a marginal change is one inside
-    the band, where "faster, real" would need ever more rounds as the gain shrinks to nothing (a
-    true gain of zero is never decided faster), and where a marginal gain and a marginal loss
-    look alike: only a slowdown beyond the band contradicts the article."""
+    """"Runtime improves marginally" read as "not slower beyond the band": a marginal change lies
+    inside it, where gain and loss look alike and "faster" would need ever more rounds."""
     df = tables["03_expandable_segments"]
     if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
         return "setting was not active", UNMEASURED, None
@@ -219,9 +205,8 @@ def _claim_5(tables):
 
 
 def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
-    """Notebook 06's profile, one row per variant: over its windows (the `window` column, several
-    profiled windows interleaved in random order), the median of each number, and `windows`, how
-    many; a profile without that column is one window (notebook 06_eos_sync_profile)."""
+    """Notebook 06's profile, a row per variant: the median over its `window`s, and how many
+    (notebook 06_eos_sync_profile)."""
     if "window" not in profile or profile.empty:
         return profile.assign(windows=1)
     groups = profile.groupby("variant", sort=False)
@@ -232,8 +217,7 @@ def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
 
 
 def window_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
-    """Per profiled window, the idle gap before a step (µs) with the sync and with no stop check
-    (`kv_static`, `kv_static_no_check`), where both were profiled in it (notebook 06_eos_sync_profile)."""
+    """Per profiled window, the idle gap (µs) with the sync and with no stop check (notebook 06_eos_sync_profile)."""
     sync, none = label("kv_static", compiled=compiled), label("kv_static_no_check", compiled=compiled)
     windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
     pairs = []
@@ -254,26 +238,17 @@ MIN_GAP_US = 20  # a gap before a step below this is launch spacing, nothing to 
 
 
 def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
-    """Whether the per-step sync opens most of the idle gap before a step: the gap with the sync
-    is at least MIN_GAP_US and the generator without any stop check leaves at most half of it;
-    None where either gap was not measured (NaN). The one test of claim 6 and of notebook 06's
-    sentences (notebook 06_eos_sync_profile)."""
+    """Claim 6's one test, also notebook 06's: the gap with the sync is at least MIN_GAP_US and the
+    generator without any stop check leaves at most half of it; None where either is NaN
+    (notebook 06_eos_sync_profile)."""
     if not (math.isfinite(sync_us) and math.isfinite(no_check_us)):
         return None
     return bool(sync_us >= MIN_GAP_US and no_check_us <= 0.5 * sync_us)
 
 
 def _claim_6(tables):
-    """"The GPU idles ~110 µs between steps, caused by the .item() sync", decidably: the cause is
-    shown when the generator without any stop check (`kv_static_no_check`, profiled beside it)
-    leaves at most half of the gap the synchronous one opens (`sync_opens_gap`); the size is the
-    article's when it lies within a factor of two of ~110 µs. Cause and size: reproduced; the
-    cause at another size (another GPU, another host): partly; no cause shown: not reproduced.
-    Each profiled window (notebook 06 profiles several, interleaved in random order) gives its own
-    verdict: one verdict in every window decides the claim; windows that disagree leave it
-    undecided (a single window is judged alone, and says so). The gaps are measured under the
-    profiler, which adds host time to every launch. Pipelining's gap belongs to claim 7 (it adds a
-    stream and moves the check, not only the sync)."""
+    """Claim 6 per profiled window (`sync_opens_gap`, the size within ×2 of ~110 µs): the same
+    verdict in every window decides it; windows that disagree leave it undecided."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
@@ -322,14 +297,12 @@ def _claim_7(tables):
 
 
 def sweep_thresholds(batch_size: int, largest: int) -> tuple:
-    """The speed-ups whose side claim 8 needs decided at `batch_size` (notebook 08_batch_sweep):
-    ×(1 + BAND) at the sweep's `largest` batch size (a gain there must be shown below it), none elsewhere."""
+    """The speed-ups claim 8 needs decided at `batch_size`: ×(1 + BAND) at the `largest` (notebook 08_batch_sweep)."""
     return (1 + BAND,) if batch_size == largest else ()
 
 
 def sweep_gains(tables) -> pd.DataFrame:
-    """Pipelining's gain per batch size, eager and compiled (notebook 08_batch_sweep); `tables`: a
-    results folder or `Tables`."""
+    """Pipelining's gain per batch size, eager and compiled (notebook 08_batch_sweep)."""
     tables = tables if isinstance(tables, Tables) else Tables(tables)
     df, rows = tables["08_batch_sweep"], []
     largest = df.groupby("compiled")["batch_size"].max()
@@ -350,9 +323,7 @@ def _batch_sizes(fam: pd.DataFrame) -> str:
 
 
 def _within_band_or_less(g) -> bool | None:
-    """Claim 8 at the largest batch: no gain beyond BAND (no effect, slower, or faster with its
-    interval below ×(1 + BAND)): True; a gain whose interval lies above ×(1 + BAND): False;
-    undecided, or an interval that holds ×(1 + BAND): None."""
+    """Claim 8 at the largest batch: no gain beyond BAND True, an interval above ×(1 + BAND) False, else None."""
     if g["outcome"] in (NO_EFFECT, SLOWER) or (g["outcome"] == FASTER and g["no_effect"]):
         return True
     if g["outcome"] == UNDECIDED:
@@ -361,15 +332,9 @@ def _within_band_or_less(g) -> bool | None:
 
 
 def _claim_8(tables):
-    """"Largest at the smallest batch, shrinking as B grows", decidably: a real gain at the
-    smallest batch; no other batch size's gain decidedly larger (its interval entirely above the
-    smallest's: two equal gains would otherwise read larger or smaller with the rounds drawn, and
-    no number of rounds would settle it); and at the largest batch no gain beyond ±BAND (its
-    interval below ×(1 + BAND), or no effect, or a loss). A gain shrinking from 11.6% to a gain
-    inside the band is the article's "shrinking"; a trend through gains inside the band is not
-    something rounds can decide, so the criterion asks for none. The gain at the smallest batch
-    is the claim's core: where no model shows it (each one's comparison there decided, none a
-    real gain), the claim is not reproduced, whatever the other parts say."""
+    """"Largest at the smallest batch, shrinking as B grows", decidably (the criterion in `CLAIMS`;
+    "decidedly larger": intervals apart, since equal gains would read either way with the rounds
+    drawn). The gain at the smallest batch is the core: shown in no model, not reproduced."""
     g = sweep_gains(tables)
     if g.empty:
         raise KeyError("no batch size with both variants")
@@ -416,10 +381,9 @@ def _claim_9(tables):
 
 
 def summary_results(tables) -> pd.DataFrame:
-    """Notebook 07's interleaved run of every article generator (B=32, N=100), ranked by the
-    speed-up over the naive generator of the same run, paired round by round (`voice.ranking`:
-    variants the rounds cannot tell apart share a rank), with that comparison's columns suffixed
-    `_vs_naive` (notebook 09_summary, README); `tables`: a results folder or `Tables`."""
+    """Notebook 07's run of every article generator ranked by paired speed-up over naive
+    (`voice.ranking`), those columns suffixed `_vs_naive` (notebook 09_summary, README); `tables`:
+    a results folder or `Tables`."""
     df = (tables if isinstance(tables, Tables) else Tables(tables))["07_pipelining"]
     naive = label("naive")
     if naive not in set(df["variant"]):
@@ -431,10 +395,9 @@ def summary_results(tables) -> pd.DataFrame:
 
 
 def deferred_stop_gains(tables) -> pd.DataFrame:
-    """transformers' deferred stop check forced on vs off, per place and cache, from notebook
-    14's run (notebook 14_deferred_stop, README). A slice row whose GPU busy time is not 1.5×
-    the whole GPU's did not run in the slice (`confined` False): CUDA graphs captured by
-    transformers replay on the whole GPU."""
+    """transformers' deferred stop check on vs off, per place and cache (notebook 14_deferred_stop,
+    README). A slice row whose GPU busy time is not 1.5× the whole GPU's ran outside the slice
+    (`confined` False: transformers' CUDA graphs replay on the whole GPU)."""
     df = (tables if isinstance(tables, Tables) else Tables(tables))["14_deferred_stop"]
     whole = df[df["gpu_sms"].astype(str) == "all"].set_index("variant")["gpu_busy_ms"]
     rows = []
@@ -454,12 +417,9 @@ SUMMARY_THRESHOLDS = (2.5, 4.0)  # claim 10: the best recipe's speed-up over nai
 
 
 def _claim_10(tables):
-    """The speed-up's interval, not its point estimate, is judged against ×2.5 and ×4 (notebook 07
-    names them to `tokgen.compare`, whose sequential run goes on until the interval leaves both or
-    the cap): a speed-up whose interval holds a threshold is undecided, not read from where its
-    median happened to fall. Beside it, naive's and the recipe's GPU busy share and bound
-    (`bound_words`), read from the same table: where naive is GPU-bound, the speed-up depends on
-    how fast this GPU runs naive's own work as well as on the recipe, and the reader sees it."""
+    """The speed-up's interval, not its median, is judged against ×2.5 and ×4 (an interval that holds
+    one is undecided); beside it naive's and the recipe's GPU share and bound: where naive is
+    GPU-bound, the speed-up also depends on how fast this GPU runs naive's own work."""
     best, naive = label("pipelined_static", compiled=True), label("naive")
     g = gain(tables["07_pipelining"], naive, best, thresholds=SUMMARY_THRESHOLDS)
     if g is None or g["speedup"] != g["speedup"]:  # a run without timed rounds (failed, out of memory): no verdict
@@ -560,13 +520,9 @@ def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
 
 def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
     """Claim n (1-10) as a dict: the article's words, what we measured, the verdict, its stability,
-    the criterion and, for an undecided verdict, why (notebooks 01-09). The verdict is recomputed
-    on `resamples` bootstrap draws of the timed rounds; if fewer than STABLE of them agree, it
-    reads "inconclusive". A comparison that is neither real nor shown to have no effect leaves the
-    verdict "inconclusive" at once, with the rounds that would likely decide it in `measured`. A
-    claim whose timed tables all come from sequential runs (`tokgen.compare(..., pairs=...)`) is not
-    resampled (`tokgen.stats.resample_rounds` says why): its stability stays NaN, and its
-    comparisons' error rates are the design's (data/sequential_error_rates.csv)."""
+    the criterion and, for an undecided verdict, why (notebooks 01-09). A decided verdict is
+    recomputed on `resamples` bootstrap draws of the timed rounds (not for sequential runs' rounds,
+    `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads "inconclusive"."""
     experiment, article, criterion, measure = CLAIMS[n]
     tables = Tables(results_dir)
     measured, verdict, key = _evaluate(measure, tables)
@@ -586,10 +542,8 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
                 f"; whichever way it falls, the claim is {could}" if between else ""
             )
         verdict = INCONCLUSIVE
-    elif verdict in (REPRODUCED, PARTLY, NOT) and tables.rounds and all(tables.rounds.values()):
-        pass  # only sequential runs' rounds: their comparisons carry the design's error rates, not resampled
-    elif verdict in (REPRODUCED, PARTLY, NOT) and not tables.rounds:
-        pass  # no timed rounds read (claim 6's profile): nothing to resample, the stability stays NaN
+    elif verdict in (REPRODUCED, PARTLY, NOT) and all(tables.rounds.values()):
+        pass  # only sequential runs' rounds (the design's error rates), or none (claim 6): not resampled
     elif verdict in (REPRODUCED, PARTLY, NOT):
         rng = np.random.default_rng(seed)
         draws = [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]
@@ -622,9 +576,7 @@ def _base_verdict(verdict: str) -> str:
 
 
 def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> str:
-    """One sentence on two bracketing slices' verdicts for a claim (`names`: the slices' labels):
-    the same decided verdict holds for an L40S-class GPU; different ones depend on where the L40S
-    lies; a claim decided in one slice only says which (notebook 09_summary)."""
+    """Two bracketing slices' verdicts for a claim in one sentence (`names`: their labels) (notebook 09_summary)."""
     decided = [_base_verdict(v) for v in verdicts]
     names = names or [None] * len(decided)
     open_ = [v in (UNMEASURED, SMOKE, INCONCLUSIVE) for v in decided]
@@ -640,10 +592,8 @@ def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> 
 
 
 def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
-    """The slice runs to put beside the whole GPU's: label ("8 SMs, 591 GB/s") -> folder
-    (`<slice_root>/sm<N>`), for the two slices whose bandwidths, measured by notebook 13
-    (data/13_slices.csv under `data_dir`), bracket the L40S's; else for every `sm<N>` folder there
-    is (notebook 09_summary)."""
+    """The slice runs beside the whole GPU's: label ("8 SMs, 591 GB/s") -> `<slice_root>/sm<N>`, for
+    the two slices that bracket the L40S by data/13_slices.csv, else every `sm<N>` (notebook 09_summary)."""
     slice_root = Path(slice_root)
     try:
         slices = load("13_slices", data_dir)
@@ -658,8 +608,7 @@ def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
 
 
 def measured_on(row) -> str:
-    """A results row's provenance in words: the GPU, driver and versions, or, for a row the CPU
-    wrote, that it was a smoke run (notebook 09_summary)."""
+    """A results row's GPU, driver and versions, or that the CPU ran it (notebook 09_summary)."""
     versions = f"torch {row['torch']}, transformers {row['transformers']}, commit `{row['commit']}`"
     if str(row["gpu"]).startswith("none"):
         return f"the CPU, a smoke run that measures nothing ({versions})"
@@ -667,9 +616,8 @@ def measured_on(row) -> str:
 
 
 def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
-    """Where each regime's tables come from, read from its CSVs: the GPU, the commit and the sizes
-    its sweeps ran at (a slice runs the slowest notebooks smaller), and a warning when a slice's
-    GPU or commit differ from the whole GPU's, since then the columns are two runs (notebook 09_summary)."""
+    """Per regime, the GPU, commit and sweep sizes its CSVs hold, warning where a slice's differ from
+    the whole GPU's (notebook 09_summary)."""
 
     def sizes(folder) -> str:
         said = []
@@ -703,8 +651,7 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
 
 
 def why_undecided(claims: pd.DataFrame, suffix: str = "") -> str:
-    """One regime's column of `claims_by_regime` (`suffix`: "" for the whole GPU, " (8 SMs, …)" for
-    a slice): why each undecided verdict is undecided, and which claims have no verdict at all
+    """One regime's (`suffix`) undecided verdicts with why, and the claims without a verdict
     (notebook 09_summary)."""
     lines = [f"- claim {r['#']}: {r[f'why{suffix}']}" for r in claims.to_dict("records") if r[f"why{suffix}"]]
     verdicts = claims[f"verdict{suffix}"].map(_base_verdict)
@@ -712,14 +659,11 @@ def why_undecided(claims: pd.DataFrame, suffix: str = "") -> str:
         numbers = [str(n) for n, v in zip(claims["#"], verdicts) if v == _base_verdict(missing)]
         if numbers:
             lines.append(f"- claim(s) {', '.join(numbers)}: {missing}")
-    if lines:
-        return "\n".join(lines)
-    return "- every verdict is decided" if verdicts.isin([REPRODUCED, PARTLY, NOT]).all() else "- see the verdicts"
+    return "\n".join(lines) or "- every verdict is decided"  # `claim` gives every open verdict a why
 
 
 def verdicts_overview(claims: pd.DataFrame, regimes: list[str]) -> pd.DataFrame:
-    """One row per claim: the verdict with its stability in each regime ("whole GPU" and the
-    slice labels of `claims_by_regime`) and, with two slices, whether they agree (notebook 09_summary)."""
+    """A row per claim: the verdict (stability) per regime and whether the slices agree (notebook 09_summary)."""
 
     def cell(verdict, stability):
         decided = stability == stability and not verdict.startswith(INCONCLUSIVE)
@@ -735,10 +679,8 @@ def verdicts_overview(claims: pd.DataFrame, regimes: list[str]) -> pd.DataFrame:
 
 
 def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """The ten claims on the whole GPU (`results_dir`) beside those in each slice (`slice_dirs`:
-    column label -> the folder `run_all.sh --slice` wrote, e.g. {"8 SMs": "slice/sm8", ...}): a
-    measured, verdict, stability and why column per regime, and with two slices one sentence on
-    whether they agree (notebook 09_summary, README)."""
+    """The ten claims on the whole GPU beside each slice (`slice_dirs`: label -> folder): measured,
+    verdict, stability and why per regime, and with two slices whether they agree (notebook 09_summary, README)."""
     table_ = claims_table(results_dir, resamples)
     sliced = {name: claims_table(folder, resamples) for name, folder in slice_dirs.items()}
     for name, c in sliced.items():
@@ -750,9 +692,8 @@ def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int =
 
 
 def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> str:
-    """Notebook 13's slices in words: the whole GPU's copy bandwidth, the two slices that bracket
-    the L40S's (column `brackets`) with their bandwidths and share of the SMs, and the escape of a
-    `torch.cuda.Stream()` made inside a slice (notebook 13_regimes)."""
+    """Notebook 13's bracketing slices (column `brackets`) in words, and whether a stream made inside
+    one escapes it (notebook 13_regimes)."""
     pair = slices[slices["brackets"].astype(bool)].sort_values("copy_gbs")
     low, high = pair.iloc[0], pair.iloc[-1]
     return (
@@ -777,14 +718,10 @@ def _escape(pair: pd.DataFrame) -> str:
 
 
 def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
-    """Notebook 13's map from its rows (data/13_regimes.csv): per point (where × batch size ×
-    eager/compiled) the speed-up of `pipelined_static` and of `kv_static_no_check` over
-    `kv_static` (`tokgen.gain`), beside the synchronous generator's GPU share; sorted by place
-    (whole GPU first, then slices by size) and batch size (notebook 13_regimes)."""
-    runs = runs[runs["status"] == "ok"]
-    if "slice_escapes" in runs:  # a row whose timed runs left its slice is not that slice's result
-        runs = runs[runs["slice_escapes"].fillna(0) == 0]
-    rows = []
+    """Notebook 13's map (data/13_regimes.csv): per point (place × batch size × eager/compiled) the
+    gain of `pipelined_static` and of `kv_static_no_check` over `kv_static`, beside the latter's GPU
+    share; the whole GPU first, then slices by size (notebook 13_regimes)."""
+    rows, runs = [], usable(runs)
     for (_, compiled), group in runs.groupby(["map_point", "compiled"]):
         base = label("kv_static", compiled=compiled)
         sync = group.set_index("variant").loc[base]
@@ -805,26 +742,22 @@ def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def map_scope(points: pd.DataFrame) -> str:
-    """What a set of notebook 13's points covers, said before any count of them: the sequence
-    length(s), and that each point is judged alone (notebook 13_regimes)."""
+    """What notebook 13's points cover, said before any count of them (notebook 13_regimes)."""
     ns = sorted({int(n) for n in points.get("max_seqlen", pd.Series(dtype=int)).dropna()})
     length = f"at N = {', '.join(map(str, ns))}, " if ns else ""
     return f"{length}each point judged alone at p < 0.05 (no correction for the {len(points)} tests)"
 
 
 def within_band(points: pd.DataFrame) -> str:
-    """How many of the real gains among `points` are also shown within ±BAND (said "faster, but by
-    less than 5%" by `speedup_text`), or "" if none (notebook 13_regimes)."""
+    """How many real gains among `points` are also shown within ±BAND, or "" (notebook 13_regimes)."""
     shown = points["no_effect"].fillna(False).astype(bool) if "no_effect" in points else False
     small = int(((points["outcome"] == FASTER) & shown).sum())
     return f" ({small} of the faster by less than {BAND:.0%}, shown)" if small else ""
 
 
 def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
-    """What notebook 13's map says about pipelining, in sentences read from `regime_gains`: where
-    it paid, where it lost, where it had no effect, and the article's batch size in each slice,
-    named as one of the two that bracket the L40S (`bracket`: their SM counts) or not
-    (notebook 13_regimes)."""
+    """Notebook 13's map on pipelining, from `regime_gains`: where it paid, lost or had no effect, and
+    the article's batch size in each slice (`bracket`: the bracketing SM counts) (notebook 13_regimes)."""
     piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
     count = piped["outcome"].value_counts()
     pays = piped[piped["outcome"] == FASTER]
@@ -880,9 +813,8 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
 
 
 def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
-    """Notebook 09's takeaways in sentences read from `claims_by_regime`: the verdicts counted per
-    regime, and the claims whose verdict differs between the regimes that measured them (a claim
-    not measured, or a smoke run's, is left out of the comparison; notebook 09_summary)."""
+    """Notebook 09's takeaways from `claims_by_regime`: verdicts counted per regime, and the claims
+    decided differently where measured (notebook 09_summary)."""
     base = {r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(_base_verdict) for r in regimes}
     lines = [
         f"* {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."

@@ -63,9 +63,8 @@ def say(text: str) -> None:
 
 
 def bound_table(results: pd.DataFrame) -> str:
-    """Per variant, the wall time of a step and the part of it in which the GPU was busy: under
-    half, the host sets the pace (notebooks 05, 07, 08). Needs `compare(..., gpu_busy=True)` rows;
-    without a GPU busy time (a CPU run) it says so instead."""
+    """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 05_torch_compile;
+    rows of `compare(..., gpu_busy=True)`)."""
     if results["gpu_busy_ms"].isna().all():
         return "*No GPU busy time: CUPTI measures it on a GPU only.*"
     busy = results["gpu_busy_ms"] / results["steps"]
@@ -108,8 +107,7 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     for name, df in results.items():
         df = df.sort_values("max_seqlen")
         n, med = df["max_seqlen"], df["median_ms"]
-        err = [med - df["q25_ms"], df["q75_ms"] - med]
-        ax.errorbar(n, med, yerr=err, marker="o", capsize=3, label=f"{name}: slope {slope(n, med):.2f}")
+        ax.errorbar(n, med, yerr=_iqr(df), marker="o", capsize=3, label=f"{name}: slope {slope(n, med):.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log_axis(ax.xaxis)  # "100", "200", "400": no mantissa × exponent labels
@@ -120,10 +118,17 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     return ax
 
 
+def _iqr(df: pd.DataFrame, med: str = "median_ms", low: str = "q25_ms", high: str = "q75_ms") -> list:
+    """Error bars from the `med` column to `low` and `high` (notebook 01_naive)."""
+    return [df[med] - df[low], df[high] - df[med]]
+
+
+SPEEDUP = ("speedup", "speedup_q25", "speedup_q75")
+
+
 def plot_memory(ax, df: pd.DataFrame, name: str = "variant", device_gb: float | None = None):
-    """Peak allocated memory and fragmentation (reserved - allocated), stacked to peak reserved;
-    with `device_gb`, the GPU's memory as a dashed line. The legend sits right of the axes, clear
-    of the bars (notebook 01)."""
+    """Peak allocated memory and fragmentation stacked to peak reserved, the GPU's memory (`device_gb`)
+    dashed (notebook 01)."""
     x = range(len(df))
     ax.bar(x, df["peak_allocated_gb"], label="peak allocated")
     ax.bar(x, df["frag_gb"], bottom=df["peak_allocated_gb"], label="fragmentation (reserved − allocated)")
@@ -136,13 +141,10 @@ def plot_memory(ax, df: pd.DataFrame, name: str = "variant", device_gb: float | 
 
 
 def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
-    """Median runtime per variant with its interquartile range, in the table's order, the first at
-    the top: a picture of each variant's times, not a ranking (`voice.ranking` ranks, round by round;
-    notebook 04)."""
+    """Median runtime per variant with its IQR in the table's order: not a ranking (notebook 04)."""
     df = df.iloc[::-1]
     y = range(len(df))
-    err = [df["median_ms"] - df["q25_ms"], df["q75_ms"] - df["median_ms"]]
-    ax.barh(list(y), df["median_ms"], xerr=err, capsize=3, color="C0")
+    ax.barh(list(y), df["median_ms"], xerr=_iqr(df), capsize=3, color="C0")
     ax.set_yticks(list(y), df[name])
     ax.set_xlabel("runtime per generation, ms (median, IQR)")
     return ax
@@ -152,8 +154,8 @@ def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
 
 
 def where_measured(device) -> str:
-    """Where this notebook's measurements ran, in one sentence: the whole GPU, a green-context
-    slice of it (`GPU_SMS`) with the slice's measured copy bandwidth, or the CPU (notebook 01_naive)."""
+    """Where this notebook measured: the whole GPU, a green-context slice (`GPU_SMS`), or the CPU
+    (notebook 01_naive)."""
     device = torch.device(device)
     if device.type != "cuda":
         return "Measured on the CPU: a smoke run, which tests the code and measures nothing."
@@ -168,9 +170,8 @@ def where_measured(device) -> str:
 
 
 def rounds_sentence(runs: int) -> str:
-    """What `runs` interleaved rounds can decide: the smallest p of the signed-rank test (every
-    round agreeing: 2/2^n), the fewest rounds that reach p < ALPHA, and how many rounds may
-    disagree (those with the smallest differences) at `runs` (notebook 00_setup)."""
+    """What `runs` interleaved rounds can decide: the signed-rank test's smallest p, the fewest
+    rounds that reach p < ALPHA, and how many may disagree (notebook 00_setup)."""
     smallest = signed_rank_p([1.0] * runs)
     fewest = next(n for n in range(1, 64) if signed_rank_p([1.0] * n) < ALPHA)
     if smallest >= ALPHA:
@@ -234,9 +235,8 @@ def memory_table(results: pd.DataFrame) -> str:
 
 
 def trend(values, within: float = BAND, digits: int = 2) -> str:
-    """ "changes by less than 5%" (`within`), "grows", "shrinks" or "has no steady trend" for
-    positive values in order, each step judged at the `digits` they are shown with
-    (notebook 02_kv_cache)."""
+    """ "changes by less than 5%", "grows", "shrinks" or "has no steady trend", each step judged at
+    the `digits` shown (notebook 02_kv_cache)."""
     values = np.asarray(list(values), dtype=float)
     steps = np.diff(np.round(values, digits))  # a change too small to show is no change
     if len(values) and values.max() <= (1 + within) * values.min():
@@ -253,8 +253,7 @@ def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
     of `by` (notebook 04_static_cache)."""
     for (name, d), marker in zip(results.groupby(by), "osD^v"):
         d = d.sort_values("max_seqlen")
-        err = [d["median_ms"] - d["q25_ms"], d["q75_ms"] - d["median_ms"]]
-        ax.errorbar(d["max_seqlen"], d["median_ms"], yerr=err, marker=marker, capsize=3, label=name)
+        ax.errorbar(d["max_seqlen"], d["median_ms"], yerr=_iqr(d), marker=marker, capsize=3, label=name)
     ax.set_xticks(sorted(results["max_seqlen"].unique()))
     ax.set_xlabel("max_seqlen N")
     ax.set_ylabel("runtime per generation, ms (median, IQR)")
@@ -263,9 +262,7 @@ def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
 
 
 def profile_table(summary: pd.DataFrame) -> str:
-    """Notebook 06's profile per variant: the idle gap before a step, GPU-busy time, the step
-    period profiled and unprofiled (the plain runs' median, fastest and slowest), the profiler's
-    overhead, the window's idle share, kernels and streams (notebook 06_eos_sync_profile)."""
+    """Notebook 06's profile, a row per variant and window (notebook 06_eos_sync_profile)."""
     plain = [f"{m:,.0f} ({lo:,.0f}–{hi:,.0f})" for m, lo, hi in
              summary[["unprofiled_step_us", "unprofiled_min_us", "unprofiled_max_us"]].to_numpy()]  # fmt: skip
     out = pd.DataFrame({"variant": summary["variant"].to_numpy()})
@@ -283,10 +280,8 @@ def profile_table(summary: pd.DataFrame) -> str:
 
 
 def profiler_overhead(summary: pd.DataFrame) -> str:
-    """Per variant, the profiler's overhead per step (its profiled step against the median of the
-    plain runs of the same window) from its lowest to its highest over the windows, beside how much
-    those plain runs themselves spread (slowest less fastest, as a share of their median; the
-    widest window's): one template, every number read from `summary` (notebook 06_eos_sync_profile)."""
+    """Per variant, the profiler's overhead per step over the windows, beside the spread of the plain
+    runs it is read against (notebook 06_eos_sync_profile)."""
     runs, windows = int(summary["unprofiled_runs"].iloc[0]), int(summary.groupby("variant").size().max())
     spread_pct = 100 * (summary["unprofiled_max_us"] - summary["unprofiled_min_us"]) / summary["unprofiled_step_us"]
     parts = []
@@ -301,13 +296,10 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
 
 
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per model (eager, compiled), from notebook 06's profile: the idle gap before a step with the
-    sync, with no stop check at all (`no_check_us`, NaN where not profiled) and pipelined, the GPU's
-    idle share of the window, whether pipelining closes most of the gap (`closes`: under half),
-    whether the sync opens most of it (`sync_causes`: claim 6's test, `tokgen.claims.sync_opens_gap`,
-    in every window; "split" where the windows disagree; None where the generator without any check
-    was not profiled), and `change`: pipelining's gap "larger", "smaller" or "same" at the 0.1 µs the
-    sentences show. Notebook 06_eos_sync_profile."""
+    """Per model, from notebook 06's profile: the idle gap before a step with the sync, with no stop
+    check (NaN where not profiled) and pipelined; whether pipelining closes most of it (`closes`),
+    whether the sync opens it in every window (`sync_causes`: `tokgen.claims.sync_opens_gap`, "split"
+    where windows disagree), and `change` at the 0.1 µs shown (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "windows", "windows_opening"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
@@ -386,9 +378,8 @@ def gap_summary(gaps: pd.DataFrame) -> str:
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
-    """Notebook 06's idle gaps (sync vs pipelined), said as notebook 06 says them (`gap_takeaway`),
-    beside this run's GPU share of the synchronous step (notebook 07_pipelining). Measured elsewhere
-    than this run (another slice or the whole GPU): says so instead."""
+    """Notebook 06's idle gaps (`gap_takeaway`) beside this run's GPU share of the synchronous step,
+    where both ran in the same place (notebook 07_pipelining)."""
     here = str(slice_columns()["gpu_sms"])
     there = set(profile["gpu_sms"].astype(str)) if "gpu_sms" in profile else {here}
     if there != {here}:
@@ -414,15 +405,13 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
 
 
 def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
-    """Notebook 08's two panels: pipelined-vs-sync speed-up per batch size with the IQR of the
-    rounds (filled markers: faster or slower, p < ALPHA), and ms per step per generator (a colour
-    per model, dashed: pipelined); legends below the axes, batch sizes as ticks (notebook 08_batch_sweep)."""
+    """Notebook 08's panels: pipelined-vs-sync speed-up per batch size (filled: decided) and ms per
+    step per generator (dashed: pipelined) (notebook 08_batch_sweep)."""
     left, right = axes
     for (compiled, fam), color in zip(comparisons.groupby("compiled"), ("C0", "C1")):
         fam = fam.sort_values("batch_size")
-        err = [fam["speedup"] - fam["speedup_q25"], fam["speedup_q75"] - fam["speedup"]]
         name = "compiled" if compiled else "eager"
-        left.errorbar(fam["batch_size"], fam["speedup"], yerr=err, capsize=3, color=color, label=name)
+        left.errorbar(fam["batch_size"], fam["speedup"], yerr=_iqr(fam, *SPEEDUP), capsize=3, color=color, label=name)
         decided = fam["outcome"].isin([FASTER, SLOWER])
         left.scatter(fam["batch_size"], fam["speedup"], color=color, facecolors=np.where(decided, color, "white"),
                      zorder=3)  # fmt: skip
@@ -445,11 +434,8 @@ def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
 
 
 def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
-    """One family's sweep (eager or compiled) in sentences: where pipelining was faster or slower
-    (real), the synchronous step's median and IQR at the sweep's ends and whether their IQRs part,
-    and the GPU's busy time and share of a step there, with the bound table's rule (`bound_words`).
-    Each batch size is timed in its own comparison, so no ratio between two of them is
-    said: their medians come from different rounds (notebook 08_batch_sweep)."""
+    """One family's sweep in sentences: where pipelining was faster or slower, the synchronous step
+    at the sweep's ends (no ratio: each B has its own rounds) and the GPU's share there (notebook 08_batch_sweep)."""
     by_outcome = comparisons.groupby("outcome")["batch_size"].apply(lambda b: ", ".join(map(str, sorted(b))))
     decided = [f"{o} (real) at B = {by_outcome[o]}" for o in (FASTER, SLOWER) if o in by_outcome]
     rest = [f"{outcome_text({'outcome': o})} at B = {by_outcome[o]}" for o in (UNDECIDED, NO_EFFECT) if o in by_outcome]
@@ -487,8 +473,7 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
 
 
 def slope_range(results: pd.DataFrame, resamples: int = 200, seed: int = 0) -> tuple[float, float]:
-    """The 2.5th and 97.5th percentiles of the log-log slope over bootstrap resamples of the
-    timed rounds (`tokgen.stats.resample_rounds`): how firmly the rounds fix it (notebook 01_naive)."""
+    """The log-log slope's 2.5th and 97.5th percentiles over resampled rounds (notebook 01_naive)."""
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
@@ -499,11 +484,8 @@ def slope_range(results: pd.DataFrame, resamples: int = 200, seed: int = 0) -> t
 
 
 def plot_timeline(timeline, steps, ax=None, title: str = ""):
-    """CPU ranges on top, one row of kernels per CUDA stream below, for a few steps (notebook 06).
-
-    `steps` are window-relative step indices (see tokgen.profiling.Timeline); CPU rows need a
-    `cpu=True` profile.
-    """
+    """CPU ranges on top, a row of kernels per CUDA stream below, for window-relative `steps`
+    (tokgen.profiling.Timeline; CPU rows need a `cpu=True` profile) (notebook 06)."""
     steps = list(steps)
     k = timeline.kernels[timeline.kernels["step"].isin(steps)]
     if k.empty:
@@ -533,10 +515,8 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
 
 
 def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title: str = ""):
-    """A zoom on the end of `step` and the start of the next: kernels at their true width, the
-    GPU's idle intervals shaded and labelled in µs, CPU ranges above, the idle share in the
-    title (notebook 06). On a whole-window axis a 100 µs gap is thinner than a line. Gaps of 5 µs
-    or more are labelled, the widest first, where the label does not run into another."""
+    """A zoom on the end of `step` and the start of the next: kernels at true width, idle intervals
+    shaded, gaps of 5 µs or more labelled (widest first, none overlapping), CPU ranges above (notebook 06)."""
     k = timeline.kernels
     end, start = k[k["step"] == step]["end"].max(), k[k["step"] == step + 1]["start"].min()
     t0, t1 = end - margin_us, start + margin_us
@@ -605,9 +585,8 @@ def one_layer(timeline, layer: int) -> pd.DataFrame:
 
 
 def plot_one_layer(ax, timelines: dict, layer: int):
-    """One row per timeline (name -> `tokgen.profiling.Timeline`): the kernels of one layer
-    (`one_layer`) from launch to end, coloured by kind, on a shared µs axis; consecutive kernels
-    alternate between the row's two halves, so kernels that overlap (PDL) stay apart (notebook 10)."""
+    """A row per timeline: one layer's kernels coloured by kind, consecutive ones alternating between
+    the row's halves so that overlapping kernels (PDL) stay apart (notebook 10)."""
     kinds, rows, counts = {}, list(timelines.items()), []
     for y, (_, timeline) in enumerate(reversed(rows)):
         layer_k = one_layer(timeline, layer)
@@ -635,10 +614,8 @@ def plain_log_axis(axis) -> None:
 
 def plot_dots(df: pd.DataFrame, label: str, value: str, *, group: str | None = None, low: str | None = None,
               high: str | None = None, log: bool = False, xlabel: str = "", ax=None):  # fmt: skip
-    """One row per `label` (in the table's order, the first at the top), a dot at `value`, a bar
-    from `low` to `high` where given, one colour per `group` with a legend outside the axes: on a
-    log axis a dot keeps its meaning where a bar's length does not. The figure grows with the rows
-    (notebooks 10, 11 and 12)."""
+    """One row per `label` (the first at the top), a dot at `value`, a bar from `low` to `high`, one
+    colour per `group`: on a log axis a dot keeps its meaning where a bar does not (notebook 10_cuda_graphs)."""
     labels = list(dict.fromkeys(df[label]))
     groups = list(dict.fromkeys(df[group])) if group else [None]
     if ax is None:
@@ -649,7 +626,7 @@ def plot_dots(df: pd.DataFrame, label: str, value: str, *, group: str | None = N
     for j, g in enumerate(groups):
         d = df if g is None else df[df[group] == g]
         ys = [y[n] + ((len(groups) - 1) / 2 * step - j * step if shared[n] else 0.0) for n in d[label]]
-        err = None if low is None else [d[value] - d[low], d[high] - d[value]]
+        err = None if low is None else _iqr(d, value, low, high)
         ax.errorbar(d[value], ys, xerr=err, fmt="o", color=f"C{j}", capsize=2, label=None if g is None else str(g))
     ax.set_yticks(list(y.values()), list(y))
     ax.set_ylim(-0.7, len(labels) - 0.3)
@@ -670,8 +647,8 @@ def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):
     for generator, runs in graphs.groupby("generator"):
         if runs["steps_per_graph"].nunique() > 1:
             runs = runs.sort_values("steps_per_graph")
-            err = [runs["median_ms"] - runs["q25_ms"], runs["q75_ms"] - runs["median_ms"]]
-            ax.errorbar(runs["steps_per_graph"], runs["median_ms"], yerr=err, marker="o", capsize=3, label=generator)
+            ax.errorbar(runs["steps_per_graph"], runs["median_ms"], yerr=_iqr(runs), marker="o", capsize=3,
+                        label=generator)
     if floor_ms is not None and floor_ms == floor_ms:
         ax.axhline(floor_ms, color="gray", linestyle="--", label="the task's floor")
     ks = sorted(graphs["steps_per_graph"].unique())
@@ -684,10 +661,9 @@ def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):
 
 
 def stop_token(row, step: int) -> tuple[int, int]:
-    """(token, column) of the first token that a generation (`row`: its tokens, the prompt in column
-    0) generates for the first time at column `step` or later: as the EOS id, it stops that
-    generation after exactly `column` steps (the prompt is never checked). When no token first
-    appears that late, the last one that first appears before it (notebooks 10 and 14)."""
+    """(token, column): the first token that `row` (prompt in column 0) first generates at column
+    `step` or later, else the last to first appear before it; as the EOS id it stops the generation
+    after `column` steps (notebook 10_cuda_graphs)."""
     first = {}
     for column, token in enumerate(row[1:], start=1):
         first.setdefault(int(token), column)
@@ -700,8 +676,7 @@ def stop_token(row, step: int) -> tuple[int, int]:
 
 
 def sync_reading(audit: pd.DataFrame) -> list[str]:
-    """Sentences on where the counting methods of `tokgen.count_syncs` differ, one per pattern of
-    counts, from an audit with one row per generator (notebook 11_sync_audit)."""
+    """Where `tokgen.count_syncs`' counting methods differ, a sentence per pattern (notebook 11_sync_audit)."""
     out = []
     device = audit["device_syncs"]
     if device.nunique() == 1:
@@ -738,9 +713,8 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
 
 
 def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str]:
-    """Sentences on GPT-2's products timed alone (notebook 12's table `12_products`): one step's
-    products at `rows` rows against their floor, bytes against time, more rows, a split sum
-    (notebook 12_speed_of_light). Time ratios are ratios of medians."""
+    """Sentences on GPT-2's products timed alone (`12_products`): a step's against their floor, bytes
+    against time, more rows, a split sum; ratios of medians (notebook 12_speed_of_light)."""
     ok = products[products["status"] == "ok"]
     base = ok[(ok["rows"] == rows) & (ok["splits"] == 1)].set_index("product")
     if base.empty or "LM head" not in base.index:
@@ -781,18 +755,14 @@ def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str
 
 
 def plot_regime_map(ax, regimes: pd.DataFrame, hidden_by: str, shared: pd.DataFrame | None = None):
-    """Speed-up of `hidden_by` over the synchronous generator against the GPU share of a step, one
-    colour per place (whole GPU, each slice), circles eager and squares compiled, the per-round IQR
-    as bars, the ±5% band of "no effect" shaded, each point labelled with its batch size. The y
-    range fits `shared` (default: `regimes`): panels that share an axis pass all their rows, so
-    that no panel's range cuts off another's points (notebook 13)."""
+    """Speed-up of `hidden_by` over sync against the GPU share of a step, a colour per place, circles
+    eager, squares compiled, the ±5% band shaded; the y range fits `shared` (all panels' rows) (notebook 13)."""
     places = list(dict.fromkeys(regimes["where"]))
     for i, place in enumerate(places):
         for compiled, marker in ((False, "o"), (True, "s")):
             d = regimes[(regimes["where"] == place) & (regimes["compiled"] == compiled)]
-            err = [d["speedup"] - d["speedup_q25"], d["speedup_q75"] - d["speedup"]]
-            ax.errorbar(d["gpu_share"], d["speedup"], yerr=err, fmt=marker, color=f"C{i}", capsize=3, alpha=0.85,
-                        label=f"{place}, {'compiled' if compiled else 'eager'}")  # fmt: skip
+            ax.errorbar(d["gpu_share"], d["speedup"], yerr=_iqr(d, *SPEEDUP), fmt=marker, color=f"C{i}", capsize=3,
+                        alpha=0.85, label=f"{place}, {'compiled' if compiled else 'eager'}")  # fmt: skip
     # labels beside their points: neighbours along the x axis take turns above and below, so that
     # points that crowd together (GPU-bound, near a share of 1) keep their labels apart
     colors = {place: f"C{i}" for i, place in enumerate(places)}

@@ -1,13 +1,9 @@
 """One voice: how every measured comparison a reader sees is said (notebook 00_setup).
 
-A comparison is the dict of `tokgen.stats.gain` (`compare_rounds` with `variant` and `vs`): the
-paired speed-up over interleaved rounds (median of the per-round t_vs / t_variant, > 1 faster),
-the quartiles of those per-round ratios, p, the outcome and the rounds. `speedup_text` is its one
-rendering in words, `speedup_table` the same as table columns, `ranking` the one way variants are
-ordered: by paired speed-up over one base, the variants that the rounds cannot tell apart shown as
-tied. The templates below are the only other places where a count or a direction is worded, and
-`bound` the one rule that words a step's GPU share (host-bound, GPU-bound or mixed). Nothing here
-measures or decides: it reads what `tokgen.stats` and the profiles computed.
+A comparison is the dict of `tokgen.stats.gain`. `speedup_text` is its one rendering in words,
+`speedup_table` as table columns, `ranking` the one order (by paired speed-up over one base, ties
+shown), `bound` the one rule for a step's GPU share; the templates below are the only other
+places where a count or a direction is worded. Nothing here measures or decides.
 """
 
 import math
@@ -21,10 +17,8 @@ HOST_BOUND, GPU_BOUND = 0.5, 0.9  # a step's GPU share: under half the host sets
 
 
 def bound(share: float) -> str:
-    """A step's bound from its GPU share: "host" under HOST_BOUND (the GPU idles most of the
-    step: the host sets its pace), "GPU" from GPU_BOUND on (the host can shorten it by a tenth at
-    most), "mixed" between (both weigh: a busy share alone does not say who sets the step), ""
-    unmeasured (notebook 05_torch_compile)."""
+    """A step's bound from its GPU share: "host" under HOST_BOUND, "GPU" from GPU_BOUND, "mixed"
+    between, "" unmeasured (notebook 05_torch_compile)."""
     return "" if share != share else "host" if share < HOST_BOUND else "GPU" if share >= GPU_BOUND else "mixed"
 
 
@@ -55,10 +49,8 @@ _TERMS = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "flagg
 
 
 def header_of(column) -> str:
-    """A table's column as a reader reads it: a snake_case result column gets words and its unit
-    ("median_ms" -> "median, ms", "pct_of_copy_bandwidth" -> "% of copy bandwidth", "times_task_floor"
-    -> "× task floor", "local_scalar_dense" -> "`.item()` reads"); a name that already reads as words
-    is left as it is (notebook 00_setup)."""
+    """A snake_case result column in words with its unit ("median_ms" -> "median, ms",
+    "times_task_floor" -> "× task floor"); other names as they are (notebook 00_setup)."""
     name = str(column)
     if "_" not in name or not name.replace("_", "").isalnum() or name != name.lower():
         return name
@@ -84,8 +76,7 @@ def _cell(value, digits: int) -> str:
 
 
 def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
-    """ "median (q25–q75) unit" for a result row, the one way every table and sentence writes it
-    (notebook 01_naive). `key` picks the columns: median_<key>, q25_<key>, q75_<key>."""
+    """ "median (q25–q75) unit" from median_<key>, q25_<key>, q75_<key> (notebook 01_naive)."""
     med, lo, hi = row[f"median_{key}"], row[f"q25_{key}"], row[f"q75_{key}"]
     return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
@@ -96,9 +87,8 @@ def p_text(p: float) -> str:
 
 
 def outcome_text(g: dict) -> str:
-    """A comparison's outcome in words: "faster", "slower", "no effect, within ±5%", "undecided"
-    (with the rounds that would likely decide it, where estimated); a real difference inside the
-    band says so; a row measured outside its slice says it does not count (notebook 03_expandable_segments)."""
+    """A comparison's outcome in words, with the rounds that would likely decide an undecided one,
+    a real difference inside the band, a row outside its slice (notebook 03_expandable_segments)."""
     outcome = g["outcome"]
     words = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(outcome, outcome)
     needed = g.get("rounds_to_decide")
@@ -123,10 +113,8 @@ def _digits(g: dict) -> int:
 
 
 def speedup_text(g: dict | None) -> str:
-    """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster)": a comparison in one phrase, the
-    one way every table, sentence and README line writes it; "not measured" for None. A sequential
-    comparison (notebook 00, section 4) also says the cap its rounds ran under, the level of the
-    look that judged it, and its interval at that level (notebook 02_kv_cache)."""
+    """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster)", a sequential comparison with its
+    cap, its look's level and interval; "not measured" for None (notebook 02_kv_cache)."""
     if g is None:
         return "not measured"
     d = _digits(g)
@@ -144,9 +132,8 @@ def speedup_text(g: dict | None) -> str:
 
 
 def level_text(level: float) -> str:
-    """A look's level with the fewest significant digits (2 to 5) that write it exactly, 3 where none
-    does: "0.00625", "0.0125", "0.025", so that the levels of a design, as printed, add up to ALPHA
-    (notebook 00_setup)."""
+    """A look's level in the fewest digits (2 to 5) that write it exactly, so that a design's levels
+    as printed add up to ALPHA (notebook 00_setup)."""
     for digits in range(2, 6):
         text = f"{level:.{digits}g}"
         if abs(float(text) - level) <= 1e-9 * abs(level):
@@ -184,12 +171,9 @@ def design_text(looks) -> str:
     )
 
 
-
 def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:
-    """Comparisons as a Markdown table: `columns` ({header: column}; default variant and vs), then
-    the speed-up, the IQR of its rounds, p, the rounds and the outcome in words, each as
-    `speedup_text` writes it; `legend` adds the line that says how to read them (`LEGEND`;
-    notebook 03_expandable_segments)."""
+    """Comparisons as a Markdown table: `columns` ({header: column}), then `speedup_text`'s parts as
+    columns, and with `legend` the `LEGEND` (notebook 03_expandable_segments)."""
     columns = columns or {"variant": "variant", "against": "vs"}
     out = pd.DataFrame({header: comparisons[column].to_numpy() for header, column in columns.items()})
     rows = comparisons.to_dict("records")
@@ -209,15 +193,10 @@ LEGEND = (
 
 
 def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None) -> pd.DataFrame:
-    """`variants` (default: every variant of `results`, `base` included) with their paired speed-up
-    over `base` and a `rank`: one plus the number of variants that were really faster than it, round
-    by round (each pair compared with `tokgen.stats.gain`). Variants that the rounds do not tell
-    apart get the same rank (`tied`); a noisy variant cannot push another down unless it beats it for
-    real. Ordered by rank, then by speed-up over `base`. Columns: variant, rank, tied, the gain over
-    `base` (speedup, speedup_q25, speedup_q75, p_value, outcome, rounds) and `vs_leader`, the
-    (a real difference shown to lie within ±BAND does not part two variants)
-    comparison with the first of its rank (None for that first). Never a ranking by median
-    (notebook 07_pipelining)."""
+    """`variants` (default: all) with their gain over `base` and a `rank`: one plus the number of
+    variants really faster than it, by more than ±BAND (`tokgen.stats.gain` per pair), `tied` where
+    several share it, and `vs_leader`, the comparison with the first of its rank (None for that
+    first). Never a ranking by median (notebook 07_pipelining)."""
     names = list(results["variant"]) if variants is None else list(variants)
     rows = {}
     for name in names:
@@ -249,18 +228,15 @@ def rank_text(row) -> str:
 
 
 def tie_reason(vs_leader) -> str:
-    """Why a variant shares the first of its rank's place (`ranking`'s `vs_leader`): the rounds do
-    not tell them apart, or they do and the difference lies within ±BAND, which does not part a
-    rank (notebook 07_pipelining)."""
+    """Why a variant shares its rank's place with its first (`vs_leader`) (notebook 07_pipelining)."""
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
         return f"a real difference, but within ±{BAND:.0%}: it does not part their rank"
     return "the rounds do not tell them apart"
 
 
 def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
-    """Who ranks first in `ranking`'s table in one sentence: alone, "Fastest"; shared, every variant
-    of rank 1 with why each shares it (`tie_reason`), the first named by its speed-up only as the
-    one the others are compared with (notebook 07_pipelining)."""
+    """Who ranks first in `ranking`'s table, and for a shared first place why each shares it
+    (notebook 07_pipelining)."""
     if ranked.empty:
         return f"No {what} was timed."
     first = ranked[ranked["rank"] == 1]
@@ -288,9 +264,8 @@ def count_text(outcomes, where: str = "comparisons") -> str:
 
 
 def findings_text(comparisons) -> str:
-    """What a run's comparisons found, in words, grouped by outcome in one order (faster, slower, no
-    effect, undecided), each said by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache).
-    `comparisons`: rows of `tokgen.stats.gain` (a DataFrame or a list of dicts; None entries skipped)."""
+    """A run's comparisons (rows of `tokgen.stats.gain`; None skipped) grouped by outcome, each said
+    by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache)."""
     rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
     if not rows:
         return "- No comparison was measured in this run."
