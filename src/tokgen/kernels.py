@@ -21,10 +21,12 @@ except ImportError:
 # TF32, like the model's own products: the fastest of 400 configurations on our H100 (notebook 10)
 QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64, 1, 2), (32, 128, 4, 2), (64, 64, 1, 2)
 # The fused step's products (notebook 10, section 1): (columns per block, sum chunk, splits, warps), the
-# fastest of a few whole-step timings on an H200 (and chains of dependent products on an H100); the LM
+# fastest of a few whole-step timings on an H200 (and chains of dependent products on an H100), the sum
+# chunks then doubled (issue 47: more of each block's slice in flight, a real gain on our H100); the LM
 # head streams its 154 MB without the L2 prefetch (it cannot sit in a 50 MB L2)
-FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 128, 1, 2), (32, 128, 1, 2), (64, 64, 1, 2)
-FUSED_ATTN_PROJ, FUSED_MLP_PROJ = (32, 64, 2, 4), (32, 128, 4, 2)  # the same columns per block: one `stats` layout
+FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 256, 1, 2), (32, 256, 1, 2), (64, 64, 1, 2)
+FUSED_ATTN_PROJ, FUSED_MLP_PROJ = (32, 128, 2, 4), (32, 256, 4, 2)  # the same columns per block: one `stats` layout
+FUSED_CHUNK = 8192  # most activations per sum chunk (BM x BK): three stages still fit in shared memory at 64 rows
 MAX_ROWS = 64  # one block holds every row; beyond that cuBLAS's tiles are the better choice
 PDL = True  # launch each kernel while the one before it still runs (Hopper and later; notebook 10)
 
@@ -372,13 +374,13 @@ def norm_linear(x, stats, folded, eps: float, config, gelu: bool = False, out=No
         y = F.gelu(y, approximate="tanh") if gelu else y
         return y if out is None else out.copy_(y)
     block_n, block_k, _, warps = config
+    rows = max(16, triton.next_power_of_2(M))
     out = torch.empty(M, N, dtype=x.dtype, device=x.device) if out is None else out
     values, indices = argmax if argmax is not None else (out, out)
     _norm_linear_kernel[(triton.cdiv(N, block_n),)](
         x, stats, w, c, d, out, values, indices, M, N, K, eps, BLOCKS=stats.shape[1],
-        BLOCKS_P2=triton.next_power_of_2(stats.shape[1]), GELU=gelu,
-        ARGMAX=argmax is not None, BM=max(16, triton.next_power_of_2(M)), BN=block_n, BK=block_k, num_warps=warps,
-        num_stages=3, PDL=_pdl(x), launch_pdl=_pdl(x),
+        BLOCKS_P2=triton.next_power_of_2(stats.shape[1]), GELU=gelu, ARGMAX=argmax is not None, BM=rows, BN=block_n,
+        BK=min(block_k, FUSED_CHUNK // rows), num_warps=warps, num_stages=3, PDL=_pdl(x), launch_pdl=_pdl(x),
     )  # fmt: skip
     return out
 
@@ -404,13 +406,14 @@ def linear_residual(x, w, b, residual, stats, config, scratch=None):
         row_stats(residual, stats)
         return residual
     parts, counters = scratch if splits > 1 else (residual, residual)
+    rows = max(16, triton.next_power_of_2(M))
+    block_k = min(block_k, FUSED_CHUNK // rows)
     k_split = triton.cdiv(triton.cdiv(K, splits), block_k) * block_k
     if stats.shape[1] != triton.cdiv(N, block_n):
         raise ValueError(f"stats holds {stats.shape[1]} column blocks, the product writes {triton.cdiv(N, block_n)}")
     _linear_residual_kernel[(triton.cdiv(N, block_n), splits)](
         x, w, b, residual, stats, parts, counters, M, N, K, k_split, SPLITS=splits, BLOCKS=stats.shape[1],
-        BM=max(16, triton.next_power_of_2(M)), BN=block_n, BK=block_k, num_warps=warps, num_stages=3,
-        PDL=_pdl(x), launch_pdl=_pdl(x),
+        BM=rows, BN=block_n, BK=block_k, num_warps=warps, num_stages=3, PDL=_pdl(x), launch_pdl=_pdl(x),
     )  # fmt: skip
     return residual
 
