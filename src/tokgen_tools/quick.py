@@ -427,7 +427,7 @@ def advice_sentence(piped: dict) -> str:
         return f"The article's advice holds here: hiding the per-step sync with two streams pays, {said}."
     if pays:
         return f"The article's advice holds here {' and '.join(pays)} only: {said}."
-    lost = f"; really slower {' and '.join(loses)}" if loses else ""
+    lost = f", and is really slower {' and '.join(loses)}" if loses else ""
     if open_:
         undecided = " and ".join(open_)
         return (f"These rounds cannot tell whether the article's advice pays here ({undecided} undecided, a gain "
