@@ -370,8 +370,18 @@ def test_claim_7_decided(tmp_path, sync, piped, factors, expected):
     write(tmp_path, "07_pipelining", pipelining_rows(piped=factors))
     assert decided(7, tmp_path) == expected
     measured = measure(7, tmp_path)[0]
-    assert measured.startswith(f"idle gap {sync:.0f}→{piped:.0f} µs; eager: pipelined vs sync ×")
+    assert measured.startswith(f"idle gap before a step (eager, profiled) {sync:.0f}→{piped:.0f} µs; eager: pipelined "
+                               "vs sync ×")  # fmt: skip
     assert "; compiled: pipelined vs sync ×" in measured
+
+
+def test_claim_7_says_the_batch_its_gaps_were_profiled_at(tmp_path):
+    """The gaps come from notebook 06's profile (the article's B = 16), the speed-ups from 07's rounds (B = 32)."""
+    rows = [{"variant": v, "status": "ok", "idle_gap_median_us": g, "batch_size": 16}
+            for v, g in (("kv_static", 130.0), ("pipelined_static", 190.0))]  # fmt: skip
+    write(tmp_path, "06_eos_sync_profile", rows)
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(SLOWER, NO_EFFECT)))
+    assert measure(7, tmp_path)[0].startswith("idle gap before a step (eager, B=16, profiled) 130→190 µs; eager: ")
 
 
 def test_claim_7_open_and_from_one_run_only(tmp_path):

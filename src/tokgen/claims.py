@@ -293,7 +293,11 @@ def _claim_7(tables):
     tables.same_run("06_eos_sync_profile", "07_pipelining")
     sync, piped = _idle_gaps(tables)
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
-    return "; ".join([f"idle gap {sync:.0f}→{piped:.0f} µs", *parts]), _combine(piped <= 0.5 * sync, *oks), None
+    profile = tables["06_eos_sync_profile"]
+    b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
+    batch = f", B={int(b)}" if b is not None and b == b else ""  # the profile's batch, not the timed rounds'
+    gap = f"idle gap before a step (eager{batch}, profiled) {sync:.0f}→{piped:.0f} µs"
+    return "; ".join([gap, *parts]), _combine(piped <= 0.5 * sync, *oks), None
 
 
 def sweep_thresholds(batch_size: int, largest: int) -> tuple:

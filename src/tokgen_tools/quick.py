@@ -274,6 +274,24 @@ def gpu_shares(results: pd.DataFrame | None) -> dict:
     return {m: float(ok.get(label("kv_static", compiled=m == "compiled"), math.nan)) for m in ("eager", "compiled")}
 
 
+def idle_sentence(profile: pd.DataFrame) -> list[str]:
+    """Where a profiled synchronous step (eager `kv_static`, medians over the windows) leaves the GPU
+    idle: its idle time per step (step period less GPU busy) and the share of it that the gap before a
+    step makes; the rest lies between the step's own kernels. Empty without a GPU profile."""
+    from tokgen.claims import profile_windows
+
+    if "step_period_us" not in profile or "kv_static" not in set(profile["variant"]):
+        return []
+    w = profile_windows(profile).set_index("variant").loc["kv_static"]
+    idle = w["step_period_us"] - w["gpu_busy_per_step_us"]
+    if not idle > 0:
+        return []
+    return [f"- In a profiled `kv_static` step (eager, B = {int(profile['batch_size'].iloc[0])}) the GPU idles "
+            f"{idle:,.0f} µs of {w['step_period_us']:,.0f} µs; the gap before a step is "
+            f"{w['idle_gap_median_us'] / idle:.0%} of that idle time, the rest lies between the step's own "
+            "kernels."]  # fmt: skip
+
+
 def step_times(results: pd.DataFrame | None, compiled: bool = True) -> tuple[float, float]:
     """A synchronous step (`kv_static`, compiled by default) in ms: (GPU busy, wall), both per decode
     step, from a notebook-07-shaped table (gpu_busy_share × ms_per_step, and ms_per_step); NaNs where
@@ -365,7 +383,7 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
             near = min(refs, key=lambda k: abs(refs[k] - ours["compiled"]))
             (busy, wall), (busy_ref, wall_ref) = step_times(results), step_times(tables[near])
             lines.append(
-                f"Compiled, its share lies nearest the reference run's **{near}** ({refs[near]:.0%} there, "
+                f"Compiled, its share lies nearest the reference run's regime **{near}** ({refs[near]:.0%} there, "
                 f"{ours['compiled']:.0%} here). A compiled `kv_static` step keeps the GPU busy {busy:.2f} ms here "
                 f"and {busy_ref:.2f} ms there, in a wall time of {wall:.2f} ms here and {wall_ref:.2f} ms there: "
                 "the share is this GPU and this host together."
@@ -394,14 +412,16 @@ def cap_bound(timed, cap_gb: float) -> str:
     if timed is None or "peak_reserved_gb" not in timed:
         return "what it bound was not recorded."
     near = timed[timed["peak_reserved_gb"] >= 0.9 * cap_gb]
-    kept = ", ".join(f"`{r.variant}` ({r.peak_reserved_gb:.1f} GB)" for r in near.itertuples())
+    tensors = lambda r: f"; its tensors peaked at {r.peak_allocated_gb:.1f} GB" if "peak_allocated_gb" in timed else ""
+    kept = ", ".join(f"`{r.variant}` (reserved {r.peak_reserved_gb:.1f} GB{tensors(r)})" for r in near.itertuples())
     most, rest = timed["peak_reserved_gb"].max(), timed.drop(near.index)["peak_reserved_gb"]
+    only = (" A cap tests capacity only, not a smaller card's bandwidth or compute; set beside an uncapped run, "
+            "this is another run, and where the cap bound nothing the two differ as two runs do.")  # fmt: skip
     if kept and rest.empty:
-        return f"it bound every variant: {kept}. A cap tests capacity only, not a smaller card's bandwidth or compute."
-    return (f"it bound {kept}; every other variant peaked at {rest.max():.1f} GB "
-            "or less. A cap tests capacity only, not a smaller card's bandwidth or compute." if kept else
-            f"no variant came near it (the largest peak: {most:.1f} GB). A cap tests capacity only, not a smaller "
-            "card's bandwidth or compute.")  # fmt: skip
+        return f"it bound every variant: {kept}.{only}"
+    return (f"it bound the allocator's cache of {kept}; every other variant peaked at {rest.max():.1f} GB "
+            f"or less.{only}" if kept else
+            f"no variant came near it (the largest peak: {most:.1f} GB).{only}")  # fmt: skip
 
 
 def advice_sentence(piped: dict) -> str:
@@ -428,14 +448,15 @@ def advice_sentence(piped: dict) -> str:
     if pays:
         return f"The article's advice holds here {' and '.join(pays)} only: {said}."
     lost = f", and is really slower {' and '.join(loses)}" if loses else ""
+    capped = [m for m, g in measured.items() if g["outcome"] == UNDECIDED]  # undecided, a gain beyond BAND ruled out
+    ends = "its interval ends" if len(capped) == 1 else "their intervals end"
+    bound = (f"gains no more than {BAND:.0%} ({' and '.join(capped)} undecided, {ends} below ×{1 + BAND:.2f})"
+             if capped else f"gains nothing beyond ±{BAND:.0%}")  # fmt: skip
     if open_:
         undecided = " and ".join(open_)
         return (f"These rounds cannot tell whether the article's advice pays here ({undecided} undecided, a gain "
                 f"beyond ±{BAND:.0%} still inside its interval{lost}): {said}.")  # fmt: skip
-    return (
-        f"The article's advice does not pay here: hiding the per-step sync with two streams gains nothing beyond "
-        f"±{BAND:.0%}{lost}: {said}."
-    )
+    return f"The article's advice does not pay here: hiding the per-step sync with two streams {bound}{lost}: {said}."
 
 
 def claims_rows(out: Path, here: str, regimes: dict) -> tuple[pd.DataFrame, list[str]]:
@@ -517,8 +538,8 @@ def render(out: Path, regimes: dict | None = None) -> str:
         params["ROUNDS_CAP"] = json.loads(timed["params"].iloc[0]).get("ROUNDS_CAP")
     env = stages.iloc[0] if stages is not None else None
     cpu = env is None or str(env["gpu"]).startswith("none")
-    here = "this CPU (smoke run)" if cpu else f"this {env['gpu']}"
     cap = params.get("MEMORY_GB")
+    here = "this CPU (smoke run)" if cpu else f"this {env['gpu']}" + (f", capped at {cap:g} GB" if cap else "")
     lines = [f"# Quick run: {here.removeprefix('this ')} beside the reference run and the article", ""]
     if env is not None:
         rounds = params.get("ROUNDS_CAP") or params["MAX_RUNS"]
@@ -556,6 +577,7 @@ def render(out: Path, regimes: dict | None = None) -> str:
 
         for gap in idle_gaps(gaps).to_dict("records"):
             lines.append(f"- Claim 6's window: {gap_takeaway(gap)}")
+        lines += idle_sentence(gaps)
         if not cpu:
             lines.append(
                 f"- {profiler_overhead(gaps)} The window's idle share is of profiled steps at B = "
@@ -575,10 +597,13 @@ def render(out: Path, regimes: dict | None = None) -> str:
 
         columns = ["variant", "status", "runs", "median_ms", "q25_ms", "q75_ms", "ms_per_step", "peak_reserved_gb"]
         shown = results[[c for c in columns if c in results]]
-        lines += ["## Timed variants", "", _table(shown, digits=2), ""]
+        lines += ["## Timed variants", "", f"A step generates one token for each of the B = {params['BATCH_SIZE']} "
+                  "sequences.", "", _table(shown, digits=2), ""]  # fmt: skip
         lines += [bound_table(results[results["status"] == "ok"]), ""]
         if (out / "quick_runtimes.png").exists():
-            lines += ["![Runtimes](quick_runtimes.png)", ""]
+            lines += ["![Runtimes](quick_runtimes.png)", "",
+                      "Each bar is one variant's own rounds (median and IQR); bars are not set against each other: "
+                      "the speed-ups above are paired round by round.", ""]  # fmt: skip
     skipped = _load(out, "quick_skipped")
     if skipped is not None:
         lines += ["Not timed: " + "; ".join(f"`{r.variant}` {r.why}" for r in skipped.itertuples()) + ".", ""]
