@@ -614,3 +614,17 @@ def test_the_sweeps_largest_batch_is_judged_until_the_side_of_the_bands_edge_is_
     sweep = sweep_gains(tmp_path).set_index("batch_size")
     assert sweep.loc[1, "rounds"] == 10 and sweep.loc[4, "rounds"] == 20  # the same rounds, one more look at B=4
     assert (sweep["outcome"] == "faster").all()
+
+
+def test_regime_sources_read_the_measured_tables_not_a_cpu_simulation(tmp_path):
+    """data/sequential_error_rates.csv is simulated on a CPU at its own commit: it has no GPU column, so it
+    neither adds a commit to the run nor marks a slice as another run."""
+    from tokgen.claims import regime_sources
+
+    for folder in ("whole", "sm8"):
+        (tmp_path / folder / "data").mkdir(parents=True)
+        pd.DataFrame({"gpu": ["H100"], "commit": ["aaa"]}).to_csv(tmp_path / folder / "data" / "07_x.csv", index=False)
+    pd.DataFrame({"commit": ["bbb"], "rate": [0.03]}).to_csv(
+        tmp_path / "whole" / "data" / "sequential_error_rates.csv", index=False)
+    said = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8"})
+    assert said == "- whole GPU: H100, commit aaa\n- 8 SMs: H100, commit aaa"

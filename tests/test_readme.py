@@ -246,3 +246,16 @@ def test_the_sequential_design_that_readme_and_notebook_00_state_is_the_codes():
     notebook = " ".join(notebook.split())
     assert f"after {after} rounds)" in notebook
     assert f"For {after} rounds that is {', '.join(levels[:-1])} and {levels[-1]}, which add up to {ALPHA}" in notebook
+
+
+def test_the_per_regime_minutes_count_notebooks_and_solutions_once_each():
+    import re
+
+    import pandas as pd
+
+    runs = pd.read_csv(ROOT / "data" / "run_all.csv")
+    solution = runs["notebook"].str.startswith("solution")
+    line = next(x for x in (ROOT / "README.md").read_text().splitlines() if x.startswith("- per regime: "))
+    whole, solutions = re.search(r"whole GPU ([\d.]+) min.*worked solutions, ([\d.]+) min", line).groups()
+    assert float(whole) == round(runs[~solution]["seconds"].sum() / 60, 1)
+    assert float(solutions) == round(runs[solution]["seconds"].sum() / 60, 1)

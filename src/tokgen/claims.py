@@ -639,7 +639,8 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
         tables = [p for p in Path(folder, "data").glob("*.csv") if p.name != "run_all.csv"]
         frames = [pd.read_csv(p, usecols=lambda c: c in ("gpu", "commit")) for p in tables]
         found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["gpu", "commit"])
-        return set(found["gpu"].dropna().astype(str)), set(found["commit"].dropna().astype(str))
+        found = found.reindex(columns=["gpu", "commit"]).dropna(subset=["gpu"])  # a CPU simulation has no GPU
+        return set(found["gpu"].astype(str)), set(found["commit"].dropna().astype(str))
 
     whole = sources(results_dir)
     lines = []

@@ -194,8 +194,8 @@ LEGEND = (
 
 def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None) -> pd.DataFrame:
     """`variants` (default: all) with their gain over `base` and a `rank`: one plus the number of
-    variants really faster than it, by more than ±BAND (`tokgen.stats.gain` per pair), `tied` where
-    several share it, and `vs_leader`, the comparison with the first of its rank (None for that
+    variants really faster than it and not shown to lie within ±BAND of it (`tokgen.stats.gain` per
+    pair), `tied` where several share it, and `vs_leader`, the comparison with the first of its rank (None for that
     first). Never a ranking by median (notebook 07_pipelining)."""
     names = list(results["variant"]) if variants is None else list(variants)
     rows = {}
