@@ -246,6 +246,12 @@ def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
     return bool(sync_us >= MIN_GAP_US and no_check_us <= 0.5 * sync_us)
 
 
+def _profile_batch(profile: pd.DataFrame) -> str:
+    """", B=16": the batch notebook 06's profile ran at, or "" where its table does not say."""
+    b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
+    return f", B={int(b)}" if b is not None and b == b else ""
+
+
 def _claim_6(tables):
     """Claim 6 per profiled window (`sync_opens_gap`, the size within ×2 of ~110 µs): the same
     verdict in every window decides it; windows that disagree leave it undecided."""
@@ -260,8 +266,7 @@ def _claim_6(tables):
         return (REPRODUCED if ARTICLE_GAP_US / 2 <= sync <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(
             sync, none) else NOT  # fmt: skip
 
-    b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
-    batch = f", B={int(b)}" if b is not None and b == b else ""
+    batch = _profile_batch(profile)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     if len(pairs) == 1:
         gaps = f"{syncs[0]:.0f} µs with the sync, {nones[0]:.0f} µs with no stop check"
@@ -293,9 +298,7 @@ def _claim_7(tables):
     tables.same_run("06_eos_sync_profile", "07_pipelining")
     sync, piped = _idle_gaps(tables)
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
-    profile = tables["06_eos_sync_profile"]
-    b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
-    batch = f", B={int(b)}" if b is not None and b == b else ""  # the profile's batch, not the timed rounds'
+    batch = _profile_batch(tables["06_eos_sync_profile"])  # the profile's batch, not the timed rounds'
     gap = f"idle gap before a step (eager{batch}, profiled) {sync:.0f}→{piped:.0f} µs"
     return "; ".join([gap, *parts]), _combine(piped <= 0.5 * sync, *oks), None
 
