@@ -100,9 +100,10 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 # in a sequential comparison, its look's share of 0.05), shows **no effect** when two one-sided
 # tests put it within ±5%, and is **undecided** otherwise, which leaves a verdict that needs it
 # "inconclusive" (the measured text says about how many rounds would decide it, or that more
-# rounds than those run would). A decided verdict is recomputed on 200 bootstrap resamples of
-# the timed rounds: its **stability** (in brackets) is the share that agree, and below 95% it
-# reads "inconclusive" too, with the reason below the table. A verdict from sequential rounds
+# rounds than those run would). A decided verdict is recomputed on bootstrap resamples of the
+# timed rounds, 200 at a time until the share that agrees is clear of 95% by more than its own
+# Monte Carlo error (at most 3,200): that share is its **stability** (in brackets), and below 95%
+# the verdict reads "inconclusive" too, with the reason below the table. A verdict from sequential rounds
 # (their error rates are the design's) or from a profile without rounds (claim 6) is not
 # resampled and shows no stability. One whose data a smoke run wrote gets no verdict.
 #
@@ -132,13 +133,14 @@ say(table(claims[["#", "experiment", "article", "criterion"]]))
 # ## Takeaways, read from the three runs
 
 # %%
-say(tokgen.claims.regime_takeaways(claims, list(regimes)))
+say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_gains(DATA_DIR, slices)))
 
 # %% [markdown]
 # ## Summary
 #
 # * One interleaved run ranks the article's generators on this GPU; the speed-up of the
-#   article's best recipe over the naive baseline is read from it.
+#   article's best recipe over the naive baseline is read from it, in each regime (the first
+#   takeaway above says what it came to).
 # * Claims that do not reproduce here are findings about this GPU and software stack, not
 #   failures: the article measured an L40S with PyTorch 2.10.
 # * The two slices that bracket the L40S's bandwidth say, claim by claim, whether a verdict holds

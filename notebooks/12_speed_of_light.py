@@ -42,7 +42,7 @@ DEVICE = "cuda"  # "cuda" or "cpu"
 BATCH_SIZE = 32  # the batch size of notebooks 07 and 10, whose timings are used here
 MAX_SEQLEN = 100  # their max_seqlen
 COPY_MB = 1024  # size of the copied buffer, when notebook 10's bandwidth is missing and measured here
-RUNS = 20  # timed copies (then), and timed replays per matrix product (median)
+RUNS = 20  # timed copies (then), and interleaved rounds of each matrix product's shapes (section 5)
 PRODUCT_ROWS = [32, 256]  # rows (the batch) of the matrix products timed one at a time in section 5
 PRODUCT_SPLITS = [1, 4]  # 1: one product as F.linear runs it; 4: its sum over inputs cut into 4 batched products
 STEPS_PER_GRAPH = [1, 4, 16]  # K, steps per graph replay, of the waterfalls of section 6 (graph_triton_fused)
@@ -236,10 +236,12 @@ if kernels is not None and bandwidth:
 # by its bytes, it would equal its floor: weight bytes over copy bandwidth. Two variations test
 # what else sets it: more rows (`PRODUCT_ROWS`: more arithmetic, the same weight bytes), and the
 # sum over inputs cut into several products run as one batched product (`PRODUCT_SPLITS`: more
-# output tiles to spread over the multiprocessors).
+# output tiles to spread over the multiprocessors). A product's shapes run in interleaved rounds,
+# each round in a fresh random order, so each variation is a paired speed-up like every other
+# comparison here.
 
 # %%
-show_source(tokgen.bandwidth.product_times)
+show_source(tokgen.bandwidth.product_graph)
 
 # %%
 products = pd.DataFrame()

@@ -628,3 +628,61 @@ def test_regime_sources_read_the_measured_tables_not_a_cpu_simulation(tmp_path):
         tmp_path / "whole" / "data" / "sequential_error_rates.csv", index=False)
     said = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8"})
     assert said == "- whole GPU: H100, commit aaa\n- 8 SMs: H100, commit aaa"
+
+
+def test_a_stability_near_the_threshold_draws_more_resamples_until_it_is_clear_of_it(monkeypatch):
+    """A share within its Monte Carlo error of 95% draws another batch; a clear one stops. Known
+    answers: 0.965 of 200 draws is 1.2 standard errors from 0.95 (another batch), of 800 2.3 (another),
+    of 1000 2.58 (clear); all agreeing, or half, is clear at once."""
+    from tokgen import claims
+
+    assert claims._straddles(0.965, 200) and claims._straddles(0.965, 800) and not claims._straddles(0.965, 1000)
+    assert not claims._straddles(1.0, 200) and not claims._straddles(0.5, 200) and claims._straddles(0.95, 3200)
+    # a claim whose resamples agree 193 times in 200 (0.965): batches of 200 until clear, here 1000 draws in all
+    draws = []
+    pattern = ["a"] * 193 + ["b"] * 7
+
+    def evaluate(measure, tables):
+        if tables.rng is None:
+            return "measured", claims.REPRODUCED, None
+        draws.append(1)
+        return "measured", claims.REPRODUCED if pattern[(len(draws) - 1) % 200] == "a" else claims.NOT, None
+
+    class Tables:
+        smoke, rounds, rng = False, {"x": False}, None
+
+        def resampled(self, rng):
+            return type("Drawn", (), {"rng": rng})()
+
+    monkeypatch.setattr(claims, "Tables", lambda folder: Tables())
+    monkeypatch.setattr(claims, "_evaluate", evaluate)
+    c = claims.claim(10, "anywhere", resamples=200)
+    assert len(draws) == 1000 and c["stability"] == 0.965 and c["verdict"] == claims.REPRODUCED
+    pattern[:] = ["a"] * 200  # all agree: one batch
+    draws.clear()
+    assert claims.claim(10, "anywhere", resamples=200)["stability"] == 1.0 and len(draws) == 200
+    pattern[:] = ["a"] * 190 + ["b"] * 10  # exactly on the threshold: never clear, so the cap
+    draws.clear()
+    c = claims.claim(10, "anywhere", resamples=200)
+    assert len(draws) == claims.MAX_RESAMPLES == 3200 and c["stability"] == 0.95 and c["verdict"] == claims.REPRODUCED
+
+
+def test_the_takeaways_state_the_recipes_speed_up_in_each_regime(tmp_path):
+    """Naive twice the recipe's time in every round: ×2.00 on the whole GPU; a slice without notebook
+    07's run says "not measured"; a smoke run's table says so; each regime's phrase joined by "; "."""
+    from tokgen.claims import recipe_gains, regime_takeaways
+
+    naive = [200.0, 210, 190, 205, 195, 200, 202, 198]
+    recipe = [t / 2 for t in naive]
+    rows("07_pipelining", tmp_path / "whole", [result("naive", naive), result("compiled pipelined_static", recipe)])
+    rows("07_pipelining", tmp_path / "smoke", [result("naive", naive), result("compiled pipelined_static", naive)],
+         gpu="cpu", size="tiny")
+    gains = recipe_gains(tmp_path / "whole", {"8 SMs": tmp_path / "none", "16 SMs": tmp_path / "smoke"})
+    assert gains["whole GPU"]["speedup"] == 2.0 and gains["whole GPU"]["outcome"] == "faster"
+    assert gains["8 SMs"] == "not measured" and gains["16 SMs"] == "a smoke run: no measurement"
+    claims = pd.DataFrame({"#": [1], "verdict": ["reproduced"], "verdict (8 SMs)": ["not measured"],
+                           "verdict (16 SMs)": ["not measured"]})  # fmt: skip
+    first = regime_takeaways(claims, ["whole GPU", "8 SMs", "16 SMs"], gains).split("\n")[0]
+    assert first.startswith("* The article's best recipe (compile + static cache + pipelining) against naive, paired")
+    assert "whole GPU: ×2.00 (IQR ×2.00–×2.00 of 8 rounds; p = " in first
+    assert first.endswith("; 8 SMs: not measured; 16 SMs: a smoke run: no measurement.")

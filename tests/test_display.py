@@ -170,17 +170,26 @@ def test_sync_reading_explains_every_row_where_the_counts_differ():
 
 
 def test_product_findings_and_dot_plots():
+    """Rounds whose every ratio is known: 256 rows take twice 32 rows' time in every round (×0.50),
+    a split at 32 rows half (×2.00), at 256 rows twice (×0.50); without rounds, no comparison."""
     rows = []
     for product, mb in (("attention qkv", 7.0), ("mlp up", 9.0), ("LM head", 150.0)):
         for r, splits, us in ((32, 1, mb), (256, 1, 2 * mb), (32, 4, mb / 2), (256, 4, 4 * mb)):
+            rounds = [us * f for f in (1.0, 1.1, 0.9, 1.05, 0.95, 1.2, 0.8, 1.02, 0.98, 1.0)]  # the same in each shape
             rows.append({"product": product, "rows": r, "splits": splits, "weight_mb": mb, "floor_us": mb / 3,
-                         "median_us": us, "q25_us": us * 0.9, "q75_us": us * 1.1, "status": "ok"})  # fmt: skip
+                         "median_us": us, "q25_us": us * 0.9, "q75_us": us * 1.1, "status": "ok",
+                         "times_us": ";".join(map(str, rounds))})  # fmt: skip
     products = pd.DataFrame(rows)
     lines = display.product_findings(products, 32, layers=2)
     assert "add up to **182 µs**" in lines[0]  # 2 × (7 + 9) + 150
-    assert "take 2.00× to 2.00× their time" in lines[2]
-    assert "At 32 rows, cut into 4 batched products, they run ×2.00 to ×2.00 as fast (×2.00: attention qkv;" in lines[3]
-    assert "At 256 rows, cut into 4 batched products, they run ×0.50 to ×0.50" in lines[4]  # each row count its own
+    assert lines[2].startswith("With 256 rows (8× the arithmetic, the same weight bytes), against 32 rows, paired")
+    assert "attention qkv ×0.50 (IQR ×0.50–×0.50 of 10 rounds; p " in lines[2] and "slower" in lines[2]
+    assert lines[3].startswith("At 32 rows, the sum cut into 4 batched products") and "LM head ×2.00 (" in lines[3]
+    assert "faster" in lines[3]
+    assert lines[4].startswith("At 256 rows,") and "mlp up ×0.50 (" in lines[4]  # against 256 rows undivided
+    unpaired = display.product_findings(products.drop(columns="times_us"), 32, layers=2)
+    assert unpaired[2].endswith("against 32 rows: not compared (this run recorded no rounds to pair).")
+    assert len(unpaired) == 5 and not any("paired" in line for line in unpaired[2:])
     assert display.product_findings(products, 64, layers=2)[0].startswith("*No product")
     ax = display.plot_dots(products[products["splits"] == 1], "product", "median_us", group="rows", low="q25_us",
                            high="q75_us", log=True)  # fmt: skip

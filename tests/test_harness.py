@@ -543,30 +543,46 @@ def test_products_against_floor_by_hand():
 
 
 def test_time_products_by_hand(monkeypatch):
-    """Five runs of 1..5 µs: quartiles 2 and 4, median 3; a product that runs out of memory is recorded."""
-    asked, emptied, recorded = [], [], []
+    """Each product's shapes interleaved over five rounds in a fresh random order: a shape's GPU time
+    per replay 240, 48, 192, 96, 144 µs gives 5, 1, 4, 2, 3 µs per product, quartiles 2 and 4, median 3; the
+    rounds are recorded for paired comparisons; a shape that runs out of memory is recorded and the
+    product's other shapes go on."""
+    built, emptied, recorded, replayed = [], [], [], []
+    per_replay = {}
 
-    def product_times(rows, k, n, *, splits, runs):
-        asked.append((rows, k, n, splits, runs))
+    def product_graph(rows, k, n, *, splits, repeats):
+        built.append((rows, k, n, splits, repeats))
         if (k, n) == (4, 50) and splits == 2:
             raise torch.OutOfMemoryError("CUDA out of memory.\nTried to allocate")
-        return [5.0, 1.0, 4.0, 2.0, 3.0]
+        key = (k, n, splits)
+        per_replay[key] = iter([0.240, 0.048, 0.192, 0.096, 0.144])  # ms per replay of 48 products
+        return lambda: replayed.append(key) or next(per_replay[key])
 
-    monkeypatch.setattr(bandwidth, "product_times", product_times)
+    monkeypatch.setattr(bandwidth, "product_graph", product_graph)
+    monkeypatch.setattr(bandwidth, "gpu_times", lambda run, runs: [run() for _ in range(runs)])
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(1))
-    out = bandwidth.time_products(Toy(), rows=[8], splits=[1, 2], bandwidth_gbs=2.0, runs=5, record=recorded.append)
-    assert asked[:2] == [(8, 4, 12, 1, 5), (8, 4, 12, 2, 5)] and len(asked) == 10
+    out = bandwidth.time_products(Toy(), rows=[8], splits=[1, 2], bandwidth_gbs=2.0, runs=5, record=recorded.append,
+                                  seed=3)  # fmt: skip
+    assert built[:2] == [(8, 4, 12, 1, 48), (8, 4, 12, 2, 48)] and len(built) == 10
     first = out.iloc[0].to_dict()
     # attention qkv: 4 × 12 floats = 192 bytes, 0.000192 MB; at 2 GB/s they take 192 / 2e3 µs, against 3 µs
     assert math.isnan(first.pop("error"))
     assert first == {"product": "attention qkv", "rows": 8, "in_features": 4, "out_features": 12, "splits": 1,
                      "weight_mb": 4 * 12 * 4 / 1e6, "floor_us": 4 * 12 * 4 / 2.0 / 1e3, "status": "ok",
                      "runs": 5, "median_us": 3.0, "q25_us": 2.0, "q75_us": 4.0,
-                     "pct_of_copy_bandwidth": pytest.approx(100 * 192 / 2e3 / 3.0)}  # fmt: skip
+                     "pct_of_copy_bandwidth": pytest.approx(100 * 192 / 2e3 / 3.0), "order_seed": 3,
+                     "times_us": "5.0000;1.0000;4.0000;2.0000;3.0000"}  # fmt: skip
+    # the two shapes of a product alternate round by round, in an order drawn from the seed
+    rounds = [replayed[i : i + 2] for i in range(0, 10, 2)]
+    assert all(sorted(r) == [(4, 12, 1), (4, 12, 2)] for r in rounds)
+    assert rounds == [[(4, 12, 1 + i) for i in order] for order in
+                      bandwidth.round_orders(2, 5, __import__("random").Random(3))]  # fmt: skip
     oom = out[out["status"] == "oom"]
     assert list(oom["product"]) == ["LM head"] and list(oom["error"]) == ["CUDA out of memory."]
     assert math.isnan(oom["median_us"].iloc[0]) and emptied == [1]
     assert [r["product"] for r in recorded] == list(out["product"]) and len(out) == 10
+    assert bandwidth.product_rounds(out, "attention qkv", 8, 2) == [5.0, 1.0, 4.0, 2.0, 3.0]
+    assert bandwidth.product_rounds(out, "LM head", 8, 2) == []  # out of memory: no rounds
 
 
 def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s_tables(tmp_path, monkeypatch):

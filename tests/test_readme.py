@@ -90,8 +90,10 @@ def test_products_table_reads_12_products(tmp_path):
     (tmp_path / "data").mkdir()
     pd.DataFrame(rows).to_csv(tmp_path / "data" / "12_products.csv", index=False)
     text = readme.products_table(tmp_path)
-    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | ×0.67 |" in text
-    assert "split in 4, 32 rows (speed-up)" in text and "mlp up" not in text  # failed rows are left out
+    # the split's own median (IQR), no ratio: the two were not timed in paired rounds
+    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | 15.0 (14.0–16.0) |" in text
+    assert "µs split in 4, 32 rows, median (IQR)" in text and "speed-up" not in text
+    assert "mlp up" not in text  # failed rows are left out
 
 
 def test_each_committed_csv_comes_from_its_notebooks_recorded_run():
@@ -259,3 +261,39 @@ def test_the_per_regime_minutes_count_notebooks_and_solutions_once_each():
     whole, solutions = re.search(r"whole GPU ([\d.]+) min.*worked solutions, ([\d.]+) min", line).groups()
     assert float(whole) == round(runs[~solution]["seconds"].sum() / 60, 1)
     assert float(solutions) == round(runs[solution]["seconds"].sum() / 60, 1)
+
+
+def test_the_beyond_tables_floors_are_computed_now_from_notebook_10s_run(tmp_path):
+    """Not a floor column an older notebook stored (here a stale 2% for naive): the current floors of
+    that run's rows at its recorded bandwidth; naive's, without a measured TF32 throughput, is its
+    bytes alone, so a lower bound, and its share says "or more"."""
+    import json
+
+    import pandas as pd
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    from tokgen.bandwidth import floor_ms, generation_bytes
+    from tokgen.model import gpt2_config
+
+    data = tmp_path / "data"
+    data.mkdir()
+    params = json.dumps({"SIZE": "gpt2"})
+    rows = [("naive", "naive", None, [800.0, 820.0, 810.0]), ("graph_triton_kernels K=4", "graph_triton_kernels", 4,
+                                                              [60.0, 61.0, 59.0])]  # fmt: skip
+    pd.DataFrame([{"variant": v, "generator": g, "steps_per_graph": k, "status": "ok", "batch_size": 32,
+                   "max_seqlen": 100, "steps": 100, "median_ms": sorted(t)[1], "q25_ms": min(t), "q75_ms": max(t),
+                   "times_ms": ";".join(map(str, t)), "params": params} for v, g, k, t in rows]).to_csv(
+        data / "10_cuda_graphs.csv", index=False)  # fmt: skip
+    pd.DataFrame({"bandwidth_gb_s": [1000.0, 2000.0]}).to_csv(data / "10_bandwidth.csv", index=False)  # the last
+    pd.DataFrame({"variant": ["naive"], "notebook": [10], "pct_of_own_floor": [2.0], "times_task_floor": [9.0]}).to_csv(
+        data / "12_speed_of_light.csv", index=False)  # fmt: skip
+    with torch.device("meta"):
+        model = GPT2LMHeadModel(gpt2_config("gpt2"))
+    naive_floor = generation_bytes(model, 32, 100, "recompute") / 2000e9 * 1e3  # ms
+    filled = floor_ms(model, 32, 100, 2000.0)
+    text = readme.beyond_table(tmp_path)
+    assert f"| {100 * naive_floor / 810:.0f}% or more (bytes only) | {810 / filled:.2f}× |" in text
+    assert f"| {100 * filled / 60:.0f}% | {60 / filled:.2f}× |" in text and "9.00×" not in text
+    (data / "10_bandwidth.csv").unlink()
+    assert "| not measured | not measured |" in readme.beyond_table(tmp_path)

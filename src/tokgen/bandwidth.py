@@ -8,13 +8,14 @@ arithmetic, bounds how fast any generator can be.
 import functools
 import inspect
 import math
+import random
 import statistics
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .bench import compare, generator_variant
+from .bench import compare, generator_variant, round_orders
 from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 reads copy_bandwidth here
 from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
@@ -221,21 +222,17 @@ def gpt2_products(model) -> dict[str, tuple[int, int]]:
     }
 
 
-def product_times(
-    rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = 48, runs: int = 20
-) -> list[float]:
-    """Microseconds per fp32 product of `rows` rows through an (out, in) weight, one value per run.
+def product_graph(rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = 48):
+    """A CUDA graph's replay of `repeats` fp32 products of `rows` rows through an (out, in) weight,
+    warmed up (notebook 12_speed_of_light).
 
-    Introduced in notebook 12_speed_of_light. Timed as in a decode step: `repeats` products
-    replayed from one CUDA graph (no launch overhead from Python), each reading its own weight
-    from a pool over twice the size of the L2 cache, so the weights come from DRAM.
-    `splits` > 1 cuts the sum over `in_features` into that many products run as one batched
-    product (`torch.bmm`): more output tiles for the GPU's multiprocessors to share; adding up
-    the partial results afterwards is not timed.
+    Timed as in a decode step: the products replayed from one CUDA graph (no launch overhead from
+    Python), each reading its own weight from a pool over twice the size of the L2 cache, so the
+    weights come from DRAM. `splits` > 1 cuts the sum over `in_features` into that many products
+    run as one batched product (`torch.bmm`): more output tiles for the GPU's multiprocessors to
+    share; adding up the partial results afterwards is not timed.
     """
-    require_positive(
-        rows=rows, in_features=in_features, out_features=out_features, splits=splits, repeats=repeats, runs=runs
-    )
+    require_positive(rows=rows, in_features=in_features, out_features=out_features, splits=splits, repeats=repeats)
     if in_features % splits:
         raise ValueError(f"splits={splits} does not divide in_features={in_features}")
     require_cuda("timing a matrix product")
@@ -260,35 +257,67 @@ def product_times(
 
     graph = capture(products, warmups=1)  # cuBLAS picks its kernels and workspace before the capture
     graph.replay()  # warm-up
-    return [1e3 * ms / repeats for ms in gpu_times(graph.replay, runs)]
+    return graph.replay
+
+
+def product_times(
+    rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = 48, runs: int = 20
+) -> list[float]:
+    """Microseconds per product of `product_graph`'s replay, one value per run (notebook 12_speed_of_light)."""
+    require_positive(runs=runs)
+    replay = product_graph(rows, in_features, out_features, splits=splits, repeats=repeats)
+    return [1e3 * ms / repeats for ms in gpu_times(replay, runs)]
 
 
 def time_products(
-    model, rows: list[int], splits: list[int], bandwidth_gbs: float, runs: int, record=None
+    model, rows: list[int], splits: list[int], bandwidth_gbs: float, runs: int, record=None, seed: int | None = None
 ) -> pd.DataFrame:
-    """Every product of `gpt2_products` at each number of `rows` and `splits`, timed alone by
-    `product_times` against its floor (its weight's bytes at `bandwidth_gbs`); a product that runs
-    out of memory is recorded as such and the others go on. Each row also goes to `record`
-    (notebook 12_speed_of_light)."""
+    """Every product of `gpt2_products` at each number of `rows` and `splits` against its floor (its
+    weight's bytes at `bandwidth_gbs`): a product's shapes are timed in `runs` interleaved rounds,
+    each round in a fresh random order (drawn from `seed`, recorded), one replay of `product_graph`
+    each, so that two shapes of a product compare round by round (`times_us`: µs per product in each
+    round); a shape that runs out of memory is recorded as such and the others go on. Each row also
+    goes to `record` (notebook 12_speed_of_light)."""
+    require_positive(runs=runs)
+    seed = random.SystemRandom().randrange(2**32) if seed is None else seed
+    rng, repeats = random.Random(seed), 48
     out = []
     for name, (k, n) in gpt2_products(model).items():
+        shapes, replays = [], {}
         for r in rows:
             for s in splits:
                 row = {"product": name, "rows": r, "in_features": k, "out_features": n, "splits": s}
                 row |= {"weight_mb": k * n * 4 / 1e6, "floor_us": k * n * 4 / bandwidth_gbs / 1e3}
                 try:
-                    q25, median, q75 = statistics.quantiles(
-                        product_times(r, k, n, splits=s, runs=runs), n=4, method="inclusive"
-                    )
-                    row |= {"status": "ok", "runs": runs, "median_us": median, "q25_us": q25, "q75_us": q75}
-                    row["pct_of_copy_bandwidth"] = 100 * row["floor_us"] / median
+                    replays[len(shapes)] = product_graph(r, k, n, splits=s, repeats=repeats)
                 except torch.OutOfMemoryError as err:
                     row |= {"status": "oom", "error": str(err).splitlines()[0]}
                     torch.cuda.empty_cache()
-                if record is not None:
-                    record(row)
-                out.append(row)
+                shapes.append(row)
+        keys = list(replays)
+        times = {i: [] for i in keys}
+        for order in round_orders(len(keys), runs, rng):
+            for j in order:
+                times[keys[j]].append(1e3 * gpu_times(replays[keys[j]], 1)[0] / repeats)
+        for i, row in enumerate(shapes):
+            if i in times:
+                q25, median, q75 = statistics.quantiles(times[i], n=4, method="inclusive")
+                row |= {"status": "ok", "runs": runs, "median_us": median, "q25_us": q25, "q75_us": q75}
+                row |= {"pct_of_copy_bandwidth": 100 * row["floor_us"] / median, "order_seed": seed,
+                        "times_us": ";".join(f"{t:.4f}" for t in times[i])}  # fmt: skip
+            if record is not None:
+                record(row)
+            out.append(row)
+        del replays
     return pd.DataFrame(out)
+
+
+def product_rounds(products: pd.DataFrame, product: str, rows: int, splits: int) -> list[float]:
+    """One shape's per-round µs from `time_products`' table (`times_us`), [] when it has none (a run
+    from before the rounds were recorded, or a failed shape; notebook 12_speed_of_light)."""
+    row = products[(products["product"] == product) & (products["rows"] == rows) & (products["splits"] == splits)]
+    text = row["times_us"].iloc[0] if len(row) and "times_us" in row else ""
+    return [float(x) for x in text.split(";")] if isinstance(text, str) and text else []
 
 
 # --- our fastest generator against transformers' static generate(), by batch size (notebook 14) ---

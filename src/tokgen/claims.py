@@ -17,12 +17,25 @@ import pandas as pd
 from .gpu_slice import L40S_GBS, bracketing
 from .registry import label
 from .results import load
-from .stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, parse_looks, resample_rounds, slope
+from .stats import (
+    BAND,
+    FASTER,
+    NO_EFFECT,
+    SLOWER,
+    UNDECIDED,
+    compare_rounds,
+    gain,
+    parse_looks,
+    resample_rounds,
+    run_times,
+    slope,
+)
 from .voice import bound_words, count_text, interval_text, rank_text, ranking, speedup_text
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
-STABLE, RESAMPLES = 0.95, 200  # a verdict needs the same outcome in 95% of 200 resampled runs
+STABLE, RESAMPLES = 0.95, 200  # a verdict needs the same outcome in 95% of resampled runs, 200 at a time
+MAX_RESAMPLES = 3200  # until the share's 99% normal interval leaves STABLE (its Monte Carlo error), at most this many
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:
@@ -127,9 +140,12 @@ def _faster(g: dict | None) -> bool | None:
 def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
-    ratios = ", ".join(f"×{b / a:.1f}" for a, b in zip(df["median_ms"], df["median_ms"][1:]))
+    runs = df.to_dict("records")  # per doubling: the paired ratio of the interleaved rounds, longer over shorter
+    ratios = ", ".join(f"×{1 / compare_rounds(run_times(a), run_times(b))['speedup']:.1f}"
+                       for a, b in zip(runs, runs[1:]))  # fmt: skip
     frag = df["frag_pct"].astype(float)
-    measured = f"slope {k:.2f} ({ratios} per doubling); fragmentation {frag.min():.0f}–{frag.max():.0f}% of reserved"
+    measured = (f"slope {k:.2f} ({ratios} per doubling, paired by round); fragmentation "
+                f"{frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
     if "device_memory_gb" in df:
         full = df[df["peak_reserved_gb"] >= 0.9 * df["device_memory_gb"]]
         if len(full):
@@ -362,8 +378,9 @@ def _claim_8(tables):
             ends += f", B={largest['batch_size']} {speedup_text(largest)}"
         if not larger.empty:
             top = larger.sort_values("speedup").iloc[-1]
-            ends += ("; the largest batch's is a larger real gain" if top["batch_size"] == largest["batch_size"]
-                     else f"; a larger real gain at B={top['batch_size']}: {speedup_text(top)}")  # said once
+            ends += (f"; a larger real gain at B={top['batch_size']}" + (  # its speed-up said once
+                " (above)" if top["batch_size"] == largest["batch_size"] else f": {speedup_text(top)}")
+                + f", its interval above B={smallest['batch_size']}'s")  # fmt: skip
         parts.append(
             f"{'compiled' if compiled else 'eager'}: {ends}; of {len(fam)} batch sizes, real gains: "
             f"{_batch_sizes(gains_)}, real losses: {_batch_sizes(losses)}"
@@ -525,11 +542,18 @@ def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
     return f"the resampled runs read {read}: which one depends on the rounds drawn; more rounds would settle it"
 
 
+def _straddles(share: float, draws: int) -> bool:
+    """Whether a share of `draws` resamples is within Monte Carlo error (2.58 standard errors) of STABLE."""
+    return abs(share - STABLE) <= 2.58 * (share * (1 - share) / draws) ** 0.5
+
+
 def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
     """Claim n (1-10) as a dict: the article's words, what we measured, the verdict, its stability,
     the criterion and, for an undecided verdict, why (notebooks 01-09). A decided verdict is
-    recomputed on `resamples` bootstrap draws of the timed rounds (not for sequential runs' rounds,
-    `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads "inconclusive"."""
+    recomputed on bootstrap draws of the timed rounds, `resamples` at a time until the share that
+    agrees is clear of STABLE by its Monte Carlo error (`_straddles`; at most MAX_RESAMPLES; not for
+    sequential runs' rounds, `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads
+    "inconclusive"."""
     experiment, article, criterion, measure = CLAIMS[n]
     tables = Tables(results_dir)
     measured, verdict, key = _evaluate(measure, tables)
@@ -552,9 +576,10 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
     elif verdict in (REPRODUCED, PARTLY, NOT) and all(tables.rounds.values()):
         pass  # only sequential runs' rounds (the design's error rates), or none (claim 6): not resampled
     elif verdict in (REPRODUCED, PARTLY, NOT):
-        rng = np.random.default_rng(seed)
-        draws = [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]
-        stability = sum(d[1] == verdict for d in draws) / resamples
+        rng, draws = np.random.default_rng(seed), []
+        while not draws or (len(draws) < MAX_RESAMPLES and _straddles(stability, len(draws))):
+            draws += [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]
+            stability = sum(d[1] == verdict for d in draws) / len(draws)
         if stability < STABLE:
             keys = [d[2][1] for d in draws if d[2] is not None]
             verdict, why = (
@@ -820,12 +845,32 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
     return "\n".join(lines)
 
 
-def regime_takeaways(claims: pd.DataFrame, regimes: list[str]) -> str:
-    """Notebook 09's takeaways from `claims_by_regime`: verdicts counted per regime, and the claims
-    decided differently where measured (notebook 09_summary)."""
+def recipe_gains(results_dir: str | Path, slice_dirs: dict) -> dict:
+    """The article's best recipe against naive in each regime's run of notebook 07 (regime -> `gain`,
+    or why there is none), as claim 10 reads it (notebook 09_summary)."""
+    out = {}
+    for regime, folder in {"whole GPU": results_dir, **slice_dirs}.items():
+        tables = Tables(folder)
+        try:
+            g = gain(tables["07_pipelining"], label("naive"), label("pipelined_static", compiled=True))
+        except (FileNotFoundError, KeyError):
+            g = None
+        out[regime] = "a smoke run: no measurement" if tables.smoke else g or "not measured"
+    return out
+
+
+def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | None = None) -> str:
+    """Notebook 09's takeaways from `claims_by_regime`: the recipe's speed-up over naive per regime
+    (`recipe_gains`), verdicts counted per regime, and the claims decided differently where measured
+    (notebook 09_summary)."""
     base = {r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(_base_verdict) for r in regimes}
     lines = [
-        f"* {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."
+        "* The article's best recipe (compile + static cache + pipelining) against naive, paired round by round "
+        "(the article: about ×5 on an L40S): "
+        + "; ".join(f"{r}: {g if isinstance(g, str) else speedup_text(g)}" for r, g in recipe.items()) + "."
+    ] if recipe else []  # fmt: skip
+    lines += [
+        f"* Claims, {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."
         for regime, verdicts in base.items()
     ]
     none = {UNMEASURED, _base_verdict(SMOKE)}  # no verdict to compare

@@ -15,12 +15,25 @@ import pandas as pd
 import torch
 from IPython.display import Code, Markdown, display
 
+from .bandwidth import product_rounds
 from .claims import claim, profile_windows, sync_opens_gap, window_gaps
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
 from .results import slice_columns
-from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, resample_rounds, signed_rank_p, slope
+from .stats import (
+    ALPHA,
+    BAND,
+    FASTER,
+    NO_EFFECT,
+    SLOWER,
+    UNDECIDED,
+    compare_rounds,
+    gain,
+    resample_rounds,
+    signed_rank_p,
+    slope,
+)
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
     GPU_BOUND,
     HOST_BOUND,
@@ -714,7 +727,8 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
 
 def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str]:
     """Sentences on GPT-2's products timed alone (`12_products`): a step's against their floor, bytes
-    against time, more rows, a split sum; ratios of medians (notebook 12_speed_of_light)."""
+    against time; more rows and a split sum as paired speed-ups over the interleaved rounds, where
+    the run recorded them (notebook 12_speed_of_light)."""
     ok = products[products["status"] == "ok"]
     base = ok[(ok["rows"] == rows) & (ok["splits"] == 1)].set_index("product")
     if base.empty or "LM head" not in base.index:
@@ -725,29 +739,23 @@ def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str
     small, large = layer["weight_mb"].idxmin(), layer["weight_mb"].idxmax()
     out = [
         f"At {rows} rows, one step's products ({layers} layers' and the LM head) timed alone add up to "
-        f"**{per_step:.0f} µs**; reading their weights at copy speed takes **{floor:.0f} µs**.",
+        f"**{per_step:.0f} µs** (their medians); reading their weights at copy speed takes **{floor:.0f} µs**.",
         f"The {large} product reads {base.loc[large, 'weight_mb'] / base.loc[small, 'weight_mb']:.0f}× the bytes "
-        f"of the {small} product and takes {base.loc[large, 'median_us'] / base.loc[small, 'median_us']:.1f}× its "
-        f"time ({base.loc[large, 'median_us']:.1f} vs {base.loc[small, 'median_us']:.1f} µs).",
+        f"of the {small} product; their medians: {base.loc[large, 'median_us']:.1f} and "
+        f"{base.loc[small, 'median_us']:.1f} µs.",
     ]
-    for more in sorted(set(ok["rows"]) - {rows}):
-        ratio = ok[(ok["rows"] == more) & (ok["splits"] == 1)].set_index("product")["median_us"] / base["median_us"]
-        out.append(
-            f"With {more} rows ({more / rows:g}× the arithmetic, the same weight bytes) the products take "
-            f"{ratio.min():.2f}× to {ratio.max():.2f}× their time at {rows} rows."
-        )
-    for split in sorted(set(ok["splits"]) - {1}):
-        for r in sorted(set(ok["rows"])):  # every row count: a split that pays at one may not at another
-            undivided = ok[(ok["rows"] == r) & (ok["splits"] == 1)].set_index("product")["median_us"]
-            cut = ok[(ok["rows"] == r) & (ok["splits"] == split)].set_index("product")["median_us"]
-            speedup = (undivided / cut).dropna()
-            if speedup.empty:
-                continue
-            out.append(
-                f"At {r} rows, cut into {split} batched products, they run ×{speedup.min():.2f} to "
-                f"×{speedup.max():.2f} as fast (×{speedup.max():.2f}: {speedup.idxmax()}; ×{speedup.min():.2f}: "
-                f"{speedup.idxmin()}; the sum of the partial results not counted)."
-            )
+    shapes = [(r, 1, f"With {r} rows ({r / rows:g}× the arithmetic, the same weight bytes), against {rows} rows")
+              for r in sorted(set(ok["rows"]) - {rows})]  # fmt: skip
+    shapes += [(r, s, f"At {r} rows, the sum cut into {s} batched products (their partial sums not added), "
+                "against one product") for s in sorted(set(ok["splits"]) - {1}) for r in sorted(set(ok["rows"]))]
+    for r, s, what in shapes:  # every row count: a split that pays at one may not at another
+        gains = {p: compare_rounds(product_rounds(ok, p, rows if s == 1 else r, 1), product_rounds(ok, p, r, s))
+                 for p in base.index if product_rounds(ok, p, r, s)}  # fmt: skip
+        if gains:
+            said = "; ".join(f"{p} {speedup_text(g)}" for p, g in gains.items())
+            out.append(f"{what}, paired round by round: {said}.")
+        elif len(ok[(ok["rows"] == r) & (ok["splits"] == s)]):
+            out.append(f"{what}: not compared (this run recorded no rounds to pair).")
     return out
 
 

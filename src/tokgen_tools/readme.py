@@ -7,13 +7,17 @@ Every number in those blocks is read from data/; a table that is missing says "n
 """
 
 import argparse
+import functools
 import json
 import re
 import sys
 from pathlib import Path
 
 import pandas as pd
+import torch
+from transformers import GPT2LMHeadModel
 
+from tokgen.bandwidth import floor_table
 from tokgen.claims import (
     claims_by_regime,
     deferred_stop_gains,
@@ -25,6 +29,7 @@ from tokgen.claims import (
     within_band,
 )
 from tokgen.gpu_slice import L40S_GBS, bracketing
+from tokgen.model import gpt2_config
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load
 from tokgen.stats import FASTER, gain
@@ -89,8 +94,16 @@ def summary_table(results_dir: Path) -> str:
 
 
 def _claims(results_dir: Path):
+    """The claims in every regime, computed once per state of the CSVs they read (resampling them takes seconds)."""
     slices = slice_runs(results_dir, results_dir / "slice")
-    return claims_by_regime(results_dir, slices), ["whole GPU", *slices]
+    state = tuple((str(p), p.stat().st_mtime_ns) for folder in (results_dir, *slices.values())
+                  for p in sorted(Path(folder, "data").glob("*.csv")))  # fmt: skip
+    return _claims_of(Path(results_dir), tuple(slices.items()), state), ["whole GPU", *slices]
+
+
+@functools.lru_cache(maxsize=4)
+def _claims_of(results_dir: Path, slices: tuple, state: tuple) -> pd.DataFrame:
+    return claims_by_regime(results_dir, dict(slices))
 
 
 def claims_block(results_dir: Path) -> str:
@@ -163,7 +176,8 @@ def _host_bound(summary: pd.DataFrame) -> str:
     idle, measured = int((share < 0.5).sum()), int(share.notna().sum())
     return (
         f"{'All' if idle == measured else idle} of its {measured} cached generators leave the GPU idle more "
-        f"than half of each step (GPU busy {share.min():.0%}–{share.max():.0%}), so the host sets their pace."
+        f"than half of a run (GPU busy {share.min():.0%}–{share.max():.0%} of the wall time), so the host sets their "
+        "pace."
     )
 
 
@@ -255,11 +269,20 @@ def deferred_table(results_dir: Path) -> str:
 
 
 def _floors(results_dir: Path) -> pd.DataFrame:
-    """Notebook 12's floors of notebook 10's run, by variant (empty if not measured)."""
-    floors = _ok("12_speed_of_light", results_dir)
-    if floors is None:
+    """Notebook 10's run against its floors, by variant, computed now (`tokgen.bandwidth.floor_table`)
+    from its rows, its model size and the copy bandwidth it measured (data/10_bandwidth.csv), with
+    the TF32 throughput notebook 12 recorded where it did: the current arithmetic on that run's
+    measurements, not a floor column stored by an older notebook. Empty if not measured."""
+    graphs, copies = _ok("10_cuda_graphs", results_dir), _ok("10_bandwidth", results_dir)
+    if graphs is None or copies is None or graphs.empty or copies.empty:
         return pd.DataFrame()
-    return floors[floors["notebook"].astype(str).str.zfill(2) == "10"].set_index("variant")
+    light = _ok("12_bandwidth", results_dir)
+    tflops = light["matmul_tflops"].dropna() if light is not None and "matmul_tflops" in light else pd.Series()
+    with torch.device("meta"):  # the model's shapes only: no weights, no GPU
+        model = GPT2LMHeadModel(gpt2_config(json.loads(graphs["params"].iloc[0]).get("SIZE", "gpt2")))
+    floors = floor_table(graphs, model, float(copies["bandwidth_gb_s"].iloc[-1]),
+                         float(tflops.iloc[-1]) if len(tflops) else None)  # fmt: skip
+    return floors.set_index("variant")
 
 
 def beyond_table(results_dir: Path) -> str:
@@ -270,7 +293,11 @@ def beyond_table(results_dir: Path) -> str:
         return NOT_MEASURED
     ranked = ranking(df, NAIVE)
     by = df.set_index("variant")
-    floor = _floors(results_dir)  # the rows of notebook 10's run only: notebook 12 keeps each run's rows apart
+    floor = _floors(results_dir)
+
+    def own_floor(row):  # a floor of bytes alone is a lower bound where the arithmetic was not measured
+        return f"{row['pct_of_own_floor']:.0f}%" + (" or more (bytes only)" if row["bound_by"].startswith(
+            "bytes (") and row["kv_read"] == "recompute" else "")  # fmt: skip
 
     def from_floor(column, fmt):
         return ranked["variant"].map(lambda v: fmt(floor.at[v, column]) if column in floor and v in floor.index
@@ -289,7 +316,8 @@ def beyond_table(results_dir: Path) -> str:
     )
     if GENERATE_STATIC in by.index:
         out["vs generate() static (paired)"] = ranked["variant"].map(lambda v: short(gain(df, GENERATE_STATIC, v)))
-    out["own floor / time"] = from_floor("pct_of_own_floor", lambda x: f"{x:.0f}%")
+    out["own floor / time"] = ranked["variant"].map(lambda v: own_floor(floor.loc[v]) if v in floor.index
+                                                    else "not measured")  # fmt: skip
     out["× the task's floor"] = from_floor("times_task_floor", lambda x: f"{x:.2f}×")
     return table(out) + "\n\n" + RANK_LEGEND
 
@@ -309,9 +337,10 @@ def products_table(results_dir: Path) -> str:
         t = one[one["rows"] == r].set_index("product")
         columns[f"µs at {r} rows, median (IQR)"] = t.apply(lambda x: spread(x, unit="", key="us"), axis=1)
     columns[f"% of copy bandwidth at {rows[0]} rows"] = out["pct_of_copy_bandwidth"].map(lambda x: f"{x:.0f}%")
-    for s in sorted(df["splits"].unique())[1:]:
-        cut = df[(df["splits"] == s) & (df["rows"] == rows[0])].set_index("product")["median_us"]
-        columns[f"split in {s}, {rows[0]} rows (speed-up)"] = (out["median_us"] / cut).map(lambda x: f"×{x:.2f}")
+    for s in sorted(df["splits"].unique())[1:]:  # its own timings, no ratio of medians (notebook 12 pairs the rounds)
+        cut = df[(df["splits"] == s) & (df["rows"] == rows[0])].set_index("product")
+        columns[f"µs split in {s}, {rows[0]} rows, median (IQR)"] = cut.apply(lambda x: spread(x, unit="", key="us"),
+                                                                               axis=1)  # fmt: skip
     table_ = pd.DataFrame(columns).reset_index().rename(columns={"product": "product (alone, from a CUDA graph)"})
     return table(table_.fillna("not measured"))
 
