@@ -66,7 +66,7 @@ say(tokgen.display.speedup_table(ranked.assign(rank=ranked.apply(tokgen.display.
                                  {"rank": "rank", "variant": "variant", "against": "vs"}))  # fmt: skip
 
 # %%
-ax = plot_dots(results.assign(shown=results.apply(lambda r: f"{r['variant']} (rank {tokgen.display.rank_text(r)})",
+ax = plot_dots(results.assign(shown=results.apply(lambda r: f"{r['variant']}, rank {tokgen.display.rank_text(r)}",
                                                   axis=1)),  # fmt: skip
                "shown", "speedup_vs_naive", low="speedup_q25_vs_naive", high="speedup_q75_vs_naive", log=True,
                xlabel="speed-up over naive, paired rounds (median and IQR of the per-round ratios; log)")  # fmt: skip
@@ -87,8 +87,11 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 # to a number of the GPU's SMs, its streaming multiprocessors) whose measured copy bandwidths
 # bracket the L40S's datasheet bandwidth (notebook 13: a datasheet peak against our measured
 # copies, so the bracket is approximate). No slice matches it, since slices come in steps of
-# SMs. Where the two slices agree, the verdict holds for an L40S-class GPU at the sizes both
-# slices ran; where they differ, it depends on where in between the L40S lies. A regime that has
+# SMs. Where the two slices agree, the verdict holds for a GPU of the L40S's bandwidth at the
+# sizes both slices ran; where they differ, it depends on where in between the L40S lies. A slice
+# keeps a fraction of the H100's SMs, so of its compute, far less than an L40S has: a claim that
+# turns on a generator the slices leave GPU-bound (claim 10's GPU shares say which) may read
+# otherwise on an L40S. A regime that has
 # not been run says "not measured". A slice runs the slowest notebooks at smaller sizes (the
 # list below says which), so where a verdict differs between the whole GPU and a slice, the
 # sizes differ too, not only the GPU; and a claim about a size a slice did not run (the article's
@@ -144,8 +147,8 @@ say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_g
 # * Claims that do not reproduce here are findings about this GPU and software stack, not
 #   failures: the article measured an L40S with PyTorch 2.10.
 # * The two slices that bracket the L40S's bandwidth say, claim by claim, whether a verdict holds
-#   for an L40S-class GPU at the sizes they ran, or depends on where between them the L40S lies.
-#   A slice matches bandwidth, not compute.
+#   for a GPU of the L40S's bandwidth at the sizes they ran, or depends on where between them the
+#   L40S lies. A slice matches bandwidth, not compute: it has far less compute than an L40S.
 # * Notebooks 10–14 go beyond the article: CUDA graphs, checking the stop every K tokens,
 #   counting syncs, how far all of this is from what the memory bandwidth allows, where hiding
 #   the sync pays, and transformers' own deferred stop check.

@@ -86,7 +86,8 @@ show_source(tokgen.GpuSlice)
 # GPU's peak, so an L40S's own measured copy would be lower, and the bracket is approximate. No
 # slice copies at that bandwidth: the two whose bandwidths lie just below and just above it
 # **bracket** it (`tokgen.gpu_slice.bracketing`), and the article's notebooks run in both. Where
-# their verdicts agree, the verdict holds for an L40S-class GPU at the sizes both slices ran;
+# their verdicts agree, the verdict holds for a GPU of the L40S's bandwidth at the sizes both
+# slices ran (a slice has far less compute than an L40S: a GPU-bound generator runs slower there);
 # where they differ, it depends on where in between the L40S lies.
 #
 # A green context is granted SMs in steps of the driver's granularity, so a request that is not a
@@ -248,8 +249,8 @@ say(tokgen.claims.regime_findings(regimes, article_batch=32, bracket=BRACKET if 
 #   hiding it can gain, and the pipelined generator shows how much of that the second stream
 #   wins back: the map measures both.
 # * Two slices bracket the L40S's datasheet bandwidth, none matches its compute; say so when
-#   quoting their numbers, and read a claim as settled for an L40S-class GPU only where both
-#   agree, and only at the sizes both ran.
+#   quoting their numbers, and read a claim as settled for a GPU of the L40S's bandwidth only
+#   where both agree, and only at the sizes both ran.
 #
 # ## Exercises
 #

@@ -353,3 +353,17 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
            "profiled windows): the 3 profiled windows disagree: most of it goes without any stop check in 1 of " \
            "them, so whether the sync opens it is not decided" in text  # fmt: skip
     assert "the profiled windows disagree on whether the sync opens that gap" in display.gap_summary(gaps)
+
+
+def test_a_log_axis_over_less_than_a_decade_gets_finer_plain_ticks():
+    """Speed-ups from 0.9 to 2.5 (notebook 09's figure): ticks inside that span beyond 1 and 2, as plain
+    numbers; over three decades, 1-2-3-5 only."""
+    df = pd.DataFrame({"v": ["a", "b", "c"], "x": [0.9, 1.3, 2.5]})
+    ax = display.plot_dots(df, "v", "x", log=True)
+    ax.figure.canvas.draw()
+    shown = [t for t in ax.xaxis.get_majorticklocs() if 0.9 <= t <= 2.5]
+    assert shown == pytest.approx([1, 1.2, 1.5, 2, 2.5])
+    assert [ax.xaxis.get_major_formatter()(t, 0) for t in shown] == ["1", "1.2", "1.5", "2", "2.5"]
+    wide = display.plot_dots(pd.DataFrame({"v": ["a", "b"], "x": [1.0, 1000.0]}), "v", "x", log=True)
+    assert [t for t in wide.xaxis.get_majorticklocs() if 1 <= t <= 1000] == pytest.approx(
+        [1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000])

@@ -120,14 +120,17 @@ def test_known_comparisons_have_the_outcomes_the_sentences_are_built_on():
     [
         (FAST, FAST, "The article's advice holds here: hiding the per-step sync with two streams pays, "),
         (SAME, FAST, "The article's advice holds here compiled only: "),
-        (SLOW, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+        (SLOW, SAME, "The article's advice pays nothing beyond ±5% here: hiding the per-step sync with two streams "
+                     "gains "
                      "nothing beyond ±5%, and is really slower eager: "),
-        (SAME, SAME, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+        (SAME, SAME, "The article's advice pays nothing beyond ±5% here: hiding the per-step sync with two streams "
+                     "gains "
                      "nothing beyond ±5%: "),
         (TINY, FAST, "The article's advice holds here compiled only: "),  # a real gain inside ±5% does not count
         (OPEN, SLOW, "These rounds cannot tell whether the article's advice pays here (eager undecided, a gain "
                      "beyond ±5% still inside its interval, and is really slower compiled): "),
-        (CAPPED, SLOW, "The article's advice does not pay here: hiding the per-step sync with two streams gains "
+        (CAPPED, SLOW, "The article's advice pays nothing beyond ±5% here: hiding the per-step sync with two streams "
+                     "gains "
                        "no more than 5% (eager undecided, its interval ends below ×1.05), and is really slower "
                        "compiled: "),  # undecided, its interval below ×1.05: no gain beyond 5%, no effect not shown
     ],

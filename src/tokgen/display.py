@@ -618,9 +618,13 @@ def plot_one_layer(ax, timelines: dict, layer: int):
 
 
 def plain_log_axis(axis) -> None:
-    """A log-scaled axis with ticks at 1, 2, 3 and 5 times the powers of ten, written as plain numbers
-    ("50", "100", "200"): no mantissa × exponent labels to collide (notebook 10_cuda_graphs)."""
-    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1, 2, 3, 5)))
+    """A log-scaled axis with ticks at 1, 2, 3 and 5 times the powers of ten (finer where the data span
+    less than a decade: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8), written as plain numbers ("50", "100",
+    "200"): no mantissa × exponent labels to collide (notebook 10_cuda_graphs)."""
+    low, high = sorted(axis.get_data_interval())
+    narrow = low > 0 and high / low < 10
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8) if narrow
+                                             else (1, 2, 3, 5)))  # fmt: skip
     axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(ticker.NullFormatter())
 

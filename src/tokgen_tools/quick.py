@@ -456,7 +456,8 @@ def advice_sentence(piped: dict) -> str:
         undecided = " and ".join(open_)
         return (f"These rounds cannot tell whether the article's advice pays here ({undecided} undecided, a gain "
                 f"beyond ±{BAND:.0%} still inside its interval{lost}): {said}.")  # fmt: skip
-    return f"The article's advice does not pay here: hiding the per-step sync with two streams {bound}{lost}: {said}."
+    return (f"The article's advice pays nothing beyond ±{BAND:.0%} here: hiding the per-step sync with two streams "
+            f"{bound}{lost}: {said}.")  # fmt: skip
 
 
 def claims_rows(out: Path, here: str, regimes: dict) -> tuple[pd.DataFrame, list[str]]:

@@ -175,7 +175,7 @@ def _host_bound(summary: pd.DataFrame) -> str:
         return ""
     idle, measured = int((share < 0.5).sum()), int(share.notna().sum())
     return (
-        f"{'All' if idle == measured else idle} of its {measured} cached generators leave the GPU idle more "
+        f"{'All' if idle == measured else idle} of its {measured} cached variants leave the GPU idle more "
         f"than half of a run (GPU busy {share.min():.0%}–{share.max():.0%} of the wall time), so the host sets their "
         "pace."
     )
