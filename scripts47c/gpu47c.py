@@ -24,7 +24,7 @@ T0 = time.time()
 OUT = Path(os.environ.get("OUT", "build/out47c"))
 WORK = OUT / "w"
 WORK.mkdir(parents=True, exist_ok=True)
-PARTS = sys.argv[1:] or ["curve", "persistent", "waterfall", "diag"]
+PARTS = sys.argv[1:] or ["curve", "persistent", "waterfall", "engine"]
 BUDGET = float(os.environ.get("BUDGET", "480"))
 B, N, K, RUNS = 32, 100, 4, 20
 LOG = open(WORK / "log.txt", "a")
@@ -112,8 +112,13 @@ def diag():
                 rows.append({"copy_bytes": s, "mod4096": s % 4096, "layout": layout, "how": how, "us": us,
                              "gb_s": 2 * s / us / 1e3, "events": k, "names": ";".join(names)[:80]})  # fmt: skip
     save(pd.DataFrame(rows), "diag_sizes")
+    engine()
+
+
+def engine():
     # a memcpy beside a kernel that holds every SM: a copy engine runs it at once, an SM copy waits
     spin = []
+    side = None
     try:
         import triton
         import triton.language as tl
@@ -136,19 +141,20 @@ def diag():
             a, b = torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
 
             def both(a=a, b=b):
-                _busy[(grid,)](x, ITERS=200000, num_warps=4)
-                side.wait_stream(torch.cuda.current_stream())
+                _busy[(grid,)](x, ITERS=200000, num_warps=4)  # no dependency between the streams
                 with torch.cuda.stream(side):
-                    torch.cuda._sleep(2000)  # let the busy kernel fill the SMs first
                     b.copy_(a)
+                    W.copy_kernel(a, b, 2048, 4)  # an SM copy, for contrast
                 torch.cuda.current_stream().wait_stream(side)
 
             ev, _ = W._profiled(both)
             busy = ev[ev["name"].str.contains("_busy")].iloc[0]
             cp = ev[ev["kind"] == "memcpy"].iloc[0]
+            kc = ev[ev["name"].str.contains("_copy_kernel")].iloc[0]
             spin.append({"copy_bytes": s, "busy_start": busy["start"], "busy_end": busy["end"],
-                         "copy_start": cp["start"], "copy_end": cp["end"], "copy_name": cp["name"],
-                         "copy_ran_inside_busy": bool(cp["end"] < busy["end"])})  # fmt: skip
+                         "memcpy_start": cp["start"], "memcpy_end": cp["end"], "memcpy_us": cp["end"] - cp["start"],
+                         "kernel_copy_start": kc["start"], "kernel_copy_end": kc["end"],
+                         "memcpy_ran_inside_busy": bool(cp["end"] < busy["end"])})  # fmt: skip
     except Exception:  # noqa: BLE001
         say("spin test failed:", traceback.format_exc()[-1500:])
     if spin:
@@ -186,11 +192,12 @@ def curve():
     save(both, "copy_curve_before_after")
     # the kernel's per-configuration medians, for the record
     rows = []
-    for size in sizes:
+    for size in sizes if os.environ.get("PER_BLOCK") else []:
         for blk in W.COPY_BLOCKS:
             c = W.copy_time_curve([size], RUNS, blocks=(blk,))
             rows.append({"bytes": size, "block": blk[0], "warps": blk[1], "us": c["copy_us"].iloc[0]})
-    save(pd.DataFrame(rows).pivot(index="bytes", columns="block", values="us").reset_index(), "copy_curve_per_block")
+    if rows:
+        save(pd.DataFrame(rows).pivot(index="bytes", columns="block", values="us").reset_index(), "copy_curve_per_block")
     big = W.copy_time_curve([1 << 31], 10)
     say("kernel copy of 1 GiB (2 GiB moved):", big.to_dict("records"), "memcpy bandwidth", STATE["bw"])
 
@@ -222,16 +229,18 @@ def persistent():
     bw = STATE.get("bw") or tokgen.bandwidth.copy_bandwidth("cuda", 1024, RUNS)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     variants = {
-        "stream": {"mode": "stream", "tile": 4096, "programs": sms, "warps": 4},
-        "stream_2x": {"mode": "stream", "tile": 4096, "programs": 2 * sms, "warps": 4},
-        "stream_4x": {"mode": "stream", "tile": 4096, "programs": 4 * sms, "warps": 4},
-        "stream_t8k": {"mode": "stream", "tile": 8192, "programs": sms, "warps": 8},
+        "stream_t4k_1x": {"mode": "stream", "tile": 4096, "programs": sms, "warps": 4},
+        "stream_t4k_2x": {"mode": "stream", "tile": 4096, "programs": 2 * sms, "warps": 4},
+        "stream": {"mode": "stream", "tile": 2048, "programs": 4 * sms, "warps": 4},
+        "stream_t2k_8x": {"mode": "stream", "tile": 2048, "programs": 8 * sms, "warps": 4},
+        "stream_t4k_4x": {"mode": "stream", "tile": 4096, "programs": 4 * sms, "warps": 4},
         "stream_t8k_2x": {"mode": "stream", "tile": 8192, "programs": 2 * sms, "warps": 8},
-        "stream_t2k_4x": {"mode": "stream", "tile": 2048, "programs": 4 * sms, "warps": 4},
+        "prefetch2_t4k_2x": {"mode": "prefetch2", "tile": 4096, "programs": 2 * sms, "warps": 4},
+        "prefetch2_t4k_4x": {"mode": "prefetch2", "tile": 4096, "programs": 4 * sms, "warps": 4},
+        "prefetch2_t8k_2x": {"mode": "prefetch2", "tile": 8192, "programs": 2 * sms, "warps": 8},
     }
-    for g, name in ((1, ""), (2, "_2x")):
-        for mode in ("barrier", "counters", "prefetch", "prefetch2"):
-            variants[mode + name] = {"mode": mode, "tile": 4096, "programs": g * sms, "warps": 4}
+    for mode in ("barrier", "counters", "prefetch", "prefetch2"):
+        variants[mode] = {"mode": mode, "tile": 2048, "programs": 4 * sms, "warps": 4}
 
     def fused_ms():
         t0 = time.perf_counter()

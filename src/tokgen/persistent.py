@@ -186,15 +186,17 @@ if triton is not None:
 
 class PersistentStream:
     """A generation's worth of persistent step kernels (notebook 12_speed_of_light): for each
-    position 0..`max_seqlen`-1, one launch of `programs` programs (default: one per
-    multiprocessor) that streams `step_stages` of a `FusedStep` of `model` at B = `batch_size`
+    position 0..`max_seqlen`-1, one launch of `programs` programs (default: four per
+    multiprocessor, all resident at once: a wait on a program not yet running would never end)
+    that streams `step_stages` of a `FusedStep` of `model` at B = `batch_size`
     (`step`, if given; its cache is filled with random numbers, so that a missed tile of keys
-    shows) in tiles of `tile` floats with `warps` warps, its dependency points as `mode` says
+    shows) in tiles of `tile` floats with `warps` warps (the defaults streamed fastest of six on an
+    H100: bytes in flight matter most), its dependency points as `mode` says
     (`MODES`). `run()` launches them all; `graph()` captures them (and the counters' reset) in one
     CUDA graph; `check()` says whether the last run streamed every tile exactly once and every
     wait ended."""
 
-    def __init__(self, model, batch_size: int, max_seqlen: int, mode: str = "stream", tile: int = 4096,
+    def __init__(self, model, batch_size: int, max_seqlen: int, mode: str = "stream", tile: int = 2048,
                  programs: int | None = None, warps: int = 4, step: FusedStep | None = None):  # fmt: skip
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -213,7 +215,7 @@ class PersistentStream:
             step.values.uniform_()
             step._cache_random = True
         self.step = step
-        self.programs = programs or torch.cuda.get_device_properties(device).multi_processor_count
+        self.programs = programs or 4 * torch.cuda.get_device_properties(device).multi_processor_count
         self.mode, self.tile, self.warps, self.max_seqlen = mode, tile, warps, max_seqlen
         tensors = [step.wte, step.wpe, step.keys, step.values, *step.head]
         self.base = min([*tensors, *(t for layer in step.layers for part in layer for t in part)],
