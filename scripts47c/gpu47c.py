@@ -197,7 +197,8 @@ def curve():
             c = W.copy_time_curve([size], RUNS, blocks=(blk,))
             rows.append({"bytes": size, "block": blk[0], "warps": blk[1], "us": c["copy_us"].iloc[0]})
     if rows:
-        save(pd.DataFrame(rows).pivot(index="bytes", columns="block", values="us").reset_index(), "copy_curve_per_block")
+        per_block = pd.DataFrame(rows).pivot(index="bytes", columns="block", values="us")
+        save(per_block.reset_index(), "copy_curve_per_block")
     big = W.copy_time_curve([1 << 31], 10)
     say("kernel copy of 1 GiB (2 GiB moved):", big.to_dict("records"), "memcpy bandwidth", STATE["bw"])
 
