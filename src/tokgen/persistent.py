@@ -190,8 +190,9 @@ class PersistentStream:
     multiprocessor, all resident at once: a wait on a program not yet running would never end)
     that streams `step_stages` of a `FusedStep` of `model` at B = `batch_size`
     (`step`, if given; its cache is filled with random numbers, so that a missed tile of keys
-    shows) in tiles of `tile` floats with `warps` warps (the defaults streamed fastest of six on an
-    H100: bytes in flight matter most), its dependency points as `mode` says
+    shows) in tiles of `tile` floats with `warps` warps (the defaults: the fastest streaming of the
+    configurations measured on an H100 that keep every program of every mode resident; bytes in
+    flight matter most), its dependency points as `mode` says
     (`MODES`). `run()` launches them all; `graph()` captures them (and the counters' reset) in one
     CUDA graph; `check()` says whether the last run streamed every tile exactly once and every
     wait ended."""
