@@ -57,6 +57,7 @@ LAYERS = {  # README "Architecture": a module imports only from its own layer or
     "profiling": 2,
     "bandwidth": 2,
     "waterfall": 2,
+    "persistent": 2,
     "results": 2,
     "voice": 2,
     "params": 3,

@@ -4,6 +4,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -284,3 +285,29 @@ def test_gpu_events_are_read_from_the_chrome_trace():
     assert list(events["name"]) == ["Memset (Device)", "_embed_kernel", "Memcpy DtoH (Device -> Pinned)"]
     assert list(events["kind"]) == ["memset", "kernel", "memcpy"]
     assert list(events["start"]) == [0.0, 10.5, 20.0] and list(events["end"]) == [1.0, 12.5, 21.5]
+
+
+def test_copy_time_curve_needs_a_configuration_then_a_gpu():
+    with pytest.raises(ValueError, match="blocks must name at least one"):
+        waterfall.copy_time_curve([1 << 20], 3, blocks=())
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="timing copies needs a CUDA GPU"):
+            waterfall.copy_time_curve([1 << 20], 3)
+
+
+@pytest.mark.gpu
+def test_copy_kernel_copies_and_its_curve_grows_with_the_bytes():
+    src = torch.rand(1_000_003, device="cuda")
+    for block, warps in waterfall.COPY_BLOCKS:
+        dst = torch.zeros_like(src)
+        waterfall.copy_kernel(src, dst, block, warps)
+        assert torch.equal(dst, src), (block, warps)
+    # the sizes where the driver's memcpy jumped (2.36 MB, 7.1 MB, 9.44 MB: not multiples of 4 KiB) among others
+    sizes = [393216, 1572864, 2362368, 3145728, 7096320, 9440256, 9461760, 25165824, 154791560]
+    curve = waterfall.copy_time_curve(sizes, 30)
+    assert list(curve.columns) == ["bytes", "copy_us", "copy_gb_s"] and curve["bytes"].tolist() == sizes
+    us = curve["copy_us"].to_numpy()
+    assert (np.diff(us) > -0.05 * us[:-1]).all(), curve.to_string()  # more bytes never take less time (5%)
+    assert (np.diff(curve["copy_gb_s"].to_numpy()) > -0.05 * curve["copy_gb_s"].to_numpy()[:-1]).all(), curve
+    long_copy = bandwidth.copy_bandwidth("cuda", 1024, 10)
+    assert 0.6 * long_copy < curve["copy_gb_s"].iloc[-1] < 1.1 * long_copy, (curve.to_string(), long_copy)

@@ -10,6 +10,7 @@ Architecture: three layers, each importing only from the ones above it.
                    memory, stats (gains, fits), voice (how a comparison is said: one renderer,
                    rankings with ties), profiling (windows, timelines, sync counts),
                    bandwidth (the floor), waterfall (from the floor to the measured time),
+                   persistent (what a persistent step kernel could reach),
                    results (CSVs)
           reporting   params (notebook parameters), claims (the article's claims), display
 
@@ -59,7 +60,8 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
-_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "sizes", "voice", "waterfall"}
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "persistent", "sizes", "voice",
+            "waterfall"}
 
 
 def __getattr__(name: str):

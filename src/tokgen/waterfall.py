@@ -24,6 +24,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+try:  # ships with CUDA builds of torch; without it the copy curve is not measured
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = None
+
 from .bandwidth import copy_bandwidth, generation_bytes, generation_flops, matmul_tflops
 from .model import require_cuda, synchronize
 from .profiling import own_times, short_kernel_name
@@ -137,30 +143,64 @@ def profile_generation(run) -> tuple[pd.DataFrame, float]:
     return events, wall_ms
 
 
-def copy_time_curve(sizes: list[int], runs: int, device="cuda") -> pd.DataFrame:
-    """The GPU time of a device-to-device copy moving each of `sizes` bytes (read + written, as
-    `copy_bandwidth` counts them): the median of `runs` copies' CUPTI durations, each copy from
-    memory the previous ones did not touch in the last twice the L2 cache's size, so it comes from
-    DRAM (notebook 12_speed_of_light). Columns: bytes, copy_us, copy_gb_s."""
+if triton is not None:
+
+    @triton.jit
+    def _copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+        # one block of BLOCK floats per program: the simplest kernel that only moves bytes
+        at = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst + at, tl.load(src + at, mask=at < n), mask=at < n)
+
+
+COPY_BLOCKS = ((1024, 4), (2048, 4), (4096, 8), (8192, 8))  # (floats per program, warps): the copies tried per size
+
+
+def copy_kernel(src: torch.Tensor, dst: torch.Tensor, block: int, warps: int) -> None:
+    """dst[:] = src[:] (float32, contiguous, same size) by `_copy_kernel`, one program per `block`
+    floats with `warps` warps (notebook 12_speed_of_light): an SM kernel that moves bytes and does
+    nothing else, launched like the step's kernels (a grid of blocks, not the driver's memcpy)."""
+    if triton is None:
+        raise RuntimeError("copy_kernel needs Triton (a CUDA build of torch ships it)")
+    if src.dtype != torch.float32 or dst.dtype != torch.float32 or src.numel() != dst.numel():
+        raise ValueError(f"copy_kernel copies float32 tensors of one size, got {src.dtype} {src.numel()} "
+                         f"-> {dst.dtype} {dst.numel()}")  # fmt: skip
+    _copy_kernel[(triton.cdiv(src.numel(), block),)](src, dst, src.numel(), BLOCK=block, num_warps=warps)
+
+
+def copy_time_curve(sizes: list[int], runs: int, device="cuda", blocks=COPY_BLOCKS) -> pd.DataFrame:
+    """The GPU time of an SM copy kernel (`copy_kernel`) moving each of `sizes` bytes (read +
+    written, as `copy_bandwidth` counts them): for each of `blocks` ((floats per program, warps)),
+    the median of `runs` copies' CUPTI kernel durations, the configurations interleaved copy by
+    copy; the fastest configuration's median is the size's time (notebook 12_speed_of_light). Each
+    copy reads and writes memory the previous ones did not touch in the last twice the L2 cache's
+    size, at 512-byte aligned addresses (as the allocator places tensors), so it comes from DRAM.
+    A kernel that only moves its bytes, not the driver's device-to-device memcpy: on an H100 a
+    memcpy of a size that is not a multiple of 4 KiB takes 2.5-3 µs more, wherever it starts
+    (issue 47), a kernel's copy does not. Columns: bytes, copy_us, copy_gb_s."""
+    if not blocks:
+        raise ValueError("blocks must name at least one (floats per program, warps) configuration")
     require_cuda("timing copies")
     l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20)
     rows = []
     for size in sizes:
         n = max(1, size // 8)  # float32 elements read (and as many written)
-        count = max(2, -(-4 * l2 // (4 * n)))
-        src, dst = torch.rand(count * n, device=device), torch.empty(count * n, device=device)
-        dst[:n].copy_(src[:n])  # warm-up
+        stride = -(-n // 128) * 128  # each copy starts 512-byte aligned
+        count = max(2, -(-4 * l2 // (4 * stride)))
+        src, dst = torch.rand(count * stride, device=device), torch.empty(count * stride, device=device)
+        for block, warps in blocks:  # warm-up: compile each configuration
+            copy_kernel(src[:n], dst[:n], block, warps)
 
-        def copies(src=src, dst=dst, n=n, count=count):
+        def copies(src=src, dst=dst, n=n, stride=stride, count=count):
             for i in range(runs):
-                j = i % count
-                dst[j * n : (j + 1) * n].copy_(src[j * n : (j + 1) * n])
+                for c, (block, warps) in enumerate(blocks):  # each copy its own slice: none finds it in L2
+                    j = ((i * len(blocks) + c) % count) * stride
+                    copy_kernel(src[j : j + n], dst[j : j + n], block, warps)
 
         events, _ = _profiled(copies)
         durations = list(events["end"] - events["start"])
-        if len(durations) != runs:
-            raise RuntimeError(f"{runs} copies of {size} bytes gave {len(durations)} GPU events")
-        us = statistics.median(durations)
+        if len(durations) != runs * len(blocks):
+            raise RuntimeError(f"{runs} copies of {size} bytes by {len(blocks)} kernels: {len(durations)} GPU events")
+        us = min(statistics.median(durations[c :: len(blocks)]) for c in range(len(blocks)))
         rows.append({"bytes": 8 * n, "copy_us": us, "copy_gb_s": 8 * n / us / 1e3})
         del src, dst
     return pd.DataFrame(rows)

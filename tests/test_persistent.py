@@ -1,0 +1,77 @@
+"""The persistent step kernel's bound (issue 47, item 3): its plan on the CPU, its kernels on a GPU."""
+
+import numpy as np
+import pytest
+
+import tokgen
+from tokgen import persistent, waterfall
+
+
+def test_step_stages_read_the_fused_steps_bytes_in_its_order(tiny):
+    B, N = 3, 8
+    step = tokgen.FusedStep(tiny, B, N)
+    for pos in (0, 5, N - 1):
+        stages = persistent.step_stages(step, pos)
+        calls = waterfall.fused_step_calls(tiny, B, pos)
+        assert [name for name, _ in stages] == ["embedding"] + [w for _, w, b in calls[1:] if b]
+        assert [4 * sum(n for _, n in segs) for _, segs in stages] == [b for _, _, b in calls if b]
+    with pytest.raises(ValueError, match="pos must be in 0..7"):
+        persistent.step_stages(step, N)
+
+
+def test_tile_plan_covers_every_float_once_in_stage_order_and_deals_tiles_round_robin():
+    base = 1 << 20
+    stages = [("a", [(base, 40), (base + 4096, 7)]), ("b", [(base + 8192, 32)]), ("c", [(base + 640, 3)])]
+    p = persistent.tile_plan(stages, tile=16, programs=3, base=base)
+    assert p["offs"].tolist() == [0, 16, 32, 1024, 2048, 2064, 160]
+    assert p["lens"].tolist() == [16, 16, 8, 7, 16, 16, 3]
+    assert p["stage"].tolist() == [0, 0, 0, 0, 1, 1, 2]
+    assert p["counts"].tolist() == [4, 2, 1] and p["needs"].tolist() == [0, 4, 2]
+    assert p["stage_start"].tolist() == [0, 4, 6, 7] and p["bytes"] == 4 * (40 + 7 + 32 + 3)
+    assert p["plan"].tolist() == [[0, 3, 6, -1], [1, 4, -1, -1], [2, 5, -1, -1]]
+    dealt = p["plan"][p["plan"] >= 0]
+    assert sorted(dealt.tolist()) == list(range(7))
+
+
+def test_tile_plan_refuses_what_the_kernel_cannot_read():
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        persistent.tile_plan([("a", [(1000 + 8, 4)])], tile=16, programs=2, base=1000)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        persistent.tile_plan([("a", [(1000, 4)])], tile=24, programs=2, base=1000)
+    with pytest.raises(ValueError, match="programs must be a positive integer"):
+        persistent.tile_plan([("a", [(1000, 4)])], tile=16, programs=0, base=1000)
+
+
+def test_persistent_stream_refuses_an_unknown_mode(tiny):
+    with pytest.raises(ValueError, match="mode must be one of stream, barrier"):
+        persistent.PersistentStream(tiny, 2, 4, mode="megakernel")
+
+
+def test_interleaved_times_calls_each_once_per_round_after_a_warm_up():
+    calls = []
+    times = persistent.interleaved_times({"a": lambda: calls.append("a") or 1.0, "b": lambda: calls.append("b") or 2.0},
+                                         rounds=4)  # fmt: skip
+    assert times == {"a": [1.0] * 4, "b": [2.0] * 4} and len(calls) == 10
+    assert sorted(calls[2:4]) == ["a", "b"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", list(persistent.MODES))
+def test_persistent_stream_reads_every_tile_once_and_every_wait_ends(mode):
+    model = tokgen.build_model("gpt2", "cuda")
+    ps = persistent.PersistentStream(model, 4, 6, mode=mode, tile=2048)
+    ps.run()
+    assert ps.check(positions=range(6)) == []
+    ps.partial[2, 0] += 1.0  # a tile that added up wrong must show
+    assert any("pos 2 stage" in line for line in ps.check(positions=[2]))
+
+
+@pytest.mark.gpu
+def test_pure_streaming_moves_at_least_half_the_copy_bandwidth():
+    model = tokgen.build_model("gpt2", "cuda")
+    table, info = persistent.persistent_bound(model, 32, 20, {"stream": {"mode": "stream"}}, rounds=5)
+    row = table.set_index("variant").loc["stream"]
+    assert row["note"] == persistent.MODES["stream"], row["note"]
+    streamed_us = info["streamed_bytes"]["stream"] / info["bandwidth_gb_s"] / 1e3 / 20
+    assert streamed_us / row["us_per_step"] >= 0.5
+    assert np.isclose(info["streamed_bytes"]["stream"], info["floor_bytes"], rtol=0.01)
