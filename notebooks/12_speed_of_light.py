@@ -394,6 +394,40 @@ if waterfalls:
                                                     "wall_minus_busy_ms", "between_replays_ms"], digits=2))  # fmt: skip
 
 # %% [markdown]
+# ## 7. What a persistent step kernel could reach
+#
+# The waterfall leaves most of the gap inside the kernels and at their boundaries. One kernel per
+# step that never ends between products (a *persistent* kernel) would have no launch or drain
+# between them, but it still has the step's dependency points: QKV before attention, attention
+# before its output product, and so on, 61 per step. `tokgen.persistent` measures the best such a
+# kernel could do on this model: one launch per step that streams exactly the fused step's bytes
+# and computes nothing, its dependency points as nothing at all (pure streaming), grid-wide
+# barriers, or dataflow counters that let a tile's weights load before its wait (weights do not
+# depend on this step's activations). A real persistent kernel adds the products and the
+# activations, so it can only be slower than these. `graph_triton_fused` runs in the same
+# interleaved rounds, by the host's clock; the persistent kernels by CUDA events, replayed from one
+# graph per generation.
+
+# %%
+bound = pd.DataFrame()
+if CUDA and inputs["bandwidth"]:
+    P = tokgen.persistent
+    fused = tokgen.generator_variant("graph_triton_fused", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN,
+                                     steps_per_graph=4)  # fmt: skip
+    variants = {mode: {"mode": mode} for mode in P.MODES} | {"prefetch2, 4096-float tiles": {"mode": "prefetch2",
+                                                                                              "tile": 4096}}
+    bound, info = P.persistent_bound(model, BATCH_SIZE, MAX_SEQLEN, variants, rounds=RUNS,
+                                     bandwidth_gbs=inputs["bandwidth"],
+                                     extra={fused.name: lambda: W.wall_times(fused.run, 1, DEVICE)[0]})  # fmt: skip
+    bound_rec = tokgen.Recorder("12_persistent_bound", RESULTS_DIR, params=PARAMS)
+    for r in bound.to_dict("records"):
+        bound_rec.write({**r, "floor_us_per_step": info["floor_us_per_step"], "bandwidth_gb_s": info["bandwidth_gb_s"]})
+    say(table(bound, ["variant", "mode", "tile", "programs", "us_per_step", "x_floor", "note"], digits=2))
+    say(P.bound_findings(bound))
+else:
+    say("*Not measured: a persistent kernel needs a CUDA GPU and the copy bandwidth (section 6).*")
+
+# %% [markdown]
 # ## Takeaways, read from this run
 
 # %%
@@ -418,6 +452,8 @@ if len(products):
         say(f"* Alone, at {BATCH_SIZE} rows, the products reach {at.min():.0f}–{at.max():.0f}% of copy bandwidth.")
 for k, out in waterfalls.items():
     say(f"* The waterfall of `graph_triton_fused K={k}`: " + W.biggest_term(out["terms"]))
+if len(bound):
+    say("* What a persistent step kernel could reach: " + tokgen.persistent.bound_findings(bound))
 
 # %% [markdown]
 # ## Summary
@@ -430,6 +466,8 @@ for k, out in waterfalls.items():
 #   much more rows or a split of its sum change it.
 # * Section 6 follows the fastest decoder from its floor to its measured time, term by term, each
 #   term measured in one process; the largest term is named above, read from the data.
+# * Section 7 bounds what one persistent kernel per step could reach on this model with the
+#   step's dependency points kept: what it comes to is in the takeaways.
 #
 # ## Exercises
 #

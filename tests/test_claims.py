@@ -124,7 +124,7 @@ def test_claim_10_judges_the_speedup_by_its_interval(tmp_path):
     sequential = [result("naive", naive, looks="10;20"), result("compiled pipelined_static", best, looks="10;20")]
     rows("07_pipelining", tmp_path / "sequential", sequential)
     measured = claims_table(tmp_path / "sequential").set_index("#").loc[10, "measured"]
-    assert measured.count("interval ×") == 1 and re.search(r"interval ×[\d.]+–×[\d.]+\); rank 1 of 2 ", measured)
+    assert measured.count("interval ×") == 1 and re.search(r"interval ×[\d.]+–×[\d.]+\); rank 1 of 2, ", measured)
 
 
 def test_claim_8_says_which_gains_clear_the_spread(tmp_path):
@@ -175,7 +175,8 @@ def test_regime_sentences_leave_out_what_was_not_measured():
          "slices": ["not decided in both slices"] * 3}
     )  # fmt: skip
     text = regime_takeaways(claims, ["whole GPU", "16 SMs", "8 SMs"])
-    assert "differ for claim(s) 2." in text and "(whole GPU, 16 SMs)" in text  # not 1, not 3: 8 SMs has none
+    assert "differ for claim 2 (whole GPU: partly; 16 SMs: reproduced)." in text  # not 1, not 3: 8 SMs has none
+    assert "(whole GPU, 16 SMs)" in text
     unstable = "inconclusive (reproduced in 90% of resampled runs)"
     open_ = claims.assign(**{"verdict (16 SMs)": [unstable, "partly", "not reproduced"]})
     text = regime_takeaways(open_, ["whole GPU", "16 SMs", "8 SMs"])  # claim 1: decided against inconclusive

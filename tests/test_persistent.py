@@ -75,3 +75,20 @@ def test_pure_streaming_moves_at_least_half_the_copy_bandwidth():
     streamed_us = info["streamed_bytes"]["stream"] / info["bandwidth_gb_s"] / 1e3 / 20
     assert streamed_us / row["us_per_step"] >= 0.5
     assert np.isclose(info["streamed_bytes"]["stream"], info["floor_bytes"], rtol=0.01)
+
+
+def test_bound_findings_say_the_range_and_what_came_within_the_target():
+    import pandas as pd
+
+    from tokgen.persistent import bound_findings
+
+    bound = pd.DataFrame({"variant": ["stream", "barrier", "prefetch2", "counters", "graph_triton_fused K=4"],
+                          "mode": ["stream", "barrier", "prefetch2", "counters", ""],
+                          "x_floor": [1.11, 1.96, 1.49, float("nan"), 2.48],
+                          "note": ["", "", "", "RuntimeError: a wait never ended", ""]})  # fmt: skip
+    text = bound_findings(bound)
+    assert text.startswith("Per step, against the floor: streaming alone, `stream`, takes 1.11× the floor; ")
+    assert "with the step's dependency points, 1.49–1.96× (1 of 2 variants within 1.5×, computing nothing)" in text
+    assert "`graph_triton_fused K=4` 2.48×" in text
+    assert "`counters` not timed (RuntimeError: a wait never ended)" in text
+    assert "(0 of 2 variants within 1.2×" in bound_findings(bound, target=1.2)

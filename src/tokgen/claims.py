@@ -460,7 +460,7 @@ def _claim_10(tables):
     if tables.rng is None:  # where it ranks, said once: not recomputed for every resample of the rounds
         ranked = summary_results(tables).set_index("variant")
         first = ranked[ranked["rank"] == 1].index.tolist()
-        measured += (f"; rank {rank_text(ranked.loc[best])} of {len(ranked)} by paired speed-up over naive "
+        measured += (f"; rank {rank_text(ranked.loc[best])} of {len(ranked)}, ranked round by round "
                      f"(rank 1: {', '.join(first)})")  # fmt: skip
     possible = {REPRODUCED: high >= 4, PARTLY: low < 4 and high >= 2.5, NOT: low < 2.5}
     possible = {v for v, could in possible.items() if could}
@@ -889,9 +889,10 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
         # two decided verdicts that differ; an inconclusive one disagrees with nothing, it decides nothing
         differ = [str(n) for n, v in zip(claims["#"], seen) if len(v - {INCONCLUSIVE}) > 1]
         open_ = [str(n) for n, v in zip(claims["#"], seen) if INCONCLUSIVE in v and len(v) > 1 and str(n) not in differ]
+        how = {str(n): "; ".join(f"{r}: {base[r].iloc[i]}" for r in measured) for i, n in enumerate(claims["#"])}
         lines.append(
             f"* Among the regimes that gave verdicts ({', '.join(measured)}), the decided verdicts differ for "
-            f"claim(s) {', '.join(differ)}."
+            + ", ".join(f"claim {n} ({how[n]})" for n in differ) + "."
             if differ
             else f"* {', '.join(measured)}: no claim decided differently in two of them."
         )

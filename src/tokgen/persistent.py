@@ -381,3 +381,25 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
     return pd.DataFrame(rows), {"times": times, "floor_us_per_step": floor_us, "bandwidth_gb_s": bw,
                                 "streamed_bytes": streamed,
                                 "floor_bytes": generation_bytes(model, batch_size, max_seqlen)}  # fmt: skip
+
+
+def bound_findings(bound: pd.DataFrame, target: float = 1.5) -> str:
+    """What `persistent_bound`'s table found, in words (notebook 12_speed_of_light): pure streaming
+    against the floor, the range of the variants that keep the step's dependency points, how many of
+    them come within `target`× the floor, and the other rows (a generator timed beside them); a row
+    not timed says why. Times are medians per step; this is no ranking."""
+    timed = bound.dropna(subset=["x_floor"])
+    said = []
+    for r in timed[timed["mode"] == "stream"].to_dict("records"):
+        said.append(f"streaming alone, `{r['variant']}`, takes {r['x_floor']:.2f}× the floor")
+    dependent = timed[timed["mode"].isin([m for m in MODES if m != "stream"])]
+    if len(dependent):
+        within = int((dependent["x_floor"] <= target).sum())
+        said.append(
+            f"with the step's dependency points, {dependent['x_floor'].min():.2f}–{dependent['x_floor'].max():.2f}× "
+            f"({within} of {len(dependent)} variants within {target:g}×, computing nothing)"
+        )
+    said += [f"`{r['variant']}` {r['x_floor']:.2f}×" for r in timed[timed["mode"] == ""].to_dict("records")]
+    missing = bound[bound["x_floor"].isna()]
+    said += [f"`{r['variant']}` not timed ({r['note']})" for r in missing.to_dict("records")]
+    return ("Per step, against the floor: " + "; ".join(said) + ".") if said else "Nothing was timed."
