@@ -422,7 +422,8 @@ if CUDA and inputs["bandwidth"]:
     bound_rec = tokgen.Recorder("12_persistent_bound", RESULTS_DIR, params=PARAMS)
     for r in bound.to_dict("records"):
         bound_rec.write({**r, "floor_us_per_step": info["floor_us_per_step"], "bandwidth_gb_s": info["bandwidth_gb_s"]})
-    say(table(bound, ["variant", "mode", "tile", "programs", "us_per_step", "x_floor", "note"], digits=2))
+    say(table(bound, ["variant", "mode", "tile", "programs", "us_per_step", "x_floor", "note"],
+              digits={"tile": 0, "programs": 0, "us_per_step": 1, "x_floor": 2}))  # fmt: skip
     say(P.bound_findings(bound))
 else:
     say("*Not measured: a persistent kernel needs a CUDA GPU and the copy bandwidth (section 6).*")

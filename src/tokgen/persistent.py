@@ -366,8 +366,10 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
     rows = []
     for name in [*variants, *(extra or {})]:
         kw = variants.get(name, {})
-        row = {"variant": name, "mode": kw.get("mode", ""), "tile": kw.get("tile"), "programs": kw.get("programs"),
-               "warps": kw.get("warps"), "us_per_step": float("nan"), "x_floor": float("nan"),
+        ps = built.get(name)  # what it ran with, its defaults filled in
+        row = {"variant": name, "mode": kw.get("mode", ""), "tile": ps.tile if ps else kw.get("tile"),
+               "programs": ps.programs if ps else kw.get("programs"), "warps": ps.warps if ps else kw.get("warps"),
+               "us_per_step": float("nan"), "x_floor": float("nan"),
                "note": notes.get(name, MODES.get(kw.get("mode"), "") if name in variants else "")}  # fmt: skip
         if name in times and name not in notes:
             us = 1e3 * statistics.median(times[name]) / max_seqlen
