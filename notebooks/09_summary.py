@@ -27,10 +27,11 @@
 # **You will learn:** how to rank variants of one interleaved run, and how a claim's verdict,
 # its criterion and its stability are computed from the data.
 #
-# **What we measure:** nothing; we read `data/07_pipelining.csv` (B = 32, N = 100): runtime,
-# speed-up over the naive generator, memory. (Expandable segments need their own process:
-# notebook 03.) Since nothing runs on the GPU here, the environment printed below is the one
-# that rendered this notebook; the GPU and versions of the measurements are read from the CSV.
+# **What we measure:** nothing; we read `data/07_pipelining.csv` (B = 32, N = 100): each
+# variant's paired speed-up over the naive generator and its rank, and every notebook's data
+# for the claims. (Expandable segments need their own process: notebook 03.) Since nothing runs
+# on the GPU here, the environment printed below is the one that rendered this notebook; the GPU
+# and versions of the measurements are read from the CSV.
 
 # %% tags=["parameters"]
 DATA_DIR = ".."  # the tables are read from <DATA_DIR>/data: ".." is the repository's reference results

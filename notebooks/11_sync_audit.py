@@ -92,7 +92,9 @@ for v in audited if CUDA else ():
               | {f"{k}_per_token": n / TOKENS for k, n in counts.items()})  # fmt: skip
 audit = rec.read() if CUDA else pd.DataFrame()
 kinds = ["sync_debug_warnings", "local_scalar_dense", "stream_syncs", "event_syncs"]
-say(table(audit, ["generator", *(f"{k}_per_token" for k in kinds)], 3) if CUDA else "*Skipped on the CPU: no device.*")
+per_step = {f"{k}_per_token": f"{k.replace('_', ' ')} per decode step" for k in kinds}  # the CSV's name: per token
+say(table(audit.rename(columns=per_step), ["generator", *per_step.values()], 3) if CUDA
+    else "*Skipped on the CPU: no device.*")  # fmt: skip
 
 # %% [markdown]
 # How to read it. A loop that checks its stop flag with `.item()` shows one `_local_scalar_dense`

@@ -274,10 +274,10 @@ if len(products):
     save_figure(ax.figure, "12_products", RESULTS_DIR)
 
 # %% [markdown]
-# Timed alone, each product is one `F.linear` call, and cuBLAS adds the bias in the same kernel.
-# Inside the compiled decoder, inductor adds the bias in the next fused kernel and calls a plain
-# matrix product, for which cuBLAS chooses its kernels anew (look for split-K ones in notebook
-# 10's table); our own Triton kernels fold even more into each product: the sums of section 5
+# Timed alone, each product is one `F.linear` call with its bias. Inside the compiled decoder,
+# inductor may add the bias in another fused kernel and call a plain matrix product, for which
+# cuBLAS chooses its kernels anew (notebook 10's kernel table lists which kernels each decoder
+# ran: look for split-K ones there); our own Triton kernels fold even more into each product: the sums of section 5
 # and the products' time inside a decoder are the same arithmetic, not the same kernels.
 #
 # A product whose time barely follows its bytes or its rows points to a cost per kernel that
@@ -399,14 +399,16 @@ if waterfalls:
 # The waterfall leaves most of the gap inside the kernels and at their boundaries. One kernel per
 # step that never ends between products (a *persistent* kernel) would have no launch or drain
 # between them, but it still has the step's dependency points: QKV before attention, attention
-# before its output product, and so on, 61 per step. `tokgen.persistent` measures the best such a
-# kernel could do on this model: one launch per step that streams exactly the fused step's bytes
-# and computes nothing, its dependency points as nothing at all (pure streaming), grid-wide
-# barriers, or dataflow counters that let a tile's weights load before its wait (weights do not
-# depend on this step's activations). A real persistent kernel adds the products and the
-# activations, so it can only be slower than these. `graph_triton_fused` runs in the same
-# interleaved rounds, by the host's clock; the persistent kernels by CUDA events, replayed from one
-# graph per generation.
+# before its output product, and so on, 61 per step. `tokgen.persistent` measures what such
+# kernels of a few designs reach on this model: one launch per step that streams exactly the fused
+# step's bytes and computes nothing, its dependency points as nothing at all (pure streaming),
+# grid-wide barriers, or dataflow counters that let a tile's weights load before its wait (weights
+# do not depend on this step's activations). A real persistent kernel of the same design and
+# tiling adds the products and the activations, so it can only be slower than its row here;
+# other designs or tilings (deeper prefetch, other tile sizes) are not bounded by this table. The
+# 1.5× line in the takeaway is this repository's target for the fastest generator, not a law.
+# `graph_triton_fused` runs in the same interleaved rounds, by the host's clock; the persistent
+# kernels by CUDA events, replayed from one graph per generation.
 
 # %%
 bound = pd.DataFrame()
@@ -467,8 +469,9 @@ if len(bound):
 #   much more rows or a split of its sum change it.
 # * Section 6 follows the fastest decoder from its floor to its measured time, term by term, each
 #   term measured in one process; the largest term is named above, read from the data.
-# * Section 7 bounds what one persistent kernel per step could reach on this model with the
-#   step's dependency points kept: what it comes to is in the takeaways.
+# * Section 7 times persistent kernels of a few designs that keep the step's dependency points and
+#   compute nothing: a lower bound for a real kernel of each design and tiling, not for every
+#   design; what they came to is in the takeaways.
 #
 # ## Exercises
 #

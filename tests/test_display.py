@@ -182,7 +182,8 @@ def test_product_findings_and_dot_plots():
     products = pd.DataFrame(rows)
     lines = display.product_findings(products, 32, layers=2)
     assert "add up to **182 µs**" in lines[0]  # 2 × (7 + 9) + 150
-    assert lines[2].startswith("With 256 rows (8× the arithmetic, the same weight bytes), against 32 rows, paired")
+    assert lines[2].startswith("With 256 rows (8× the arithmetic and the activations, the same weight bytes), against "
+                              "32 rows, paired")
     assert "attention qkv ×0.50 (IQR ×0.50–×0.50 of 10 rounds; p " in lines[2] and "slower" in lines[2]
     assert lines[3].startswith("At 32 rows, the sum cut into 4 batched products") and "LM head ×2.00 (" in lines[3]
     assert "faster" in lines[3]

@@ -745,10 +745,11 @@ def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str
         f"At {rows} rows, one step's products ({layers} layers' and the LM head) timed alone add up to "
         f"**{per_step:.0f} µs** (their medians); reading their weights at copy speed takes **{floor:.0f} µs**.",
         f"The {large} product reads {base.loc[large, 'weight_mb'] / base.loc[small, 'weight_mb']:.0f}× the bytes "
-        f"of the {small} product; their medians: {base.loc[large, 'median_us']:.1f} and "
-        f"{base.loc[small, 'median_us']:.1f} µs.",
+        f"of the {small} product; their medians (each against its own floor, not compared here): "
+        f"{base.loc[large, 'median_us']:.2f} and {base.loc[small, 'median_us']:.2f} µs.",
     ]
-    shapes = [(r, 1, f"With {r} rows ({r / rows:g}× the arithmetic, the same weight bytes), against {rows} rows")
+    shapes = [(r, 1, f"With {r} rows ({r / rows:g}× the arithmetic and the activations, the same weight bytes), "
+                     f"against {rows} rows")
               for r in sorted(set(ok["rows"]) - {rows})]  # fmt: skip
     shapes += [(r, s, f"At {r} rows, the sum cut into {s} batched products (their partial sums not added), "
                 "against one product") for s in sorted(set(ok["splits"]) - {1}) for r in sorted(set(ok["rows"]))]

@@ -399,9 +399,10 @@ def bound_findings(bound: pd.DataFrame, target: float = 1.5) -> str:
         within = int((dependent["x_floor"] <= target).sum())
         said.append(
             f"with the step's dependency points, {dependent['x_floor'].min():.2f}–{dependent['x_floor'].max():.2f}× "
-            f"({within} of {len(dependent)} variants within {target:g}×, computing nothing)"
+            f"across the {len(dependent)} designs and tilings tried ({within} within {target:g}×, computing nothing)"
         )
-    said += [f"`{r['variant']}` {r['x_floor']:.2f}×" for r in timed[timed["mode"] == ""].to_dict("records")]
+    said += [f"`{r['variant']}` {r['x_floor']:.2f}× (by the host's clock, not set against these: other clocks)"
+             for r in timed[timed["mode"] == ""].to_dict("records")]  # fmt: skip
     missing = bound[bound["x_floor"].isna()]
     said += [f"`{r['variant']}` not timed ({r['note']})" for r in missing.to_dict("records")]
     return ("Per step, against the floor: " + "; ".join(said) + ".") if said else "Nothing was timed."

@@ -461,8 +461,10 @@ def biggest_term(terms: pd.DataFrame) -> str:
     top = above.loc[above["ms"].idxmax()]
     start = (f"The floor is {floor:.1f} ms, {total / floor:.2f}× under the measured {total:.1f} ms; "
              if floor == floor else f"The measured time is {total:.1f} ms (the floor was not measured); ")  # fmt: skip
-    share = 100 * top["ms"] / total
-    return start + f"the largest term above the floor is **{top['term']}**: {top['ms']:.1f} ms ({share:.0f}%)."
+    share, of_gap = 100 * top["ms"] / total, 100 * top["ms"] / (total - floor) if floor == floor else float("nan")
+    gap = f", {of_gap:.0f}% of the gap above the floor" if of_gap == of_gap else ""
+    return start + (f"the largest term above the floor is **{top['term']}**: {top['ms']:.1f} ms ({share:.0f}% of "
+                    f"the measured time{gap}).")  # fmt: skip
 
 
 def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):

@@ -206,7 +206,8 @@ def headline(results_dir: Path) -> str:
     if len(ranked) and ranked.iloc[0]["variant"] in floor.index:
         first, shared = floor.loc[ranked.iloc[0]["variant"]], int((ranked["rank"] == 1).sum())
         row = graphs.set_index("variant").loc[ranked.iloc[0]["variant"]]
-        who = "our fastest generator" if shared == 1 else f"the first of our {shared} generators tied for fastest"
+        who = ("our fastest generator" if shared == 1 else
+               f"the first listed of our {shared} generators tied for fastest (the rounds rank them together)")
         text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
                  f"B = {row['batch_size']}, N = {row['max_seqlen']} (median), {first['times_task_floor']:.2f}× "
                  "the bandwidth floor")  # fmt: skip
@@ -406,7 +407,10 @@ def syncs_table(results_dir: Path) -> str:
         "stream_syncs_per_token": "stream syncs / decode step",
         "event_syncs_per_token": "event syncs / decode step",
     }
-    return table(df[list(cols)].rename(columns=cols), digits=2)
+    params = json.loads(df["params"].iloc[0]) if "params" in df and isinstance(df["params"].iloc[0], str) else {}
+    counted = (f"Counted at B = {params['BATCH_SIZE']}, {params['TOKENS']} steps per generation (notebook 11's "
+               "parameters).\n\n" if {"BATCH_SIZE", "TOKENS"} <= set(params) else "")  # fmt: skip
+    return counted + table(df[list(cols)].rename(columns=cols), digits=2)
 
 
 def _timed_runs(notebook: str, results_dir: Path) -> str:
