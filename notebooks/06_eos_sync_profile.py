@@ -166,8 +166,8 @@ say(
 
 # %%
 if CUDA:
-    say(tokgen.display.profile_table(summary))
-    say(tokgen.display.profiler_overhead(summary))
+    say(tokgen.gaps.profile_table(summary))
+    say(tokgen.gaps.profiler_overhead(summary))
 else:
     say("*Skipped on the CPU: there are no GPU kernels to put on a timeline.*")
 
@@ -274,9 +274,9 @@ show_claim(6, RESULTS_DIR)
 
 # %%
 if CUDA:
-    gaps = tokgen.display.idle_gaps(summary)
+    gaps = tokgen.gaps.idle_gaps(summary)
     for gap in gaps.to_dict("records"):
-        say("* " + tokgen.display.gap_takeaway(gap))
+        say("* " + tokgen.gaps.gap_takeaway(gap))
 else:
     say("*Measured on CUDA only.*")
 
@@ -285,7 +285,7 @@ else:
 
 # %%
 if CUDA:
-    say("* " + tokgen.display.gap_summary(gaps))
+    say("* " + tokgen.gaps.gap_summary(gaps))
 else:
     say("* *The sync's gap is measured on CUDA only.*")
 

@@ -210,7 +210,7 @@ say(tokgen.display.speedup_table(piped, columns, legend=False))
 
 # %%
 try:
-    say(tokgen.display.pipelined_gap(tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07"), ok))
+    say(tokgen.gaps.pipelined_gap(tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07"), ok))
 except tokgen.MissingRows as err:
     say(f"*{err}*")
 

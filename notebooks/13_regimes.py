@@ -121,7 +121,7 @@ if ON_GPU:
 
 # %%
 if ON_GPU and slices["brackets"].sum() == 2:
-    say(tokgen.claims.bracket_sentence(slices, whole, torch.cuda.get_device_properties(0).multi_processor_count))
+    say(tokgen.regimes.bracket_sentence(slices, whole, torch.cuda.get_device_properties(0).multi_processor_count))
 if ON_GPU:
     own = (slices["side_stream_gbs"] - slices["copy_gbs"]).abs() < 0.15 * slices["copy_gbs"]
     assert own.all(), "a slice's own side streams must copy at the slice's bandwidth"
@@ -217,11 +217,11 @@ for batch_size in BATCH_SIZES:
 # For each point: the speed-up of the pipelined generator and of skipping the check, each over
 # the synchronous generator of the same model (per-round pairs, signed-rank test and the ±5%
 # band of "no effect", as in every notebook), beside the synchronous generator's GPU share. The
-# table is built by `tokgen.claims.regime_gains` ([`tokgen/claims.py`](../src/tokgen/claims.py))
+# table is built by `tokgen.regimes.regime_gains` ([`tokgen/regimes.py`](../src/tokgen/regimes.py))
 # from this notebook's rows, one `tokgen.gain` per point and per way of hiding the check.
 
 # %%
-regimes = tokgen.claims.regime_gains(pd.read_csv(rec.path))
+regimes = tokgen.regimes.regime_gains(pd.read_csv(rec.path))
 columns = ["where", "batch_size", "compiled", "hidden_by", "gpu_share", "speed-up"]
 say(table(regimes.assign(**{"speed-up": regimes.apply(tokgen.display.speedup_text, axis=1)}), columns, 2))
 
@@ -238,7 +238,7 @@ save_figure(fig, "13_regimes", RESULTS_DIR)
 # What the map says, from the rows above:
 
 # %%
-say(tokgen.claims.regime_findings(regimes, article_batch=32, bracket=BRACKET if ON_GPU else ()))
+say(tokgen.regimes.regime_findings(regimes, article_batch=32, bracket=BRACKET if ON_GPU else ()))
 
 # %% [markdown]
 # ## Summary

@@ -85,7 +85,7 @@ say(
 # Beside the reference map's points (notebook 13's rows, the same comparison):
 
 # %%
-reference = tokgen.claims.regime_gains(tokgen.load("13_regimes", DATA_DIR))
+reference = tokgen.regimes.regime_gains(tokgen.load("13_regimes", DATA_DIR))
 piped = reference[reference["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
 piped = piped.assign(pipelined=piped.apply(speedup_text, axis=1))
 say(table(piped, ["where", "batch_size", "compiled", "gpu_share", "pipelined"], digits=2))

@@ -55,6 +55,7 @@ LAYERS = {  # README "Architecture": a module imports only from its own layer or
     "memory": 2,
     "stats": 2,
     "profiling": 2,
+    "gaps": 2,
     "bandwidth": 2,
     "waterfall": 2,
     "persistent": 2,
@@ -62,6 +63,7 @@ LAYERS = {  # README "Architecture": a module imports only from its own layer or
     "voice": 2,
     "params": 3,
     "claims": 3,
+    "regimes": 3,
     "display": 3,
 }
 

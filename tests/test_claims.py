@@ -166,7 +166,8 @@ def test_claim_8_a_larger_real_gain_at_a_larger_batch_is_only_partly_the_article
 
 
 def test_regime_sentences_leave_out_what_was_not_measured():
-    from tokgen.claims import _escape, regime_findings, regime_takeaways
+    from tokgen.claims import regime_takeaways
+    from tokgen.regimes import _escape, regime_findings
 
     claims = pd.DataFrame(
         {"#": [1, 2, 3], "verdict": ["reproduced", "partly", "not reproduced"],
@@ -513,7 +514,7 @@ def paired_row(variant, ratio, **info):
 
 
 def test_the_regime_map_reads_each_points_gains_over_the_synchronous_generator():
-    from tokgen.claims import regime_gains
+    from tokgen.regimes import regime_gains
 
     def point(map_point, sms, batch, compiled, pipelined, no_check, share, gpu="GPU X", **extra):
         c = "compiled " if compiled else ""
@@ -577,7 +578,7 @@ def test_the_verdicts_overview_shows_a_decided_verdicts_stability_and_the_slices
 
 
 def test_the_bracket_sentence_names_the_two_slices_around_the_l40s():
-    from tokgen.claims import bracket_sentence
+    from tokgen.regimes import bracket_sentence
 
     slices = pd.DataFrame({"gpu_sms": [16, 4, 8], "copy_gbs": [1500.0, 400.0, 700.0], "brackets": [True, False, True],
                            "side_stream_gbs": [1490.0, 0.0, 690.0],

@@ -11,6 +11,14 @@ import pytest  # noqa: E402
 
 import tokgen  # noqa: E402
 from tokgen import display  # noqa: E402
+from tokgen.gaps import (  # noqa: E402
+    gap_summary,
+    gap_takeaway,
+    idle_gaps,
+    pipelined_gap,
+    profile_table,
+    profiler_overhead,
+)
 
 
 def rows(times: dict[str, list[float]], **extra) -> pd.DataFrame:
@@ -94,21 +102,21 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
             "gpu_idle_fraction": [0.78, 0.84, 0.80, 0.81],
         }
     )
-    gaps = display.idle_gaps(profile)
+    gaps = idle_gaps(profile)
     assert list(gaps["closes"]) == [False, True]
-    eager06 = display.gap_takeaway(gaps.iloc[0])
+    eager06 = gap_takeaway(gaps.iloc[0])
     assert "pipelining makes it larger; the generator without any stop check was not profiled, so the sync's " \
            "share is not measured here." in eager06  # fmt: skip
     assert "so the sync" not in eager06.replace("so the sync's share is not measured", "")  # no cause from pipelining
-    summary = display.gap_summary(gaps)
+    summary = gap_summary(gaps)
     assert "how much of the GPU's idle gap before a step the sync opens is not measured" in summary
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
                             "batch_size": [32, 32]})  # fmt: skip
-    text = display.pipelined_gap(profile.assign(gpu_sms="all", batch_size=16), results)
+    text = pipelined_gap(profile.assign(gpu_sms="all", batch_size=16), results)
     assert "pipelining makes it larger" in text and "host sets the pace" in text and "closes most of it" in text
     assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
     assert "In this run (B = 32, not profiled) the GPU is busy 25% of a synchronous step" in text
-    assert "run notebook 06 here first" in display.pipelined_gap(profile.assign(gpu_sms="16"), results)
+    assert "run notebook 06 here first" in pipelined_gap(profile.assign(gpu_sms="16"), results)
 
 
 
@@ -121,15 +129,15 @@ def test_idle_gap_sentences_judge_larger_or_smaller_at_the_digits_they_show():
             "gpu_sms": "all",
         }
     )
-    gaps = display.idle_gaps(profile)
+    gaps = idle_gaps(profile)
     assert list(gaps["change"]) == ["same", "smaller"] and not gaps["closes"].any()
-    eager, compiled = (display.gap_takeaway(g) for _, g in gaps.iterrows())
+    eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
     assert "2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close it" in eager
     assert "larger" not in eager and "30.0 µs with the sync and 24.0 µs" in compiled
     # narrower but not halved: 06 must not say "does not close it" where 07 says "narrows it, but not by half"
     assert "pipelining narrows it, but not by half;" in compiled
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
-    text = display.pipelined_gap(profile, results)
+    text = pipelined_gap(profile, results)
     assert eager in text and compiled in text  # in 06's words, each followed by this run's GPU share
     assert "busy 25% of a synchronous step, so the host sets the pace" in text
     assert "busy 60% of a synchronous step." in text
@@ -245,20 +253,20 @@ def test_profiler_overhead_says_its_range_over_the_windows_beside_the_plain_runs
     """kv_static's overhead runs from +7% (window 1) to +58% (window 0); its plain runs spread at most
     (5,100 - 4,800) / 4,863 = 6% (window 0; 5% and 0.4% in the others). The no-check's: -3% to +12%,
     and (4,500 - 3,500) / 4,000 = 25% (29% if divided by the fastest, 50% by the spread's own)."""
-    assert display.profiler_overhead(overhead_profile()) == (
+    assert profiler_overhead(overhead_profile()) == (
         "Profiler overhead per step, the profiled step against the median of the 3 plain runs of its window, lowest "
         "to highest over 3 windows (the plain runs' spread: slowest less fastest, as a share of their median): "
         "`kv_static` +7% to +58%, its plain runs spread up to 6%; `kv_static_no_check` -3% to +12%, its plain runs "
         "spread up to 25%. The idle gaps above were measured with the profiler running."
     )
-    one = display.profiler_overhead(overhead_profile(windows=1))
+    one = profiler_overhead(overhead_profile(windows=1))
     assert "over 1 window (" in one and "`kv_static` +58%, its plain runs spread up to 6%;" in one
 
 
 def test_profile_table_shows_each_windows_plain_runs_median_fastest_and_slowest():
     summary = overhead_profile().assign(idle_gap_median_us=110.0, gpu_busy_per_step_us=900.0, step_period_us=6000.0,
                                         gpu_idle_fraction=0.8, kernels_per_step=150.0, streams=1)  # fmt: skip
-    lines = display.profile_table(summary).splitlines()
+    lines = profile_table(summary).splitlines()
     assert "step, µs (unprofiled: median (fastest–slowest) of the plain runs)" in lines[0] and len(lines) == 2 + 6
     assert lines[2] == "| kv_static | 0 | 110 | 900 | 6,000 | 4,863 (4,800–5,100) | 58 | 0.80 | 150 | 1 |"
     assert lines[3].startswith("| kv_static_no_check | 0 | 110 | 900 | 6,000 | 4,000 (3,500–4,500) | 7 |")
@@ -322,21 +330,21 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
             "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
         }
     )  # fmt: skip
-    gaps = display.idle_gaps(profile)
+    gaps = idle_gaps(profile)
     assert list(gaps["sync_causes"]) == [False, True] and list(gaps["closes"]) == [False, False]
-    eager, compiled = (display.gap_takeaway(g) for _, g in gaps.iterrows())
+    eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
     assert eager == ("Eager: the GPU idles 90% of the window; the gap before a step is 250.0 µs with the sync, "
                      "240.0 µs with no stop check at all and 450.0 µs pipelined: most of it stays without any stop "
                      "check, so the sync is not what opens it; pipelining makes it larger.")  # fmt: skip
     assert "499.0 µs with no stop check at all and 660.0 µs pipelined: without any stop check most of it goes, " \
            "so the sync opens most of it; pipelining narrows it, but not by half." in compiled
-    summary = display.gap_summary(gaps)
+    summary = gap_summary(gaps)
     assert "; compiled, the idle gap before a step mostly goes without any stop check: the sync opens most" in summary
     assert "; eager, most of that gap stays without any stop check: the sync is not what opens it" in summary
-    # claim 6's own test (tokgen.claims.sync_opens_gap): at most half, and a gap of at least 20 µs with the sync
-    edge = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0]))
+    # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and a gap of at least 20 µs with the sync
+    edge = idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0]))
     assert list(edge["sync_causes"]) == [True, False]
-    above = display.idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0]))
+    above = idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0]))
     assert list(above["sync_causes"]) == [False, True]
 
 
@@ -345,15 +353,15 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     for w, (sync, none) in enumerate([(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)]):
         for variant, gap in (("kv_static", sync), ("kv_static_no_check", none), ("pipelined_static", 200.0)):
             rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w})
-    gaps = display.idle_gaps(pd.DataFrame(rows))
+    gaps = idle_gaps(pd.DataFrame(rows))
     g = gaps.iloc[0]
     assert (g["sync_us"], g["no_check_us"], g["sync_causes"], g["windows"], g["windows_opening"]) == (
         155.0, 124.0, "split", 3, 1)  # fmt: skip
-    text = display.gap_takeaway(g)
+    text = gap_takeaway(g)
     assert "155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 " \
            "profiled windows): the 3 profiled windows disagree: most of it goes without any stop check in 1 of " \
            "them, so whether the sync opens it is not decided" in text  # fmt: skip
-    assert "the profiled windows disagree on whether the sync opens that gap" in display.gap_summary(gaps)
+    assert "the profiled windows disagree on whether the sync opens that gap" in gap_summary(gaps)
 
 
 def test_a_log_axis_over_less_than_a_decade_gets_finer_plain_ticks():

@@ -11,7 +11,7 @@ import pytest
 
 from tokgen.agreement import FP32_NAIVE, summary
 from tokgen.bandwidth import sweep_sentence
-from tokgen.claims import regime_findings
+from tokgen.regimes import regime_findings
 from tokgen.voice import speedup_text
 
 OUTCOMES = ["faster", "slower", "no effect", "undecided"]

@@ -32,6 +32,8 @@ tests_for() {
     agreement) echo tests/test_agreement.py tests/test_harness.py tests/test_properties.py ;;
     claims) echo tests/test_claims.py tests/test_claim_criteria.py tests/test_properties.py ;;
     display) echo tests/test_display.py tests/test_stats.py ;;
+    gaps) echo tests/test_display.py tests/test_claim_criteria.py ;;
+    regimes) echo tests/test_claims.py tests/test_properties.py ;;
     voice) echo tests/test_voice.py tests/test_properties.py tests/test_claims.py tests/test_display.py tests/test_stats.py ;;
     *) echo "tools/mutation.sh: no test list for module '$1'" >&2; exit 2 ;;
   esac

@@ -9,10 +9,12 @@ Architecture: three layers, each importing only from the ones above it.
         measuring  agreement (which tokens count as the naive ones), bench (interleaved timing),
                    memory, stats (gains, fits), voice (how a comparison is said: one renderer,
                    rankings with ties), profiling (windows, timelines, sync counts),
+                   gaps (notebook 06's idle gap before a step and whether the sync opens it),
                    bandwidth (the floor), waterfall (from the floor to the measured time),
                    persistent (what a persistent step kernel could reach),
                    results (CSVs)
-          reporting   params (notebook parameters), claims (the article's claims), display
+          reporting   params (notebook parameters), claims (the article's claims),
+                      regimes (notebook 13's map of hiding the sync), display
 
 The package `tokgen_tools` beside it runs the notebooks (runner) and writes README.md's
 tables (readme); the notebooks never import it.
@@ -60,8 +62,8 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)
 
 
-_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "kernels", "memory", "persistent", "sizes", "voice",
-            "waterfall"}
+_MODULES = {*_EXPORTS, "bandwidth", "claims", "display", "gaps", "kernels", "memory", "persistent", "regimes", "sizes",
+            "voice", "waterfall"}
 
 
 def __getattr__(name: str):

@@ -8,13 +8,13 @@ missing table gives "not measured"; a smoke run's table gives no verdict.
 
 import itertools
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .gpu_slice import L40S_GBS, bracketing
+from .gaps import profile_windows, sync_opens_gap, window_gaps
+from .gpu_slice import bracketing
 from .registry import label
 from .results import load
 from .stats import (
@@ -30,7 +30,7 @@ from .stats import (
     run_times,
     slope,
 )
-from .voice import bound_words, count_text, interval_text, rank_text, ranking, speedup_text
+from .voice import bound_words, interval_text, rank_text, ranking, speedup_text
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
@@ -220,46 +220,12 @@ def _claim_5(tables):
     return f"compiled vs eager static {speedup_text(g)}", _combine(_faster(g)), None
 
 
-def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
-    """Notebook 06's profile, a row per variant: the median over its `window`s, and how many
-    (notebook 06_eos_sync_profile)."""
-    if "window" not in profile or profile.empty:
-        return profile.assign(windows=1)
-    groups = profile.groupby("variant", sort=False)
-    out = groups.first()
-    medians = groups.median(numeric_only=True)
-    out[medians.columns] = medians
-    return out.assign(windows=groups.size()).reset_index()
-
-
-def window_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
-    """Per profiled window, the idle gap (µs) with the sync and with no stop check (notebook 06_eos_sync_profile)."""
-    sync, none = label("kv_static", compiled=compiled), label("kv_static_no_check", compiled=compiled)
-    windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
-    pairs = []
-    for w in windows:
-        gap = w.set_index("variant")["idle_gap_median_us"]
-        if sync in gap.index and none in gap.index:
-            pairs.append((float(gap[sync]), float(gap[none])))
-    return pairs
-
-
 def _idle_gaps(tables) -> tuple[float, float]:
     df = profile_windows(tables["06_eos_sync_profile"]).set_index("variant")["idle_gap_median_us"]
     return df[label("kv_static")], df[label("pipelined_static")]
 
 
 ARTICLE_GAP_US = 110  # the article's idle gap between steps on its L40S
-MIN_GAP_US = 20  # a gap before a step below this is launch spacing, nothing to explain
-
-
-def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
-    """Claim 6's one test, also notebook 06's: the gap with the sync is at least MIN_GAP_US and the
-    generator without any stop check leaves at most half of it; None where either is NaN
-    (notebook 06_eos_sync_profile)."""
-    if not (math.isfinite(sync_us) and math.isfinite(no_check_us)):
-        return None
-    return bool(sync_us >= MIN_GAP_US and no_check_us <= 0.5 * sync_us)
 
 
 def _profile_batch(profile: pd.DataFrame) -> str:
@@ -726,127 +692,6 @@ def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int =
         verdicts = zip(*(c["verdict"] for c in sliced.values()))
         table_["slices"] = [agreement_of_slices(list(v), list(sliced)) for v in verdicts]
     return table_
-
-
-def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> str:
-    """Notebook 13's bracketing slices (column `brackets`) in words, and whether a stream made inside
-    one escapes it (notebook 13_regimes)."""
-    pair = slices[slices["brackets"].astype(bool)].sort_values("copy_gbs")
-    low, high = pair.iloc[0], pair.iloc[-1]
-    return (
-        f"The whole GPU copies at {whole_gbs:,.0f} GB/s (measured). The L40S's datasheet gives {L40S_GBS} GB/s, a "
-        f"peak, not a measured copy, so the comparison is approximate; it lies between the slice of "
-        f"**{low['gpu_sms']} SMs "
-        f"({low['copy_gbs']:,.0f} GB/s)** and the slice of **{high['gpu_sms']} SMs ({high['copy_gbs']:,.0f} GB/s)**, "
-        f"{low['gpu_sms'] / total_sms:.0%} and {high['gpu_sms'] / total_sms:.0%} of this GPU's {total_sms} SMs: "
-        f"`./run_all.sh --slice` runs notebooks 01–08 in both. Their side streams copy at "
-        f"{low['side_stream_gbs']:,.0f} and {high['side_stream_gbs']:,.0f} GB/s (confined), while a "
-        f"`torch.cuda.Stream()` made inside them copies at {low['escaped_stream_gbs']:,.0f} and "
-        f"{high['escaped_stream_gbs']:,.0f} GB/s: {_escape(pair)}."
-    )
-
-
-def _escape(pair: pd.DataFrame) -> str:
-    """Whether a stream made inside a slice copied well beyond the slice's bandwidth (notebook 13_regimes)."""
-    escaped = pair["escaped_stream_gbs"] > 1.5 * pair["copy_gbs"]
-    if escaped.all():
-        return "it escapes to the whole GPU"
-    return "it stays in the slice" if not escaped.any() else "it escapes from one of them only"
-
-
-def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
-    """Notebook 13's map (data/13_regimes.csv): per point (place × batch size × eager/compiled) the
-    gain of `pipelined_static` and of `kv_static_no_check` over `kv_static`, beside the latter's GPU
-    share; the whole GPU first, then slices by size (notebook 13_regimes)."""
-    rows, runs = [], usable(runs)
-    for (_, compiled), group in runs.groupby(["map_point", "compiled"]):
-        base = label("kv_static", compiled=compiled)
-        sync = group.set_index("variant").loc[base]
-        sms = str(sync["gpu_sms"])
-        where = "whole GPU" if sms == "all" else f"{sms} SMs"
-        if str(sync.get("gpu", "")).startswith("none"):  # a smoke run's rows
-            where = "CPU"
-        for new in ("pipelined_static", "kv_static_no_check"):
-            g = gain(group, base, label(new, compiled=compiled))
-            if g is not None:
-                rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
-                             "batch_size": int(sync["batch_size"]),
-                             "max_seqlen": int(sync["max_seqlen"]) if pd.notna(sync.get("max_seqlen")) else None,
-                             "compiled": bool(compiled), "hidden_by": new,
-                             "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
-    order = ["gpu_sms", "batch_size", "compiled", "hidden_by"]
-    return pd.DataFrame(rows).sort_values(order, ascending=[False, True, True, True], ignore_index=True)
-
-
-def map_scope(points: pd.DataFrame) -> str:
-    """What notebook 13's points cover, said before any count of them (notebook 13_regimes)."""
-    ns = sorted({int(n) for n in points.get("max_seqlen", pd.Series(dtype=int)).dropna()})
-    length = f"at N = {', '.join(map(str, ns))}, " if ns else ""
-    return f"{length}each point judged alone at p < 0.05 (no correction for the {len(points)} tests)"
-
-
-def within_band(points: pd.DataFrame) -> str:
-    """How many real gains among `points` are also shown within ±BAND, or "" (notebook 13_regimes)."""
-    shown = points["no_effect"].fillna(False).astype(bool) if "no_effect" in points else False
-    small = int(((points["outcome"] == FASTER) & shown).sum())
-    return f" ({small} of the faster by less than {BAND:.0%}, shown)" if small else ""
-
-
-def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
-    """Notebook 13's map on pipelining, from `regime_gains`: where it paid, lost or had no effect, and
-    the article's batch size in each slice (`bracket`: the bracketing SM counts) (notebook 13_regimes)."""
-    piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
-    count = piped["outcome"].value_counts()
-    pays = piped[piped["outcome"] == FASTER]
-    shares = (
-        f"GPU shares {piped['gpu_share'].min():.2f}–{piped['gpu_share'].max():.2f}"
-        if piped["gpu_share"].notna().any()
-        else "GPU share not measured (no GPU)"
-    )
-    lines = [f"- Pipelining against the check at every step, {map_scope(piped)}, {shares}, "
-             f"{count_text(piped['outcome'], 'points')}{within_band(piped)}."]
-    if len(pays):
-        low = pays.iloc[0]
-        lines.append(
-            f"- The lowest GPU share at which it paid: {low['gpu_share']:.2f} ({low['where']}, B={low['batch_size']}, "
-            f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}); the largest speed-up "
-            f"×{pays['speedup'].max():.2f}."
-        )
-    else:
-        undecided = count.get(UNDECIDED, 0)
-        lines.append(
-            "- It was faster (p < 0.05) at no point of this map"
-            + (f"; {undecided} point(s) stay undecided." if undecided else ".")
-        )
-    if piped["gpu_share"].notna().any():
-        host = piped[piped["gpu_share"] < 0.5]
-        paid = int((host["outcome"] == FASTER).sum())
-        line = f"- Host-bound points (GPU share < 0.5): {len(host)}, of which pipelining paid at {paid}"
-        skipped = regimes[(regimes["hidden_by"] == "kv_static_no_check") & (regimes["gpu_share"] < 0.5)]
-        if len(skipped):  # what skipping the check altogether gained there: the most hiding it could gain
-            line += (f"; skipping the check altogether was faster (real) at "
-                     f"{int((skipped['outcome'] == FASTER).sum())} of {len(skipped)}")  # fmt: skip
-        lines.append(line + ".")
-    bracketing = {f"{n} SMs" for n in bracket}
-    said = False
-    for where in [w for w in piped["where"].unique() if w.endswith(" SMs")]:
-        kind = "one of the two that bracket the L40S" if where in bracketing else "not a bracketing slice"
-        at = piped[(piped["where"] == where) & (piped["batch_size"] == article_batch)]
-        if at.empty:
-            lines.append(f"- The article's B = {article_batch} is not on this map in the {where} slice ({kind}).")
-        for r in at.itertuples():
-            lines.append(
-                f"- The article's B = {article_batch} in the {r.where} slice ({kind}), "
-                f"{'compiled' if r.compiled else 'eager'}: "
-                f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
-            )
-            said = True
-    if said:  # the map has its own length and rounds: a verdict here may differ from claim 7's
-        lines.append(
-            "- Those points ran at this notebook's `MAX_SEQLEN` and `RUNS`, not notebook 07's; claim 7 in "
-            "notebook 09 reads 07's run, so its verdicts may differ from these."
-        )
-    return "\n".join(lines)
 
 
 def recipe_gains(results_dir: str | Path, slice_dirs: dict) -> dict:

@@ -278,7 +278,7 @@ def idle_sentence(profile: pd.DataFrame) -> list[str]:
     """Where a profiled synchronous step (eager `kv_static`, medians over the windows) leaves the GPU
     idle: its idle time per step (step period less GPU busy) and the share of it that the gap before a
     step makes; the rest lies between the step's own kernels. Empty without a GPU profile."""
-    from tokgen.claims import profile_windows
+    from tokgen.gaps import profile_windows
 
     if "step_period_us" not in profile or "kv_static" not in set(profile["variant"]):
         return []
@@ -574,7 +574,7 @@ def render(out: Path, regimes: dict | None = None) -> str:
         lines += [f"*Claims not evaluated: {type(err).__name__}: {err}*", ""]
     gaps = _load(out, "06_eos_sync_profile")
     if gaps is not None:
-        from tokgen.display import gap_takeaway, idle_gaps, profiler_overhead
+        from tokgen.gaps import gap_takeaway, idle_gaps, profiler_overhead
 
         for gap in idle_gaps(gaps).to_dict("records"):
             lines.append(f"- Claim 6's window: {gap_takeaway(gap)}")
@@ -649,14 +649,14 @@ def _bandwidth(out: Path) -> float | None:
 
 
 def regime_map(out: Path, regimes: dict | None = None) -> None:
-    """This GPU's point on a regime map (`tokgen.claims.regime_gains`, `tokgen.display.plot_regime_map`)
+    """This GPU's point on a regime map (`tokgen.regimes.regime_gains`, `tokgen.display.plot_regime_map`)
     beside the reference run's regimes at the same sizes: each regime's notebook-07 run (B = 32,
     N = 100, the sizes of this run), not notebook 13's map, which ran N = 50 (a point at one N
     set among points at another would compare two lengths): quick_regimes.png."""
     import matplotlib.pyplot as plt
 
-    from tokgen.claims import regime_gains
     from tokgen.display import plot_regime_map
+    from tokgen.regimes import regime_gains
 
     results = _load(out, "07_pipelining")
     if results is None:

@@ -22,16 +22,14 @@ from tokgen.claims import (
     Tables,
     claims_by_regime,
     deferred_stop_gains,
-    map_scope,
     recipe_gains,
-    regime_gains,
     slice_runs,
     summary_results,
     verdicts_overview,
-    within_band,
 )
 from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.model import gpt2_config
+from tokgen.regimes import map_scope, regime_gains, within_band
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load
 from tokgen.stats import FASTER, gain
