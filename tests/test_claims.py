@@ -690,3 +690,14 @@ def test_the_takeaways_state_the_recipes_speed_up_in_each_regime(tmp_path):
     assert first.startswith("* The article's best recipe (compile + static cache + pipelining) against naive, paired")
     assert "whole GPU: ×2.00 (IQR ×2.00–×2.00 of 8 rounds; p = " in first
     assert first.endswith("; 8 SMs: not measured; 16 SMs: a smoke run: no measurement.")
+
+
+def test_growth_from_one_n_to_the_next_pairs_the_rounds_not_the_medians():
+    """Notebook 01's sentence divided medians (×3.50 where the rounds pair to ×3.54): the paired
+    ratio is the median of the per-round ratios, here 4, where the medians' ratio is 2."""
+    from tokgen.claims import growth_ratios
+
+    df = pd.DataFrame({"max_seqlen": [100, 50], "times_ms": ["4;4;50", "1;2;10"]})  # rounds 1..3: ×4, ×2, ×5
+    assert growth_ratios(df) == pytest.approx([4.0])
+    three = pd.DataFrame({"max_seqlen": [50, 100, 200], "times_ms": ["1;1;1", "3;3;3", "9;12;6"]})
+    assert growth_ratios(three) == pytest.approx([3.0, 3.0])

@@ -265,6 +265,10 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
         assert (smoke_out / "figures" / f"{fig}.svg").exists()
     timings = pd.read_csv(smoke_out / "data" / "run_all.csv").set_index("notebook")
     assert timings.loc[name, "status"] == "ok"
+    if name == "03_expandable_segments":  # the side table: notebook 02's KV-cache row, one per N, not its naive one
+        side = next(v for v in verdicts if "02: default, own process" in v)
+        seq_lens = json.loads(pd.read_csv(smoke_out / "data" / f"{name}.csv")["params"].iloc[0])["SEQ_LENS"]
+        assert side.count("02: default, own process") == len(seq_lens), side
 
 
 def test_a_smoke_run_writes_a_notebook_and_its_solution_clean(tmp_path):

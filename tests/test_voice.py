@@ -22,6 +22,7 @@ from tokgen.voice import (
     ranking,
     speedup_table,
     speedup_text,
+    tie_reason,
     spread,
     table,
 )
@@ -194,8 +195,10 @@ def test_a_sequential_comparison_says_its_cap_the_level_that_judged_it_and_its_i
     )
     capped = {**SEQUENTIAL, "outcome": UNDECIDED, "p_value": 0.3, "rounds": 40, "capped": True, "rounds_to_decide": 90}
     assert speedup_text(capped).endswith("p = 0.300 at level 0.025, undecided at the cap; 97.5% interval ×1.05–×1.31)")
-    # stopped before its cap undecided (a variant failed): neither "at the cap" nor a fixed design's estimate
-    assert "undecided; 97.5%" in speedup_text({**capped, "capped": False})
+    # stopped before its cap undecided (not a comparison run on, or a variant failed): it says so, and no cap
+    # it never reached beside its rounds (nb07 in the 16-SM slice read "of 20 rounds, up to 80 ... undecided")
+    stopped = speedup_text({**capped, "capped": False, "rounds": 20})
+    assert "of 20 rounds; p = 0.300 at level 0.025, undecided, not run on to the cap of 40; 97.5% interval" in stopped
     assert "up to 40" not in speedup_text({**SEQUENTIAL, "looks": ""})  # a fixed-rounds row
 
 
@@ -215,7 +218,8 @@ def test_the_design_names_each_look_its_level_and_the_cap():
                            "0.01, 0.01, 0.02, 0.01 (their sum is 0.05), and stops at the first look that decides it: "
                            "faster, slower, or no effect within ±5%;")  # fmt: skip
     assert "up to the cap of 50 rounds" in text and "at most 5% of the time" in text
-    assert text.endswith(" Each comparison says how many rounds it used and, undecided at the cap, its interval.")
+    assert text.endswith(" Each comparison says how many rounds it used and its interval at the level of the look that "
+                         "judged it.")
     assert design_text([20]) == ("Each comparison is judged once, after 20 rounds, at level 0.05 (a cap no larger than "
                                  "the first look leaves one look).")  # fmt: skip
     assert "judged after 10 and 20 rounds, at levels 0.025, 0.025 " in design_text((10, 20))
@@ -289,8 +293,8 @@ def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant
     assert (c["variant"], c["vs"], c["speedup"], e["variant"], e["vs"]) == ("c", "b", 1.0, "e", "b")
     head = "Tied for fastest generator (rank 1), 3 variants: `b`, ×2.00 "
     assert fastest_sentence(ranked, "generator").startswith(head)
-    said = (f"; `c`, against `b` {speedup_text(c)} (the rounds do not tell them apart); `e`, against `b` "
-            f"{speedup_text(e)} (the rounds do not tell them apart).")  # fmt: skip
+    said = (f"; `c`, against `b` {speedup_text(c)} (shown to lie within ±5% of it); `e`, against `b` "
+            f"{speedup_text(e)} (shown to lie within ±5% of it).")  # fmt: skip
     assert fastest_sentence(ranked).startswith("Tied for fastest variant (rank 1), 3 variants: `b`, ")
     assert fastest_sentence(ranked).endswith(said)
     empty = ranking(results, "a", variants=["gone"])
@@ -311,3 +315,28 @@ def test_a_comparison_without_a_round_count_says_none():
     g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": FASTER}
     assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30; p < 0.001, faster)"
     assert speedup_text({**g, "rounds": float("nan")}) == speedup_text(g)
+
+
+def test_a_p_value_and_an_interval_are_printed_on_the_side_of_their_level_and_of_one_they_lie():
+    """The 16-SM slice's nb07 read "p = 0.006 at level 0.00625, undecided" (p was 0.00639) and
+    "interval ×1.00–×1.21 ... faster" beside "×1.00–×1.17 ... undecided" (low ends 1.0017 and 0.9979)."""
+    assert p_text(0.00639, 0.00625) == "= 0.0064" and p_text(0.00611, 0.00625) == "= 0.006"
+    assert p_text(0.016, 0.05) == "= 0.016" and p_text(0.0499, 0.05) == "= 0.0499" and p_text(0.00639) == "= 0.006"
+    assert p_text(0.0002, 0.0125) == "< 0.001"
+    g = {"level": 0.00625, "interval_low": 1.0017, "interval_high": 1.2071}
+    assert interval_text(g) == "99.4% interval ×1.002–×1.21"
+    assert interval_text({**g, "interval_low": 0.9979, "interval_high": 1.1712}) == "99.4% interval ×0.998–×1.17"
+    assert interval_text({**g, "interval_low": 0.95004, "interval_high": 1.04996}) == "99.4% interval ×0.9500–×1.0500"
+    assert interval_text({**g, "interval_low": 0.9613, "interval_high": 1.0388}) == "99.4% interval ×0.96–×1.04"
+    seq = {"speedup": 1.09, "speedup_q25": 1.0, "speedup_q75": 1.2, "p_value": 0.00639, "outcome": UNDECIDED,
+           "rounds": 20, "looks": "10;20;40;80", "level": 0.00625, "interval_low": 0.9979, "interval_high": 1.17}  # fmt: skip
+    assert "p = 0.0064 at level 0.00625, undecided, not run on to the cap of 80; 99.4% interval ×0.998–" in (
+        speedup_text(seq)
+    )
+
+
+def test_a_tie_shown_inside_the_band_is_not_called_one_the_rounds_cannot_tell_apart():
+    assert tie_reason({"outcome": NO_EFFECT}) == "shown to lie within ±5% of it"
+    assert tie_reason({"outcome": UNDECIDED}) == "the rounds do not tell them apart"
+    assert tie_reason(None) == "the rounds do not tell them apart"
+    assert "does not part their rank" in tie_reason({"outcome": FASTER})

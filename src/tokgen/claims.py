@@ -137,12 +137,18 @@ def _faster(g: dict | None) -> bool | None:
     return g["outcome"] == FASTER
 
 
+def growth_ratios(df: pd.DataFrame) -> list[float]:
+    """From each N to the next (rows sorted by max_seqlen), how many times longer a run takes: the
+    paired ratio of the interleaved rounds, longer over shorter, never a ratio of medians (notebook
+    01_naive)."""
+    runs = df.sort_values("max_seqlen").to_dict("records")
+    return [1 / compare_rounds(run_times(a), run_times(b))["speedup"] for a, b in zip(runs, runs[1:])]
+
+
 def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
-    runs = df.to_dict("records")  # per doubling: the paired ratio of the interleaved rounds, longer over shorter
-    ratios = ", ".join(f"×{1 / compare_rounds(run_times(a), run_times(b))['speedup']:.1f}"
-                       for a, b in zip(runs, runs[1:]))  # fmt: skip
+    ratios = ", ".join(f"×{r:.1f}" for r in growth_ratios(df))
     frag = df["frag_pct"].astype(float)
     measured = (f"slope {k:.2f} ({ratios} per doubling, paired by round); fragmentation "
                 f"{frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip

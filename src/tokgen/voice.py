@@ -81,9 +81,17 @@ def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
     return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
 
-def p_text(p: float) -> str:
-    """ "= 0.016", or "< 0.001" where three decimals would show a p-value as zero (notebook 02_kv_cache)."""
-    return "< 0.001" if p < 0.0005 else f"= {p:.3f}"
+def p_text(p: float, level: float | None = None) -> str:
+    """ "= 0.016", or "< 0.001" where three decimals would show a p-value as zero; beside a `level`,
+    as many decimals as keep the printed p on its side of the printed level: "= 0.0064" at level
+    0.00625, where "0.006" would read below it (notebook 02_kv_cache)."""
+    if p < 0.0005 and (level is None or level > 0.001):
+        return "< 0.001"
+    for digits in range(3, 8):
+        text = f"{p:.{digits}f}"
+        if level is None or (float(text) < float(level_text(level))) == (p < level) and float(text) != level:
+            return f"= {text}"
+    return f"= {p:.8f}"
 
 
 def outcome_text(g: dict) -> str:
@@ -92,8 +100,13 @@ def outcome_text(g: dict) -> str:
     outcome = g["outcome"]
     words = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(outcome, outcome)
     needed = g.get("rounds_to_decide")
-    if outcome == UNDECIDED and parse_looks(g.get("looks")):  # sequential: it ran on until its cap, or stopped there
-        words += " at the cap" if g.get("capped") else ""
+    looks = parse_looks(g.get("looks"))
+    if outcome == UNDECIDED and looks:  # sequential: it ran on to its cap, or its variants stopped before
+        ran = g.get("rounds")
+        if g.get("capped"):
+            words += " at the cap"
+        elif ran == ran and ran is not None and int(ran) < looks[-1]:  # not a comparison run on, or a variant failed
+            words += f", not run on to the cap of {looks[-1]}"
     elif outcome == UNDECIDED and needed is not None and needed == needed and needed:  # None or NaN: no estimate
         ran = g.get("rounds")
         if ran == ran and ran is not None and needed <= int(ran) + 1:  # the estimate is no more than one more round:
@@ -120,13 +133,14 @@ def speedup_text(g: dict | None) -> str:
     d = _digits(g)
     rounds, looks = g.get("rounds"), parse_looks(g.get("looks"))
     of = f" of {int(rounds)} rounds" if rounds is not None and rounds == rounds else ""
-    if looks and of:
+    if looks and of and not (g["outcome"] == UNDECIDED and not g.get("capped") and rounds < looks[-1]):  # says why
         of = f" of {int(rounds)} rounds, up to {looks[-1]}"
     iqr = f"IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}"
     if not looks:
-        return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])}, {outcome_text(g)})"
+        return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], ALPHA)}, {outcome_text(g)})"
     return (
-        f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'])} at level {level_text(g['level'])}, {outcome_text(g)}; "
+        f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], g['level'])} at level {level_text(g['level'])}, "
+        f"{outcome_text(g)}; "
         f"{interval_text(g)})"
     )
 
@@ -142,11 +156,22 @@ def level_text(level: float) -> str:
 
 
 def interval_text(g: dict) -> str:
-    """ "99.4% interval ×1.03–×1.12": a comparison's interval at its level (notebook 00_setup)."""
+    """ "99.4% interval ×1.03–×1.12": a comparison's interval at its level, each end with as many
+    decimals (two to four) as keep it on its side of ×1 and of the band's edges: ×1.002, not ×1.00,
+    for an interval that excludes ×1 (notebook 00_setup)."""
     low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
     if not (0 < low and high < math.inf):  # NaN, or too few rounds for the level
         return "too few rounds for an interval"
-    return f"{100 * (1 - g['level']):.3g}% interval ×{low:.2f}–×{high:.2f}"
+    return f"{100 * (1 - g['level']):.3g}% interval ×{_side_kept(low)}–×{_side_kept(high)}"
+
+
+def _side_kept(x: float) -> str:
+    """`x` in two decimals, or more where two would put it on ×1 or a band edge, or across one."""
+    for digits in (2, 3, 4):
+        shown = round(x, digits)
+        if all((shown < edge) == (x < edge) and (shown != edge or x == edge) for edge in (1 - BAND, 1, 1 + BAND)):
+            break
+    return f"{x:.{digits}f}"
 
 
 def design_text(looks) -> str:
@@ -167,7 +192,7 @@ def design_text(looks) -> str:
         f"against itself is called faster or slower, and an effect at the band's edge \"no effect\", at most "
         f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both, for "
         "the looks it names). "
-        "Each comparison says how many rounds it used and, undecided at the cap, its interval."
+        "Each comparison says how many rounds it used and its interval at the level of the look that judged it."
     )
 
 
@@ -179,7 +204,7 @@ def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = No
     rows = comparisons.to_dict("records")
     out["speed-up"] = [f"×{g['speedup']:.{_digits(g)}f}" for g in rows]
     out["IQR of rounds"] = [f"×{g['speedup_q25']:.{_digits(g)}f}–×{g['speedup_q75']:.{_digits(g)}f}" for g in rows]
-    out["p"] = [p_text(g["p_value"]).removeprefix("= ") for g in rows]
+    out["p"] = [p_text(g["p_value"], g.get("level") or ALPHA).removeprefix("= ") for g in rows]
     out["rounds"] = [str(int(g["rounds"])) for g in rows]
     out["outcome"] = [outcome_text(g) for g in rows]
     return table(out) + (f"\n\n{LEGEND}" if legend else "")
@@ -231,6 +256,8 @@ def tie_reason(vs_leader) -> str:
     """Why a variant shares its rank's place with its first (`vs_leader`) (notebook 07_pipelining)."""
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
         return f"a real difference, but within ±{BAND:.0%}: it does not part their rank"
+    if vs_leader and vs_leader.get("outcome") == NO_EFFECT:
+        return f"shown to lie within ±{BAND:.0%} of it"
     return "the rounds do not tell them apart"
 
 
