@@ -74,7 +74,8 @@ show_source("naive")
 # ## 2. Measure
 #
 # One variant per N, timed interleaved: every round runs each N once. Every row is appended to
-# `data/01_naive.csv` with its provenance as soon as it is complete.
+# `data/01_naive.csv` with its provenance as soon as it is complete. The table gives each N's
+# median over its rounds and their IQR (interquartile range: the middle half of the rounds).
 
 # %%
 rec = tokgen.Recorder("01_naive", RESULTS_DIR, params=PARAMS)

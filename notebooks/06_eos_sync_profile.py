@@ -225,9 +225,9 @@ if CUDA and drawn:
 # model (no sync at all) and the pipelined one: a hole that all show at the boundary cannot be
 # the sync's doing; the time the CPU takes to queue the next step's first kernels can explain it.
 # Whether there are also holes *inside* a step depends on whether the CPU can queue kernels
-# faster than the GPU runs them: where an eager step is CPU-bound (the bound tables of
-# notebooks 05 and 07 say whether it was here), the GPU waits for Python all through the step,
-# sync or not.
+# faster than the GPU runs them: where an eager step is host-bound (a GPU idle share above half
+# in the table above says it was, here and at this batch size, under the profiler), the GPU
+# waits for Python all through the step, sync or not.
 #
 # The full traces are in `data/traces/` (gzip-compressed Chrome trace JSON): open them at
 # https://ui.perfetto.dev (drag the `.json.gz` file in) to zoom into any step.

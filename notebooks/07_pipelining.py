@@ -36,7 +36,7 @@
 # `MAX_RUNS`, for those still undecided.
 #
 # **The article's claims:** the GPU no longer idles between steps, and generation gets faster
-# (row 7); the no-check generator is faster still, so streams cost something (row 9).
+# (claim 7); the no-check generator is faster still, so streams cost something (claim 9).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -169,9 +169,10 @@ say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS)))
 # ### Host-bound or GPU-bound?
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
-# per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
-# host time it frees. Notebook 14 measures one such case: transformers' deferred stop check,
-# which removes a sync's host cost.
+# per variant), as a share of the wall time: under half the step is **host-bound** (the host sets
+# the pace), from 90% **GPU-bound**, between the two **mixed**. Where the host sets the pace,
+# hiding a sync can pay only as much as the host time it frees. Notebook 14 measures one such
+# case: transformers' deferred stop check, which removes a sync's host cost.
 
 # %%
 say(tokgen.display.bound_table(ok))
@@ -215,7 +216,7 @@ except tokgen.MissingRows as err:
     say(f"*{err}*")
 
 # %% [markdown]
-# ## 5. The overhead of streams (the article's row 9)
+# ## 5. The overhead of streams (claim 9)
 #
 # The no-check generator never looks at EOS: it does the least work per step, so in principle
 # it is the floor, the best a stop check could ever cost. Whether it was also the fastest

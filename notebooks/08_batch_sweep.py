@@ -130,9 +130,10 @@ save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 # ### Host-bound or GPU-bound?
 #
 # Per step: the wall time, and the part of it in which the GPU was busy (CUPTI, one profiled run
-# per variant). Under half, the host sets the pace, so hiding a sync can pay only as much as the
-# host time it frees (notebook 14 measures transformers' own deferred stop check, another way to
-# free it).
+# per variant), as a share of the wall time: under half the step is **host-bound** (the host sets
+# the pace), from 90% **GPU-bound**, between the two **mixed**. Where the host sets the pace,
+# hiding a sync can pay only as much as the host time it frees (notebook 14 measures
+# transformers' own deferred stop check, another way to free it).
 
 # %%
 say(tokgen.display.bound_table(ok))

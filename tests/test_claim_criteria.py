@@ -539,6 +539,11 @@ def test_claim_9_shows_one_stream_against_two_beside_it_without_judging_it(tmp_p
     measured, v, _ = measure(9, tmp_path)
     assert v == REPRODUCED
     assert "eager: one stream vs two (not judged) ×0.80" in measured and "compiled: one stream" not in measured
+    assert measured.endswith("its interval leaves no cost of the second stream open")  # one stream is slower
+    rows[-1] = timed("pipelined_static_1stream", [t / 1.03 for t in piped])  # ×1.03: a cost the band calls none
+    write(tmp_path, "07_pipelining", rows)
+    measured = measure(9, tmp_path)[0]
+    assert measured.endswith("its interval leaves a cost of the second stream of up to 3.0% open")
 
 
 # --- the pieces the criteria are built of, on hand-made values (found uncaught by mutation testing) ---
@@ -659,3 +664,30 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
 def test_claim_7_reads_the_median_gap_over_the_windows(tmp_path):
     windows_profile(tmp_path, [(100.0, 10.0), (300.0, 10.0), (200.0, 10.0)], piped=90.0)
     assert claims._idle_gaps(Tables(tmp_path)) == (200.0, 90.0)
+
+
+def test_claim_3_judges_markedly_only_where_the_default_fragments_a_fifth_of_what_it_reserves(tmp_path):
+    """The slices' N=100: 0.087→0.066 GB at 10% of reserved, nothing to drop markedly: shown, not judged."""
+    rows = allocator_rows({100: (0.087, 0.066, NO_EFFECT), 200: (0.79, 0.14, NO_EFFECT)})
+    pcts = {"default N=100": 9.9, "default N=200": 43.1}
+    rows = [r | {"frag_pct": pcts.get(r["variant"], 8.0)} for r in rows]
+    write(tmp_path, "03_expandable_segments", rows)
+    measured, v, _ = measure(3, tmp_path)
+    assert v == REPRODUCED and "fragmentation 0.09→0.07 GB (not judged: 10% of reserved with default)" in measured
+    assert "0.79→0.14 GB;" not in measured and measured.endswith("0.79→0.14 GB")
+    rows = [r | ({"frag_pct": 20.0} if r["variant"] == "default N=100" else {}) for r in rows]  # at the floor: judged
+    write(tmp_path, "03_expandable_segments", rows)
+    assert verdict(3, tmp_path) == PARTLY and "not judged" not in measure(3, tmp_path)[0]
+
+
+def test_claim_2_growth_is_decided_by_intervals_not_by_point_speedups(tmp_path):
+    noisy = [1.9, 2.1, 1.95, 2.05, 1.9, 2.1, 1.98, 2.02]  # ×2 with a spread: its interval reaches above ×2.05
+    rows = [timed("naive N=100", times(noisy), max_seqlen=100, generator="naive"),
+            timed("kv_dynamic N=100", times([1.0] * 8), max_seqlen=100, generator="kv_dynamic"),
+            timed("naive N=200", times([2.05] * 8), max_seqlen=200, generator="naive"),
+            timed("kv_dynamic N=200", times([1.0] * 8), max_seqlen=200, generator="kv_dynamic")]  # fmt: skip
+    write(tmp_path, "02_kv_cache", [r | {"frag_pct": 20.0} for r in rows])
+    v = verdict(2, tmp_path)  # 2.0 -> 2.05 grows by its points, but the intervals overlap: not established
+    assert v == "undecided" and v.between == [REPRODUCED, PARTLY]
+    kv_claim(tmp_path, {100: 200.0, 200: 400.0})
+    assert verdict(2, tmp_path) == REPRODUCED  # intervals apart

@@ -326,6 +326,7 @@ def test_a_reading_below_one_percent_is_counted_not_printed_as_zero():
     readings = ["not reproduced"] * 188 + ["undecided"] * 11 + ["partly"]
     why = _why_unstable(None, [], readings)
     assert why.startswith("the resampled runs read 94% not reproduced, ") and "partly in 1 of 200" in why
+    assert "6% inconclusive" in why and "undecided" not in why  # a claim's undecided verdict reads "inconclusive"
     assert "0%" not in why.replace("100%", "")
 
 

@@ -22,9 +22,10 @@ from tokgen.voice import (
     ranking,
     speedup_table,
     speedup_text,
-    tie_reason,
     spread,
     table,
+    tie_reason,
+    trend_text,
 )
 
 
@@ -191,25 +192,27 @@ SEQUENTIAL = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value":
 def test_a_sequential_comparison_says_its_cap_the_level_that_judged_it_and_its_interval():
     assert speedup_text(SEQUENTIAL) == (
         "×1.20 (IQR ×1.10–×1.30 of 20 rounds, up to 40; p = 0.004 at level 0.025, faster; "
-        "97.5% interval ×1.05–×1.31)"
+        "95% sequential interval ×1.05–×1.31)"
     )
     capped = {**SEQUENTIAL, "outcome": UNDECIDED, "p_value": 0.3, "rounds": 40, "capped": True, "rounds_to_decide": 90}
-    assert speedup_text(capped).endswith("p = 0.300 at level 0.025, undecided at the cap; 97.5% interval ×1.05–×1.31)")
+    said = "p = 0.300 at level 0.025, undecided at the cap; 95% sequential interval ×1.05–×1.31)"
+    assert speedup_text(capped).endswith(said)
     # stopped before its cap undecided (not a comparison run on, or a variant failed): it says so, and no cap
     # it never reached beside its rounds (nb07 in the 16-SM slice read "of 20 rounds, up to 80 ... undecided")
     stopped = speedup_text({**capped, "capped": False, "rounds": 20})
-    assert "of 20 rounds; p = 0.300 at level 0.025, undecided, not run on to the cap of 40; 97.5% interval" in stopped
+    said = "of 20 rounds; p = 0.300 at level 0.025, undecided, not run on to the cap of 40; 95% sequential interval"
+    assert said in stopped
     assert "up to 40" not in speedup_text({**SEQUENTIAL, "looks": ""})  # a fixed-rounds row
 
 
 def test_an_interval_is_said_only_where_the_rounds_give_one():
-    assert interval_text(SEQUENTIAL) == "97.5% interval ×1.05–×1.31"
-    assert interval_text({**SEQUENTIAL, "level": 0.01}) == "99% interval ×1.05–×1.31"
+    assert interval_text(SEQUENTIAL) == "95% sequential interval ×1.05–×1.31"
+    assert interval_text({**SEQUENTIAL, "looks": "", "level": 0.01}) == "99% interval ×1.05–×1.31"
     for low, high in [(0.0, 1.3), (float("nan"), 1.3), (1.05, float("inf")), (1.05, float("nan"))]:
         none = {**SEQUENTIAL, "interval_low": low, "interval_high": high}
         assert interval_text(none) == "too few rounds for an interval"
     assert interval_text({"level": 0.025}) == "too few rounds for an interval"
-    assert interval_text({**SEQUENTIAL, "interval_low": 1e-9}).startswith("97.5% interval ×0.00–")
+    assert interval_text({**SEQUENTIAL, "interval_low": 1e-9}).startswith("95% sequential interval ×0.00–")
 
 
 def test_the_design_names_each_look_its_level_and_the_cap():
@@ -219,7 +222,8 @@ def test_the_design_names_each_look_its_level_and_the_cap():
                            "faster, slower, or no effect within ±5%;")  # fmt: skip
     assert "up to the cap of 50 rounds" in text and "at most 5% of the time" in text
     assert text.endswith(" Each comparison says how many rounds it used and its interval at the level of the look that "
-                         "judged it.")
+                         "judged it: the looks' intervals hold the true speed-up together at least 95% of the time (a "
+                         "sequential interval).")
     assert design_text([20]) == ("Each comparison is judged once, after 20 rounds, at level 0.05 (a cap no larger than "
                                  "the first look leaves one look).")  # fmt: skip
     assert "judged after 10 and 20 rounds, at levels 0.025, 0.025 " in design_text((10, 20))
@@ -324,13 +328,15 @@ def test_a_p_value_and_an_interval_are_printed_on_the_side_of_their_level_and_of
     assert p_text(0.016, 0.05) == "= 0.016" and p_text(0.0499, 0.05) == "= 0.0499" and p_text(0.00639) == "= 0.006"
     assert p_text(0.0002, 0.0125) == "< 0.001"
     g = {"level": 0.00625, "interval_low": 1.0017, "interval_high": 1.2071}
-    assert interval_text(g) == "99.4% interval ×1.002–×1.21"
+    assert interval_text(g) == "99.4% interval ×1.002–×1.21"  # no looks: a fixed design's, at its level
     assert interval_text({**g, "interval_low": 0.9979, "interval_high": 1.1712}) == "99.4% interval ×0.998–×1.17"
     assert interval_text({**g, "interval_low": 0.95004, "interval_high": 1.04996}) == "99.4% interval ×0.9500–×1.0500"
     assert interval_text({**g, "interval_low": 0.9613, "interval_high": 1.0388}) == "99.4% interval ×0.96–×1.04"
+    assert interval_text({**g, "looks": "10;20;40;80"}) == "95% sequential interval ×1.002–×1.21"
     seq = {"speedup": 1.09, "speedup_q25": 1.0, "speedup_q75": 1.2, "p_value": 0.00639, "outcome": UNDECIDED,
-           "rounds": 20, "looks": "10;20;40;80", "level": 0.00625, "interval_low": 0.9979, "interval_high": 1.17}  # fmt: skip
-    assert "p = 0.0064 at level 0.00625, undecided, not run on to the cap of 80; 99.4% interval ×0.998–" in (
+           "rounds": 20, "looks": "10;20;40;80", "level": 0.00625, "interval_low": 0.9979,
+           "interval_high": 1.17}  # fmt: skip
+    assert "p = 0.0064 at level 0.00625, undecided, not run on to the cap of 80; 95% sequential interval ×0.998–" in (
         speedup_text(seq)
     )
 
@@ -340,3 +346,22 @@ def test_a_tie_shown_inside_the_band_is_not_called_one_the_rounds_cannot_tell_ap
     assert tie_reason({"outcome": UNDECIDED}) == "the rounds do not tell them apart"
     assert tie_reason(None) == "the rounds do not tell them apart"
     assert "does not part their rank" in tie_reason({"outcome": FASTER})
+
+
+def test_a_trend_across_n_is_said_only_where_every_point_is_decided_and_the_intervals_part():
+    """The 16-SM slice's nb04 said the static cache's speed-up "shrinks" from an undecided ×1.00
+    (interval ×0.88–×1.20) to ×0.88: a trend through an undecided point."""
+    def point(n, s, outcome, low, high):
+        return {"max_seqlen": n, "speedup": s, "outcome": outcome, "interval_low": low, "interval_high": high}
+
+    undecided = pd.DataFrame([point(200, 0.88, SLOWER, 0.81, 0.94), point(100, 1.0, UNDECIDED, 0.88, 1.2)])
+    assert trend_text(undecided) == ("reads ×1.00 at N = 100, ×0.88 at N = 200; with N = 100 undecided, no trend "
+                                     "across N is established")  # fmt: skip
+    apart = pd.DataFrame([point(100, 1.2, FASTER, 1.1, 1.3), point(200, 0.88, SLOWER, 0.81, 0.94)])
+    assert trend_text(apart).startswith("shrinks across N (×1.20 at N = 100, ×0.88 at N = 200;")
+    growing = pd.DataFrame([point(50, 2.2, FASTER, 1.8, 2.5), point(100, 3.9, FASTER, 3.2, 4.2),
+                            point(200, 5.5, FASTER, 5.0, 5.9)])  # fmt: skip
+    assert trend_text(growing).startswith("grows across N")
+    overlap = growing.assign(interval_high=[2.5, 5.1, 5.9])  # the middle interval reaches into the last one's
+    assert "neighbouring intervals overlap, so no trend across N is established" in trend_text(overlap)
+    assert trend_text(growing.iloc[:1]) == "reads ×2.20 at N = 50: measured at one N only, no trend"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gaps import profile_windows, sync_opens_gap, window_gaps
+from .gaps import agreed, closes_gap, profile_windows, sync_opens_gap, window_gaps
 from .gpu_slice import bracketing
 from .registry import label
 from .results import load
@@ -176,24 +176,38 @@ def _claim_2(tables):
     kv = df[df["generator"] == "kv_dynamic"]
     measured = "; ".join(f"N={n}: KV cache vs naive {speedup_text(gains_[n])}" for n in ns)
     measured += f"; fragmentation {kv['frag_pct'].min():.0f}–{kv['frag_pct'].max():.0f}%"
-    growing = all(b > a for a, b in zip(speedups, speedups[1:]))
-    return measured, _combine(all(s > 1.5 for s in speedups), growing), ("smallest speed-up", min(speedups), (1.5,))
+    return measured, _combine(all(s > 1.5 for s in speedups), _growing([gains_[n] for n in ns])), (
+        "smallest speed-up", min(speedups), (1.5,))
+
+
+def _growing(gains_: list[dict]) -> bool | None:
+    """Claim 2's "growing with N", as `voice.trend_text` says a trend: each N's interval above the one
+    before True; one at or below the one before False; intervals that overlap otherwise leave it
+    undecided (None)."""
+    pairs = list(zip(gains_, gains_[1:]))
+    if all(b["interval_low"] > a["interval_high"] for a, b in pairs):
+        return True
+    return False if any(b["interval_high"] <= a["interval_low"] for a, b in pairs) else None
 
 
 def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, frag_ok, runtime_ok):
-    """Claims 3 and 4: per N, `new` against `base` (rows told apart by `column`): `frag_ok(base GB, new GB)`,
-    and `runtime_ok(n, g)` for the runtime's decided comparison `g`; the speed-up is new's."""
+    """Claims 3 and 4: per N, `new` against `base` (rows told apart by `column`): `frag_ok(base GB, new GB,
+    base's % of reserved)` (None: not judged at that N), and `runtime_ok(n, g)` for the runtime's decided
+    comparison `g`; the speed-up is new's."""
     parts, frags_ok, runtimes = [], True, []
     for n, group in df.groupby("max_seqlen"):
         by = group.set_index(column)
         if not {base, new} <= set(by.index):
             continue
         g = gain(group, by.loc[base, "variant"], by.loc[new, "variant"])
-        frags_ok &= bool(frag_ok(by.loc[base, "frag_gb"], by.loc[new, "frag_gb"]))
+        pct = by.loc[base, "frag_pct"] if "frag_pct" in by else float("nan")  # NaN: judged (a table without it)
+        judged = frag_ok(by.loc[base, "frag_gb"], by.loc[new, "frag_gb"], pct)
+        frags_ok &= judged is None or bool(judged)  # numpy booleans: never `is False`
         runtimes.append(None if g is None or g["outcome"] == UNDECIDED else runtime_ok(n, g))
         parts.append(
             f"N={n}: {what} {speedup_text(g)}, fragmentation "
             f"{by.loc[base, 'frag_gb']:.2f}→{by.loc[new, 'frag_gb']:.2f} GB"
+            + (f" (not judged: {pct:.0f}% of reserved with {base})" if judged is None else "")
         )
     if not parts:
         raise KeyError("no N with both variants")
@@ -201,13 +215,18 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
     return "; ".join(parts), _combine(frags_ok, runtime_ok), None
 
 
+CONCERN_PCT = 20  # claim 3 judges "fragmentation drops markedly" where the default's is at least this % of reserved
+
+
 def _claim_3(tables):
     """"Runtime improves marginally" read as "not slower beyond the band": a marginal change lies
-    inside it, where gain and loss look alike and "faster" would need ever more rounds."""
+    inside it, where gain and loss look alike and "faster" would need ever more rounds. "Drops
+    markedly" is judged where the default allocator's fragmentation is a concern (CONCERN_PCT of
+    reserved, or more): at 10% there is little to drop, and a block's rounding decides the ratio."""
     df = tables["03_expandable_segments"]
     if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
         return "setting was not active", UNMEASURED, None
-    markedly = lambda base, new: new <= 0.5 * base
+    markedly = lambda base, new, base_pct: None if base_pct < CONCERN_PCT else new <= 0.5 * base
     not_slower = lambda n, g: g["outcome"] != SLOWER or bool(g["no_effect"])
     return _pairs_by_n(df, "allocator", "default", "expandable", "expandable vs default", markedly, not_slower)
 
@@ -215,7 +234,7 @@ def _claim_3(tables):
 def _claim_4(tables):
     df = tables["04_static_cache"]
     smallest = df["max_seqlen"].min()
-    lower = lambda base, new: new < base
+    lower = lambda base, new, _: new < base
     wanted = lambda n, g: g["outcome"] == (SLOWER if n == smallest else FASTER)
     return _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower, wanted)
 
@@ -283,12 +302,24 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 
 
 def _claim_7(tables):
+    """The eager gap judged in every profiled window (`closes_gap`; windows that disagree leave it
+    undecided), the compiled one shown beside it, not judged; pipelined faster than sync."""
     tables.same_run("06_eos_sync_profile", "07_pipelining")
+    profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
+    closed = agreed([closes_gap(s, p) for s, p in window_gaps(profile, other="pipelined_static")])
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
-    batch = _profile_batch(tables["06_eos_sync_profile"])  # the profile's batch, not the timed rounds'
-    gap = f"idle gap before a step (eager{batch}, profiled) {sync:.0f}→{piped:.0f} µs"
-    return "; ".join([gap, *parts]), _combine(piped <= 0.5 * sync, *oks), None
+    batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
+    windows = len(window_gaps(profile, other="pipelined_static"))
+    over = f", median of {windows} windows" if windows > 1 else ""
+    gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs"
+    if closed == "split":
+        gap += ", at most half in some windows only"
+    compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
+    c_sync, c_piped = (compiled.get(label(g, compiled=True)) for g in ("kv_static", "pipelined_static"))
+    if c_sync is not None and c_piped is not None:
+        gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged)"
+    return "; ".join([gap, *parts]), _combine(None if closed in (None, "split") else closed, *oks), None
 
 
 def sweep_thresholds(batch_size: int, largest: int) -> tuple:
@@ -364,15 +395,19 @@ def _claim_8(tables):
 def _claim_9(tables):
     """No-check faster than pipelined, eager and compiled; beside it, not judged, whether the second
     stream is what costs: pipelined on two streams against the same on one stream, where notebook
-    07 ran it (the article names streams as the cost; a second stream costing nothing says the
-    cost is the deferred check's work instead)."""
+    07 ran it (the article names streams as the cost), with the largest cost of the second stream its
+    interval leaves open: "no effect" within ±5% can still hide a cost as large as the no-check gain."""
     parts, oks = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check", "no-check vs pipelined")
     run = tables["07_pipelining"]
     for compiled in (False, True):
         two, one = (label(g, compiled=compiled) for g in ("pipelined_static", "pipelined_static_1stream"))
         g = gain(run, two, one)
         if g is not None:
-            parts.append(f"{'compiled' if compiled else 'eager'}: one stream vs two (not judged) {speedup_text(g)}")
+            high = g.get("interval_high", float("nan"))
+            cost = (f"; its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
+                    else "; its interval leaves no cost of the second stream open" if high == high else "")  # fmt: skip
+            parts.append(f"{'compiled' if compiled else 'eager'}: one stream vs two (not judged) {speedup_text(g)}"
+                         f"{cost}")  # fmt: skip
     return "; ".join(parts), _combine(*oks), None
 
 
@@ -445,9 +480,11 @@ CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
         "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N", _claim_1),
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
-        "paired speed-up over naive > 1.5× at every N and growing with N (notebook 02's interleaved run)", _claim_2),
+        "paired speed-up over naive > 1.5× at every N and growing with N: each N's interval above the one before "
+        "(notebook 02's interleaved run); fragmentation shown, not judged", _claim_2),
     3: ("expandable segments", "expandable segments: fragmentation drops markedly; runtime improves marginally",
-        "fragmentation (GB) at most half the default allocator's at every N; not slower beyond ±5% at any N: "
+        "fragmentation (GB) at most half the default allocator's at every N where the default's is ≥ 20% of "
+        "reserved (the others shown, not judged); not slower beyond ±5% at any N: "
         "faster (real), no effect within ±5%, or slower by less than 5%",
         _claim_3),
     4: ("StaticCache", "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster",
@@ -460,8 +497,8 @@ CLAIMS = {
         "the sync's cause: the idle gap before a step ≥ 20 µs with the sync, and at most half of it with no stop "
         "check at all; its size within a factor of 2 of ~110 µs (the cause at another size: partly)", _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
-        "idle gap at most half the sync one; pipelined faster than sync, real (signed-rank p below its level), "
-        "eager and compiled",
+        "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged); "
+        "pipelined faster than sync, real (signed-rank p below its level), eager and compiled",
         _claim_7),
     8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
         "per family (eager, compiled): pipelined faster, real, at the smallest batch; no other batch's gain "
@@ -490,6 +527,11 @@ def _evaluate(measure, tables: Tables) -> tuple[str, str, tuple | None]:
         return f"could not evaluate: {type(err).__name__}: {err}", UNMEASURED, None
 
 
+def _word(reading: str) -> str:
+    """A resampled run's verdict as a claim's verdict reads: an undecided one is "inconclusive"."""
+    return INCONCLUSIVE if reading == UNDECIDED else reading
+
+
 def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
     """Why a verdict is not decided: where it sits near a threshold, or how the resampled runs
     (`readings`, their verdicts) split."""
@@ -508,8 +550,8 @@ def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
     split = pd.Series([str(r) for r in readings]).value_counts()
     # below 1% a share would print as "0%" and the shares would not add up: give the count instead
     read = ", ".join(
-        f"{count / len(readings):.0%} {reading}" if count / len(readings) >= 0.01
-        else f"{reading} in {count} of {len(readings)}" for reading, count in split.items()
+        f"{count / len(readings):.0%} {_word(reading)}" if count / len(readings) >= 0.01
+        else f"{_word(reading)} in {count} of {len(readings)}" for reading, count in split.items()
     )  # fmt: skip
     return f"the resampled runs read {read}: which one depends on the rounds drawn; more rounds would settle it"
 

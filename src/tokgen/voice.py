@@ -156,13 +156,18 @@ def level_text(level: float) -> str:
 
 
 def interval_text(g: dict) -> str:
-    """ "99.4% interval ×1.03–×1.12": a comparison's interval at its level, each end with as many
+    """ "95% interval ×1.03–×1.12": a comparison's interval at its level, each end with as many
     decimals (two to four) as keep it on its side of ×1 and of the band's edges: ×1.002, not ×1.00,
-    for an interval that excludes ×1 (notebook 00_setup)."""
+    for an interval that excludes ×1. A sequential comparison's is its look's interval, at that look's
+    level: the looks' intervals hold the true speed-up together at least 1 - ALPHA of the time (their
+    levels add up to ALPHA), so it reads "95% sequential interval", not the look's own 99.4%, which
+    stopping where the interval first excludes ×1 does not keep (notebook 00_setup)."""
     low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
     if not (0 < low and high < math.inf):  # NaN, or too few rounds for the level
         return "too few rounds for an interval"
-    return f"{100 * (1 - g['level']):.3g}% interval ×{_side_kept(low)}–×{_side_kept(high)}"
+    looks = parse_looks(g.get("looks"))
+    what = f"{1 - ALPHA:.0%} sequential interval" if len(looks) > 1 else f"{100 * (1 - g['level']):.3g}% interval"
+    return f"{what} ×{_side_kept(low)}–×{_side_kept(high)}"
 
 
 def _side_kept(x: float) -> str:
@@ -192,7 +197,9 @@ def design_text(looks) -> str:
         f"against itself is called faster or slower, and an effect at the band's edge \"no effect\", at most "
         f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both, for "
         "the looks it names). "
-        "Each comparison says how many rounds it used and its interval at the level of the look that judged it."
+        "Each comparison says how many rounds it used and its interval at the level of the look that judged it: "
+        f"the looks' intervals hold the true speed-up together at least {1 - ALPHA:.0%} of the time (a "
+        "sequential interval)."
     )
 
 
@@ -304,3 +311,22 @@ def findings_text(comparisons) -> str:
         if said:
             lines.append(f"- **{head}:** " + "; ".join(said) + ".")
     return "\n".join(lines)
+
+
+def trend_text(comparisons: pd.DataFrame, by: str = "max_seqlen", name: str = "N") -> str:
+    """How a speed-up moves across `by` (N, B): "grows" or "shrinks" only where every point is
+    decided and each interval lies apart from the next one's, in one direction; otherwise what
+    each point reads and why no trend is established (notebook 04_static_cache)."""
+    rows = comparisons.sort_values(by).to_dict("records")
+    each = ", ".join(f"×{g['speedup']:.{_digits(g)}f} at {name} = {g[by]}" for g in rows)
+    if len(rows) < 2:
+        return f"reads {each}: measured at one {name} only, no trend"
+    open_ = [str(g[by]) for g in rows if g["outcome"] == UNDECIDED]
+    if open_:
+        return f"reads {each}; with {name} = {', '.join(open_)} undecided, no trend across {name} is established"
+    pairs = list(zip(rows, rows[1:]))
+    if all(b["interval_low"] > a["interval_high"] for a, b in pairs):
+        return f"grows across {name} ({each}; each interval above the one before)"
+    if all(b["interval_high"] < a["interval_low"] for a, b in pairs):
+        return f"shrinks across {name} ({each}; each interval below the one before)"
+    return f"reads {each}; neighbouring intervals overlap, so no trend across {name} is established"
