@@ -153,7 +153,10 @@ if frames and bandwidth:  # one table per run: a generator timed in both runs ap
         sol_rec.write({**r, "bandwidth_gb_s": bandwidth, "bandwidth_from": source, "matmul_tflops": tflops})
     columns = ["variant", "median_ms", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor", "times_task_floor"]
     for nb, run in floors.groupby("notebook"):
-        say(f"**Notebook {nb}'s run** (in its table's order):\n\n" + table(run, columns, digits=1))
+        timed = next(f for f in frames if f["notebook"].iloc[0] == nb)  # a sequential run's medians: over shared rounds
+        note = tokgen.display.shared_rounds_note(tokgen.stats.shared_rounds(timed))
+        say(f"**Notebook {nb}'s run** (in its table's order):\n\n" + table(run, columns, digits=1)
+            + (f"\n\n{note}" if note else ""))
 
 # %%
 if len(floors):

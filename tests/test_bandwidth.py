@@ -187,3 +187,20 @@ def test_matmul_tflops_is_the_products_flops_over_the_median_gpu_time(monkeypatc
 
     monkeypatch.setattr(bandwidth, "gpu_times", on_meta)
     assert bandwidth.matmul_tflops("meta", size=8, runs=1) == pytest.approx(2 * 8**3 / 1e-3 / 1e12)
+
+
+def test_the_floor_table_sets_medians_over_the_rounds_every_variant_ran_against_the_floor(tiny):
+    """A sequential run (notebook 07's): `kv` ran on to 16 rounds, its last 8 slow; `naive` stopped at 8. The
+    floor is set against kv's median over its first 8 rounds (2.0-2.7 ms: 2.35), not its 16 (3.05)."""
+    kv = [2.0 + 0.1 * i for i in range(8)] + [4.0 + 0.1 * i for i in range(8)]
+    timed = pd.DataFrame(
+        [
+            {"variant": "kv", "generator": "kv_dynamic", "batch_size": 3, "max_seqlen": 6, "steps": 6, "status": "ok",
+             "median_ms": 3.05, "times_ms": ";".join(map(str, kv)), "order_seed": 1},
+            {"variant": "naive", "generator": "naive", "batch_size": 3, "max_seqlen": 6, "steps": 6, "status": "ok",
+             "median_ms": 1.0, "times_ms": ";".join(["1.0"] * 8), "order_seed": 1},
+        ]
+    )  # fmt: skip
+    floors = bandwidth.floor_table(timed, tiny, 100.0).set_index("variant")
+    assert floors.at["kv", "median_ms"] == pytest.approx(2.35) and floors.at["naive", "median_ms"] == 1.0
+    assert floors.at["kv", "times_task_floor"] == pytest.approx(2.35 / floors.at["kv", "task_floor_ms"])

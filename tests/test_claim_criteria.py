@@ -531,6 +531,24 @@ def test_claim_10_says_naives_and_the_recipes_gpu_share_and_bound(tmp_path, naiv
     assert "GPU busy" not in measure(10, tmp_path)[0]
 
 
+def test_claim_10_reads_the_gpu_shares_over_the_rounds_every_variant_ran(tmp_path):
+    """A sequential run: the recipe ran on to 16 rounds, its last 8 slow (the host drifted), naive stopped
+    at 8: its share is 92/100.5 over those 8 (GPU-bound), not 92/199 over its 16 (host-bound)."""
+    best = BASE + [3 * b for b in BASE]
+    rows = [r | {"runs": len(r["times_ms"].split(";")), "order_seed": 5, "steps": 100, "looks": "8;16",
+                 "gpu_busy_ms": 92.0 if r["variant"] == "compiled pipelined_static" else 400.0,
+                 "gpu_busy_share": 92.0 / statistics.median(best) if r["variant"] == "compiled pipelined_static"
+                 else 0.8}
+            for r in pipelining_rows(naive=[5 * b for b in BASE], best=best)]  # fmt: skip
+    write(tmp_path, "07_pipelining", rows)
+    measured = measure(10, tmp_path)[0]
+    assert ("GPU busy share of a run and its bound (over the first 8 rounds, which every variant of its comparison "
+            "ran): naive 80% mixed (host and GPU), compiled pipelined_static 92% GPU-bound; rank") in measured
+    write(tmp_path, "07_pipelining", [r | {"times_ms": ";".join(r["times_ms"].split(";")[:8]), "runs": 8}
+                                      for r in rows])  # every variant 8 rounds: nothing cut, nothing said  # fmt: skip
+    assert "GPU busy share of a run and its bound: naive" in measure(10, tmp_path)[0]
+
+
 def test_claim_9_shows_one_stream_against_two_beside_it_without_judging_it(tmp_path):
     rows = pipelining_rows()
     piped = [float(x) for x in next(r for r in rows if r["variant"] == "pipelined_static")["times_ms"].split(";")]

@@ -542,6 +542,13 @@ def test_the_regime_map_reads_each_points_gains_over_the_synchronous_generator()
     assert m["gpu_share"].tolist() == [0.6, 0.6, 0.9, 0.9, 0.4, 0.4, 0.3, 0.3] and set(m["ms_per_step"]) == {2.0}
     smoke = regime_gains(pd.DataFrame(point("p1", "all", 4, False, 1.25, 2.0, float("nan"), gpu="none (CPU)")))
     assert set(smoke["where"]) == {"CPU"}
+    # a sequential run (the quick run's notebook-07 table): kv_static ran on to 16 rounds, its last 8 slow; its
+    # share is over the 8 rounds every variant ran, 1.8 / 2.0 ms per step, not 1.8 / 3.5 over its 16
+    seq = pd.DataFrame(point("p6", "all", 4, False, 1.25, 2.0, 0.5)).assign(order_seed=6, steps=100, runs=8)
+    sync = [200.0] * 8 + [500.0] * 8
+    seq.loc[0, ["times_ms", "runs", "median_ms", "gpu_busy_ms"]] = [";".join(map(str, sync)), 16, 350.0, 180.0]
+    seq.loc[0, ["ms_per_step", "gpu_busy_share"]] = [3.5, 180.0 / 350.0]  # as compare writes them: over all 16
+    assert set(regime_gains(seq)["gpu_share"]) == {0.9} and set(regime_gains(seq)["ms_per_step"]) == {2.0}
 
 
 def test_deferred_stop_gains_per_place_and_cache_and_whether_a_slice_row_ran_in_its_slice(tmp_path):

@@ -6,6 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import statistics  # noqa: E402
+
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
@@ -116,7 +118,8 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     assert "pipelining makes it larger" in text and "host sets the pace" in text
     assert "pipelining closes at least half of that gap" in text
     assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
-    assert "In this run (B = 32, not profiled) the GPU is busy 25% of a synchronous step" in text
+    assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
+            "rounds) the GPU is busy 25% of a synchronous step") in text  # fmt: skip
     assert "run notebook 06 here first" in pipelined_gap(profile.assign(gpu_sms="16"), results)
 
 
@@ -393,3 +396,126 @@ def test_a_log_axis_over_less_than_a_decade_gets_finer_plain_ticks():
     wide = display.plot_dots(pd.DataFrame({"v": ["a", "b"], "x": [1.0, 1000.0]}), "v", "x", log=True)
     assert [t for t in wide.xaxis.get_majorticklocs() if 1 <= t <= 1000] == pytest.approx(
         [1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000])
+
+
+# --- medians, ms per step and GPU shares over the rounds every variant of a comparison ran (notebook 07) ---
+
+
+def compared(variants: dict[str, list[float]], seed: int, **extra) -> list[dict]:
+    """Rows as `tokgen.compare` writes them: each summary over all of a variant's rounds, 10 steps."""
+    from tokgen.stats import time_summary
+
+    out = []
+    for name, (t, busy) in variants.items():
+        s = time_summary(t)
+        out.append({"variant": name, "status": "ok", "runs": len(t), "steps": 10, **s,
+                    "ms_per_step": s["median_ms"] / 10, "gpu_busy_ms": busy, "gpu_busy_share": busy / s["median_ms"],
+                    "times_ms": ";".join(map(str, t)), "order_seed": seed, **extra})  # fmt: skip
+    return out
+
+
+def sequential_run() -> pd.DataFrame:
+    """Two comparisons. Seed 7, sequential: `a` ran on to 18 rounds, its last 9 slow (the host drifted:
+    200-208 ms against 100-108), `b` stopped at 9 (120-128), `e` ran out of memory after 3. Seed 8:
+    `c` and `d` both ran 18 rounds, whatever seed 7's variants did."""
+    a = [100.0 + i for i in range(9)] + [200.0 + i for i in range(9)]
+    rows = compared({"a": (a, 94.64), "b": ([120.0 + i for i in range(9)], 60.0)}, seed=7)
+    rows.append({**compared({"e": ([1.0, 2.0, 3.0], 1.0)}, seed=7)[0], "status": "oom"})
+    rows += compared({"c": ([300.0 + i for i in range(18)], 200.0), "d": ([400.0 + i for i in range(18)], 200.0)},
+                     seed=8)  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_shared_rounds_summarize_each_row_over_the_rounds_every_variant_of_its_comparison_ran():
+    from tokgen.stats import shared_rounds
+
+    run = sequential_run()
+    s = shared_rounds(run).set_index("variant")
+    a = s.loc["a"]  # over its first 9 rounds, 100-108: not its 18 (median 154)
+    assert (a["median_ms"], a["q25_ms"], a["q75_ms"], a["min_ms"], a["max_ms"]) == (104.0, 102.0, 106.0, 100.0, 108.0)
+    assert a["mean_ms"] == 104.0 and a["std_ms"] == pytest.approx(statistics.stdev(range(9)))
+    assert a["ms_per_step"] == pytest.approx(10.4) and a["gpu_busy_share"] == pytest.approx(0.91)
+    assert (a["runs"], a["shared_runs"]) == (18, 9)  # the runs it ran stay, beside the rounds its summary is over
+    assert a["times_ms"] == run.at[0, "times_ms"]  # every round stays for the paired speed-ups
+    assert tokgen.gain(s.reset_index(), "b", "a")["rounds"] == 9  # which pair the rounds both ran
+    # b ran the fewest; the out-of-memory row neither sets the count nor is cut
+    for name in ("b", "e"):
+        assert s.loc[name, ["median_ms", "gpu_busy_share"]].tolist() == run.set_index("variant").loc[
+            name, ["median_ms", "gpu_busy_share"]].tolist()  # fmt: skip
+    assert (s.loc["b", "shared_runs"], s.loc["e", "shared_runs"]) == (9, 3)
+    # another comparison (order_seed 8) whose variants all ran 18 rounds: unchanged
+    unchanged = s.loc[["c", "d"]].drop(columns="shared_runs")
+    pd.testing.assert_frame_equal(unchanged, run.set_index("variant").loc[["c", "d"]])
+    assert list(s.loc[["c", "d"], "shared_runs"]) == [18, 18]
+    # again, or on a subset of a table already cut (one comparison's pair): the same rounds
+    again = shared_rounds(shared_rounds(run)[run["variant"] == "a"]).set_index("variant")
+    assert again.loc["a", "median_ms"] == 104.0 and again.loc["a", "shared_runs"] == 9
+    # a table without order_seed is one comparison; one without rounds is left as it is
+    assert shared_rounds(run.drop(columns="order_seed")).set_index("variant").loc["c", "median_ms"] == 304.0
+    assert shared_rounds(run.drop(columns="times_ms")) is not None and "shared_runs" not in shared_rounds(
+        run.drop(columns="times_ms"))  # fmt: skip
+
+
+def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
+    run = sequential_run()
+    runs = display.runs_table(run)
+    assert "| a | ok | 18 | 10 | 104.0 (102.0–106.0) | 100.0–108.0 | 10.40 |" in runs  # not 154.0 over all 18
+    assert "| c | ok | 18 | 10 | 308.5 (304.2–312.8) | 300.0–317.0 | 30.85 |" in runs  # its own comparison: all 18
+    note = ("*Variants ran different numbers of rounds (the sequential design): each median, ms per step and GPU "
+            "share here is over the first 9 rounds, which every variant of its comparison ran; the paired "
+            "speed-ups use every round both variants of a pair ran.*")  # fmt: skip
+    assert runs.endswith("\n\n" + note)
+    bound = display.bound_table(run[run["status"] == "ok"])
+    assert "| a | 10.40 | 9.46 | 0.91 | GPU |" in bound and bound.endswith(note)  # over all 18: 0.61, mixed
+    same = run[run["variant"].isin(["c", "d"])]  # every variant ran the same rounds: no line, nothing changed
+    assert "Variants ran" not in display.runs_table(same) + display.bound_table(same)
+    assert "| c | 30.85 | 20.00 | 0.65 | mixed |" in display.bound_table(same)
+
+
+def test_the_runtime_bars_and_the_finding_read_the_shared_rounds():
+    import matplotlib.pyplot as plt
+
+    run = sequential_run()
+    ok = run[run["status"] == "ok"]
+    fig, ax = plt.subplots()
+    display.plot_runtimes(ax, ok)
+    assert [p.get_width() for p in ax.patches] == [408.5, 308.5, 124.0, 104.0]  # bottom up: the table's order
+    assert "over the first 9 rounds, which every variant of its comparison ran" in ax.get_xlabel()
+    fig, ax = plt.subplots()
+    display.plot_runtimes(ax, ok[ok["variant"].isin(["c", "d"])])
+    assert ax.get_xlabel() == "runtime per generation, ms (median, IQR)"
+    plt.close("all")
+    text = display.finding(ok, "b", "a")
+    assert ("the GPU is busy 91% of the wall time (over the first 9 rounds, which every variant of its comparison "
+            "ran): GPU-bound.") in text  # fmt: skip
+    assert "busy 65% of the wall time: mixed (host and GPU)." in display.finding(ok, "d", "c")
+
+
+def test_the_sync_steps_gpu_share_beside_notebook_06s_gaps_reads_the_shared_rounds():
+    profile = pd.DataFrame({"variant": ["kv_static", "pipelined_static"], "idle_gap_median_us": [90.0, 20.0],
+                            "gpu_idle_fraction": [0.3, 0.2], "gpu_sms": "all"})  # fmt: skip
+    run = sequential_run().replace({"variant": {"a": "kv_static", "b": "pipelined_static"}}).assign(batch_size=32)
+    text = pipelined_gap(profile, run)
+    assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
+            "rounds, over the first 9 rounds, which every variant of its comparison ran) the GPU is busy 91% of a "
+            "synchronous step.") in text  # fmt: skip
+
+
+def test_the_sweep_reads_each_batch_sizes_shared_rounds():
+    import matplotlib.pyplot as plt
+
+    run = sequential_run()
+    sweep = pd.concat([run[run["variant"].isin(["a", "b"])].assign(batch_size=1),
+                       run[run["variant"].isin(["c", "d"])].assign(batch_size=16)])  # fmt: skip
+    sweep = sweep.assign(generator=sweep["variant"].map({"a": "kv_static", "b": "pipelined_static",
+                                                         "c": "kv_static", "d": "pipelined_static"}), compiled=False)
+    g = pd.DataFrame({"batch_size": [1, 16], "outcome": ["faster", "undecided"], "compiled": False, "speedup": 1.1,
+                      "speedup_q25": 1.0, "speedup_q75": 1.2})  # fmt: skip
+    text = display.sweep_takeaway(g, sweep)
+    assert ("A synchronous step takes 10.40 (10.20–10.60) ms at B = 1 and 30.85 (30.43–31.27) ms at B = 16 (median "
+            "and IQR of the rounds, over the first 9 rounds, which every variant of its comparison ran; each B") in text
+    assert "The GPU is busy 91% of a step at B = 1" in text
+    fig, axes = plt.subplots(1, 2)
+    display.plot_sweep(axes, g, sweep)
+    assert list(axes[1].lines[0].get_ydata()) == [10.4, 30.85] and "first 9 rounds" in axes[1].get_ylabel()
+    plt.close("all")

@@ -206,3 +206,30 @@ def test_the_committed_example_pages_are_what_their_csvs_render(example):
     folder = ROOT / "data" / "quick" / example
     assert (folder / "report.md").read_text() == quick.render(folder)
     assert f"data/quick/{example}/report.md" in (ROOT / "README.md").read_text()
+
+
+def test_the_gpu_shares_and_steps_read_the_rounds_every_variant_ran(tmp_path):
+    """A sequential run: eager kv_static ran on to 16 rounds, its last 8 slow (the host drifted), the others
+    stopped at 8. Its share and step are over its first 8 rounds (100-107 ms), not its 16 (median 153.5 ms);
+    the page's line says so, for kv_static's rows (`generator`) or for any."""
+    from tokgen.stats import time_summary
+
+    def row(gen, compiled, t, busy):
+        s = time_summary(t)
+        return {"variant": label(gen, compiled=compiled), "generator": gen, "compiled": compiled, "status": "ok",
+                "runs": len(t), "steps": 10, **s, "ms_per_step": s["median_ms"] / 10, "gpu_busy_ms": busy,
+                "gpu_busy_share": busy / s["median_ms"], "times_ms": ";".join(map(str, t)),
+                "order_seed": 4}  # fmt: skip
+
+    eight = [100.0 + i for i in range(8)]
+    sync = eight + [200.0 + i for i in range(8)]
+    rows = [row("kv_static", False, sync, 51.75), row("pipelined_static", False, eight, 60.0),
+            row("kv_static", True, eight, 93.15), row("pipelined_static", True, eight, 99.0)]  # fmt: skip
+    results = pd.DataFrame(rows)
+    assert quick.gpu_shares(results) == {"eager": pytest.approx(0.5), "compiled": pytest.approx(0.9)}  # 51.75/103.5
+    assert quick.step_times(results, compiled=False) == (pytest.approx(5.175), pytest.approx(10.35))
+    assert "over the first 8 rounds, which every variant of its comparison ran" in quick.shared_note([results, None])
+    assert quick.shared_note([results], "kv_static") == quick.shared_note([results])
+    uncut = results.assign(times_ms=[";".join(map(str, eight))] * 4, runs=8)
+    assert quick.shared_note([uncut]) == ""
+    assert quick.gpu_shares(uncut)["eager"] == pytest.approx(51.75 / 153.5)  # as stored: nothing cut

@@ -21,7 +21,7 @@ from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
 from .registry import GENERATORS, get_generator
 from .results import Recorder, load, rows_at
-from .stats import gain
+from .stats import gain, shared_rounds
 from .voice import ranking, speedup_text
 
 
@@ -149,9 +149,11 @@ def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float, tflops: float 
     (`generation_flops`), whichever is longer (`bound_by`); and the task's (the filled cache only,
     bytes). pct_of_own_floor = 100 × own floor / median time, times_task_floor = median time / task
     floor. Without `tflops`, compute_floor_ms is NaN and a floor bound by arithmetic (the naive
-    generator's) is only a lower bound. In the table's order: this is no ranking."""
+    generator's) is only a lower bound. In the table's order: this is no ranking. Each median is over
+    the rounds every variant of its comparison ran (`tokgen.stats.shared_rounds`: a sequential run,
+    notebook 07's, lets some variants run on)."""
     rows = []
-    for r in timed.to_dict("records"):
+    for r in shared_rounds(timed).to_dict("records"):
         k = r.get("steps_per_graph")
         kv, slots = cache_read(r["generator"], int(r["max_seqlen"]), None if k is None or k != k else int(k))
         b, steps = int(r["batch_size"]), int(r["steps"])

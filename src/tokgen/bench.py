@@ -24,7 +24,7 @@ from .memory import memory_peaks, reset_memory
 from .model import synchronize
 from .profiling import Timeline, gpu_busy_ms, profile_steps
 from .registry import LOOPS_ON_DEVICE, get_generator, label
-from .stats import compare_rounds, looks_up_to
+from .stats import compare_rounds, looks_up_to, time_summary
 
 
 @dataclasses.dataclass
@@ -239,21 +239,15 @@ def compare(
 
 def _summary(s: dict) -> dict:
     t = s["times"]
-    q = statistics.quantiles(t, n=4, method="inclusive") if len(t) >= 2 else [float("nan")] * 3
     steps = s["steps"]
-    median = statistics.median(t) if t else float("nan")
+    summary = time_summary(t)
+    median = summary["median_ms"]
     return {
         "status": s["status"],
         "error": s["error"],
         "runs": len(t),
         "steps": steps,
-        "median_ms": median,
-        "mean_ms": statistics.mean(t) if t else float("nan"),
-        "std_ms": statistics.stdev(t) if len(t) >= 2 else float("nan"),
-        "min_ms": min(t) if t else float("nan"),
-        "max_ms": max(t) if t else float("nan"),
-        "q25_ms": q[0],
-        "q75_ms": q[2],
+        **summary,
         "ms_per_step": median / steps if t and steps else float("nan"),
         "first_call_ms": s.get("first_call_ms"),
         "gpu_busy_ms": s.get("gpu_busy_ms", float("nan")),

@@ -28,9 +28,10 @@ from .stats import (
     parse_looks,
     resample_rounds,
     run_times,
+    shared_rounds,
     slope,
 )
-from .voice import bound_words, interval_text, rank_text, ranking, speedup_text
+from .voice import bound_words, interval_text, rank_text, ranking, shared_rounds_text, speedup_text
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
@@ -449,8 +450,9 @@ SUMMARY_THRESHOLDS = (2.5, 4.0)  # claim 10: the best recipe's speed-up over nai
 
 def _claim_10(tables):
     """The speed-up's interval, not its median, is judged against ×2.5 and ×4 (an interval that holds
-    one is undecided); beside it naive's and the recipe's GPU share and bound: where naive is
-    GPU-bound, the speed-up also depends on how fast this GPU runs naive's own work."""
+    one is undecided); beside it naive's and the recipe's GPU share and bound (over the rounds both
+    ran: `shared_rounds`): where naive is GPU-bound, the speed-up also depends on how fast this GPU
+    runs naive's own work."""
     best, naive = label("pipelined_static", compiled=True), label("naive")
     g = gain(tables["07_pipelining"], naive, best, thresholds=SUMMARY_THRESHOLDS)
     if g is None or g["speedup"] != g["speedup"]:  # a run without timed rounds (failed, out of memory): no verdict
@@ -460,10 +462,12 @@ def _claim_10(tables):
     measured = f"{best} vs naive {speedup_text(g)}"
     measured += "" if parse_looks(g.get("looks")) else f"; {interval_text(g)}"  # a sequential one says it already
     measured += f", which holds ×{holds[0]:g}" if holds else ""
-    rows = tables["07_pipelining"].set_index("variant")
+    rows = shared_rounds(tables["07_pipelining"]).set_index("variant")
     shares = rows["gpu_busy_share"].dropna() if "gpu_busy_share" in rows else pd.Series(dtype=float)
     busy = [f"{v} {shares[v]:.0%} {bound_words(shares[v])}" for v in (naive, best) if v in shares]
-    measured += f"; GPU busy share of a run and its bound: {', '.join(busy)}" if busy else ""
+    over = shared_rounds_text(rows, [v for v in (naive, best) if v in shares])
+    if busy:
+        measured += f"; GPU busy share of a run and its bound{f' ({over})' if over else ''}: {', '.join(busy)}"
     if tables.rng is None:  # where it ranks, said once: not recomputed for every resample of the rounds
         ranked = summary_results(tables).set_index("variant")
         first = ranked[ranked["rank"] == 1].index.tolist()

@@ -30,6 +30,7 @@ from .stats import (
     compare_rounds,
     gain,
     resample_rounds,
+    shared_rounds,
     signed_rank_p,
     slope,
 )
@@ -48,6 +49,8 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     p_text,
     rank_text,
     ranking,
+    shared_rounds_note,
+    shared_rounds_text,
     speedup_table,
     speedup_text,
     spread,
@@ -76,9 +79,11 @@ def say(text: str) -> None:
 
 def bound_table(results: pd.DataFrame) -> str:
     """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 05_torch_compile;
-    rows of `compare(..., gpu_busy=True)`)."""
+    rows of `compare(..., gpu_busy=True)`), over the rounds every variant of its comparison ran
+    (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran)."""
     if results["gpu_busy_ms"].isna().all():
         return "*No GPU busy time: CUPTI measures it on a GPU only.*"
+    results = shared_rounds(results)
     busy = results["gpu_busy_ms"] / results["steps"]
     out = pd.DataFrame(
         {
@@ -89,20 +94,27 @@ def bound_table(results: pd.DataFrame) -> str:
             "bound": results["gpu_busy_share"].map(bound),
         }
     )
-    return table(out, digits=2)
+    return _with_note(table(out, digits=2), results)
+
+
+def _with_note(text: str, results: pd.DataFrame) -> str:
+    note = shared_rounds_note(results)
+    return text + (f"\n\n{note}" if note else "")
 
 
 def finding(results: pd.DataFrame, base: str, variant: str) -> str:
     """One takeaway read from a run: `variant` against `base` (the paired speed-up and its outcome)
-    and, where profiled, which bound `variant`'s steps are in (notebook 05_torch_compile)."""
+    and, where profiled, which bound `variant`'s steps are in: its GPU busy time over its median wall
+    time, over the rounds every variant ran (`tokgen.stats.shared_rounds`) (notebook 05_torch_compile)."""
     g = gain(results, base, variant)
     if g is None:
         return f"`{variant}` against `{base}`: not measured in this run."
-    rows = results.set_index("variant")
+    rows = shared_rounds(results).set_index("variant")
     text = f"`{variant}` against `{base}`: {speedup_text(g)}"
     share = rows.at[variant, "gpu_busy_share"] if "gpu_busy_share" in rows else float("nan")
     if share == share:
-        text += f"; the GPU is busy {share:.0%} of its steps: {bound_words(share)}"
+        over = shared_rounds_text(rows, [variant])
+        text += f"; the GPU is busy {share:.0%} of the wall time{f' ({over})' if over else ''}: {bound_words(share)}"
     return text + "."
 
 
@@ -153,12 +165,14 @@ def plot_memory(ax, df: pd.DataFrame, name: str = "variant", device_gb: float | 
 
 
 def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
-    """Median runtime per variant with its IQR in the table's order: not a ranking (notebook 04)."""
-    df = df.iloc[::-1]
+    """Median runtime per variant with its IQR in the table's order: not a ranking; over the rounds
+    every variant of its comparison ran (`tokgen.stats.shared_rounds`), as the axis says (notebook 04)."""
+    df = shared_rounds(df).iloc[::-1]
     y = range(len(df))
     ax.barh(list(y), df["median_ms"], xerr=_iqr(df), capsize=3, color="C0")
     ax.set_yticks(list(y), df[name])
-    ax.set_xlabel("runtime per generation, ms (median, IQR)")
+    over = shared_rounds_text(df)  # "over the first 10 rounds, …" where some variant ran more
+    ax.set_xlabel("runtime per generation, ms (median, IQR)" + (f"\n({over})" if over else ""))
     return ax
 
 
@@ -210,7 +224,10 @@ def rounds_sentence(runs: int) -> str:
 
 def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> str:
     """Per variant: status, timed runs, steps, ms per generation as median (IQR) and min–max, ms
-    per step, then `extra` columns ({header: column}, two decimals) (notebook 01_naive)."""
+    per step, then `extra` columns ({header: column}, two decimals) (notebook 01_naive). The times
+    are over the rounds every variant of its comparison ran (`tokgen.stats.shared_rounds`); a line
+    under the table says when that is fewer than a variant ran (notebook 07_pipelining)."""
+    results = shared_rounds(results)
     out = pd.DataFrame(
         {
             "variant": results["variant"],
@@ -228,7 +245,7 @@ def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> st
     )
     for header, column in (extra or {}).items():
         out[header] = results[column].to_numpy()
-    return table(out, digits=2)
+    return _with_note(table(out, digits=2), results)
 
 
 def memory_table(results: pd.DataFrame) -> str:
@@ -275,8 +292,10 @@ def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
 
 def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
     """Notebook 08's panels: pipelined-vs-sync speed-up per batch size (filled: decided) and ms per
-    step per generator (dashed: pipelined) (notebook 08_batch_sweep)."""
+    step per generator (dashed: pipelined), over the rounds both variants of its batch size ran
+    (`tokgen.stats.shared_rounds`) (notebook 08_batch_sweep)."""
     left, right = axes
+    results = shared_rounds(results)
     for (compiled, fam), color in zip(comparisons.groupby("compiled"), ("C0", "C1")):
         fam = fam.sort_values("batch_size")
         name = "compiled" if compiled else "eager"
@@ -291,7 +310,8 @@ def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
         name = f"{'compiled' if compiled else 'eager'} {generator}"
         style = {"color": "C1" if compiled else "C0", "ls": "--" if generator.startswith("pipelined") else "-"}
         right.plot(fam["batch_size"], fam["ms_per_step"], marker="o", label=name, **style)
-    right.set_ylabel("ms per step (median)")
+    over = shared_rounds_text(results)
+    right.set_ylabel("ms per step (median)" + (f"\n({over})" if over else ""))
     sizes = sorted(set(results["batch_size"]))
     for ax in axes:
         ax.set_xscale("log", base=2)
@@ -304,7 +324,9 @@ def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
 
 def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     """One family's sweep in sentences: where pipelining was faster or slower, the synchronous step
-    at the sweep's ends (no ratio: each B has its own rounds) and the GPU's share there (notebook 08_batch_sweep)."""
+    at the sweep's ends (no ratio: each B has its own rounds) and the GPU's share there, over the rounds
+    both variants of a batch size ran (`tokgen.stats.shared_rounds`) (notebook 08_batch_sweep)."""
+    results = shared_rounds(results)
     by_outcome = comparisons.groupby("outcome")["batch_size"].apply(lambda b: ", ".join(map(str, sorted(b))))
     decided = [f"{o} (real) at B = {by_outcome[o]}" for o in (FASTER, SLOWER) if o in by_outcome]
     rest = [f"{outcome_text({'outcome': o})} at B = {by_outcome[o]}" for o in (UNDECIDED, NO_EFFECT) if o in by_outcome]
@@ -325,9 +347,10 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
         else f"the shortest median (B = {short}) and the longest (B = {long_}) lie within each other's IQR: "
         "no order beyond the rounds' noise"
     )
+    over = shared_rounds_text(sync)
     text += (
-        f"A synchronous step takes {at(b0)} and {at(b1)} (median and IQR of the rounds, each B timed in its own "
-        f"comparison; {order})"
+        f"A synchronous step takes {at(b0)} and {at(b1)} (median and IQR of the rounds{f', {over};' if over else ','} "
+        f"each B timed in its own comparison; {order})"
     )
     if busy.isna().all():
         return text + "."

@@ -11,7 +11,8 @@ import pandas as pd
 
 from .registry import label
 from .results import slice_columns
-from .voice import HOST_BOUND, table
+from .stats import shared_rounds
+from .voice import HOST_BOUND, shared_rounds_text, table
 
 
 def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
@@ -189,8 +190,9 @@ def gap_summary(gaps: pd.DataFrame) -> str:
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
-    """Notebook 06's idle gaps (`gap_takeaway`) beside this run's GPU share of the synchronous step,
-    where both ran in the same place (notebook 07_pipelining)."""
+    """Notebook 06's idle gaps (`gap_takeaway`) beside this run's GPU share of the synchronous step
+    (its GPU busy time over its median wall time, over the rounds every variant of its comparison
+    ran: `tokgen.stats.shared_rounds`), where both ran in the same place (notebook 07_pipelining)."""
     here = str(slice_columns()["gpu_sms"])
     there = set(profile["gpu_sms"].astype(str)) if "gpu_sms" in profile else {here}
     if there != {here}:
@@ -201,14 +203,18 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
     gaps = idle_gaps(profile)
     if gaps.empty:
         return "Notebook 06's profile holds no idle gaps here: they are measured on a GPU."
-    shares = results.set_index("variant")["gpu_busy_share"]
-    batches = results.set_index("variant")["batch_size"] if "batch_size" in results else pd.Series(dtype=object)
+    rows = shared_rounds(results).set_index("variant")
+    shares = rows["gpu_busy_share"]
+    batches = rows["batch_size"] if "batch_size" in rows else pd.Series(dtype=object)
     profiled = f" (B = {int(profile['batch_size'].iloc[0])}, profiled)" if "batch_size" in profile else " (profiled)"
     sentences = []
     for gap in gaps.to_dict("records"):
         name = label("kv_static", compiled=gap["model"] == "compiled")
         share = shares.get(name, float("nan"))
-        at = f" (B = {int(batches[name])}, not profiled)" if name in batches.index else ""
+        over = shared_rounds_text(rows, [name])
+        at = f"B = {int(batches[name])}; " if name in batches.index else ""
+        at = (f" ({at}GPU busy time from one profiled run, wall time the median of the unprofiled rounds"
+              f"{f', {over}' if over else ''})")  # fmt: skip
         pace = ", so the host sets the pace" if share < HOST_BOUND else ""
         sentences.append(f"Notebook 06{profiled}. " + gap_takeaway(gap) + (
             f" In this run{at} the GPU is busy {share:.0%} of a synchronous step{pace}." if share == share else ""))

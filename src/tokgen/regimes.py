@@ -10,7 +10,7 @@ import pandas as pd
 from .claims import usable
 from .gpu_slice import L40S_GBS
 from .registry import label
-from .stats import BAND, FASTER, UNDECIDED, gain
+from .stats import BAND, FASTER, UNDECIDED, gain, shared_rounds
 from .voice import count_text, speedup_text
 
 
@@ -43,8 +43,9 @@ def _escape(pair: pd.DataFrame) -> str:
 def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
     """Notebook 13's map (data/13_regimes.csv): per point (place × batch size × eager/compiled) the
     gain of `pipelined_static` and of `kv_static_no_check` over `kv_static`, beside the latter's GPU
-    share; the whole GPU first, then slices by size (notebook 13_regimes)."""
-    rows, runs = [], usable(runs)
+    share and ms per step (over the rounds every variant of its comparison ran: `shared_rounds`); the
+    whole GPU first, then slices by size (notebook 13_regimes)."""
+    rows, runs = [], shared_rounds(usable(runs))
     for (_, compiled), group in runs.groupby(["map_point", "compiled"]):
         base = label("kv_static", compiled=compiled)
         sync = group.set_index("variant").loc[base]

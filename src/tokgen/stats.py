@@ -44,6 +44,67 @@ def run_times(row) -> list[float]:
     return [float(x) for x in str(text).split(";")] if isinstance(text, str) and text else []
 
 
+def time_summary(times: list[float]) -> dict:
+    """The median, mean, standard deviation, fastest, slowest and quartiles (inclusive) of per-round
+    times in ms, NaN where there are too few: a result row's summary (notebook 01_naive)."""
+    t, nan = list(times), float("nan")
+    q = statistics.quantiles(t, n=4, method="inclusive") if len(t) >= 2 else [nan] * 3
+    return {
+        "median_ms": statistics.median(t) if t else nan,
+        "mean_ms": statistics.mean(t) if t else nan,
+        "std_ms": statistics.stdev(t) if len(t) >= 2 else nan,
+        "min_ms": min(t) if t else nan,
+        "max_ms": max(t) if t else nan,
+        "q25_ms": q[0],
+        "q75_ms": q[2],
+    }
+
+
+def shared_rounds(results: pd.DataFrame) -> pd.DataFrame:
+    """`results` (rows of `tokgen.compare`) with each row's summary over the rounds that every
+    variant of its comparison ran, so that medians, ms per step and GPU shares set side by side
+    share their rounds (notebook 07_pipelining). In a sequential comparison only the variants of
+    undecided comparisons run on after a look, and the host drifts between rounds, so medians over
+    10 and over 80 rounds differ for that alone. A comparison is one call of `tokgen.compare`, its
+    rows sharing an `order_seed` (without that column: the whole table); its rounds line up by
+    index (a variant's i-th round ran in the call's i-th round), so its k shared rounds are the
+    first k, k the fewest that any of its ok rows ran. Such a row with more gets median_ms,
+    mean_ms, std_ms, min_ms, max_ms, q25_ms, q75_ms, ms_per_step and gpu_busy_share
+    (gpu_busy_ms / the new median) over its first k (those columns it has); `runs` and `times_ms`
+    stay: the runs it ran, and every round for the paired speed-ups. Every row gets `shared_runs`,
+    the rounds its summary is over; a comparison whose rows all ran the same rounds is unchanged.
+    Rows that already have `shared_runs` keep it as their count: a subset of a table cut here (one
+    comparison's two variants, say) keeps the whole comparison's rounds."""
+    if "times_ms" not in results or results.empty:
+        return results
+    times = [run_times(r) for r in results.to_dict("records")]
+    ok = results["status"].eq("ok").tolist() if "status" in results else [True] * len(results)
+    seeds = results["order_seed"].astype(str).tolist() if "order_seed" in results else [""] * len(results)
+    before = results["shared_runs"].tolist() if "shared_runs" in results else [math.nan] * len(results)
+    fewest = {}
+    for seed, t, good, cut in zip(seeds, times, ok, before):
+        if good and t:
+            n = int(cut) if cut == cut else len(t)
+            fewest[seed] = min(fewest.get(seed, n), n)
+    out = results.copy()
+    shared = []
+    for i, (seed, t, good) in enumerate(zip(seeds, times, ok)):
+        k = fewest.get(seed, len(t)) if good and t else len(t)
+        shared.append(k)
+        if k >= len(t):
+            continue
+        summary = time_summary(t[:k])
+        if "steps" in out:
+            summary["ms_per_step"] = summary["median_ms"] / out["steps"].iloc[i]
+        if "gpu_busy_ms" in out:
+            summary["gpu_busy_share"] = out["gpu_busy_ms"].iloc[i] / summary["median_ms"]
+        for column, value in summary.items():
+            if column in out:
+                out[column] = out[column].astype(float)  # a column of whole numbers takes the new median too
+                out.iloc[i, out.columns.get_loc(column)] = value
+    return out.assign(shared_runs=shared)
+
+
 def looks_up_to(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
     """The rounds at which a sequential comparison is judged: `first`, twice that, … below `cap`,
     then `cap` (notebook 00_setup): looks_up_to(80) == (10, 20, 40, 80); a cap at or below `first`

@@ -27,6 +27,41 @@ def bound_words(share: float) -> str:
     return {"host": "host-bound", "GPU": "GPU-bound", "mixed": "mixed (host and GPU)"}.get(bound(share), "")
 
 
+def _first_rounds(results: pd.DataFrame, rows=None) -> str:
+    """ "the first 10 rounds" (or "the first 10 or 20 rounds, each comparison's own") of the rows,
+    among `rows` (labels; default all), that `tokgen.stats.shared_rounds` cut short; "" if none."""
+    if "shared_runs" not in results or "runs" not in results:
+        return ""
+    df = results if rows is None else results.loc[[r for r in rows if r in results.index]]
+    cut = sorted({int(k) for k, n in zip(df["shared_runs"], df["runs"]) if k == k and n == n and k < n})
+    if not cut:
+        return ""
+    said = " or ".join(map(str, cut))
+    return f"the first {said} rounds" + (", each comparison's own" if len(cut) > 1 else "")
+
+
+def shared_rounds_text(results: pd.DataFrame, rows=None) -> str:
+    """ "over the first 10 rounds, which every variant of its comparison ran": what a median or GPU
+    share of `tokgen.stats.shared_rounds`' rows (among `rows`: index labels) is over, where it cut
+    them to the rounds their comparison's variants share; "" where it cut none (notebook 07_pipelining)."""
+    first = _first_rounds(results, rows)
+    return f"over {first}, which every variant of its comparison ran" if first else ""
+
+
+def shared_rounds_note(results: pd.DataFrame) -> str:
+    """The line under a table of `tokgen.stats.shared_rounds`' rows whose medians, ms per step or GPU
+    shares are over fewer rounds than some variants ran; "" where every variant's are over all its
+    rounds (notebook 07_pipelining)."""
+    first = _first_rounds(results)
+    if not first:
+        return ""
+    return (
+        "*Variants ran different numbers of rounds (the sequential design): each median, ms per step and "
+        f"GPU share here is over {first}, which every variant of its comparison ran; the paired speed-ups use "
+        "every round both variants of a pair ran.*"
+    )
+
+
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
     """A Markdown table of `columns` (all by default), floats rounded to `digits`: one count for
     every column, or {column: count} with 1 for the others (notebook 00_setup)."""

@@ -265,12 +265,14 @@ def reference_regimes() -> dict:
 
 def gpu_shares(results: pd.DataFrame | None) -> dict:
     """The synchronous step's GPU share (GPU busy / wall time of `kv_static`), eager and compiled,
-    from a notebook-07-shaped table: notebook 13's x axis."""
+    from a notebook-07-shaped table, over the rounds every variant ran (`tokgen.stats.shared_rounds`):
+    notebook 13's x axis."""
     from tokgen.registry import label
+    from tokgen.stats import shared_rounds
 
     if results is None or "gpu_busy_share" not in results:
         return {"eager": math.nan, "compiled": math.nan}
-    ok = results[results["status"] == "ok"].set_index("variant")["gpu_busy_share"]
+    ok = shared_rounds(results[results["status"] == "ok"]).set_index("variant")["gpu_busy_share"]
     return {m: float(ok.get(label("kv_static", compiled=m == "compiled"), math.nan)) for m in ("eager", "compiled")}
 
 
@@ -295,12 +297,14 @@ def idle_sentence(profile: pd.DataFrame) -> list[str]:
 def step_times(results: pd.DataFrame | None, compiled: bool = True) -> tuple[float, float]:
     """A synchronous step (`kv_static`, compiled by default) in ms: (GPU busy, wall), both per decode
     step, from a notebook-07-shaped table (gpu_busy_share × ms_per_step, and ms_per_step); NaNs where
-    not measured. The share alone hides which of the two moved."""
+    not measured; over the rounds every variant ran (`tokgen.stats.shared_rounds`). The share alone
+    hides which of the two moved."""
     from tokgen.registry import label
+    from tokgen.stats import shared_rounds
 
     if results is None or "gpu_busy_share" not in results:
         return math.nan, math.nan
-    ok = results[results["status"] == "ok"].set_index("variant")
+    ok = shared_rounds(results[results["status"] == "ok"]).set_index("variant")
     name = label("kv_static", compiled=compiled)
     if name not in ok.index:
         return math.nan, math.nan
@@ -521,6 +525,20 @@ def floor_sentences(out: Path) -> tuple[list[str], pd.DataFrame | None]:
     return lines, floors
 
 
+def shared_note(tables: list, generator: str | None = None) -> str:
+    """`tokgen.voice.shared_rounds_note` for notebook-07-shaped tables (None: not there), of the rows of
+    `generator` only when given: the line that says their medians, ms per step and GPU shares are over
+    the rounds every variant of their comparison ran, "" where none was cut (`tokgen.stats.shared_rounds`)."""
+    from tokgen.stats import shared_rounds
+    from tokgen.voice import shared_rounds_note
+
+    cut = [shared_rounds(t[t["status"] == "ok"]) for t in tables if t is not None and "status" in t]
+    rows = pd.concat(cut, ignore_index=True) if cut else pd.DataFrame()
+    if generator is not None and "generator" in rows:
+        rows = rows[rows["generator"] == generator]
+    return shared_rounds_note(rows)
+
+
 def _table(df: pd.DataFrame, digits=1) -> str:
     from tokgen.voice import table
 
@@ -564,6 +582,8 @@ def render(out: Path, regimes: dict | None = None) -> str:
     lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)], ""]
     table_ = regime_table(out, here, regimes, _bandwidth(out))
     lines += [_table(table_), ""]
+    note = shared_note([_load(folder, "07_pipelining") for folder in [out, *regimes.values()]], "kv_static")
+    lines += [note, ""] if note else []
     if (out / "quick_regimes.png").exists():
         lines += ["![This GPU beside the reference run's regimes, at the same sizes](quick_regimes.png)", ""]
     lines += ["## The article's claims 6, 7 and 10, here and in the reference run's three regimes", ""]
@@ -589,18 +609,22 @@ def render(out: Path, regimes: dict | None = None) -> str:
     lines += ["## The fastest generator against this GPU's floor", ""]
     said, floors = floor_sentences(out)
     lines += [f"- {s}" for s in said] + [""]
+    results = _load(out, "07_pipelining")
     if floors is not None:
         columns = ["variant", "median_ms", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor"]
         lines += [_table(floors[[c for c in [*columns, "times_task_floor"] if c in floors]]), ""]
-    results = _load(out, "07_pipelining")
+        note = shared_note([results])  # floor_table's medians are over the timed run's shared rounds
+        lines += [note, ""] if note else []
     if results is not None:
         from tokgen.display import bound_table
+        from tokgen.stats import shared_rounds
 
         columns = ["variant", "status", "runs", "median_ms", "q25_ms", "q75_ms", "ms_per_step", "peak_reserved_gb"]
-        shown = results[[c for c in columns if c in results]]
+        shown = shared_rounds(results)[[c for c in columns if c in results]]
         lines += ["## Timed variants", "", f"A step generates one token for each of the B = {params['BATCH_SIZE']} "
                   "sequences.", "", _table(shown, digits=2), ""]  # fmt: skip
-        lines += [bound_table(results[results["status"] == "ok"]), ""]
+        bound, note = bound_table(results[results["status"] == "ok"]), shared_note([results])
+        lines += [bound, ""] + ([note, ""] if note and note not in bound else [])
         if (out / "quick_runtimes.png").exists():
             lines += ["![Runtimes](quick_runtimes.png)", "",
                       "Each bar is one variant's own rounds (median and IQR); bars are not set against each other: "
@@ -657,12 +681,13 @@ def regime_map(out: Path, regimes: dict | None = None) -> None:
 
     from tokgen.display import plot_regime_map
     from tokgen.regimes import regime_gains
+    from tokgen.stats import shared_rounds
 
     results = _load(out, "07_pipelining")
     if results is None:
         return
-    pair = ["kv_static", "pipelined_static"]
-    mine = results.assign(map_point="this GPU")
+    pair = ["kv_static", "pipelined_static"]  # their GPU shares over the rounds every variant ran, as the tables'
+    mine = shared_rounds(results).assign(map_point="this GPU")
     ours = regime_gains(mine[mine["generator"].isin(pair)])
     if ours.empty:
         return
@@ -674,7 +699,7 @@ def regime_map(out: Path, regimes: dict | None = None) -> None:
         table = _load(folder, "07_pipelining")
         if table is None or "max_seqlen" not in table or set(table["max_seqlen"].dropna().astype(int)) != {n}:
             continue  # another length: not on this map
-        ref = regime_gains(table[table["generator"].isin(pair)].assign(map_point=name))
+        ref = regime_gains(shared_rounds(table)[table["generator"].isin(pair)].assign(map_point=name))
         ref["where"] = f"{name}, N={n}"
         frames.append(ref)
     both = pd.concat(frames, ignore_index=True)

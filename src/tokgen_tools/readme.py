@@ -32,8 +32,18 @@ from tokgen.model import gpt2_config
 from tokgen.regimes import map_scope, regime_gains, within_band
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load
-from tokgen.stats import FASTER, gain
-from tokgen.voice import count_text, rank_text, ranking, speedup_text, spread, table, tie_reason
+from tokgen.stats import FASTER, gain, shared_rounds
+from tokgen.voice import (
+    count_text,
+    rank_text,
+    ranking,
+    shared_rounds_note,
+    shared_rounds_text,
+    speedup_text,
+    spread,
+    table,
+    tie_reason,
+)
 
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
 RANK_LEGEND = (
@@ -59,8 +69,10 @@ def _iqr(df: pd.DataFrame) -> pd.Series:
 
 
 def _summary(results_dir: Path) -> pd.DataFrame | None:
+    """Notebook 07's run ranked against naive, each median, ms per step and GPU share over the rounds
+    every variant ran (`tokgen.stats.shared_rounds`)."""
     try:
-        return summary_results(results_dir)
+        return shared_rounds(summary_results(results_dir))
     except (FileNotFoundError, KeyError):
         return None
 
@@ -90,7 +102,8 @@ def summary_table(results_dir: Path) -> str:
             "peak reserved GB": df["peak_reserved_gb"].map(lambda x: f"{x:.2f}"),
         }
     )
-    return table(out) + "\n\n" + RANK_LEGEND
+    note = shared_rounds_note(df)
+    return table(out) + "\n\n" + RANK_LEGEND + (f"\n\n{note}" if note else "")
 
 
 def _claims(results_dir: Path):
@@ -219,10 +232,11 @@ def _host_bound(summary: pd.DataFrame) -> str:
     if share.isna().all():
         return ""
     idle, measured = int((share < 0.5).sum()), int(share.notna().sum())
+    over = shared_rounds_text(cached.set_index("variant"))
     return (
         f"{'All' if idle == measured else idle} of its {measured} cached variants leave the GPU idle more "
-        f"than half of a run (GPU busy {share.min():.0%}–{share.max():.0%} of the wall time), so the host sets their "
-        "pace."
+        f"than half of a run (GPU busy {share.min():.0%}–{share.max():.0%} of the wall time"
+        f"{f', {over}' if over else ''}), so the host sets their pace."
     )
 
 
@@ -368,7 +382,8 @@ def beyond_table(results_dir: Path) -> str:
     out["own floor / time"] = ranked["variant"].map(lambda v: own_floor(floor.loc[v]) if v in floor.index
                                                     else "not measured")  # fmt: skip
     out["× the task's floor"] = from_floor("times_task_floor", lambda x: f"{x:.2f}×")
-    return table(out) + "\n\n" + RANK_LEGEND
+    note = shared_rounds_note(df)
+    return table(out) + "\n\n" + RANK_LEGEND + (f"\n\n{note}" if note else "")
 
 
 def products_table(results_dir: Path) -> str:
