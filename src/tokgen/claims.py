@@ -140,8 +140,8 @@ def _faster(g: dict | None) -> bool | None:
 
 def growth_ratios(df: pd.DataFrame) -> list[float]:
     """From each N to the next (rows sorted by max_seqlen), how many times longer a run takes: the
-    paired ratio of the interleaved rounds, longer over shorter, never a ratio of medians (notebook
-    01_naive)."""
+    paired ratio of the interleaved rounds, longer over shorter, never a ratio of medians
+    (notebook 01_naive)."""
     runs = df.sort_values("max_seqlen").to_dict("records")
     return [1 / compare_rounds(run_times(a), run_times(b))["speedup"] for a, b in zip(runs, runs[1:])]
 
