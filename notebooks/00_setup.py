@@ -278,10 +278,11 @@ say(table(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"), dig
 # %% [markdown]
 # ## 5. Provenance
 #
-# Every row any notebook writes to `data/` carries the GPU, driver, CUDA, torch, transformers
-# and Python versions, the git commit, the GPU slice it ran in (`gpu_sms`: "all" for the whole
-# GPU), the notebook's parameters (`params`, as JSON) and when it was recorded. Here is what this
-# machine's row says about the machine.
+# Every row any notebook writes to `data/` carries the GPU (by name, and by its UUID, which tells
+# two machines of one kind apart), driver, CUDA, torch, triton (the compiler behind
+# `torch.compile`'s kernels), transformers and Python versions, the git commit, the GPU slice it
+# ran in (`gpu_sms`: "all" for the whole GPU), the notebook's parameters (`params`, as JSON) and
+# when it was recorded. Here is what this machine's row says about the machine.
 
 # %%
 rec = tokgen.Recorder("00_setup", RESULTS_DIR, params=PARAMS)
@@ -290,7 +291,7 @@ rec.write(
 )
 row = rec.read().iloc[0]
 machine = [*tokgen.environment(), "gpu_sms", "slice_copy_gbs"]
-unset = {"alloc_conf": tokgen.results.ALLOC_CONF_UNSET, "slice_copy_gbs": "(whole GPU: no slice measured)"}
+unset = {**tokgen.results.UNSET, "slice_copy_gbs": "(whole GPU: no slice measured)"}
 values = [unset.get(c, "") if pd.isna(row[c]) else row[c] for c in machine]
 say(table(pd.DataFrame({"column": machine, "value": values})))
 

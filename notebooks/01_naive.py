@@ -120,7 +120,9 @@ say(
 # Each step allocates slightly larger tensors than the step before (the logits alone are
 # B × i × vocabulary-size floats), so the caching allocator can rarely reuse a freed block and keeps
 # reserving new ones: the gap between what is reserved and what is in use is what the article
-# calls fragmentation.
+# calls fragmentation. Whether the device's memory capped it is measured, not inferred: when a
+# cudaMalloc fails, the allocator frees its cached blocks and tries again, and counts it
+# (`num_alloc_retries` in `torch.cuda.memory_stats()`, recorded per run beside the peaks).
 
 # %%
 if DEVICE == "cuda":
@@ -129,12 +131,7 @@ if DEVICE == "cuda":
     plot_memory(ax, ok, device_gb=gpu_gb)
     ax.set_title("Naive generation: peak memory (last run)")
     save_figure(fig, "01_naive_memory", RESULTS_DIR)
-    full = ", ".join(map(str, ok[ok["peak_reserved_gb"] >= 0.9 * gpu_gb]["max_seqlen"]))
-    note = "No N came near it: the fragmentation below is the allocator's own."
-    if full:
-        note = f"At N = {full} the allocator reserved ≥ 90% of it and could not reserve more: the fragmentation "
-        note += "there is capped by the device, not set by the generator."
-    say(f"The GPU has {gpu_gb:.0f} GB ({gpu_gb * 1e9 / 2**30:.0f} GiB, the unit of its name). {note}")
+    say(tokgen.display.device_memory_note(ok))  # and whether the allocator ran out there (its retries)
     say(tokgen.display.memory_table(ok))
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")

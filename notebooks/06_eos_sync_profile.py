@@ -51,7 +51,6 @@ COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU 
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
-import random
 import shutil
 from pathlib import Path
 
@@ -132,14 +131,15 @@ rec = tokgen.Recorder("06_eos_sync_profile", RESULTS_DIR, params=PARAMS)
 variants = [tokgen.generator_variant(g, m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, compiled=m is compiled)
             for m in (model, compiled) for g in ("kv_static", "kv_static_no_check", "pipelined_static")]  # fmt: skip
 timelines, pictures = {}, {}  # per variant, from its first window: the statistics' timeline, the pictures'
-for window in range(WINDOWS):  # every variant once per window, in a fresh random order
-    for v in random.Random(window).sample(variants, len(variants)):
+seed, orders = tokgen.bench.drawn_orders(len(variants), WINDOWS)  # a fresh seed, recorded: it regenerates the orders
+for window, order in enumerate(orders):  # every variant once per window, in a fresh random order
+    for v in (variants[i] for i in order):
         m = compiled if v.info["compiled"] else model
         trace = traces / f"06_{v.name.replace(' ', '_')}.json.gz" if window == 0 else None
         row, timeline, picture = tokgen.bench.profile_window(
             v, DEVICE, start=WINDOW[0], stop=WINDOW[1], model=m, trace_path=trace
         )
-        rec.write({**row, "window": window})
+        rec.write({**row, "window": window, "order_seed": seed})
         if window == 0:
             timelines[v.name], pictures[v.name] = timeline, picture
 pictures = {v.name: pictures[v.name] for v in variants}  # the figures' order, whatever order they ran in

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import tokgen
-from tokgen.bench import Variant, compare, round_orders
+from tokgen.bench import Variant, compare, drawn_orders, round_orders
 from tokgen.stats import ALPHA, compare_rounds, gains
 
 
@@ -47,6 +47,17 @@ def test_rounds_are_interleaved_in_a_random_order_that_is_recorded():
     assert fresh["order_seed"].nunique() == 1 and fresh.loc[0, "order_seed"] >= 0  # drawn, and recorded
     with pytest.raises(ValueError, match="seed"):
         compare([fake("a", [])], rounds=1, device="cpu", seed="7")
+
+
+def test_drawn_orders_come_from_a_fresh_seed_each_time_and_the_seed_regenerates_them(monkeypatch):
+    """Notebook 06's windows: the seed is drawn from the system's entropy (not a fixed one per
+    window), returned to be recorded, and given back it yields the same orders."""
+    assert drawn_orders(3, 4, seed=7) == (7, round_orders(3, 4, random.Random(7)))
+    seeds = iter([11, 12])
+    monkeypatch.setattr(random, "SystemRandom", lambda: type("Entropy", (), {"randrange": lambda _, n: next(seeds)})())
+    (first, orders), (second, _) = drawn_orders(6, 3), drawn_orders(6, 3)
+    assert (first, second) == (11, 12) and orders == round_orders(6, 3, random.Random(11))
+    assert all(sorted(o) == list(range(6)) for o in orders)  # every variant once per window
 
 
 def test_a_host_rhythm_of_two_rounds_fools_a_rotated_order_but_not_a_random_one():

@@ -67,12 +67,13 @@ def decided(n, folder):
 # --- claim 1: log-log slope >= 1.7 and fragmentation >= 50% of reserved at every N ---
 
 
-def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0), device=None):
+def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0), device=None, retries=None):
     rows = []
-    for n, frag, res in zip((100, 200, 400), frags, reserved):
+    for i, (n, frag, res) in enumerate(zip((100, 200, 400), frags, reserved)):
         t = (n / 100) ** exponent * 100
         rows.append(timed(f"naive N={n}", [t] * 8, max_seqlen=n) | {"frag_pct": frag, "peak_reserved_gb": res}
-                    | ({"device_memory_gb": device} if device else {}))  # fmt: skip
+                    | ({"device_memory_gb": device} if device else {})
+                    | ({"num_alloc_retries": retries[i]} if retries else {}))  # fmt: skip
     return rows
 
 
@@ -118,6 +119,24 @@ def test_claim_1_says_where_fragmentation_is_capped_by_device_memory(tmp_path):
     assert "the GPU's 85.0 GB (79.2 GiB), so" in measure(1, tmp_path)[0]
     write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 71.9, 1.0), device=80.0))
     assert "capped" not in measure(1, tmp_path)[0]
+
+
+def test_claim_1_says_the_device_capped_fragmentation_only_where_the_allocator_retried(tmp_path):
+    """Reserved ≥ 90% of the GPU's memory is not yet running out: the allocator's retries
+    (num_alloc_retries, recorded since issue 49) say where a cudaMalloc failed."""
+    reached = "; at N=200 peak reserved reached ≥ 90% of the GPU's 80.0 GB (74.5 GiB); "
+    write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 72.0, 1.0), device=80.0, retries=(5, 3, 0)))
+    assert measure(1, tmp_path)[0].endswith(
+        reached + "the allocator freed its cache and retried an allocation 3 times at N=200 (the last run at each "
+        "N): it could not reserve more, so fragmentation there is capped by device memory")  # fmt: skip
+    write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 72.0, 1.0), device=80.0, retries=(5, 0, 0)))
+    measured = measure(1, tmp_path)[0]
+    assert measured.endswith(reached + "the allocator retried no allocation there (the last run at each N): "
+                             "device memory did not cap it") and "capped" not in measured  # fmt: skip
+    write(tmp_path, "01_naive", naive_rows(reserved=(10.0, 72.0, 79.0), device=80.0, retries=(0, 0, 1)))
+    assert measure(1, tmp_path)[0].endswith(
+        "retried an allocation 1 time at N=400 (the last run at each N): it could not reserve more, so "
+        "fragmentation there is capped by device memory; at N=200 it retried none")  # fmt: skip
 
 
 # --- claim 2: paired speed-up over naive > 1.5 at every N, growing with N (notebook 02's interleaved run) ---

@@ -240,7 +240,11 @@ def test_notebook_09_says_why_each_verdict_is_missing_and_where_each_column_was_
 
     row = {"gpu": "none (CPU)", "driver": float("nan"), "torch": "2.13", "transformers": "5.1", "commit": "abc"}
     assert measured_on(row).startswith("the CPU, a smoke run") and "nan" not in measured_on(row)
-    assert measured_on(row | {"gpu": "GPU X", "driver": "580"}).startswith("**GPU X** (driver 580")
+    assert measured_on(row | {"gpu": "GPU X", "driver": "580"}).startswith("**GPU X** (driver 580, torch 2.13, trans")
+    assert "(driver 580, torch 2.13, triton 3.6.0, transformers 5.1" in measured_on(
+        row | {"gpu": "GPU X", "driver": "580", "triton": "3.6.0"}
+    )
+    assert "triton" not in measured_on(row | {"gpu": "GPU X", "triton": float("nan")})  # not installed
 
     rows("07_pipelining", tmp_path / "whole", [result("naive", [1.0, 1.0])])
     rows("07_pipelining", tmp_path / "sm8", [result("naive", [1.0, 1.0])], gpu="GPU Y")
@@ -639,6 +643,24 @@ def test_regime_sources_read_the_measured_tables_not_a_cpu_simulation(tmp_path):
         tmp_path / "whole" / "data" / "sequential_error_rates.csv", index=False)
     said = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8"})
     assert said == "- whole GPU: H100, commit aaa\n- 8 SMs: H100, commit aaa"
+
+
+def test_regime_sources_name_the_machines_by_gpu_uuid_and_keep_one_run_across_machines_of_one_kind(tmp_path):
+    """A reference run spans several machines of one kind: their UUIDs are listed per regime, and a
+    slice run on another H100 than the whole GPU's is still the same run; a table older than the
+    UUID column names none."""
+    from tokgen.claims import regime_sources
+
+    tables = {"whole": {"07_x": ["u1"], "06_x": ["u2"]}, "sm8": {"07_x": ["u3"]}, "sm16": {"07_x": [None]}}
+    for folder, found in tables.items():
+        (tmp_path / folder / "data").mkdir(parents=True)
+        for table, uuids in found.items():
+            df = pd.DataFrame({"gpu": ["H100"] * len(uuids), "commit": ["aaa"] * len(uuids), "gpu_uuid": uuids})
+            df.to_csv(tmp_path / folder / "data" / f"{table}.csv", index=False)
+    pd.DataFrame({"gpu": ["H100"], "commit": ["aaa"]}).to_csv(tmp_path / "sm16" / "data" / "01_x.csv", index=False)
+    said = regime_sources(tmp_path / "whole", {"8 SMs": tmp_path / "sm8", "16 SMs": tmp_path / "sm16"})
+    assert said == ("- whole GPU: H100 (GPU UUID u1, u2), commit aaa\n- 8 SMs: H100 (GPU UUID u3), commit aaa\n"
+                    "- 16 SMs: H100, commit aaa")  # fmt: skip
 
 
 def test_a_stability_near_the_threshold_draws_more_resamples_until_it_is_clear_of_it(monkeypatch):

@@ -68,8 +68,54 @@ def test_trend_needs_a_change_larger_than_the_band():
     assert display.trend([0.88, 0.9601, 0.9612]) == "has no steady trend"  # shown as x0.96 twice
 
 
+def test_the_device_memory_note_says_could_not_reserve_more_only_where_the_allocator_retried():
+    """Notebook 01's sentence: reserved ≥ 90% of the GPU's memory, and then what the allocator
+    measured; a table from before the retries were recorded says nothing about them."""
+    rows = pd.DataFrame({"variant": ["a", "b", "c"], "max_seqlen": [50, 100, 200], "device_memory_gb": 85.0,
+                         "peak_reserved_gb": [8.8, 33.2, 83.6], "num_alloc_retries": [0, 0, 4]})  # fmt: skip
+    head = "The GPU has 85 GB (79 GiB, the unit of its name). At N = 200 peak reserved memory reached ≥ 90% of it"
+    assert display.device_memory_note(rows) == head + (
+        "; the allocator freed its cache and retried an allocation 4 times at N=200 (the last run at each N): it "
+        "could not reserve more, so fragmentation there is capped by device memory."
+    )
+    no_retry = display.device_memory_note(rows.assign(num_alloc_retries=0))
+    assert no_retry.startswith(head + "; the allocator retried no allocation there") and "reserve more" not in no_retry
+    assert display.device_memory_note(rows.drop(columns="num_alloc_retries")) == head + "."  # an older table
+    assert display.device_memory_note(rows.assign(peak_reserved_gb=1.0)).endswith(
+        "GiB, the unit of its name). No N came near it: the fragmentation below is the allocator's own."
+    )
+    assert "| allocator retries (last run) |" in display.memory_table(rows.assign(peak_allocated_gb=1.0, frag_gb=0.5,
+                                                                                   frag_pct=50.0))  # fmt: skip
+    assert "retries" not in display.memory_table(rows.drop(columns="num_alloc_retries").assign(
+        peak_allocated_gb=1.0, frag_gb=0.5, frag_pct=50.0))  # fmt: skip
+
+
 def test_where_measured_on_the_cpu_says_it_measures_nothing():
     assert "smoke run" in display.where_measured("cpu")
+
+
+def test_where_measured_in_a_slice_says_its_copy_bandwidth_counts_bytes_read_and_written(monkeypatch, capsys):
+    """`gpu_slice.copy_bandwidth` counts a copy's bytes twice (read, then written): every sentence
+    that prints it says so, the notebook's sentence and `use_slice`'s line alike."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from tokgen import gpu_slice
+
+    s = SimpleNamespace(sms=16, copy_gbs=1134.4)
+    monkeypatch.setattr(display.GpuSlice, "active", s)
+    gpu = SimpleNamespace(name="GPU X", multi_processor_count=132)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: gpu)
+    assert display.where_measured("cuda") == (
+        "Measured in a green-context slice of the GPU X: 16 of its 132 SMs (`GPU_SMS`), whose copy bandwidth "
+        "measured 1,134 GB/s (bytes read + written). Every number below is the slice's."
+    )
+    monkeypatch.setattr(gpu_slice, "GpuSlice", lambda sms: SimpleNamespace(__enter__=lambda: s))
+    assert gpu_slice.use_slice(16) is s
+    assert capsys.readouterr().out == (
+        "running in a green-context slice of 16 SMs: copy bandwidth 1,134 GB/s (bytes read + written)\n"
+    )
 
 
 def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():

@@ -35,6 +35,7 @@ class FakeGpu:
         self.events = []
         self.syncs = self.resets = self.emptied = 0
         self.allocated = self.reserved = 0  # peak bytes since the last reset
+        self.retries = self.ooms = 0  # the allocator's counts since the last reset of its accumulated stats
         self.profiled = []
         self.devices = []  # (call, device) of the calls that name one
 
@@ -49,23 +50,30 @@ class FakeGpu:
         self.now += self.queued
         self.queued = 0.0
 
-    def work(self, host_ticks, device_ticks, allocated=0, reserved=0):
-        """One run: the host busy `host_ticks`, the device `device_ticks` more after it returns."""
+    def work(self, host_ticks, device_ticks, allocated=0, reserved=0, retries=0):
+        """One run: the host busy `host_ticks`, the device `device_ticks` more after it returns; the
+        allocator freed its cache and retried `retries` times."""
         self.now += host_ticks * TICK
         self.queued += device_ticks * TICK
         self.allocated, self.reserved = max(self.allocated, allocated), max(self.reserved, reserved)
+        self.retries += retries
 
     def reset_peak_memory_stats(self, device=None):
         self.devices.append(("reset_peak_memory_stats", device))
         self.resets += 1
         self.allocated = self.reserved = 0
 
+    def reset_accumulated_memory_stats(self, device=None):
+        self.devices.append(("reset_accumulated_memory_stats", device))
+        self.retries = self.ooms = 0
+
     def empty_cache(self):
         self.emptied += 1
 
     def memory_stats(self, device=None):
         self.devices.append(("memory_stats", device))
-        return {"allocated_bytes.all.peak": self.allocated, "reserved_bytes.all.peak": self.reserved}
+        return {"allocated_bytes.all.peak": self.allocated, "reserved_bytes.all.peak": self.reserved,
+                "num_alloc_retries": self.retries, "num_ooms": self.ooms}  # fmt: skip
 
     def get_device_properties(self, device=None):
         self.devices.append(("get_device_properties", device))
@@ -80,7 +88,8 @@ class FakeGpu:
 def gpu(monkeypatch):
     fake = FakeGpu()
     monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=fake.perf_counter))
-    for name in ("synchronize", "reset_peak_memory_stats", "empty_cache", "memory_stats", "get_device_properties"):
+    for name in ("synchronize", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache",
+                 "memory_stats", "get_device_properties"):  # fmt: skip
         monkeypatch.setattr(torch.cuda, name, lambda *a, _name=name, **k: getattr(fake, _name)(*a, **k))
     monkeypatch.setattr(bench, "gpu_busy_ms", fake.gpu_busy_ms)
     return fake
@@ -96,8 +105,8 @@ def scripted(gpu, name, ticks, steps=5, info=None, memory_by_call=None, fail=Non
         calls.append(k)
         if fail and k in fail:
             raise fail[k]
-        allocated, reserved = (memory_by_call or {}).get(k, (0, 0))
-        gpu.work(ticks[k] / 2, ticks[k] / 2, allocated, reserved)
+        allocated, reserved, *retries = (memory_by_call or {}).get(k, (0, 0))
+        gpu.work(ticks[k] / 2, ticks[k] / 2, allocated, reserved, *retries)
         return torch.zeros(2, 1 + steps, dtype=torch.long)
 
     v = Variant(name, run, info or {})
@@ -139,9 +148,10 @@ GB = 10**9
 
 def test_compare_writes_the_known_times_quartiles_memory_and_order(gpu):
     # a's peaks: 5 GB allocated / 8 GB reserved in its early runs, 1 / 4 GB in its last: with the
-    # peaks reset before each run, its row holds the last run's, fragmentation (4 - 1) / 4 = 75% of reserved
+    # peaks reset before each run, its row holds the last run's, fragmentation (4 - 1) / 4 = 75% of reserved;
+    # so do the allocator's retries: 3 in each early run, 2 in the last (not 3 × 5 + 2 = 17)
     a = scripted(gpu, "a", A_TICKS, info={"generator": "kv_static", "batch_size": 2},
-                 memory_by_call={k: (5 * GB, 8 * GB) for k in range(5)} | {5: (1 * GB, 4 * GB)})  # fmt: skip
+                 memory_by_call={k: (5 * GB, 8 * GB, 3) for k in range(5)} | {5: (1 * GB, 4 * GB, 2)})  # fmt: skip
     b = scripted(gpu, "b", B_TICKS, steps=4, info={"generator": "graph_stop_on_device"},
                  memory_by_call={k: (2 * GB, 2 * GB) for k in range(6)})  # fmt: skip
     recorded = []
@@ -164,8 +174,8 @@ def test_compare_writes_the_known_times_quartiles_memory_and_order(gpu):
     assert (rb["median_ms"], rb["q25_ms"], rb["q75_ms"], rb["ms_per_step"]) == (93.75, 62.5, 125.0, 93.75 / 4)
     # memory: peaks in GB, fragmentation = reserved - allocated, as a share of reserved
     assert (ra["peak_allocated_gb"], ra["peak_reserved_gb"], ra["frag_gb"], ra["frag_pct"]) == (1.0, 4.0, 3.0, 75.0)
-    assert ra["device_memory_gb"] == 80.0
-    assert (rb["frag_gb"], rb["frag_pct"]) == (0.0, 0.0)
+    assert ra["device_memory_gb"] == 80.0 and (ra["num_alloc_retries"], ra["num_ooms"]) == (2, 0)
+    assert (rb["frag_gb"], rb["frag_pct"], rb["num_alloc_retries"]) == (0.0, 0.0, 0)
     # GPU busy time: one profiled run after the rounds, but not of a loop that runs on the device
     assert gpu.profiled == [a.run] and ra["gpu_busy_ms"] == 187.5 and ra["gpu_busy_share"] == 187.5 / 375.0
     assert math.isnan(rb["gpu_busy_ms"]) and math.isnan(rb["gpu_busy_share"])
@@ -360,9 +370,10 @@ def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, mon
 
 
 def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
-    gpu.allocated, gpu.reserved = 6 * GB, 8 * GB
+    gpu.allocated, gpu.reserved, gpu.retries, gpu.ooms = 6 * GB, 8 * GB, 3, 1
     assert memory.memory_peaks(torch.device("cuda")) == {
-        "peak_allocated_gb": 6.0, "peak_reserved_gb": 8.0, "frag_gb": 2.0, "frag_pct": 25.0, "device_memory_gb": 80.0
+        "peak_allocated_gb": 6.0, "peak_reserved_gb": 8.0, "frag_gb": 2.0, "frag_pct": 25.0, "device_memory_gb": 80.0,
+        "num_alloc_retries": 3, "num_ooms": 1,
     }  # fmt: skip
     gpu.allocated = gpu.reserved = 0
     assert memory.memory_peaks(torch.device("cuda:1"))["frag_pct"] == 0.0  # nothing reserved: no division by zero
@@ -370,18 +381,22 @@ def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
                                                                           torch.device("cuda:1"))]  # fmt: skip
     gpu.memory_stats = lambda device: {}  # no allocation since the reset: no peaks recorded at all
     assert memory.memory_peaks(torch.device("cuda")) == {
-        "peak_allocated_gb": 0.0, "peak_reserved_gb": 0.0, "frag_gb": 0.0, "frag_pct": 0.0, "device_memory_gb": 80.0
+        "peak_allocated_gb": 0.0, "peak_reserved_gb": 0.0, "frag_gb": 0.0, "frag_pct": 0.0, "device_memory_gb": 80.0,
+        "num_alloc_retries": 0, "num_ooms": 0,
     }  # fmt: skip
     assert memory.memory_peaks(torch.device("cpu")) == dict.fromkeys(
-        ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct")
+        ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct", "num_alloc_retries", "num_ooms")
     )
 
 
-def test_reset_memory_empties_the_cache_resets_the_peaks_and_waits(gpu):
-    gpu.allocated, gpu.queued = 5 * GB, 3 * TICK
+def test_reset_memory_empties_the_cache_resets_the_peaks_and_the_retry_counts_and_waits(gpu):
+    gpu.allocated, gpu.queued, gpu.retries, gpu.ooms = 5 * GB, 3 * TICK, 2, 1
     memory.reset_memory(torch.device("cuda:1"))
     assert (gpu.emptied, gpu.resets, gpu.syncs, gpu.allocated, gpu.queued) == (1, 1, 1, 0, 0.0)
-    assert gpu.devices == [("reset_peak_memory_stats", torch.device("cuda:1")), ("synchronize", torch.device("cuda:1"))]
+    assert (gpu.retries, gpu.ooms) == (0, 0)  # a row's counts are its own run's
+    assert [call for call, _ in gpu.devices] == [
+        "reset_peak_memory_stats", "reset_accumulated_memory_stats", "synchronize"
+    ] and {device for _, device in gpu.devices} == {torch.device("cuda:1")}  # fmt: skip
     memory.reset_memory(torch.device("cpu"))
     assert (gpu.emptied, gpu.resets, gpu.syncs) == (1, 1, 1)
 

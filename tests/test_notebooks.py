@@ -12,6 +12,8 @@ import pytest
 from conftest import smoke_command
 from papermill.translators import PythonTranslator
 
+from tokgen.bench import drawn_orders
+from tokgen.registry import label
 from tokgen_tools import clean
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -258,7 +260,8 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     assert not any("**Verdict: reproduced" in v or "**Verdict: not reproduced" in v for v in verdicts), name
     for table in CPU_TABLES[name]:
         df = pd.read_csv(smoke_out / "data" / f"{table}.csv")
-        assert len(df) > 0 and {"torch", "transformers", "commit", "params"} <= set(df.columns), table
+        provenance = {"torch", "triton", "transformers", "gpu_uuid", "commit", "params"}
+        assert len(df) > 0 and provenance <= set(df.columns), table
         assert json.loads(df["params"].iloc[0])["SIZE"] == "tiny", table
     for fig in CPU_FIGURES.get(name, []):
         assert (smoke_out / "figures" / f"{fig}.png").stat().st_size > 0
@@ -269,6 +272,13 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
         side = next(v for v in verdicts if "02: default, own process" in v)
         seq_lens = json.loads(pd.read_csv(smoke_out / "data" / f"{name}.csv")["params"].iloc[0])["SEQ_LENS"]
         assert side.count("02: default, own process") == len(seq_lens), side
+    if name == "06_eos_sync_profile":  # its windows ran in the orders that their recorded seed draws
+        rows = pd.read_csv(smoke_out / "data" / f"{name}.csv")
+        (seed,) = rows["order_seed"].unique()
+        generators = ("kv_static", "kv_static_no_check", "pipelined_static")
+        names = [label(g, compiled=c) for c in (False, True) for g in generators]  # the notebook's variants, in order
+        _, orders = drawn_orders(len(names), rows["window"].nunique(), int(seed))
+        assert rows["variant"].tolist() == [names[i] for order in orders for i in order]
 
 
 def test_a_smoke_run_writes_a_notebook_and_its_solution_clean(tmp_path):

@@ -6,6 +6,7 @@ import json
 import pandas as pd
 import pytest
 
+from tokgen.bench import drawn_orders
 from tokgen.claims import claim
 from tokgen.registry import label
 from tokgen.results import ROOT, load
@@ -30,9 +31,19 @@ def test_the_smoke_run_writes_its_page_figures_and_tables_with_provenance(run):
     assert list(stages["status"]) == ["ok"] * 5
     for table in ("06_eos_sync_profile", "07_pipelining", "quick_agreement", "quick_stages"):
         df = load(table, out)
-        assert {"gpu", "driver", "torch", "transformers", "commit", "params"} <= set(df.columns), table
+        provenance = {"gpu", "gpu_uuid", "driver", "torch", "triton", "transformers", "commit", "params"}
+        assert provenance <= set(df.columns), table
         params = json.loads(df["params"].iloc[0])
         assert params["MAX_SEQLEN"] == 8 and params["SIZE"] == "tiny" and "MEMORY_GB" in params
+
+
+def test_the_profiled_windows_ran_in_the_orders_that_their_recorded_seed_draws(run):
+    _, out = run
+    rows = load("06_eos_sync_profile", out)
+    (seed,) = rows["order_seed"].unique()
+    names = [label(g) for g in ("kv_static", "kv_static_no_check", "pipelined_static")]
+    _, orders = drawn_orders(len(names), rows["window"].nunique(), int(seed))
+    assert rows["variant"].tolist() == [names[i] for order in orders for i in order]
 
 
 def test_the_page_says_what_its_tables_hold(run):

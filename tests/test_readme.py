@@ -49,6 +49,24 @@ def test_provenance_says_whether_the_results_are_one_run(tmp_path):
     assert f"not yet executed on a GPU: {names[0]}" in split
 
 
+def test_provenance_names_triton_and_each_regimes_machines_by_gpu_uuid(tmp_path):
+    """Rows since the columns exist name triton and the GPU's UUID; a run before them names neither."""
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    run = {"commit": "a" * 40, "parameters": "{}", "triton": "3.6.0"}
+    base = _run_all(tmp_path, [{"notebook": n, "seconds": 6, "gpu_uuid": f"GPU-{i % 2}", **run}
+                               for i, n in enumerate(names)])  # fmt: skip
+    sliced = [{"notebook": n, "seconds": 9, "gpu_uuid": "GPU-0", **run} for n in names[1:3]]
+    _run_all(tmp_path / "slice" / "sm16", sliced)
+    lines = readme.provenance(base).splitlines()
+    assert lines[0] == "- GPU: GPU X, driver 1, CUDA 13.0; by GPU UUID: whole GPU GPU-0, GPU-1; 16 SMs GPU-0"
+    assert lines[1] == "- torch 2.11, triton 3.6.0, transformers 5.1.0 (notebook 14 runs on the newest), Python 3.12"
+    old = _run_all(tmp_path / "old", [{"notebook": n, "seconds": 6, "commit": "a" * 40} for n in names])
+    assert readme.provenance(old).splitlines()[:2] == [
+        "- GPU: GPU X, driver 1, CUDA 13.0",
+        "- torch 2.11, transformers 5.1.0 (notebook 14 runs on the newest), Python 3.12",
+    ]
+
+
 def test_provenance_lists_each_notebooks_time_per_regime(tmp_path):
     names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
     base = _run_all(tmp_path, [{"notebook": n, "seconds": 60, "commit": "a" * 40, "parameters": "{}"} for n in names])

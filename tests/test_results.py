@@ -12,7 +12,7 @@ def test_rows_are_on_disk_at_once_with_provenance(tmp_path):
     rec.write({"variant": "a", "median_ms": 1.5})
     on_disk = pd.read_csv(tmp_path / "data" / "t.csv")
     assert len(on_disk) == 1
-    for column in ("gpu", "driver", "torch", "transformers", "commit", "recorded_at", "params"):
+    for column in ("gpu", "gpu_uuid", "driver", "torch", "triton", "transformers", "commit", "recorded_at", "params"):
         assert column in on_disk.columns
     assert on_disk.loc[0, "params"] == '{"B": 4}'
     rec.write({"variant": "b", "median_ms": 2.0})
@@ -93,6 +93,47 @@ def test_environment_names_versions(monkeypatch):
     assert env["gpu"] == (torch.cuda.get_device_name() if torch.cuda.is_available() else "none (CPU)")
     monkeypatch.setenv("TOKGEN_COMMIT", "abc123")
     assert tokgen.results.git_commit() == "abc123"
+
+
+def test_environment_names_the_gpu_by_its_uuid_and_the_triton_that_is_installed(monkeypatch):
+    """Two machines of one kind differ by the UUID of the GPU this process uses (here device 1);
+    triton's version is recorded where it is installed, "" (shown as not installed) where not."""
+    import uuid
+    from importlib.metadata import PackageNotFoundError
+    from types import SimpleNamespace
+
+    import torch
+
+    one = uuid.UUID(int=1)  # as torch gives it: str() reads 00000000-0000-0000-0000-000000000001
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU X")
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", {1: SimpleNamespace(uuid=one)}.__getitem__)
+    monkeypatch.setattr(tokgen.results, "_run", lambda cmd, cwd=None: "580.1")
+    monkeypatch.setenv("TOKGEN_COMMIT", "abc123")
+    versions = {"triton": "3.6.0", "transformers": "5.1.0"}
+
+    def version(package):
+        if package not in versions:
+            raise PackageNotFoundError(package)
+        return versions[package]
+
+    monkeypatch.setattr(tokgen.results, "version", version)
+    environment.cache_clear()
+    try:
+        env = environment()
+        assert (env["gpu"], env["driver"]) == ("GPU X", "580.1")
+        assert env["gpu_uuid"] == "00000000-0000-0000-0000-000000000001"
+        assert env["triton"] == "3.6.0" and env["transformers"] == "5.1.0"
+        assert "      triton: 3.6.0" in tokgen.describe_environment().splitlines()
+        del versions["triton"]
+        environment.cache_clear()
+        assert environment()["triton"] == ""  # the rows' provenance keeps it empty
+        lines = tokgen.describe_environment().splitlines()
+        assert "      triton: (not installed)" in lines
+        assert "    gpu_uuid: 00000000-0000-0000-0000-000000000001" in lines
+    finally:
+        environment.cache_clear()  # the next test reads this machine's provenance, not the fake's
 
 
 def test_the_environment_printout_names_an_unset_allocator_setting(monkeypatch):

@@ -65,6 +65,14 @@ def round_orders(n: int, rounds: int, rng: random.Random) -> list[list[int]]:
     return [rng.sample(range(n), n) for _ in range(rounds)]
 
 
+def drawn_orders(n: int, rounds: int, seed: int | None = None) -> tuple[int, list[list[int]]]:
+    """`round_orders` drawn from `seed`, a fresh one from the system's entropy when None (as
+    `compare` draws its own), returned with the orders: recorded beside the rows, it regenerates
+    them (notebook 06_eos_sync_profile: the order of its profiled windows)."""
+    seed = random.SystemRandom().randrange(2**32) if seed is None else seed
+    return seed, round_orders(n, rounds, random.Random(seed))
+
+
 def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[float, torch.Tensor]:
     """Milliseconds of one call, the device synchronized before and after (notebook 01_naive)."""
     synchronize(device)

@@ -75,7 +75,8 @@ class Tables:
         return Tables(self.results_dir, rng, self.cache)
 
     def same_run(self, *names: str) -> None:
-        """Raise MixedRuns unless the tables come from one run (GPU, slice and commit)."""
+        """Raise MixedRuns unless the tables come from one run (GPU, slice and commit). Not the GPU's
+        UUID: one run may span several machines of one kind (`regime_sources` names them)."""
         runs = {}
         for name in names:
             df = self[name]
@@ -146,6 +147,32 @@ def growth_ratios(df: pd.DataFrame) -> list[float]:
     return [1 / compare_rounds(run_times(a), run_times(b))["speedup"] for a, b in zip(runs, runs[1:])]
 
 
+def near_device_memory(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose peak reserved memory reached 90% of the GPU's (none where the table does not
+    record the GPU's memory), by N (notebook 01_naive)."""
+    if "device_memory_gb" not in df:
+        return df.iloc[:0]
+    return df[df["peak_reserved_gb"] >= 0.9 * df["device_memory_gb"]].sort_values("max_seqlen")
+
+
+def retries_text(full: pd.DataFrame) -> str | None:
+    """What the caching allocator measured at the sizes of `full` (`near_device_memory`), from the
+    last run at each N: where it freed its cache and retried an allocation (`num_alloc_retries`),
+    a cudaMalloc had failed, so it could reserve no more; where it retried none, it never ran out.
+    None where the table does not record it (a run before the column; notebook 01_naive)."""
+    if "num_alloc_retries" not in full or full["num_alloc_retries"].isna().all():
+        return None
+    counts = dict(zip(full["max_seqlen"].astype(int), full["num_alloc_retries"].fillna(0).astype(int)))
+    hit = ", ".join(f"{k} time{'s' * (k != 1)} at N={n}" for n, k in counts.items() if k > 0)
+    none = ", ".join(str(n) for n, k in counts.items() if k == 0)
+    last = "(the last run at each N)"
+    if not hit:
+        return f"the allocator retried no allocation there {last}: device memory did not cap it"
+    said = (f"the allocator freed its cache and retried an allocation {hit} {last}: it could not reserve "
+            "more, so fragmentation there is capped by device memory")  # fmt: skip
+    return said + (f"; at N={none} it retried none" if none else "")
+
+
 def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     k = slope(df["max_seqlen"], df["median_ms"])
@@ -153,14 +180,15 @@ def _claim_1(tables):
     frag = df["frag_pct"].astype(float)
     measured = (f"slope {k:.2f} ({ratios} per doubling, paired by round); fragmentation "
                 f"{frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
-    if "device_memory_gb" in df:
-        full = df[df["peak_reserved_gb"] >= 0.9 * df["device_memory_gb"]]
-        if len(full):
-            gb = full["device_memory_gb"].iloc[0]  # in GB and in the GiB a product name ("80GB") is close to
-            measured += (
-                f"; at N={', '.join(map(str, full['max_seqlen']))} peak reserved reached ≥ 90% of the GPU's "
-                f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB), so fragmentation there is capped by device memory"
-            )
+    full = near_device_memory(df)
+    if len(full):
+        gb = full["device_memory_gb"].iloc[0]  # in GB and in the GiB a product name ("80GB") is close to
+        retried = retries_text(full)  # None: a table from before the allocator's retries were recorded
+        measured += (
+            f"; at N={', '.join(map(str, full['max_seqlen']))} peak reserved reached ≥ 90% of the GPU's "
+            f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB)"
+            + (", so fragmentation there is capped by device memory" if retried is None else f"; {retried}")
+        )
     return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("log-log slope", k, (1.7,))
 
 
@@ -662,8 +690,11 @@ def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
 
 
 def measured_on(row) -> str:
-    """A results row's GPU, driver and versions, or that the CPU ran it (notebook 09_summary)."""
-    versions = f"torch {row['torch']}, transformers {row['transformers']}, commit `{row['commit']}`"
+    """A results row's GPU, driver and versions (triton where the row records it), or that the CPU
+    ran it (notebook 09_summary)."""
+    triton = row.get("triton", "")
+    triton = f", triton {triton}" if isinstance(triton, str) and triton else ""  # NaN: not installed, or not recorded
+    versions = f"torch {row['torch']}{triton}, transformers {row['transformers']}, commit `{row['commit']}`"
     if str(row["gpu"]).startswith("none"):
         return f"the CPU, a smoke run that measures nothing ({versions})"
     return f"**{row['gpu']}** (driver {row['driver']}, {versions})"
@@ -684,24 +715,28 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
                 said.append(f"{what} = {', '.join(map(str, values))} in {table[:2]}")
         return f"; sizes: {', '.join(said)}" if said else ""
 
-    def sources(folder) -> tuple[set, set]:
+    def sources(folder) -> tuple[set, set, set]:
         # the measured tables only: run_all.csv logs runs, this notebook's own previous one included
+        columns = ["gpu", "commit", "gpu_uuid"]  # a table older than the UUID column has none
         tables = [p for p in Path(folder, "data").glob("*.csv") if p.name != "run_all.csv"]
-        frames = [pd.read_csv(p, usecols=lambda c: c in ("gpu", "commit")) for p in tables]
-        found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["gpu", "commit"])
-        found = found.reindex(columns=["gpu", "commit"]).dropna(subset=["gpu"])  # a CPU simulation has no GPU
-        return set(found["gpu"].astype(str)), set(found["commit"].dropna().astype(str))
+        frames = [pd.read_csv(p, usecols=lambda c: c in columns) for p in tables]
+        found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+        found = found.reindex(columns=columns).dropna(subset=["gpu"])  # a CPU simulation has no GPU
+        return tuple(set(found[c].dropna().astype(str)) for c in columns)
 
-    whole = sources(results_dir)
+    whole = sources(results_dir)[:2]
     lines = []
     for name, folder in {"whole GPU": results_dir, **slice_dirs}.items():
-        gpus, commits = sources(folder)
+        gpus, commits, uuids = sources(folder)
         if not gpus:
             lines.append(f"- {name}: not run")
             continue
+        # machines of one kind may differ between regimes: told apart by UUID, not taken for another run
         mixed = " (**not the whole GPU's run**: read its column as another run's)" if (gpus, commits) != whole else ""
         gpus = ["the CPU (a smoke run)" if g.startswith("none") else g for g in sorted(gpus)]
-        lines.append(f"- {name}: {', '.join(gpus)}, commit {', '.join(sorted(commits))}{sizes(folder)}{mixed}")
+        machines = f" (GPU UUID {', '.join(sorted(uuids))})" if uuids else ""
+        commit = ", ".join(sorted(commits))
+        lines.append(f"- {name}: {', '.join(gpus)}{machines}, commit {commit}{sizes(folder)}{mixed}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ import torch
 from IPython.display import Code, Markdown, display
 
 from .bandwidth import product_rounds
-from .claims import claim
+from .claims import claim, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator
@@ -191,7 +191,8 @@ def where_measured(device) -> str:
         return f"Measured on the whole {gpu.name}: all {gpu.multi_processor_count} SMs."
     return (
         f"Measured in a green-context slice of the {gpu.name}: {s.sms} of its {gpu.multi_processor_count} SMs "
-        f"(`GPU_SMS`), whose copy bandwidth measured {s.copy_gbs:,.0f} GB/s. Every number below is the slice's."
+        f"(`GPU_SMS`), whose copy bandwidth measured {s.copy_gbs:,.0f} GB/s (bytes read + written). Every number "
+        "below is the slice's."
     )
 
 
@@ -250,7 +251,8 @@ def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> st
 
 def memory_table(results: pd.DataFrame) -> str:
     """Per variant: peak allocated and reserved GB, and fragmentation (reserved − allocated) in GB
-    and as a share of reserved (notebook 01_naive)."""
+    and as a share of reserved; where recorded, the times the allocator freed its cache and retried
+    (notebook 01_naive)."""
     out = pd.DataFrame(
         {
             "variant": results["variant"],
@@ -260,7 +262,23 @@ def memory_table(results: pd.DataFrame) -> str:
             "fragmentation, % of reserved": results["frag_pct"].astype(float),
         }
     )
-    return table(out, digits={"fragmentation, % of reserved": 0, **{c: 2 for c in out.columns[1:4]}})
+    retries = "allocator retries (last run)"
+    if "num_alloc_retries" in results:  # a table from before the column has none
+        out[retries] = results["num_alloc_retries"].astype(float)
+    return table(out, digits={"fragmentation, % of reserved": 0, retries: 0, **{c: 2 for c in out.columns[1:4]}})
+
+
+def device_memory_note(results: pd.DataFrame) -> str:
+    """The GPU's memory, the sizes whose peak reserved reached 90% of it, and what the allocator
+    measured there: whether it ran out and retried (`tokgen.claims.retries_text`; notebook 01_naive)."""
+    gpu_gb = results["device_memory_gb"].iloc[0]
+    full = near_device_memory(results)
+    note = "No N came near it: the fragmentation below is the allocator's own."
+    if len(full):
+        retried = retries_text(full)
+        note = f"At N = {', '.join(map(str, full['max_seqlen']))} peak reserved memory reached ≥ 90% of it"
+        note += f"; {retried}." if retried else "."
+    return f"The GPU has {gpu_gb:.0f} GB ({gpu_gb * 1e9 / 2**30:.0f} GiB, the unit of its name). {note}"
 
 
 def trend(values, within: float = BAND, digits: int = 2) -> str:

@@ -138,7 +138,8 @@ def use_slice(sms: int | None) -> GpuSlice | None:
     if sms is None:
         return None
     gpu_slice = GpuSlice(sms).__enter__()
-    print(f"running in a green-context slice of {sms} SMs: copy bandwidth {gpu_slice.copy_gbs:,.0f} GB/s")
+    print(f"running in a green-context slice of {sms} SMs: copy bandwidth {gpu_slice.copy_gbs:,.0f} GB/s "
+          "(bytes read + written)")  # fmt: skip
     return gpu_slice
 
 

@@ -11,19 +11,24 @@ GB = 1e9
 
 
 def reset_memory(device: torch.device) -> None:
-    """As the article: release cached blocks and reset the peaks before each run (notebook 01_naive)."""
+    """As the article: release cached blocks and reset the peaks before each run, and the
+    allocator's counts of retries and out-of-memory errors with them (notebook 01_naive)."""
     gc.collect()
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
+        torch.cuda.reset_accumulated_memory_stats(device)
         torch.cuda.synchronize(device)
 
 
 def memory_peaks(device: torch.device) -> dict:
     """Peak allocated and reserved memory since the last reset; fragmentation = reserved - allocated;
-    the GPU's whole memory beside them (notebook 01_naive). Empty values on the CPU."""
+    the GPU's whole memory beside them; and how often the caching allocator found no room since
+    then: `num_alloc_retries`, the times a cudaMalloc failed and it freed its cached blocks to try
+    again, and `num_ooms`, the times that failed too (notebook 01_naive). Empty values on the CPU."""
     if device.type != "cuda":
-        return {"peak_allocated_gb": None, "peak_reserved_gb": None, "frag_gb": None, "frag_pct": None}
+        keys = ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct", "num_alloc_retries", "num_ooms")
+        return dict.fromkeys(keys)
     stats = torch.cuda.memory_stats(device)
     total = torch.cuda.get_device_properties(device).total_memory
     allocated = stats.get("allocated_bytes.all.peak", 0)
@@ -33,8 +38,10 @@ def memory_peaks(device: torch.device) -> dict:
         "peak_reserved_gb": reserved / GB,
         "frag_gb": (reserved - allocated) / GB,
         "frag_pct": 100 * (reserved - allocated) / reserved if reserved else 0.0,
-        # reserved near this ceiling: the allocator could not reserve more, so fragmentation is capped
         "device_memory_gb": total / GB,
+        # > 0: the device's memory ran out at least once, so reserved could grow no further
+        "num_alloc_retries": stats.get("num_alloc_retries", 0),
+        "num_ooms": stats.get("num_ooms", 0),
     }
 
 

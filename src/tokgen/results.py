@@ -12,7 +12,7 @@ import platform
 import re
 import subprocess
 import sys
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pandas as pd
@@ -61,16 +61,28 @@ def cpu_model() -> str:
     return f"{name}, {count} logical CPUs"
 
 
+def installed(package: str) -> str:
+    """The installed version of `package`, "" when it is not installed (notebook 00_setup)."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return ""
+
+
 @functools.cache
 def environment() -> dict:
-    """GPU, driver, CUDA, torch, transformers, Python, commit: what every result row carries (notebook 00_setup)."""
+    """GPU (by name and by its UUID, which tells two machines of one kind apart), driver, CUDA,
+    torch, triton (what torch.compile's inductor generates kernels with; "" when not installed),
+    transformers, Python, CPU, commit, allocator setting: what every result row carries (notebook 00_setup)."""
     import torch  # here, not at the top: the runner's --help must not wait for torch
 
     env = {
         "gpu": "none (CPU)",
+        "gpu_uuid": "",
         "driver": "",
         "cuda": torch.version.cuda or "",
         "torch": torch.__version__,
+        "triton": installed("triton"),
         "transformers": version("transformers"),
         "python": platform.python_version(),
         "cpu": cpu_model(),  # the logical CPUs this process may run on
@@ -79,6 +91,7 @@ def environment() -> dict:
     }
     if torch.cuda.is_available():
         env["gpu"] = torch.cuda.get_device_name()
+        env["gpu_uuid"] = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
         env["driver"] = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split("\n")[0]
     return env
 
@@ -91,14 +104,15 @@ def slice_columns() -> dict:
 
 
 ALLOC_CONF_UNSET = "(not set: PyTorch's default)"  # how a reader sees an empty alloc_conf (notebook 00_setup)
+# How a reader sees each provenance field left empty (notebook 00_setup)
+UNSET = {"alloc_conf": ALLOC_CONF_UNSET, "triton": "(not installed)", "gpu_uuid": "(no GPU)"}
 
 
 def describe_environment() -> str:
     """One line per provenance field, for the imports cell of every notebook (notebook 00_setup); an
-    unset allocator setting is named as such, not printed empty."""
-    env = dict(environment())  # a copy: the cached provenance that result rows carry keeps the empty value
-    env["alloc_conf"] = env["alloc_conf"] or ALLOC_CONF_UNSET
-    return "\n".join(f"{k:>12}: {v}" for k, v in env.items())
+    empty field (no allocator setting, no triton, no GPU) is named as such (`UNSET`), not printed empty."""
+    env = environment()  # the cached provenance that result rows carry keeps the empty values
+    return "\n".join(f"{k:>12}: {v or UNSET.get(k, '')}" for k, v in env.items())
 
 
 def data_dir(results_dir: str | Path) -> Path:

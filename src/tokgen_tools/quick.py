@@ -28,7 +28,6 @@ import argparse
 import contextlib
 import json
 import math
-import random
 import signal
 import sys
 import time
@@ -759,7 +758,7 @@ def measure(out: Path, params: dict, device: str, skip: dict) -> None:
 
     import tokgen
     from tokgen.bandwidth import copy_bandwidth, fastest_generator, floor_table, matmul_tflops
-    from tokgen.bench import profile_window
+    from tokgen.bench import drawn_orders, profile_window
 
     cuda = device == "cuda"
     stages = Stages(out, params, lambda: write_report(out))
@@ -794,10 +793,11 @@ def measure(out: Path, params: dict, device: str, skip: dict) -> None:
         b, n = params["PROFILE_BATCH"], params["MAX_SEQLEN"]
         profiled = [tokgen.generator_variant(g, model, batch_size=b, max_seqlen=n)
                     for g in ("kv_static", "kv_static_no_check", "pipelined_static") if tokgen.label(g) not in failed]
-        for window in range(params["WINDOWS"]):  # each generator once per window, in a fresh random order
-            for v in random.Random(window).sample(profiled, len(profiled)):
+        seed, orders = drawn_orders(len(profiled), params["WINDOWS"])  # recorded: regenerates them
+        for window, order in enumerate(orders):  # each generator once per window, in a fresh random order
+            for v in (profiled[i] for i in order):
                 row, _, _ = profile_window(v, device, start=start, stop=stop, model=model)
-                rec.write({**row, "window": window})
+                rec.write({**row, "window": window, "order_seed": seed})
     with stages.stage("claims 7 and 10: interleaved rounds"):
         timed = [v for v in variants if v.name not in failed]
         names = {v.name for v in timed}

@@ -509,6 +509,11 @@ def _regime_runs(results_dir: Path) -> dict:
     return runs
 
 
+def _distinct(runs: pd.DataFrame, column: str) -> list[str]:
+    """The distinct non-empty values of `column`, sorted; none where the rows predate the column."""
+    return sorted(set(runs[column].dropna().astype(str)) - {""}) if column in runs else []
+
+
 def provenance(results_dir: Path) -> str:
     runs = _regime_runs(results_dir)
     if "whole GPU" not in runs:
@@ -548,9 +553,13 @@ def provenance(results_dir: Path) -> str:
         + [f"{r} not run yet" for r in expected if r not in runs]
     )
     solutions = whole[whole.index.str.startswith("solution")]
+    tritons = _distinct(every, "triton")
+    machines = [f"{r} {', '.join(_distinct(runs[r], 'gpu_uuid'))}" for r in regimes if _distinct(runs[r], "gpu_uuid")]
     lines = [
-        f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}",
-        f"- torch {env['torch']}, transformers {', '.join(sorted(set(every['transformers'].astype(str))))} "
+        f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}"
+        + (f"; by GPU UUID: {'; '.join(machines)}" if machines else ""),  # runs before the column have none
+        f"- torch {env['torch']}{', triton ' + ', '.join(tritons) if tritons else ''}, transformers "
+        f"{', '.join(sorted(set(every['transformers'].astype(str))))} "
         f"(notebook 14 runs on the newest), Python {env['python']}",
         timing,
         coverage,
