@@ -233,6 +233,8 @@ for c in (False, True):  # the static-cache variants of one model, ranked round 
     if tokgen.label("kv_static_no_check", compiled=c) in static:
         ranked = tokgen.display.ranking(ok, tokgen.label("kv_static", compiled=c), static)
         say(tokgen.display.fastest_sentence(ranked, f"{'compiled' if c else 'eager'} static-cache variant"))
+if overshoot := tokgen.voice.past_the_stop(eos_table):  # section 2: one that runs past the stop is wrong, fast or not
+    say(overshoot)
 
 # %% [markdown]
 # ## 6. Memory: one caching-allocator pool per stream

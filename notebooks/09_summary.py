@@ -59,7 +59,7 @@ results = tokgen.claims.summary_results(DATA_DIR)
 env = results.iloc[0]
 say(
     f"Measured on {tokgen.claims.measured_on(env)}, batch size {env['batch_size']}, "
-    f"{env['max_seqlen']} new tokens, {env['runs']} interleaved rounds."
+    f"{env['max_seqlen']} new tokens, {tokgen.voice.rounds_range(results['runs'])}."
 )
 naive, recipe = tokgen.label("naive"), tokgen.label("pipelined_static", compiled=True)
 ranked = tokgen.display.ranking(results, naive)

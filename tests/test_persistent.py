@@ -1,5 +1,7 @@
 """The persistent step kernel's bound (issue 47, item 3): its plan on the CPU, its kernels on a GPU."""
 
+import random
+
 import numpy as np
 import pytest
 
@@ -50,9 +52,15 @@ def test_persistent_stream_refuses_an_unknown_mode(tiny):
 def test_interleaved_times_calls_each_once_per_round_after_a_warm_up():
     calls = []
     times = persistent.interleaved_times({"a": lambda: calls.append("a") or 1.0, "b": lambda: calls.append("b") or 2.0},
-                                         rounds=4)  # fmt: skip
+                                         rounds=4, seed=7)  # fmt: skip
     assert times == {"a": [1.0] * 4, "b": [2.0] * 4} and len(calls) == 10
     assert sorted(calls[2:4]) == ["a", "b"]
+    rng, order = random.Random(7), []  # the recorded seed gives back the rounds' order
+    for _ in range(4):
+        names = ["a", "b"]
+        rng.shuffle(names)
+        order += names
+    assert calls[2:] == order
 
 
 @pytest.mark.gpu

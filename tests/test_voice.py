@@ -365,3 +365,26 @@ def test_a_trend_across_n_is_said_only_where_every_point_is_decided_and_the_inte
     overlap = growing.assign(interval_high=[2.5, 5.1, 5.9])  # the middle interval reaches into the last one's
     assert "neighbouring intervals overlap, so no trend across N is established" in trend_text(overlap)
     assert trend_text(growing.iloc[:1]) == "reads ×2.20 at N = 50: measured at one N only, no trend"
+
+
+def test_a_generator_that_returns_tokens_past_the_stop_is_named_beside_the_ranking():
+    from tokgen.voice import past_the_stop
+
+    rows = [{"generator": g, "model": m, "trial": t, "extra_tokens": x}
+            for g, x in (("article_pipelined", 1), ("pipelined_static", 0)) for m in ("eager", "compiled")
+            for t in range(3)]  # fmt: skip
+    eos = pd.DataFrame(rows)
+    assert past_the_stop(eos) == ("`article_pipelined` (eager, compiled) returns 1 token past the stop in every "
+                                  "trial of the EOS check (section 2): its rank is that of a generator whose output "
+                                  "is wrong.")  # fmt: skip
+    eos.loc[(eos["generator"] == "article_pipelined") & (eos["trial"] == 0), "extra_tokens"] = 0
+    assert "returns 1 token past the stop in 4 of 6 trials" in past_the_stop(eos)
+    assert past_the_stop(eos.assign(extra_tokens=0)) == ""
+
+
+def test_a_runs_rounds_are_said_as_a_range_where_the_design_ran_some_variants_on():
+    from tokgen.voice import rounds_range
+
+    assert rounds_range([12, 12]) == "12 interleaved rounds"
+    assert rounds_range([10, 80, 20]) == ("10–80 interleaved rounds per variant (more where a comparison of its was "
+                                          "still undecided)")  # fmt: skip

@@ -311,9 +311,10 @@ def _event_ms(run) -> float:
     return start.elapsed_time(end)
 
 
-def interleaved_times(calls: dict, rounds: int, seed: int = 0) -> dict[str, list[float]]:
+def interleaved_times(calls: dict, rounds: int, seed: int) -> dict[str, list[float]]:
     """Milliseconds of each of `calls` (name -> a function that returns its own time in ms), one
-    call each per round in a random order, after one warm-up call each (notebook 12_speed_of_light)."""
+    call each per round in the random order `seed` draws (the caller records it), after one warm-up
+    call each (notebook 12_speed_of_light)."""
     require_positive(rounds=rounds)
     rng = random.Random(seed)
     for call in calls.values():
@@ -329,7 +330,7 @@ def interleaved_times(calls: dict, rounds: int, seed: int = 0) -> dict[str, list
 
 def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *, rounds: int = 11,
                      extra: dict | None = None, bandwidth_gbs: float | None = None, base: str = "stream",
-                     seed: int = 0) -> tuple[pd.DataFrame, dict]:  # fmt: skip
+                     seed: int | None = None) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """Each of `variants` (name -> `PersistentStream` keyword arguments: mode, tile, programs,
     warps) timed as a generation of `max_seqlen` steps replayed from one CUDA graph, with `extra`
     (name -> a function returning a generation's time in ms, e.g. a generator's wall time) in
@@ -338,7 +339,7 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
     measured here) (notebook 12_speed_of_light). A variant whose `check()` fails is not timed: its
     row says why. Returns (table: variant, mode, tile, programs, warps, us_per_step (median),
     x_floor, speedup vs `base` with its interval and outcome (`tokgen.stats.compare_rounds`),
-    note; the raw times and the floor)."""
+    note, order_seed: the rounds' order, fresh unless `seed` is given; the raw times and the floor)."""
     bw = bandwidth_gbs or copy_bandwidth(model.device, 1024, 20)
     floor_us = generation_bytes(model, batch_size, max_seqlen) / bw / 1e3 / max_seqlen
     step = FusedStep(model, batch_size, max_seqlen)
@@ -358,6 +359,7 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
         built[name] = ps
         calls[name] = lambda g=g: _event_ms(g.replay)
     calls |= extra or {}
+    seed = random.SystemRandom().randrange(2**32) if seed is None else seed  # a fresh order each run, recorded
     times = interleaved_times(calls, rounds, seed) if calls else {}
     for name, ps in built.items():
         problems = ps.check()
@@ -370,7 +372,8 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
         row = {"variant": name, "mode": kw.get("mode", ""), "tile": ps.tile if ps else kw.get("tile"),
                "programs": ps.programs if ps else kw.get("programs"), "warps": ps.warps if ps else kw.get("warps"),
                "us_per_step": float("nan"), "x_floor": float("nan"),
-               "note": notes.get(name, MODES.get(kw.get("mode"), "") if name in variants else "")}  # fmt: skip
+               "note": notes.get(name, MODES.get(kw.get("mode"), "") if name in variants else ""),
+               "order_seed": seed}  # fmt: skip
         if name in times and name not in notes:
             us = 1e3 * statistics.median(times[name]) / max_seqlen
             row |= {"us_per_step": us, "x_floor": us / floor_us}

@@ -365,3 +365,31 @@ def trend_text(comparisons: pd.DataFrame, by: str = "max_seqlen", name: str = "N
     if all(b["interval_high"] < a["interval_low"] for a, b in pairs):
         return f"shrinks across {name} ({each}; each interval below the one before)"
     return f"reads {each}; neighbouring intervals overlap, so no trend across {name} is established"
+
+
+def past_the_stop(eos_table: pd.DataFrame) -> str:
+    """The generators of notebook 07's EOS check that return tokens past the stop, per model, in a
+    sentence beside a ranking that may hold them; "" where none does (notebook 07_pipelining)."""
+    over = eos_table[eos_table["extra_tokens"] > 0]
+    parts = []
+    for name, rows in over.groupby("generator", sort=False):
+        models = ", ".join(rows["model"].drop_duplicates())
+        trials = eos_table[eos_table["generator"] == name]
+        extra = rows["extra_tokens"]
+        count = f"{extra.min()}" if extra.min() == extra.max() else f"{extra.min()}–{extra.max()}"
+        said = "every" if len(rows) == len(trials) else f"{len(rows)} of {len(trials)}"
+        parts.append(f"`{name}` ({models}) returns {count} token{'s' if extra.max() > 1 else ''} past the stop in "
+                     f"{said} trial{'s' if said != 'every' else ''} of the EOS check")  # fmt: skip
+    if not parts:
+        return ""
+    return "; ".join(parts) + " (section 2): its rank is that of a generator whose output is wrong."
+
+
+def rounds_range(runs) -> str:
+    """ "12 interleaved rounds", or "10–80 interleaved rounds per variant (…)" for a sequential run,
+    whose variants ran on while a comparison of theirs was undecided (notebook 09_summary)."""
+    runs = pd.Series(list(runs), dtype=float).dropna()
+    lo, hi = int(runs.min()), int(runs.max())
+    if lo == hi:
+        return f"{lo} interleaved rounds"
+    return f"{lo}–{hi} interleaved rounds per variant (more where a comparison of its was still undecided)"
