@@ -81,6 +81,7 @@ variants = [  # naive and the KV cache at every N, in one interleaved run: each 
 ]
 pairs = [(variants[i].name, variants[i + 1].name) for i in range(0, len(variants), 2)]  # naive, cache: per N
 results = tokgen.compare(variants, rounds=RUNS, max_rounds=MAX_RUNS, pairs=pairs, device=DEVICE, record=rec.write)
+results = tokgen.stats.shared_rounds(results)  # medians, figures and fits over the rounds all variants ran
 everything = results[results["status"] == "ok"].sort_values("max_seqlen")
 ok, naive = (everything[everything["generator"] == g] for g in ("kv_dynamic", "naive"))
 say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")

@@ -97,8 +97,9 @@ else:
 # drift between runs (section 3 shows how far two runs of one variant lay apart here), so we also
 # switch the setting *inside* this process
 # before each run (`set_expandable_segments`, the allocator's runtime configuration, which
-# applies to segments created afterwards; every run starts from `empty_cache()`). Each round
-# runs every N of `SEQ_LENS` with both settings.
+# applies to segments created afterwards; every run starts from `empty_cache()`). The first
+# look's rounds run every N of `SEQ_LENS` with both settings; after it, only the N whose
+# comparison is still undecided run on (the design below).
 
 # %%
 show_source(tokgen.memory.set_expandable_segments)
@@ -130,12 +131,13 @@ if CUDA:  # check each setting takes effect when switched at run time
         v.info["expandable_active"] = tokgen.memory.expandable_segments_active(DEVICE)
     tokgen.memory.set_expandable_segments(True)
     assert all(v.info["expandable_active"] == (v.info["allocator"] == "expandable") for v in variants)
-say(f"Each round runs all {len(variants)} variants: {len(SEQ_LENS)} lengths × 2 settings.")
+say(f"The first look's rounds run all {len(variants)} variants: {len(SEQ_LENS)} lengths × 2 settings.")
 
 # %%
 rec = tokgen.Recorder("03_expandable_segments", RESULTS_DIR, params=PARAMS)
 pairs = [(variants[i + 1].name, variants[i].name) for i in range(0, len(variants), 2)]  # default, expandable
 results = tokgen.compare(variants, rounds=RUNS, max_rounds=MAX_RUNS, pairs=pairs, device=DEVICE, record=rec.write)
+results = tokgen.stats.shared_rounds(results)  # medians, figures and fits over the rounds all variants ran
 ok = results[results["status"] == "ok"]
 say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
 say(tokgen.display.runs_table(results))
@@ -151,6 +153,7 @@ cols = ["max_seqlen", "median_ms", "q25_ms", "q75_ms", "peak_reserved_gb", "frag
 parts = [ok[ok["allocator"] == a][cols].assign(run=f"03: {a}") for a in ("expandable", "default")]
 try:
     nb02 = tokgen.rows_at("02_kv_cache", RESULTS_DIR, "notebook 03", BATCH_SIZE=BATCH_SIZE, SEQ_LENS=SEQ_LENS)
+    nb02 = tokgen.stats.shared_rounds(nb02)  # its medians over the rounds every variant of its run ran
     nb02 = nb02[nb02["generator"] == "kv_dynamic"]  # notebook 02 also times naive: only the KV cache is ours
     parts.append(nb02[cols].assign(run="02: default, own process"))
 except tokgen.MissingRows as err:

@@ -91,6 +91,7 @@ variants = [
 ]
 pairs = [(variants[i].name, variants[i + 1].name) for i in range(0, len(variants), 2)]  # dynamic, static: per N
 results = tokgen.compare(variants, rounds=RUNS, max_rounds=MAX_RUNS, pairs=pairs, device=DEVICE, record=rec.write)
+results = tokgen.stats.shared_rounds(results)  # medians, figures and fits over the rounds all variants ran
 ok = results[results["status"] == "ok"]
 say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
 say(tokgen.display.runs_table(results))

@@ -35,6 +35,7 @@ from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 both = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")  # naive and the cache
+both = tokgen.stats.shared_rounds(both)  # medians over the rounds every variant ran (a sequential run)
 naive, kv = (both[both["generator"] == g] for g in ("naive", "kv_dynamic"))
 if naive.empty:  # a notebook-02 run from before it timed naive beside the cache: notebook 01's naive at its B
     batch = int(kv["batch_size"].iloc[0])
@@ -107,20 +108,24 @@ else:
     say("*The GPU's busy time needs a GPU (CUPTI): on a CPU the wall times above are the whole answer.*")
 
 # %% [markdown]
-# ## Exercise 3: the dynamic cache's bytes after 400 steps at B = 32
+# ## Exercise 3: the dynamic cache's bytes after N steps at B = 32
 #
 # Keys and values, every layer: 2 × layers × B × N × hidden × 4 bytes (fp32).
-# `tokgen.bandwidth.kv_bytes` computes it; the peak allocated memory of the N = 400 run holds
-# it together with the weights, the logits and the cache's growing copies.
+# `tokgen.bandwidth.kv_bytes` computes it, for the largest N the reference run measured and for the
+# article's 400; the peak allocated memory of the largest N's run holds it together with the
+# weights, the logits and the cache's growing copies.
 
 # %%
 gpt2 = tokgen.build_model("gpt2", "cpu")
-cache_gb = tokgen.bandwidth.kv_bytes(gpt2, 32, 400) / 1e9
+row = kv.sort_values("max_seqlen").iloc[-1]  # the largest N this run measured
+n, batch = int(row["max_seqlen"]), int(row["batch_size"])
+cache_gb = tokgen.bandwidth.kv_bytes(gpt2, batch, n) / 1e9
 weights_gb = tokgen.parameter_bytes(gpt2) / 1e9
-row = kv[kv["max_seqlen"] == 400].iloc[0]
+article_gb = tokgen.bandwidth.kv_bytes(gpt2, 32, 400) / 1e9
 say(
-    f"The cache holds {cache_gb:.3f} GB after 400 steps at B = 32; the weights {weights_gb:.3f} GB. The reference "
-    f"run's peak allocated memory at N = 400 was {row['peak_allocated_gb']:.3f} GB and its peak reserved "
+    f"The cache holds {cache_gb:.3f} GB after {n} steps at B = {batch} ({article_gb:.3f} GB after the article's 400 "
+    f"at B = 32); the weights {weights_gb:.3f} GB. The reference run's peak allocated "
+    f"memory at N = {n} was {row['peak_allocated_gb']:.3f} GB and its peak reserved "
     f"{row['peak_reserved_gb']:.3f} GB. The cache and the weights make "
     f"{(cache_gb + weights_gb) / row['peak_allocated_gb']:.0%} of the peak allocated (the rest: the logits and the "
     "cache's copies while it grows); the cache alone is "

@@ -38,7 +38,7 @@ from tokgen.display import say, table
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 sweep = tokgen.load("08_batch_sweep", DATA_DIR)
-sweep = sweep[sweep["status"] == "ok"]
+sweep = tokgen.stats.shared_rounds(sweep[sweep["status"] == "ok"])  # each B's pair over its shared rounds
 reference = sweep[(sweep["generator"] == "kv_static") & ~sweep["compiled"]].set_index("batch_size")["ms_per_step"]
 
 # %% [markdown]

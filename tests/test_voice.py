@@ -330,7 +330,7 @@ def test_a_p_value_and_an_interval_are_printed_on_the_side_of_their_level_and_of
     g = {"level": 0.00625, "interval_low": 1.0017, "interval_high": 1.2071}
     assert interval_text(g) == "99.4% interval ×1.002–×1.21"  # no looks: a fixed design's, at its level
     assert interval_text({**g, "interval_low": 0.9979, "interval_high": 1.1712}) == "99.4% interval ×0.998–×1.17"
-    assert interval_text({**g, "interval_low": 0.95004, "interval_high": 1.04996}) == "99.4% interval ×0.9500–×1.0500"
+    assert interval_text({**g, "interval_low": 0.95004, "interval_high": 1.04996}) == "99.4% interval ×0.95–×1.04996"
     assert interval_text({**g, "interval_low": 0.9613, "interval_high": 1.0388}) == "99.4% interval ×0.96–×1.04"
     assert interval_text({**g, "looks": "10;20;40;80"}) == "95% sequential interval ×1.002–×1.21"
     seq = {"speedup": 1.09, "speedup_q25": 1.0, "speedup_q75": 1.2, "p_value": 0.00639, "outcome": UNDECIDED,
@@ -386,5 +386,14 @@ def test_a_runs_rounds_are_said_as_a_range_where_the_design_ran_some_variants_on
     from tokgen.voice import rounds_range
 
     assert rounds_range([12, 12]) == "12 interleaved rounds"
-    assert rounds_range([10, 80, 20]) == ("10–80 interleaved rounds per variant (more where a comparison of its was "
+    assert rounds_range([10, 80, 20]) == ("10–80 interleaved rounds per variant (more for variants in a comparison "
                                           "still undecided)")  # fmt: skip
+
+
+def test_p_and_interval_edges_print_on_their_side():
+    """p at the level, p below a tiny level, an interval end a hair from ×1, the band's lower edge ×1/1.05."""
+    assert p_text(0.05, 0.05) == "= 0.05" and p_text(0.0003, 0.000625) == "= 0.0003"
+    hair = {"level": 0.05, "interval_low": 0.99996, "interval_high": 1.2}
+    assert interval_text(hair) == "95% interval ×0.99996–×1.20"
+    assert interval_text({"level": 0.05, "interval_low": 0.951, "interval_high": 1.01}) == "95% interval ×0.95–×1.01"
+    assert interval_text({"level": 0.05, "interval_low": 0.9525, "interval_high": 1.01}) == "95% interval ×0.953–×1.01"

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 ALPHA = 0.05  # two-sided false-positive rate of `real`; each one-sided test of `no effect` too
-BAND = 0.05  # "no effect": the speed-up shown to lie within ×(1 - BAND)…×(1 + BAND)
+BAND = 0.05  # "no effect": the speed-up shown to lie within ×1/(1 + BAND)…×(1 + BAND), ±log1p(BAND) in logs
 FIRST_LOOK = 10  # rounds at a sequential comparison's first look; each later look doubles them, up to the cap
 FASTER, SLOWER, NO_EFFECT, UNDECIDED = "faster", "slower", "no effect", "undecided"
 

@@ -122,11 +122,14 @@ def p_text(p: float, level: float | None = None) -> str:
     0.00625, where "0.006" would read below it (notebook 02_kv_cache)."""
     if p < 0.0005 and (level is None or level > 0.001):
         return "< 0.001"
-    for digits in range(3, 8):
+    if level is not None and p == level:
+        return f"= {level_text(level)}"
+    for digits in range(3, 10):
         text = f"{p:.{digits}f}"
-        if level is None or (float(text) < float(level_text(level))) == (p < level) and float(text) != level:
+        shown = float(text)
+        if (shown > 0 or p == 0) and (level is None or (shown < level) == (p < level) and shown != level):
             return f"= {text}"
-    return f"= {p:.8f}"
+    return f"= {p:.3g}"
 
 
 def outcome_text(g: dict) -> str:
@@ -206,10 +209,12 @@ def interval_text(g: dict) -> str:
 
 
 def _side_kept(x: float) -> str:
-    """`x` in two decimals, or more where two would put it on ×1 or a band edge, or across one."""
-    for digits in (2, 3, 4):
+    """`x` in two decimals, or more (up to six) where two would put it on ×1 or an edge of the band
+    the no-effect test uses (×1/(1 + BAND) and ×(1 + BAND)), or across one."""
+    for digits in range(2, 7):
         shown = round(x, digits)
-        if all((shown < edge) == (x < edge) and (shown != edge or x == edge) for edge in (1 - BAND, 1, 1 + BAND)):
+        edges = (1 / (1 + BAND), 1, 1 + BAND)
+        if all((shown < edge) == (x < edge) and (shown != edge or x == edge) for edge in edges):
             break
     return f"{x:.{digits}f}"
 
@@ -392,4 +397,4 @@ def rounds_range(runs) -> str:
     lo, hi = int(runs.min()), int(runs.max())
     if lo == hi:
         return f"{lo} interleaved rounds"
-    return f"{lo}–{hi} interleaved rounds per variant (more where a comparison of its was still undecided)"
+    return f"{lo}–{hi} interleaved rounds per variant (more for variants in a comparison still undecided)"
