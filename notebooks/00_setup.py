@@ -214,8 +214,9 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # speed-up at its look's level. By the same sum, the looks' intervals hold the true speed-up
 # together at least 95% of the time (for a speed-up that is the same in every round), whichever
 # look a comparison stops at: the pages call it a **95% sequential interval**. One still undecided
-# at the cap shows why in its interval, which holds both ×1 and the band's edge. Two identical variants can end there too: after the cap's
-# rounds neither real nor shown to be "no effect", which is why the design needs a cap. The
+# at the cap shows why in its interval, which holds both ×1 and the band's edge. Two identical
+# variants can end there too: after the cap's rounds neither real nor shown to be "no effect",
+# which is why the design needs a cap. The
 # error-rate table after the next cell reads, as a simulation measured them on the noise of our
 # recorded rounds and on simulated host noise (`tokgen_tools.seqsim`), both error rates (the
 # false "no effect" at the worse of the band's two edges), the power, and how often a variant

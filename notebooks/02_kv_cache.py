@@ -135,7 +135,8 @@ else:
 # %% [markdown]
 # ## 5. The article's claim, measured here
 #
-# Claim 2 reads the paired speed-ups of section 3, N by N.
+# Claim 2 reads the paired speed-ups of section 3, N by N, and whether the speed-up grows from
+# one N to the next, round by round.
 
 # %%
 show_claim(2, RESULTS_DIR)

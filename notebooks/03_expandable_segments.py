@@ -162,6 +162,8 @@ side = pd.concat(parts).sort_values(["max_seqlen", "run"]).rename(columns={"max_
 side["ms, median (IQR)"] = side.apply(lambda r: spread(r, unit=""), axis=1)
 shown = {"peak_reserved_gb": "peak reserved GB", "frag_gb": "fragmentation GB", "frag_pct": "fragmentation %"}
 say(table(side.rename(columns=shown), ["N", "run", "ms, median (IQR)", *shown.values()], digits=2))
+if note := tokgen.voice.shared_rounds_note(ok):  # medians over the rounds every variant ran, as in the runs table
+    say(note)
 
 # %% [markdown]
 # The two `default` rows of each N ran the same variant in two processes: how far apart they

@@ -296,7 +296,7 @@ else:
 #   eager mode Python's kernel launches; compiled, fewer launches but the same loop around them)
 #   can too. The no-check generator's gaps say how much of the gap is the sync's where this ran;
 #   the idle shares say how much of each step the GPU waits for the host.
-# * This notebook measures each model's gap, not why the two models' gaps differ in size: the
+# * This notebook measures each model's gap, not what sets each gap's size: the
 #   CPU rows of the compiled trace in `data/traces/` show what the host does before a compiled
 #   step begins.
 # * The remedy the article proposes, queuing step i+1 before checking step i, is notebook 07.

@@ -156,7 +156,7 @@ say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_g
 #
 # ## Exercises
 #
-# 1. Which two variants of the ranking are closest? Is their difference real (p < 0.05)
+# 1. Which two variants of the ranking are closest? Is their difference real (p below its level)
 #    (`tokgen.gains` on `data/07_pipelining.csv`)?
 # 2. Re-run notebook 07 at B = 1 (`-p BATCH_SIZE 1`) and then this one. Which ranking changes,
 #    and why?

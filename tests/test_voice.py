@@ -397,3 +397,13 @@ def test_p_and_interval_edges_print_on_their_side():
     assert interval_text(hair) == "95% interval ×0.99996–×1.20"
     assert interval_text({"level": 0.05, "interval_low": 0.951, "interval_high": 1.01}) == "95% interval ×0.95–×1.01"
     assert interval_text({"level": 0.05, "interval_low": 0.9525, "interval_high": 1.01}) == "95% interval ×0.953–×1.01"
+
+
+def test_a_table_of_sequential_comparisons_gives_each_ps_level_and_the_legend_says_so():
+    seq = {"variant": "b", "vs": "a", "speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 0.004,
+           "outcome": FASTER, "rounds": 20, "looks": "10;20;40;80", "level": 0.00625}  # fmt: skip
+    text = speedup_table(pd.DataFrame([seq]))
+    assert "| level |" in text and "| 0.004 | 20 | faster | 0.00625 |" not in text and "| 0.00625 |" in text
+    assert "p below its level (0.05 with fixed rounds; with the sequential design, the level of the look" in text
+    fixed = speedup_table(pd.DataFrame([{**seq, "looks": "", "level": 0.05}]))
+    assert "| level |" not in fixed

@@ -208,7 +208,7 @@ def _claim_2(tables):
     steps = growth_by_round(df, ns)
     if steps:
         measured += "; growth, the speed-up at each N against the N before, paired by round: " + ", ".join(
-            f"{a}→{b} {speedup_text(g)}" for (a, b), g in steps.items())
+            f"{a}→{b} {speedup_text(g, GROWTH_WORDS)}" for (a, b), g in steps.items())
     measured += f"; fragmentation {kv['frag_pct'].min():.0f}–{kv['frag_pct'].max():.0f}%"
     growing = _growing(list(steps.values()))
     verdict = _combine(all(s > 1.5 for s in speedups), growing)
@@ -216,6 +216,9 @@ def _claim_2(tables):
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between),
                             "the growth with N is undecided round by round (see measured)")  # fmt: skip
     return measured, verdict, ("smallest speed-up", min(speedups), (1.5,))
+
+
+GROWTH_WORDS = {FASTER: "grows", SLOWER: "shrinks", NO_EFFECT: f"unchanged within ±{BAND:.0%}"}  # claim 2's steps
 
 
 def growth_by_round(df: pd.DataFrame, ns: list) -> dict:
@@ -235,6 +238,8 @@ def _growing(steps: list[dict]) -> bool | None:
     """Claim 2's "growing with N" from `growth_by_round`: every step grows for real, beyond ±BAND,
     True; one that shrinks for real, or is shown to lie within ±BAND (a real growth inside the band
     too, as ties are read everywhere), False; otherwise undecided (None)."""
+    if not steps:  # one N: nothing to grow across, not a growth
+        return None
     if any(g["outcome"] in (SLOWER, NO_EFFECT) or g.get("no_effect") for g in steps):
         return False
     return True if all(g["outcome"] == FASTER for g in steps) else None
@@ -375,9 +380,10 @@ def _claim_7(tables):
     if c_sync is not None and c_piped is not None:
         gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged)"
     verdict = _combine(None if closed in (None, "split") else closed, *oks)
-    if verdict == UNDECIDED and closed == "split":  # what is open is the gap, not a comparison
-        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between),
-                            "the profiled windows disagree on whether pipelining halves the eager gap")  # fmt: skip
+    if verdict == UNDECIDED and closed == "split":  # what is open is the gap, and maybe a comparison too
+        also = " and a comparison it needs is undecided (see measured)" if None in oks else ""
+        why = f"the profiled windows disagree on whether pipelining halves the eager gap{also}"
+        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why)
     return "; ".join([gap, *parts]), verdict, None
 
 
@@ -463,8 +469,10 @@ def _claim_9(tables):
         g = gain(run, two, one)
         if g is not None:
             high = g.get("interval_high", float("nan"))
+            low = g.get("interval_low", float("nan"))
             cost = ("" if not math.isfinite(high) else  # too few rounds for an interval: nothing to say
-                    f"; its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
+                    f"; the second stream costs {low - 1:.1%}–{high - 1:.1%} (its interval)" if g["outcome"] == FASTER
+                    else f"; its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
                     else "; its interval leaves no cost of the second stream open")  # fmt: skip
             parts.append(f"{'compiled' if compiled else 'eager'}: one stream vs two (not judged) {speedup_text(g)}"
                          f"{cost}")  # fmt: skip
@@ -543,8 +551,9 @@ CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
         "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N", _claim_1),
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
-        "paired speed-up over naive > 1.5× at every N and growing with N: each N's interval above the one before "
-        "(notebook 02's interleaved run); fragmentation shown, not judged", _claim_2),
+        "paired speed-up over naive > 1.5× at every N; and growing with N: the speed-up at each N against the N "
+        "before, round by round over the rounds every N ran, grows for real (signed-rank p < 0.05) and by more "
+        "than ±5% (notebook 02's interleaved run); fragmentation shown, not judged", _claim_2),
     3: ("expandable segments", "expandable segments: fragmentation drops markedly; runtime improves marginally",
         "fragmentation (GB) at most half the default allocator's at every N where the default's is ≥ 20% of "
         "reserved (the others shown, not judged); not slower beyond ±5% at any N: "
@@ -641,7 +650,10 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         measured, verdict = f"{tables_}: written by a smoke run (tiny model or no GPU), not a measurement", SMOKE
     stability, why = float("nan"), ""
     if verdict == UNDECIDED and getattr(verdict, "reason", None):
-        why, verdict = verdict.reason, INCONCLUSIVE
+        between = getattr(verdict, "between", [])
+        could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
+        why = verdict.reason + (f"; whichever way it falls, the claim is {could}" if len(between) > 1 else "")
+        verdict = INCONCLUSIVE
     elif verdict == UNDECIDED:
         between = getattr(verdict, "between", [])
         could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)

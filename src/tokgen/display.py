@@ -128,8 +128,10 @@ def save_figure(fig, name: str, results_dir: str | Path) -> None:
 
 def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     """Runtime vs max_seqlen on log-log axes, median with the interquartile range, fitted slope (notebook 01)."""
+    overs = []
     for name, df in results.items():
-        df = df.sort_values("max_seqlen")
+        df = shared_rounds(df).sort_values("max_seqlen")  # over the rounds every variant of its run ran
+        overs.append(shared_rounds_text(df))
         n, med = df["max_seqlen"], df["median_ms"]
         ax.errorbar(n, med, yerr=_iqr(df), marker="o", capsize=3, label=f"{name}: slope {slope(n, med):.2f}")
     ax.set_xscale("log")
@@ -137,7 +139,8 @@ def plot_scaling(ax, results: dict[str, pd.DataFrame]):
     plain_log_axis(ax.xaxis)  # "100", "200", "400": no mantissa × exponent labels
     plain_log_axis(ax.yaxis)
     ax.set_xlabel("max_seqlen N (log)")
-    ax.set_ylabel("runtime per generation, ms (median, IQR; log)")
+    over = next((o for o in overs if o), "")
+    ax.set_ylabel("runtime per generation, ms (median, IQR; log)" + (f"\n({over})" if over else ""))
     ax.legend()
     return ax
 
@@ -298,12 +301,14 @@ def trend(values, within: float = BAND, digits: int = 2) -> str:
 def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
     """Median runtime per generation against N with the interquartile range, one line per value
     of `by` (notebook 04_static_cache)."""
+    results = shared_rounds(results)  # medians over the rounds every variant of its comparison ran
     for (name, d), marker in zip(results.groupby(by), "osD^v"):
         d = d.sort_values("max_seqlen")
         ax.errorbar(d["max_seqlen"], d["median_ms"], yerr=_iqr(d), marker=marker, capsize=3, label=name)
     ax.set_xticks(sorted(results["max_seqlen"].unique()))
     ax.set_xlabel("max_seqlen N")
-    ax.set_ylabel("runtime per generation, ms (median, IQR)")
+    over = shared_rounds_text(results)
+    ax.set_ylabel("runtime per generation, ms (median, IQR)" + (f"\n({over})" if over else ""))
     ax.legend(frameon=False)
     return ax
 

@@ -132,11 +132,12 @@ def p_text(p: float, level: float | None = None) -> str:
     return f"= {p:.3g}"
 
 
-def outcome_text(g: dict) -> str:
+def outcome_text(g: dict, said: dict | None = None) -> str:
     """A comparison's outcome in words, with the rounds that would likely decide an undecided one,
-    a real difference inside the band, a row outside its slice (notebook 03_expandable_segments)."""
+    a real difference inside the band, a row outside its slice; `said` ({outcome: words}) words an
+    outcome another way, e.g. "grows" for faster (notebook 03_expandable_segments)."""
     outcome = g["outcome"]
-    words = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided"}.get(outcome, outcome)
+    words = {NO_EFFECT: f"no effect, within ±{BAND:.0%}", UNDECIDED: "undecided", **(said or {})}.get(outcome, outcome)
     needed = g.get("rounds_to_decide")
     looks = parse_looks(g.get("looks"))
     if outcome == UNDECIDED and looks:  # sequential: it ran on to its cap, or its variants stopped before
@@ -163,7 +164,7 @@ def _digits(g: dict) -> int:
     return 3 if g["outcome"] in DECIDED and g.get("no_effect") and round(g["speedup"], 2) == 1 else 2
 
 
-def speedup_text(g: dict | None) -> str:
+def speedup_text(g: dict | None, said: dict | None = None) -> str:
     """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster)", a sequential comparison with its
     cap, its look's level and interval; "not measured" for None (notebook 02_kv_cache)."""
     if g is None:
@@ -175,10 +176,10 @@ def speedup_text(g: dict | None) -> str:
         of = f" of {int(rounds)} rounds, up to {looks[-1]}"
     iqr = f"IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}"
     if not looks:
-        return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], ALPHA)}, {outcome_text(g)})"
+        return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], ALPHA)}, {outcome_text(g, said)})"
     return (
         f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], g['level'])} at level {level_text(g['level'])}, "
-        f"{outcome_text(g)}; "
+        f"{outcome_text(g, said)}; "
         f"{interval_text(g)})"
     )
 
@@ -252,6 +253,9 @@ def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = No
     out["speed-up"] = [f"×{g['speedup']:.{_digits(g)}f}" for g in rows]
     out["IQR of rounds"] = [f"×{g['speedup_q25']:.{_digits(g)}f}–×{g['speedup_q75']:.{_digits(g)}f}" for g in rows]
     out["p"] = [p_text(g["p_value"], g.get("level") or ALPHA).removeprefix("= ") for g in rows]
+    if any(parse_looks(g.get("looks")) for g in rows):  # sequential: each p is judged at its look's level
+        out["level"] = [level_text(g["level"]) if g.get("level") == g.get("level") and g.get("level") else ""
+                        for g in rows]  # fmt: skip
     out["rounds"] = [str(int(g["rounds"])) for g in rows]
     out["outcome"] = [outcome_text(g) for g in rows]
     return table(out) + (f"\n\n{LEGEND}" if legend else "")
@@ -259,7 +263,8 @@ def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = No
 
 LEGEND = (
     "*Speed-up: the median over interleaved rounds of t(against) / t(variant); above ×1 the variant is "
-    f"faster. IQR: that of the per-round ratios. Faster or slower: p < {ALPHA} (signed-rank test); no effect: "
+    f"faster. IQR: that of the per-round ratios. Faster or slower: the signed-rank test's p below its level "
+    f"({ALPHA} with fixed rounds; with the sequential design, the level of the look that judged it); no effect: "
     f"shown to lie within ±{BAND:.0%}; undecided: neither.*"
 )
 
