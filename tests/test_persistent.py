@@ -7,6 +7,7 @@ import pytest
 
 import tokgen
 from tokgen import persistent, waterfall
+from tokgen.bench import round_orders
 
 
 def test_step_stages_read_the_fused_steps_bytes_in_its_order(tiny):
@@ -51,16 +52,12 @@ def test_persistent_stream_refuses_an_unknown_mode(tiny):
 
 def test_interleaved_times_calls_each_once_per_round_after_a_warm_up():
     calls = []
+    orders = round_orders(2, 4, random.Random(7))  # what drawn_orders gives for a recorded seed of 7
     times = persistent.interleaved_times({"a": lambda: calls.append("a") or 1.0, "b": lambda: calls.append("b") or 2.0},
-                                         rounds=4, seed=7)  # fmt: skip
+                                         orders)  # fmt: skip
     assert times == {"a": [1.0] * 4, "b": [2.0] * 4} and len(calls) == 10
     assert sorted(calls[2:4]) == ["a", "b"]
-    rng, order = random.Random(7), []  # the recorded seed gives back the rounds' order
-    for _ in range(4):
-        names = ["a", "b"]
-        rng.shuffle(names)
-        order += names
-    assert calls[2:] == order
+    assert calls[2:] == [["a", "b"][i] for order in orders for i in order]  # each round in its recorded order
 
 
 @pytest.mark.gpu

@@ -649,15 +649,12 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         tables_ = ", ".join(sorted(tables.smoke))
         measured, verdict = f"{tables_}: written by a smoke run (tiny model or no GPU), not a measurement", SMOKE
     stability, why = float("nan"), ""
-    if verdict == UNDECIDED and getattr(verdict, "reason", None):
-        between = getattr(verdict, "between", [])
+    if verdict == UNDECIDED:
+        between, reason = getattr(verdict, "between", []), getattr(verdict, "reason", None)
         could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
-        why = verdict.reason + (f"; whichever way it falls, the claim is {could}" if len(between) > 1 else "")
-        verdict = INCONCLUSIVE
-    elif verdict == UNDECIDED:
-        between = getattr(verdict, "between", [])
-        could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
-        if len(between) == 3:
+        if reason:  # open for a reason of its own, not a comparison's
+            why = reason + (f"; whichever way it falls, the claim is {could}" if len(between) > 1 else "")
+        elif len(between) == 3:
             why = f"comparisons it needs are undecided (see measured): as they fall, the claim can be {could}"
         else:
             why = "a comparison it needs is undecided (see measured)" + (

@@ -14,7 +14,6 @@ activations, so they may be read early), or with the program's next tile in flig
 (`prefetch2`).
 """
 
-import random
 import statistics
 
 import numpy as np
@@ -28,6 +27,7 @@ except ImportError:
     triton = None
 
 from .bandwidth import generation_bytes
+from .bench import drawn_orders
 from .gpu_slice import copy_bandwidth
 from .handwritten import FusedStep
 from .model import require_cuda, require_positive
@@ -311,20 +311,17 @@ def _event_ms(run) -> float:
     return start.elapsed_time(end)
 
 
-def interleaved_times(calls: dict, rounds: int, seed: int) -> dict[str, list[float]]:
+def interleaved_times(calls: dict, orders: list[list[int]]) -> dict[str, list[float]]:
     """Milliseconds of each of `calls` (name -> a function that returns its own time in ms), one
-    call each per round in the random order `seed` draws (the caller records it), after one warm-up
-    call each (notebook 12_speed_of_light)."""
-    require_positive(rounds=rounds)
-    rng = random.Random(seed)
+    call each per round in that round's order (`tokgen.bench.drawn_orders`, whose seed the caller
+    records), after one warm-up call each (notebook 12_speed_of_light)."""
+    require_positive(rounds=len(orders))
     for call in calls.values():
         call()
-    times = {name: [] for name in calls}
-    for _ in range(rounds):
-        order = list(calls)
-        rng.shuffle(order)
-        for name in order:
-            times[name].append(calls[name]())
+    names, times = list(calls), {name: [] for name in calls}
+    for order in orders:
+        for i in order:
+            times[names[i]].append(calls[names[i]]())
     return times
 
 
@@ -359,8 +356,8 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
         built[name] = ps
         calls[name] = lambda g=g: _event_ms(g.replay)
     calls |= extra or {}
-    seed = random.SystemRandom().randrange(2**32) if seed is None else seed  # a fresh order each run, recorded
-    times = interleaved_times(calls, rounds, seed) if calls else {}
+    seed, orders = drawn_orders(len(calls), rounds, seed)  # a fresh order each run unless seeded, recorded
+    times = interleaved_times(calls, orders) if calls else {}
     for name, ps in built.items():
         problems = ps.check()
         if problems:

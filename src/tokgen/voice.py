@@ -196,7 +196,7 @@ def level_text(level: float) -> str:
 
 def interval_text(g: dict) -> str:
     """ "95% interval ×1.03–×1.12": a comparison's interval at its level, each end with as many
-    decimals (two to four) as keep it on its side of ×1 and of the band's edges: ×1.002, not ×1.00,
+    decimals (two to six) as keep it on its side of ×1 and of the band's edges: ×1.002, not ×1.00,
     for an interval that excludes ×1. A sequential comparison's is its look's interval, at that look's
     level: the looks' intervals hold the true speed-up together at least 1 - ALPHA of the time (their
     levels add up to ALPHA), so it reads "95% sequential interval", not the look's own 99.4%, which
