@@ -220,7 +220,9 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # error-rate table after the next cell reads, as a simulation measured them on the noise of our
 # recorded rounds and on simulated host noise (`tokgen_tools.seqsim`), both error rates (the
 # false "no effect" at the worse of the band's two edges), the power, and how often a variant
-# against itself stays undecided at the cap.
+# against itself stays undecided at the cap. The recorded rounds are those of the tables the
+# simulation found when it ran, which can be an earlier run's than the notebooks beside it: the
+# line under the table says which run's, where the CSV records it.
 #
 # After the rounds, one more run of each variant under the profiler (torch.profiler, which reads
 # the GPU's activity through CUPTI, NVIDIA's profiling interface) gives its **GPU busy time**:
@@ -277,6 +279,7 @@ say(
 )
 say(tokgen.display.design_text(looks))
 say(table(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"), digits=3))
+say(tokgen.stats.recorded_rounds_source(tokgen.results.ROOT / "data"))  # whose tables the recorded noise is
 
 # %% [markdown]
 # ## 5. Provenance

@@ -113,8 +113,27 @@ say(
 # forward pass over i tokens, attention over i×i) and a part that does not (launching every
 # kernel of the model from Python, and the per-step sync). Where the second part weighs more, the
 # slope lies below 2; the longer the sequence, the more the growing part counts. A slope fitted
-# over a few sizes describes those sizes only.
+# over a few sizes describes those sizes only. Where the allocator ran out of memory and retried
+# (section 4 prints its retries per N), that N's times include the retries: its growth over the
+# N before is then not the generator's work alone.
 #
+# ### Host-bound or GPU-bound?
+#
+# The table below measures how much of each step the GPU works. Per step: the wall time, and the
+# part of it in which the GPU was busy (read by torch.profiler from CUPTI, CUDA's profiling
+# interface: one profiled run per N, after the timed rounds), as a share of the wall time: under
+# half the step is **host-bound** (the host sets the pace), from 90% **GPU-bound**, between the
+# two **mixed**. Compare the columns down the N: the busy part is the GPU's work, which grows with
+# the sequence; the rest of the step (wall less busy), in which the GPU waits, is the part that
+# does not grow where it stays about the same from one N to the next. The lower the share, the
+# more that part weighs, and the further below 2 the slope over those N can lie. The table says
+# how long the GPU waits, not what for: the launches and the sync are the expected causes, not
+# measured here (notebook 06 puts a step on a timeline).
+
+# %%
+say(tokgen.display.bound_table(ok))
+
+# %% [markdown]
 # ## 4. Memory
 #
 # Each step allocates slightly larger tensors than the step before (the logits alone are

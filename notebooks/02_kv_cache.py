@@ -117,6 +117,22 @@ if len(speedups) > 1:
         f"at N = {last['N']} {tokgen.display.speedup_text(last)}.")  # fmt: skip
 
 # %% [markdown]
+# ### Host-bound or GPU-bound?
+#
+# Notebook 01's table (section 3), for both generators: per step, the wall time, the part of it in
+# which the GPU was busy (CUPTI, one profiled run per variant after the timed rounds) and their
+# share, with the bound it gives (host-bound under half, GPU-bound from 90%, mixed between).
+# Compare the two generators at each N: the busy column says how much GPU work per step the cache
+# saves, the wall column how much of that saving reached the step's time. The rest lies in the
+# wait (wall less busy), the time in which the GPU is idle: where the cache's steps are
+# host-bound, that wait is most of the step, and the speed-up over naive is only as large as the
+# wait lets it be. The table says how long the GPU waits, not what for (notebook 06 puts a step on
+# a timeline).
+
+# %%
+say(tokgen.display.bound_table(results[results["status"] == "ok"]))
+
+# %% [markdown]
 # ## 4. Memory
 #
 # The dynamic cache concatenates one position per step onto every layer's keys and values, so

@@ -336,7 +336,8 @@ if CUDA:
     floor_ms = tokgen.bandwidth.floor_ms(model, BATCH_SIZE, MAX_SEQLEN, bandwidth)
     row = {"copy_mb": COPY_MB, "runs": 20, "bandwidth_gb_s": bandwidth, "task_floor_ms": floor_ms}
     tokgen.Recorder("10_bandwidth", RESULTS_DIR, params=PARAMS).write(row)
-    say(f"Copy bandwidth {bandwidth:,.0f} GB/s; the task's floor: **{floor_ms:.1f} ms** per generation.")
+    say(f"Copy bandwidth {bandwidth:,.0f} GB/s (bytes read + written, the median of 20 copies of {COPY_MB} MB); "
+        f"the task's floor: **{floor_ms:.1f} ms** per generation.")  # fmt: skip
 else:
     floor_ms = float("nan")
     say("*On the CPU: no floor (it needs the GPU's bandwidth).*")
@@ -346,7 +347,11 @@ else:
 # variant's rank is one plus the number of variants that were really faster than it; variants the
 # rounds do not tell apart share a rank). Speed-ups are paired (the median over rounds of the
 # base's time over the variant's, > 1: faster; notebook 00); "× task floor" is the median time
-# over the floor.
+# over the floor. What parts two ranks is what the rounds show about a difference, not its size:
+# a real difference that the rounds do not also show to lie within ±5% parts them, while a
+# difference shown to lie within ±5% (no effect) or still undecided does not. So a smaller
+# difference can part two ranks where a larger one, shown to lie inside the band, leaves two
+# variants tied.
 
 # %%
 ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")
@@ -579,7 +584,11 @@ for generator, runs in sweeps.items():  # each generator's K against its K = 1, 
 if CUDA:
     share = idle.set_index("variant")["gpu_idle_fraction"]
     host = tokgen.label("pipelined_static", compiled=True)  # launches every kernel from Python: slowed by the profiler
-    inflated = f" (`{host}`'s inflated by the profiler's host cost, section 4)" if host in share.index else ""
+    unprofiled = ok.set_index("variant")["gpu_busy_share"].get(host, float("nan"))  # section 3's rounds
+    inflated = (f" (`{host}`'s may be inflated by the profiler's host cost, section 4"
+                + (f"; against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle "
+                   f"{1 - unprofiled:.1%} of a whole generation" if unprofiled == unprofiled else "")
+                + ")") if host in share.index else ""  # fmt: skip
     say("* GPU idle share of the profiled window: " + ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
         + inflated + ".")  # fmt: skip
 if CUDA and unfused and fused:

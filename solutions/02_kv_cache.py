@@ -68,9 +68,12 @@ say(
 # ## Exercise 2: how much of a step depends on N?
 #
 # Time one decode step of the KV-cache generator with 10 and with 390 cached positions,
-# interleaved round by round, and profile one of each for the GPU's busy time. The GPU's
-# difference is the attention over the cache and the copy `torch.cat` makes of the whole
-# DynamicCache each step; the rest of the step (the weights, the host's launches) does not
+# interleaved round by round, and profile one of each for the GPU's busy time. What is measured:
+# the wall time of each step and the GPU's busy time of each (its sum over kernels, one profiled
+# call). Their difference is the part of the step that depends on N; which kernels make it is not
+# measured here (a kernel-by-kernel profile would split it, as notebook 10 does). The expected
+# ones: the attention over the cache, and the copy `torch.cat` makes of the whole DynamicCache
+# each step; the rest of the step (reading the weights, the host's launches) is expected not to
 # depend on N. The wall time holds both; where the host sets the pace, the host's launches can
 # hide the GPU's part of it.
 
@@ -103,7 +106,8 @@ if "gpu_busy_ms" in steps and steps["gpu_busy_ms"].notna().all():
     extra = busy["one step at N = 390"] - busy["one step at N = 10"]
     share = extra / busy["one step at N = 390"]
     say(f"On the GPU the step's work grows by {extra:+.3f} ms from N = 10 to N = 390, {share:.0%} of its GPU time "
-        "at N = 390: the part of a step that depends on N.")  # fmt: skip
+        "at N = 390: the part of a step that depends on N (which kernels it is, a busy time does not "
+        "say).")  # fmt: skip
 else:
     say("*The GPU's busy time needs a GPU (CUPTI): on a CPU the wall times above are the whole answer.*")
 

@@ -140,7 +140,9 @@ say(
 #
 # Compiling fuses the elementwise work between the matrix products (layer norms, GELU, bias,
 # residual adds) into a few generated kernels; the counts below say how many launches per step
-# that leaves.
+# that leaves, at this solution's `BATCH_SIZE`. The count depends on the batch size (cuBLAS picks
+# its matrix-product kernels by shape, and some take more than one launch), so notebook 06's count
+# at its own B need not match.
 
 # %%
 if CUDA:
@@ -152,6 +154,6 @@ if CUDA:
         )
         run(tokgen.generators.no_hook)  # warm-up: compilation
         summary = tokgen.profile_steps(run, start=MAX_SEQLEN // 4, stop=MAX_SEQLEN // 2).summary()
-        say(f"{name}: {summary['kernels_per_step']:.0f} kernels per step")
+        say(f"{name}, B = {BATCH_SIZE}: {summary['kernels_per_step']:.0f} kernels per step")
 else:
     say("*On a CPU there are no kernels to count: run this cell on a GPU.*")

@@ -113,14 +113,17 @@ else:
 # %%
 if CUDA:
     static = ex2[ex2["variant"] == "kv_static"]
-    busy, gap, period = (tokgen.display.trend(static[col]) for col in what)
+    busy = tokgen.display.trend(static["gpu_busy_per_step_us"])
     fixed = busy.startswith("changes by less")
+    gap, period = (f"{static[c].iloc[-1]:.0f} against {static[c].iloc[0]:.0f} µs"
+                     for c in ("idle_gap_median_us", "step_period_us"))  # fmt: skip
     say(
         f"The static cache's busy time {busy} between the windows"
         + (": its GPU work is the same at every position." if fixed else ", though its shapes are the same at "
            "every position: something besides the position (the GPU's clock, the profiler) moved it.")
-        + f" Its idle gap {gap} and its step period {period}: both are set by the host's time; whether the "
-        "position moves them, these few windows cannot tell from the host's other variation."
+        + f" Its idle gap reads {gap} and its step period {period} (late window against early; single profiles, "
+        "so not a trend): both are set by the host's time, and whether the position moves them, one profile per "
+        "window cannot tell from the host's other variation."
     )  # fmt: skip
 
 # %% [markdown]

@@ -73,7 +73,7 @@ def test_the_device_memory_note_says_could_not_reserve_more_only_where_the_alloc
     measured; a table from before the retries were recorded says nothing about them."""
     rows = pd.DataFrame({"variant": ["a", "b", "c"], "max_seqlen": [50, 100, 200], "device_memory_gb": 85.0,
                          "peak_reserved_gb": [8.8, 33.2, 83.6], "num_alloc_retries": [0, 0, 4]})  # fmt: skip
-    head = "The GPU has 85 GB (79 GiB, the unit of its name). At N = 200 peak reserved memory reached ≥ 90% of it"
+    head = "The GPU has 85.0 GB (79.2 GiB of 2³⁰ bytes). At N = 200 peak reserved memory reached ≥ 90% of it"
     assert display.device_memory_note(rows) == head + (
         "; the allocator freed its cache and retried an allocation 4 times at N=200 (the last run at each N): it "
         "could not reserve more, so fragmentation there is capped by device memory."
@@ -82,8 +82,13 @@ def test_the_device_memory_note_says_could_not_reserve_more_only_where_the_alloc
     assert no_retry.startswith(head + "; the allocator retried no allocation there") and "reserve more" not in no_retry
     assert display.device_memory_note(rows.drop(columns="num_alloc_retries")) == head + "."  # an older table
     assert display.device_memory_note(rows.assign(peak_reserved_gb=1.0)).endswith(
-        "GiB, the unit of its name). No N came near it: the fragmentation below is the allocator's own."
+        "GiB of 2³⁰ bytes). No N came near it: the fragmentation below is the allocator's own."
     )
+    named = display.device_memory_note(rows.assign(gpu="NVIDIA H100 80GB HBM3"))  # 80 lies nearer 79.2 GiB than 85 GB
+    assert named.startswith("The GPU has 85.0 GB (79.2 GiB of 2³⁰ bytes; the “80GB” of its name is nearer the GiB "
+                            "figure). At N = 200")  # fmt: skip
+    assert "nearer the GB figure" in display.device_memory_note(rows.assign(gpu="Some GPU 84GB"))  # 84: nearer 85 GB
+    assert "of its name" not in display.device_memory_note(rows.assign(gpu="NVIDIA H200"))  # no size in the name
     assert "| allocator retries (last run) |" in display.memory_table(rows.assign(peak_allocated_gb=1.0, frag_gb=0.5,
                                                                                    frag_pct=50.0))  # fmt: skip
     assert "retries" not in display.memory_table(rows.drop(columns="num_alloc_retries").assign(

@@ -314,3 +314,56 @@ def test_the_error_rate_table_gives_the_worse_band_edge_and_the_a_a_comparisons_
     assert rates.loc["recorded rounds", "A/A undecided at the cap"] == pytest.approx(0.25)  # A/A's, not another's
     flipped = sequential_error_rates(_error_rates_csv(tmp_path, edges=(0.03, 0.01))).set_index("noise")
     assert flipped.loc["recorded rounds", "false no effect (worse band edge)"] == pytest.approx(0.03)
+
+
+def test_the_recorded_rounds_source_names_the_runs_whose_tables_the_simulation_read(tmp_path):
+    """Notebook 00's line under the error-rate table: the tables' commits as seqsim recorded them,
+    beside the commit and time the simulation itself ran at; an older CSV says it does not record them."""
+    from tokgen.stats import recorded_rounds_source
+
+    base = {"scenario": "A/A", "commit": "4f30a978e0b5ab", "recorded_at": "2026-11-26T11:19:00+00:00"}
+    rows = [
+        {**base, "source": "simulated host noise", "recorded_pairs": "", "recorded_commits": ""},
+        {**base, "source": "recorded rounds", "recorded_pairs": "746 pairs from 27 tables: data/01_naive.csv, x.csv",
+         "recorded_commits": "9d6c84b80aa0 (27 tables)"},
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    assert recorded_rounds_source(tmp_path) == (
+        "Recorded rounds: 746 pairs from 27 tables, the tables the simulation found when it ran, made at commit "
+        "9d6c84b80aa0 (27 tables); the simulation ran at commit 4f30a978e0b5, 2026-11-26 11:19 UTC."
+    )
+    rows[1]["recorded_commits"] = "9d6c84b80aa0 (20 tables), 4f30a978e0b5 (7 tables)"
+    pd.DataFrame(rows).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    assert "made at commits 9d6c84b80aa0 (20 tables), 4f30a978e0b5 (7 tables);" in recorded_rounds_source(tmp_path)
+    pd.DataFrame(rows).drop(columns="recorded_commits").to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    unrecorded = (
+        "Recorded rounds: 746 pairs from 27 tables, the tables the simulation found when it ran (the simulation ran "
+        "at commit 4f30a978e0b5, 2026-11-26 11:19 UTC); which run made those tables, this CSV does not record."
+    )
+    assert recorded_rounds_source(tmp_path) == unrecorded  # a CSV from before the column
+    rows[1]["recorded_commits"] = ""  # the column, empty (read back as NaN)
+    pd.DataFrame(rows).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    assert recorded_rounds_source(tmp_path) == unrecorded
+    pd.DataFrame(rows[:1]).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    assert recorded_rounds_source(tmp_path) == ""  # no recorded rounds: nothing to name
+
+
+def test_seqsim_records_the_commits_of_the_tables_it_read(tmp_path):
+    """tokgen_tools.seqsim: each commit of the tables' `commit` column, with how many tables hold it,
+    most first; a table without the column counts as unrecorded; simulate() writes it on the
+    recorded rounds' rows only."""
+    from tokgen_tools.seqsim import simulate, table_commits
+
+    (tmp_path / "data").mkdir()
+    times = [";".join(f"{100 + (i * 7 + k) % 5}" for i in range(8)) for k in range(2)]
+    for name, commit in (("a", "a" * 40), ("b", "a" * 12), ("c", "b" * 40), ("d", None)):
+        table = pd.DataFrame({"variant": ["x", "y"], "times_ms": times, "order_seed": 1, "status": "ok"})
+        if commit:
+            table["commit"] = commit
+        table.to_csv(tmp_path / "data" / f"{name}.csv", index=False)
+    tables = ["data/a.csv", "data/b.csv", "data/c.csv", "data/d.csv"]
+    assert table_commits(tables, tmp_path) == "aaaaaaaaaaaa (2 tables), bbbbbbbbbbbb (1 table), unrecorded (1 table)"
+    rows = simulate(trials=20, cap=20, root=tmp_path)
+    recorded = rows[rows["source"] == "recorded rounds"]
+    assert len(recorded) and (recorded["recorded_commits"] == table_commits(tables, tmp_path)).all()
+    assert (rows[rows["source"] != "recorded rounds"]["recorded_commits"] == "").all()

@@ -6,6 +6,7 @@ them from data/ and `say`s them.
 
 import functools
 import inspect
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -78,7 +79,7 @@ def say(text: str) -> None:
 
 
 def bound_table(results: pd.DataFrame) -> str:
-    """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 05_torch_compile;
+    """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 01_naive;
     rows of `compare(..., gpu_busy=True)`), over the rounds every variant of its comparison ran
     (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran)."""
     if results["gpu_busy_ms"].isna().all():
@@ -272,16 +273,23 @@ def memory_table(results: pd.DataFrame) -> str:
 
 
 def device_memory_note(results: pd.DataFrame) -> str:
-    """The GPU's memory, the sizes whose peak reserved reached 90% of it, and what the allocator
+    """The GPU's memory in GB and GiB (and which of the two the "80GB" of a name like "NVIDIA H100
+    80GB HBM3" is nearer), the sizes whose peak reserved reached 90% of it, and what the allocator
     measured there: whether it ran out and retried (`tokgen.claims.retries_text`; notebook 01_naive)."""
     gpu_gb = results["device_memory_gb"].iloc[0]
+    gib = gpu_gb * 1e9 / 2**30
+    named = re.search(r"\b(\d+)\s?GB\b", str(results["gpu"].iloc[0])) if "gpu" in results else None
+    unit = ""
+    if named:
+        nearer = "GiB" if abs(int(named[1]) - gib) < abs(int(named[1]) - gpu_gb) else "GB"
+        unit = f"; the “{named[0]}” of its name is nearer the {nearer} figure"
     full = near_device_memory(results)
     note = "No N came near it: the fragmentation below is the allocator's own."
     if len(full):
         retried = retries_text(full)
         note = f"At N = {', '.join(map(str, full['max_seqlen']))} peak reserved memory reached ≥ 90% of it"
         note += f"; {retried}." if retried else "."
-    return f"The GPU has {gpu_gb:.0f} GB ({gpu_gb * 1e9 / 2**30:.0f} GiB, the unit of its name). {note}"
+    return f"The GPU has {gpu_gb:.1f} GB ({gib:.1f} GiB of 2³⁰ bytes{unit}). {note}"
 
 
 def trend(values, within: float = BAND, digits: int = 2) -> str:

@@ -392,6 +392,28 @@ def sequential_error_rates(data_dir) -> pd.DataFrame:
     ).rename_axis("noise").reset_index()
 
 
+def recorded_rounds_source(data_dir) -> str:
+    """Which run's tables the error-rate table's "recorded rounds" came from, as
+    `data_dir`/sequential_error_rates.csv records it (tokgen_tools.seqsim's `recorded_commits`: the
+    tables' own commits), beside the commit and time the simulation ran at; a CSV from before that
+    column says it does not record them (notebook 00_setup). "" without recorded rounds."""
+    df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
+    rows = df[df["source"] == "recorded rounds"]
+    if rows.empty:
+        return ""
+    row = rows.iloc[0]
+    pairs = str(row.get("recorded_pairs", "")).split(":")[0]
+    when = str(row["recorded_at"])[:16].replace("T", " ")
+    ran = f"the simulation ran at commit {str(row['commit'])[:12]}, {when} UTC"
+    made = row.get("recorded_commits")
+    if isinstance(made, str) and made:
+        commits = "commits" if "), " in made else "commit"
+        found = f"Recorded rounds: {pairs}, the tables the simulation found when it ran"
+        return f"{found}, made at {commits} {made}; {ran}."
+    return (f"Recorded rounds: {pairs}, the tables the simulation found when it ran ({ran}); which run made those "
+            "tables, this CSV does not record.")  # fmt: skip
+
+
 def resample_rounds(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """The table as if its rounds had been drawn again: one bootstrap draw of round indices,
     the same for every row (rounds are paired across variants), and the times' summaries

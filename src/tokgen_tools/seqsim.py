@@ -23,9 +23,10 @@ Two sources of per-round log-ratios, each judged by the very rule `tokgen.compar
 Scenarios: A/A (×1; any "faster" or "slower" is a false positive), an effect at the edge of the
 band, ×(1 ± BAND) (any "no effect" is a false one), and ×1.10 and ×1.15 (power: "faster").
 Each row: the shares of each outcome, the error rate the scenario measures with its Monte-Carlo
-standard error, the mean rounds used, and provenance (source tables, noise summary, seed,
-versions, commit). tests/test_stats.py runs a small seeded copy; README and notebook 00 read the
-CSV (`tokgen.stats.sequential_error_rates`).
+standard error, the mean rounds used, and provenance (source tables and the commits that made
+them, noise summary, seed, versions, this code's commit). tests/test_stats.py runs a small seeded
+copy; README and notebook 00 read the CSV (`tokgen.stats.sequential_error_rates`,
+`tokgen.stats.recorded_rounds_source`).
 """
 
 import argparse
@@ -90,6 +91,20 @@ def recorded_pairs(root: Path = ROOT) -> tuple[list[np.ndarray], list[str]]:
                         noises.append(x - hodges_lehmann(x))
             tables.append(str(path.relative_to(root)))
     return noises, sorted(set(tables))
+
+
+def table_commits(tables: list[str], root: Path = ROOT) -> str:
+    """Which runs made the recorded rounds: each commit in the tables' `commit` column (12 digits)
+    with how many of `tables` (paths under `root`) hold it, most first, e.g. "9d6c84b80aa0 (27
+    tables)"; a table without the column counts as "unrecorded". Notebook 00_setup names it."""
+    counts: dict[str, int] = {}
+    for table in tables:
+        has = "commit" in pd.read_csv(root / table, nrows=0).columns
+        commits = pd.read_csv(root / table, usecols=["commit"])["commit"].dropna() if has else []
+        for commit in sorted({str(c)[:12] for c in commits} or {"unrecorded"}):
+            counts[commit] = counts.get(commit, 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{c} ({n} table{'s' * (n != 1)})" for c, n in ordered)
 
 
 def recorded_noise(noises: list[np.ndarray], rng: np.random.Generator, trials: int, rounds: int) -> np.ndarray:
@@ -164,6 +179,7 @@ def simulate(trials: int = 4000, cap: int = 80, seed: int = 46, root: Path = ROO
     looks = looks_up_to(cap)
     rng = np.random.default_rng(seed)
     noises, tables = recorded_pairs(root)
+    commits = table_commits(tables, root)
     common = {
         "looks": ";".join(map(str, looks)),
         "cap": cap,
@@ -181,7 +197,7 @@ def simulate(trials: int = 4000, cap: int = 80, seed: int = 46, root: Path = ROO
         rows.append(
             {"source": "simulated host noise", "scenario": name, "true_speedup": speedup,
              **error_rates(np.log(times[..., 0] / times[..., 1]), speedup, looks), **noise_summary(times),
-             "recorded_pairs": "", **common}
+             "recorded_pairs": "", "recorded_commits": "", **common}
         )  # fmt: skip
         if noises:
             x = recorded_noise(noises, rng, trials, cap)
@@ -191,7 +207,7 @@ def simulate(trials: int = 4000, cap: int = 80, seed: int = 46, root: Path = ROO
                 {"source": "recorded rounds", "scenario": name, "true_speedup": speedup,
                  **error_rates(x + math.log(speedup), speedup, looks), "times_iqr_over_median": math.nan,
                  "ratio_quartiles_from_median": "", "recorded_pairs": f"{len(noises)} pairs from {len(tables)} tables: "
-                 + ", ".join(tables), **common}
+                 + ", ".join(tables), "recorded_commits": commits, **common}
             )  # fmt: skip
     return pd.DataFrame(rows)
 
