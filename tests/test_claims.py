@@ -731,3 +731,78 @@ def test_growth_from_one_n_to_the_next_pairs_the_rounds_not_the_medians():
     assert growth_ratios(df) == pytest.approx([4.0])
     three = pd.DataFrame({"max_seqlen": [50, 100, 200], "times_ms": ["1;1;1", "3;3;3", "9;12;6"]})
     assert growth_ratios(three) == pytest.approx([3.0, 3.0])
+
+
+def test_notebook_02_runs_each_n_until_its_interval_clears_claim_2s_threshold_and_shows_that_interval():
+    """Notebook 02's own statements, run on stand-in variants: the pairs it hands to `tokgen.compare`
+    carry claim 2's ×1.5 (as notebook 07's claim-10 pair carries SUMMARY_THRESHOLDS), and section
+    3's speed-ups are read with it, so the page prints the interval the claim judges."""
+    import ast
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import tokgen
+
+    source = (Path(__file__).resolve().parents[1] / "notebooks" / "02_kv_cache.py").read_text()
+    tree = ast.parse(source)
+    wanted = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") in ("KV", "pairs")]
+    space = {"tokgen": tokgen, "variants": [SimpleNamespace(name=f"{g} N={n}") for n in (100, 200)
+                                            for g in ("naive", "kv_dynamic")]}  # fmt: skip
+    exec(compile(ast.Module(wanted, []), "02_kv_cache.py", "exec"), space)
+    assert space["pairs"] == [("naive N=100", "kv_dynamic N=100", (1.5,)), ("naive N=200", "kv_dynamic N=200", (1.5,))]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    compare = [c for c in calls if c.func.attr == "compare"]
+    assert [ast.unparse(k.value) for c in compare for k in c.keywords if k.arg == "pairs"] == ["pairs"]
+    gains = [c for c in calls if c.func.attr == "gain"]
+    assert gains and all([ast.unparse(k.value) for k in c.keywords if k.arg == "thresholds"] == ["KV"] for c in gains)
+
+
+def test_claim_2s_threshold_keeps_an_n_running_until_its_interval_clears_it_and_the_claim_reads_that_look(
+    monkeypatch, tmp_path
+):
+    """Notebook 02's design on a host whose runs take what the variants say (3% jitter): at N=100 the
+    cache is ×1.5 of naive, faster at the first look but never clear of ×1.5, so it runs on to the
+    cap; at N=200 ×3, clear at the first look, it stops there. Without the threshold N=100 would stop
+    at the first look too. Claim 2 then reads N=100 at the cap: undecided, the why naming N=100."""
+    import math as m
+
+    import torch
+
+    import tokgen
+    from tokgen.bench import Variant
+    from tokgen.claims import KV_THRESHOLDS, claim
+    from tokgen.stats import compare_rounds
+
+    class Clock:
+        now = 0.0
+
+        def perf_counter(self):
+            return self.now
+
+    def run_all(thresholds):
+        clock, rng = Clock(), np.random.default_rng(4)
+        monkeypatch.setattr(tokgen.bench, "time", clock)
+
+        def variant(generator, n, ms):
+            def run():
+                clock.now += 1e-3 * ms * (1 + 0.3 * m.sin(clock.now / 10)) * rng.lognormal(0, 0.03)
+                return torch.zeros(1, 6, dtype=torch.long)
+
+            return Variant(f"{generator} N={n}", run, {"generator": generator, "max_seqlen": n})
+
+        variants = [variant("naive", 100, 1500), variant("kv_dynamic", 100, 1000),
+                    variant("naive", 200, 3000), variant("kv_dynamic", 200, 1000)]  # fmt: skip
+        pairs = [(variants[i].name, variants[i + 1].name, *thresholds) for i in (0, 2)]
+        return tokgen.compare(variants, rounds=10, max_rounds=40, pairs=pairs, device="cpu", seed=2, gpu_busy=False)
+
+    res = run_all((KV_THRESHOLDS,)).set_index("variant")["runs"]
+    assert res.to_dict() == {"naive N=100": 40, "kv_dynamic N=100": 40, "naive N=200": 10, "kv_dynamic N=200": 10}
+    assert set(run_all(())["runs"]) == {10}  # without it, "faster" at the first look stops both
+    table = run_all((KV_THRESHOLDS,))
+    rows("02_kv_cache", tmp_path, [{**r, "frag_pct": 20.0} for r in table.to_dict("records")])
+    c = claim(2, tmp_path, resamples=5)
+    g = compare_rounds(*(tokgen.stats.run_times(table.set_index("variant").loc[f"{v} N=100"]) for v in ("naive",
+                       "kv_dynamic")), (10, 20, 40), KV_THRESHOLDS)  # fmt: skip
+    assert g["capped"] and g["interval_low"] < 1.5 < g["interval_high"]
+    assert c["verdict"] == "inconclusive" and c["why"].startswith("the speed-up's interval holds ×1.5 at N=100 (95% ")
+    assert "N=200" not in c["why"]
