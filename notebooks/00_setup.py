@@ -213,7 +213,12 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # reach each look's level. Each comparison reports the rounds it used and the **interval** of its
 # speed-up at its look's level. By the same sum, the looks' intervals hold the true speed-up
 # together at least 95% of the time (for a speed-up that is the same in every round), whichever
-# look a comparison stops at: the pages call it a **95% sequential interval**. One still undecided
+# look a comparison stops at: the pages call it a **95% sequential interval**. "No effect" is
+# judged on a narrower interval: each of the two one-sided tests, at the look's level, checks one
+# end of the interval at twice that level, the **equivalence interval**, and "no effect" means it
+# lies inside the band. A comparison shown to lie within the band prints both: its equivalence
+# interval inside the band, and its 95% sequential interval, which, being wider, may reach past
+# the band's edges. Both are true, at different confidence. One still undecided
 # at the cap shows why in its interval, which holds both ×1 and the band's edge. Two identical
 # variants can end there too: after the cap's rounds neither real nor shown to be "no effect",
 # which is why the design needs a cap. The

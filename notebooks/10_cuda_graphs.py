@@ -363,7 +363,7 @@ ok = ok.set_index("variant").loc[ranked["variant"]].reset_index().assign(
     rank=ranked.apply(tokgen.display.rank_text, axis=1).to_numpy())
 for base in bases:
     paired = {v: tokgen.gain(ok, tokgen.label(base), v) for v in ok["variant"]}
-    ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: f"×{p[v]['speedup']:.2f} ({p[v]['outcome']})")
+    ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
 columns = ["rank", "variant", "ms, median (IQR)", "first call, ms", *(["× task floor"] if CUDA else [])]
 say(table(ok, columns + [f"vs {b}" for b in bases], digits=2))
 
@@ -600,8 +600,8 @@ if CUDA and unfused and fused:
         f"spends {spent} per step.")  # fmt: skip
 for steps, group in while_node.groupby("steps run") if len(while_node) else ():
     say(f"* Every row stopping after {steps} steps: the WHILE node runs ×{group['speedup'].min():.2f} to "
-        f"×{group['speedup'].max():.2f} as fast as the K-step replays (faster in {sum(group['outcome'] == 'faster')} "
-        f"of {len(group)} comparisons).")  # fmt: skip
+        f"×{group['speedup'].max():.2f} as fast as the K-step replays "
+        f"({tokgen.display.faster_count(group.to_dict('records'))}).")  # fmt: skip
 
 # %% [markdown]
 # ## Summary

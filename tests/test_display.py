@@ -435,6 +435,28 @@ def test_pipelining_closes_the_gap_only_where_every_window_says_so():
     assert str(g["closes"]) == "True" and gap_takeaway(g).endswith("pipelining closes at least half of that gap.")
 
 
+def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes_is():
+    """Medians 100 → 130 µs say "larger"; the windows say 150, 90 and 130 against 100: larger in 2 of 3."""
+    def windows(pairs):
+        return pd.DataFrame([{"variant": v, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w}
+                             for w, (sync, piped) in enumerate(pairs)
+                             for v, gap in (("kv_static", sync), ("kv_static_no_check", 90.0),
+                                            ("pipelined_static", piped))])  # fmt: skip
+
+    g = idle_gaps(windows([(100.0, 150.0), (100.0, 90.0), (100.0, 130.0)])).iloc[0]
+    assert (g["pipelined_us"], g["closes"], g["change"], g["windows_larger"]) == (130.0, False, "split", 2)
+    assert gap_takeaway(g).endswith("the windows split on whether pipelining makes it larger: larger in 2 of 3 "
+                                    "windows.")  # fmt: skip
+    g = idle_gaps(windows([(100.0, 150.0), (100.0, 100.04), (100.0, 130.0)])).iloc[0]  # 100.0 as shown: the same
+    assert (g["change"], g["windows_larger"]) == ("split", 2)
+    g = idle_gaps(windows([(100.0, 150.0), (100.0, 101.0), (100.0, 130.0)])).iloc[0]
+    assert (g["change"], g["windows_larger"]) == ("larger", 3)
+    assert gap_takeaway(g).endswith("; pipelining makes it larger in every window.")
+    g = idle_gaps(windows([(100.0, 60.0), (100.0, 99.0), (100.0, 70.0)])).iloc[0]
+    assert (g["change"], g["windows_larger"]) == ("smaller", 0)
+    assert gap_takeaway(g).endswith("; pipelining narrows it in every window, but not by half.")
+
+
 def test_a_log_axis_over_less_than_a_decade_gets_finer_plain_ticks():
     """Speed-ups from 0.9 to 2.5 (notebook 09's figure): ticks inside that span beyond 1 and 2, as plain
     numbers; over three decades, 1-2-3-5 only."""

@@ -232,5 +232,42 @@ def test_a_comparison_holds_plain_python_values():
         assert json.loads(json.dumps(g)) == g
         assert {k: type(v) for k, v in g.items() if k != "rounds_to_decide"} == {
             "speedup": float, "speedup_q25": float, "speedup_q75": float, "p_value": float, "rounds": int, "real": bool,
-            "no_effect": bool, "outcome": str, "interval_low": float, "interval_high": float, "level": float,
+            "no_effect": bool, "outcome": str, "interval_low": float, "interval_high": float, "equivalence_low": float,
+            "equivalence_high": float, "level": float,
             "decided": bool, "capped": bool, "looks": str}  # fmt: skip
+
+
+# ten rounds' log-ratios (notebook 07's `pipelined_static_1stream` case): no effect at the first look, while
+# the look's wider interval reaches below the band's lower edge ×1/1.05
+SHOWN_WITHIN = [-0.061, -0.047, -0.048, -0.012, -0.081, -0.007, -0.034, 0.031, 0.033, 0.049]
+
+
+def test_the_equivalence_interval_is_the_one_the_no_effect_test_inverts():
+    """Looks (10, 20) spend 0.025 each. At ten rounds the look's (1 − 0.025) interval runs from the 6th
+    smallest to the 6th largest of the 55 Walsh averages (P(W+ ≤ 5) = 10/1024 ≤ 0.0125 < P(W+ ≤ 6) =
+    14/1024), the equivalence interval, at twice the level, from the 9th (P(W+ ≤ 8) = 25/1024 ≤ 0.025 <
+    P(W+ ≤ 9) = 33/1024): the textbook critical values of the signed-rank test for n = 10."""
+    walsh = sorted((a + b) / 2 for a, b in itertools.combinations_with_replacement(SHOWN_WITHIN, 2))
+    assert len(walsh) == 55
+    base = [100.0] * 20
+    g = compare_rounds(base, [100.0 / math.exp(x) for x in SHOWN_WITHIN] + base[:10], looks=(10, 20))
+    assert (g["rounds"], g["level"], g["outcome"]) == (10, 0.025, stats.NO_EFFECT)
+    assert (g["interval_low"], g["interval_high"]) == pytest.approx((math.exp(walsh[5]), math.exp(walsh[-6])))
+    assert (g["equivalence_low"], g["equivalence_high"]) == pytest.approx((math.exp(walsh[8]), math.exp(walsh[-9])))
+    assert g["interval_low"] < 1 / (1 + BAND) < g["equivalence_low"] and g["equivalence_high"] < 1 + BAND
+
+
+def test_the_equivalence_interval_lies_inside_the_band_exactly_when_the_comparison_shows_no_effect():
+    """Without ties, each one-sided test of TOST at a level rejects exactly where that end of the
+    (1 − 2·level) interval lies inside the band: thousands of comparisons at each look's level."""
+    rng = np.random.default_rng(7)
+    for n in (7, 10, 20, 40, 80):
+        for level in (0.00625, 0.0125, 0.025, 0.05):
+            x = rng.normal(rng.uniform(-0.06, 0.06, (400, 1)), rng.uniform(0.005, 0.08, (400, 1)), (400, n))
+            g = stats.judge(x, level)
+            inside = (g["equivalence_low"] >= 1 / (1 + BAND)) & (g["equivalence_high"] <= 1 + BAND)
+            assert (inside == g["no_effect"]).all(), (n, level)
+            narrower = (g["interval_low"] <= g["equivalence_low"]) & (g["equivalence_high"] <= g["interval_high"])
+            assert narrower.all()
+            if n >= 10:  # both answers occur: the test is not passed by a constant
+                assert inside.any() and (~inside).any(), (n, level)

@@ -10,16 +10,23 @@ import pytest
 
 from tokgen.stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, compare_rounds, gain
 from tokgen.voice import (
+    EQUIVALENCE,
+    LEGEND,
     count_text,
     design_text,
+    equivalence_text,
+    faster_count,
     fastest_sentence,
     findings_text,
+    first_tied,
     header_of,
     interval_text,
     level_text,
+    outcome_text,
     p_text,
     rank_text,
     ranking,
+    speedup_cell,
     speedup_table,
     speedup_text,
     spread,
@@ -51,7 +58,10 @@ def test_the_sentence_states_the_numbers_and_the_direction_its_rounds_give(seed)
     q25, q75 = statistics.quantiles(ratios, n=4, method="inclusive")[::2]
     digits = 3 if "×1.00" in f"×{statistics.median(ratios):.2f}" and "less than" in text else 2
     shown = [float(x) for x in NUMBER.findall(text)]
-    assert shown == [round(statistics.median(ratios), digits), round(q25, digits), round(q75, digits)]
+    assert shown[:3] == [round(statistics.median(ratios), digits), round(q25, digits), round(q75, digits)]
+    # shown within the band: the interval the no-effect test used follows, inside the band as printed
+    assert len(shown) == (5 if g["no_effect"] else 3) and ("equivalence interval" in text) == g["no_effect"]
+    assert all(1 / (1 + BAND) <= x <= 1 + BAND for x in shown[3:])
     assert f"of {rounds} rounds" in text
     outcome = text.rsplit(", ", 1)[-1] if "less than" not in text else text.split("; p ")[1].split(", ")[1]
     if g["outcome"] == FASTER:
@@ -142,8 +152,9 @@ def test_ranking_is_by_paired_speedup_and_variants_the_rounds_do_not_tell_apart_
     assert r.loc["lucky", "rank"] == 1 and r.loc["lucky", "tied"]
     assert r.loc["lucky", "speedup"] == pytest.approx(gain(frame({k: list(v) for k, v in times.items()}), "base",
                                                            "lucky")["speedup"])
-    sentence = fastest_sentence(ranked)
-    assert sentence.startswith("Tied for fastest variant (rank 1), ") and "Fastest" not in sentence
+    sentence = fastest_sentence(ranked)  # "lucky" leads; the rounds do not tell "fast" apart from it: not a tie
+    assert sentence.startswith("Sharing rank 1 for fastest variant, 3 variants not told apart from the first: `")
+    assert "Fastest" not in sentence and "Tied" not in sentence and not first_tied(ranked)
     assert all(f"`{v}`" in sentence for v in r.index[r["rank"] == 1]) and "do not tell them apart" in sentence
 
 
@@ -223,9 +234,13 @@ def test_the_design_names_each_look_its_level_and_the_cap():
     assert "up to the cap of 50 rounds" in text and "at most 5% of the time" in text
     assert text.endswith(" Each comparison says how many rounds it used and its interval at the level of the look that "
                          "judged it: the looks' intervals hold the true speed-up together at least 95% of the time (a "
-                         "sequential interval).")
-    assert design_text([20]) == ("Each comparison is judged once, after 20 rounds, at level 0.05 (a cap no larger than "
-                                 "the first look leaves one look).")  # fmt: skip
+                         f"sequential interval). {EQUIVALENCE}")  # fmt: skip
+    assert design_text([20]) == ("Each comparison is judged once, after 20 rounds, at level 0.05 (a cap no larger "
+                                 f"than the first look leaves one look); its interval is the 95% one. {EQUIVALENCE}")
+    # what each of the two intervals is, said once, in the design and in the table's legend
+    assert EQUIVALENCE.startswith("A comparison shown to lie within ±5% (no effect, or a real difference by less than "
+                                  "5%) also gives its equivalence interval: the narrower interval at twice its level")
+    assert "may reach past the band's edges" in EQUIVALENCE and EQUIVALENCE in LEGEND
     assert "judged after 10 and 20 rounds, at levels 0.025, 0.025 " in design_text((10, 20))
 
 
@@ -407,3 +422,83 @@ def test_a_table_of_sequential_comparisons_gives_each_ps_level_and_the_legend_sa
     assert "p below its level (0.05 with fixed rounds; with the sequential design, the level of the look" in text
     fixed = speedup_table(pd.DataFrame([{**seq, "looks": "", "level": 0.05}]))
     assert "| level |" not in fixed
+
+
+def test_no_effect_is_said_beside_the_interval_it_was_judged_on():
+    """Notebook 07's `pipelined_static_1stream` case (tests/test_stats_exact.py: SHOWN_WITHIN): "no effect,
+    within ±5%" with the equivalence interval inside ±5%, and the wider 95% sequential interval that reaches
+    below ×1/1.05 as the coverage statement; every renderer says it in the same words."""
+    from test_stats_exact import SHOWN_WITHIN
+
+    base = [100.0] * 20
+    g = compare_rounds(base, [100.0 / np.exp(x) for x in SHOWN_WITHIN] + base[:10], looks=(10, 20))
+    said = "no effect, within ±5%: its equivalence interval ×0.953–×1.01"
+    assert speedup_text(g) == (f"×0.98 (IQR ×0.95–×1.02 of 10 rounds, up to 20; p = 0.232 at level 0.025, {said}; "
+                               "95% sequential interval ×0.94–×1.03)")  # fmt: skip
+    assert interval_text(g) == "95% sequential interval ×0.94–×1.03"  # the coverage statement, as before
+    rows = pd.DataFrame([g | {"variant": "b", "vs": "a"}])
+    assert f"| {said} |" in speedup_table(rows, legend=False)  # the table's outcome column: the same words
+    # a real difference shown within the band says the interval that showed it too; one not shown, none
+    real = {**g, "outcome": SLOWER, "equivalence_low": 0.9612, "equivalence_high": 0.9903}
+    assert outcome_text(real) == "slower, but by less than 5%: its equivalence interval ×0.96–×0.99"
+    assert outcome_text({**real, "no_effect": False}) == "slower"
+    assert outcome_text({**g, "equivalence_low": float("nan")}) == "no effect, within ±5%"  # none recorded
+    assert outcome_text({"outcome": NO_EFFECT}) == "no effect, within ±5%"
+
+
+def test_the_equivalence_interval_as_printed_lies_inside_the_band_exactly_when_the_test_says_no_effect():
+    """Each end printed with the digits that keep it on its side of the band's edges: ×0.9524 is not
+    ×0.95, which would read outside ×1/1.05 = ×0.95238."""
+    from tokgen.stats import judge
+
+    assert equivalence_text({"equivalence_low": 0.95241, "equivalence_high": 1.04999}) == \
+        "its equivalence interval ×0.9524–×1.04999"  # fmt: skip
+    assert equivalence_text({"equivalence_low": 0.96, "equivalence_high": float("inf")}) == ""
+    rng = np.random.default_rng(11)
+    x = rng.normal(rng.uniform(-0.05, 0.05, (3000, 1)), rng.uniform(0.005, 0.05, (3000, 1)), (3000, 20))
+    g = judge(x, 0.025)
+    for low, high, within in zip(g["equivalence_low"], g["equivalence_high"], g["no_effect"]):
+        text = equivalence_text({"equivalence_low": low, "equivalence_high": high})
+        printed = [float(v) for v in NUMBER.findall(text)]
+        assert (1 / (1 + BAND) <= printed[0] and printed[1] <= 1 + BAND) == within
+
+
+def test_tied_for_fastest_only_where_every_member_is_shown_within_the_band_of_the_first():
+    base = [100.0 + 3 * i for i in range(10)]
+    fast = [t / 2 for t in base]
+    same = [t * w for t, w in zip(fast, [1.001, 0.999, 1.002, 0.998, 1.0015, 0.9985, 1.0005, 0.9995, 1.0012, 0.9988])]
+    loose = [t * w for t, w in zip(fast, [1.08, 0.93, 1.07, 0.94, 1.09, 0.92, 1.06, 0.95, 1.1, 0.91])]  # ±8%
+    tied = ranking(frame({"a": base, "b": fast, "c": same}), "a")
+    assert first_tied(tied) and fastest_sentence(tied).startswith("Tied for fastest variant (rank 1), 2 variants: ")
+    assert fastest_sentence(tied).endswith("(shown to lie within ±5% of it).")
+    mixed = ranking(frame({"a": base, "b": fast, "c": same, "d": loose}), "a")
+    assert mixed["rank"].tolist() == [1, 1, 1, 4] and not first_tied(mixed)
+    sentence = fastest_sentence(mixed, "generator")
+    assert sentence.startswith("Sharing rank 1 for fastest generator, 3 variants not told apart from the first: `")
+    assert "Tied" not in sentence and "(the rounds do not tell them apart)" in sentence  # each member's own reason
+    assert "(shown to lie within ±5% of it)" in sentence
+    alone = ranking(frame({"a": base, "b": fast}), "a")
+    assert not first_tied(alone) and fastest_sentence(alone).startswith("Fastest variant: `b`")
+
+
+def test_a_count_of_faster_comparisons_says_how_many_are_faster_by_less_than_the_band():
+    """Notebook 10's WHILE node against five K-step replays, two of them ×1.03: faster for real, and
+    shown within ±5%."""
+    base = [100.0 + i for i in range(8)]
+    rows = [compare_rounds(base, [t / s for t in base]) for s in (1.026, 1.031, 1.06, 1.22, 1.57)]
+    assert [g["no_effect"] for g in rows] == [True, True, False, False, False]
+    assert faster_count(rows) == "faster in 5 of 5 comparisons, 2 of them by less than 5%"
+    assert faster_count(rows[2:]) == "faster in 3 of 3 comparisons"
+    more = rows[:1] + [{"outcome": SLOWER, "no_effect": True}, {"outcome": SLOWER}, {"outcome": UNDECIDED}]
+    assert faster_count(more, "pairs") == ("faster in 1 of 4 pairs, 1 of them by less than 5%; slower in 2, 1 of "
+                                           "them by less than 5%; undecided in 1")  # fmt: skip
+    assert faster_count([{"outcome": NO_EFFECT}]) == "faster in 0 of 1 comparisons; no effect in 1"
+
+
+def test_a_base_against_itself_reads_a_dash_in_a_table_cell():
+    base = [100.0 + i for i in range(8)]
+    results = frame({"a": base, "b": [t / 1.25 for t in base], "c": [t / 1.001 for t in base]})
+    assert speedup_cell(gain(results, "a", "a")) == "—"
+    assert speedup_cell(gain(results, "a", "b")) == "×1.25 (faster)"
+    assert speedup_cell(gain(results, "a", "c")) == "×1.001 (faster)"  # real, inside the band: not ×1.00
+    assert speedup_cell(None) == "not measured"

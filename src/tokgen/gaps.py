@@ -106,9 +106,11 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     check (NaN where not profiled) and pipelined (medians over the windows); whether pipelining closes
     at least half of it in every window (`closes`: `closes_gap`, "split" where windows disagree),
     whether the sync opens it in every window (`sync_causes`: `sync_opens_gap`, likewise), and
-    `change` at the 0.1 µs shown (notebook 06_eos_sync_profile)."""
+    whether pipelining makes it larger, smaller or the same in every window at the 0.1 µs shown
+    (`change`, "split" where windows disagree; `windows_larger` counts the windows where it is larger)
+    (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
-               "windows", "windows_opening", "windows_closing", "windows_pipelined"]  # fmt: skip
+               "windows", "windows_opening", "windows_closing", "windows_pipelined", "windows_larger"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -119,15 +121,16 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
             causes = [c for c in (sync_opens_gap(x, y) for x, y in window_gaps(summary, compiled)) if c is not None]
-            closes = [c for c in (closes_gap(x, y) for x, y in window_gaps(summary, compiled, "pipelined_static"))
-                      if c is not None]  # fmt: skip
-            shown = round(b, 1) - round(a, 1)  # the sentences say what their digits show
+            piped_gaps = window_gaps(summary, compiled, "pipelined_static")
+            closes = [c for c in (closes_gap(x, y) for x, y in piped_gaps) if c is not None]
+            shown = [round(y, 1) - round(x, 1) for x, y in piped_gaps if x == x and y == y]  # at the digits shown
+            changes = ["larger" if d > 0 else "smaller" if d < 0 else "same" for d in shown]
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": agreed(closes),
-                 "sync_causes": agreed(causes), "change": "larger" if shown > 0 else "smaller" if shown < 0 else "same",
+                 "sync_causes": agreed(causes), "change": agreed(changes) or "same",
                  "windows": len(causes), "windows_opening": sum(causes), "windows_closing": sum(closes),
-                 "windows_pipelined": len(closes)}
+                 "windows_pipelined": len(closes), "windows_larger": changes.count("larger")}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -138,8 +141,13 @@ def _pipelining_does(gap) -> str:
         return f"pipelining closes at least half of that gap in {n} of {of} windows, not in the others: not decided"
     if gap["closes"]:
         return "pipelining closes at least half of that gap"
-    return {"larger": "pipelining makes it larger", "smaller": "pipelining narrows it, but not by half"}.get(
-        gap["change"], "pipelining does not close it")
+    of = int(gap.get("windows_pipelined", 1) or 1)
+    every = " in every window" if of > 1 else ""  # `change` is per window, as `closes` is
+    if gap["change"] == "split":
+        larger = int(gap["windows_larger"])
+        return f"the windows split on whether pipelining makes it larger: larger in {larger} of {of} windows"
+    return {"larger": f"pipelining makes it larger{every}", "smaller": f"pipelining narrows it{every}, but not by half"
+            }.get(gap["change"], "pipelining does not close it")  # fmt: skip
 
 
 def _measured_cause(gap) -> bool:

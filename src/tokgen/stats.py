@@ -12,7 +12,9 @@ tokgen.bench.round_orders says why). A comparison shows **no effect** when two o
 signed-rank tests (TOST) put the log-ratios' median inside ±BAND: a true effect of BAND is called
 "no effect" at most the level's share of the time. The **interval** of a speed-up is the
 Hodges-Lehmann confidence interval of the median ratio, the one the signed-rank test inverts (it
-excludes ×1 exactly when p is below the level).
+excludes ×1 exactly when p is below the level). The **equivalence interval** is the narrower
+(1 − 2·level) one, the one TOST inverts: without ties it lies inside the band exactly when the
+comparison shows no effect, while the (1 − level) interval may reach past the band's edges.
 
 **Sequential comparisons** (notebook 00_setup, section 4; `tokgen.compare(..., pairs=...)`): a
 comparison is judged at looks, e.g. after 10, 20, 40 and 80 rounds (`looks_up_to`), and stops at
@@ -226,16 +228,25 @@ def equivalence_p(x, band: float = BAND) -> float:
     return float(_equivalence_p(_rows(x), band)[0])
 
 
-def _interval(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """The (1 − level) Hodges-Lehmann interval of each row's median, as ratios (see `speedup_interval`)."""
+def _intervals(x: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (1 − level) Hodges-Lehmann interval of each row's median at each of `levels`, as ratios
+    (see `speedup_interval`), from one sort of the Walsh averages."""
     m, n = x.shape
-    c = int(np.searchsorted(_signed_rank_cdf(n), level / 2, side="right")) if n else 0  # P(W+ <= c-1) <= level/2
-    if c == 0:  # too few rounds: no interval at this level
-        return np.zeros(m), np.full(m, math.inf)
+    cdf = _signed_rank_cdf(n) if n else None
+    cs = [int(np.searchsorted(cdf, a / 2, side="right")) if n else 0 for a in levels]  # P(W+ <= c-1) <= a/2
+    if not any(cs):  # too few rounds: no interval at these levels
+        return [(np.zeros(m), np.full(m, math.inf)) for _ in cs]
     i, j = np.triu_indices(n)
     walsh = (x[:, i] + x[:, j]) / 2
-    ends = np.partition(walsh, [c - 1, walsh.shape[1] - c], axis=1)
-    return np.exp(ends[:, c - 1]), np.exp(ends[:, walsh.shape[1] - c])
+    size = walsh.shape[1]
+    ends = np.partition(walsh, sorted({k for c in cs if c for k in (c - 1, size - c)}), axis=1)
+    return [(np.exp(ends[:, c - 1]), np.exp(ends[:, size - c])) if c else (np.zeros(m), np.full(m, math.inf))
+            for c in cs]  # fmt: skip
+
+
+def _interval(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The (1 − level) Hodges-Lehmann interval of each row's median, as ratios (see `speedup_interval`)."""
+    return _intervals(x, (level,))[0]
 
 
 def speedup_interval(log_ratios, level: float = ALPHA) -> tuple[float, float]:
@@ -251,9 +262,9 @@ def speedup_interval(log_ratios, level: float = ALPHA) -> tuple[float, float]:
 def judge(log_ratios, level: float = ALPHA, band: float = BAND) -> dict[str, np.ndarray]:
     """Each row of `log_ratios` (rounds × comparisons, or one comparison's rounds) judged at
     `level`: the speed-up (median ratio) and the quartiles of the ratios, the signed-rank p,
-    `real`, `no_effect`, the `outcome` and the interval, as arrays, one entry per row: the one
-    rule behind `compare_rounds`, and what the simulations of tokgen_tools.seqsim run many rows of
-    at once (notebook 00_setup)."""
+    `real`, `no_effect`, the `outcome`, the (1 − level) interval and the equivalence interval, as
+    arrays, one entry per row: the one rule behind `compare_rounds`, and what the simulations of
+    tokgen_tools.seqsim run many rows of at once (notebook 00_setup)."""
     x = _rows(log_ratios)
     ratios = np.exp(x)
     n = x.shape[1]
@@ -267,7 +278,10 @@ def judge(log_ratios, level: float = ALPHA, band: float = BAND) -> dict[str, np.
     # ratio's: with more than half the rounds tied the median reads ×1.00 for a real gain
     faster = above < below
     outcome = np.where(real, np.where(faster, FASTER, SLOWER), np.where(no_effect, NO_EFFECT, UNDECIDED))
-    low, high = _interval(x, level) if n else (np.full(len(x), math.nan),) * 2
+    # the (1 − level) interval, and the (1 − 2·level) one that the no-effect test inverts: each of its two
+    # one-sided tests at `level` rejects exactly where that interval's end lies inside the band (without ties)
+    none = (np.full(len(x), math.nan),) * 2
+    (low, high), (eq_low, eq_high) = _intervals(x, (level, 2 * level)) if n else (none, none)
     return {
         "speedup": speedup,
         "speedup_q25": q25,
@@ -279,6 +293,8 @@ def judge(log_ratios, level: float = ALPHA, band: float = BAND) -> dict[str, np.
         "outcome": outcome,
         "interval_low": low,
         "interval_high": high,
+        "equivalence_low": eq_low,
+        "equivalence_high": eq_high,
     }
 
 
@@ -328,8 +344,9 @@ def compare_rounds(base_times: list[float], times: list[float], looks=(), thresh
     """`times` against `base_times`, paired by round: the speed-up (median of the per-round
     t_base / t, > 1 faster) with the quartiles of the per-round ratios, the signed-rank p of the
     log-ratios, `real` (p < level), `no_effect` (TOST within ±BAND), the `outcome` in words, the
-    speed-up's (1 − level) `interval_low`–`interval_high` and the rounds that would likely decide an
-    undecided one (notebook 02_kv_cache).
+    speed-up's (1 − level) `interval_low`–`interval_high`, its (1 − 2·level) `equivalence_low`–
+    `equivalence_high` (the one `no_effect` tests against the band) and the rounds that would likely
+    decide an undecided one (notebook 02_kv_cache).
 
     Without `looks`: every round, at level ALPHA. With `looks` (a sequential comparison,
     `looks_up_to`): the first look that the rounds reach and that decides it, with the speed-ups

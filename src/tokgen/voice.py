@@ -154,6 +154,8 @@ def outcome_text(g: dict, said: dict | None = None) -> str:
             words += f": about {int(needed)} rounds would decide it"
     if outcome in DECIDED and g.get("no_effect"):
         words += f", but by less than {BAND:.0%}"  # real, yet shown inside the band: not a gain to count on
+    if g.get("no_effect") and (shown := equivalence_text(g)):
+        words += f": {shown}"  # the interval the no-effect test put inside the band, not the wider one
     if g.get("confined") is False:
         words += "; ran outside its slice, not counted"
     return words
@@ -209,6 +211,17 @@ def interval_text(g: dict) -> str:
     return f"{what} ×{_side_kept(low)}–×{_side_kept(high)}"
 
 
+def equivalence_text(g: dict) -> str:
+    """ "its equivalence interval ×0.96–×1.04": the (1 − 2·level) interval of `tokgen.stats.judge`
+    that the no-effect test (two one-sided tests at the level) inverts, which lies inside ±BAND
+    exactly when the comparison is shown to; each end with the digits that keep it on its side of
+    ×1 and of the band's edges; "" where the comparison has none (notebook 00_setup)."""
+    low, high = g.get("equivalence_low", math.nan), g.get("equivalence_high", math.nan)
+    if not (0 < low and high < math.inf):  # NaN, missing, or too few rounds for the level
+        return ""
+    return f"its equivalence interval ×{_side_kept(low)}–×{_side_kept(high)}"
+
+
 def _side_kept(x: float) -> str:
     """`x` in two decimals, or more (up to six) where two would put it on ×1 or an edge of the band
     the no-effect test uses (×1/(1 + BAND) and ×(1 + BAND)), or across one."""
@@ -227,7 +240,7 @@ def design_text(looks) -> str:
     if len(looks) == 1:
         return (
             f"Each comparison is judged once, after {looks[0]} rounds, at level {ALPHA} (a cap no larger than "
-            "the first look leaves one look)."
+            f"the first look leaves one look); its interval is the {1 - ALPHA:.0%} one. {EQUIVALENCE}"
         )
     said = ", ".join(map(str, looks[:-1])) + f" and {looks[-1]}"
     return (
@@ -240,7 +253,7 @@ def design_text(looks) -> str:
         "the looks it names). "
         "Each comparison says how many rounds it used and its interval at the level of the look that judged it: "
         f"the looks' intervals hold the true speed-up together at least {1 - ALPHA:.0%} of the time (a "
-        "sequential interval)."
+        f"sequential interval). {EQUIVALENCE}"
     )
 
 
@@ -261,11 +274,17 @@ def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = No
     return table(out) + (f"\n\n{LEGEND}" if legend else "")
 
 
+EQUIVALENCE = (
+    f"A comparison shown to lie within ±{BAND:.0%} (no effect, or a real difference by less than {BAND:.0%}) also "
+    "gives its equivalence interval: the narrower interval at twice its level, whose ends the no-effect test's "
+    f"two one-sided tests check, each at that level; it lies inside ±{BAND:.0%}, while the wider interval beside "
+    "it, the one that holds the true speed-up as often as stated, may reach past the band's edges."
+)
 LEGEND = (
     "*Speed-up: the median over interleaved rounds of t(against) / t(variant); above ×1 the variant is "
     f"faster. IQR: that of the per-round ratios. Faster or slower: the signed-rank test's p below its level "
     f"({ALPHA} with fixed rounds; with the sequential design, the level of the look that judged it); no effect: "
-    f"shown to lie within ±{BAND:.0%}; undecided: neither.*"
+    f"shown to lie within ±{BAND:.0%}; undecided: neither. {EQUIVALENCE}*"
 )
 
 
@@ -313,9 +332,18 @@ def tie_reason(vs_leader) -> str:
     return "the rounds do not tell them apart"
 
 
+def first_tied(ranked: pd.DataFrame) -> bool:
+    """Whether every variant sharing `ranking`'s rank 1 is shown to lie within ±BAND of the first
+    (no effect, or a real difference inside the band): tied, not merely not told apart by the
+    rounds (notebook 07_pipelining)."""
+    first = ranked[ranked["rank"] == 1].iloc[1:] if len(ranked) else ranked
+    return bool(len(first)) and all(bool((g or {}).get("no_effect")) for g in first["vs_leader"])
+
+
 def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
-    """Who ranks first in `ranking`'s table, and for a shared first place why each shares it
-    (notebook 07_pipelining)."""
+    """Who ranks first in `ranking`'s table, and for a shared first place why each shares it: "tied"
+    only where every one is shown within ±BAND of the first (`first_tied`), else "not told apart
+    from the first" (notebook 07_pipelining)."""
     if ranked.empty:
         return f"No {what} was timed."
     first = ranked[ranked["rank"] == 1]
@@ -323,8 +351,9 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
     others = first.iloc[1:]
     if not len(others):
         return f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`."
-    text = (f"Tied for fastest {what} (rank 1), {len(first)} variants: `{lead['variant']}`, {speedup_text(lead)} "
-            f"against `{lead['vs']}`")  # fmt: skip
+    head = (f"Tied for fastest {what} (rank 1), {len(first)} variants" if first_tied(ranked) else
+            f"Sharing rank 1 for fastest {what}, {len(first)} variants not told apart from the first")  # fmt: skip
+    text = f"{head}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`"
     text += "; " + "; ".join(
         f"`{r['variant']}`, against `{lead['variant']}` {speedup_text(r['vs_leader'])} ({tie_reason(r['vs_leader'])})"
         for r in others.to_dict("records")
@@ -340,6 +369,32 @@ def count_text(outcomes, where: str = "comparisons") -> str:
     kinds = {FASTER: "faster (real)", SLOWER: "slower (real)", NO_EFFECT: f"no effect (within ±{BAND:.0%})",
              UNDECIDED: "undecided"}  # fmt: skip
     return f"of {len(outcomes)} {where}: " + ", ".join(f"{w} at {counts[k]}" for k, w in kinds.items() if k in counts)
+
+
+def faster_count(comparisons, where: str = "comparisons") -> str:
+    """ "faster in 5 of 5 comparisons, 2 of them by less than 5%": how many of `comparisons` (rows of
+    `tokgen.stats.gain`) are faster for real, and how many of those are shown inside ±BAND all the
+    same; then the other outcomes, if any ("; slower in 1, undecided in 1") (notebook 10_cuda_graphs)."""
+    rows = list(comparisons)
+    counts = pd.Series([g["outcome"] for g in rows], dtype=object).value_counts()
+    parts = []
+    for outcome in (FASTER, SLOWER, NO_EFFECT, UNDECIDED):
+        k = int(counts.get(outcome, 0))
+        if k or outcome == FASTER:
+            inside = sum(bool(g.get("no_effect")) for g in rows if g["outcome"] == outcome) if outcome in DECIDED else 0
+            part = f"{outcome} in {k}" + (f" of {len(rows)} {where}" if outcome == FASTER else "")
+            parts.append(part + (f", {inside} of them by less than {BAND:.0%}" if inside else ""))
+    return "; ".join(parts)
+
+
+def speedup_cell(g: dict | None) -> str:
+    """A table cell: "×1.23 (faster)", the speed-up with its outcome; "—" for a base against itself,
+    "not measured" for None (notebook 10_cuda_graphs)."""
+    if g is None:
+        return "not measured"
+    if g.get("variant") is not None and g.get("variant") == g.get("vs"):
+        return "—"
+    return f"×{g['speedup']:.{_digits(g)}f} ({g['outcome']})"
 
 
 def findings_text(comparisons) -> str:

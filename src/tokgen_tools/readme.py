@@ -35,6 +35,7 @@ from tokgen.results import ROOT, load
 from tokgen.stats import FASTER, gain, shared_rounds
 from tokgen.voice import (
     count_text,
+    first_tied,
     rank_text,
     ranking,
     shared_rounds_note,
@@ -218,7 +219,9 @@ def headline(results_dir: Path) -> str:
         first, shared = floor.loc[ranked.iloc[0]["variant"]], int((ranked["rank"] == 1).sum())
         row = graphs.set_index("variant").loc[ranked.iloc[0]["variant"]]
         who = ("our fastest generator" if shared == 1 else
-               f"the first listed of our {shared} generators tied for fastest (the rounds rank them together)")
+               f"the first listed of our {shared} generators tied for fastest (the rounds rank them together)"
+               if first_tied(ranked) else f"the first listed of our {shared} generators sharing rank 1 (the "
+               "rounds do not tell them apart)")  # fmt: skip
         text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
                  f"B = {row['batch_size']}, N = {row['max_seqlen']} (median), {first['times_task_floor']:.2f}× "
                  "the bandwidth floor")  # fmt: skip
