@@ -324,46 +324,86 @@ def test_generator_variant_names_and_runs_what_it_says(tiny):
         bench.generator_variant("naive", tiny, batch_size=1, max_seqlen=2, by=("rounds",))
 
 
-def test_profile_window_compares_the_profiled_step_with_unprofiled_runs(gpu, monkeypatch):
+class FakeTimeline:
+    def __init__(self, summary):
+        self._summary = summary
+
+    def summary(self):
+        return self._summary
+
+
+def test_plain_runs_give_the_median_fastest_and_slowest_step(gpu):
     """Three plain runs of 8, 24 and 16 ticks (125, 375, 250 ms; median 250 ms) over 5 steps: 50,000 µs
     a step, the fastest 25,000 and the slowest 75,000 (in the order they ran, the median is the last:
-    neither the first nor the middle one); the profiled step period 60,000 µs is 20% over the median."""
+    neither the first nor the middle one); the first call (64 ticks) is the warm-up, not timed."""
+    v = scripted(gpu, "a", [64, 8, 24, 16])
+    assert bench.plain_runs(v, "cuda", 3) == {"unprofiled_step_us": 50_000.0, "unprofiled_runs": 3,
+                                              "unprofiled_min_us": 25_000.0, "unprofiled_max_us": 75_000.0}  # fmt: skip
+    assert len(v.calls) == 4
+    one = bench.plain_runs(scripted(gpu, "c", [1, 4]), "cuda", 1)
+    assert one["unprofiled_step_us"] == one["unprofiled_min_us"] == one["unprofiled_max_us"] == 1e3 * 4 * MS / 5
+
+
+def test_profile_window_compares_the_profiled_step_with_its_plain_runs(gpu, monkeypatch):
+    """The profiled step period 60,000 µs against plain runs of 50,000 µs a step: 20% over."""
     calls = []
-
-    class Timeline:
-        def __init__(self, summary):
-            self._summary = summary
-
-        def summary(self):
-            return self._summary
 
     def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
         assert run == v.run  # the variant's own run is profiled
         calls.append((start, stop, cpu, model, trace_path))
-        return Timeline({"step_period_us": 60_000.0, "steps": stop - start})
+        return FakeTimeline({"step_period_us": 60_000.0, "steps": stop - start})
 
     monkeypatch.setattr(bench, "profile_steps", profile_steps)
-    v = scripted(gpu, "a", [64, 8, 24, 16], info={"generator": "kv_static"})
-    row, stats, picture = bench.profile_window(v, "cuda", start=2, stop=4, model="m", trace_path="t.json")
-    assert calls == [(2, 4, False, None, None), (2, 4, True, "m", "t.json")] and len(v.calls) == 4
-    assert row == {
-        "generator": "kv_static",
-        "variant": "a",
-        "step_period_us": 60_000.0,
-        "steps": 2,
-        "unprofiled_step_us": 50_000.0,
-        "unprofiled_runs": 3,
-        "unprofiled_min_us": 25_000.0,
-        "unprofiled_max_us": 75_000.0,
-        "profiler_overhead_pct": pytest.approx(20.0),
-    }
+    v = scripted(gpu, "a", [64], info={"generator": "kv_static"})
+    plain = {"unprofiled_step_us": 50_000.0, "unprofiled_runs": 3, "unprofiled_min_us": 25_000.0,
+             "unprofiled_max_us": 75_000.0}  # fmt: skip
+    row, stats, picture = bench.profile_window(v, plain, start=2, stop=4, model="m", trace_path="t.json")
+    assert calls == [(2, 4, False, None, None), (2, 4, True, "m", "t.json")] and len(v.calls) == 1  # one warm-up
+    assert row == {"generator": "kv_static", "variant": "a", "step_period_us": 60_000.0, "steps": 2, **plain,
+                   "profiler_overhead_pct": pytest.approx(20.0)}  # fmt: skip
     assert stats.summary() == picture.summary()
-    monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: Timeline({"steps": 0}))
-    row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 2, 2, 2]), "cuda", start=0, stop=1, plain_runs=3)
-    assert math.isnan(row["profiler_overhead_pct"]) and row["unprofiled_step_us"] == 1e3 * 2 * MS / 5
-    row, _, _ = bench.profile_window(scripted(gpu, "c", [1, 4]), "cuda", start=0, stop=1, plain_runs=1)
-    assert row["unprofiled_step_us"] == 1e3 * 4 * MS / 5 and row["unprofiled_runs"] == 1
-    assert row["unprofiled_min_us"] == row["unprofiled_max_us"] == row["unprofiled_step_us"]  # one run: no spread
+    monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: FakeTimeline({"steps": 0}))
+    row, _, _ = bench.profile_window(scripted(gpu, "b", [1]), plain, start=0, stop=1)
+    assert math.isnan(row["profiler_overhead_pct"])  # no steps profiled: no overhead
+
+
+def test_profile_windows_time_every_plain_run_before_the_first_profiler_session(gpu, monkeypatch):
+    """Two variants, two windows in the orders [1, 0] and [0, 1], two plain runs each. Every plain run
+    of both windows comes before the first profiled pass (a profiled process keeps CUPTI set up and
+    its launches slower, pytorch#144455), each phase in the windows' orders; each window's overhead is
+    read against its own plain runs: a's plain steps are 50,000 µs in window 0 and 100,000 in window
+    1, its profiled ones 60,000 and 100,000: +20% and +0%."""
+    log = []
+    periods = {"a": [60_000.0, 100_000.0], "b": [30_000.0, 30_000.0]}  # the statistics' pass, per window
+
+    def logged(name, ticks):
+        v = scripted(gpu, name, ticks, info={"generator": name})
+        run = v.run
+        v.run = lambda on_step=None: (log.append(("run", name)), run())[1]
+        return v
+
+    def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
+        name = next(v.name for v in variants if v.run is run)
+        log.append(("profile", name, cpu, model, trace_path))
+        period = periods[name][sum(1 for e in log if e[:3] == ("profile", name, False)) - 1]
+        return FakeTimeline({"step_period_us": period, "steps": stop - start})
+
+    monkeypatch.setattr(bench, "profile_steps", profile_steps)
+    # a: warm-up, 16 and 16 ticks (window 0: 50,000 µs a step), warm-up, 32 and 32 (window 1), two warm-ups
+    variants = [logged("a", [1, 16, 16, 1, 32, 32, 1, 1]), logged("b", [1, 8, 8, 1, 8, 8, 1, 1])]
+    recorded = []
+    rows, first = bench.profile_windows(variants, "cuda", [[1, 0], [0, 1]], start=2, stop=4, runs=2,
+                                        models={"a": "ma", "b": "mb"}, traces={"a": "a.json", "b": "b.json"},
+                                        record=recorded.append)  # fmt: skip
+    plain = [("run", n) for n in "baab" for _ in range(3)]  # window 0: b then a; window 1: a then b
+    profiled = [e for n, t in (("b", "b.json"), ("a", "a.json"), ("a", None), ("b", None))
+                for e in (("run", n), ("profile", n, False, None, None), ("profile", n, True, "m" + n, t))]
+    assert log == plain + profiled
+    assert [(r["window"], r["variant"]) for r in rows] == [(0, "b"), (0, "a"), (1, "a"), (1, "b")] and recorded == rows
+    a0, a1 = rows[1], rows[2]
+    assert (a0["unprofiled_step_us"], a0["profiler_overhead_pct"]) == (50_000.0, pytest.approx(20.0))
+    assert (a1["unprofiled_step_us"], a1["profiler_overhead_pct"]) == (100_000.0, pytest.approx(0.0))
+    assert set(first) == {"a", "b"} and first["a"][0].summary()["step_period_us"] == 60_000.0  # window 0's
 
 
 # --- memory: peaks, fragmentation, the allocator's switch ---

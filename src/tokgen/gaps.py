@@ -52,6 +52,51 @@ def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
     return bool(sync_us >= MIN_GAP_US and no_check_us <= 0.5 * sync_us)
 
 
+def overheads_alike(a, b) -> bool | None:
+    """Whether the profiler slowed two variants of one window alike, so that their idle gaps can be
+    set side by side: their profiler overheads (%) differ by no more than the larger of their plain
+    runs' spreads (slowest less fastest, as a share of their median); None where an overhead or a
+    spread was not recorded (notebook 06_eos_sync_profile)."""
+    try:
+        spreads = [100 * (r["unprofiled_max_us"] - r["unprofiled_min_us"]) / r["unprofiled_step_us"] for r in (a, b)]
+        apart = abs(float(a["profiler_overhead_pct"]) - float(b["profiler_overhead_pct"]))
+    except KeyError:
+        return None
+    if not all(math.isfinite(float(x)) for x in (*spreads, apart)):
+        return None
+    return bool(apart <= max(spreads))
+
+
+def cause_windows(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float, bool | None]]:
+    """Per profiled window that holds both, the idle gap (µs) with the sync and with no stop check,
+    and whether the profiler slowed the two alike (`overheads_alike`) (notebook 06_eos_sync_profile)."""
+    sync, none = label("kv_static", compiled=compiled), label("kv_static_no_check", compiled=compiled)
+    windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
+    out = []
+    for w in windows:
+        rows = w.drop_duplicates("variant").set_index("variant")
+        if sync in rows.index and none in rows.index:
+            a, b = rows.loc[sync], rows.loc[none]
+            out.append((float(a["idle_gap_median_us"]), float(b["idle_gap_median_us"]), overheads_alike(a, b)))
+    return out
+
+
+def cause_test(profile: pd.DataFrame, compiled: bool = False) -> dict:
+    """Notebook 06_eos_sync_profile's test of the sync's cause (`sync_opens_gap`), judged only in the
+    windows whose two gaps are comparable (`cause_windows`; a window whose overheads were not
+    recorded is judged, unchecked): `sync_causes` (`agreed` over them), how many were judged
+    (`windows`) and found it opening (`windows_opening`), how many windows measured both gaps
+    (`windows_profiled`), whether every one's overheads were recorded (`overheads_checked`), and
+    the two gaps' medians over the judged windows. Claim 6 reads the same windows."""
+    measured = [(s, n, c) for s, n, c in cause_windows(profile, compiled) if sync_opens_gap(s, n) is not None]
+    judged = [(s, n) for s, n, c in measured if c is not False]
+    tests = [sync_opens_gap(s, n) for s, n in judged]
+    syncs, nones = pd.Series([s for s, _ in judged], dtype=float), pd.Series([n for _, n in judged], dtype=float)
+    return {"sync_causes": agreed(tests), "windows": len(judged), "windows_opening": sum(tests),
+            "windows_profiled": len(measured), "overheads_checked": all(c is not None for *_, c in measured),
+            "compared_sync_us": float(syncs.median()), "compared_no_check_us": float(nones.median())}  # fmt: skip
+
+
 def closes_gap(sync_us: float, pipelined_us: float) -> bool | None:
     """Claim 7's test of the gap, also notebook 06's: pipelined leaves at most half the gap with the
     sync; None where either is NaN (notebook 06_eos_sync_profile)."""
@@ -80,7 +125,7 @@ def profile_table(summary: pd.DataFrame) -> str:
     out["step, µs (unprofiled: median (fastest–slowest) of the plain runs)"] = plain
     out["profiler overhead, %"] = summary["profiler_overhead_pct"].to_numpy()
     out["GPU idle share of the window"] = summary["gpu_idle_fraction"].to_numpy()
-    out["kernels per step"] = summary["kernels_per_step"].to_numpy()
+    out["GPU operations per step (kernels, copies, memsets)"] = summary["kernels_per_step"].to_numpy()
     out["streams"] = summary["streams"].to_numpy()
     return table(out, digits={c: 2 if c == "GPU idle share of the window" else 0 for c in out})
 
@@ -105,12 +150,13 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model, from notebook 06's profile: the idle gap before a step with the sync, with no stop
     check (NaN where not profiled) and pipelined (medians over the windows); whether pipelining closes
     at least half of it in every window (`closes`: `closes_gap`, "split" where windows disagree),
-    whether the sync opens it in every window (`sync_causes`: `sync_opens_gap`, likewise), and
-    whether pipelining makes it larger, smaller or the same in every window at the 0.1 µs shown
-    (`change`, "split" where windows disagree; `windows_larger` counts the windows where it is larger)
-    (notebook 06_eos_sync_profile)."""
+    whether the sync opens it in every window whose two gaps are comparable (`sync_causes` and the
+    columns of `cause_test`), and whether pipelining makes it larger, smaller or the same in every
+    window at the 0.1 µs shown (`change`, "split" where windows disagree; `windows_larger` counts the
+    windows where it is larger) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
-               "windows", "windows_opening", "windows_closing", "windows_pipelined", "windows_larger"]  # fmt: skip
+               "windows", "windows_opening", "windows_closing", "windows_pipelined", "windows_larger",
+               "windows_profiled", "overheads_checked", "compared_sync_us", "compared_no_check_us"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -120,7 +166,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
-            causes = [c for c in (sync_opens_gap(x, y) for x, y in window_gaps(summary, compiled)) if c is not None]
+            cause = cause_test(summary, compiled)  # judged in the windows whose two gaps are comparable
             piped_gaps = window_gaps(summary, compiled, "pipelined_static")
             closes = [c for c in (closes_gap(x, y) for x, y in piped_gaps) if c is not None]
             shown = [round(y, 1) - round(x, 1) for x, y in piped_gaps if x == x and y == y]  # at the digits shown
@@ -128,9 +174,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": agreed(closes),
-                 "sync_causes": agreed(causes), "change": agreed(changes) or "same",
-                 "windows": len(causes), "windows_opening": sum(causes), "windows_closing": sum(closes),
-                 "windows_pipelined": len(closes), "windows_larger": changes.count("larger")}
+                 "change": agreed(changes) or "same", "windows_closing": sum(closes),
+                 "windows_pipelined": len(closes), "windows_larger": changes.count("larger")} | cause
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -154,23 +199,60 @@ def _measured_cause(gap) -> bool:
     return gap.get("sync_causes") is not None and gap["sync_causes"] == gap["sync_causes"]
 
 
+def _profiled_cause(gap) -> bool:
+    """Whether some window profiled the generator without any stop check beside the synchronous one."""
+    return _measured_cause(gap) or gap.get("windows_profiled", 0) > 0
+
+
+def _shown_larger(a: float, b: float) -> bool:
+    return round(a, 1) > round(b, 1)  # the sentences say what their digits show
+
+
+def _cause(gap) -> str:
+    """`gap_takeaway`'s clause on the sync's cause: which windows it is judged in, and what they say."""
+    judged, of = int(gap["windows"]), int(gap.get("windows_profiled", gap["windows"]))
+    left, checked = of - judged, bool(gap.get("overheads_checked", False))
+    if judged == 0:
+        every = f"in each of the {of} windows" if of > 1 else "in its one window"
+        return (f"{every} the two generators' profiler overheads differ by more than their plain runs' spread, so "
+                "their gaps are not comparable and whether the sync opens the gap is not judged")  # fmt: skip
+    sync, none = gap.get("compared_sync_us", gap["sync_us"]), gap.get("compared_no_check_us", gap["no_check_us"])
+    where = ""
+    if not checked:  # a table written before they were recorded
+        where = ("the plain runs' spread or the profiler's overhead was not recorded, so whether the profiler slowed "
+                 "the two generators alike is not checked; ")  # fmt: skip
+    if left:
+        other = f"the other {judged}" if judged > 1 else "the other one"
+        gaps = f"{sync:.1f} µs with the sync, {none:.1f} µs with no stop check"
+        where += (f"in {left} of the {of} windows the two generators' profiler overheads differ by more than their "
+                  f"plain runs' spread, so their gaps are not comparable there; in {other} "
+                  f"({'medians ' if judged > 1 else ''}{gaps}) ")  # fmt: skip
+    if gap["sync_causes"] == "split":
+        which = "profiled" if not left else "compared"
+        return (f"{where}the {judged} {which} windows disagree: most of that gap goes without any stop check in "
+                f"{int(gap['windows_opening'])} of them, so whether the sync opens it is not decided")  # fmt: skip
+    if gap["sync_causes"]:
+        return f"{where}without any stop check most of that gap goes: the sync opens most of it"
+    if _shown_larger(none, sync):
+        return f"{where}the gap is larger without any stop check than with the sync: the sync does not open most of it"
+    return f"{where}most of that gap stays without any stop check: the sync does not open most of it"
+
+
 def gap_takeaway(gap) -> str:
     """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile). Where the
-    generator without any stop check was profiled, the sync's share of the gap is read from it;
-    else from pipelining (which hides the sync but also adds a stream)."""
+    generator without any stop check was profiled, the sync's share of the gap is read from it,
+    only in the windows where the profiler slowed the two generators alike (`cause_test`: a
+    window where their profiler overheads differ by more than their plain runs' spread compares
+    gaps inflated unequally); else from pipelining (which hides the sync but also adds a stream)."""
     head = f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
-    if _measured_cause(gap):
-        if gap["sync_causes"] == "split":
-            cause = (f"the {gap['windows']} profiled windows disagree: most of that gap goes without any stop check in "
-                     f"{gap['windows_opening']} of them, so whether the sync opens it is not decided")  # fmt: skip
-        else:
-            opens = "without any stop check most of that gap goes: the sync opens most of it"
-            stays = "most of that gap stays without any stop check, so the sync is not what opens it"
-            cause = opens if gap["sync_causes"] else stays
-        over = f" (medians over {gap['windows']} profiled windows)" if gap.get("windows", 1) > 1 else ""
-        return (f"{head}{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all "
-                f"and {gap['pipelined_us']:.1f} µs pipelined{over}: {cause}; {_pipelining_does(gap)}.")  # fmt: skip
+    if _profiled_cause(gap):
+        larger = " (larger than with the sync)" if _shown_larger(gap["no_check_us"], gap["sync_us"]) else ""
+        windows = int(gap.get("windows_profiled", 1))
+        over = f" (medians over {windows} profiled windows)" if windows > 1 else ""
+        return (f"{head}{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all"
+                f"{larger} and {gap['pipelined_us']:.1f} µs pipelined{over}: {_cause(gap)}; "
+                f"{_pipelining_does(gap)}.")  # fmt: skip
     unmeasured = "the generator without any stop check was not profiled, so the sync's share is not measured here"
     return (f"{head}{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: "
             f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
@@ -180,18 +262,27 @@ def gap_summary(gaps: pd.DataFrame) -> str:
     """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`
     (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` makes the CPU wait for the GPU at every step boundary"
-    if not gaps.empty and all(_measured_cause(g) for g in gaps.to_dict("records")):
-        opens = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is True)]["model"])
-        stays = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c is False)]["model"])
-        split = " and ".join(gaps[gaps["sync_causes"].map(lambda c: c == "split")]["model"])
+    records = gaps.to_dict("records")
+    if records and all(_profiled_cause(g) for g in records):
+
+        def models(test) -> str:
+            return " and ".join(g["model"] for g in records if test(g["sync_causes"]) and _measured_cause(g))
+
+        unjudged = " and ".join(g["model"] for g in records if not _measured_cause(g))
+        split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
+        stays = models(lambda c: c is False)
+        if unjudged:
+            text += (f"; {unjudged}, the profiler slowed the two generators unequally in every window, so whether the "
+                     "sync opens that gap is not judged (see the takeaways)")  # fmt: skip
         if split:
-            text += f"; {split}, the profiled windows disagree on whether the sync opens that gap (see the takeaways)"
+            text += (f"; {split}, the windows it is judged in disagree on whether the sync opens that gap "
+                     "(see the takeaways)")  # fmt: skip
         if opens:
             text += f"; {opens}, the idle gap before a step mostly goes without any stop check: "
             text += "the sync opens most of it"
         if stays:
-            text += (f"; {stays}, most of that gap stays without any stop check: the sync is not what opens it "
-                     "(see the takeaways above for each model's gaps)")  # fmt: skip
+            text += (f"; {stays}, most of that gap stays without any stop check: the sync does not open most of it "
+                     "(see the takeaways above for each model's gaps and the windows compared)")  # fmt: skip
         return text + "."
     return text + (": the generator without any stop check was not profiled here, so how much of the GPU's idle "
                    "gap before a step the sync opens is not measured.")  # fmt: skip

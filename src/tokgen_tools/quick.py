@@ -6,7 +6,7 @@
 
 At the article's sizes (B = 32, N = 100) it measures, with the notebooks' own tokgen calls: the
 idle gap before a step with the per-step sync, with no stop check at all and pipelined, from one
-profiled window each at the article's profile batch (B = 16; `tokgen.bench.profile_window`,
+profiled window each at the article's profile batch (B = 16; `tokgen.bench.profile_windows`,
 notebook 06: claim 6); pipelining's paired speed-up eager and
 compiled, the article's best recipe against naive, the GPU's share of a synchronous step and the
 reference run's fastest generator, in one sequential interleaved run (`tokgen.compare` with the
@@ -758,7 +758,7 @@ def measure(out: Path, params: dict, device: str, skip: dict) -> None:
 
     import tokgen
     from tokgen.bandwidth import copy_bandwidth, fastest_generator, floor_table, matmul_tflops
-    from tokgen.bench import drawn_orders, profile_window
+    from tokgen.bench import drawn_orders, profile_windows
 
     cuda = device == "cuda"
     stages = Stages(out, params, lambda: write_report(out))
@@ -794,10 +794,9 @@ def measure(out: Path, params: dict, device: str, skip: dict) -> None:
         profiled = [tokgen.generator_variant(g, model, batch_size=b, max_seqlen=n)
                     for g in ("kv_static", "kv_static_no_check", "pipelined_static") if tokgen.label(g) not in failed]
         seed, orders = drawn_orders(len(profiled), params["WINDOWS"])  # recorded: regenerates them
-        for window, order in enumerate(orders):  # each generator once per window, in a fresh random order
-            for v in (profiled[i] for i in order):
-                row, _, _ = profile_window(v, device, start=start, stop=stop, model=model)
-                rec.write({**row, "window": window, "order_seed": seed})
+        # each generator once per window, in a fresh random order; every window's plain runs before any profiler
+        profile_windows(profiled, device, orders, start=start, stop=stop, models={v.name: model for v in profiled},
+                        record=lambda row: rec.write({**row, "order_seed": seed}))  # fmt: skip
     with stages.stage("claims 7 and 10: interleaved rounds"):
         timed = [v for v in variants if v.name not in failed]
         names = {v.name for v in timed}
