@@ -152,7 +152,9 @@ say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS)))
 cols = ["max_seqlen", "median_ms", "q25_ms", "q75_ms", "peak_reserved_gb", "frag_gb", "frag_pct"]
 parts = [ok[ok["allocator"] == a][cols].assign(run=f"03: {a}") for a in ("expandable", "default")]
 try:
-    nb02 = tokgen.rows_at("02_kv_cache", RESULTS_DIR, "notebook 03", BATCH_SIZE=BATCH_SIZE, SEQ_LENS=SEQ_LENS)
+    nb02 = tokgen.rows_at("02_kv_cache", RESULTS_DIR, "notebook 03", this_run=True, BATCH_SIZE=BATCH_SIZE,
+                          SEQ_LENS=SEQ_LENS)  # fmt: skip
+    say(f"Notebook 02's rows: its run of {tokgen.results.run_of(nb02)}.")
     nb02 = tokgen.stats.shared_rounds(nb02)  # its medians over the rounds every variant of its run ran
     nb02 = nb02[nb02["generator"] == "kv_dynamic"]  # notebook 02 also times naive: only the KV cache is ours
     parts.append(nb02[cols].assign(run="02: default, own process"))
@@ -166,7 +168,8 @@ if note := tokgen.voice.shared_rounds_note(ok):  # medians over the rounds every
     say(note)
 
 # %% [markdown]
-# The two `default` rows of each N ran the same variant in two processes: how far apart they
+# The two `default` rows of each N ran the same variant in two processes of one run (the line
+# above the table says which, and whether notebook 02 ran on another card): how far apart they
 # lie shows how far separate runs can drift, which is why the runtime comparison below pairs the
 # settings round by round instead.
 

@@ -211,7 +211,9 @@ say(tokgen.display.speedup_table(piped, columns, legend=False))
 
 # %%
 try:
-    say(tokgen.gaps.pipelined_gap(tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07"), ok))
+    nb06 = tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07", this_run=True)
+    say(f"Notebook 06's rows: its run of {tokgen.results.run_of(nb06)}.")
+    say(tokgen.gaps.pipelined_gap(nb06, ok))
 except tokgen.MissingRows as err:
     say(f"*{err}*")
 

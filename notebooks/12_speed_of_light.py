@@ -34,7 +34,7 @@
 # the generator notebook 10 profiled kernel by kernel, the matrix products' time against the
 # weights' floor; each of GPT-2's matrix products timed alone, against the time its weight
 # takes to read; and, for our fastest decoder, the gap from its floor to its measured time split
-# into terms, each measured in this process (section 6).
+# into terms, each measured in this process but the floor, which is section 1's (section 6).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -64,21 +64,24 @@ CUDA = DEVICE == "cuda"
 # ## 1. The bandwidth we can get
 #
 # A large device-to-device copy is the simplest kernel that does nothing but stream memory.
-# Notebook 10 measures it once for its floor and records it; every floor in this notebook uses
-# that same measurement, so the two notebooks give one floor for one timing. (Without notebook
-# 10's record for this GPU, the copy is timed here.)
+# Notebook 10 measures it once for its floor and records it; every floor in this notebook, the
+# waterfall's of section 6 and the persistent kernels' of section 7 included, uses that same
+# measurement, so the two notebooks give one floor for one timing. Only notebook 10's record of
+# this run (this commit) on this very card counts; without it, the copy is timed here, once,
+# and that one measurement serves every section instead.
 
 # %%
 show_source(tokgen.bandwidth.copy_bandwidth)
 
 # %%
-recorded = tokgen.bandwidth.recorded_bandwidth(RESULTS_DIR, tokgen.environment()["gpu"])
+recorded = tokgen.bandwidth.recorded_bandwidth(RESULTS_DIR)  # notebook 10's, of this run on this card, or None
 if recorded is not None:
     bandwidth, source = float(recorded["bandwidth_gb_s"]), "notebook 10"
-    copies = f"{recorded['copy_mb']:.0f} MB copies, median of {recorded['runs']:.0f}"
+    copies = (f"{recorded['copy_mb']:.0f} MB copies, median of {recorded['runs']:.0f}; notebook 10's run of "
+              f"{tokgen.results.run_of(pd.DataFrame([recorded]))}")  # fmt: skip
 elif CUDA:
     bandwidth, source = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB, RUNS), "notebook 12"
-    copies = f"{COPY_MB} MB copies, median of {RUNS}"
+    copies = f"{COPY_MB} MB copies, median of {RUNS}; notebook 10 recorded none in this run on this card"
 else:
     bandwidth = source = None
 tflops = tokgen.bandwidth.matmul_tflops(DEVICE) if CUDA else None  # the arithmetic's ceiling, for the naive floor
@@ -134,14 +137,10 @@ show_source(tokgen.bandwidth.cache_read)
 frames = []
 for name in ("07_pipelining", "10_cuda_graphs"):
     try:
-        t = tokgen.rows_at(name, RESULTS_DIR, "notebook 12", BATCH_SIZE=BATCH_SIZE, MAX_SEQLEN=MAX_SEQLEN)
+        t = tokgen.rows_at(name, RESULTS_DIR, "notebook 12", this_run=True, BATCH_SIZE=BATCH_SIZE,
+                           MAX_SEQLEN=MAX_SEQLEN)  # this run's: a floor is never set against another run's times
     except tokgen.MissingRows as err:
         say(f"*{err}*")
-        continue
-    here = tokgen.environment()["gpu"]
-    if CUDA and "gpu" in t and set(t["gpu"].astype(str)) != {here}:  # a floor is this GPU's: never another's times
-        say(f"*Notebook {name[:2]}'s rows were timed on {', '.join(sorted(set(t['gpu'].astype(str))))}, not on this "
-            f"{here}: run notebook {name[:2]} here first; no floor is set against another GPU's times.*")
         continue
     frames.append(t.assign(notebook=name[:2]))
     say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
@@ -159,13 +158,14 @@ if frames and bandwidth:  # one table per run: a generator timed in both runs ap
             + (f"\n\n{note}" if note else ""))
 
 # %%
-if len(floors):
-    s = floors.sort_values("pct_of_own_floor", ascending=False)
-    s = s.assign(row=s["variant"] + " (" + s["notebook"] + ")", run="notebook " + s["notebook"] + "'s run")
+if len(floors):  # each run's rows in its table's order, run by run: medians over a floor rank nothing
+    s = floors.assign(row=floors["variant"] + " (" + floors["notebook"] + ")",
+                      run="notebook " + floors["notebook"] + "'s run")  # fmt: skip
     ax = plot_dots(s, "row", "pct_of_own_floor", group="run", xlabel="% of its own floor reached (100% = every byte "
                    "moved at copy speed)")  # fmt: skip
     ax.set_xlim(left=0)
-    ax.set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}: distance from the speed of light")
+    ax.set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}: distance from the speed of light\n(each run in its table's order; "
+                 "not a ranking: notebooks 07 and 10 rank round by round)")  # fmt: skip
     save_figure(ax.figure, "12_speed_of_light", RESULTS_DIR)
 
 # %% [markdown]
@@ -181,10 +181,10 @@ if len(floors):
 # %%
 split = None  # the kernel split of the generator notebook 10 profiled, when there is one
 try:
-    kernels = tokgen.load("10_kernels", RESULTS_DIR)
-except FileNotFoundError:
+    kernels = tokgen.rows_at("10_kernels", RESULTS_DIR, "notebook 12", this_run=True)
+except tokgen.MissingRows as err:
     kernels = None
-    say("*`data/10_kernels.csv` is missing: notebook 10 writes it on a GPU.*")
+    say(f"*{err}*" if CUDA else "*`data/10_kernels.csv`: notebook 10 writes it on a GPU.*")
 if kernels is not None and len(floors):
     run10 = next((f for f in frames if f["notebook"].iloc[0] == "10"), None)
     profiled = [v for v in dict.fromkeys(kernels["variant"]) if run10 is not None and v in set(run10["variant"])]
@@ -296,11 +296,12 @@ if len(products):
 #
 # Sections 3 to 5 say how far a generator is from its floor; this one says where that distance
 # goes, for our fastest decoder (`graph_triton_fused`, K steps per graph replay), every term
-# measured in this process on this GPU rather than inferred. From the top of the figure down:
+# measured on this GPU rather than inferred: in this process, but for section 1's bandwidth and
+# TF32 rate, which set the floor and the arithmetic. From the top of the figure down:
 #
-# * **the floor**: the generation's bytes (section 2, the filled cache only) at the copy
-#   bandwidth, measured again here, in this process;
-# * **arithmetic beyond the floor**: the matrix products' operations at the TF32 rate measured here,
+# * **the floor**: the generation's bytes (section 2, the filled cache only) at section 1's copy
+#   bandwidth, the one every floor of this notebook uses;
+# * **arithmetic beyond the floor**: the matrix products' operations at section 1's TF32 rate,
 #   counted only where they would take longer than the bytes;
 # * **the kernels' bytes beyond the floor**: each kernel of the replays is matched to the weights
 #   and cache slots it reads (`fused_step_calls`); what they add up to beyond the floor (the
@@ -332,7 +333,8 @@ show_source(tokgen.waterfall.timeline_terms)
 
 # %%
 W = tokgen.waterfall
-inputs = W.gpu_inputs(model, BATCH_SIZE, MAX_SEQLEN, COPY_MB, RUNS, DEVICE)  # each measured here, or why not
+inputs = W.gpu_inputs(model, BATCH_SIZE, MAX_SEQLEN, COPY_MB, RUNS, DEVICE, bandwidth_gbs=bandwidth,
+                      tflops=tflops)  # section 1's bandwidth and rate; the copy curve measured here, or why not
 if inputs["curve"] is not None:
     copy_rec = tokgen.Recorder("12_copy_sizes", RESULTS_DIR, params=PARAMS)
     for r in inputs["curve"].to_dict("records"):
@@ -358,8 +360,9 @@ for k in STEPS_PER_GRAPH:
         for r in out["kernels"].to_dict("records"):
             kernels_rec.write({**where, **r})
 bw_said = f"{inputs['bandwidth']:,.0f} GB/s" if inputs["bandwidth"] else f"not measured ({inputs['errors']['floor']})"
-say(f"Measured in this process: copy bandwidth {bw_said}"
-    + (f", TF32 products {inputs['tflops']:,.0f} TFLOP/s" if inputs["tflops"] else "") + ".")  # fmt: skip
+say(f"The floor's copy bandwidth: {bw_said}"
+    + (f" (section 1's, measured by {source})" if inputs["bandwidth"] else "")
+    + (f"; TF32 products {inputs['tflops']:,.0f} TFLOP/s (section 1's)" if inputs["tflops"] else "") + ".")  # fmt: skip
 
 # %%
 if waterfalls:
@@ -434,7 +437,7 @@ if CUDA and inputs["bandwidth"]:
               digits={"tile": 0, "programs": 0, "us_per_step": 1, "x_floor": 2}))  # fmt: skip
     say(P.bound_findings(bound))
 else:
-    say("*Not measured: a persistent kernel needs a CUDA GPU and the copy bandwidth (section 6).*")
+    say("*Not measured: a persistent kernel needs a CUDA GPU and the copy bandwidth (section 1).*")
 
 # %% [markdown]
 # ## Takeaways, read from this run
@@ -468,13 +471,14 @@ if len(bound):
 # ## Summary
 #
 # * The floor is set by bytes: every weight read once per decode step at the measured bandwidth,
-#   one measurement shared with notebook 10. How far each generator is from it is in section 3's
-#   table and the takeaways.
+#   one measurement for every section, shared with notebook 10 where this run has notebook 10's
+#   on this card. How far each generator is from it is in section 3's table and the takeaways.
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.
 # * Section 6 follows the fastest decoder from its floor to its measured time, term by term, each
-#   term measured in one process; the largest term is named above, read from the data.
+#   term measured on this GPU at section 1's bandwidth; the largest term is named above, read
+#   from the data.
 # * Section 7 times persistent kernels of a few designs that keep the step's dependency points and
 #   compute nothing: a lower bound for a real kernel of each design and tiling, not for every
 #   design; what they came to is in the takeaways.

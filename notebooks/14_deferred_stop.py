@@ -145,16 +145,21 @@ say(table(results, ["gpu_sms", "variant", "median_ms", "q25_ms", "q75_ms", "gpu_
 # slices that bracket the L40S.
 
 # %%
-try:
-    slices = tokgen.load("13_slices", RESULTS_DIR)
+sliced = results[results["gpu_sms"].astype(str) != "all"]
+try:  # notebook 13's slices of this run (commit and GPU; each of its rows names its own slice)
+    slices = tokgen.rows_at("13_slices", RESULTS_DIR, "notebook 14", this_run=("commit", "gpu"))
     bracket = set(tokgen.gpu_slice.bracketing(dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))))
-except (FileNotFoundError, ValueError):  # notebook 13 not run here, or no two slices around the L40S
+except tokgen.MissingRows as err:  # notebook 13 not run here, or in another run
+    bracket = set()
+    if len(sliced):
+        say(f"*{err}*")
+except ValueError:  # no two slices around the L40S
     bracket = set()
 L40S = tokgen.gpu_slice.L40S_GBS
-for sms, rows in results[results["gpu_sms"].astype(str) != "all"].groupby("gpu_sms"):
+for sms, rows in sliced.groupby("gpu_sms"):
     gbs, others = float(rows["slice_copy_gbs"].iloc[0]), " and ".join(map(str, sorted(bracket)))
     role = "one of the two that bracket it" if int(sms) in bracket else f"the two that bracket it: {others} SMs"
-    role = role if bracket else "no bracketing slices of notebook 13 in this results folder"
+    role = role if bracket else "no bracketing slices of notebook 13 from this run in this results folder"
     side = "below" if gbs < L40S else "above"
     say(f"* {sms} SMs: {gbs:,.0f} GB/s of copy bandwidth, {side} the L40S's {L40S}; {role}.")
 

@@ -397,7 +397,17 @@ def test_a_claim_never_mixes_runs(tmp_path):
                                       for c in (False,)] + [result(f"compiled {v}", base, compiled=True)
                                                             for v in ("kv_static", "pipelined_static")])  # fmt: skip
     assert "tables from different runs" not in claims_table(tmp_path).set_index("#").loc[7, "measured"]
+    assert "cards" not in claims_table(tmp_path).set_index("#").loc[7, "measured"]  # one card (or none named)
     path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    # one run on two machines of one kind: joined, and the measured text names the two cards
+    pd.read_csv(path).assign(gpu_uuid="4da776c0-2c08").to_csv(path, index=False)
+    p07 = tmp_path / "data" / "07_pipelining.csv"
+    pd.read_csv(p07).assign(gpu_uuid="c38a1fbc-dfdd").to_csv(p07, index=False)
+    c = claims_table(tmp_path).set_index("#")
+    assert c.loc[7, "verdict"] != "not measured"
+    assert c.loc[7, "measured"].endswith(
+        "; 06_eos_sync_profile and 07_pipelining ran on 2 cards of one kind (GPU UUIDs 4da776c0…, c38a1fbc…)"
+    )
     pd.read_csv(path).assign(commit="another").to_csv(path, index=False)
     c = claims_table(tmp_path).set_index("#")
     assert c.loc[7, "verdict"] == "not measured" and "tables from different runs" in c.loc[7, "measured"]

@@ -23,6 +23,12 @@ from tokgen.gaps import (  # noqa: E402
 )
 
 
+def this_run(**override) -> dict:
+    """The columns that say which run made a row, as this process's Recorder writes them (commit, GPU, slice)."""
+    here = {**tokgen.results.environment(), **tokgen.results.slice_columns()}
+    return {k: here[k] for k in tokgen.results.RUN_KEYS} | override
+
+
 def rows(times: dict[str, list[float]], **extra) -> pd.DataFrame:
     """Result rows as `tokgen.compare` writes them, from per-round times."""
     out = []
@@ -165,13 +171,19 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     assert "how much of the GPU's idle gap before a step the sync opens is not measured" in summary
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
                             "batch_size": [32, 32]})  # fmt: skip
-    text = pipelined_gap(profile.assign(gpu_sms="all", batch_size=16), results)
+    text = pipelined_gap(profile.assign(**this_run(), batch_size=16), results)
     assert "pipelining makes it larger" in text and "host sets the pace" in text
     assert "pipelining closes at least half of that gap" in text
     assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
     assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
             "rounds) the GPU is busy 25% of a synchronous step") in text  # fmt: skip
-    assert "run notebook 06 here first" in pipelined_gap(profile.assign(gpu_sms="16"), results)
+    assert "run notebook 06 here first" in pipelined_gap(profile.assign(**this_run(gpu_sms="16")), results)
+    # another run's profile (here the reference run's at commit 9d6c84b) is not set beside this run's share
+    old = pipelined_gap(profile.assign(**this_run(commit="9d6c84b80aa0088b"), run_started="2026-11-23T19:27:00"),
+                        results)  # fmt: skip
+    assert old.startswith("Notebook 06's profile in this results folder holds commit 9d6c84b80aa0's (")
+    assert "started 2026-11-23 19:27 UTC), not this run's (commit " in old and "host sets the pace" not in old
+    assert "run notebook 06 here first" in pipelined_gap(profile, results)  # no commit column: another run's
 
 
 
@@ -181,7 +193,7 @@ def test_idle_gap_sentences_judge_larger_or_smaller_at_the_digits_they_show():
             "variant": ["kv_static", "pipelined_static", "compiled kv_static", "compiled pipelined_static"],
             "idle_gap_median_us": [2.02, 2.04, 30.0, 24.0],  # eager: 2.0 and 2.0 as shown
             "gpu_idle_fraction": [0.05, 0.05, 0.5, 0.5],
-            "gpu_sms": "all",
+            **this_run(),
         }
     )
     gaps = idle_gaps(profile)
@@ -572,7 +584,7 @@ def test_the_runtime_bars_and_the_finding_read_the_shared_rounds():
 
 def test_the_sync_steps_gpu_share_beside_notebook_06s_gaps_reads_the_shared_rounds():
     profile = pd.DataFrame({"variant": ["kv_static", "pipelined_static"], "idle_gap_median_us": [90.0, 20.0],
-                            "gpu_idle_fraction": [0.3, 0.2], "gpu_sms": "all"})  # fmt: skip
+                            "gpu_idle_fraction": [0.3, 0.2], **this_run()})  # fmt: skip
     run = sequential_run().replace({"variant": {"a": "kv_static", "b": "pipelined_static"}}).assign(batch_size=32)
     text = pipelined_gap(profile, run)
     assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "

@@ -641,20 +641,36 @@ def test_time_products_by_hand(monkeypatch):
 
 
 def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s_tables(tmp_path, monkeypatch):
-    assert bandwidth.recorded_bandwidth(tmp_path, "GPU X") is None
+    from tokgen import results
+
+    here = {**results.environment(), "commit": "4f30a978e0b5", "gpu": "GPU X", "gpu_uuid": "c38a1fbc-0000"}
+    monkeypatch.setattr(results, "environment", lambda: here)  # this process: commit 4f30a97 on card c38a1fbc
+    monkeypatch.setattr(bandwidth, "environment", lambda: here)
+    assert bandwidth.recorded_bandwidth(tmp_path) is None
     with pytest.raises(MissingRows, match="notebook 14 needs notebook 10's rows"):  # one line, and how to get them
         bandwidth.fastest_generator(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
-    pd.DataFrame({"gpu": ["GPU X", "GPU Y", "GPU X"], "bandwidth_gb_s": [2000.0, 1000.0, 3000.0]}).to_csv(
-        data / "10_bandwidth.csv")  # fmt: skip
-    assert bandwidth.recorded_bandwidth(tmp_path, "GPU X")["bandwidth_gb_s"] == 3000.0  # the last row
-    assert bandwidth.recorded_bandwidth(tmp_path, "GPU Y") is None  # measured on another GPU
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU X")
+
+    def recorded(**provenance):
+        """Notebook 10's bandwidth table, its last row the one a floor uses."""
+        row = {"gpu": "GPU X", "gpu_uuid": "c38a1fbc-0000", "commit": "4f30a978e0b5", "gpu_sms": "all"} | provenance
+        pd.DataFrame([row | {"bandwidth_gb_s": 2000.0}, row | {"bandwidth_gb_s": 3000.0}]).to_csv(
+            data / "10_bandwidth.csv")  # fmt: skip
+        return bandwidth.recorded_bandwidth(tmp_path)
+
+    assert recorded()["bandwidth_gb_s"] == 3000.0  # the last row
+    assert recorded(commit="4f30a978e0b5d1e2-dirty")["bandwidth_gb_s"] == 3000.0  # the same commit, written longer
+    assert recorded(gpu_uuid=float("nan"))["bandwidth_gb_s"] == 3000.0  # a table that names no card
+    assert recorded(gpu="GPU Y") is None  # measured on another GPU
+    assert recorded(commit="9d6c84b80aa0") is None  # another run's: the old reference run's table
+    assert recorded(gpu_uuid="4da776c0-0000") is None  # this run, but another card's: a bandwidth is one card's
+    assert recorded(gpu_sms=16) is None  # in a slice
+    recorded()
     assert bandwidth.bandwidth_for(tmp_path, "cuda") == 3000.0
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "GPU Z")
     monkeypatch.setattr(bandwidth, "copy_bandwidth", lambda device, megabytes: (device, 42.0 + megabytes))
-    assert bandwidth.bandwidth_for(tmp_path, "cuda:1") == ("cuda:1", 42.0 + 1024)
+    recorded(commit="9d6c84b80aa0")
+    assert bandwidth.bandwidth_for(tmp_path, "cuda:1") == ("cuda:1", 42.0 + 1024)  # measured now
 
     def table(medians, status=("ok", "ok", "oom", "ok", "ok")):
         """Notebook 10's table: naive, generate() static and three registry generators, eight rounds each,
@@ -669,9 +685,16 @@ def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s
                 "median_ms": medians,
                 "times_ms": [";".join(str(m * f) for f in noise) for m in medians],
                 "steps_per_graph": [float("nan"), float("nan"), 4.0, 2.0, float("nan")],
+                "commit": "4f30a978e0b5",  # this run's
+                "gpu": "GPU X",
+                "gpu_sms": "all",
             }
         )
 
+    table([10.0, 1.0, 2.0, 3.0, 4.0]).assign(commit="9d6c84b80aa0").to_csv(data / "10_cuda_graphs.csv", index=False)
+    with pytest.raises(MissingRows, match=r"^notebook 14 needs notebook 10's rows from this run \(commit 4f30a978e0b5, "
+                                          r"GPU X, all SMs\); data/10_cuda_graphs.csv holds commit 9d6c84b80aa0's"):
+        bandwidth.fastest_generator(tmp_path)  # another run's ranking is not this run's sweep's generator
     table([10.0, 1.0, 2.0, 3.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
     # a reference (generate()) and a failed run are not candidates: the first registry generator, ranked round by
     # round against naive, that ran

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 import tokgen
-from tokgen.results import ROOT, MissingRows, Recorder, environment, load, rows_at, run_command
+from tokgen.results import ROOT, MissingRows, Recorder, data_dir, environment, load, rows_at, run_command, run_of
 
 
 def test_rows_are_on_disk_at_once_with_provenance(tmp_path):
@@ -79,6 +79,93 @@ def test_rows_at_says_in_one_line_what_is_missing_and_the_command_that_writes_it
     lab = ROOT / "notebooks" / ".." / "build" / "lab"  # a notebook's default RESULTS_DIR, run in JupyterLab
     assert run_command("01", lab, {}) == "./run_all.sh --out build/lab --only 01"
     assert run_command("01", ROOT, {"MAX_SEQLEN": 8}) == "./run_all.sh --only 01 -p MAX_SEQLEN 8"
+
+
+# --- rows_at(..., this_run=True): a notebook that sets another's rows beside its own needs them from this run ---
+
+H100 = "NVIDIA H100 80GB HBM3"
+UUID_A, UUID_B = "4da776c0-2c08-62ff-bf1f-3a5ac46e878a", "c38a1fbc-dfdd-1b04-ff7d-a2d66ac71764"  # two cards of one kind
+
+
+@pytest.fixture
+def run_here(monkeypatch):
+    """This process as a run of commit 4f30a978e0b5 (dirty tree) on card B of an H100 host, whole GPU."""
+    env = {**environment(), "commit": "4f30a978e0b5-dirty", "gpu": H100, "gpu_uuid": UUID_B}
+    monkeypatch.setattr(tokgen.results, "environment", lambda: env)
+    monkeypatch.delenv("TOKGEN_RUN_ALL", raising=False)
+    return env
+
+
+def kv_rows(results_dir, **provenance):
+    """Notebook 02's table at B = 16, N = 100 and 200, with the provenance given (as a run elsewhere wrote it)."""
+    rows = [{"batch_size": 16, "max_seqlen": n, "status": "ok", "median_ms": n / 10} for n in (100, 200)]
+    pd.DataFrame([{**r, **provenance} for r in rows]).to_csv(data_dir(results_dir) / "02_kv_cache.csv", index=False)
+
+
+def test_rows_of_this_run_are_read_and_another_cards_rows_say_so(tmp_path, run_here):
+    # the full 40-digit commit that $TOKGEN_COMMIT gave one machine matches this process's 12 digits and "-dirty"
+    kv_rows(tmp_path, commit="4f30a978e0b5d1e2f3a4b5c6d7e8f90011223344", gpu=H100, gpu_uuid=UUID_B, gpu_sms="all",
+            run_started="2026-11-26T11:41:33+00:00")  # fmt: skip
+    rows = rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True, BATCH_SIZE=16, SEQ_LENS=[100, 200])
+    assert rows["max_seqlen"].tolist() == [100, 200]
+    assert run_of(rows) == "commit 4f30a97, started 2026-11-26 11:41 UTC"  # this card: nothing to add
+    kv_rows(tmp_path, commit="4f30a978e0b5", gpu=H100, gpu_uuid=UUID_A, gpu_sms="all",
+            run_started="2026-11-26T11:41:33+00:00")  # fmt: skip
+    rows = rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True, BATCH_SIZE=16)  # same run, another card
+    assert run_of(rows) == (
+        "commit 4f30a97, started 2026-11-26 11:41 UTC, on another card of the same kind (GPU UUID 4da776c0…)"
+    )
+    assert run_of(rows.assign(gpu_uuid="")) == "commit 4f30a97, started 2026-11-26 11:41 UTC"  # no UUID: no claim
+
+
+def test_rows_of_another_run_are_refused_in_one_line_naming_both_runs_and_the_command(tmp_path, run_here):
+    old = {"gpu": H100, "gpu_sms": "all", "run_started": "2026-11-23T19:02:11+00:00"}
+    kv_rows(tmp_path, commit="9d6c84b80aa0088be5679c34b14b2634ddbcc516", **old)  # the reference run's 3-day-old rows
+    with pytest.raises(MissingRows) as err:
+        rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True, BATCH_SIZE=16, SEQ_LENS=[100, 200])
+    assert str(err.value) == (
+        "notebook 03 needs notebook 02's rows at BATCH_SIZE=16, SEQ_LENS=[100, 200] from this run (commit "
+        f"4f30a978e0b5, {H100}, all SMs); data/02_kv_cache.csv holds commit 9d6c84b80aa0's ({H100}, all SMs; "
+        f'started 2026-11-23 19:02 UTC): run ./run_all.sh --out {tmp_path} --only 02 -p BATCH_SIZE 16 -p SEQ_LENS '
+        '"[100, 200]"'
+    )
+    assert "\n" not in str(err.value)
+    # a solution reads the committed results on purpose: this_run off, the same rows are read as before
+    assert rows_at("02_kv_cache", tmp_path, "solution 02", BATCH_SIZE=16)["max_seqlen"].tolist() == [100, 200]
+    # another GPU, another slice, no commit at all: another run each
+    kv_rows(tmp_path, **{**old, "gpu": "NVIDIA L40S"}, commit="4f30a978e0b5")
+    with pytest.raises(MissingRows, match=r"holds commit 4f30a978e0b5's \(NVIDIA L40S, all SMs; started "):
+        rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True)
+    kv_rows(tmp_path, **{**old, "gpu_sms": 16}, commit="4f30a978e0b5")
+    with pytest.raises(MissingRows, match=rf"holds commit 4f30a978e0b5's \({H100}, 16 SMs; started "):
+        rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True)
+    kv_rows(tmp_path, **old)
+    no_commit = rf"; data/02_kv_cache.csv holds rows of no commit \({H100}, all SMs; started 2026-11-23 19:02 UTC\)"
+    with pytest.raises(MissingRows, match=no_commit):
+        rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True)
+    # notebook 13's slice table sets each row's own gpu_sms: its reader checks the commit and the GPU only
+    kv_rows(tmp_path, **{**old, "gpu_sms": 16}, commit="4f30a978e0b5")
+    assert len(rows_at("02_kv_cache", tmp_path, "notebook 14", this_run=("commit", "gpu"))) == 2
+
+
+def test_one_commit_is_its_first_12_hex_digits():
+    from tokgen.results import same_commit
+
+    assert same_commit("4f30a978e0b5", "4f30a978e0b5d1e2f3a4")  # either may be longer
+    assert same_commit("4f30a978e0b5-dirty", "4f30a978e0b5")
+    assert same_commit("4f30a97", "4f30a978e0b5")  # a short hash: its 7 digits
+    assert not same_commit("4f30a978e0b5", "4f30a978e0b6")
+    assert not same_commit("4f30a978e0b5", "9d6c84b80aa0")
+    assert not same_commit("unknown", "4f30a978e0b5") and same_commit("unknown", "unknown")
+    assert not same_commit(float("nan"), "4f30a978e0b5")
+
+
+def test_a_smoke_run_reads_its_own_rows_on_the_cpu(tmp_path, monkeypatch):
+    """No GPU: every process of one smoke run writes and reads gpu "none (CPU)" at this checkout's commit."""
+    monkeypatch.delenv("TOKGEN_COMMIT", raising=False)
+    environment.cache_clear()
+    naive_rows(tmp_path)  # written by this process's Recorder
+    assert rows_at("01_naive", tmp_path, "notebook 02", this_run=True)["max_seqlen"].tolist() == [100, 200]
 
 
 def test_environment_names_versions(monkeypatch):

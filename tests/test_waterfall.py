@@ -241,6 +241,27 @@ def test_measure_waterfall_on_the_cpu_says_what_it_did_not_measure(tiny):
     assert out["kernels"] is None and out["summary"]["gpu_busy_ms"] is None
 
 
+def test_the_waterfall_takes_notebook_12s_one_bandwidth_and_rate_instead_of_measuring_its_own(tiny, monkeypatch):
+    """Notebook 12 hands section 1's bandwidth and TF32 rate to section 6: every floor of the notebook is one."""
+    measured = []
+    monkeypatch.setattr(waterfall, "copy_bandwidth", lambda *a: measured.append("bandwidth") or 2984.0)
+    monkeypatch.setattr(waterfall, "matmul_tflops", lambda *a: measured.append("tflops") or 440.0)
+    monkeypatch.setattr(waterfall, "copy_time_curve", lambda *a: measured.append("curve") or "the curve")
+    given = waterfall.gpu_inputs(tiny, 2, 8, 64, 5, "cuda", bandwidth_gbs=2974.7, tflops=433.8)
+    assert (given["bandwidth"], given["tflops"], given["curve"]) == (2974.7, 433.8, "the curve")
+    assert measured == ["curve"] and given["errors"] == {"floor": None, "compute": None, "copies": None}
+    measured.clear()  # none given (a caller without notebook 12's section 1): each measured here, once
+    own = waterfall.gpu_inputs(tiny, 2, 8, 64, 5, "cuda")
+    assert (own["bandwidth"], own["tflops"], measured) == (2984.0, 440.0, ["bandwidth", "tflops", "curve"])
+    # and notebook 12 hands them over: its one copy-bandwidth measurement is section 1's (when notebook 10's is missing)
+    from tokgen.results import ROOT
+
+    source = (ROOT / "notebooks" / "12_speed_of_light.py").read_text()
+    call = source[source.index("W.gpu_inputs(") :].split(")  #")[0]
+    assert "bandwidth_gbs=bandwidth" in call and "tflops=tflops" in call
+    assert source.count("copy_bandwidth(") == 1 and source.count("matmul_tflops(") == 1
+
+
 @pytest.mark.gpu
 def test_measure_waterfall_on_a_gpu_measures_every_term_and_adds_up():
     import tokgen

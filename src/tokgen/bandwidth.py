@@ -20,7 +20,7 @@ from .gpu_slice import copy_bandwidth, gpu_times  # noqa: F401 - notebook 12 rea
 from .graphs import capture, graph_capacity
 from .model import parameter_bytes, require_cuda, require_positive
 from .registry import GENERATORS, get_generator
-from .results import Recorder, load, rows_at
+from .results import MissingRows, Recorder, environment, rows_at
 from .stats import gain, shared_rounds
 from .voice import ranking, speedup_text
 
@@ -179,15 +179,17 @@ def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float, tflops: float 
     return pd.DataFrame(rows)
 
 
-def recorded_bandwidth(results_dir, gpu: str) -> dict | None:
+def recorded_bandwidth(results_dir) -> dict | None:
     """The copy bandwidth notebook 10 measured for its floor and recorded (data/10_bandwidth.csv under
-    `results_dir`), if it measured it on `gpu`: one measurement for the floors of notebooks 10 and 12
-    (notebook 12_speed_of_light). None when there is none for this GPU."""
+    `results_dir`), if it measured it in this run (`tokgen.results.rows_at`'s `this_run`: this commit,
+    GPU and slice) on this card (the same GPU UUID, where both name one: a bandwidth is one card's):
+    one measurement for the floors of notebooks 10 and 12 (notebook 12_speed_of_light). None otherwise."""
     try:
-        row = load("10_bandwidth", results_dir).iloc[-1]
-    except FileNotFoundError:
+        row = rows_at("10_bandwidth", results_dir, "notebook 12", this_run=True).iloc[-1]
+    except MissingRows:
         return None
-    return row.to_dict() if row["gpu"] == gpu else None
+    uuid, theirs = environment()["gpu_uuid"], row.get("gpu_uuid")
+    return None if uuid and isinstance(theirs, str) and theirs and theirs != uuid else row.to_dict()
 
 
 def products_against_floor(kernels: pd.DataFrame, variant: str, model, bandwidth_gbs: float) -> dict:
@@ -330,8 +332,8 @@ def fastest_generator(results_dir) -> dict | None:
     `results_dir`), first by paired speed-up over that run's naive generator (`tokgen.voice.ranking`;
     a variant tied with it is not told apart by the rounds): its label, generator and K; None when
     no registry generator ran there or naive did not, and `tokgen.results.MissingRows` when notebook
-    10 has not run there (notebook 14)."""
-    ok = rows_at("10_cuda_graphs", results_dir, "notebook 14")
+    10 has not run there in this run (`tokgen.results.rows_at`'s `this_run`; notebook 14)."""
+    ok = rows_at("10_cuda_graphs", results_dir, "notebook 14", this_run=True)
     ours = ok[ok["generator"].isin(list(GENERATORS))]
     ranked = ranking(ok, "naive", list(ours["variant"])) if "naive" in set(ok["variant"]) else pd.DataFrame()
     if ranked.empty:
@@ -342,8 +344,8 @@ def fastest_generator(results_dir) -> dict | None:
 
 
 def bandwidth_for(results_dir, device) -> float:
-    """The copy bandwidth notebook 10 recorded for this GPU, else measured now (notebook 14)."""
-    recorded = recorded_bandwidth(results_dir, torch.cuda.get_device_name())
+    """The copy bandwidth notebook 10 recorded in this run on this card, else measured now (notebook 14)."""
+    recorded = recorded_bandwidth(results_dir)
     return float(recorded["bandwidth_gb_s"]) if recorded is not None else copy_bandwidth(device, 1024)
 
 

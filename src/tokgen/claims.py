@@ -75,9 +75,11 @@ class Tables:
     def resampled(self, rng: np.random.Generator) -> "Tables":
         return Tables(self.results_dir, rng, self.cache)
 
-    def same_run(self, *names: str) -> None:
+    def same_run(self, *names: str) -> str:
         """Raise MixedRuns unless the tables come from one run (GPU, slice and commit). Not the GPU's
-        UUID: one run may span several machines of one kind (`regime_sources` names them)."""
+        UUID: one run may span several machines of one kind (`regime_sources` names them); when the
+        tables name more than one card, "" otherwise, a note that says so: "06_eos_sync_profile and
+        07_pipelining ran on 2 cards of one kind (GPU UUIDs 4da776c0…, c38a1fbc…)"."""
         runs = {}
         for name in names:
             df = self[name]
@@ -86,6 +88,11 @@ class Tables:
         if len(set(runs.values())) > 1:
             said = "; ".join(f"{name}: {', '.join(' '.join(r) for r in run)}" for name, run in runs.items())
             raise MixedRuns(f"tables from different runs ({said}): run these notebooks together")
+        cards = {u: None for n in names if "gpu_uuid" in self[n] for u in self[n]["gpu_uuid"].dropna().astype(str) if u}
+        if len(cards) < 2:
+            return ""
+        return (f"{' and '.join(names)} ran on {len(cards)} cards of one kind "
+                f"(GPU UUIDs {', '.join(u[:8] + '…' for u in cards)})")  # fmt: skip
 
 
 class MixedRuns(Exception):
@@ -412,7 +419,7 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 def _claim_7(tables):
     """The eager gap judged in every profiled window (`closes_gap`; windows that disagree leave it
     undecided), the compiled one shown beside it, not judged; pipelined faster than sync."""
-    tables.same_run("06_eos_sync_profile", "07_pipelining")
+    cards = tables.same_run("06_eos_sync_profile", "07_pipelining")
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
     closed = agreed([closes_gap(s, p) for s, p in window_gaps(profile, other="pipelined_static")])
@@ -432,7 +439,7 @@ def _claim_7(tables):
         also = " and a comparison it needs is undecided (see measured)" if None in oks else ""
         why = f"the profiled windows disagree on whether pipelining halves the eager gap{also}"
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why)
-    return "; ".join([gap, *parts]), verdict, None
+    return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
 
 
 def sweep_thresholds(batch_size: int, largest: int) -> tuple:

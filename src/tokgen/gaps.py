@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from .registry import label
-from .results import slice_columns
+from .results import other_runs, this_run_text
 from .stats import shared_rounds
 from .voice import HOST_BOUND, shared_rounds_text, table
 
@@ -291,14 +291,11 @@ def gap_summary(gaps: pd.DataFrame) -> str:
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
     """Notebook 06's idle gaps (`gap_takeaway`) beside this run's GPU share of the synchronous step
     (its GPU busy time over its median wall time, over the rounds every variant of its comparison
-    ran: `tokgen.stats.shared_rounds`), where both ran in the same place (notebook 07_pipelining)."""
-    here = str(slice_columns()["gpu_sms"])
-    there = set(profile["gpu_sms"].astype(str)) if "gpu_sms" in profile else {here}
-    if there != {here}:
-        return (
-            f"Notebook 06's profile in this results folder was measured on gpu_sms = {', '.join(sorted(there))}, "
-            f"this run on {here}: run notebook 06 here first to compare their idle gaps."
-        )
+    ran: `tokgen.stats.shared_rounds`), where both ran in the same run (`tokgen.results.other_runs`: commit,
+    GPU and slice; notebook 07_pipelining)."""
+    if found := other_runs(profile):  # rows that bypassed rows_at(..., this_run=True): another run's gaps
+        return (f"Notebook 06's profile in this results folder holds {found}, not this run's ({this_run_text()}): "
+                "run notebook 06 here first to compare their idle gaps.")  # fmt: skip
     gaps = idle_gaps(profile)
     if gaps.empty:
         return "Notebook 06's profile holds no idle gaps here: they are measured on a GPU."

@@ -170,11 +170,28 @@ def _renamed(text):
 
 def run_of(df: pd.DataFrame) -> str:
     """Which run wrote a table, from its rows: the commit and when the run started, so that a
-    notebook reading another's table says which run it read (notebook 12_speed_of_light)."""
+    notebook reading another's table says which run it read (notebook 12_speed_of_light); rows made
+    on another card than this process's (another GPU UUID: a run may span machines of one kind) say
+    so, with the card's UUID."""
     if not {"commit", "run_started"} <= set(df):
         return "no provenance columns"
-    runs = df[["commit", "run_started"]].astype(str).drop_duplicates()
-    return "; ".join(f"commit {c[:7]}, started {t[:16].replace('T', ' ')} UTC" for c, t in runs.itertuples(index=False))
+    keys = ["commit", "run_started"] + [k for k in ("gpu", "gpu_uuid") if k in df]
+    runs = df[keys].astype(object).fillna("").astype(str).drop_duplicates()
+    return "; ".join(
+        f"commit {r['commit'][:7]}, started {r['run_started'][:16].replace('T', ' ')} UTC{_card(r)}"
+        for r in runs.to_dict("records")
+    )
+
+
+def _card(row: dict) -> str:
+    """", on another card of the same kind (GPU UUID c38a1fbc…)" when `row` names a GPU UUID other
+    than this process's (both known), "" otherwise (notebook 03_expandable_segments)."""
+    env = environment()
+    uuid = row.get("gpu_uuid", "")
+    if not uuid or not env["gpu_uuid"] or uuid == env["gpu_uuid"]:
+        return ""
+    kind = "of the same kind" if row.get("gpu", env["gpu"]) == env["gpu"] else f"({row['gpu']})"
+    return f", on another card {kind} (GPU UUID {uuid[:8]}…)"
 
 
 def load(table: str, results_dir: str | Path) -> pd.DataFrame:
@@ -218,12 +235,74 @@ def run_command(writer: str, results_dir: str | Path, parameters: dict) -> str:
     return " ".join([prefix, "--only", writer, *(f"-p {name} {value}" for name, value in values.items())])
 
 
-def rows_at(table: str, results_dir: str | Path, reader: str, **parameters) -> pd.DataFrame:
+# what a row carries that says which run made it: the commit, the GPU, the slice (notebook 02_kv_cache)
+RUN_KEYS = ("commit", "gpu", "gpu_sms")
+
+
+def same_commit(a, b) -> bool:
+    """Two commits are one when their first 12 hex digits agree (either may be longer, or end in
+    "-dirty"; a 7-digit short hash matches its first 7); a value that is no hash ("unknown", a
+    missing one) only matches itself (notebook 02_kv_cache)."""
+    a, b = str(a), str(b)
+    x, y = (re.match(r"[0-9a-f]*", v).group() for v in (a, b))
+    n = min(12, len(x), len(y))
+    return x[:n] == y[:n] if n >= 7 else a == b
+
+
+def _sms(value) -> str:
+    """A gpu_sms value as text: 16, 16.0 and "16" alike; "all" for the whole GPU."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _here() -> dict:
+    return {**environment(), **slice_columns()}
+
+
+def _run_text(run: dict) -> str:
+    """"commit 4f30a978e0b5, NVIDIA H100 80GB HBM3, all SMs": the keys of RUN_KEYS that `run` holds."""
+    words = {"commit": lambda c: f"commit {str(c)[:12]}", "gpu": str, "gpu_sms": lambda n: f"{_sms(n)} SMs"}
+    return ", ".join(words[k](run[k]) for k in RUN_KEYS if k in run)
+
+
+def this_run_text() -> str:
+    """This process's run as `other_runs` names one: "commit 4f30a978e0b5, NVIDIA H100 80GB HBM3, all SMs"
+    (notebook 07_pipelining)."""
+    return _run_text(_here())
+
+
+def other_runs(df: pd.DataFrame, keys=RUN_KEYS) -> str:
+    """"" when every row of `df` was made in this run: this process's commit (`same_commit`), GPU and
+    slice, those of `keys` a row holds (rows without a commit column are another run's); else the
+    runs it holds in one phrase, e.g. "commit 9d6c84b80aa0's (NVIDIA H100 80GB HBM3, all SMs;
+    started 2026-11-23 19:02 UTC)". Notebook 02_kv_cache."""
+    here, present = _here(), [k for k in keys if k in df]
+    same = {"commit": same_commit, "gpu_sms": lambda a, b: _sms(a) == _sms(b)}
+    if ("commit" in present or "commit" not in keys) and all(
+        same.get(k, lambda a, b: str(a) == str(b))(v, here[k]) for k in present for v in df[k]
+    ):
+        return ""
+    said = []
+    for run in df[present + ["run_started"] * ("run_started" in df)].drop_duplicates().to_dict("records"):
+        started = str(run.pop("run_started", ""))[:16].replace("T", " ")
+        commit = run.pop("commit", None)
+        head = "rows of no commit" if pd.isna(commit) else f"commit {str(commit)[:12]}'s"
+        inside = [p for p in (_run_text(run), f"started {started} UTC" if started else "") if p]
+        said.append(head + (f" ({'; '.join(inside)})" if inside else ""))
+    return " and ".join(said) or "rows of no commit"
+
+
+def rows_at(table: str, results_dir: str | Path, reader: str, this_run: bool | tuple = False,
+            **parameters) -> pd.DataFrame:  # fmt: skip
     """The rows of another notebook's `table` that ran ok at the reader's `parameters` (a value, or a
     list of which a row may have any: `BATCH_SIZE=16, SEQ_LENS=[100, 200]`). None there, or no table:
     `MissingRows`, one line naming what is missing and how to get it, e.g. "notebook 02 needs notebook
     01's rows at BATCH_SIZE=16: run ./run_all.sh --only 01 -p BATCH_SIZE 16". `reader`: "notebook 02",
-    "solution 12". Every notebook that reads another's rows reads them here (notebook 02_kv_cache)."""
+    "solution 12". Every notebook that reads another's rows reads them here (notebook 02_kv_cache).
+
+    `this_run`: a notebook that sets the rows beside its own measurements needs them from this run
+    (`other_runs` of `RUN_KEYS`, or of the keys given: notebook 13's slice table sets its own
+    gpu_sms); rows of another run are `MissingRows` too, naming both runs. A solution, which reads
+    the committed results on purpose, leaves it off."""
     writer = table[:2]
     at = ", ".join(f"{name}={value}" for name, value in parameters.items())
     needs = f"{reader} needs notebook {writer}'s rows" + (f" at {at}" if at else "")
@@ -237,4 +316,8 @@ def rows_at(table: str, results_dir: str | Path, reader: str, **parameters) -> p
         keep &= df[COLUMNS[name]].isin(value if isinstance(value, list) else [value])
     if not keep.any():
         raise MissingRows(f"{needs}{how}")
+    if this_run and (found := other_runs(df[keep], RUN_KEYS if this_run is True else this_run)):
+        keys = RUN_KEYS if this_run is True else this_run
+        raise MissingRows(f"{needs} from this run ({_run_text({k: _here()[k] for k in keys})}); "
+                          f"data/{table}.csv holds {found}{how}")  # fmt: skip
     return df[keep]

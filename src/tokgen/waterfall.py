@@ -1,7 +1,8 @@
 """The gap waterfall: from the bandwidth floor to the measured time of one generation, term by term.
 
-Introduced in notebook 12_speed_of_light. Every term is measured in one process on one GPU: the
-floor (bytes at the copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's
+Introduced in notebook 12_speed_of_light. Every term is measured on one GPU, in one process but the
+floor's bandwidth and TF32 rate, which are notebook 12's (`gpu_inputs`): the floor (bytes at the
+copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's
 exclusive time (from the end of the kernels before it in its replay to its own end, so that a
 kernel launched early under programmatic dependent launch does not count its wait) against what
 its bytes take at the copy bandwidth (for a long copy, and for a copy of its own size), the idle
@@ -389,7 +390,7 @@ def measure_waterfall(model, *, generator: str = "graph_triton_fused", batch_siz
     """The waterfall of `generator` (a registry entry on the fused step, K = `steps_per_graph`
     steps per replay) at B = `batch_size`, N = `max_seqlen` (notebook 12_speed_of_light): the
     median wall time of `runs` generations after a warm-up, then one generation profiled, against
-    `bandwidth_gbs` (the copy bandwidth measured in this process), `tflops` and `curve`
+    `bandwidth_gbs` (the copy bandwidth: notebook 12's one, `gpu_inputs`), `tflops` and `curve`
     (`copy_time_curve`); those three None where not measured, with reasons in `errors`
     ("floor", "compute", "copies"). Returns {"terms": `waterfall_table`, "kernels":
     `kernel_table` (None if not measured), "summary": K, replays, steps, measured_ms,
@@ -434,17 +435,20 @@ def measure_waterfall(model, *, generator: str = "graph_triton_fused", batch_siz
     return {"terms": terms, "kernels": kernels, "summary": summary}
 
 
-def gpu_inputs(model, batch_size: int, max_seqlen: int, copy_mb: int, runs: int, device) -> dict:
-    """What the waterfall needs from the GPU besides the generator, each measured in this process
-    or its reason for not being (notebook 12_speed_of_light): "bandwidth" (GB/s of a `copy_mb`
-    copy, the floor's), "tflops" (`matmul_tflops`), "curve" (`copy_time_curve` at `copy_sizes`),
-    and "errors" keyed "floor", "compute", "copies" as `measure_waterfall` takes them."""
+def gpu_inputs(model, batch_size: int, max_seqlen: int, copy_mb: int, runs: int, device, bandwidth_gbs=None,
+               tflops=None) -> dict:  # fmt: skip
+    """What the waterfall needs from the GPU besides the generator, or its reason for not being
+    (notebook 12_speed_of_light): "bandwidth" (GB/s of a `copy_mb` copy, the floor's), "tflops"
+    (`matmul_tflops`), "curve" (`copy_time_curve` at `copy_sizes`), and "errors" keyed "floor",
+    "compute", "copies" as `measure_waterfall` takes them. `bandwidth_gbs` and `tflops`, when given,
+    are used as they are (notebook 12: the one bandwidth and rate every section of it uses); those
+    not given are measured in this process."""
     if torch.device(device).type != "cuda":
         why = "not measured on a CPU: it needs a CUDA GPU"
         return {"bandwidth": None, "tflops": None, "curve": None,
                 "errors": {"floor": why, "compute": why, "copies": why}}  # fmt: skip
-    bw, e_bw = attempt(copy_bandwidth, device, copy_mb, runs)
-    tflops, e_tf = attempt(matmul_tflops, device)
+    bw, e_bw = (bandwidth_gbs, None) if bandwidth_gbs else attempt(copy_bandwidth, device, copy_mb, runs)
+    tflops, e_tf = (tflops, None) if tflops else attempt(matmul_tflops, device)
     curve, e_curve = attempt(copy_time_curve, copy_sizes(model, batch_size, max_seqlen), runs, device)
     return {"bandwidth": bw, "tflops": tflops, "curve": curve, "errors": {"floor": e_bw, "compute": e_tf,
             "copies": e_curve}}  # fmt: skip
