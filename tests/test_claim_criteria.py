@@ -614,7 +614,7 @@ def test_claim_8_undecided_parts(tmp_path):
         (2.49, NOT, "rank 1 of 7, ranked round by round (rank 1: compiled pipelined_static)"),
         # no-check runs ×1/0.64 over naive in every round, eager and compiled alike: both really faster, tied
         # ×1.3 against eager pipelined's ×1.25: real, but within ±5% of it, so the two share rank 3
-        (1.3, NOT, "rank 3 (tied) of 7, ranked round by round (rank 1: kv_static_no_check, "
+        (1.3, NOT, "rank 3 (shared) of 7, ranked round by round (rank 1: kv_static_no_check, "
                    "compiled kv_static_no_check)"),
         (8.0, REPRODUCED, "rank 1 of 7, ranked round by round (rank 1: compiled pipelined_static)"),
     ],

@@ -652,7 +652,7 @@ def test_the_syncs_cause_is_judged_only_in_windows_the_profiler_slowed_alike():
     # compiled: larger without the check over all windows (said plainly), smaller in the one comparable window
     assert gap_takeaway(compiled) == (
         "Compiled: the GPU idles 90% of the window; the gap before a step is 440.0 µs with the sync, 719.0 µs with no "
-        "stop check at all (larger than with the sync) and 500.0 µs pipelined (medians over 3 profiled windows): in 2 "
+        "stop check at all and 500.0 µs pipelined (medians over 3 profiled windows): in 2 "
         f"of the 3 windows {UNLIKE} there; in the other one (400.0 µs with the sync, 350.0 µs with no stop check) most "
         "of that gap stays without any stop check: the sync does not open most of it; the windows split on whether "
         "pipelining makes it larger: larger in 2 of 3 windows.")  # fmt: skip
@@ -685,6 +685,13 @@ def test_with_no_window_comparable_the_cause_is_not_judged():
     alike = [COMPILED[1], COMPILED[2], (400.0, 5.0, 4.0, 10.0, 10.0, 5.0)]  # 5 <= 5: comparable, and it opens
     g = idle_gaps(cause_profile(EAGER, alike)).iloc[1]
     assert (g["sync_causes"], g["windows"]) == (True, 1) and "the sync opens most of it" in gap_takeaway(g)
+
+
+def test_larger_without_the_check_is_said_in_the_head_only_where_every_window_was_judged():
+    alike = [(w[0], 10.0, 20.0, w[0] + 50.0, 15.0, 5.0) for w in EAGER]  # every window comparable, no-check larger
+    assert "µs with no stop check at all (larger than with the sync) and" in gap_takeaway(
+        idle_gaps(cause_profile(alike)).iloc[0])
+    assert "(larger than with the sync)" not in gap_takeaway(idle_gaps(cause_profile(EAGER, COMPILED)).iloc[1])
 
 
 def test_windows_all_comparable_name_no_window_left_out():

@@ -695,6 +695,8 @@ def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s
     with pytest.raises(MissingRows, match=r"^notebook 14 needs notebook 10's rows from this run \(commit 4f30a978e0b5, "
                                           r"GPU X, all SMs\); data/10_cuda_graphs.csv holds commit 9d6c84b80aa0's"):
         bandwidth.fastest_generator(tmp_path)  # another run's ranking is not this run's sweep's generator
+    best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
+    assert bandwidth.fastest_generator(tmp_path, this_run=False) == best  # the quick run reads the reference run's
     table([10.0, 1.0, 2.0, 3.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
     # a reference (generate()) and a failed run are not candidates: the first registry generator, ranked round by
     # round against naive, that ran

@@ -2,6 +2,7 @@
 runs, and its report's sentences against the data they are read from."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -244,3 +245,18 @@ def test_the_gpu_shares_and_steps_read_the_rounds_every_variant_ran(tmp_path):
     uncut = results.assign(times_ms=[";".join(map(str, eight))] * 4, runs=8)
     assert quick.shared_note([uncut]) == ""
     assert quick.gpu_shares(uncut)["eager"] == pytest.approx(51.75 / 153.5)  # as stored: nothing cut
+
+
+def test_the_quick_run_reads_the_reference_runs_fastest_generator_on_purpose(tmp_path, monkeypatch):
+    """The quick run sets the committed reference run's fastest generator against the floor: another run's
+    table, read with rows_at's this_run off (else the guard refuses it and the page loses that row)."""
+    import tokgen.bandwidth as bandwidth
+
+    seen = {}
+    monkeypatch.setattr(bandwidth, "rows_at", lambda *a, **k: seen.update(k) or (_ for _ in ()).throw(KeyError()))
+    source = Path(quick.__file__).read_text()
+    call = source[source.index("fastest = fastest_generator(") :].split("\n")[0]
+    with pytest.raises(KeyError):
+        eval(call.split("=", 1)[1].split("#")[0].strip(), {"fastest_generator": bandwidth.fastest_generator,
+                                                            "ROOT": tmp_path})  # fmt: skip
+    assert seen == {"this_run": False}

@@ -118,6 +118,15 @@ def test_rows_of_this_run_are_read_and_another_cards_rows_say_so(tmp_path, run_h
     assert run_of(rows.assign(gpu_uuid="")) == "commit 4f30a97, started 2026-11-26 11:41 UTC"  # no UUID: no claim
 
 
+def test_a_commit_of_digits_is_read_as_text_and_still_matches(tmp_path, run_here):
+    run_here["commit"] = "1234e5678901"  # as a number it reads 1.234e+5682: inf, and no row would match
+    kv_rows(tmp_path, commit="1234e5678901", gpu=H100, gpu_uuid=UUID_B, gpu_sms="all", run_started="2026-11-26T11:41")
+    assert len(rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True, BATCH_SIZE=16)) == 2
+    run_here["commit"] = "000000123456"  # and leading zeros are kept
+    kv_rows(tmp_path, commit="000000123456", gpu=H100, gpu_uuid=UUID_B, gpu_sms="all", run_started="2026-11-26T11:41")
+    assert len(rows_at("02_kv_cache", tmp_path, "notebook 03", this_run=True, BATCH_SIZE=16)) == 2
+
+
 def test_rows_of_another_run_are_refused_in_one_line_naming_both_runs_and_the_command(tmp_path, run_here):
     old = {"gpu": H100, "gpu_sms": "all", "run_started": "2026-11-23T19:02:11+00:00"}
     kv_rows(tmp_path, commit="9d6c84b80aa0088be5679c34b14b2634ddbcc516", **old)  # the reference run's 3-day-old rows

@@ -327,13 +327,14 @@ def product_rounds(products: pd.DataFrame, product: str, rows: int, splits: int)
 # --- our fastest generator against transformers' static generate(), by batch size (notebook 14) ---
 
 
-def fastest_generator(results_dir) -> dict | None:
+def fastest_generator(results_dir, this_run: bool = True) -> dict | None:
     """The fastest registry generator of notebook 10's run (data/10_cuda_graphs.csv under
     `results_dir`), first by paired speed-up over that run's naive generator (`tokgen.voice.ranking`;
     a variant tied with it is not told apart by the rounds): its label, generator and K; None when
     no registry generator ran there or naive did not, and `tokgen.results.MissingRows` when notebook
-    10 has not run there in this run (`tokgen.results.rows_at`'s `this_run`; notebook 14)."""
-    ok = rows_at("10_cuda_graphs", results_dir, "notebook 14", this_run=True)
+    10 has not run there in this run (`tokgen.results.rows_at`'s `this_run`; notebook 14). `this_run=False`
+    reads another run's table on purpose: the quick run sets the reference run's fastest against the floor."""
+    ok = rows_at("10_cuda_graphs", results_dir, "notebook 14", this_run=this_run)
     ours = ok[ok["generator"].isin(list(GENERATORS))]
     ranked = ranking(ok, "naive", list(ours["variant"])) if "naive" in set(ok["variant"]) else pd.DataFrame()
     if ranked.empty:

@@ -202,7 +202,7 @@ def load(table: str, results_dir: str | Path) -> pd.DataFrame:
         writer = table[:2]
         raise MissingRows(f"no data/{table}.csv in {results_dir}: notebook {writer} writes it; run "
                           f"{run_command(writer, results_dir, {})}")  # fmt: skip
-    df = pd.read_csv(path)
+    df = pd.read_csv(path, dtype={"commit": str})  # a hash of digits and one "e" is no number
     for column in ("variant", "generator"):
         if column in df:
             df[column] = df[column].map(_renamed)

@@ -319,8 +319,9 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
 
 
 def rank_text(row) -> str:
-    """ "1", or "1 (tied)" for a rank that several variants share (notebook 07_pipelining)."""
-    return f"{int(row['rank'])}{' (tied)' if row['tied'] else ''}"
+    """ "1", or "1 (shared)" for a rank that several variants share: tied within ±5% or not told apart
+    (`tie_reason` says which; notebook 07_pipelining)."""
+    return f"{int(row['rank'])}{' (shared)' if row['tied'] else ''}"
 
 
 def tie_reason(vs_leader) -> str:
