@@ -27,17 +27,21 @@ def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
     return out.assign(windows=groups.size()).reset_index()
 
 
+def _window_rows(profile: pd.DataFrame, compiled: bool, other: str):
+    """Per profiled window that holds both, the synchronous generator's row and `other`'s."""
+    sync, them = label("kv_static", compiled=compiled), label(other, compiled=compiled)
+    windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
+    for w in windows:
+        rows = w.drop_duplicates("variant").set_index("variant")
+        if sync in rows.index and them in rows.index:
+            yield rows.loc[sync], rows.loc[them]
+
+
 def window_gaps(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_static_no_check"):
     """Per profiled window, the idle gap (µs) with the sync and with `other` (no stop check, or
     "pipelined_static") as (sync, other) pairs (notebook 06_eos_sync_profile)."""
-    sync, none = label("kv_static", compiled=compiled), label(other, compiled=compiled)
-    windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
-    pairs = []
-    for w in windows:
-        gap = w.set_index("variant")["idle_gap_median_us"]
-        if sync in gap.index and none in gap.index:
-            pairs.append((float(gap[sync]), float(gap[none])))
-    return pairs
+    return [(float(a["idle_gap_median_us"]), float(b["idle_gap_median_us"])) for a, b in
+            _window_rows(profile, compiled, other)]  # fmt: skip
 
 
 MIN_GAP_US = 20  # a gap before a step below this is launch spacing, nothing to explain
@@ -70,15 +74,8 @@ def overheads_alike(a, b) -> bool | None:
 def cause_windows(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float, bool | None]]:
     """Per profiled window that holds both, the idle gap (µs) with the sync and with no stop check,
     and whether the profiler slowed the two alike (`overheads_alike`) (notebook 06_eos_sync_profile)."""
-    sync, none = label("kv_static", compiled=compiled), label("kv_static_no_check", compiled=compiled)
-    windows = [g for _, g in profile.groupby("window")] if "window" in profile else [profile]
-    out = []
-    for w in windows:
-        rows = w.drop_duplicates("variant").set_index("variant")
-        if sync in rows.index and none in rows.index:
-            a, b = rows.loc[sync], rows.loc[none]
-            out.append((float(a["idle_gap_median_us"]), float(b["idle_gap_median_us"]), overheads_alike(a, b)))
-    return out
+    return [(float(a["idle_gap_median_us"]), float(b["idle_gap_median_us"]), overheads_alike(a, b))
+            for a, b in _window_rows(profile, compiled, "kv_static_no_check")]  # fmt: skip
 
 
 def cause_test(profile: pd.DataFrame, compiled: bool = False) -> dict:

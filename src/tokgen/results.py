@@ -316,8 +316,8 @@ def rows_at(table: str, results_dir: str | Path, reader: str, this_run: bool | t
         keep &= df[COLUMNS[name]].isin(value if isinstance(value, list) else [value])
     if not keep.any():
         raise MissingRows(f"{needs}{how}")
-    if this_run and (found := other_runs(df[keep], RUN_KEYS if this_run is True else this_run)):
-        keys = RUN_KEYS if this_run is True else this_run
+    keys = RUN_KEYS if this_run is True else this_run
+    if keys and (found := other_runs(df[keep], keys)):
         raise MissingRows(f"{needs} from this run ({_run_text({k: _here()[k] for k in keys})}); "
                           f"data/{table}.csv holds {found}{how}")  # fmt: skip
     return df[keep]
