@@ -110,21 +110,21 @@ CUDA = DEVICE == "cuda"
 # only: recording every operator on the CPU too adds host work to every operator and would
 # inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
 # the Perfetto traces; its CPU side can run slower than unprofiled. A few plain runs give the
-# time per step without any profiler, the yardstick for the profiler's own cost; their fastest
-# and slowest step are kept beside their median, so the yardstick's own spread is measured too.
+# time per step without any profiler; their fastest and slowest step are kept beside their
+# median, so their own spread is measured too.
 #
 # One window is one moment of a noisy host: the gap before a step is host time, and the host
 # drifts between one window and the next. So every generator is profiled in `WINDOWS` windows,
-# interleaved with the others in a fresh random order each time; claim 6 asks every window for
-# the same verdict, and reads "inconclusive" when they disagree.
+# interleaved with the others in a fresh random order each time. Claims 6 and 7 judge every
+# window by one rule: the windows' common verdict decides, and windows that disagree leave the
+# claim "inconclusive".
 #
-# The plain runs of every window come first, before the first profiler session of the process:
-# once torch.profiler has run, CUPTI stays set up in the process and kernel launches stay slower
-# (a known PyTorch behaviour, pytorch/pytorch#144455), so a plain run timed after a profiled one
-# would measure a slowed host, not an unprofiled one. `tokgen.bench.profile_windows`
-# ([`tokgen/bench.py`](../src/tokgen/bench.py)) therefore runs two phases, each window in its own
-# random order: every window's plain runs (a warm-up call, then the timed runs), then every
-# window's profiled passes (a warm-up call, the statistics' pass, the pictures' pass).
+# `tokgen.bench.profile_windows` ([`tokgen/bench.py`](../src/tokgen/bench.py)) brackets each
+# generator's profiled passes in each window with its own plain runs: a warm-up call, the plain
+# runs, the statistics' pass, the pictures' pass, the plain runs again. The plain runs are so
+# timed next to the passes they are set against, on the same moment of the host. tokgen asks
+# PyTorch to tear CUPTI down after each profile (`TEARDOWN_CUPTI=1`, set when tokgen is imported;
+# pytorch/pytorch#144455), so the plain runs after a profiled pass run without a profiler set up.
 
 # %% [markdown]
 # ## 2. Profile
@@ -156,14 +156,15 @@ say(
 # time in which no kernel ran at all. GPU busy per step: the time with at least one kernel
 # running. GPU operations per step: the kernels, memory copies and memsets the GPU ran in a step
 # (the median over the window). The profiler adds host work to every launch, even recording GPU
-# activity only: the step profiled against the step unprofiled (the median of a few plain runs,
-# wall time / steps) estimates that overhead, which the gaps carry too. Each window's row shows its plain runs'
+# activity only, and the gaps are measured under it. The column "profiled / bracketing plain
+# runs − 1" sets the profiled step against the median of the plain runs that bracket it (wall
+# time / steps): a diagnostic, read by no claim. Each window's row shows those plain runs'
 # median with their fastest and slowest step, and the sentence below the table gives each
-# generator's overhead from its lowest to its highest window beside the plain runs' spread: an
-# overhead no larger than that spread is not told apart from the plain runs' own variation.
-# The overhead is host time, like the gap before a step, and the host drifts: that is why every
-# generator is profiled in several windows in a fresh random order, and why claim 6 decides only
-# when every window gives the same verdict.
+# generator's range of that column over the windows beside the plain runs' spread: a difference
+# no larger than that spread is not told apart from the plain runs' own variation. Both are host
+# time, like the gap before a step, and the host drifts: that is why every generator is
+# profiled in several windows in a fresh random order, and why claims 6 and 7 decide only when
+# every window gives the same verdict.
 
 # %%
 if CUDA:
@@ -270,12 +271,11 @@ show_claim(6, RESULTS_DIR)
 # ## Takeaways, read from this run
 #
 # The gap's size, and whether the sync causes it: if it does, the generator with no stop check
-# at all (same model, same steps, no `.item()`) leaves most of it closed. Both gaps are measured
-# under the profiler, so they are set side by side only in the windows where the profiler slowed
-# the two generators alike: a window where their profiler overheads differ by more than their plain
-# runs' spread is left out of the cause's test, and the sentence says how many were. The pipelined
-# generator hides the sync too, but it also adds a second stream: its gap is claim 7's, not the
-# cause's test.
+# at all (same model, same steps, no `.item()`) leaves most of it closed. The test is judged in
+# every window, by claim 6's rule: the same answer in every window decides it, else it is not
+# decided. Which of two gaps is larger is said only where every window shows it; else the
+# sentence says the windows show no consistent direction. The pipelined generator hides the sync
+# too, but it also adds a second stream: its gap is claim 7's, not the cause's test.
 
 # %%
 if CUDA:

@@ -521,10 +521,10 @@ else:
 # host's checks. Here the EOS id is, for each entry of `STOP_AT`, the first token of the
 # reference whose first appearance is at or after that step (all rows start from the same BOS,
 # so they decode the same sequence and stop together), and the K-step replays of the same step
-# pay for the steps they run past the stop. Interleaved as before, but after section 4's
-# profiled windows in this process: once profiled, a process keeps CUPTI set up and its kernel
-# launches stay slower (notebook 06), so these rounds, unlike section 3's, may carry slower
-# launches; every decoder here launches a graph per replay rather than kernel by kernel.
+# pay for the steps they run past the stop. Interleaved as before, after section 4's profiled
+# windows in this process: tokgen asks PyTorch to tear CUPTI down after each profile
+# (`TEARDOWN_CUPTI=1`, notebook 06), so these rounds run without a profiler set up; every decoder
+# here launches a graph per replay rather than kernel by kernel.
 
 # %%
 device_step = {k: v for k, v in tokgen.GENERATORS["graph_stop_on_device"].keywords.items() if k != "stop_on_device"}

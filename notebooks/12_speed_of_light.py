@@ -415,9 +415,9 @@ if waterfalls:
 # 1.5× line in the takeaway is this repository's target for the fastest generator, not a law.
 # `graph_triton_fused` runs in the same interleaved rounds, by the host's clock; the persistent
 # kernels by CUDA events, replayed from one graph per generation. These rounds run after section
-# 6's profiled generations in this process: once profiled, a process keeps CUPTI set up and its
-# kernel launches stay slower (notebook 06), so they may carry slower launches than a fresh
-# process; each generation here launches graphs, not kernel by kernel.
+# 6's profiled generations in this process: tokgen asks PyTorch to tear CUPTI down after each
+# profile (`TEARDOWN_CUPTI=1`, notebook 06), so they run without a profiler set up; each
+# generation here launches graphs, not kernel by kernel.
 
 # %%
 bound = pd.DataFrame()

@@ -397,9 +397,6 @@ def test_claim_5_decided(tmp_path, factors, expected):
 # --- claim 6: the gap with the sync >= 20 µs, at most half of it with no stop check; size ~110 µs (×2) ---
 
 
-UNCHECKED = "; whether the profiler slowed the two generators alike is not checked: their overheads are not recorded"
-
-
 @pytest.mark.parametrize(
     "sync, none, expected",
     [
@@ -423,8 +420,7 @@ def test_claim_6_thresholds(tmp_path, sync, none, expected):
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
     assert measured == (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop "
-                        f"check (eager, one profiled window each, unrepeated{UNCHECKED}; the article: ~110 "
-                        "µs)")  # fmt: skip
+                        "check (eager, one profiled window each, unrepeated; the article: ~110 µs)")  # fmt: skip
     assert decided(6, tmp_path) == expected
 
 
@@ -441,7 +437,7 @@ def test_claim_6_with_an_empty_no_check_gap_is_not_measured_and_never_resampled(
                                              "idle_gap_median_us": 30.0, "batch_size": 16}])  # fmt: skip
     c = claim(6, tmp_path, resamples=8)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]  # no rounds: no stability claimed
-    assert f"(eager, B=16, one profiled window each, unrepeated{UNCHECKED}; the article: ~110 µs)" in c["measured"]
+    assert "(eager, B=16, one profiled window each, unrepeated; the article: ~110 µs)" in c["measured"]
 
 
 def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):
@@ -456,15 +452,19 @@ def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):
 # --- claims 7 and 9: notebook 07's variants, eager and compiled ---
 
 
-def pipelining_rows(piped=(FASTER, FASTER), no_check=(FASTER, FASTER), naive=None, best=None):
+def pipelining_rows(piped=(FASTER, FASTER), no_check=(FASTER, FASTER), naive=None, best=None, one_stream=None):
     """07's run: kv_static at BASE; pipelined_static and kv_static_no_check by their factors over it
-    (no-check's over pipelined's), eager then compiled."""
+    (no-check's over pipelined's), eager then compiled; with `one_stream`, pipelined_static_1stream by
+    its factors over pipelined_static."""
     rows = []
-    for compiled, p, c in zip((False, True), piped, no_check):
+    for i, (compiled, p, c) in enumerate(zip((False, True), piped, no_check)):
         prefix = "compiled " if compiled else ""
         rows.append(timed(f"{prefix}kv_static", BASE, compiled=compiled))
         rows.append(timed(f"{prefix}pipelined_static", times(p), compiled=compiled))
         rows.append(timed(f"{prefix}kv_static_no_check", [t * f for t, f in zip(times(p), c)], compiled=compiled))
+        if one_stream is not None:
+            rows.append(timed(f"{prefix}pipelined_static_1stream", [t * f for t, f in zip(times(p), one_stream[i])],
+                              compiled=compiled))  # fmt: skip
     if naive is not None:
         rows.append(timed("naive", naive))
     if best is not None:
@@ -517,22 +517,53 @@ def test_claim_7_open_and_from_one_run_only(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "no_check, expected",
-    [((FASTER, FASTER), REPRODUCED), ((FASTER, NO_EFFECT), PARTLY), ((SLOWER, FASTER), PARTLY),
-     ((NO_EFFECT, SLOWER), NOT)],
+    "no_check, one_stream, expected",
+    [((FASTER, FASTER), (FASTER, FASTER), REPRODUCED),  # both halves, both models
+     ((FASTER, FASTER), (NO_EFFECT, NO_EFFECT), PARTLY),  # no-check faster; one stream as fast as two
+     ((FASTER, FASTER), (FASTER, NO_EFFECT), PARTLY),  # the stream's cost shown eager only
+     ((FASTER, FASTER), (SLOWER, SLOWER), PARTLY),  # one stream slower than two: no cost of the second shown
+     ((FASTER, NO_EFFECT), (FASTER, FASTER), PARTLY), ((SLOWER, FASTER), (FASTER, FASTER), PARTLY),
+     ((NO_EFFECT, SLOWER), (FASTER, FASTER), NOT),  # no-check faster in neither model: not, whatever the streams
+     ((NO_EFFECT, SLOWER), (NO_EFFECT, NO_EFFECT), NOT)],
 )  # fmt: skip
-def test_claim_9_decided(tmp_path, no_check, expected):
-    write(tmp_path, "07_pipelining", pipelining_rows(no_check=no_check))
+def test_claim_9_decided(tmp_path, no_check, one_stream, expected):
+    """FASTER one-stream rounds are ×0.8 of two streams': one stream faster, so the second costs."""
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=no_check, one_stream=one_stream))
     assert decided(9, tmp_path) == expected
     measured = measure(9, tmp_path)[0]
     assert measured.startswith("eager: no-check vs pipelined ×") and "; compiled: no-check vs pipelined ×" in measured
+    assert "; eager: one stream vs two ×" in measured and "; compiled: one stream vs two ×" in measured
+
+
+def test_claim_9_says_where_the_no_check_gain_is_not_shown_to_come_from_the_second_stream(tmp_path):
+    """The reference run's case (r49): no-check faster in both models, one stream against two no effect
+    in both: partly, and said; where the second stream's cost is shown, or no-check is not faster,
+    nothing is said of it."""
+    unshown = ("one stream is not faster than two, so the no-check gain there is not shown to come from the second "
+               "stream")
+    write(tmp_path, "07_pipelining", pipelining_rows(one_stream=(NO_EFFECT, NO_EFFECT)))
+    measured, v, _ = measure(9, tmp_path)
+    assert v == PARTLY and measured.endswith(f"; eager and compiled: {unshown}")
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(FASTER, SLOWER), one_stream=(NO_EFFECT, NO_EFFECT)))
+    measured, v, _ = measure(9, tmp_path)
+    assert v == PARTLY and measured.endswith(f"; eager: {unshown}")  # compiled: no gain to place
+    write(tmp_path, "07_pipelining", pipelining_rows(one_stream=(FASTER, NO_EFFECT)))
+    assert measure(9, tmp_path)[0].endswith(f"; compiled: {unshown}")
+    write(tmp_path, "07_pipelining", pipelining_rows(one_stream=(FASTER, FASTER)))
+    measured, v, _ = measure(9, tmp_path)
+    assert v == REPRODUCED and "not shown to come" not in measured
+    write(tmp_path, "07_pipelining", pipelining_rows())  # no one-stream run: that half is not measured
+    assert claim(9, tmp_path, resamples=4)["verdict"] == UNMEASURED
 
 
 def test_claim_9_undecided_on_one_side(tmp_path):
-    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(NOISY, FASTER)))
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(NOISY, FASTER), one_stream=(FASTER, FASTER)))
     assert verdict(9, tmp_path).between == [REPRODUCED, PARTLY]
-    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(NOISY, SLOWER)))
+    write(tmp_path, "07_pipelining", pipelining_rows(no_check=(NOISY, SLOWER), one_stream=(FASTER, FASTER)))
     assert verdict(9, tmp_path).between == [PARTLY, NOT]
+    write(tmp_path, "07_pipelining", pipelining_rows(one_stream=(NOISY, FASTER)))  # the stream's half open
+    measured, v, _ = measure(9, tmp_path)
+    assert v.between == [REPRODUCED, PARTLY] and "not shown to come" not in measured  # undecided: nothing said yet
 
 
 # --- claim 8: per family, faster at the smallest batch, no larger real gain elsewhere, not faster at the largest ---
@@ -669,41 +700,38 @@ def test_claim_10_reads_the_gpu_shares_over_the_rounds_every_variant_ran(tmp_pat
     assert "GPU busy share of a run and its bound: naive" in measure(10, tmp_path)[0]
 
 
-def test_claim_9_shows_one_stream_against_two_beside_it_without_judging_it(tmp_path):
-    rows = pipelining_rows()
+def test_claim_9_says_the_second_streams_cost_its_interval_leaves_open(tmp_path):
+    rows = pipelining_rows(one_stream=(FASTER, FASTER))
     piped = [float(x) for x in next(r for r in rows if r["variant"] == "pipelined_static")["times_ms"].split(";")]
-    rows.append(timed("pipelined_static_1stream", [t / 0.8 for t in piped]))  # ×0.80 of two streams: said, not judged
+    one = next(i for i, r in enumerate(rows) if r["variant"] == "pipelined_static_1stream")
+    rows[one] = timed("pipelined_static_1stream", [t / 0.8 for t in piped])  # ×0.80 of two streams: slower
     write(tmp_path, "07_pipelining", rows)
     measured, v, _ = measure(9, tmp_path)
-    assert v == REPRODUCED
-    assert "eager: one stream vs two (not judged) ×0.80" in measured and "compiled: one stream" not in measured
+    assert v == PARTLY and "eager: one stream vs two ×0.80" in measured
     assert "its interval leaves no cost of the second stream open; eager: pipelined vs sync" in measured  # 1 slower
-    rows[-1] = timed("pipelined_static_1stream", [t / 1.03 for t in piped])  # ×1.03: a cost the band calls none
+    rows[one] = timed("pipelined_static_1stream", [t / 1.03 for t in piped])  # ×1.03: real, inside the band
     write(tmp_path, "07_pipelining", rows)
-    measured = measure(9, tmp_path)[0]
-    assert "the second stream costs 3.0%–3.0% (its interval); eager" in measured  # real: a cost, not a bound
+    measured, v, _ = measure(9, tmp_path)
+    assert v == REPRODUCED and "the second stream costs 3.0%–3.0% (its interval); eager" in measured
 
 
 def test_claim_9_shows_pipelined_against_the_synchronous_loop_beside_one_stream_against_two(tmp_path):
     """Pipelined ×0.80 of the synchronous loop in every round (eager and compiled), no-check ×1.25 of
     pipelined, and compiled one stream within ±0.1% of two: the no-check gain sits beside a pipelined
-    loop slower than the synchronous one, with the second stream shown to cost no more than its
-    interval; said, not judged (the verdict is no-check's alone: reproduced)."""
-    rows = pipelining_rows(piped=(SLOWER, SLOWER))
-    two = next(r for r in rows if r["variant"] == "compiled pipelined_static")["times_ms"].split(";")
-    rows.append(timed("compiled pipelined_static_1stream", [float(t) * f for t, f in zip(two, NO_EFFECT)],
-                      compiled=True))  # fmt: skip
+    loop slower than the synchronous one, said, not judged; the second stream's cost is not shown
+    compiled: partly."""
+    rows = pipelining_rows(piped=(SLOWER, SLOWER), one_stream=(FASTER, NO_EFFECT))
     write(tmp_path, "07_pipelining", rows)
     measured, v, _ = measure(9, tmp_path)
-    assert v == REPRODUCED and measured.startswith(f"eager: no-check vs pipelined {paired(1.25)}; compiled: ")
+    assert v == PARTLY and measured.startswith(f"eager: no-check vs pipelined {paired(1.25)}; compiled: ")
     sync = f"pipelined vs sync (not judged) {paired(0.8)}"
-    assert f"faster); eager: {sync}; compiled: one stream vs two (not judged) ×1.00 (" in measured
-    assert "no effect, within ±5%" in measured.split("one stream vs two")[1]
-    assert measured.endswith(f"; compiled: {sync}")
+    assert f"(its interval); eager: {sync}; compiled: one stream vs two ×1.00 (" in measured
+    assert "no effect, within ±5%" in measured.split("compiled: one stream vs two")[1]
+    assert f"; compiled: {sync}; compiled: one stream is not faster than two" in measured
     rows = [r for r in rows if r["variant"] != "compiled kv_static"]  # no synchronous loop timed: nothing said
     write(tmp_path, "07_pipelining", rows)
     measured, v, _ = measure(9, tmp_path)
-    assert v == REPRODUCED and f"eager: {sync}" in measured and "compiled: pipelined vs sync" not in measured
+    assert v == PARTLY and f"eager: {sync}" in measured and "compiled: pipelined vs sync" not in measured
 
 
 # --- the pieces the criteria are built of, on hand-made values (found uncaught by mutation testing) ---
@@ -801,15 +829,15 @@ def test_a_claim_says_its_criterion_and_the_table_passes_its_resamples(tmp_path)
 
 def windows_profile(tmp_path, pairs, piped=500.0, overheads=None):
     """Notebook 06's table with one row per generator per window: (sync, no-check) gaps per window; with
-    `overheads`, per window the (sync, no-check) profiler overheads (%) against plain runs that spread
-    10% each (median 1,000 µs, fastest 950, slowest 1,050)."""
+    `overheads`, per window the (sync, no-check) profiled / plain − 1 (%) against plain runs that spread
+    10% each (median 1,000 µs, fastest 950, slowest 1,050): recorded, and read by no claim."""
     rows = []
     for w, (sync, none) in enumerate(pairs):
         over = overheads[w] if overheads else (0.0, 0.0)
         for variant, gap, o in (("kv_static", sync, over[0]), ("kv_static_no_check", none, over[1]),
                                 ("pipelined_static", piped, 0.0)):  # fmt: skip
             rows.append({"variant": variant, "status": "ok", "idle_gap_median_us": gap, "batch_size": 16, "window": w}
-                        | ({"profiler_overhead_pct": o, "unprofiled_step_us": 1000.0, "unprofiled_min_us": 950.0,
+                        | ({"profiled_vs_plain_pct": o, "unprofiled_step_us": 1000.0, "unprofiled_min_us": 950.0,
                             "unprofiled_max_us": 1050.0} if overheads else {}))  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows)
 
@@ -819,8 +847,8 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]
     assert c["measured"] == ("median idle gap before a step 110 µs (100–120) with the sync, 30 µs (20–40) with no "
-                             "stop check (eager, B=16, median and range over 3 profiled windows, interleaved"
-                             f"{UNCHECKED}; the article: ~110 µs)")  # fmt: skip
+                             "stop check (eager, B=16, median and range over 3 profiled windows, interleaved, every "
+                             "window judged; the article: ~110 µs)")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
@@ -829,44 +857,25 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
     assert claim(6, tmp_path, resamples=4)["verdict"] == NOT
 
 
-def test_claim_6_judges_only_the_windows_the_profiler_slowed_alike(tmp_path):
-    """Plain runs spread 10%: overheads 10% apart are comparable, 10.5% apart are not (notebook 06's
-    takeaway reads the same windows, tokgen.gaps.cause_windows). Window 0 alone would reproduce the
-    cause; left out, the other two decide: not reproduced."""
-    windows_profile(tmp_path, [(110.0, 20.0), (150.0, 140.0), (160.0, 150.0)],
-                    overheads=[(20.0, 30.5), (20.0, 30.0), (5.0, -5.0)])  # fmt: skip
-    c = claim(6, tmp_path, resamples=4)
-    assert c["verdict"] == NOT
-    assert c["measured"] == (
-        "median idle gap before a step 155 µs (150–160) with the sync, 145 µs (140–150) with no stop check (eager, "
-        "B=16, median and range over the 2 of 3 profiled windows whose gaps are comparable, interleaved; in the other "
-        "one the profiler slowed the two generators unequally (their overheads differ by more than their plain runs' "
-        "spread), so their gaps are not comparable; the article: ~110 µs)")  # fmt: skip
-    windows_profile(tmp_path, [(110.0, 20.0), (150.0, 140.0), (160.0, 150.0)],
-                    overheads=[(20.0, 30.0), (20.0, 30.0), (5.0, -5.0)])  # window 0 comparable too: they disagree
+def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_runs(tmp_path):
+    """The old comparability filter would have judged window 0 alone (overheads 20% and 30% against a
+    10% spread); now no window is left out, whatever those numbers: window 0 opens the gap, the
+    other two do not, so claim 6 is undecided; claim 7 reads the same windows by the same rule
+    (the pipelined gap halved in windows 1 and 2 only: undecided too)."""
+    windows_profile(tmp_path, [(110.0, 20.0), (150.0, 140.0), (160.0, 150.0)], piped=70.0,
+                    overheads=[(20.0, 30.0), (20.0, 90.0), (-30.0, 60.0)])  # fmt: skip
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and c["why"].startswith("its profiled windows disagree")
-    windows_profile(tmp_path, [(110.0, 20.0), (150.0, 140.0)], overheads=[(20.0, 30.0), (20.0, 40.0)])
-    c = claim(6, tmp_path, resamples=4)  # one window of two compared: its own gaps, no range
-    assert c["verdict"] == REPRODUCED and c["measured"].startswith(
-        "median idle gap before a step 110 µs with the sync, 20 µs with no stop check (eager, B=16, the one of 2 "
-        "profiled windows whose gaps are comparable, interleaved; in the other one the profiler slowed")  # fmt: skip
-
-
-def test_claim_6_with_no_window_comparable_is_not_judged(tmp_path):
-    windows_profile(tmp_path, [(110.0, 20.0), (150.0, 140.0)], overheads=[(20.0, 40.0), (80.0, 20.0)])
-    c = claim(6, tmp_path, resamples=4)
-    assert c["verdict"] == "inconclusive" and c["stability"] != c["stability"]
-    assert c["why"] == (
-        "in each window of notebook 06's profile the profiler slowed the two generators unequally (their overheads "
-        "differ by more than their plain runs' spread), so their gaps are not comparable: the cause is not judged; a "
-        "re-run of notebook 06 may judge it; whichever way it falls, the claim is reproduced, partly or not "
-        "reproduced")  # fmt: skip
     assert c["measured"] == (
-        "median idle gap before a step 130 µs (110–150) with the sync, 80 µs (20–140) with no stop check (eager, B=16, "
-        "median and range over 2 profiled windows, interleaved; not judged: in each window the profiler slowed the "
-        "two generators unequally (their overheads differ by more than their plain runs' spread), so their gaps are "
-        "not comparable; the article: ~110 µs)")  # fmt: skip
+        "median idle gap before a step 150 µs (110–160) with the sync, 140 µs (20–150) with no stop check (eager, "
+        "B=16, median and range over 3 profiled windows, interleaved, every window judged; the article: ~110 µs); "
+        "the windows disagree: reproduced in 1, not reproduced in 2")  # fmt: skip
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
+    v = verdict(7, tmp_path)
+    assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"
+    windows_profile(tmp_path, [(150.0, 20.0), (150.0, 140.0), (160.0, 150.0)], piped=70.0,
+                    overheads=[(20.0, 30.0), (20.0, 90.0), (-30.0, 60.0)])  # fmt: skip
+    assert verdict(7, tmp_path) == REPRODUCED  # halved in every window: 70 <= 75
 
 
 def test_claim_7_reads_the_median_gap_over_the_windows(tmp_path):

@@ -347,10 +347,12 @@ def test_combine_is_undecided_only_where_an_undecided_part_matters():
 
 
 def test_two_undecided_comparisons_leave_every_verdict_open(tmp_path):
-    # claim 9: no-check against pipelined, eager and compiled, each undecided (faster and slower rounds mixed)
+    # claim 9: no-check and one stream against pipelined, eager and compiled, each undecided (faster and slower
+    # rounds mixed)
     mixed = [100.0, 112, 90, 115, 88, 105, 95, 120, 85, 100]
     rows("07_pipelining", tmp_path, [result(v, [100.0] * 10) for v in ("pipelined_static", "compiled pipelined_static")]
-         + [result(v, mixed) for v in ("kv_static_no_check", "compiled kv_static_no_check")])  # fmt: skip
+         + [result(v, mixed) for v in ("kv_static_no_check", "compiled kv_static_no_check", "pipelined_static_1stream",
+                                       "compiled pipelined_static_1stream")])  # fmt: skip
     c = claims_table(tmp_path).set_index("#").loc[9]
     assert c["verdict"] == "inconclusive", c["measured"]
     assert c["why"].endswith("as they fall, the claim can be reproduced, partly or not reproduced")

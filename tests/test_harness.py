@@ -332,55 +332,55 @@ class FakeTimeline:
         return self._summary
 
 
-def test_plain_runs_give_the_median_fastest_and_slowest_step(gpu):
-    """Three plain runs of 8, 24 and 16 ticks (125, 375, 250 ms; median 250 ms) over 5 steps: 50,000 µs
-    a step, the fastest 25,000 and the slowest 75,000 (in the order they ran, the median is the last:
-    neither the first nor the middle one); the first call (64 ticks) is the warm-up, not timed."""
-    v = scripted(gpu, "a", [64, 8, 24, 16])
-    assert bench.plain_runs(v, "cuda", 3) == {"unprofiled_step_us": 50_000.0, "unprofiled_runs": 3,
-                                              "unprofiled_min_us": 25_000.0, "unprofiled_max_us": 75_000.0}  # fmt: skip
-    assert len(v.calls) == 4
-    one = bench.plain_runs(scripted(gpu, "c", [1, 4]), "cuda", 1)
-    assert one["unprofiled_step_us"] == one["unprofiled_min_us"] == one["unprofiled_max_us"] == 1e3 * 4 * MS / 5
+def test_plain_runs_give_each_runs_step_without_a_warm_up(gpu):
+    """Three plain runs of 8, 24 and 16 ticks (125, 375, 250 ms) over 5 steps: 25,000, 75,000 and
+    50,000 µs a step, in the order they ran; no warm-up call (`profile_window` makes it)."""
+    v = scripted(gpu, "a", [8, 24, 16])
+    assert bench.plain_runs(v, "cuda", 3) == [25_000.0, 75_000.0, 50_000.0] and len(v.calls) == 3
 
 
-def test_profile_window_compares_the_profiled_step_with_its_plain_runs(gpu, monkeypatch):
-    """The profiled step period 60,000 µs against plain runs of 50,000 µs a step: 20% over."""
-    calls = []
+def logged(gpu, log, name, ticks, variants):
+    """A scripted variant whose calls, and the profiler's passes over it, go to `log` in the order they ran."""
+    v = scripted(gpu, name, ticks, info={"generator": name})
+    run = v.run
+    v.run = lambda on_step=None: (log.append(("run", name)), run())[1]
+    variants.append(v)
+    return v
+
+
+def test_profile_window_brackets_its_profiled_passes_with_plain_runs(gpu, monkeypatch):
+    """A warm-up (64 ticks), two plain runs (8 and 24 ticks: 25,000 and 75,000 µs a step), the two
+    profiled passes, two plain runs again (16 and 40 ticks: 50,000 and 125,000 µs). The yardstick is
+    the bracket's four: median 62,500 µs, fastest 25,000, slowest 125,000; the profiled 75,000 µs is
+    +20% of it (the runs before alone would give +50%, those after alone -14%)."""
+    log, variants = [], []
 
     def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
-        assert run == v.run  # the variant's own run is profiled
-        calls.append((start, stop, cpu, model, trace_path))
-        return FakeTimeline({"step_period_us": 60_000.0, "steps": stop - start})
+        log.append(("profile", cpu, model, trace_path))
+        return FakeTimeline({"step_period_us": 75_000.0, "steps": stop - start})
 
     monkeypatch.setattr(bench, "profile_steps", profile_steps)
-    v = scripted(gpu, "a", [64], info={"generator": "kv_static"})
-    plain = {"unprofiled_step_us": 50_000.0, "unprofiled_runs": 3, "unprofiled_min_us": 25_000.0,
-             "unprofiled_max_us": 75_000.0}  # fmt: skip
-    row, stats, picture = bench.profile_window(v, plain, start=2, stop=4, model="m", trace_path="t.json")
-    assert calls == [(2, 4, False, None, None), (2, 4, True, "m", "t.json")] and len(v.calls) == 1  # one warm-up
-    assert row == {"generator": "kv_static", "variant": "a", "step_period_us": 60_000.0, "steps": 2, **plain,
-                   "profiler_overhead_pct": pytest.approx(20.0)}  # fmt: skip
+    v = logged(gpu, log, "a", [64, 8, 24, 16, 40], variants)
+    row, stats, picture = bench.profile_window(v, "cuda", start=2, stop=4, runs=2, model="m", trace_path="t.json")
+    assert log == [("run", "a")] * 3 + [("profile", False, None, None), ("profile", True, "m", "t.json")] + [
+        ("run", "a")] * 2  # fmt: skip
+    assert row == {"generator": "a", "variant": "a", "step_period_us": 75_000.0, "steps": 2,
+                   "unprofiled_step_us": 62_500.0, "unprofiled_runs": 4, "unprofiled_min_us": 25_000.0,
+                   "unprofiled_max_us": 125_000.0, "profiled_vs_plain_pct": pytest.approx(20.0)}  # fmt: skip
     assert stats.summary() == picture.summary()
     monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: FakeTimeline({"steps": 0}))
-    row, _, _ = bench.profile_window(scripted(gpu, "b", [1]), plain, start=0, stop=1)
-    assert math.isnan(row["profiler_overhead_pct"])  # no steps profiled: no overhead
+    row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 1, 1]), "cuda", start=0, stop=1, runs=1)
+    assert math.isnan(row["profiled_vs_plain_pct"])  # no steps profiled: nothing to set against the plain runs
 
 
-def test_profile_windows_time_every_plain_run_before_the_first_profiler_session(gpu, monkeypatch):
-    """Two variants, two windows in the orders [1, 0] and [0, 1], two plain runs each. Every plain run
-    of both windows comes before the first profiled pass (a profiled process keeps CUPTI set up and
-    its launches slower, pytorch#144455), each phase in the windows' orders; each window's overhead is
-    read against its own plain runs: a's plain steps are 50,000 µs in window 0 and 100,000 in window
-    1, its profiled ones 60,000 and 100,000: +20% and +0%."""
-    log = []
+def test_profile_windows_bracket_each_variants_profiled_passes_with_its_own_plain_runs(gpu, monkeypatch):
+    """Two variants, two windows in the orders [1, 0] and [0, 1], one plain run on each side of each
+    profiled pair. Every variant's plain runs sit next to its own profiled passes, window by window
+    in the windows' orders; each window's yardstick is its own bracket: a's plain steps are 50,000 µs
+    (16 ticks, both sides) in window 0 and 100,000 (32 ticks) in window 1, its profiled ones 60,000
+    and 100,000: +20% and +0%."""
+    log, variants = [], []
     periods = {"a": [60_000.0, 100_000.0], "b": [30_000.0, 30_000.0]}  # the statistics' pass, per window
-
-    def logged(name, ticks):
-        v = scripted(gpu, name, ticks, info={"generator": name})
-        run = v.run
-        v.run = lambda on_step=None: (log.append(("run", name)), run())[1]
-        return v
 
     def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
         name = next(v.name for v in variants if v.run is run)
@@ -389,20 +389,20 @@ def test_profile_windows_time_every_plain_run_before_the_first_profiler_session(
         return FakeTimeline({"step_period_us": period, "steps": stop - start})
 
     monkeypatch.setattr(bench, "profile_steps", profile_steps)
-    # a: warm-up, 16 and 16 ticks (window 0: 50,000 µs a step), warm-up, 32 and 32 (window 1), two warm-ups
-    variants = [logged("a", [1, 16, 16, 1, 32, 32, 1, 1]), logged("b", [1, 8, 8, 1, 8, 8, 1, 1])]
+    # a: warm-up, 16, (profiled), 16 in window 0; warm-up, 32, (profiled), 32 in window 1
+    logged(gpu, log, "a", [1, 16, 16, 1, 32, 32], variants)
+    logged(gpu, log, "b", [1, 8, 8, 1, 8, 8], variants)
     recorded = []
-    rows, first = bench.profile_windows(variants, "cuda", [[1, 0], [0, 1]], start=2, stop=4, runs=2,
+    rows, first = bench.profile_windows(variants, "cuda", [[1, 0], [0, 1]], start=2, stop=4, runs=1,
                                         models={"a": "ma", "b": "mb"}, traces={"a": "a.json", "b": "b.json"},
                                         record=recorded.append)  # fmt: skip
-    plain = [("run", n) for n in "baab" for _ in range(3)]  # window 0: b then a; window 1: a then b
-    profiled = [e for n, t in (("b", "b.json"), ("a", "a.json"), ("a", None), ("b", None))
-                for e in (("run", n), ("profile", n, False, None, None), ("profile", n, True, "m" + n, t))]
-    assert log == plain + profiled
+    assert log == [e for n, t in (("b", "b.json"), ("a", "a.json"), ("a", None), ("b", None))
+                   for e in (("run", n), ("run", n), ("profile", n, False, None, None),
+                             ("profile", n, True, "m" + n, t), ("run", n))]  # fmt: skip
     assert [(r["window"], r["variant"]) for r in rows] == [(0, "b"), (0, "a"), (1, "a"), (1, "b")] and recorded == rows
     a0, a1 = rows[1], rows[2]
-    assert (a0["unprofiled_step_us"], a0["profiler_overhead_pct"]) == (50_000.0, pytest.approx(20.0))
-    assert (a1["unprofiled_step_us"], a1["profiler_overhead_pct"]) == (100_000.0, pytest.approx(0.0))
+    assert (a0["unprofiled_step_us"], a0["profiled_vs_plain_pct"]) == (50_000.0, pytest.approx(20.0))
+    assert (a1["unprofiled_step_us"], a1["profiled_vs_plain_pct"]) == (100_000.0, pytest.approx(0.0))
     assert set(first) == {"a", "b"} and first["a"][0].summary()["step_period_us"] == 60_000.0  # window 0's
 
 

@@ -24,7 +24,14 @@ line (`run_all.sh --help`) does not wait for torch.
 """
 
 import importlib
+import os
 import warnings
+
+# Kineto (torch.profiler's back end) calls cuptiFinalize at the end of each profile where TEARDOWN_CUPTI is
+# "1", so a profiled process does not keep CUPTI set up (pytorch/pytorch#144455, pytorch/kineto#1264; CUDA
+# graphs work with it from CUDA 12.6). It reads the variable at run time (getenv), so setting it here, before
+# any of tokgen's profiles, is enough; a value the user set (TEARDOWN_CUPTI=0) is kept. Notebook 06_eos_sync_profile.
+os.environ.setdefault("TEARDOWN_CUPTI", "1")
 
 # transformers imports tqdm.auto, which warns in a Jupyter kernel without ipywidgets; we draw no progress bars
 warnings.filterwarnings("ignore", message="IProgress not found")

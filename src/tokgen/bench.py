@@ -267,40 +267,38 @@ def _summary(s: dict) -> dict:
     }
 
 
-def plain_runs(v: Variant, device, runs: int = 3) -> dict:
-    """Notebook 06_eos_sync_profile's yardstick for the profiler's cost, for one variant: a warm-up
-    call, then `runs` calls timed without a profiler (`time_run`). Returns their median time per
-    step (`unprofiled_step_us`), their fastest and slowest per step (how much the plain runs
-    themselves vary) and how many ran. `profile_windows` times every window's plain runs before the
-    process's first profiler session: once profiled, a process keeps CUPTI set up and its kernel
-    launches stay slower (pytorch/pytorch#144455), so plain runs timed after it would be no plain
-    yardstick."""
+def plain_runs(v: Variant, device, runs: int = 3) -> list[float]:
+    """Notebook 06_eos_sync_profile's plain runs of one variant: `runs` calls timed without a profiler
+    (`time_run`), each as µs per step (no warm-up: `profile_window` warms the variant up first)."""
     device = torch.device(device)
-    v.run()  # warm-up: compilation, lazy allocation
     timed = [time_run(v.run, device) for _ in range(runs)]  # (ms, tokens) each
-    per_step = [1e3 * ms / (tokens.shape[1] - 1) for ms, tokens in timed]  # µs per step, each plain run
-    return {"unprofiled_step_us": statistics.median(per_step), "unprofiled_runs": runs,
-            "unprofiled_min_us": min(per_step), "unprofiled_max_us": max(per_step)}  # fmt: skip
+    return [1e3 * ms / (tokens.shape[1] - 1) for ms, tokens in timed]
 
 
 def profile_window(
-    v: Variant, plain: dict, *, start: int, stop: int, model=None, trace_path=None
+    v: Variant, device, *, start: int, stop: int, runs: int = 3, model=None, trace_path=None
 ) -> tuple[dict, Timeline, Timeline]:
-    """Notebook 06_eos_sync_profile's profiled window of one variant, against its `plain` runs
-    (`plain_runs`, timed earlier): a warm-up call; steps [start, stop) profiled with GPU activity
-    only, for the statistics; and again with the CPU ranges of `Ranges(model)`, for pictures and
-    the Perfetto trace at `trace_path` (recording every operator on the CPU slows the host, so
-    those gaps are not measured). Returns its row (the variant's info, the window's summary, the
-    plain runs' step with its fastest and slowest, and the profiler's overhead over their median)
-    and the two timelines."""
+    """Notebook 06_eos_sync_profile's profiled window of one variant, bracketed by plain runs: a
+    warm-up call; `runs` plain runs (`plain_runs`); steps [start, stop) profiled with GPU activity
+    only, for the statistics; again with the CPU ranges of `Ranges(model)`, for pictures and the
+    Perfetto trace at `trace_path` (recording every operator on the CPU slows the host, so those
+    gaps are not measured); `runs` plain runs again. The yardstick is the bracket's 2·`runs` plain
+    runs, timed next to the profiled passes on the same host moment: their median step
+    (`unprofiled_step_us`), fastest and slowest (`unprofiled_min_us`, `unprofiled_max_us`: the
+    bracket's spread) and how many (`unprofiled_runs`); `profiled_vs_plain_pct` is the statistics
+    pass's step against their median, in % (profiled / bracketing plain runs − 1). Returns its row
+    (the variant's info, the window's summary and those) and the two timelines."""
     v.run()  # warm-up: whatever ran last was another variant
+    before = plain_runs(v, device, runs)
     stats = profile_steps(v.run, start=start, stop=stop)
     picture = profile_steps(v.run, start=start, stop=stop, cpu=True, model=model, trace_path=trace_path)
+    plain = before + plain_runs(v, device, runs)
     s = stats.summary()
-    unprofiled_us = plain["unprofiled_step_us"]
-    overhead = 100 * (s["step_period_us"] / unprofiled_us - 1) if "step_period_us" in s else float("nan")
-    row = {**v.info, "variant": v.name, **s, **plain}
-    return row | {"profiler_overhead_pct": overhead}, stats, picture
+    median = statistics.median(plain)
+    versus = 100 * (s["step_period_us"] / median - 1) if "step_period_us" in s else float("nan")
+    return ({**v.info, "variant": v.name, **s, "unprofiled_step_us": median, "unprofiled_runs": len(plain),
+             "unprofiled_min_us": min(plain), "unprofiled_max_us": max(plain), "profiled_vs_plain_pct": versus},
+            stats, picture)  # fmt: skip
 
 
 def profile_windows(
@@ -316,22 +314,20 @@ def profile_windows(
     record: Callable[[dict], None] | None = None,
 ) -> tuple[list[dict], dict]:
     """Notebook 06_eos_sync_profile's windows: one per order of `orders` (`drawn_orders`), each
-    running every variant once in its order. First the plain runs of every window (`plain_runs`),
-    then the profiled passes of every window (`profile_window`), each phase in the same orders:
-    after its first profiler session a process keeps CUPTI set up and its launches stay slower
-    (pytorch/pytorch#144455), so every plain run is timed before any profiler has run.
-    `models` maps a variant's name to the model whose CPU ranges its pictures' pass records,
-    `traces` to the Perfetto trace its first window writes. Each row (with its `window`) goes to
-    `record` as soon as it is measured. Returns the rows, in the order they ran, and per variant
-    the first window's two timelines (statistics, pictures)."""
+    running every variant once in its order, each variant's profiled passes bracketed by its own
+    plain runs (`profile_window`). tokgen asks PyTorch to tear CUPTI down after each profile
+    (TEARDOWN_CUPTI=1, set where tokgen is imported), so the plain runs after a profiled pass run
+    without a profiler set up. `models` maps a variant's name to the model whose CPU ranges its
+    pictures' pass records, `traces` to the Perfetto trace its first window writes. Each row (with
+    its `window`) goes to `record` as soon as it is measured. Returns the rows, in the order they
+    ran, and per variant the first window's two timelines (statistics, pictures)."""
     models, traces = models or {}, traces or {}
-    plain = [{i: plain_runs(variants[i], device, runs) for i in order} for order in orders]  # before any profiler
     rows, first = [], {}
     for window, order in enumerate(orders):
         for i in order:
             v = variants[i]
             trace = traces.get(v.name) if window == 0 else None
-            row, stats, picture = profile_window(v, plain[window][i], start=start, stop=stop,
+            row, stats, picture = profile_window(v, device, start=start, stop=stop, runs=runs,
                                                  model=models.get(v.name), trace_path=trace)  # fmt: skip
             row["window"] = window
             rows.append(row)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gaps import agreed, cause_windows, closes_gap, profile_windows, sync_opens_gap, window_gaps
+from .gaps import closes_gap, judge_windows, profile_windows, sync_opens_gap, window_gaps
 from .gpu_slice import bracketing
 from .registry import label
 from .results import load
@@ -347,62 +347,35 @@ def _profile_batch(profile: pd.DataFrame) -> str:
 
 
 def _claim_6(tables):
-    """Claim 6 per profiled window (`sync_opens_gap`, the size within ×2 of ~110 µs), judged only in
-    the windows whose two gaps are comparable, as notebook 06's takeaway (`tokgen.gaps.cause_windows`:
-    the profiler's overheads of the two generators differ by no more than their plain runs'
-    spread): the same verdict in every such window decides it; windows that disagree, or none
-    comparable, leave it undecided."""
+    """Claim 6 per profiled window (`sync_opens_gap`, the size within ×2 of ~110 µs), every window
+    judged by claims 6 and 7's one rule (`tokgen.gaps.judge_windows`), as notebook 06's takeaway: the
+    windows' common verdict decides it; windows that disagree leave it undecided."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
-    windows = cause_windows(profile)
-    if not windows or any(sync_opens_gap(s, n) is None for s, n, _ in windows):
+    pairs = window_gaps(profile)
+    if not pairs or any(sync_opens_gap(s, n) is None for s, n in pairs):
         raise NotMeasured("notebook 06's profile holds no idle gap for one of its generators: re-run notebook 06")
 
     def verdict(sync, none):
         return (REPRODUCED if ARTICLE_GAP_US / 2 <= sync <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(
             sync, none) else NOT  # fmt: skip
 
-    def gaps_text(pairs):
-        syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
-        if len(pairs) == 1:
-            return f"{syncs[0]:.0f} µs with the sync, {nones[0]:.0f} µs with no stop check"
-        return (f"{np.median(syncs):.0f} µs ({min(syncs):.0f}–{max(syncs):.0f}) with the sync, {np.median(nones):.0f} "
-                f"µs ({min(nones):.0f}–{max(nones):.0f}) with no stop check")  # fmt: skip
-
-    batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
-    pairs = [(s, n) for s, n, alike in windows if alike is not False]  # unrecorded overheads: judged, said so
-    unlike = len(windows) - len(pairs)
-    unequal = ("the profiler slowed the two generators unequally (their overheads differ by more than their plain "
-               "runs' spread), so their gaps are not comparable")  # fmt: skip
-    if len(windows) == 1:
+    verdicts, common = judge_windows(profile, verdict)
+    syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
+    if len(pairs) == 1:
+        gaps = f"{syncs[0]:.0f} µs with the sync, {nones[0]:.0f} µs with no stop check"
         how = "one profiled window each, unrepeated"
-    elif len(pairs) in (0, len(windows)):
-        how = f"median and range over {len(windows)} profiled windows, interleaved"
-    elif len(pairs) == 1:
-        how = f"the one of {len(windows)} profiled windows whose gaps are comparable, interleaved"
     else:
-        how = f"median and range over the {len(pairs)} of {len(windows)} profiled windows whose gaps are comparable, " \
-              "interleaved"  # fmt: skip
-    if not pairs:
-        every = "in each window" if len(windows) > 1 else "in that window"
-        why = (f"{every} of notebook 06's profile {unequal}: the cause is not judged; a re-run of notebook 06 may "
-               "judge it")  # fmt: skip
-        shown = gaps_text([(s, n) for s, n, _ in windows])
-        measured = (f"median idle gap before a step {shown} (eager{batch}, {how}; not judged: {every} {unequal}; "
-                    f"{article})")  # fmt: skip
-        return measured, Undecided([REPRODUCED, PARTLY, NOT], {REPRODUCED, PARTLY, NOT}, why), None
-    if unlike:
-        how += f"; in {'the other one' if unlike == 1 else f'the other {unlike}'} {unequal}"
-    elif any(alike is None for *_, alike in windows):
-        how += "; whether the profiler slowed the two generators alike is not checked: their overheads are not recorded"
-    measured = f"median idle gap before a step {gaps_text(pairs)} (eager{batch}, {how}; {article})"
-    verdicts = [verdict(s, n) for s, n in pairs]
-    if len(set(verdicts)) == 1:
-        return measured, verdicts[0], None
+        gaps = (f"{np.median(syncs):.0f} µs ({min(syncs):.0f}–{max(syncs):.0f}) with the sync, {np.median(nones):.0f} "
+                f"µs ({min(nones):.0f}–{max(nones):.0f}) with no stop check")  # fmt: skip
+        how = f"median and range over {len(pairs)} profiled windows, interleaved, every window judged"
+    batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
+    measured = f"median idle gap before a step {gaps} (eager{batch}, {how}; {article})"
+    if common != "split":
+        return measured, common, None
     said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)
-    which = "its profiled windows" if not unlike else "the profiled windows it is judged in"
-    why = f"{which} disagree (see measured): more windows would decide it"
+    why = "its profiled windows disagree (see measured): more windows would decide it"
     return f"{measured}; the windows disagree: {said}", Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why), None
 
 
@@ -417,15 +390,16 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 
 
 def _claim_7(tables):
-    """The eager gap judged in every profiled window (`closes_gap`; windows that disagree leave it
-    undecided), the compiled one shown beside it, not judged; pipelined faster than sync."""
+    """The eager gap judged in every profiled window by claims 6 and 7's one rule (`closes_gap` through
+    `tokgen.gaps.judge_windows`; windows that disagree leave it undecided), the compiled one shown
+    beside it, not judged; pipelined faster than sync."""
     cards = tables.same_run("06_eos_sync_profile", "07_pipelining")
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
-    closed = agreed([closes_gap(s, p) for s, p in window_gaps(profile, other="pipelined_static")])
+    answers, closed = judge_windows(profile, closes_gap, other="pipelined_static")
     parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
-    windows = len(window_gaps(profile, other="pipelined_static"))
+    windows = len(answers)
     over = f", median of {windows} windows" if windows > 1 else ""
     gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs"
     if closed == "split":
@@ -513,31 +487,35 @@ def _claim_8(tables):
 
 
 def _claim_9(tables):
-    """No-check faster than pipelined, eager and compiled; beside it, not judged, where the cost lies:
-    pipelined on two streams against the same on one stream, where notebook 07 ran it (the article
-    names streams as the cost), with the largest cost of the second stream its interval leaves open
-    ("no effect" within ±5% can still hide a cost as large as the no-check gain); and pipelined against
-    the synchronous loop (kv_static) it replaces: where the second stream shows no cost and pipelined
-    loses to that loop, what no-check gains over pipelined lies in the pipelined loop, not in its
-    stream count (the GPU engineer's review, issue 49; no cause named beyond what the rounds show)."""
+    """The article's claim in its two halves, eager and compiled: the no-check generator faster than
+    the pipelined one (real), and the streams' cost shown: pipelined on one stream faster than on two
+    (real). Every part holds: reproduced; no-check faster in neither model: not reproduced; else
+    partly, and where no-check is faster but one stream is not faster than two, the measured text
+    says that the no-check gain is not shown to come from the second stream (the GPU engineer's and
+    the teacher's reviews, issue 49). Beside it, not judged: the largest cost of the second stream
+    its interval leaves open ("no effect" within ±5% can still hide a cost as large as the no-check
+    gain), and pipelined against the synchronous loop (kv_static) it replaces."""
     parts, oks = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check", "no-check vs pipelined")
-    run = tables["07_pipelining"]
+    run, streams = tables["07_pipelining"], []
     for compiled in (False, True):
         model = "compiled" if compiled else "eager"
         two, one = (label(g, compiled=compiled) for g in ("pipelined_static", "pipelined_static_1stream"))
         g = gain(run, two, one)
-        if g is not None:
-            high = g.get("interval_high", float("nan"))
-            low = g.get("interval_low", float("nan"))
-            cost = ("" if not math.isfinite(high) else  # too few rounds for an interval: nothing to say
-                    f"; the second stream costs {low - 1:.1%}–{high - 1:.1%} (its interval)" if g["outcome"] == FASTER
-                    else f"; its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
-                    else "; its interval leaves no cost of the second stream open")  # fmt: skip
-            parts.append(f"{model}: one stream vs two (not judged) {speedup_text(g)}{cost}")
+        streams.append(_faster(g))
+        high, low = g.get("interval_high", float("nan")), g.get("interval_low", float("nan"))
+        cost = ("" if not math.isfinite(high) else  # too few rounds for an interval: nothing to say
+                f"; the second stream costs {low - 1:.1%}–{high - 1:.1%} (its interval)" if g["outcome"] == FASTER
+                else f"; its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
+                else "; its interval leaves no cost of the second stream open")  # fmt: skip
+        parts.append(f"{model}: one stream vs two {speedup_text(g)}{cost}")
         sync = gain(run, label("kv_static", compiled=compiled), two)
         if sync is not None:
             parts.append(f"{model}: pipelined vs sync (not judged) {speedup_text(sync)}")
-    return "; ".join(parts), _combine(*oks), None
+    unshown = [m for m, ok, st in zip(("eager", "compiled"), oks, streams) if ok and st is False]
+    if unshown:
+        parts.append(f"{' and '.join(unshown)}: one stream is not faster than two, so the no-check gain there is not "
+                     "shown to come from the second stream")  # fmt: skip
+    return "; ".join(parts), _combine(*oks, *streams, core=(0, 1)), None
 
 
 def summary_results(tables) -> pd.DataFrame:
@@ -641,9 +619,11 @@ CLAIMS = {
         _claim_8),
     9: ("overhead of streams",
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
-        "no-check faster than pipelined, real (signed-rank p below its level), eager and compiled; shown beside it, "
-        "not judged, where the cost lies: one stream against two (whether the second stream is what costs), and "
-        "pipelined against the synchronous loop", _claim_9),
+        "no-check faster than pipelined, and the streams' cost shown: pipelined on one stream faster than on two; "
+        "each real (signed-rank p below its level), eager and compiled. All four: reproduced; no-check faster in "
+        "neither model: not reproduced; else partly (no-check faster but one stream not faster than two: the "
+        "no-check gain is not shown to come from the second stream); pipelined against the synchronous loop shown "
+        "beside it, not judged", _claim_9),
     10: ("summary", "best of the article (compile + static cache + pipelining) nearly 5× the baseline (read: naive)",
          "paired speed-up's interval at or above ×4 reproduced, within ×2.5–×4 partly, below ×2.5 not "
          "(B=32, N=100, one interleaved run)", _claim_10),

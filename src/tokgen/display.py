@@ -20,7 +20,7 @@ from .bandwidth import product_rounds
 from .claims import claim, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
-from .registry import get_generator
+from .registry import get_generator, label
 from .stats import (
     ALPHA,
     BAND,
@@ -180,6 +180,34 @@ def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
     over = shared_rounds_text(df)  # "over the first 10 rounds, …" where some variant ran more
     ax.set_xlabel("runtime per generation, ms (median, IQR)" + (f"\n({over})" if over else ""))
     return ax
+
+
+def plot_speedups(ax, results: pd.DataFrame, base: str = "kv_static"):
+    """Each variant's paired speed-up over `base` of its own model (eager or compiled, `label`): the
+    median of the per-round ratios with the interval of that comparison (`gain`), one dot and bar
+    per variant in the table's order, ×1 marked: the one speed measure, not medians set side by
+    side (whose order a drifting host can turn round). Returns the speed-ups drawn
+    (notebook 07_pipelining)."""
+    drawn = []
+    for r in results.to_dict("records"):
+        against = label(base, compiled=bool(r.get("compiled", False)))
+        if r["variant"] != against and (g := gain(results, against, r["variant"])) is not None:
+            drawn.append({"variant": r["variant"], "vs": against, "speedup": g["speedup"],
+                          "low": g.get("interval_low", np.nan), "high": g.get("interval_high", np.nan)})  # fmt: skip
+    drawn = pd.DataFrame(drawn, columns=["variant", "vs", "speedup", "low", "high"])
+    plot_dots(drawn, "variant", "speedup", low="low", high="high", ax=ax,
+              xlabel=f"paired speed-up over {base} of the same model (median of the per-round ratios, its "
+              "interval); above ×1: faster")  # fmt: skip
+    ax.axvline(1.0, color="grey", lw=1, ls="--")
+    return drawn
+
+
+def medians_note(base: str = "kv_static") -> str:
+    """The line under a runs table whose figure shows paired speed-ups (`plot_speedups`): the medians
+    are each variant's own; which is faster is read round by round (notebook 07_pipelining)."""
+    return (f"The medians above are each variant's own, not a ranking: on a host that drifts, their order need not "
+            f"be the paired one. Which of two variants is faster is read from their paired speed-up, round by round "
+            f"(the figure below, against {base} of the same model, and sections 4–5).")  # fmt: skip
 
 
 # --- helpers introduced in notebooks 01-08 (tables, sentences, figures) ---
