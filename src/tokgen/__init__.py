@@ -30,7 +30,14 @@ import warnings
 warnings.filterwarnings("ignore", message="IProgress not found")
 
 _EXPORTS = {
-    "model": ["build_model", "num_parameters", "parameter_bytes", "require_cuda", "resolve_device"],
+    "model": [
+        "build_model",
+        "fresh_compile_caches",
+        "num_parameters",
+        "parameter_bytes",
+        "require_cuda",
+        "resolve_device",
+    ],
     "gpu_slice": ["GpuSlice", "use_slice"],
     "generators": [
         "article_pipelined",
