@@ -477,6 +477,8 @@ def test_an_equivalence_interval_on_one_side_of_one_says_by_how_much_at_most_as_
         "×1.002–×1.03 (faster by at most 3.0%)")  # fmt: skip
     both_sides = equivalence_text({"equivalence_low": 0.97, "equivalence_high": 1.02})
     assert both_sides == "its equivalence interval ×0.97–×1.02"
+    for low, high in ((0.99, 1.005), (0.995, 1.03)):  # ×1 inside, however near an end: no side
+        assert equivalence_text({"equivalence_low": low, "equivalence_high": high}).endswith(f"{high:g}")
     edge = equivalence_text({"equivalence_low": 1.01, "equivalence_high": 1.04996})
     assert edge.endswith("(faster by at most 4.996%)")
     assert equivalence_text({"equivalence_low": 0.9525, "equivalence_high": 0.99}).endswith("(slower by at most 4.99%)")

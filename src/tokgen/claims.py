@@ -767,7 +767,7 @@ class RunOn:
 
     @staticmethod
     def open(stability: float) -> bool:
-        return stability == stability and stability < STABLE
+        return stability < STABLE  # NaN (no share) is not open
 
     def __call__(self, rows: pd.DataFrame) -> bool:
         """True (stop) unless the claim's verdict on `rows` is open."""
