@@ -149,8 +149,9 @@ say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS)))
 # ## 3. Side by side: notebook 02 (default allocator, its own process) and this process
 
 # %%
-cols = ["max_seqlen", "median_ms", "q25_ms", "q75_ms", "peak_reserved_gb", "frag_gb", "frag_pct"]
+cols = ["max_seqlen", "shared_runs", "median_ms", "q25_ms", "q75_ms", "peak_reserved_gb", "frag_gb", "frag_pct"]
 parts = [ok[ok["allocator"] == a][cols].assign(run=f"03: {a}") for a in ("expandable", "default")]
+nb02 = None
 try:
     nb02 = tokgen.rows_at("02_kv_cache", RESULTS_DIR, "notebook 03", this_run=True, BATCH_SIZE=BATCH_SIZE,
                           SEQ_LENS=SEQ_LENS)  # fmt: skip
@@ -162,16 +163,22 @@ except tokgen.MissingRows as err:
     say(f"*{err}*")
 side = pd.concat(parts).sort_values(["max_seqlen", "run"]).rename(columns={"max_seqlen": "N"})
 side["ms, median (IQR)"] = side.apply(lambda r: spread(r, unit=""), axis=1)
-shown = {"peak_reserved_gb": "peak reserved GB", "frag_gb": "fragmentation GB", "frag_pct": "fragmentation %"}
+shown = {"shared_runs": "rounds", "peak_reserved_gb": "peak reserved GB", "frag_gb": "fragmentation GB",
+         "frag_pct": "fragmentation %"}  # fmt: skip
 say(table(side.rename(columns=shown), ["N", "run", "ms, median (IQR)", *shown.values()], digits=2))
 if note := tokgen.voice.shared_rounds_note(ok):  # medians over the rounds every variant ran, as in the runs table
     say(note)
+if nb02 is not None:  # the two default rows, like with like: over the same first rounds of each run
+    say(tokgen.voice.runs_apart_text(nb02, ok[ok["allocator"] == "default"], ("notebook 02", "this notebook")))
 
 # %% [markdown]
 # The two `default` rows of each N ran the same variant in two processes of one run (the line
-# above the table says which, and whether notebook 02 ran on another card): how far apart they
-# lie shows how far separate runs can drift, which is why the runtime comparison below pairs the
-# settings round by round instead.
+# above the table says which, and whether notebook 02 ran on another card). The `rounds` column
+# says over how many rounds each median is, so the line under the table sets the two runs side by
+# side over the same first rounds of each, and reads a difference between them as drift only
+# where the middle halves of their rounds (the IQRs) do not overlap. Separate runs can drift
+# apart (the host's state changes between them), while the effect in question here is a few
+# percent, which is why the runtime comparison below pairs the settings round by round instead.
 
 # %%
 rows = []

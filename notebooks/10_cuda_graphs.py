@@ -56,7 +56,7 @@ RUNS = 8  # timed runs per variant, interleaved, after one warm-up (the article:
 STEPS_PER_GRAPH = [1, 2, 4, 8, 16]  # K: decode steps per graph replay, one stop check per replay
 WINDOW = [20, 100]  # profiled steps for the idle share and the kernel tables
 STOP_AT = [10, 50]  # early stops: the EOS id is a token whose first appearance is at or after these steps
-COPY_MB = 1024  # megabytes per copy when measuring the bandwidth of the floor (notebook 12 reads it)
+COPY_MB = 1024  # MiB (2²⁰ bytes) per copy when measuring the bandwidth of the floor (notebook 12 reads it)
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
@@ -295,8 +295,11 @@ say("The registry's graph generators, timed at: " + "; ".join(f"`{g}` {k}" for g
 # Each variant's first call builds what it needs (a compiled step, a captured graph, a cache)
 # and is timed here. The K variants of one step can share its compiled code (every K that divides
 # 16 gives the same capacity, section 1); a first call that compiles can take far longer than
-# one that reuses compiled code, which is how the column tells which variants compiled. Naive's
-# first call was
+# one that reuses compiled code, which is how the column tells which variants compiled. Compiled
+# code can also come from torch.compile's on-disk caches (inductor's and Triton's), which
+# notebooks run earlier on this machine may have filled: a short first call can be such a load,
+# so the column tells what compiled here, not what compiling costs (notebook 05 times that, from
+# empty caches). Naive's first call was
 # section 1's reference generation, not timed, so its row here is left out, and its cell in
 # section 3's table is empty.
 
@@ -336,7 +339,7 @@ if CUDA:
     floor_ms = tokgen.bandwidth.floor_ms(model, BATCH_SIZE, MAX_SEQLEN, bandwidth)
     row = {"copy_mb": COPY_MB, "runs": 20, "bandwidth_gb_s": bandwidth, "task_floor_ms": floor_ms}
     tokgen.Recorder("10_bandwidth", RESULTS_DIR, params=PARAMS).write(row)
-    say(f"Copy bandwidth {bandwidth:,.0f} GB/s (bytes read + written, the median of 20 copies of {COPY_MB} MB); "
+    say(f"Copy bandwidth {bandwidth:,.0f} GB/s (bytes read + written, the median of 20 copies of {COPY_MB} MiB); "
         f"the task's floor: **{floor_ms:.1f} ms** per generation.")  # fmt: skip
 else:
     floor_ms = float("nan")

@@ -41,7 +41,7 @@ SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for
 DEVICE = "cuda"  # "cuda" or "cpu"
 BATCH_SIZE = 32  # the batch size of notebooks 07 and 10, whose timings are used here
 MAX_SEQLEN = 100  # their max_seqlen
-COPY_MB = 1024  # size of the copied buffer, when notebook 10's bandwidth is missing and measured here
+COPY_MB = 1024  # the copied buffer in MiB (2²⁰ bytes), when notebook 10's bandwidth is missing and measured here
 RUNS = 20  # timed copies (then), and interleaved rounds of each matrix product's shapes (section 5)
 PRODUCT_ROWS = [32, 256]  # rows (the batch) of the matrix products timed one at a time in section 5
 PRODUCT_SPLITS = [1, 4]  # 1: one product as F.linear runs it; 4: its sum over inputs cut into 4 batched products
@@ -77,11 +77,11 @@ show_source(tokgen.bandwidth.copy_bandwidth)
 recorded = tokgen.bandwidth.recorded_bandwidth(RESULTS_DIR)  # notebook 10's, of this run on this card, or None
 if recorded is not None:
     bandwidth, source = float(recorded["bandwidth_gb_s"]), "notebook 10"
-    copies = (f"{recorded['copy_mb']:.0f} MB copies, median of {recorded['runs']:.0f}; notebook 10's run of "
-              f"{tokgen.results.run_of(pd.DataFrame([recorded]))}")  # fmt: skip
+    copies = (f"{recorded['copy_mb']:.0f} MiB copies, median of {recorded['runs']:.0f}; notebook 10's table "
+              f"10_bandwidth ({tokgen.results.run_of(pd.DataFrame([recorded]))})")  # fmt: skip
 elif CUDA:
     bandwidth, source = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB, RUNS), "notebook 12"
-    copies = f"{COPY_MB} MB copies, median of {RUNS}; notebook 10 recorded none in this run on this card"
+    copies = f"{COPY_MB} MiB copies, median of {RUNS}; notebook 10 recorded none in this run on this card"
 else:
     bandwidth = source = None
 tflops = tokgen.bandwidth.matmul_tflops(DEVICE) if CUDA else None  # the arithmetic's ceiling, for the naive floor
@@ -143,7 +143,7 @@ for name in ("07_pipelining", "10_cuda_graphs"):
         say(f"*{err}*")
         continue
     frames.append(t.assign(notebook=name[:2]))
-    say(f"Notebook {name[:2]}'s rows: its run of {tokgen.results.run_of(t)}.")
+    say(f"Notebook {name[:2]}'s rows: its table {name} ({tokgen.results.run_of(t)}).")  # started: the table's
 floors = pd.DataFrame()
 if frames and bandwidth:  # one table per run: a generator timed in both runs appears in each
     floors = pd.concat([tokgen.bandwidth.floor_table(f, model, bandwidth, tflops) for f in frames], ignore_index=True)

@@ -118,7 +118,8 @@ say(
     f"Each row is timed against its own eager rounds, whose median moved between the rows "
     f"({done['eager_median_ms'].min():,.1f}–{done['eager_median_ms'].max():,.1f} ms): read the steady state "
     "from 'against eager', not down the median column. The first call holds the compilation; inductor's "
-    "on-disk cache (from notebook 05, or an earlier row) can shorten it, which this table does not separate."
+    "on-disk cache (from notebooks run before on this machine, or an earlier row; notebook 05 itself compiles "
+    "into a fresh cache of its own) can shorten it, which this table does not separate."
 )
 
 # %% [markdown]

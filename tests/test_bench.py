@@ -232,15 +232,36 @@ def test_a_sequential_comparisons_first_look_is_its_rounds_and_a_cap_of_one_is_o
     assert set(res["looks"]) == {"1"} and list(res["runs"]) == [1, 1]
 
 
+def test_until_runs_every_variant_on_look_by_look_while_it_says_so_and_never_asks_at_the_cap():
+    """Looks (5, 10, 15): a rule satisfied at 10 rounds stops there; one never satisfied runs to the
+    cap, asked at 5 and 10 only; each time it sees every variant's rows so far; no `looks` recorded."""
+    for satisfied_at, ran, asked in ((10, 10, [5, 10]), (99, 15, [5, 10]), (5, 5, [5])):
+        seen, log = [], []
+
+        def until(rows, satisfied_at=satisfied_at, seen=seen):
+            seen.append(rows)
+            return int(rows["runs"].min()) >= satisfied_at
+
+        res = compare([fake(n, log) for n in "abc"], rounds=5, max_rounds=15, until=until, device="cpu", seed=0)
+        assert list(res["runs"]) == [ran] * 3 and "looks" not in res
+        assert [list(r["runs"]) for r in seen] == [[k] * 3 for k in asked]
+        assert [list(r["variant"]) for r in seen] == [list("abc")] * len(asked)
+        assert len(log) == 3 + 3 * ran  # a warm-up each, then whole rounds
+
+
 def test_sequential_arguments_are_checked_before_anything_runs():
     log = []
     with pytest.raises(ValueError, match="pairs: no variant 'b'"):
         compare([fake("a", log)], rounds=2, max_rounds=4, pairs=[("a", "b")], device="cpu")
-    whole = "^max_rounds caps a sequential comparison: name the comparisons it needs in pairs$"  # one clear line
-    with pytest.raises(ValueError, match=whole):
+    whole = "^max_rounds caps a sequential comparison: name the comparisons it needs in pairs, or until$"
+    with pytest.raises(ValueError, match=whole):  # one clear line
         compare([fake("a", log)], rounds=2, max_rounds=4, device="cpu")
     with pytest.raises(ValueError, match="max_rounds must be a positive integer"):
         compare([fake("a", log), fake("b", log)], rounds=2, pairs=[("a", "b")], device="cpu")
+    with pytest.raises(ValueError, match="max_rounds must be a positive integer with pairs or until"):
+        compare([fake("a", log)], rounds=2, until=lambda rows: True, device="cpu")
+    with pytest.raises(ValueError, match="^pairs or until decides when the rounds stop, not both$"):
+        compare([fake("a", log), fake("b", log)], rounds=2, max_rounds=4, pairs=[("a", "b")], until=bool, device="cpu")
     with pytest.raises(ValueError, match="against itself"):
         compare([fake("a", log)], rounds=2, max_rounds=4, pairs=[("a", "a")], device="cpu")
     two = [fake("a", log), fake("b", log)]

@@ -818,3 +818,123 @@ def test_claim_2s_threshold_keeps_an_n_running_until_its_interval_clears_it_and_
     assert g["capped"] and g["interval_low"] < 1.5 < g["interval_high"]
     assert c["verdict"] == "inconclusive" and c["why"].startswith("the speed-up's interval holds ×1.5 at N=100 (95% ")
     assert "N=200" not in c["why"]
+
+
+def test_an_inconclusive_verdict_prints_a_share_below_the_threshold_below_it(monkeypatch):
+    """379 of every 400 resamples agree (94.75%, within the Monte Carlo error of 95% up to the cap of
+    3,200 draws): the verdict says 94.8%, not "95%"."""
+    from tokgen import claims
+
+    draws, pattern = [], ["a"] * 189 + ["b"] * 11 + ["a"] * 190 + ["b"] * 10
+
+    def evaluate(measure, tables):
+        if tables.rng is None:
+            return "measured", claims.REPRODUCED, None
+        draws.append(1)
+        return "measured", claims.REPRODUCED if pattern[(len(draws) - 1) % 400] == "a" else claims.NOT, None
+
+    class Tables:
+        smoke, rounds, rng = False, {"x": False}, None
+
+        def resampled(self, rng):
+            return type("Drawn", (), {"rng": rng})()
+
+    monkeypatch.setattr(claims, "Tables", lambda folder: Tables())
+    monkeypatch.setattr(claims, "_evaluate", evaluate)
+    c = claims.claim(10, "anywhere")
+    assert len(draws) == 3200 and c["stability"] == 0.9475
+    assert c["verdict"] == "inconclusive (reproduced in 94.8% of resampled runs)"
+
+
+def slope_rows(ks, ns=(100, 200, 400)):
+    """Notebook 01's rows with round r at every N taking 500 ms × (N/100)^ks[r]: each N's rounds sort
+    as the ks do, so the fitted slope of the medians is the median k (with an odd count), and a
+    bootstrap draw reads slope ≥ 1.7 exactly when most of its rounds are the ones with k ≥ 1.8."""
+    rows_ = []
+    for n in ns:
+        t = pd.Series([500 * (n / 100) ** k for k in ks])
+        rows_.append({"variant": f"naive N={n}", "max_seqlen": n, "status": "ok", "runs": len(t),
+                      "median_ms": t.median(), "times_ms": ";".join(map(str, t)), "frag_pct": 90.0,
+                      "peak_reserved_gb": 1.0})  # fmt: skip
+    return pd.DataFrame(rows_)
+
+
+OPEN_5 = [1.6, 1.6, 1.8, 1.85, 1.9]  # slope 1.8, but a draw of 5 holds ≥ 3 of the high rounds in 68% (binomial)
+
+
+def test_claim_1_runs_on_only_while_its_bootstrap_leaves_it_open():
+    """Every round's slope 2: reproduced in every draw, decided at 5 rounds. OPEN_5: reproduced in
+    P(Bin(5, 0.6) ≥ 3) = 68% of draws: open. Five more rounds of k ≥ 1.8: a draw of 10 reads ≥ 1.7
+    when ≥ 5 are high (the even median lies between a 1.6 and a high round, above 1.7), P(Bin(10,
+    0.8) ≥ 5) = 99.4%: decided. Five more with 2 low: P(Bin(10, 0.6) ≥ 5) = 83%: still open."""
+    from tokgen.claims import RunOn
+
+    run_on = RunOn(1, "01_naive")
+    assert run_on(slope_rows([2.0] * 5)) is True and run_on.said == [(5, "reproduced", 1.0)]
+    assert run_on.text(5, 15) == (
+        "Claim 1, judged at each look as section 5 judges it: on 5 rounds reproduced, in 100% of resampled runs: "
+        "decided, so the rounds stopped at 5 (the cap: 15).")  # fmt: skip
+    run_on = RunOn(1, "01_naive")
+    assert run_on(slope_rows(OPEN_5)) is False
+    (ran, verdict, share), = run_on.said
+    assert ran == 5 and abs(share - 0.683) < 0.07
+    assert verdict == f"inconclusive (reproduced in {share:.0%} of resampled runs)"
+    assert run_on(slope_rows(OPEN_5 + [1.8, 1.85, 1.9, 1.95, 1.8])) is True and run_on.said[1][:2] == (10, "reproduced")
+    assert run_on.text(10, 15) == (
+        f"Claim 1, judged at each look as section 5 judges it: on 5 rounds {verdict}, fewer than the 95% a verdict "
+        f"needs, so every variant ran on; on 10 rounds reproduced, in {run_on.said[1][2]:.0%} of resampled runs: "
+        "decided, so the rounds stopped at 10 (the cap: 15).")  # fmt: skip
+    run_on = RunOn(1, "01_naive")
+    assert run_on(slope_rows(OPEN_5)) is False and run_on(slope_rows(OPEN_5 + [1.6, 1.6, 1.8, 1.9, 1.85])) is False
+    assert abs(run_on.said[1][2] - 0.834) < 0.07
+    assert run_on.text(15, 15).endswith("so every variant ran on; the cap, 15 rounds, ended them: the verdict below "
+                                        "is read on all 15.")  # fmt: skip
+    fixed = "5 rounds: the cap (5) leaves no look after the first, so no more rounds could run."
+    assert RunOn(1, "01_naive").text(5, 5) == fixed
+    smoke = RunOn(1, "01_naive", stamp=lambda row: {**row, "params": json.dumps({"SIZE": "tiny"})})  # as written
+    assert smoke(slope_rows(OPEN_5)) is True and smoke.said == [(5, "no verdict (smoke run)", smoke.said[0][2])]
+    assert smoke.text(5, 15).endswith("on 5 rounds it reads no verdict (smoke run), which more rounds cannot settle, "
+                                      "so the rounds stopped at 5 (the cap: 15).")  # fmt: skip
+    nothing = RunOn(1, "01_naive")  # no usable rows: not measured, which more rounds cannot settle
+    assert nothing(slope_rows([2.0] * 5).assign(status="oom")) is True
+    assert nothing.text(5, 15).startswith("Claim 1, judged at each look as section 5 judges it: on 5 rounds it reads "
+                                          "not measured")  # fmt: skip
+
+
+def test_notebook_01s_rounds_stop_at_the_look_that_decides_claim_1_or_at_the_cap(monkeypatch):
+    """tokgen.compare with RunOn, on a host whose runs take 500 ms × (N/100)^k of their round's k:
+    open at 5 rounds, decided at 10 (as above), so 10 rounds ran; with the second five rounds
+    leaving it open, the cap's 15."""
+    import torch
+
+    import tokgen
+    from tokgen.bench import Variant, compare
+    from tokgen.claims import RunOn
+
+    class Clock:
+        now = 0.0
+
+        def perf_counter(self):
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(tokgen.bench, "time", clock)
+    monkeypatch.setattr(tokgen.bench, "memory_peaks", lambda device: {"frag_pct": 90.0, "peak_reserved_gb": 1.0})
+
+    def variant(n, ks):
+        calls = []
+
+        def run():
+            k = ([2.0] + ks)[len(calls)]  # the warm-up first
+            calls.append(k)
+            clock.now += 1e-3 * 500 * (n / 100) ** k
+            return torch.zeros(1, 3, dtype=torch.long)
+
+        return Variant(f"naive N={n}", run, {"max_seqlen": n})
+
+    for rest, ran in (([1.8, 1.85, 1.9, 1.95, 1.8] + [2.0] * 5, 10), ([1.6, 1.6, 1.8, 1.9, 1.85] + [2.0] * 5, 15)):
+        run_on = RunOn(1, "01_naive")
+        res = compare([variant(n, OPEN_5 + rest) for n in (100, 200, 400)], rounds=5, max_rounds=15, until=run_on,
+                      device="cpu", seed=0, gpu_busy=False)  # fmt: skip
+        assert list(res["runs"]) == [ran] * 3 and [s[0] for s in run_on.said] == [5, 10]
+        assert run_on.open(run_on.said[0][2]) and run_on.open(run_on.said[1][2]) == (ran == 15)

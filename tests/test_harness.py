@@ -9,7 +9,11 @@ mistakes these tests catch).
 """
 
 import math
+import os
 import random
+import shutil
+import sys
+import tempfile
 from functools import partial
 from types import SimpleNamespace
 
@@ -1092,3 +1096,33 @@ def test_product_times_defaults_and_its_checks(monkeypatch):
                                                                                            range(runs)])  # fmt: skip
     assert bandwidth.product_times(3, 8, 4) == [1e3 / 48] * 20
     assert timed == [20] and len(used) == (1 + 1 + 20) * 48 and set(used) == {(4, 8)}
+
+
+def test_fresh_compile_caches_point_both_caches_at_one_new_empty_folder_and_change_nothing_else(monkeypatch):
+    """Notebook 05's cold first compile: inductor's and Triton's cache variables name a new empty
+    folder (read by inductor's own path functions), inductor's memo of its paths is cleared where
+    loaded, no other variable changes, and the folder is removed at exit."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir, triton_cache_dir
+
+    from tokgen import model
+
+    for key in model.COMPILE_CACHES:
+        monkeypatch.setenv(key, "/a/warm/cache")  # restored after the test, like every variable set here
+    registered, cleared = [], []
+    monkeypatch.setattr(model.atexit, "register", lambda f, *args, **kwargs: registered.append((f, args, kwargs)))
+    monkeypatch.setitem(sys.modules, "torch._inductor.utils", SimpleNamespace(clear_caches=lambda: cleared.append(1)))
+    before = dict(os.environ)
+    said = model.fresh_compile_caches()
+    folder = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    assert os.environ["TRITON_CACHE_DIR"] == os.path.join(folder, "triton") and cleared == [1]
+    assert os.path.isdir(folder) and os.listdir(folder) == [] and os.path.dirname(folder) == tempfile.gettempdir()
+    assert cache_dir() == folder and triton_cache_dir(0) == os.path.join(folder, "triton")  # inductor reads them
+    assert {k: v for k, v in os.environ.items() if k not in model.COMPILE_CACHES} == {
+        k: v for k, v in before.items() if k not in model.COMPILE_CACHES}  # fmt: skip
+    assert registered == [(shutil.rmtree, (folder,), {"ignore_errors": True})]
+    assert "new, empty folder" in said and all(key in said for key in model.COMPILE_CACHES)
+    model.fresh_compile_caches()
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] != folder  # each call a new one
+    for f, args, kwargs in registered:
+        f(*args, **kwargs)
+    assert not os.path.exists(folder)

@@ -15,6 +15,8 @@ def test_rows_are_on_disk_at_once_with_provenance(tmp_path):
     for column in ("gpu", "gpu_uuid", "driver", "torch", "triton", "transformers", "commit", "recorded_at", "params"):
         assert column in on_disk.columns
     assert on_disk.loc[0, "params"] == '{"B": 4}'
+    stamped = rec.stamped({"variant": "a", "median_ms": 1.5})  # the row as written, without writing it
+    assert list(stamped) == list(on_disk.columns) and stamped["params"] == '{"B": 4}' and len(load("t", tmp_path)) == 1
     rec.write({"variant": "b", "median_ms": 2.0})
     rec.write({"variant": "c", "median_ms": 3.0, "extra": "x"})  # a new column: the table is rewritten
     df = load("t", tmp_path)

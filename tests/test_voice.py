@@ -24,8 +24,10 @@ from tokgen.voice import (
     level_text,
     outcome_text,
     p_text,
+    percent_text,
     rank_text,
     ranking,
+    runs_apart_text,
     speedup_cell,
     speedup_table,
     speedup_text,
@@ -440,7 +442,8 @@ def test_no_effect_is_said_beside_the_interval_it_was_judged_on():
     assert f"| {said} |" in speedup_table(rows, legend=False)  # the table's outcome column: the same words
     # a real difference shown within the band says the interval that showed it too; one not shown, none
     real = {**g, "outcome": SLOWER, "equivalence_low": 0.9612, "equivalence_high": 0.9903}
-    assert outcome_text(real) == "slower, but by less than 5%: its equivalence interval ×0.96–×0.99"
+    said = "slower, but by less than 5%: its equivalence interval ×0.96–×0.99 (slower by at most 4.0%)"
+    assert outcome_text(real) == said
     assert outcome_text({**real, "no_effect": False}) == "slower"
     assert outcome_text({**g, "equivalence_low": float("nan")}) == "no effect, within ±5%"  # none recorded
     assert outcome_text({"outcome": NO_EFFECT}) == "no effect, within ±5%"
@@ -461,6 +464,33 @@ def test_the_equivalence_interval_as_printed_lies_inside_the_band_exactly_when_t
         text = equivalence_text({"equivalence_low": low, "equivalence_high": high})
         printed = [float(v) for v in NUMBER.findall(text)]
         assert (1 / (1 + BAND) <= printed[0] and printed[1] <= 1 + BAND) == within
+
+
+def test_an_equivalence_interval_on_one_side_of_one_says_by_how_much_at_most_as_the_band_counts():
+    """×0.9532–×0.9967 (the reference run's compiled one stream against two): the variant's time
+    at most 1/0.9532 = 1.0491 times the other's, slower by at most 4.9% (within the band's 5%, which
+    counts a slowdown the same way: ×1/1.05); ×1.002–×1.0301: faster by at most 3.0%; an interval
+    that holds ×1 says no side; one at the band's edge keeps the digits that keep it inside."""
+    one_sided = equivalence_text({"equivalence_low": 0.9532, "equivalence_high": 0.9967})
+    assert one_sided == "its equivalence interval ×0.953–×0.997 (slower by at most 4.9%)"
+    assert equivalence_text({"equivalence_low": 1.002, "equivalence_high": 1.0301}).endswith(
+        "×1.002–×1.03 (faster by at most 3.0%)")  # fmt: skip
+    both_sides = equivalence_text({"equivalence_low": 0.97, "equivalence_high": 1.02})
+    assert both_sides == "its equivalence interval ×0.97–×1.02"
+    for low, high in ((0.99, 1.005), (0.995, 1.03)):  # ×1 inside, however near an end: no side
+        assert equivalence_text({"equivalence_low": low, "equivalence_high": high}).endswith(f"{high:g}")
+    edge = equivalence_text({"equivalence_low": 1.01, "equivalence_high": 1.04996})
+    assert edge.endswith("(faster by at most 4.996%)")
+    assert equivalence_text({"equivalence_low": 0.9525, "equivalence_high": 0.99}).endswith("(slower by at most 4.99%)")
+
+
+def test_a_percentage_never_rounds_onto_or_across_the_threshold_it_is_judged_by():
+    assert percent_text(0.945625, 0.95) == "94.6%"  # the reference run's claim 1: "95%" would read as meeting 95%
+    assert percent_text(0.9496875, 0.95) == "94.97%" and percent_text(0.9499, 0.95) == "94.99%"  # as it takes
+    assert percent_text(0.95, 0.95) == "95%" and percent_text(0.955, 0.95) == "96%"
+    assert percent_text(0.69, 0.95) == "69%"
+    assert percent_text(0.945625, 0.5) == "95%"  # far from its threshold: whole percents
+    assert percent_text(0.4996, 0.5) == "49.96%" and percent_text(0.0493, 0.05, 1) == "4.9%"
 
 
 def test_tied_for_fastest_only_where_every_member_is_shown_within_the_band_of_the_first():
@@ -502,3 +532,30 @@ def test_a_base_against_itself_reads_a_dash_in_a_table_cell():
     assert speedup_cell(gain(results, "a", "b")) == "×1.25 (faster)"
     assert speedup_cell(gain(results, "a", "c")) == "×1.001 (faster)"  # real, inside the band: not ×1.00
     assert speedup_cell(None) == "not measured"
+
+
+def test_two_runs_of_one_variant_are_compared_over_the_same_first_rounds_and_apart_only_beyond_their_spread():
+    """Notebook 03's default allocator against notebook 02's. N = 100: 02 ran 10 rounds, 03 ran 80 whose
+    last 70 are slow (200 ms): over all 80, 03's median would be 200 and lie apart; over the first 10
+    of each (1..10 ms against 2..11 ms: medians 5.5 and 6.5, IQRs 3.25–7.75 and 4.25–8.75) they
+    overlap. N = 200: 02's rounds 100..109, 03's 1..10 over both's 10: 02's IQR (102.25–106.75)
+    wholly above 03's (3.25–7.75): slower. Swapped: faster."""
+    def rows(times_by_n):
+        return pd.DataFrame([{"max_seqlen": n, "times_ms": ";".join(map(str, t))} for n, t in times_by_n.items()])
+
+    first10 = [float(i) for i in range(1, 11)]
+    nb02 = rows({100: first10, 200: [100.0 + i for i in range(10)]})
+    nb03 = rows({100: [t + 1 for t in first10] + [200.0] * 70, 200: first10, 400: first10})  # 400: only 03's
+    said = runs_apart_text(nb02, nb03, ("notebook 02", "this notebook"))
+    assert said == (
+        "The same variant in two runs, at N = 100, over the first 10 rounds of each: notebook 02 5.5 (3.2–7.8) ms, "
+        "this notebook 6.5 (4.2–8.8) ms: within the rounds' spread (the IQRs overlap); at N = 200, over the first 10 "
+        "rounds of each: notebook 02 104.5 (102.2–106.8) ms, this notebook 5.5 (3.2–7.8) ms: notebook 02 slower, its "
+        "IQR wholly above. So the two runs lay apart by more than their rounds' spread where their IQRs do not overlap."
+    )
+    swapped = runs_apart_text(nb03, nb02, ("this notebook", "notebook 02"))
+    assert "this notebook faster, its IQR wholly below" in swapped
+    same = runs_apart_text(nb02.iloc[:1], nb03, ("notebook 02", "this notebook"))
+    assert same.endswith("So the two runs lay within their rounds' spread of each other: no drift between them "
+                         "shows beyond it.")  # fmt: skip
+    assert runs_apart_text(nb02, rows({800: first10}), ("a", "b")) == ""  # no N both ran

@@ -37,7 +37,14 @@ os.environ.setdefault("TEARDOWN_CUPTI", "1")
 warnings.filterwarnings("ignore", message="IProgress not found")
 
 _EXPORTS = {
-    "model": ["build_model", "num_parameters", "parameter_bytes", "require_cuda", "resolve_device"],
+    "model": [
+        "build_model",
+        "fresh_compile_caches",
+        "num_parameters",
+        "parameter_bytes",
+        "require_cuda",
+        "resolve_device",
+    ],
     "gpu_slice": ["GpuSlice", "use_slice"],
     "generators": [
         "article_pipelined",

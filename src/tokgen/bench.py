@@ -118,6 +118,7 @@ def compare(
     seed: int | None = None,
     pairs: list[tuple] | None = None,
     max_rounds: int | None = None,
+    until: Callable[[pd.DataFrame], bool] | None = None,
 ) -> pd.DataFrame:
     """Time every variant `rounds` times, interleaved: each round runs every variant once, in a
     fresh random order (`round_orders`, drawn from `seed`: a new one when None; each row records
@@ -136,6 +137,11 @@ def compare(
     rounds are the first of every round, so any two variants pair round by round over the
     shorter one's.
 
+    With `until` instead of `pairs` (notebook 01_naive: `tokgen.claims.RunOn`), the looks are the
+    same, but every variant runs on together while `until`, given the rows so far (as returned,
+    before the profiled run), returns False; the last look is not asked. No `looks` are recorded:
+    a table so stopped is read as fixed rounds (its verdict's stability is bootstrapped).
+
     A variant that runs out of memory or raises is recorded with status "oom"/"error" and
     dropped; the others go on. One row per variant goes to `record` when all rounds are done.
     On CUDA, with `gpu_busy`, one more (profiled) run of each gives `gpu_busy_ms`, the time the
@@ -149,12 +155,14 @@ def compare(
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise ValueError(f"variant names must be unique, got {names}")
-    if pairs is None and max_rounds is not None:
-        raise ValueError("max_rounds caps a sequential comparison: name the comparisons it needs in pairs")
-    if pairs is not None:
+    if pairs is not None and until is not None:
+        raise ValueError("pairs or until decides when the rounds stop, not both")
+    if pairs is None and until is None and max_rounds is not None:
+        raise ValueError("max_rounds caps a sequential comparison: name the comparisons it needs in pairs, or until")
+    if pairs is not None or until is not None:
         if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds <= 0:
-            raise ValueError(f"max_rounds must be a positive integer with pairs, got {max_rounds!r}")
-        pending, looks = _pairs(pairs, names), looks_up_to(max_rounds, rounds)
+            raise ValueError(f"max_rounds must be a positive integer with pairs or until, got {max_rounds!r}")
+        pending, looks = _pairs(pairs or [], names), looks_up_to(max_rounds, rounds)
     else:
         pending, looks = [], (rounds,)
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
@@ -187,6 +195,10 @@ def compare(
             reset_memory(device)
             return None
 
+    def row(v: Variant) -> dict:
+        out = {"variant": v.name, **v.info, **_summary(state[v.name]), "order_seed": seed}
+        return out | ({"looks": ";".join(map(str, looks))} if pairs is not None else {})
+
     for v in variants:
         for w in range(warmup):
             if state[v.name]["status"] != "ok":
@@ -215,6 +227,10 @@ def compare(
                         state[v.name]["times"].append(ms)
                         state[v.name]["positions"].append(position)
                 done_rounds += 1
+            if until is not None:
+                if look == looks[-1] or until(pd.DataFrame([row(v) for v in variants])):
+                    break
+                continue  # every variant runs on
             pending = [
                 (b, v, t) for b, v, t in pending
                 if state[b]["status"] == state[v]["status"] == "ok"
@@ -236,12 +252,9 @@ def compare(
 
     rows = []
     for v in variants:
-        row = {"variant": v.name, **v.info, **_summary(state[v.name]), "order_seed": seed}
-        if pairs is not None:
-            row["looks"] = ";".join(map(str, looks))
-        rows.append(row)
+        rows.append(row(v))
         if record is not None:
-            record(row)
+            record(rows[-1])
     return pd.DataFrame(rows)
 
 

@@ -32,7 +32,7 @@ from .stats import (
     shared_rounds,
     slope,
 )
-from .voice import bound_words, interval_text, rank_text, ranking, shared_rounds_text, speedup_text
+from .voice import bound_words, interval_text, percent_text, rank_text, ranking, shared_rounds_text, speedup_text
 
 REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", "not measured"
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
@@ -151,8 +151,8 @@ def growth_ratios(df: pd.DataFrame) -> list[float]:
     """From each N to the next (rows sorted by max_seqlen), how many times longer a run takes: the
     paired ratio of the interleaved rounds, longer over shorter, never a ratio of medians
     (notebook 01_naive)."""
-    runs = df.sort_values("max_seqlen").to_dict("records")
-    return [1 / compare_rounds(run_times(a), run_times(b))["speedup"] for a, b in zip(runs, runs[1:])]
+    runs = [run_times({"times_ms": t}) for t in df.sort_values("max_seqlen")["times_ms"]]
+    return [1 / compare_rounds(a, b)["speedup"] for a, b in zip(runs, runs[1:])]
 
 
 def near_device_memory(df: pd.DataFrame) -> pd.DataFrame:
@@ -679,15 +679,18 @@ def _straddles(share: float, draws: int, z: float = 2.58) -> bool:
     return (centre - half) / (1 + z * z / draws) <= STABLE <= (centre + half) / (1 + z * z / draws)
 
 
-def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+def claim(
+    n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int = 0, tables: dict | None = None
+) -> dict:
     """Claim n (1-10) as a dict: the article's words, what we measured, the verdict, its stability,
     the criterion and, for an undecided verdict, why (notebooks 01-09). A decided verdict is
     recomputed on bootstrap draws of the timed rounds, `resamples` at a time until the share that
     agrees is clear of STABLE by its Monte Carlo error (`_straddles`; at most MAX_RESAMPLES; not for
     sequential runs' rounds, `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads
-    "inconclusive"."""
+    "inconclusive". `tables` ({name: rows}) are read instead of results_dir's files of those names
+    (notebook 01_naive judges its rounds as they come: `RunOn`)."""
     experiment, article, criterion, measure = CLAIMS[n]
-    tables = Tables(results_dir)
+    tables = Tables(results_dir) if tables is None else Tables(results_dir, cache=dict(tables))
     measured, verdict, key = _evaluate(measure, tables)
     if tables.smoke:  # a table written with a tiny model or without a GPU tests the code, it measures nothing
         tables_ = ", ".join(sorted(tables.smoke))
@@ -715,7 +718,7 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         if stability < STABLE:
             keys = [d[2][1] for d in draws if d[2] is not None]
             verdict, why = (
-                f"{INCONCLUSIVE} ({verdict} in {stability:.0%} of resampled runs)",
+                f"{INCONCLUSIVE} ({verdict} in {percent_text(stability, STABLE)} of resampled runs)",
                 _why_unstable(key, keys, [d[1] for d in draws]),
             )
     return {
@@ -728,6 +731,49 @@ def claim(n: int, results_dir: str | Path, resamples: int = RESAMPLES, seed: int
         "why": why,
         "criterion": criterion,
     }
+
+
+class RunOn:
+    """Notebook 01_naive's rule for more rounds, as `tokgen.compare`'s `until`: after each look,
+    claim `n` is judged on the rows so far (table `table`, in memory) as `claim` judges it, and the
+    rounds go on only while its verdict is open by its bootstrap: it holds in fewer than STABLE of
+    the resampled runs. A verdict without a share (not measured, a smoke run) has nothing more
+    rounds could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the provenance its
+    table's rows get when written, so that the claim reads them as section 5 will (a smoke run's
+    rows read as one's). `said` keeps each look's (rounds, verdict, stability), for `text`."""
+
+    def __init__(self, n: int, table: str, stamp=None, results_dir: str | Path = "."):
+        self.n, self.table, self.stamp, self.results_dir, self.said = n, table, stamp, results_dir, []
+
+    @staticmethod
+    def open(stability: float) -> bool:
+        return stability < STABLE  # NaN (no share) is not open
+
+    def __call__(self, rows: pd.DataFrame) -> bool:
+        """True (stop) unless the claim's verdict on `rows` is open."""
+        if self.stamp is not None:
+            rows = pd.DataFrame([self.stamp(row) for row in rows.to_dict("records")])
+        c = claim(self.n, self.results_dir, tables={self.table: rows})
+        self.said.append((int(rows["runs"].max()) if len(rows) else 0, c["verdict"], c["stability"]))
+        return not self.open(c["stability"])
+
+    def text(self, rounds: int, cap: int) -> str:
+        """How many rounds ran (`rounds`, of at most `cap`) and why: each look's verdict."""
+        if not self.said:
+            return f"{rounds} rounds: the cap ({cap}) leaves no look after the first, so no more rounds could run."
+        looks = []
+        for ran, verdict, stability in self.said:
+            if stability != stability:
+                looks.append(f"on {ran} rounds it reads {verdict}, which more rounds cannot settle")
+            elif self.open(stability):
+                looks.append(f"on {ran} rounds {verdict}, fewer than the {STABLE:.0%} a verdict needs, so every "
+                             "variant ran on")  # fmt: skip
+            else:
+                share = percent_text(stability, STABLE)
+                looks.append(f"on {ran} rounds {verdict}, in {share} of resampled runs: decided")
+        end = (f"; the cap, {cap} rounds, ended them: the verdict below is read on all {rounds}"
+               if self.open(self.said[-1][2]) else f", so the rounds stopped at {rounds} (the cap: {cap})")  # fmt: skip
+        return f"Claim {self.n}, judged at each look as section 5 judges it: " + "; ".join(looks) + end + "."
 
 
 def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
@@ -841,7 +887,7 @@ def verdicts_overview(claims: pd.DataFrame, regimes: list[str]) -> pd.DataFrame:
 
     def cell(verdict, stability):
         decided = stability == stability and not verdict.startswith(INCONCLUSIVE)
-        return f"{verdict} ({stability:.0%})" if decided else verdict
+        return f"{verdict} ({percent_text(stability, STABLE)})" if decided else verdict
 
     out = pd.DataFrame({"#": claims["#"], "experiment": claims["experiment"]})
     for regime in regimes:

@@ -1,7 +1,12 @@
 """The model under test: GPT-2 with random weights, and the checks every helper shares (notebook 00_setup)."""
 
+import atexit
 import functools
 import inspect
+import os
+import shutil
+import sys
+import tempfile
 
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
@@ -55,6 +60,30 @@ def synchronize(device: str | torch.device = "cuda") -> None:
     """Wait for the GPU's queued work; nothing on the CPU (notebook 01_naive)."""
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
+
+
+COMPILE_CACHES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")  # where torch.compile keeps compiled code on disk
+
+
+def fresh_compile_caches() -> str:
+    """Point torch.compile's on-disk caches at a new, empty temporary folder, for the rest of this
+    process: inductor's (FX graphs, AOT graphs, autotuning: TORCHINDUCTOR_CACHE_DIR = the folder)
+    and Triton's compiled kernels (TRITON_CACHE_DIR = its `triton` subfolder). A first compile
+    after it compiles everything, whatever other processes compiled on this machine before
+    (notebook 05_torch_compile times its first call cold). Both are read when a cache is next
+    looked up (inductor's `cache_dir()`, Triton's `knobs.cache.dir`), so call it before the
+    process's first torch.compile; inductor's in-memory memo of its paths is cleared if loaded.
+    Only these two variables change; the folder is deleted when the process exits. Returns a
+    sentence that says so."""
+    folder = tempfile.mkdtemp(prefix="tokgen-compile-caches-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    inductor, triton = COMPILE_CACHES
+    os.environ[inductor], os.environ[triton] = folder, os.path.join(folder, "triton")
+    if "torch._inductor.utils" in sys.modules:  # paths it memoised before (none in a fresh process)
+        sys.modules["torch._inductor.utils"].clear_caches()
+    return ("torch.compile's on-disk caches (inductor's and Triton's: TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR) "
+            "point at a new, empty folder: this notebook's first compiled call compiles everything, whatever "
+            "earlier notebooks compiled on this machine.")  # fmt: skip
 
 
 def build_model(size: str = "gpt2", device: str | torch.device | None = None, seed: int = 0) -> GPT2LMHeadModel:

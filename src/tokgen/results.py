@@ -135,14 +135,18 @@ class Recorder:
         self.params = json.dumps(params or {}, sort_keys=True, default=str)
         self.started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
-    def write(self, row: dict) -> None:
+    def stamped(self, row: dict) -> dict:
+        """`row` as `write` appends it: with its provenance, the time and the notebook's parameters."""
         stamp = {
             "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "run_started": self.started,
         }
         # a column the row sets itself (notebook 13: each slice's gpu_sms) wins over the provenance of that name
         provenance = {k: v for k, v in {**environment(), **slice_columns()}.items() if k not in row}
-        new = pd.DataFrame([{**row, **provenance, **stamp, "params": self.params}])
+        return {**row, **provenance, **stamp, "params": self.params}
+
+    def write(self, row: dict) -> None:
+        new = pd.DataFrame([self.stamped(row)])
         if self.path.exists():
             old = pd.read_csv(self.path, keep_default_na=False)
             if list(old.columns) != list(new.columns):  # a row with other columns: rewrite with the union

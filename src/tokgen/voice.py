@@ -10,7 +10,19 @@ import math
 
 import pandas as pd
 
-from .stats import ALPHA, BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, gain, look_levels, parse_looks
+from .stats import (
+    ALPHA,
+    BAND,
+    FASTER,
+    NO_EFFECT,
+    SLOWER,
+    UNDECIDED,
+    gain,
+    look_levels,
+    parse_looks,
+    run_times,
+    time_summary,
+)
 
 DECIDED = (FASTER, SLOWER)
 HOST_BOUND, GPU_BOUND = 0.5, 0.9  # a step's GPU share: under half the host sets its pace; from 90% the GPU
@@ -116,6 +128,46 @@ def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
     return f"{med:.{digits}f} ({lo:.{digits}f}–{hi:.{digits}f}){' ' + unit if unit else ''}"
 
 
+def percent_text(share: float, threshold: float, digits: int = 0) -> str:
+    """`share` as a percentage with `digits` decimals, or as many more as keep it on its side of
+    `threshold` (notebook 01_naive: 0.9456 of the resampled runs against the 95% a verdict needs
+    reads "94.6%", not "95%")."""
+    for places in range(digits, digits + 7):
+        text = f"{share:.{places}%}"
+        if (float(text[:-1]) / 100 >= threshold) == (share >= threshold):
+            return text
+    return f"just under {threshold:.{digits}%}"  # closer to it than 0.000001%: no count of rounds gets here
+
+
+def runs_apart_text(first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, str], by: str = "max_seqlen",
+                    name: str = "N") -> str:  # fmt: skip
+    """How far two separate runs of one variant lay apart (`first` and `second`: their rows, one per
+    `by` value; `names`: what to call each), at every value both ran: each run's median (IQR) over
+    the first k rounds of each, k the fewer that either ran there (like with like: a median over 10
+    rounds beside one over 80 differs for that alone, as the host drifts between rounds); a
+    direction only where the two IQRs do not overlap, otherwise "within the rounds' spread"
+    (notebook 03_expandable_segments: its default allocator against notebook 02's)."""
+    mine = {r[by]: run_times(r) for r in first.to_dict("records")}
+    theirs = {r[by]: run_times(r) for r in second.to_dict("records")}
+    parts, apart = [], 0
+    for value in sorted(v for v in mine if v in theirs and mine[v] and theirs[v]):
+        k = min(len(mine[value]), len(theirs[value]))
+        a, b = (time_summary(t[:k]) for t in (mine[value], theirs[value]))
+        said = (f"at {name} = {value}, over the first {k} rounds of each: {names[0]} {spread(a, '')} ms, "
+                f"{names[1]} {spread(b, '')} ms")  # fmt: skip
+        if a["q25_ms"] > b["q75_ms"] or a["q75_ms"] < b["q25_ms"]:
+            apart += 1
+            side = "slower" if a["q25_ms"] > b["q75_ms"] else "faster"
+            parts.append(f"{said}: {names[0]} {side}, its IQR wholly {'above' if side == 'slower' else 'below'}")
+        else:
+            parts.append(f"{said}: within the rounds' spread (the IQRs overlap)")
+    if not parts:
+        return ""
+    end = ("the two runs lay apart by more than their rounds' spread where their IQRs do not overlap" if apart
+           else "the two runs lay within their rounds' spread of each other: no drift between them shows beyond it")
+    return f"The same variant in two runs, {'; '.join(parts)}. So {end}."
+
+
 def p_text(p: float, level: float | None = None) -> str:
     """ "= 0.016", or "< 0.001" where three decimals would show a p-value as zero; beside a `level`,
     as many decimals as keep the printed p on its side of the printed level: "= 0.0064" at level
@@ -215,11 +267,15 @@ def equivalence_text(g: dict) -> str:
     """ "its equivalence interval ×0.96–×1.04": the (1 − 2·level) interval of `tokgen.stats.judge`
     that the no-effect test (two one-sided tests at the level) inverts, which lies inside ±BAND
     exactly when the comparison is shown to; each end with the digits that keep it on its side of
-    ×1 and of the band's edges; "" where the comparison has none (notebook 00_setup)."""
+    ×1 and of the band's edges; "" where the comparison has none. Wholly on one side of ×1, it says
+    by how much at most, as the band counts: "(slower by at most 4.9%)" for ×0.953–×0.997 (the time
+    1/0.953 = 1.049 times the other's), "(faster by at most 3.0%)" for ×1.002–×1.030 (notebook 00_setup)."""
     low, high = g.get("equivalence_low", math.nan), g.get("equivalence_high", math.nan)
     if not (0 < low and high < math.inf):  # NaN, missing, or too few rounds for the level
         return ""
-    return f"its equivalence interval ×{_side_kept(low)}–×{_side_kept(high)}"
+    side = (f" (slower by at most {percent_text(1 / low - 1, BAND, 1)})" if high < 1 else
+            f" (faster by at most {percent_text(high - 1, BAND, 1)})" if low > 1 else "")  # fmt: skip
+    return f"its equivalence interval ×{_side_kept(low)}–×{_side_kept(high)}{side}"
 
 
 def _side_kept(x: float) -> str:
