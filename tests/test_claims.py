@@ -586,6 +586,11 @@ def test_deferred_stop_gains_per_place_and_cache_and_whether_a_slice_row_ran_in_
         ["8", "static", False]]  # 29 ms ≤ 1.5 × 20 ms: it ran on the whole GPU  # fmt: skip
     assert d["outcome"].tolist() == ["faster", "slower", "faster", "faster"]
     assert d["speedup"].round(6).tolist() == [1.25, 0.8, 1.25, 1.25] and set(d["transformers"]) == {"5.1.0"}
+    rows_[4:6] = pair("8", "dynamic", 1.25, float("nan"))  # a lost profiler session: no GPU busy time
+    rows_[2:4] = pair("all", "static", 0.8, float("nan"))  # nor on the whole GPU, for the static cache
+    pd.DataFrame(rows_).to_csv(tmp_path / "data" / "14_deferred_stop.csv", index=False)
+    confined = deferred_stop_gains(tmp_path)["confined"].tolist()
+    assert confined[:2] == ["whole GPU", "whole GPU"] and all(pd.isna(c) for c in confined[2:])  # unknown, not False
 
 
 def test_the_verdicts_overview_shows_a_decided_verdicts_stability_and_the_slices_agreement():

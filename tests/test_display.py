@@ -151,6 +151,9 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     assert "sets the pace" not in text and "grows with" not in text  # no cause the sweep does not measure
     apart = display.sweep_takeaway(g, sync.assign(q25_ms=[740.0, 600.0, 680.0], q75_ms=[750.0, 630.0, 700.0]))
     assert "shortest at B = 16, longest at B = 1, their IQRs apart" in apart and "no steady growth" not in apart
+    lost = display.sweep_takeaway(g, sync.assign(gpu_busy_ms=[93.0, 136.0, float("nan")],
+                                                 gpu_busy_share=[0.12, 0.22, float("nan")]))  # fmt: skip
+    assert lost.endswith("no order beyond the rounds' noise).") and "nan" not in lost and "busy" not in lost
 
 
 def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
@@ -720,3 +723,76 @@ def test_notebook_07s_figure_shows_paired_speed_ups_where_the_medians_order_is_t
     plt.close(fig)
     note = display.medians_note("kv_static")
     assert note.startswith("The medians above are each variant's own, not a ranking") and "paired" in note
+
+
+def test_plot_speedups_draws_an_interval_its_median_lies_outside():
+    """S1 (freeze review): the dot is the median of the per-round ratios, the bar the Hodges-Lehmann
+    interval; with bimodal rounds (base 8% slower in about 30% of them) the median lies below the
+    interval. Drawn as error arms that raised "'xerr' must not contain negative values"; now the bar
+    is drawn from the interval's own ends and the dot where it is."""
+    import matplotlib.pyplot as plt
+
+    base = [106.3, 101.5, 99.0, 108.1, 110.1, 99.6, 109.2, 100.7, 99.6, 100.7, 101.2, 107.9, 107.4, 108.2, 97.7,
+            99.7, 100.0, 101.0, 110.4, 105.2, 106.5, 99.9, 106.6, 100.4, 108.9, 100.7, 106.2, 111.9, 98.8, 99.8,
+            101.6, 100.8, 100.8, 101.3, 99.8, 109.5, 101.2, 107.7, 98.7, 109.0]  # fmt: skip
+    other = [98.7, 100.3, 100.5, 101.3, 99.8, 100.9, 100.0, 101.6, 99.3, 99.4, 100.4, 101.7, 100.2, 99.9, 99.4,
+             101.0, 99.3, 99.7, 99.7, 101.1, 99.1, 99.1, 100.2, 100.0, 98.5, 99.1, 99.3, 100.0, 99.1, 102.0, 100.2,
+             101.2, 100.3, 100.2, 100.7, 99.6, 98.2, 100.4, 99.2, 101.3]  # fmt: skip
+    run = pd.DataFrame([{"variant": v, "compiled": False, "status": "ok", "runs": 40, "times_ms": ";".join(map(str, t)),
+                         "median_ms": statistics.median(t)}
+                        for v, t in (("kv_static", base), ("other", other))])  # fmt: skip
+    g = display.gain(run, "kv_static", "other")
+    assert g["speedup"] < g["interval_low"] < g["interval_high"] < 2  # the case: the median below its interval
+    fig, ax = plt.subplots()
+    drawn = display.plot_speedups(ax, run)  # raised ValueError before
+    (row,) = drawn.to_dict("records")
+    assert (row["speedup"], row["low"], row["high"]) == (g["speedup"], g["interval_low"], g["interval_high"])
+    assert list(ax.lines[0].get_xdata()) == [g["speedup"]]  # the dot
+    (segment,) = ax.collections[0].get_segments()  # the bar: exactly the interval
+    assert list(segment[:, 0]) == pytest.approx([g["interval_low"], g["interval_high"]], rel=1e-12)
+    caps = sorted(x for line in ax.lines[1:] if line.get_marker() == "|" for x in line.get_xdata())
+    assert caps == pytest.approx([g["interval_low"], g["interval_high"]], rel=1e-12)
+    plt.close(fig)
+
+
+def test_plot_dots_leaves_an_open_end_of_an_interval_undrawn():
+    """An interval open on one side (a smoke run's 0-inf) gets its finite end's cap and no bar."""
+    import matplotlib.pyplot as plt
+
+    df = pd.DataFrame({"v": ["a", "b"], "x": [1.0, 2.0], "lo": [0.5, 0.0], "hi": [1.5, float("inf")]})
+    fig, ax = plt.subplots()
+    display.plot_dots(df, "v", "x", low="lo", high="hi", ax=ax)
+    (segment,) = ax.collections[0].get_segments()  # only a's bar
+    assert list(segment[:, 0]) == [0.5, 1.5] and list(segment[:, 1]) == [1.0, 1.0]
+    caps = sorted(x for line in ax.lines[1:] for x in line.get_xdata())
+    assert caps == [0.0, 0.5, 1.5]
+    plt.close(fig)
+
+
+def test_plain_after_profile_says_whether_the_runs_after_a_profile_lie_within_the_runs_before_spread():
+    """Two variants × two windows, every plain run before at 1,000 µs a step with a spread of 50 µs
+    (5%). After the profile 1,010, 1,020, 1,030 and 990 µs: +1, +2, +3, -1%, median +1.5%, within the
+    5%. After at +10, +8, +12, +9%: median +9.5%, slower beyond it; at -10, -8, -12, -9%: faster."""
+    from tokgen.gaps import plain_after_profile
+
+    def rows(after):
+        return pd.DataFrame([{"variant": v, "window": w, "unprofiled_before_us": 1000.0, "unprofiled_after_us": a,
+                              "unprofiled_before_spread_us": 50.0}
+                             for (v, w), a in zip([("a", 0), ("b", 0), ("a", 1), ("b", 1)], after)])  # fmt: skip
+
+    head = "After the profiled passes, the plain runs took "
+    spread = (" before them, while the plain runs before the passes spread by 5.0% (slowest less fastest, as a share "
+              "of their median; medians over 2 variants × 2 windows): ")  # fmt: skip
+    assert plain_after_profile(rows([1010.0, 1020.0, 1030.0, 990.0])) == (
+        head + "1.5% more than" + spread
+        + "the change lies within that spread, so the runs after a profile show no profiler still set up.")  # fmt: skip
+    assert plain_after_profile(rows([1100.0, 1080.0, 1120.0, 1090.0])) == (
+        head + "9.5% more than" + spread + "slower beyond that spread: a profiler may still be set up after a profile.")
+    assert plain_after_profile(rows([900.0, 920.0, 880.0, 910.0])) == (
+        head + "9.5% less than" + spread + "faster beyond that spread, which a profiler still set up would not make "
+        "them.")  # fmt: skip
+    assert plain_after_profile(rows([1000.0, 1000.0, 1020.0, 980.0])).startswith(head + "the same time as before")
+    assert plain_after_profile(rows([1050.0] * 4)).endswith("the change lies within that spread, so the runs after "
+                                                            "a profile show no profiler still set up.")  # on its edge
+    assert "not recorded" in plain_after_profile(rows([1000.0] * 4).drop(columns="unprofiled_after_us"))
+    assert "not measured" in plain_after_profile(rows([float("nan")] * 4))

@@ -356,7 +356,8 @@ def test_profile_window_brackets_its_profiled_passes_with_plain_runs(gpu, monkey
     """A warm-up (64 ticks), two plain runs (8 and 24 ticks: 25,000 and 75,000 µs a step), the two
     profiled passes, two plain runs again (16 and 40 ticks: 50,000 and 125,000 µs). The yardstick is
     the bracket's four: median 62,500 µs, fastest 25,000, slowest 125,000; the profiled 75,000 µs is
-    +20% of it (the runs before alone would give +50%, those after alone -14%)."""
+    +20% of it (the runs before alone would give +50%, those after alone -14%). Each half apart: the
+    median before 50,000 µs (its spread 75,000 - 25,000), after 87,500."""
     log, variants = [], []
 
     def profile_steps(run, start, stop, cpu=False, model=None, trace_path=None):
@@ -370,7 +371,9 @@ def test_profile_window_brackets_its_profiled_passes_with_plain_runs(gpu, monkey
         ("run", "a")] * 2  # fmt: skip
     assert row == {"generator": "a", "variant": "a", "step_period_us": 75_000.0, "steps": 2,
                    "unprofiled_step_us": 62_500.0, "unprofiled_runs": 4, "unprofiled_min_us": 25_000.0,
-                   "unprofiled_max_us": 125_000.0, "profiled_vs_plain_pct": pytest.approx(20.0)}  # fmt: skip
+                   "unprofiled_max_us": 125_000.0, "profiled_vs_plain_pct": pytest.approx(20.0),
+                   "unprofiled_before_us": 50_000.0, "unprofiled_after_us": 87_500.0,
+                   "unprofiled_before_spread_us": 50_000.0}  # fmt: skip
     assert stats.summary() == picture.summary()
     monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: FakeTimeline({"steps": 0}))
     row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 1, 1]), "cuda", start=0, stop=1, runs=1)

@@ -236,3 +236,151 @@ def test_profile_decode_counts_the_steps_inside_the_window(tiny):
                                           on_step=on_step)  # fmt: skip
     timeline, tokens = profiling.profile_decode(run, start=3, stop=9, steps_per_call=4)
     assert tokens == 8  # the replays at steps 4 and 8, four tokens each
+
+
+# --- CUPTI's teardown between sessions (pytorch/kineto#1554): settle_profiler, lost sessions ---
+
+
+class FakeEvent:
+    """One kineto event: a GPU span of `start_ns` + `duration_ns`, or a host event named `name`."""
+
+    def __init__(self, name="k", start_ns=0, duration_ns=0, gpu=True):
+        self.name, self._start, self._dur, self._gpu = name, start_ns, duration_ns, gpu
+
+    def start_ns(self):
+        return self._start
+
+    def duration_ns(self):
+        return self._dur
+
+    def device_type(self):
+        return torch.autograd.DeviceType.CUDA if self._gpu else torch.autograd.DeviceType.CPU
+
+
+def fake_sessions(monkeypatch, log, sessions):
+    """torch.profiler.profile as a context manager that logs its enter and exit and records, in turn,
+    the events of each of `sessions`; CUDA and settle_profiler as loggers (a CPU machine)."""
+    sessions = iter(sessions)
+
+    class FakeProfile:
+        def __init__(self, activities=None):
+            self.events_ = next(sessions)
+            self.profiler = type("P", (), {"kineto_results": type("K", (), {"events": lambda _: self.events_})()})()
+
+        def __enter__(self):
+            log.append("enter")
+            return self
+
+        def __exit__(self, *exc):
+            log.append("exit")
+
+        def events(self):
+            return self.events_
+
+    monkeypatch.setattr(profiling.torch.profiler, "profile", FakeProfile)
+    monkeypatch.setattr(profiling, "require_cuda", lambda what: None)
+    monkeypatch.setattr(profiling, "synchronize", lambda *a: None)
+    monkeypatch.setattr(profiling, "settle_profiler", lambda device="cuda": log.append(("settle", str(device))))
+
+
+def test_settle_profiler_waits_and_synchronizes_on_cuda_only(monkeypatch):
+    log = []
+    monkeypatch.setattr(profiling.time, "sleep", lambda s: log.append(("sleep", s)))
+    monkeypatch.setattr(profiling.torch.cuda, "synchronize", lambda *a: log.append("synchronize"))
+    profiling.settle_profiler("cpu")
+    profiling.settle_profiler(torch.device("cpu"))
+    assert log == []  # nothing on the CPU
+    profiling.settle_profiler("cuda")
+    profiling.settle_profiler(torch.device("cuda", 0))
+    assert log == [("sleep", 0.02), "synchronize", ("sleep", 0.005)] * 2  # the finalize runs in the synchronize
+
+
+def test_gpu_busy_ms_settles_after_its_session(monkeypatch):
+    """Spans 0-1 ms and 0.5-2.5 ms overlap: 2.5 ms busy; a host event is not GPU time."""
+    log = []
+    spans = [FakeEvent(start_ns=0, duration_ns=1_000_000), FakeEvent(start_ns=500_000, duration_ns=2_000_000),
+             FakeEvent(start_ns=0, duration_ns=9_000_000, gpu=False)]  # fmt: skip
+    fake_sessions(monkeypatch, log, [spans])
+    assert profiling.gpu_busy_ms(lambda: log.append("run")) == pytest.approx(2.5)
+    assert log == ["enter", "run", "exit", ("settle", "cuda")]
+
+
+def test_gpu_busy_ms_of_a_lost_session_is_nan(monkeypatch):
+    """A session that recorded no GPU event (lost to CUPTI's teardown) is NaN, never 0 ms busy (read as
+    host-bound)."""
+    import math
+
+    log = []
+    fake_sessions(monkeypatch, log, [[], [FakeEvent(duration_ns=5, gpu=False)]])
+    assert math.isnan(profiling.gpu_busy_ms(lambda: None))
+    assert math.isnan(profiling.gpu_busy_ms(lambda: None))  # host events only: no GPU time recorded either
+    assert log == ["enter", "exit", ("settle", "cuda")] * 2
+
+
+def names(*calls):
+    return [FakeEvent(name=n, gpu=False) for n in calls]
+
+
+def test_count_syncs_settles_after_each_session_and_subtracts_the_profilers_own_wait(monkeypatch):
+    """The run's session: one .item() (a _local_scalar_dense and its stream sync) and two device syncs,
+    one of them the profiler's own (the reference session's one): 1 device sync."""
+    log = []
+    monkeypatch.setattr(profiling.torch.cuda, "set_sync_debug_mode", lambda mode: None)
+    run = names("cudaLaunchKernel", "aten::_local_scalar_dense", "cudaStreamSynchronize", "cudaDeviceSynchronize",
+                "cudaDeviceSynchronize")  # fmt: skip
+    fake_sessions(monkeypatch, log, [run, names("cudaDeviceSynchronize")])
+    counts = profiling.count_syncs(lambda: log.append("run"))
+    assert counts == {"sync_debug_warnings": 0, "local_scalar_dense": 1, "stream_syncs": 1, "event_syncs": 0,
+                      "device_syncs": 1}  # fmt: skip
+    assert log == ["run", "enter", "run", "exit", ("settle", "cuda"), "enter", "exit", ("settle", "cuda")]
+
+
+@pytest.mark.parametrize("lost", [0, 1])
+def test_count_syncs_refuses_a_session_that_recorded_no_runtime_call(monkeypatch, lost):
+    """Each session ends in a synchronize, so one without any CUDA runtime call was lost: had the
+    reference session been lost, the profiler's own device sync would count as the run's."""
+    monkeypatch.setattr(profiling.torch.cuda, "set_sync_debug_mode", lambda mode: None)
+    sessions = [names("cudaLaunchKernel", "cudaDeviceSynchronize"), names("cudaDeviceSynchronize")]
+    sessions[lost] = names("aten::empty")  # operators only: CUPTI recorded nothing
+    fake_sessions(monkeypatch, [], sessions)
+    which = "the run's" if lost == 0 else "the reference"
+    with pytest.raises(RuntimeError, match=f"no CUDA runtime call in {which}.*kineto#1554"):
+        profiling.count_syncs(lambda: None)
+
+
+def test_profile_steps_settles_after_its_session_on_cuda_and_not_on_the_cpu(monkeypatch):
+    """On the CPU: one settle_profiler('cpu') after the run, which does nothing (above). On CUDA
+    (faked): the settle comes after the window closed (the profiler stopped), before the trace is read."""
+    log = []
+    monkeypatch.setattr(profiling, "settle_profiler", lambda device="cuda": log.append(("settle", str(device))))
+
+    def run(on_step):
+        for step in range(4):
+            on_step(step)
+            log.append(f"step {step}")
+
+    profiling.profile_steps(run, start=1, stop=3)
+    assert log == ["step 0", "step 1", "step 2", "step 3", ("settle", "cpu")]
+
+    class FakeProfile:
+        def __init__(self, activities=None):
+            pass
+
+        def start(self):
+            log.append("start")
+
+        def stop(self):
+            log.append("stop")
+
+        def export_chrome_trace(self, path):
+            log.append("export")
+            with open(path, "w") as f:
+                f.write('{"traceEvents": []}')
+
+    log.clear()
+    monkeypatch.setattr(profiling.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(profiling.torch.cuda, "current_stream", lambda: type("S", (), {"query": lambda _: True})())
+    monkeypatch.setattr(profiling, "synchronize", lambda *a: None)
+    monkeypatch.setattr(profiling.torch.profiler, "profile", FakeProfile)
+    profiling.profile_steps(run, start=1, stop=3)
+    assert log == ["step 0", "start", "step 1", "step 2", "stop", "step 3", ("settle", "cuda"), "export"]

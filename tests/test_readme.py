@@ -3,6 +3,7 @@
 import functools
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tokgen_tools import readme
@@ -344,3 +345,18 @@ def test_the_summary_table_reads_medians_and_gpu_shares_over_the_rounds_every_va
                          "use every round both variants of a pair ran.*")  # fmt: skip
     assert "busy 41%–84% of the wall time, over the first 8 rounds, which every variant of its comparison ran)" in \
         readme._host_bound(readme._summary(tmp_path))  # fmt: skip
+
+
+def test_deferred_table_says_where_a_slice_rows_confinement_was_not_measured(monkeypatch):
+    """A slice row whose GPU busy time was lost (`confined` NaN, as deferred_stop_gains gives it) is
+    neither "confined" nor "NOT confined"."""
+    g = {"speedup": 1.25, "speedup_q25": 1.2, "speedup_q75": 1.3, "outcome": "faster", "gpu_share_sync": 0.5,
+         "transformers": "5.1.0", "cache": "dynamic", "rounds": 10, "p_value": 0.01}
+    d = pd.DataFrame([{**g, "gpu_sms": "all", "confined": "whole GPU"}, {**g, "gpu_sms": "8", "confined": True},
+                      {**g, "gpu_sms": "8", "confined": False},
+                      {**g, "gpu_sms": "16", "confined": float("nan")}])  # fmt: skip
+    monkeypatch.setattr(readme, "deferred_stop_gains", lambda results_dir: d)
+    text = readme.deferred_table(Path("."))
+    for where in ("| whole GPU |", "| 8-SM slice (confined) |", "| 8-SM slice (NOT confined) |",
+                  "| 16-SM slice (confinement not measured) |"):  # fmt: skip
+        assert where in text, where

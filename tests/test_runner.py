@@ -572,3 +572,10 @@ def test_a_notebook_that_finds_no_rows_says_the_command_and_the_runner_repeats_i
                    "./run_all.sh --smoke --out DIR --only 98 -p BATCH_SIZE 4*"  # fmt: skip
     params = nb.cells[0].source  # where this run's results went, not the committed notebook's build/lab
     assert params.splitlines()[1] == f'RESULTS_DIR = ".."{clean.FOLDER_COMMENT}'
+
+
+def test_a_cap_on_rounds_below_notebook_01s_first_rounds_is_refused_before_anything_runs():
+    run = runner.run_parameters(smoke=True, cuda=False, out_given=None)
+    with pytest.raises(runner.RunError, match="^-p MAX_RUNS: parameter MAX_RUNS = 1 is below RUNS = 2"):
+        runner.checked_sizes(["01_naive"], run, {"MAX_RUNS": 1}, slice_run=False)
+    runner.checked_sizes(["01_naive"], run, {"MAX_RUNS": 2}, slice_run=False)

@@ -8,7 +8,7 @@ import torch
 import tokgen
 from tokgen import params, sizes
 from tokgen.model import gpt2_config
-from tokgen.params import ParameterError, check_device, check_parameters, check_sizes
+from tokgen.params import ParameterError, check_device, check_parameters, check_rounds, check_sizes
 
 GB = 1e9
 
@@ -153,3 +153,21 @@ def test_the_least_memory_is_at_most_what_a_generation_allocates_on_a_gpu(name):
         assert least <= held, (name, batch, n, least, held)
         if name in ("naive", "kv_dynamic", "kv_static"):
             assert held <= 3 * least, (name, batch, n, least, held)
+
+
+def test_a_cap_on_rounds_below_the_first_rounds_is_refused_naming_the_parameter():
+    """Notebook 01 with MAX_RUNS 3 and RUNS 5 ran only 3 rounds: one line naming MAX_RUNS, before anything runs."""
+    said = "^parameter MAX_RUNS = 3 is below RUNS = 5: the cap on a comparison's rounds must be at least"
+    with pytest.raises(ParameterError, match=said) as err:
+        check_rounds({"RUNS": 5, "MAX_RUNS": 3})
+    assert err.value.name == "MAX_RUNS"
+    with pytest.raises(ParameterError, match=said):
+        check_parameters({"SIZE": "tiny", "DEVICE": "cpu", "RUNS": "5", "MAX_RUNS": "3"})  # as -p gives them
+    with pytest.raises(ParameterError, match=said) as err:
+        check_rounds({"RUNS": 5, "MAX_RUNS": 3}, given={"RUNS": 5})  # the runner's -p RUNS 5 against 01's cap
+    assert err.value.name == "RUNS"
+    check_rounds({"RUNS": 5, "MAX_RUNS": 5})  # equal: the first look is the last
+    check_rounds({"RUNS": 5, "MAX_RUNS": 3}, given={"BATCH_SIZE": 4})  # -p names neither: not this check's
+    check_rounds({"RUNS": 5})  # a notebook without a cap
+    namespace = {"SIZE": "tiny", "DEVICE": "cpu", "RUNS": "2", "MAX_RUNS": "4"}
+    assert check_parameters(namespace)["MAX_RUNS"] == 4

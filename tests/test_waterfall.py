@@ -333,3 +333,29 @@ def test_copy_kernel_copies_and_its_curve_grows_with_the_bytes():
     assert (np.diff(curve["copy_gb_s"].to_numpy()) > -0.05 * curve["copy_gb_s"].to_numpy()[:-1]).all(), curve
     long_copy = bandwidth.copy_bandwidth("cuda", 1024, 10)
     assert 0.6 * long_copy < curve["copy_gb_s"].iloc[-1] < 1.1 * long_copy, (curve.to_string(), long_copy)
+
+
+def test_profile_generation_settles_after_each_of_its_two_sessions(monkeypatch):
+    """profile_generation opens two sessions back to back (the first pays CUPTI's start-up): each is
+    followed by settle_profiler, outside the timed call (pytorch/kineto#1554)."""
+    log = []
+
+    class FakeProfile:
+        def __init__(self, activities=None):
+            pass
+
+        def __enter__(self):
+            log.append("enter")
+            return self
+
+        def __exit__(self, *exc):
+            log.append("exit")
+
+    events = pd.DataFrame({"name": ["k"], "kind": ["kernel"], "start": [0.0], "end": [1.0]})
+    monkeypatch.setattr(waterfall.torch.profiler, "profile", FakeProfile)
+    monkeypatch.setattr(waterfall, "require_cuda", lambda what: None)
+    monkeypatch.setattr(waterfall, "synchronize", lambda *a: None)
+    monkeypatch.setattr(waterfall, "_gpu_events_of", lambda prof: events)
+    monkeypatch.setattr(waterfall, "settle_profiler", lambda device="cuda": log.append("settle"))
+    got, _ = waterfall.profile_generation(lambda: log.append("run"))
+    assert got is events and log == ["enter", "run", "exit", "settle"] * 2

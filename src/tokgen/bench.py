@@ -299,18 +299,24 @@ def profile_window(
     runs, timed next to the profiled passes on the same host moment: their median step
     (`unprofiled_step_us`), fastest and slowest (`unprofiled_min_us`, `unprofiled_max_us`: the
     bracket's spread) and how many (`unprofiled_runs`); `profiled_vs_plain_pct` is the statistics
-    pass's step against their median, in % (profiled / bracketing plain runs − 1). Returns its row
-    (the variant's info, the window's summary and those) and the two timelines."""
+    pass's step against their median, in % (profiled / bracketing plain runs − 1). Each half apart,
+    to check that the runs after the profiled passes run as those before (`gaps.plain_after_profile`):
+    the median step before and after (`unprofiled_before_us`, `unprofiled_after_us`) and the before
+    runs' spread, slowest less fastest (`unprofiled_before_spread_us`). Returns its row (the
+    variant's info, the window's summary and those) and the two timelines."""
     v.run()  # warm-up: whatever ran last was another variant
     before = plain_runs(v, device, runs)
     stats = profile_steps(v.run, start=start, stop=stop)
     picture = profile_steps(v.run, start=start, stop=stop, cpu=True, model=model, trace_path=trace_path)
-    plain = before + plain_runs(v, device, runs)
+    after = plain_runs(v, device, runs)
+    plain = before + after
     s = stats.summary()
     median = statistics.median(plain)
     versus = 100 * (s["step_period_us"] / median - 1) if "step_period_us" in s else float("nan")
     return ({**v.info, "variant": v.name, **s, "unprofiled_step_us": median, "unprofiled_runs": len(plain),
-             "unprofiled_min_us": min(plain), "unprofiled_max_us": max(plain), "profiled_vs_plain_pct": versus},
+             "unprofiled_min_us": min(plain), "unprofiled_max_us": max(plain), "profiled_vs_plain_pct": versus,
+             "unprofiled_before_us": statistics.median(before), "unprofiled_after_us": statistics.median(after),
+             "unprofiled_before_spread_us": max(before) - min(before)},
             stats, picture)  # fmt: skip
 
 
@@ -329,11 +335,12 @@ def profile_windows(
     """Notebook 06_eos_sync_profile's windows: one per order of `orders` (`drawn_orders`), each
     running every variant once in its order, each variant's profiled passes bracketed by its own
     plain runs (`profile_window`). tokgen asks PyTorch to tear CUPTI down after each profile
-    (TEARDOWN_CUPTI=1, set where tokgen is imported), so the plain runs after a profiled pass run
-    without a profiler set up. `models` maps a variant's name to the model whose CPU ranges its
-    pictures' pass records, `traces` to the Perfetto trace its first window writes. Each row (with
-    its `window`) goes to `record` as soon as it is measured. Returns the rows, in the order they
-    ran, and per variant the first window's two timelines (statistics, pictures)."""
+    (TEARDOWN_CUPTI=1, set where tokgen is imported), so that the plain runs after a profiled pass
+    run without a profiler set up; `gaps.plain_after_profile` checks it on the rows. `models` maps
+    a variant's name to the model whose CPU ranges its pictures' pass records, `traces` to the
+    Perfetto trace its first window writes. Each row (with its `window`) goes to `record` as soon as
+    it is measured. Returns the rows, in the order they ran, and per variant the first window's two
+    timelines (statistics, pictures)."""
     models, traces = models or {}, traces or {}
     rows, first = [], {}
     for window, order in enumerate(orders):

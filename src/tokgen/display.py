@@ -413,9 +413,9 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
         f"A synchronous step takes {at(b0)} and {at(b1)} (median and IQR of the rounds{f', {over};' if over else ','} "
         f"each B timed in its own comparison; {order})"
     )
-    if busy.isna().all():
-        return text + "."
     share = sync["gpu_busy_share"]
+    if busy[[b0, b1]].isna().any() or share[[b0, b1]].isna().any():  # not profiled, or a session lost at an end
+        return text + "."
     text += f", while the GPU's busy time per step goes from {busy[b0]:.2f} to {busy[b1]:.2f} ms"
     text += (f". The GPU is busy {share[b0]:.0%} of a step at B = {b0} ({bound_words(share[b0])}) and "
              f"{share[b1]:.0%} at B = {b1} ({bound_words(share[b1])}), by the bound table's rule: host-bound under "
@@ -583,8 +583,9 @@ def plot_dots(df: pd.DataFrame, label: str, value: str, *, group: str | None = N
     for j, g in enumerate(groups):
         d = df if g is None else df[df[group] == g]
         ys = [y[n] + ((len(groups) - 1) / 2 * step - j * step if shared[n] else 0.0) for n in d[label]]
-        err = None if low is None else _iqr(d, value, low, high)
-        ax.errorbar(d[value], ys, xerr=err, fmt="o", color=f"C{j}", capsize=2, label=None if g is None else str(g))
+        ax.plot(d[value], ys, "o", color=f"C{j}", label=None if g is None else str(g))
+        if low is not None:  # the bar from its ends, not as arms around the dot: a median may lie outside its
+            _bars(ax, ys, d[low], d[high], f"C{j}")  # Hodges-Lehmann interval (plot_speedups), never a crash
     ax.set_yticks(list(y.values()), list(y))
     ax.set_ylim(-0.7, len(labels) - 0.3)
     ax.grid(axis="x", alpha=0.3)
@@ -595,6 +596,19 @@ def plot_dots(df: pd.DataFrame, label: str, value: str, *, group: str | None = N
     if group:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return ax
+
+
+def _bars(ax, ys, low, high, color: str) -> None:
+    """Horizontal bars from `low` to `high` at heights `ys`, capped; an end that is not finite (an
+    interval open on that side) is left undrawn, as its bar (notebook 10_cuda_graphs)."""
+    ys, low, high = np.asarray(ys, float), np.asarray(low, float), np.asarray(high, float)
+    both = np.isfinite(low) & np.isfinite(high)
+    if both.any():
+        ax.hlines(ys[both], low[both], high[both], color=color, lw=1.5)
+    for ends in (low, high):
+        ok = np.isfinite(ends)
+        if ok.any():
+            ax.plot(ends[ok], ys[ok], ls="", marker="|", ms=6, color=color)
 
 
 def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):

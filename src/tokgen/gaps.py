@@ -136,6 +136,34 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
             f"median): {'; '.join(parts)}. The idle gaps above were measured with the profiler running.")  # fmt: skip
 
 
+def plain_after_profile(summary: pd.DataFrame) -> str:
+    """Whether the plain runs after each window's profiled passes run as those before them: the
+    change of their median step, after / before − 1, and the before runs' spread (slowest less
+    fastest, as a share of their median), each the median over every variant's windows. tokgen asks
+    PyTorch to tear CUPTI down after each profile (TEARDOWN_CUPTI=1); a profiler still set up would
+    slow the runs after it beyond that spread (notebook 06_eos_sync_profile)."""
+    if not {"unprofiled_before_us", "unprofiled_after_us", "unprofiled_before_spread_us"} <= set(summary):
+        return "*Whether the plain runs after a profile run as those before it: not recorded in this table.*"
+    before = summary["unprofiled_before_us"]
+    change = (100 * (summary["unprofiled_after_us"] / before - 1)).median()
+    spread = (100 * summary["unprofiled_before_spread_us"] / before).median()
+    if not (math.isfinite(change) and math.isfinite(spread)):
+        return "*Whether the plain runs after a profile run as those before it: not measured.*"
+    windows = int(summary.groupby("variant").size().max())
+    over = f"medians over {summary['variant'].nunique()} variants × {windows} window{'s' if windows > 1 else ''}"
+    same = f"{change:.1f}" in ("0.0", "-0.0")
+    took = "the same time as" if same else f"{abs(change):.1f}% {'more' if change > 0 else 'less'} than"
+    said = (
+        f"After the profiled passes, the plain runs took {took} before them, while the plain runs before the passes "
+        f"spread by {spread:.1f}% (slowest less fastest, as a share of their median; {over}): "
+    )
+    if round(abs(change), 1) <= round(spread, 1):  # as printed: a change shown equal to the spread lies within it
+        return said + "the change lies within that spread, so the runs after a profile show no profiler still set up."
+    if change > 0:
+        return said + "slower beyond that spread: a profiler may still be set up after a profile."
+    return said + "faster beyond that spread, which a profiler still set up would not make them."
+
+
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model, from notebook 06's profile: the idle gap before a step with the sync, with no stop
     check (NaN where not profiled) and pipelined (medians over the windows); every window judged by

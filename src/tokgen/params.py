@@ -204,17 +204,35 @@ def check_sizes(values: dict, given=None, recompute=()) -> None:
                     )
 
 
+def check_rounds(values: dict, given=None) -> None:
+    """MAX_RUNS, the cap on a comparison's rounds, below RUNS, the rounds it runs first: refused in one
+    line naming the parameter (it would run only MAX_RUNS rounds and look at them once). `given`: as
+    in `check_sizes`, only when it names RUNS or MAX_RUNS (notebook 00_setup)."""
+    if "RUNS" not in values or "MAX_RUNS" not in values:
+        return
+    if given is not None and not {"RUNS", "MAX_RUNS"} & set(given):
+        return
+    if values["MAX_RUNS"] < values["RUNS"]:
+        name = "RUNS" if given is not None and "MAX_RUNS" not in given else "MAX_RUNS"
+        raise ParameterError(
+            f"parameter MAX_RUNS = {values['MAX_RUNS']!r} is below RUNS = {values['RUNS']!r}: the cap on a "
+            "comparison's rounds must be at least the rounds it runs first",
+            name,
+        )
+
+
 def check_parameters(namespace: dict) -> dict:
     """Check the notebook's UPPER_CASE parameters in `namespace` (its globals, right after the
     parameters cell), replace string values by what they parse to, and return them as a dict
-    for every table's provenance (notebook 00_setup). DEVICE "cuda" without a GPU, and sizes the
-    model or the device cannot hold, stop the notebook here with one line (`check_device`,
-    `check_sizes`)."""
+    for every table's provenance (notebook 00_setup). DEVICE "cuda" without a GPU, sizes the
+    model or the device cannot hold, and MAX_RUNS below RUNS stop the notebook here with one line
+    (`check_device`, `check_sizes`, `check_rounds`)."""
     names = sorted(n for n in namespace if re.fullmatch(r"[A-Z][A-Z0-9_]*", n))
     try:
         params = {name: check(name, namespace[name]) for name in names}
         check_device(params)
         check_sizes(params)
+        check_rounds(params)
     except ParameterError as err:
         if sys.__stderr__ is not None:  # the kernel's own stderr: `jupyter nbconvert --execute` prints it first
             print(f"{type(err).__name__}: {err}", file=sys.__stderr__, flush=True)

@@ -15,6 +15,7 @@ import inspect
 import json
 import os
 import re
+import time
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -138,6 +139,7 @@ def profile_steps(
             if ranges is not None:
                 ranges.finish()
             window.finish()
+            settle_profiler(device)
     raw = Path(os.environ.get("TMPDIR", "/tmp")) / f"tokgen_trace_{os.getpid()}.json"
     prof.export_chrome_trace(str(raw))
     trace = json.loads(raw.read_text())
@@ -149,6 +151,21 @@ def profile_steps(
         with gzip.open(trace_path, "wt") as f:
             json.dump({**trace, "traceEvents": kept}, f)
     return Timeline(trace)
+
+
+def settle_profiler(device: str | torch.device = "cuda") -> None:
+    """Let CUPTI's teardown finish after a torch.profiler session ends on CUDA, outside every timed and
+    profiled region (notebook 06_eos_sync_profile).
+
+    With TEARDOWN_CUPTI=1 (set at `import tokgen`) kineto tears CUPTI down on a background thread, and
+    `cuptiFinalize` then runs inside the next CUDA call; a session started before that can record no GPU
+    events at all, with no error (pytorch/kineto#1554). A short wait, a synchronize (in which the
+    finalize runs) and a shorter wait, about 25 ms a session: nothing on the CPU."""
+    if torch.device(device).type != "cuda":
+        return
+    time.sleep(0.02)
+    torch.cuda.synchronize()
+    time.sleep(0.005)
 
 
 _GPU_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -282,17 +299,22 @@ def _union_length(starts, ends) -> float:
 def gpu_busy_ms(run) -> float:
     """Milliseconds in which the GPU ran at least one kernel, copy or memset during one call of
     `run()`, from CUPTI (overlaps on several streams counted once). Beside the wall time it says
-    whether a run is host-bound (the GPU mostly idle) or GPU-bound (notebook 01_naive)."""
+    whether a run is host-bound (the GPU mostly idle) or GPU-bound (notebook 01_naive). NaN where the
+    session recorded no GPU activity at all (a session lost to CUPTI's teardown, `settle_profiler`):
+    a gap in the table, never 0 ms busy read as host-bound."""
     require_cuda("measuring GPU busy time")
     synchronize()
     with _no_cycle_warning(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         run()
         synchronize()
+    settle_profiler("cuda")
     spans = [
         (e.start_ns(), e.start_ns() + e.duration_ns())
         for e in prof.profiler.kineto_results.events()
         if e.device_type() == torch.autograd.DeviceType.CUDA
     ]
+    if not spans:
+        return float("nan")
     return _union_length([a for a, _ in spans], [b for _, b in spans]) / 1e6
 
 
@@ -315,6 +337,12 @@ def count_syncs(run) -> dict:
             torch.cuda.set_sync_debug_mode("default")
     debug = sum("synchroniz" in str(w.message) for w in caught)
     names, own = _runtime_calls(run), _runtime_calls(lambda: None)  # the profiler's own waits, to subtract
+    for session, calls in (("the run's", names), ("the reference (empty)", own)):
+        if not any(name.startswith("cuda") for name in calls):  # each ends in a synchronize: never empty
+            raise RuntimeError(
+                f"count_syncs: the profiler recorded no CUDA runtime call in {session} session (a session lost "
+                "to CUPTI's teardown, pytorch/kineto#1554); the counts would be wrong"
+            )
     return {
         "sync_debug_warnings": debug,
         "local_scalar_dense": names["aten::_local_scalar_dense"],
@@ -331,6 +359,7 @@ def _runtime_calls(run) -> Counter:
     with _no_cycle_warning(), torch.profiler.profile(activities=activities) as prof:
         run()
         synchronize()
+    settle_profiler("cuda")
     return Counter(e.name for e in prof.events())
 
 

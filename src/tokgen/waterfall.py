@@ -33,7 +33,7 @@ except ImportError:
 
 from .bandwidth import copy_bandwidth, generation_bytes, generation_flops, matmul_tflops
 from .model import require_cuda, synchronize
-from .profiling import own_times, short_kernel_name
+from .profiling import own_times, settle_profiler, short_kernel_name
 from .registry import generate, get_generator
 
 # the terms, in the order they stack from the floor to the measured time
@@ -130,6 +130,7 @@ def _profiled(run) -> tuple[pd.DataFrame, float]:
             run()
             synchronize()
             wall_ms = 1e3 * (time.perf_counter() - t0)
+    settle_profiler("cuda")  # profile_generation opens two sessions back to back (pytorch/kineto#1554)
     return _gpu_events_of(prof), wall_ms
 
 

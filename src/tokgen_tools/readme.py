@@ -321,7 +321,10 @@ def deferred_table(results_dir: Path) -> str:
     except (FileNotFoundError, KeyError):
         return NOT_MEASURED
     where = d["gpu_sms"].map(lambda s: "whole GPU" if s == "all" else f"{s}-SM slice")
-    confined = d["confined"].map(lambda c: "" if c == "whole GPU" else " (confined)" if c else " (NOT confined)")
+    confined = d["confined"].map(
+        lambda c: "" if c == "whole GPU" else " (confinement not measured)" if pd.isna(c) else " (confined)" if c
+        else " (NOT confined)"
+    )  # fmt: skip
     out = pd.DataFrame(
         {
             "where": where + confined,

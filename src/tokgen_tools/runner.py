@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tokgen.params import ParameterError, check, check_sizes
+from tokgen.params import ParameterError, check, check_rounds, check_sizes
 from tokgen.results import ROOT, data_dir, environment
 from tokgen_tools import clean
 
@@ -157,6 +157,7 @@ def checked_sizes(names: list[str], run: dict, user: dict, slice_run: bool) -> N
         given = None if {"SIZE", "DEVICE"} & set(user) else user  # another model or device: every size anew
         try:
             check_sizes(values, given=given, recompute=naive)
+            check_rounds(values, given=user)
         except ParameterError as err:
             raise RunError(f"-p {err.name}: {err}") from None
 
