@@ -221,13 +221,14 @@ if fastest and ON_GPU:
 # %%
 for r in deferred.to_dict("records"):
     where = "the whole GPU" if r["gpu_sms"] == "all" else f"{r['gpu_sms']} SMs"
-    where += " (**not confined**: it ran on the whole GPU)" if r["confined"] is False else ""
+    where += {"False": " (**not confined**: it ran on the whole GPU)", "True": "", "whole GPU": ""}.get(
+        str(r["confined"]), " (confinement not measured)")
     say(f"* {where}, {r['cache']} cache, GPU share of a synchronous step {r['gpu_share_sync']:.2f}: deferred "
         f"against sync **{speedup_text(r)}**.")  # fmt: skip
-placed = deferred[deferred["confined"].astype(str) != "False"] if len(deferred) else deferred  # ran where they say
-if len(placed):
+placed = deferred[deferred["confined"].astype(str).isin(["whole GPU", "True"])] if len(deferred) else deferred
+if len(placed):  # only rows that ran where they say
     by = placed.groupby("outcome")["gpu_share_sync"]
-    left_out = " (rows not confined left out)" if len(placed) < len(deferred) else ""
+    left_out = " (rows not confined, or not measured, left out)" if len(placed) < len(deferred) else ""
     say(f"* By outcome, the GPU shares of the synchronous step{left_out}: "
         + "; ".join(f"{o}: {', '.join(f'{x:.2f}' for x in sorted(v))}" for o, v in by)
         + ". Notebook 13 maps such gains against the GPU share over more places and batch sizes.")  # fmt: skip

@@ -209,6 +209,13 @@ def test_a_profiler_failure_costs_the_column_not_the_run(gpu, monkeypatch):
     assert math.isnan(row["gpu_busy_ms"]) and row["median_ms"] == 375.0
 
 
+def test_a_profile_that_recorded_nothing_says_so_in_the_row(gpu, monkeypatch):
+    monkeypatch.setattr(bench, "gpu_busy_ms", lambda run: float("nan"))  # a lost session
+    row = bench.compare([scripted(gpu, "a", A_TICKS)], rounds=5, device="cuda").iloc[0]
+    assert row["status"] == "ok" and row["error"] == "gpu_busy_ms: the profiler recorded no GPU activity"
+    assert math.isnan(row["gpu_busy_ms"]) and row["median_ms"] == 375.0
+
+
 @pytest.mark.parametrize(
     "exc, status",
     [

@@ -128,5 +128,8 @@ def test_back_to_back_profiler_sessions_each_record_the_gpus_work(sms):
             torch.cuda.synchronize()
 
         counts = [tokgen.count_syncs(run) for _ in range(2)]
+        # confine() re-enters the slice and says True if a profiler session had left it (notebook 06's
+        # plain runs after a profiled pass would then run on the whole GPU)
+        assert gpu_slice is None or not gpu_slice.confine(), "a profiler session left the slice"
     assert counts[0] == counts[1], counts
     assert counts[0]["local_scalar_dense"] == 1 and counts[0]["device_syncs"] == 1, counts

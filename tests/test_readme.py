@@ -360,3 +360,19 @@ def test_deferred_table_says_where_a_slice_rows_confinement_was_not_measured(mon
     for where in ("| whole GPU |", "| 8-SM slice (confined) |", "| 8-SM slice (NOT confined) |",
                   "| 16-SM slice (confinement not measured) |"):  # fmt: skip
         assert where in text, where
+
+
+def test_the_deferred_line_counts_only_rows_that_ran_where_they_say(monkeypatch):
+    """The README's deferred-stop line counts the whole GPU and confined slice rows; a slice row that ran
+    outside its slice, and one whose confinement was not measured (NaN), are named and left out."""
+    g = {"speedup": 1.25, "speedup_q25": 1.2, "speedup_q75": 1.3, "gpu_share_sync": 0.5, "transformers": "5.1.0",
+         "cache": "dynamic", "rounds": 10, "p_value": 0.01}
+    d = pd.DataFrame([{**g, "gpu_sms": "all", "confined": "whole GPU", "outcome": "faster"},
+                      {**g, "gpu_sms": "8", "confined": True, "outcome": "faster"},
+                      {**g, "gpu_sms": "8", "confined": False, "outcome": "slower"},
+                      {**g, "gpu_sms": "16", "confined": float("nan"), "outcome": "slower"}])  # fmt: skip
+    monkeypatch.setattr(readme, "deferred_stop_gains", lambda results_dir: d)
+    line = readme._deferred_line(Path("."))
+    assert readme.count_text(d["outcome"][:2], "places and caches") in line
+    assert "; 1 more ran outside its slice and is not counted" in line
+    assert "; 1 more, whose confinement was not measured, is not counted." in line

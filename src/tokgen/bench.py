@@ -10,6 +10,7 @@ undecided go on (notebook 00_setup, section 4).
 
 import dataclasses
 import gc
+import math
 import random
 import statistics
 import time
@@ -247,6 +248,8 @@ def compare(
                 try:
                     reconfine()
                     s["gpu_busy_ms"] = gpu_busy_ms(v.run)
+                    if math.isnan(s["gpu_busy_ms"]):  # a session that recorded nothing (pytorch/kineto#1554)
+                        s["error"] = "gpu_busy_ms: the profiler recorded no GPU activity"
                 except Exception as err:  # noqa: BLE001 - a profiler failure costs the column, not the run
                     s["error"] = f"gpu_busy_ms: {type(err).__name__}: {err}"[:500]
 

@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 from transformers import GPT2LMHeadModel
@@ -305,12 +306,15 @@ def _deferred_line(results_dir: Path) -> str:
         d = deferred_stop_gains(results_dir)
     except (FileNotFoundError, KeyError):
         return ""
-    counted = d[d["confined"] != False]  # noqa: E712 - "whole GPU" or True: ran where it says
-    outside = len(d) - len(counted)
+    placed = d["confined"].map(lambda c: c == "whole GPU" or c is True or c is np.True_)  # ran where it says
+    counted = d[placed]
+    outside = int((d["confined"].map(lambda c: c is False or c is np.False_)).sum())
+    unmeasured = len(d) - len(counted) - outside
     return (
         "- **transformers' own deferred stop check** ([notebook 14](notebooks/14_deferred_stop.ipynb)), "
         f"forced on for CUDA, against the check at every step, {count_text(counted['outcome'], 'places and caches')}"
         + (f"; {outside} more ran outside its slice and is not counted" if outside else "")
+        + (f"; {unmeasured} more, whose confinement was not measured, is not counted" if unmeasured else "")
         + "."
     )
 
