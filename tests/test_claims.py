@@ -680,6 +680,31 @@ def test_regime_sources_name_the_machines_by_gpu_uuid_and_keep_one_run_across_ma
                     "- 16 SMs: H100, commit aaa")  # fmt: skip
 
 
+def scripted_resamples(monkeypatch, pattern: list) -> list:
+    """claim()'s verdict on the data "reproduced", and on its k-th bootstrap draw "reproduced" where
+    pattern[k mod len(pattern)] is "a", else "not reproduced"; returns the list that counts the draws
+    (pattern may be changed in place between calls)."""
+    from tokgen import claims
+
+    draws = []
+
+    def evaluate(measure, tables):
+        if tables.rng is None:
+            return "measured", claims.REPRODUCED, None
+        draws.append(1)
+        return "measured", claims.REPRODUCED if pattern[(len(draws) - 1) % len(pattern)] == "a" else claims.NOT, None
+
+    class Tables:
+        smoke, rounds, rng = False, {"x": False}, None
+
+        def resampled(self, rng):
+            return type("Drawn", (), {"rng": rng})()
+
+    monkeypatch.setattr(claims, "Tables", lambda folder: Tables())
+    monkeypatch.setattr(claims, "_evaluate", evaluate)
+    return draws
+
+
 def test_a_stability_near_the_threshold_draws_more_resamples_until_it_is_clear_of_it(monkeypatch):
     """A share whose 99% Wilson interval holds 95% draws another batch; a clear one stops. Known
     answers (Wilson, z = 2.58, by hand): 0.965 of 1,400 draws 0.94997–0.9756 (holds it), of 1,600
@@ -690,23 +715,8 @@ def test_a_stability_near_the_threshold_draws_more_resamples_until_it_is_clear_o
     assert claims._straddles(0.965, 1400) and not claims._straddles(0.965, 1600) and claims._straddles(0.98, 200)
     assert not claims._straddles(1.0, 200) and not claims._straddles(0.5, 200) and claims._straddles(0.95, 3200)
     # a claim whose resamples agree 193 times in 200 (0.965): batches of 200 until clear, here 1,600 draws in all
-    draws = []
     pattern = ["a"] * 193 + ["b"] * 7
-
-    def evaluate(measure, tables):
-        if tables.rng is None:
-            return "measured", claims.REPRODUCED, None
-        draws.append(1)
-        return "measured", claims.REPRODUCED if pattern[(len(draws) - 1) % 200] == "a" else claims.NOT, None
-
-    class Tables:
-        smoke, rounds, rng = False, {"x": False}, None
-
-        def resampled(self, rng):
-            return type("Drawn", (), {"rng": rng})()
-
-    monkeypatch.setattr(claims, "Tables", lambda folder: Tables())
-    monkeypatch.setattr(claims, "_evaluate", evaluate)
+    draws = scripted_resamples(monkeypatch, pattern)
     c = claims.claim(10, "anywhere", resamples=200)
     assert len(draws) == 1600 and c["stability"] == 0.965 and c["verdict"] == claims.REPRODUCED
     pattern[:] = ["a"] * 200  # all agree: one batch
@@ -830,22 +840,7 @@ def test_an_inconclusive_verdict_prints_a_share_below_the_threshold_below_it(mon
     3,200 draws): the verdict says 94.8%, not "95%"."""
     from tokgen import claims
 
-    draws, pattern = [], ["a"] * 189 + ["b"] * 11 + ["a"] * 190 + ["b"] * 10
-
-    def evaluate(measure, tables):
-        if tables.rng is None:
-            return "measured", claims.REPRODUCED, None
-        draws.append(1)
-        return "measured", claims.REPRODUCED if pattern[(len(draws) - 1) % 400] == "a" else claims.NOT, None
-
-    class Tables:
-        smoke, rounds, rng = False, {"x": False}, None
-
-        def resampled(self, rng):
-            return type("Drawn", (), {"rng": rng})()
-
-    monkeypatch.setattr(claims, "Tables", lambda folder: Tables())
-    monkeypatch.setattr(claims, "_evaluate", evaluate)
+    draws = scripted_resamples(monkeypatch, ["a"] * 189 + ["b"] * 11 + ["a"] * 190 + ["b"] * 10)
     c = claims.claim(10, "anywhere")
     assert len(draws) == 3200 and c["stability"] == 0.9475
     assert c["verdict"] == "inconclusive (reproduced in 94.8% of resampled runs)"
