@@ -335,6 +335,29 @@ def test_count_syncs_settles_after_each_session_and_subtracts_the_profilers_own_
     assert log == ["run", "enter", "run", "exit", ("settle", "cuda"), "enter", "exit", ("settle", "cuda")]
 
 
+def test_count_syncs_counts_sync_warnings_not_the_debug_modes_first_notice(monkeypatch):
+    """The first set_sync_debug_mode("warn") of a process warns that the mode "does not yet detect all
+    synchronizing operations" (seen on the H100 at e8d594a: the first count of a process read one sync
+    too many). Two counts of a run that makes one sync: 1 flagged sync each, the notice left out."""
+    import warnings
+
+    notices = ["Synchronization debug mode is a prototype feature and does not yet detect all synchronizing "
+               "operations"]  # fmt: skip
+
+    def set_mode(mode):
+        if mode == "warn" and notices:
+            warnings.warn(notices.pop(), stacklevel=2)
+
+    monkeypatch.setattr(profiling.torch.cuda, "set_sync_debug_mode", set_mode)
+    fake_sessions(monkeypatch, [], [names("cudaDeviceSynchronize")] * 4)
+
+    def run():
+        warnings.warn(profiling.SYNC_WARNING + " (Triggered internally at CUDAFunctions.cpp:162.)", stacklevel=2)
+
+    counts = [profiling.count_syncs(run)["sync_debug_warnings"] for _ in range(2)]
+    assert counts == [1, 1] and not notices
+
+
 @pytest.mark.parametrize("lost", [0, 1])
 def test_count_syncs_refuses_a_session_that_recorded_no_runtime_call(monkeypatch, lost):
     """Each session ends in a synchronize, so one without any CUDA runtime call was lost: had the

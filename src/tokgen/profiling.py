@@ -318,10 +318,17 @@ def gpu_busy_ms(run) -> float:
     return _union_length([a for a, _ in spans], [b for _, b in spans]) / 1e6
 
 
+# What torch's sync-debug mode says at each synchronizing operation (c10/cuda/CUDAFunctions.cpp). The first
+# set_sync_debug_mode("warn") of a process also warns that the mode "does not yet detect all synchronizing
+# operations": a notice, not a sync, so the count matches this text only.
+SYNC_WARNING = "called a synchronizing CUDA operation"
+
+
 def count_syncs(run) -> dict:
     """Host-device syncs made by `run()`, counted two ways (notebook 11_sync_audit).
 
-    `sync_debug_warnings`: torch.cuda.set_sync_debug_mode("warn") warnings (.item(), blocking copies...).
+    `sync_debug_warnings`: torch.cuda.set_sync_debug_mode("warn") warnings of a synchronizing operation
+    (.item(), blocking copies...; `SYNC_WARNING`).
     `local_scalar_dense`: aten::_local_scalar_dense calls in torch.profiler (what `.item()` runs).
     `stream_syncs` / `event_syncs` / `device_syncs`: the CUDA runtime's blocking waits, which also
     catch waits that do not read a value (an event the host waits on).
@@ -335,7 +342,7 @@ def count_syncs(run) -> dict:
             run()
         finally:
             torch.cuda.set_sync_debug_mode("default")
-    debug = sum("synchroniz" in str(w.message) for w in caught)
+    debug = sum(SYNC_WARNING in str(w.message) for w in caught)
     names, own = _runtime_calls(run), _runtime_calls(lambda: None)  # the profiler's own waits, to subtract
     for session, calls in (("the run's", names), ("the reference (empty)", own)):
         if not any(name.startswith("cuda") for name in calls):  # each ends in a synchronize: never empty
