@@ -526,9 +526,9 @@ else:
 # so they decode the same sequence and stop together), and the K-step replays of the same step
 # pay for the steps they run past the stop. Interleaved as before, after section 4's profiled
 # windows in this process: tokgen asks PyTorch to tear CUPTI down after each profile
-# (`TEARDOWN_CUPTI=1`, notebook 06), so that these rounds run without a profiler set up; notebook 06
-# checks this on its plain runs before and after its profiled passes. Every decoder here launches a
-# graph per replay rather than kernel by kernel.
+# (`TEARDOWN_CUPTI=1`, notebook 06) and waits for that teardown after each profiling session, so
+# that these rounds should run without a profiler set up; whether they do is not measured here.
+# Every decoder here launches a graph per replay rather than kernel by kernel.
 
 # %%
 device_step = {k: v for k, v in tokgen.GENERATORS["graph_stop_on_device"].keywords.items() if k != "stop_on_device"}

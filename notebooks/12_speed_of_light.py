@@ -416,9 +416,9 @@ if waterfalls:
 # `graph_triton_fused` runs in the same interleaved rounds, by the host's clock; the persistent
 # kernels by CUDA events, replayed from one graph per generation. These rounds run after section
 # 6's profiled generations in this process: tokgen asks PyTorch to tear CUPTI down after each
-# profile (`TEARDOWN_CUPTI=1`, notebook 06), so that they run without a profiler set up; notebook
-# 06 checks this on its plain runs before and after its profiled passes. Each generation here
-# launches graphs, not kernel by kernel.
+# profile (`TEARDOWN_CUPTI=1`, notebook 06) and waits for that teardown after each profiling
+# session, so that they should run without a profiler set up; whether they do is not measured
+# here. Each generation here launches graphs, not kernel by kernel.
 
 # %%
 bound = pd.DataFrame()

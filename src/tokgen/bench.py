@@ -303,7 +303,7 @@ def profile_window(
     (`unprofiled_step_us`), fastest and slowest (`unprofiled_min_us`, `unprofiled_max_us`: the
     bracket's spread) and how many (`unprofiled_runs`); `profiled_vs_plain_pct` is the statistics
     pass's step against their median, in % (profiled / bracketing plain runs − 1). Each half apart,
-    to check that the runs after the profiled passes run as those before (`gaps.plain_after_profile`):
+    to set the runs after the profiled passes against those before (`gaps.plain_after_profile`):
     the median step before and after (`unprofiled_before_us`, `unprofiled_after_us`) and the before
     runs' spread, slowest less fastest (`unprofiled_before_spread_us`). Returns its row (the
     variant's info, the window's summary and those) and the two timelines."""
@@ -339,7 +339,7 @@ def profile_windows(
     running every variant once in its order, each variant's profiled passes bracketed by its own
     plain runs (`profile_window`). tokgen asks PyTorch to tear CUPTI down after each profile
     (TEARDOWN_CUPTI=1, set where tokgen is imported), so that the plain runs after a profiled pass
-    run without a profiler set up; `gaps.plain_after_profile` checks it on the rows. `models` maps
+    run without a profiler set up (not measured: `gaps.plain_after_profile` says why). `models` maps
     a variant's name to the model whose CPU ranges its pictures' pass records, `traces` to the
     Perfetto trace its first window writes. Each row (with its `window`) goes to `record` as soon as
     it is measured. Returns the rows, in the order they ran, and per variant the first window's two

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gaps import closes_gap, judge_windows, profile_windows, sync_opens_gap, window_gaps
+from .gaps import closes_gap, half_shares, judge_windows, profile_windows, sync_opens_gap, window_gaps
 from .gpu_slice import bracketing
 from .registry import label
 from .results import load
@@ -371,7 +371,8 @@ def _claim_6(tables):
                 f"µs ({min(nones):.0f}–{max(nones):.0f}) with no stop check")  # fmt: skip
         how = f"median and range over {len(pairs)} profiled windows, interleaved, every window judged"
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
-    measured = f"median idle gap before a step {gaps} (eager{batch}, {how}; {article})"
+    measured = f"median idle gap before a step {gaps} (eager{batch}, profiled, {how}; {article})"
+    measured += f"; {half_shares(pairs, 'no-check')}"
     if common != "split":
         return measured, common, None
     said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)

@@ -80,12 +80,25 @@ def judge_windows(profile: pd.DataFrame, test, compiled: bool = False, other: st
     return answers, agreed(answers)
 
 
+def half_shares(pairs, other: str) -> str:
+    """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` gap as a share of the gap with
+    the sync (`window_gaps`' pairs) against the rule's "at most half", and the share nearest to that
+    half (notebook 06_eos_sync_profile)."""
+    shares = [o / s if s > 0 else math.inf for s, o in pairs]
+    shown = ", ".join(f"{x:.3f}" for x in shares)
+    if len(shares) == 1:
+        return f"{other} gap / sync gap {shown} (the rule: at most 0.5)"
+    nearest = min(shares, key=lambda x: abs(x - 0.5))
+    return f"{other} gap / sync gap per window {shown} (the rule: at most 0.5 in every window; nearest {nearest:.3f})"
+
+
 def direction(pairs) -> str | None:
-    """Per window, the second gap of a (first, second) pair against the first at the 0.1 µs the
-    sentences print: "larger", "smaller" or "same"; the windows' common direction, "split" where they
-    differ, None where none measured both (`agreed`) (notebook 06_eos_sync_profile)."""
-    shown = [round(b, 1) - round(a, 1) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
-    return agreed(["larger" if d > 0 else "smaller" if d < 0 else "same" for d in shown])
+    """Per window, the second gap of a (first, second) pair against the first: "larger" or "smaller" by
+    MIN_GAP_US or more, else "same" (about equal: a gap below MIN_GAP_US is launch spacing, and so is a
+    difference below it); the windows' common direction, "split" where they differ, None where none
+    measured both (`agreed`) (notebook 06_eos_sync_profile)."""
+    shown = [b - a for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
+    return agreed(["same" if abs(d) < MIN_GAP_US else "larger" if d > 0 else "smaller" for d in shown])
 
 
 NO_DIRECTION = "no consistent direction across the windows"
@@ -96,10 +109,12 @@ def direction_text(change: str | None, windows: int, other: str) -> str:
     window shows it, else NO_DIRECTION; `other` names the gap set against the one with the sync
     ("without any stop check", "pipelined") (notebook 06_eos_sync_profile)."""
     if change not in ("larger", "smaller", "same"):
-        return f"the gap {other} and the one with the sync differ in {NO_DIRECTION}"
+        within = f"a difference below {MIN_GAP_US} µs counting as none"
+        return f"the gap {other} and the one with the sync differ in {NO_DIRECTION}, {within}"
     every = " in every window" if windows > 1 else ""
-    word, than = ("the same", "as") if change == "same" else (change, "than")
-    return f"the gap is {word} {other} {than} with the sync{every}"
+    if change == "same":
+        return f"the gap is about the same {other} as with the sync{every}, within {MIN_GAP_US} µs"
+    return f"the gap is {change} {other} than with the sync{every}, by {MIN_GAP_US} µs or more"
 
 
 def profile_table(summary: pd.DataFrame) -> str:
@@ -137,31 +152,33 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
 
 
 def plain_after_profile(summary: pd.DataFrame) -> str:
-    """Whether the plain runs after each window's profiled passes run as those before them: the
-    change of their median step, after / before − 1, and the before runs' spread (slowest less
-    fastest, as a share of their median), each the median over every variant's windows. tokgen asks
-    PyTorch to tear CUPTI down after each profile (TEARDOWN_CUPTI=1); a profiler still set up would
-    slow the runs after it beyond that spread (notebook 06_eos_sync_profile)."""
+    """Bracket by bracket, per model (eager, compiled): in how many brackets the median of the plain runs
+    after the profiled passes moved beyond the spread (slowest less fastest) of the plain runs before
+    them, slower and faster. No cause is named: the brackets run one after another in one process, so
+    every bracket but the first follows an earlier one's profiled passes, its runs before and after
+    alike; they cannot show whether a profiler stays set up after a profile (tokgen asks PyTorch to
+    tear CUPTI down after each profile, TEARDOWN_CUPTI=1) (notebook 06_eos_sync_profile)."""
     if not {"unprofiled_before_us", "unprofiled_after_us", "unprofiled_before_spread_us"} <= set(summary):
         return "*Whether the plain runs after a profile run as those before it: not recorded in this table.*"
-    before = summary["unprofiled_before_us"]
-    change = (100 * (summary["unprofiled_after_us"] / before - 1)).median()
-    spread = (100 * summary["unprofiled_before_spread_us"] / before).median()
-    if not (math.isfinite(change) and math.isfinite(spread)):
+    change = summary["unprofiled_after_us"] - summary["unprofiled_before_us"]
+    beyond = change.abs() > summary["unprofiled_before_spread_us"]  # a change equal to the spread lies within it
+    measured = change.notna() & summary["unprofiled_before_spread_us"].notna()
+    compiled = summary["variant"].str.startswith("compiled ")
+    parts = []
+    for model, rows in (("eager", measured & ~compiled), ("compiled", measured & compiled)):
+        if rows.any():
+            slower, faster = int((rows & beyond & (change > 0)).sum()), int((rows & beyond & (change < 0)).sum())
+            n = int(rows.sum())
+            parts.append(f"{slower + faster} of {n} {model} bracket{'s' * (n > 1)} ({slower} slower, {faster} faster)")
+    if not parts:
         return "*Whether the plain runs after a profile run as those before it: not measured.*"
-    windows = int(summary.groupby("variant").size().max())
-    over = f"medians over {summary['variant'].nunique()} variants × {windows} window{'s' if windows > 1 else ''}"
-    same = f"{change:.1f}" in ("0.0", "-0.0")
-    took = "the same time as" if same else f"{abs(change):.1f}% {'more' if change > 0 else 'less'} than"
-    said = (
-        f"After the profiled passes, the plain runs took {took} before them, while the plain runs before the passes "
-        f"spread by {spread:.1f}% (slowest less fastest, as a share of their median; {over}): "
-    )
-    if round(abs(change), 1) <= round(spread, 1):  # as printed: a change shown equal to the spread lies within it
-        return said + "the change lies within that spread, so the runs after a profile show no profiler still set up."
-    if change > 0:
-        return said + "slower beyond that spread: a profiler may still be set up after a profile."
-    return said + "faster beyond that spread, which a profiler still set up would not make them."
+    said = ("Bracket by bracket, the median of the plain runs after the profiled passes moved beyond the spread of "
+            f"the plain runs before them (slowest less fastest) in {' and '.join(parts)}.")  # fmt: skip
+    if len(summary) == 1:
+        return said + " One bracket cannot show whether a profiler stays set up after a profile."
+    return said + (" The brackets ran one after another in this process, so every bracket but the first follows an "
+                   "earlier one's profiled passes: they compare runs after a profile with runs after a profile and "
+                   "cannot show whether a profiler stays set up after a profile.")  # fmt: skip
 
 
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
