@@ -79,6 +79,8 @@ show_source("naive")
 # judges it, and only while its verdict is undecided (it holds in fewer than 95% of the runs
 # drawn again from the rounds: the bootstrap, section 3) does every N run on, to twice as many
 # rounds, doubling up to the cap `MAX_RUNS`. The line below the table says how many rounds ran and why.
+# An open verdict's share is given as the range its draws allow (their own 99% Monte Carlo
+# interval, with how many were drawn): a share of a few hundred draws is too coarse for one number.
 # Every row is appended to `data/01_naive.csv` with its provenance as soon as it is complete. The
 # table gives each N's median over its rounds and their IQR (interquartile range: the middle half
 # of the rounds).

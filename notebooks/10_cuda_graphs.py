@@ -293,23 +293,23 @@ say("The registry's graph generators, timed at: " + "; ".join(f"`{g}` {k}" for g
 
 # %% [markdown]
 # Each variant's first call builds what it needs (a compiled step, a captured graph, a cache)
-# and is timed here. The K variants of one step can share its compiled code (every K that divides
-# 16 gives the same capacity, section 1); a first call that compiles can take far longer than
-# one that reuses compiled code, which is how the column tells which variants compiled. Compiled
-# code can also come from torch.compile's on-disk caches (inductor's and Triton's), which
-# notebooks run earlier on this machine may have filled: a short first call can be such a load,
-# so the column tells what compiled here, not what compiling costs (notebook 05 times that, from
-# empty caches). Naive's first call was
-# section 1's reference generation, not timed, so its row here is left out, and its cell in
-# section 3's table is empty.
+# and is timed here. The time goes into the variant's row of `data/10_cuda_graphs.csv` as
+# `build_ms`, and section 3 shows it from there ("first call (builds)"), beside the file's
+# `first_call_ms`, which is the measurement's warm-up call: here each variant's second call.
+# The K variants of one step can share its compiled code (every K that divides 16 gives the
+# same capacity, section 1); a first call that compiles can take far longer than one that
+# reuses compiled code, which is how the column tells which variants compiled. Compiled code can
+# also come from torch.compile's on-disk caches (inductor's and Triton's), which notebooks run
+# earlier on this machine may have filled: a short first call can be such a load, so the column
+# tells what compiled here, not what compiling costs (notebook 05 times that, from empty
+# caches). Naive's first call was section 1's reference generation, not timed, so its row is
+# left out of the first table of section 3, and its cell in the ranked table is empty.
 
 # %%
-first_call, same = {}, {}
+build_ms, same = {}, {}  # recorded with each variant's row in section 3, and shown from there
 for v in variants[1:]:
     ms, out = tokgen.bench.time_run(v.run, torch.device(DEVICE))
-    first_call[v.name], same[v.name] = ms, torch.equal(out, reference)
-checks = pd.DataFrame({"variant": list(same), "same tokens as naive": list(same.values())})
-say(table(checks.assign(**{"first call, ms": checks["variant"].map(first_call)}), digits=1))
+    build_ms[v.name], same[v.name] = ms, torch.equal(out, reference)
 assert all(same[v.name] for v in variants[1:] if v.info["generator"] in tokgen.GENERATORS), same
 
 # %% [markdown]
@@ -322,11 +322,17 @@ assert all(same[v.name] for v in variants[1:] if v.info["generator"] in tokgen.G
 
 # %%
 rec = tokgen.Recorder("10_cuda_graphs", RESULTS_DIR, params=PARAMS)
-results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
+built = lambda row: {"build_ms": build_ms.get(row["variant"]), "same_tokens": same.get(row["variant"])}
+results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=lambda row: rec.write({**row, **built(row)}))
 ok = results[results["status"] == "ok"].copy()
 bad = results[results["status"] != "ok"]
 if len(bad):
     say(table(bad[["variant", "status", "error"]]))
+recorded = rec.read()
+checks = recorded[recorded["variant"] != variants[0].name]  # naive: the reference, its first call not timed
+headers = {"same_tokens": "same tokens as naive", "build_ms": "first call (builds), ms",
+           "first_call_ms": "warm-up (second call), ms"}  # fmt: skip
+say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits=1))
 
 # %% [markdown]
 # The task's floor (notebook 12): every weight and the filled part of the KV cache read once per
@@ -358,7 +364,7 @@ else:
 
 # %%
 ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")
-ok["first call, ms"] = ok["variant"].map(first_call)
+ok["first call (builds), ms"] = ok["variant"].map(recorded.set_index("variant")["build_ms"])
 ok["× task floor"] = ok["median_ms"] / floor_ms
 bases = [b for b in ("naive", "generate() static") if tokgen.label(b) in set(ok["variant"])]
 ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]))
@@ -367,7 +373,7 @@ ok = ok.set_index("variant").loc[ranked["variant"]].reset_index().assign(
 for base in bases:
     paired = {v: tokgen.gain(ok, tokgen.label(base), v) for v in ok["variant"]}
     ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
-columns = ["rank", "variant", "ms, median (IQR)", "first call, ms", *(["× task floor"] if CUDA else [])]
+columns = ["rank", "variant", "ms, median (IQR)", "first call (builds), ms", *(["× task floor"] if CUDA else [])]
 say(table(ok, columns + [f"vs {b}" for b in bases], digits=2))
 
 # %%
@@ -376,7 +382,7 @@ plot_dots(ok, "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
           xlabel="ms per generation (median, IQR; log), in rank order", ax=axes[0])  # fmt: skip
 if floor_ms == floor_ms:  # the task's floor: no generator can go left of it
     axes[0].axvline(floor_ms, color="grey", ls="--", label="the task's floor")
-    axes[0].legend(loc="lower right", fontsize=8)
+    axes[0].legend(loc="upper right", fontsize=8)  # the slowest rows, at the bottom right, stay visible
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
 plot_runtime_vs_k(axes[1], ok, floor_ms)
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
@@ -431,10 +437,11 @@ for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("
     timeline, tokens = tokgen.profiling.profile_decode(by_name[name].run, start=WINDOW[0], stop=WINDOW[1],
                                                        steps_per_call=k)  # fmt: skip
     profiled[name] = (timeline, tokens)
-    kinds = tokgen.profiling.kernel_table(timeline, tokens)
+    kinds, spans = tokgen.profiling.kernel_table(timeline, tokens), timeline.kernels
     idle_rec.write({"variant": name, "tokens_per_copy": k, "tokens": tokens, **timeline.summary(skip=1),
                     "gpu_busy_per_token": kinds["own_us_per_token"].sum(),
-                    "kernels_per_token": kinds["kernels_per_token"].sum()})  # fmt: skip
+                    "kernels_per_token": kinds["kernels_per_token"].sum(),
+                    "window_us_per_token": (spans["end"].max() - spans["start"].min()) / tokens})  # fmt: skip
 idle = idle_rec.read()
 
 # %% [markdown]
@@ -468,27 +475,32 @@ else:
 
 # %%
 kernel_rec = tokgen.Recorder("10_kernels", RESULTS_DIR, params=PARAMS)
+name_rec = tokgen.Recorder("10_kernel_names", RESULTS_DIR, params=PARAMS)  # the 8 names with most own time
 for generator, name in stages.items() if CUDA else ():
     if name is None:
         say(f"*`{generator}` has no successful timing in this run (section 3): no kernel table for it.*")
         continue
     timeline, tokens = profiled[name]
-    kinds = tokgen.profiling.kernel_table(timeline, tokens)
-    for r in kinds.to_dict("records"):
+    for r in tokgen.profiling.kernel_table(timeline, tokens).to_dict("records"):
         kernel_rec.write({"variant": name, "generator": generator, "tokens": tokens, **r})
-    say(f"**{name}**, {tokens} decode steps in the window")
-    say(table(kinds, ["kind", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
-    top = tokgen.profiling.kernel_table(timeline, tokens, by="name", top=8)
-    say(table(top, ["name", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
+    for r in tokgen.profiling.kernel_table(timeline, tokens, by="name", top=8).to_dict("records"):
+        name_rec.write({"variant": name, "generator": generator, "tokens": tokens, **r})
+if CUDA and any(stages.values()):  # both tables as recorded
+    names = name_rec.read()
+    for name, rows in kernel_rec.read().groupby("variant", sort=False):
+        say(f"**{name}**, {rows['tokens'].iloc[0]} decode steps in the window")
+        say(table(rows, ["kind", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
+        top = names[names["variant"] == name]
+        say(table(top, ["name", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
 if not CUDA:
     say("*Skipped on the CPU: no GPU kernels.*")
 
 # %%
 if CUDA and any(stages.values()):
     kernels, layers = kernel_rec.read(), model.config.n_layer
+    windows = idle.set_index("variant")["window_us_per_token"]  # µs per step, first kernel to last (section 4)
     for name, rows in kernels.groupby("variant", sort=False):
-        timeline, n = profiled[name]
-        window = (timeline.kernels["end"].max() - timeline.kernels["start"].min()) / n  # µs per step
+        window = windows[name]
         count, summed, busy = (rows[c].sum() for c in ("kernels_per_token", "us_per_token", "own_us_per_token"))
         overlap = f"by {summed - busy:.0f} µs per step (a kernel launched early counts its wait)"
         say(

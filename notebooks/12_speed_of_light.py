@@ -159,10 +159,12 @@ if frames and bandwidth:  # one table per run: a generator timed in both runs ap
 
 # %%
 if len(floors):  # each run's rows in its table's order, run by run: medians over a floor rank nothing
-    s = floors.assign(row=floors["variant"] + " (" + floors["notebook"] + ")",
+    arithmetic = floors["bound_by"].eq("arithmetic").map({True: ", floor: arithmetic", False: ""})
+    s = floors.assign(row=floors["variant"] + " (" + floors["notebook"] + arithmetic + ")",
                       run="notebook " + floors["notebook"] + "'s run")  # fmt: skip
-    ax = plot_dots(s, "row", "pct_of_own_floor", group="run", xlabel="% of its own floor reached (100% = every byte "
-                   "moved at copy speed)")  # fmt: skip
+    ax = plot_dots(s, "row", "pct_of_own_floor", group="run", xlabel="% of its own floor reached\n(100%: its "
+                   "bytes moved at copy speed or, in a row marked arithmetic, its products at the measured TF32 "
+                   "rate)")  # fmt: skip
     ax.set_xlim(left=0)
     ax.set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}: distance from the speed of light\n(each run in its table's order; "
                  "not a ranking: notebooks 07 and 10 rank round by round)")  # fmt: skip

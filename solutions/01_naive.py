@@ -34,6 +34,7 @@ from tokgen.display import say
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 naive = tokgen.load("01_naive", DATA_DIR).sort_values("max_seqlen")
+say(f"Notebook 01's rows: its run of {tokgen.results.run_of(naive)}.")
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 device = model.device
 

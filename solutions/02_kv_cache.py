@@ -37,9 +37,12 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 both = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")  # naive and the cache
 both = tokgen.stats.shared_rounds(both)  # medians over the rounds every variant ran (a sequential run)
 naive, kv = (both[both["generator"] == g] for g in ("naive", "kv_dynamic"))
+runs = f"Notebook 02's rows: its run of {tokgen.results.run_of(both)}"
 if naive.empty:  # a notebook-02 run from before it timed naive beside the cache: notebook 01's naive at its B
     batch = int(kv["batch_size"].iloc[0])
     naive = tokgen.rows_at("01_naive", DATA_DIR, "solution 02", BATCH_SIZE=batch).sort_values("max_seqlen")
+    runs += f"; its naive rows are notebook 01's, from its run of {tokgen.results.run_of(naive)}"
+say(runs + ".")
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 
 # %% [markdown]

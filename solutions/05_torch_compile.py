@@ -84,8 +84,9 @@ def compilations(generator: str, **compile_options) -> int:
 # `dynamic=False`. `mode="max-autotune-no-cudagraphs"` changes what inductor generates (it times
 # several kernels for each matrix product and keeps the fastest), not when dynamo compiles.
 #
-# Each setting is compiled afresh (`torch._dynamo.reset()`) and timed against the eager model,
-# round by round: the first call holds the compilation, the rounds the steady state. When
+# Each setting is compiled afresh (`torch._dynamo.reset()`, into new, empty on-disk caches:
+# `tokgen.fresh_compile_caches()`, as notebook 05 does) and timed against the eager model,
+# round by round: the first call holds the whole compilation, the rounds the steady state. When
 # `dynamic=False` reaches the recompile limit, dynamo says so in a warning: the table shows it.
 
 # %%
@@ -95,6 +96,7 @@ if CUDA:  # a mode of inductor's: the eager backend ignores it
 eager = tokgen.generator_variant("kv_static", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
 rows = []
 for name, options in settings.items():
+    tokgen.fresh_compile_caches()  # a new, empty on-disk cache per row: every first call compiles cold
     torch._dynamo.reset()
     counters.clear()
     compiled = torch.compile(model, backend=BACKEND, **options)
@@ -117,9 +119,9 @@ say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}, backend `{BACKEND}`:\n\n" + table(done
 say(
     f"Each row is timed against its own eager rounds, whose median moved between the rows "
     f"({done['eager_median_ms'].min():,.1f}–{done['eager_median_ms'].max():,.1f} ms): read the steady state "
-    "from 'against eager', not down the median column. The first call holds the compilation; inductor's "
-    "on-disk cache (from notebooks run before on this machine, or an earlier row; notebook 05 itself compiles "
-    "into a fresh cache of its own) can shorten it, which this table does not separate."
+    "from 'against eager', not down the median column. The first call holds the compilation: each row "
+    "compiled into new, empty on-disk caches (`tokgen.fresh_compile_caches()`, as notebook 05 does), so no "
+    "row loads what notebooks run before on this machine, or an earlier row, compiled."
 )
 
 # %% [markdown]

@@ -59,6 +59,7 @@ DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), 
 
 # %%
 bw = tokgen.load("12_bandwidth", DATA_DIR)
+say(f"Notebook 12's bandwidth and TF32 rate: its table 12_bandwidth ({tokgen.results.run_of(bw.iloc[[-1]])}).")
 gbs, params = float(bw["bandwidth_gb_s"].iloc[-1]), tokgen.num_parameters(model)
 measured = float(bw["matmul_tflops"].iloc[-1]) if "matmul_tflops" in bw else float("nan")  # NaN: not measured
 tflops = measured if measured == measured else DATASHEET_TFLOPS

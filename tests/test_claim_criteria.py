@@ -56,11 +56,11 @@ def verdict(n, folder):
 def decided(n, folder):
     """Claim n's verdict as claim() decides it, over resampled rounds: the same in every resample, or
     (where a part rests on "no effect", which a resample of eight rounds can read as a real
-    difference) the verdict that "inconclusive (… in x% of resampled runs)" names."""
+    difference) the verdict that "inconclusive (… in x–y% of n resampled runs)" names."""
     c = claim(n, folder, resamples=8)
     if c["stability"] == 1.0 or (c["stability"] != c["stability"] and n == 6):  # 6: a profile, no rounds
         return c["verdict"]
-    found = re.fullmatch(r"inconclusive \((.+) in \d+% of resampled runs\)", c["verdict"])
+    found = re.fullmatch(r"inconclusive \((.+) in [\d.]+–[\d.]+% of [\d,]+ resampled runs\)", c["verdict"])
     assert found, c
     return found.group(1)
 

@@ -248,6 +248,10 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     if (ROOT / "solutions" / f"{name}.py").exists():
         solution = nbformat.read(smoke_out / "solutions" / f"{name}.ipynb", as_version=4)
         assert clean.problems(solution) == [], name
+        if name in ("01_naive", "02_kv_cache", "12_speed_of_light"):  # it names the reference run it read
+            outputs = [o for c in solution.cells for o in c.get("outputs", [])]
+            said = [str(o.get("data", {}).get("text/markdown", "")) for o in outputs]
+            assert any(re.search(r"\bcommit [0-9a-f]{7}, started \d{4}-", t) for t in said), name
     nb = nbformat.read(smoke_out / "notebooks" / f"{name}.ipynb", as_version=4)
     assert clean.problems(nb) == [], name
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -272,6 +276,13 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
         side = next(v for v in verdicts if "02: default, own process" in v)
         seq_lens = json.loads(pd.read_csv(smoke_out / "data" / f"{name}.csv")["params"].iloc[0])["SEQ_LENS"]
         assert side.count("02: default, own process") == len(seq_lens), side
+    if name == "10_cuda_graphs":  # the first calls shown are the ones recorded (build_ms), the warm-up apart
+        rows = pd.read_csv(smoke_out / "data" / f"{name}.csv").set_index("variant")
+        assert rows["build_ms"].drop("naive").gt(0).all() and rows["build_ms"].isna()["naive"]
+        for header, key in (("first call (builds), ms", "build_ms"), ("warm-up (second call), ms", "first_call_ms")):
+            shown = shown_column(verdicts, header)
+            assert shown and all(v == f"{rows.at[n, key]:,.{digits}f}" if v else n == "naive"
+                                 for n, v, digits in shown), (header, shown)  # fmt: skip
     if name == "06_eos_sync_profile":  # its windows ran in the orders that their recorded seed draws
         rows = pd.read_csv(smoke_out / "data" / f"{name}.csv")
         (seed,) = rows["order_seed"].unique()
@@ -279,6 +290,22 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
         names = [label(g, compiled=c) for c in (False, True) for g in generators]  # the notebook's variants, in order
         _, orders = drawn_orders(len(names), rows["window"].nunique(), int(seed))
         assert rows["variant"].tolist() == [names[i] for order in orders for i in order]
+
+
+def shown_column(markdown: list[str], header: str) -> list[tuple[str, str, int]]:
+    """(variant, cell, digits) of the column `header` in every Markdown table of `markdown` that has
+    it, with the decimals each cell was printed with."""
+    out = []
+    for text in markdown:
+        lines = [line for line in text.splitlines() if line.startswith("| ")]
+        heads = [c.strip() for c in lines[0].strip("|").split("|")] if lines else []
+        if header not in heads:
+            continue
+        for line in lines[1:]:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            value = cells[heads.index(header)]
+            out.append((cells[heads.index("variant")], value, len(value.rpartition(".")[2]) if value else 0))
+    return out
 
 
 def test_a_smoke_run_writes_a_notebook_and_its_solution_clean(tmp_path):

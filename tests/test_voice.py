@@ -155,7 +155,7 @@ def test_ranking_is_by_paired_speedup_and_variants_the_rounds_do_not_tell_apart_
     assert r.loc["lucky", "speedup"] == pytest.approx(gain(frame({k: list(v) for k, v in times.items()}), "base",
                                                            "lucky")["speedup"])
     sentence = fastest_sentence(ranked)  # "lucky" leads; the rounds do not tell "fast" apart from it: not a tie
-    assert sentence.startswith("Sharing rank 1 for fastest variant, 3 variants not told apart from the first: `")
+    assert sentence.startswith("3 variants share rank 1 for fastest variant: `")  # the first among the 3
     assert "Fastest" not in sentence and "Tied" not in sentence and not first_tied(ranked)
     assert all(f"`{v}`" in sentence for v in r.index[r["rank"] == 1]) and "do not tell them apart" in sentence
 
@@ -436,7 +436,7 @@ def test_no_effect_is_said_beside_the_interval_it_was_judged_on():
     g = compare_rounds(base, [100.0 / np.exp(x) for x in SHOWN_WITHIN] + base[:10], looks=(10, 20))
     said = "no effect, within ±5%: its equivalence interval ×0.953–×1.01"
     assert speedup_text(g) == (f"×0.98 (IQR ×0.95–×1.02 of 10 rounds, up to 20; p = 0.232 at level 0.025, {said}; "
-                               "95% sequential interval ×0.94–×1.03)")  # fmt: skip
+                               "95% sequential interval ×0.94–×1.03; ×1.00 over all 20 rounds both ran)")  # fmt: skip
     assert interval_text(g) == "95% sequential interval ×0.94–×1.03"  # the coverage statement, as before
     rows = pd.DataFrame([g | {"variant": "b", "vs": "a"}])
     assert f"| {said} |" in speedup_table(rows, legend=False)  # the table's outcome column: the same words
@@ -504,7 +504,8 @@ def test_tied_for_fastest_only_where_every_member_is_shown_within_the_band_of_th
     mixed = ranking(frame({"a": base, "b": fast, "c": same, "d": loose}), "a")
     assert mixed["rank"].tolist() == [1, 1, 1, 4] and not first_tied(mixed)
     sentence = fastest_sentence(mixed, "generator")
-    assert sentence.startswith("Sharing rank 1 for fastest generator, 3 variants not told apart from the first: `")
+    assert sentence.startswith("3 variants share rank 1 for fastest generator: `c`, ×2.00 (")  # c and the 2 after it
+    assert [m for m in "bcd" if f"`{m}`, " in sentence] == list("bcd")  # all 3 listed, the first counted among them
     assert "Tied" not in sentence and "(the rounds do not tell them apart)" in sentence  # each member's own reason
     assert "(shown to lie within ±5% of it)" in sentence
     alone = ranking(frame({"a": base, "b": fast}), "a")
@@ -559,3 +560,31 @@ def test_two_runs_of_one_variant_are_compared_over_the_same_first_rounds_and_apa
     assert same.endswith("So the two runs lay within their rounds' spread of each other: no drift between them "
                          "shows beyond it.")  # fmt: skip
     assert runs_apart_text(nb02, rows({800: first10}), ("a", "b")) == ""  # no N both ran
+
+
+def test_a_sequential_stop_before_the_rounds_both_ran_says_the_speed_up_over_all_of_them():
+    """The reviews of issue 51 (claim 9: ×1.04 at look 20, ×1.01 over the 80 rounds both variants ran
+    for other pairs). Known answers: ×1.25 in the first 10 rounds, then ×1.01 in 30 more: faster at
+    look 10 (every round faster, p = 2/1024 < 0.0125), the median of all 40 ratios ×1.01, nearer ×1:
+    said, with the caution. Later rounds at ×1.5 (median of 40 ×1.50, farther from ×1): the number, no
+    caution. Only the 10 rounds run, an undecided pair judged at look 20 of 30 rounds run, a fixed-rounds
+    one: nothing added."""
+    base = [100.0 + i for i in range(40)]
+    early = [t / 1.25 for t in base[:10]]
+    g = compare_rounds(base, early + [t / 1.01 for t in base[10:]], looks=(10, 20, 40))
+    assert (g["outcome"], g["rounds"], g["rounds_both"]) == (FASTER, 10, 40) and g["speedup_all"] == pytest.approx(1.01)
+    assert speedup_text(g).endswith("95% sequential interval ×1.25–×1.25; ×1.01 over all 40 rounds both ran: a stop "
+                                    "at an early look tends to overstate the size)")  # fmt: skip
+    assert speedup_text(g).startswith("×1.25 (IQR ×1.25–×1.25 of 10 rounds, up to 40; p = 0.002 at level 0.0125, ")
+    larger = compare_rounds(base, early + [t / 1.5 for t in base[10:]], looks=(10, 20, 40))
+    assert larger["rounds"] == 10 and speedup_text(larger).endswith("×1.25–×1.25; ×1.50 over all 40 rounds both ran)")
+    slower = compare_rounds(base, [t * 1.25 for t in base[:10]] + [t * 1.01 for t in base[10:]], looks=(10, 20, 40))
+    assert speedup_text(slower).endswith("; ×0.99 over all 40 rounds both ran: a stop at an early look tends to "
+                                         "overstate the size)")  # fmt: skip
+    alone = compare_rounds(base[:10], early, looks=(10, 20, 40))  # the run ended at the look that stopped it
+    assert alone["rounds_both"] == 10 and "over all" not in speedup_text(alone)
+    wobbly = list(np.array(base[:30]) * np.random.default_rng(0).lognormal(0, 0.3, 30))  # not decided at look 20
+    open_ = compare_rounds(base[:30], wobbly, looks=(10, 20, 40))
+    assert (open_["outcome"], open_["rounds"], open_["rounds_both"]) == (UNDECIDED, 20, 30)
+    assert "over all" not in speedup_text(open_)
+    assert "over all" not in speedup_text(compare_rounds(base, early + base[10:]))  # fixed rounds: all of them

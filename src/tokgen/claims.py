@@ -676,11 +676,26 @@ def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
     return f"the resampled runs read {read}: which one depends on the rounds drawn; more rounds would settle it"
 
 
-def _straddles(share: float, draws: int, z: float = 2.58) -> bool:
-    """Whether STABLE lies within the 99% Wilson score interval of a share of `draws` resamples (its
-    Monte Carlo error; unlike the normal interval, not zero-width or too narrow near a share of 1)."""
+def _share_interval(share: float, draws: int, z: float = 2.58) -> tuple[float, float]:
+    """The 99% Wilson score interval of a share of `draws` resamples: its Monte Carlo error (unlike
+    the normal interval, not zero-width or too narrow near a share of 0 or 1)."""
     centre, half = share + z * z / (2 * draws), z * (share * (1 - share) / draws + z * z / (4 * draws**2)) ** 0.5
-    return (centre - half) / (1 + z * z / draws) <= STABLE <= (centre + half) / (1 + z * z / draws)
+    return (centre - half) / (1 + z * z / draws), (centre + half) / (1 + z * z / draws)
+
+
+def _straddles(share: float, draws: int) -> bool:
+    """Whether STABLE lies within the share's Monte Carlo error (`_share_interval`)."""
+    low, high = _share_interval(share, draws)
+    return low <= STABLE <= high
+
+
+def share_text(share: float, draws: int) -> str:
+    """An undecided verdict's share of agreeing resamples as its 99% Monte Carlo interval with the
+    draws it comes from, "31–49% of 200": the share itself is as coarse as its draws (40% of 200
+    resamples where 2,000 give 47%; the reviews of issue 51), and `claim` stops drawing once the share
+    is clear of STABLE. Each end keeps its side of STABLE (`percent_text`; notebook 01_naive)."""
+    low, high = _share_interval(share, draws)
+    return f"{percent_text(low, STABLE).rstrip('%')}–{percent_text(high, STABLE)} of {draws:,}"
 
 
 def claim(
@@ -691,8 +706,9 @@ def claim(
     recomputed on bootstrap draws of the timed rounds, `resamples` at a time until the share that
     agrees is clear of STABLE by its Monte Carlo error (`_straddles`; at most MAX_RESAMPLES; not for
     sequential runs' rounds, `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads
-    "inconclusive". `tables` ({name: rows}) are read instead of results_dir's files of those names
-    (notebook 01_naive judges its rounds as they come: `RunOn`)."""
+    "inconclusive", with the share's Monte Carlo interval (`share_text`). `tables` ({name: rows})
+    are read instead of results_dir's files of those names (notebook 01_naive judges its rounds as
+    they come: `RunOn`)."""
     experiment, article, criterion, measure = CLAIMS[n]
     tables = Tables(results_dir) if tables is None else Tables(results_dir, cache=dict(tables))
     measured, verdict, key = _evaluate(measure, tables)
@@ -722,7 +738,7 @@ def claim(
         if stability < STABLE:
             keys = [d[2][1] for d in draws if d[2] is not None]
             verdict, why = (
-                f"{INCONCLUSIVE} ({verdict} in {percent_text(stability, STABLE)} of resampled runs)",
+                f"{INCONCLUSIVE} ({verdict} in {share_text(stability, len(draws))} resampled runs)",
                 _why_unstable(key, keys, [d[1] for d in draws]),
             )
     return {

@@ -346,7 +346,9 @@ def compare_rounds(base_times: list[float], times: list[float], looks=(), thresh
     log-ratios, `real` (p < level), `no_effect` (TOST within ±BAND), the `outcome` in words, the
     speed-up's (1 − level) `interval_low`–`interval_high`, its (1 − 2·level) `equivalence_low`–
     `equivalence_high` (the one `no_effect` tests against the band) and the rounds that would likely
-    decide an undecided one (notebook 02_kv_cache).
+    decide an undecided one, and `rounds_both` (every round both ran) with `speedup_all`, the
+    speed-up over them: beside a sequential comparison that stopped at an earlier look, not judged
+    (`tokgen.voice.speedup_text`; notebook 02_kv_cache).
 
     Without `looks`: every round, at level ALPHA. With `looks` (a sequential comparison,
     `looks_up_to`): the first look that the rounds reach and that decides it, with the speed-ups
@@ -358,6 +360,7 @@ def compare_rounds(base_times: list[float], times: list[float], looks=(), thresh
     g = sequential(logs, looks or [len(logs) or 1], thresholds if looks else ())
     g = {key: value[0].item() if hasattr(value[0], "item") else value[0] for key, value in g.items()}
     g["rounds_to_decide"] = rounds_to_decide(logs[: int(g["rounds"])]) if g["outcome"] == UNDECIDED else None
+    g["rounds_both"], g["speedup_all"] = len(logs), float(np.median(np.exp(logs))) if logs else math.nan
     return g | {"looks": ";".join(map(str, looks)), "capped": bool(looks) and bool(g["capped"])}
 
 
