@@ -192,9 +192,9 @@ save_figure(fig, "07_pipelining", RESULTS_DIR)
 # speed-up is the median over rounds of t(against) / t(variant), above ×1 the variant is faster,
 # with the IQR of the per-round ratios; each comparison shows the rounds it used and its interval
 # at the level of the look that judged it. Where a comparison stopped at an early look while both
-# its variants ran on for other comparisons, its sentence also gives the speed-up over all the
-# rounds both ran, not judged: a look stops where the difference happens to look large, so the
-# estimate at an early stop tends to overstate the size.
+# its variants ran on for other comparisons, the claims of section 7 and the summary also give the
+# speed-up over all the rounds both ran, not judged: a look stops where the difference happens to
+# look large, so the estimate at an early stop tends to overstate the size.
 
 # %%
 columns = {"variant": "variant", "against": "vs", "interval": "interval"}

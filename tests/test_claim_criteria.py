@@ -420,7 +420,7 @@ def test_claim_6_thresholds(tmp_path, sync, none, expected):
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
     assert measured == (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop "
-                        "check (eager, profiled, one profiled window each, unrepeated; the article: ~110 µs); "
+                        "check (eager, profiled, one window each, unrepeated; the article: ~110 µs); "
                         f"no-check gap / sync gap {none / sync:.3f} (the rule: at most 0.5)")  # fmt: skip
     assert decided(6, tmp_path) == expected
 
@@ -438,7 +438,7 @@ def test_claim_6_with_an_empty_no_check_gap_is_not_measured_and_never_resampled(
                                              "idle_gap_median_us": 30.0, "batch_size": 16}])  # fmt: skip
     c = claim(6, tmp_path, resamples=8)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]  # no rounds: no stability claimed
-    assert "(eager, B=16, profiled, one profiled window each, unrepeated; the article: ~110 µs)" in c["measured"]
+    assert "(eager, B=16, profiled, one window each, unrepeated; the article: ~110 µs)" in c["measured"]
 
 
 def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):
@@ -848,9 +848,9 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]
     assert c["measured"] == ("median idle gap before a step 110 µs (100–120) with the sync, 30 µs (20–40) with no "
-                             "stop check (eager, B=16, profiled, median and range over 3 profiled windows, "
+                             "stop check (eager, B=16, profiled, median and range over 3 windows, "
                              "interleaved, every window judged; the article: ~110 µs); no-check gap / sync gap per "
-                             "window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; nearest "
+                             "window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; nearest to 0.5: "
                              "0.400)")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
@@ -867,12 +867,12 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     windows_profile(tmp_path, [(150.96, 139.49), (202.29, 113.49), (251.11, 129.33)])
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
-    assert c["measured"].endswith("(eager, B=16, profiled, median and range over 3 profiled windows, interleaved, "
+    assert c["measured"].endswith("(eager, B=16, profiled, median and range over 3 windows, interleaved, "
                                   "every window judged; the article: ~110 µs); no-check gap / sync gap per window "
-                                  "0.924, 0.561, 0.515 (the rule: at most 0.5 in every window; nearest "
+                                  "0.924, 0.561, 0.515 (the rule: at most 0.5 in every window; nearest to 0.5: "
                                   "0.515)")  # fmt: skip
     windows_profile(tmp_path, [(100.0, 49.0), (100.0, 10.0), (100.0, 60.0)])  # nearest below and above alike
-    assert "per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest 0.490)" in claim(
+    assert "per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to 0.5: 0.490)" in claim(
         6, tmp_path, resamples=4)["measured"]  # fmt: skip
 
 
@@ -887,9 +887,9 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
     assert c["verdict"] == "inconclusive" and c["why"].startswith("its profiled windows disagree")
     assert c["measured"] == (
         "median idle gap before a step 150 µs (110–160) with the sync, 140 µs (20–150) with no stop check (eager, "
-        "B=16, profiled, median and range over 3 profiled windows, interleaved, every window judged; the article: "
+        "B=16, profiled, median and range over 3 windows, interleaved, every window judged; the article: "
         "~110 µs); no-check gap / sync gap per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
-        "nearest 0.182); the windows disagree: reproduced in 1, not reproduced in 2")  # fmt: skip
+        "nearest to 0.5: 0.182); the windows disagree: reproduced in 1, not reproduced in 2")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     v = verdict(7, tmp_path)
     assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"

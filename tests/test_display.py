@@ -803,7 +803,7 @@ def test_plain_after_profile_counts_the_brackets_beyond_their_own_spread_per_mod
         "Bracket by bracket, the median of the plain runs after the profiled passes moved beyond the spread of the "
         "plain runs before them (slowest less fastest) in 2 of 4 eager brackets (1 slower, 1 faster) and 1 of 2 "
         "compiled brackets (1 slower, 0 faster). The brackets ran one after another in this process, so every "
-        "bracket but the first follows an earlier one's profiled passes: they compare runs after a profile with runs "
+        "bracket but the first follows an earlier one's profiled passes: those compare runs after a profile with runs "
         "after a profile and cannot show whether a profiler stays set up after a profile.")  # fmt: skip
     for claimed in ("no profiler", "may still be set up", "within that spread", "drift", "because"):
         assert claimed not in text  # no cause named, no absence claimed

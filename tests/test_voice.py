@@ -581,6 +581,8 @@ def test_a_sequential_stop_before_the_rounds_both_ran_says_the_speed_up_over_all
     slower = compare_rounds(base, [t * 1.25 for t in base[:10]] + [t * 1.01 for t in base[10:]], looks=(10, 20, 40))
     assert speedup_text(slower).endswith("; ×0.99 over all 40 rounds both ran: a stop at an early look tends to "
                                          "overstate the size)")  # fmt: skip
+    near = compare_rounds(base, [t / 1.02 for t in base[:10]] + [t / 1.015 for t in base[10:]], looks=(10, 20, 40))
+    assert near["rounds"] == 10 and speedup_text(near).endswith("; ×1.01 over all 40 rounds both ran)")  # within 1%
     alone = compare_rounds(base[:10], early, looks=(10, 20, 40))  # the run ended at the look that stopped it
     assert alone["rounds_both"] == 10 and "over all" not in speedup_text(alone)
     wobbly = list(np.array(base[:30]) * np.random.default_rng(0).lognormal(0, 0.3, 30))  # not decided at look 20

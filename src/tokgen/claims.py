@@ -365,11 +365,11 @@ def _claim_6(tables):
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     if len(pairs) == 1:
         gaps = f"{syncs[0]:.0f} µs with the sync, {nones[0]:.0f} µs with no stop check"
-        how = "one profiled window each, unrepeated"
+        how = "one window each, unrepeated"
     else:
         gaps = (f"{np.median(syncs):.0f} µs ({min(syncs):.0f}–{max(syncs):.0f}) with the sync, {np.median(nones):.0f} "
                 f"µs ({min(nones):.0f}–{max(nones):.0f}) with no stop check")  # fmt: skip
-        how = f"median and range over {len(pairs)} profiled windows, interleaved, every window judged"
+        how = f"median and range over {len(pairs)} windows, interleaved, every window judged"
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
     measured = f"median idle gap before a step {gaps} (eager{batch}, profiled, {how}; {article})"
     measured += f"; {half_shares(pairs, 'no-check')}"

@@ -89,7 +89,8 @@ def half_shares(pairs, other: str) -> str:
     if len(shares) == 1:
         return f"{other} gap / sync gap {shown} (the rule: at most 0.5)"
     nearest = min(shares, key=lambda x: abs(x - 0.5))
-    return f"{other} gap / sync gap per window {shown} (the rule: at most 0.5 in every window; nearest {nearest:.3f})"
+    rule = f"the rule: at most 0.5 in every window; nearest to 0.5: {nearest:.3f}"
+    return f"{other} gap / sync gap per window {shown} ({rule})"
 
 
 def direction(pairs) -> str | None:
@@ -177,7 +178,7 @@ def plain_after_profile(summary: pd.DataFrame) -> str:
     if len(summary) == 1:
         return said + " One bracket cannot show whether a profiler stays set up after a profile."
     return said + (" The brackets ran one after another in this process, so every bracket but the first follows an "
-                   "earlier one's profiled passes: they compare runs after a profile with runs after a profile and "
+                   "earlier one's profiled passes: those compare runs after a profile with runs after a profile and "
                    "cannot show whether a profiler stays set up after a profile.")  # fmt: skip
 
 

@@ -79,8 +79,9 @@ def fresh_compile_caches() -> str:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     inductor, triton = COMPILE_CACHES
     os.environ[inductor], os.environ[triton] = folder, os.path.join(folder, "triton")
-    if "torch._inductor.utils" in sys.modules:  # paths it memoised before (none in a fresh process)
-        sys.modules["torch._inductor.utils"].clear_caches()
+    utils = sys.modules.get("torch._inductor.utils")
+    if utils is not None:  # paths it memoised before (none in a fresh process); older torch names it differently
+        (getattr(utils, "clear_caches", None) or utils.clear_inductor_caches)()
     return ("torch.compile's on-disk caches (inductor's and Triton's: TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR) "
             "point at a new, empty folder: this notebook's first compiled call compiles everything, whatever "
             "earlier notebooks compiled on this machine.")  # fmt: skip
