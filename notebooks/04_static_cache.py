@@ -131,8 +131,9 @@ save_figure(fig, "04_static_cache", RESULTS_DIR)
 # the loop is; how the balance moves with N, this run says:
 
 # %%
-outcomes = ", ".join(f"{o} at N = {n}" for n, o in zip(gain["max_seqlen"], gain["outcome"]))
-say(f"Round by round the static cache is {outcomes}. Its speed-up {tokgen.voice.trend_text(gain)}.")
+outcomes = "; ".join(f"{tokgen.voice.outcome_text(g)} at N = {g['max_seqlen']}" for g in gain.to_dict("records"))
+say(f"Round by round, the static cache against the dynamic one: {outcomes}. "
+    f"Its speed-up {tokgen.voice.trend_text(gain)}.")
 
 # %% [markdown]
 # ## 4. The article's claim, measured here

@@ -116,8 +116,9 @@ columns = {"model": "model", "B": "batch_size", "interval": "interval"}
 say(tokgen.display.speedup_table(g, columns, legend=False))
 
 # %% [markdown]
-# Left: the speed-up per batch size, filled where the signed-rank test decided it (faster or
-# slower), hollow where it did not. Right: the time per step of each generator.
+# Left: the speed-up per batch size, a filled circle where the signed-rank test decided it
+# (faster or slower), a filled square where the design showed no effect within the band (also a
+# decision), a hollow circle where it decided nothing. Right: the time per step of each generator.
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))

@@ -61,7 +61,7 @@ try:
     audit = tokgen.load("11_sync_audit", DATA_DIR).set_index("generator")
     reads = audit["local_scalar_dense_per_token"]
     watched = [g for g in ("generate() dynamic", "generate() static", "kv_static") if g in audit.index]
-    say(f"Notebook 11's audit (transformers {audit['transformers'].iloc[0]}), `.item()` reads per token: "
+    say(f"Notebook 11's audit (transformers {audit['transformers'].iloc[0]}), `.item()` reads per decode step: "
         + ", ".join(f"`{g}` {reads[g]:.2f}" for g in watched) + ".")  # fmt: skip
 except FileNotFoundError:
     say("*Notebook 11's audit is not in DATA_DIR: run notebook 11 first.*")
@@ -72,8 +72,8 @@ if CUDA:
         run = lambda name=name: tokgen.generate(name, model, batch_size=4, max_seqlen=TOKENS)  # noqa: E731
         run()  # warm-up
         syncs = tokgen.count_syncs(run)
-        per_token = {f"{k} / token": syncs[k] / TOKENS for k in ("local_scalar_dense", "stream_syncs")}
-        rows.append({"generator": name, **per_token})
+        per_step = {f"{k} per decode step": syncs[k] / TOKENS for k in ("local_scalar_dense", "stream_syncs")}
+        rows.append({"generator": name, **per_step})
     say(table(pd.DataFrame(rows), digits=2))
 else:
     say("*Syncs are between a host and a GPU: run this cell on a GPU.*")

@@ -389,10 +389,32 @@ def test_a_sweep_whose_step_is_longest_in_the_middle_is_not_said_to_grow():
             "gpu_busy_share": [0.17, 0.15, 0.67],
         }
     )
-    text = display.sweep_takeaway(g, sync)
-    assert "the step is longest at B = 16, not at an end: no steady growth." in text
+    text = display.sweep_takeaway(g, sync)  # B = 16's IQR (9.6-9.8 ms per step) above both ends' (5.9-6.1, 8.8-9.0)
+    assert "the step is longest at B = 16, not at an end (its IQR above both ends'): no steady growth." in text
     steady = sync.assign(ms_per_step=[6.0, 7.5, 8.9], q25_ms=[590.0, 740.0, 880.0], q75_ms=[610.0, 760.0, 900.0])
     assert "no steady growth" not in display.sweep_takeaway(g, steady)
+
+
+def test_a_longest_step_in_the_middle_within_an_ends_iqr_is_left_undecided():
+    """Notebook 08's eager sweep on the old run: B = 16 at 9.73 (9.09-10.83) ms per step, B = 256 at
+    8.94 (8.43-10.47): the IQRs overlap, so no order of the two and no 'no steady growth'."""
+    base = [100.0 + i for i in range(8)]
+    g = tokgen.gains(rows({"a": base, "b": base}), "a").iloc[[0, 0, 0]].assign(batch_size=[1, 16, 256])
+    sync = pd.DataFrame(
+        {"generator": "kv_static", "batch_size": [1, 16, 256], "steps": 100, "ms_per_step": [5.83, 9.73, 8.94],
+         "q25_ms": [518.0, 909.0, 843.0], "q75_ms": [683.0, 1083.0, 1047.0], "gpu_busy_ms": [100.0, 150.0, 600.0],
+         "gpu_busy_share": [0.17, 0.15, 0.67]}
+    )  # fmt: skip
+    text = display.sweep_takeaway(g, sync)
+    assert "no steady growth" not in text
+    assert text.endswith("; the longest median is at B = 16, within the IQR of B = 256: whether the step grows "
+                         "steadily, the rounds cannot tell.")  # fmt: skip
+    touching = sync.assign(q25_ms=[518.0, 1047.0, 843.0])  # B = 16's lower quartile equal to B = 256's upper one
+    assert "within the IQR of B = 256" in display.sweep_takeaway(g, touching)
+    both = sync.assign(ms_per_step=[9.0, 9.73, 8.94], q25_ms=[850.0, 909.0, 843.0], q75_ms=[950.0, 1083.0, 1047.0])
+    assert "whether" not in display.sweep_takeaway(g, both)  # shortest and longest within each other's IQR: said there
+    left = sync.assign(ms_per_step=[8.94, 9.73, 5.83], q25_ms=[843.0, 909.0, 518.0], q75_ms=[1047.0, 1083.0, 683.0])
+    assert "within the IQR of B = 1:" in display.sweep_takeaway(g, left)
 
 
 def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
@@ -622,6 +644,33 @@ def test_the_sweep_reads_each_batch_sizes_shared_rounds():
     fig, axes = plt.subplots(1, 2)
     display.plot_sweep(axes, g, sweep)
     assert list(axes[1].lines[0].get_ydata()) == [10.4, 30.85] and "first 9 rounds" in axes[1].get_ylabel()
+    plt.close("all")
+
+
+def test_the_sweep_plot_draws_a_decided_no_effect_apart_from_an_undecided_point():
+    """Notebook 08's left panel: faster/slower filled circles, no effect a filled square, undecided a
+    hollow circle, each named once in the legend; an outcome not in the sweep gets no entry."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    run = sequential_run()
+    sweep = pd.concat([run[run["variant"].isin(["a", "b"])].assign(batch_size=b) for b in (1, 16, 64)])
+    sweep = sweep.assign(generator=sweep["variant"].map({"a": "kv_static", "b": "pipelined_static"}), compiled=False)
+    g = pd.DataFrame({"batch_size": [1, 16, 64], "outcome": ["faster", "undecided", "no effect"], "compiled": False,
+                      "speedup": [1.3, 1.1, 1.01], "speedup_q25": 1.0, "speedup_q75": 1.4})  # fmt: skip
+    fig, axes = plt.subplots(1, 2)
+    display.plot_sweep(axes, g, sweep)
+    drawn = []  # (B, marker, hollow) of every point drawn: each once
+    for c in axes[0].collections[1:]:  # the first: the error bars
+        faces = c.get_facecolors()  # one for every point, or one for all
+        for i, (x, _) in enumerate(c.get_offsets()):
+            square = len(c.get_paths()[0].vertices) == 5  # matplotlib's "s" path: 4 corners and the closing point
+            drawn.append((int(x), "square" if square else "circle", tuple(faces[i % len(faces)]) == to_rgba("white")))
+    assert sorted(drawn) == [(1, "circle", False), (16, "circle", True), (64, "square", False)]
+    labels = [t.get_text() for t in axes[0].get_legend().get_texts()]
+    assert labels == ["eager", "faster or slower (decided)", "no effect within ±5% (decided)", "undecided"]
+    display.plot_sweep(plt.subplots(1, 2)[1], g.assign(outcome="faster"), sweep)
+    assert [t.get_text() for t in plt.gcf().axes[0].get_legend().get_texts()] == ["eager", "faster or slower (decided)"]
     plt.close("all")
 
 

@@ -352,18 +352,30 @@ def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
 
 
 def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
-    """Notebook 08's panels: pipelined-vs-sync speed-up per batch size (filled: decided) and ms per
-    step per generator (dashed: pipelined), over the rounds both variants of its batch size ran
+    """Notebook 08's panels: pipelined-vs-sync speed-up per batch size (a filled circle: faster or
+    slower; a filled square: no effect within the band; a hollow circle: undecided) and ms per step
+    per generator (dashed: pipelined), over the rounds both variants of its batch size ran
     (`tokgen.stats.shared_rounds`) (notebook 08_batch_sweep)."""
     left, right = axes
     results = shared_rounds(results)
+    kinds = {  # outcome kind: (outcomes, marker, filled, legend entry)
+        "decided": ([FASTER, SLOWER], "o", True, "faster or slower (decided)"),
+        "no effect": ([NO_EFFECT], "s", True, f"no effect within ±{BAND:.0%} (decided)"),
+        "undecided": ([UNDECIDED], "o", False, "undecided"),
+    }
     for (compiled, fam), color in zip(comparisons.groupby("compiled"), ("C0", "C1")):
         fam = fam.sort_values("batch_size")
         name = "compiled" if compiled else "eager"
         left.errorbar(fam["batch_size"], fam["speedup"], yerr=_iqr(fam, *SPEEDUP), capsize=3, color=color, label=name)
-        decided = fam["outcome"].isin([FASTER, SLOWER])
-        left.scatter(fam["batch_size"], fam["speedup"], color=color, facecolors=np.where(decided, color, "white"),
-                     zorder=3)  # fmt: skip
+        for outcomes, marker, filled, _ in kinds.values():
+            pts = fam[fam["outcome"].isin(outcomes)]
+            left.scatter(pts["batch_size"], pts["speedup"], marker=marker, edgecolors=color,
+                         facecolors=color if filled else "white", zorder=3)  # fmt: skip
+    handles = left.get_legend_handles_labels()[0]
+    handles += [plt.Line2D([], [], ls="", marker=marker, color="grey", markerfacecolor="grey" if filled else "white",
+                           label=words)
+                for outcomes, marker, filled, words in kinds.values()
+                if comparisons["outcome"].isin(outcomes).any()]  # fmt: skip
     left.axhline(1, color="grey", lw=0.8)
     left.set_ylabel("pipelined vs sync: speed-up × (median, IQR of rounds)")
     for (compiled, generator), fam in results.groupby(["compiled", "generator"]):
@@ -374,12 +386,12 @@ def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
     over = shared_rounds_text(results)
     right.set_ylabel("ms per step (median)" + (f"\n({over})" if over else ""))
     sizes = sorted(set(results["batch_size"]))
-    for ax in axes:
+    for ax, legend in zip(axes, (handles, None)):
         ax.set_xscale("log", base=2)
         ax.set_xticks(sizes, [str(b) for b in sizes])
         ax.minorticks_off()
         ax.set_xlabel("batch size B")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
+        ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     return axes
 
 
@@ -421,7 +433,13 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
              f"{share[b1]:.0%} at B = {b1} ({bound_words(share[b1])}), by the bound table's rule: host-bound under "
              f"{HOST_BOUND:.0%}, GPU-bound from {GPU_BOUND:.0%}")  # fmt: skip
     if hi[short] < lo[long_] and long_ not in (b0, b1):
-        text += f"; the step is longest at B = {long_}, not at an end: no steady growth"
+        within = [b for b in (b0, b1) if hi[b] >= lo[long_]]  # the ends whose IQR reaches the longest step's
+        text += (
+            f"; the step is longest at B = {long_}, not at an end (its IQR above both ends'): no steady growth"
+            if not within
+            else f"; the longest median is at B = {long_}, within the IQR of B = {' and '.join(map(str, within))}: "
+            "whether the step grows steadily, the rounds cannot tell"
+        )
     return text + "."
 
 
