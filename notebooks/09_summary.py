@@ -77,8 +77,9 @@ save_figure(ax.figure, "09_summary", RESULTS_DIR)
 
 # %%
 say(tokgen.display.fastest_sentence(ranked, "generator of the article"))
+best = tokgen.gain(results, naive, recipe, thresholds=tokgen.claims.SUMMARY_THRESHOLDS)  # judged as claim 10 judges it
 say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}`, against naive: "
-    f"{tokgen.display.speedup_text(tokgen.gain(results, naive, recipe))}.")  # fmt: skip
+    f"{tokgen.display.speedup_text(best)}.")  # fmt: skip
 
 # %% [markdown]
 # ## 2. The article's ten claims: the whole GPU and two slices that bracket the L40S
@@ -137,7 +138,8 @@ say(table(claims[["#", "experiment", "article", "criterion"]]))
 # ## Takeaways, read from the three runs
 
 # %%
-say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_gains(DATA_DIR, slices)))
+say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_gains(DATA_DIR, slices),
+                                   tokgen.claims.regime_commits(DATA_DIR, slices)))  # fmt: skip
 
 # %% [markdown]
 # ## Summary

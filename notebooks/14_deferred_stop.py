@@ -99,25 +99,29 @@ say(
 #
 # Counted as in notebook 11: `.item()`-style reads (`aten::_local_scalar_dense`) and the CUDA
 # runtime's blocking waits, per decode step (N = `MAX_SEQLEN` steps, no early stop; one step makes
-# one token for each of the `BATCH_SIZE` sequences, so where the text below says "per token", read
-# "per step").
+# one token for each of the `BATCH_SIZE` sequences). A profiler session lost to CUPTI's teardown
+# leaves its row "not counted" and the timings below still run.
 
 
 # %%
 def syncs(name: str) -> dict:
     run = lambda: tokgen.generate(name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
     run()  # warm-up: compilation
-    return {"variant": name, **{k: v / MAX_SEQLEN for k, v in tokgen.count_syncs(run).items()}}
+    return {"variant": name, **tokgen.profiling.syncs_per_step(run, MAX_SEQLEN)}  # a lost session: its row says so
 
 
 if ON_GPU:
     audit = pd.DataFrame([syncs(name) for name in VARIANTS]).set_index("variant")
     kinds = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
-    say(table(audit.reset_index(), ["variant", *kinds], digits=2))  # headers in words: display.header_of
+    say(table(audit.reset_index(), ["variant", *kinds, "counted"], digits=2))  # headers in words: display.header_of
     for cache in ("dynamic", "static"):
-        d = audit.loc[f"generate() {cache} deferred"] - audit.loc[f"generate() {cache} sync"]
+        pair = audit.loc[[f"generate() {cache} deferred", f"generate() {cache} sync"]]
+        if (pair["counted"] != "yes").any():
+            say(f"{cache} cache: not compared, {' and '.join(pair.index[pair['counted'] != 'yes'])} not counted.")
+            continue
+        d = pair.iloc[0][kinds] - pair.iloc[1][kinds]
         said = ", ".join(f"{tokgen.display.header_of(k)} {d[k]:+.2f}" for k in kinds)
-        say(f"{cache} cache, deferred minus sync, per token: {said}")
+        say(f"{cache} cache, deferred minus sync, per decode step: {said}")
 else:
     say("*On the CPU: no device to synchronize with.*")
 

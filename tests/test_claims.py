@@ -951,3 +951,67 @@ def test_notebook_01s_rounds_stop_at_the_look_that_decides_claim_1_or_at_the_cap
                       device="cpu", seed=0, gpu_busy=False)  # fmt: skip
         assert list(res["runs"]) == [ran] * 3 and [s[0] for s in run_on.said] == [5, 10]
         assert run_on.open(run_on.said[0][2]) and run_on.open(run_on.said[1][2]) == (ran == 15)
+
+
+def test_the_recipe_is_judged_as_claim_10_judges_it_and_the_summary_keeps_the_sequential_design(tmp_path):
+    """The best recipe ×2.42 against naive, looks 10, 20, 40 (this seed): at look 10 its interval holds ×2.5
+    (×2.29–×2.54), so claim 10's thresholds run it on to look 20 (×2.32–×2.47). recipe_gains, claim 10 and
+    summary_results' cells say one comparison, the sequential design's words included."""
+    from tokgen.claims import SUMMARY_THRESHOLDS, recipe_gains, summary_results
+    from tokgen.stats import compare_rounds
+    from tokgen.voice import speedup_text
+
+    rng = np.random.default_rng(2)
+    naive = list(500 * rng.lognormal(0, 0.1, 40))
+    best = [t / 2.42 * f for t, f in zip(naive, rng.lognormal(0, 0.04, 40))]
+    items = [result("naive", naive, looks="10;20;40"), result("compiled pipelined_static", best, looks="10;20;40")]
+    rows("07_pipelining", tmp_path, items)
+    early = compare_rounds(naive, best, (10, 20, 40))
+    assert early["rounds"] == 10 and early["interval_low"] < 2.5 < early["interval_high"]  # the data is as said
+    g = recipe_gains(tmp_path, {})["whole GPU"]
+    assert g == compare_rounds(naive, best, (10, 20, 40), SUMMARY_THRESHOLDS) | {
+        "variant": "compiled pipelined_static", "vs": "naive"}  # fmt: skip
+    assert g["rounds"] == 20 and g["interval_high"] < 2.5
+    c = claims_table(tmp_path).set_index("#").loc[10]
+    assert c["verdict"].startswith("not reproduced") and speedup_text(g) in c["measured"]
+    s = summary_results(tmp_path).set_index("variant").loc["compiled pipelined_static"]
+    cell = {k.removesuffix("_vs_naive"): v for k, v in s.items() if k.endswith("_vs_naive")}
+    assert speedup_text(cell) == speedup_text(early)  # the ranking's comparison, said with its looks
+    assert "up to 40" in speedup_text(cell) and "sequential interval" in speedup_text(cell)
+
+
+def test_regimes_of_different_runs_are_flagged_and_not_compared(tmp_path):
+    """A whole-GPU folder whose tables come from two commits (a notebook failed and left an older table)
+    is flagged; takeaways compare verdicts only among regimes of the whole GPU's one commit, and name the
+    others with their commits; two slices of different commits are not said to agree."""
+    from tokgen.claims import regime_commits, regime_sources, regime_takeaways
+
+    for folder, found in {"whole": {"07_x": "aaa1111", "03_x": "bbb2222"}, "sm8": {"07_x": "aaa1111"},
+                          "sm16": {"07_x": "ccc3333"}}.items():  # fmt: skip
+        (tmp_path / folder / "data").mkdir(parents=True)
+        for table, commit in found.items():
+            pd.DataFrame({"gpu": ["H100"], "commit": [commit]}).to_csv(tmp_path / folder / "data" / f"{table}.csv")
+    slices = {"8 SMs": tmp_path / "sm8", "16 SMs": tmp_path / "sm16"}
+    said = regime_sources(tmp_path / "whole", slices).split("\n")
+    assert said[0].endswith("commit aaa1111, bbb2222 (**tables from 2 commits**: not one run; each claim reads its "
+                            "notebooks' run, so read this column claim by claim)")  # fmt: skip
+    assert "tables from" not in said[1] + said[2] and "not the whole GPU's run" in said[1]
+    commits = regime_commits(tmp_path / "whole", slices)
+    assert commits == {"whole GPU": ("aaa1111", "bbb2222"), "8 SMs": ("aaa1111",), "16 SMs": ("ccc3333",)}
+    claims = pd.DataFrame({"#": [1, 2], "verdict": ["reproduced", "partly"], "verdict (8 SMs)": ["partly", "partly"],
+                           "verdict (16 SMs)": ["reproduced", "not reproduced"],
+                           "slices": ["the slices disagree", "the slices disagree"]})  # fmt: skip
+    regimes = ["whole GPU", "8 SMs", "16 SMs"]
+    assert "differ for claim 1 (whole GPU: reproduced; 8 SMs: partly; 16 SMs: reproduced)" in regime_takeaways(
+        claims, regimes)  # fmt: skip
+    text = regime_takeaways(claims, regimes, commits=commits)
+    assert "* whole GPU: tables from commit(s) aaa1111, bbb2222, not one run: its verdicts are not compared" in text
+    assert "* 16 SMs: tables from commit(s) ccc3333, another run than the whole GPU's: its verdicts are not" in text
+    assert "differ for" not in text and "* No two regimes of one run gave verdicts: nothing compared." in text
+    one = {**commits, "whole GPU": ("aaa1111",)}
+    text = regime_takeaways(claims, regimes, commits=one)
+    assert "* 16 SMs: tables from commit(s) ccc3333, another run than the whole GPU's: its verdicts are not compared" \
+        in text and "differ for claim 1 (whole GPU: reproduced; 8 SMs: partly)." in text  # fmt: skip
+    assert "16 SMs: not reproduced" not in text and "* The two slices are not compared: their tables are not" in text
+    same = {r: ("aaa1111",) for r in regimes}
+    assert "The two slices are not compared" not in regime_takeaways(claims, regimes, commits=same)

@@ -588,8 +588,9 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
     assert "| a | ok | 18 | 10 | 104.0 (102.0–106.0) | 100.0–108.0 | 10.40 |" in runs  # not 154.0 over all 18
     assert "| c | ok | 18 | 10 | 308.5 (304.2–312.8) | 300.0–317.0 | 30.85 |" in runs  # its own comparison: all 18
     note = ("*Variants ran different numbers of rounds (the sequential design): each median, ms per step and GPU "
-            "share here is over the first 9 rounds, which every variant of its comparison ran; the paired "
-            "speed-ups use every round both variants of a pair ran.*")  # fmt: skip
+            "share here is over the first 9 rounds, which every variant of its comparison ran; each paired "
+            "speed-up uses the rounds up to the look that decided it (the rounds it names), or every round both "
+            "variants ran where none did.*")  # fmt: skip
     assert runs.endswith("\n\n" + note)
     bound = display.bound_table(run[run["status"] == "ok"])
     assert "| a | 10.40 | 9.46 | 0.91 | GPU |" in bound and bound.endswith(note)  # over all 18: 0.61, mixed

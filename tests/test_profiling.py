@@ -371,6 +371,24 @@ def test_count_syncs_refuses_a_session_that_recorded_no_runtime_call(monkeypatch
         profiling.count_syncs(lambda: None)
 
 
+def test_syncs_per_step_divides_by_the_steps_and_a_lost_session_costs_only_its_row(monkeypatch):
+    """One .item() and its stream sync in 4 steps: 0.25 each; a lost session (notebook 14 counts four
+    variants, then times them): every count NaN and the row says it was not counted, no exception."""
+    monkeypatch.setattr(profiling.torch.cuda, "set_sync_debug_mode", lambda mode: None)
+    run = names("aten::_local_scalar_dense", "cudaStreamSynchronize", "cudaDeviceSynchronize")
+    fake_sessions(monkeypatch, [], [run, names("cudaDeviceSynchronize")])
+    assert profiling.syncs_per_step(lambda: None, 4) == {
+        "sync_debug_warnings": 0.0, "local_scalar_dense": 0.25, "stream_syncs": 0.25, "event_syncs": 0.0,
+        "device_syncs": 0.0, "counted": "yes"}  # fmt: skip
+    fake_sessions(monkeypatch, [], [names("aten::empty"), names("cudaDeviceSynchronize")])
+    lost = profiling.syncs_per_step(lambda: None, 4)
+    assert lost["counted"] == "not counted: the profiler lost its session"
+    assert set(lost) == {*profiling.SYNC_KINDS, "counted"} and all(lost[k] != lost[k] for k in profiling.SYNC_KINDS)
+    monkeypatch.setattr(profiling, "require_cuda", lambda what: (_ for _ in ()).throw(RuntimeError("needs a GPU")))
+    with pytest.raises(RuntimeError, match="needs a GPU"):  # only a lost session is caught
+        profiling.syncs_per_step(lambda: None, 4)
+
+
 def test_profile_steps_settles_after_its_session_on_cuda_and_not_on_the_cpu(monkeypatch):
     """On the CPU: one settle_profiler('cpu') after the run, which does nothing (above). On CUDA
     (faked): the settle comes after the window closed (the profiler stopped), before the trace is read."""

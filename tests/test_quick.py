@@ -2,6 +2,7 @@
 runs, and its report's sentences against the data they are read from."""
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -260,3 +261,15 @@ def test_the_quick_run_reads_the_reference_runs_fastest_generator_on_purpose(tmp
         eval(call.split("=", 1)[1].split("#")[0].strip(), {"fastest_generator": bandwidth.fastest_generator,
                                                             "ROOT": tmp_path})  # fmt: skip
     assert seen == {"this_run": False}
+
+
+def test_the_fastest_generators_description_is_the_registrys():
+    """The words beside the reference run's fastest generator come from tokgen.registry.DESCRIPTIONS."""
+    from tokgen.registry import DESCRIPTIONS
+
+    for folder in ("h100", "h100_16gb"):
+        page = (ROOT / "data" / "quick" / folder / "report.md").read_text()
+        said = re.search(r"`([^`]+)` \(the reference run's fastest generator: (.*?); notebook 10\)", page)
+        assert said, folder
+        generator = said.group(1).split(" K=")[0]
+        assert said.group(2) == DESCRIPTIONS[generator][1]

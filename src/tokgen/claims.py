@@ -528,7 +528,10 @@ def summary_results(tables) -> pd.DataFrame:
     if naive not in set(df["variant"]):
         raise KeyError(f"no {naive!r} run in notebook 07's table: nothing to measure a speed-up against")
     ranked = ranking(df, naive)  # naive against itself: ×1 every round
-    keys = ("speedup", "speedup_q25", "speedup_q75", "p_value", "outcome", "rounds")
+    keys = ("speedup", "speedup_q25", "speedup_q75", "p_value", "outcome", "rounds", "looks", "level", "interval_low",
+            "interval_high", "decided", "capped", "rounds_both", "speedup_all", "no_effect", "equivalence_low",
+            "equivalence_high")  # the sequential design's keys too: its cells read as everywhere else
+    keys = tuple(k for k in keys if k in ranked)  # a fixed-rounds run has no sequential keys
     ranked = ranked[["variant", "rank", "tied", *keys]].rename(columns={k: f"{k}_vs_naive" for k in keys})
     return ranked.merge(df, on="variant", how="left")
 
@@ -850,9 +853,27 @@ def measured_on(row) -> str:
     return f"**{row['gpu']}** (driver {row['driver']}, {versions})"
 
 
+def _sources(folder) -> tuple[set, set, set]:
+    """The GPUs, commits and GPU UUIDs a results folder's measured tables hold."""
+    # the measured tables only: run_all.csv logs runs, this notebook's own previous one included
+    columns = ["gpu", "commit", "gpu_uuid"]  # a table older than the UUID column has none
+    tables = [p for p in Path(folder, "data").glob("*.csv") if p.name != "run_all.csv"]
+    frames = [pd.read_csv(p, usecols=lambda c: c in columns) for p in tables]
+    found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    found = found.reindex(columns=columns).dropna(subset=["gpu"])  # a CPU simulation has no GPU
+    return tuple(set(found[c].dropna().astype(str)) for c in columns)
+
+
+def regime_commits(results_dir: str | Path, slice_dirs: dict) -> dict:
+    """Per regime, the commits its measured tables come from (regime -> sorted tuple; empty: not
+    run), for `regime_takeaways` to compare only the regimes of one run (notebook 09_summary)."""
+    regimes = {"whole GPU": results_dir, **slice_dirs}
+    return {name: tuple(sorted(_sources(folder)[1])) for name, folder in regimes.items()}
+
+
 def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
     """Per regime, the GPU, commit and sweep sizes its CSVs hold, warning where a slice's differ from
-    the whole GPU's (notebook 09_summary)."""
+    the whole GPU's and where one regime's tables span several commits (notebook 09_summary)."""
 
     def sizes(folder) -> str:
         said = []
@@ -865,15 +886,7 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
                 said.append(f"{what} = {', '.join(map(str, values))} in {table[:2]}")
         return f"; sizes: {', '.join(said)}" if said else ""
 
-    def sources(folder) -> tuple[set, set, set]:
-        # the measured tables only: run_all.csv logs runs, this notebook's own previous one included
-        columns = ["gpu", "commit", "gpu_uuid"]  # a table older than the UUID column has none
-        tables = [p for p in Path(folder, "data").glob("*.csv") if p.name != "run_all.csv"]
-        frames = [pd.read_csv(p, usecols=lambda c: c in columns) for p in tables]
-        found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-        found = found.reindex(columns=columns).dropna(subset=["gpu"])  # a CPU simulation has no GPU
-        return tuple(set(found[c].dropna().astype(str)) for c in columns)
-
+    sources = _sources
     whole = sources(results_dir)[:2]
     lines = []
     for name, folder in {"whole GPU": results_dir, **slice_dirs}.items():
@@ -883,6 +896,9 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
             continue
         # machines of one kind may differ between regimes: told apart by UUID, not taken for another run
         mixed = " (**not the whole GPU's run**: read its column as another run's)" if (gpus, commits) != whole else ""
+        if len(commits) > 1:  # a notebook that failed in the last run left an older run's table
+            mixed += (f" (**tables from {len(commits)} commits**: not one run; each claim reads its notebooks' run, "
+                      "so read this column claim by claim)")
         gpus = ["the CPU (a smoke run)" if g.startswith("none") else g for g in sorted(gpus)]
         machines = f" (GPU UUID {', '.join(sorted(uuids))})" if uuids else ""
         commit = ", ".join(sorted(commits))
@@ -938,17 +954,20 @@ def recipe_gains(results_dir: str | Path, slice_dirs: dict) -> dict:
     for regime, folder in {"whole GPU": results_dir, **slice_dirs}.items():
         tables = Tables(folder)
         try:
-            g = gain(tables["07_pipelining"], label("naive"), label("pipelined_static", compiled=True))
+            g = gain(tables["07_pipelining"], label("naive"), label("pipelined_static", compiled=True),
+                     thresholds=SUMMARY_THRESHOLDS)  # fmt: skip
         except (FileNotFoundError, KeyError):
             g = None
         out[regime] = "a smoke run: no measurement" if tables.smoke else g or "not measured"
     return out
 
 
-def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | None = None) -> str:
+def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | None = None,
+                     commits: dict | None = None) -> str:
     """Notebook 09's takeaways from `claims_by_regime`: the recipe's speed-up over naive per regime
-    (`recipe_gains`), verdicts counted per regime, and the claims decided differently where measured
-    (notebook 09_summary)."""
+    (`recipe_gains`), verdicts counted per regime, and the claims decided differently where measured,
+    compared only among regimes of one run (`commits`: `regime_commits`; a regime of another commit,
+    or of several, is named and left out) (notebook 09_summary)."""
     base = {r: claims[f"verdict{'' if r == 'whole GPU' else f' ({r})'}"].map(_base_verdict) for r in regimes}
     lines = [
         "* The article's best recipe (compile + static cache + pipelining) against naive, paired round by round "
@@ -961,9 +980,19 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
     ]
     none = {UNMEASURED, _base_verdict(SMOKE)}  # no verdict to compare
     measured = [r for r in regimes if not base[r].isin(none).all()]
+    apart = []
+    if commits:  # verdicts of different runs are not set side by side
+        one_run = lambda r: len(commits.get(r, ())) == 1 and commits.get(r) == commits.get(measured[0])  # noqa: E731
+        apart = [r for r in measured if not one_run(r)] if measured else []
+        lines += [f"* {r}: tables from commit(s) {', '.join(c[:7] for c in commits.get(r, ()))}, "
+                  + ("not one run" if len(commits.get(r, ())) > 1 else f"another run than the {measured[0]}'s")
+                  + ": its verdicts are not compared with the others." for r in apart]  # fmt: skip
+    gave = measured  # regimes with verdicts, whichever run
+    measured = [r for r in measured if r not in apart]
     if len(measured) < 2:
         lines.append(
-            f"* Only {measured[0]} gave verdicts: nothing to compare." if measured
+            f"* Only {measured[0]} gave verdicts{' of its run' if apart else ''}: nothing to compare." if measured
+            else "* No two regimes of one run gave verdicts: nothing compared." if apart
             else "* No regime gave verdicts (nothing measured, or a smoke run's data): nothing to compare."
         )  # fmt: skip
     else:
@@ -980,9 +1009,12 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
         )
         if open_:
             lines.append(f"* Decided in one regime, inconclusive in another: claim(s) {', '.join(open_)}.")
-    silent = [r for r in regimes if r != "whole GPU" and r not in measured]  # slices without verdicts
+    silent = [r for r in regimes if r != "whole GPU" and r not in gave]  # slices without verdicts
+    two = [commits.get(r, ()) for r in regimes[1:]] if commits else []
     if "slices" in claims and silent:
         lines.append(f"* The two slices are not compared: {' and '.join(silent)} gave no verdicts.")
+    elif "slices" in claims and two and (len(two[0]) != 1 or two[0] != two[-1]):
+        lines.append("* The two slices are not compared: their tables are not one run's.")
     elif "slices" in claims:
         agree = claims[claims["slices"].str.startswith("both slices agree")]["#"].astype(str)
         lines.append(

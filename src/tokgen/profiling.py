@@ -324,6 +324,10 @@ def gpu_busy_ms(run) -> float:
 SYNC_WARNING = "called a synchronizing CUDA operation"
 
 
+class LostSession(RuntimeError):
+    """A torch.profiler session that recorded no CUDA runtime call (CUPTI's teardown, pytorch/kineto#1554)."""
+
+
 def count_syncs(run) -> dict:
     """Host-device syncs made by `run()`, counted two ways (notebook 11_sync_audit).
 
@@ -346,7 +350,7 @@ def count_syncs(run) -> dict:
     names, own = _runtime_calls(run), _runtime_calls(lambda: None)  # the profiler's own waits, to subtract
     for session, calls in (("the run's", names), ("the reference (empty)", own)):
         if not any(name.startswith("cuda") for name in calls):  # each ends in a synchronize: never empty
-            raise RuntimeError(
+            raise LostSession(
                 f"count_syncs: the profiler recorded no CUDA runtime call in {session} session (a session lost "
                 "to CUPTI's teardown, pytorch/kineto#1554); the counts would be wrong"
             )
@@ -357,6 +361,20 @@ def count_syncs(run) -> dict:
         "event_syncs": names["cudaEventSynchronize"],
         "device_syncs": max(0, names["cudaDeviceSynchronize"] - own["cudaDeviceSynchronize"]),
     }
+
+
+SYNC_KINDS = ("sync_debug_warnings", "local_scalar_dense", "stream_syncs", "event_syncs", "device_syncs")
+
+
+def syncs_per_step(run, steps: int) -> dict:
+    """`count_syncs(run)` per decode step, with `counted` "yes"; where the profiler lost its session
+    (`LostSession`) every count NaN and `counted` saying so, so that one lost session costs one row,
+    not the notebook's other results (notebook 14_deferred_stop)."""
+    try:
+        counts = count_syncs(run)
+    except LostSession:
+        return {**dict.fromkeys(SYNC_KINDS, float("nan")), "counted": "not counted: the profiler lost its session"}
+    return {**{k: v / steps for k, v in counts.items()}, "counted": "yes"}
 
 
 def _runtime_calls(run) -> Counter:

@@ -69,8 +69,9 @@ def shared_rounds_note(results: pd.DataFrame) -> str:
         return ""
     return (
         "*Variants ran different numbers of rounds (the sequential design): each median, ms per step and "
-        f"GPU share here is over {first}, which every variant of its comparison ran; the paired speed-ups use "
-        "every round both variants of a pair ran.*"
+        f"GPU share here is over {first}, which every variant of its comparison ran; each paired speed-up uses "
+        "the rounds up to the look that decided it (the rounds it names), or every round both variants ran where "
+        "none did.*"
     )
 
 

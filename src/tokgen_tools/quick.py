@@ -400,10 +400,14 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
     g = gain(ok, best, fastest[0]) if fastest else None
     if g is not None:
         verb = {FASTER: "faster, for real", SLOWER: "slower, for real"}.get(g["outcome"], "not decidedly faster")
+        from tokgen.registry import DESCRIPTIONS
+
+        row = ok[ok["variant"] == fastest[0]].iloc[0]
+        generator = row["generator"] if "generator" in row and row["generator"] in DESCRIPTIONS else None
+        what = f": {DESCRIPTIONS[generator][1]}" if generator else ""  # the registry's words, not ours
         lines.append(
-            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator: a CUDA "
-            f"graph replays several decode steps per launch, with fused Triton kernels; notebook 10) is {verb}: "
-            f"{speedup_text(g)}."
+            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator{what}; "
+            f"notebook 10) is {verb}: {speedup_text(g)}."
         )
     return lines
 

@@ -24,6 +24,7 @@ from tokgen.claims import (
     claims_by_regime,
     deferred_stop_gains,
     recipe_gains,
+    regime_sources,
     slice_runs,
     summary_results,
     verdicts_overview,
@@ -128,7 +129,9 @@ def claims_block(results_dir: Path) -> str:
     if (claims["verdict"] == "not measured").all():
         return NOT_MEASURED
     overview = verdicts_overview(claims, regimes).assign(claim=claims["article"])
-    lines = [table(overview[["#", "experiment", "claim", *regimes, *(["the two slices"] * (len(regimes) == 3))]])]
+    slices = slice_runs(results_dir, results_dir / "slice")
+    lines = ["Where each column was measured:\n" + regime_sources(results_dir, slices), "",
+             table(overview[["#", "experiment", "claim", *regimes, *(["the two slices"] * (len(regimes) == 3))]])]
     for regime in regimes:
         suffix = "" if regime == "whole GPU" else f" ({regime})"
         why = [f"claim {r['#']}: {r[f'why{suffix}']}" for r in claims.to_dict("records") if r[f"why{suffix}"]]
