@@ -1015,3 +1015,18 @@ def test_regimes_of_different_runs_are_flagged_and_not_compared(tmp_path):
     assert "16 SMs: not reproduced" not in text and "* The two slices are not compared: their tables are not" in text
     same = {r: ("aaa1111",) for r in regimes}
     assert "The two slices are not compared" not in regime_takeaways(claims, regimes, commits=same)
+
+
+def test_a_runs_commit_written_full_and_short_counts_as_one_commit(tmp_path):
+    """Runs wrote their commit as the full hash (9d6c84b's run) or 12 characters (TOKGEN_COMMIT): one
+    commit either way; two different commits stay two (notebook 09's regime columns)."""
+    from tokgen.claims import regime_commits
+
+    full = "9d6c84b0123456789abcdef0123456789abcdef0"
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name, commit in (("01_naive", full), ("02_kv_cache", full[:12]), ("05_torch_compile", full[:7])):
+        pd.DataFrame({"gpu": ["H100"], "commit": [commit]}).to_csv(folder / f"{name}.csv", index=False)
+    assert regime_commits(tmp_path, {}) == {"whole GPU": (full[:12],)}
+    pd.DataFrame({"gpu": ["H100"], "commit": ["d11a7822a85b"]}).to_csv(folder / "06_eos_sync_profile.csv", index=False)
+    assert regime_commits(tmp_path, {}) == {"whole GPU": ("9d6c84b01234", "d11a7822a85b")}

@@ -861,7 +861,15 @@ def _sources(folder) -> tuple[set, set, set]:
     frames = [pd.read_csv(p, usecols=lambda c: c in columns) for p in tables]
     found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
     found = found.reindex(columns=columns).dropna(subset=["gpu"])  # a CPU simulation has no GPU
-    return tuple(set(found[c].dropna().astype(str)) for c in columns)
+    gpus, commits, uuids = (set(found[c].dropna().astype(str)) for c in columns)
+    return gpus, _one_per_commit(commits), uuids
+
+
+def _one_per_commit(commits: set) -> set:
+    """Commit hashes as runs wrote them, full or short, one per commit: each cut to 12 characters, and a
+    hash that begins another dropped ('9d6c84b' and the full '9d6c84b…' are one run's)."""
+    short = {c[:12] for c in commits}
+    return {c for c in short if not any(o != c and o.startswith(c) for o in short)}
 
 
 def regime_commits(results_dir: str | Path, slice_dirs: dict) -> dict:
