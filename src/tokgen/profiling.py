@@ -325,7 +325,8 @@ SYNC_WARNING = "called a synchronizing CUDA operation"
 
 
 class LostSession(RuntimeError):
-    """A torch.profiler session that recorded no CUDA runtime call (CUPTI's teardown, pytorch/kineto#1554)."""
+    """A torch.profiler session that recorded no CUDA runtime call (CUPTI's teardown, pytorch/kineto#1554;
+    notebook 11_sync_audit)."""
 
 
 def count_syncs(run) -> dict:
