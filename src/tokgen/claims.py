@@ -894,11 +894,10 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
                 said.append(f"{what} = {', '.join(map(str, values))} in {table[:2]}")
         return f"; sizes: {', '.join(said)}" if said else ""
 
-    sources = _sources
-    whole = sources(results_dir)[:2]
+    whole = _sources(results_dir)[:2]
     lines = []
     for name, folder in {"whole GPU": results_dir, **slice_dirs}.items():
-        gpus, commits, uuids = sources(folder)
+        gpus, commits, uuids = _sources(folder)
         if not gpus:
             lines.append(f"- {name}: not run")
             continue
@@ -990,8 +989,8 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
     measured = [r for r in regimes if not base[r].isin(none).all()]
     apart = []
     if commits:  # verdicts of different runs are not set side by side
-        one_run = lambda r: len(commits.get(r, ())) == 1 and commits.get(r) == commits.get(measured[0])  # noqa: E731
-        apart = [r for r in measured if not one_run(r)] if measured else []
+        first = commits.get(measured[0]) if measured else None  # the run the others are set beside
+        apart = [r for r in measured if len(commits.get(r, ())) != 1 or commits.get(r) != first]
         lines += [f"* {r}: tables from commit(s) {', '.join(c[:7] for c in commits.get(r, ()))}, "
                   + ("not one run" if len(commits.get(r, ())) > 1 else f"another run than the {measured[0]}'s")
                   + ": its verdicts are not compared with the others." for r in apart]  # fmt: skip
