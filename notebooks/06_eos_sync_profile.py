@@ -75,10 +75,12 @@ CUDA = DEVICE == "cuda"
 # the other notebooks are not disturbed. A `StepWindow` uses it to open and close the profiler
 # at the window's first and last step; `Ranges` to mark each step for Nsight Systems (NVTX) and
 # torch.profiler (`record_function`), and every call of the model ("model forward") through
-# forward hooks. The wait itself needs no range: the profiler records the host's
-# `cudaStreamSynchronize` / `cudaEventSynchronize` calls and its `cudaMemcpyAsync` calls (a copy
-# to pageable host memory, as `.item()` makes, returns only once it has landed), drawn below as
-# "sync wait".
+# forward hooks. The wait itself needs no range: the profiler records the host's CUDA runtime
+# calls. `.item()` copies the flag into a pinned host buffer (`cudaMemcpyAsync`, which returns at
+# once) and then waits in `cudaStreamSynchronize` until the copy, and everything queued before it,
+# is done; the pipelined generator waits in `cudaEventSynchronize`. The figures below draw the
+# `*Synchronize` calls as "sync wait", and the `cudaMemcpyAsync` calls, which do not wait, in a
+# row of their own, "copy call".
 #
 # Both live in [`tokgen/profiling.py`](../src/tokgen/profiling.py). `StepWindow` is a small
 # state machine called with each step's number:
@@ -169,7 +171,12 @@ say(
 # no larger than that spread is not told apart from the plain runs' own variation. Both are host
 # time, like the gap before a step, and the host drifts: that is why every generator is
 # profiled in several windows in a fresh random order, and why claims 6 and 7 decide only when
-# every window gives the same verdict.
+# every window gives the same verdict. A negative value in that column means the host ran faster
+# during the profiled passes than in the plain runs around them (drift), not that profiling speeds
+# a step up; the plain runs' spread beside it says how far the host moved. Absolute host times
+# (the step, the gaps, the idle share) move between runs and between cards by far more than their
+# spread within one run: compare them only within one run, and read speed-ups from the paired
+# rounds (notebook 07).
 
 # %%
 if CUDA:
@@ -214,24 +221,33 @@ if CUDA and drawn:  # one time axis for every panel: a longer step is a wider pi
 # thinner than a line, and kernels drawn side by side look like one busy band. So we zoom on
 # one step boundary: every kernel at its true width, the GPU's idle intervals shaded grey and
 # labelled in µs (the widest ones, where the labels fit), and the idle share of the zoom
-# printed.
+# printed. The panels of one model share one time scale (the three eager panels one, the three
+# compiled panels another), so that their gaps compare by width; a narrower boundary's panel shows
+# more of the next step.
 
 # %%
 if CUDA and drawn:
-    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.4 * len(drawn)))
+    boundaries = {name: sorted(tl.kernels["step"].unique())[len(tl.steps) // 2] for name, tl in drawn.items()}
+    model_of = {v.name: "compiled" if v.info["compiled"] else "eager" for v in variants}
+    widths = {}  # per model the widest zoom: its panels share that time scale
+    for name, tl in drawn.items():
+        t0, t1 = tokgen.display.step_boundary_zoom(tl, boundaries[name])
+        widths[model_of[name]] = max(widths.get(model_of[name], 0.0), t1 - t0)
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)))
     for ax, (name, tl) in zip(axes, drawn.items()):
-        boundary = sorted(tl.kernels["step"].unique())[len(tl.steps) // 2]
-        title = f"{name}, end of step {WINDOW[0] + boundary} (second pass):"
-        tokgen.display.plot_step_boundary(ax, tl, boundary, title=title)
+        title = f"{name}, end of step {WINDOW[0] + boundaries[name]} (second pass):"
+        tokgen.display.plot_step_boundary(ax, tl, boundaries[name], title=title, width_us=widths[model_of[name]])
     fig.tight_layout()
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
 # %% [markdown]
-# How to read it: a synchronous step ends with the host reading the stop flag (the red boxes
-# of the "CPU: sync wait" row are the host waiting for it), and the grey intervals are the
-# GPU's idle time around it. Compare each synchronous panel with the no-check one of the same
-# model (no sync at all) and the pipelined one: a hole that all show at the boundary cannot be
-# the sync's doing; the time the CPU takes to queue the next step's first kernels can explain it.
+# How to read it: a synchronous step ends with the host reading the stop flag (the purple box
+# of the "CPU: copy call" row queues its copy and does not wait; the red box of the "CPU: sync
+# wait" row is the host waiting for it), and the grey intervals are the GPU's idle time around it.
+# Compare each synchronous panel with the no-check one of the same model (no sync at all) and the
+# pipelined one (its copy call queues this step's flag, its wait is for the step before's): a
+# hole that all show at the boundary cannot be the sync's doing; the time the CPU takes to queue
+# the next step's first kernels can explain it.
 # Whether there are also holes *inside* a step depends on whether the CPU can queue kernels
 # faster than the GPU runs them: where an eager step is host-bound (a GPU idle share above half
 # in the table above says it was, here and at this batch size, under the profiler), the GPU
@@ -319,7 +335,7 @@ else:
 #
 # 1. Profile the naive generator. How does its idle gap compare, and its busy time per step?
 # 2. Move the window to steps 80–100. Does the gap change with the sequence length?
-# 3. In Perfetto, find the `cudaStreamSynchronize` / `cudaMemcpyAsync` behind `.item()` in the
-#    CPU rows of the synchronous trace. How long does the CPU wait in it?
+# 3. In Perfetto, find the `cudaMemcpyAsync` and the `cudaStreamSynchronize` behind `.item()` in
+#    the CPU rows of the synchronous trace. How long does the CPU spend in each, and which one waits?
 #
 # Worked solutions: [`solutions/06_eos_sync_profile.ipynb`](../solutions/06_eos_sync_profile.ipynb).

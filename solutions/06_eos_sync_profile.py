@@ -18,7 +18,7 @@
 #
 # Worked solutions to the exercises of [notebook 06](../notebooks/06_eos_sync_profile.ipynb).
 # The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so. Every number
-# below is computed here.
+# below is a live measurement of this run, computed here, that no CSV in `data/` records.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -55,9 +55,10 @@ def profiled(generator: str, start: int, stop: int) -> dict:
 # while the host's (the same kernels launched, one `.item()`) does not. The static KV cache's
 # work does not grow with the step either: it feeds one token, but its attention runs over all
 # the cache's slots from the first step on. Which of the two keeps the GPU busier therefore
-# depends on the window's position; the idle gap is time in which the GPU has nothing queued,
-# waiting for the host. The profile of the window
-# `WINDOW` says which way it goes, and the cell after it reads it.
+# depends on the window's position. The profile of the window `WINDOW` says which way it goes,
+# and the cell after it reads it: the busy time per step, GPU work, answers the exercise. The idle
+# gap is time in which the GPU has nothing queued, waiting for the host: one profile's gap or idle
+# share is host time that moves between runs (exercise 2 profiles the same window again).
 
 # %%
 if CUDA:
@@ -65,9 +66,10 @@ if CUDA:
     say(table(ex1.reset_index()[COLUMNS], digits=2))
     kv, naive = ex1.loc["kv_static"], ex1.loc["naive"]
     say(
-        f"Naive: {naive['gpu_busy_per_step_us'] / kv['gpu_busy_per_step_us']:.1f}× the KV cache's busy time per step, "
-        f"an idle gap of {naive['idle_gap_median_us']:.0f} µs against {kv['idle_gap_median_us']:.0f} µs, and the GPU "
-        f"idle {naive['gpu_idle_fraction']:.0%} of the window against {kv['gpu_idle_fraction']:.0%}."
+        f"Naive: {naive['gpu_busy_per_step_us'] / kv['gpu_busy_per_step_us']:.1f}× the KV cache's busy time per step "
+        "(GPU work). The idle gaps and idle shares in the table come from one profile each: host time, which moves "
+        "between runs (exercise 2 profiles the static cache's window again), so one profile does not say which of "
+        "the two leaves the GPU idle longer."
     )
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
@@ -130,11 +132,10 @@ if CUDA:
 # ## Exercise 3: the wait behind `.item()`
 #
 # In Perfetto the CPU row shows `aten::item` → `aten::_local_scalar_dense` → `cudaMemcpyAsync`
-# followed by `cudaStreamSynchronize`: the copy is queued behind the step's kernels, and the
-# CPU waits until they and the copy are done. The copy goes to pageable host memory, so
-# `cudaMemcpyAsync` itself returns only once it has landed: the wait can sit in the copy call
-# as much as in the synchronize. The same numbers without Perfetto, from torch.profiler's CPU
-# events of one generation:
+# followed by `cudaStreamSynchronize`. `.item()` copies the flag into a pinned host buffer
+# (`cudaMemcpyAsync`, which returns at once, without waiting for the GPU) and then waits in
+# `cudaStreamSynchronize` until the copy, and everything queued before it, is done. The same
+# numbers without Perfetto, from torch.profiler's CPU events of one generation:
 
 # %%
 if CUDA:

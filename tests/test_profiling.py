@@ -85,13 +85,17 @@ def test_a_kernel_launched_through_the_driver_api_belongs_to_its_step():
     assert tl.steps.set_index("step").loc[0, "gpu_busy_us"] == 50
 
 
-def test_a_blocking_copy_to_the_host_is_drawn_as_a_sync_wait_and_a_launch_is_not():
-    # .item() copies into pageable memory: cudaMemcpyAsync itself returns only once the copy has landed
-    calls = [("cudaLaunchKernel", 0, 5), ("cudaMemcpyAsync", 10, 20), ("cudaEventSynchronize", 40, 3),
-             ("cudaEventRecord", 50, 1)]  # fmt: skip
-    trace = {"traceEvents": [ev("cuda_runtime", *c) for c in calls]}
-    assert list(Timeline(trace).ranges["start"]) == [10, 40]
-    assert set(Timeline(trace).ranges["name"]) == {"sync wait"}
+def test_only_the_synchronize_calls_are_sync_waits_and_the_async_copy_call_has_its_own_lane():
+    """`.item()` copies into a pinned buffer (cudaMemcpyAsync returns at once), then waits in
+    cudaStreamSynchronize: only the *Synchronize calls and a synchronous cudaMemcpy are waits."""
+    calls = [("cudaLaunchKernel", 0, 5), ("cudaMemcpyAsync", 10, 20), ("cudaStreamSynchronize", 30, 8),
+             ("cudaEventSynchronize", 40, 3), ("cudaMemcpy", 50, 6), ("cudaEventRecord", 60, 1),
+             ("cudaMemsetAsync", 70, 2), ("cudaStreamQuery", 80, 1)]  # fmt: skip
+    ranges = Timeline({"traceEvents": [ev("cuda_runtime", *c) for c in calls]}).ranges
+    assert list(ranges.itertuples(index=False, name=None)) == [
+        ("copy call", 10, 30), ("sync wait", 30, 38), ("sync wait", 40, 43), ("sync wait", 50, 56)
+    ]  # fmt: skip
+    assert not profiling._waits("cudaMemcpyAsync") and profiling._waits("cudaDeviceSynchronize")
 
 
 def test_an_empty_window_summarizes_to_nothing():
@@ -158,6 +162,77 @@ def test_the_step_boundary_zoom_shades_every_gap_and_says_the_idle_share():
     assert len([p for p in ax.patches if tuple(p.get_facecolor()) == grey]) == 3  # three shaded idle spans
     assert [t.get_text() for t in ax.texts] == ["68 µs", "5 µs"]  # gaps under 5 µs are shaded, not labelled
     plt.close("all")
+
+
+def _lane_boxes(ax, color):
+    """(x0, x1, y0) of each box drawn in `color` by broken_barh."""
+    rgba = _mpl_colors().to_rgba(color)
+    boxes = []
+    for c in ax.collections:
+        if len(c.get_paths()) and tuple(c.get_facecolor()[0][:3]) == rgba[:3]:
+            boxes += [(p.vertices[:, 0].min(), p.vertices[:, 0].max(), p.vertices[:, 1].min()) for p in c.get_paths()]
+    return boxes
+
+
+def _mpl_colors():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    return matplotlib.colors
+
+
+def test_the_step_boundary_zoom_draws_the_copy_call_apart_from_the_sync_wait():
+    import matplotlib.pyplot as plt
+
+    from tokgen.display import plot_step_boundary
+
+    calls = [ev("cuda_runtime", "cudaMemcpyAsync", 1070, 12), ev("cuda_runtime", "cudaStreamSynchronize", 1085, 60)]
+    trace = {"traceEvents": [e for e in TRACE["traceEvents"] if e["name"] != "cudaStreamSynchronize"] + calls}
+    _, ax = plt.subplots()
+    plot_step_boundary(ax, Timeline(trace), 0)  # the zoom starts at 82 - 150 = -68 µs of the window
+    assert _lane_boxes(ax, "C4") == [(70 + 68, 82 + 68, 1)]  # the copy call, lane 1
+    assert _lane_boxes(ax, "C3") == [(85 + 68, 145 + 68, 2)]  # the wait, lane 2
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "GPU (all streams)", "CPU: copy call", "CPU: sync wait", "CPU: model forward", "CPU: step"
+    ]  # fmt: skip
+    plt.close("all")
+
+
+def test_the_timeline_draws_the_copy_call_apart_from_the_sync_wait():
+    import matplotlib.pyplot as plt
+
+    from tokgen.display import plot_timeline
+
+    calls = [ev("cuda_runtime", "cudaMemcpyAsync", 1070, 12), ev("cuda_runtime", "cudaStreamSynchronize", 1085, 60)]
+    trace = {"traceEvents": [e for e in TRACE["traceEvents"] if e["name"] != "cudaStreamSynchronize"] + calls}
+    ax = plot_timeline(Timeline(trace), [0, 1])  # time since the first kernel shown, at 50 µs of the window
+    assert _lane_boxes(ax, "C4") == [(70 - 50, 82 - 50, -3)]  # the copy call, under the sync wait
+    assert _lane_boxes(ax, "C3") == [(85 - 50, 145 - 50, -2)]
+    assert [t.get_text() for t in ax.get_yticklabels()][:4] == [
+        "CPU: step", "CPU: model forward", "CPU: sync wait", "CPU: copy call"
+    ]  # fmt: skip
+    plt.close("all")
+
+
+def test_a_step_boundary_zoom_widened_to_a_shared_scale_shows_more_of_the_next_step():
+    """Panels of one model share one x scale: `width_us` widens a narrower zoom to the right (more of the
+    next step), and never cuts a wider one."""
+    import matplotlib.pyplot as plt
+
+    from tokgen.display import plot_step_boundary, step_boundary_zoom
+
+    steps = [ev("kernel", "gemm", 100 * i, 10, stream=7) for i in range(4)]
+    ends = [ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 12 + 100 * i, 2, stream=7) for i in range(4)]
+    tl = Timeline({"traceEvents": steps + ends})
+    assert step_boundary_zoom(tl, 0, margin_us=5) == (9, 105)  # step 0 ends at 14, step 1 starts at 100
+    grey = _mpl_colors().to_rgba("grey", 0.25)
+    for width, xlim, gaps in ((None, 96, 2), (50, 96, 2), (200, 200, 4)):
+        _, ax = plt.subplots()
+        plot_step_boundary(ax, tl, 0, margin_us=5, width_us=width)
+        assert ax.get_xlim() == (0, xlim)
+        # 0-10, 12-14, 100-110 shown: 2 gaps; the wide zoom adds step 1's copy (112-114) and step 2's kernel (200)
+        assert len([p for p in ax.patches if tuple(p.get_facecolor()) == grey]) == gaps
+        plt.close("all")
 
 
 def test_only_the_profilers_cycle_warning_is_silenced():

@@ -464,7 +464,7 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
     t0, t1 = k["start"].min(), k["end"].max()
     r = timeline.ranges
     r = r[(r["end"] >= t0 - 50) & (r["start"] <= t1)]
-    lanes = [("step", "C0"), ("model forward", "C2"), ("sync wait", "C3")]
+    lanes = [("step", "C0"), ("model forward", "C2"), ("sync wait", "C3"), ("copy call", "C4")]
     streams = sorted(k["stream"].dropna().unique())
     if ax is None:
         _, ax = plt.subplots(figsize=(12, 1.0 + 0.5 * (len(lanes) + len(streams))))
@@ -485,15 +485,27 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
     return ax
 
 
-def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title: str = ""):
-    """A zoom on the end of `step` and the start of the next: kernels at true width, idle intervals
-    shaded, gaps of 5 µs or more labelled (widest first, none overlapping), CPU ranges above (notebook 06)."""
+def step_boundary_zoom(timeline, step: int, margin_us: float = 150.0) -> tuple[float, float]:
+    """The zoom `plot_step_boundary` shows at least: from `margin_us` before the end of `step`'s last GPU
+    work to `margin_us` after the start of the next step's first (notebook 06)."""
     k = timeline.kernels
     end, start = k[k["step"] == step]["end"].max(), k[k["step"] == step + 1]["start"].min()
-    t0, t1 = end - margin_us, start + margin_us
+    return end - margin_us, start + margin_us
+
+
+def plot_step_boundary(
+    ax, timeline, step: int, margin_us: float = 150.0, title: str = "", width_us: float | None = None
+):
+    """A zoom on the end of `step` and the start of the next: kernels at true width, idle intervals
+    shaded, gaps of 5 µs or more labelled (widest first, none overlapping), CPU ranges above (notebook 06).
+    `width_us`: the zoom's width at least (more of the next step shown), so that panels share one scale."""
+    k = timeline.kernels
+    t0, t1 = step_boundary_zoom(timeline, step, margin_us)
+    t1 = t1 if width_us is None else max(t1, t0 + width_us)
     shown = k[(k["end"] >= t0) & (k["start"] <= t1)].sort_values("start")
     r = timeline.ranges[(timeline.ranges["end"] >= t0) & (timeline.ranges["start"] <= t1)]
-    for y, (lane, color) in enumerate([("sync wait", "C3"), ("model forward", "C2"), ("step", "C0")], start=1):
+    lanes = [("copy call", "C4"), ("sync wait", "C3"), ("model forward", "C2"), ("step", "C0")]
+    for y, (lane, color) in enumerate(lanes, start=1):
         rows = r[r["name"].str.startswith(lane)]
         ax.broken_barh(list(zip(rows["start"] - t0, rows["end"] - rows["start"])), (y, 0.8), color=color, alpha=0.7)
     ax.broken_barh(list(zip(shown["start"] - t0, shown["end"] - shown["start"])), (0, 0.8), color="C1")
@@ -514,7 +526,7 @@ def plot_step_boundary(ax, timeline, step: int, margin_us: float = 150.0, title:
             ax.annotate(text, (middle, 0.9), ha="center", fontsize=8)
             placed.append((middle, half))
     span = shown["end"].max() - shown["start"].min()
-    ax.set_yticks([0.4, 1.4, 2.4, 3.4], ["GPU (all streams)", "CPU: sync wait", "CPU: model forward", "CPU: step"])
+    ax.set_yticks([y + 0.4 for y in range(len(lanes) + 1)], ["GPU (all streams)", *(f"CPU: {n}" for n, _ in lanes)])
     ax.set_xlim(0, t1 - t0)
     ax.set_xlabel("µs since the zoom's start")
     ax.set_title(f"{title} GPU idle {idle / span:.0%} of this zoom (shaded grey)")

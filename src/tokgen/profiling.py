@@ -173,8 +173,17 @@ WINDOW_SKIP = 2  # steps at the start of a profiled window left out of its stati
 
 
 def _waits(runtime_call: str) -> bool:
-    """Whether a CUDA runtime call can block the host until the GPU gets there (notebook 06)."""
-    return "Synchronize" in runtime_call or runtime_call == "cudaMemcpyAsync"
+    """Whether a CUDA runtime call blocks the host until the GPU gets there: the cuda*Synchronize calls
+    and a synchronous cudaMemcpy (notebook 06). Not cudaMemcpyAsync: `.item()` (PyTorch's
+    `_local_scalar_dense`) and the pipelined generator copy into pinned host memory, so that call
+    returns at once, and `.item()` then waits in cudaStreamSynchronize."""
+    return "Synchronize" in runtime_call or runtime_call == "cudaMemcpy"
+
+
+def _host_lane(runtime_call: str) -> str | None:
+    """The CPU lane of a CUDA runtime call on a `Timeline`: "sync wait" (`_waits`), "copy call"
+    (cudaMemcpyAsync, which queues a copy and does not wait), or None: not drawn (notebook 06)."""
+    return "sync wait" if _waits(runtime_call) else "copy call" if runtime_call == "cudaMemcpyAsync" else None
 
 
 class Timeline:
@@ -189,9 +198,11 @@ class Timeline:
     j-1 up to and including copy j.
 
     `kernels`: name, stream, start, end, step (kernels, memcpys and memsets).
-    `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", and
-    "sync wait" for the host's blocking waits on the GPU: cuda*Synchronize calls, and cudaMemcpyAsync
-    calls (a copy to pageable host memory, as `.item()` makes, returns only once it has landed).
+    `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", "sync wait"
+    for the host's blocking waits on the GPU (cuda*Synchronize calls, a synchronous cudaMemcpy), and
+    "copy call" for cudaMemcpyAsync calls. `.item()` copies the flag into a pinned host buffer with
+    cudaMemcpyAsync, which returns at once, and then waits in cudaStreamSynchronize until the copy,
+    and everything queued before it, is done: the wait is the synchronize, not the copy call.
     `steps`: per step the GPU span, GPU-busy time and the GPU idle gap before it.
     Introduced in notebook 06_eos_sync_profile.
     """
@@ -201,12 +212,12 @@ class Timeline:
         t0 = min((e["ts"] for e in events), default=0.0)
         ranges = [
             {
-                "name": "sync wait" if e.get("cat") == "cuda_runtime" else e["name"],
+                "name": _host_lane(e["name"]) if e.get("cat") == "cuda_runtime" else e["name"],
                 "start": e["ts"] - t0,
                 "end": e["ts"] - t0 + e["dur"],
             }
             for e in events
-            if e.get("cat") == "user_annotation" or (e.get("cat") == "cuda_runtime" and _waits(e["name"]))
+            if e.get("cat") == "user_annotation" or (e.get("cat") == "cuda_runtime" and _host_lane(e["name"]))
         ]
         self.ranges = pd.DataFrame(ranges, columns=["name", "start", "end"]).sort_values("start", ignore_index=True)
         gpu = sorted((e for e in events if e.get("cat") in _GPU_CATEGORIES), key=lambda e: e["ts"])
