@@ -179,12 +179,14 @@ show_source(tokgen.kernels.linear_add_norm)
 # %% [markdown]
 # Each of these kernels is also launched with *programmatic dependent launch* (PDL, Hopper and
 # later; `tokgen.kernels.PDL`): the GPU may start a kernel's blocks while the kernel before it
-# is still running. Each block first starts its slice of the weights on its way into L2 (no
-# kernel writes the weights, so that is safe), then waits in `griddepcontrol.wait` until the
-# kernel before has finished and its writes are visible, and only then reads its inputs. The
-# launch gap between two kernels of the graph, and the first weight reads, can hide behind the
-# kernel before (section 4 measures the idle share; exercise 4 turns PDL off). One consequence
-# for section 5: a kernel's measured duration includes its wait, so durations overlap.
+# is still running. Each block waits in `griddepcontrol.wait` until the kernel before has
+# finished and its writes are visible, and only then reads its inputs. The product kernel
+# behind the function above (`_linear_kernel`) first starts its slice of the weights into L2 (no
+# kernel writes the weights, so that is safe); the fused step's kernels below do not, they go
+# straight to their wait. The launch gap between two kernels of the graph, and (for
+# `_linear_kernel`) the first weight reads, can hide behind the kernel before (section 4
+# measures the idle share; exercise 4 turns PDL off). One consequence for section 5: a kernel's
+# measured duration includes its wait, so durations overlap.
 
 # %% [markdown]
 # `triton_forward` is `handwritten_forward` on these kernels, with fewer kernels per layer than
@@ -210,7 +212,10 @@ show_source(tokgen.TritonStep)
 # blocks need time to get their loads going before memory runs at full speed; at the end, the
 # last blocks finish alone. GPT-2's matrices are small (notebook 12 lists them), so that ramp may
 # be a large part of a product's time. It is paid at every kernel boundary, whatever the kernel
-# does: the fused step tests whether **fewer boundaries**, not faster arithmetic, is the lever.
+# does: the fused step asks whether **fewer boundaries**, not faster arithmetic, is the lever.
+# It does not isolate the boundaries: its product kernels also skip the L2 prefetch of the
+# weights that the unfused `_linear_kernel` issues before its wait, so fused against unfused
+# changes both at once.
 #
 # `FusedStep` has fewer kernels per step than `TritonStep` (section 5 counts both):
 #
@@ -361,6 +366,17 @@ else:
 # difference shown to lie within ±5% (no effect) or still undecided does not. So a smaller
 # difference can part two ranks where a larger one, shown to lie inside the band, leaves two
 # variants tied.
+#
+# A worked example (made-up variants and values, for illustration only, not from this run):
+#
+# * A and B: the rounds show B really slower than A, say ×0.97 (illustrative), and also show the
+#   difference to lie within ±5%. B is slower, but nothing beats it beyond the band, so nothing
+#   counts against it: B has rank 1, like A, and both read "1 (shared)".
+# * C and D: A and B each beat both of them beyond the band, and the rounds do not tell C and D
+#   apart. Each is beaten by two variants, so each has rank 1 + 2 = 3, shared. No variant has
+#   rank 2: a rank counts the variants that beat it, and none is beaten by exactly one.
+# * E: A, B, C and D all beat it beyond the band: rank 5, and rank 4 is skipped. Had only C, not
+#   D, beaten E beyond the band (D against E undecided), E would have rank 4.
 
 # %%
 ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")
@@ -639,8 +655,9 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 # * The fused step folds each layer norm into the product after it and makes the step's start and
 #   end one kernel each: fewer kernel boundaries per step (section 5 counts the kernels, and the
 #   takeaways give the change).
-# * Programmatic dependent launch lets each of our kernels start, and start its weights into L2,
-#   while the one before still runs: section 5 shows where kernels' durations overlap, and
+# * Programmatic dependent launch lets each of our kernels start while the one before still runs;
+#   the unfused product kernel (`_linear_kernel`) also prefetches its weights into L2 before its
+#   wait, the fused step's kernels do not: section 5 shows where kernels' durations overlap, and
 #   exercise 4 measures what PDL buys by turning it off.
 # * What still stands between us and the floor is in section 5's table of the fused step: the
 #   products themselves (how close they come to the copy bandwidth with only `BATCH_SIZE` rows to

@@ -208,6 +208,13 @@ if kernels is not None and len(floors):
 # The same split for every decoder notebook 10 profiled: before our kernels (the compiled
 # handwritten step), with them, and with them fused. What fusing changes is in the last two:
 # the products' own time and the other kernels' time, fused against unfused (the sentence below).
+# Those two are not comparable product for product: under programmatic dependent launch a
+# kernel's own time starts where the kernel before it ends, so any work a kernel does early
+# (before its wait) is credited to the kernel before it. The unfused product kernel
+# (`_linear_kernel`) prefetches its weights into L2 that way, the fused step's kernels do not:
+# the unfused products' own time can leave out their prefetch, which raises their % of copy
+# bandwidth (by how much is not measured here), so neither the products' own time nor their %
+# of copy bandwidth compares the unfused step with the fused one.
 
 # %%
 if kernels is not None and bandwidth:
@@ -321,8 +328,9 @@ if len(products):
 #   next one's start (ramp and drain);
 # * **between replays**: the stop flag's copy after each replay, then the gap before the next
 #   replay's first kernel (the graph launch);
-# * **around the replays**: the GPU's work before the first replay (the reset) and after the last
-#   (finding the stop, trimming), and the host's time outside the GPU's span;
+# * **around the replays**: the GPU's span before the first replay (the reset) and after the last
+#   (finding the stop, trimming), idle time inside that span included (it is a span, not busy
+#   time), and the host's time outside the GPU's span;
 # * **the remainder**: the time measured without the profiler (the median of `RUNS` generations)
 #   minus the profiled generation's, and any term that could not be measured: its own bar, so the
 #   terms always add up to the measured time.

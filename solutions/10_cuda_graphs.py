@@ -20,6 +20,8 @@
 # Timing a CUDA graph and reading its kernels need a GPU; on a CPU every cell still checks the
 # tokens (the graph generators then run their steps without capturing them) and says what it
 # skipped.
+# Live, in no CSV: every number this page prints (times, speed-ups, idle shares, kernel tables) is
+# measured when it runs and recorded nowhere, so data/ cannot reproduce them.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"

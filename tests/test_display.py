@@ -277,6 +277,29 @@ def test_product_findings_and_dot_plots():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["attention qkv", "mlp up", "LM head"]
 
 
+def test_product_findings_quotes_each_products_share_of_copy_bandwidth():
+    """4× the bytes in the same time is 4× the share of copy bandwidth (40% against 10%); in 4× the
+    time, the same share (within the band); in 8× the time, half the share."""
+    def second_line(big_us):
+        rows = [{"product": p, "rows": 32, "splits": 1, "weight_mb": mb, "floor_us": mb, "median_us": us,
+                 "status": "ok"}  # fmt: skip
+                for p, mb, us in (("attention out", 1.0, 10.0), ("mlp up", 4.0, big_us), ("LM head", 50.0, 100.0))]
+        return display.product_findings(pd.DataFrame(rows), 32, layers=2)[1]
+
+    same_time = second_line(10.0)
+    assert same_time.startswith("The mlp up product reads 4× the bytes of the attention out product;")
+    assert "runs at **40.0%** of copy bandwidth, the attention out product at **10.0%**" in same_time
+    assert same_time.endswith("The larger product uses more of the bandwidth: its time grew less than its bytes.")
+    assert "µs" not in same_time  # no median quoted beside another as if they were paired
+    in_proportion = second_line(40.0)
+    assert "**10.0%** of copy bandwidth, the attention out product at **10.0%**" in in_proportion
+    assert in_proportion.endswith("The same share within 5%: their times grew in proportion to their bytes.")
+    assert "**10.4%**" in second_line(38.5) and "within 5%" in second_line(38.5)  # 10.4 against 10: inside the band
+    assert "**9.8%**" in second_line(41.0) and "within 5%" in second_line(41.0)  # 9.8 against 10
+    assert second_line(80.0).endswith("uses less of the bandwidth: its time grew more than its bytes.")  # 5% vs 10%
+    assert "uses more" in second_line(36.0)  # 11.1% against 10%: beyond the band
+
+
 def test_one_layer_cuts_a_replay_at_its_attention_kernels():
     from tokgen.profiling import Timeline
 
@@ -787,6 +810,11 @@ def test_notebook_07s_figure_shows_paired_speed_ups_where_the_medians_order_is_t
     assert list(ax.lines[0].get_xdata()) == pytest.approx([eager["speedup"], compiled["speedup"]])
     assert any(list(line.get_xdata()) == [1.0, 1.0] for line in ax.lines)  # ×1 marked
     assert "paired speed-up over kv_static of the same model" in ax.get_xlabel()
+    assert ax.get_xlabel().endswith("bar: 95% interval") and "sequential" not in ax.get_xlabel()  # one test
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    display.plot_speedups(ax, run.assign(looks="4;8"))  # a sequential run: decided at a look
+    assert ax.get_xlabel().endswith("bar: 95% sequential interval,\nat the look that decided it (or the last)")
     plt.close(fig)
     note = display.medians_note("kv_static")
     assert note.startswith("The medians above are each variant's own, not a ranking") and "paired" in note

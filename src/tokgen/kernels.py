@@ -22,8 +22,8 @@ except ImportError:
 QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64, 1, 2), (32, 128, 4, 2), (64, 64, 1, 2)
 # The fused step's products (notebook 10, section 1): (columns per block, sum chunk, splits, warps), the
 # fastest of a few whole-step timings on an H200 (and chains of dependent products on an H100), the sum
-# chunks then doubled (issue 47: more of each block's slice in flight, a real gain on our H100); the LM
-# head streams its 154 MB without the L2 prefetch (it cannot sit in a 50 MB L2)
+# chunks then doubled (issue 47: more of each block's slice in flight, a real gain on our H100); none of the
+# fused kernels prefetches its weights into L2 before its wait (only `_linear_kernel`, the unfused step's, does)
 FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 256, 1, 2), (32, 256, 1, 2), (64, 64, 1, 2)
 FUSED_ATTN_PROJ, FUSED_MLP_PROJ = (32, 128, 2, 4), (32, 256, 4, 2)  # the same columns per block: one `stats` layout
 FUSED_CHUNK = 8192  # most activations per sum chunk (BM x BK): three stages still fit in shared memory at 64 rows
