@@ -112,6 +112,10 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 # between the two **mixed**. Where the host sets the pace, hiding a sync can pay only as much as
 # the host time it frees. Notebook 14 measures one such case: transformers' deferred stop check,
 # which removes a sync's host cost.
+#
+# These absolute host times (the wall time per step, the GPU share) move between runs and cards by far
+# more than their spread within a run: compare them only within one run, and read speed-ups from the
+# paired rounds.
 
 # %%
 say(tokgen.display.bound_table(ok))

@@ -20,6 +20,8 @@
 # sizes. Exercises 1 and 2 are about asynchronous copies, which only a GPU has: on a CPU every
 # copy is synchronous, so their cells run there (exercise 1 with the tiny model) and say what a
 # GPU shows instead. Exercise 3 runs anywhere.
+# Every number this page prints is a live measurement of its own run that no CSV records (exercise 1's race
+# counts and GPU busy share, exercise 2's copy return times, exercise 3's steps computed and returned).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"

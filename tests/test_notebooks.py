@@ -256,6 +256,18 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
             (held,) = [t for t in said if t.startswith("The cache holds")]
             n, b = map(int, re.match(r"The cache holds [\d.]+ GB after (\d+) steps at B = (\d+)", held).groups())
             assert ("the article's 400" in held) == ((n, b) != (400, 32)), held
+        if name == "05_torch_compile":  # exercise 1: each setting compiled in turn, then all timed in one comparison
+            outputs = [o for c in solution.cells for o in c.get("outputs", [])]
+            said = [str(o.get("data", {}).get("text/markdown", "")) for o in outputs]
+            limit = __import__("torch")._dynamo.config.recompile_limit
+            # on the CPU: the default compiles twice; dynamic=False once per step until its limit, dynamo's raised by 2
+            shown = {header: {n: v for n, v, _ in shown_column(said, header)}
+                     for header in ("compilations", "recompile limit in force", "timed")}  # fmt: skip
+            assert shown == {"compilations": {"compiled, default": "2", "compiled, dynamic=False": str(limit)},
+                             "recompile limit in force": {"compiled, default": str(limit),
+                                                          "compiled, dynamic=False": str(limit + 2)},
+                             "timed": {"compiled, default": "ok", "compiled, dynamic=False": "ok"}}  # fmt: skip
+            assert any("dynamo compiled nothing more" in t for t in said)  # the compiled code lived on into the rounds
     nb = nbformat.read(smoke_out / "notebooks" / f"{name}.ipynb", as_version=4)
     assert clean.problems(nb) == [], name
     code = [c for c in nb.cells if c.cell_type == "code"]

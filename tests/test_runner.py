@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import smoke_command
 
-from tokgen_tools import clean, runner
+from tokgen_tools import clean, readme, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNNER = [sys.executable, "-m", "tokgen_tools.runner"]  # the runner on this interpreter: no Python picked from PATH
@@ -558,7 +558,8 @@ def test_a_notebook_that_finds_no_rows_says_the_command_and_the_runner_repeats_i
     toy_repository(tmp_path / "repo", monkeypatch, notebook=MISSING)
     out = tmp_path / "out"
     assert runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress"]) == 0
-    note, end = capsys.readouterr().out.splitlines()[-2:]
+    said = capsys.readouterr().out.splitlines()
+    note, end = next(line for line in said if "note:" in line), said[-1]  # the host's lines follow the note
     assert note == (
         f"      note: notebook 99 needs notebook 98's rows at BATCH_SIZE=4 (no data/98_other.csv yet): run "
         f"./run_all.sh --smoke --out {out} --only 98 -p BATCH_SIZE 4"
@@ -579,3 +580,104 @@ def test_a_cap_on_rounds_below_notebook_01s_first_rounds_is_refused_before_anyth
     with pytest.raises(runner.RunError, match="^-p MAX_RUNS: parameter MAX_RUNS = 1 is below RUNS = 2"):
         runner.checked_sizes(["01_naive"], run, {"MAX_RUNS": 1}, slice_run=False)
     runner.checked_sizes(["01_naive"], run, {"MAX_RUNS": 2}, slice_run=False)
+
+
+# /proc/stat as Linux writes it (2 cores; clock ticks since boot), and the same machine 1000 ticks later
+PROC_STAT_BEFORE = """cpu  9133606 152714 598522 6304637 13421 0 3849 2563 0 0
+cpu0 4121681 54317 262891 3658488 2504 0 809 1261 0 0
+cpu1 5011924 98396 335630 2646149 10916 0 3039 1302 0 0
+intr 123 0 0
+ctxt 456
+"""
+# +300 user, +50 nice, +100 system, +400 idle, +20 iowait, +10 irq, +20 softirq, +100 steal, +70 guest (in user)
+PROC_STAT_AFTER = """cpu  9133906 152764 598622 6305037 13441 10 3869 2663 70 0
+cpu0 4121831 54342 262941 3658688 2514 5 819 1311 35 0
+cpu1 5012074 98421 335680 2646349 10926 5 3049 1352 35 0
+"""
+
+
+def test_cpu_times_reads_the_machines_line_of_proc_stat():
+    assert runner.cpu_times(PROC_STAT_BEFORE) == {
+        "busy": 9133606 + 152714 + 598522 + 0 + 3849,  # user nice system irq softirq; guest is in user
+        "idle": 6304637 + 13421,  # idle iowait
+        "steal": 2563,
+    }
+    assert runner.cpu_times("cpu  10 0 5 80\n") == {"busy": 15, "idle": 80, "steal": 0}  # an old kernel's 4 fields
+    assert runner.cpu_times("cpu0 1 2 3 4 5 6 7 8\n") is None  # a core's line, not the machine's
+
+
+def test_cpu_shares_over_a_run_are_the_busy_and_stolen_parts_of_all_cpu_time():
+    before, after = runner.cpu_times(PROC_STAT_BEFORE), runner.cpu_times(PROC_STAT_AFTER)
+    # busy 300+50+100+10+20 = 480, idle 400+20 = 420, steal 100: 1000 ticks in all
+    assert runner.cpu_shares(before, after) == {"cpu_busy_pct": 48.0, "cpu_steal_pct": 10.0}
+    blank = {"cpu_busy_pct": None, "cpu_steal_pct": None}
+    assert runner.cpu_shares(None, after) == blank and runner.cpu_shares(before, None) == blank
+    assert runner.cpu_shares(before, before) == blank  # no time passed
+    assert runner.cpu_shares(after, before) == blank  # counters that went back (another boot): not a share
+    went_back = {"busy": 50, "idle": 200, "steal": 0}  # one counter lower, the sum higher: still not a share
+    assert runner.cpu_shares({"busy": 100, "idle": 0, "steal": 0}, went_back) == blank
+
+
+def test_read_cpu_times_is_blank_where_there_is_no_proc_stat(tmp_path):
+    assert runner.read_cpu_times(tmp_path / "missing") is None
+    (tmp_path / "stat").write_text(PROC_STAT_BEFORE)
+    assert runner.read_cpu_times(tmp_path / "stat") == runner.cpu_times(PROC_STAT_BEFORE)
+
+
+def test_host_loop_ms_is_the_median_of_its_repeats(monkeypatch):
+    ticks = iter([0.0, 0.004, 1.0, 1.003, 2.0, 2.010])  # loops of 4, 3 and 10 ms
+    monkeypatch.setattr(runner, "time", type("Clock", (), {"perf_counter": staticmethod(lambda: next(ticks))}))
+    assert runner.host_loop_ms(repeats=3, n=10) == 4.0
+    monkeypatch.undo()
+    ms = runner.host_loop_ms(repeats=3)
+    assert 0 < ms < 1000  # the real loop: a few ms, cheap beside a notebook
+
+
+def test_run_logged_records_the_host_and_says_it_with_the_busiest_processes(tmp_path, monkeypatch, capsys):
+    loops = iter([3.0, 5.5])
+    stats = iter([runner.cpu_times(PROC_STAT_BEFORE), runner.cpu_times(PROC_STAT_AFTER)])
+    monkeypatch.setattr(runner, "host_loop_ms", lambda: next(loops))
+    monkeypatch.setattr(runner, "read_cpu_times", lambda: next(stats))
+    monkeypatch.setattr(runner, "top_processes", lambda: ["  PID %CPU COMMAND", "  42 99.0 busy"])
+    row = runner.run_logged("[1/1]", "99_toy", tmp_path / "k.log", None, lambda: {"status": "ok", "seconds": 2.0})
+    assert {k: row[k] for k in runner.HOST_COLUMNS} == {
+        "host_loop_ms_before": 3.0, "host_loop_ms_after": 5.5, "cpu_busy_pct": 48.0, "cpu_steal_pct": 10.0
+    }  # fmt: skip
+    said = capsys.readouterr().out.splitlines()
+    assert said[-3:] == [
+        "      host: Python loop 3.00 ms before, 5.50 ms after; machine CPU busy 48.0%, stolen 10.0% over the run",
+        "          PID %CPU COMMAND",
+        "          42 99.0 busy",
+    ]
+    assert runner.host_text({**row, "cpu_busy_pct": None}).endswith("CPU shares not measured (no /proc/stat)")
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="Linux only")
+def test_the_probe_reads_this_machine():
+    shares = runner.host_probe(runner.host_loop_ms(), runner.read_cpu_times())
+    assert set(shares) == set(runner.HOST_COLUMNS) and shares["host_loop_ms_after"] > 0
+    lines = runner.top_processes()
+    assert lines and "PID" in lines[0] and len(lines) <= runner.TOP_PROCESSES + 1
+    assert not any("ps -eo" in line for line in runner.top_processes(n=10_000))  # every process, but not ps itself
+
+
+def test_run_all_csv_puts_the_host_columns_last_and_leaves_older_rows_blank(tmp_path):
+    (tmp_path / "data").mkdir()
+    old = "notebook,status,seconds,smoke,finished_at,gpu,commit\n01_naive,ok,9.0,False,2026-01-01T00:00+00:00,H,abc\n"
+    (tmp_path / "data" / "run_all.csv").write_text(old)
+    host = {"host_loop_ms_before": 3.1, "host_loop_ms_after": 3.2, "cpu_busy_pct": 7.5, "cpu_steal_pct": None}
+    runner.record_timings([{"notebook": "05_torch_compile", "status": "ok", "seconds": 5.0, **host}], tmp_path, False)
+    runs = pd.read_csv(tmp_path / "data" / "run_all.csv", keep_default_na=False).set_index("notebook")
+    assert list(runs.columns[-4:]) == list(runner.HOST_COLUMNS)
+    assert runs.loc["05_torch_compile", "cpu_busy_pct"] == "7.5" and runs.loc["05_torch_compile", "cpu_steal_pct"] == ""
+    assert (runs.loc["01_naive", list(runner.HOST_COLUMNS)] == "").all()  # measured before the probe: blank
+    runner.record_timings([{"notebook": "06_eos_sync_profile", "status": "ok", "seconds": 1.0}], tmp_path, False)
+    runs = pd.read_csv(tmp_path / "data" / "run_all.csv")
+    assert list(runs.columns[-4:]) == list(runner.HOST_COLUMNS)  # still last after a row without them
+    assert runs.set_index("notebook").loc["05_torch_compile", "host_loop_ms_after"] == 3.2
+    fresh = tmp_path / "fresh"  # a first row, no table before it: the same order
+    runner.record_timings([{"notebook": "05_torch_compile", "status": "ok", "seconds": 5.0, **host}], fresh, False)
+    assert list(pd.read_csv(fresh / "data" / "run_all.csv").columns[-4:]) == list(runner.HOST_COLUMNS)
+    measured = readme._measured_runs(tmp_path)  # the README's reader takes the table with the new columns
+    assert measured["notebook"].tolist() == ["01_naive", "05_torch_compile", "06_eos_sync_profile"]
+    assert readme._distinct(measured, "gpu") == ["H", "none (CPU)"]

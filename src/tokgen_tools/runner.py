@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,12 @@ NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (
 # measures the deferred stop check at another batch size
 NEWEST_SOLUTIONS = {"11_sync_audit", "14_deferred_stop"}
 NEWEST_SPEC = "transformers>=5.17"  # DeferredStopCheck appeared in 5.17
+# The host probe around each notebook and solution (`host_probe`): its columns, last in run_all.csv
+HOST_COLUMNS = ("host_loop_ms_before", "host_loop_ms_after", "cpu_busy_pct", "cpu_steal_pct")
+HOST_LOOP = 100_000  # iterations of `host_loop_ms`'s pure-Python loop: a few ms on a server's core
+HOST_REPEATS = 5  # loops per probe: their median
+PROC_STAT = Path("/proc/stat")  # Linux: the whole machine's CPU time since boot
+TOP_PROCESSES = 5  # processes in the `ps` snapshot printed after each notebook
 
 # Tiny sizes for --smoke: every notebook runs in seconds, on the CPU if need be. A notebook gets
 # only the names its parameters cell declares.
@@ -422,7 +429,8 @@ def promote(stage: Path, out: Path, only: list[Path] | None = None) -> None:
 
 def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
     """data/run_all.csv: one row per notebook (and solution) of its latest successful run (wall
-    time, parameters); a failure leaves the previous row as it was, like the previous results."""
+    time, parameters, and last the host probe's `HOST_COLUMNS`, blank where not measured); a failure
+    leaves the previous row as it was, like the previous results."""
     rows = [{k: v for k, v in r.items() if k != "notes"} for r in rows if r["status"] == "ok"]
     if not rows:
         return
@@ -432,6 +440,8 @@ def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
     if path.exists():
         old = pd.read_csv(path, keep_default_na=False)
         new = pd.concat([old[~old["notebook"].isin(new["notebook"])], new], ignore_index=True)
+    last = [c for c in HOST_COLUMNS if c in new]  # the host probe's columns trail the others
+    new = new[[c for c in new.columns if c not in last] + last]
     new.sort_values("notebook").to_csv(path, index=False)
 
 
@@ -656,15 +666,106 @@ def installed_transformers(folder: Path) -> str:
 
 def run_logged(step: str, name: str, log: Path, newest: Path | None, run) -> dict:
     """`run()` with the kernels' stderr sent to `log` (and `newest` first on their path), between a
-    line that says it starts and one that says how it ended."""
+    line that says it starts and one that says how it ended, then the host's speed around it
+    (`host_probe`: into its row, and said in a line) and a `ps` snapshot of the busiest processes."""
     print(f"{step} {name} ...", flush=True)
+    loop_before, stat_before = host_loop_ms(), read_cpu_times()
     with kernel_output_to(log), first_on_path(newest):
         row = run()
+    row.update(host_probe(loop_before, stat_before))
     detail = failure(row) if row["status"] != "ok" else ""
     print(f"{step} {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
     for note in row.pop("notes", []):
         print(f"{' ' * len(step)} note: {note}", flush=True)
+    print(f"{' ' * len(step)} host: {host_text(row)}", flush=True)
+    for line in top_processes():
+        print(f"{' ' * len(step)}   {line}", flush=True)
     return row
+
+
+def host_loop_ms(repeats: int = HOST_REPEATS, n: int = HOST_LOOP) -> float:
+    """The median milliseconds of `repeats` runs of a fixed pure-Python loop of `n` additions: how fast
+    this host runs Python right now. It grows when other processes compete for the cores or the
+    hypervisor takes them (steal): a notebook's host times (wall per step, gaps) then grow too, and
+    run_all.csv records the loop before and after each notebook (the review r57 of issue 49: notebooks
+    05 and 06 ran on a slowed host, and nothing recorded it)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        total = 0
+        for i in range(n):
+            total += i
+        times.append(1e3 * (time.perf_counter() - start))
+    return round(statistics.median(times), 3)
+
+
+def cpu_times(text: str) -> dict | None:
+    """The whole machine's CPU time from the text of /proc/stat, its "cpu" line ("cpu user nice system
+    idle iowait irq softirq steal guest guest_nice", in clock ticks since boot, summed over the cores):
+    `busy` = user + nice + system + irq + softirq (guest and guest_nice are counted in user and nice
+    already), `idle` = idle + iowait, `steal` = time the hypervisor ran something else while this
+    machine's CPUs had work (older kernels omit the later fields: 0). None without that line."""
+    for line in text.splitlines():
+        fields = line.split()
+        if fields[:1] == ["cpu"]:
+            values = [int(x) for x in fields[1:9]] + [0] * (9 - len(fields))
+            user, nice, system, idle, iowait, irq, softirq, steal = values
+            return {"busy": user + nice + system + irq + softirq, "idle": idle + iowait, "steal": steal}
+    return None
+
+
+def read_cpu_times(path: Path = PROC_STAT) -> dict | None:
+    """`cpu_times` of `path` (/proc/stat) now; None where there is none (not Linux) or it cannot be read."""
+    try:
+        return cpu_times(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_shares(before: dict | None, after: dict | None) -> dict:
+    """`cpu_busy_pct` and `cpu_steal_pct`: the whole machine's busy and stolen CPU time between two
+    `cpu_times`, in % of all its CPU time then (busy + idle + steal, every core: a notebook's own
+    kernel busy on one of 16 cores counts 6%); None for both where either is missing or no time passed."""
+    blank = {"cpu_busy_pct": None, "cpu_steal_pct": None}
+    if before is None or after is None:
+        return blank
+    delta = {key: after[key] - before[key] for key in before}
+    total = sum(delta.values())
+    if total <= 0 or min(delta.values()) < 0:
+        return blank
+    return {"cpu_busy_pct": round(100 * delta["busy"] / total, 1),
+            "cpu_steal_pct": round(100 * delta["steal"] / total, 1)}  # fmt: skip
+
+
+def host_probe(loop_before: float, stat_before: dict | None) -> dict:
+    """The host columns of a notebook's row (`HOST_COLUMNS`), given what was measured before it ran:
+    the loop again now, and the machine's busy and stolen shares over its run (blank off Linux)."""
+    return {"host_loop_ms_before": loop_before, "host_loop_ms_after": host_loop_ms(),
+            **cpu_shares(stat_before, read_cpu_times())}  # fmt: skip
+
+
+def host_text(row: dict) -> str:
+    """The host line the runner prints under a notebook's: "Python loop 3.10 ms before, 3.05 ms after;
+    machine CPU busy 7.5%, stolen 0.0% over the run"."""
+    text = f"Python loop {row['host_loop_ms_before']:.2f} ms before, {row['host_loop_ms_after']:.2f} ms after"
+    if row.get("cpu_busy_pct") is None:
+        return text + "; the machine's CPU shares not measured (no /proc/stat)"
+    return text + f"; machine CPU busy {row['cpu_busy_pct']:.1f}%, stolen {row['cpu_steal_pct']:.1f}% over the run"
+
+
+def top_processes(n: int = TOP_PROCESSES) -> list[str]:
+    """A `ps` snapshot: its header and the `n` processes with the largest CPU share (ps's %CPU: CPU
+    time over each process's lifetime), each line cut at 160 characters; [] where ps is missing or
+    does not take these options (procps, Linux)."""
+    command = ["ps", "-eo", "pid,ppid,pcpu,cputime,etime,args", "--sort=-pcpu"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:
+        return []
+    lines = [line for line in done.stdout.splitlines() if " ps -eo pid," not in f" {line}"]  # not ps itself
+    return [line[:160] for line in lines[: n + 1]]
 
 
 def failure(row: dict) -> str:
