@@ -295,11 +295,14 @@ show_claim(6, RESULTS_DIR)
 # The gap's size, and whether the sync causes it: if it does, the generator with no stop check
 # at all (same model, same steps, no `.item()`) leaves most of it closed. The test is judged in
 # every window, by claim 6's rule: the same answer in every window decides it, else it is not
-# decided. Which of two gaps is larger is said only where every window shows it; two gaps that
-# differ by less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to
-# explain) count as about the same; else the sentence says the windows show no consistent
-# direction. The pipelined generator hides the sync too, but it also adds a second stream: its
-# gap is claim 7's, not the cause's test.
+# decided. Which of two gaps is larger is said only where every window shows it and the windows
+# are enough to show a direction: where the two gaps do not differ, n windows all agree in sign by
+# chance 2·0.5^n of the time, 1 time in 4 for 3 windows, so it takes 6 (`tokgen.gaps.MIN_WINDOWS`)
+# to bring that under 0.05; fewer that agree are said with that chance. Two gaps that differ by
+# less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to explain)
+# count as about the same; else the sentence says the windows show no consistent direction. The
+# pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
+# not the cause's test.
 
 # %%
 if CUDA:

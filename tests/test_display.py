@@ -167,16 +167,16 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     gaps = idle_gaps(profile)
     assert list(gaps["closes"]) == [False, True]
     eager06 = gap_takeaway(gaps.iloc[0])
-    assert "pipelining does not close half of it (the gap is larger pipelined than with the sync, by 20 µs or more); " \
-           "the generator " \
-           "without any stop check was not profiled, so the sync's share is not measured here." in eager06  # fmt: skip
+    assert ("pipelining does not close half of it (the gap pipelined is larger than with the sync in the one window by "
+            "20 µs or more, but one window cannot show a direction); the generator without any stop check was not "
+            "profiled, so the sync's share is not measured here.") in eager06  # fmt: skip
     assert "so the sync" not in eager06.replace("so the sync's share is not measured", "")  # no cause from pipelining
     summary = gap_summary(gaps)
     assert "how much of the GPU's idle gap before a step the sync opens is not measured" in summary
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
                             "batch_size": [32, 32]})  # fmt: skip
     text = pipelined_gap(profile.assign(**this_run(), batch_size=16), results)
-    assert "the gap is larger pipelined than with the sync" in text and "host sets the pace" in text
+    assert "the gap pipelined is larger than with the sync in the one window" in text and "host sets the pace" in text
     assert "pipelining closes at least half of that gap" in text
     assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
     assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
@@ -206,8 +206,8 @@ def test_idle_gap_sentences_call_two_gaps_within_the_launch_spacing_about_the_sa
     assert ("2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close half of it (the gap is about the "
             "same pipelined as with the sync, within 20 µs)") in eager  # fmt: skip
     assert "larger" not in eager and "100.0 µs with the sync and 70.0 µs" in compiled
-    assert ("pipelining does not close half of it (the gap is smaller pipelined than with the sync, by 20 µs or "
-            "more);") in compiled  # fmt: skip
+    assert ("pipelining does not close half of it (the gap pipelined is smaller than with the sync in the one window "
+            "by 20 µs or more, but one window cannot show a direction);") in compiled  # fmt: skip
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
     text = pipelined_gap(profile, results)
     assert eager in text and compiled in text  # in 06's words, each followed by this run's GPU share
@@ -456,11 +456,12 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
     assert eager == ("Eager: the GPU idles 90% of the window; the gap before a step is 250.0 µs with the sync, "
                      "200.0 µs with no stop check at all and 450.0 µs pipelined: most of that gap stays without any "
-                     "stop check: the sync does not open most of it (the gap is smaller without any stop check than "
-                     "with the sync, by 20 µs or more); pipelining does not close half of it (the gap is larger "
-                     "pipelined than with the sync, by 20 µs or more).")  # fmt: skip
+                     "stop check: the sync does not open most of it (the gap without any stop check is smaller than "
+                     "with the sync in the one window by 20 µs or more, but one window cannot show a direction); "
+                     "pipelining does not close half of it (the gap pipelined is larger than with the sync in the "
+                     "one window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
     assert "499.0 µs with no stop check at all and 660.0 µs pipelined: without any stop check most of that gap goes: " \
-           "the sync opens most of it; pipelining does not close half of it (the gap is smaller pipelined" in compiled
+           "the sync opens most of it; pipelining does not close half of it (the gap pipelined is smaller" in compiled
     summary = gap_summary(gaps)
     assert "; compiled, the idle gap before a step mostly goes without any stop check: the sync opens most" in summary
     assert "; eager, most of that gap stays without any stop check: the sync does not open most of it" in summary
@@ -520,13 +521,18 @@ def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 100.18), (100.0, 130.0)])).iloc[0]  # rv51's 202.29 → 202.47
     assert g["change"] == "split"
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)])).iloc[0]
-    assert g["change"] == "larger"
+    assert g["change"] == "larger"  # larger in all 3 windows: no direction from 3 (chance: 1 time in 4)
+    assert gap_takeaway(g).endswith("; pipelining does not close half of it (the gap pipelined is larger than with "
+                                    "the sync in all 3 windows by 20 µs or more, but 3 windows cannot show a "
+                                    "direction: with no difference, all three agree by chance 1 time in 4).")
+    g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)] * 2)).iloc[0]  # 6 windows: 1 in 32
     assert gap_takeaway(g).endswith("; pipelining does not close half of it (the gap is larger pipelined than with "
-                                    "the sync in every window, by 20 µs or more).")  # fmt: skip
-    g = idle_gaps(windows([(100.0, 60.0), (100.0, 80.0), (100.0, 70.0)])).iloc[0]
-    assert g["change"] == "smaller"
-    assert gap_takeaway(g).endswith("(the gap is smaller pipelined than with the sync in every window, by 20 µs or "
-                                    "more).")  # fmt: skip
+                                    "the sync in all 6 windows, by 20 µs or more).")  # fmt: skip
+    g = idle_gaps(windows([(100.0, 60.0), (100.0, 80.0), (100.0, 70.0), (100.0, 55.0), (100.0, 79.0)])).iloc[0]
+    assert g["change"] == "smaller"  # 5 windows: 1 time in 16, more than 0.05
+    assert gap_takeaway(g).endswith("(the gap pipelined is smaller than with the sync in all 5 windows by 20 µs or "
+                                    "more, but 5 windows cannot show a direction: with no difference, all five agree "
+                                    "by chance 1 time in 16).")  # fmt: skip
     g = idle_gaps(windows([(100.0, 119.0), (100.0, 81.0), (100.0, 100.0)])).iloc[0]
     assert g["change"] == "same"
     assert gap_takeaway(g).endswith("(the gap is about the same pipelined as with the sync in every window, within "
@@ -737,8 +743,9 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "stop check at all and 500.0 µs pipelined (medians over 3 profiled windows): most of that gap stays without "
         "any stop check in every window: the sync does not open most of it (the gap without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); pipelining does not close half of it (the gap is larger pipelined than with the sync in every "
-        "window, by 20 µs or more).")  # fmt: skip
+        "as none); pipelining does not close half of it (the gap pipelined is larger than with the sync in all 3 "
+        "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
+        "chance 1 time in 4).")  # fmt: skip
     assert gap_takeaway(compiled) == (
         "Compiled: the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, 691.0 µs with no "
         "stop check at all and 500.0 µs pipelined (medians over 3 profiled windows): most of that gap stays without "
@@ -764,14 +771,20 @@ def test_one_window_that_opens_the_gap_splits_the_windows_whatever_its_profiled_
 
 @pytest.mark.parametrize(
     "pairs, change, text",
-    [([(100.0, 120.0), (200.0, 250.0)], "larger",
-      "the gap is larger pipelined than with the sync in every window, by 20 µs or more"),  # 20 µs exactly: larger
-     ([(100.0, 80.0), (200.0, 150.0)], "smaller",
-      "the gap is smaller pipelined than with the sync in every window, by 20 µs or more"),
+    [([(100.0, 120.0), (200.0, 250.0)] * 3, "larger",
+      "the gap is larger pipelined than with the sync in all 6 windows, by 20 µs or more"),  # 20 µs exactly: larger
+     ([(100.0, 80.0), (200.0, 150.0)] * 3 + [(90.0, 10.0)], "smaller",
+      "the gap is smaller pipelined than with the sync in all 7 windows, by 20 µs or more"),
+     ([(100.0, 120.0), (200.0, 250.0)], "larger", "the gap pipelined is larger than with the sync in both windows by "
+      "20 µs or more, but 2 windows cannot show a direction: with no difference, both agree by chance 1 time in 2"),
+     ([(605.37, 1093.65), (1137.76, 1292.04), (474.70, 516.54)], "larger",  # rv57 compiled: +488, +154, +42 µs
+      "the gap pipelined is larger than with the sync in all 3 windows by 20 µs or more, but 3 windows cannot show "
+      "a direction: with no difference, all three agree by chance 1 time in 4"),
      ([(100.0, 119.9), (200.0, 180.1)], "same",
       "the gap is about the same pipelined as with the sync in every window, within 20 µs"),
      ([(202.29, 202.47)], "same", "the gap is about the same pipelined as with the sync, within 20 µs"),  # rv51 w1
-     ([(100.0, 121.0)], "larger", "the gap is larger pipelined than with the sync, by 20 µs or more"),  # no "every"
+     ([(100.0, 121.0)], "larger", "the gap pipelined is larger than with the sync in the one window by 20 µs or more, "
+      "but one window cannot show a direction"),
      ([(100.0, 121.0), (200.0, 150.0)], "split", "the gap pipelined and the one with the sync differ in no "
       "consistent direction across the windows, a difference below 20 µs counting as none"),
      ([(150.96, 225.28), (202.29, 202.47), (251.11, 376.36)], "split", "the gap pipelined and the one with the sync "
@@ -779,9 +792,13 @@ def test_one_window_that_opens_the_gap_splits_the_windows_whatever_its_profiled_
 )  # fmt: skip
 def test_a_direction_between_two_gaps_is_stated_only_where_every_window_shows_it(pairs, change, text):
     """The one template (tokgen.gaps.direction_text): two gaps less than MIN_GAP_US (20 µs) apart are
-    about the same; rv51's eager window 1 (202.29 against 202.47 µs pipelined) is one of them."""
-    from tokgen.gaps import direction, direction_text
+    about the same; rv51's eager window 1 (202.29 against 202.47 µs pipelined) is one of them. A
+    direction needs every window and at least 6 of them: n windows all agree in sign by chance
+    2·0.5^n of the time where the gaps do not differ, 1 in 4 for 3, 1 in 16 for 5, 1 in 32 for 6."""
+    from tokgen.gaps import MIN_WINDOWS, agree_by_chance, direction, direction_text
 
+    assert MIN_WINDOWS == 6 and agree_by_chance(3) == 0.25 and agree_by_chance(5) == 1 / 16 > 0.05
+    assert agree_by_chance(6) == 1 / 32 and agree_by_chance(1) == 1.0
     assert direction(pairs) == change
     assert direction_text(change, len(pairs), "pipelined") == text
 

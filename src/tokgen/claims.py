@@ -14,7 +14,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gaps import closes_gap, half_shares, judge_windows, profile_windows, sync_opens_gap, window_gaps
+from .gaps import (
+    closes_gap,
+    direction,
+    direction_text,
+    half_shares,
+    judge_windows,
+    profile_windows,
+    sync_opens_gap,
+    window_gaps,
+)
 from .gpu_slice import bracketing
 from .registry import label
 from .results import load
@@ -26,6 +35,7 @@ from .stats import (
     UNDECIDED,
     compare_rounds,
     gain,
+    looks_up_to,
     parse_looks,
     resample_rounds,
     run_times,
@@ -38,6 +48,7 @@ REPRODUCED, PARTLY, NOT, UNMEASURED = "reproduced", "partly", "not reproduced", 
 SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
 STABLE, RESAMPLES = 0.95, 200  # a verdict needs the same outcome in 95% of resampled runs, 200 at a time
 MAX_RESAMPLES = 3200  # until the share's 99% interval leaves STABLE (its Monte Carlo error), at most this many
+MIN_ROUNDS = 10  # a table whose rounds ran on while its verdict was open (`RunOn`) is decided on no fewer (article: 10)
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:
@@ -56,6 +67,7 @@ class Tables:
         self.smoke = set()  # tables read so far that a smoke run wrote
         self.rounds = {}  # timed tables read so far: name -> True if a sequential run wrote it
         self.drawn = {}  # one draw of rounds per table: every comparison in a resample sees the same rounds
+        self.ran_on = {}  # tables read so far whose rounds ran on (`run_on_looks`): name -> (rounds, deciding looks)
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self.cache:
@@ -65,6 +77,9 @@ class Tables:
             self.smoke.add(name)
         if "times_ms" in df:
             self.rounds[name] = "looks" in df and bool(df["looks"].map(parse_looks).map(bool).any())
+            looks = run_on_looks(df) if self.rng is None else None  # the design: read once, not per draw
+            if looks is not None:
+                self.ran_on[name] = (_rounds(df), looks)
         df = usable(df)
         if self.rng is None:
             return df
@@ -74,6 +89,22 @@ class Tables:
 
     def resampled(self, rng: np.random.Generator) -> "Tables":
         return Tables(self.results_dir, rng, self.cache)
+
+    def design(self) -> tuple[float, int, str]:
+        """For the tables read so far, the share of resampled runs a verdict needs (`needed_share` over the
+        most looks that may decide one of them: STABLE where none ran on), that count of looks, and why no
+        verdict can be read yet ("" where one can): a table that ran on holds fewer than MIN_ROUNDS rounds.
+        Drawn again from so few rounds, a resampled run cannot reach beyond their own extremes (no
+        resampled slope of notebook 01 lies below its lowest round's), so its share says only how those
+        rounds fell (notebook 01_naive)."""
+        looks = max((len(d) for _, d in self.ran_on.values()), default=1)
+        short = [f"{name} holds {r} rounds" for name, (r, _) in self.ran_on.items() if r < MIN_ROUNDS]
+        why = ""
+        if short:
+            why = (f"{', '.join(short)}, fewer than the {MIN_ROUNDS} a verdict is read on where the rounds ran on "
+                   "while it was open: rounds drawn again from so few cannot reach beyond their own extremes, so "
+                   "the share that agrees says only how these rounds fell; more rounds would settle it")  # fmt: skip
+        return needed_share(looks), looks, why
 
     def same_run(self, *names: str) -> str:
         """Raise MixedRuns unless the tables come from one run (GPU, slice and commit). Not the GPU's
@@ -93,6 +124,12 @@ class Tables:
             return ""
         return (f"{' and '.join(names)} ran on {len(cards)} cards of one kind "
                 f"(GPU UUIDs {', '.join(u[:8] + '…' for u in cards)})")  # fmt: skip
+
+
+def _rounds(df: pd.DataFrame) -> int:
+    """The rounds a table's usable rows all ran (0: none usable)."""
+    ok = usable(df)
+    return int(ok["runs"].min()) if len(ok) else 0
 
 
 class MixedRuns(Exception):
@@ -390,6 +427,12 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
     return parts, oks
 
 
+def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
+    """Claim 7's arrow of medians read window by window, in `gap_takeaway`'s words (`tokgen.gaps.direction_text`)."""
+    pairs = [(s, p) for s, p in window_gaps(profile, compiled, "pipelined_static") if math.isfinite(s + p)]
+    return direction_text(direction(pairs), len(pairs), "pipelined")
+
+
 def _claim_7(tables):
     """The eager gap judged in every profiled window by claims 6 and 7's one rule (`closes_gap` through
     `tokgen.gaps.judge_windows`; windows that disagree leave it undecided), the compiled one shown
@@ -402,13 +445,13 @@ def _claim_7(tables):
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
     windows = len(answers)
     over = f", median of {windows} windows" if windows > 1 else ""
-    gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs"
+    gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs ({_direction(profile)})"
     if closed == "split":
         gap += ", at most half in some windows only"
     compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
     c_sync, c_piped = (compiled.get(label(g, compiled=True)) for g in ("kv_static", "pipelined_static"))
     if c_sync is not None and c_piped is not None:
-        gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged)"
+        gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged; {_direction(profile, compiled=True)})"
     verdict = _combine(None if closed in (None, "split") else closed, *oks)
     if verdict == UNDECIDED and closed == "split":  # what is open is the gap, and maybe a comparison too
         also = " and a comparison it needs is undecided (see measured)" if None in oks else ""
@@ -686,19 +729,55 @@ def _share_interval(share: float, draws: int, z: float = 2.58) -> tuple[float, f
     return (centre - half) / (1 + z * z / draws), (centre + half) / (1 + z * z / draws)
 
 
-def _straddles(share: float, draws: int) -> bool:
-    """Whether STABLE lies within the share's Monte Carlo error (`_share_interval`)."""
+def _straddles(share: float, draws: int, needed: float = STABLE) -> bool:
+    """Whether `needed` (STABLE, or `needed_share`) lies within the share's Monte Carlo error (`_share_interval`)."""
     low, high = _share_interval(share, draws)
-    return low <= STABLE <= high
+    return low <= needed <= high
 
 
-def share_text(share: float, draws: int) -> str:
+def share_text(share: float, draws: int, needed: float = STABLE) -> str:
     """An undecided verdict's share of agreeing resamples as its 99% Monte Carlo interval with the
     draws it comes from, "31–49% of 200": the share itself is as coarse as its draws (40% of 200
     resamples where 2,000 give 47%; the reviews of issue 51), and `claim` stops drawing once the share
-    is clear of STABLE. Each end keeps its side of STABLE (`percent_text`; notebook 01_naive)."""
+    is clear of STABLE (or of what its design's looks need: `needed`, `needed_share`). Each end keeps
+    its side of `needed` (`percent_text`; notebook 01_naive)."""
     low, high = _share_interval(share, draws)
-    return f"{percent_text(low, STABLE).rstrip('%')}–{percent_text(high, STABLE)} of {draws:,}"
+    return f"{percent_text(low, needed).rstrip('%')}–{percent_text(high, needed)} of {draws:,}"
+
+
+def run_on_looks(df: pd.DataFrame) -> tuple[int, ...] | None:
+    """The looks at which a table whose rounds ran on while its verdict was open (`RunOn`, notebook 01_naive)
+    may be decided: of the looks its parameters allowed (`tokgen.stats.looks_up_to(MAX_RUNS, RUNS)`,
+    read from its rows' `params`), those from MIN_ROUNDS rounds on, possibly none. None for any other
+    table: one that records its looks (sequential comparisons: not resampled) or whose parameters
+    name no MAX_RUNS (fixed rounds). Rows of more than one design: the one of most looks."""
+    if "looks" in df and df["looks"].map(parse_looks).map(bool).any():
+        return None
+    params = [json.loads(p) for p in df["params"] if isinstance(p, str)] if "params" in df else []
+    designs = [looks_up_to(p["MAX_RUNS"], p["RUNS"]) for p in params if {"RUNS", "MAX_RUNS"} <= set(p)]
+    if not designs:
+        return None
+    return max((tuple(look for look in d if look >= MIN_ROUNDS) for d in designs), key=len)
+
+
+def needed_share(looks: int) -> float:
+    """The share of resampled runs a verdict needs at each of `looks` looks that may decide it: STABLE's
+    miss, 1 − STABLE, spread evenly over them (Bonferroni: the chance that some look decides wrongly is
+    at most the sum of each look's, so 2 looks need 97.5% each, 3 need 98.33%). The simplest adjustment
+    that holds whatever the looks' dependence; the bootstrap share stands in for a test's level only
+    approximately, as it does at one look (notebook 01_naive)."""
+    return 1 - (1 - STABLE) / max(looks, 1)
+
+
+def needed_text(needed: float, looks: int) -> str:
+    """What a verdict needs where its rounds ran on: "a verdict needs 97.5% of resampled runs at each of
+    the 2 looks that may decide it (95% spread over them)" (notebook 01_naive)."""
+    spread = f"{STABLE:.0%} spread over them"
+    return f"a verdict needs {needed * 100:.4g}% of resampled runs at {_deciding(looks)} ({spread})"
+
+
+def _deciding(looks: int) -> str:
+    return "the one look that may decide it" if looks == 1 else f"each of the {looks} looks that may decide it"
 
 
 def claim(
@@ -709,7 +788,10 @@ def claim(
     recomputed on bootstrap draws of the timed rounds, `resamples` at a time until the share that
     agrees is clear of STABLE by its Monte Carlo error (`_straddles`; at most MAX_RESAMPLES; not for
     sequential runs' rounds, `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads
-    "inconclusive", with the share's Monte Carlo interval (`share_text`). `tables` ({name: rows})
+    "inconclusive", with the share's Monte Carlo interval (`share_text`). A table whose rounds ran on
+    while the verdict was open (`RunOn`, `run_on_looks`) is read by its design (`Tables.design`):
+    on fewer than MIN_ROUNDS rounds "inconclusive", not resampled; else the share each of its looks
+    needs (`needed_share`) instead of STABLE. `tables` ({name: rows})
     are read instead of results_dir's files of those names (notebook 01_naive judges its rounds as
     they come: `RunOn`)."""
     experiment, article, criterion, measure = CLAIMS[n]
@@ -719,6 +801,7 @@ def claim(
         tables_ = ", ".join(sorted(tables.smoke))
         measured, verdict = f"{tables_}: written by a smoke run (tiny model or no GPU), not a measurement", SMOKE
     stability, why = float("nan"), ""
+    needed, looks, short = tables.design()
     if verdict == UNDECIDED:
         between, reason = getattr(verdict, "between", []), getattr(verdict, "reason", None)
         could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
@@ -733,17 +816,21 @@ def claim(
         verdict = INCONCLUSIVE
     elif verdict in (REPRODUCED, PARTLY, NOT) and all(tables.rounds.values()):
         pass  # only sequential runs' rounds (the design's error rates), or none (claim 6): not resampled
+    elif verdict in (REPRODUCED, PARTLY, NOT) and short:
+        verdict, why = INCONCLUSIVE, short  # too few rounds for resampling to judge: not resampled
     elif verdict in (REPRODUCED, PARTLY, NOT):
         rng, draws = np.random.default_rng(seed), []
-        while not draws or (len(draws) < MAX_RESAMPLES and _straddles(stability, len(draws))):
+        while not draws or (len(draws) < MAX_RESAMPLES and _straddles(stability, len(draws), needed)):
             draws += [_evaluate(measure, tables.resampled(rng)) for _ in range(resamples)]
             stability = sum(d[1] == verdict for d in draws) / len(draws)
-        if stability < STABLE:
+        if stability < needed:
             keys = [d[2][1] for d in draws if d[2] is not None]
             verdict, why = (
-                f"{INCONCLUSIVE} ({verdict} in {share_text(stability, len(draws))} resampled runs)",
+                f"{INCONCLUSIVE} ({verdict} in {share_text(stability, len(draws), needed)} resampled runs)",
                 _why_unstable(key, keys, [d[1] for d in draws]),
             )
+            if needed != STABLE:
+                why = f"{needed_text(needed, looks)}; {why}"
     return {
         "#": n,
         "experiment": experiment,
@@ -759,43 +846,58 @@ def claim(
 class RunOn:
     """Notebook 01_naive's rule for more rounds, as `tokgen.compare`'s `until`: after each look,
     claim `n` is judged on the rows so far (table `table`, in memory) as `claim` judges it, and the
-    rounds go on only while its verdict is open by its bootstrap: it holds in fewer than STABLE of
-    the resampled runs. A verdict without a share (not measured, a smoke run) has nothing more
-    rounds could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the provenance its
-    table's rows get when written, so that the claim reads them as section 5 will (a smoke run's
-    rows read as one's). `said` keeps each look's (rounds, verdict, stability), for `text`."""
+    rounds go on only while its verdict is open ("inconclusive"). Two rules keep the looks sound:
+    no look decides on fewer than MIN_ROUNDS rounds (resampling so few cannot reach beyond their own
+    extremes: `Tables.design`), and the share of resampled runs a verdict needs is spread over the
+    looks that may decide it (`needed_share`: Bonferroni), at each look and for the verdict read
+    at the end alike (`claim` reads the design from the rows' parameters, RUNS and MAX_RUNS:
+    `run_on_looks`). A verdict without a share (not measured, a smoke run) has nothing more rounds
+    could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the provenance its table's
+    rows get when written, the parameters with it, so that the claim reads them as section 5 will
+    (a smoke run's rows read as one's). `said` keeps each look's (rounds, verdict, stability,
+    looks that may decide), for `text`."""
 
     def __init__(self, n: int, table: str, stamp=None, results_dir: str | Path = "."):
         self.n, self.table, self.stamp, self.results_dir, self.said = n, table, stamp, results_dir, []
 
     @staticmethod
-    def open(stability: float) -> bool:
-        return stability < STABLE  # NaN (no share) is not open
+    def open(verdict: str) -> bool:
+        return _base_verdict(verdict) == INCONCLUSIVE  # too few rounds, or too small a share: more rounds can settle
 
     def __call__(self, rows: pd.DataFrame) -> bool:
         """True (stop) unless the claim's verdict on `rows` is open."""
         if self.stamp is not None:
             rows = pd.DataFrame([self.stamp(row) for row in rows.to_dict("records")])
+        looks = run_on_looks(rows)
+        if looks is None:
+            raise ValueError("RunOn: the rows record no RUNS and MAX_RUNS parameters, so no look can be judged by "
+                             "its design: stamp them (stamp=tokgen.Recorder.stamped)")  # fmt: skip
         c = claim(self.n, self.results_dir, tables={self.table: rows})
-        self.said.append((int(rows["runs"].max()) if len(rows) else 0, c["verdict"], c["stability"]))
-        return not self.open(c["stability"])
+        ran = _rounds(rows) or (int(rows["runs"].max()) if len(rows) else 0)  # as `claim` counts them
+        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1)))
+        return not self.open(c["verdict"])
 
     def text(self, rounds: int, cap: int) -> str:
         """How many rounds ran (`rounds`, of at most `cap`) and why: each look's verdict."""
         if not self.said:
             return f"{rounds} rounds: the cap ({cap}) leaves no look after the first, so no more rounds could run."
         looks = []
-        for ran, verdict, stability in self.said:
-            if stability != stability:
+        for ran, verdict, stability, deciding in self.said:
+            needed = needed_share(deciding)
+            if not self.open(verdict) and stability != stability:
                 looks.append(f"on {ran} rounds it reads {verdict}, which more rounds cannot settle")
-            elif self.open(stability):
-                looks.append(f"on {ran} rounds {verdict}, fewer than the {STABLE:.0%} a verdict needs, so every "
+            elif self.open(verdict) and ran < MIN_ROUNDS:
+                looks.append(f"on {ran} rounds no verdict, as none is read on fewer than {MIN_ROUNDS}, so every "
                              "variant ran on")  # fmt: skip
+            elif self.open(verdict):
+                looks.append(f"on {ran} rounds {verdict}, fewer than the {needed * 100:.4g}% a verdict needs at "
+                             f"{_deciding(deciding)}, so every variant ran on")  # fmt: skip
             else:
-                share = percent_text(stability, STABLE)
-                looks.append(f"on {ran} rounds {verdict}, in {share} of resampled runs: decided")
-        end = (f"; the cap, {cap} rounds, ended them: the verdict below is read on all {rounds}"
-               if self.open(self.said[-1][2]) else f", so the rounds stopped at {rounds} (the cap: {cap})")  # fmt: skip
+                share = percent_text(stability, needed)
+                looks.append(f"on {ran} rounds {verdict}, in {share} of resampled runs (a verdict needs "
+                             f"{needed * 100:.4g}% at {_deciding(deciding)}): decided")  # fmt: skip
+        end = (f"; the cap, {cap} rounds, ended them: the verdict below is read on all {rounds}, by the same rule"
+               if self.open(self.said[-1][1]) else f", so the rounds stopped at {rounds} (the cap: {cap})")  # fmt: skip
         return f"Claim {self.n}, judged at each look as section 5 judges it: " + "; ".join(looks) + end + "."
 
 

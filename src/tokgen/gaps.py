@@ -96,26 +96,55 @@ def half_shares(pairs, other: str) -> str:
 def direction(pairs) -> str | None:
     """Per window, the second gap of a (first, second) pair against the first: "larger" or "smaller" by
     MIN_GAP_US or more, else "same" (about equal: a gap below MIN_GAP_US is launch spacing, and so is a
-    difference below it); the windows' common direction, "split" where they differ, None where none
-    measured both (`agreed`) (notebook 06_eos_sync_profile)."""
+    difference below it); the windows' common answer, "split" where they differ, None where none
+    measured both (`agreed`). A common "larger" or "smaller" is a direction only from MIN_WINDOWS
+    windows on (`direction_text` says so) (notebook 06_eos_sync_profile)."""
     shown = [b - a for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
     return agreed(["same" if abs(d) < MIN_GAP_US else "larger" if d > 0 else "smaller" for d in shown])
 
 
 NO_DIRECTION = "no consistent direction across the windows"
+DIRECTION_LEVEL = 0.05  # windows that all agree in sign show a direction only where chance does so this rarely
+
+
+def agree_by_chance(windows: int) -> float:
+    """How often `windows` windows all agree in sign, either sign, where the two gaps do not differ
+    and each window's noise is symmetric: 2·0.5^windows (3 windows: 1 time in 4; notebook 06_eos_sync_profile)."""
+    return min(1.0, 2 * 0.5**windows)
+
+
+MIN_WINDOWS = next(n for n in range(1, 64) if agree_by_chance(n) <= DIRECTION_LEVEL)  # 6: 2·0.5^6 = 1 in 32
+
+
+def too_few_windows(windows: int) -> str:
+    """Why `windows` windows, fewer than MIN_WINDOWS, that all agree in sign show no direction:
+    "3 windows cannot show a direction: with no difference, all three agree by chance 1 time in 4"
+    (notebook 06_eos_sync_profile)."""
+    if windows <= 1:
+        return "one window cannot show a direction"
+    every = {2: "both", 3: "all three", 4: "all four", 5: "all five"}.get(windows, f"all {windows}")
+    return (f"{windows} windows cannot show a direction: with no difference, {every} agree by chance 1 time in "
+            f"{round(1 / agree_by_chance(windows))}")  # fmt: skip
 
 
 def direction_text(change: str | None, windows: int, other: str) -> str:
-    """The one template for a direction between two gaps (`direction`): stated only where every
-    window shows it, else NO_DIRECTION; `other` names the gap set against the one with the sync
-    ("without any stop check", "pipelined") (notebook 06_eos_sync_profile)."""
+    """The one template for a direction between two gaps (`direction`) over `windows` windows: a
+    direction is stated only where every window shows it and there are at least MIN_WINDOWS of them
+    (all agreeing in sign by chance at most DIRECTION_LEVEL of the time); fewer that agree are said
+    with why they show none (`too_few_windows`); windows that disagree give NO_DIRECTION. `other`
+    names the gap set against the one with the sync ("without any stop check", "pipelined")
+    (notebook 06_eos_sync_profile)."""
     if change not in ("larger", "smaller", "same"):
         within = f"a difference below {MIN_GAP_US} µs counting as none"
         return f"the gap {other} and the one with the sync differ in {NO_DIRECTION}, {within}"
     every = " in every window" if windows > 1 else ""
     if change == "same":
         return f"the gap is about the same {other} as with the sync{every}, within {MIN_GAP_US} µs"
-    return f"the gap is {change} {other} than with the sync{every}, by {MIN_GAP_US} µs or more"
+    if windows < MIN_WINDOWS:
+        where = {1: "in the one window", 2: "in both windows"}.get(windows, f"in all {windows} windows")
+        return (f"the gap {other} is {change} than with the sync {where} by {MIN_GAP_US} µs or more, but "
+                f"{too_few_windows(windows)}")  # fmt: skip
+    return f"the gap is {change} {other} than with the sync in all {windows} windows, by {MIN_GAP_US} µs or more"
 
 
 def profile_table(summary: pd.DataFrame) -> str:
