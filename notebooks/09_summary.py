@@ -108,7 +108,9 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 # rounds than those run would). A decided verdict is recomputed on bootstrap resamples of the
 # timed rounds, 200 at a time until the share that agrees is clear of 95% by more than its own
 # Monte Carlo error (at most 3,200): that share is its **stability** (in brackets), and below 95%
-# the verdict reads "inconclusive" too, with the reason below the table. A verdict from sequential rounds
+# the verdict reads "inconclusive" too, with the reason below the table. Claim 1's rounds run on
+# while its verdict is open (notebook 01): it gets no verdict on fewer than 10 rounds, and each look
+# that may decide spreads the 5% over those looks (Bonferroni). A verdict from sequential rounds
 # (their error rates are the design's) or from a profile without rounds (claim 6) is not
 # resampled and shows no stability. One whose data a smoke run wrote gets no verdict.
 #
