@@ -655,9 +655,7 @@ def render(out: Path, regimes: dict | None = None) -> str:
 
 STABILITY_NOTE = (
     "A percentage beside a verdict is its stability: how often the verdict comes out the same over "
-    "resampled rounds of a run with a fixed number of rounds (claim 1, whose rounds run on while its verdict is open: "
-    "no verdict on fewer than 10 rounds, and the 5% spread over the looks that may decide). A verdict without one "
-    "came from a sequential "
+    "resampled rounds of a run with a fixed number of rounds. A verdict without one came from a sequential "
     "run (looks at growing numbers of rounds, each at its own level; the design's error rates are in the "
     "repository's `data/sequential_error_rates.csv`), which is not resampled."
 )
