@@ -369,7 +369,7 @@ else:
 #
 # A worked example (made-up variants and values, for illustration only, not from this run):
 #
-# * A and B: the rounds show B really slower than A, say ×0.97 (illustrative), and also show the
+# * A and B: the rounds show B really slower than A, by a few percent, and also show the
 #   difference to lie within ±5%. B is slower, but nothing beats it beyond the band, so nothing
 #   counts against it: B has rank 1, like A, and both read "1 (shared)".
 # * C and D: A and B each beat both of them beyond the band, and the rounds do not tell C and D

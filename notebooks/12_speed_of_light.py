@@ -225,9 +225,11 @@ if kernels is not None and bandwidth:
     stage = dict(zip(kernels["generator"], kernels["variant"]))
     if {"graph_triton_kernels", "graph_triton_fused"} <= set(stage):
         a, b = (splits.set_index("variant").loc[stage[g]] for g in ("graph_triton_kernels", "graph_triton_fused"))
-        say(f"Fusing (`{a.name}` → `{b.name}`), per step: the products' own time {a.products_us:.0f} → "
-            f"{b.products_us:.0f} µs ({b.products_us - a.products_us:+.0f}), the other kernels' "
-            f"{a.other_us:.0f} → {b.other_us:.0f} µs ({b.other_us - a.other_us:+.0f}).")  # fmt: skip
+        say(f"Fusing (`{a.name}` → `{b.name}`), per step: the GPU's busy time {a.busy_us:.0f} → "
+            f"{b.busy_us:.0f} µs ({b.busy_us - a.busy_us:+.0f}; one profile each, not a paired speed-up). How that "
+            f"splits between the products and the other kernels ({a.products_us:.0f} → {b.products_us:.0f} and "
+            f"{a.other_us:.0f} → {b.other_us:.0f} µs of own time) is not fusing's effect alone: the own times "
+            "differ in the prefetch too (above).")  # fmt: skip
     else:
         say("*Notebook 10 has no kernel table of both `graph_triton_kernels` and `graph_triton_fused`: no "
             "before/after fusing comparison.*")  # fmt: skip

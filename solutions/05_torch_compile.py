@@ -79,7 +79,8 @@ def compilations(generator: str, **compile_options) -> int:
 # With static shapes, every new shape or stride of an input is a new graph. The generators feed
 # the newest token as the view `tokens[:, -1:]` of a tensor that grows by one column per step,
 # so its stride changes every step: with `dynamic=False` each step recompiles, until dynamo's
-# recompile limit, after which the model runs **eager** for the rest of the process. Left alone
+# recompile limit, after which dynamo compiles nothing more for it: shapes its compiled graphs
+# cover run compiled, any other runs eager. Left alone
 # (`dynamic=None`), dynamo marks the stride dynamic after the second shape and compiles again;
 # the table counts the compilations of each setting.
 # This is why notebooks 08 and 13 compile per batch size with the default and not with
