@@ -113,8 +113,9 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 # the host time it frees. Notebook 14 measures one such case: transformers' deferred stop check,
 # which removes a sync's host cost.
 #
-# These absolute host times (the wall time per step, the GPU share) move between runs and cards by far
-# more than their spread within a run: compare them only within one run, and read speed-ups from the
+# These absolute host times (the wall time per step, the GPU share) can move between runs and cards
+# by more than their spread within a run (`data/run_all.csv` records a probe of the host's speed
+# before and after each notebook): compare them only within one run, and read speed-ups from the
 # paired rounds.
 
 # %%

@@ -174,9 +174,10 @@ say(
 # every window gives the same verdict. A negative value in that column means the host ran faster
 # during the profiled passes than in the plain runs around them (drift), not that profiling speeds
 # a step up; the plain runs' spread beside it says how far the host moved. Absolute host times
-# (the step, the gaps, the idle share) move between runs and between cards by far more than their
-# spread within one run: compare them only within one run, and read speed-ups from the paired
-# rounds (notebook 07).
+# (the step, the gaps, the idle share) can move between runs and between cards by more than their
+# spread within one run (`data/run_all.csv` records a probe of the host's speed before and after
+# each notebook): compare them only within one run, and read speed-ups from the paired rounds
+# (notebook 07).
 
 # %%
 if CUDA:
