@@ -202,8 +202,8 @@ else:
 # %%
 try:
     fastest = tokgen.bandwidth.fastest_generator(RESULTS_DIR)
-    say(f"First of the registry generators in notebook 10's run, ranked round by round against its naive "
-        f"generator: `{fastest['label']}`." if fastest else
+    say(f"Of the registry generators in notebook 10's run, ranked round by round against its naive generator: "
+        f"{tokgen.bandwidth.fastest_words(fastest)}." if fastest else
         "*Notebook 10's run has no registry generator, or no naive run to rank them against: nothing to sweep.*")
 except tokgen.MissingRows as err:
     fastest = None

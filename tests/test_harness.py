@@ -709,16 +709,25 @@ def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s
     with pytest.raises(MissingRows, match=r"^notebook 14 needs notebook 10's rows from this run \(commit 4f30a978e0b5, "
                                           r"GPU X, all SMs\); data/10_cuda_graphs.csv holds commit 9d6c84b80aa0's"):
         bandwidth.fastest_generator(tmp_path)  # another run's ranking is not this run's sweep's generator
-    best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
+    best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2,
+            "shares_rank_with": []}  # fmt: skip
     assert bandwidth.fastest_generator(tmp_path, this_run=False) == best  # the quick run reads the reference run's
     table([10.0, 1.0, 2.0, 3.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
     # a reference (generate()) and a failed run are not candidates: the first registry generator, ranked round by
     # round against naive, that ran
-    best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2}
+    best = {"label": "graph_handwritten K=2", "generator": "graph_handwritten", "steps_per_graph": 2,
+            "shares_rank_with": []}  # fmt: skip
     assert bandwidth.fastest_generator(tmp_path) == best
+    assert bandwidth.fastest_words(best) == "`graph_handwritten K=2`, ranked first"
+    table([10.0, 1.0, 2.0, 3.0, 3.0]).to_csv(data / "10_cuda_graphs.csv", index=False)  # equal every round: tied
+    shared = bandwidth.fastest_generator(tmp_path)
+    assert shared == best | {"shares_rank_with": ["kv_static"]}
+    assert bandwidth.fastest_words(shared) == (
+        "`graph_handwritten K=2`, the first listed of the 2 that share rank 1 (with `kv_static`: the rounds do not "
+        "part them; listed by speed-up over naive, round by round)")  # fmt: skip
     table([10.0, 1.0, 2.0, 5.0, 4.0]).to_csv(data / "10_cuda_graphs.csv", index=False)
     assert bandwidth.fastest_generator(tmp_path) == {"label": "kv_static", "generator": "kv_static",
-                                                     "steps_per_graph": None}  # fmt: skip
+                                                     "steps_per_graph": None, "shares_rank_with": []}  # fmt: skip
     table([10.0, 1.0, 2.0, 3.0, 4.0], status=["ok"] + ["oom"] * 4).to_csv(data / "10_cuda_graphs.csv", index=False)
     assert bandwidth.fastest_generator(tmp_path)["label"] == "naive"  # the registry's only one that ran
     table([10.0, 1.0, 2.0, 3.0, 4.0], status=["oom"] + ["ok"] * 4).to_csv(data / "10_cuda_graphs.csv", index=False)

@@ -341,7 +341,20 @@ def fastest_generator(results_dir, this_run: bool = True) -> dict | None:
         return None
     best = ours.set_index("variant").loc[ranked.iloc[0]["variant"]].to_dict() | {"variant": ranked.iloc[0]["variant"]}
     k = best.get("steps_per_graph")
-    return {"label": best["variant"], "generator": best["generator"], "steps_per_graph": None if k != k else int(k)}
+    shared = [str(v) for v in ranked.loc[ranked["rank"] == 1, "variant"].iloc[1:]]
+    return {"label": best["variant"], "generator": best["generator"], "steps_per_graph": None if k != k else int(k),
+            "shares_rank_with": shared}  # fmt: skip
+
+
+def fastest_words(fastest: dict) -> str:
+    """Which generator `fastest_generator` picked, and whether it holds rank 1 alone: "`X`, ranked first" or,
+    where others share rank 1 (the rounds do not part them), "`X`, the first listed of the 2 that share
+    rank 1 (with `Y`: the rounds do not part them; listed by speed-up over naive, round by round)" (notebook 14)."""
+    if not fastest["shares_rank_with"]:
+        return f"`{fastest['label']}`, ranked first"
+    others = ", ".join(f"`{v}`" for v in fastest["shares_rank_with"])
+    return (f"`{fastest['label']}`, the first listed of the {1 + len(fastest['shares_rank_with'])} that share rank 1 "
+            f"(with {others}: the rounds do not part them; listed by speed-up over naive, round by round)")
 
 
 def bandwidth_for(results_dir, device) -> float:

@@ -406,8 +406,8 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
         generator = row["generator"] if "generator" in row and row["generator"] in DESCRIPTIONS else None
         what = f": {DESCRIPTIONS[generator][1]}" if generator else ""  # the registry's words, not ours
         lines.append(
-            f"Against the article's recipe `{best}`, `{fastest[0]}` (the reference run's fastest generator{what}; "
-            f"notebook 10) is {verb}: {speedup_text(g)}."
+            f"Against the article's recipe `{best}`, `{fastest[0]}` (the first listed at rank 1 of the reference run's "
+            f"notebook 10, ranked round by round against naive{what}) is {verb}: {speedup_text(g)}."
         )
     return lines
 
