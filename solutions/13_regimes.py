@@ -57,7 +57,7 @@ def pipelining_gain(batch_size: int, sms: int | None) -> dict:
     share = res.set_index("variant").at[variants[0].name, "gpu_busy_share"]
     g = tokgen.gain(res, variants[0].name, variants[1].name)
     where = sms if CUDA else "all (CPU)"
-    return {"B": batch_size, "SMs": where, "GPU share (sync)": share, "pipelined": speedup_text(g), "×": g["speedup"]}
+    return {"B": batch_size, "SMs": where, "GPU share (sync)": share, "pipelined": speedup_text(g), "g": g}
 
 
 # %% [markdown]
@@ -73,13 +73,12 @@ def pipelining_gain(batch_size: int, sms: int | None) -> dict:
 
 # %%
 larger = pd.DataFrame([pipelining_gain(b, small) for b in BATCH_SIZES])
-say(table(larger.drop(columns="×"), digits=2))
-first, last = larger.iloc[0], larger.iloc[-1]
-closer = abs(last["×"] - 1) < abs(first["×"] - 1)
-say(
-    f"From B = {first['B']} to B = {last['B']} the speed-up goes from ×{first['×']:.2f} to ×{last['×']:.2f}: "
-    + ("closer to ×1, as the argument above expects." if closer else "not closer to ×1, against the argument above.")
-)
+say(table(larger.drop(columns="g"), digits=2))
+gains = pd.DataFrame([g | {"batch_size": b} for g, b in zip(larger["g"], larger["B"])])
+trend = tokgen.voice.trend_text(gains, by="batch_size", name="B")
+towards_1 = "shrinks" if (gains["speedup"] > 1).all() else "grows" if (gains["speedup"] < 1).all() else None
+expected = towards_1 is not None and trend.startswith(towards_1)  # every point on one side of ×1, moving to it
+say(f"The pipelined speed-up {trend}" + (": towards ×1, as the argument above expects." if expected else "."))
 
 # %% [markdown]
 # Beside the reference map's points (notebook 13's rows, the same comparison):
@@ -125,4 +124,4 @@ say(
     f"{h100_tf32 / h100_sms:.2f} TFLOP/s per SM: the L40S's compute is about **{compute_sms} SMs**, its bandwidth "
     f"lies between {small} SMs ({gbs[small]:,.0f} GB/s) and {large} SMs ({gbs[large]:,.0f} GB/s)."
 )
-say(table(pd.DataFrame([pipelining_gain(32, compute_sms)]).drop(columns="×"), digits=2))
+say(table(pd.DataFrame([pipelining_gain(32, compute_sms)]).drop(columns="g"), digits=2))
