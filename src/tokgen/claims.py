@@ -26,7 +26,7 @@ from .gaps import (
 )
 from .gpu_slice import bracketing
 from .registry import label
-from .results import load
+from .results import load, read_table
 from .stats import (
     BAND,
     FASTER,
@@ -960,7 +960,7 @@ def _sources(folder) -> tuple[set, set, set]:
     # the measured tables only: run_all.csv logs runs, this notebook's own previous one included
     columns = ["gpu", "commit", "gpu_uuid"]  # a table older than the UUID column has none
     tables = [p for p in Path(folder, "data").glob("*.csv") if p.name != "run_all.csv"]
-    frames = [pd.read_csv(p, usecols=lambda c: c in columns) for p in tables]
+    frames = [read_table(p, usecols=lambda c: c in columns) for p in tables]
     found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
     found = found.reindex(columns=columns).dropna(subset=["gpu"])  # a CPU simulation has no GPU
     gpus, commits, uuids = (set(found[c].dropna().astype(str)) for c in columns)
@@ -992,7 +992,7 @@ def regime_sources(results_dir: str | Path, slice_dirs: dict) -> str:
         for table, column, what in swept:
             path = Path(folder, "data", f"{table}.csv")
             if path.exists():
-                values = sorted(pd.read_csv(path, usecols=[column])[column].dropna().astype(int).unique())
+                values = sorted(read_table(path, usecols=[column])[column].dropna().astype(int).unique())
                 said.append(f"{what} = {', '.join(map(str, values))} in {table[:2]}")
         return f"; sizes: {', '.join(said)}" if said else ""
 
