@@ -297,8 +297,8 @@ def test_a_commit_of_digits_reads_and_rewrites_as_the_text_it_is(tmp_path):
     assert regime_commits(tmp_path, {}) == {"whole GPU": tuple(sorted(HASHES))}  # claims._sources: notebooks 09, 13
     assert table_commits(["data/t.csv"], tmp_path) == f"{HASHES[1]} (1 table), {HASHES[0]} (1 table)"
 
-    rows = [{"source": "recorded rounds", "scenario": "A/A", "commit": HASHES[0],
-             "recorded_at": "2026-11-26T21:48:19+00:00", "recorded_pairs": "", "recorded_commits": HASHES[1]}]  # fmt: skip
+    rows = [{"source": "recorded rounds", "scenario": "A/A", "commit": HASHES[0], "recorded_pairs": "",
+             "recorded_at": "2026-11-26T21:48:19+00:00", "recorded_commits": HASHES[1]}]  # fmt: skip
     pd.DataFrame(rows).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
     said = recorded_rounds_source(tmp_path)  # notebook 00's line under the error-rate table
     assert f"made at commit {HASHES[1]}; the simulation ran at commit {HASHES[0]}, 2026-11-26 21:48 UTC." in said
