@@ -221,7 +221,7 @@ for batch_size in BATCH_SIZES:
 # from this notebook's rows, one `tokgen.gain` per point and per way of hiding the check.
 
 # %%
-regimes = tokgen.regimes.regime_gains(pd.read_csv(rec.path))
+regimes = tokgen.regimes.regime_gains(rec.read())
 columns = ["where", "batch_size", "compiled", "hidden_by", "gpu_share", "speed-up"]
 say(table(regimes.assign(**{"speed-up": regimes.apply(tokgen.display.speedup_text, axis=1)}), columns, 2))
 

@@ -54,6 +54,11 @@ del tiny, small
 # Random weights give logits with no preference worth the name: the top two can be close, and the
 # argmax can then hinge on small differences in the input. Once a token reappears, the next step sees
 # nearly the same input and picks the same successor: the sequence falls into a loop.
+#
+# A step can copy the token it was given. One hypothesis, not measured here: GPT-2 ties its output
+# layer to the token embedding, and the residual stream keeps the current token's embedding, so the
+# output layer favours that token. The cell counts the copies and checks the tie; whether the tie
+# causes them would need the same model with an untied output layer.
 
 # %%
 tokens = tokgen.generate("naive", model, batch_size=1, max_seqlen=50, eos_token_id=-1)[0].cpu()
@@ -67,6 +72,9 @@ say(
     f"{first_repeat}. At step 10 the logits have standard deviation {logits.std():.3f}, and the best "
     f"two differ by {top[0] - top[1]:.3f}."
 )
+copies = int((tokens[1:] == tokens[:-1]).sum())  # greedy: a step whose argmax is its own input token
+tied = model.lm_head.weight.data_ptr() == model.transformer.wte.weight.data_ptr()
+say(f"{copies} of {len(tokens) - 1} steps emit the token they were given; output layer tied to the embedding: {tied}.")
 
 # %% [markdown]
 # ## Exercise 3: every generator stops at the same step

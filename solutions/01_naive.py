@@ -60,7 +60,8 @@ say(
 
 # %%
 def reading(k: float) -> str:
-    """Where a fitted slope lies against the model's two limits, 1 and 2."""
+    """Where a fitted slope lies against the model's two limits, 1 and 2, read from `k` as printed (2 decimals)."""
+    k = round(k, 2)  # 1.1004 prints 1.10: read as 1.10, not as "above 1.1"
     if k > 2.1:
         return "above 2: some work grows faster than the positions (attention: i positions for each of i queries)"
     if k >= 1.9:
@@ -129,8 +130,8 @@ for row in naive.to_dict("records"):
 # so far (weights read once per step, kernel launches), c·N² the work that grows with the prefix
 # (attention and the layers over all positions re-run every step). But the coefficients are
 # properties of a curve through three points, not measured costs: a is that curve's value at
-# N = 0, far below the smallest N measured, and the cell after the fit shows how far the runs'
-# spread can move them.
+# N = 0, far below the smallest N measured, and the cell after the fit shows how far b moves when
+# the rounds are drawn again (a paired bootstrap: one draw of rounds for every N, as they ran together).
 
 # %%
 n, t = naive["max_seqlen"].to_numpy(float), naive["median_ms"].to_numpy(float)
@@ -143,15 +144,16 @@ say(
 )
 
 # %%
-iqr = (naive["q75_ms"] - naive["q25_ms"]).to_numpy(float)
-b_per_ms = np.polyfit(n, np.eye(len(n)), 2)[1]  # how b moves per ms of each median: the exact fit is linear
-reach = last * np.abs(b_per_ms) @ iqr  # b·N if each median moved by its IQR, each in b's direction
-noise = (
-    f"|b·N| = {abs(b * last):.0f} ms at N = {last:.0f}; the runs' IQRs are at most {iqr.max():.0f} ms, and moving "
-    f"each median by its IQR moves b·N by up to {reach:.0f} ms (three points fixed exactly magnify their noise)."
-)
-if abs(b * last) <= reach:
+rng = np.random.default_rng(0)  # each draw: the same rounds for every N (tokgen.stats.resample_rounds), b refitted
+bs = [np.polyfit(n, tokgen.stats.resample_rounds(naive, rng)["median_ms"].to_numpy(float), 2)[1] for _ in range(1000)]
+low, high = np.percentile(bs, [2.5, 97.5])
+noise = (f"Over 1000 draws of the rounds, b lies between {low:.2f} and {high:.2f} ms per step in 95% of "
+         f"them: b·N at N = {last:.0f} between {low * last:.0f} and {high * last:.0f} ms, against the fit's "
+         f"{b * last:.0f} ms.")
+if low <= 0 <= high:
     say(noise + " So b's size and sign are within the noise: more sizes and a least-squares fit would pin it down.")
+elif high < 0:
+    say(noise + " So noise does not explain b's sign: the medians curve otherwise than a + b·N + c·N² allows with "
+        "positive costs, as work growing faster than N² would (attention re-runs i positions for each of i queries).")
 else:
-    say(noise + " So noise does not explain b: the medians curve otherwise than a + b·N + c·N² allows, as work "
-        "growing faster than N² would (attention re-runs i positions for each of i queries).")  # fmt: skip
+    say(noise + " So b is positive beyond the noise: a per-step cost that does not grow with the sequence.")

@@ -647,6 +647,20 @@ def test_the_runtime_bars_and_the_finding_read_the_shared_rounds():
     assert "busy 65% of the wall time: mixed (host and GPU)." in display.finding(ok, "d", "c")
 
 
+def test_the_scaling_figure_names_the_generators_and_fits_no_slope_of_its_own():
+    """Notebook 02's legend read naive 1.72 beside claim 1's 1.66 (review r58 N2): the slope is printed in words
+    only, so the legend holds the names and the points the medians over the shared rounds."""
+    import matplotlib.pyplot as plt
+
+    rows = [{"variant": f"x{n}", "max_seqlen": n, "status": "ok", "times_ms": f"{n};{n};{n}", "median_ms": n,
+             "q25_ms": n, "q75_ms": n} for n in (100, 200, 400)]  # fmt: skip
+    fig, ax = plt.subplots()
+    display.plot_scaling(ax, {"naive": pd.DataFrame(rows)})
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["naive"]
+    assert list(ax.lines[0].get_ydata()) == [100, 200, 400]
+    plt.close(fig)
+
+
 def test_the_sync_steps_gpu_share_beside_notebook_06s_gaps_reads_the_shared_rounds():
     profile = pd.DataFrame({"variant": ["kv_static", "pipelined_static"], "idle_gap_median_us": [90.0, 20.0],
                             "gpu_idle_fraction": [0.3, 0.2], **this_run()})  # fmt: skip

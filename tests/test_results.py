@@ -268,3 +268,48 @@ def test_the_cpu_is_named_by_its_model_and_the_logical_cpus_this_process_may_use
     monkeypatch.setattr(Path, "read_text", lambda p, *a, **k: (_ for _ in ()).throw(OSError("no /proc")))
     monkeypatch.setattr("platform.processor", lambda: "arm")
     assert cpu_model() == "arm, 3 logical CPUs"
+
+
+HASHES = ["6349888223e5", "123456789012"]  # digits and one "e" (a float to pandas), and digits only (an int)
+
+
+def test_a_commit_of_digits_reads_and_rewrites_as_the_text_it_is(tmp_path):
+    """Every reader of data/ tables (results.read_table) keeps a commit such as 6349888223e5 as text, and a
+    Recorder's rewrite (a row with a new column) leaves the older rows' bytes as they were (review r58 M1)."""
+    import csv
+
+    from tokgen.claims import regime_commits
+    from tokgen.results import read_table
+    from tokgen.stats import recorded_rounds_source
+    from tokgen_tools import runner
+    from tokgen_tools.seqsim import table_commits
+
+    rec = Recorder("t", tmp_path)
+    for i, commit in enumerate(HASHES):
+        rec.write({"x": i, "commit": commit, "gpu": "H100", "cuda": "12.10"})
+    before = (tmp_path / "data" / "t.csv").read_text().splitlines()
+    rec.write({"x": 2, "commit": HASHES[0], "gpu": "H100", "cuda": "12.10", "extra": "y"})  # rewritten with the union
+    after = (tmp_path / "data" / "t.csv").read_text().splitlines()
+    assert [line + "," for line in before[1:]] == after[1:3]  # the old rows as they were, the new column empty
+    assert read_table(rec.path, keep_default_na=False).to_csv(index=False) == rec.path.read_text()  # byte-identical
+    assert rec.read()["commit"].tolist() == [*HASHES, HASHES[0]] and rec.read()["cuda"].tolist() == ["12.10"] * 3
+    assert load("t", tmp_path)["commit"].tolist() == [*HASHES, HASHES[0]]
+    assert regime_commits(tmp_path, {}) == {"whole GPU": tuple(sorted(HASHES))}  # claims._sources: notebooks 09, 13
+    assert table_commits(["data/t.csv"], tmp_path) == f"{HASHES[1]} (1 table), {HASHES[0]} (1 table)"
+
+    rows = [{"source": "recorded rounds", "scenario": "A/A", "commit": HASHES[0], "recorded_pairs": "",
+             "recorded_at": "2026-11-26T21:48:19+00:00", "recorded_commits": HASHES[1]}]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "sequential_error_rates.csv", index=False)
+    said = recorded_rounds_source(tmp_path)  # notebook 00's line under the error-rate table
+    assert f"made at commit {HASHES[1]}; the simulation ran at commit {HASHES[0]}, 2026-11-26 21:48 UTC." in said
+
+    (tmp_path / "data" / "run_all.csv").write_text(f"notebook,status,seconds,commit\n00_setup,ok,1.0,{HASHES[0]}\n")
+    runner.record_timings([{"notebook": "01_naive", "status": "ok", "seconds": 2.0}], tmp_path, False)
+    with open(tmp_path / "data" / "run_all.csv") as f:
+        assert next(csv.DictReader(f))["commit"] == HASHES[0]  # the older row rewritten as it was
+
+
+def test_every_reader_of_data_tables_is_read_table():
+    """One reader: a `pd.read_csv` elsewhere in src/ would read a hash of digits as a number again."""
+    found = [p.name for p in (ROOT / "src").rglob("*.py") if "read_csv(" in p.read_text() and p.name != "results.py"]
+    assert not found

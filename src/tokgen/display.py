@@ -130,13 +130,15 @@ def save_figure(fig, name: str, results_dir: str | Path) -> None:
 
 
 def plot_scaling(ax, results: dict[str, pd.DataFrame]):
-    """Runtime vs max_seqlen on log-log axes, median with the interquartile range, fitted slope (notebook 01)."""
+    """Runtime vs max_seqlen on log-log axes, median with the interquartile range (notebook 01). The legend
+    names the generators and no slope: a notebook prints its slope in words, claim 1's from notebook 01's table
+    (review r58: notebook 02's legend fitted naive's slope to its own rounds, beside claim 1's)."""
     overs = []
     for name, df in results.items():
         df = shared_rounds(df).sort_values("max_seqlen")  # over the rounds every variant of its run ran
         overs.append(shared_rounds_text(df))
         n, med = df["max_seqlen"], df["median_ms"]
-        ax.errorbar(n, med, yerr=_iqr(df), marker="o", capsize=3, label=f"{name}: slope {slope(n, med):.2f}")
+        ax.errorbar(n, med, yerr=_iqr(df), marker="o", capsize=3, label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log_axis(ax.xaxis)  # "100", "200", "400": no mantissa × exponent labels

@@ -115,6 +115,18 @@ def describe_environment() -> str:
     return "\n".join(f"{k:>12}: {v or UNSET.get(k, '')}" for k, v in env.items())
 
 
+# Columns read as text whatever they hold: the provenance (a commit hash of digits and one "e", such as
+# 6349888223e5, is no number; nor is a CUDA version such as 12.10) and the commits a table names
+TEXT_COLUMNS = ("gpu", "gpu_uuid", "driver", "cuda", "torch", "triton", "transformers", "python", "cpu", "commit",
+                "alloc_conf", "recorded_commits", "numpy")  # fmt: skip
+
+
+def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
+    """A CSV of data/ as `pd.read_csv` reads it (`kwargs` passed on), with `TEXT_COLUMNS` read as text:
+    the one reader of result tables, so that a hash never reads as a number (notebook 00_setup)."""
+    return pd.read_csv(path, dtype=dict.fromkeys(TEXT_COLUMNS, str), **kwargs)
+
+
 def data_dir(results_dir: str | Path) -> Path:
     """<results_dir>/data, created if need be (notebook 00_setup)."""
     path = Path(results_dir) / "data"
@@ -148,7 +160,7 @@ class Recorder:
     def write(self, row: dict) -> None:
         new = pd.DataFrame([self.stamped(row)])
         if self.path.exists():
-            old = pd.read_csv(self.path, keep_default_na=False)
+            old = read_table(self.path, keep_default_na=False)
             if list(old.columns) != list(new.columns):  # a row with other columns: rewrite with the union
                 new = pd.concat([old, new], ignore_index=True)
                 _write_csv(new, self.path, header=True, mode="w")
@@ -156,7 +168,7 @@ class Recorder:
         _write_csv(new, self.path, header=not self.path.exists(), mode="a")
 
     def read(self) -> pd.DataFrame:
-        return pd.read_csv(self.path)
+        return read_table(self.path)
 
 
 def _write_csv(df: pd.DataFrame, path: Path, header: bool, mode: str) -> None:
@@ -206,7 +218,7 @@ def load(table: str, results_dir: str | Path) -> pd.DataFrame:
         writer = table[:2]
         raise MissingRows(f"no data/{table}.csv in {results_dir}: notebook {writer} writes it; run "
                           f"{run_command(writer, results_dir, {})}")  # fmt: skip
-    df = pd.read_csv(path, dtype={"commit": str})  # a hash of digits and one "e" is no number
+    df = read_table(path)
     for column in ("variant", "generator"):
         if column in df:
             df[column] = df[column].map(_renamed)

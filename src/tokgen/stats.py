@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .results import read_table
+
 ALPHA = 0.05  # two-sided false-positive rate of `real`; each one-sided test of `no effect` too
 BAND = 0.05  # "no effect": the speed-up shown to lie within ×1/(1 + BAND)…×(1 + BAND), ±log1p(BAND) in logs
 FIRST_LOOK = 10  # rounds at a sequential comparison's first look; each later look doubles them, up to the cap
@@ -391,7 +393,7 @@ def sequential_error_rates(data_dir) -> pd.DataFrame:
     ×1/(1 + BAND)), power at ×1.10 and ×1.15, the share of A/A comparisons still undecided at the
     cap (neither real nor "no effect" after every round), and the mean rounds used
     (notebook 00_setup, README)."""
-    df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
+    df = read_table(Path(data_dir) / "sequential_error_rates.csv")
     rate = df.pivot_table(index="source", columns="scenario", values="rate", aggfunc="first")
     rounds = df.pivot_table(index="source", columns="scenario", values="mean_rounds", aggfunc="first")
     capped = df.pivot_table(index="source", columns="scenario", values="capped_share", aggfunc="first")
@@ -417,7 +419,7 @@ def recorded_rounds_source(data_dir) -> str:
     `data_dir`/sequential_error_rates.csv records it (tokgen_tools.seqsim's `recorded_commits`: the
     tables' own commits), beside the commit and time the simulation ran at; a CSV from before that
     column says it does not record them (notebook 00_setup). "" without recorded rounds."""
-    df = pd.read_csv(Path(data_dir) / "sequential_error_rates.csv")
+    df = read_table(Path(data_dir) / "sequential_error_rates.csv")
     rows = df[df["source"] == "recorded rounds"]
     if rows.empty:
         return ""

@@ -33,7 +33,7 @@ from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.model import gpt2_config
 from tokgen.regimes import map_scope, regime_gains, within_band
 from tokgen.registry import GENERATORS, label
-from tokgen.results import ROOT, load
+from tokgen.results import ROOT, load, read_table
 from tokgen.stats import FASTER, gain, shared_rounds
 from tokgen.voice import (
     count_text,
@@ -465,7 +465,7 @@ def timed_seconds(notebook: str, results_dir: Path) -> float:
     is kernel start, imports, compilation, graph capture, profiling and reporting."""
     total = 0.0
     for path in sorted((Path(results_dir) / "data").glob(f"{notebook[:2]}_*.csv")):
-        df = pd.read_csv(path)
+        df = read_table(path)
         if "times_ms" in df:
             total += sum(float(x) for s in df["times_ms"].dropna() for x in str(s).split(";") if x)
         if "first_call_ms" in df:

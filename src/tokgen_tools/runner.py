@@ -41,7 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from tokgen.params import ParameterError, check, check_rounds, check_sizes
-from tokgen.results import ROOT, data_dir, environment
+from tokgen.results import ROOT, data_dir, environment, read_table
 from tokgen_tools import clean
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -200,7 +200,7 @@ def bracketing_slices() -> list[int]:
     path = ROOT / "data" / "13_slices.csv"
     if not path.exists():
         raise RunError("--slice: no slices measured yet: run notebook 13 first, or name the SMs: --slice 8")
-    rows = pd.read_csv(path)
+    rows = read_table(path)
     try:
         return list(bracketing(dict(zip(rows["gpu_sms"].astype(int), rows["copy_gbs"]))))
     except ValueError as err:
@@ -438,7 +438,7 @@ def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     new = pd.DataFrame([{**environment(), **r, "smoke": smoke, "finished_at": stamp} for r in rows])
     if path.exists():
-        old = pd.read_csv(path, keep_default_na=False)
+        old = read_table(path, keep_default_na=False)
         new = pd.concat([old[~old["notebook"].isin(new["notebook"])], new], ignore_index=True)
     last = [c for c in HOST_COLUMNS if c in new]  # the host probe's columns trail the others
     new = new[[c for c in new.columns if c not in last] + last]

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tokgen.results import ROOT, git_commit
+from tokgen.results import ROOT, git_commit, read_table
 from tokgen.stats import (
     BAND,
     FASTER,
@@ -76,10 +76,10 @@ def recorded_pairs(root: Path = ROOT) -> tuple[list[np.ndarray], list[str]]:
     judges, also where the noise is skewed), and the tables they came from."""
     noises, tables = [], []
     for path in sorted([*root.glob("data/*.csv"), *root.glob("slice/sm*/data/*.csv")]):
-        head = pd.read_csv(path, nrows=0).columns
+        head = read_table(path, nrows=0).columns
         if not {"times_ms", "order_seed", "status"} <= set(head):
             continue
-        df = pd.read_csv(path, usecols=["times_ms", "order_seed", "status"])
+        df = read_table(path, usecols=["times_ms", "order_seed", "status"])
         df = df[df["status"] == "ok"]
         for _, run in df.groupby("order_seed"):
             times = [np.asarray(run_times(r)) for r in run.to_dict("records")]
@@ -99,8 +99,8 @@ def table_commits(tables: list[str], root: Path = ROOT) -> str:
     tables)"; a table without the column counts as "unrecorded". Notebook 00_setup names it."""
     counts: dict[str, int] = {}
     for table in tables:
-        has = "commit" in pd.read_csv(root / table, nrows=0).columns
-        commits = pd.read_csv(root / table, usecols=["commit"])["commit"].dropna() if has else []
+        has = "commit" in read_table(root / table, nrows=0).columns
+        commits = read_table(root / table, usecols=["commit"])["commit"].dropna() if has else []
         for commit in sorted({str(c)[:12] for c in commits} or {"unrecorded"}):
             counts[commit] = counts.get(commit, 0) + 1
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
