@@ -20,10 +20,12 @@
 # copies one boolean to the host and **blocks the CPU until the GPU has finished everything
 # queued so far**. Only then can Python queue the next step's kernels, so the GPU has nothing
 # queued from the end of step i until the first kernel of step i+1 arrives: the article's
-# explanation of the idle time it saw between steps.
+# explanation of the idle time it saw between steps. How long the host actually waits depends on
+# how much work the GPU still has queued when the host asks for the flag: section 3 measures it.
 #
 # **You will learn:** how to profile a window of steps with a hook, read a CUPTI timeline,
-# measure the GPU's idle gaps, and tell whether the sync or the host's launches cause them.
+# measure the GPU's idle gaps, and tell whether the sync or the host's work before each step's
+# first launch keeps the GPU idle there.
 #
 # **What this step adds:** ranges around "step i" and "model forward" (NVTX, NVIDIA's named
 # ranges that Nsight Systems shows, and `record_function` for torch.profiler) and the host's
@@ -164,8 +166,10 @@ say(
 # running. GPU operations per step: the kernels, memory copies and memsets the GPU ran in a step
 # (the median over the window). The profiler adds host work to every launch, even recording GPU
 # activity only, and the gaps are measured under it. The column "profiled / bracketing plain
-# runs − 1" sets the profiled step against the median of the plain runs that bracket it (wall
-# time / steps): a diagnostic, read by no claim. Each window's row shows those plain runs'
+# runs − 1" sets two different quantities side by side: the profiled step is the GPU span of the
+# window's steps (first kernel to last) over their number; the plain runs' step is a whole run's
+# wall time over its tokens − 1, so prefill, setup and the other steps are in it too. It is a
+# diagnostic, read by no claim, not a measure of the profiler's cost. Each window's row shows those plain runs'
 # median with their fastest and slowest step, and the sentence below the table gives each
 # generator's range of that column over the windows beside the plain runs' spread: a difference
 # no larger than that spread is not told apart from the plain runs' own variation. Both are host
@@ -199,21 +203,24 @@ else:
 # CPU ranges on top, one row of kernels per CUDA stream below: the picture the article showed
 # as Nsight Systems screenshots. One panel per generator and model (the three generators, eager
 # and compiled: six panels, less any whose picture recorded no steps), each of four steps in the
-# middle of the window. These pictures, and the zoom below, come from the second pass, the one
-# that records the CPU ranges: its host can run slower than in the statistics' pass, so its gaps
-# can be wider than those in the table above.
+# middle of the window. Each panel has its own time axis: its width is one profiled pass's host
+# time, slower than unprofiled and moving from pass to pass, so the panels do not rank the
+# generators (notebook 07 times them round by round, in paired rounds). These pictures, and the
+# zoom below, come from the second pass, the one that records the CPU ranges: its host can run
+# slower than in the statistics' pass, so its gaps can be wider than those in the table above.
 
 # %%
 drawn = {name: tl for name, tl in pictures.items() if len(tl.steps)}  # a picture without steps has nothing to show
-if CUDA and drawn:  # one time axis for every panel: a longer step is a wider picture
+if CUDA and drawn:  # a time axis per panel: one pass each, not a speed comparison
     mid = (WINDOW[0] + WINDOW[1]) // 2
-    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)), sharex=True)
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)))
     for ax, (name, tl) in zip(axes, drawn.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
         steps = f"steps {first}–{first + len(shown) - 1}"
         plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (second pass, with CPU ranges; the table: the first)")
-        ax.label_outer()  # the time axis once, under the last panel
+    fig.suptitle("One profiled pass each, on its own time axis: the widths do not rank the generators "
+                 "(notebook 07 times them in paired rounds)")
     fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
 
@@ -242,13 +249,38 @@ if CUDA and drawn:
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
 # %% [markdown]
+# What the sync waits for, per synchronous generator, from the statistics' pass (GPU activity and
+# the host's CUDA calls, no CPU ranges): for each step, the GPU work launched before the stop
+# flag's copy call that was still unfinished when the host issued it, how long the
+# `cudaStreamSynchronize` after it lasted, and how long after the GPU's last operation ended the
+# host issued the copy (`tokgen.profiling.sync_wait`). Then, from the pictures' pass (it has the
+# "step i" and "model forward" ranges), each gap before a step split into its measured phases:
+# from the GPU's last operation of step i−1 to the host's start of step i (the copy and sync
+# calls fall in it), to the model's forward, to the launch of step i's first GPU operation, to
+# that operation's start (`tokgen.profiling.boundary_phases`). The phases add up to each gap;
+# their shares are of the gaps' total time. They are host time under the CPU-op profiler, wider
+# than unprofiled: they say where a gap's time goes, not how long an unprofiled gap is.
+
+# %%
+sync_names, waits, phases = {}, {}, {}
+if CUDA:
+    sync_names = {m: label for m, label in (("eager", "kv_static"), ("compiled", "compiled kv_static"))
+                  if label in first_window}  # fmt: skip
+    waits = {m: tokgen.profiling.sync_wait(first_window[name][0]) for m, name in sync_names.items()}
+    for m, name in sync_names.items():
+        say("* " + tokgen.gaps.sync_wait_text(name, waits[m]))
+    phases = {name: tokgen.profiling.boundary_phases(tl) for name, tl in drawn.items()}
+    for name, p in phases.items():
+        say("* " + tokgen.gaps.phases_text(name, p))
+
+# %% [markdown]
 # How to read it: a synchronous step ends with the host reading the stop flag (the purple box
 # of the "CPU: copy call" row queues its copy and does not wait; the red box of the "CPU: sync
 # wait" row is the host waiting for it), and the grey intervals are the GPU's idle time around it.
 # Compare each synchronous panel with the no-check one of the same model (no sync at all) and the
 # pipelined one (its copy call queues this step's flag, its wait is for the step before's): a
-# hole that all show at the boundary cannot be the sync's doing; the time the CPU takes to queue
-# the next step's first kernels can explain it.
+# hole that all show at the boundary cannot be the sync's doing; the phases above say which part
+# of the host's work before the next step's first launch it spans.
 # Whether there are also holes *inside* a step depends on whether the CPU can queue kernels
 # faster than the GPU runs them: where an eager step is host-bound (a GPU idle share above half
 # in the table above says it was, here and at this batch size, under the profiler), the GPU
@@ -303,13 +335,18 @@ show_claim(6, RESULTS_DIR)
 # less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to explain)
 # count as about the same; else the sentence says the windows show no consistent direction. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
-# not the cause's test.
+# not the cause's test. The last bullets answer "the sync or the host's work?" from the phases of
+# section 3: the copy and sync calls' share of the gap with the sync, against the host's other work
+# before the step's first launch, naming a phase only where it holds most of the gap.
 
 # %%
 if CUDA:
     gaps = tokgen.gaps.idle_gaps(summary)
     for gap in gaps.to_dict("records"):
         say("* " + tokgen.gaps.gap_takeaway(gap))
+    for m, name in sync_names.items():
+        if name in phases:
+            say("* " + tokgen.gaps.phase_takeaway(m, phases[name]))
 else:
     say("*Measured on CUDA only.*")
 
@@ -318,7 +355,7 @@ else:
 
 # %%
 if CUDA:
-    say("* " + tokgen.gaps.gap_summary(gaps))
+    say("* " + tokgen.gaps.gap_summary(gaps, waits))
 else:
     say("* *The sync's gap is measured on CUDA only.*")
 
@@ -329,16 +366,17 @@ else:
 #   eager mode Python's kernel launches; compiled, fewer launches but the same loop around them)
 #   can too. The no-check generator's gaps say how much of the gap is the sync's where this ran;
 #   the idle shares say how much of each step the GPU waits for the host.
-# * This notebook measures each model's gap, not what sets each gap's size: the
-#   CPU rows of the compiled trace in `data/traces/` show what the host does before a compiled
-#   step begins.
+# * The phases under the step-boundary figure say which part of the host's work each gap spans,
+#   under the CPU-op profiler: the CPU rows of the traces in `data/traces/` show the same in
+#   Perfetto, call by call.
 # * The remedy the article proposes, queuing step i+1 before checking step i, is notebook 07.
 
 # %% [markdown]
 # ## Exercises
 #
 # 1. Profile the naive generator. How does its idle gap compare, and its busy time per step?
-# 2. Move the window to steps 80–100. Does the gap change with the sequence length?
+# 2. Move the window to steps 80–100. Does the gap change with the sequence length? One profile
+#    per window cannot tell: profile both windows several times, interleaved.
 # 3. In Perfetto, find the `cudaMemcpyAsync` and the `cudaStreamSynchronize` behind `.item()` in
 #    the CPU rows of the synchronous trace. How long does the CPU spend in each, and which one waits?
 #

@@ -27,6 +27,8 @@ MAX_SEQLEN = 100  # new tokens per sequence; the late window needs at least 100
 WINDOW = [30, 50]  # the window of notebook 06; exercise 2 moves it to the end of the generation
 
 # %%
+import statistics
+
 import pandas as pd
 import torch
 
@@ -94,48 +96,62 @@ if CUDA:
 # With a static cache every step has the same shapes (attention runs over the whole
 # preallocated cache), so its GPU work does not depend on the position; with the dynamic
 # cache the attention grows with the position. The busy time per step is the GPU's work; the
-# idle gap and the step period also depend on the host, whose pace can vary from one run to the
-# next (these profiles are single runs). The table says how each moved between the two
-# windows.
+# idle gap also depends on the host, whose pace moves from one profile to the next. One profile
+# per window cannot tell a change with the position from that drift, so each generator profiles
+# the early and the late window `ROUNDS` times, the two in a fresh random order each time, and
+# reads the gap's direction by notebook 06's rule (`tokgen.gaps.direction_text`): a direction
+# only where every pair shows it and there are at least `tokgen.gaps.MIN_WINDOWS` pairs (here a
+# pair of profiles is what that rule calls a window). This costs about 2 × 2 × `ROUNDS`
+# generations of `MAX_SEQLEN` steps, profiled: about half a minute of GPU time at the defaults.
 
 # %%
+ROUNDS = tokgen.gaps.MIN_WINDOWS  # pairs of profiles (early, late) per generator: the fewest that can show a direction
 late = [MAX_SEQLEN - (WINDOW[1] - WINDOW[0]), MAX_SEQLEN]
+where = {"early": WINDOW, "late": late}
 if CUDA:
-    ex2 = pd.DataFrame([profiled(g, *w) for g in ("kv_static", "kv_dynamic") for w in (WINDOW, late)])
-    say(table(ex2[COLUMNS], digits=2))
-    what = {"gpu_busy_per_step_us": "GPU busy time per step", "idle_gap_median_us": "idle gap",
-            "step_period_us": "step period"}  # fmt: skip
-    ends = ex2.groupby("variant")[list(what)].agg(["first", "last"])
-    for col, name in what.items():
-        moves = [f"`{v}` {r[(col, 'first')]:.0f} → {r[(col, 'last')]:.0f} µs" for v, r in ends.iterrows()]
-        say(f"From the early to the late window, {name}: " + "; ".join(moves) + ".")
+    rows = []
+    for g in ("kv_static", "kv_dynamic"):
+        v = tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+        v.run()  # warm-up
+        seed, orders = tokgen.bench.drawn_orders(len(where), ROUNDS)
+        for pair, order in enumerate(orders):
+            for i in order:
+                name, (start, stop) = list(where.items())[i]
+                s = tokgen.profile_steps(v.run, start=start, stop=stop).summary()
+                rows.append({"variant": v.name, "pair": pair, "steps": name, **s})
+    ex2 = pd.DataFrame(rows)
+    medians = ex2.pivot_table(index="variant", columns="steps", values=["gpu_busy_per_step_us", "idle_gap_median_us"],
+                              aggfunc="median", sort=False)  # fmt: skip
+    medians.columns = [f"{c} ({w}: steps {where[w][0]}–{where[w][1] - 1}), median" for c, w in medians.columns]
+    say(table(medians.reset_index(), digits=1))
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
 
 # %%
 if CUDA:
-    static = ex2[ex2["variant"] == "kv_static"]
-    busy = tokgen.display.trend(static["gpu_busy_per_step_us"])
-    fixed = busy.startswith("changes by less")
-    gap, period = (f"{static[c].iloc[-1]:.0f} against {static[c].iloc[0]:.0f} µs"
-                     for c in ("idle_gap_median_us", "step_period_us"))  # fmt: skip
-    say(
-        f"The static cache's busy time {busy} between the windows"
-        + (": its GPU work is the same at every position." if fixed else ", though its shapes are the same at "
-           "every position: something besides the position (the GPU's clock, the profiler) moved it.")
-        + f" Its idle gap reads {gap} and its step period {period} (late window against early; single profiles, "
-        "so not a trend): both are set by the host's time, and whether the position moves them, one profile per "
-        "window cannot tell from the host's other variation."
-    )  # fmt: skip
+    early, later = (f"steps {where[w][0]}–{where[w][1] - 1}" for w in where)
+    for name, g in ex2.groupby("variant", sort=False):
+        by = g.pivot(index="pair", columns="steps")
+        gaps = list(zip(by[("idle_gap_median_us", "early")], by[("idle_gap_median_us", "late")]))
+        busy = list(zip(by[("gpu_busy_per_step_us", "early")], by[("gpu_busy_per_step_us", "late")]))
+        gap = tokgen.gaps.direction_text(tokgen.gaps.direction(gaps), len(gaps), f"at {later}", f"at {early}")
+        moved = tokgen.display.trend([statistics.median(x) for x in zip(*busy)])
+        say(f"`{name}`, over {len(gaps)} interleaved pairs of profiles: {gap}. Its GPU busy time per step (median "
+            f"over the pairs) {moved} from {early} to {later}.")  # fmt: skip
 
 # %% [markdown]
 # ## Exercise 3: the wait behind `.item()`
 #
 # In Perfetto the CPU row shows `aten::item` → `aten::_local_scalar_dense` → `cudaMemcpyAsync`
 # followed by `cudaStreamSynchronize`. `.item()` copies the flag into a pinned host buffer
-# (`cudaMemcpyAsync`, which returns at once, without waiting for the GPU) and then waits in
+# (`cudaMemcpyAsync`, which returns without waiting for the GPU) and then waits in
 # `cudaStreamSynchronize` until the copy, and everything queued before it, is done. The same
-# numbers without Perfetto, from torch.profiler's CPU events of one generation:
+# calls without Perfetto, from torch.profiler's CPU events of one generation: a full CPU-op
+# profile, which records every operator and so slows every call it times. A call's CPU time is
+# not by itself a wait: the copy call's time is the host's own cost of queuing the copy, and the
+# synchronize waits only as long as the GPU still has work before the flag, plus the copy's
+# round trip. The cell after the table measures which: a profile of the window `WINDOW` with GPU
+# activity and CUDA calls only (`tokgen.profiling.sync_wait`), as notebook 06's statistics.
 
 # %%
 if CUDA:
@@ -148,7 +164,26 @@ if CUDA:
     events = {e.key: e for e in prof.key_averages()}
     calls = [name for name in ("cudaMemcpyAsync", "cudaStreamSynchronize") if name in events]
     per_step = {"calls per step": [events[c].count / steps for c in calls]}
-    per_step["CPU µs per step"] = [events[c].cpu_time_total / steps for c in calls]
+    per_step["CPU µs per step, under the full CPU-op profiler"] = [events[c].cpu_time_total / steps for c in calls]
     say(table(pd.DataFrame({"CUDA call": calls, **per_step}), digits=1))
 else:
     say("*There is no device to wait for on a CPU: run this cell on a GPU.*")
+
+# %%
+if CUDA:
+    waits = tokgen.profiling.sync_wait(tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1]))
+    say(tokgen.gaps.sync_wait_text(v.name, waits))
+    queued = tokgen.gaps.waited_for_queue(waits)
+    which = ("not measured: no step recorded a copy followed by a sync" if queued is None else
+             "the synchronize, and it waited for queued GPU work" if queued else
+             "the synchronize, but not for queued GPU work: the GPU had finished, so it waited for the copy's round "
+             "trip; the copy call waits for nothing")  # fmt: skip
+    said = f"So, which one waits? {which}."
+    if queued is not None and "cudaMemcpyAsync" in events:
+        e, light = events["cudaMemcpyAsync"], waits["copy_us"].median()
+        full = e.cpu_time_total / e.count
+        than = "more" if full > light else "no more"
+        said += (f" The copy call took {full:.1f} µs per call under the full CPU-op profiler, {than} than the "
+                 f"{light:.1f} µs (median) of this lighter profile: either way its time is the host's cost of "
+                 "queuing the copy, not a wait.")  # fmt: skip
+    say(said)

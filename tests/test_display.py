@@ -349,8 +349,10 @@ def test_profiler_overhead_says_its_range_over_the_windows_beside_the_plain_runs
     (5,100 - 4,800) / 4,863 = 6% (window 0; 5% and 0.4% in the others). The no-check's: -3% to +12%,
     and (4,500 - 3,500) / 4,000 = 25% (29% if divided by the fastest, 50% by the spread's own)."""
     assert profiler_overhead(overhead_profile()) == (
-        "Profiled / bracketing plain runs − 1 per step: the profiled step against the median of the 6 plain runs "
-        "timed just before and just after its profiled passes, lowest to highest over 3 windows (the plain runs' "
+        "Profiled / bracketing plain runs − 1 per step: the profiled step (the GPU span of the window's steps over "
+        "their number) against the median step of the 6 plain runs timed just before and just after its profiled "
+        "passes (a whole run's wall time over its tokens − 1, prefill and setup included: not the same quantity, so "
+        "this is no measure of the profiler's cost), lowest to highest over 3 windows (the plain runs' "
         "spread: slowest less fastest, as a share of their median): `kv_static` +7% to +58%, its plain runs spread up "
         "to 6%; `kv_static_no_check` -3% to +12%, its plain runs spread up to 25%. The idle gaps above were measured "
         "with the profiler running."
@@ -364,8 +366,9 @@ def test_profile_table_shows_each_windows_plain_runs_median_fastest_and_slowest(
     summary = overhead_profile().assign(idle_gap_median_us=110.0, gpu_busy_per_step_us=900.0, step_period_us=6000.0,
                                         gpu_idle_fraction=0.8, kernels_per_step=150.0, streams=1)  # fmt: skip
     lines = profile_table(summary).splitlines()
-    assert "step, µs (unprofiled: median (fastest–slowest) of the plain runs bracketing the profiled passes) | " \
-           "profiled / bracketing plain runs − 1, % |" in lines[0] and len(lines) == 2 + 6  # fmt: skip
+    assert ("step, µs (unprofiled: median (fastest–slowest) of the plain runs bracketing the profiled passes) | "
+            "profiled step (GPU span of the window's steps / their number) / bracketing plain runs' step (a whole "
+            "run's wall time / (tokens − 1), prefill and setup included) − 1, % |") in lines[0] and len(lines) == 2 + 6
     assert lines[2] == "| kv_static | 0 | 110 | 900 | 6,000 | 4,863 (4,800–5,100) | 58 | 0.80 | 150 | 1 |"
     assert "| GPU operations per step (kernels, copies, memsets) | streams |" in lines[0]  # not "kernels": 303 + 49
     assert lines[3].startswith("| kv_static_no_check | 0 | 110 | 900 | 6,000 | 4,000 (3,500–4,500) | 7 |")
@@ -463,8 +466,8 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert "499.0 µs with no stop check at all and 660.0 µs pipelined: without any stop check most of that gap goes: " \
            "the sync opens most of it; pipelining does not close half of it (the gap pipelined is smaller" in compiled
     summary = gap_summary(gaps)
-    assert "; compiled, the idle gap before a step mostly goes without any stop check: the sync opens most" in summary
-    assert "; eager, most of that gap stays without any stop check: the sync does not open most of it" in summary
+    assert "; compiled, the GPU's idle gap before a step mostly goes without any stop check: the sync opens" in summary
+    assert "; eager, most of the GPU's idle gap before a step stays without any stop check: the sync" in summary
     # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and a gap of at least 20 µs with the sync
     edge = idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0]))
     assert list(edge["sync_causes"]) == [True, False]
@@ -485,7 +488,7 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     assert "155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 " \
            "profiled windows): the 3 profiled windows disagree: most of that gap goes without any stop check in 1 " \
            "of them, so whether the sync opens it is not decided" in text  # fmt: skip
-    assert "eager, the profiled windows disagree on whether the sync opens that gap" in gap_summary(gaps)
+    assert "eager, the profiled windows disagree on whether the sync opens the GPU's idle gap" in gap_summary(gaps)
 
 
 def test_pipelining_closes_the_gap_only_where_every_window_says_so():
@@ -768,9 +771,9 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "as none); pipelining does not close half of it (the gap pipelined and the one with the sync differ in no "
         "consistent direction across the windows, a difference below 20 µs counting as none).")  # fmt: skip
     assert gap_summary(gaps) == (
-        "The per-step `.item()` makes the CPU wait for the GPU at every step boundary; eager and compiled, most of "
-        "that gap stays without any stop check: the sync does not open most of it (see the takeaways above for each "
-        "model's gaps).")  # fmt: skip
+        "The per-step `.item()` synchronizes the host with the GPU at every step boundary (what it waited for is not "
+        "measured here); eager and compiled, most of the GPU's idle gap before a step stays without any stop check: "
+        "the sync does not open most of it (see the takeaways above for each model's gaps).")  # fmt: skip
     for text in (gap_takeaway(eager), gap_takeaway(compiled), gap_summary(gaps)):
         assert "unequal" not in text and "comparable" not in text and "profiler slowed" not in text
 

@@ -2,6 +2,7 @@
 
 import warnings
 
+import pandas as pd
 import pytest
 import torch
 
@@ -500,3 +501,101 @@ def test_profile_steps_settles_after_its_session_on_cuda_and_not_on_the_cpu(monk
     monkeypatch.setattr(profiling.torch.profiler, "profile", FakeProfile)
     profiling.profile_steps(run, start=1, stop=3)
     assert log == ["step 0", "start", "step 1", "step 2", "stop", "step 3", ("settle", "cuda"), "export"]
+
+
+def boundary_trace():
+    """Three marked steps (markers at 0, 1000, 2000 µs), with known waits and phases.
+    Step 0: a kernel launched at 10 runs 100–300; the flag's copy call at 400–420 queues a copy that runs
+    430–432; the sync 420–450: the GPU had finished 100 µs before the copy call (nothing queued).
+    Step 1: forward at 1100; a kernel launched at 1300 runs 1310–1800; the copy call at 1500–1510, its copy
+    1800–1802, the sync 1510–1805: 300 µs of work still queued at the copy call.
+    Step 2: forward at 2050; a kernel launched at 2200 runs 2210–2300; no copy."""
+    events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (0, 1000, 2000)]
+    events += [ev("user_annotation", "model forward", t, 20) for t in (50, 1100, 2050)]
+    events += launch("k0", 10, 100, 200, 1)
+    events += [ev("cuda_runtime", "cudaMemcpyAsync", 400, 20, correlation=2),
+               ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 430, 2, stream=7, correlation=2),
+               ev("cuda_runtime", "cudaStreamSynchronize", 420, 30)]  # fmt: skip
+    events += launch("k1", 1300, 1310, 490, 3)
+    events += [ev("cuda_runtime", "cudaMemcpyAsync", 1500, 10, correlation=4),
+               ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 1800, 2, stream=7, correlation=4),
+               ev("cuda_runtime", "cudaStreamSynchronize", 1510, 295)]  # fmt: skip
+    events += launch("k2", 2200, 2210, 90, 5)
+    return Timeline({"traceEvents": events})
+
+
+def test_sync_wait_says_what_was_still_queued_when_the_host_issued_the_copy():
+    w = profiling.sync_wait(boundary_trace(), skip=0)
+    assert w.to_dict("records") == [
+        {"step": 0, "queued_us": 0.0, "late_us": 100.0, "sync_us": 30.0, "copy_us": 20.0},
+        {"step": 1, "queued_us": 300.0, "late_us": -300.0, "sync_us": 295.0, "copy_us": 10.0},
+    ]  # the copy itself (launched by the copy call) is not work queued before it
+    assert profiling.sync_wait(boundary_trace()).empty  # WINDOW_SKIP = 2 leaves step 2 only: no copy
+
+
+def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
+    p = profiling.boundary_phases(boundary_trace(), skip=0)
+    assert p.to_dict("records") == [
+        {"step": 1, "gap_us": 878.0, "host_us": 568.0, "forward_us": 100.0, "launch_us": 200.0, "start_us": 10.0,
+         "sync_copy_us": 18.0},  # the sync 420–450 runs 18 µs past the copy's end at 432
+        {"step": 2, "gap_us": 408.0, "host_us": 198.0, "forward_us": 50.0, "launch_us": 150.0, "start_us": 10.0,
+         "sync_copy_us": 3.0},
+    ]  # fmt: skip
+    shares = tokgen.gaps.phase_shares(p)
+    assert shares["host_us"] == pytest.approx(766 / 1286) and sum(shares[c] for c in profiling.PHASES) == 1
+    assert shares["sync_copy_us"] == pytest.approx(21 / 1286)
+    text = tokgen.gaps.phases_text("kv_static", p)
+    assert text.startswith("`kv_static`: the gap 643.0 µs (median over 2 boundaries); medians (share of the gaps' "
+                           "total time): the GPU's last operation of step i−1 → the host starts step i 383.0 µs (60%);")
+    assert text.endswith("The copy and sync calls take 2% of the gap; 'the GPU's last operation of step i−1 → the "
+                         "host starts step i' holds most of the gap.")  # fmt: skip
+    assert tokgen.gaps.phase_takeaway("eager", p) == (
+        "Eager, with the sync, in the pictures' pass: the copy and sync calls take 2% of the GPU's idle gap before a "
+        "step, the host's other work before the step's first launch 97%, the launch's own latency 2%; 'the GPU's last "
+        "operation of step i−1 → the host starts step i' holds most of it (60%).")  # fmt: skip
+    no_forward = p.assign(forward_us=float("nan"))  # a pass without CPU ranges
+    assert "forward" not in tokgen.gaps.phases_text("x", no_forward).split("gaps' total time")[1].split(";")[1]
+
+
+def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
+    half = pd.DataFrame([{"step": 1, "gap_us": 100.0, "host_us": 50.0, "forward_us": 30.0, "launch_us": 10.0,
+                          "start_us": 10.0, "sync_copy_us": 0.0}])  # fmt: skip
+    assert "is the largest part, though not most of the gap" in tokgen.gaps.phases_text("x", half)
+    assert "no one phase holds most of it (the largest, 'the GPU's last operation" in tokgen.gaps.phase_takeaway(
+        "eager", half)
+    empty = "`x`: no step boundary with GPU work on both sides was recorded."
+    assert tokgen.gaps.phases_text("x", half.iloc[:0]) == empty
+
+
+def waits(queued, sync):
+    n = len(queued)
+    return pd.DataFrame({"step": range(n), "queued_us": queued, "late_us": [16.0 - q for q in queued],
+                         "sync_us": sync, "copy_us": [25.0] * n})  # fmt: skip
+
+
+def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finished():
+    done = waits([0.0, 0.0, 2.0], [13.0, 13.0, 14.0])
+    assert tokgen.gaps.sync_wait_text("kv_static", done) == (
+        "`kv_static`: the sync waited 13.0 µs per step (median of 3 steps); the GPU had already finished everything "
+        "queued before the copy in 2 of 3 steps (0.0 µs left, median), so the host waited mostly for the copy's round "
+        "trip, not for queued work. Medians: the host issued the copy 16.0 µs after the GPU's last queued operation "
+        "ended; the copy call took 25.0 µs of host time, queuing the copy without waiting.")  # fmt: skip
+    busy = waits([100.0, 120.0, 0.0], [110.0, 130.0, 12.0])
+    assert tokgen.gaps.sync_wait_text("kv_static", busy).startswith(
+        "`kv_static`: the GPU still had 100.0 µs of work queued (median) when the host issued the copy, in 2 of 3 "
+        "steps, and the sync waited 110.0 µs: the host waited for that queued work. Medians: the host issued the copy "
+        "84.0 µs before the GPU's last queued operation ended")  # fmt: skip
+    assert tokgen.gaps.waited_for_queue(waits([5.0], [10.0])) is True  # QUEUED_SHARE: half the wait counts
+    assert tokgen.gaps.waited_for_queue(waits([4.9], [10.0])) is False
+    assert tokgen.gaps.waited_for_queue(waits([], [])) is None
+    summary = tokgen.gaps.gap_summary(pd.DataFrame(), {"eager": done, "compiled": busy})
+    assert summary.startswith("The per-step `.item()` synchronizes the host with the GPU at every step boundary; "
+                              "eager, the sync waited 13.0 µs per step (median of 3 steps); the GPU had already")
+    assert "; compiled, the GPU still had 100.0 µs of work queued (median)" in summary
+    assert "makes the CPU wait" not in summary
+
+
+def test_direction_text_names_the_gap_it_sets_the_other_against():
+    text = tokgen.gaps.direction_text("larger", 6, "at steps 80–99", "at steps 30–49")
+    assert text == "the gap is larger at steps 80–99 than at steps 30–49 in all 6 windows, by 20 µs or more"
+    assert "than with the sync in all 6 windows" in tokgen.gaps.direction_text("larger", 6, "pipelined")

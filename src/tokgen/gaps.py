@@ -9,6 +9,7 @@ import math
 
 import pandas as pd
 
+from .profiling import PHASES
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
@@ -127,24 +128,29 @@ def too_few_windows(windows: int) -> str:
             f"{round(1 / agree_by_chance(windows))}")  # fmt: skip
 
 
-def direction_text(change: str | None, windows: int, other: str) -> str:
+def direction_text(change: str | None, windows: int, other: str, against: str = "with the sync") -> str:
     """The one template for a direction between two gaps (`direction`) over `windows` windows: a
     direction is stated only where every window shows it and there are at least MIN_WINDOWS of them
     (all agreeing in sign by chance at most DIRECTION_LEVEL of the time); fewer that agree are said
     with why they show none (`too_few_windows`); windows that disagree give NO_DIRECTION. `other`
-    names the gap set against the one with the sync ("without any stop check", "pipelined")
+    names the second gap ("without any stop check", "pipelined"), `against` the first, the one with
+    the sync unless said (solution 06 sets a late window's gap against an early one's)
     (notebook 06_eos_sync_profile)."""
     if change not in ("larger", "smaller", "same"):
         within = f"a difference below {MIN_GAP_US} µs counting as none"
-        return f"the gap {other} and the one with the sync differ in {NO_DIRECTION}, {within}"
+        return f"the gap {other} and the one {against} differ in {NO_DIRECTION}, {within}"
     every = " in every window" if windows > 1 else ""
     if change == "same":
-        return f"the gap is about the same {other} as with the sync{every}, within {MIN_GAP_US} µs"
+        return f"the gap is about the same {other} as {against}{every}, within {MIN_GAP_US} µs"
     if windows < MIN_WINDOWS:
         where = {1: "in the one window", 2: "in both windows"}.get(windows, f"in all {windows} windows")
-        return (f"the gap {other} is {change} than with the sync {where} by {MIN_GAP_US} µs or more, but "
+        return (f"the gap {other} is {change} than {against} {where} by {MIN_GAP_US} µs or more, but "
                 f"{too_few_windows(windows)}")  # fmt: skip
-    return f"the gap is {change} {other} than with the sync in all {windows} windows, by {MIN_GAP_US} µs or more"
+    return f"the gap is {change} {other} than {against} in all {windows} windows, by {MIN_GAP_US} µs or more"
+
+
+OVERHEAD_COLUMN = ("profiled step (GPU span of the window's steps / their number) / bracketing plain runs' step "
+                   "(a whole run's wall time / (tokens − 1), prefill and setup included) − 1, %")
 
 
 def profile_table(summary: pd.DataFrame) -> str:
@@ -158,7 +164,7 @@ def profile_table(summary: pd.DataFrame) -> str:
     out["GPU busy per step, µs"] = summary["gpu_busy_per_step_us"].to_numpy()
     out["step, µs (profiled)"] = summary["step_period_us"].to_numpy()
     out["step, µs (unprofiled: median (fastest–slowest) of the plain runs bracketing the profiled passes)"] = plain
-    out["profiled / bracketing plain runs − 1, %"] = summary["profiled_vs_plain_pct"].to_numpy()
+    out[OVERHEAD_COLUMN] = summary["profiled_vs_plain_pct"].to_numpy()
     out["GPU idle share of the window"] = summary["gpu_idle_fraction"].to_numpy()
     out["GPU operations per step (kernels, copies, memsets)"] = summary["kernels_per_step"].to_numpy()
     out["streams"] = summary["streams"].to_numpy()
@@ -175,8 +181,10 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
         lo, hi = g["profiled_vs_plain_pct"].min(), g["profiled_vs_plain_pct"].max()
         over = f"{lo:+.0f}%" if f"{lo:+.0f}" == f"{hi:+.0f}" else f"{lo:+.0f}% to {hi:+.0f}%"
         parts.append(f"`{v}` {over}, its plain runs spread up to {g['spread_pct'].max():.0f}%")
-    return (f"Profiled / bracketing plain runs − 1 per step: the profiled step against the median of the {runs} plain "
-            f"runs timed just before and just after its profiled passes, lowest to highest over {windows} "
+    return (f"Profiled / bracketing plain runs − 1 per step: the profiled step (the GPU span of the window's steps "
+            f"over their number) against the median step of the {runs} plain runs timed just before and just after its "
+            f"profiled passes (a whole run's wall time over its tokens − 1, prefill and setup included: not the same "
+            f"quantity, so this is no measure of the profiler's cost), lowest to highest over {windows} "
             f"window{'s' if windows > 1 else ''} (the plain runs' spread: slowest less fastest, as a share of their "
             f"median): {'; '.join(parts)}. The idle gaps above were measured with the profiler running.")  # fmt: skip
 
@@ -291,10 +299,56 @@ def gap_takeaway(gap) -> str:
             f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
 
 
-def gap_summary(gaps: pd.DataFrame) -> str:
-    """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`
+QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's median is at least this share of the wait
+
+
+def waited_for_queue(waits: pd.DataFrame) -> bool | None:
+    """Whether the host's sync waited mostly for GPU work still queued when it issued the stop-flag copy
+    (`tokgen.profiling.sync_wait`): the median of that work is at least QUEUED_SHARE of the sync's median
+    duration; False: the GPU had (nearly) finished, so the wait is mostly the copy's own round trip; None
+    where no step had a copy and a sync (notebook 06_eos_sync_profile)."""
+    w = waits.dropna(subset=["sync_us"]) if len(waits) else waits
+    if w.empty:
+        return None
+    return bool(w["queued_us"].median() >= QUEUED_SHARE * w["sync_us"].median())
+
+
+def _wait_clause(waits: pd.DataFrame) -> str:
+    """What the sync waited for, from `tokgen.profiling.sync_wait`, as a clause."""
+    w = waits.dropna(subset=["sync_us"])
+    wait, queued = w["sync_us"].median(), w["queued_us"].median()
+    if waited_for_queue(waits):
+        busy = int((w["queued_us"] > 0).sum())
+        return (f"the GPU still had {queued:.1f} µs of work queued (median) when the host issued the copy, in "
+                f"{busy} of {len(w)} steps, and the sync waited {wait:.1f} µs: the host waited for that queued "
+                "work")  # fmt: skip
+    done = int((w["queued_us"] == 0).sum())
+    return (f"the sync waited {wait:.1f} µs per step (median of {len(w)} steps); the GPU had already finished "
+            f"everything queued before the copy in {done} of {len(w)} steps ({queued:.1f} µs left, median), so the "
+            "host waited mostly for the copy's round trip, not for queued work")  # fmt: skip
+
+
+def sync_wait_text(name: str, waits: pd.DataFrame) -> str:
+    """What one generator's per-step sync waited for, from its profile (`tokgen.profiling.sync_wait`): queued
+    GPU work, or the copy's round trip after the GPU had finished, with how late the host issued the copy
     (notebook 06_eos_sync_profile)."""
-    text = "The per-step `.item()` makes the CPU wait for the GPU at every step boundary"
+    if waited_for_queue(waits) is None:
+        return f"`{name}`: no step of the window recorded a stop-flag copy followed by a sync."
+    w = waits.dropna(subset=["sync_us"])
+    late = w["late_us"].median()
+    when = (f"the host issued the copy {late:.1f} µs after the GPU's last queued operation ended" if late >= 0 else
+            f"the host issued the copy {-late:.1f} µs before the GPU's last queued operation ended")  # fmt: skip
+    return (f"`{name}`: {_wait_clause(waits)}. Medians: {when}; the copy call took {w['copy_us'].median():.1f} µs of "
+            "host time, queuing the copy without waiting.")  # fmt: skip
+
+
+def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
+    """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`, and, per model in
+    `waits` ({"eager": `tokgen.profiling.sync_wait`'s table, ...}), what the sync waited for
+    (notebook 06_eos_sync_profile)."""
+    text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
+    said = [f"{model}, {_wait_clause(w)}" for model, w in (waits or {}).items() if waited_for_queue(w) is not None]
+    text += "; " + "; ".join(said) if said else " (what it waited for is not measured here)"
     records = gaps.to_dict("records")
     if records and all(_measured_cause(g) for g in records):
 
@@ -304,16 +358,74 @@ def gap_summary(gaps: pd.DataFrame) -> str:
         split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
         stays = models(lambda c: c is False)
         if split:
-            text += f"; {split}, the profiled windows disagree on whether the sync opens that gap (see the takeaways)"
+            text += (f"; {split}, the profiled windows disagree on whether the sync opens the GPU's idle gap before a "
+                     "step (see the takeaways)")  # fmt: skip
         if opens:
-            text += f"; {opens}, the idle gap before a step mostly goes without any stop check: "
+            text += f"; {opens}, the GPU's idle gap before a step mostly goes without any stop check: "
             text += "the sync opens most of it"
         if stays:
-            text += (f"; {stays}, most of that gap stays without any stop check: the sync does not open most of it "
-                     "(see the takeaways above for each model's gaps)")  # fmt: skip
+            text += (f"; {stays}, most of the GPU's idle gap before a step stays without any stop check: the sync does "
+                     "not open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
         return text + "."
-    return text + (": the generator without any stop check was not profiled here, so how much of the GPU's idle "
+    return text + (". The generator without any stop check was not profiled here, so how much of the GPU's idle "
                    "gap before a step the sync opens is not measured.")  # fmt: skip
+
+
+def phase_shares(phases: pd.DataFrame) -> dict:
+    """Each phase's share of the idle gaps' total time over the boundaries (`tokgen.profiling.boundary_phases`;
+    the phases add up to each gap, so the shares add up to 1), "sync_copy_us" the copy and sync calls' share;
+    empty where no boundary was measured (notebook 06_eos_sync_profile)."""
+    total = phases["gap_us"].sum() if len(phases) else 0.0
+    if total <= 0:
+        return {}
+    return {c: float(phases[c].fillna(0).sum() / total) for c in [*PHASES, "sync_copy_us"] if phases[c].notna().any()}
+
+
+MOST = 0.5  # a phase "holds most of the gap" above this share
+
+
+def _phase_names(shares: dict) -> dict:
+    """The measured phases' names, in order; without "model forward" ranges the launch phase runs from the
+    step's start."""
+    names = {c: PHASES[c] for c in PHASES if c in shares}
+    if "forward_us" not in names and "launch_us" in names:
+        names["launch_us"] = "step i starts → the first launch of step i"
+    return names
+
+
+def phases_text(name: str, phases: pd.DataFrame) -> str:
+    """One generator's idle gap before a step split into its measured phases (`tokgen.profiling.boundary_phases`):
+    each phase's median and share of the gaps' total time, the copy and sync calls' share, and the phase that
+    holds most of the gap where one does (more than MOST), else the largest (notebook 06_eos_sync_profile)."""
+
+    shares = phase_shares(phases)
+    if not shares:
+        return f"`{name}`: no step boundary with GPU work on both sides was recorded."
+    names = _phase_names(shares)
+    parts = [f"{names[c]} {phases[c].median():.1f} µs ({shares[c]:.0%})" for c in names]
+    top = max(names, key=shares.get)
+    holds = "holds most of the gap" if shares[top] > MOST else "is the largest part, though not most of the gap"
+    return (f"`{name}`: the gap {phases['gap_us'].median():.1f} µs (median over {len(phases)} boundaries); medians "
+            f"(share of the gaps' total time): {'; '.join(parts)}. The copy and sync calls take "
+            f"{shares['sync_copy_us']:.0%} of the gap; '{names[top]}' {holds}.")  # fmt: skip
+
+
+def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
+    """Notebook 06's answer to "the sync or the host's work?" for one model's synchronous generator, from its
+    gap's phases (`phase_shares`): the copy and sync calls' share of the gap, the host's other work before
+    the first launch, and the phase that holds most of the gap only where one does (notebook 06_eos_sync_profile)."""
+
+    shares = phase_shares(phases)
+    if not shares:
+        return f"{model.capitalize()}: the gap's phases were not measured."
+    host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - shares["sync_copy_us"]
+    names = _phase_names(shares)
+    top = max(names, key=shares.get)
+    said = (f"'{names[top]}' holds most of it ({shares[top]:.0%})" if shares[top] > MOST else
+            f"no one phase holds most of it (the largest, '{names[top]}', {shares[top]:.0%})")  # fmt: skip
+    return (f"{model.capitalize()}, with the sync, in the pictures' pass: the copy and sync calls take "
+            f"{shares['sync_copy_us']:.0%} of the GPU's idle gap before a step, the host's other work before the "
+            f"step's first launch {host:.0%}, the launch's own latency {shares['start_us']:.0%}; {said}.")  # fmt: skip
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:

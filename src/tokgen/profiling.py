@@ -197,7 +197,9 @@ class Timeline:
     generator with a stop check ends a step by copying its flag): step j is everything after copy
     j-1 up to and including copy j.
 
-    `kernels`: name, stream, start, end, step (kernels, memcpys and memsets).
+    `kernels`: name, stream, start, end, step (kernels, memcpys and memsets), and launch: when the
+    host's launch call began (NaN where it was not recorded). `marks`: the host's start of each step
+    (its `cudaStreamQuery` marker), one per step from step 0 on; empty in a trace without markers.
     `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", "sync wait"
     for the host's blocking waits on the GPU (cuda*Synchronize calls, a synchronous cudaMemcpy), and
     "copy call" for cudaMemcpyAsync calls. `.item()` copies the flag into a pinned host buffer with
@@ -228,8 +230,8 @@ class Timeline:
         launched = {e["args"]["correlation"]: e["ts"] for e in runtime if "correlation" in e.get("args", {})}
         kernels, step = [], 0
         for e in gpu:
+            at = launched.get(e.get("args", {}).get("correlation"))
             if marks:  # the step whose marker precedes the launch; before the first marker: -1, dropped
-                at = launched.get(e.get("args", {}).get("correlation"))
                 step = -1 if at is None else bisect.bisect_right(marks, at) - 1
             kernels.append(
                 {
@@ -238,11 +240,13 @@ class Timeline:
                     "start": e["ts"] - t0,
                     "end": e["ts"] - t0 + e["dur"],
                     "step": step,
+                    "launch": float("nan") if at is None else at - t0,
                 }
             )
             if not marks and e.get("cat") == "gpu_memcpy" and "DtoH" in e["name"]:
                 step += 1
-        self.kernels = pd.DataFrame(kernels, columns=["name", "stream", "start", "end", "step"])
+        self.kernels = pd.DataFrame(kernels, columns=["name", "stream", "start", "end", "step", "launch"])
+        self.marks = [m - t0 for m in marks]  # the host's start of each marked step
         if marks:  # every marked step ended before the window closed (it synchronizes first)
             self.kernels = self.kernels[self.kernels["step"] >= 0].reset_index(drop=True)
         else:  # activity after the last copy belongs to a step the window did not see end
@@ -561,3 +565,76 @@ def kernel_table(timeline: "Timeline", tokens: int, by: str = "kind", top: int |
     if by == "kind":
         out["products"] = out["kind"].isin(PRODUCT_KINDS)
     return out.sort_values("own_us_per_token", ascending=False, ignore_index=True).head(top)
+
+
+# --- what the host waits for at a step boundary, and the phases of the gap (notebook 06_eos_sync_profile) ---
+
+
+def _in_step(times, marks: list, j: int):
+    """Which of `times` fall in marked step j: from its marker up to the next one."""
+    end = marks[j + 1] if j + 1 < len(marks) else float("inf")
+    return (times >= marks[j]) & (times < end)
+
+
+def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
+    """Per marked step with a stop-flag copy (after the first `skip`, default WINDOW_SKIP), what the host
+    waited for (notebook 06_eos_sync_profile): `queued_us`, the GPU work launched before the copy call
+    still unfinished when the host issued it (0: the GPU had finished); `late_us`, the copy call's start
+    less the end of that work (positive: the host issued the copy after the GPU had finished); `sync_us`,
+    how long the `*Synchronize` call after the copy lasted (NaN where none followed in the step);
+    `copy_us`, how long the copy call lasted. Empty for a timeline without step markers or copies."""
+    skip = WINDOW_SKIP if skip is None else skip
+    columns = ["step", "queued_us", "late_us", "sync_us", "copy_us"]
+    r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
+    copies, syncs = r[r["name"] == "copy call"], r[r["name"] == "sync wait"]
+    rows = []
+    for j in range(skip, len(marks)):
+        copy = copies[_in_step(copies["start"], marks, j)]
+        if copy.empty:
+            continue
+        c = copy.iloc[0]
+        sync = syncs[_in_step(syncs["start"], marks, j) & (syncs["start"] >= c["start"])]
+        before = k[k["launch"] < c["start"]]
+        if before.empty:
+            continue
+        done = before["end"].max()
+        rows.append({"step": j, "queued_us": max(0.0, done - c["start"]), "late_us": c["start"] - done,
+                     "sync_us": sync["end"].iloc[0] - sync["start"].iloc[0] if len(sync) else float("nan"),
+                     "copy_us": c["end"] - c["start"]})  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+PHASES = {
+    "host_us": "the GPU's last operation of step i−1 → the host starts step i",
+    "forward_us": "step i starts → its model forward starts",
+    "launch_us": "model forward starts → the first launch of step i",
+    "start_us": "that launch → the operation starts on the GPU",
+}  # the phases of the idle gap before step i, in order (`boundary_phases`)
+
+
+def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
+    """Per step boundary (the steps after the first `skip`, default WINDOW_SKIP), the GPU's idle gap before
+    step i split into the measured phases of `PHASES` (notebook 06_eos_sync_profile): from the end of
+    step i−1's last GPU operation to the host's marker of step i (`host_us`; `sync_copy_us` is the part of
+    it the host spent in copy and `*Synchronize` calls), to the "model forward" range's start (`forward_us`), to
+    the launch call of step i's first GPU operation (`launch_us`), to that operation's start (`start_us`).
+    The four add up to `gap_us` (the first operation's start less the last one's end); without "model
+    forward" ranges (a pass without CPU ranges) `forward_us` is NaN and `launch_us` runs from the marker."""
+    skip = WINDOW_SKIP if skip is None else skip
+    columns = ["step", "gap_us", *PHASES, "sync_copy_us"]
+    r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
+    forwards = r[r["name"] == "model forward"]
+    calls = r[r["name"].isin(["copy call", "sync wait"])]
+    rows = []
+    for j in range(max(skip, 1), len(marks)):
+        prev, now = k[k["step"] == j - 1], k[k["step"] == j]
+        if prev.empty or now.empty:
+            continue
+        t0, first = prev["end"].max(), now.loc[now["start"].idxmin()]
+        fwd = forwards[_in_step(forwards["start"], marks, j)]
+        t2 = fwd["start"].min() if len(fwd) else float("nan")
+        inside = (calls["end"].clip(upper=marks[j]) - calls["start"].clip(lower=t0)).clip(lower=0)
+        rows.append({"step": j, "gap_us": first["start"] - t0, "host_us": marks[j] - t0,
+                     "forward_us": t2 - marks[j], "launch_us": first["launch"] - (marks[j] if t2 != t2 else t2),
+                     "start_us": first["start"] - first["launch"], "sync_copy_us": float(inside.sum())})  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
