@@ -152,8 +152,11 @@ say(
 # the sequence; the rest of the step (wall less busy), in which the GPU waits, is the part that
 # does not grow where it stays about the same from one N to the next. The lower the share, the
 # more that part weighs, and the further below 2 the slope over those N can lie. The table says
-# how long the GPU waits, not what for: the launches and the sync are the expected causes, not
-# measured here (notebook 06 puts a step on a timeline).
+# how long the GPU waits, not what for: the launches, the sync and the allocator are candidates,
+# none measured here (notebook 06 puts a step on a timeline). One of them is part of the method:
+# as in the article, every timed run starts from an empty allocator cache (`reset_memory` calls
+# `torch.cuda.empty_cache()` before each run), so each run's time includes reserving its memory
+# from the GPU again (`num_device_alloc` in `data/01_naive.csv` counts those calls in the last run).
 
 # %%
 say(tokgen.display.bound_table(ok))

@@ -51,7 +51,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import tokgen
-from tokgen.display import plot_runtimes, save_figure, say, show_claim, show_source
+from tokgen.display import plot_paired_rounds, save_figure, say, show_claim, show_source
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 SLICE = tokgen.use_slice(GPU_SMS)  # every kernel from here on runs on GPU_SMS SMs (None: the whole GPU)
@@ -114,16 +114,24 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 # which removes a sync's host cost.
 #
 # These absolute host times (the wall time per step, the GPU share) can move between runs and cards
-# by more than their spread within a run (`data/run_all.csv` records a probe of the host's speed
-# before and after each notebook): compare them only within one run, and read speed-ups from the
-# paired rounds.
+# by more than their spread within a run. The last line under the table gives the host's probe: a
+# fixed pure-Python loop (`tokgen.results.host_loop_ms`) timed just before and just after these
+# rounds (`data/run_all.csv` has the same probe before and after each notebook of the run). It says
+# how fast the host ran Python then, not why. Compare host times only within one run, and read
+# speed-ups from the paired rounds.
 
 # %%
 say(tokgen.display.bound_table(ok))
+
+# %% [markdown]
+# The figure shows the speed-up as this page measures it: one dot per round (the eager run's time
+# over the compiled run's, in the same round), their median and its interval. Dividing the two
+# medians of the table above gives another number, which is not the paired speed-up.
+
 # %%
-fig, ax = plt.subplots(figsize=(6, 2.5))
-plot_runtimes(ax, ok)
-ax.set_title(f"Static cache, B={BATCH_SIZE}, N={MAX_SEQLEN}: eager vs torch.compile")
+fig, ax = plt.subplots(figsize=(6, 2.8))
+plot_paired_rounds(ax, ok, tokgen.label("kv_static"), tokgen.label("kv_static", compiled=True))
+ax.set_title(f"Static cache, B={BATCH_SIZE}, N={MAX_SEQLEN}: torch.compile against eager, round by round")
 save_figure(fig, "05_torch_compile", RESULTS_DIR)
 
 # %% [markdown]
@@ -145,8 +153,10 @@ say(f"* The price: {row['first_call_ms'] / 1e3:.1f} s of tracing and compilation
 #
 # * Compilation costs time up front, in the first call (which may compile more than once), then
 #   every step runs fused kernels with less Python between them.
-# * The per-step `.item()` is still there: at every step one side waits for the other. Which
-#   side, the bound table above says; notebook 06 puts that wait on a timeline.
+# * The per-step `.item()` is still there: at every step boundary the host cannot go on until the
+#   GPU has produced that step's tokens. This notebook does not measure how long the host waits
+#   there, if at all; notebook 06 measures the step boundary on a trace. The bound table above
+#   says which side sets a step's pace.
 #
 # What this run found, computed from its tables:
 

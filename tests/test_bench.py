@@ -270,3 +270,22 @@ def test_sequential_arguments_are_checked_before_anything_runs():
         with pytest.raises(ValueError, match="pairs: each is"):
             compare(two, rounds=2, max_rounds=4, pairs=[pair], device="cpu")
     assert log == []
+
+
+def test_every_row_records_the_host_probe_taken_just_before_and_just_after_the_timed_rounds(monkeypatch):
+    """Notebook 05's host was twice as slow as notebook 06's in one run (r58): each comparison's rows
+    carry the probe around its own rounds, the warm-up (compilation) outside it."""
+    log = []
+    probes = iter([[3.0, 2.0, 4.0], [6.0, 7.0, 5.0]])
+
+    def probe():
+        log.append("probe")
+        return next(probes)
+
+    monkeypatch.setattr(tokgen.bench, "host_loops_ms", probe)
+    res = compare([fake(n, log) for n in "ab"], rounds=3, device="cpu", seed=5)
+    assert log[:2] == list("ab") and log[2] == "probe" and log[-1] == "probe"  # warm-up, probe, 3 rounds, probe
+    assert sorted(log[3:-1]) == sorted("ab" * 3)
+    assert res[list(tokgen.results.HOST_PROBE_COLUMNS)].to_dict("records") == [
+        {"host_probe_ms_before": 3.0, "host_probe_ms_after": 6.0, "host_probe_min_ms": 2.0, "host_probe_max_ms": 7.0}
+    ] * 2

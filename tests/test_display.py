@@ -625,7 +625,16 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
             "variants ran where none did.*")  # fmt: skip
     assert runs.endswith("\n\n" + note)
     bound = display.bound_table(run[run["status"] == "ok"])
-    assert "| a | 10.40 | 9.46 | 0.91 | GPU |" in bound and bound.endswith(note)  # over all 18: 0.61, mixed
+    assert "| a | 10.40 | 9.46 | 0.91 | GPU |" in bound  # over all 18: 0.61, mixed
+    assert bound.endswith(f"{note}\n\n{display.host_probe_text(run)}")  # last, the host's speed
+    assert "was not recorded" in bound  # this table has no probe
+    cpu = run.assign(gpu_busy_ms=float("nan"))  # a smoke run: no busy time, the host's line all the same
+    assert display.bound_table(cpu).endswith(f"CUPTI measures it on a GPU only.*\n\n{display.host_probe_text(cpu)}")
+    probed = run.assign(host_probe_ms_before=6.98, host_probe_ms_after=6.71, host_probe_min_ms=6.5,
+                        host_probe_max_ms=7.2)  # fmt: skip
+    assert display.bound_table(probed[probed["status"] == "ok"]).endswith(
+        "The host's probe loop (`tokgen.results.host_loop_ms`) took 6.98 ms before these rounds and 6.71 ms after "
+        "(its spread 6.50–7.20 ms); host-bound times move with it.")  # fmt: skip
     same = run[run["variant"].isin(["c", "d"])]  # every variant ran the same rounds: no line, nothing changed
     assert "Variants ran" not in display.runs_table(same) + display.bound_table(same)
     assert "| c | 30.85 | 20.00 | 0.65 | mixed |" in display.bound_table(same)
@@ -926,3 +935,31 @@ def test_plain_after_profile_counts_the_brackets_beyond_their_own_spread_per_mod
         "after a profile.")  # fmt: skip
     assert "not recorded" in plain_after_profile(rows([1000.0] * 4).drop(columns="unprofiled_after_us"))
     assert "not measured" in plain_after_profile(rows([nan] * 4))
+
+
+def test_the_paired_rounds_figure_draws_each_rounds_speed_up_and_their_median_never_a_ratio_of_medians():
+    """Notebook 05's figure: medians 110 and 40 ms would suggest ×2.75; the rounds' own ratios have
+    the median 2, the paired speed-up, drawn with its interval as a band and ×1 dashed."""
+    import matplotlib.pyplot as plt
+
+    from tokgen.stats import gain
+
+    base, fast = [100, 60, 150, 80, 120, 90, 210, 70, 120, 130], [50, 30, 40, 40, 60, 36, 140, 35, 40, 65]
+    rows = pd.DataFrame({"variant": ["eager", "compiled"], "times_ms": [";".join(map(str, base)),
+                         ";".join(map(str, fast))], "median_ms": [110.0, 40.0]})  # fmt: skip
+    fig, ax = plt.subplots()
+    g = display.plot_paired_rounds(ax, rows, "eager", "compiled")
+    dots, median, one = ax.lines
+    assert list(dots.get_xdata()) == list(range(1, 11))
+    assert list(dots.get_ydata()) == [2.0, 2.0, 3.75, 2.0, 2.0, 2.5, 1.5, 2.0, 3.0, 2.0]
+    assert list(median.get_ydata()) == [2.0, 2.0] and g["speedup"] == 2.0 == gain(rows, "eager", "compiled")["speedup"]
+    assert list(one.get_ydata()) == [1.0, 1.0] and one.get_linestyle() == "--"
+    band = ax.patches[0]
+    assert (band.get_y(), band.get_y() + band.get_height()) == pytest.approx((g["interval_low"], g["interval_high"]))
+    assert "×2.00" in ax.get_legend().get_texts()[1].get_text() and "2.75" not in str(
+        [t.get_text() for t in ax.get_legend().get_texts()])  # fmt: skip
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    assert display.plot_paired_rounds(ax, rows, "eager", "missing") is None
+    assert ax.texts[0].get_text() == "missing against eager: not measured"
+    plt.close(fig)

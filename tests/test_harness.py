@@ -77,7 +77,8 @@ class FakeGpu:
     def memory_stats(self, device=None):
         self.devices.append(("memory_stats", device))
         return {"allocated_bytes.all.peak": self.allocated, "reserved_bytes.all.peak": self.reserved,
-                "num_alloc_retries": self.retries, "num_ooms": self.ooms}  # fmt: skip
+                "num_alloc_retries": self.retries, "num_ooms": self.ooms,
+                **getattr(self, "device_calls", {})}  # fmt: skip
 
     def get_device_properties(self, device=None):
         self.devices.append(("get_device_properties", device))
@@ -425,10 +426,12 @@ def test_profile_windows_bracket_each_variants_profiled_passes_with_its_own_plai
 
 def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
     gpu.allocated, gpu.reserved, gpu.retries, gpu.ooms = 6 * GB, 8 * GB, 3, 1
+    gpu.device_calls = {"num_device_alloc": 120, "num_device_free": 7}  # cudaMalloc / cudaFree since the reset
     assert memory.memory_peaks(torch.device("cuda")) == {
         "peak_allocated_gb": 6.0, "peak_reserved_gb": 8.0, "frag_gb": 2.0, "frag_pct": 25.0, "device_memory_gb": 80.0,
-        "num_alloc_retries": 3, "num_ooms": 1,
+        "num_alloc_retries": 3, "num_ooms": 1, "num_device_alloc": 120, "num_device_free": 7,
     }  # fmt: skip
+    del gpu.device_calls
     gpu.allocated = gpu.reserved = 0
     assert memory.memory_peaks(torch.device("cuda:1"))["frag_pct"] == 0.0  # nothing reserved: no division by zero
     assert gpu.devices[-2:] == [("memory_stats", torch.device("cuda:1")), ("get_device_properties",
@@ -436,11 +439,12 @@ def test_memory_peaks_in_gb_and_fragmentation_as_a_share_of_reserved(gpu):
     gpu.memory_stats = lambda device: {}  # no allocation since the reset: no peaks recorded at all
     assert memory.memory_peaks(torch.device("cuda")) == {
         "peak_allocated_gb": 0.0, "peak_reserved_gb": 0.0, "frag_gb": 0.0, "frag_pct": 0.0, "device_memory_gb": 80.0,
-        "num_alloc_retries": 0, "num_ooms": 0,
+        "num_alloc_retries": 0, "num_ooms": 0, "num_device_alloc": 0, "num_device_free": 0,
     }  # fmt: skip
     assert memory.memory_peaks(torch.device("cpu")) == dict.fromkeys(
-        ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct", "num_alloc_retries", "num_ooms")
-    )
+        ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct", "num_alloc_retries", "num_ooms",
+         "num_device_alloc", "num_device_free")
+    )  # fmt: skip
 
 
 def test_reset_memory_empties_the_cache_resets_the_peaks_and_the_retry_counts_and_waits(gpu):

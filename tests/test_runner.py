@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from conftest import smoke_command
 
+from tokgen import results
 from tokgen_tools import clean, readme, runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -625,12 +626,65 @@ def test_read_cpu_times_is_blank_where_there_is_no_proc_stat(tmp_path):
 
 
 def test_host_loop_ms_is_the_median_of_its_repeats(monkeypatch):
+    """The runner's probe is tokgen's (tokgen.results), the one `tokgen.compare` takes around its rounds."""
+    assert runner.host_loop_ms is results.host_loop_ms
     ticks = iter([0.0, 0.004, 1.0, 1.003, 2.0, 2.010])  # loops of 4, 3 and 10 ms
-    monkeypatch.setattr(runner, "time", type("Clock", (), {"perf_counter": staticmethod(lambda: next(ticks))}))
-    assert runner.host_loop_ms(repeats=3, n=10) == 4.0
+    monkeypatch.setattr(results, "time", type("Clock", (), {"perf_counter": staticmethod(lambda: next(ticks))}))
+    assert results.host_loop_ms(repeats=3, n=10) == 4.0
+    ticks = iter([0.0, 0.004, 1.0, 1.003, 2.0, 2.010])
+    assert results.host_loops_ms(repeats=3, n=10) == [4.0, 3.0, 10.0]
     monkeypatch.undo()
     ms = runner.host_loop_ms(repeats=3)
     assert 0 < ms < 1000  # the real loop: a few ms, cheap beside a notebook
+    assert results.host_probe([4.0, 3.0, 10.0], [6.0, 5.5, 2.5, 9.0]) == {
+        "host_probe_ms_before": 4.0, "host_probe_ms_after": 5.75, "host_probe_min_ms": 2.5, "host_probe_max_ms": 10.0
+    }  # fmt: skip
+
+
+def test_a_ctrl_c_in_the_host_probe_after_a_notebook_keeps_its_results_and_row(tmp_path, monkeypatch, capsys):
+    """The notebook has finished (its results promoted) when the probe after it runs: a Ctrl-C there
+    records its row (the probe after it blank), says it finished, and runs nothing more."""
+    root = toy_repository(tmp_path / "repo", monkeypatch)
+    out = tmp_path / "out"
+    ran = []
+
+    def finished(name, *_, **__):
+        ran.append(name)
+        return {"notebook": name, "status": "ok", "failed_cell": "", "error": "", "parameters": "{}", "seconds": 1.0}
+
+    loops = iter([3.0])
+
+    def probe():
+        if ran:  # after the notebook: the user presses Ctrl-C
+            raise KeyboardInterrupt
+        return next(loops)
+
+    monkeypatch.setattr(runner, "run_notebook", finished)
+    monkeypatch.setattr(runner, "host_loop_ms", probe)
+    assert runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress", "--solutions"]) == 130
+    assert ran == ["99_toy"]  # the solution did not start
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"run_all: interrupted after 99_toy; finished: 99_toy; not run: none. 99_toy had finished and its results and "
+        f"row are kept (the host probe after it is blank); the results in {out} are those of the finished notebooks."
+    ]
+    runs = pd.read_csv(out / "data" / "run_all.csv").set_index("notebook")
+    assert runs.loc["99_toy", "host_loop_ms_before"] == 3.0 and pd.isna(runs.loc["99_toy", "host_loop_ms_after"])
+    assert "interrupted" not in runs and not list((out / "data").glob(".*partial"))
+    assert (root / "data" / "run_all.csv").read_text() == "notebook,status\n99_toy,ok\n"  # the reference untouched
+
+
+def test_the_interrupted_line_names_what_finished_and_what_did_not_run():
+    ok = {"status": "ok"}
+    during = runner.interrupted_text("02_b", "02_b", ["02_b", "03_c"], [("01_a", ok)], Path("/o"))
+    assert during == ("run_all: interrupted during 02_b; finished: 01_a; not run: 02_b, 03_c. 02_b's partial output "
+                      "was discarded; the results in /o are those of the finished notebooks.")  # fmt: skip
+    solution = runner.interrupted_text("solutions/02_b", "02_b", ["02_b", "03_c"], [("02_b", ok)], Path("/o"))
+    assert solution.startswith("run_all: interrupted during solutions/02_b; finished: 02_b; not run: 03_c. ")
+    after = runner.interrupted_text("solutions/02_b", "02_b", ["02_b", "03_c"],
+                                    [("02_b", ok), ("solutions/02_b", ok)], Path("/o"))  # fmt: skip
+    assert after.startswith("run_all: interrupted after solutions/02_b; finished: 02_b, solutions/02_b; not run: "
+                            "03_c. solutions/02_b had finished and its results and row are kept")  # fmt: skip
 
 
 def test_run_logged_records_the_host_and_says_it_with_the_busiest_processes(tmp_path, monkeypatch, capsys):

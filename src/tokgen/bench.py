@@ -25,6 +25,7 @@ from .memory import memory_peaks, reset_memory
 from .model import synchronize
 from .profiling import Timeline, gpu_busy_ms, profile_steps
 from .registry import LOOPS_ON_DEVICE, get_generator, label
+from .results import host_loops_ms, host_probe
 from .stats import compare_rounds, looks_up_to, time_summary
 
 
@@ -147,7 +148,8 @@ def compare(
     dropped; the others go on. One row per variant goes to `record` when all rounds are done.
     On CUDA, with `gpu_busy`, one more (profiled) run of each gives `gpu_busy_ms`, the time the
     GPU was busy, and `gpu_busy_share` = gpu_busy_ms / median_ms: near 1 GPU-bound, near 0
-    host-bound.
+    host-bound. Every row records the host probe taken just before and just after the timed rounds
+    (`tokgen.results.HOST_PROBE_COLUMNS`, a few tens of ms each): host-bound times move with it.
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds <= 0:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
@@ -196,8 +198,10 @@ def compare(
             reset_memory(device)
             return None
 
+    host = {}  # the host probe around the timed rounds (`tokgen.results.host_probe`), once they are done
+
     def row(v: Variant) -> dict:
-        out = {"variant": v.name, **v.info, **_summary(state[v.name]), "order_seed": seed}
+        out = {"variant": v.name, **v.info, **_summary(state[v.name]), "order_seed": seed, **host}
         return out | ({"looks": ";".join(map(str, looks))} if pairs is not None else {})
 
     for v in variants:
@@ -215,6 +219,7 @@ def compare(
     gc.freeze()
     needed = set(names)  # the first look runs every variant
     done_rounds = 0
+    probe_before = host_loops_ms()  # ≈ 5 loops of a few ms: how fast the host runs Python now
     try:
         for look in looks:
             while done_rounds < look:
@@ -240,6 +245,7 @@ def compare(
             needed = {name for b, v, _ in pending for name in (b, v)}
     finally:
         gc.unfreeze()
+    host.update(host_probe(probe_before, host_loops_ms()))
     if gpu_busy and device.type == "cuda":  # one profiled run each, after the timed rounds
         for v in variants:
             s = state[v.name]

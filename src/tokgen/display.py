@@ -31,6 +31,7 @@ from .stats import (
     compare_rounds,
     gain,
     resample_rounds,
+    run_times,
     shared_rounds,
     signed_rank_p,
     slope,
@@ -46,6 +47,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     fastest_sentence,
     findings_text,
     header_of,
+    host_probe_text,
     interval_text,
     outcome_text,
     p_text,
@@ -83,9 +85,11 @@ def say(text: str) -> None:
 def bound_table(results: pd.DataFrame) -> str:
     """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 01_naive;
     rows of `compare(..., gpu_busy=True)`), over the rounds every variant of its comparison ran
-    (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran)."""
+    (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran),
+    and last the host probe around those rounds (`host_probe_text`): the host sets a host-bound step's pace."""
+    host = host_probe_text(results)
     if results["gpu_busy_ms"].isna().all():
-        return "*No GPU busy time: CUPTI measures it on a GPU only.*"
+        return f"*No GPU busy time: CUPTI measures it on a GPU only.*\n\n{host}"
     results = shared_rounds(results)
     busy = results["gpu_busy_ms"] / results["steps"]
     out = pd.DataFrame(
@@ -97,7 +101,7 @@ def bound_table(results: pd.DataFrame) -> str:
             "bound": results["gpu_busy_share"].map(bound),
         }
     )
-    return _with_note(table(out, digits=2), results)
+    return _with_note(table(out, digits=2), results) + f"\n\n{host}"
 
 
 def _with_note(text: str, results: pd.DataFrame) -> str:
@@ -206,6 +210,33 @@ def plot_speedups(ax, results: pd.DataFrame, base: str = "kv_static"):
               f"dot: median of the per-round ratios; bar: {bar}")  # fmt: skip
     ax.axvline(1.0, color="grey", lw=1, ls="--")
     return drawn
+
+
+def plot_paired_rounds(ax, results: pd.DataFrame, base: str, variant: str) -> dict | None:
+    """`variant` against `base` as the page measures it: each round's speed-up t_base / t (a dot per
+    round, over the rounds the comparison used, `gain`), their median (the paired speed-up, a line)
+    with its interval (a band) and ×1 dashed: the one speed measure, so no ratio of two medians is
+    drawn. Returns the comparison (`gain`), None (and an empty axis that says so) where either was
+    not measured (notebook 05_torch_compile)."""
+    g = gain(results, base, variant)
+    if g is None:
+        ax.text(0.5, 0.5, f"{variant} against {base}: not measured", ha="center", va="center", transform=ax.transAxes)
+        return None
+    rows = results.set_index("variant")
+    n = int(g["rounds"])
+    ratios = [b / t for b, t in zip(run_times(rows.loc[base]), run_times(rows.loc[variant]))][:n]
+    rounds = range(1, len(ratios) + 1)
+    ax.plot(rounds, ratios, "o", color="C0", label=f"one round: {base}'s time\nover {variant}'s")
+    ax.axhline(g["speedup"], color="C1", lw=2, label=f"paired speed-up ×{g['speedup']:.2f}:\nmedian of the rounds")
+    low, high = g.get("interval_low", np.nan), g.get("interval_high", np.nan)
+    if np.isfinite(low) and np.isfinite(high):
+        what = "sequential interval,\nat the look that decided it (or the last)" if g.get("looks") else "interval"
+        ax.axhspan(low, high, color="C1", alpha=0.2, label=f"{1 - ALPHA:.0%} {what}:\n×{low:.2f}–×{high:.2f}")
+    ax.axhline(1.0, color="grey", lw=1, ls="--")
+    ax.set_xlabel(f"round (the {n} the speed-up is over)")
+    ax.set_ylabel(f"speed-up over {base}, ×")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return g
 
 
 def medians_note(base: str = "kv_static") -> str:

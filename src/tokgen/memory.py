@@ -25,9 +25,13 @@ def memory_peaks(device: torch.device) -> dict:
     """Peak allocated and reserved memory since the last reset; fragmentation = reserved - allocated;
     the GPU's whole memory beside them; and how often the caching allocator found no room since
     then: `num_alloc_retries`, the times a cudaMalloc failed and it freed its cached blocks to try
-    again, and `num_ooms`, the times that failed too (notebook 01_naive). Empty values on the CPU."""
+    again, and `num_ooms`, the times that failed too; and how often it reserved memory from the
+    device and gave it back (`num_device_alloc`, `num_device_free`: its cudaMalloc and cudaFree
+    calls; after `reset_memory`'s empty cache, a run reserves all it uses again) (notebook 01_naive).
+    Empty values on the CPU."""
     if device.type != "cuda":
-        keys = ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct", "num_alloc_retries", "num_ooms")
+        keys = ("peak_allocated_gb", "peak_reserved_gb", "frag_gb", "frag_pct", "num_alloc_retries", "num_ooms",
+                "num_device_alloc", "num_device_free")  # fmt: skip
         return dict.fromkeys(keys)
     stats = torch.cuda.memory_stats(device)
     total = torch.cuda.get_device_properties(device).total_memory
@@ -42,6 +46,8 @@ def memory_peaks(device: torch.device) -> dict:
         # > 0: the device's memory ran out at least once, so reserved could grow no further
         "num_alloc_retries": stats.get("num_alloc_retries", 0),
         "num_ooms": stats.get("num_ooms", 0),
+        "num_device_alloc": stats.get("num_device_alloc", 0),  # cudaMalloc calls since the reset
+        "num_device_free": stats.get("num_device_free", 0),  # cudaFree calls since the reset
     }
 
 

@@ -10,8 +10,10 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
+import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -125,6 +127,42 @@ def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
     """A CSV of data/ as `pd.read_csv` reads it (`kwargs` passed on), with `TEXT_COLUMNS` read as text:
     the one reader of result tables, so that a hash never reads as a number (notebook 00_setup)."""
     return pd.read_csv(path, dtype=dict.fromkeys(TEXT_COLUMNS, str), **kwargs)
+
+
+HOST_LOOP = 100_000  # iterations of `host_loops_ms`'s pure-Python loop: a few ms on a server's core
+HOST_REPEATS = 5  # loops per probe: their median is the probe, their range its spread
+# The probe `tokgen.compare` takes before and after its timed rounds, as each of its rows records it
+HOST_PROBE_COLUMNS = ("host_probe_ms_before", "host_probe_ms_after", "host_probe_min_ms", "host_probe_max_ms")
+
+
+def host_loops_ms(repeats: int = HOST_REPEATS, n: int = HOST_LOOP) -> list[float]:
+    """Milliseconds of each of `repeats` runs of a fixed pure-Python loop of `n` additions: how fast
+    this host runs Python right now (notebook 01_naive). A host-bound generator's wall time moves
+    with it; the probe says that the host's speed moved, not why. `tokgen.compare` takes it before
+    and after its timed rounds (`host_probe`), the runner before and after each notebook."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        total = 0
+        for i in range(n):
+            total += i
+        times.append(round(1e3 * (time.perf_counter() - start), 3))
+    return times
+
+
+def host_loop_ms(repeats: int = HOST_REPEATS, n: int = HOST_LOOP) -> float:
+    """The median of `host_loops_ms`: the host probe as one number (notebook 01_naive)."""
+    return round(statistics.median(host_loops_ms(repeats, n)), 3)
+
+
+def host_probe(before: list[float], after: list[float]) -> dict:
+    """The `HOST_PROBE_COLUMNS` of a comparison's rows from the probe's loops (`host_loops_ms`) taken
+    before and after its timed rounds: each probe's median, and the fastest and slowest single loop of
+    the two (notebook 01_naive)."""
+    loops = [*before, *after]
+    return {"host_probe_ms_before": round(statistics.median(before), 3),
+            "host_probe_ms_after": round(statistics.median(after), 3),
+            "host_probe_min_ms": min(loops), "host_probe_max_ms": max(loops)}  # fmt: skip
 
 
 def data_dir(results_dir: str | Path) -> Path:

@@ -10,6 +10,7 @@ import math
 
 import pandas as pd
 
+from .results import HOST_PROBE_COLUMNS
 from .stats import (
     ALPHA,
     BAND,
@@ -73,6 +74,30 @@ def shared_rounds_note(results: pd.DataFrame) -> str:
         "the rounds up to the look that decided it (the rounds it names), or every round both variants ran where "
         "none did.*"
     )
+
+
+def _ms_range(values) -> str:
+    """ "3.10 ms", or "3.10–3.40 ms" over values that differ (to the 2 decimals shown)."""
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return f"{low} ms" if low == high else f"{low}–{high} ms"
+
+
+def host_probe_text(results: pd.DataFrame) -> str:
+    """The one sentence on the host's speed under a table of timed rounds (`tokgen.display.bound_table`):
+    the host probe `tokgen.compare` took before and after them (`tokgen.results.HOST_PROBE_COLUMNS`;
+    a range where the table's rows come from several comparisons) and its single loops' spread; "not
+    recorded" for rows measured before the probe was (notebook 05_torch_compile). It says that the
+    host's speed moved, never why."""
+    before, after, low, high = HOST_PROBE_COLUMNS
+    recorded = results.dropna(subset=[before, after]) if set(HOST_PROBE_COLUMNS) <= set(results) else results[:0]
+    if recorded.empty:
+        return ("The host's probe loop (`tokgen.results.host_loop_ms`) was not recorded for these rounds; "
+                "host-bound times move with the host's speed.")  # fmt: skip
+    missing = len(results) - len(recorded)
+    unrecorded = f" (not recorded for {missing} of these {len(results)} rows)" if missing else ""
+    return (f"The host's probe loop (`tokgen.results.host_loop_ms`) took {_ms_range(recorded[before])} before these "
+            f"rounds and {_ms_range(recorded[after])} after (its spread {recorded[low].min():.2f}–"
+            f"{recorded[high].max():.2f} ms){unrecorded}; host-bound times move with it.")  # fmt: skip
 
 
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:

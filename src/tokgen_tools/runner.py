@@ -31,7 +31,6 @@ import os
 import re
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from tokgen.params import ParameterError, check, check_rounds, check_sizes
-from tokgen.results import ROOT, data_dir, environment, read_table
+from tokgen.results import ROOT, data_dir, environment, host_loop_ms, read_table
 from tokgen_tools import clean
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -71,8 +70,6 @@ NEWEST_SOLUTIONS = {"11_sync_audit", "14_deferred_stop"}
 NEWEST_SPEC = "transformers>=5.17"  # DeferredStopCheck appeared in 5.17
 # The host probe around each notebook and solution (`host_probe`): its columns, last in run_all.csv
 HOST_COLUMNS = ("host_loop_ms_before", "host_loop_ms_after", "cpu_busy_pct", "cpu_steal_pct")
-HOST_LOOP = 100_000  # iterations of `host_loop_ms`'s pure-Python loop: a few ms on a server's core
-HOST_REPEATS = 5  # loops per probe: their median
 PROC_STAT = Path("/proc/stat")  # Linux: the whole machine's CPU time since boot
 TOP_PROCESSES = 5  # processes in the `ps` snapshot printed after each notebook
 
@@ -442,7 +439,9 @@ def record_timings(rows: list[dict], out: Path, smoke: bool) -> None:
         new = pd.concat([old[~old["notebook"].isin(new["notebook"])], new], ignore_index=True)
     last = [c for c in HOST_COLUMNS if c in new]  # the host probe's columns trail the others
     new = new[[c for c in new.columns if c not in last] + last]
-    new.sort_values("notebook").to_csv(path, index=False)
+    partial = path.with_name(f".{path.name}.partial")  # a Ctrl-C while writing leaves the old table whole
+    new.sort_values("notebook").to_csv(partial, index=False)
+    os.replace(partial, path)
 
 
 def prepare_out(out: Path) -> None:
@@ -616,28 +615,21 @@ def run(args, sms, several: bool = False) -> int:
             params = notebook_parameters(name, parameters, user, slice_run=sms is not None and not smoke)
             try:
                 run = lambda: run_notebook(name, out, params, progress=not args.no_progress)
-                row = run_logged(step, name, log, newest if name in NEWEST else None, run)
-                if name in NEWEST:
-                    row["transformers"] = installed_transformers(newest)
+                row, stopped = logged(step, name, log, newest if name in NEWEST else None, run)
                 record_timings([row], out, smoke)
                 done.append((name, row))
+                if stopped:  # a Ctrl-C after it finished: its results and row are kept
+                    raise KeyboardInterrupt
                 if with_solutions and row["status"] == "ok" and solution_of(name):
                     current = f"solutions/{name}"
                     run = lambda: run_solution(name, out, solutions, not args.no_progress, solution_data)
-                    row = run_logged(step, current, log, newest if name in NEWEST_SOLUTIONS else None, run)
-                    if name in NEWEST_SOLUTIONS:
-                        row["transformers"] = installed_transformers(newest)
+                    row, stopped = logged(step, current, log, newest if name in NEWEST_SOLUTIONS else None, run)
                     record_timings([row], out, smoke)
                     done.append((current, row))
+                    if stopped:
+                        raise KeyboardInterrupt
             except KeyboardInterrupt:
-                left = names[i - 1 :] if current == name else names[i:]
-                print(
-                    f"\nrun_all: interrupted during {current}; finished: {', '.join(n for n, _ in done) or 'none'}; "
-                    f"not run: {', '.join(left) or 'none'}. {current}'s partial output was discarded; "
-                    f"the results in {out} are those of the finished notebooks.",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                print("\n" + interrupted_text(current, name, names[i - 1 :], done, out), file=sys.stderr, flush=True)
                 return 130
     total = sum(r["seconds"] for _, r in done)
     failed = [(n, r) for n, r in done if r["status"] != "ok"]
@@ -646,6 +638,31 @@ def run(args, sms, several: bool = False) -> int:
         print(f"  FAILED {n}{failure(r)}")
         print(f"         see {failed_notebook(out, n)} (the previous results are left in place)")
     return 1 if failed else 0
+
+
+def logged(step: str, name: str, log: Path, newest: Path | None, run) -> tuple[dict, bool]:
+    """`run_logged`'s row, with the transformers a kernel given `newest` ran on, and whether a Ctrl-C
+    came after `run` finished (the caller then records the row before it stops)."""
+    row = run_logged(step, name, log, newest, run)
+    stopped = row.pop("interrupted", False)
+    if newest is not None:
+        row["transformers"] = installed_transformers(newest)
+    return row, stopped
+
+
+def interrupted_text(current: str, name: str, rest: list[str], done: list[tuple[str, dict]], out: Path) -> str:
+    """The one line a Ctrl-C leaves: what finished, what did not run (`rest`: notebook `name`, the one
+    running, and those after it), and what became of `current` (`name` or its solution): discarded
+    if it was running, kept if it had finished (a Ctrl-C in the host probe after it)."""
+    finished = current in (n for n, _ in done)
+    left = rest if current == name and not finished else rest[1:]
+    text = (f"run_all: interrupted {'after' if finished else 'during'} {current}; "
+            f"finished: {', '.join(n for n, _ in done) or 'none'}; not run: {', '.join(left) or 'none'}. ")  # fmt: skip
+    if finished:
+        text += f"{current} had finished and its results and row are kept (the host probe after it is blank); "
+    else:
+        text += f"{current}'s partial output was discarded; "
+    return text + f"the results in {out} are those of the finished notebooks."
 
 
 def tally(done: list[tuple[str, dict]]) -> str:
@@ -667,36 +684,24 @@ def installed_transformers(folder: Path) -> str:
 def run_logged(step: str, name: str, log: Path, newest: Path | None, run) -> dict:
     """`run()` with the kernels' stderr sent to `log` (and `newest` first on their path), between a
     line that says it starts and one that says how it ended, then the host's speed around it
-    (`host_probe`: into its row, and said in a line) and a `ps` snapshot of the busiest processes."""
+    (`host_probe`: into its row, and said in a line) and a `ps` snapshot of the busiest processes.
+    A Ctrl-C after `run` finished (in the probe or these lines) returns its row marked "interrupted"."""
     print(f"{step} {name} ...", flush=True)
     loop_before, stat_before = host_loop_ms(), read_cpu_times()
     with kernel_output_to(log), first_on_path(newest):
         row = run()
-    row.update(host_probe(loop_before, stat_before))
-    detail = failure(row) if row["status"] != "ok" else ""
-    print(f"{step} {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
-    for note in row.pop("notes", []):
-        print(f"{' ' * len(step)} note: {note}", flush=True)
-    print(f"{' ' * len(step)} host: {host_text(row)}", flush=True)
-    for line in top_processes():
-        print(f"{' ' * len(step)}   {line}", flush=True)
+    try:
+        row.update(host_probe(loop_before, stat_before))
+        detail = failure(row) if row["status"] != "ok" else ""
+        print(f"{step} {name}: {row['status']} in {row['seconds']:.0f} s{detail}", flush=True)
+        for note in row.pop("notes", []):
+            print(f"{' ' * len(step)} note: {note}", flush=True)
+        print(f"{' ' * len(step)} host: {host_text(row)}", flush=True)
+        for line in top_processes():
+            print(f"{' ' * len(step)}   {line}", flush=True)
+    except KeyboardInterrupt:  # `run` has finished: its row must not be lost (the caller records it, then stops)
+        row = {**dict.fromkeys(HOST_COLUMNS), "host_loop_ms_before": loop_before, **row, "interrupted": True}
     return row
-
-
-def host_loop_ms(repeats: int = HOST_REPEATS, n: int = HOST_LOOP) -> float:
-    """The median milliseconds of `repeats` runs of a fixed pure-Python loop of `n` additions: how fast
-    this host runs Python right now. It grows when other processes compete for the cores or the
-    hypervisor takes them (steal): a notebook's host times (wall per step, gaps) then grow too, and
-    run_all.csv records the loop before and after each notebook (the review r57 of issue 49: notebooks
-    05 and 06 ran on a slowed host, and nothing recorded it)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        total = 0
-        for i in range(n):
-            total += i
-        times.append(1e3 * (time.perf_counter() - start))
-    return round(statistics.median(times), 3)
 
 
 def cpu_times(text: str) -> dict | None:
