@@ -276,7 +276,8 @@ if CUDA:
 # %% [markdown]
 # How to read it: a synchronous step ends with the host reading the stop flag (the purple box
 # of the "CPU: copy call" row queues its copy and does not wait; the red box of the "CPU: sync
-# wait" row is the host waiting for it), and the grey intervals are the GPU's idle time around it.
+# wait" row is the host's time in the synchronize call, which the sentences above split), and the
+# grey intervals are the GPU's idle time around it.
 # Compare each synchronous panel with the no-check one of the same model (no sync at all) and the
 # pipelined one (its copy call queues this step's flag, its wait is for the step before's): a
 # hole that all show at the boundary cannot be the sync's doing; the phases above say which part

@@ -101,8 +101,8 @@ if CUDA:
 # the early and the late window `ROUNDS` times, the two in a fresh random order each time, and
 # reads the gap's direction by notebook 06's rule (`tokgen.gaps.direction_text`): a direction
 # only where every pair shows it and there are at least `tokgen.gaps.MIN_WINDOWS` pairs (here a
-# pair of profiles is what that rule calls a window). This costs about 2 × 2 × `ROUNDS`
-# generations of `MAX_SEQLEN` steps, profiled: about half a minute of GPU time at the defaults.
+# pair of profiles is what that rule calls a window). This costs 2 × 2 × `ROUNDS` profiled
+# generations of `MAX_SEQLEN` steps.
 
 # %%
 ROUNDS = tokgen.gaps.MIN_WINDOWS  # pairs of profiles (early, late) per generator: the fewest that can show a direction
@@ -118,26 +118,20 @@ if CUDA:
             for i in order:
                 name, (start, stop) = list(where.items())[i]
                 s = tokgen.profile_steps(v.run, start=start, stop=stop).summary()
-                rows.append({"variant": v.name, "pair": pair, "steps": name, **s})
-    ex2 = pd.DataFrame(rows)
-    medians = ex2.pivot_table(index="variant", columns="steps", values=["gpu_busy_per_step_us", "idle_gap_median_us"],
-                              aggfunc="median", sort=False)  # fmt: skip
-    medians.columns = [f"{c} ({w}: steps {where[w][0]}–{where[w][1] - 1}), median" for c, w in medians.columns]
-    say(table(medians.reset_index(), digits=1))
+                rows.append({**s, "variant": v.name, "pair": pair, "window": name})
+    ex2 = tokgen.gaps.window_pairs(rows, list(where))  # {variant: {measure: [(early, late) per pair]}}
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
 
 # %%
 if CUDA:
     early, later = (f"steps {where[w][0]}–{where[w][1] - 1}" for w in where)
-    for name, g in ex2.groupby("variant", sort=False):
-        by = g.pivot(index="pair", columns="steps")
-        gaps = list(zip(by[("idle_gap_median_us", "early")], by[("idle_gap_median_us", "late")]))
-        busy = list(zip(by[("gpu_busy_per_step_us", "early")], by[("gpu_busy_per_step_us", "late")]))
+    for name, m in ex2.items():
+        gaps, busy = m["idle_gap_median_us"], m["gpu_busy_per_step_us"]
         gap = tokgen.gaps.direction_text(tokgen.gaps.direction(gaps), len(gaps), f"at {later}", f"at {early}")
-        moved = tokgen.display.trend([statistics.median(x) for x in zip(*busy)])
-        say(f"`{name}`, over {len(gaps)} interleaved pairs of profiles: {gap}. Its GPU busy time per step (median "
-            f"over the pairs) {moved} from {early} to {later}.")  # fmt: skip
+        a, b = (statistics.median(x) for x in zip(*busy))
+        say(f"`{name}`, over {len(gaps)} interleaved pairs of profiles: {gap}. Its GPU busy time per step, "
+            f"median over the pairs: {a:,.1f} µs at {early}, {b:,.1f} µs at {later}.")  # fmt: skip
 
 # %% [markdown]
 # ## Exercise 3: the wait behind `.item()`
@@ -149,9 +143,10 @@ if CUDA:
 # calls without Perfetto, from torch.profiler's CPU events of one generation: a full CPU-op
 # profile, which records every operator and so slows every call it times. A call's CPU time is
 # not by itself a wait: the copy call's time is the host's own cost of queuing the copy, and the
-# synchronize waits only as long as the GPU still has work before the flag, plus the copy's
-# round trip. The cell after the table measures which: a profile of the window `WINDOW` with GPU
-# activity and CUDA calls only (`tokgen.profiling.sync_wait`), as notebook 06's statistics.
+# synchronize lasts as long as the GPU still has work before the flag, plus the copy itself, plus
+# the call's own cost of noticing that the copy is done and returning. The cell after the table
+# measures which of these holds its time: a profile of the window `WINDOW` with GPU activity and
+# CUDA calls only (`tokgen.profiling.sync_wait`), as notebook 06's statistics.
 
 # %%
 if CUDA:
@@ -174,16 +169,17 @@ if CUDA:
     waits = tokgen.profiling.sync_wait(tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1]))
     say(tokgen.gaps.sync_wait_text(v.name, waits))
     queued = tokgen.gaps.waited_for_queue(waits)
+    returned = (waits["copy_done_us"] > 0).sum() if len(waits) else 0  # the copy ended after the sync began
     which = ("not measured: no step recorded a copy followed by a sync" if queued is None else
              "the synchronize, and it waited for queued GPU work" if queued else
-             "the synchronize, but not for queued GPU work: the GPU had finished, so it waited for the copy's round "
-             "trip; the copy call waits for nothing")  # fmt: skip
+             "the synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what "
+             "its time holds)")  # fmt: skip
     said = f"So, which one waits? {which}."
+    if queued is not None:
+        said += (f" The copy call had returned before its copy finished on the GPU in {returned} of {len(waits)} "
+                 "steps: there it did not wait for the copy.")  # fmt: skip
     if queued is not None and "cudaMemcpyAsync" in events:
-        e, light = events["cudaMemcpyAsync"], waits["copy_us"].median()
-        full = e.cpu_time_total / e.count
-        than = "more" if full > light else "no more"
-        said += (f" The copy call took {full:.1f} µs per call under the full CPU-op profiler, {than} than the "
-                 f"{light:.1f} µs (median) of this lighter profile: either way its time is the host's cost of "
-                 "queuing the copy, not a wait.")  # fmt: skip
+        e = events["cudaMemcpyAsync"]
+        said += (f" The copy call took {e.cpu_time_total / e.count:.1f} µs per call (mean) under the full CPU-op "
+                 f"profiler and {waits['copy_us'].median():.1f} µs (median) in this lighter profile.")  # fmt: skip
     say(said)

@@ -527,9 +527,11 @@ def boundary_trace():
 def test_sync_wait_says_what_was_still_queued_when_the_host_issued_the_copy():
     w = profiling.sync_wait(boundary_trace(), skip=0)
     assert w.to_dict("records") == [
-        {"step": 0, "queued_us": 0.0, "late_us": 100.0, "sync_us": 30.0, "copy_us": 20.0},
-        {"step": 1, "queued_us": 300.0, "late_us": -300.0, "sync_us": 295.0, "copy_us": 10.0},
-    ]  # the copy itself (launched by the copy call) is not work queued before it
+        {"step": 0, "queued_us": 0.0, "late_us": 100.0, "sync_us": 30.0, "copy_us": 20.0, "copy_done_us": 12.0,
+         "after_copy_us": 18.0},
+        {"step": 1, "queued_us": 300.0, "late_us": -300.0, "sync_us": 295.0, "copy_us": 10.0, "copy_done_us": 292.0,
+         "after_copy_us": 3.0},
+    ]  # the copy itself (launched by the copy call) is not work queued before it; it ends 432 and 1802  # fmt: skip
     assert profiling.sync_wait(boundary_trace()).empty  # WINDOW_SKIP = 2 leaves step 2 only: no copy
 
 
@@ -567,19 +569,31 @@ def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
     assert tokgen.gaps.phases_text("x", half.iloc[:0]) == empty
 
 
-def waits(queued, sync):
+def waits(queued, sync, into=None):
+    """`sync_wait`'s table: the flag's copy done `into` µs into each sync (default 2 µs), the sync going on after."""
     n = len(queued)
+    into = [2.0] * n if into is None else into
     return pd.DataFrame({"step": range(n), "queued_us": queued, "late_us": [16.0 - q for q in queued],
-                         "sync_us": sync, "copy_us": [25.0] * n})  # fmt: skip
+                         "sync_us": sync, "copy_us": [25.0] * n, "copy_done_us": into,
+                         "after_copy_us": [w - max(i, 0.0) for w, i in zip(sync, into)]})  # fmt: skip
 
 
 def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finished():
     done = waits([0.0, 0.0, 2.0], [13.0, 13.0, 14.0])
     assert tokgen.gaps.sync_wait_text("kv_static", done) == (
-        "`kv_static`: the sync waited 13.0 µs per step (median of 3 steps); the GPU had already finished everything "
-        "queued before the copy in 2 of 3 steps (0.0 µs left, median), so the host waited mostly for the copy's round "
-        "trip, not for queued work. Medians: the host issued the copy 16.0 µs after the GPU's last queued operation "
-        "ended; the copy call took 25.0 µs of host time, queuing the copy without waiting.")  # fmt: skip
+        "`kv_static`: the sync lasted 13.0 µs per step (median of 3 steps); the GPU had already finished everything "
+        "queued before the copy in 2 of 3 steps (0.0 µs left, median), so the host did not wait for queued work; the "
+        "flag's copy was done 2.0 µs into the sync and the sync returned 11.0 µs after that (medians): most of its "
+        "time is the synchronize call's own, under the profiler, not the copy's. Medians: the host issued the copy "
+        "16.0 µs after the GPU's last queued operation ended; the copy call took 25.0 µs of host time, queuing the "
+        "copy without waiting.")  # fmt: skip
+    trip = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[9.0] * 3))
+    assert "the flag's copy was done 9.0 µs into the sync and the sync returned 4.0 µs after that (medians): most of " \
+        "its time is the copy's round trip." in trip
+    before = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[-1.0] * 3))
+    assert "the flag's copy was done 1.0 µs before the sync began and the sync returned 13.0 µs after that" in before
+    unknown = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[float("nan")] * 3))
+    assert "so the host did not wait for queued work; when the flag's copy finished was not recorded." in unknown
     busy = waits([100.0, 120.0, 0.0], [110.0, 130.0, 12.0])
     assert tokgen.gaps.sync_wait_text("kv_static", busy).startswith(
         "`kv_static`: the GPU still had 100.0 µs of work queued (median) when the host issued the copy, in 2 of 3 "
@@ -590,7 +604,7 @@ def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finishe
     assert tokgen.gaps.waited_for_queue(waits([], [])) is None
     summary = tokgen.gaps.gap_summary(pd.DataFrame(), {"eager": done, "compiled": busy})
     assert summary.startswith("The per-step `.item()` synchronizes the host with the GPU at every step boundary; "
-                              "eager, the sync waited 13.0 µs per step (median of 3 steps); the GPU had already")
+                              "eager, the sync lasted 13.0 µs per step (median of 3 steps); the GPU had already")
     assert "; compiled, the GPU still had 100.0 µs of work queued (median)" in summary
     assert "makes the CPU wait" not in summary
 
@@ -599,3 +613,15 @@ def test_direction_text_names_the_gap_it_sets_the_other_against():
     text = tokgen.gaps.direction_text("larger", 6, "at steps 80–99", "at steps 30–49")
     assert text == "the gap is larger at steps 80–99 than at steps 30–49 in all 6 windows, by 20 µs or more"
     assert "than with the sync in all 6 windows" in tokgen.gaps.direction_text("larger", 6, "pipelined")
+
+
+def test_window_pairs_reads_each_pair_of_profiles_by_window_whatever_else_the_summary_holds():
+    rows = [{"steps": 18, "idle_gap_median_us": g, "gpu_busy_per_step_us": b, "variant": v, "pair": p, "window": w}
+            for v, p, w, g, b in [("kv_static", 0, "late", 120.0, 900.0), ("kv_static", 0, "early", 100.0, 880.0),
+                                  ("kv_static", 1, "early", 101.0, 881.0), ("kv_static", 1, "late", 130.0, 905.0),
+                                  ("kv_dynamic", 0, "early", 90.0, 700.0), ("kv_dynamic", 0, "late", 95.0, 990.0)]]
+    pairs = tokgen.gaps.window_pairs(rows, ["early", "late"])  # the summary's own "steps" (a count) is not the window
+    assert pairs == {"kv_static": {"idle_gap_median_us": [(100.0, 120.0), (101.0, 130.0)],
+                                   "gpu_busy_per_step_us": [(880.0, 900.0), (881.0, 905.0)]},
+                     "kv_dynamic": {"idle_gap_median_us": [(90.0, 95.0)],
+                                    "gpu_busy_per_step_us": [(700.0, 990.0)]}}  # the late pair ran first: read in order

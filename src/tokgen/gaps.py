@@ -153,6 +153,19 @@ OVERHEAD_COLUMN = ("profiled step (GPU span of the window's steps / their number
                    "(a whole run's wall time / (tokens − 1), prefill and setup included) − 1, %")
 
 
+def window_pairs(rows: list[dict], windows: list[str], measures=("idle_gap_median_us", "gpu_busy_per_step_us")):
+    """Interleaved pairs of profiles, one row per profile ({"variant", "pair", "window", and a profile's
+    `summary()` keys}, in the order they ran), as {variant: {measure: [(value in windows[0], in windows[1]),
+    ...] per pair}}, whatever order each pair ran in: what `direction` reads per pair (solution 06, exercise 2)."""
+    frame = pd.DataFrame(rows)
+    out = {}
+    for variant, g in frame.groupby("variant", sort=False):
+        by = g.set_index(["pair", "window"])
+        pairs = sorted(set(g["pair"]))
+        out[variant] = {m: [tuple(float(by.at[(p, w), m]) for w in windows) for p in pairs] for m in measures}
+    return out
+
+
 def profile_table(summary: pd.DataFrame) -> str:
     """Notebook 06's profile, a row per variant and window (notebook 06_eos_sync_profile)."""
     plain = [f"{m:,.0f} ({lo:,.0f}–{hi:,.0f})" for m, lo, hi in
@@ -305,7 +318,8 @@ QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's medi
 def waited_for_queue(waits: pd.DataFrame) -> bool | None:
     """Whether the host's sync waited mostly for GPU work still queued when it issued the stop-flag copy
     (`tokgen.profiling.sync_wait`): the median of that work is at least QUEUED_SHARE of the sync's median
-    duration; False: the GPU had (nearly) finished, so the wait is mostly the copy's own round trip; None
+    duration; False: the GPU had (nearly) finished, so the host waited for no queued work (`_wait_clause` says
+    whether the copy's round trip or the synchronize call itself then holds most of the sync's time); None
     where no step had a copy and a sync (notebook 06_eos_sync_profile)."""
     w = waits.dropna(subset=["sync_us"]) if len(waits) else waits
     if w.empty:
@@ -323,14 +337,25 @@ def _wait_clause(waits: pd.DataFrame) -> str:
                 f"{busy} of {len(w)} steps, and the sync waited {wait:.1f} µs: the host waited for that queued "
                 "work")  # fmt: skip
     done = int((w["queued_us"] == 0).sum())
-    return (f"the sync waited {wait:.1f} µs per step (median of {len(w)} steps); the GPU had already finished "
+    text = (f"the sync lasted {wait:.1f} µs per step (median of {len(w)} steps); the GPU had already finished "
             f"everything queued before the copy in {done} of {len(w)} steps ({queued:.1f} µs left, median), so the "
-            "host waited mostly for the copy's round trip, not for queued work")  # fmt: skip
+            "host did not wait for queued work")  # fmt: skip
+    timed = w.dropna(subset=["copy_done_us", "after_copy_us"]) if "after_copy_us" in w else w.iloc[:0]
+    if timed.empty:
+        return text + "; when the flag's copy finished was not recorded"
+    into, after = timed["copy_done_us"].median(), timed["after_copy_us"].median()
+    copy = (f"the flag's copy was done {into:.1f} µs into the sync" if into > 0 else
+            f"the flag's copy was done {-into:.1f} µs before the sync began")  # fmt: skip
+    return (f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is the "
+            "synchronize call's own, under the profiler, not the copy's" if after > max(into, 0.0) else
+            f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is the "
+            "copy's round trip")  # fmt: skip
 
 
 def sync_wait_text(name: str, waits: pd.DataFrame) -> str:
     """What one generator's per-step sync waited for, from its profile (`tokgen.profiling.sync_wait`): queued
-    GPU work, or the copy's round trip after the GPU had finished, with how late the host issued the copy
+    GPU work, or, where the GPU had finished, whether the copy's round trip or the synchronize call's own time
+    holds most of it, with how late the host issued the copy
     (notebook 06_eos_sync_profile)."""
     if waited_for_queue(waits) is None:
         return f"`{name}`: no step of the window recorded a stop-flag copy followed by a sync."

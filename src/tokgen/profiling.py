@@ -582,9 +582,12 @@ def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
     still unfinished when the host issued it (0: the GPU had finished); `late_us`, the copy call's start
     less the end of that work (positive: the host issued the copy after the GPU had finished); `sync_us`,
     how long the `*Synchronize` call after the copy lasted (NaN where none followed in the step);
-    `copy_us`, how long the copy call lasted. Empty for a timeline without step markers or copies."""
+    `copy_us`, how long the copy call lasted; `copy_done_us`, when the copy itself finished on the GPU,
+    counted from the synchronize's start (0 or less: done before the sync began), and `after_copy_us`,
+    how long the synchronize went on after that (NaN where the copy's GPU record or the sync is missing).
+    Empty for a timeline without step markers or copies."""
     skip = WINDOW_SKIP if skip is None else skip
-    columns = ["step", "queued_us", "late_us", "sync_us", "copy_us"]
+    columns = ["step", "queued_us", "late_us", "sync_us", "copy_us", "copy_done_us", "after_copy_us"]
     r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
     copies, syncs = r[r["name"] == "copy call"], r[r["name"] == "sync wait"]
     rows = []
@@ -598,9 +601,13 @@ def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
         if before.empty:
             continue
         done = before["end"].max()
+        flag = k[(k["launch"] >= c["start"]) & (k["launch"] <= c["end"]) & k["name"].str.contains("Memcpy")]
+        nan = float("nan")
+        s0, s1 = (sync["start"].iloc[0], sync["end"].iloc[0]) if len(sync) else (nan, nan)
+        copied = flag["end"].max() if len(flag) else nan
         rows.append({"step": j, "queued_us": max(0.0, done - c["start"]), "late_us": c["start"] - done,
-                     "sync_us": sync["end"].iloc[0] - sync["start"].iloc[0] if len(sync) else float("nan"),
-                     "copy_us": c["end"] - c["start"]})  # fmt: skip
+                     "sync_us": s1 - s0, "copy_us": c["end"] - c["start"], "copy_done_us": copied - s0,
+                     "after_copy_us": s1 - max(copied, s0)})  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
