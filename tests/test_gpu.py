@@ -252,6 +252,11 @@ def test_ranges_and_sync_waits_on_the_timeline(gpt2):
     # .item(): a cudaMemcpyAsync into pinned memory (its own lane), then the wait in cudaStreamSynchronize
     assert {"model forward", "sync wait", "copy call"} <= names and any(n.startswith("step ") for n in names)
     assert not gpt2._forward_hooks and not gpt2._forward_pre_hooks
+    waits = tokgen.profiling.sync_wait(tl)  # notebook 06's measures on a real trace: every column found
+    assert len(waits) and waits.notna().all().all() and (waits["sync_us"] > 0).all(), waits
+    phases = tokgen.profiling.boundary_phases(tl)
+    assert len(phases) and phases.notna().all().all(), phases
+    assert (phases[list(tokgen.profiling.PHASES)].sum(axis=1) - phases["gap_us"]).abs().max() < 1e-6  # they add up
 
 
 def test_a_variant_timed_against_itself_is_rarely_called_different(gpt2):
