@@ -156,8 +156,8 @@ OVERHEAD_COLUMN = ("profiled step (GPU span of the window's steps / their number
 def window_pairs(rows: list[dict], windows: list[str], measures=("idle_gap_median_us", "gpu_busy_per_step_us")):
     """Interleaved pairs of profiles, one row per profile ({"variant", "pair", "window", and a profile's
     `summary()` keys}, in the order they ran), as {variant: {measure: [(value in windows[0], in windows[1]),
-    ...] per pair}}, whatever order each pair ran in: what `direction` reads per pair (notebook
-    06_eos_sync_profile's solution, exercise 2)."""
+    ...] per pair}}, whatever order each pair ran in: what `direction` reads per pair (notebook 06's
+    solution, exercise 2)."""
     frame = pd.DataFrame(rows)
     out = {}
     for variant, g in frame.groupby("variant", sort=False):
