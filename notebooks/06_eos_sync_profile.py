@@ -264,8 +264,8 @@ if CUDA and drawn:
 # %%
 sync_names, waits, phases = {}, {}, {}
 if CUDA:
-    sync_names = {m: label for m, label in (("eager", "kv_static"), ("compiled", "compiled kv_static"))
-                  if label in first_window}  # fmt: skip
+    sync_names = {m: tokgen.label("kv_static", compiled=m == "compiled") for m in ("eager", "compiled")}
+    sync_names = {m: name for m, name in sync_names.items() if name in first_window}
     waits = {m: tokgen.profiling.sync_wait(first_window[name][0]) for m, name in sync_names.items()}
     for m, name in sync_names.items():
         say("* " + tokgen.gaps.sync_wait_text(name, waits[m]))

@@ -633,8 +633,9 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
     probed = run.assign(host_probe_ms_before=6.98, host_probe_ms_after=6.71, host_probe_min_ms=6.5,
                         host_probe_max_ms=7.2)  # fmt: skip
     assert display.bound_table(probed[probed["status"] == "ok"]).endswith(
-        "The host's probe loop (`tokgen.results.host_loop_ms`) took 6.98 ms before these rounds and 6.71 ms after "
-        "(its spread 6.50–7.20 ms); host-bound times move with it.")  # fmt: skip
+        "The host's probe loop (`tokgen.results.host_loops_ms`, median of 5 loops) took 6.98 ms before these rounds "
+        "and 6.71 ms after, "
+        "its single loops 6.50–7.20 ms; host-bound times move with it.")  # fmt: skip
     same = run[run["variant"].isin(["c", "d"])]  # every variant ran the same rounds: no line, nothing changed
     assert "Variants ran" not in display.runs_table(same) + display.bound_table(same)
     assert "| c | 30.85 | 20.00 | 0.65 | mixed |" in display.bound_table(same)

@@ -535,6 +535,22 @@ def test_sync_wait_says_what_was_still_queued_when_the_host_issued_the_copy():
     assert profiling.sync_wait(boundary_trace()).empty  # WINDOW_SKIP = 2 leaves step 2 only: no copy
 
 
+def test_sync_wait_reads_the_copy_call_that_queued_a_device_to_host_copy():
+    """A step whose first copy call queues a host-to-device copy (say, new input) before the flag's copy:
+    the wait is measured from the flag's copy call, the one whose GPU record is device-to-host."""
+    events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (0, 1000)]
+    events += launch("k0", 10, 100, 200, 1)
+    events += [ev("cuda_runtime", "cudaMemcpyAsync", 350, 10, correlation=2),
+               ev("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 360, 2, stream=7, correlation=2),
+               ev("cuda_runtime", "cudaMemcpyAsync", 400, 20, correlation=3),
+               ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 430, 2, stream=7, correlation=3),
+               ev("cuda_runtime", "cudaStreamSynchronize", 420, 30)]  # fmt: skip
+    events += launch("k1", 1010, 1100, 50, 4)
+    w = profiling.sync_wait(Timeline({"traceEvents": events}), skip=0)
+    assert w.to_dict("records") == [{"step": 0, "queued_us": 0.0, "late_us": 38.0, "sync_us": 30.0, "copy_us": 20.0,
+                                     "copy_done_us": 12.0, "after_copy_us": 18.0}]  # fmt: skip
+
+
 def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
     p = profiling.boundary_phases(boundary_trace(), skip=0)
     assert p.to_dict("records") == [

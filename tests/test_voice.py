@@ -595,20 +595,20 @@ def test_a_sequential_stop_before_the_rounds_both_ran_says_the_speed_up_over_all
 def test_the_host_probe_sentence_states_the_probe_of_its_rows_and_says_not_recorded_where_none_was():
     from tokgen.voice import host_probe_text
 
-    head = "The host's probe loop (`tokgen.results.host_loop_ms`)"
+    head = "The host's probe loop (`tokgen.results.host_loops_ms`, median of 5 loops)"
     old = pd.DataFrame({"variant": ["a", "b"], "median_ms": [799.4, 360.9]})  # a CSV from before the probe
     not_recorded = f"{head} was not recorded for these rounds; host-bound times move with the host's speed."
     assert host_probe_text(old) == not_recorded
     one = old.assign(host_probe_ms_before=6.98, host_probe_ms_after=6.714, host_probe_min_ms=6.5, host_probe_max_ms=7.2)
-    assert host_probe_text(one) == (f"{head} took 6.98 ms before these rounds and 6.71 ms after "
-                                    "(its spread 6.50–7.20 ms); host-bound times move with it.")  # fmt: skip
+    assert host_probe_text(one) == (f"{head} took 6.98 ms before these rounds and 6.71 ms after, "
+                                    "its single loops 6.50–7.20 ms; host-bound times move with it.")  # fmt: skip
     # two comparisons (notebook 08: one per batch size): the range of each probe, the widest spread
     two = pd.concat([one, one.assign(host_probe_ms_before=3.021, host_probe_ms_after=3.4, host_probe_min_ms=2.9,
                                      host_probe_max_ms=3.6)])  # fmt: skip
-    assert host_probe_text(two) == (f"{head} took 3.02–6.98 ms before these rounds and 3.40–6.71 ms after "
-                                    "(its spread 2.90–7.20 ms); host-bound times move with it.")  # fmt: skip
+    assert host_probe_text(two) == (f"{head} took 3.02–6.98 ms before these rounds and 3.40–6.71 ms after, "
+                                    "its single loops 2.90–7.20 ms; host-bound times move with it.")  # fmt: skip
     mixed = pd.concat([one, old.assign(variant=["c", "d"])])  # rows of an older run beside new ones
-    assert host_probe_text(mixed) == (f"{head} took 6.98 ms before these rounds and 6.71 ms after "
-                                      "(its spread 6.50–7.20 ms) (not recorded for 2 of these 4 rows); "
+    assert host_probe_text(mixed) == (f"{head} took 6.98 ms before these rounds and 6.71 ms after, "
+                                      "its single loops 6.50–7.20 ms; it was not recorded for 2 of these 4 rows; "
                                       "host-bound times move with it.")  # fmt: skip
     assert host_probe_text(one.assign(host_probe_ms_after=float("nan"))) == not_recorded  # a probe cut short

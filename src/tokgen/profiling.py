@@ -577,34 +577,38 @@ def _in_step(times, marks: list, j: int):
 
 
 def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
-    """Per marked step with a stop-flag copy (after the first `skip`, default WINDOW_SKIP), what the host
-    waited for (notebook 06_eos_sync_profile): `queued_us`, the GPU work launched before the copy call
-    still unfinished when the host issued it (0: the GPU had finished); `late_us`, the copy call's start
-    less the end of that work (positive: the host issued the copy after the GPU had finished); `sync_us`,
-    how long the `*Synchronize` call after the copy lasted (NaN where none followed in the step);
+    """Per marked step with a stop-flag copy (its first copy call that queued a device-to-host copy; after
+    the first `skip` steps, default WINDOW_SKIP), what the host waited for (notebook 06_eos_sync_profile):
+    `queued_us`, the GPU work launched before the copy call still unfinished when the host issued it (0:
+    the GPU had finished); `late_us`, the copy call's start less the end of that work (positive: the host
+    issued the copy after the GPU had finished); `sync_us`, how long the `*Synchronize` call after the copy
+    lasted (NaN where none followed in the step);
     `copy_us`, how long the copy call lasted; `copy_done_us`, when the copy itself finished on the GPU,
     counted from the synchronize's start (0 or less: done before the sync began), and `after_copy_us`,
-    how long the synchronize went on after that (NaN where the copy's GPU record or the sync is missing).
-    Empty for a timeline without step markers or copies."""
+    how long the synchronize went on after that (NaN where no sync followed). Empty for a timeline
+    without step markers or device-to-host copies."""
     skip = WINDOW_SKIP if skip is None else skip
     columns = ["step", "queued_us", "late_us", "sync_us", "copy_us", "copy_done_us", "after_copy_us"]
     r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
     copies, syncs = r[r["name"] == "copy call"], r[r["name"] == "sync wait"]
     rows = []
+    dtoh = k[k["name"].str.contains("DtoH")]  # device-to-host copies: the stop flag's among them
     for j in range(skip, len(marks)):
         copy = copies[_in_step(copies["start"], marks, j)]
-        if copy.empty:
+        # the step's first copy call that queued a device-to-host copy (not one that copies the other way)
+        flags = [(c, dtoh[(dtoh["launch"] >= c["start"]) & (dtoh["launch"] <= c["end"])]) for _, c in copy.iterrows()]
+        flags = [(c, f) for c, f in flags if len(f)]
+        if not flags:
             continue
-        c = copy.iloc[0]
+        c, flag = flags[0]
         sync = syncs[_in_step(syncs["start"], marks, j) & (syncs["start"] >= c["start"])]
         before = k[k["launch"] < c["start"]]
         if before.empty:
             continue
         done = before["end"].max()
-        flag = k[(k["launch"] >= c["start"]) & (k["launch"] <= c["end"]) & k["name"].str.contains("Memcpy")]
         nan = float("nan")
         s0, s1 = (sync["start"].iloc[0], sync["end"].iloc[0]) if len(sync) else (nan, nan)
-        copied = flag["end"].max() if len(flag) else nan
+        copied = flag["end"].max()
         rows.append({"step": j, "queued_us": max(0.0, done - c["start"]), "late_us": c["start"] - done,
                      "sync_us": s1 - s0, "copy_us": c["end"] - c["start"], "copy_done_us": copied - s0,
                      "after_copy_us": s1 - max(copied, s0)})  # fmt: skip

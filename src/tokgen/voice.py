@@ -82,6 +82,9 @@ def _ms_range(values) -> str:
     return f"{low} ms" if low == high else f"{low}–{high} ms"
 
 
+PROBE = "`tokgen.results.host_loops_ms`, median of 5 loops"  # what `tokgen.compare` records as its host probe
+
+
 def host_probe_text(results: pd.DataFrame) -> str:
     """The one sentence on the host's speed under a table of timed rounds (`tokgen.display.bound_table`):
     the host probe `tokgen.compare` took before and after them (`tokgen.results.HOST_PROBE_COLUMNS`;
@@ -91,13 +94,13 @@ def host_probe_text(results: pd.DataFrame) -> str:
     before, after, low, high = HOST_PROBE_COLUMNS
     recorded = results.dropna(subset=[before, after]) if set(HOST_PROBE_COLUMNS) <= set(results) else results[:0]
     if recorded.empty:
-        return ("The host's probe loop (`tokgen.results.host_loop_ms`) was not recorded for these rounds; "
-                "host-bound times move with the host's speed.")  # fmt: skip
+        return (f"The host's probe loop ({PROBE}) was not recorded for these rounds; host-bound times move with the "
+                "host's speed.")  # fmt: skip
     missing = len(results) - len(recorded)
-    unrecorded = f" (not recorded for {missing} of these {len(results)} rows)" if missing else ""
-    return (f"The host's probe loop (`tokgen.results.host_loop_ms`) took {_ms_range(recorded[before])} before these "
-            f"rounds and {_ms_range(recorded[after])} after (its spread {recorded[low].min():.2f}–"
-            f"{recorded[high].max():.2f} ms){unrecorded}; host-bound times move with it.")  # fmt: skip
+    unrecorded = f"; it was not recorded for {missing} of these {len(results)} rows" if missing else ""
+    return (f"The host's probe loop ({PROBE}) took {_ms_range(recorded[before])} before these rounds and "
+            f"{_ms_range(recorded[after])} after, its single loops {recorded[low].min():.2f}–"
+            f"{recorded[high].max():.2f} ms{unrecorded}; host-bound times move with it.")  # fmt: skip
 
 
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
