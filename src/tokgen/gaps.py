@@ -347,10 +347,9 @@ def _wait_clause(waits: pd.DataFrame) -> str:
     into, after = timed["copy_done_us"].median(), timed["after_copy_us"].median()
     copy = (f"the flag's copy was done {into:.1f} µs into the sync" if into > 0 else
             f"the flag's copy was done {-into:.1f} µs before the sync began")  # fmt: skip
-    return (f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is the "
-            "synchronize call's own, under the profiler, not the copy's" if after > max(into, 0.0) else
-            f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is the "
-            "copy's round trip")  # fmt: skip
+    holds = ("the synchronize call's own, under the profiler, not the copy's" if after > max(into, 0.0) else
+             "the copy's round trip")  # fmt: skip
+    return f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is {holds}"
 
 
 def sync_wait_text(name: str, waits: pd.DataFrame) -> str:

@@ -582,11 +582,10 @@ def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
     `queued_us`, the GPU work launched before the copy call still unfinished when the host issued it (0:
     the GPU had finished); `late_us`, the copy call's start less the end of that work (positive: the host
     issued the copy after the GPU had finished); `sync_us`, how long the `*Synchronize` call after the copy
-    lasted (NaN where none followed in the step);
-    `copy_us`, how long the copy call lasted; `copy_done_us`, when the copy itself finished on the GPU,
-    counted from the synchronize's start (0 or less: done before the sync began), and `after_copy_us`,
-    how long the synchronize went on after that (NaN where no sync followed). Empty for a timeline
-    without step markers or device-to-host copies."""
+    lasted (NaN where none followed in the step); `copy_us`, how long the copy call lasted; `copy_done_us`,
+    when the copy itself finished on the GPU, counted from the synchronize's start (0 or less: done before
+    the sync began), and `after_copy_us`, how long the synchronize went on after that (NaN where no sync
+    followed). Empty for a timeline without step markers or device-to-host copies."""
     skip = WINDOW_SKIP if skip is None else skip
     columns = ["step", "queued_us", "late_us", "sync_us", "copy_us", "copy_done_us", "after_copy_us"]
     r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
@@ -596,7 +595,7 @@ def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
     for j in range(skip, len(marks)):
         copy = copies[_in_step(copies["start"], marks, j)]
         # the step's first copy call that queued a device-to-host copy (not one that copies the other way)
-        flags = [(c, dtoh[(dtoh["launch"] >= c["start"]) & (dtoh["launch"] <= c["end"])]) for _, c in copy.iterrows()]
+        flags = [(c, dtoh[dtoh["launch"].between(c["start"], c["end"])]) for _, c in copy.iterrows()]
         flags = [(c, f) for c, f in flags if len(f)]
         if not flags:
             continue

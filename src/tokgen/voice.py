@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from .results import HOST_PROBE_COLUMNS
+from .results import HOST_PROBE_COLUMNS, HOST_REPEATS
 from .stats import (
     ALPHA,
     BAND,
@@ -82,7 +82,7 @@ def _ms_range(values) -> str:
     return f"{low} ms" if low == high else f"{low}–{high} ms"
 
 
-PROBE = "`tokgen.results.host_loops_ms`, median of 5 loops"  # what `tokgen.compare` records as its host probe
+PROBE = f"`tokgen.results.host_loops_ms`, median of {HOST_REPEATS} loops"  # what `tokgen.compare` records
 
 
 def host_probe_text(results: pd.DataFrame) -> str:
