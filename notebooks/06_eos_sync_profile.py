@@ -35,8 +35,8 @@
 # **What we measure:** at `BATCH_SIZE`, `MAX_SEQLEN` and the window of steps `WINDOW` (the
 # article's profile: B = 16, N = 100, steps 30–50), per step the GPU-busy time and the idle gap
 # before it, for the synchronous generator, the same generator with no stop check at all (the
-# counterfactual: what the gap is without the sync) and the pipelined one of notebook 07, eager
-# and compiled.
+# counterfactual: what the gap is without the stop check, its kernels, copy and sync) and the
+# pipelined one of notebook 07, eager and compiled.
 #
 # **The article's claim:** the GPU idles about 110 µs between steps (on an L40S), because of
 # the `.item()` sync.
@@ -160,9 +160,13 @@ say(
 )
 
 # %% [markdown]
-# The idle gap before a step: the median over the window of the time between the last kernel
-# of step i−1 and the first kernel of step i. The GPU idle share: the share of the window's wall
-# time in which no kernel ran at all. GPU busy per step: the time with at least one kernel
+# The idle gap before a step: the median over the window of the time between the end of step
+# i−1's last GPU operation (for a synchronous generator the stop flag's copy, which comes after
+# the check's own kernels; for the no-check generator the token's append) and the start of step
+# i's first one. The two generators' gaps so start at different operations: the stop check's own
+# tail is counted in neither (section 3 measures it from a point both share). The GPU idle
+# share: the share of the window's GPU span (its steps' first operation to their last) in which
+# no kernel ran at all. GPU busy per step: the time with at least one kernel
 # running. GPU operations per step: the kernels, memory copies and memsets the GPU ran in a step
 # (the median over the window). The profiler adds host work to every launch, even recording GPU
 # activity only, and the gaps are measured under it. The column "profiled / bracketing plain
@@ -175,9 +179,10 @@ say(
 # no larger than that spread is not told apart from the plain runs' own variation. Both are host
 # time, like the gap before a step, and the host drifts: that is why every generator is
 # profiled in several windows in a fresh random order, and why claims 6 and 7 decide only when
-# every window gives the same verdict. A negative value in that column means the host ran faster
-# during the profiled passes than in the plain runs around them (drift), not that profiling speeds
-# a step up; the plain runs' spread beside it says how far the host moved. Absolute host times
+# every window gives the same verdict. A negative value in that column says the window's profiled
+# steps were shorter than the plain runs' average step, not that profiling speeds a step up: the
+# two are different quantities (setup and prefill are in the plain step only) and the host
+# drifts, so this column cannot say which of the two made it negative. Absolute host times
 # (the step, the gaps, the idle share) can move between runs and between cards by more than their
 # spread within one run (`data/run_all.csv` records a probe of the host's speed before and after
 # each notebook): compare them only within one run, and read speed-ups from the paired rounds
@@ -192,10 +197,11 @@ else:
     say("*Skipped on the CPU: there are no GPU kernels to put on a timeline.*")
 
 # %% [markdown]
-# Hiding the sync saves at most the host's wait for the GPU at each step (and the small host
-# cost of the sync call itself), and that wait is never longer than the GPU's busy time per
-# step. Whether one generator is faster than another is not read from these few plain runs:
-# notebook 07 times them round by round.
+# Hiding the sync saves at most the host's wait for the GPU at each step, and that wait is never
+# longer than the GPU's busy time per step. The pipelined generator still makes one synchronize
+# call per step (on the step before's event): it moves the wait, not the call. Whether one
+# generator is faster than another is not read from these few plain runs: notebook 07 times
+# them round by round.
 
 # %% [markdown]
 # ## 3. The timeline
@@ -230,8 +236,10 @@ if CUDA and drawn:  # a time axis per panel: one pass each, not a speed comparis
 # one step boundary: every kernel at its true width, the GPU's idle intervals shaded grey and
 # labelled in µs (the widest ones, where the labels fit), and the idle share of the zoom
 # printed. The panels of one model share one time scale (the three eager panels one, the three
-# compiled panels another), so that their gaps compare by width; a narrower boundary's panel shows
-# more of the next step.
+# compiled panels another), so that each panel's phases read at the same scale; a narrower
+# boundary's panel shows more of the next step. Each panel is one boundary of one pass: its widths
+# show where that gap's time lies, they do not rank the generators (the takeaways judge the gaps
+# over every window).
 
 # %%
 if CUDA and drawn:
@@ -245,30 +253,41 @@ if CUDA and drawn:
     for ax, (name, tl) in zip(axes, drawn.items()):
         title = f"{name}, end of step {WINDOW[0] + boundaries[name]} (second pass):"
         tokgen.display.plot_step_boundary(ax, tl, boundaries[name], title=title, width_us=widths[model_of[name]])
+    fig.suptitle("One boundary of one pass each: the widths show where a gap lies, they do not rank the generators "
+                 "(the takeaways judge every window)")
     fig.tight_layout()
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
 # %% [markdown]
-# What the sync waits for, per synchronous generator, from the statistics' pass (GPU activity and
-# the host's CUDA calls, no CPU ranges): for each step, the GPU work launched before the stop
-# flag's copy call that was still unfinished when the host issued it, how long the
-# `cudaStreamSynchronize` after it lasted, and how long after the GPU's last operation ended the
-# host issued the copy (`tokgen.profiling.sync_wait`). Then, from the pictures' pass (it has the
-# "step i" and "model forward" ranges), each gap before a step split into its measured phases:
-# from the GPU's last operation of step i−1 to the host's start of step i (the copy and sync
-# calls fall in it), to the model's forward, to the launch of step i's first GPU operation, to
-# that operation's start (`tokgen.profiling.boundary_phases`). The phases add up to each gap;
-# their shares are of the gaps' total time. They are host time under the CPU-op profiler, wider
-# than unprofiled: they say where a gap's time goes, not how long an unprofiled gap is.
+# What the sync waits for, per synchronous generator, from the statistics' pass of the first
+# window (GPU activity and the host's CUDA calls, no CPU ranges): for each step, the GPU work
+# launched before the stop flag's copy call that was still unfinished when the host issued it,
+# how long the `cudaStreamSynchronize` after it lasted, and how long after the GPU's last
+# operation ended the host issued the copy (`tokgen.profiling.sync_wait`). Every window records
+# their medians as columns of the table (`sync_us`, `copy_call_us`, ...), and the pass's trace is
+# saved beside the pictures' (`data/traces/06_<name>_stats.json.gz`): the sentences below are read
+# back from the table.
+#
+# Then, from the pictures' pass (it has the "step i" and "model forward" ranges), each boundary
+# split into measured phases from a point every generator shares: the end on the GPU of the last
+# operation that step i−1's model forward launched. First the time after the forward, to the
+# end of step i−1's last GPU operation: the token's append and, with a stop check, the check's
+# kernels and the flag's copy (the flag's copy call, which queues that copy, falls here, before
+# the gap); then the idle gap's phases: to the host's start of step i, to the model's forward,
+# to the launch of step i's first GPU operation, to that operation's start
+# (`tokgen.profiling.boundary_phases`). The phases add up to each boundary's time; their shares
+# are of the boundaries' total time. They are host time under the CPU-op profiler, wider than
+# unprofiled: they say where a boundary's time goes, not how long an unprofiled gap is.
 
 # %%
 sync_names, waits, phases = {}, {}, {}
 if CUDA:
     sync_names = {m: tokgen.label("kv_static", compiled=m == "compiled") for m in ("eager", "compiled")}
     sync_names = {m: name for m, name in sync_names.items() if name in first_window}
-    waits = {m: tokgen.profiling.sync_wait(first_window[name][0]) for m, name in sync_names.items()}
-    for m, name in sync_names.items():
-        say("* " + tokgen.gaps.sync_wait_text(name, waits[m]))
+    first_rows = summary[summary["window"] == 0].drop_duplicates("variant").set_index("variant")  # read back
+    waits = {m: first_rows.loc[name] for m, name in sync_names.items() if name in first_rows.index}
+    for m, w in waits.items():
+        say("* " + tokgen.gaps.sync_wait_text(sync_names[m], w))
     phases = {name: tokgen.profiling.boundary_phases(tl) for name, tl in drawn.items()}
     for name, p in phases.items():
         say("* " + tokgen.gaps.phases_text(name, p))
@@ -278,17 +297,21 @@ if CUDA:
 # of the "CPU: copy call" row queues its copy and does not wait; the red box of the "CPU: sync
 # wait" row is the host's time in the synchronize call, which the sentences above split), and the
 # grey intervals are the GPU's idle time around it.
-# Compare each synchronous panel with the no-check one of the same model (no sync at all) and the
+# Compare each synchronous panel with the no-check one of the same model (no stop check at all) and the
 # pipelined one (its copy call queues this step's flag, its wait is for the step before's): a
 # hole that all show at the boundary cannot be the sync's doing; the phases above say which part
-# of the host's work before the next step's first launch it spans.
+# of the host's work before the next step's first launch it spans, and how long the check itself
+# takes after the model's forward, outside every gap.
 # Whether there are also holes *inside* a step depends on whether the CPU can queue kernels
-# faster than the GPU runs them: where an eager step is host-bound (a GPU idle share above half
-# in the table above says it was, here and at this batch size, under the profiler), the GPU
-# waits for Python all through the step, sync or not.
+# faster than the GPU runs them: where the table above shows a GPU idle share above half, the
+# step was host-bound under the profiler, and the GPU waited for Python all through the step,
+# sync or not.
 #
-# The full traces are in `data/traces/` (gzip-compressed Chrome trace JSON): open them at
-# https://ui.perfetto.dev (drag the `.json.gz` file in) to zoom into any step.
+# The traces in `data/traces/` (gzip-compressed Chrome trace JSON) are the first window's:
+# `06_<name>.json.gz` its pictures' pass, with the CPU ranges and the CUDA calls (the per-operator
+# CPU events left out), whose gaps can be wider than the table's; `06_<name>_stats.json.gz` its
+# statistics' pass. Open them at https://ui.perfetto.dev (drag the `.json.gz` file in) to zoom
+# into any step.
 #
 # ## 4. Nsight Systems, for readers who have it
 #
@@ -336,9 +359,13 @@ show_claim(6, RESULTS_DIR)
 # less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to explain)
 # count as about the same; else the sentence says the windows show no consistent direction. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
-# not the cause's test. The last bullets answer "the sync or the host's work?" from the phases of
-# section 3: the copy and sync calls' share of the gap with the sync, against the host's other work
-# before the step's first launch, naming a phase only where it holds most of the gap.
+# not the cause's test. The gaps judged start at the end of each step's last GPU operation, so the
+# stop check's own tail (its kernels and the flag's copy, after the model's forward) is counted in
+# neither; where the table records it, each gap's bullet gives that tail's size from the pictures'
+# pass beside the two gaps. The last bullets answer "the sync or the host's work?" from the phases
+# of section 3, from the end of the model's forward on the GPU: the append and the stop check, the
+# copy and sync calls, against the host's other work before the step's first launch, naming a
+# phase only where it holds most of the time.
 
 # %%
 if CUDA:
@@ -361,11 +388,14 @@ else:
     say("* *The sync's gap is measured on CUDA only.*")
 
 # %% [markdown]
-# * The timeline shows what the GPU does at each step boundary; the generator with no stop check,
-#   which never waits there, tells whether the sync opens most of a gap there.
+# * The timeline shows what the GPU does at each step boundary; the generator with no stop check
+#   (no check kernels, copy or sync) tells whether the stop check opens most of a gap there, with
+#   its gap starting where the check would begin and the sync's after the check's tail.
 # * The sync is not the only thing that can keep the GPU idle: the host's work for each step (in
-#   eager mode Python's kernel launches; compiled, fewer launches but the same loop around them)
-#   can too. The no-check generator's gaps say how much of the gap is the sync's where this ran;
+#   eager mode Python's kernel launches; compiled, fewer launches, but the compiled forward's
+#   own entry before its first launch and the same loop around it) can too: the phases under
+#   the step-boundary figure say which phase holds the time, for each model. The no-check
+#   generator's gaps say how much of the gap is the stop check's where this ran;
 #   the idle shares say how much of each step the GPU waits for the host.
 # * The phases under the step-boundary figure say which part of the host's work each gap spans,
 #   under the CPU-op profiler: the CPU rows of the traces in `data/traces/` show the same in

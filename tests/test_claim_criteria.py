@@ -853,8 +853,8 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
     assert c["measured"] == ("median idle gap before a step 110 µs (100–120) with the sync, 30 µs (20–40) with no "
                              "stop check (eager, B=16, profiled, median and range over 3 windows, "
                              "interleaved, every window judged; the article: ~110 µs); no-check gap / sync gap per "
-                             "window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; nearest to 0.5: "
-                             "0.400)")  # fmt: skip
+                             "window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; nearest to it: "
+                             "window 3 of 3, 0.400, 0.100 below it)")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
@@ -872,11 +872,37 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     assert c["verdict"] == NOT
     assert c["measured"].endswith("(eager, B=16, profiled, median and range over 3 windows, interleaved, "
                                   "every window judged; the article: ~110 µs); no-check gap / sync gap per window "
-                                  "0.924, 0.561, 0.515 (the rule: at most 0.5 in every window; nearest to 0.5: "
-                                  "0.515)")  # fmt: skip
+                                  "0.924, 0.561, 0.515 (the rule: at most 0.5 in every window; nearest to it: "
+                                  "window 3 of 3, 0.515, 0.015 above it)")  # fmt: skip
     windows_profile(tmp_path, [(100.0, 49.0), (100.0, 10.0), (100.0, 60.0)])  # nearest below and above alike
-    assert "per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to 0.5: 0.490)" in claim(
-        6, tmp_path, resamples=4)["measured"]  # fmt: skip
+    assert ("per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to it: window 1 of 3, "
+            "0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
+    windows_profile(tmp_path, [(100.0, 80.0), (100.0, 50.0)])
+    assert "nearest to it: window 2 of 2, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
+
+
+def test_claim_6_says_the_checks_tail_that_neither_gap_counts_where_recorded(tmp_path):
+    """The pictures pass's time after the model's forward (`picture_check_us`) and its gap, per window: the
+    claim's measured line gives their medians over the windows, with the sync and without any check."""
+    windows_profile(tmp_path, [(150.96, 139.49), (202.29, 113.49), (251.11, 129.33)])
+    assert "model's forward" not in claim(6, tmp_path, resamples=4)["measured"]  # older tables: no columns, no clause
+    table = claims.read_table(tmp_path / "data" / "06_eos_sync_profile.csv")
+    tails = {"kv_static": ([380.0, 300.0, 340.0], [480.0, 470.0, 900.0]),
+             "kv_static_no_check": ([140.0, 130.0, 150.0], [380.0, 390.0, 400.0]),
+             "pipelined_static": ([230.0] * 3, [400.0] * 3)}
+    rows = []
+    for r in table.to_dict("records"):
+        check, gap = tails[r["variant"]]
+        rows.append({**r, "picture_check_us": check[int(r["window"])], "picture_gap_us": gap[int(r["window"])]})
+    write(tmp_path, "06_eos_sync_profile", rows)
+    c = claim(6, tmp_path, resamples=4)
+    assert c["verdict"] == NOT  # the rule reads the statistics pass's gaps only
+    assert c["measured"].endswith(
+        "; in the pictures' pass, the time after the model's forward that no gap counts (from the end of the "
+        "forward's last GPU operation of step i−1 to the end of the step's last one) is 340 µs with the sync (the "
+        "append and the stop check: its kernels and the flag's copy) and 140 µs with no stop check (the append), "
+        "beside gaps of 480 and 390 µs in that pass (medians over the windows): the gap with the sync starts after "
+        "the check's tail, the no-check gap where the check would begin, counted on neither side")  # fmt: skip
 
 
 def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_runs(tmp_path):
@@ -892,7 +918,8 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
         "median idle gap before a step 150 µs (110–160) with the sync, 140 µs (20–150) with no stop check (eager, "
         "B=16, profiled, median and range over 3 windows, interleaved, every window judged; the article: "
         "~110 µs); no-check gap / sync gap per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
-        "nearest to 0.5: 0.182); the windows disagree: reproduced in 1, not reproduced in 2")  # fmt: skip
+        "nearest to it: window 1 of 3, 0.182, 0.318 below it); the windows disagree: reproduced in 1, not "
+        "reproduced in 2")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     v = verdict(7, tmp_path)
     assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"

@@ -473,6 +473,17 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert list(edge["sync_causes"]) == [True, False]
     above = idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0]))
     assert list(above["sync_causes"]) == [False, True]
+    tails = profile.assign(picture_check_us=[378.0, 137.0, 231.0, 344.0, float("nan"), 199.0],
+                           picture_gap_us=[477.0, 383.0, 400.0, 861.0, 559.0, 602.0])  # fmt: skip
+    eager, compiled = (gap_takeaway(g) for _, g in idle_gaps(tails).iterrows())
+    assert eager.endswith("one window by 20 µs or more, but one window cannot show a direction). The gaps compared "
+                          "start at different operations: in the pictures' pass, the time after the model's forward "
+                          "that no gap counts (from the end of the forward's last GPU operation of step i−1 to the end "
+                          "of the step's last one) is 378 µs with the sync (the append and the stop check: its kernels "
+                          "and the flag's copy) and 137 µs with no stop check (the append), beside gaps of 477 and 383 "
+                          "µs in that pass (medians over the windows): the gap with the sync starts after the check's "
+                          "tail, the no-check gap where the check would begin.")  # fmt: skip
+    assert "pictures' pass" not in compiled  # the no-check generator's tail not recorded: no clause
 
 
 def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_disagree():

@@ -256,7 +256,8 @@ def test_ranges_and_sync_waits_on_the_timeline(gpt2):
     assert len(waits) and waits.notna().all().all() and (waits["sync_us"] > 0).all(), waits
     phases = tokgen.profiling.boundary_phases(tl)
     assert len(phases) and phases.notna().all().all(), phases
-    assert (phases[list(tokgen.profiling.PHASES)].sum(axis=1) - phases["gap_us"]).abs().max() < 1e-6  # they add up
+    assert (phases[list(tokgen.profiling.PHASES)].sum(axis=1) - phases["span_us"]).abs().max() < 1e-6  # they add up
+    assert (phases["check_us"] > 0).all()  # the forward's last operation ends before the flag's copy does
 
 
 def test_a_variant_timed_against_itself_is_rarely_called_different(gpt2):

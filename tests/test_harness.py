@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 from functools import partial
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -337,8 +338,13 @@ def test_generator_variant_names_and_runs_what_it_says(tiny):
 
 
 class FakeTimeline:
+    """A timeline's summary, and no step marker: `sync_wait` and `boundary_phases` find nothing in it."""
+
     def __init__(self, summary):
         self._summary = summary
+        self.ranges = pd.DataFrame(columns=["name", "start", "end"])
+        self.kernels = pd.DataFrame(columns=["name", "stream", "start", "end", "step", "launch"])
+        self.marks = []
 
     def summary(self):
         return self._summary
@@ -381,11 +387,25 @@ def test_profile_window_brackets_its_profiled_passes_with_plain_runs(gpu, monkey
                    "unprofiled_step_us": 62_500.0, "unprofiled_runs": 4, "unprofiled_min_us": 25_000.0,
                    "unprofiled_max_us": 125_000.0, "profiled_vs_plain_pct": pytest.approx(20.0),
                    "unprofiled_before_us": 50_000.0, "unprofiled_after_us": 87_500.0,
-                   "unprofiled_before_spread_us": 50_000.0}  # fmt: skip
+                   "unprofiled_before_spread_us": 50_000.0, "sync_steps": 0,
+                   **dict.fromkeys(["sync_us", "sync_queued_us", "sync_queued_steps", "sync_idle_steps",
+                                    "sync_late_us", "copy_call_us", "copy_done_us", "after_copy_us",
+                                    "picture_gap_us", "picture_check_us"], pytest.approx(math.nan, nan_ok=True))}
     assert stats.summary() == picture.summary()
     monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: FakeTimeline({"steps": 0}))
     row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 1, 1]), "cuda", start=0, stop=1, runs=1)
     assert math.isnan(row["profiled_vs_plain_pct"])  # no steps profiled: nothing to set against the plain runs
+    # the sync-wait columns come from the statistics pass, the gap and the check's tail from the pictures pass
+    passes = iter(["stats", "picture"])
+    monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: FakeTimeline({"pass": next(passes)}))
+    monkeypatch.setattr(bench, "sync_wait", lambda tl: pd.DataFrame(
+        [{"step": 2, "queued_us": 0.0, "late_us": 9.0, "sync_us": 30.0 if tl.summary()["pass"] == "stats" else 99.0,
+          "copy_us": 20.0, "copy_done_us": 1.0, "after_copy_us": 29.0}]))  # fmt: skip
+    monkeypatch.setattr(bench, "boundary_phases", lambda tl: pd.DataFrame(
+        [{"gap_us": 500.0 if tl.summary()["pass"] == "picture" else 1.0, "check_us": 300.0}]))  # fmt: skip
+    row, _, _ = bench.profile_window(scripted(gpu, "c", [1, 1, 1]), "cuda", start=0, stop=1, runs=1)
+    got = (row["sync_us"], row["sync_steps"], row["picture_gap_us"], row["picture_check_us"])
+    assert got == (30.0, 1, 500.0, 300.0)
 
 
 def test_profile_windows_bracket_each_variants_profiled_passes_with_its_own_plain_runs(gpu, monkeypatch):
@@ -412,13 +432,14 @@ def test_profile_windows_bracket_each_variants_profiled_passes_with_its_own_plai
                                         models={"a": "ma", "b": "mb"}, traces={"a": "a.json", "b": "b.json"},
                                         record=recorded.append)  # fmt: skip
     assert log == [e for n, t in (("b", "b.json"), ("a", "a.json"), ("a", None), ("b", None))
-                   for e in (("run", n), ("run", n), ("profile", n, False, None, None),
+                   for e in (("run", n), ("run", n), ("profile", n, False, None, bench.stats_trace_of(t)),
                              ("profile", n, True, "m" + n, t), ("run", n))]  # fmt: skip
     assert [(r["window"], r["variant"]) for r in rows] == [(0, "b"), (0, "a"), (1, "a"), (1, "b")] and recorded == rows
     a0, a1 = rows[1], rows[2]
     assert (a0["unprofiled_step_us"], a0["profiled_vs_plain_pct"]) == (50_000.0, pytest.approx(20.0))
     assert (a1["unprofiled_step_us"], a1["profiled_vs_plain_pct"]) == (100_000.0, pytest.approx(0.0))
     assert set(first) == {"a", "b"} and first["a"][0].summary()["step_period_us"] == 60_000.0  # window 0's
+    assert bench.stats_trace_of("d/06_a.json.gz") == Path("d/06_a_stats.json.gz") and bench.stats_trace_of(None) is None
 
 
 # --- memory: peaks, fragmentation, the allocator's switch ---

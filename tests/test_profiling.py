@@ -505,13 +505,13 @@ def test_profile_steps_settles_after_its_session_on_cuda_and_not_on_the_cpu(monk
 
 def boundary_trace():
     """Three marked steps (markers at 0, 1000, 2000 µs), with known waits and phases.
-    Step 0: a kernel launched at 10 runs 100–300; the flag's copy call at 400–420 queues a copy that runs
-    430–432; the sync 420–450: the GPU had finished 100 µs before the copy call (nothing queued).
-    Step 1: forward at 1100; a kernel launched at 1300 runs 1310–1800; the copy call at 1500–1510, its copy
-    1800–1802, the sync 1510–1805: 300 µs of work still queued at the copy call.
+    Step 0: forward 5–25; a kernel launched in it at 10 runs 100–300; the flag's copy call at 400–420 queues a
+    copy that runs 430–432; the sync 420–450: the GPU had finished 100 µs before the copy call (nothing queued).
+    Step 1: forward 1100–1350; a kernel launched in it at 1300 runs 1310–1800; the copy call at 1500–1510, its
+    copy 1800–1802, the sync 1510–1805: 300 µs of work still queued at the copy call.
     Step 2: forward at 2050; a kernel launched at 2200 runs 2210–2300; no copy."""
     events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (0, 1000, 2000)]
-    events += [ev("user_annotation", "model forward", t, 20) for t in (50, 1100, 2050)]
+    events += [ev("user_annotation", "model forward", t, d) for t, d in ((5, 20), (1100, 250), (2050, 20))]
     events += launch("k0", 10, 100, 200, 1)
     events += [ev("cuda_runtime", "cudaMemcpyAsync", 400, 20, correlation=2),
                ev("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 430, 2, stream=7, correlation=2),
@@ -554,31 +554,65 @@ def test_sync_wait_reads_the_copy_call_that_queued_a_device_to_host_copy():
 def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
     p = profiling.boundary_phases(boundary_trace(), skip=0)
     assert p.to_dict("records") == [
-        {"step": 1, "gap_us": 878.0, "host_us": 568.0, "forward_us": 100.0, "launch_us": 200.0, "start_us": 10.0,
-         "sync_copy_us": 18.0},  # the sync 420–450 runs 18 µs past the copy's end at 432
-        {"step": 2, "gap_us": 408.0, "host_us": 198.0, "forward_us": 50.0, "launch_us": 150.0, "start_us": 10.0,
-         "sync_copy_us": 3.0},
+        {"step": 1, "span_us": 1010.0, "gap_us": 878.0, "check_us": 132.0, "host_us": 568.0, "forward_us": 100.0,
+         "launch_us": 200.0, "start_us": 10.0, "sync_copy_us": 50.0, "gap_calls_us": 18.0},
+        # from k0's end at 300 (launched in the forward): the copy call 400–420 and the sync 420–450 (50 µs); of
+        # them only the sync's 18 µs past the copy's end at 432 fall in the gap
+        {"step": 2, "span_us": 410.0, "gap_us": 408.0, "check_us": 2.0, "host_us": 198.0, "forward_us": 50.0,
+         "launch_us": 150.0, "start_us": 10.0, "sync_copy_us": 5.0, "gap_calls_us": 3.0},
     ]  # fmt: skip
+    assert profiling.boundary_row(p) == {"picture_gap_us": 643.0, "picture_check_us": 67.0}
     shares = tokgen.gaps.phase_shares(p)
-    assert shares["host_us"] == pytest.approx(766 / 1286) and sum(shares[c] for c in profiling.PHASES) == 1
-    assert shares["sync_copy_us"] == pytest.approx(21 / 1286)
+    assert shares["host_us"] == pytest.approx(766 / 1420)
+    assert sum(shares[c] for c in profiling.PHASES) == pytest.approx(1)
+    assert shares["sync_copy_us"] == pytest.approx(55 / 1420) and shares["gap_calls_us"] == pytest.approx(21 / 1420)
     text = tokgen.gaps.phases_text("kv_static", p)
-    assert text.startswith("`kv_static`: the gap 643.0 µs (median over 2 boundaries); medians (share of the gaps' "
-                           "total time): the GPU's last operation of step i−1 → the host starts step i 383.0 µs (60%);")
-    assert text.endswith("The copy and sync calls take 2% of the gap; 'the GPU's last operation of step i−1 → the "
-                         "host starts step i' holds most of the gap.")  # fmt: skip
+    assert text.startswith("`kv_static`: from the end of step i−1's model forward on the GPU to step i's first "
+                           "operation 710.0 µs, of which the GPU's idle gap before the step 643.0 µs (medians over 2 "
+                           "boundaries); medians (share of the total time): after the model's forward")  # fmt: skip
+    assert "the flag's copy 67.0 µs (9%); the GPU's last operation of step i−1 → the host starts step i 383.0 µs " \
+        "(54%);" in text
+    assert text.endswith("The copy and sync calls take 4% (1% in the idle gap: the flag's copy call comes before "
+                         "it); 'the GPU's last operation of step i−1 → the host starts step i' holds most of "
+                         "it.")  # fmt: skip
     assert tokgen.gaps.phase_takeaway("eager", p) == (
-        "Eager, with the sync, in the pictures' pass: the copy and sync calls take 2% of the GPU's idle gap before a "
-        "step, the host's other work before the step's first launch 97%, the launch's own latency 2%; 'the GPU's last "
-        "operation of step i−1 → the host starts step i' holds most of it (60%).")  # fmt: skip
-    no_forward = p.assign(forward_us=float("nan"))  # a pass without CPU ranges
-    assert "forward" not in tokgen.gaps.phases_text("x", no_forward).split("gaps' total time")[1].split(";")[1]
+        "Eager, with the sync, in the pictures' pass, of the time from the end of step i−1's model forward on the GPU "
+        "to step i's first operation: the append and the stop check after the forward (its kernels and the flag's "
+        "copy, counted in no idle gap) take 9%, the copy and sync calls take 4% (1% in the idle gap: the flag's copy "
+        "call comes before it), the host's other work before the step's first launch 88%, the launch's own latency "
+        "1%; 'the GPU's last operation of step i−1 → the host starts step i' holds most of it (54%).")  # fmt: skip
+    # 88%: host 766 + forward 150 + launch 350 less the 21 µs of calls in the gap (1245), of 1420
+    no_forward = p.assign(forward_us=float("nan"), check_us=float("nan"), span_us=p["gap_us"])  # no CPU ranges
+    text = tokgen.gaps.phases_text("x", no_forward)
+    assert text.startswith("`x`: the idle gap 643.0 µs (median over 2 boundaries); medians (share of the total time): "
+                           "the GPU's last operation") and "forward" not in text.split(";")[2]  # fmt: skip
+    assert tokgen.gaps.phase_shares(no_forward)["host_us"] == pytest.approx(766 / 1286)
+
+
+def test_the_forwards_end_is_the_last_gpu_operation_launched_inside_it_not_the_last_to_end():
+    """Two kernels launched in step 0's forward (the first ends last) and one after it (the append): the check's
+    phase starts at the end of the forward's latest-ending operation, not at the append's launch or end."""
+    events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (0, 1000)]
+    events += [ev("user_annotation", "model forward", t, 40) for t in (10, 1010)]
+    events += launch("a", 20, 100, 150, 1) + launch("b", 30, 250, 10, 2) + launch("append", 60, 300, 20, 3)
+    events += launch("k1", 1020, 1100, 10, 4)
+    p = profiling.boundary_phases(Timeline({"traceEvents": events}), skip=0)
+    assert p[["span_us", "gap_us", "check_us"]].to_dict("records") == [
+        {"span_us": 1100.0 - 260.0, "gap_us": 1100.0 - 320.0, "check_us": 60.0}]  # fmt: skip
+
+
+def test_no_step_boundary_gives_no_phases_and_nan_columns():
+    empty = profiling.boundary_phases(Timeline({"traceEvents": []}))
+    assert empty.empty
+    row = profiling.boundary_row(empty)
+    assert set(row) == {"picture_gap_us", "picture_check_us"} and all(v != v for v in row.values())
 
 
 def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
-    half = pd.DataFrame([{"step": 1, "gap_us": 100.0, "host_us": 50.0, "forward_us": 30.0, "launch_us": 10.0,
-                          "start_us": 10.0, "sync_copy_us": 0.0}])  # fmt: skip
-    assert "is the largest part, though not most of the gap" in tokgen.gaps.phases_text("x", half)
+    half = pd.DataFrame([{"step": 1, "span_us": 100.0, "gap_us": 100.0, "check_us": float("nan"), "host_us": 50.0,
+                          "forward_us": 30.0, "launch_us": 10.0, "start_us": 10.0, "sync_copy_us": 0.0,
+                          "gap_calls_us": 0.0}])  # fmt: skip
+    assert "is the largest part, though not most of it" in tokgen.gaps.phases_text("x", half)
     assert "no one phase holds most of it (the largest, 'the GPU's last operation" in tokgen.gaps.phase_takeaway(
         "eager", half)
     empty = "`x`: no step boundary with GPU work on both sides was recorded."
@@ -586,12 +620,29 @@ def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
 
 
 def waits(queued, sync, into=None):
-    """`sync_wait`'s table: the flag's copy done `into` µs into each sync (default 2 µs), the sync going on after."""
+    """`sync_wait`'s table, the flag's copy done `into` µs into each sync (default 2 µs), the sync going on after,
+    as notebook 06 records it (`sync_wait_row`): the sentences read the recorded medians."""
     n = len(queued)
     into = [2.0] * n if into is None else into
-    return pd.DataFrame({"step": range(n), "queued_us": queued, "late_us": [16.0 - q for q in queued],
-                         "sync_us": sync, "copy_us": [25.0] * n, "copy_done_us": into,
-                         "after_copy_us": [w - max(i, 0.0) for w, i in zip(sync, into)]})  # fmt: skip
+    return profiling.sync_wait_row(pd.DataFrame(
+        {"step": range(n), "queued_us": queued, "late_us": [16.0 - q for q in queued], "sync_us": sync,
+         "copy_us": [25.0] * n, "copy_done_us": into,
+         "after_copy_us": [w - max(i, 0.0) for w, i in zip(sync, into)]}, dtype=float))  # fmt: skip
+
+
+def test_sync_wait_row_records_the_medians_and_counts_the_sentences_read():
+    row = profiling.sync_wait_row(profiling.sync_wait(boundary_trace(), skip=0))
+    assert row == {"sync_steps": 2, "sync_us": 162.5, "sync_queued_us": 150.0, "sync_queued_steps": 1,
+                   "sync_idle_steps": 1, "sync_late_us": -100.0, "copy_call_us": 15.0, "copy_done_us": 152.0,
+                   "after_copy_us": 10.5}  # fmt: skip
+    assert list(row) == list(profiling.SYNC_WAIT_COLUMNS)
+    none = profiling.sync_wait_row(profiling.sync_wait(boundary_trace()))  # WINDOW_SKIP: no step with a copy
+    assert none["sync_steps"] == 0 and all(none[c] != none[c] for c in profiling.SYNC_WAIT_COLUMNS[1:])
+    assert tokgen.gaps.sync_wait_text("x", none) == "`x`: no step of the window recorded a stop-flag copy followed " \
+        "by a sync."
+    recorded = pd.DataFrame([row, {**none, "sync_steps": float("nan")}])  # read back from a table: NaN, or 0
+    assert tokgen.gaps.waited_for_queue(recorded.iloc[1]) is None
+    assert tokgen.gaps.waited_for_queue(recorded.iloc[0]) is True  # 150 ≥ half of 162.5
 
 
 def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finished():
@@ -618,7 +669,7 @@ def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finishe
     assert tokgen.gaps.waited_for_queue(waits([5.0], [10.0])) is True  # QUEUED_SHARE: half the wait counts
     assert tokgen.gaps.waited_for_queue(waits([4.9], [10.0])) is False
     assert tokgen.gaps.waited_for_queue(waits([], [])) is None
-    summary = tokgen.gaps.gap_summary(pd.DataFrame(), {"eager": done, "compiled": busy})
+    summary = tokgen.gaps.gap_summary(pd.DataFrame(), {"eager": pd.Series(done), "compiled": busy})  # a table row too
     assert summary.startswith("The per-step `.item()` synchronizes the host with the GPU at every step boundary; "
                               "eager, the sync lasted 13.0 µs per step (median of 3 steps); the GPU had already")
     assert "; compiled, the GPU still had 100.0 µs of work queued (median)" in summary

@@ -15,6 +15,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -23,7 +24,7 @@ from .generators import no_hook
 from .gpu_slice import GpuSlice
 from .memory import memory_peaks, reset_memory
 from .model import synchronize
-from .profiling import Timeline, gpu_busy_ms, profile_steps
+from .profiling import Timeline, boundary_phases, boundary_row, gpu_busy_ms, profile_steps, sync_wait, sync_wait_row
 from .registry import LOOPS_ON_DEVICE, get_generator, label
 from .results import host_loops_ms, host_probe
 from .stats import compare_rounds, looks_up_to, time_summary
@@ -298,24 +299,29 @@ def plain_runs(v: Variant, device, runs: int = 3) -> list[float]:
 
 
 def profile_window(
-    v: Variant, device, *, start: int, stop: int, runs: int = 3, model=None, trace_path=None
+    v: Variant, device, *, start: int, stop: int, runs: int = 3, model=None, trace_path=None, stats_trace_path=None
 ) -> tuple[dict, Timeline, Timeline]:
     """Notebook 06_eos_sync_profile's profiled window of one variant, bracketed by plain runs: a
     warm-up call; `runs` plain runs (`plain_runs`); steps [start, stop) profiled with GPU activity
     only, for the statistics; again with the CPU ranges of `Ranges(model)`, for pictures and the
     Perfetto trace at `trace_path` (recording every operator on the CPU slows the host, so those
-    gaps are not measured); `runs` plain runs again. The yardstick is the bracket's 2·`runs` plain
+    gaps are not measured); `runs` plain runs again. The statistics pass's trace (GPU activity and the
+    host's CUDA calls) goes to `stats_trace_path` when given. The yardstick is the bracket's 2·`runs` plain
     runs, timed next to the profiled passes on the same host moment: their median step
     (`unprofiled_step_us`), fastest and slowest (`unprofiled_min_us`, `unprofiled_max_us`: the
     bracket's spread) and how many (`unprofiled_runs`); `profiled_vs_plain_pct` is the statistics
     pass's step against their median, in % (profiled / bracketing plain runs − 1). Each half apart,
     to set the runs after the profiled passes against those before (`gaps.plain_after_profile`):
     the median step before and after (`unprofiled_before_us`, `unprofiled_after_us`) and the before
-    runs' spread, slowest less fastest (`unprofiled_before_spread_us`). Returns its row (the
-    variant's info, the window's summary and those) and the two timelines."""
+    runs' spread, slowest less fastest (`unprofiled_before_spread_us`). What the statistics pass's
+    sync waited for (`profiling.sync_wait_row`: `sync_us`, ..., NaN without a sync) and the pictures
+    pass's idle gap and the time after the model's forward that no gap counts (`profiling.boundary_row`:
+    `picture_gap_us`, `picture_check_us`) go in the row too, so that the sentences on them are read
+    from data/. Returns its row (the variant's info, the window's summary and those) and the two
+    timelines."""
     v.run()  # warm-up: whatever ran last was another variant
     before = plain_runs(v, device, runs)
-    stats = profile_steps(v.run, start=start, stop=stop)
+    stats = profile_steps(v.run, start=start, stop=stop, trace_path=stats_trace_path)
     picture = profile_steps(v.run, start=start, stop=stop, cpu=True, model=model, trace_path=trace_path)
     after = plain_runs(v, device, runs)
     plain = before + after
@@ -325,8 +331,19 @@ def profile_window(
     return ({**v.info, "variant": v.name, **s, "unprofiled_step_us": median, "unprofiled_runs": len(plain),
              "unprofiled_min_us": min(plain), "unprofiled_max_us": max(plain), "profiled_vs_plain_pct": versus,
              "unprofiled_before_us": statistics.median(before), "unprofiled_after_us": statistics.median(after),
-             "unprofiled_before_spread_us": max(before) - min(before)},
+             "unprofiled_before_spread_us": max(before) - min(before), **sync_wait_row(sync_wait(stats)),
+             **boundary_row(boundary_phases(picture))},
             stats, picture)  # fmt: skip
+
+
+def stats_trace_of(trace_path):
+    """Where notebook 06_eos_sync_profile saves a statistics pass's trace: beside its pictures pass's
+    `<name>.json.gz`, as `<name>_stats.json.gz`; None for None."""
+    if trace_path is None:
+        return None
+    path = Path(trace_path)
+    name = path.name.removesuffix(".json.gz").removesuffix(".json")
+    return path.with_name(f"{name}_stats.json.gz")
 
 
 def profile_windows(
@@ -347,7 +364,9 @@ def profile_windows(
     (TEARDOWN_CUPTI=1, set where tokgen is imported), so that the plain runs after a profiled pass
     run without a profiler set up (not measured: `gaps.plain_after_profile` says why). `models` maps
     a variant's name to the model whose CPU ranges its pictures' pass records, `traces` to the
-    Perfetto trace its first window writes. Each row (with its `window`) goes to `record` as soon as
+    Perfetto trace its first window writes (`<name>.json.gz`, from the pictures pass, with the
+    CPU ranges; its statistics pass beside it, `<name>_stats.json.gz`: GPU activity and CUDA
+    calls). Each row (with its `window`) goes to `record` as soon as
     it is measured. Returns the rows, in the order they ran, and per variant the first window's two
     timelines (statistics, pictures)."""
     models, traces = models or {}, traces or {}
@@ -357,7 +376,8 @@ def profile_windows(
             v = variants[i]
             trace = traces.get(v.name) if window == 0 else None
             row, stats, picture = profile_window(v, device, start=start, stop=stop, runs=runs,
-                                                 model=models.get(v.name), trace_path=trace)  # fmt: skip
+                                                 model=models.get(v.name), trace_path=trace,
+                                                 stats_trace_path=stats_trace_of(trace))  # fmt: skip
             row["window"] = window
             rows.append(row)
             if record is not None:

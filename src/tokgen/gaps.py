@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from .profiling import PHASES
+from .profiling import CHECK_PHASE, PHASES
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
@@ -89,9 +89,43 @@ def half_shares(pairs, other: str) -> str:
     shown = ", ".join(f"{x:.3f}" for x in shares)
     if len(shares) == 1:
         return f"{other} gap / sync gap {shown} (the rule: at most 0.5)"
-    nearest = min(shares, key=lambda x: abs(x - 0.5))
-    rule = f"the rule: at most 0.5 in every window; nearest to 0.5: {nearest:.3f}"
+    i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
+    d = shares[i] - 0.5
+    side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
+    near = f"window {i + 1} of {len(shares)}, {shares[i]:.3f}, {side}"
+    rule = f"the rule: at most 0.5 in every window; nearest to it: {near}"
     return f"{other} gap / sync gap per window {shown} ({rule})"
+
+
+def check_tail(profile: pd.DataFrame, compiled: bool = False) -> dict | None:
+    """From notebook 06's table, the pictures pass's time after the model's forward that no idle gap counts
+    (`picture_check_us`, `tokgen.profiling.boundary_row`) and its idle gap (`picture_gap_us`), with the sync
+    (`sync_check_us`, `sync_gap_us`) and with no stop check (`none_check_us`, `none_gap_us`), medians over the
+    windows; None where the table has no such columns or either generator lacks them (notebook 06_eos_sync_profile)."""
+    if "picture_check_us" not in profile or "picture_gap_us" not in profile:
+        return None
+    rows = list(_window_rows(profile, compiled, "kv_static_no_check"))
+    out = {}
+    for i, who in enumerate(("sync", "none")):
+        for what in ("check", "gap"):
+            values = pd.Series([float(pair[i][f"picture_{what}_us"]) for pair in rows], dtype=float)
+            out[f"{who}_{what}_us"] = float(values.median())
+    return out if all(math.isfinite(v) for v in out.values()) else None
+
+
+def check_tail_text(tail: dict | None) -> str:
+    """`check_tail` in a clause (notebook 06_eos_sync_profile): the time after the model's forward that neither
+    gap counts, with the sync and without any stop check, beside the two gaps of the same pass; "" where not
+    recorded."""
+    if tail is None:
+        return ""
+    return (f"in the pictures' pass, the time after the model's forward that no gap counts (from the end of the "
+            f"forward's last GPU operation of step i−1 to the end of the step's last one) is "
+            f"{tail['sync_check_us']:.0f} µs with the sync (the append and the stop check: its kernels and the flag's "
+            f"copy) and {tail['none_check_us']:.0f} µs with no stop check (the append), beside gaps of "
+            f"{tail['sync_gap_us']:.0f} and {tail['none_gap_us']:.0f} µs in that pass (medians over the windows): "
+            "the gap with the sync starts after the check's tail, the no-check gap where the check would "
+            "begin")  # fmt: skip
 
 
 def direction(pairs) -> str | None:
@@ -242,7 +276,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     windows disagree; and the direction of the no-check gap and of the pipelined one against the gap
     with the sync (`no_check_change`, `change`: `direction`) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
-               "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined"]  # fmt: skip
+               "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
+               "tail"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -261,7 +296,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "no_check_change": direction(window_gaps(summary, compiled)),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
                  "windows_closing": sum(c is True for c in closes),
-                 "windows_pipelined": sum(c is not None for c in closes)}
+                 "windows_pipelined": sum(c is not None for c in closes), "tail": check_tail(summary, compiled)}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -307,7 +342,10 @@ def gap_takeaway(gap) -> str:
         windows = int(gap["windows"])
         over = f" (medians over {windows} profiled windows)" if windows > 1 else ""
         gaps = f"{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all"
-        return f"{head}{gaps} and {gap['pipelined_us']:.1f} µs pipelined{over}: {_cause(gap)}; {_pipelining_does(gap)}."
+        tail = check_tail_text(gap.get("tail"))
+        tail = f" The gaps compared start at different operations: {tail}." if tail else ""
+        return (f"{head}{gaps} and {gap['pipelined_us']:.1f} µs pipelined{over}: {_cause(gap)}; "
+                f"{_pipelining_does(gap)}.{tail}")  # fmt: skip
     unmeasured = "the generator without any stop check was not profiled, so the sync's share is not measured here"
     return (f"{head}{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: "
             f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
@@ -316,35 +354,37 @@ def gap_takeaway(gap) -> str:
 QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's median is at least this share of the wait
 
 
-def waited_for_queue(waits: pd.DataFrame) -> bool | None:
-    """Whether the host's sync waited mostly for GPU work still queued when it issued the stop-flag copy
-    (`tokgen.profiling.sync_wait`): the median of that work is at least QUEUED_SHARE of the sync's median
-    duration; False: the GPU had (nearly) finished, so the host waited for no queued work (`_wait_clause` says
-    whether the copy's round trip or the synchronize call itself then holds most of the sync's time); None
-    where no step had a copy and a sync (notebook 06_eos_sync_profile)."""
-    w = waits.dropna(subset=["sync_us"]) if len(waits) else waits
-    if w.empty:
+def _synced(w) -> bool:
+    """Whether a recorded sync-wait row (`tokgen.profiling.sync_wait_row`) holds a step with a copy and a sync."""
+    steps = w.get("sync_steps") if w is not None else None
+    return steps is not None and steps == steps and steps > 0
+
+
+def waited_for_queue(w) -> bool | None:
+    """Whether the host's sync waited mostly for GPU work still queued when it issued the stop-flag copy, from
+    one generator's recorded sync-wait medians (`tokgen.profiling.sync_wait_row`, a row of notebook 06's table):
+    the median of that work is at least QUEUED_SHARE of the sync's median duration; False: the GPU had
+    (nearly) finished, so the host waited for no queued work (`_wait_clause` says whether the copy's round trip
+    or the synchronize call itself then holds most of the sync's time); None where no step had a copy and a
+    sync (notebook 06_eos_sync_profile)."""
+    if not _synced(w):
         return None
-    return bool(w["queued_us"].median() >= QUEUED_SHARE * w["sync_us"].median())
+    return bool(w["sync_queued_us"] >= QUEUED_SHARE * w["sync_us"])
 
 
-def _wait_clause(waits: pd.DataFrame) -> str:
-    """What the sync waited for, from `tokgen.profiling.sync_wait`, as a clause."""
-    w = waits.dropna(subset=["sync_us"])
-    wait, queued = w["sync_us"].median(), w["queued_us"].median()
-    if waited_for_queue(waits):
-        busy = int((w["queued_us"] > 0).sum())
+def _wait_clause(w) -> str:
+    """What the sync waited for, from a recorded sync-wait row (`tokgen.profiling.sync_wait_row`), as a clause."""
+    wait, queued, steps = w["sync_us"], w["sync_queued_us"], int(w["sync_steps"])
+    if waited_for_queue(w):
         return (f"the GPU still had {queued:.1f} µs of work queued (median) when the host issued the copy, in "
-                f"{busy} of {len(w)} steps, and the sync waited {wait:.1f} µs: the host waited for that queued "
-                "work")  # fmt: skip
-    done = int((w["queued_us"] == 0).sum())
-    text = (f"the sync lasted {wait:.1f} µs per step (median of {len(w)} steps); the GPU had already finished "
-            f"everything queued before the copy in {done} of {len(w)} steps ({queued:.1f} µs left, median), so the "
-            "host did not wait for queued work")  # fmt: skip
-    timed = w.dropna(subset=["copy_done_us", "after_copy_us"]) if "after_copy_us" in w else w.iloc[:0]
-    if timed.empty:
+                f"{int(w['sync_queued_steps'])} of {steps} steps, and the sync waited {wait:.1f} µs: the host "
+                "waited for that queued work")  # fmt: skip
+    text = (f"the sync lasted {wait:.1f} µs per step (median of {steps} steps); the GPU had already finished "
+            f"everything queued before the copy in {int(w['sync_idle_steps'])} of {steps} steps ({queued:.1f} µs "
+            "left, median), so the host did not wait for queued work")  # fmt: skip
+    into, after = w.get("copy_done_us", float("nan")), w.get("after_copy_us", float("nan"))
+    if not (math.isfinite(into) and math.isfinite(after)):
         return text + "; when the flag's copy finished was not recorded"
-    into, after = timed["copy_done_us"].median(), timed["after_copy_us"].median()
     copy = (f"the flag's copy was done {into:.1f} µs into the sync" if into > 0 else
             f"the flag's copy was done {-into:.1f} µs before the sync began")  # fmt: skip
     holds = ("the synchronize call's own, under the profiler, not the copy's" if after > max(into, 0.0) else
@@ -352,25 +392,24 @@ def _wait_clause(waits: pd.DataFrame) -> str:
     return f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is {holds}"
 
 
-def sync_wait_text(name: str, waits: pd.DataFrame) -> str:
-    """What one generator's per-step sync waited for, from its profile (`tokgen.profiling.sync_wait`): queued
-    GPU work, or, where the GPU had finished, whether the copy's round trip or the synchronize call's own time
-    holds most of it, with how late the host issued the copy
-    (notebook 06_eos_sync_profile)."""
-    if waited_for_queue(waits) is None:
+def sync_wait_text(name: str, w) -> str:
+    """What one generator's per-step sync waited for, from its recorded sync-wait medians
+    (`tokgen.profiling.sync_wait_row`, a row of notebook 06's table): queued GPU work, or, where the GPU had
+    finished, whether the copy's round trip or the synchronize call's own time holds most of it, with how late
+    the host issued the copy (notebook 06_eos_sync_profile)."""
+    if waited_for_queue(w) is None:
         return f"`{name}`: no step of the window recorded a stop-flag copy followed by a sync."
-    w = waits.dropna(subset=["sync_us"])
-    late = w["late_us"].median()
+    late = w["sync_late_us"]
     when = (f"the host issued the copy {late:.1f} µs after the GPU's last queued operation ended" if late >= 0 else
             f"the host issued the copy {-late:.1f} µs before the GPU's last queued operation ended")  # fmt: skip
-    return (f"`{name}`: {_wait_clause(waits)}. Medians: {when}; the copy call took {w['copy_us'].median():.1f} µs of "
+    return (f"`{name}`: {_wait_clause(w)}. Medians: {when}; the copy call took {w['copy_call_us']:.1f} µs of "
             "host time, queuing the copy without waiting.")  # fmt: skip
 
 
 def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`, and, per model in
-    `waits` ({"eager": `tokgen.profiling.sync_wait`'s table, ...}), what the sync waited for
-    (notebook 06_eos_sync_profile)."""
+    `waits` ({"eager": a recorded sync-wait row, `tokgen.profiling.sync_wait_row`, ...}), what the sync
+    waited for (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
     said = [f"{model}, {_wait_clause(w)}" for model, w in (waits or {}).items() if waited_for_queue(w) is not None]
     text += "; " + "; ".join(said) if said else " (what it waited for is not measured here)"
@@ -396,17 +435,25 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
                    "gap before a step the sync opens is not measured.")  # fmt: skip
 
 
+def _total(phases: pd.DataFrame) -> str:
+    """The column the phases add up to: `span_us` (from the model forward's end on the GPU) where measured."""
+    return "span_us" if "span_us" in phases and phases["span_us"].notna().any() else "gap_us"
+
+
 def phase_shares(phases: pd.DataFrame) -> dict:
-    """Each phase's share of the idle gaps' total time over the boundaries (`tokgen.profiling.boundary_phases`;
-    the phases add up to each gap, so the shares add up to 1), "sync_copy_us" the copy and sync calls' share;
-    empty where no boundary was measured (notebook 06_eos_sync_profile)."""
-    total = phases["gap_us"].sum() if len(phases) else 0.0
+    """Each phase's share of the boundaries' total time from the end of step i−1's model forward on the GPU to step
+    i's first operation (`tokgen.profiling.boundary_phases`' `span_us`; its idle gap `gap_us` where no forward
+    range was recorded): the phases add up to each span, so their shares add up to 1; "sync_copy_us" the copy
+    and sync calls' share, "gap_calls_us" the share of those calls that falls in the idle gap; empty where no
+    boundary was measured (notebook 06_eos_sync_profile)."""
+    total = phases[_total(phases)].sum() if len(phases) else 0.0
     if total <= 0:
         return {}
-    return {c: float(phases[c].fillna(0).sum() / total) for c in [*PHASES, "sync_copy_us"] if phases[c].notna().any()}
+    columns = [*PHASES, "sync_copy_us", "gap_calls_us"]
+    return {c: float(phases[c].fillna(0).sum() / total) for c in columns if c in phases and phases[c].notna().any()}
 
 
-MOST = 0.5  # a phase "holds most of the gap" above this share
+MOST = 0.5  # a phase "holds most of the time" above this share
 
 
 def _phase_names(shares: dict) -> dict:
@@ -418,10 +465,20 @@ def _phase_names(shares: dict) -> dict:
     return names
 
 
+def _calls_clause(shares: dict) -> str:
+    """The copy and sync calls' share, and how much of it falls in the idle gap (the copy call precedes it)."""
+    said = f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
+    if CHECK_PHASE in shares and "gap_calls_us" in shares:
+        said += f" ({shares['gap_calls_us']:.0%} in the idle gap: the flag's copy call comes before it)"
+    return said
+
+
 def phases_text(name: str, phases: pd.DataFrame) -> str:
-    """One generator's idle gap before a step split into its measured phases (`tokgen.profiling.boundary_phases`):
-    each phase's median and share of the gaps' total time, the copy and sync calls' share, and the phase that
-    holds most of the gap where one does (more than MOST), else the largest (notebook 06_eos_sync_profile)."""
+    """One generator's time from the end of step i−1's model forward on the GPU to step i's first operation
+    (`tokgen.profiling.boundary_phases`), of which the idle gap before the step, split into its measured phases:
+    each phase's median and share of the total time, the copy and sync calls' share, and the phase that holds
+    most of it where one does (more than MOST), else the largest; without forward ranges, the idle gap
+    alone (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
     if not shares:
@@ -429,28 +486,42 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
     names = _phase_names(shares)
     parts = [f"{names[c]} {phases[c].median():.1f} µs ({shares[c]:.0%})" for c in names]
     top = max(names, key=shares.get)
-    holds = "holds most of the gap" if shares[top] > MOST else "is the largest part, though not most of the gap"
-    return (f"`{name}`: the gap {phases['gap_us'].median():.1f} µs (median over {len(phases)} boundaries); medians "
-            f"(share of the gaps' total time): {'; '.join(parts)}. The copy and sync calls take "
-            f"{shares['sync_copy_us']:.0%} of the gap; '{names[top]}' {holds}.")  # fmt: skip
+    holds = "holds most of it" if shares[top] > MOST else "is the largest part, though not most of it"
+    n, gap = len(phases), f"{phases['gap_us'].median():.1f} µs"
+    head = f"the idle gap {gap} (median over {n} boundaries)"
+    if CHECK_PHASE in shares:
+        head = (f"from the end of step i−1's model forward on the GPU to step i's first operation "
+                f"{phases['span_us'].median():.1f} µs, of which the GPU's idle gap before the step {gap} (medians "
+                f"over {n} boundaries)")  # fmt: skip
+    return (f"`{name}`: {head}; medians (share of the total time): {'; '.join(parts)}. "
+            f"{_calls_clause(shares)[0].upper()}{_calls_clause(shares)[1:]}; '{names[top]}' {holds}.")  # fmt: skip
 
 
 def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
     """Notebook 06's answer to "the sync or the host's work?" for one model's synchronous generator, from its
-    gap's phases (`phase_shares`): the copy and sync calls' share of the gap, the host's other work before
-    the first launch, and the phase that holds most of the gap only where one does (notebook 06_eos_sync_profile)."""
+    phases (`phase_shares`) from the end of step i−1's model forward on the GPU to step i's first operation: the
+    append and the stop check after the forward (its kernels and the flag's copy, counted in no idle gap), the
+    copy and sync calls, the host's other work before the first launch, and the phase that holds most of the
+    time only where one does (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
     if not shares:
         return f"{model.capitalize()}: the gap's phases were not measured."
-    host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - shares["sync_copy_us"]
+    in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
+    host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
     names = _phase_names(shares)
     top = max(names, key=shares.get)
     said = (f"'{names[top]}' holds most of it ({shares[top]:.0%})" if shares[top] > MOST else
             f"no one phase holds most of it (the largest, '{names[top]}', {shares[top]:.0%})")  # fmt: skip
-    return (f"{model.capitalize()}, with the sync, in the pictures' pass: the copy and sync calls take "
-            f"{shares['sync_copy_us']:.0%} of the GPU's idle gap before a step, the host's other work before the "
-            f"step's first launch {host:.0%}, the launch's own latency {shares['start_us']:.0%}; {said}.")  # fmt: skip
+    if CHECK_PHASE in shares:
+        span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
+        check = (f"the append and the stop check after the forward (its kernels and the flag's copy, counted in "
+                 f"no idle gap) take {shares[CHECK_PHASE]:.0%}, ")  # fmt: skip
+    else:
+        span, check = "of the GPU's idle gap before a step", ""
+    return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_clause(shares)}, "
+            f"the host's other work before the step's first launch {host:.0%}, the launch's own latency "
+            f"{shares['start_us']:.0%}; {said}.")  # fmt: skip
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:

@@ -614,27 +614,67 @@ def sync_wait(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+SYNC_WAIT_COLUMNS = ("sync_steps", "sync_us", "sync_queued_us", "sync_queued_steps", "sync_idle_steps",
+                     "sync_late_us", "copy_call_us", "copy_done_us", "after_copy_us")  # fmt: skip
+
+
+def sync_wait_row(waits: pd.DataFrame) -> dict:
+    """`sync_wait`'s table as the columns notebook 06_eos_sync_profile records per generator and window, so
+    that its sentences are read back from data/ (`tokgen.gaps.sync_wait_text`): over the steps whose copy was
+    followed by a sync, their number (`sync_steps`, 0 where none: every other column NaN), the medians of
+    `sync_us`, of `queued_us` (`sync_queued_us`), of `late_us` (`sync_late_us`) and of `copy_us`
+    (`copy_call_us`), the steps with queued work left (`sync_queued_steps`) and with none
+    (`sync_idle_steps`), and over those of them where the copy's end was recorded the medians of
+    `copy_done_us` and `after_copy_us`."""
+    w = waits.dropna(subset=["sync_us"]) if len(waits) else waits
+    nan = float("nan")
+    if w.empty:
+        return {**dict.fromkeys(SYNC_WAIT_COLUMNS, nan), "sync_steps": 0}
+    timed = w.dropna(subset=["copy_done_us", "after_copy_us"])
+    return {"sync_steps": len(w), "sync_us": float(w["sync_us"].median()),
+            "sync_queued_us": float(w["queued_us"].median()), "sync_queued_steps": int((w["queued_us"] > 0).sum()),
+            "sync_idle_steps": int((w["queued_us"] == 0).sum()), "sync_late_us": float(w["late_us"].median()),
+            "copy_call_us": float(w["copy_us"].median()),
+            "copy_done_us": float(timed["copy_done_us"].median()) if len(timed) else nan,
+            "after_copy_us": float(timed["after_copy_us"].median()) if len(timed) else nan}  # fmt: skip
+
+
+CHECK_PHASE = "check_us"
 PHASES = {
+    CHECK_PHASE: "after the model's forward (its last GPU operation of step i−1 ends) → step i−1's last GPU "
+    "operation ends: the token's append and, with a stop check, its kernels and the flag's copy",
     "host_us": "the GPU's last operation of step i−1 → the host starts step i",
     "forward_us": "step i starts → its model forward starts",
     "launch_us": "model forward starts → the first launch of step i",
     "start_us": "that launch → the operation starts on the GPU",
-}  # the phases of the idle gap before step i, in order (`boundary_phases`)
+}  # the phases from the end of step i−1's model forward on the GPU to step i's first operation (`boundary_phases`)
 
 
 def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFrame:
-    """Per step boundary (the steps after the first `skip`, default WINDOW_SKIP), the GPU's idle gap before
-    step i split into the measured phases of `PHASES` (notebook 06_eos_sync_profile): from the end of
-    step i−1's last GPU operation to the host's marker of step i (`host_us`; `sync_copy_us` is the part of
-    it the host spent in copy and `*Synchronize` calls), to the "model forward" range's start (`forward_us`), to
-    the launch call of step i's first GPU operation (`launch_us`), to that operation's start (`start_us`).
-    The four add up to `gap_us` (the first operation's start less the last one's end); without "model
-    forward" ranges (a pass without CPU ranges) `forward_us` is NaN and `launch_us` runs from the marker."""
+    """Per step boundary (the steps after the first `skip`, default WINDOW_SKIP), the time from a point every
+    generator shares, the end of the last GPU operation of step i−1 launched inside its "model forward" range
+    (the forward's end on the GPU), to step i's first GPU operation, split into the measured phases of
+    `PHASES` (notebook 06_eos_sync_profile): to the end of step i−1's last GPU operation (`check_us`: the
+    token's append, and with a stop check its kernels and the flag's copy; NaN without "model forward"
+    ranges), to the host's marker of step i (`host_us`), to the "model forward" range's start
+    (`forward_us`), to the launch call of step i's first GPU operation (`launch_us`), to that operation's
+    start (`start_us`). The last four add up to `gap_us`, the GPU's idle gap before step i as
+    `Timeline.steps` measures it (from step i−1's last operation: for a synchronous generator the flag's
+    copy); all five to `span_us` (`gap_us` where `check_us` is NaN). `sync_copy_us`: the host's time in copy
+    and `*Synchronize` calls within the span, up to the marker; `gap_calls_us`: the part of it within the
+    gap (the flag's copy call comes before the gap: the copy it queues ends the previous step). Without
+    "model forward" ranges (a pass without CPU ranges) `forward_us` is NaN too and `launch_us` runs from
+    the marker."""
     skip = WINDOW_SKIP if skip is None else skip
-    columns = ["step", "gap_us", *PHASES, "sync_copy_us"]
+    columns = ["step", "span_us", "gap_us", *PHASES, "sync_copy_us", "gap_calls_us"]
     r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
     forwards = r[r["name"] == "model forward"]
     calls = r[r["name"].isin(["copy call", "sync wait"])]
+    nan = float("nan")
+
+    def calls_from(t: float, j: int) -> float:
+        return float((calls["end"].clip(upper=marks[j]) - calls["start"].clip(lower=t)).clip(lower=0).sum())
+
     rows = []
     for j in range(max(skip, 1), len(marks)):
         prev, now = k[k["step"] == j - 1], k[k["step"] == j]
@@ -642,9 +682,27 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
             continue
         t0, first = prev["end"].max(), now.loc[now["start"].idxmin()]
         fwd = forwards[_in_step(forwards["start"], marks, j)]
-        t2 = fwd["start"].min() if len(fwd) else float("nan")
-        inside = (calls["end"].clip(upper=marks[j]) - calls["start"].clip(lower=t0)).clip(lower=0)
-        rows.append({"step": j, "gap_us": first["start"] - t0, "host_us": marks[j] - t0,
-                     "forward_us": t2 - marks[j], "launch_us": first["launch"] - (marks[j] if t2 != t2 else t2),
-                     "start_us": first["start"] - first["launch"], "sync_copy_us": float(inside.sum())})  # fmt: skip
+        t2 = fwd["start"].min() if len(fwd) else nan
+        before = forwards[_in_step(forwards["start"], marks, j - 1)]
+        inside = [((before["start"] <= t) & (t <= before["end"])).any() for t in prev["launch"]]
+        anchor = prev.loc[inside, "end"].max() if any(inside) else nan
+        start = t0 if anchor != anchor else anchor
+        rows.append({"step": j, "span_us": first["start"] - start, "gap_us": first["start"] - t0,
+                     CHECK_PHASE: t0 - anchor, "host_us": marks[j] - t0, "forward_us": t2 - marks[j],
+                     "launch_us": first["launch"] - (marks[j] if t2 != t2 else t2),
+                     "start_us": first["start"] - first["launch"], "sync_copy_us": calls_from(start, j),
+                     "gap_calls_us": calls_from(t0, j)})  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def boundary_row(phases: pd.DataFrame) -> dict:
+    """`boundary_phases`' medians as the columns notebook 06_eos_sync_profile records per generator and window
+    from its pictures' pass: `picture_gap_us`, the idle gap before a step in that pass, and
+    `picture_check_us`, the time after the model's forward counted in no gap (`check_us`: the append and,
+    with a stop check, the check's kernels and the flag's copy); NaN where not measured."""
+    nan = float("nan")
+    if phases.empty:
+        return {"picture_gap_us": nan, "picture_check_us": nan}
+    check = phases[CHECK_PHASE].dropna()
+    return {"picture_gap_us": float(phases["gap_us"].median()),
+            "picture_check_us": float(check.median()) if len(check) else nan}  # fmt: skip
