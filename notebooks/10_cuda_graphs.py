@@ -16,9 +16,10 @@
 # %% [markdown]
 # # 10 · Beyond the article: CUDA graphs and a stop check every K tokens
 #
-# Pipelining hides the wait at the step boundary, but every step still costs the CPU one launch
-# from Python for each of its kernels. A **CUDA graph** records a step's kernels once and replays
-# them with a single launch (the "streams + graphs" variant of the article's follow-ups).
+# Pipelining aims to hide the wait at the step boundary (whether it did on this machine is in
+# notebook 07), but every step still costs the CPU one launch from Python for each of its
+# kernels. A **CUDA graph** records a step's kernels once and replays them with a single launch
+# (the "streams + graphs" variant of the article's follow-ups).
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
 # of sampled tokens) cuts the host's work per decode step further. The host reads the flag one
@@ -70,7 +71,7 @@ import torch
 import tokgen
 from tokgen.display import (
     plot_dots,
-    plot_runtime_vs_k,
+    plot_speedup_vs_k,
     save_figure,
     say,
     show_source,
@@ -341,8 +342,10 @@ say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits
 
 # %% [markdown]
 # The task's floor (notebook 12): every weight and the filled part of the KV cache read once per
-# decode step, at the copy bandwidth measured now. The measurement is recorded in
-# `data/10_bandwidth.csv`, and notebook 12 reads it: one bandwidth, one floor for both notebooks.
+# decode step, at the copy bandwidth measured now on this card. The measurement is recorded in
+# `data/10_bandwidth.csv` with the card's id, and notebook 12 sets this notebook's timings against
+# the bandwidth recorded on the card that timed them: one floor per card, whichever card notebook
+# 12 runs on (where it finds none for that card, it says so under its table).
 
 # %%
 if CUDA:
@@ -396,11 +399,11 @@ say(table(ok, columns + [f"vs {b}" for b in bases], digits=2))
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
 plot_dots(ok, "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
           xlabel="ms per generation (median, IQR; log), in rank order", ax=axes[0])  # fmt: skip
-if floor_ms == floor_ms:  # the task's floor: no generator can go left of it
+if floor_ms == floor_ms:  # the task's floor, at the measured copy rate
     axes[0].axvline(floor_ms, color="grey", ls="--", label="the task's floor")
     axes[0].legend(loc="upper right", fontsize=8)  # the slowest rows, at the bottom right, stay visible
 axes[0].set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}")
-plot_runtime_vs_k(axes[1], ok, floor_ms)
+plot_speedup_vs_k(axes[1], ok)  # each K against K = 1, round by round, with its interval
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
 
 # %%
@@ -415,8 +418,10 @@ say(fastest_text + floor_text)
 
 # %% [markdown]
 # A replay always runs its K steps: when K does not divide N, the last replay computes steps
-# nobody asked for, trimmed afterwards. A larger K saves host work but spends that GPU time: the
-# right panel shows which of the two weighs more here.
+# nobody asked for, trimmed afterwards. A larger K saves host work but computes those extra
+# steps: the right panel sets each K against K = 1 round by round (a point inside the grey band
+# with its bar is a difference within ±5%), and the lines below give the steps each K computes
+# and the GPU's busy time per K.
 
 # %%
 over = {k: math.ceil(MAX_SEQLEN / k) * k for k in STEPS_PER_GRAPH if MAX_SEQLEN % k}
@@ -425,6 +430,9 @@ say(
     if over
     else f"N = {MAX_SEQLEN}: every K here divides N, so no replay computes a step past N."
 )
+if CUDA:  # the GPU time the extra steps take, one profiled generation per variant (section 3's)
+    for line in tokgen.display.busy_by_k(ok):
+        say(line)
 
 # %% [markdown]
 # ## 4. Is the GPU ever idle?
@@ -434,8 +442,9 @@ say(
 # our kernels), of our kernels (`graph_triton_kernels`) and of the fused step
 # (`graph_triton_fused`); and the article's best recipe: the share of the window in which no
 # kernel ran, and the GPU's busy time and
-# kernels per decode step. (`graph_stop_on_device` is not profiled: CUPTI records the kernels of
-# a WHILE node's body once, not once per iteration.) Decode steps are counted from the `on_step`
+# kernels per decode step. (`graph_stop_on_device` is not profiled: while tokgen was written,
+# CUPTI showed the kernels of a WHILE node's body once, not once per iteration; no output here
+# measures that.) Decode steps are counted from the `on_step`
 # calls inside the window (one call per replay of K steps). **Where a column name says "token",
 # read "decode step"**: one step generates one token for each of the `BATCH_SIZE` rows, and the
 # weights are read once per step, not once per token.
@@ -528,7 +537,7 @@ if CUDA and any(stages.values()):
 
 # %% [markdown]
 # One layer of one step, kernel by kernel, with our kernels before and after fusing them
-# (`graph_triton_kernels` and `graph_triton_fused`, each at its fastest K): each bar is a kernel
+# (`graph_triton_kernels` and `graph_triton_fused`, each at its first-ranked K): each bar is a kernel
 # from its launch to its end (with PDL a kernel is launched while the one before still runs, and
 # waits), on the same µs axis; consecutive kernels alternate between the lower and the upper half
 # of their row, so two that overlap are both visible.
@@ -601,7 +610,9 @@ if CUDA:
 
 # %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
-# small's fp32 weights once per decode step is a floor no generator can beat.
+# small's fp32 weights once per decode step, at the measured copy rate (bytes read + written),
+# is a floor at that rate, not a hard bound: a stream that only reads could run faster than a
+# copy, and no read-only bandwidth is measured here.
 #
 # ## Takeaways, read from this run
 
@@ -642,11 +653,13 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 # ## Summary
 #
 # * One graph replay per K steps replaces the Python-level launches of every step; with the stop
-#   flag read one replay late, the host does not wait for the GPU before queuing the next replay.
+#   flag read one replay late, the host does not wait for the replay it has just queued before
+#   queuing the next one (it waits for the one before).
 # * The returned tokens are the naive generator's for every K: the steps generated past the
 #   stop are trimmed.
-# * A replay computes all of its K steps, so K beyond what the host needs costs GPU time when N
-#   is not a multiple of K (section 3's right panel).
+# * A replay computes all of its K steps, so when N is not a multiple of K it computes steps past
+#   N: section 3 gives the GPU's busy time per K, and its right panel each K against K = 1,
+#   round by round.
 # * Attention over the filled slots only (one Triton kernel that reads the position on the GPU)
 #   keeps the graph valid and cuts the attention's reads to what is filled.
 # * Our own kernels for the thin products, with the bias, GELU, residual add and layer norm
@@ -672,10 +685,10 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 #
 # 1. Capture `graph_transformers` with the compiled model for K = 4. How does it compare with
 #    `graph_handwritten_compiled K=4`?
-# 2. The WHILE node runs `keep_decoding`, a one-thread kernel, after every step, and CUPTI sees
-#    its body only once (section 4 skips it). Time `graph_stop_on_device` and the K = 1 decoder of
-#    the same step at two lengths N, without an early stop: what does one step cost in each, and
-#    what does the condition kernel add per step?
+# 2. The WHILE node runs `keep_decoding`, a one-thread kernel, after every step, and CUPTI showed
+#    its body only once while tokgen was written (section 4 skips it). Time
+#    `graph_stop_on_device` and the K = 1 decoder of the same step at two lengths N, without an
+#    early stop: what does one step cost in each, and what does the condition kernel add per step?
 # 3. In a copy of `handwritten_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
 #    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
 #    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?

@@ -18,8 +18,8 @@
 #
 # One decode step (one new token for every sequence of the batch) with a KV cache reads every
 # weight of the model once, whatever the batch size: for GPT-2 small in fp32 at the article's
-# batch, reading those bytes takes longer than the step's arithmetic needs at the GPU's rated
-# speed (exercise 1 compares the two). So the GPU's memory bandwidth sets a floor under every
+# batch, reading those bytes takes longer than the step's arithmetic needs at the GPU's measured
+# matrix-product rate (exercise 1 compares the two). So the GPU's memory bandwidth sets a floor under every
 # cached generator: bytes that must move per generation, divided by bytes per second.
 #
 # **You will learn:** how to compute the bandwidth floor of a generation, how far each
@@ -28,12 +28,13 @@
 # **What this step adds:** the floor, from the model's size and the bandwidth measured on this
 # GPU, and every generator's distance from it.
 #
-# **What we measure:** the device-to-device copy bandwidth (bytes read + written) that notebook
-# 10 measured for its floor (here only if that measurement is missing); then, from the timings of
+# **What we measure:** the device-to-device copy bandwidth (bytes read + written) of this card
+# (notebook 10's record where notebook 10 ran on this card; section 1 says which card's bandwidth
+# each floor uses); then, from the timings of
 # notebooks 07 and 10 at the same batch and length, each generator's time against its floor; for
 # the generator notebook 10 profiled kernel by kernel, the matrix products' time against the
 # weights' floor; each of GPT-2's matrix products timed alone, against the time its weight
-# takes to read; and, for our fastest decoder, the gap from its floor to its measured time split
+# takes to read; and, for a first-ranked decoder of notebook 10, the gap from its floor to its measured time split
 # into terms, each measured in this process but the floor, which is section 1's (section 6).
 
 # %% tags=["parameters"]
@@ -64,11 +65,14 @@ CUDA = DEVICE == "cuda"
 # ## 1. The bandwidth we can get
 #
 # A large device-to-device copy is the simplest kernel that does nothing but stream memory.
-# Notebook 10 measures it once for its floor and records it; every floor in this notebook, the
-# waterfall's of section 6 and the persistent kernels' of section 7 included, uses that same
-# measurement, so the two notebooks give one floor for one timing. Only notebook 10's record of
-# this run (this commit) on this very card counts; without it, the copy is timed here, once,
-# and that one measurement serves every section instead.
+# Notebook 10 measures it for its floor and records it with the card it ran on. A bandwidth is
+# one card's, so each timing is set against the bandwidth of the card that measured it: this
+# notebook's own measurements (sections 5 to 7) against this card's, which is notebook 10's record
+# of this run (this commit) where notebook 10 ran on this very card, else a copy timed here,
+# once; the timings read from notebooks 07 and 10 (sections 3 and 4) against the bandwidth
+# notebook 10 recorded in this run on the card that timed them. Where it recorded none on that
+# card, they are set against this card's, and a sentence under their table says so and which
+# numbers then differ from notebook 10's.
 
 # %%
 show_source(tokgen.bandwidth.copy_bandwidth)
@@ -144,18 +148,24 @@ for name in ("07_pipelining", "10_cuda_graphs"):
         continue
     frames.append(t.assign(notebook=name[:2]))
     say(f"Notebook {name[:2]}'s rows: its table {name} ({tokgen.results.run_of(t)}).")  # started: the table's
-floors = pd.DataFrame()
+floors, printed = pd.DataFrame(), {"10": "task floor and × task floor"}  # what notebook 10 prints against a floor
 if frames and bandwidth:  # one table per run: a generator timed in both runs appears in each
-    floors = pd.concat([tokgen.bandwidth.floor_table(f, model, bandwidth, tflops) for f in frames], ignore_index=True)
+    runs = {f["notebook"].iloc[0]: f for f in frames}
+    per_run = {nb: tokgen.bandwidth.floor_bandwidth(f, nb, RESULTS_DIR, bandwidth, also_printed=printed.get(nb))
+               for nb, f in runs.items()}  # each run's timings at the copy bandwidth of the card that timed them
+    floors = pd.concat([tokgen.bandwidth.floor_table(f, model, per_run[nb]["bandwidth_gb_s"], tflops).assign(
+        bandwidth_gb_s=per_run[nb]["bandwidth_gb_s"], bandwidth_from=per_run[nb]["from"]) for nb, f in runs.items()],
+        ignore_index=True)  # fmt: skip
     sol_rec = tokgen.Recorder("12_speed_of_light", RESULTS_DIR, params=PARAMS)
     for r in floors.to_dict("records"):
-        sol_rec.write({**r, "bandwidth_gb_s": bandwidth, "bandwidth_from": source, "matmul_tflops": tflops})
+        sol_rec.write({**r, "matmul_tflops": tflops})
     columns = ["variant", "median_ms", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor", "times_task_floor"]
     for nb, run in floors.groupby("notebook"):
-        timed = next(f for f in frames if f["notebook"].iloc[0] == nb)  # a sequential run's medians: over shared rounds
-        note = tokgen.display.shared_rounds_note(tokgen.stats.shared_rounds(timed))
+        timed = runs[nb]  # a sequential run's medians: over shared rounds
+        notes = [tokgen.display.shared_rounds_note(tokgen.stats.shared_rounds(timed)), per_run[nb]["note"],
+                 tokgen.display.other_run_medians_note(nb)]  # fmt: skip
         say(f"**Notebook {nb}'s run** (in its table's order):\n\n" + table(run, columns, digits=1)
-            + (f"\n\n{note}" if note else ""))
+            + "".join(f"\n\n{n}" for n in notes if n))
 
 # %%
 if len(floors):  # each run's rows in its table's order, run by run: medians over a floor rank nothing
@@ -167,7 +177,7 @@ if len(floors):  # each run's rows in its table's order, run by run: medians ove
                    "rate)")  # fmt: skip
     ax.set_xlim(left=0)
     ax.set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}: distance from the speed of light\n(each run in its table's order; "
-                 "not a ranking: notebooks 07 and 10 rank round by round)")  # fmt: skip
+                 "not a ranking: medians drift with the host; notebooks 07 and 10 rank round by round)")  # fmt: skip
     save_figure(ax.figure, "12_speed_of_light", RESULTS_DIR)
 
 # %% [markdown]
@@ -192,14 +202,15 @@ if kernels is not None and len(floors):
     profiled = [v for v in dict.fromkeys(kernels["variant"]) if run10 is not None and v in set(run10["variant"])]
     ranked = tokgen.display.ranking(run10, profiled[0], profiled) if profiled else pd.DataFrame()
     target = ranked.iloc[0]["variant"] if len(ranked) else kernels["variant"].iloc[0]
-    split = tokgen.bandwidth.products_against_floor(kernels, target, model, bandwidth)
+    kernels_bw = tokgen.bandwidth.floor_bandwidth(kernels, "10", RESULTS_DIR, bandwidth, what="kernel times")
+    split = tokgen.bandwidth.products_against_floor(kernels, target, model, kernels_bw["bandwidth_gb_s"])
     say(
         f"`{target}`, first of the decoders notebook 10 profiled, ranked round by round in its run: the GPU is busy "
         f"**{split['busy_us']:.0f} µs** per step (its kernels' durations add up to {split['durations_us']:.0f} µs), "
         f"of which the matrix products take **{split['products_us']:.0f} µs** and the other kernels "
         f"{split['other_us']:.0f} µs; reading the weights once at copy speed takes "
         f"**{split['weights_floor_us']:.0f} µs**: the products run at "
-        f"{split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth."
+        f"{split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth. {kernels_bw['note']}"
     )
     columns = ["variant", "kind", "products", "kernels_per_token", "us_per_token", "own_us_per_token", "share"]
     say(table(kernels[kernels["variant"] == target], columns, digits=2))
@@ -218,7 +229,8 @@ if kernels is not None and len(floors):
 
 # %%
 if kernels is not None and bandwidth:
-    splits = pd.DataFrame([tokgen.bandwidth.products_against_floor(kernels, v, model, bandwidth)
+    kernels_bw = tokgen.bandwidth.floor_bandwidth(kernels, "10", RESULTS_DIR, bandwidth, what="kernel times")
+    splits = pd.DataFrame([tokgen.bandwidth.products_against_floor(kernels, v, model, kernels_bw["bandwidth_gb_s"])
                            for v in dict.fromkeys(kernels["variant"])])  # fmt: skip
     columns = ["variant", "busy_us", "products_us", "other_us", "weights_floor_us", "pct_of_copy_bandwidth"]
     say(table(splits, columns, digits=0))
@@ -306,19 +318,22 @@ if len(products):
 # ## 6. The gap waterfall: from the floor to the measured time
 #
 # Sections 3 to 5 say how far a generator is from its floor; this one says where that distance
-# goes, for our fastest decoder (`graph_triton_fused`, K steps per graph replay), every term
+# goes, for a first-ranked decoder of notebook 10 (`graph_triton_fused`, K steps per graph
+# replay; the rounds there may tie it with others), every term
 # measured on this GPU rather than inferred: in this process, but for section 1's bandwidth and
 # TF32 rate, which set the floor and the arithmetic. From the top of the figure down:
 #
 # * **the floor**: the generation's bytes (section 2, the filled cache only) at section 1's copy
-#   bandwidth, the one every floor of this notebook uses;
+#   bandwidth, this card's, the one every measurement of this notebook is set against;
 # * **arithmetic beyond the floor**: the matrix products' operations at section 1's TF32 rate,
 #   counted only where they would take longer than the bytes;
 # * **the kernels' bytes beyond the floor**: each kernel of the replays is matched to the weights
 #   and cache slots it reads (`fused_step_calls`); what they add up to beyond the floor (the
-#   embedding's rows, the vectors of the folded norms, the steps of the last replay past the stop);
-# * **copies of each kernel's size**: a short copy cannot reach a long copy's bandwidth (its
-#   blocks start and drain); we time copies of each kernel's size and take the difference;
+#   embedding's rows, the vectors of the folded norms, the steps of the last replay past N or
+#   past the stop);
+# * **copies of each kernel's size**: a short copy cannot reach a long copy's bandwidth (perhaps
+#   because its blocks take time to start and to drain, which this notebook does not measure
+#   apart); we time copies of each kernel's size and take the difference;
 # * **kernels slower than copies of their size**: each kernel's exclusive time beyond a copy of its
 #   bytes. With programmatic dependent launch a kernel starts before the one before it ends and
 #   waits on the GPU for its inputs, and CUPTI's duration counts that wait (notebook 10 section 5):
@@ -326,8 +341,8 @@ if len(products):
 #   end of the kernels before it in its replay to its own end, so a replay's exclusive times add
 #   up to the time its GPU was busy; the row's note says how much of the durations overlapped, and
 #   the table after the figure splits the term by kernel;
-# * **idle gaps between kernels**: inside a replay, the GPU idle between one kernel's end and the
-#   next one's start (ramp and drain);
+# * **idle gaps between kernels**: inside a replay, the time from one kernel's end to the next
+#   one's start, when no kernel runs (what it is spent on is not measured here);
 # * **between replays**: the stop flag's copy after each replay, then the gap before the next
 #   replay's first kernel (the graph launch);
 # * **around the replays**: the GPU's span before the first replay (the reset) and after the last
@@ -335,7 +350,9 @@ if len(products):
 #   time), and the host's time outside the GPU's span;
 # * **the remainder**: the time measured without the profiler (the median of `RUNS` generations)
 #   minus the profiled generation's, and any term that could not be measured: its own bar, so the
-#   terms always add up to the measured time.
+#   terms always add up to the measured time. The terms come from the profiled generation, so they
+#   hold the profiler's own cost too; where the remainder is well below zero, a sentence under the
+#   table sets the between-replay terms against what the unprofiled time leaves outside GPU work.
 #
 # The per-K table then gives the host's share: the measured time per generation minus the time
 # the GPU was busy, at each K.
@@ -386,6 +403,8 @@ if waterfalls:
     for k, out in waterfalls.items():
         say(f"**K = {k}.** " + W.biggest_term(out["terms"]))
         say(table(out["terms"], ["term", "ms", "status", "note"], digits=3))
+        if note := W.profiler_note(out["terms"], out["summary"]):  # the terms are one profiled generation's
+            say(note)
 
 # %% [markdown]
 # Each kernel of the replays against its bytes, by what it computes: `own_ms` is the kernels'
@@ -483,13 +502,13 @@ if len(bound):
 # %% [markdown]
 # ## Summary
 #
-# * The floor is set by bytes: every weight read once per decode step at the measured bandwidth,
-#   one measurement for every section, shared with notebook 10 where this run has notebook 10's
-#   on this card. How far each generator is from it is in section 3's table and the takeaways.
+# * The floor is set by bytes: every weight read once per decode step at the measured bandwidth
+#   of the card that timed the generator (section 1). How far each generator is from it is in
+#   section 3's table and the takeaways.
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.
-# * Section 6 follows the fastest decoder from its floor to its measured time, term by term, each
+# * Section 6 follows a first-ranked decoder from its floor to its measured time, term by term, each
 #   term measured on this GPU at section 1's bandwidth; the largest term is named above, read
 #   from the data.
 # * Section 7 times persistent kernels of a few designs that keep the step's dependency points and

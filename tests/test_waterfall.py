@@ -191,7 +191,30 @@ def test_biggest_term_is_read_from_the_rows():
     said = waterfall.biggest_term(w)
     # 0.1 of 0.2 ms, larger than every other term; 0.1 of the 0.196 ms above the 0.004 ms floor
     assert f"**{waterfall.REMAINDER}**: 0.1 ms (50% of the measured time, 51% of the gap above the floor)" in said
-    assert "50.00× under" in said  # 0.2 / 0.004
+    assert "the measured time, 0.2 ms, is 50.00× the floor" in said  # 0.2 / 0.004
+
+
+def test_the_profiler_note_says_which_between_replay_terms_the_unprofiled_time_cannot_hold():
+    def terms(stop, launch, remainder):
+        return pd.DataFrame({"term": [waterfall.FLOOR, waterfall.STOP_GPU, waterfall.LAUNCH, waterfall.REMAINDER],
+                             "ms": [20.8, stop, launch, remainder]})  # fmt: skip
+
+    # notebook 12's K = 1 of the reviewed run: 57.85 ms profiled, 51.16 ms unprofiled, 0.82 ms outside busy time
+    k1 = {"measured_ms": 51.16, "wall_profiled_ms": 57.85, "wall_minus_busy_ms": 0.82}
+    said = waterfall.profiler_note(terms(0.64, 5.81, -6.69), k1)
+    assert said.startswith("The profiled generation ran 6.69 ms slower than the unprofiled ones (the remainder, "
+                           "-6.69 ms, is more than 5% of the measured time below zero); ")  # fmt: skip
+    assert said.endswith("the between-replay terms (6.45 ms) exceed the 0.82 ms the unprofiled time leaves outside "
+                         "the GPU's busy time, so most of them are the profiler's: at least 5.63 ms.")  # fmt: skip
+    # K = 4 of that run: a remainder of -1.0 ms is 2% of 51.31 ms, under the 5% share: nothing to say
+    assert waterfall.profiler_note(terms(0.2, 0.08, -1.0), {**k1, "measured_ms": 51.31}) == ""
+    assert waterfall.profiler_note(terms(0.64, 5.81, -2.5), k1) == ""  # 4.9% of 51.16 ms: under the share
+    assert waterfall.profiler_note(terms(0.64, 5.81, -2.6), k1) != ""  # 5.1%
+    # 1.2 ms between replays against 0.82 ms outside: 0.38 ms is the profiler's at least, under half of 1.2
+    assert "so part of them is the profiler's: at least 0.38 ms." in waterfall.profiler_note(terms(0.2, 1.0, -6.69), k1)
+    fits = waterfall.profiler_note(terms(0.2, 0.5, -6.69), k1)  # 0.7 ms fits in 0.82 ms
+    assert "(0.70 ms) fit within the 0.82 ms" in fits and "not measured here" in fits
+    assert waterfall.profiler_note(terms(0.64, 5.81, -6.69), {**k1, "wall_minus_busy_ms": None}) == ""  # no timeline
 
 
 def test_plot_waterfall_draws_a_bar_per_measured_row_and_names_the_missing():

@@ -192,6 +192,61 @@ def recorded_bandwidth(results_dir) -> dict | None:
     return None if uuid and isinstance(theirs, str) and theirs and theirs != uuid else row.to_dict()
 
 
+def card_of(rows: pd.DataFrame) -> str | None:
+    """The one GPU (its UUID, column gpu_uuid) that measured `rows`, None when they name none or
+    several (notebook 12_speed_of_light)."""
+    cards = {c for c in rows.get("gpu_uuid", pd.Series(dtype=object)) if isinstance(c, str) and c}
+    return cards.pop() if len(cards) == 1 else None
+
+
+def bandwidth_on_card(results_dir, card: str) -> dict | None:
+    """The copy bandwidth notebook 10 recorded in this run (this commit, GPU model and slice) on the
+    card `card` (a GPU UUID), its last row in data/10_bandwidth.csv there; None where it recorded
+    none on that card (notebook 12_speed_of_light)."""
+    try:
+        rows = rows_at("10_bandwidth", results_dir, "notebook 12", this_run=True)
+    except MissingRows:
+        return None
+    mine = rows[rows["gpu_uuid"] == card] if "gpu_uuid" in rows else rows.iloc[:0]
+    return mine.iloc[-1].to_dict() if len(mine) else None
+
+
+def _card(uuid: str | None) -> str:
+    return f"GPU {uuid[:8]}" if uuid else "a GPU no row names"
+
+
+def floor_bandwidth(timed: pd.DataFrame, writer: str, results_dir, bandwidth_gbs: float, what: str = "timings",
+                    also_printed: str | None = None) -> dict:  # fmt: skip
+    """The copy bandwidth to set notebook `writer`'s `timed` rows against (notebook 12_speed_of_light):
+    a bandwidth is one card's, so the one notebook 10 recorded in this run on the card that measured
+    them (`card_of`, `bandwidth_on_card`): one floor per card, the floor notebook 10 prints for its
+    own timings. Where notebook 10 recorded none there, `bandwidth_gbs` (this card's), and `note`
+    says that these timings came from another card than the floor's bandwidth, and which numbers
+    therefore differ from those notebook `writer` prints for them (`also_printed`, e.g. "task floor
+    and × task floor"; None: it prints none). Returns bandwidth_gb_s, card (theirs),
+    from ("notebook 10" or "this card") and note (one sentence, always: which bandwidth, measured
+    where)."""
+    card, here = card_of(timed), environment()["gpu_uuid"] or None
+    recorded = bandwidth_on_card(results_dir, card) if card else None
+    whose = f"Notebook {writer}'s {what}"
+    if recorded is not None:
+        bw = float(recorded["bandwidth_gb_s"])
+        elsewhere = f" (this notebook runs on {_card(here)})" if here and here != card else ""
+        return {"bandwidth_gb_s": bw, "card": card, "from": "notebook 10",
+                "note": f"{whose} were measured on {_card(card)}; their floors use the copy bandwidth notebook 10 "
+                        f"recorded in this run on that card, {bw:,.0f} GB/s{elsewhere}."}  # fmt: skip
+    if card is not None and card == here:
+        return {"bandwidth_gb_s": bandwidth_gbs, "card": card, "from": "this card",
+                "note": f"{whose} were measured on this card ({_card(card)}); their floors use its copy bandwidth, "
+                        f"{bandwidth_gbs:,.0f} GB/s (section 1)."}  # fmt: skip
+    differ = (f" so their {also_printed} differ from those notebook {writer} prints for the same {what}"
+              if also_printed else " so these floors are not that card's")  # fmt: skip
+    return {"bandwidth_gb_s": bandwidth_gbs, "card": card, "from": "this card",
+            "note": f"{whose} were measured on {_card(card)}, where notebook 10 recorded no copy bandwidth in this "
+                    f"run; their floors use this card's ({_card(here)}), {bandwidth_gbs:,.0f} GB/s: another card "
+                    f"than the one that timed them,{differ}."}  # fmt: skip
+
+
 def products_against_floor(kernels: pd.DataFrame, variant: str, model, bandwidth_gbs: float) -> dict:
     """From notebook 10's kernel table (data/10_kernels.csv) of `variant`, per token: the GPU's busy
     time, the matrix products' own time, the rest, and the weights' floor, at which the products

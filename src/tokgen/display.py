@@ -698,6 +698,77 @@ def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):
     return ax
 
 
+def _k_sweeps(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each generator timed at several K, its rows by K (notebook 10_cuda_graphs)."""
+    graphs = results[results["steps_per_graph"].notna()]
+    return {g: r.sort_values("steps_per_graph") for g, r in graphs.groupby("generator", sort=False)
+            if r["steps_per_graph"].nunique() > 1}  # fmt: skip
+
+
+def speedups_vs_k(results: pd.DataFrame) -> pd.DataFrame:
+    """Each K of a generator timed at several K against that generator's smallest K (K = 1), round
+    by round (`tokgen.stats.gain`: speed-up, outcome, interval_low–interval_high), one row per K
+    but the smallest (notebook 10_cuda_graphs)."""
+    rows = []
+    for generator, runs in _k_sweeps(results).items():
+        base = runs["variant"].iloc[0]
+        for r in runs.iloc[1:].to_dict("records"):
+            rows.append({"generator": generator, "steps_per_graph": r["steps_per_graph"], "base_k":
+                         runs["steps_per_graph"].iloc[0], **gain(results, base, r["variant"])})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def plot_speedup_vs_k(ax, results: pd.DataFrame) -> pd.DataFrame:
+    """Each K's paired speed-up against K = 1 (`speedups_vs_k`), one line per generator timed at
+    several K, each point with its interval (a bar; an open end undrawn), K = 1 at ×1, ×1 and the
+    ±BAND band marked: a direction is read from the rounds, not from medians. Returns the
+    comparisons drawn (notebook 10_cuda_graphs)."""
+    comparisons = speedups_vs_k(results)
+    sweeps = _k_sweeps(results)
+    for i, (generator, runs) in enumerate(sweeps.items()):
+        shift = 2 ** (0.05 * (i - (len(sweeps) - 1) / 2))  # side by side at each K, so the bars stay apart
+        own = comparisons[comparisons["generator"] == generator]
+        ks = np.r_[runs["steps_per_graph"].iloc[0], own["steps_per_graph"].to_numpy(float)] * shift
+        line = ax.plot(ks, np.r_[1.0, own["speedup"].to_numpy(float)], marker="o", label=generator)[0]
+        low, high = own["interval_low"].to_numpy(float), own["interval_high"].to_numpy(float)
+        both = np.isfinite(low) & np.isfinite(high) & (low > 0)
+        ax.vlines(ks[1:][both], low[both], high[both], color=line.get_color(), lw=1.5)
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.axhspan(1 / (1 + BAND), 1 + BAND, color="gray", alpha=0.12, label=f"within ±{BAND:.0%} (no effect band)")
+    ks = sorted(results.loc[results["steps_per_graph"].notna(), "steps_per_graph"].unique())
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [f"{k:g}" for k in ks])
+    ax.set(xlabel="K = decode steps per graph replay", ylabel="paired speed-up against K = 1, × (> 1: faster)",
+           title="Each K against K = 1, round by round\n(median of the rounds' ratios, bar: its interval)")  # fmt: skip
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    return comparisons
+
+
+def busy_by_k(results: pd.DataFrame) -> list[str]:
+    """One sentence per generator timed at several K: the GPU's busy time per generation at each K
+    (`gpu_busy_ms`: one profiled generation each, not a paired comparison) and the steps its
+    replays compute (K × the replays N steps need: past N where K does not divide N), as in
+    notebook 10_cuda_graphs."""
+    said = []
+    for generator, runs in _k_sweeps(results).items():
+        parts = []
+        for r in runs.to_dict("records"):
+            k, n = int(r["steps_per_graph"]), int(r["steps"])
+            parts.append(f"K = {k} {r['gpu_busy_ms']:.2f} ms ({-(-n // k) * k} steps computed)")
+        said.append(f"`{generator}`, the GPU's busy time per generation of {n} steps (one profiled generation "
+                    f"each, not a paired comparison): " + ", ".join(parts) + ".")  # fmt: skip
+    return said
+
+
+def other_run_medians_note(writer: str) -> str:
+    """The line under a table that sets notebook `writer`'s medians against a floor: `medians_note`
+    for another notebook's run, whose paired comparisons are in that notebook, not in a figure here
+    (notebook 12_speed_of_light)."""
+    return (f"The medians above are each variant's own, not a ranking: on a host that drifts, their order, and so "
+            f"the order of their distances from the floor, need not be the paired one. Which of two variants is "
+            f"faster is read from their paired speed-up, round by round, in notebook {writer}.")  # fmt: skip
+
+
 def stop_token(row, step: int) -> tuple[int, int]:
     """(token, column): the first token that `row` (prompt in column 0) first generates at column
     `step` or later, else the last to first appear before it; as the EOS id it stops the generation

@@ -42,7 +42,7 @@ COMPUTE = "arithmetic beyond the floor (TF32)"
 EXTRA_BYTES = "kernels' bytes beyond the floor"
 SMALL = "copies of each kernel's size: slower than a long copy"
 KERNELS = "kernels slower than copies of their size, from the previous one's end"
-GAPS = "idle gaps between kernels (ramp, drain)"
+GAPS = "idle gaps between kernels: no kernel running inside a replay"
 STOP_GPU = "stop check on the GPU: the flag's copy after each replay"
 LAUNCH = "graph launch: the gap before each replay's first kernel"
 AROUND = "GPU span before the first replay and after the last (idle included)"
@@ -391,7 +391,7 @@ def measure_waterfall(model, *, generator: str = "graph_triton_fused", batch_siz
     """The waterfall of `generator` (a registry entry on the fused step, K = `steps_per_graph`
     steps per replay) at B = `batch_size`, N = `max_seqlen` (notebook 12_speed_of_light): the
     median wall time of `runs` generations after a warm-up, then one generation profiled, against
-    `bandwidth_gbs` (the copy bandwidth: notebook 12's one, `gpu_inputs`), `tflops` and `curve`
+    `bandwidth_gbs` (the copy bandwidth of this card: notebook 12's section 1, `gpu_inputs`), `tflops` and `curve`
     (`copy_time_curve`); those three None where not measured, with reasons in `errors`
     ("floor", "compute", "copies"). Returns {"terms": `waterfall_table`, "kernels":
     `kernel_table` (None if not measured), "summary": K, replays, steps, measured_ms,
@@ -442,7 +442,7 @@ def gpu_inputs(model, batch_size: int, max_seqlen: int, copy_mb: int, runs: int,
     (notebook 12_speed_of_light): "bandwidth" (GB/s of a `copy_mb` copy, the floor's), "tflops"
     (`matmul_tflops`), "curve" (`copy_time_curve` at `copy_sizes`), and "errors" keyed "floor",
     "compute", "copies" as `measure_waterfall` takes them. `bandwidth_gbs` and `tflops`, when given,
-    are used as they are (notebook 12: the one bandwidth and rate every section of it uses); those
+    are used as they are (notebook 12: section 1's bandwidth and rate, this card's); those
     not given are measured in this process."""
     if torch.device(device).type != "cuda":
         why = "not measured on a CPU: it needs a CUDA GPU"
@@ -464,12 +464,42 @@ def biggest_term(terms: pd.DataFrame) -> str:
     if above.empty:
         return f"No term above the floor was measured: the measured time is {total:.1f} ms."
     top = above.loc[above["ms"].idxmax()]
-    start = (f"The floor is {floor:.1f} ms, {total / floor:.2f}× under the measured {total:.1f} ms; "
+    start = (f"The floor is {floor:.1f} ms; the measured time, {total:.1f} ms, is {total / floor:.2f}× the floor; "
              if floor == floor else f"The measured time is {total:.1f} ms (the floor was not measured); ")  # fmt: skip
     share, of_gap = 100 * top["ms"] / total, 100 * top["ms"] / (total - floor) if floor == floor else float("nan")
     gap = f", {of_gap:.0f}% of the gap above the floor" if of_gap == of_gap else ""
     return start + (f"the largest term above the floor is **{top['term']}**: {top['ms']:.1f} ms ({share:.0f}% of "
                     f"the measured time{gap}).")  # fmt: skip
+
+
+PROFILER_SHARE = 0.05  # a remainder below minus this share of the measured time: the profiler's cost is said
+
+
+def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SHARE) -> str:
+    """One sentence under a waterfall table whose remainder is negative by more than `share` of the
+    measured time (notebook 12_speed_of_light): the terms come from one profiled generation, and the
+    profiler's own cost sits in them. It says how much slower the profiled generation ran than the
+    unprofiled ones, and sets the between-replay terms (the stop flag's copy and the graph launch
+    gap) against what the unprofiled time leaves outside the GPU's busy time (`summary`'s
+    wall_minus_busy_ms, busy time from the profiled generation): where they exceed it, at least the
+    difference is the profiler's (most of them where that is over half). "" otherwise."""
+    ms = terms.set_index("term")["ms"]
+    measured, remainder = summary.get("measured_ms"), ms.get(REMAINDER)
+    profiled, outside = summary.get("wall_profiled_ms"), summary.get("wall_minus_busy_ms")
+    between = ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan"))
+    known = [v for v in (measured, remainder, profiled, outside, between) if v is not None and v == v]
+    if len(known) < 5 or remainder >= -share * measured:
+        return ""
+    start = (f"The profiled generation ran {profiled - measured:.2f} ms slower than the unprofiled ones (the "
+             f"remainder, {remainder:+.2f} ms, is more than {share:.0%} of the measured time below zero); ")
+    if between <= outside:
+        return start + (f"the between-replay terms ({between:.2f} ms) fit within the {outside:.2f} ms the unprofiled "
+                        "time leaves outside the GPU's busy time: which terms hold the profiler's cost is not "
+                        "measured here.")  # fmt: skip
+    most = "most of them are" if between - outside > between / 2 else "part of them is"
+    return start + (f"the between-replay terms ({between:.2f} ms) exceed the {outside:.2f} ms the unprofiled time "
+                    f"leaves outside the GPU's busy time, so {most} the profiler's: at least "
+                    f"{between - outside:.2f} ms.")  # fmt: skip
 
 
 def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):
