@@ -163,8 +163,10 @@ say(
 # The idle gap before a step: the median over the window of the time between the end of step
 # i−1's last GPU operation (for a synchronous generator the stop flag's copy, which comes after
 # the check's own kernels; for the no-check generator the token's append) and the start of step
-# i's first one. The two generators' gaps so start at different operations: the stop check's own
-# tail is counted in neither (section 3 measures it from a point both share). The GPU idle
+# i's first one. The two generators' gaps so start at different operations; the takeaways below
+# judge the cause from the end of the work both steps share, the token's append, where the table
+# records it (`from_op_<j>_median_us` in `data/06_eos_sync_profile.csv`: the time from the end of
+# step i−1's j-th last GPU operation to step i's first). The GPU idle
 # share: the share of the window's GPU span (its steps' first operation to their last) in which
 # no kernel ran at all. GPU busy per step: the time with at least one kernel
 # running. GPU operations per step: the kernels, memory copies and memsets the GPU ran in a step
@@ -349,8 +351,12 @@ show_claim(6, RESULTS_DIR)
 # %% [markdown]
 # ## Takeaways, read from this run
 #
-# The gap's size, and whether the sync causes it: if it does, the generator with no stop check
-# at all (same model, same steps, no `.item()`) leaves most of it closed. The test is judged in
+# The gap's size, and whether the stop check and its sync cause it: if they do, the generator with
+# no stop check at all (same model, same steps, no `.item()`) leaves most of the time before a step
+# closed. That time is measured from the end of the work both steps share, the token's append (the
+# synchronous step runs the check's few GPU operations after it, the flag's copy last), to the next
+# step's first GPU operation, so that neither side leaves out the check's own time; the gap's size
+# is measured from each step's last GPU operation, as a trace shows it. The test is judged in
 # every window, by claim 6's rule: the same answer in every window decides it, else it is not
 # decided. Which of two gaps is larger is said only where every window shows it and the windows
 # are enough to show a direction: where the two gaps do not differ, n windows all agree in sign by
@@ -359,10 +365,7 @@ show_claim(6, RESULTS_DIR)
 # less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to explain)
 # count as about the same; else the sentence says the windows show no consistent direction. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
-# not the cause's test. The gaps judged start at the end of each step's last GPU operation, so the
-# stop check's own tail (its kernels and the flag's copy, after the model's forward) is counted in
-# neither; where the table records it, each gap's bullet gives that tail's size from the pictures'
-# pass beside the two gaps. The last bullets answer "the sync or the host's work?" from the phases
+# not the cause's test. The last bullets answer "the sync or the host's work?" from the phases
 # of section 3, from the end of the model's forward on the GPU: the append and the stop check, the
 # copy and sync calls, against the host's other work before the step's first launch, naming a
 # phase only where it holds most of the time.
@@ -389,8 +392,8 @@ else:
 
 # %% [markdown]
 # * The timeline shows what the GPU does at each step boundary; the generator with no stop check
-#   (no check kernels, copy or sync) tells whether the stop check opens most of a gap there, with
-#   its gap starting where the check would begin and the sync's after the check's tail.
+#   (no check kernels, copy or sync) tells whether the stop check opens most of the time there,
+#   both measured from the end of the work the two steps share.
 # * The sync is not the only thing that can keep the GPU idle: the host's work for each step (in
 #   eager mode Python's kernel launches; compiled, fewer launches, but the compiled forward's
 #   own entry before its first launch and the same loop around it) can too: the phases under

@@ -53,6 +53,19 @@ def verdict(n, folder):
     return measure(n, folder)[1]
 
 
+def shared6(row: dict, shared: float | None = None) -> dict:
+    """A notebook 06 row with what claim 6's cause test reads (`tokgen.gaps.shared_gaps`): the synchronous step
+    runs 352 GPU operations, the one without a check 348 (the check's 4 come last), so the synchronous step's
+    time from the shared work is read from its 5th last operation, the no-check one's from its last; `shared`
+    (default: the row's idle gap) is that time."""
+    value = row.get("idle_gap_median_us") if shared is None else shared
+    if row["variant"] == "kv_static":
+        return row | {"kernels_per_step": 352.0, "from_op_5_median_us": value}
+    if row["variant"] == "kv_static_no_check":
+        return row | {"kernels_per_step": 348.0, "from_op_1_median_us": value}
+    return row | {"kernels_per_step": 352.0}
+
+
 def decided(n, folder):
     """Claim n's verdict as claim() decides it, over resampled rounds: the same in every resample, or
     (where a part rests on "no effect", which a resample of eight rounds can read as a real
@@ -413,17 +426,53 @@ def test_claim_5_decided(tmp_path, factors, expected):
     ],
 )
 def test_claim_6_thresholds(tmp_path, sync, none, expected):
-    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync},
-                                            {"variant": "kv_static_no_check", "status": "ok",
-                                             "idle_gap_median_us": none},
-                                            {"variant": "pipelined_static", "status": "ok",
-                                             "idle_gap_median_us": 500.0}])  # fmt: skip
+    """The cause read from the shared work, the size from the sync's gap: here the two are the same numbers."""
+    write(tmp_path, "06_eos_sync_profile", [shared6(r) for r in (
+        {"variant": "kv_static", "status": "ok", "idle_gap_median_us": sync},
+        {"variant": "kv_static_no_check", "status": "ok", "idle_gap_median_us": none},
+        {"variant": "pipelined_static", "status": "ok", "idle_gap_median_us": 500.0})])  # fmt: skip
     measured, v, key = measure(6, tmp_path)
     assert v == expected and key is None
     assert measured == (f"median idle gap before a step {sync:.0f} µs with the sync, {none:.0f} µs with no stop "
-                        "check (eager, profiled, one window each, unrepeated; the article: ~110 µs); "
-                        f"no-check gap / sync gap {none / sync:.3f} (the rule: at most 0.5)")  # fmt: skip
+                        "check (from each step's last GPU operation; eager, profiled, one window each, unrepeated; "
+                        f"the article: ~110 µs); {claims.SHARED_WORDS}: {sync:.0f} µs with the sync, {none:.0f} µs "
+                        f"with no stop check; no-check / sync {none / sync:.3f} (the rule: at most 0.5)")  # fmt: skip
     assert decided(6, tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    "gap, shared, expected",
+    [
+        (110.0, (300.0, 150.0), REPRODUCED),  # the check's time halves from the shared work; the article's size
+        (110.0, (300.0, 150.1), NOT),  # not quite halved from the shared work, whatever the gaps after the copy
+        (300.0, (600.0, 100.0), PARTLY),  # the cause, but a gap after the copy above twice the article's
+        (54.9, (600.0, 100.0), PARTLY),  # the cause; a gap after the copy just under half the article's
+        (600.0, (19.9, 5.0), NOT),  # under 20 µs from the shared work: nothing to explain, whatever the gap
+    ],
+)
+def test_claim_6_reads_its_cause_from_the_work_both_steps_share_and_its_size_from_the_gap(tmp_path, gap, shared,
+                                                                                          expected):  # fmt: skip
+    """The no-check gap (105 µs) is never half of the sync's after the copy here; the cause reads the time from
+    the end of the shared work instead (the sync's 5th last operation, the no-check's last)."""
+    write(tmp_path, "06_eos_sync_profile", [
+        shared6({"variant": "kv_static", "status": "ok", "idle_gap_median_us": gap}, shared[0]),
+        shared6({"variant": "kv_static_no_check", "status": "ok", "idle_gap_median_us": 105.0}, shared[1])])
+    assert verdict(6, tmp_path) == expected
+
+
+def test_claim_6_without_the_time_from_the_shared_work_is_not_measured(tmp_path):
+    """A table recorded before the columns, or a synchronous step whose extra operations are not a whole count
+    from 1 to TAIL_OPS − 1, gives no cause test: not measured, never a verdict from the gaps after the copy."""
+    rows = [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": 110.0},
+            {"variant": "kv_static_no_check", "status": "ok", "idle_gap_median_us": 20.0}]
+    write(tmp_path, "06_eos_sync_profile", rows)
+    assert claim(6, tmp_path, resamples=0)["verdict"] == UNMEASURED
+    for extra in (0.0, 8.0, 4.5):  # none, beyond the recorded operations, not a whole count
+        write(tmp_path, "06_eos_sync_profile", [shared6(r) | (
+            {"kernels_per_step": 348.0 + extra} if r["variant"] == "kv_static" else {}) for r in rows])  # fmt: skip
+        assert claim(6, tmp_path, resamples=0)["verdict"] == UNMEASURED, extra
+    write(tmp_path, "06_eos_sync_profile", [shared6(r) for r in rows])
+    assert claim(6, tmp_path, resamples=0)["verdict"] == REPRODUCED
 
 
 def test_claim_6_with_an_empty_no_check_gap_is_not_measured_and_never_resampled(tmp_path):
@@ -433,13 +482,13 @@ def test_claim_6_with_an_empty_no_check_gap_is_not_measured_and_never_resampled(
                                              "idle_gap_median_us": float("nan"), "batch_size": 16}])  # fmt: skip
     c = claim(6, tmp_path, resamples=8)
     assert c["verdict"] == UNMEASURED and "no idle gap" in c["measured"]
-    write(tmp_path, "06_eos_sync_profile", [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": 110.0,
-                                             "batch_size": 16},
-                                            {"variant": "kv_static_no_check", "status": "ok",
-                                             "idle_gap_median_us": 30.0, "batch_size": 16}])  # fmt: skip
+    write(tmp_path, "06_eos_sync_profile", [shared6(r) for r in (
+        {"variant": "kv_static", "status": "ok", "idle_gap_median_us": 110.0, "batch_size": 16},
+        {"variant": "kv_static_no_check", "status": "ok", "idle_gap_median_us": 30.0, "batch_size": 16})])  # fmt: skip
     c = claim(6, tmp_path, resamples=8)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]  # no rounds: no stability claimed
-    assert "(eager, B=16, profiled, one window each, unrepeated; the article: ~110 µs)" in c["measured"]
+    assert "(from each step's last GPU operation; eager, B=16, profiled, one window each, unrepeated; the article: " \
+        "~110 µs)" in c["measured"]
 
 
 def test_claim_6_without_the_no_check_profile_is_not_measured(tmp_path):
@@ -840,7 +889,8 @@ def windows_profile(tmp_path, pairs, piped=500.0, overheads=None):
         over = overheads[w] if overheads else (0.0, 0.0)
         for variant, gap, o in (("kv_static", sync, over[0]), ("kv_static_no_check", none, over[1]),
                                 ("pipelined_static", piped, 0.0)):  # fmt: skip
-            rows.append({"variant": variant, "status": "ok", "idle_gap_median_us": gap, "batch_size": 16, "window": w}
+            rows.append(shared6({"variant": variant, "status": "ok", "idle_gap_median_us": gap, "batch_size": 16,
+                                 "window": w})
                         | ({"profiled_vs_plain_pct": o, "unprofiled_step_us": 1000.0, "unprofiled_min_us": 950.0,
                             "unprofiled_max_us": 1050.0} if overheads else {}))  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows)
@@ -851,10 +901,12 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and c["stability"] != c["stability"]
     assert c["measured"] == ("median idle gap before a step 110 µs (100–120) with the sync, 30 µs (20–40) with no "
-                             "stop check (eager, B=16, profiled, median and range over 3 windows, "
-                             "interleaved, every window judged; the article: ~110 µs); no-check gap / sync gap per "
-                             "window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; nearest to it: "
-                             "window 3 of 3, 0.400, 0.100 below it)")  # fmt: skip
+                             "stop check (from each step's last GPU operation; eager, B=16, profiled, median and range "
+                             "over 3 windows, interleaved, every window judged; the article: ~110 µs); "
+                             f"{claims.SHARED_WORDS}: 110 µs (100–120) with the sync, 30 µs (20–40) with no "
+                             f"stop check; "
+                             "no-check / sync per window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; "
+                             "nearest to it: window 3 of 3, 0.400, 0.100 below it)")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
@@ -870,39 +922,13 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     windows_profile(tmp_path, [(150.96, 139.49), (202.29, 113.49), (251.11, 129.33)])
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
-    assert c["measured"].endswith("(eager, B=16, profiled, median and range over 3 windows, interleaved, "
-                                  "every window judged; the article: ~110 µs); no-check gap / sync gap per window "
-                                  "0.924, 0.561, 0.515 (the rule: at most 0.5 in every window; nearest to it: "
-                                  "window 3 of 3, 0.515, 0.015 above it)")  # fmt: skip
+    assert c["measured"].endswith("no-check / sync per window 0.924, 0.561, 0.515 (the rule: at most 0.5 in every "
+                                  "window; nearest to it: window 3 of 3, 0.515, 0.015 above it)")  # fmt: skip
     windows_profile(tmp_path, [(100.0, 49.0), (100.0, 10.0), (100.0, 60.0)])  # nearest below and above alike
     assert ("per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to it: window 1 of 3, "
             "0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
     windows_profile(tmp_path, [(100.0, 80.0), (100.0, 50.0)])
     assert "nearest to it: window 2 of 2, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
-
-
-def test_claim_6_says_the_checks_tail_that_neither_gap_counts_where_recorded(tmp_path):
-    """The pictures pass's time after the model's forward (`picture_check_us`) and its gap, per window: the
-    claim's measured line gives their medians over the windows, with the sync and without any check."""
-    windows_profile(tmp_path, [(150.96, 139.49), (202.29, 113.49), (251.11, 129.33)])
-    assert "model's forward" not in claim(6, tmp_path, resamples=4)["measured"]  # older tables: no columns, no clause
-    table = claims.read_table(tmp_path / "data" / "06_eos_sync_profile.csv")
-    tails = {"kv_static": ([380.0, 300.0, 340.0], [480.0, 470.0, 900.0]),
-             "kv_static_no_check": ([140.0, 130.0, 150.0], [380.0, 390.0, 400.0]),
-             "pipelined_static": ([230.0] * 3, [400.0] * 3)}
-    rows = []
-    for r in table.to_dict("records"):
-        check, gap = tails[r["variant"]]
-        rows.append({**r, "picture_check_us": check[int(r["window"])], "picture_gap_us": gap[int(r["window"])]})
-    write(tmp_path, "06_eos_sync_profile", rows)
-    c = claim(6, tmp_path, resamples=4)
-    assert c["verdict"] == NOT  # the rule reads the statistics pass's gaps only
-    assert c["measured"].endswith(
-        "; in the pictures' pass, the time after the model's forward that no gap counts (from the end of the "
-        "forward's last GPU operation of step i−1 to the end of the step's last one) is 340 µs with the sync (the "
-        "append and the stop check: its kernels and the flag's copy) and 140 µs with no stop check (the append), "
-        "beside gaps of 480 and 390 µs in that pass (medians over the windows): the gap with the sync starts after "
-        "the check's tail, the no-check gap where the check would begin, counted on neither side")  # fmt: skip
 
 
 def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_runs(tmp_path):
@@ -915,9 +941,10 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and c["why"].startswith("its profiled windows disagree")
     assert c["measured"] == (
-        "median idle gap before a step 150 µs (110–160) with the sync, 140 µs (20–150) with no stop check (eager, "
-        "B=16, profiled, median and range over 3 windows, interleaved, every window judged; the article: "
-        "~110 µs); no-check gap / sync gap per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
+        "median idle gap before a step 150 µs (110–160) with the sync, 140 µs (20–150) with no stop check (from each "
+        "step's last GPU operation; eager, B=16, profiled, median and range over 3 windows, interleaved, every window "
+        f"judged; the article: ~110 µs); {claims.SHARED_WORDS}: 150 µs (110–160) with the sync, 140 µs (20–150) with "
+        "no stop check; no-check / sync per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
         "nearest to it: window 1 of 3, 0.182, 0.318 below it); the windows disagree: reproduced in 1, not "
         "reproduced in 2")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))

@@ -156,6 +156,25 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     assert lost.endswith("no order beyond the rounds' noise).") and "nan" not in lost and "busy" not in lost
 
 
+def with_shared(profile: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 06's table with the time from the work both steps share (`tokgen.gaps.shared_gaps`) equal to each
+    row's idle gap: the synchronous step 352 GPU operations, read from its 5th last; the no-check one 348, from
+    its last."""
+    def extra(variant: str, gap: float) -> dict:
+        if variant.endswith("kv_static_no_check"):
+            return {"kernels_per_step": 348.0, "from_op_1_median_us": gap}
+        if variant.endswith("kv_static"):
+            return {"kernels_per_step": 352.0, "from_op_5_median_us": gap}
+        return {"kernels_per_step": 352.0}
+
+    extras = [extra(v, g) for v, g in zip(profile["variant"], profile["idle_gap_median_us"])]
+    return pd.concat([profile.reset_index(drop=True), pd.DataFrame(extras)], axis=1)
+
+
+SHARED = ("from the end of the work the synchronous step shares with the one without a check (the token's append; "
+          "the stop check's GPU operations come after it)")
+
+
 def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     profile = pd.DataFrame(
         {
@@ -167,17 +186,19 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     gaps = idle_gaps(profile)
     assert list(gaps["closes"]) == [False, True]
     eager06 = gap_takeaway(gaps.iloc[0])
-    assert ("pipelining does not close half of it (the gap pipelined is larger than with the sync in the one window by "
+    assert ("pipelining does not close half of the gap before a step (the gap pipelined is larger than with the "
+            "sync in the one window by "
             "20 µs or more, but one window cannot show a direction); the generator without any stop check was not "
-            "profiled, so the sync's share is not measured here.") in eager06  # fmt: skip
-    assert "so the sync" not in eager06.replace("so the sync's share is not measured", "")  # no cause from pipelining
+            "profiled here, so how much of the time before a step the stop check and its sync open is not "
+            "measured.") in eager06  # fmt: skip
+    assert "the sync open" not in eager06.replace("the stop check and its sync open is not measured", "")
     summary = gap_summary(gaps)
-    assert "how much of the GPU's idle gap before a step the sync opens is not measured" in summary
+    assert "how much of the time before a step the stop check and its sync open is not measured" in summary
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
                             "batch_size": [32, 32]})  # fmt: skip
     text = pipelined_gap(profile.assign(**this_run(), batch_size=16), results)
     assert "the gap pipelined is larger than with the sync in the one window" in text and "host sets the pace" in text
-    assert "pipelining closes at least half of that gap" in text
+    assert "pipelining closes at least half of the gap before a step" in text
     assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
     assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
             "rounds) the GPU is busy 25% of a synchronous step") in text  # fmt: skip
@@ -203,10 +224,12 @@ def test_idle_gap_sentences_call_two_gaps_within_the_launch_spacing_about_the_sa
     gaps = idle_gaps(profile)
     assert list(gaps["change"]) == ["same", "smaller"] and not gaps["closes"].any()
     eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
-    assert ("2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close half of it (the gap is about the "
+    assert ("2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close half of the gap before a step "
+            "(the gap is about the "
             "same pipelined as with the sync, within 20 µs)") in eager  # fmt: skip
     assert "larger" not in eager and "100.0 µs with the sync and 70.0 µs" in compiled
-    assert ("pipelining does not close half of it (the gap pipelined is smaller than with the sync in the one window "
+    assert ("pipelining does not close half of the gap before a step (the gap pipelined is smaller than with "
+            "the sync in the one window "
             "by 20 µs or more, but one window cannot show a direction);") in compiled  # fmt: skip
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
     text = pipelined_gap(profile, results)
@@ -454,36 +477,37 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
             "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
         }
     )  # fmt: skip
-    gaps = idle_gaps(profile)
+    gaps = idle_gaps(with_shared(profile))
     assert list(gaps["sync_causes"]) == [False, True] and list(gaps["closes"]) == [False, False]
     eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
     assert eager == ("Eager: the GPU idles 90% of the window; the gap before a step is 250.0 µs with the sync, "
-                     "200.0 µs with no stop check at all and 450.0 µs pipelined: most of that gap stays without any "
-                     "stop check: the sync does not open most of it (the gap without any stop check is smaller than "
-                     "with the sync in the one window by 20 µs or more, but one window cannot show a direction); "
-                     "pipelining does not close half of it (the gap pipelined is larger than with the sync in the "
-                     "one window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
-    assert "499.0 µs with no stop check at all and 660.0 µs pipelined: without any stop check most of that gap goes: " \
-           "the sync opens most of it; pipelining does not close half of it (the gap pipelined is smaller" in compiled
+                     f"200.0 µs with no stop check at all and 450.0 µs pipelined; {SHARED}, 250.0 µs with the sync and "
+                     "200.0 µs with no stop check: most of that time stays without any stop check: the stop check and "
+                     "its sync do not open most of it (the gap without any stop check is smaller than with the sync in "
+                     "the one window by 20 µs or more, but one window cannot show a direction); pipelining does not "
+                     "close half of the gap before a step (the gap pipelined is larger than with the sync in the one "
+                     "window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
+    assert ("499.0 µs with no stop check: without any stop check most of that time goes: the stop check and its sync "
+            "open most of it; pipelining does not close half of the gap before a step (the gap pipelined is "
+            "smaller") in compiled  # fmt: skip
     summary = gap_summary(gaps)
-    assert "; compiled, the GPU's idle gap before a step mostly goes without any stop check: the sync opens" in summary
-    assert "; eager, most of the GPU's idle gap before a step stays without any stop check: the sync" in summary
-    # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and a gap of at least 20 µs with the sync
-    edge = idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0]))
+    assert ("; compiled, the time before a step, from the work the steps share, mostly goes without any stop check: "
+            "the stop check and its sync open") in summary  # fmt: skip
+    assert ("; eager, most of the time before a step, from the work the steps share, stays without any stop check: "
+            "the stop check and its sync do not open") in summary  # fmt: skip
+    # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and at least 20 µs with the sync
+    edge = idle_gaps(with_shared(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0])))
     assert list(edge["sync_causes"]) == [True, False]
-    above = idle_gaps(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0]))
+    above = idle_gaps(with_shared(profile.assign(idle_gap_median_us=[250.0, 125.1, 450.0, 1000.0, 500.0, 660.0])))
     assert list(above["sync_causes"]) == [False, True]
-    tails = profile.assign(picture_check_us=[378.0, 137.0, 231.0, 344.0, float("nan"), 199.0],
-                           picture_gap_us=[477.0, 383.0, 400.0, 861.0, 559.0, 602.0])  # fmt: skip
-    eager, compiled = (gap_takeaway(g) for _, g in idle_gaps(tails).iterrows())
-    assert eager.endswith("one window by 20 µs or more, but one window cannot show a direction). The gaps compared "
-                          "start at different operations: in the pictures' pass, the time after the model's forward "
-                          "that no gap counts (from the end of the forward's last GPU operation of step i−1 to the end "
-                          "of the step's last one) is 378 µs with the sync (the append and the stop check: its kernels "
-                          "and the flag's copy) and 137 µs with no stop check (the append), beside gaps of 477 and 383 "
-                          "µs in that pass (medians over the windows): the gap with the sync starts after the check's "
-                          "tail, the no-check gap where the check would begin.")  # fmt: skip
-    assert "pictures' pass" not in compiled  # the no-check generator's tail not recorded: no clause
+    # the cause reads the time from the shared work, not the gaps after each step's last operation
+    shared = with_shared(profile).assign(from_op_5_median_us=[600.0, None, None, 600.0, None, None],
+                                         from_op_1_median_us=[None, 300.0, None, None, 301.0, None])  # fmt: skip
+    assert list(idle_gaps(shared)["sync_causes"]) == [True, False]
+    old = gap_takeaway(idle_gaps(profile).iloc[0])  # a table from before those columns: no cause said
+    assert old.endswith("the table holds no time from the work the steps share (a table recorded before it: re-run "
+                        "notebook 06), so how much of the time before a step the stop check and its sync open is not "
+                        "measured.")  # fmt: skip
 
 
 def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_disagree():
@@ -491,15 +515,16 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     for w, (sync, none) in enumerate([(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)]):
         for variant, gap in (("kv_static", sync), ("kv_static_no_check", none), ("pipelined_static", 200.0)):
             rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w})
-    gaps = idle_gaps(pd.DataFrame(rows))
+    gaps = idle_gaps(with_shared(pd.DataFrame(rows)))
     g = gaps.iloc[0]
     assert (g["sync_us"], g["no_check_us"], g["sync_causes"], g["windows"], g["windows_opening"]) == (
         155.0, 124.0, "split", 3, 1)  # fmt: skip
     text = gap_takeaway(g)
-    assert "155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 " \
-           "profiled windows): the 3 profiled windows disagree: most of that gap goes without any stop check in 1 " \
-           "of them, so whether the sync opens it is not decided" in text  # fmt: skip
-    assert "eager, the profiled windows disagree on whether the sync opens the GPU's idle gap" in gap_summary(gaps)
+    assert ("155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 "
+            f"profiled windows); {SHARED}, 155.0 µs with the sync and 124.0 µs with no stop check: the 3 profiled "
+            "windows disagree: most of that time goes without any stop check in 1 of them, so whether the stop check "
+            "and its sync open it is not decided") in text  # fmt: skip
+    assert "eager, the profiled windows disagree on whether the stop check and its sync open" in gap_summary(gaps)
 
 
 def test_pipelining_closes_the_gap_only_where_every_window_says_so():
@@ -509,38 +534,44 @@ def test_pipelining_closes_the_gap_only_where_every_window_says_so():
     for w, (sync, piped) in enumerate([(405.0, 261.0), (453.0, 194.0), (417.0, 193.0)]):
         for variant, gap in (("kv_static", sync), ("kv_static_no_check", 5.0), ("pipelined_static", piped)):
             rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.3, "window": w})
-    g = idle_gaps(pd.DataFrame(rows)).iloc[0]
+    g = idle_gaps(with_shared(pd.DataFrame(rows))).iloc[0]
     assert (g["closes"], g["windows_closing"], g["windows_pipelined"]) == ("split", 2, 3)
-    assert gap_takeaway(g).endswith("pipelining closes at least half of that gap in 2 of 3 windows, not in the "
+    assert gap_takeaway(g).endswith("pipelining closes at least half of the gap before a step in 2 of 3 "
+                                    "windows, not in the "
                                     "others: not decided.")  # fmt: skip
     rows[2]["idle_gap_median_us"] = 202.5  # at half exactly: closed (claim 7's "at most half")
-    g = idle_gaps(pd.DataFrame(rows)).iloc[0]
-    assert str(g["closes"]) == "True" and gap_takeaway(g).endswith("pipelining closes at least half of that gap.")
+    g = idle_gaps(with_shared(pd.DataFrame(rows))).iloc[0]
+    assert str(g["closes"]) == "True" and gap_takeaway(g).endswith("pipelining closes at least half of the gap "
+                 "before a step.")
 
 
 def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes_is():
     """Medians 100 → 130 µs say "larger"; the windows say 150, 90 and 130 against 100: larger in 2 of 3,
     about the same (within MIN_GAP_US, 20 µs) in 1."""
     def windows(pairs):
-        return pd.DataFrame([{"variant": v, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9, "window": w}
-                             for w, (sync, piped) in enumerate(pairs)
-                             for v, gap in (("kv_static", sync), ("kv_static_no_check", 90.0),
-                                            ("pipelined_static", piped))])  # fmt: skip
+        return with_shared(pd.DataFrame([{"variant": v, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9,
+                                          "window": w}
+                                         for w, (sync, piped) in enumerate(pairs)
+                                         for v, gap in (("kv_static", sync), ("kv_static_no_check", 90.0),
+                                                        ("pipelined_static", piped))]))  # fmt: skip
 
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 90.0), (100.0, 130.0)])).iloc[0]
     assert (g["pipelined_us"], g["closes"], g["change"]) == (130.0, False, "split")
-    assert gap_takeaway(g).endswith("pipelining does not close half of it (the gap pipelined and the one with the "
+    assert gap_takeaway(g).endswith("pipelining does not close half of the gap before a step (the gap pipelined "
+                                    "and the one with the "
                                     "sync differ in no consistent direction across the windows, a difference below "
                                     "20 µs counting as none).")  # fmt: skip
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 100.18), (100.0, 130.0)])).iloc[0]  # rv51's 202.29 → 202.47
     assert g["change"] == "split"
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)])).iloc[0]
     assert g["change"] == "larger"  # larger in all 3 windows: no direction from 3 (chance: 1 time in 4)
-    assert gap_takeaway(g).endswith("; pipelining does not close half of it (the gap pipelined is larger than with "
+    assert gap_takeaway(g).endswith("; pipelining does not close half of the gap before a step (the gap "
+                                    "pipelined is larger than with "
                                     "the sync in all 3 windows by 20 µs or more, but 3 windows cannot show a "
                                     "direction: with no difference, all three agree by chance 1 time in 4).")
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)] * 2)).iloc[0]  # 6 windows: 1 in 32
-    assert gap_takeaway(g).endswith("; pipelining does not close half of it (the gap is larger pipelined than with "
+    assert gap_takeaway(g).endswith("; pipelining does not close half of the gap before a step (the gap is "
+                                    "larger pipelined than with "
                                     "the sync in all 6 windows, by 20 µs or more).")  # fmt: skip
     g = idle_gaps(windows([(100.0, 60.0), (100.0, 80.0), (100.0, 70.0), (100.0, 55.0), (100.0, 79.0)])).iloc[0]
     assert g["change"] == "smaller"  # 5 windows: 1 time in 16, more than 0.05
@@ -754,7 +785,7 @@ def cause_profile(eager, compiled=None, piped=500.0):
                 rows.append({"variant": prefix + v, "window": w, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.9,
                              "profiled_vs_plain_pct": o, "unprofiled_step_us": 1000.0, "unprofiled_min_us": 1000.0,
                              "unprofiled_max_us": 1000.0 + 10 * sp})  # fmt: skip
-    return pd.DataFrame(rows)
+    return with_shared(pd.DataFrame(rows))
 
 
 # the reference run's windows (r49, rv50): gaps (µs) and profiled / plain − 1 (%) as recorded, plain-run
@@ -778,23 +809,28 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
     assert (compiled["sync_causes"], compiled["windows"], compiled["no_check_change"]) == (False, 3, "split")
     assert gap_takeaway(eager) == (
         "Eager: the GPU idles 90% of the window; the gap before a step is 239.0 µs with the sync, 258.0 µs with no "
-        "stop check at all and 500.0 µs pipelined (medians over 3 profiled windows): most of that gap stays without "
-        "any stop check in every window: the sync does not open most of it (the gap without any stop check and the "
+        f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 239.0 µs with the "
+        "sync and 258.0 µs with no stop check: most of that time stays without any stop check in every window: the "
+        "stop check and its sync do not open most of it (the gap without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); pipelining does not close half of it (the gap pipelined is larger than with the sync in all 3 "
+        "as none); pipelining does not close half of the gap before a step (the gap pipelined is larger than "
+        "with the sync in all 3 "
         "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
         "chance 1 time in 4).")  # fmt: skip
     assert gap_takeaway(compiled) == (
         "Compiled: the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, 691.0 µs with no "
-        "stop check at all and 500.0 µs pipelined (medians over 3 profiled windows): most of that gap stays without "
-        "any stop check in every window: the sync does not open most of it (the gap without any stop check and the "
+        f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 763.0 µs with the "
+        "sync and 691.0 µs with no stop check: most of that time stays without any stop check in every window: the "
+        "stop check and its sync do not open most of it (the gap without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); pipelining does not close half of it (the gap pipelined and the one with the sync differ in no "
+        "as none); pipelining does not close half of the gap before a step (the gap pipelined and the one with "
+        "the sync differ in no "
         "consistent direction across the windows, a difference below 20 µs counting as none).")  # fmt: skip
     assert gap_summary(gaps) == (
         "The per-step `.item()` synchronizes the host with the GPU at every step boundary (what it waited for is not "
-        "measured here); eager and compiled, most of the GPU's idle gap before a step stays without any stop check: "
-        "the sync does not open most of it (see the takeaways above for each model's gaps).")  # fmt: skip
+        "measured here); eager and compiled, most of the time before a step, from the work the steps share, stays "
+        "without any stop check: the stop check and its sync do not open most of it (see the takeaways above for "
+        "each model's gaps).")  # fmt: skip
     for text in (gap_takeaway(eager), gap_takeaway(compiled), gap_summary(gaps)):
         assert "unequal" not in text and "comparable" not in text and "profiler slowed" not in text
 
@@ -803,7 +839,7 @@ def test_one_window_that_opens_the_gap_splits_the_windows_whatever_its_profiled_
     opens = [EAGER[0], EAGER[1], (240.0, 500.0, 0.0, 100.0, -50.0, 90.0)]  # 100 <= 120: opens, wild numbers beside
     g = idle_gaps(cause_profile(opens)).iloc[0]
     assert (g["sync_causes"], g["windows"], g["windows_opening"]) == ("split", 3, 1)
-    said = "the 3 profiled windows disagree: most of that gap goes without any stop check in 1 of them"
+    said = "the 3 profiled windows disagree: most of that time goes without any stop check in 1 of them"
     assert said in gap_takeaway(g)
 
 

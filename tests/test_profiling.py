@@ -692,3 +692,24 @@ def test_window_pairs_reads_each_pair_of_profiles_by_window_whatever_else_the_su
                                    "gpu_busy_per_step_us": [(880.0, 900.0), (881.0, 905.0)]},
                      "kv_dynamic": {"idle_gap_median_us": [(90.0, 95.0)],
                                     "gpu_busy_per_step_us": [(700.0, 990.0)]}}  # the late pair ran first: read in order
+
+
+def test_the_time_from_each_of_the_last_operations_of_the_step_before_is_recorded_per_step():
+    """Claim 6 reads the synchronous step's time from the work it shares with the step without a check: per
+    step, the time from the end of step i−1's j-th last GPU operation (in launch order) to step i's first.
+    Steps split at the flag's copies: step 1 starts at 40 µs after ops ending at 10, 14 and 17 µs (23, 26, 30
+    µs), step 2 at 100 µs after ops ending at 50, 54 and 57 µs (43, 46, 50 µs); no 4th last operation."""
+    from tokgen.profiling import TAIL_OPS, Timeline
+
+    def ev(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": {"stream": 7}}
+
+    events = []
+    for t0 in (0, 40, 100):
+        events += [ev("kernel", "a", t0, 10), ev("kernel", "b", t0 + 12, 2),
+                   ev("gpu_memcpy", "Memcpy DtoH", t0 + 16, 1)]
+    events.append(ev("kernel", "after the last copy: a step not seen to end", 160, 1))
+    s = Timeline({"traceEvents": events}).summary(skip=0)
+    assert [s[f"from_op_{j}_median_us"] for j in (1, 2, 3)] == [33.0, 36.0, 40.0]  # medians of (23, 43), ...
+    assert s["idle_gap_median_us"] == s["from_op_1_median_us"]  # one stream: the last operation ends last
+    assert all(s[f"from_op_{j}_median_us"] != s[f"from_op_{j}_median_us"] for j in range(4, TAIL_OPS + 1))  # NaN

@@ -15,14 +15,15 @@ import numpy as np
 import pandas as pd
 
 from .gaps import (
-    check_tail,
-    check_tail_text,
+    SHARED_WORDS,
+    agreed,
     closes_gap,
     direction,
     direction_text,
     half_shares,
     judge_windows,
     profile_windows,
+    shared_gaps,
     sync_opens_gap,
     window_gaps,
 )
@@ -393,34 +394,34 @@ def _profile_batch(profile: pd.DataFrame) -> str:
 
 
 def _claim_6(tables):
-    """Claim 6 per profiled window (`sync_opens_gap`, the size within ×2 of ~110 µs), every window
-    judged by claims 6 and 7's one rule (`tokgen.gaps.judge_windows`), as notebook 06's takeaway: the
-    windows' common verdict decides it; windows that disagree leave it undecided."""
+    """Claim 6 per profiled window: the cause (`sync_opens_gap` on `shared_gaps`: the time before a step from
+    the work the synchronous step shares with the one without a check) and the size (the idle gap before a step
+    with the sync, from its last operation, within ×2 of ~110 µs); the windows' common verdict decides it
+    (`agreed`), windows that disagree leave it undecided."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
-    pairs = window_gaps(profile)
-    if not pairs or any(sync_opens_gap(s, n) is None for s, n in pairs):
-        raise NotMeasured("notebook 06's profile holds no idle gap for one of its generators: re-run notebook 06")
-
-    def verdict(sync, none):
-        return (REPRODUCED if ARTICLE_GAP_US / 2 <= sync <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(
-            sync, none) else NOT  # fmt: skip
-
-    verdicts, common = judge_windows(profile, verdict)
+    pairs, shared = window_gaps(profile), shared_gaps(profile)
+    if not pairs or any(sync_opens_gap(s, n) is None for s, n in [*pairs, *shared]):
+        raise NotMeasured("notebook 06's profile holds no idle gap, or no time from the work both steps share, for "
+                          "one of its generators: re-run notebook 06")  # fmt: skip
+    verdicts = [(REPRODUCED if ARTICLE_GAP_US / 2 <= gap <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(s, n)
+                else NOT for (gap, _), (s, n) in zip(pairs, shared)]  # fmt: skip
+    common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
-    if len(pairs) == 1:
-        gaps = f"{syncs[0]:.0f} µs with the sync, {nones[0]:.0f} µs with no stop check"
-        how = "one window each, unrepeated"
-    else:
-        gaps = (f"{np.median(syncs):.0f} µs ({min(syncs):.0f}–{max(syncs):.0f}) with the sync, {np.median(nones):.0f} "
-                f"µs ({min(nones):.0f}–{max(nones):.0f}) with no stop check")  # fmt: skip
-        how = f"median and range over {len(pairs)} windows, interleaved, every window judged"
+    s_shared, n_shared = [s for s, _ in shared], [n for _, n in shared]
+
+    def spread(values):
+        return f"{values[0]:.0f} µs" if len(values) == 1 else (
+            f"{np.median(values):.0f} µs ({min(values):.0f}–{max(values):.0f})")  # fmt: skip
+
+    how = ("one window each, unrepeated" if len(pairs) == 1 else
+           f"median and range over {len(pairs)} windows, interleaved, every window judged")  # fmt: skip
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
-    measured = f"median idle gap before a step {gaps} (eager{batch}, profiled, {how}; {article})"
-    measured += f"; {half_shares(pairs, 'no-check')}"
-    if tail := check_tail_text(check_tail(profile)):
-        measured += f"; {tail}, counted on neither side"
+    measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
+                f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); {SHARED_WORDS}: "
+                f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
+                f"{half_shares(shared, 'no-check')}")  # fmt: skip
     if common != "split":
         return measured, common, None
     said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)
@@ -668,11 +669,12 @@ CLAIMS = {
     5: ("torch.compile", "torch.compile on the static-cache generator: a further speed-up",
         "compiled faster than eager, real (signed-rank p below its level)", _claim_5),
     6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
-        "the sync's cause, in every profiled window (a per-window threshold, not a sign test): the idle gap before "
-        "a step ≥ 20 µs with the sync, and at most half of it with no stop check at all; each gap starts at the end "
-        "of step i−1's last GPU operation (with the sync the flag's copy, with no stop check the token's append), so "
-        "the stop check's own tail (its kernels, copy call and copy) is counted on neither side; its size within a "
-        "factor of 2 of ~110 µs (the cause at another size: partly); eager (the article's trace names no model)",
+        "the stop check's cause, in every profiled window (a per-window threshold, not a sign test): measured from "
+        "the end of the work the synchronous step shares with the one without any stop check (the token's append; "
+        "the check's GPU operations, its flag's copy last, come after it) to the next step's first GPU operation, "
+        "at least 20 µs with the sync and at most half of it with no stop check at all; the size: the idle gap "
+        "before a step with the sync, from its last GPU operation (the flag's copy), within a factor of 2 of "
+        "~110 µs (the cause at another size: partly); eager (the article's trace names no model)",
         _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
         "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged); "

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from .profiling import CHECK_PHASE, PHASES
+from .profiling import CHECK_PHASE, PHASES, TAIL_OPS
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
@@ -82,50 +82,43 @@ def judge_windows(profile: pd.DataFrame, test, compiled: bool = False, other: st
 
 
 def half_shares(pairs, other: str) -> str:
-    """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` gap as a share of the gap with
-    the sync (`window_gaps`' pairs) against the rule's "at most half", and the share nearest to that
+    """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` time as a share of the time with
+    the sync (`shared_gaps`' pairs) against the rule's "at most half", and the share nearest to that
     half (notebook 06_eos_sync_profile)."""
     shares = [o / s if s > 0 else math.inf for s, o in pairs]
     shown = ", ".join(f"{x:.3f}" for x in shares)
     if len(shares) == 1:
-        return f"{other} gap / sync gap {shown} (the rule: at most 0.5)"
+        return f"{other} / sync {shown} (the rule: at most 0.5)"
     i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
     d = shares[i] - 0.5
     side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
     near = f"window {i + 1} of {len(shares)}, {shares[i]:.3f}, {side}"
     rule = f"the rule: at most 0.5 in every window; nearest to it: {near}"
-    return f"{other} gap / sync gap per window {shown} ({rule})"
+    return f"{other} / sync per window {shown} ({rule})"
 
 
-def check_tail(profile: pd.DataFrame, compiled: bool = False) -> dict | None:
-    """From notebook 06's table, the pictures pass's time after the model's forward that no idle gap counts
-    (`picture_check_us`, `tokgen.profiling.boundary_row`) and its idle gap (`picture_gap_us`), with the sync
-    (`sync_check_us`, `sync_gap_us`) and with no stop check (`none_check_us`, `none_gap_us`), medians over the
-    windows; None where the table has no such columns or either generator lacks them (notebook 06_eos_sync_profile)."""
-    if "picture_check_us" not in profile or "picture_gap_us" not in profile:
-        return None
-    rows = list(_window_rows(profile, compiled, "kv_static_no_check"))
-    out = {}
-    for i, who in enumerate(("sync", "none")):
-        for what in ("check", "gap"):
-            values = pd.Series([float(pair[i][f"picture_{what}_us"]) for pair in rows], dtype=float)
-            out[f"{who}_{what}_us"] = float(values.median())
-    return out if all(math.isfinite(v) for v in out.values()) else None
+def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
+    """Claim 6's cause test's pairs, also notebook 06's: per profiled window, the time from the end of the last GPU
+    operation the synchronous step shares with the step without any stop check to the next step's first
+    operation, with the sync and with no stop check (statistics pass). The synchronous step runs k more GPU
+    operations per step (`kernels_per_step`), its stop check's (the token's comparison, the flag's update and
+    reduction, the flag's copy), after the work both share, the token's append: its time is read from the end
+    of its (k+1)-th last operation, the no-check one's from its last (`Timeline.summary`'s
+    `from_op_<j>_median_us`). A (NaN, NaN) pair where k is not a whole count from 1 to TAIL_OPS − 1 or the
+    columns are missing (a table recorded before them) (notebook 06_eos_sync_profile)."""
+    nan, out = float("nan"), []
+    for a, b in _window_rows(profile, compiled, "kv_static_no_check"):
+        k = float(a.get("kernels_per_step", nan)) - float(b.get("kernels_per_step", nan))
+        col = f"from_op_{int(k) + 1}_median_us" if math.isfinite(k) and k == int(k) and 1 <= k < TAIL_OPS else None
+        if col is None or col not in a.index or "from_op_1_median_us" not in b.index:
+            out.append((nan, nan))
+            continue
+        out.append((float(a[col]), float(b["from_op_1_median_us"])))
+    return out
 
 
-def check_tail_text(tail: dict | None) -> str:
-    """`check_tail` in a clause (notebook 06_eos_sync_profile): the time after the model's forward that neither
-    gap counts, with the sync and without any stop check, beside the two gaps of the same pass; "" where not
-    recorded."""
-    if tail is None:
-        return ""
-    return (f"in the pictures' pass, the time after the model's forward that no gap counts (from the end of the "
-            f"forward's last GPU operation of step i−1 to the end of the step's last one) is "
-            f"{tail['sync_check_us']:.0f} µs with the sync (the append and the stop check: its kernels and the flag's "
-            f"copy) and {tail['none_check_us']:.0f} µs with no stop check (the append), beside gaps of "
-            f"{tail['sync_gap_us']:.0f} and {tail['none_gap_us']:.0f} µs in that pass (medians over the windows): "
-            "the gap with the sync starts after the check's tail, the no-check gap where the check would "
-            "begin")  # fmt: skip
+SHARED_WORDS = ("from the end of the work the synchronous step shares with the one without a check (the token's "
+                "append; the stop check's GPU operations come after it)")  # fmt: skip
 
 
 def direction(pairs) -> str | None:
@@ -270,14 +263,16 @@ def plain_after_profile(summary: pd.DataFrame) -> str:
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model, from notebook 06's profile: the idle gap before a step with the sync, with no stop
     check (NaN where not profiled) and pipelined (medians over the windows); every window judged by
-    claims 6 and 7's one rule (`judge_windows`): whether the sync opens the gap (`sync_causes`:
-    `sync_opens_gap`; `windows` judged, `windows_opening`) and whether pipelining closes at least half
-    of it (`closes`: `closes_gap`; `windows_pipelined`, `windows_closing`), each "split" where the
-    windows disagree; and the direction of the no-check gap and of the pipelined one against the gap
-    with the sync (`no_check_change`, `change`: `direction`) (notebook 06_eos_sync_profile)."""
+    claims 6 and 7's one rule: whether the stop check and its sync open the time before a step, measured from
+    the work both steps share (`sync_causes`: `sync_opens_gap` on `shared_gaps`, whose medians are
+    `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`) and whether pipelining
+    closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
+    `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
+    (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
+    `direction`) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
-               "tail"]  # fmt: skip
+               "sync_shared_us", "no_check_shared_us"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -287,30 +282,41 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
-            opens, causes = judge_windows(summary, sync_opens_gap, compiled)
+            shared = shared_gaps(summary, compiled)
+            opens = [sync_opens_gap(a_, n_) for a_, n_ in shared]
+            causes = agreed(opens)
             closes, closed = judge_windows(summary, closes_gap, compiled, "pipelined_static")
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": closed, "sync_causes": causes,
                  "change": direction(window_gaps(summary, compiled, "pipelined_static")),
-                 "no_check_change": direction(window_gaps(summary, compiled)),
+                 "no_check_change": direction([p for p in shared if math.isfinite(sum(p))]),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
                  "windows_closing": sum(c is True for c in closes),
-                 "windows_pipelined": sum(c is not None for c in closes), "tail": check_tail(summary, compiled)}
+                 "windows_pipelined": sum(c is not None for c in closes),
+                 "sync_shared_us": _median(a_ for a_, _ in shared),
+                 "no_check_shared_us": _median(n_ for _, n_ in shared)}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def _median(values) -> float:
+    """The median of the finite `values`; NaN where none is."""
+    finite = pd.Series([v for v in values if math.isfinite(v)], dtype=float)
+    return float(finite.median()) if len(finite) else float("nan")
 
 
 def _pipelining_does(gap) -> str:
     if gap["closes"] == "split":
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
-        return f"pipelining closes at least half of that gap in {n} of {of} windows, not in the others: not decided"
+        return (f"pipelining closes at least half of the gap before a step in {n} of {of} windows, not in the others: "
+                "not decided")  # fmt: skip
     if gap["closes"] is None or gap["closes"] != gap["closes"]:
         return "whether pipelining closes it is not measured"
     if gap["closes"]:
-        return "pipelining closes at least half of that gap"
+        return "pipelining closes at least half of the gap before a step"
     change = direction_text(gap["change"], int(gap["windows_pipelined"]), "pipelined")
-    return f"pipelining does not close half of it ({change})"
+    return f"pipelining does not close half of the gap before a step ({change})"
 
 
 def _measured_cause(gap) -> bool:
@@ -323,12 +329,14 @@ def _cause(gap) -> str:
     judged = int(gap["windows"])
     every = " in every window" if judged > 1 else ""
     if gap["sync_causes"] == "split":
-        return (f"the {judged} profiled windows disagree: most of that gap goes without any stop check in "
-                f"{int(gap['windows_opening'])} of them, so whether the sync opens it is not decided")  # fmt: skip
+        return (f"the {judged} profiled windows disagree: most of that time goes without any stop check in "
+                f"{int(gap['windows_opening'])} of them, so whether the stop check and its sync open it is not "
+                "decided")  # fmt: skip
     if gap["sync_causes"]:
-        return f"without any stop check most of that gap goes{every}: the sync opens most of it"
+        return f"without any stop check most of that time goes{every}: the stop check and its sync open most of it"
     change = direction_text(gap["no_check_change"], judged, "without any stop check")
-    return f"most of that gap stays without any stop check{every}: the sync does not open most of it ({change})"
+    return (f"most of that time stays without any stop check{every}: the stop check and its sync do not open most "
+            f"of it ({change})")  # fmt: skip
 
 
 def gap_takeaway(gap) -> str:
@@ -342,11 +350,11 @@ def gap_takeaway(gap) -> str:
         windows = int(gap["windows"])
         over = f" (medians over {windows} profiled windows)" if windows > 1 else ""
         gaps = f"{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all"
-        tail = check_tail_text(gap.get("tail"))
-        tail = f" The gaps compared start at different operations: {tail}." if tail else ""
-        return (f"{head}{gaps} and {gap['pipelined_us']:.1f} µs pipelined{over}: {_cause(gap)}; "
-                f"{_pipelining_does(gap)}.{tail}")  # fmt: skip
-    unmeasured = "the generator without any stop check was not profiled, so the sync's share is not measured here"
+        shared = (f"{SHARED_WORDS}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
+                  "µs with no stop check")  # fmt: skip
+        return (f"{head}{gaps} and {gap['pipelined_us']:.1f} µs pipelined{over}; {shared}: {_cause(gap)}; "
+                f"{_pipelining_does(gap)}.")  # fmt: skip
+    unmeasured = _unmeasured_cause(gap)
     return (f"{head}{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: "
             f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
 
@@ -421,18 +429,27 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
 
         split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
         stays = models(lambda c: c is False)
+        shared = "the time before a step, from the work the steps share,"
         if split:
-            text += (f"; {split}, the profiled windows disagree on whether the sync opens the GPU's idle gap before a "
-                     "step (see the takeaways)")  # fmt: skip
+            text += (f"; {split}, the profiled windows disagree on whether the stop check and its sync open the time "
+                     "before a step, from the work the steps share (see the takeaways)")  # fmt: skip
         if opens:
-            text += f"; {opens}, the GPU's idle gap before a step mostly goes without any stop check: "
-            text += "the sync opens most of it"
+            text += (f"; {opens}, {shared} mostly goes without any stop check: the stop check and its sync open most "
+                     "of it")  # fmt: skip
         if stays:
-            text += (f"; {stays}, most of the GPU's idle gap before a step stays without any stop check: the sync does "
-                     "not open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
+            text += (f"; {stays}, most of {shared} stays without any stop check: the stop check and its sync do not "
+                     "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
         return text + "."
-    return text + (". The generator without any stop check was not profiled here, so how much of the GPU's idle "
-                   "gap before a step the sync opens is not measured.")  # fmt: skip
+    return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
+
+
+def _unmeasured_cause(gap) -> str:
+    """Why the stop check's share of the time before a step is not measured: no generator without a check was
+    profiled, or its table predates the time from the work both steps share."""
+    profiled = gap is not None and math.isfinite(float(gap.get("no_check_us", float("nan"))))
+    why = ("the table holds no time from the work the steps share (a table recorded before it: re-run "
+           "notebook 06)" if profiled else "the generator without any stop check was not profiled here")  # fmt: skip
+    return f"{why}, so how much of the time before a step the stop check and its sync open is not measured"
 
 
 def _total(phases: pd.DataFrame) -> str:

@@ -186,6 +186,12 @@ def _host_lane(runtime_call: str) -> str | None:
     return "sync wait" if _waits(runtime_call) else "copy call" if runtime_call == "cudaMemcpyAsync" else None
 
 
+# `Timeline.summary` records, per step, the time from the end of each of step i−1's last TAIL_OPS GPU operations
+# to step i's first: the stop check's operations come last in a synchronous step (the token's comparison, the
+# flag's update and reduction, the flag's copy), so claim 6 can measure both generators from the work they share
+TAIL_OPS = 8
+
+
 class Timeline:
     """GPU activity and CPU ranges of a profiled window, in microseconds since the window opened.
 
@@ -255,21 +261,22 @@ class Timeline:
 
     def _per_step(self) -> pd.DataFrame:
         rows = []
-        prev_end = None
+        prev_end, prev_ends = None, []
         for step, k in self.kernels.groupby("step"):
             start, end = k["start"].min(), k["end"].max()
-            rows.append(
-                {
-                    "step": int(step),
-                    "gpu_start_us": start,
-                    "gpu_end_us": end,
-                    "gpu_busy_us": _union_length(k["start"], k["end"]),
-                    "idle_before_us": None if prev_end is None else max(0.0, start - prev_end),
-                    "kernels": len(k),
-                    "streams": k["stream"].nunique(),
-                }
-            )
-            prev_end = end
+            row = {
+                "step": int(step),
+                "gpu_start_us": start,
+                "gpu_end_us": end,
+                "gpu_busy_us": _union_length(k["start"], k["end"]),
+                "idle_before_us": None if prev_end is None else max(0.0, start - prev_end),
+                "kernels": len(k),
+                "streams": k["stream"].nunique(),
+            }
+            for j in range(1, TAIL_OPS + 1):  # from the end of step i-1's j-th last operation (in launch order)
+                row[f"from_op_{j}_us"] = start - prev_ends[-j] if prev_end is not None and j <= len(prev_ends) else None
+            rows.append(row)
+            prev_end, prev_ends = end, list(k.sort_values("start")["end"])
         return pd.DataFrame(rows)
 
     def summary(self, skip: int | None = None) -> dict:
@@ -293,6 +300,8 @@ class Timeline:
             "kernels_per_step": float(steps["kernels"].median()),
             "streams": int(k["stream"].nunique()),
             "median_gap_over_20us": float(gaps[gaps > 20].median()) if (gaps > 20).any() else float("nan"),
+            **{f"from_op_{j}_median_us": float(pd.to_numeric(steps[f"from_op_{j}_us"]).median())
+               for j in range(1, TAIL_OPS + 1)},  # fmt: skip
         }
 
 
