@@ -109,7 +109,8 @@ rounds = int(results["runs"].max())
 say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
 say(tokgen.display.runs_table(results))
 say(run_on.text(rounds, MAX_RUNS))
-say(tokgen.display.rounds_sentence(rounds))
+say(tokgen.display.rounds_sentence(rounds) + " (This notebook reads no signed-rank test: its slope's range is a "
+    "bootstrap (section 3); the test decides the paired comparisons of later notebooks.)")  # fmt: skip
 
 # %% [markdown]
 # ## 3. How runtime scales with N

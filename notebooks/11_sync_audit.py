@@ -21,7 +21,8 @@
 # 5.0.0.dev0, a tiny Llama): the stop check, a cache check and an attention-mask check, each an
 # `.item()`-like read that makes the CPU wait for the GPU. The issue generated one sequence, so
 # each of its decode steps made one token. Our audit runs `BATCH_SIZE` sequences and counts per
-# **decode step** (one token for every sequence; the counts do not depend on the batch size):
+# **decode step** (one token for every sequence; the counts are expected not to depend on the
+# batch size, but only B = `BATCH_SIZE` is audited):
 # where a column says "per token", it means per step, which at the issue's batch of one is the
 # same thing.
 #
@@ -39,13 +40,13 @@
 #    runtime's blocking waits, which also catch waits that read no value. The two ways count
 #    different things, and section 2 says, row by row, where and why they differ;
 # 2. how long `copy_(non_blocking=True)` blocks the host, into pinned vs pageable memory;
-# 3. ms per token on CPU and GPU for issue #43089's micro model, one sequence as in the issue, so
+# 3. ms per token on CPU and GPU for a GPT-2 of issue #43089's sizes, one sequence as in the issue, so
 #    one token per step (section 4 prints its size).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
 DEVICE = "cuda"  # "cuda" or "cpu"
-BATCH_SIZE = 4  # sequences per batch for the audit (sync counts do not depend on it)
+BATCH_SIZE = 4  # sequences per batch for the audit (sync counts are expected not to depend on it; one B is audited)
 TOKENS = 32  # tokens generated per audited run, and per micro-model run (x2)
 COPY_MB = 256  # size of the GPU work queued before the pinned/pageable copy (MB per operand)
 RUNS = 10  # timed runs, interleaved, for the copies and the micro model
@@ -101,9 +102,10 @@ say(table(audit.rename(columns=per_step), ["generator", *per_step.values()], 3) 
 # and one stream sync for every check. The pipelined generators make no `.item()` call at all;
 # they wait on an event instead, for the *previous* step while the current one runs (an event
 # sync, which the sync debug mode does not flag). The graph generators that check the stop on
-# the host wait on an event for each replay of K steps, plus once at the end to find where the
-# stop fell; `graph_stop_on_device` keeps the loop on the GPU and reads once, at the end, how
-# many steps ran.
+# the host wait on an event for the replay of K steps before the one just queued (so for every
+# replay but the last), and once at the end read where the stop fell, which also waits for the
+# last replay (a run that stops early reads the stop's position: one sync more);
+# `graph_stop_on_device` keeps the loop on the GPU and reads once, at the end, how many steps ran.
 # The two counting methods see different things; where a row's counts differ, the sentences
 # below say why.
 
@@ -111,15 +113,7 @@ say(table(audit.rename(columns=per_step), ["generator", *per_step.values()], 3) 
 if CUDA:
     for sentence in sync_reading(audit):
         say(sentence)
-    reads = audit.set_index("generator")["local_scalar_dense_per_token"]
-    extra = reads["naive"] - reads["kv_dynamic"]
-    say(
-        f"`naive` reads {reads['naive']:.2f} values per decode step with `.item()`, "
-        f"`kv_dynamic` {reads['kv_dynamic']:.2f}. "
-        "The two loops check their stop flag alike and differ only in the cache"
-        + (f", so the naive loop's {extra:.2f} extra reads per decode step happen inside transformers' "
-           "uncached forward." if extra > 0 else ".")
-    )  # fmt: skip
+    say(tokgen.voice.extra_reads_text(audit.set_index("generator")["local_scalar_dense_per_token"]))
 
 # %% [markdown]
 # ## 3. Pinned vs pageable: what `non_blocking=True` really does
@@ -168,14 +162,7 @@ say(table(copies.reset_index(), digits=3, columns=["destination", *[c for c in c
 # run measured:
 
 # %%
-call, work = copies["copy_call_median_ms"], copies["gpu_work_and_copy_median_ms"]
-say(
-    f"The queued work and the copy took {work['pinned']:.3f} ms (pinned) and {work['pageable']:.3f} ms (pageable); "
-    f"the `copy_` call itself kept the CPU {call['pinned']:.3f} ms into pinned memory and {call['pageable']:.3f} ms "
-    f"into pageable memory, {call['pageable'] / work['pageable']:.0%} of the queued work"
-    + (": the pageable copy waited for the GPU." if call["pageable"] > 10 * call["pinned"] else ".")
-    + (" (On the CPU there is no queue: both return when done.)" if not CUDA else "")
-)
+say(tokgen.voice.copy_wait_text(copies, CUDA))
 
 # %% [markdown]
 # That is why the pipelined generators keep their stop flags in pinned memory.
@@ -183,9 +170,10 @@ say(
 # ## 4. Framework overhead on a micro model
 #
 # Issue #43089's point: with a model this small the arithmetic is nothing, and what remains is
-# the framework. We time `generate()`, the article's static-cache loop and the graph decoders on
-# the CPU and on the GPU, one sequence of 2 × `TOKENS` tokens, with an EOS id that the micro
-# model does not produce, so every run goes the full length (the cell prints the sizes).
+# the framework. Our micro model is a GPT-2 built at the issue's sizes (the issue used a Llama).
+# We time `generate()`, the article's static-cache loop and the graph decoders on the CPU and on
+# the GPU, one sequence of 2 × `TOKENS` tokens, with an EOS id that the micro model does not
+# produce, so every run goes the full length (the cell prints the sizes).
 
 # %%
 micro_rec = tokgen.Recorder("11_micro_overhead", RESULTS_DIR, params=PARAMS | {"micro_tokens": 2 * TOKENS})
@@ -207,7 +195,7 @@ say(f"Micro model: {cfg.n_layer} layer(s), hidden size {cfg.n_embd}, vocabulary 
 say(table(micro_table.pivot(index="variant", columns="device", values="ms_per_token").reset_index(), digits=3))
 
 # %%
-ax = plot_dots(micro_table.sort_values("ms_per_token"), "variant", "ms_per_token", group="device", log=True,
+ax = plot_dots(micro_table, "variant", "ms_per_token", group="device", log=True,  # the order they were defined in
                xlabel="ms per token (median; log)")  # fmt: skip
 ax.set_title(f"Micro model ({cfg.n_layer} layer, hidden {cfg.n_embd}): framework overhead per token")
 save_figure(ax.figure, "11_micro_overhead", RESULTS_DIR)

@@ -171,7 +171,8 @@ def kv_claim(tmp_path, naive_ms, kv_only=()):
 
 def paired(s: float) -> str:
     """`speedup_text` of a comparison whose eight rounds all have the ratio s (p = 0.008, every round one way)."""
-    return f"×{s:.2f} (IQR ×{s:.2f}–×{s:.2f} of 8 rounds; p = 0.008, {'faster' if s > 1 else 'slower'})"
+    return (f"×{s:.2f} (IQR ×{s:.2f}–×{s:.2f} of 8 rounds; p = 0.008, {'faster' if s > 1 else 'slower'}; "
+            f"95% interval ×{s:.2f}–×{s:.2f})")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -660,11 +661,13 @@ def test_claim_8_decided_per_family(tmp_path, family, expected):
 def test_claim_8_measured_names_the_ends_and_the_larger_gain(tmp_path):
     write(tmp_path, "08_batch_sweep", sweep_rows({False: {1: [0.8] * 8, 4: [0.7] * 8, 16: SLOWER}}))
     measured = measure(8, tmp_path)[0]
-    assert measured.startswith("eager: B=1 ×1.25 (IQR ×1.25–×1.25 of 8 rounds; p = 0.008, faster), B=16 ×0.80 (")
+    assert measured.startswith("eager: B=1 ×1.25 (IQR ×1.25–×1.25 of 8 rounds; p = 0.008, faster"
+                               "; 95% interval ×1.25–×1.25), B=16 ×0.80 (")
     assert "; a larger real gain at B=4: ×1.43" in measured
     assert measured.endswith("of 3 batch sizes, real gains: B=1, 4, real losses: B=16")
     write(tmp_path, "08_batch_sweep", sweep_rows({True: {1: [0.8] * 8}}))
-    assert measure(8, tmp_path)[0] == ("compiled: B=1 ×1.25 (IQR ×1.25–×1.25 of 8 rounds; p = 0.008, faster); "
+    assert measure(8, tmp_path)[0] == ("compiled: B=1 ×1.25 (IQR ×1.25–×1.25 of 8 rounds; p = 0.008, faster"
+                                       "; 95% interval ×1.25–×1.25); "
                                        "of 1 batch sizes, "
                                        "real gains: B=1, real losses: none")  # fmt: skip
 
@@ -709,9 +712,9 @@ def test_claim_10_thresholds(tmp_path, ratio, expected, ranked):
     measured, v, key = measure(10, tmp_path)
     assert v == expected and key == ("speed-up", pytest.approx(ratio), (2.5, 4))
     r = f"{ratio:.2f}"
-    paired = f"×{r} (IQR ×{r}–×{r} of 8 rounds; p = 0.008, faster)"
+    paired = f"×{r} (IQR ×{r}–×{r} of 8 rounds; p = 0.008, faster; 95% interval ×{r}–×{r})"
     holds = f", which holds ×{ratio:g}" if ratio in (2.5, 4.0) else ""  # an interval of one point, on a threshold
-    assert measured == f"compiled pipelined_static vs naive {paired}; 95% interval ×{r}–×{r}{holds}; {ranked}"
+    assert measured == f"compiled pipelined_static vs naive {paired}{holds}; {ranked}"  # the interval said once
     c = claim(10, tmp_path, resamples=8)
     assert (c["verdict"], c["stability"], c["why"]) == (expected, 1.0, "")
 
@@ -730,7 +733,7 @@ def test_claim_10_says_naives_and_the_recipes_gpu_share_and_bound(tmp_path, naiv
     share = {"naive": naive_share, "compiled pipelined_static": best_share}
     write(tmp_path, "07_pipelining", [r | {"gpu_busy_share": share.get(r["variant"], 0.7)} for r in rows])
     measured, v, _ = measure(10, tmp_path)
-    assert v == REPRODUCED and f"×5.00–×5.00; GPU busy share of a run and its bound: {said}; rank" in measured
+    assert v == REPRODUCED and f"×5.00–×5.00); GPU busy share of a run and its bound: {said}; rank" in measured
     write(tmp_path, "07_pipelining", rows)  # a table without GPU busy shares (a CPU run): nothing said of them
     assert "GPU busy" not in measure(10, tmp_path)[0]
 
@@ -1040,7 +1043,7 @@ def test_an_open_claim_gives_its_own_reason_and_what_it_can_still_be(tmp_path):
         "reproduced or partly")  # fmt: skip
     assert "100→200 ×1.03 (" in c["measured"] and "grows" not in c["measured"].split("100→200")[1].split(";")[0]
     kv_claim(tmp_path, {100: 200.0, 200: 400.0})
-    grows = "100→200 ×2.00 (IQR ×2.00–×2.00 of 8 rounds; p = 0.008, grows)"
+    grows = "100→200 ×2.00 (IQR ×2.00–×2.00 of 8 rounds; p = 0.008, grows; 95% interval ×2.00–×2.00)"
     assert grows in claim(2, tmp_path, resamples=4)["measured"]
 
 
@@ -1075,5 +1078,6 @@ def test_claim_2_pairs_each_growth_step_over_the_rounds_both_of_its_ns_ran(tmp_p
     measured, v, _ = measure(2, tmp_path)
     assert v == PARTLY  # N=100's speed-up (×2 then ×0.5) is not above ×1.5 at every N; the growth is real
     assert ("(each step over the rounds both its Ns ran): 100→200 ×1.56 (IQR ×1.49–×1.63 of 20 rounds; p = 0.001, "
-            "grows), 200→400 ×2.00 (IQR ×2.00–×2.00 of 10 rounds; p = 0.002, grows)") in measured
+            "grows; 95% interval ×1.10–×1.61), 200→400 ×2.00 (IQR ×2.00–×2.00 of 10 rounds; p = 0.002, grows; "
+            "95% interval ×2.00–×2.00)") in measured
     assert "over the rounds both of its Ns ran" in CLAIMS[2][2]

@@ -78,7 +78,8 @@ def test_claim_2_reads_paired_rounds_of_notebook_02_at_the_digits_its_threshold_
     rows("02_kv_cache", tmp_path, items)
     c = claims_table(tmp_path).set_index("#").loc[2]
     # ×1.468 fails "> 1.5": printed at one decimal it would read ×1.5, as if it met the threshold
-    assert c["measured"].startswith("N=100: KV cache vs naive ×1.47 (IQR ×1.47–×1.47 of 8 rounds; p = 0.008, faster)")
+    assert c["measured"].startswith("N=100: KV cache vs naive ×1.47 (IQR ×1.47–×1.47 of 8 rounds; p = 0.008, faster"
+                                    "; 95% interval ×1.47–×1.47)")
     assert "N=200: KV cache vs naive ×3.00" in c["measured"] and c["verdict"] == "partly"
 
 
@@ -102,7 +103,7 @@ def test_claim_5_uses_round_by_round_gains(tmp_path):
     )
     c = claims_table(tmp_path).set_index("#")
     assert c.loc[5, "verdict"] == "reproduced"
-    assert "×1.43 (IQR ×1.43–×1.43 of 8 rounds; p = 0.008, faster)" in c.loc[5, "measured"]
+    assert "×1.43 (IQR ×1.43–×1.43 of 8 rounds; p = 0.008, faster; 95% interval ×1.43–×1.43)" in c.loc[5, "measured"]
 
 
 def test_claim_10_judges_the_speedup_by_its_interval(tmp_path):
@@ -146,7 +147,7 @@ def test_claim_8_says_which_gains_clear_the_spread(tmp_path):
     c = claims_table(tmp_path).set_index("#")
     measured = c.loc[8, "measured"]
     assert c.loc[8, "verdict"] == "reproduced"  # faster at B=1, not faster at the largest B
-    assert "B=1 ×1.11 (IQR ×1.11–×1.11 of 8 rounds; p = 0.008, faster)" in measured
+    assert "B=1 ×1.11 (IQR ×1.11–×1.11 of 8 rounds; p = 0.008, faster; 95% interval ×1.11–×1.11)" in measured
     assert "real gains: B=1, real losses: B=4" in measured
 
 

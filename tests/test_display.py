@@ -349,7 +349,7 @@ def test_one_layer_cuts_a_replay_at_its_attention_kernels():
 def test_sync_reading_with_no_device_sync_says_no_generator_calls_one():
     audit = pd.DataFrame([audit_row("kv_static", 32, 32, 32, 0, device=0), audit_row("naive", 64, 64, 64, 0, device=0)])
     line = display.sync_reading(audit)[0]
-    assert line.startswith("No row shows a device-wide sync: no generator calls `torch.cuda.synchronize()`")
+    assert line.startswith("No row shows a device-wide sync: no audited generator calls `torch.cuda.synchronize()`")
 
 
 def overhead_profile(windows=3):
@@ -677,7 +677,8 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
     assert display.bound_table(probed[probed["status"] == "ok"]).endswith(
         "The host's probe loop (`tokgen.results.host_loops_ms`, median of 5 loops) took 6.98 ms before these rounds "
         "and 6.71 ms after, "
-        "its single loops 6.50–7.20 ms; host-bound times move with it.")  # fmt: skip
+        "its single loops 6.50–7.20 ms; "
+        "whether the rounds' times followed the host's speed is not measured.")  # fmt: skip
     same = run[run["variant"].isin(["c", "d"])]  # every variant ran the same rounds: no line, nothing changed
     assert "Variants ran" not in display.runs_table(same) + display.bound_table(same)
     assert "| c | 30.85 | 20.00 | 0.65 | mixed |" in display.bound_table(same)

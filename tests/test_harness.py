@@ -784,7 +784,8 @@ def test_sweep_against_floor_by_hand(tmp_path, monkeypatch, tiny):
     task = {1: bandwidth.floor_ms(tiny, 1, 3, 2.0), 2: bandwidth.floor_ms(tiny, 2, 3, 2.0)}
     assert list(sweep["floor_ms"])[:3] == [task[1], task[1], task[2]] and math.isnan(sweep["floor_ms"].iloc[3])
     assert sweep["times_floor"].iloc[0] == 0.004 / task[1] and sweep["times_floor"].iloc[1] == 0.008 / task[1]
-    assert sweep["speed-up"].iloc[0].startswith("×2.00 (IQR ×2.00–×2.00 of 6 rounds; p = 0.031, faster)")
+    assert sweep["speed-up"].iloc[0].startswith("×2.00 (IQR ×2.00–×2.00 of 6 rounds; p = 0.031, faster"
+                                                "; 95% interval ×2.00–×2.00)")
     assert list(sweep["speed-up"])[1:] == ["", "", ""]  # theirs never, ours at B = 2 has nothing to beat
     on_disk = load("14_batch_sweep", tmp_path)
     assert list(on_disk["variant"]) == list(sweep["variant"]) and (on_disk["params"] == '{"RUNS": 6}').all()

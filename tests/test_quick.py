@@ -195,7 +195,7 @@ def test_the_regime_is_named_from_the_gpu_share_and_set_beside_the_nearest_refer
                         f"here and {step * share:.2f} ms there, in a wall time of 3.00 ms here and {step:.2f} ms "
                         "there: the share is this GPU and this host together.")  # fmt: skip
     assert lines[2].startswith("The article's advice holds here eager only: eager, pipelined vs sync ×1.10 (")
-    assert "compiled, pipelined vs sync ×0.91 (" in lines[2] and lines[2].endswith("slower).")
+    assert "compiled, pipelined vs sync ×0.91 (" in lines[2] and lines[2].endswith("slower; 95% interval ×0.91–×0.91).")
 
 
 def test_the_page_says_what_a_memory_cap_bound():

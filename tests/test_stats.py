@@ -160,7 +160,8 @@ def test_a_finding_states_the_verdict_and_the_bound():
         ]
     )
     text = finding(rows, "a", "b")
-    assert "×1.25 (IQR ×1.25–×1.25 of 10 rounds; p = 0.002, faster)" in text and "mixed (host and GPU)" in text
+    assert ("×1.25 (IQR ×1.25–×1.25 of 10 rounds; p = 0.002, faster"
+            "; 95% interval ×1.25–×1.25)") in text and "mixed (host and GPU)" in text
     assert "GPU-bound" in finding(rows.assign(gpu_busy_share=[0.2, 0.9]), "a", "b")  # from 90% on
     assert "mixed" in finding(rows.assign(gpu_busy_share=[0.2, 0.5]), "a", "b")  # from half on, under 90%
     assert "no effect, within ±5%" in finding(rows, "a", "a") and "host-bound" in finding(rows, "a", "a")

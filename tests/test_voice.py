@@ -62,10 +62,15 @@ def test_the_sentence_states_the_numbers_and_the_direction_its_rounds_give(seed)
     shown = [float(x) for x in NUMBER.findall(text)]
     assert shown[:3] == [round(statistics.median(ratios), digits), round(q25, digits), round(q75, digits)]
     # shown within the band: the interval the no-effect test used follows, inside the band as printed
-    assert len(shown) == (5 if g["no_effect"] else 3) and ("equivalence interval" in text) == g["no_effect"]
-    assert all(1 / (1 + BAND) <= x <= 1 + BAND for x in shown[3:])
+    inside = 2 if g["no_effect"] else 0
+    assert len(shown) == 3 + inside + 2 and ("equivalence interval" in text) == g["no_effect"]
+    assert all(1 / (1 + BAND) <= x <= 1 + BAND for x in shown[3 : 3 + inside])
+    # last, the 95% interval (fixed rounds too): it excludes ×1 exactly when the test decided a direction
+    low, high = shown[-2:]
+    assert "; 95% interval ×" in text and (low > 1 or high < 1) == (g["outcome"] in (FASTER, SLOWER))
+    assert low <= round(statistics.median(ratios), digits) <= high
     assert f"of {rounds} rounds" in text
-    outcome = text.rsplit(", ", 1)[-1] if "less than" not in text else text.split("; p ")[1].split(", ")[1]
+    outcome = text.split("; p ")[1].split(", ")[1]
     if g["outcome"] == FASTER:
         assert statistics.median(ratios) > 1 and "faster" in outcome
     elif g["outcome"] == SLOWER:
@@ -77,7 +82,8 @@ def test_a_p_value_too_small_for_three_decimals_reads_below_one_in_a_thousand_no
     assert p_text(2 / 2**20) == "< 0.001" and p_text(0.0004) == "< 0.001"
     assert p_text(0.0005) == "= 0.001" and p_text(0.016) == "= 0.016"
     g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": FASTER, "rounds": 9}
-    assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30 of 9 rounds; p < 0.001, faster)"
+    assert speedup_text(g) == ("×1.20 (IQR ×1.10–×1.30 of 9 rounds; p < 0.001, faster; "
+                               "too few rounds for an interval)")  # a dict without its interval: not invented
     assert speedup_text(None) == "not measured"
 
 
@@ -104,20 +110,23 @@ def test_the_levels_printed_for_a_design_add_up_to_alpha():
 def test_a_real_difference_inside_the_no_effect_band_does_not_read_as_a_gain():
     # 0.1% faster in every round: real (p < ALPHA) and also within ±BAND (notebook 09, 8 SMs, claim 9)
     g = {"speedup": 1.0011, "speedup_q25": 1.0004, "speedup_q75": 1.0019, "p_value": 0.001, "outcome": FASTER,
-         "no_effect": True, "rounds": 12}  # fmt: skip
-    assert speedup_text(g) == "×1.001 (IQR ×1.000–×1.002 of 12 rounds; p = 0.001, faster, but by less than 5%)"
-    g = {**g, "speedup": 1.04, "speedup_q25": 1.03, "speedup_q75": 1.05}
-    assert speedup_text(g) == "×1.04 (IQR ×1.03–×1.05 of 12 rounds; p = 0.001, faster, but by less than 5%)"
+         "no_effect": True, "rounds": 12, "level": 0.05, "interval_low": 1.0004, "interval_high": 1.0018}  # fmt: skip
+    assert speedup_text(g) == ("×1.001 (IQR ×1.000–×1.002 of 12 rounds; p = 0.001, faster, but by less than 5%; "
+                               "95% interval ×1.0004–×1.002)")  # fmt: skip
+    g = {**g, "speedup": 1.04, "speedup_q25": 1.03, "speedup_q75": 1.05, "interval_low": 1.03, "interval_high": 1.045}
+    assert speedup_text(g) == ("×1.04 (IQR ×1.03–×1.05 of 12 rounds; p = 0.001, faster, but by less than 5%; "
+                               "95% interval ×1.03–×1.04)")  # fmt: skip
     assert "less than" not in speedup_text({**g, "no_effect": False})
 
 
 def test_an_undecided_comparison_says_how_many_rounds_would_decide_it_and_a_row_outside_its_slice_does_not_count():
     g = {"speedup": 1.03, "speedup_q25": 0.97, "speedup_q75": 1.1, "p_value": 0.4, "outcome": UNDECIDED,
          "rounds": 8, "rounds_to_decide": 24.0}  # fmt: skip
-    assert speedup_text(g).endswith("p = 0.400, undecided: about 24 rounds would decide it)")
-    assert speedup_text({**g, "rounds_to_decide": float("nan")}).endswith("undecided)")
+    assert speedup_text(g).endswith("p = 0.400, undecided: about 24 rounds would decide it; "
+                                    "too few rounds for an interval)")  # a dict without one: none invented
+    assert speedup_text({**g, "rounds_to_decide": float("nan")}).endswith("undecided; too few rounds for an interval)")
     outside = {**g, "outcome": FASTER, "p_value": 0.01, "confined": False}
-    assert speedup_text(outside).endswith("faster; ran outside its slice, not counted)")
+    assert speedup_text(outside).endswith("faster; ran outside its slice, not counted; too few rounds for an interval)")
     assert "not counted" not in speedup_text({**outside, "confined": True})
     assert "not counted" not in speedup_text({**outside, "confined": "whole GPU"})
 
@@ -290,16 +299,18 @@ def test_a_table_rounds_each_column_and_says_its_header_in_words():
 
 def test_the_table_of_comparisons_names_its_columns_and_says_p_and_rounds_like_the_sentence():
     rows = pd.DataFrame([{"variant": "b", "vs": "a", "n": 4, "speedup": 1.5, "speedup_q25": 1.25, "speedup_q75": 1.75,
-                          "p_value": 1e-5, "outcome": FASTER, "rounds": 12.0},
+                          "p_value": 1e-5, "outcome": FASTER, "rounds": 12.0, "level": 0.05, "interval_low": 1.2,
+                          "interval_high": 1.8},
                          {"variant": "c", "vs": "a", "n": 8, "speedup": 1.0, "speedup_q25": 0.9, "speedup_q75": 1.1,
                           "p_value": 0.25, "outcome": UNDECIDED, "rounds": 6, "rounds_to_decide": 30}])  # fmt: skip
     assert speedup_table(rows, legend=False).splitlines()[0].startswith("| variant | against | speed-up |")
     text = speedup_table(rows, columns={"N": "n", "variant": "variant"}, legend=False)
-    assert text.splitlines() == ["| N | variant | speed-up | IQR of rounds | p | rounds | outcome |",
-                                 "|---|---|---|---|---|---|---|",
-                                 "| 4 | b | ×1.50 | ×1.25–×1.75 | < 0.001 | 12 | faster |",
+    assert text.splitlines() == ["| N | variant | speed-up | IQR of rounds | p | rounds | outcome | interval |",
+                                 "|---|---|---|---|---|---|---|---|",
+                                 "| 4 | b | ×1.50 | ×1.25–×1.75 | < 0.001 | 12 | faster | 95% interval ×1.20–×1.80 |",
                                  "| 8 | c | ×1.00 | ×0.90–×1.10 | 0.250 | 6 "
-                                 "| undecided: about 30 rounds would decide it |"]  # fmt: skip
+                                 "| undecided: about 30 rounds would decide it "
+                                 "| too few rounds for an interval |"]  # fmt: skip
 
 
 def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant_with_its_leader():
@@ -334,7 +345,7 @@ def test_variants_sharing_a_rank_are_ordered_by_their_speedup_over_the_base():
 
 def test_a_comparison_without_a_round_count_says_none():
     g = {"speedup": 1.2, "speedup_q25": 1.1, "speedup_q75": 1.3, "p_value": 1e-6, "outcome": FASTER}
-    assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30; p < 0.001, faster)"
+    assert speedup_text(g) == "×1.20 (IQR ×1.10–×1.30; p < 0.001, faster; too few rounds for an interval)"
     assert speedup_text({**g, "rounds": float("nan")}) == speedup_text(g)
 
 
@@ -530,9 +541,26 @@ def test_a_base_against_itself_reads_a_dash_in_a_table_cell():
     base = [100.0 + i for i in range(8)]
     results = frame({"a": base, "b": [t / 1.25 for t in base], "c": [t / 1.001 for t in base]})
     assert speedup_cell(gain(results, "a", "a")) == "—"
-    assert speedup_cell(gain(results, "a", "b")) == "×1.25 (faster)"
-    assert speedup_cell(gain(results, "a", "c")) == "×1.001 (faster)"  # real, inside the band: not ×1.00
+    assert speedup_cell(gain(results, "a", "b")) == "×1.25 (95% interval ×1.25–×1.25; faster)"
+    assert speedup_cell(gain(results, "a", "c")) == "×1.001 (95% interval ×1.001–×1.001; faster)"  # not ×1.00
     assert speedup_cell(None) == "not measured"
+
+
+def test_a_fixed_round_comparison_prints_its_95_percent_interval_from_its_rounds():
+    """Six rounds whose ratios are ×1.1, ×1.2, ×1.3, ×1.3, ×1.4, ×1.5: with 6 rounds the signed-rank
+    test's P(W+ = 0) = 1/64 <= 0.025 < P(W+ <= 1) = 2/64, so the 95% Hodges-Lehmann interval runs
+    from the smallest Walsh average to the largest, the smallest and largest ratio: ×1.10–×1.50 (at
+    level 0.10 it would be the 3rd from each end, narrower). The sentence and the table cell both
+    print it, and a table of comparisons gets it as a column."""
+    ratios = [1.3, 1.1, 1.5, 1.2, 1.4, 1.3]
+    base = [100.0 + 7 * i for i in range(6)]
+    g = gain(frame({"a": base, "b": [t / r for t, r in zip(base, ratios)]}), "a", "b")
+    assert speedup_text(g).startswith("×1.30 (IQR ×")
+    assert speedup_text(g).endswith(" of 6 rounds; p = 0.031, faster; 95% interval ×1.10–×1.50)")
+    assert speedup_cell(g) == "×1.30 (95% interval ×1.10–×1.50; faster)"
+    assert speedup_table(pd.DataFrame([g])).splitlines()[2].endswith("| faster | 95% interval ×1.10–×1.50 |")
+    five = gain(frame({"a": base[:5], "b": [t / r for t, r in zip(base[:5], ratios)]}), "a", "b")
+    assert speedup_cell(five) == "×1.30 (too few rounds for an interval; undecided)"  # 1/32 > 0.025: none
 
 
 def test_two_runs_of_one_variant_are_compared_over_the_same_first_rounds_and_apart_only_beyond_their_spread():
@@ -597,18 +625,57 @@ def test_the_host_probe_sentence_states_the_probe_of_its_rows_and_says_not_recor
 
     head = "The host's probe loop (`tokgen.results.host_loops_ms`, median of 5 loops)"
     old = pd.DataFrame({"variant": ["a", "b"], "median_ms": [799.4, 360.9]})  # a CSV from before the probe
-    not_recorded = f"{head} was not recorded for these rounds; host-bound times move with the host's speed."
+    not_recorded = f"{head} was not recorded for these rounds."
     assert host_probe_text(old) == not_recorded
     one = old.assign(host_probe_ms_before=6.98, host_probe_ms_after=6.714, host_probe_min_ms=6.5, host_probe_max_ms=7.2)
     assert host_probe_text(one) == (f"{head} took 6.98 ms before these rounds and 6.71 ms after, "
-                                    "its single loops 6.50–7.20 ms; host-bound times move with it.")  # fmt: skip
+                                    "its single loops 6.50–7.20 ms; "
+                                    "whether the rounds' times followed the host's speed is not measured.")  # fmt: skip
     # two comparisons (notebook 08: one per batch size): the range of each probe, the widest spread
     two = pd.concat([one, one.assign(host_probe_ms_before=3.021, host_probe_ms_after=3.4, host_probe_min_ms=2.9,
                                      host_probe_max_ms=3.6)])  # fmt: skip
     assert host_probe_text(two) == (f"{head} took 3.02–6.98 ms before these rounds and 3.40–6.71 ms after, "
-                                    "its single loops 2.90–7.20 ms; host-bound times move with it.")  # fmt: skip
+                                    "its single loops 2.90–7.20 ms; "
+                                    "whether the rounds' times followed the host's speed is not measured.")  # fmt: skip
     mixed = pd.concat([one, old.assign(variant=["c", "d"])])  # rows of an older run beside new ones
     assert host_probe_text(mixed) == (f"{head} took 6.98 ms before these rounds and 6.71 ms after, "
                                       "its single loops 6.50–7.20 ms; it was not recorded for 2 of these 4 rows; "
-                                      "host-bound times move with it.")  # fmt: skip
+                                      "whether the rounds' times followed the host's speed is not "
+                                      "measured.")  # fmt: skip
     assert host_probe_text(one.assign(host_probe_ms_after=float("nan"))) == not_recorded  # a probe cut short
+
+
+def test_the_naive_loops_extra_reads_are_placed_by_elimination_and_said_to_be_inferred():
+    from tokgen.voice import extra_reads_text
+
+    reads = pd.Series({"naive": 2.0, "kv_dynamic": 1.0, "kv_static": 1.0})
+    text = extra_reads_text(reads)
+    assert text.startswith("`naive` reads 2.00 values per decode step with `.item()`, `kv_dynamic` 1.00. ")
+    assert text.endswith(", so the naive loop's 1.00 extra reads per decode step come, by elimination, from "
+                         "transformers' uncached forward (inferred: the profiler does not locate them).")  # fmt: skip
+    for same in (1.0, 1.004, 0.5):  # no more reads (to the 2 decimals shown): no cause inferred
+        assert extra_reads_text(reads.replace(2.0, same)).endswith("differ only in the cache.")
+
+
+def test_the_pageable_copy_is_said_to_wait_only_where_the_named_rule_holds():
+    """Notebook 11's run: pageable calls 10.34–12.1 ms against pinned 0.02–0.10 ms, a median of
+    11.763 ms in 12.65 ms of queued work (93%): the rule holds. Overlapping calls, or a median under
+    half the queued work, and it does not."""
+    from tokgen.voice import copy_wait_text
+
+    copies = pd.DataFrame({"copy_call_median_ms": [0.031, 11.763], "copy_call_min_ms": [0.02, 10.34],
+                           "copy_call_max_ms": [0.10, 12.1], "gpu_work_and_copy_median_ms": [12.5, 12.65]},
+                          index=pd.Index(["pinned", "pageable"], name="destination"))  # fmt: skip
+    head = ("The queued work and the copy took 12.500 ms (pinned) and 12.650 ms (pageable); the `copy_` call "
+            "itself kept the CPU 0.031 ms into pinned memory and 11.763 ms into pageable memory, "
+            "93% of the queued work")
+    assert copy_wait_text(copies) == head + (
+        ". Every pageable call took longer than every pinned one (pageable 10.340–12.100 ms, pinned 0.020–0.100 ms) "
+        "and its median at least half the queued work: the pageable copy waited for the GPU (inferred from these "
+        "times, not traced).")  # fmt: skip
+    overlap = copies.assign(copy_call_max_ms=[10.5, 12.1])  # one pinned call outlasted a pageable one
+    assert "does not hold (pageable 10.340–12.100 ms, pinned 0.020–10.500 ms)" in copy_wait_text(overlap)
+    short = copies.assign(gpu_work_and_copy_median_ms=[12.5, 24.0])  # 49% of the queued work: not waited
+    assert "49% of the queued work. The rule this page reads" in copy_wait_text(short)
+    assert "waited for the GPU" not in copy_wait_text(overlap) + copy_wait_text(short)
+    assert copy_wait_text(copies, cuda=False) == head + ". (On the CPU there is no queue: both return when done.)"

@@ -150,7 +150,8 @@ def compare(
     On CUDA, with `gpu_busy`, one more (profiled) run of each gives `gpu_busy_ms`, the time the
     GPU was busy, and `gpu_busy_share` = gpu_busy_ms / median_ms: near 1 GPU-bound, near 0
     host-bound. Every row records the host probe taken just before and just after the timed rounds
-    (`tokgen.results.HOST_PROBE_COLUMNS`, a few tens of ms each): host-bound times move with it.
+    (`tokgen.results.HOST_PROBE_COLUMNS`, a few tens of ms each): how fast the host ran Python then; whether the
+    rounds' times followed it is not measured.
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds <= 0:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")

@@ -628,7 +628,6 @@ def _claim_10(tables):
     low, high = g["interval_low"], g["interval_high"]
     holds = [t for t in SUMMARY_THRESHOLDS if low <= t <= high]
     measured = f"{best} vs naive {speedup_text(g)}"
-    measured += "" if parse_looks(g.get("looks")) else f"; {interval_text(g)}"  # a sequential one says it already
     measured += f", which holds ×{holds[0]:g}" if holds else ""
     rows = shared_rounds(tables["07_pipelining"]).set_index("variant")
     shares = rows["gpu_busy_share"].dropna() if "gpu_busy_share" in rows else pd.Series(dtype=float)

@@ -791,7 +791,7 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
     if device.nunique() == 1:
         n = int(device.iloc[0])
         out.append(
-            "No row shows a device-wide sync: no generator calls `torch.cuda.synchronize()`. The table leaves "
+            "No row shows a device-wide sync: no audited generator calls `torch.cuda.synchronize()`. The table leaves "
             "that column out."
             if n == 0
             else f"Every row shows {n} device-wide sync{'s' * (n != 1)} per run, the no-check generators included, "

@@ -89,18 +89,20 @@ def host_probe_text(results: pd.DataFrame) -> str:
     """The one sentence on the host's speed under a table of timed rounds (`tokgen.display.bound_table`):
     the host probe `tokgen.compare` took before and after them (`tokgen.results.HOST_PROBE_COLUMNS`;
     a range where the table's rows come from several comparisons) and its single loops' spread; "not
-    recorded" for rows measured before the probe was (notebook 05_torch_compile). It says that the
-    host's speed moved, never why."""
+    recorded" for rows measured before the probe was (notebook 05_torch_compile). It says how fast
+    the host ran Python before and after, never why, and that whether the rounds' times followed it
+    is not measured: the probe runs twice, not beside each round (the reviews of issue 49 found
+    host-bound rounds that drifted against the probe)."""
     before, after, low, high = HOST_PROBE_COLUMNS
     recorded = results.dropna(subset=[before, after]) if set(HOST_PROBE_COLUMNS) <= set(results) else results[:0]
     if recorded.empty:
-        return (f"The host's probe loop ({PROBE}) was not recorded for these rounds; host-bound times move with the "
-                "host's speed.")  # fmt: skip
+        return f"The host's probe loop ({PROBE}) was not recorded for these rounds."
     missing = len(results) - len(recorded)
     unrecorded = f"; it was not recorded for {missing} of these {len(results)} rows" if missing else ""
     return (f"The host's probe loop ({PROBE}) took {_ms_range(recorded[before])} before these rounds and "
             f"{_ms_range(recorded[after])} after, its single loops {recorded[low].min():.2f}–"
-            f"{recorded[high].max():.2f} ms{unrecorded}; host-bound times move with it.")  # fmt: skip
+            f"{recorded[high].max():.2f} ms{unrecorded}; whether the rounds' times followed the host's speed is "
+            "not measured.")  # fmt: skip
 
 
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
@@ -248,9 +250,11 @@ def _digits(g: dict) -> int:
 
 
 def speedup_text(g: dict | None, said: dict | None = None) -> str:
-    """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster)", a sequential comparison with its
-    cap, its look's level and interval, and where it stopped before its variants' last round the
-    speed-up over all of them (`_all_rounds_text`); "not measured" for None (notebook 02_kv_cache)."""
+    """ "×1.08 (IQR ×1.02–×1.13 of 12 rounds; p = 0.016, faster; 95% interval ×1.03–×1.12)": the
+    paired speed-up with its interval and outcome, fixed rounds too (`interval_text`, computed from the
+    recorded rounds by `tokgen.stats.judge`); a sequential comparison with its cap, its look's level
+    and interval, and where it stopped before its variants' last round the speed-up over all of them
+    (`_all_rounds_text`); "not measured" for None (notebook 02_kv_cache)."""
     if g is None:
         return "not measured"
     d = _digits(g)
@@ -260,7 +264,8 @@ def speedup_text(g: dict | None, said: dict | None = None) -> str:
         of = f" of {int(rounds)} rounds, up to {looks[-1]}"
     iqr = f"IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}"
     if not looks:
-        return f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], ALPHA)}, {outcome_text(g, said)})"
+        said_ = f"p {p_text(g['p_value'], ALPHA)}, {outcome_text(g, said)}; {interval_text(g)}"
+        return f"×{g['speedup']:.{d}f} ({iqr}; {said_})"
     return (
         f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], g['level'])} at level {level_text(g['level'])}, "
         f"{outcome_text(g, said)}; "
@@ -306,7 +311,8 @@ def interval_text(g: dict) -> str:
     if not (0 < low and high < math.inf):  # NaN, or too few rounds for the level
         return "too few rounds for an interval"
     looks = parse_looks(g.get("looks"))
-    what = f"{1 - ALPHA:.0%} sequential interval" if len(looks) > 1 else f"{100 * (1 - g['level']):.3g}% interval"
+    level = g.get("level", ALPHA)
+    what = f"{1 - ALPHA:.0%} sequential interval" if len(looks) > 1 else f"{100 * (1 - level):.3g}% interval"
     return f"{what} ×{_side_kept(low)}–×{_side_kept(high)}"
 
 
@@ -362,7 +368,8 @@ def design_text(looks) -> str:
 
 def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:
     """Comparisons as a Markdown table: `columns` ({header: column}), then `speedup_text`'s parts as
-    columns, and with `legend` the `LEGEND` (notebook 03_expandable_segments)."""
+    columns, the interval last (unless `columns` gives one), and with `legend` the `LEGEND`
+    (notebook 03_expandable_segments)."""
     columns = columns or {"variant": "variant", "against": "vs"}
     out = pd.DataFrame({header: comparisons[column].to_numpy() for header, column in columns.items()})
     rows = comparisons.to_dict("records")
@@ -374,6 +381,8 @@ def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = No
                         for g in rows]  # fmt: skip
     out["rounds"] = [str(int(g["rounds"])) for g in rows]
     out["outcome"] = [outcome_text(g) for g in rows]
+    if "interval" not in out:  # a caller's own column of `interval_text` stays the one
+        out["interval"] = [interval_text(g) for g in rows]
     return table(out) + (f"\n\n{LEGEND}" if legend else "")
 
 
@@ -493,13 +502,14 @@ def faster_count(comparisons, where: str = "comparisons") -> str:
 
 
 def speedup_cell(g: dict | None) -> str:
-    """A table cell: "×1.23 (faster)", the speed-up with its outcome; "—" for a base against itself,
-    "not measured" for None (notebook 10_cuda_graphs)."""
+    """A table cell: "×1.23 (95% interval ×1.20–×1.31; faster)", the paired speed-up with its
+    interval (`interval_text`) and outcome, as `speedup_text` says them, without the IQR and p;
+    "—" for a base against itself, "not measured" for None (notebook 10_cuda_graphs)."""
     if g is None:
         return "not measured"
     if g.get("variant") is not None and g.get("variant") == g.get("vs"):
         return "—"
-    return f"×{g['speedup']:.{_digits(g)}f} ({g['outcome']})"
+    return f"×{g['speedup']:.{_digits(g)}f} ({interval_text(g)}; {g['outcome']})"
 
 
 def findings_text(comparisons) -> str:
@@ -563,3 +573,42 @@ def rounds_range(runs) -> str:
     if lo == hi:
         return f"{lo} interleaved rounds"
     return f"{lo}–{hi} interleaved rounds per variant (more for variants in a comparison still undecided)"
+
+
+def extra_reads_text(reads) -> str:
+    """`naive`'s and `kv_dynamic`'s `.item()` reads per decode step (`reads`, by generator) and what
+    their difference says: the two loops check their stop flag alike and differ only in the cache, so
+    reads beyond `kv_dynamic`'s are placed in transformers' uncached forward by elimination, which
+    the sentence says, since the profiler does not locate them (notebook 11_sync_audit)."""
+    naive, cached = float(reads["naive"]), float(reads["kv_dynamic"])
+    text = (f"`naive` reads {naive:.2f} values per decode step with `.item()`, `kv_dynamic` {cached:.2f}. "
+            "The two loops check their stop flag alike and differ only in the cache")  # fmt: skip
+    if round(naive - cached, 2) <= 0:
+        return text + "."
+    return (text + f", so the naive loop's {naive - cached:.2f} extra reads per decode step come, by elimination, "
+            "from transformers' uncached forward (inferred: the profiler does not locate them).")  # fmt: skip
+
+
+def copy_wait_text(copies: pd.DataFrame, cuda: bool = True) -> str:
+    """What the pinned and pageable `copy_(non_blocking=True)` calls cost (`copies`: one row per
+    destination, "pinned" and "pageable", with the call's median, min and max and the queued work's
+    median, in ms), and whether the pageable call waited for the queued GPU work, by a rule the
+    sentence names: every pageable call took longer than every pinned one, and its median at least
+    half of the queued work's; an inference from times, not a trace (notebook 11_sync_audit)."""
+    call, work = copies["copy_call_median_ms"], copies["gpu_work_and_copy_median_ms"]
+    low, high = copies["copy_call_min_ms"], copies["copy_call_max_ms"]
+    share = call["pageable"] / work["pageable"]
+    text = (f"The queued work and the copy took {work['pinned']:.3f} ms (pinned) and {work['pageable']:.3f} ms "
+            f"(pageable); the `copy_` call itself kept the CPU {call['pinned']:.3f} ms into pinned memory and "
+            f"{call['pageable']:.3f} ms into pageable memory, {share:.0%} of the queued work")  # fmt: skip
+    if not cuda:
+        return text + ". (On the CPU there is no queue: both return when done.)"
+    ranges = (f"pageable {low['pageable']:.3f}–{high['pageable']:.3f} ms, pinned {low['pinned']:.3f}–"
+              f"{high['pinned']:.3f} ms")  # fmt: skip
+    if low["pageable"] > high["pinned"] and share >= 0.5:
+        return (text + f". Every pageable call took longer than every pinned one ({ranges}) and its median at "
+                "least half the queued work: the pageable copy waited for the GPU (inferred from these times, "
+                "not traced).")  # fmt: skip
+    return (text + f". The rule this page reads (every pageable call longer than every pinned one, its median at "
+            f"least half the queued work) does not hold ({ranges}): these times do not show the pageable copy "
+            "waiting for the GPU.")  # fmt: skip

@@ -42,6 +42,7 @@ from tokgen.voice import (
     ranking,
     shared_rounds_note,
     shared_rounds_text,
+    speedup_cell,
     speedup_text,
     spread,
     table,
@@ -379,19 +380,18 @@ def beyond_table(results_dir: Path) -> str:
         return ranked["variant"].map(lambda v: fmt(floor.at[v, column]) if column in floor and v in floor.index
                                      else "not measured")  # fmt: skip
 
-    def short(g):  # a table cell: the speed-up and its outcome; the interval is in the notebook
-        return f"×{g['speedup']:.2f} ({g['outcome']})" if g else "not measured"
 
     out = pd.DataFrame(
         {
             "rank": ranked.apply(rank_text, axis=1),
             "generator": ranked["variant"],
             "ms per generation, median (IQR)": ranked["variant"].map(lambda v: spread(by.loc[v], unit="")),
-            "vs naive (paired)": [short(g) for g in ranked.to_dict("records")],
+            "vs naive (paired)": [speedup_cell(g) for g in ranked.to_dict("records")],
         }
     )
     if GENERATE_STATIC in by.index:
-        out["vs generate() static (paired)"] = ranked["variant"].map(lambda v: short(gain(df, GENERATE_STATIC, v)))
+        static = ranked["variant"].map(lambda v: speedup_cell(gain(df, GENERATE_STATIC, v)))
+        out["vs generate() static (paired)"] = static
     out["own floor / time"] = ranked["variant"].map(lambda v: own_floor(floor.loc[v]) if v in floor.index
                                                     else "not measured")  # fmt: skip
     out["× the task's floor"] = from_floor("times_task_floor", lambda x: f"{x:.2f}×")
