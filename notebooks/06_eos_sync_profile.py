@@ -273,7 +273,7 @@ if CUDA and drawn:
 # Then, from the pictures' pass (it has the "step i" and "model forward" ranges), each boundary
 # split into measured phases from a point every generator shares: the end on the GPU of the last
 # operation that step i−1's model forward launched. First the time after the forward, to the
-# end of step i−1's last GPU operation: the token's append and, with a stop check, the check's
+# end of step i−1's last GPU operation: the token's argmax and append and, with a stop check, the check's
 # kernels and the flag's copy (the flag's copy call, which queues that copy, falls here, before
 # the gap); then the idle gap's phases: to the host's start of step i, to the model's forward,
 # to the launch of step i's first GPU operation, to that operation's start
@@ -366,7 +366,7 @@ show_claim(6, RESULTS_DIR)
 # count as about the same; else the sentence says the windows show no consistent direction. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
 # not the cause's test. The last bullets answer "the sync or the host's work?" from the phases
-# of section 3, from the end of the model's forward on the GPU: the append and the stop check, the
+# of section 3, from the end of the model's forward on the GPU: the argmax, the append and the stop check, the
 # copy and sync calls, against the host's other work before the step's first launch, naming a
 # phase only where it holds most of the time.
 
@@ -398,8 +398,8 @@ else:
 #   eager mode Python's kernel launches; compiled, fewer launches, but the compiled forward's
 #   own entry before its first launch and the same loop around it) can too: the phases under
 #   the step-boundary figure say which phase holds the time, for each model. The no-check
-#   generator's gaps say how much of the gap is the stop check's where this ran;
-#   the idle shares say how much of each step the GPU waits for the host.
+#   generator says how much of the time before a step, from the work both steps share, is the
+#   stop check's where this ran; the idle shares say how much of each step the GPU waits for the host.
 # * The phases under the step-boundary figure say which part of the host's work each gap spans,
 #   under the CPU-op profiler: the CPU rows of the traces in `data/traces/` show the same in
 #   Perfetto, call by call.

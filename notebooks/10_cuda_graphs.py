@@ -605,8 +605,10 @@ if CUDA:
     while_node["speed-up of the WHILE node"] = [speedup_text(g) for g in while_node.to_dict("records")]
     say(table(while_node, ["steps run", "WHILE node against", "speed-up of the WHILE node"]))
     audited = [variant(k_step, steps_per_graph=max(STEPS_PER_GRAPH)), variant("graph_stop_on_device")]
-    syncs = pd.DataFrame([{"variant": v.name, **tokgen.count_syncs(v.run)} for v in audited])
-    say(table(syncs, ["variant", "local_scalar_dense", "stream_syncs", "event_syncs"], digits=0))
+    sync_rec = tokgen.Recorder("10_sync_counts", RESULTS_DIR, params=PARAMS)  # the counts, read back from data/
+    for v in audited:
+        sync_rec.write({"variant": v.name, **tokgen.count_syncs(v.run)})
+    say(table(sync_rec.read(), ["variant", "local_scalar_dense", "stream_syncs", "event_syncs"], digits=0))
 
 # %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2

@@ -577,7 +577,8 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
                          "it.")  # fmt: skip
     assert tokgen.gaps.phase_takeaway("eager", p) == (
         "Eager, with the sync, in the pictures' pass, of the time from the end of step i−1's model forward on the GPU "
-        "to step i's first operation: the append and the stop check after the forward (its kernels and the flag's "
+        "to step i's first operation: the token's argmax and append and the stop check after the forward (its "
+        "kernels and the flag's "
         "copy, counted in no idle gap) take 9%, the copy and sync calls take 4% (1% in the idle gap: the flag's copy "
         "call comes before it), the host's other work before the step's first launch 88%, the launch's own latency "
         "1%; 'the GPU's last operation of step i−1 → the host starts step i' holds most of it (54%).")  # fmt: skip

@@ -117,6 +117,7 @@ def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[flo
     return out
 
 
+SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
 SHARED_WORDS = ("from the end of the work the synchronous step shares with the one without a check (the token's "
                 "append; the stop check's GPU operations come after it)")  # fmt: skip
 
@@ -155,25 +156,26 @@ def too_few_windows(windows: int) -> str:
             f"{round(1 / agree_by_chance(windows))}")  # fmt: skip
 
 
-def direction_text(change: str | None, windows: int, other: str, against: str = "with the sync") -> str:
+def direction_text(change: str | None, windows: int, other: str, against: str = "with the sync",
+                   noun: str = "gap") -> str:  # fmt: skip
     """The one template for a direction between two gaps (`direction`) over `windows` windows: a
     direction is stated only where every window shows it and there are at least MIN_WINDOWS of them
     (all agreeing in sign by chance at most DIRECTION_LEVEL of the time); fewer that agree are said
     with why they show none (`too_few_windows`); windows that disagree give NO_DIRECTION. `other`
     names the second gap ("without any stop check", "pipelined"), `against` the first, the one with
-    the sync unless said (solution 06 sets a late window's gap against an early one's)
-    (notebook 06_eos_sync_profile)."""
+    the sync unless said (solution 06 sets a late window's gap against an early one's); `noun` what is
+    compared ("gap", or claim 6's "time from the shared work") (notebook 06_eos_sync_profile)."""
     if change not in ("larger", "smaller", "same"):
         within = f"a difference below {MIN_GAP_US} µs counting as none"
-        return f"the gap {other} and the one {against} differ in {NO_DIRECTION}, {within}"
+        return f"the {noun} {other} and the one {against} differ in {NO_DIRECTION}, {within}"
     every = " in every window" if windows > 1 else ""
     if change == "same":
-        return f"the gap is about the same {other} as {against}{every}, within {MIN_GAP_US} µs"
+        return f"the {noun} is about the same {other} as {against}{every}, within {MIN_GAP_US} µs"
     if windows < MIN_WINDOWS:
         where = {1: "in the one window", 2: "in both windows"}.get(windows, f"in all {windows} windows")
-        return (f"the gap {other} is {change} than {against} {where} by {MIN_GAP_US} µs or more, but "
+        return (f"the {noun} {other} is {change} than {against} {where} by {MIN_GAP_US} µs or more, but "
                 f"{too_few_windows(windows)}")  # fmt: skip
-    return f"the gap is {change} {other} than {against} in all {windows} windows, by {MIN_GAP_US} µs or more"
+    return f"the {noun} is {change} {other} than {against} in all {windows} windows, by {MIN_GAP_US} µs or more"
 
 
 OVERHEAD_COLUMN = ("profiled step (GPU span of the window's steps / their number) / bracketing plain runs' step "
@@ -329,14 +331,15 @@ def _cause(gap) -> str:
     judged = int(gap["windows"])
     every = " in every window" if judged > 1 else ""
     if gap["sync_causes"] == "split":
-        return (f"the {judged} profiled windows disagree: most of that time goes without any stop check in "
-                f"{int(gap['windows_opening'])} of them, so whether the stop check and its sync open it is not "
-                "decided")  # fmt: skip
+        return (f"the {judged} profiled windows disagree: without any stop check at most half of that time remains in "
+                f"{int(gap['windows_opening'])} of them, so whether the stop check and its sync open most of it is "
+                "not decided")  # fmt: skip
     if gap["sync_causes"]:
-        return f"without any stop check most of that time goes{every}: the stop check and its sync open most of it"
-    change = direction_text(gap["no_check_change"], judged, "without any stop check")
-    return (f"most of that time stays without any stop check{every}: the stop check and its sync do not open most "
-            f"of it ({change})")  # fmt: skip
+        return (f"without any stop check at most half of that time remains{every}: the stop check and its sync open "
+                "most of it")  # fmt: skip
+    change = direction_text(gap["no_check_change"], judged, "without any stop check", noun=SHARED_NOUN)
+    return (f"without any stop check more than half of that time remains{every}: the stop check and its sync do "
+            f"not open most of it ({change})")  # fmt: skip
 
 
 def gap_takeaway(gap) -> str:
@@ -434,11 +437,11 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
             text += (f"; {split}, the profiled windows disagree on whether the stop check and its sync open the time "
                      "before a step, from the work the steps share (see the takeaways)")  # fmt: skip
         if opens:
-            text += (f"; {opens}, {shared} mostly goes without any stop check: the stop check and its sync open most "
-                     "of it")  # fmt: skip
+            text += (f"; {opens}, of {shared} at most half remains without any stop check: the stop check and its "
+                     "sync open most of it")  # fmt: skip
         if stays:
-            text += (f"; {stays}, most of {shared} stays without any stop check: the stop check and its sync do not "
-                     "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
+            text += (f"; {stays}, of {shared} more than half remains without any stop check: the stop check and its "
+                     "sync do not open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
         return text + "."
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
 
@@ -447,8 +450,10 @@ def _unmeasured_cause(gap) -> str:
     """Why the stop check's share of the time before a step is not measured: no generator without a check was
     profiled, or its table predates the time from the work both steps share."""
     profiled = gap is not None and math.isfinite(float(gap.get("no_check_us", float("nan"))))
-    why = ("the table holds no time from the work the steps share (a table recorded before it: re-run "
-           "notebook 06)" if profiled else "the generator without any stop check was not profiled here")  # fmt: skip
+    last = TAIL_OPS - 1
+    why = ("no time from the work the steps share is recorded for this pair (a table recorded before it, or a "
+           f"synchronous step whose extra GPU operations are no whole count from 1 to {last})" if profiled else
+           "the generator without any stop check was not profiled here")  # fmt: skip
     return f"{why}, so how much of the time before a step the stop check and its sync open is not measured"
 
 
@@ -485,7 +490,7 @@ def _phase_names(shares: dict) -> dict:
 def _calls_clause(shares: dict) -> str:
     """The copy and sync calls' share, and how much of it falls in the idle gap (the copy call precedes it)."""
     said = f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
-    if CHECK_PHASE in shares and "gap_calls_us" in shares:
+    if CHECK_PHASE in shares and "gap_calls_us" in shares and shares["sync_copy_us"] > 0:
         said += f" ({shares['gap_calls_us']:.0%} in the idle gap: the flag's copy call comes before it)"
     return said
 
@@ -532,8 +537,8 @@ def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
             f"no one phase holds most of it (the largest, '{names[top]}', {shares[top]:.0%})")  # fmt: skip
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
-        check = (f"the append and the stop check after the forward (its kernels and the flag's copy, counted in "
-                 f"no idle gap) take {shares[CHECK_PHASE]:.0%}, ")  # fmt: skip
+        check = (f"the token's argmax and append and the stop check after the forward (its kernels and the flag's "
+                 f"copy, counted in no idle gap) take {shares[CHECK_PHASE]:.0%}, ")  # fmt: skip
     else:
         span, check = "of the GPU's idle gap before a step", ""
     return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_clause(shares)}, "

@@ -651,7 +651,7 @@ def sync_wait_row(waits: pd.DataFrame) -> dict:
 CHECK_PHASE = "check_us"
 PHASES = {
     CHECK_PHASE: "after the model's forward (its last GPU operation of step i−1 ends) → step i−1's last GPU "
-    "operation ends: the token's append and, with a stop check, its kernels and the flag's copy",
+    "operation ends: the token's choice (argmax) and append and, with a stop check, its kernels and the flag's copy",
     "host_us": "the GPU's last operation of step i−1 → the host starts step i",
     "forward_us": "step i starts → its model forward starts",
     "launch_us": "model forward starts → the first launch of step i",
@@ -664,7 +664,7 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
     generator shares, the end of the last GPU operation of step i−1 launched inside its "model forward" range
     (the forward's end on the GPU), to step i's first GPU operation, split into the measured phases of
     `PHASES` (notebook 06_eos_sync_profile): to the end of step i−1's last GPU operation (`check_us`: the
-    token's append, and with a stop check its kernels and the flag's copy; NaN without "model forward"
+    token's argmax and append, and with a stop check its kernels and the flag's copy; NaN without "model forward"
     ranges), to the host's marker of step i (`host_us`), to the "model forward" range's start
     (`forward_us`), to the launch call of step i's first GPU operation (`launch_us`), to that operation's
     start (`start_us`). The last four add up to `gap_us`, the GPU's idle gap before step i as
@@ -707,7 +707,7 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
 def boundary_row(phases: pd.DataFrame) -> dict:
     """`boundary_phases`' medians as the columns notebook 06_eos_sync_profile records per generator and window
     from its pictures' pass: `picture_gap_us`, the idle gap before a step in that pass, and
-    `picture_check_us`, the time after the model's forward counted in no gap (`check_us`: the append and,
+    `picture_check_us`, the time after the model's forward counted in no gap (`check_us`: the argmax, the append and,
     with a stop check, the check's kernels and the flag's copy); NaN where not measured."""
     nan = float("nan")
     if phases.empty:
