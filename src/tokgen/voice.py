@@ -509,7 +509,8 @@ def speedup_cell(g: dict | None) -> str:
         return "not measured"
     if g.get("variant") is not None and g.get("variant") == g.get("vs"):
         return "—"
-    return f"×{g['speedup']:.{_digits(g)}f} ({interval_text(g)}; {g['outcome']})"
+    inside = f", but by less than {BAND:.0%}" if g["outcome"] in DECIDED and g.get("no_effect") else ""  # as said
+    return f"×{g['speedup']:.{_digits(g)}f} ({interval_text(g)}; {g['outcome']}{inside})"
 
 
 def findings_text(comparisons) -> str:
