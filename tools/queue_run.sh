@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The reference run split over short GPU leases (issue 49): a queue of notebook runs that goes on in the
+# background between calls, each step started only if its estimate fits before a deadline, and the
+# results packed into one tarball whenever asked. Run from the repository root on the GPU machine:
+#   [GATE=1] bash tools/queue_run.sh start LEFT STEP...   set up, start the queue detached (setsid), return
+#   bash tools/queue_run.sh wait SECONDS                  wait for the queue, then pack results into $OUT/ref49.tgz
+# Needs: .whl/ (the wheels the GPU machine lacks, installed into /tmp/site), .gpu/commit (the frozen commit,
+# written into every row as TOKGEN_COMMIT). The queue works in a copy of the repository under /tmp/ref, so a
+# later call that re-sends the working tree does not touch it; a second queue on the same machine writes
+# /tmp/ref/logs/queue and logs/deadline and starts `queue` in /tmp/ref/repo rather than `start` (which wipes it).
+# Back on the workstation: extract the tarball into an empty folder and copy its data, figures, notebooks,
+# solutions and slice folders over the repository's (the run's branch), then commit.
+# STEP = KIND:ARG:EST_S
+#   w:NN       notebook NN and its solution on the whole GPU (runner --only NN)
+#   s16:NN     notebook NN in the 16-SM slice; s8:NN in the 8-SM slice
+#   q:h100     the quick run, whole GPU, into data/quick/h100; q:h100_16gb with --memory-gb 16
+#   t:FILES@K  pytest FILES (joined by +) -k K (~ for spaces); @K optional
+# A step starts only if now + EST fits before the deadline (logs/deadline); the first one that does
+# not fit ends the queue (later steps may depend on it). GATE=1: a failed t: step ends the queue.
+set -u
+R=/tmp/ref
+cmd=$1; shift
+case "$cmd" in
+start)
+  LEFT=$1; shift
+  rm -rf $R; mkdir -p $R/logs $R/repo
+  echo $(( $(date +%s) + LEFT )) > $R/logs/deadline
+  echo "${GATE:-0}" > $R/logs/gate
+  [ -n "${NOPIP:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    > $R/logs/pip.log 2>&1 || { echo "pip failed"; tail $R/logs/pip.log; exit 1; }
+  site=$(env -u PYTHONPATH python3 -c 'import transformers, os; print(os.path.dirname(os.path.dirname(transformers.__file__)))')
+  mkdir -p /tmp/newest && for m in transformers tokenizers; do ln -sfn "$site/$m" /tmp/newest/$m; done
+  tar cf - --exclude=./.whl --exclude=./.venv . | tar xf - -C $R/repo
+  printf '%s\n' "$@" > $R/logs/queue
+  (cd $R/repo && setsid nohup bash tools/queue_run.sh queue > $R/logs/queue.log 2>&1 < /dev/null &)
+  sleep 2
+  nvidia-smi --query-gpu=name,uuid,driver_version,memory.total --format=csv
+  PYTHONPATH=/tmp/newest:/tmp/site python3 -c 'import transformers, tokenizers; print("newest transformers", transformers.__version__, tokenizers.__version__)'
+  PYTHONPATH=/tmp/site python3 -c 'import torch, transformers, triton; print(torch.__version__, transformers.__version__, triton.__version__)'
+  echo "queue started: $(cat $R/logs/queue | tr '\n' ' ')"
+  ;;
+queue)
+  cd $R/repo
+  export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1 TOKGEN_COMMIT=$(cat .gpu/commit)
+  export MPLBACKEND=Agg
+  while read -r step; do
+    [ -z "$step" ] && continue
+    kind=${step%%:*}; rest=${step#*:}; est=${rest##*:}; arg=${rest%:*}
+    now=$(date +%s); deadline=$(cat $R/logs/deadline)
+    if [ $(( now + est )) -gt "$deadline" ]; then
+      echo "$(date +%T) stop before $step: est ${est}s > left $(( deadline - now ))s"; break
+    fi
+    log=$R/logs/$(echo "${kind}_${arg}" | tr -c 'A-Za-z0-9_.\n-' '_').log
+    echo "$(date +%T) start $step"
+    t0=$(date +%s)
+    case "$kind" in
+      w) python3 -m tokgen_tools.runner --only "$arg" --no-progress --newest-transformers /tmp/newest > "$log" 2>&1 ;;
+      s16|s8) python3 -m tokgen_tools.runner --slice "${kind#s}" --only "$arg" --no-progress > "$log" 2>&1 ;;
+      q) if [ "$arg" = h100_16gb ]; then extra=(--memory-gb 16); else extra=(); fi
+         python3 -m tokgen_tools.quick --out "data/quick/$arg" "${extra[@]}" > "$log" 2>&1 ;;
+      t) files=${arg%%@*}; k=""; [[ "$arg" == *@* ]] && k=${arg#*@}
+         kargs=(); [ -n "$k" ] && kargs=(-k "${k//\~/ }")
+         python3 -m pytest -q -rs -p no:cacheprovider ${files//+/ } "${kargs[@]}" > "$log" 2>&1 ;;
+      *) echo "unknown step $step" > "$log"; false ;;
+    esac
+    rc=$?
+    t1=$(date +%s)
+    printf '%s\t%s\t%s\t%s\n' "$step" "$rc" "$(( t1 - t0 ))" "$(date +%T)" >> $R/logs/steps.tsv
+    echo "$(date +%T) end $step rc=$rc $(( t1 - t0 ))s"; tail -n 4 "$log"
+    if [ "$kind" = t ] && [ "$rc" != 0 ] && [ "$(cat $R/logs/gate)" = 1 ]; then echo "gate failed: queue ends"; break; fi
+  done < $R/logs/queue
+  echo "queue: finished $(date +%T)"
+  touch $R/logs/finished
+  ;;
+wait)
+  N=$1; t0=$(date +%s)
+  while [ ! -e $R/logs/finished ] && [ $(( $(date +%s) - t0 )) -lt "$N" ]; do sleep 5; done
+  cd $R/repo
+  nvidia-smi --query-gpu=name,uuid --format=csv,noheader
+  cp -f build/*.log $R/logs/ 2>/dev/null
+  tar czf $OUT/ref49.tgz data figures notebooks solutions slice $( [ -d build/failed ] && echo build/failed ) -C $R logs
+  ls -la $OUT
+  echo "--- steps"; cat $R/logs/steps.tsv 2>/dev/null
+  echo "--- queue.log"; tail -n 40 $R/logs/queue.log
+  [ -e $R/logs/finished ] && echo "queue: finished (packed)" || echo "queue: running; left $(( $(cat $R/logs/deadline) - $(date +%s) ))s"
+  ;;
+esac
