@@ -678,26 +678,6 @@ def _bars(ax, ys, low, high, color: str) -> None:
             ax.plot(ends[ok], ys[ok], ls="", marker="|", ms=6, color=color)
 
 
-def plot_runtime_vs_k(ax, results: pd.DataFrame, floor_ms: float | None = None):
-    """Median time per generation (IQR bars) against K, one line per generator timed at several K,
-    and the task's floor when given; the y axis from 0 (notebook 10_cuda_graphs)."""
-    graphs = results[results["steps_per_graph"].notna()]
-    for generator, runs in graphs.groupby("generator"):
-        if runs["steps_per_graph"].nunique() > 1:
-            runs = runs.sort_values("steps_per_graph")
-            ax.errorbar(runs["steps_per_graph"], runs["median_ms"], yerr=_iqr(runs), marker="o", capsize=3,
-                        label=generator)
-    if floor_ms is not None and floor_ms == floor_ms:
-        ax.axhline(floor_ms, color="gray", linestyle="--", label="the task's floor")
-    ks = sorted(graphs["steps_per_graph"].unique())
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ks, [f"{k:g}" for k in ks])
-    ax.set_ylim(bottom=0)
-    ax.set(xlabel="K = decode steps per graph replay", ylabel="ms per generation (median, IQR)", title="Runtime vs K")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    return ax
-
-
 def _k_sweeps(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Each generator timed at several K, its rows by K (notebook 10_cuda_graphs)."""
     graphs = results[results["steps_per_graph"].notna()]
