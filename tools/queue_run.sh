@@ -29,7 +29,11 @@ start)
   [ -n "${NOPIP:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     > $R/logs/pip.log 2>&1 || { echo "pip failed"; tail $R/logs/pip.log; exit 1; }
   site=$(env -u PYTHONPATH python3 -c 'import transformers, os; print(os.path.dirname(os.path.dirname(transformers.__file__)))')
-  mkdir -p /tmp/newest && for m in transformers tokenizers; do ln -sfn "$site/$m" /tmp/newest/$m; done
+  # the packages and their dist-info (importlib.metadata must find tokenizers 0.23 before /tmp/site's 0.22,
+  # or transformers' own version check fails; the runner reads the version from the dist-info)
+  mkdir -p /tmp/newest && for m in transformers tokenizers; do
+    for p in "$site/$m" "$site/$m"-*.dist-info; do [ -e "$p" ] && ln -sfn "$p" /tmp/newest/; done
+  done
   tar cf - --exclude=./.whl --exclude=./.venv . | tar xf - -C $R/repo
   printf '%s\n' "$@" > $R/logs/queue
   (cd $R/repo && setsid nohup bash tools/queue_run.sh queue > $R/logs/queue.log 2>&1 < /dev/null &)
