@@ -1,6 +1,7 @@
 """Notebook structure, jupytext pairing, and every notebook executed in smoke mode."""
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -36,6 +37,22 @@ def cells(nb):
 def test_committed_notebook_is_clean(path):
     """No injected cell, no papermill or execution metadata, no machine paths, no warnings, no errors."""
     assert clean.problems(nbformat.read(path, as_version=4)) == [], "run: python -m tokgen_tools.clean " + str(path)
+
+
+SAVES_FIGURES = {p.stem for p in NOTEBOOKS if "save_figure(" in p.read_text()}
+FIGURED = [p for p in COMMITTED if p.parent.name == "notebooks" and p.stem in SAVES_FIGURES]  # GPU and slices
+
+
+def images(nb) -> int:
+    """How many figures an executed notebook shows (PNG outputs of its code cells)."""
+    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+@pytest.mark.parametrize("path", FIGURED, ids=[str(p.relative_to(ROOT)) for p in FIGURED])
+def test_committed_notebook_shows_the_figures_it_saves(path):
+    """A reader in JupyterLab sees the figures, not only figures/ (review r8: a run under MPLBACKEND=Agg
+    committed notebooks 06, 07, 10 and 12 with none)."""
+    assert images(nbformat.read(path, as_version=4)) > 0, "re-run it with the runner (it sets the inline backend)"
 
 
 def executed(stderr="", values='RESULTS_DIR = "/tmp/staging-01-x"\nRUNS = 5\nSEQ_LENS = [6, 12]\nEXTRA = "a"'):
@@ -243,7 +260,8 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     each followed by its worked solution (with the tiny model, reading the reference results)."""
     assert set(CPU_TABLES) == set(NAMES)
     cmd = smoke_command(name, smoke_out, solutions=True)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    headless = {**os.environ, "MPLBACKEND": "Agg"}  # a headless machine's setting: the runner still shows figures
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=headless)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     if (ROOT / "solutions" / f"{name}.py").exists():
         solution = nbformat.read(smoke_out / "solutions" / f"{name}.ipynb", as_version=4)
@@ -283,6 +301,7 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
         provenance = {"torch", "triton", "transformers", "gpu_uuid", "commit", "params"}
         assert len(df) > 0 and provenance <= set(df.columns), table
         assert json.loads(df["params"].iloc[0])["SIZE"] == "tiny", table
+    assert images(nb) >= (1 if CPU_FIGURES.get(name) else 0), f"{name}: a figure saved but not shown"
     for fig in CPU_FIGURES.get(name, []):
         assert (smoke_out / "figures" / f"{fig}.png").stat().st_size > 0
         assert (smoke_out / "figures" / f"{fig}.svg").exists()

@@ -46,7 +46,6 @@ start)
 queue)
   cd $R/repo
   export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1 TOKGEN_COMMIT=$(cat .gpu/commit)
-  export MPLBACKEND=Agg
   while read -r step; do
     [ -z "$step" ] && continue
     kind=${step%%:*}; rest=${step#*:}; est=${rest##*:}; arg=${rest%:*}

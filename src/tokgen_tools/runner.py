@@ -63,6 +63,9 @@ NAIVE_AT = re.compile(r'"naive", \w+, batch_size=([A-Z_]+)')  # a notebook's nai
 MISSING_ROWS = re.compile(r"^(notebook|solution) \S+ needs notebook \d\d's rows\b")  # tokgen.MissingRows, said
 SLICE_OUT = ROOT / "slice"  # --slice writes its notebooks, data and figures here, beside the whole GPU's
 LAST = ("09_summary",)  # reads the other notebooks' data (13's slices and the slice runs included): runs last
+# The backend ipykernel picks when MPLBACKEND is unset: a headless machine's MPLBACKEND=Agg would leave
+# every executed notebook without its figures (the 9d0eb57 run's notebooks 06, 07, 10 and 12, review r8)
+INLINE_FIGURES = "module://matplotlib_inline.backend_inline"
 NEWEST = {"14_deferred_stop"}  # notebooks that run on the newest transformers (--newest-transformers)
 # solutions whose exercises need it: 11's compares notebook 11's audit with a newer transformers, 14's
 # measures the deferred stop check at another batch size
@@ -609,7 +612,8 @@ def run(args, sms, several: bool = False) -> int:
     what = f"{len(names)} notebook(s)" + (" and their solutions" if with_solutions else "")
     print(f"run_all: {what} -> {out}{' (smoke)' if smoke else ''}; kernel logs: {log}", flush=True)
     done = []  # (name as shown, status row)
-    with environment_variable("TOKGEN_RUN_ALL", rerun_command(args, None if sms is None else int(sms), out)):
+    rerun = rerun_command(args, None if sms is None else int(sms), out)
+    with environment_variable("TOKGEN_RUN_ALL", rerun), environment_variable("MPLBACKEND", INLINE_FIGURES):
         for i, name in enumerate(names, 1):
             step, current = f"[{i}/{len(names)}]", name
             params = notebook_parameters(name, parameters, user, slice_run=sms is not None and not smoke)
