@@ -3,6 +3,7 @@
 import random
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import tokgen
@@ -80,6 +81,37 @@ def test_pure_streaming_moves_at_least_half_the_copy_bandwidth():
     streamed_us = info["streamed_bytes"]["stream"] / info["bandwidth_gb_s"] / 1e3 / 20
     assert streamed_us / row["us_per_step"] >= 0.5
     assert np.isclose(info["streamed_bytes"]["stream"], info["floor_bytes"], rtol=0.01)
+
+
+def test_the_bound_sets_no_extra_time_against_the_graph_replays(monkeypatch):
+    """An `extra` entry (a generator's host-clock time) gets its median and floor distance but no
+    speed-up against the CUDA-event times of the replays (review r8: the CSV held one, "slower")."""
+
+    class Fake:  # a variant that builds, checks and replays without a GPU
+        tile, programs, warps, bytes = 2048, 4, 4, 1
+
+        def __init__(self, *args, **kw):
+            self.ms = kw.get("programs")
+
+        def graph(self):
+            return self
+
+        def replay(self):
+            pass
+
+        def check(self):
+            return []
+
+    monkeypatch.setattr(persistent, "FusedStep", lambda *a: None)
+    monkeypatch.setattr(persistent, "PersistentStream", Fake)
+    monkeypatch.setattr(persistent, "_event_ms", lambda run: 10.0)
+    model = tokgen.build_model("tiny", "cpu")
+    table, _ = persistent.persistent_bound(model, 2, 10, {"stream": {"mode": "stream"}, "barrier": {"mode": "barrier"}},
+                                           rounds=6, extra={"host": lambda: 30.0}, bandwidth_gbs=1000.0)  # fmt: skip
+    rows = table.set_index("variant")
+    assert rows.loc["barrier", "outcome"] == "no effect" and rows.loc["barrier", "speedup_vs_stream"] == 1.0
+    assert rows.loc["host", "us_per_step"] == 3000.0  # its time, its floor distance
+    assert np.isnan(rows.loc["host", "speedup_vs_stream"]) and pd.isna(rows.loc["host", "outcome"])
 
 
 def test_bound_findings_say_the_range_and_what_came_within_the_target():

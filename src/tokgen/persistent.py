@@ -335,8 +335,9 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
     bytes (`tokgen.bandwidth.generation_bytes`) at `bandwidth_gbs` (default: `copy_bandwidth`
     measured here) (notebook 12_speed_of_light). A variant whose `check()` fails is not timed: its
     row says why. Returns (table: variant, mode, tile, programs, warps, us_per_step (median),
-    x_floor, speedup vs `base` with its interval and outcome (`tokgen.stats.compare_rounds`),
-    note, order_seed: the rounds' order, fresh unless `seed` is given; the raw times and the floor)."""
+    x_floor, speedup vs `base` with its interval and outcome (`tokgen.stats.compare_rounds`; for
+    `variants` only: an `extra` time is read on another clock, so it is set against none), note,
+    order_seed: the rounds' order, fresh unless `seed` is given; the raw times and the floor)."""
     bw = bandwidth_gbs or copy_bandwidth(model.device, 1024, 20)
     floor_us = generation_bytes(model, batch_size, max_seqlen) / bw / 1e3 / max_seqlen
     step = FusedStep(model, batch_size, max_seqlen)
@@ -374,7 +375,7 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
         if name in times and name not in notes:
             us = 1e3 * statistics.median(times[name]) / max_seqlen
             row |= {"us_per_step": us, "x_floor": us / floor_us}
-            if base in times and name != base:
+            if base in times and name != base and name in variants and base in variants:  # one clock: events
                 g = compare_rounds(times[base], times[name])
                 row |= {"speedup_vs_" + base: g["speedup"], "interval_low": g["interval_low"],
                         "interval_high": g["interval_high"], "outcome": g["outcome"]}  # fmt: skip
