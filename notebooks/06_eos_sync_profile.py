@@ -111,8 +111,8 @@ CUDA = DEVICE == "cuda"
 # statistics.
 #
 # Each generator is profiled twice. The statistics come from a pass that records GPU activity
-# only: recording every operator on the CPU too adds host work to every operator and would
-# inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
+# and the host's CUDA calls only: recording every operator on the CPU too adds host work to
+# every operator and would inflate the very gaps we measure. A second pass with the CPU ranges gives the pictures and
 # the Perfetto traces; its CPU side can run slower than unprofiled. A few plain runs give the
 # time per step without any profiler; their fastest and slowest step are kept beside their
 # median, so their own spread is measured too.
@@ -278,8 +278,14 @@ if CUDA and drawn:
 # the gap); then the idle gap's phases: to the host's start of step i, to the model's forward,
 # to the launch of step i's first GPU operation, to that operation's start
 # (`tokgen.profiling.boundary_phases`). The phases add up to each boundary's time; their shares
-# are of the boundaries' total time. They are host time under the CPU-op profiler, wider than
-# unprofiled: they say where a boundary's time goes, not how long an unprofiled gap is.
+# are of the boundaries' total time. The copy and sync calls' share is no further part: the calls
+# lie within those phases, and the sentences say how much of their time falls in which. The
+# phases are host time under the CPU-op profiler, wider than unprofiled: they say where a
+# boundary's time goes, not how long an unprofiled gap is. Nor are they the statistics: the
+# profiler need not widen each generator's boundary by the same amount, so two generators'
+# spans set side by side here are not claim 6's test, which the statistics' pass decides
+# (section 5). The last sentence gives, per window, how much wider the idle gap before a step
+# was in the pictures' pass than in the statistics' pass, with the sync and with no stop check.
 
 # %%
 sync_names, waits, phases = {}, {}, {}
@@ -293,6 +299,7 @@ if CUDA:
     phases = {name: tokgen.profiling.boundary_phases(tl) for name, tl in drawn.items()}
     for name, p in phases.items():
         say("* " + tokgen.gaps.phases_text(name, p))
+    say(tokgen.gaps.picture_widening(summary))
 
 # %% [markdown]
 # How to read it: a synchronous step ends with the host reading the stop flag (the purple box
@@ -301,9 +308,13 @@ if CUDA:
 # grey intervals are the GPU's idle time around it.
 # Compare each synchronous panel with the no-check one of the same model (no stop check at all) and the
 # pipelined one (its copy call queues this step's flag, its wait is for the step before's): a
-# hole that all show at the boundary cannot be the sync's doing; the phases above say which part
-# of the host's work before the next step's first launch it spans, and how long the check itself
-# takes after the model's forward, outside every gap.
+# hole that all show at the boundary cannot be the sync's doing (how large each hole is, the
+# pictures do not decide: claim 6 reads the statistics' pass); the phases above say which part
+# of the host's work before the next step's first launch it spans, and how long the time after
+# the model's forward takes, from the forward's last GPU operation to the flag's copy's end: the
+# check's few operations, with the GPU idle between them for the part of it that the takeaway
+# below gives. That phase ends where the idle gap before a step begins, so the gap does not count
+# it, though the GPU may be idle for most of it.
 # Whether there are also holes *inside* a step depends on whether the CPU can queue kernels
 # faster than the GPU runs them: where the table above shows a GPU idle share above half, the
 # step was host-bound under the profiler, and the GPU waited for Python all through the step,
@@ -319,7 +330,13 @@ if CUDA:
 #
 # The same two callbacks drive Nsight Systems: save the lines below as `capture.py` and run
 # `nsys profile --capture-range=cudaProfilerApi --trace=cuda,nvtx,osrt python capture.py`. The
-# capture opens at step 30 and closes at step 50, with the NVTX ranges the article showed.
+# capture opens at step 30 and closes at step 50, with two NVTX ranges: "step i" and "model
+# forward", around the model's call alone. The article's screenshots had three: its "Model
+# Forward" also covered the argmax, the append and the stop flag's update and reduction, and a
+# third, "Check Stop Condition", wrapped `.item()`. `Ranges` reaches a generator only through its
+# `on_step` hook and the model's forward hooks, so it adds no range inside a step's own code; the
+# CPU rows show the `.item()` call as the copy call and the sync wait (`cudaMemcpyAsync`,
+# `cudaStreamSynchronize`).
 #
 # ```python
 # import torch
@@ -366,9 +383,11 @@ show_claim(6, RESULTS_DIR)
 # count as about the same; else the sentence says the windows show no consistent direction. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
 # not the cause's test. The last bullets answer "the sync or the host's work?" from the phases
-# of section 3, from the end of the model's forward on the GPU: the argmax, the append and the stop check, the
-# copy and sync calls, against the host's other work before the step's first launch, naming a
-# phase only where it holds most of the time.
+# of section 3, from the end of the model's forward on the GPU: the argmax, the append and the stop check (and
+# how much of that time the GPU was busy), the copy and sync calls (which lie within the other
+# parts, not beside them), against the host's other work before the step's first launch, naming a
+# phase only where it holds most of the time. Like the phases, they are the pictures' pass, under
+# the CPU-op profiler: the statistics' pass, not these, decides claim 6.
 
 # %%
 if CUDA:

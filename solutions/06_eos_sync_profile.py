@@ -139,8 +139,13 @@ if CUDA:
 # %% [markdown]
 # ## Exercise 3: the wait behind `.item()`
 #
-# In Perfetto the CPU row shows `aten::item` → `aten::_local_scalar_dense` → `cudaMemcpyAsync`
-# followed by `cudaStreamSynchronize`. `.item()` copies the flag into a pinned host buffer
+# The synchronous trace, `data/traces/06_kv_static.json.gz`, keeps the host's CUDA calls but not
+# the per-operator CPU events (notebook 06 leaves them out). So in Perfetto the CPU row shows, at
+# the end of each "step i" range and after its "model forward" range, a `cudaMemcpyAsync` followed
+# by a `cudaStreamSynchronize`; it holds no `aten::item` or `aten::_local_scalar_dense` event.
+# Those operator events, the calls `.item()` makes on its way to the copy, are recorded only by a
+# profile of the CPU operators, like the one the cell below takes (it saves no trace).
+# `.item()` copies the flag into a pinned host buffer
 # (`cudaMemcpyAsync`, which returns without waiting for the GPU) and then waits in
 # `cudaStreamSynchronize` until the copy, and everything queued before it, is done. The same
 # calls without Perfetto, from torch.profiler's CPU events of one generation: a full CPU-op

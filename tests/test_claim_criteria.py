@@ -17,6 +17,7 @@ import statistics
 import pandas as pd
 import pytest
 
+import tokgen
 from tokgen import claims
 from tokgen.claims import CLAIMS, NOT, PARTLY, REPRODUCED, UNMEASURED, Tables, claim
 
@@ -909,7 +910,7 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
                              f"{claims.SHARED_WORDS}: 110 µs (100–120) with the sync, 30 µs (20–40) with no "
                              f"stop check; "
                              "no-check / sync per window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; "
-                             "nearest to it: window 3 of 3, 0.400, 0.100 below it)")  # fmt: skip
+                             "nearest to it: window 2 of windows 0–2, 0.400, 0.100 below it)")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
@@ -926,12 +927,24 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
     assert c["measured"].endswith("no-check / sync per window 0.924, 0.561, 0.515 (the rule: at most 0.5 in every "
-                                  "window; nearest to it: window 3 of 3, 0.515, 0.015 above it)")  # fmt: skip
+                                  "window; nearest to it: window 2 of windows 0–2, 0.515, 0.015 above it)")  # fmt: skip
     windows_profile(tmp_path, [(100.0, 49.0), (100.0, 10.0), (100.0, 60.0)])  # nearest below and above alike
-    assert ("per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to it: window 1 of 3, "
-            "0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
+    assert ("per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to it: window 0 of "
+            "windows 0–2, 0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
     windows_profile(tmp_path, [(100.0, 80.0), (100.0, 50.0)])
-    assert "nearest to it: window 2 of 2, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
+    assert "nearest to it: window 1 of windows 0–1, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
+
+
+def test_claim_6_names_the_nearest_window_by_the_tables_window_number(tmp_path):
+    """Window 0 lacks the no-check row, so the pairs are windows 1 and 2: the share nearest the half (window 2's,
+    0.45) is named "window 2", the table's number, not its place among the pairs (1 or 2 counted from 1)."""
+    windows_profile(tmp_path, [(100.0, 10.0), (100.0, 10.0), (100.0, 45.0)])
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv")
+    table = table[~((table["window"] == 0) & (table["variant"] == "kv_static_no_check"))]
+    assert tokgen.gaps.shared_windows(table) == [1, 2]
+    assert tokgen.gaps.half_shares(tokgen.gaps.shared_gaps(table), "no-check", tokgen.gaps.shared_windows(table)) == (
+        "no-check / sync per window 0.100, 0.450 (the rule: at most 0.5 in every window; nearest to it: window 2 of "
+        "windows 1–2, 0.450, 0.050 below it)")  # fmt: skip
 
 
 def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_runs(tmp_path):
@@ -948,7 +961,7 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
         "step's last GPU operation; eager, B=16, profiled, median and range over 3 windows, interleaved, every window "
         f"judged; the article: ~110 µs); {claims.SHARED_WORDS}: 150 µs (110–160) with the sync, 140 µs (20–150) with "
         "no stop check; no-check / sync per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
-        "nearest to it: window 1 of 3, 0.182, 0.318 below it); the windows disagree: reproduced in 1, not "
+        "nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); the windows disagree: reproduced in 1, not "
         "reproduced in 2")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     v = verdict(7, tmp_path)

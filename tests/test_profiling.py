@@ -555,11 +555,12 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
     p = profiling.boundary_phases(boundary_trace(), skip=0)
     assert p.to_dict("records") == [
         {"step": 1, "span_us": 1010.0, "gap_us": 878.0, "check_us": 132.0, "host_us": 568.0, "forward_us": 100.0,
-         "launch_us": 200.0, "start_us": 10.0, "sync_copy_us": 50.0, "gap_calls_us": 18.0},
+         "launch_us": 200.0, "start_us": 10.0, "sync_copy_us": 50.0, "gap_calls_us": 18.0, "check_busy_us": 2.0},
         # from k0's end at 300 (launched in the forward): the copy call 400–420 and the sync 420–450 (50 µs); of
-        # them only the sync's 18 µs past the copy's end at 432 fall in the gap
+        # them only the sync's 18 µs past the copy's end at 432 fall in the gap; in 300–432 the GPU runs only the
+        # copy 430–432 (k0, 100–300, ends where the phase starts)
         {"step": 2, "span_us": 410.0, "gap_us": 408.0, "check_us": 2.0, "host_us": 198.0, "forward_us": 50.0,
-         "launch_us": 150.0, "start_us": 10.0, "sync_copy_us": 5.0, "gap_calls_us": 3.0},
+         "launch_us": 150.0, "start_us": 10.0, "sync_copy_us": 5.0, "gap_calls_us": 3.0, "check_busy_us": 2.0},
     ]  # fmt: skip
     assert profiling.boundary_row(p) == {"picture_gap_us": 643.0, "picture_check_us": 67.0}
     shares = tokgen.gaps.phase_shares(p)
@@ -572,16 +573,23 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
                            "boundaries); medians (share of the total time): after the model's forward")  # fmt: skip
     assert "the flag's copy 67.0 µs (9%); the GPU's last operation of step i−1 → the host starts step i 383.0 µs " \
         "(54%);" in text
-    assert text.endswith("The copy and sync calls take 4% (1% in the idle gap: the flag's copy call comes before "
-                         "it); 'the GPU's last operation of step i−1 → the host starts step i' holds most of "
-                         "it.")  # fmt: skip
+    assert text.endswith("The copy and sync calls take 4%, a time counted within the phases, not beside them: 2% "
+                         "within the phase after the model's forward (the flag's copy call comes before the idle gap) "
+                         "and 1% in the idle gap; 'the GPU's last operation of step i−1 → the host starts step i' "
+                         "holds most of it.")  # fmt: skip
+    # 4%: 55 of 1420 µs; 1%: 21 in the gap; 2%: the other 34, within the check's phase
     assert tokgen.gaps.phase_takeaway("eager", p) == (
         "Eager, with the sync, in the pictures' pass, of the time from the end of step i−1's model forward on the GPU "
-        "to step i's first operation: the token's argmax and append and the stop check after the forward (its "
-        "kernels and the flag's "
-        "copy, counted in no idle gap) take 9%, the copy and sync calls take 4% (1% in the idle gap: the flag's copy "
-        "call comes before it), the host's other work before the step's first launch 88%, the launch's own latency "
+        "to step i's first operation: the token's argmax and append and the stop check after the forward take 9% "
+        "(from the forward's last GPU operation to the flag's copy's end: its operations kept the GPU busy for 3% of "
+        "it, the GPU idle in the rest; the idle gap before a step is measured from the copy's end, so it does not "
+        "count this phase), the copy and sync calls take 4%, a time counted within the phases, not beside them: 2% "
+        "within the phase after the model's forward (the flag's copy call comes before the idle gap) and 1% in the "
+        "idle gap, the host's other work before the step's first launch 88%, the launch's own latency "
         "1%; 'the GPU's last operation of step i−1 → the host starts step i' holds most of it (54%).")  # fmt: skip
+    # 3%: 4 µs busy (two 2 µs copies) of the checks' 134 µs; 9% + 1% + 88% + 1% (rounded) make the whole
+    assert "the GPU's busy time within it not recorded" in tokgen.gaps.phase_takeaway("eager", p.drop(
+        columns="check_busy_us"))  # an older table
     # 88%: host 766 + forward 150 + launch 350 less the 21 µs of calls in the gap (1245), of 1420
     no_forward = p.assign(forward_us=float("nan"), check_us=float("nan"), span_us=p["gap_us"])  # no CPU ranges
     text = tokgen.gaps.phases_text("x", no_forward)
@@ -600,6 +608,33 @@ def test_the_forwards_end_is_the_last_gpu_operation_launched_inside_it_not_the_l
     p = profiling.boundary_phases(Timeline({"traceEvents": events}), skip=0)
     assert p[["span_us", "gap_us", "check_us"]].to_dict("records") == [
         {"span_us": 1100.0 - 260.0, "gap_us": 1100.0 - 320.0, "check_us": 60.0}]  # fmt: skip
+
+
+def test_the_checks_busy_time_counts_each_overlap_once_and_only_within_the_phase():
+    """Step 0's forward launches a (100–200); after it, b 190–260 (it starts before the phase) and c 240–300
+    (overlapping b), then the copy 350–352: the phase is 200–352, the GPU busy 200–300 and 350–352, 102 µs of 152."""
+    events = [ev("cuda_runtime", "cudaStreamQuery", t, 1) for t in (0, 1000)]
+    events += [ev("user_annotation", "model forward", t, 40) for t in (10, 1010)]
+    events += launch("a", 20, 100, 100, 1) + launch("b", 60, 190, 70, 2) + launch("c", 70, 240, 60, 3)
+    events += launch("copy", 80, 350, 2, 4) + launch("k1", 1020, 1100, 10, 5)
+    p = profiling.boundary_phases(Timeline({"traceEvents": events}), skip=0)
+    assert p[["check_us", "check_busy_us"]].to_dict("records") == [{"check_us": 152.0, "check_busy_us": 102.0}]
+    assert "kept the GPU busy for 67% of it, the GPU idle in the rest" in tokgen.gaps.phase_takeaway("eager", p)
+
+
+def test_picture_widening_reads_each_windows_two_passes_and_names_the_tables_windows():
+    rows = [{"variant": v, "window": w, "picture_gap_us": pic, "idle_gap_median_us": stat}
+            for v, w, pic, stat in [("kv_static", 0, 500.0, 300.0), ("kv_static", 1, 420.0, 400.0),
+                                    ("kv_static_no_check", 1, 310.0, 300.0), ("kv_static_no_check", 0, 302.5, 300.0),
+                                    ("compiled kv_static", 0, 900.0, float("nan")),
+                                    ("pipelined_static", 0, 999.0, 1.0)]]  # fmt: skip
+    text = tokgen.gaps.picture_widening(pd.DataFrame(rows))
+    assert text.startswith("The idle gap before a step in the pictures' pass less that in the statistics' pass, per "
+                           "window (0, 1): `kv_static` +200, +20 µs; `kv_static_no_check` +2, +10 µs; "
+                           "`compiled kv_static` —, — µs. The phases above")  # fmt: skip
+    assert "not claim 6's test, which the statistics' pass decides" in text
+    assert "pictures' pass's gaps are not recorded" in tokgen.gaps.picture_widening(pd.DataFrame(rows).drop(
+        columns="picture_gap_us"))
 
 
 def test_no_step_boundary_gives_no_phases_and_nan_columns():

@@ -24,6 +24,7 @@ from .gaps import (
     judge_windows,
     profile_windows,
     shared_gaps,
+    shared_windows,
     sync_opens_gap,
     window_gaps,
 )
@@ -421,7 +422,7 @@ def _claim_6(tables):
     measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
                 f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); {SHARED_WORDS}: "
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
-                f"{half_shares(shared, 'no-check')}")  # fmt: skip
+                f"{half_shares(shared, 'no-check', shared_windows(profile))}")  # fmt: skip
     if common != "split":
         return measured, common, None
     said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)

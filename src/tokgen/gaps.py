@@ -81,18 +81,20 @@ def judge_windows(profile: pd.DataFrame, test, compiled: bool = False, other: st
     return answers, agreed(answers)
 
 
-def half_shares(pairs, other: str) -> str:
+def half_shares(pairs, other: str, windows: list | None = None) -> str:
     """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` time as a share of the time with
     the sync (`shared_gaps`' pairs) against the rule's "at most half", and the share nearest to that
-    half (notebook 06_eos_sync_profile)."""
+    half, named by its window as notebook 06's table numbers them (`windows`, `shared_windows`; default 0, 1, ...)
+    (notebook 06_eos_sync_profile)."""
     shares = [o / s if s > 0 else math.inf for s, o in pairs]
+    windows = list(range(len(shares))) if windows is None else list(windows)
     shown = ", ".join(f"{x:.3f}" for x in shares)
     if len(shares) == 1:
         return f"{other} / sync {shown} (the rule: at most 0.5)"
     i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
     d = shares[i] - 0.5
     side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
-    near = f"window {i + 1} of {len(shares)}, {shares[i]:.3f}, {side}"
+    near = f"window {windows[i]} of windows {windows[0]}–{windows[-1]}, {shares[i]:.3f}, {side}"
     rule = f"the rule: at most 0.5 in every window; nearest to it: {near}"
     return f"{other} / sync per window {shown} ({rule})"
 
@@ -115,6 +117,13 @@ def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[flo
             continue
         out.append((float(a[col]), float(b["from_op_1_median_us"])))
     return out
+
+
+def shared_windows(profile: pd.DataFrame, compiled: bool = False) -> list:
+    """The window numbers (the table's `window` column) of `shared_gaps`' pairs, in their order; 0, 1, ... where
+    the table has no `window` column (notebook 06_eos_sync_profile)."""
+    rows = _window_rows(profile, compiled, "kv_static_no_check")
+    return [int(a["window"]) if "window" in a.index else i for i, (a, _) in enumerate(rows)]
 
 
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
@@ -488,11 +497,29 @@ def _phase_names(shares: dict) -> dict:
 
 
 def _calls_clause(shares: dict) -> str:
-    """The copy and sync calls' share, and how much of it falls in the idle gap (the copy call precedes it)."""
+    """The copy and sync calls' share, and how much of it falls within the phase after the forward and how much in
+    the idle gap (the copy call precedes it): the calls overlap the phases, so their share is not one more part."""
     said = f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
     if CHECK_PHASE in shares and "gap_calls_us" in shares and shares["sync_copy_us"] > 0:
-        said += f" ({shares['gap_calls_us']:.0%} in the idle gap: the flag's copy call comes before it)"
+        within = shares["sync_copy_us"] - shares["gap_calls_us"]
+        said += (f", a time counted within the phases, not beside them: {within:.0%} within the phase after the "
+                 f"model's forward (the flag's copy call comes before the idle gap) and {shares['gap_calls_us']:.0%} "
+                 "in the idle gap")  # fmt: skip
     return said
+
+
+def _check_busy(phases: pd.DataFrame) -> str:
+    """How much of the phase after the model's forward (`check_us`) the GPU ran an operation in (`check_busy_us`,
+    over all boundaries), and that it was idle in the rest; "the GPU's busy time within it not recorded" where a
+    table lacks the column."""
+    if "check_busy_us" not in phases or phases["check_busy_us"].isna().all():
+        return "the GPU's busy time within it not recorded"
+    measured = phases.dropna(subset=["check_busy_us", CHECK_PHASE])
+    total = measured[CHECK_PHASE].sum()
+    if total <= 0:
+        return "no time measured in it"
+    busy = measured["check_busy_us"].sum() / total
+    return f"its operations kept the GPU busy for {busy:.0%} of it, the GPU idle in the rest"
 
 
 def phases_text(name: str, phases: pd.DataFrame) -> str:
@@ -519,12 +546,40 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
             f"{_calls_clause(shares)[0].upper()}{_calls_clause(shares)[1:]}; '{names[top]}' {holds}.")  # fmt: skip
 
 
+def picture_widening(summary: pd.DataFrame) -> str:
+    """Per window (the table's numbering), the idle gap before a step in the pictures' pass (`picture_gap_us`: CPU
+    ranges and every operator recorded) less the statistics' pass's (`idle_gap_median_us`), with the sync and
+    with no stop check, per model: the phases are the pictures' pass, so their spans set side by side across
+    generators are not claim 6's test, which the statistics' pass decides. It names no cause of the difference
+    (notebook 06_eos_sync_profile)."""
+    if not {"picture_gap_us", "idle_gap_median_us", "variant"} <= set(summary):
+        return "*The pictures' pass's gaps are not recorded in this table.*"
+    s = summary if "window" in summary else summary.assign(window=0)
+    windows = sorted(int(w) for w in s["window"].unique())
+    parts = []
+    for compiled in (False, True):
+        for g in ("kv_static", "kv_static_no_check"):
+            rows = s[s["variant"] == label(g, compiled=compiled)].drop_duplicates("window").set_index("window")
+            if rows.empty:
+                continue
+            wider = rows["picture_gap_us"] - rows["idle_gap_median_us"]
+            said = [f"{wider[w]:+.0f}" if w in wider.index and math.isfinite(wider[w]) else "—" for w in windows]
+            parts.append(f"`{label(g, compiled=compiled)}` {', '.join(said)} µs")
+    if not parts:
+        return "*No synchronous or no-check generator was profiled here.*"
+    return (f"The idle gap before a step in the pictures' pass less that in the statistics' pass, per window "
+            f"({', '.join(map(str, windows))}): {'; '.join(parts)}. The phases above come from the pictures' pass: "
+            "their times are not the statistics, and two generators' spans set side by side there are not claim "
+            "6's test, which the statistics' pass decides (section 5).")  # fmt: skip
+
+
 def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
     """Notebook 06's answer to "the sync or the host's work?" for one model's synchronous generator, from its
     phases (`phase_shares`) from the end of step i−1's model forward on the GPU to step i's first operation: the
-    append and the stop check after the forward (its kernels and the flag's copy, counted in no idle gap), the
-    copy and sync calls, the host's other work before the first launch, and the phase that holds most of the
-    time only where one does (notebook 06_eos_sync_profile)."""
+    append and the stop check after the forward (its kernels and the flag's copy, and the GPU's idle time between
+    them: `_check_busy`; it ends where the idle gap before a step begins), the copy and sync calls (counted within
+    the phases: `_calls_clause`), the host's other work before the first launch, and the phase that holds most of
+    the time only where one does (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
     if not shares:
@@ -537,8 +592,9 @@ def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
             f"no one phase holds most of it (the largest, '{names[top]}', {shares[top]:.0%})")  # fmt: skip
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
-        check = (f"the token's argmax and append and the stop check after the forward (its kernels and the flag's "
-                 f"copy, counted in no idle gap) take {shares[CHECK_PHASE]:.0%}, ")  # fmt: skip
+        check = (f"the token's argmax and append and the stop check after the forward take {shares[CHECK_PHASE]:.0%} "
+                 f"(from the forward's last GPU operation to the flag's copy's end: {_check_busy(phases)}; the idle "
+                 "gap before a step is measured from the copy's end, so it does not count this phase), ")  # fmt: skip
     else:
         span, check = "of the GPU's idle gap before a step", ""
     return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_clause(shares)}, "

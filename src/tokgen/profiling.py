@@ -671,11 +671,13 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
     `Timeline.steps` measures it (from step i−1's last operation: for a synchronous generator the flag's
     copy); all five to `span_us` (`gap_us` where `check_us` is NaN). `sync_copy_us`: the host's time in copy
     and `*Synchronize` calls within the span, up to the marker; `gap_calls_us`: the part of it within the
-    gap (the flag's copy call comes before the gap: the copy it queues ends the previous step). Without
-    "model forward" ranges (a pass without CPU ranges) `forward_us` is NaN too and `launch_us` runs from
-    the marker."""
+    gap (the flag's copy call comes before the gap: the copy it queues ends the previous step); `check_busy_us`:
+    the time within `check_us` in which the GPU ran at least one of step i−1's operations (the rest of that phase
+    the GPU is idle, between the host's launches; the idle gap before step i starts only at its end). Without
+    "model forward" ranges (a pass without CPU ranges) `forward_us` and `check_busy_us` are NaN too and
+    `launch_us` runs from the marker."""
     skip = WINDOW_SKIP if skip is None else skip
-    columns = ["step", "span_us", "gap_us", *PHASES, "sync_copy_us", "gap_calls_us"]
+    columns = ["step", "span_us", "gap_us", *PHASES, "sync_copy_us", "gap_calls_us", "check_busy_us"]
     r, k, marks = timeline.ranges, timeline.kernels, timeline.marks
     forwards = r[r["name"] == "model forward"]
     calls = r[r["name"].isin(["copy call", "sync wait"])]
@@ -683,6 +685,12 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
 
     def calls_from(t: float, j: int) -> float:
         return float((calls["end"].clip(upper=marks[j]) - calls["start"].clip(lower=t)).clip(lower=0).sum())
+
+    def busy_within(ops: pd.DataFrame, a: float, b: float) -> float:
+        if a != a:
+            return nan
+        ops = ops[(ops["end"] > a) & (ops["start"] < b)]
+        return float(_union_length(ops["start"].clip(lower=a).tolist(), ops["end"].clip(upper=b).tolist()))
 
     rows = []
     for j in range(max(skip, 1), len(marks)):
@@ -700,15 +708,16 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
                      CHECK_PHASE: t0 - anchor, "host_us": marks[j] - t0, "forward_us": t2 - marks[j],
                      "launch_us": first["launch"] - (marks[j] if t2 != t2 else t2),
                      "start_us": first["start"] - first["launch"], "sync_copy_us": calls_from(start, j),
-                     "gap_calls_us": calls_from(t0, j)})  # fmt: skip
+                     "gap_calls_us": calls_from(t0, j), "check_busy_us": busy_within(prev, anchor, t0)})  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
 def boundary_row(phases: pd.DataFrame) -> dict:
     """`boundary_phases`' medians as the columns notebook 06_eos_sync_profile records per generator and window
     from its pictures' pass: `picture_gap_us`, the idle gap before a step in that pass, and
-    `picture_check_us`, the time after the model's forward counted in no gap (`check_us`: the argmax, the append and,
-    with a stop check, the check's kernels and the flag's copy); NaN where not measured."""
+    `picture_check_us`, the time from the model forward's end on the GPU to the end of step i−1's last GPU operation
+    (`check_us`: the argmax, the append and, with a stop check, the check's kernels and the flag's copy, with the
+    host's launches between them; it ends where the idle gap before step i begins); NaN where not measured."""
     nan = float("nan")
     if phases.empty:
         return {"picture_gap_us": nan, "picture_check_us": nan}
