@@ -19,7 +19,7 @@
 # Pipelining aims to hide the wait at the step boundary (whether it did on this machine is in
 # notebook 07), but every step still costs the CPU one launch from Python for each of its
 # kernels. A **CUDA graph** records a step's kernels once and replays them with a single launch
-# (the "streams + graphs" variant of the article's follow-ups).
+# (the "streams + graphs" variant that one retelling of the article adds).
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
 # of sampled tokens) cuts the host's work per decode step further. The host reads the flag one
@@ -393,7 +393,7 @@ for base in bases:
     paired = {v: tokgen.gain(ok, tokgen.label(base), v) for v in ok["variant"]}
     ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
 columns = ["rank", "variant", "ms, median (IQR)", "first call (builds), ms", *(["× task floor"] if CUDA else [])]
-say(table(ok, columns + [f"vs {b}" for b in bases], digits=2))
+say(table(ok, columns + [f"vs {b}" for b in bases], digits={"first call (builds), ms": 0, "× task floor": 2}))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
@@ -410,10 +410,9 @@ save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
 ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))]
 ours_ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]), list(ours["variant"]))
 ours = ours.set_index("variant").loc[ours_ranked["variant"]].reset_index()  # in rank order
-fastest = ours.iloc[0]
 fastest_text = tokgen.display.fastest_sentence(ours_ranked, "registry generator")
-floor_text = f" It takes {spread(fastest)} per generation" + (f", {fastest['× task floor']:.2f}× the task's floor"
-                                                              if CUDA else "") + "."  # fmt: skip
+floor_text = " " + tokgen.display.first_rank_floors(  # each variant of rank 1 with its own time and floor distance
+    ours_ranked, ours.rename(columns={"× task floor": "times_task_floor"}).set_index("variant"))
 say(fastest_text + floor_text)
 
 # %% [markdown]
@@ -437,13 +436,14 @@ if CUDA:  # the GPU time the extra steps take, one profiled generation per varia
 # %% [markdown]
 # ## 4. Is the GPU ever idle?
 #
-# The CUPTI timeline of one generation (steps in `WINDOW`) for the first-ranked generator of
-# section 3 that stops on the host; the first-ranked K of the compiled handwritten step (before
-# our kernels), of our kernels (`graph_triton_kernels`) and of the fused step
-# (`graph_triton_fused`); and the article's best recipe: the share of the window in which no
-# kernel ran, and the GPU's busy time and
-# kernels per decode step. (`graph_stop_on_device` is not profiled: while tokgen was written,
-# CUPTI showed the kernels of a WHILE node's body once, not once per iteration; no output here
+# The CUPTI timeline of one generation (steps in `WINDOW`) for the registry generator that stops
+# on the host listed first in section 3's ranking of the registry generators; a K of the best rank
+# of the compiled handwritten step (before our kernels), of our kernels (`graph_triton_kernels`)
+# and of the fused step (`graph_triton_fused`), the one listed first in section 3's table (the
+# lines under the next cell say which K, and which other Ks share its rank); and the article's
+# best recipe: the share of the window in which no kernel ran, and the GPU's busy time and kernels
+# per decode step. (`graph_stop_on_device` is not profiled: while tokgen was written, CUPTI showed
+# the kernels of a WHILE node's body once, not once per iteration; no output here
 # measures that.) Decode steps are counted from the `on_step`
 # calls inside the window (one call per replay of K steps). **Where a column name says "token",
 # read "decode step"**: one step generates one token for each of the `BATCH_SIZE` rows, and the
@@ -453,9 +453,11 @@ if CUDA:  # the GPU time the extra steps take, one profiled generation per varia
 by_name = {v.name: v for v in variants}
 on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))]
 after = on_host.iloc[0]["variant"]
-best_k = ok.drop_duplicates("generator").set_index("generator")["variant"]  # ok is in rank order: each one's best K
+best_k = ok.drop_duplicates("generator").set_index("generator")["variant"]  # rank order: each first listed K
 stages = {g: best_k.get(g) for g in ("graph_handwritten_compiled", "graph_triton_kernels", "graph_triton_fused")}
 before, unfused, fused = stages.values()  # None: not measured (failed)
+for chosen in filter(None, stages.values()):  # the profiled K, and the Ks its rank does not part it from
+    say(tokgen.display.profiled_k_text(ranked, ok, chosen))
 idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
 for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("pipelined_static", compiled=True)]):
     k = by_name[name].info.get("steps_per_graph", 1)
@@ -537,7 +539,8 @@ if CUDA and any(stages.values()):
 
 # %% [markdown]
 # One layer of one step, kernel by kernel, with our kernels before and after fusing them
-# (`graph_triton_kernels` and `graph_triton_fused`, each at its first-ranked K): each bar is a kernel
+# (`graph_triton_kernels` and `graph_triton_fused`, each at the K profiled in section 4; one
+# sample: the first step of the profiled window's middle replay): each bar is a kernel
 # from its launch to its end (with PDL a kernel is launched while the one before still runs, and
 # waits), on the same µs axis; consecutive kernels alternate between the lower and the upper half
 # of their row, so two that overlap are both visible.
@@ -608,7 +611,9 @@ if CUDA:
     sync_rec = tokgen.Recorder("10_sync_counts", RESULTS_DIR, params=PARAMS)  # the counts, read back from data/
     for v in audited:
         sync_rec.write({"variant": v.name, **tokgen.count_syncs(v.run)})
-    say(table(sync_rec.read(), ["variant", "local_scalar_dense", "stream_syncs", "event_syncs"], digits=0))
+    audit = sync_rec.read()
+    say(table(tokgen.display.host_waits(audit), digits=0))  # each wait once; an `.item()` is one of them
+    say(tokgen.display.waits_text(audit, MAX_SEQLEN))
 
 # %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
@@ -690,7 +695,8 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 # 2. The WHILE node runs `keep_decoding`, a one-thread kernel, after every step, and CUPTI showed
 #    its body only once while tokgen was written (section 4 skips it). Time
 #    `graph_stop_on_device` and the K = 1 decoder of the same step at two lengths N, without an
-#    early stop: what does one step cost in each, and what does the condition kernel add per step?
+#    early stop: what does one more step cost in each, and what is the per-step difference between
+#    the two, round by round?
 # 3. In a copy of `handwritten_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
 #    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
 #    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?

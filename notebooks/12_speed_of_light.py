@@ -480,10 +480,9 @@ for run in frames:  # each run's fastest, ranked round by round against that run
     if naive not in set(run["variant"]) or not len(floors):
         continue
     ranked = tokgen.display.ranking(run, naive)
-    fastest = floors[(floors["notebook"] == nb)].set_index("variant").loc[ranked.iloc[0]["variant"]]
-    say(f"* Notebook {nb}'s run. " + tokgen.display.fastest_sentence(ranked, "generator")
-        + f" It takes {fastest['times_task_floor']:.2f}× the task's floor and reaches "
-        f"{fastest['pct_of_own_floor']:.0f}% of its own (its cache: {fastest['kv_read']}).")  # fmt: skip
+    own = floors[floors["notebook"] == nb].set_index("variant")[["times_task_floor", "pct_of_own_floor", "kv_read"]]
+    say(f"* Notebook {nb}'s run. " + tokgen.display.fastest_sentence(ranked, "generator") + " "
+        + tokgen.display.first_rank_floors(ranked, own))  # each of rank 1: its own floor numbers
 if split is not None:
     say(
         f"* In `{target}`, the matrix products are {100 * split['products_us'] / split['busy_us']:.0f}% of the GPU's "

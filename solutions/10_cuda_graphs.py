@@ -75,16 +75,20 @@ else:
     say("*Timing CUDA graphs needs a GPU: run this cell there.*")
 
 # %% [markdown]
-# ## Exercise 2: what one step costs in the WHILE node
+# ## Exercise 2: what one more step costs in the WHILE node and in the K = 1 decoder
 #
 # CUPTI showed a WHILE body's kernels once, not once per iteration, while tokgen was written (no
 # output of this repository measures it), so we time whole generations instead: the WHILE node and the
-# K = 1 decoder of the same step, each at two lengths, no early stop. The difference of the two
-# lengths' times over the difference of their steps is the cost of one more step: for the K = 1
-# decoder one graph launch, one flag copy and (hidden) one host wait per step; for the WHILE node
-# one iteration of the loop on the GPU, the `keep_decoding` kernel included. Those per-step costs
-# are medians of differences of two timings each, given as such; which decoder is faster is read
-# from their paired speed-up at each length, round by round, with its interval.
+# K = 1 decoder of the same step, each at two lengths, no early stop. In each round, the difference
+# of the two lengths' times over the difference of their steps is the cost of one more step: for
+# the K = 1 decoder one graph launch, one flag copy and one host wait per step around the step's
+# kernels; for the WHILE node one iteration of the loop on the GPU, its `keep_decoding` condition
+# kernel included. The table gives each decoder's per-step cost as the median over rounds. The
+# per-step difference, the WHILE node's minus the K = 1 decoder's, is taken round by round (both
+# decoders ran in every round), with its interval: it sets the WHILE node's iteration, condition
+# kernel included, against the K = 1 decoder's launch, copy and wait, and no timing here splits
+# it into those parts. Which decoder is faster over a whole generation is read from their paired
+# speed-up at each length, round by round, with its interval.
 
 # %%
 device_step = {k: v for k, v in tokgen.GENERATORS["graph_stop_on_device"].keywords.items() if k != "stop_on_device"}
@@ -106,6 +110,9 @@ if CUDA:
         rows.append({"generator": generator, **{f"ms at N={n}": m for n, m in zip(t["max_seqlen"], t["median_ms"])},
                      "µs per extra step (median of rounds)": statistics.median(per_round[generator])})  # fmt: skip
     say(table(pd.DataFrame(rows), digits=2))  # the µs per extra step: medians of differences, no direction
+    paired = [w - k for w, k in zip(per_round["graph_stop_on_device"], per_round[k_step])]  # same rounds
+    say(f"Per extra step, the WHILE node's cost minus `{k_step}` at K = 1's, round by round: "
+        f"{tokgen.display.difference_text(paired)}.")  # fmt: skip
     for n, t in timed.groupby("max_seqlen"):  # round by round, the WHILE node against the K = 1 decoder
         names = t.set_index("generator")["variant"]
         g = tokgen.gain(timed, names[k_step], names["graph_stop_on_device"])

@@ -1029,3 +1029,34 @@ def test_the_paired_rounds_figure_draws_each_rounds_speed_up_and_their_median_ne
     assert display.plot_paired_rounds(ax, rows, "eager", "missing") is None
     assert ax.texts[0].get_text() == "missing against eager: not measured"
     plt.close(fig)
+
+
+def test_host_waits_count_each_wait_once_with_the_item_reads_among_them():
+    """Notebook 10's two audited decoders: K = 16 waits on 6 events and ends in one stream sync (7 waits, no
+    `.item()`); the WHILE node's one `.item()` is its one stream sync (1 wait, not 2)."""
+    audit = pd.DataFrame([{**audit_row("g", 0, 1, 1, 6, device=0), "variant": "graph K=16"},
+                          {**audit_row("s", 1, 1, 1, 0, device=0), "variant": "stop on device"},
+                          {**audit_row("d", 2, 2, 2, 1, device=3), "variant": "device syncs"}])  # fmt: skip
+    waits = display.host_waits(audit).set_index("variant")
+    assert waits[display.HOST_WAITS].tolist() == [7, 1, 6]  # stream + event + device, never + `.item()`
+    assert waits[display.ITEM_READS].tolist() == [0, 1, 2]
+    assert waits["event syncs"].tolist() == [6, 0, 1] and waits["device syncs"].tolist() == [0, 0, 3]
+    said = display.waits_text(audit, 100)
+    assert said.startswith("The host waits per generation of 100 steps: ")
+    assert "`graph K=16` 7 (of which 0 `.item()` reads)" in said
+    assert "`stop on device` 1 (of which 1 `.item()` read)" in said and "`device syncs` 6 (of which 2" in said
+    more = pd.DataFrame([{**audit_row("m", 3, 3, 1, 0, device=0), "variant": "more reads"}])
+    assert "`more reads` 1 (and 3 `.item()` reads, more than its stream syncs" in display.waits_text(more, 10)
+
+
+def test_the_profiled_k_is_named_with_the_ks_that_share_its_rank():
+    """K = 1, 2, 4 share rank 3 (K = 2 listed first); K = 8 is rank 5 alone; `f` was timed at one K."""
+    ranked = pd.DataFrame({"variant": ["f K=4", "g K=2", "g K=4", "g K=1", "h K=1", "g K=8"],
+                           "rank": [1, 3, 3, 3, 3, 6], "vs": "naive"})  # fmt: skip
+    results = pd.DataFrame({"variant": ranked["variant"], "generator": ["f", "g", "g", "g", "h", "g"],
+                            "steps_per_graph": [4, 2, 4, 1, 1, 8]})  # fmt: skip
+    said = display.profiled_k_text(ranked, results, "g K=2")
+    assert said.startswith("`g K=2` is profiled: K = 1, 2, 4 of `g` share rank 3; ")  # not h's K = 1, not K = 8
+    assert "listed first among them by its point speed-up against `naive`, which does not rank them" in said
+    assert display.profiled_k_text(ranked, results, "g K=8") == "`g K=8` is profiled: no other K of `g` shares its rank 6."
+    assert display.profiled_k_text(ranked, results, "f K=4") == "`f K=4` is profiled: the only K of `f` timed."

@@ -1,6 +1,7 @@
 """The one voice (tokgen.voice): every comparison said one way, its numbers and direction read from
 its rounds, rankings by paired speed-up with ties, counts in one order."""
 
+import math
 import re
 import statistics
 
@@ -8,16 +9,28 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tokgen.stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED, compare_rounds, gain
+from tokgen.stats import (
+    BAND,
+    FASTER,
+    NO_EFFECT,
+    SLOWER,
+    UNDECIDED,
+    compare_rounds,
+    difference_interval,
+    gain,
+    time_summary,
+)
 from tokgen.voice import (
     EQUIVALENCE,
     LEGEND,
     count_text,
     design_text,
+    difference_text,
     equivalence_text,
     faster_count,
     fastest_sentence,
     findings_text,
+    first_rank_floors,
     first_tied,
     header_of,
     interval_text,
@@ -681,3 +694,38 @@ def test_the_pageable_copy_is_said_to_wait_only_where_the_named_rule_holds():
     assert "49% of the queued work. The rule this page reads" in copy_wait_text(short)
     assert "waited for the GPU" not in copy_wait_text(overlap) + copy_wait_text(short)
     assert copy_wait_text(copies, cuda=False) == head + ". (On the CPU there is no queue: both return when done.)"
+
+
+def test_each_variant_of_a_shared_first_rank_is_named_with_its_own_floor_numbers():
+    """`b` and `c` tie for rank 1 (the rounds do not tell them apart), `a` is slower: each of `b` and `c`
+    gets its own time and floor distance after its own name, the numbers never the other's."""
+    base = [100.0 + 3 * i for i in range(10)]
+    fast = [t / 2 for t in base]
+    loose = [t * w for t, w in zip(fast, [1.08, 0.93, 1.07, 0.94, 1.09, 0.92, 1.06, 0.95, 1.1, 0.91])]
+    results = frame({"a": base, "b": fast, "c": loose})
+    ranked = ranking(results, "a")
+    assert ranked["rank"].tolist() == [1, 1, 3]
+    summary = pd.DataFrame([{"variant": v, **time_summary(t)} for v, t in (("a", base), ("b", fast), ("c", loose))])
+    rows = summary.set_index("variant").assign(times_task_floor=[6.0, 3.0, 3.5], pct_of_own_floor=[10.0, 40.0, 30.0],
+                                               kv_read="filled")  # fmt: skip
+    said = first_rank_floors(ranked, rows)
+    parts = dict(re.match(r"`(\w)` (.*)", p).groups() for p in said.rstrip(".").split("; "))
+    assert set(parts) == {"b", "c"}  # rank 1 only, each named
+    for v, x, pct in (("b", "3.00", "40"), ("c", "3.50", "30")):
+        assert parts[v] == (f"takes {spread(rows.loc[v])} per generation, {x}× the task's floor and reaches {pct}% "
+                            "of its own floor (its cache: filled)")  # fmt: skip
+    no_time = first_rank_floors(ranked, rows[["times_task_floor"]].assign(times_task_floor=[6.0, 3.0, float("nan")]))
+    assert no_time == "`b` takes 3.00× the task's floor; `c` is not set against the floor."
+    assert first_rank_floors(ranked, rows.drop(index="c")).endswith("; `c` is not set against the floor.")
+
+
+def test_a_paired_difference_is_said_with_its_median_iqr_p_and_signed_rank_interval():
+    """For 1..8 the 95% Hodges-Lehmann interval runs from the 4th smallest to the 4th largest of the 36 Walsh
+    averages: 2.0 to 7.0 (n = 8: the signed-rank critical value is 3)."""
+    assert difference_interval(list(range(1, 9))) == (2.0, 7.0)
+    assert difference_interval([5.0, 6.0, 7.0]) == (-math.inf, math.inf)  # too few rounds for a 95% interval
+    shifted = difference_interval([x + 10 for x in range(1, 9)])
+    assert shifted == (12.0, 17.0)
+    said = difference_text(list(range(1, 9)))
+    assert said == "+4.5 µs (IQR +2.8 to +6.2 µs of 8 rounds; p = 0.008; 95% interval +2.0 to +7.0 µs)"
+    assert difference_text([-3.0, -1.0, -2.0]).endswith("too few rounds for a 95% interval)")

@@ -43,9 +43,11 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     bound_words,
     count_text,
     design_text,
+    difference_text,
     faster_count,
     fastest_sentence,
     findings_text,
+    first_rank_floors,
     header_of,
     host_probe_text,
     interval_text,
@@ -799,6 +801,57 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
             tokens = int(rows["tokens"].iloc[0])
             out.append(f"{names} (per run of {tokens} tokens, {r} `.item()` reads): " + "; ".join(reasons) + ".")
     return out
+
+
+HOST_WAITS = "host waits (stream + event + device syncs)"
+ITEM_READS = "of which `.item()` reads"
+
+
+def host_waits(audit: pd.DataFrame) -> pd.DataFrame:
+    """`tokgen.count_syncs` rows as a table of the host's waits: `HOST_WAITS`, the CUDA runtime's
+    blocking waits (stream + event + device syncs), each counted once, then `ITEM_READS`: an
+    `.item()` read waits through one of the stream syncs, so it is part of the total, not added to
+    it; then the three kinds (notebook 10_cuda_graphs)."""
+    kinds = ["stream_syncs", "event_syncs", "device_syncs"]
+    out = audit[["variant"]].copy()
+    out[HOST_WAITS] = audit[kinds].sum(axis=1).astype(int)
+    out[ITEM_READS] = audit["local_scalar_dense"].astype(int)
+    for kind in kinds:
+        out[header_of(kind)] = audit[kind].astype(int)
+    return out
+
+
+def waits_text(audit: pd.DataFrame, steps: int) -> str:
+    """One sentence: each audited variant's host waits per generation of `steps` steps (`host_waits`),
+    with its `.item()` reads among them; where a row counts more `.item()` reads than stream syncs
+    (two mechanisms, `count_syncs`), it says so instead of "of which" (notebook 10_cuda_graphs)."""
+    parts = []
+    for r in audit.to_dict("records"):
+        total = int(r["stream_syncs"] + r["event_syncs"] + r["device_syncs"])
+        item = int(r["local_scalar_dense"])
+        reads = f"{item} `.item()` read{'s' * (item != 1)}"
+        among = (f"of which {reads}" if item <= r["stream_syncs"] else
+                 f"and {reads}, more than its stream syncs: the two are counted by two mechanisms")  # fmt: skip
+        parts.append(f"`{r['variant']}` {total} ({among})")
+    return f"The host waits per generation of {steps} steps: " + "; ".join(parts) + "." if parts else ""
+
+
+def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str) -> str:
+    """Which K of a generator is profiled, and the other Ks that share its rank in `ranking`'s table
+    (`ranked`; `results` gives each variant's generator and steps_per_graph): "`g K=2` is profiled:
+    K = 1, 2, 4 of `g` share rank 3; it is listed first among them by its point speed-up against
+    `naive`, which does not rank them" (notebook 10_cuda_graphs)."""
+    info = results.set_index("variant")
+    generator, rank = info.at[variant, "generator"], ranked.set_index("variant").at[variant, "rank"]
+    peers = ranked[(ranked["rank"] == rank) & ranked["variant"].map(info["generator"]).eq(generator)]["variant"]
+    ks = sorted(int(info.at[v, "steps_per_graph"]) for v in peers)
+    if (info["generator"] == generator).sum() == 1:
+        return f"`{variant}` is profiled: the only K of `{generator}` timed."
+    if len(ks) == 1:
+        return f"`{variant}` is profiled: no other K of `{generator}` shares its rank {int(rank)}."
+    return (f"`{variant}` is profiled: K = {', '.join(map(str, ks))} of `{generator}` share rank {int(rank)}; "
+            f"it is listed first among them by its point speed-up against `{ranked['vs'].iloc[0]}`, which does "
+            "not rank them.")
 
 
 def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str]:

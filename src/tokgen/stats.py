@@ -261,6 +261,23 @@ def speedup_interval(log_ratios, level: float = ALPHA) -> tuple[float, float]:
     return float(low[0]), float(high[0])
 
 
+def difference_interval(differences, level: float = ALPHA) -> tuple[float, float]:
+    """The (1 − level) Hodges-Lehmann interval of the median of paired `differences` (per-round
+    differences in their own unit, not log-ratios): the Walsh averages between the order statistics
+    that the signed-rank test's critical value picks, as `speedup_interval` takes them, left as
+    differences; (−inf, inf) when too few rounds for the level (notebook 10_cuda_graphs' solution,
+    exercise 2)."""
+    x = _rows(differences)
+    n = x.shape[1]
+    cdf = _signed_rank_cdf(n) if n else None
+    c = int(np.searchsorted(cdf, level / 2, side="right")) if n else 0  # as in `_intervals`
+    if not c:
+        return -math.inf, math.inf
+    i, j = np.triu_indices(n)
+    walsh = np.sort((x[0, i] + x[0, j]) / 2)
+    return float(walsh[c - 1]), float(walsh[walsh.size - c])
+
+
 def judge(log_ratios, level: float = ALPHA, band: float = BAND) -> dict[str, np.ndarray]:
     """Each row of `log_ratios` (rounds × comparisons, or one comparison's rounds) judged at
     `level`: the speed-up (median ratio) and the quartiles of the ratios, the signed-rank p,

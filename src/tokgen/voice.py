@@ -7,6 +7,7 @@ places where a count or a direction is worded. Nothing here measures or decides.
 """
 
 import math
+import statistics
 
 import pandas as pd
 
@@ -18,10 +19,12 @@ from .stats import (
     NO_EFFECT,
     SLOWER,
     UNDECIDED,
+    difference_interval,
     gain,
     look_levels,
     parse_looks,
     run_times,
+    signed_rank_p,
     time_summary,
 )
 
@@ -473,6 +476,53 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
         for r in others.to_dict("records")
     )
     return text + "."
+
+
+def first_rank_floors(ranked: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """Each variant of `ranking`'s rank 1 named with its own distance from the floor, read from `rows`
+    (indexed by variant): its time where `rows` has median_ms, q25_ms and q75_ms, `times_task_floor`
+    and `pct_of_own_floor` (with `kv_read`, its cache) where given and measured: "`a` takes 51.9
+    (51.7–52.3) ms per generation, 2.46× the task's floor; `b` takes …". A shared first place gives
+    every member its own numbers after its own name, so no number reads as another variant's; the
+    sentence that says why they share it is `fastest_sentence` (notebooks 10_cuda_graphs and
+    12_speed_of_light)."""
+    if ranked.empty:
+        return ""
+    parts = []
+    for name in ranked[ranked["rank"] == 1]["variant"]:
+        if name not in rows.index:
+            parts.append(f"`{name}` is not set against the floor")
+            continue
+        r, takes = rows.loc[name], []
+        if all(c in r.index for c in ("median_ms", "q25_ms", "q75_ms")):
+            takes.append(f"{spread(r)} per generation")
+        times, pct = r.get("times_task_floor"), r.get("pct_of_own_floor")
+        if times is not None and times == times:
+            takes.append(f"{times:.2f}× the task's floor")
+        said = [f"takes {', '.join(takes)}"] if takes else []
+        if pct is not None and pct == pct:
+            cache = f" (its cache: {r['kv_read']})" if "kv_read" in r.index else ""
+            said.append(f"reaches {pct:.0f}% of its own floor{cache}")
+        parts.append(f"`{name}` " + " and ".join(said) if said else f"`{name}` is not set against the floor")
+    return "; ".join(parts) + "." if parts else ""
+
+
+def difference_text(differences, unit: str = "µs", digits: int = 1) -> str:
+    """Paired per-round differences (`differences`, in `unit`) said as their median, IQR, the
+    signed-rank p and the 95% interval (`tokgen.stats.difference_interval`): "+10.2 µs (IQR
+    +5.0 to +14.1 µs of 10 rounds; p = 0.004; 95% interval +4.1 to +16.3 µs)". It says how large
+    the difference is and how sure; what it is made of, the caller's words say (the solution of
+    notebook 10_cuda_graphs, exercise 2)."""
+    d = [float(x) for x in differences if x == x]
+    if not d:
+        return "not measured"
+    q = statistics.quantiles(d, n=4, method="inclusive") if len(d) >= 2 else [d[0]] * 3
+    low, high = difference_interval(d)
+    sign = f"+.{digits}f"
+    interval = (f"95% interval {low:{sign}} to {high:{sign}} {unit}" if math.isfinite(low)
+                else "too few rounds for a 95% interval")  # fmt: skip
+    return (f"{statistics.median(d):{sign}} {unit} (IQR {q[0]:{sign}} to {q[2]:{sign}} {unit} of {len(d)} rounds; "
+            f"p {p_text(signed_rank_p(d))}; {interval})")
 
 
 def count_text(outcomes, where: str = "comparisons") -> str:
