@@ -66,13 +66,18 @@ compiled = torch.compile(model, backend=COMPILE_BACKEND)
 # %% [markdown]
 # ## 1. The generator
 #
-# Three details differ from the article's listing, each for correctness:
+# These details differ from the article's listing; the first four are for correctness:
 #
 # * both streams first wait for the current stream, where the prompt and the cache were set up;
 # * the CPU waits on an **event** recorded after step i−1's copy before it reads the flag:
 #   reading pinned memory does not wait for a copy in flight, and `wait_stream` only orders
-#   GPU work, not the CPU;
-# * when step i−1 turns out to be the last, the token of step i (already queued) is dropped.
+#   GPU work, not the CPU. The article's `torch.cuda.current_stream().wait_stream(prev_s)` is
+#   dropped: the event wait replaces it;
+# * when step i−1 turns out to be the last, the token of step i (already queued) is dropped;
+# * at the end both streams are synchronized: nothing may still run when the caller frees or
+#   reuses the tensors;
+# * the two flags live in one pinned tensor of two, read through NumPy instead of `.item()`,
+#   and the sizes are checked first (`check_sizes`).
 #
 # `streams=1` keeps the same late check on a single stream: the CPU can queue step i before
 # waiting for step i−1 either way, so it separates the cost of the second stream from the
@@ -95,7 +100,7 @@ show_source(tokgen.generate_pipelined)
 show_source(tokgen.article_pipelined)
 
 # %%
-probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=-1)  # no stop
 eos = int(probe[0, min(10, MAX_SEQLEN)])  # a token of the first steps
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
 say(f"EOS = token {eos}: the naive generator stops after step {reference.shape[1] - 1}, the first that emits it.")

@@ -128,7 +128,7 @@ say(
 # %% [markdown]
 # ## 3. Every generator against its floor
 #
-# The timings come from notebook 07 (the article's generators, ranked in notebook 09) and
+# The timings come from notebook 07 (the article's generators, ranked in its own run) and
 # notebook 10 (graphs, `generate()`), at the same batch and length: two runs, kept apart (a
 # generator timed in both, like naive, has a row for each). Each generator's own floor uses the
 # cache it reads, read from its registry entry; the task's floor (the fewest bytes: a cache read
@@ -184,7 +184,7 @@ if len(floors):  # each run's rows in its table's order, run by run: medians ove
 # ## 4. What stands between a fast generator and the floor
 #
 # Notebook 10 split the GPU time of the decoders it profiled kernel by kernel (its section 5:
-# the compiled handwritten step, our kernels and the fused step, each at its first-ranked K) by
+# the compiled handwritten step, our kernels and the fused step, each at a K of the first (shared) rank) by
 # kernel kind; here the first-ranked of them. Its columns say "per token" for a decode step,
 # which generates one token for each of the B rows: "per step" below. The matrix products read all the weights:
 # at copy speed they would take the weights' floor per step. Their *own* time (the part no
@@ -320,8 +320,9 @@ if len(products):
 # Sections 3 to 5 say how far a generator is from its floor; this one says where that distance
 # goes, for a first-ranked decoder of notebook 10 (`graph_triton_fused`, K steps per graph
 # replay; the rounds there may tie it with others), every term
-# measured on this GPU rather than inferred: in this process, but for section 1's bandwidth and
-# TF32 rate, which set the floor and the arithmetic. From the top of the figure down:
+# measured on this GPU rather than inferred: in this process, but for section 1's copy bandwidth
+# (notebook 10's, where it recorded one), which sets the floor; the TF32 rate that prices the
+# arithmetic was measured in section 1 of this process. From the top of the figure down:
 #
 # * **the floor**: the generation's bytes (section 2, the filled cache only) at section 1's copy
 #   bandwidth, this card's, the one every measurement of this notebook is set against;
@@ -354,8 +355,13 @@ if len(products):
 #   hold the profiler's own cost too; where the remainder is well below zero, a sentence under the
 #   table sets the between-replay terms against what the unprofiled time leaves outside GPU work.
 #
-# The per-K table then gives the host's share: the measured time per generation minus the time
-# the GPU was busy, at each K.
+# The per-K table then gives the GPU's idle time within the measured time at each K: the
+# unprofiled generations' median wall time minus the profiled generation's GPU busy time, two
+# different generations. Beside it stand the profiled generation's own wall minus busy time and how
+# much slower it ran than the unprofiled ones: where the profiler's effect is as large as the idle
+# time, the run cannot size it, and the sentence under the table says at which K. What the GPU
+# waits for while idle (the host, the driver) is not measured here. A last sentence per K says how
+# much of the gap lies inside the kernels and how much between them.
 
 # %%
 show_source(tokgen.waterfall.timeline_terms)
@@ -423,19 +429,24 @@ if measured_kernels:
 else:
     say("*No kernel was matched to its bytes here (on a CPU the step runs as torch, without a GPU timeline).*")
 if waterfalls:
-    per_k = pd.DataFrame([out["summary"] for out in waterfalls.values()])
-    between = {k: out["terms"].set_index("term")["ms"] for k, out in waterfalls.items()}
-    per_k["between_replays_ms"] = [between[k][W.STOP_GPU] + between[k][W.LAUNCH] for k in per_k["steps_per_graph"]]
-    say("The host's share per K: the measured time minus the GPU's busy time (one profiled generation), and the GPU "
-        "time between replays:\n\n" + table(per_k, ["steps_per_graph", "replays", "measured_ms", "gpu_busy_ms",
-                                                    "wall_minus_busy_ms", "between_replays_ms"], digits=2))  # fmt: skip
+    per_k = W.gpu_idle_per_k(waterfalls)
+    say("The GPU's idle time per K: *GPU idle* is the unprofiled generations' median wall time minus the profiled "
+        "generation's GPU busy time; *profiled idle* the profiled generation's own wall minus busy time; "
+        "*profiler slower* how much slower it ran than the unprofiled ones; and the GPU time between "
+        "replays:\n\n" + table(per_k, ["steps_per_graph", "replays", "measured_ms", "gpu_busy_ms", "gpu_idle_ms",
+                                       "profiled_idle_ms", "profiler_slower_ms", "between_replays_ms"],
+                               digits=2))  # fmt: skip
+    say(W.gpu_idle_findings(per_k))
+    for k, out in waterfalls.items():  # the rows written to 12_waterfall
+        say(f"**K = {k}.** " + W.gap_split(out["terms"]))
 
 # %% [markdown]
 # ## 7. What a persistent step kernel could reach
 #
-# The waterfall leaves most of the gap inside the kernels and at their boundaries. One kernel per
-# step that never ends between products (a *persistent* kernel) would have no launch or drain
-# between them, but it still has the step's dependency points: QKV before attention, attention
+# Section 6's last sentences say how much of the gap lies inside the kernels and how much between
+# them; look there for where a different kernel design would have to act. One kernel per step
+# that never ends between products (a *persistent* kernel) would have no launch or drain between
+# them, but it still has the step's dependency points: QKV before attention, attention
 # before its output product, and so on, 61 per step. `tokgen.persistent` measures what such
 # kernels of a few designs reach on this model: one launch per step that streams exactly the fused
 # step's bytes and computes nothing, its dependency points as nothing at all (pure streaming),
@@ -519,7 +530,8 @@ if len(bound):
 # 1. Compute the floor for B = 1 and B = 256. At which batch size does the arithmetic (at the
 #    GPU's TF32 rate) take longer than reading the weights?
 # 2. Compile one product with `torch.compile(mode="max-autotune-no-cudagraphs")` and time it
-#    as `tokgen.bandwidth.product_times` does. Do inductor's Triton kernels beat cuBLAS at 32 rows?
+#    as `tokgen.bandwidth.product_times` does. Does inductor's choice beat cuBLAS at 32 rows, and
+#    which kernels did it choose?
 # 3. Halve the bytes with bf16 weights. How many tokens of the output change?
 #
 # Worked solutions: [`solutions/12_speed_of_light.ipynb`](../solutions/12_speed_of_light.ipynb).

@@ -91,12 +91,16 @@ say(f"Bandwidth {gbs:,.0f} GB/s ({gpu}), N = {MAX_SEQLEN}, arithmetic at {rate}:
 # ## Exercise 2: inductor's kernels against cuBLAS
 #
 # `max-autotune-no-cudagraphs` lets inductor benchmark Triton templates against cuBLAS for each
-# product and keep the fastest. At 32 rows the product is a skinny GEMM, with too few output
-# tiles to fill the GPU; whether a template wins is what the timing says. Both are timed as
-# `tokgen.bandwidth.product_times` times a product, bias included (cuBLAS picks its kernel with
-# the bias in mind, as in notebook 12's table): replayed from one CUDA graph (no launch from
-# Python inside the timing), each product reading its own weight from a pool over twice the L2
-# cache (so from DRAM), one replay of each per round, paired by round.
+# product and keep the fastest, which may be cuBLAS itself (`extern_kernels`) and may add a
+# kernel of its own for the bias. At 32 rows the product is a skinny GEMM, with too few output
+# tiles to fill the GPU. Both are timed as `tokgen.bandwidth.product_times` times a product, bias
+# included (cuBLAS picks its kernel with the bias in mind, as in notebook 12's table): replayed
+# from one CUDA graph (no launch from Python inside the timing), each product reading its own
+# weight from a pool over twice the L2 cache (so from DRAM), one replay of each per round in a
+# fresh random order per round (`tokgen.bench.round_orders`, its seed printed), paired by round.
+# The timing compares inductor's choice with cuBLAS's; which kernels inductor chose is read from
+# one profiled replay of each graph, after the timing: whether a Triton template is among them is
+# what that table shows, not the timing.
 
 # %%
 if CUDA:
@@ -111,14 +115,26 @@ if CUDA:
     except RuntimeError as err:  # say so, and let the other exercises run
         graphs = {}
         say(f"*Capturing the products in a CUDA graph failed here ({type(err).__name__}: {str(err)[:200]}).*")
-    times = {name: [] for name in graphs}  # µs per product, one value per round
-    for _ in range(RUNS if graphs else 0):
-        for name, graph in graphs.items():
-            times[name] += [1e3 * ms / len(pool) for ms in tokgen.gpu_slice.gpu_times(graph.replay, 1)]
+    times, names = {name: [] for name in graphs}, list(graphs)  # µs per product, one value per round
+    seed, orders = tokgen.bench.drawn_orders(len(names), RUNS if graphs else 0)  # a fresh random order per round
+    for order in orders:
+        for j in order:
+            times[names[j]] += [1e3 * ms / len(pool) for ms in tokgen.gpu_slice.gpu_times(graphs[names[j]].replay, 1)]
     if graphs:
         rows = [{"mlp up at 32 rows": n, "µs per product, median": statistics.median(t)} for n, t in times.items()]
         say(table(pd.DataFrame(rows), digits=1))
-        say(f"Inductor's product against cuBLAS's: {speedup_text(compare_rounds(*times.values()))}.")
+        say(f"Inductor's choice against cuBLAS's product: {speedup_text(compare_rounds(*times.values()))} (each "
+            f"round's order drawn at random, seed {seed}).")  # fmt: skip
+        kernels = []  # one profiled replay of each graph, after the timing: the kernels each one runs
+        for name, graph in graphs.items():
+            profiled, failed = tokgen.waterfall.attempt(tokgen.waterfall.profile_generation, graph.replay)
+            if failed:
+                kernels.append({"graph": name, "kernel": f"not profiled ({failed})", "launches per replay": 0})
+                continue
+            ran = profiled[0].query("kind == 'kernel'")["name"].map(tokgen.profiling.short_kernel_name)
+            kernels += [{"graph": name, "kernel": k, "launches per replay": int(c)}
+                        for k, c in ran.value_counts(sort=False).items()]  # fmt: skip
+        say(f"The kernels of one replay ({len(pool)} products each):\n\n" + table(pd.DataFrame(kernels)))
 else:
     say("*Kernels are timed on a GPU: run this cell there.*")
 

@@ -301,8 +301,8 @@ def test_product_findings_and_dot_plots():
 
 
 def test_product_findings_quotes_each_products_share_of_copy_bandwidth():
-    """4× the bytes in the same time is 4× the share of copy bandwidth (40% against 10%); in 4× the
-    time, the same share (within the band); in 8× the time, half the share."""
+    """4× the bytes in the same time is 4× the share of copy bandwidth (40% against 10%); the two
+    are timed in rounds of their own, so no direction between them is stated, whatever the shares."""
     def second_line(big_us):
         rows = [{"product": p, "rows": 32, "splits": 1, "weight_mb": mb, "floor_us": mb, "median_us": us,
                  "status": "ok"}  # fmt: skip
@@ -312,15 +312,13 @@ def test_product_findings_quotes_each_products_share_of_copy_bandwidth():
     same_time = second_line(10.0)
     assert same_time.startswith("The mlp up product reads 4× the bytes of the attention out product;")
     assert "runs at **40.0%** of copy bandwidth, the attention out product at **10.0%**" in same_time
-    assert same_time.endswith("The larger product uses more of the bandwidth: its time grew less than its bytes.")
+    assert same_time.endswith("(each its median against its own bytes' floor, in rounds of their own: two separate "
+                              "measurements, not compared here).")  # fmt: skip
     assert "µs" not in same_time  # no median quoted beside another as if they were paired
-    in_proportion = second_line(40.0)
-    assert "**10.0%** of copy bandwidth, the attention out product at **10.0%**" in in_proportion
-    assert in_proportion.endswith("The same share within 5%: their times grew in proportion to their bytes.")
-    assert "**10.4%**" in second_line(38.5) and "within 5%" in second_line(38.5)  # 10.4 against 10: inside the band
-    assert "**9.8%**" in second_line(41.0) and "within 5%" in second_line(41.0)  # 9.8 against 10
-    assert second_line(80.0).endswith("uses less of the bandwidth: its time grew more than its bytes.")  # 5% vs 10%
-    assert "uses more" in second_line(36.0)  # 11.1% against 10%: beyond the band
+    assert "**10.0%** of copy bandwidth" in second_line(40.0) and "**5.0%**" in second_line(80.0)
+    for big_us in (10.0, 40.0, 80.0):  # more, the same, less of the bandwidth: never a direction from two medians
+        said = second_line(big_us)
+        assert not any(word in said for word in ("uses more", "uses less", "same share", "grew"))
 
 
 def test_one_layer_cuts_a_replay_at_its_attention_kernels():

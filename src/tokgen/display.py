@@ -855,9 +855,10 @@ def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str) -
 
 
 def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str]:
-    """Sentences on GPT-2's products timed alone (`12_products`): a step's against their floor, bytes
-    against time; more rows and a split sum as paired speed-ups over the interleaved rounds, where
-    the run recorded them (notebook 12_speed_of_light)."""
+    """Sentences on GPT-2's products timed alone (`12_products`): a step's against their floor; the
+    largest and smallest product's share of copy bandwidth, each on its own (their rounds are not
+    shared, so no direction between them is stated); more rows and a split sum as paired speed-ups
+    over the interleaved rounds, where the run recorded them (notebook 12_speed_of_light)."""
     ok = products[products["status"] == "ok"]
     base = ok[(ok["rows"] == rows) & (ok["splits"] == 1)].set_index("product")
     if base.empty or "LM head" not in base.index:
@@ -867,19 +868,13 @@ def product_findings(products: pd.DataFrame, rows: int, layers: int) -> list[str
     floor = layers * layer["floor_us"].sum() + base.loc["LM head", "floor_us"]
     small, large = layer["weight_mb"].idxmin(), layer["weight_mb"].idxmax()
     pct = 100 * base["floor_us"] / base["median_us"]  # each product's median against its own bytes' floor
-    if pct[large] > (1 + BAND) * pct[small]:
-        share = "The larger product uses more of the bandwidth: its time grew less than its bytes"
-    elif pct[small] > (1 + BAND) * pct[large]:
-        share = "The larger product uses less of the bandwidth: its time grew more than its bytes"
-    else:
-        share = f"The same share within {BAND:.0%}: their times grew in proportion to their bytes"
     out = [
         f"At {rows} rows, one step's products ({layers} layers' and the LM head) timed alone add up to "
         f"**{per_step:.0f} µs** (their medians); reading their weights at copy speed takes **{floor:.0f} µs**.",
         f"The {large} product reads {base.loc[large, 'weight_mb'] / base.loc[small, 'weight_mb']:.0f}× the bytes "
         f"of the {small} product; timed alone, it runs at **{pct[large]:.1f}%** of copy bandwidth, the {small} "
-        f"product at **{pct[small]:.1f}%** (each its median against its own bytes' floor, two separate "
-        f"measurements, not a paired speed-up). {share}.",
+        f"product at **{pct[small]:.1f}%** (each its median against its own bytes' floor, in rounds of their own: "
+        "two separate measurements, not compared here).",
     ]
     shapes = [(r, 1, f"With {r} rows ({r / rows:g}× the arithmetic and the activations, the same weight bytes), "
                      f"against {rows} rows")

@@ -472,26 +472,67 @@ def biggest_term(terms: pd.DataFrame) -> str:
                     f"the measured time{gap}).")  # fmt: skip
 
 
+INSIDE_KERNELS = (SMALL, KERNELS)  # the gap's terms inside the kernels' own times
+BETWEEN_KERNELS = (GAPS, STOP_GPU, LAUNCH)  # the gap's terms between kernels and between replays
+
+
+def gap_split(terms: pd.DataFrame) -> str:
+    """Where the gap between the floor and the measured time lies, in one sentence read from
+    `waterfall_table`'s rows (the rows of `12_waterfall`: term, ms, status; notebook 12): the
+    share of the gap in the kernels' own terms (`INSIDE_KERNELS`), in the idle time between
+    kernels and between replays (`BETWEEN_KERNELS`), and in everything else (the arithmetic, the
+    extra bytes, the span around the replays, the host's time and the remainder)."""
+    ms = terms.set_index("term")["ms"]
+    total = terms.loc[terms["status"] == "total", "ms"].iloc[0]
+    needed = (FLOOR, *INSIDE_KERNELS, *BETWEEN_KERNELS)
+    missing = [t for t in needed if t not in ms.index or ms[t] != ms[t]]
+    if missing:
+        return f"*Where the gap lies is not measured here: {len(missing)} of its terms were not (see the table).*"
+    gap = total - ms[FLOOR]
+    if gap <= 0:
+        return f"*The measured time, {total:.1f} ms, is not above the floor, {ms[FLOOR]:.1f} ms: no gap to split.*"
+    inside, between = sum(ms[t] for t in INSIDE_KERNELS), sum(ms[t] for t in BETWEEN_KERNELS)
+    rest = gap - inside - between
+    return (f"Of the {gap:.1f} ms between the floor and the measured time, the kernels' own terms (copies of each "
+            f"kernel's size; kernels slower than such copies) hold **{100 * inside / gap:.0f}%**, the idle time "
+            f"between kernels and between replays (gaps, stop check, graph launch) {100 * between / gap:.0f}%, the "
+            f"other terms and the remainder {100 * rest / gap:.0f}%.")  # fmt: skip
+
+
 PROFILER_SHARE = 0.05  # a remainder below minus this share of the measured time: the profiler's cost is said
 
 
 def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SHARE) -> str:
-    """One sentence under a waterfall table whose remainder is negative by more than `share` of the
-    measured time (notebook 12_speed_of_light): the terms come from one profiled generation, and the
-    profiler's own cost sits in them. It says how much slower the profiled generation ran than the
-    unprofiled ones, and sets the between-replay terms (the stop flag's copy and the graph launch
-    gap) against what the unprofiled time leaves outside the GPU's busy time (`summary`'s
-    wall_minus_busy_ms, busy time from the profiled generation): where they exceed it, at least the
-    difference is the profiler's (most of them where that is over half). "" otherwise."""
+    """One sentence under a waterfall table whose profiled generation ran slower than the unprofiled
+    ones by more than `share` of the measured time (its remainder that far below zero), or by more
+    than the GPU idle time the unprofiled time leaves beside the profiled busy time (`summary`'s
+    wall_minus_busy_ms), which the run then cannot size (notebook 12_speed_of_light). The terms
+    come from one profiled generation, and the profiler's own cost sits in them. It says how much
+    slower the profiled generation ran; where the idle time is sized, it sets the between-replay
+    terms (the stop flag's copy and the graph launch gap) against it: where they exceed it, at least
+    the difference is the profiler's (most of them where that is over half). Where it is not sized,
+    nothing is set against it. "" otherwise."""
     ms = terms.set_index("term")["ms"]
     measured, remainder = summary.get("measured_ms"), ms.get(REMAINDER)
     profiled, outside = summary.get("wall_profiled_ms"), summary.get("wall_minus_busy_ms")
     between = ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan"))
     known = [v for v in (measured, remainder, profiled, outside, between) if v is not None and v == v]
-    if len(known) < 5 or remainder >= -share * measured:
+    if len(known) < 5:
         return ""
-    start = (f"The profiled generation ran {profiled - measured:.2f} ms slower than the unprofiled ones (the "
-             f"remainder, {remainder:+.2f} ms, is more than {share:.0%} of the measured time below zero); ")
+    slower = profiled - measured
+    below, unsized = remainder < -share * measured, slower > outside
+    if not (below or unsized):
+        return ""
+    why = [f"the remainder, {remainder:+.2f} ms, is more than {share:.0%} of the measured time below zero"]
+    why = why if below else []
+    if unsized:
+        why.append(f"more than the {outside:.2f} ms of GPU idle time the unprofiled time leaves beside the profiled "
+                   "busy time, so this run cannot size that idle time")  # fmt: skip
+    start = f"The profiled generation ran {slower:.2f} ms slower than the unprofiled ones ({'; '.join(why)})"
+    if unsized:  # an idle time the profiler's effect could hold entirely is no yardstick for other terms
+        return start + (f"; the between-replay terms ({between:.2f} ms) are not set against it: which terms hold the "
+                        "profiler's cost is not measured here.")  # fmt: skip
+    start += "; "
     if between <= outside:
         return start + (f"the between-replay terms ({between:.2f} ms) fit within the {outside:.2f} ms the unprofiled "
                         "time leaves outside the GPU's busy time: which terms hold the profiler's cost is not "
@@ -500,6 +541,56 @@ def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SH
     return start + (f"the between-replay terms ({between:.2f} ms) exceed the {outside:.2f} ms the unprofiled time "
                     f"leaves outside the GPU's busy time, so {most} the profiler's: at least "
                     f"{between - outside:.2f} ms.")  # fmt: skip
+
+
+def gpu_idle_per_k(waterfalls: dict) -> pd.DataFrame:
+    """Per K, from `measure_waterfall`'s results keyed by K (notebook 12_speed_of_light): the GPU
+    idle time within the measured time, `gpu_idle_ms` (the unprofiled generations' median wall time
+    minus the profiled generation's GPU busy time: two generations), beside the profiled
+    generation's own wall minus busy time (`profiled_idle_ms`), how much slower the profiled
+    generation ran than the unprofiled ones (`profiler_slower_ms`), the GPU time between replays
+    (the stop flag's copy and the graph launch), and `sized`: False where the profiled generation
+    ran slower or faster than the unprofiled ones by more than `gpu_idle_ms` (the profiler's own
+    effect is then as large as the quantity), None where a time is missing."""
+    rows = []
+    for k, out in waterfalls.items():
+        s, ms = out["summary"], out["terms"].set_index("term")["ms"]
+        measured, profiled, busy = s.get("measured_ms"), s.get("wall_profiled_ms"), s.get("gpu_busy_ms")
+        known = all(v is not None and v == v for v in (measured, profiled, busy))
+        idle = measured - busy if known else float("nan")
+        slower = profiled - measured if known else float("nan")
+        rows.append({"steps_per_graph": k, "replays": s.get("replays"), "measured_ms": measured, "gpu_busy_ms": busy,
+                     "gpu_idle_ms": idle, "profiled_idle_ms": profiled - busy if known else float("nan"),
+                     "profiler_slower_ms": slower,
+                     "between_replays_ms": ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan")),
+                     "sized": bool(abs(slower) <= idle) if known else None})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def gpu_idle_findings(per_k: pd.DataFrame) -> str:
+    """One sentence on `gpu_idle_per_k`'s table (notebook 12_speed_of_light): at which K the
+    profiled generation's difference from the unprofiled ones exceeds the GPU idle time, so the
+    run cannot size it, and at which it stays under it. It names no cause of the idle time: that
+    is not measured here."""
+    known = per_k[per_k["sized"].notna()]
+    if known.empty:
+        return "*The GPU idle time was not measured (no profiled generation).*"
+
+    def at(rows):
+        return ", ".join(f"K = {int(r.steps_per_graph)} ({abs(r.profiler_slower_ms):.2f} ms "
+                         f"{'slower' if r.profiler_slower_ms >= 0 else 'faster'}, against {r.gpu_idle_ms:.2f} ms)"
+                         for r in rows.itertuples())  # fmt: skip
+
+    unsized, sized = known[~known["sized"].astype(bool)], known[known["sized"].astype(bool)]
+    out = []
+    if len(unsized):
+        out.append(f"at {at(unsized)} the profiled generation differs from the unprofiled ones by more than the GPU "
+                   "idle time, so this run cannot size it there: the profiler's own effect is as large")  # fmt: skip
+    if len(sized):
+        out.append(f"at {at(sized)} the difference stays below it, so the idle time is sized only to within that "
+                   "difference")  # fmt: skip
+    text = "; ".join(out)
+    return text[0].upper() + text[1:] + ". What the GPU waits for while idle is not measured here."
 
 
 def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):
