@@ -1056,5 +1056,6 @@ def test_the_profiled_k_is_named_with_the_ks_that_share_its_rank():
     said = display.profiled_k_text(ranked, results, "g K=2")
     assert said.startswith("`g K=2` is profiled: K = 1, 2, 4 of `g` share rank 3; ")  # not h's K = 1, not K = 8
     assert "listed first among them by its point speed-up against `naive`, which does not rank them" in said
-    assert display.profiled_k_text(ranked, results, "g K=8") == "`g K=8` is profiled: no other K of `g` shares its rank 6."
+    alone = "`g K=8` is profiled: no other K of `g` shares its rank 6."
+    assert display.profiled_k_text(ranked, results, "g K=8") == alone
     assert display.profiled_k_text(ranked, results, "f K=4") == "`f K=4` is profiled: the only K of `f` timed."
