@@ -284,8 +284,8 @@ if CUDA and drawn:
 # boundary's time goes, not how long an unprofiled gap is. Nor are they the statistics: the
 # profiler need not widen each generator's boundary by the same amount, so two generators'
 # spans set side by side here are not claim 6's test, which the statistics' pass decides
-# (section 5). The last sentence gives, per window, how much wider the idle gap before a step
-# was in the pictures' pass than in the statistics' pass, with the sync and with no stop check.
+# (section 5). The last sentence gives, per window, the idle gap before a step in the pictures'
+# pass less that in the statistics' pass, with the sync and with no stop check (either sign can occur).
 
 # %%
 sync_names, waits, phases = {}, {}, {}

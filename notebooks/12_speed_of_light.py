@@ -34,7 +34,7 @@
 # notebooks 07 and 10 at the same batch and length, each generator's time against its floor; for
 # the generator notebook 10 profiled kernel by kernel, the matrix products' time against the
 # weights' floor; each of GPT-2's matrix products timed alone, against the time its weight
-# takes to read; and, for a first-ranked decoder of notebook 10, the gap from its floor to its measured time split
+# takes to read; and, for notebook 10's fused decoder, the gap from its floor to its measured time split
 # into terms, each measured in this process but the floor, which is section 1's (section 6).
 
 # %% tags=["parameters"]
@@ -184,8 +184,9 @@ if len(floors):  # each run's rows in its table's order, run by run: medians ove
 # ## 4. What stands between a fast generator and the floor
 #
 # Notebook 10 split the GPU time of the decoders it profiled kernel by kernel (its section 5:
-# the compiled handwritten step, our kernels and the fused step, each at a K of the first (shared) rank) by
-# kernel kind; here the first-ranked of them. Its columns say "per token" for a decode step,
+# the compiled handwritten step, our kernels and the fused step, each at a K of its generator's best
+# rank there) by kernel kind; here the one ranked first among them round by round (the sentence
+# below names any that share that rank). Its columns say "per token" for a decode step,
 # which generates one token for each of the B rows: "per step" below. The matrix products read all the weights:
 # at copy speed they would take the weights' floor per step. Their *own* time (the part no
 # earlier kernel overlaps, notebook 10 section 5) is what they add to the GPU's busy time.
@@ -204,8 +205,10 @@ if kernels is not None and len(floors):
     target = ranked.iloc[0]["variant"] if len(ranked) else kernels["variant"].iloc[0]
     kernels_bw = tokgen.bandwidth.floor_bandwidth(kernels, "10", RESULTS_DIR, bandwidth, what="kernel times")
     split = tokgen.bandwidth.products_against_floor(kernels, target, model, kernels_bw["bandwidth_gb_s"])
+    who = (tokgen.voice.first_of_text(ranked, "the decoders notebook 10 profiled, round by round in its run")
+           if len(ranked) else f"`{target}`, the first decoder notebook 10 profiled (not ranked here)")  # fmt: skip
     say(
-        f"`{target}`, first of the decoders notebook 10 profiled, ranked round by round in its run: the GPU is busy "
+        f"{who}: the GPU is busy "
         f"**{split['busy_us']:.0f} µs** per step (its kernels' durations add up to {split['durations_us']:.0f} µs), "
         f"of which the matrix products take **{split['products_us']:.0f} µs** and the other kernels "
         f"{split['other_us']:.0f} µs; reading the weights once at copy speed takes "
@@ -318,8 +321,8 @@ if len(products):
 # ## 6. The gap waterfall: from the floor to the measured time
 #
 # Sections 3 to 5 say how far a generator is from its floor; this one says where that distance
-# goes, for a first-ranked decoder of notebook 10 (`graph_triton_fused`, K steps per graph
-# replay; the rounds there may tie it with others), every term
+# goes, for notebook 10's fused decoder (`graph_triton_fused`, K steps per graph replay; its rank
+# among notebook 10's generators is in that notebook's table), every term
 # measured on this GPU rather than inferred: in this process, but for section 1's copy bandwidth
 # (notebook 10's, where it recorded one), which sets the floor; the TF32 rate that prices the
 # arithmetic was measured in section 1 of this process. From the top of the figure down:
@@ -352,13 +355,16 @@ if len(products):
 # * **the remainder**: the time measured without the profiler (the median of `RUNS` generations)
 #   minus the profiled generation's, and any term that could not be measured: its own bar, so the
 #   terms always add up to the measured time. The terms come from the profiled generation, so they
-#   hold the profiler's own cost too; where the remainder is well below zero, a sentence under the
-#   table sets the between-replay terms against what the unprofiled time leaves outside GPU work.
+#   hold the profiler's own cost too. Where the profiled generation ran slower than the unprofiled
+#   ones by more than 5% of the measured time, or by more than the GPU idle time below, a sentence
+#   under the table says so; it sets the between-replay terms against that idle time only where the
+#   run sizes it.
 #
 # The per-K table then gives the GPU's idle time within the measured time at each K: the
 # unprofiled generations' median wall time minus the profiled generation's GPU busy time, two
 # different generations. Beside it stand the profiled generation's own wall minus busy time and how
-# much slower it ran than the unprofiled ones: where the profiler's effect is as large as the idle
+# much slower or faster it ran than the unprofiled ones (the profiler's effect and one generation's
+# variation, which this run does not tell apart): where that difference is as large as the idle
 # time, the run cannot size it, and the sentence under the table says at which K. What the GPU
 # waits for while idle (the host, the driver) is not measured here. A last sentence per K says how
 # much of the gap lies inside the kernels and how much between them.
@@ -432,9 +438,10 @@ if waterfalls:
     per_k = W.gpu_idle_per_k(waterfalls)
     say("The GPU's idle time per K: *GPU idle* is the unprofiled generations' median wall time minus the profiled "
         "generation's GPU busy time; *profiled idle* the profiled generation's own wall minus busy time; "
-        "*profiler slower* how much slower it ran than the unprofiled ones; and the GPU time between "
+        "*profiled minus unprofiled* how much slower (+) or faster it ran than the unprofiled ones (the "
+        "profiler's effect and one generation's variation together); and the GPU time between "
         "replays:\n\n" + table(per_k, ["steps_per_graph", "replays", "measured_ms", "gpu_busy_ms", "gpu_idle_ms",
-                                       "profiled_idle_ms", "profiler_slower_ms", "between_replays_ms"],
+                                       "profiled_idle_ms", "profiled_minus_unprofiled_ms", "between_replays_ms"],
                                digits=2))  # fmt: skip
     say(W.gpu_idle_findings(per_k))
     for k, out in waterfalls.items():  # the rows written to 12_waterfall
@@ -518,7 +525,7 @@ if len(bound):
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.
-# * Section 6 follows a first-ranked decoder from its floor to its measured time, term by term, each
+# * Section 6 follows the fused decoder from its floor to its measured time, term by term, each
 #   term measured on this GPU at section 1's bandwidth; the largest term is named above, read
 #   from the data.
 # * Section 7 times persistent kernels of a few designs that keep the step's dependency points and

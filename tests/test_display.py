@@ -1041,7 +1041,7 @@ def test_host_waits_count_each_wait_once_with_the_item_reads_among_them():
     assert waits["event syncs"].tolist() == [6, 0, 1] and waits["device syncs"].tolist() == [0, 0, 3]
     said = display.waits_text(audit, 100)
     assert said.startswith("The host waits per generation of 100 steps: ")
-    assert "`graph K=16` 7 (of which 0 `.item()` reads)" in said
+    assert "`graph K=16` 7 (none of them an `.item()` read)" in said
     assert "`stop on device` 1 (of which 1 `.item()` read)" in said and "`device syncs` 6 (of which 2" in said
     more = pd.DataFrame([{**audit_row("m", 3, 3, 1, 0, device=0), "variant": "more reads"}])
     assert "`more reads` 1 (and 3 `.item()` reads, more than its stream syncs" in display.waits_text(more, 10)

@@ -30,6 +30,7 @@ from tokgen.voice import (
     faster_count,
     fastest_sentence,
     findings_text,
+    first_of_text,
     first_rank_floors,
     first_tied,
     header_of,
@@ -719,6 +720,18 @@ def test_each_variant_of_a_shared_first_rank_is_named_with_its_own_floor_numbers
     assert first_rank_floors(ranked, rows.drop(index="c")).endswith("; `c` is not set against the floor.")
 
 
+def test_the_leader_is_said_with_those_that_share_its_rank():
+    """`b` and `c` share rank 1 above `a`: the leader is named as listed first of both; alone, as first."""
+    base = [100.0 + 3 * i for i in range(10)]
+    fast = [t / 2 for t in base]
+    loose = [t * w for t, w in zip(fast, [1.08, 0.93, 1.07, 0.94, 1.09, 0.92, 1.06, 0.95, 1.1, 0.91])]
+    ranked = ranking(frame({"a": base, "b": fast, "c": loose}), "a")
+    assert first_of_text(ranked, "the decoders") == ("`b`, listed first of `b`, `c`, which share the first rank of "
+                                                     "the decoders (by its point speed-up, which does not rank them)")
+    alone = ranking(frame({"a": base, "b": fast}), "a")
+    assert first_of_text(alone, "the decoders") == "`b`, ranked first of the decoders"
+
+
 def test_a_paired_difference_is_said_with_its_median_iqr_p_and_signed_rank_interval():
     """For 1..8 the 95% Hodges-Lehmann interval runs from the 4th smallest to the 4th largest of the 36 Walsh
     averages: 2.0 to 7.0 (n = 8: the signed-rank critical value is 3)."""
@@ -727,5 +740,10 @@ def test_a_paired_difference_is_said_with_its_median_iqr_p_and_signed_rank_inter
     shifted = difference_interval([x + 10 for x in range(1, 9)])
     assert shifted == (12.0, 17.0)
     said = difference_text(list(range(1, 9)))
-    assert said == "+4.5 µs (IQR +2.8 to +6.2 µs of 8 rounds; p = 0.008; 95% interval +2.0 to +7.0 µs)"
-    assert difference_text([-3.0, -1.0, -2.0]).endswith("too few rounds for a 95% interval)")
+    assert said == ("+4.5 µs (a real difference: IQR +2.8 to +6.2 µs of 8 rounds; p = 0.008; 95% interval +2.0 "
+                    "to +7.0 µs)")
+    few = difference_text([-3.0, -1.0, -2.0])
+    assert few.startswith("-2.0 µs (not told apart from none: ") and few.endswith("too few rounds for a 95% interval)")
+    across = difference_text([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0, -3.0, 5.0])  # an interval that holds 0
+    assert "(not told apart from none: " in across and "of 8 rounds" in across
+    assert "of 1 round;" in difference_text([2.0])

@@ -830,8 +830,8 @@ def waits_text(audit: pd.DataFrame, steps: int) -> str:
         total = int(r["stream_syncs"] + r["event_syncs"] + r["device_syncs"])
         item = int(r["local_scalar_dense"])
         reads = f"{item} `.item()` read{'s' * (item != 1)}"
-        among = (f"of which {reads}" if item <= r["stream_syncs"] else
-                 f"and {reads}, more than its stream syncs: the two are counted by two mechanisms")  # fmt: skip
+        among = ("none of them an `.item()` read" if item == 0 else f"of which {reads}" if item <= r["stream_syncs"]
+                 else f"and {reads}, more than its stream syncs: the two are counted by two mechanisms")  # fmt: skip
         parts.append(f"`{r['variant']}` {total} ({among})")
     return f"The host waits per generation of {steps} steps: " + "; ".join(parts) + "." if parts else ""
 

@@ -433,6 +433,19 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
     return pd.DataFrame(ordered)
 
 
+def first_of_text(ranked: pd.DataFrame, what: str) -> str:
+    """The variant that leads `ranking`'s table `ranked`, with the others that share its rank where
+    it is shared (notebook 12_speed_of_light): "`a`, ranked first of {what}", or "`a`, listed first
+    of `a`, `b`, which share the first rank of {what} (by its point speed-up, which does not rank
+    them)"."""
+    top = ranked[ranked["rank"] == ranked["rank"].min()]["variant"].tolist()
+    if len(top) == 1:
+        return f"`{top[0]}`, ranked first of {what}"
+    names = ", ".join(f"`{v}`" for v in top)
+    return (f"`{top[0]}`, listed first of {names}, which share the first rank of {what} (by its point speed-up, "
+            "which does not rank them)")
+
+
 def rank_text(row) -> str:
     """ "1", or "1 (shared)" for a rank that several variants share: tied within ±5% or not told apart
     (`tie_reason` says which; notebook 07_pipelining)."""
@@ -509,8 +522,9 @@ def first_rank_floors(ranked: pd.DataFrame, rows: pd.DataFrame) -> str:
 
 def difference_text(differences, unit: str = "µs", digits: int = 1) -> str:
     """Paired per-round differences (`differences`, in `unit`) said as their median, IQR, the
-    signed-rank p and the 95% interval (`tokgen.stats.difference_interval`): "+10.2 µs (IQR
-    +5.0 to +14.1 µs of 10 rounds; p = 0.004; 95% interval +4.1 to +16.3 µs)". It says how large
+    signed-rank p and the 95% interval (`tokgen.stats.difference_interval`), led by whether that
+    interval is clear of 0: "+10.2 µs (a real difference: IQR +5.0 to +14.1 µs of 10 rounds;
+    p = 0.004; 95% interval +4.1 to +16.3 µs)", else "not told apart from none". It says how large
     the difference is and how sure; what it is made of, the caller's words say (the solution of
     notebook 10_cuda_graphs, exercise 2)."""
     d = [float(x) for x in differences if x == x]
@@ -521,8 +535,10 @@ def difference_text(differences, unit: str = "µs", digits: int = 1) -> str:
     sign = f"+.{digits}f"
     interval = (f"95% interval {low:{sign}} to {high:{sign}} {unit}" if math.isfinite(low)
                 else "too few rounds for a 95% interval")  # fmt: skip
-    return (f"{statistics.median(d):{sign}} {unit} (IQR {q[0]:{sign}} to {q[2]:{sign}} {unit} of {len(d)} rounds; "
-            f"p {p_text(signed_rank_p(d))}; {interval})")
+    told = low > 0 or high < 0  # the interval clear of 0: the rounds tell the difference from none
+    word = "a real difference" if told else "not told apart from none"
+    return (f"{statistics.median(d):{sign}} {unit} ({word}: IQR {q[0]:{sign}} to {q[2]:{sign}} {unit} of {len(d)} "
+            f"round{'s' * (len(d) != 1)}; p {p_text(signed_rank_p(d))}; {interval})")
 
 
 def count_text(outcomes, where: str = "comparisons") -> str:

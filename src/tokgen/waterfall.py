@@ -494,8 +494,9 @@ def gap_split(terms: pd.DataFrame) -> str:
     inside, between = sum(ms[t] for t in INSIDE_KERNELS), sum(ms[t] for t in BETWEEN_KERNELS)
     rest = gap - inside - between
     return (f"Of the {gap:.1f} ms between the floor and the measured time, the kernels' own terms (copies of each "
-            f"kernel's size; kernels slower than such copies) hold **{100 * inside / gap:.0f}%**, the idle time "
-            f"between kernels and between replays (gaps, stop check, graph launch) {100 * between / gap:.0f}%, the "
+            f"kernel's size; kernels slower than such copies) hold **{100 * inside / gap:.0f}%**, the time "
+            f"between kernels and between replays (gaps, the stop check with its flag's copy, graph launch) "
+            f"{100 * between / gap:.0f}%, the "
             f"other terms and the remainder {100 * rest / gap:.0f}%.")  # fmt: skip
 
 
@@ -520,7 +521,7 @@ def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SH
     if len(known) < 5:
         return ""
     slower = profiled - measured
-    below, unsized = remainder < -share * measured, slower > outside
+    below, unsized = remainder < -share * measured, abs(slower) > outside  # faster by as much sizes nothing either
     if not (below or unsized):
         return ""
     why = [f"the remainder, {remainder:+.2f} ms, is more than {share:.0%} of the measured time below zero"]
@@ -528,18 +529,21 @@ def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SH
     if unsized:
         why.append(f"more than the {outside:.2f} ms of GPU idle time the unprofiled time leaves beside the profiled "
                    "busy time, so this run cannot size that idle time")  # fmt: skip
-    start = f"The profiled generation ran {slower:.2f} ms slower than the unprofiled ones ({'; '.join(why)})"
+    way = "slower" if slower >= 0 else "faster"
+    start = f"The profiled generation ran {abs(slower):.2f} ms {way} than the unprofiled ones ({'; '.join(why)})"
     if unsized:  # an idle time the profiler's effect could hold entirely is no yardstick for other terms
         return start + (f"; the between-replay terms ({between:.2f} ms) are not set against it: which terms hold the "
-                        "profiler's cost is not measured here.")  # fmt: skip
+                        "difference (the profiler's effect and one generation's variation, not told apart here) is "
+                        "not measured here.")  # fmt: skip
     start += "; "
     if between <= outside:
         return start + (f"the between-replay terms ({between:.2f} ms) fit within the {outside:.2f} ms the unprofiled "
-                        "time leaves outside the GPU's busy time: which terms hold the profiler's cost is not "
-                        "measured here.")  # fmt: skip
+                        "time leaves outside the GPU's busy time: which terms hold the difference is not measured "
+                        "here.")  # fmt: skip
     most = "most of them are" if between - outside > between / 2 else "part of them is"
     return start + (f"the between-replay terms ({between:.2f} ms) exceed the {outside:.2f} ms the unprofiled time "
-                    f"leaves outside the GPU's busy time, so {most} the profiler's: at least "
+                    f"leaves outside the GPU's busy time, so {most} this profiled generation's own (the profiler's "
+                    f"effect or one generation's variation, not told apart here): at least "
                     f"{between - outside:.2f} ms.")  # fmt: skip
 
 
@@ -548,10 +552,11 @@ def gpu_idle_per_k(waterfalls: dict) -> pd.DataFrame:
     idle time within the measured time, `gpu_idle_ms` (the unprofiled generations' median wall time
     minus the profiled generation's GPU busy time: two generations), beside the profiled
     generation's own wall minus busy time (`profiled_idle_ms`), how much slower the profiled
-    generation ran than the unprofiled ones (`profiler_slower_ms`), the GPU time between replays
+    generation ran than the unprofiled ones (`profiled_minus_unprofiled_ms`), the GPU time between replays
     (the stop flag's copy and the graph launch), and `sized`: False where the profiled generation
-    ran slower or faster than the unprofiled ones by more than `gpu_idle_ms` (the profiler's own
-    effect is then as large as the quantity), None where a time is missing."""
+    ran slower or faster than the unprofiled ones by more than `gpu_idle_ms` (that difference, the
+    profiler's effect and one generation's variation not told apart, is then as large as the
+    quantity), None where a time is missing."""
     rows = []
     for k, out in waterfalls.items():
         s, ms = out["summary"], out["terms"].set_index("term")["ms"]
@@ -561,7 +566,7 @@ def gpu_idle_per_k(waterfalls: dict) -> pd.DataFrame:
         slower = profiled - measured if known else float("nan")
         rows.append({"steps_per_graph": k, "replays": s.get("replays"), "measured_ms": measured, "gpu_busy_ms": busy,
                      "gpu_idle_ms": idle, "profiled_idle_ms": profiled - busy if known else float("nan"),
-                     "profiler_slower_ms": slower,
+                     "profiled_minus_unprofiled_ms": slower,
                      "between_replays_ms": ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan")),
                      "sized": bool(abs(slower) <= idle) if known else None})  # fmt: skip
     return pd.DataFrame(rows)
@@ -577,15 +582,16 @@ def gpu_idle_findings(per_k: pd.DataFrame) -> str:
         return "*The GPU idle time was not measured (no profiled generation).*"
 
     def at(rows):
-        return ", ".join(f"K = {int(r.steps_per_graph)} ({abs(r.profiler_slower_ms):.2f} ms "
-                         f"{'slower' if r.profiler_slower_ms >= 0 else 'faster'}, against {r.gpu_idle_ms:.2f} ms)"
-                         for r in rows.itertuples())  # fmt: skip
+        return ", ".join(f"K = {int(r.steps_per_graph)} ({abs(r.profiled_minus_unprofiled_ms):.2f} ms "
+                         f"{'slower' if r.profiled_minus_unprofiled_ms >= 0 else 'faster'}, against "
+                         f"{r.gpu_idle_ms:.2f} ms)" for r in rows.itertuples())  # fmt: skip
 
     unsized, sized = known[~known["sized"].astype(bool)], known[known["sized"].astype(bool)]
     out = []
     if len(unsized):
         out.append(f"at {at(unsized)} the profiled generation differs from the unprofiled ones by more than the GPU "
-                   "idle time, so this run cannot size it there: the profiler's own effect is as large")  # fmt: skip
+                   "idle time (the profiler's effect and one generation's variation together, not told apart "
+                   "here), so this run cannot size it there")  # fmt: skip
     if len(sized):
         out.append(f"at {at(sized)} the difference stays below it, so the idle time is sized only to within that "
                    "difference")  # fmt: skip
