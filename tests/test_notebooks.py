@@ -339,7 +339,7 @@ def shown_column(markdown: list[str], header: str) -> list[tuple[str, str, int]]
         for line in lines[1:]:
             cells = [c.strip() for c in line.strip("|").split("|")]
             value = cells[heads.index(header)]
-            out.append((cells[heads.index("variant")], value, len(value.rpartition(".")[2]) if value else 0))
+            out.append((cells[heads.index("variant")], value, len(value.rpartition(".")[2]) if "." in value else 0))
     return out
 
 
