@@ -68,6 +68,22 @@ def test_provenance_names_triton_and_each_regimes_machines_by_gpu_uuid(tmp_path)
     ]
 
 
+def test_provenance_names_the_host_where_the_rows_record_it(tmp_path):
+    """The CPU, the loop probe's range over both probes of every row, and the largest steal share; no
+    line for rows from before the host columns."""
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    rows = [{"notebook": n, "seconds": 6, "commit": "a" * 40, "cpu": "Xeon, 16 logical CPUs",
+             "host_loop_ms_before": 3.0 + i / 100, "host_loop_ms_after": 3.5 - i / 100, "cpu_busy_pct": 7.0,
+             "cpu_steal_pct": 0.5 * (i == 2)} for i, n in enumerate(names)]  # fmt: skip
+    rows[4]["host_loop_ms_after"] = 4.25  # the slowest probe is an "after" one
+    host = [line for line in readme.provenance(_run_all(tmp_path, rows)).splitlines() if line.startswith("- host")]
+    assert host == ["- host: Xeon, 16 logical CPUs; the runner's Python loop probe took 3.00–4.25 ms before and "
+                    "after the notebooks; CPU time taken by the hypervisor (steal) at most 0.5% over one notebook's "
+                    "run"]  # fmt: skip
+    old = _run_all(tmp_path / "old", [{"notebook": n, "seconds": 6, "commit": "a" * 40} for n in names])
+    assert not any(line.startswith("- host") for line in readme.provenance(old).splitlines())
+
+
 def test_provenance_lists_each_notebooks_time_per_regime(tmp_path):
     names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
     base = _run_all(tmp_path, [{"notebook": n, "seconds": 60, "commit": "a" * 40, "parameters": "{}"} for n in names])

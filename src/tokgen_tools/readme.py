@@ -527,6 +527,23 @@ def _distinct(runs: pd.DataFrame, column: str) -> list[str]:
     return sorted(set(runs[column].dropna().astype(str)) - {""}) if column in runs else []
 
 
+def _host_line(runs: pd.DataFrame) -> str:
+    """The host the notebooks ran on, from run_all.csv's host columns (`runner.host_probe`): the CPU,
+    the Python loop probe's range before and after each notebook, and the most CPU time the
+    hypervisor took during one notebook's run; "" where the rows predate the columns."""
+    loops = pd.concat([pd.to_numeric(runs[c], errors="coerce") for c in ("host_loop_ms_before", "host_loop_ms_after")
+                       if c in runs]).dropna() if "host_loop_ms_before" in runs else pd.Series(dtype=float)  # fmt: skip
+    if loops.empty:
+        return ""
+    cpus = _distinct(runs, "cpu")
+    line = f"- host: {'; '.join(cpus) or 'CPU not recorded'}; the runner's Python loop probe took {loops.min():.2f}–"
+    line += f"{loops.max():.2f} ms before and after the notebooks"
+    steal = pd.to_numeric(runs.get("cpu_steal_pct"), errors="coerce").dropna() if "cpu_steal_pct" in runs else None
+    if steal is not None and len(steal):
+        line += f"; CPU time taken by the hypervisor (steal) at most {steal.max():.1f}% over one notebook's run"
+    return line
+
+
 def provenance(results_dir: Path) -> str:
     runs = _regime_runs(results_dir)
     if "whole GPU" not in runs:
@@ -574,6 +591,7 @@ def provenance(results_dir: Path) -> str:
         f"- torch {env['torch']}{', triton ' + ', '.join(tritons) if tritons else ''}, transformers "
         f"{', '.join(sorted(set(every['transformers'].astype(str))))} "
         f"(notebook 14 runs on the newest), Python {env['python']}",
+        *([host] if (host := _host_line(every)) else []),
         timing,
         coverage,
         f"- per regime: {totals}"
