@@ -82,19 +82,20 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
     f"{tokgen.display.speedup_text(best)}.")  # fmt: skip
 
 # %% [markdown]
-# ## 2. The article's ten claims: the whole GPU and two slices that bracket the L40S
+# ## 2. The article's ten claims: the whole GPU and two slices of it
 #
 # Three regimes, three verdict columns: the whole GPU (`DATA_DIR`), and the same notebooks run by
-# `./run_all.sh --slice` inside the two green-context slices (a green context confines kernels
-# to a number of the GPU's SMs, its streaming multiprocessors) whose measured copy bandwidths
-# bracket the L40S's datasheet bandwidth (notebook 13: a datasheet peak against our measured
-# copies, so the bracket is approximate). No slice matches it, since slices come in steps of
-# SMs. Where the two slices agree, the verdict holds for a GPU of the L40S's bandwidth at the
-# sizes both slices ran; where they differ, it depends on where in between the L40S lies. A slice
-# keeps a fraction of the H100's SMs, so of its compute, far less than an L40S has: a claim that
-# turns on a generator the slices leave GPU-bound (claim 10's GPU shares say which) may read
-# otherwise on an L40S. A regime that has
-# not been run says "not measured". A slice runs the slowest notebooks at smaller sizes (the
+# `./run_all.sh --slice` inside green-context slices (a green context confines kernels to a
+# number of the GPU's SMs, its streaming multiprocessors): by default the two whose measured copy
+# bandwidths bracket the L40S's datasheet bandwidth (notebook 13: a datasheet peak against our
+# measured copies, so the bracket is approximate). No slice matches it, since slices come in steps
+# of SMs; on a GPU slower than the L40S none brackets it either. The first line printed below says
+# which case this run is. Where two bracketing slices agree, the verdict holds for a GPU of the
+# L40S's bandwidth at the sizes both slices ran; where they differ, it depends on where in between
+# the L40S lies. A slice keeps a fraction of this GPU's SMs, so of its compute, far less than an
+# L40S has (notebook 13): a claim that turns on a generator the slices leave GPU-bound (claim 10's
+# GPU shares say which) may read otherwise on an L40S. A regime that has not been run says "not
+# measured". A slice runs the slowest notebooks at smaller sizes (the
 # list below says which), so where a verdict differs between the whole GPU and a slice, the
 # sizes differ too, not only the GPU; and a claim about a size a slice did not run (the article's
 # N = 400, say) is not tested there.
@@ -116,10 +117,11 @@ say(f"The article's best recipe (compile + static cache + pipelining), `{recipe}
 #
 # The slice columns come from `tokgen.claims.slice_runs`
 # ([`tokgen/claims.py`](../src/tokgen/claims.py)): the two slices whose bandwidths, measured by
-# notebook 13, lie just below and just above the L40S's.
+# notebook 13, lie just below and just above the L40S's, or, where none do, every slice run.
 
 # %%
 slices = tokgen.claims.slice_runs(DATA_DIR, SLICE_RESULTS_DIR)
+say(tokgen.regimes.slices_note(DATA_DIR))
 claims = tokgen.claims.claims_by_regime(DATA_DIR, slices)
 overview = tokgen.claims.verdicts_overview(claims, ["whole GPU", *slices])
 say("Where each column was measured:\n" + tokgen.claims.regime_sources(DATA_DIR, slices) + "\n\n" + table(overview))
@@ -151,9 +153,10 @@ say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_g
 #   takeaway above says what it came to).
 # * Claims that do not reproduce here are findings about this GPU and software stack, not
 #   failures: the article measured an L40S with PyTorch 2.10.
-# * The two slices that bracket the L40S's bandwidth say, claim by claim, whether a verdict holds
-#   for a GPU of the L40S's bandwidth at the sizes they ran, or depends on where between them the
-#   L40S lies. A slice matches bandwidth, not compute: it has far less compute than an L40S.
+# * Where two slices bracket the L40S's bandwidth (section 2 says whether they do), they say, claim
+#   by claim, whether a verdict holds for a GPU of the L40S's bandwidth at the sizes they ran, or
+#   depends on where between them the L40S lies. A slice matches bandwidth at best, not compute: it
+#   has far less compute than an L40S.
 # * Notebooks 10–14 go beyond the article: CUDA graphs, checking the stop every K tokens,
 #   counting syncs, how far all of this is from what the memory bandwidth allows, where hiding
 #   the sync pays, and transformers' own deferred stop check.

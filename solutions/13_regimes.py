@@ -40,7 +40,11 @@ from tokgen.display import say, speedup_text, table
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 slices = tokgen.load("13_slices", DATA_DIR)
 gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
-small, large = tokgen.gpu_slice.bracketing(gbs)  # the two slices around the L40S, in the reference run
+try:
+    small, large = tokgen.gpu_slice.bracketing(gbs)  # the two slices around the L40S, in the reference run
+except ValueError:  # none brackets it (a GPU slower than the L40S): the smallest and largest slice measured
+    small, large = min(gbs), max(gbs)
+    say(tokgen.regimes.slices_note(DATA_DIR))
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
 
@@ -103,7 +107,7 @@ say(table(slices[["gpu_sms", "copy_gbs", "side_stream_gbs", "escaped_stream_gbs"
 pair = slices[slices["gpu_sms"].astype(int).isin([small, large])]
 factor = pair["escaped_stream_gbs"] / pair["copy_gbs"]
 say(
-    f"In the two bracketing slices ({small} and {large} SMs), a stream made inside copied ×{factor.min():.1f}–"
+    f"In the slices of {small} and {large} SMs, a stream made inside copied ×{factor.min():.1f}–"
     f"×{factor.max():.1f} as fast as the slice itself: "
     + ("it escapes both." if (factor > 1.5).all() else "it does not escape both.")
 )
@@ -112,16 +116,24 @@ say(
 # ## Exercise 3: the slice that matches the L40S's compute
 #
 # Compute scales with SMs: each of this GPU's SMs contributes its rate divided by the SM count
-# (TF32 is on: notebook 00). By the datasheets (not measured here) an L40S runs about 183 TFLOP/s
-# of dense TF32, an H100 SXM about 495 with 132 SMs. A slice with the L40S's compute has many more
-# SMs than the ones that bracket its bandwidth: a slice cannot match both. Notebook 07's comparison
-# (compiled, B = 32) in that slice, rounded to the slices' steps of 8 SMs:
+# (TF32 is on: notebook 00). The rate is the one notebook 12 measured on this GPU (`matmul_tflops`
+# in data/12_bandwidth.csv), the SM count is read from the GPU, and the L40S's rate is its
+# datasheet's (about 183 TFLOP/s of dense TF32, not measured here). Where the slices bracket the
+# L40S's bandwidth (a GPU faster than it), the slice with its compute may be much larger than they
+# are: a slice cannot match both. Notebook 07's comparison (compiled, B = 32) in that slice, rounded
+# to the slices' steps of 8 SMs; where notebook 12 measured no rate on this GPU, or the whole GPU
+# falls short of the L40S, the sentence says so and nothing runs:
 
 # %%
-l40s_tf32, h100_tf32, h100_sms = 183.0, 495.0, 132  # TFLOP/s, datasheets; not measured
-compute_sms = int(round(l40s_tf32 / (h100_tf32 / h100_sms) / 8)) * 8
-say(
-    f"{h100_tf32 / h100_sms:.2f} TFLOP/s per SM: the L40S's compute is about **{compute_sms} SMs**, its bandwidth "
-    f"lies between {small} SMs ({gbs[small]:,.0f} GB/s) and {large} SMs ({gbs[large]:,.0f} GB/s)."
-)
-say(table(pd.DataFrame([pipelining_gain(32, compute_sms)]).drop(columns="g"), digits=2))
+rates = tokgen.load("12_bandwidth", DATA_DIR)
+if CUDA and "matmul_tflops" in rates:  # this GPU's, on the whole GPU: a rate another card measured is not its
+    mine = (rates["gpu"] == torch.cuda.get_device_name()) & (rates["gpu_sms"].astype(str) == "all")
+    rates = rates[mine]["matmul_tflops"].dropna()
+    tflops = float(rates.iloc[-1]) if len(rates) else None
+else:
+    tflops = None
+total_sms = torch.cuda.get_device_properties(0).multi_processor_count if CUDA else 1
+compute_sms, said = tokgen.regimes.compute_slice(tflops, total_sms)
+say(said)
+if compute_sms:
+    say(table(pd.DataFrame([pipelining_gain(32, compute_sms)]).drop(columns="g"), digits=2))

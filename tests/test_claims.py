@@ -220,6 +220,17 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     assert "- Those points ran at this notebook's `MAX_SEQLEN` and `RUNS`, not notebook 07's" in text
     assert "not notebook 07's" not in regime_findings(sliced)  # no article-batch point printed: nothing to qualify
 
+    # review r9 S8: two real gains, each its own comparison: their range, no "largest"
+    paid = pd.DataFrame([point | {"outcome": "faster", "where": "8 SMs", "batch_size": b, "gpu_share": share,
+                                  "speedup": x, "p_value": 0.01}
+                         for b, share, x in ((4, 0.3, 1.16), (32, 0.6, 1.04))])  # fmt: skip
+    line = regime_findings(paid).splitlines()[1]
+    assert line.startswith("- The lowest GPU share at which it paid: 0.30 (8 SMs, B=4, eager: ×1.16 ")
+    assert line.endswith("; point speed-ups ×1.04 to ×1.16 of the 2 points where it paid (each point its own "
+                         "comparison, so these medians are not ranked).")  # fmt: skip
+    alone = regime_findings(paid.iloc[:1]).splitlines()[1]  # one gain: named with its interval, no range
+    assert alone.endswith("too few rounds for an interval)).") and "point speed-ups" not in alone
+
     pair = pd.DataFrame({"copy_gbs": [600.0, 1100.0], "escaped_stream_gbs": [3000.0, 1150.0]})
     assert _escape(pair) == "it escapes from one of them only"
     assert _escape(pair.assign(escaped_stream_gbs=[3000.0, 3000.0])) == "it escapes to the whole GPU"
@@ -366,9 +377,30 @@ def test_two_slices_agree_or_not():
     assert agreement_of_slices(["reproduced", "reproduced"]).startswith("both slices agree (reproduced)")
     assert "depends on where" in agreement_of_slices(["reproduced", "partly"])
     one = agreement_of_slices(["inconclusive (partly in 80% of resampled runs)", "partly"], ["16 SMs", "8 SMs"])
-    assert one == "decided in one slice only (8 SMs: partly)"  # not "not decided in both": 8 SMs decided
-    assert agreement_of_slices(["inconclusive", "not measured"]) == "decided in neither slice"
+    assert one == "decided in one slice only (8 SMs: partly; 16 SMs: inconclusive)"  # 8 SMs decided, 16 open
+    # the other slice's state is named: not measured reads otherwise than inconclusive (review r9 S3)
+    assert agreement_of_slices(["not measured", "partly"], ["16 SMs", "8 SMs"]) == \
+        "decided in one slice only (8 SMs: partly; 16 SMs: not measured)"  # fmt: skip
+    one = agreement_of_slices(["partly", "inconclusive"])
+    assert one == "decided in one slice only (partly; the other: inconclusive)"
+    neither = agreement_of_slices(["inconclusive", "not measured"])
+    assert neither == "decided in neither slice (inconclusive; not measured)"
     assert agreement_of_slices(["not measured", "not measured"]) == "measured in neither slice"
+
+
+def test_a_smoke_slice_neither_agrees_nor_disagrees():
+    from tokgen.claims import SMOKE, agreement_of_slices
+
+    # review r9 S2: a smoke run's "no verdict (smoke run)" is no verdict: not "both agree (no verdict)"
+    assert agreement_of_slices([SMOKE, SMOKE], ["16 SMs", "8 SMs"]) == \
+        "measured in neither slice (16 SMs: smoke run, not measured; 8 SMs: smoke run, not measured)"  # fmt: skip
+    assert agreement_of_slices([SMOKE, "reproduced"], ["16 SMs", "8 SMs"]) == \
+        "decided in one slice only (8 SMs: reproduced; 16 SMs: smoke run, not measured)"  # fmt: skip
+    neither = agreement_of_slices([SMOKE, "inconclusive"])
+    assert neither == "decided in neither slice (smoke run, not measured; inconclusive)"
+    for verdicts in ([SMOKE, SMOKE], [SMOKE, "reproduced"], ["partly", SMOKE]):
+        said = agreement_of_slices(verdicts)
+        assert not said.startswith("both slices agree") and "depends" not in said  # what regime_takeaways counts
 
 
 def test_claims_by_regime_has_a_column_set_per_slice(tmp_path):
@@ -1074,3 +1106,44 @@ def test_a_runs_commit_written_full_and_short_counts_as_one_commit(tmp_path):
     assert regime_commits(tmp_path, {}) == {"whole GPU": (full[:12],)}
     pd.DataFrame({"gpu": ["H100"], "commit": ["d11a7822a85b"]}).to_csv(folder / "06_eos_sync_profile.csv", index=False)
     assert regime_commits(tmp_path, {}) == {"whole GPU": ("9d6c84b01234", "d11a7822a85b")}
+
+
+def test_no_two_slices_bracket_the_l40s_on_a_slower_gpu_and_the_sentence_says_why(tmp_path):
+    from tokgen.regimes import no_bracket_sentence, slices_note
+
+    # review r9 S9: on an L4-like GPU (300 GB/s) every slice lies below the L40S's 864 GB/s
+    slow = pd.DataFrame({"gpu_sms": [16, 8], "copy_gbs": [170.0, 90.0]})
+    said = no_bracket_sentence(slow, 280.0)
+    assert said.startswith("No two slices bracket the L40S's datasheet bandwidth (864 GB/s): the whole GPU copies at "
+                           "280 GB/s (measured), below the L40S's 864 GB/s (datasheet)")  # fmt: skip
+    assert "(slices measured, GB/s: 8 SMs 90, 16 SMs 170)" in said and "not L40S-class" in said
+    fast = no_bracket_sentence(slow.assign(copy_gbs=[600.0, 700.0]), 3000.0)  # a faster GPU, slices too small
+    assert "every slice measured copies below 864 GB/s: a larger slice would lie above it" in fast
+    assert "whole GPU" not in fast
+    above = no_bracket_sentence(slow.assign(copy_gbs=[900.0, 1800.0]), 3000.0)
+    assert "every slice measured copies at 864 GB/s or more: a smaller slice would lie below it" in above
+
+    assert slices_note(tmp_path).startswith("Notebook 13 recorded no slice bandwidths here")
+    (tmp_path / "data").mkdir()
+    params = '{"WHOLE_GPU_GBS": 280.0}'
+    slow.assign(params=params).to_csv(tmp_path / "data" / "13_slices.csv", index=False)
+    assert slices_note(tmp_path) == no_bracket_sentence(slow, 280.0)
+    bracketed = slow.assign(copy_gbs=[1100.0, 600.0], params='{"WHOLE_GPU_GBS": 2900.0}')
+    bracketed.to_csv(tmp_path / "data" / "13_slices.csv", index=False)
+    assert slices_note(tmp_path) == ("The slices of 8 SMs (600 GB/s) and 16 SMs (1,100 GB/s) bracket the L40S's "
+                                     "datasheet bandwidth, 864 GB/s (notebook 13's measured copies).")  # fmt: skip
+
+
+def test_the_slice_sized_to_the_l40s_compute_reads_this_gpus_measured_rate_and_sm_count():
+    from tokgen.regimes import compute_slice
+
+    # review r9 S10: 400 TFLOP/s measured over 132 SMs: 3.03 per SM; 183 / 3.03 = 60.4 -> 64 SMs in steps of 8
+    sms, said = compute_slice(400.0, 132)
+    assert sms == 64 and said.startswith("3.03 TFLOP/s per SM (notebook 12's measured 400 over this GPU's 132 SMs)")
+    assert "is about **64 SMs**, in steps of 8" in said
+    assert compute_slice(140.0, 108)[0] is None  # an A100-like GPU measured below 183: no slice matches
+    assert "below the L40S's 183 (datasheet)" in compute_slice(140.0, 108)[1]
+    assert compute_slice(190.0, 58)[0] == 56  # 183 / 3.28 = 55.9 -> 56 of 58 SMs
+    for missing in (None, float("nan")):
+        sms, said = compute_slice(missing, 132)
+        assert sms is None and "not measured" in said

@@ -928,17 +928,28 @@ def _base_verdict(verdict: str) -> str:
 
 
 def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> str:
-    """Two bracketing slices' verdicts for a claim in one sentence (`names`: their labels) (notebook 09_summary)."""
+    """Two bracketing slices' verdicts for a claim in one sentence (`names`: their labels): a slice
+    with no verdict (not measured, a smoke run's, inconclusive) neither agrees nor disagrees, and
+    where one slice decided, the sentence says the other's state (notebook 09_summary)."""
     decided = [_base_verdict(v) for v in verdicts]
-    names = names or [None] * len(decided)
-    open_ = [v in (UNMEASURED, SMOKE, INCONCLUSIVE) for v in decided]
+    unmeasured = {UNMEASURED: UNMEASURED, _base_verdict(SMOKE): f"smoke run, {UNMEASURED}"}
+    states = [unmeasured.get(v, v) for v in decided]
+    open_ = [v in unmeasured or v == INCONCLUSIVE for v in decided]
+    other = len(open_) == 2 and open_.count(True) == 1  # unnamed: "partly; the other: inconclusive"
+    names = names or [("the other" if o and other else None) for o in open_]
+
+    def said(keep) -> str:
+        return "; ".join(f"{n}: {s}" if n else s for n, s, k in zip(names, states, keep) if k)
+
     if all(v == UNMEASURED for v in decided):
         return "measured in neither slice"
+    if all(v in unmeasured for v in decided):
+        return f"measured in neither slice ({said(open_)})"
     if all(open_):
-        return "decided in neither slice"
+        return f"decided in neither slice ({said(open_)})"
     if any(open_):
-        said = [f"{n}: {v}" if n else v for n, v, o in zip(names, decided, open_) if not o]
-        return f"decided in one slice only ({', '.join(said)})"
+        one = "one slice only" if open_.count(False) == 1 else f"{open_.count(False)} of {len(open_)} slices"
+        return f"decided in {one} ({said([not o for o in open_])}; {said(open_)})"
     if len(set(decided)) == 1:
         return (f"both slices agree ({decided[0]}) at the sizes both ran; slices match the L40S's bandwidth, "
                 "not its compute")

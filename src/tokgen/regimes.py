@@ -5,11 +5,14 @@ what the map and its bracketing slices say in words.
 Introduced in notebook 13_regimes (its figure: `tokgen.display.plot_regime_map`).
 """
 
+import json
+
 import pandas as pd
 
 from .claims import usable
-from .gpu_slice import L40S_GBS
+from .gpu_slice import L40S_GBS, bracketing
 from .registry import label
+from .results import MissingRows, load
 from .stats import BAND, FASTER, UNDECIDED, gain, shared_rounds
 from .voice import count_text, speedup_text
 
@@ -30,6 +33,69 @@ def bracket_sentence(slices: pd.DataFrame, whole_gbs: float, total_sms: int) -> 
         f"`torch.cuda.Stream()` made inside them copies at {low['escaped_stream_gbs']:,.0f} and "
         f"{high['escaped_stream_gbs']:,.0f} GB/s: {_escape(pair)}."
     )
+
+
+def no_bracket_sentence(slices: pd.DataFrame, whole_gbs: float | None, target: float = L40S_GBS) -> str:
+    """Why no two of notebook 13's slices (`slices`: gpu_sms, copy_gbs) bracket the L40S's datasheet
+    bandwidth: the whole GPU copies below it (a slower GPU: no slice can), or every slice measured lies
+    on one side of it (a smaller or larger slice would); the slices then stand for no L40S (notebook
+    13_regimes)."""
+    measured = ", ".join(f"{int(r.gpu_sms)} SMs {r.copy_gbs:,.0f}" for r in slices.sort_values("copy_gbs").itertuples())
+    measured = f" (slices measured, GB/s: {measured})" if measured else " (no slice measured)"
+    if whole_gbs is not None and whole_gbs == whole_gbs and whole_gbs < target:
+        why = (f"the whole GPU copies at {whole_gbs:,.0f} GB/s (measured), below the L40S's {target:,.0f} GB/s "
+               "(datasheet): a slice of it copies slower still, so no slice brackets the L40S")
+    elif len(slices) and (slices["copy_gbs"] >= target).all():
+        why = f"every slice measured copies at {target:,.0f} GB/s or more: a smaller slice would lie below it"
+    elif len(slices) and (slices["copy_gbs"] < target).all():
+        why = f"every slice measured copies below {target:,.0f} GB/s: a larger slice would lie above it"
+    else:
+        why = "too few slice sizes were measured"
+    return (f"No two slices bracket the L40S's datasheet bandwidth ({target:,.0f} GB/s): {why}{measured}. The "
+            "slices below are not L40S-class, and nothing measured here stands for a GPU of the L40S's bandwidth.")
+
+
+def slices_note(data_dir) -> str:
+    """Notebook 09's slice columns against the L40S, from notebook 13's data/13_slices.csv: the two
+    slices that bracket its datasheet bandwidth, or why none do (`no_bracket_sentence`) (notebook
+    09_summary)."""
+    try:
+        slices = load("13_slices", data_dir)
+    except MissingRows:
+        return "Notebook 13 recorded no slice bandwidths here: no slice column is known to bracket the L40S."
+    slices = slices.drop_duplicates("gpu_sms", keep="last")
+    gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
+    try:
+        low, high = bracketing(gbs)
+    except ValueError:
+        params = slices["params"].iloc[-1] if "params" in slices else None
+        whole = json.loads(params).get("WHOLE_GPU_GBS") if isinstance(params, str) else None
+        return no_bracket_sentence(slices, whole)
+    return (f"The slices of {low} SMs ({gbs[low]:,.0f} GB/s) and {high} SMs ({gbs[high]:,.0f} GB/s) bracket the "
+            f"L40S's datasheet bandwidth, {L40S_GBS} GB/s (notebook 13's measured copies).")
+
+
+L40S_TF32 = 183.0  # TFLOP/s of dense TF32: the L40S's datasheet figure (not measured here)
+
+
+def compute_slice(tflops: float | None, total_sms: int, target: float = L40S_TF32, step: int = 8) -> tuple:
+    """The slice whose share of this GPU's measured TF32 rate (`tflops`: notebook 12's `matmul_tflops`
+    on the whole GPU of `total_sms` SMs; None or NaN: not measured) matches the L40S's datasheet rate,
+    rounded to `step` SMs, and a sentence that says how it was found; the SM count is None where the
+    rate was not measured or the whole GPU falls short of the L40S (solution of notebook 13_regimes)."""
+    if tflops is None or tflops != tflops:
+        return None, ("Notebook 12 recorded no matrix-product rate for this GPU (`matmul_tflops` in "
+                      "data/12_bandwidth.csv): not measured, so no slice is sized to the L40S's compute here; "
+                      "run notebook 12 on this GPU first.")  # fmt: skip
+    per_sm = tflops / total_sms
+    if tflops < target:
+        return None, (f"This GPU's matrix products reach {tflops:,.0f} TFLOP/s (notebook 12, measured, all "
+                      f"{total_sms} SMs), below the L40S's {target:,.0f} (datasheet): no slice of it matches the "
+                      "L40S's compute.")  # fmt: skip
+    sms = min(max(step, round(target / per_sm / step) * step), total_sms)
+    return sms, (f"{per_sm:.2f} TFLOP/s per SM (notebook 12's measured {tflops:,.0f} over this GPU's {total_sms} "
+                 f"SMs): the L40S's {target:,.0f} TFLOP/s (datasheet) is about **{sms} SMs**, in steps of {step}. "
+                 "A datasheet peak set against a measured rate: the count is, if anything, too large.")  # fmt: skip
 
 
 def _escape(pair: pd.DataFrame) -> str:
@@ -79,6 +145,18 @@ def within_band(points: pd.DataFrame) -> str:
     return f" ({small} of the faster by less than {BAND:.0%}, shown)" if small else ""
 
 
+def gains_range(pays: pd.DataFrame) -> str:
+    """The point speed-ups of the real gains `pays` as a range, "; at the 5 points where it paid, point
+    speed-ups ×1.04 to ×1.16 (…not ranked)", or "" for one point: each point is its own comparison, so
+    their medians are not ranked against each other (no "largest") (notebook 13_regimes)."""
+    if len(pays) < 2:
+        return ""
+    low, high = pays["speedup"].min(), pays["speedup"].max()
+    span = f"×{low:.2f} at each" if f"{low:.2f}" == f"{high:.2f}" else f"×{low:.2f} to ×{high:.2f}"
+    return (f"; point speed-ups {span} of the {len(pays)} points where it paid (each point its own comparison, "
+            "so these medians are not ranked)")
+
+
 def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
     """Notebook 13's map on pipelining, from `regime_gains`: where it paid, lost or had no effect, and
     the article's batch size in each slice (`bracket`: the bracketing SM counts) (notebook 13_regimes)."""
@@ -96,8 +174,7 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
         low = pays.iloc[0]
         lines.append(
             f"- The lowest GPU share at which it paid: {low['gpu_share']:.2f} ({low['where']}, B={low['batch_size']}, "
-            f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}); the largest speed-up "
-            f"×{pays['speedup'].max():.2f}."
+            f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}){gains_range(pays)}."
         )
     else:
         undecided = count.get(UNDECIDED, 0)
