@@ -206,13 +206,7 @@ save_figure(ax.figure, "11_micro_overhead", RESULTS_DIR)
 # %%
 if CUDA:
     per = audit.set_index("generator")
-    dyn, static = per.loc["generate() dynamic"], per.loc["generate() static"]
-    say(
-        f"* `generate()` here: {dyn['sync_debug_warnings_per_token']:.2f} flagged syncs per decode step with the "
-        f"dynamic cache ({dyn['local_scalar_dense_per_token']:.2f} of them `.item()` reads), "
-        f"{static['sync_debug_warnings_per_token']:.2f} with the static cache; issue #43089 counted "
-        f"{ISSUE_SYNCS_PER_TOKEN} (another model and an earlier transformers)."
-    )
+    say(tokgen.voice.issue_syncs_text(per, ISSUE_SYNCS_PER_TOKEN))  # the issue's count (`.item()` reads) first
     waits = ["sync_debug_warnings", "local_scalar_dense", "stream_syncs", "event_syncs", "device_syncs"]
     if per["device_syncs"].nunique() > 1:  # the subtraction below assumes one count in every row: show them
         say(table(audit, ["generator", "device_syncs"], 3))

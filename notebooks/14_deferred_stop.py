@@ -100,7 +100,8 @@ say(
 # Counted as in notebook 11: `.item()`-style reads (`aten::_local_scalar_dense`) and the CUDA
 # runtime's blocking waits, per decode step (N = `MAX_SEQLEN` steps, no early stop; one step makes
 # one token for each of the `BATCH_SIZE` sequences). A profiler session lost to CUPTI's teardown
-# leaves its row "not counted" and the timings below still run.
+# leaves its row "not counted" and the timings below still run. The counts go to
+# `data/14_syncs.csv`, and the lines below are read from it.
 
 
 # %%
@@ -111,17 +112,14 @@ def syncs(name: str) -> dict:
 
 
 if ON_GPU:
-    audit = pd.DataFrame([syncs(name) for name in VARIANTS]).set_index("variant")
+    sync_rec = tokgen.Recorder("14_syncs", RESULTS_DIR, params=PARAMS)
+    for name in VARIANTS:
+        sync_rec.write({**syncs(name), "steps": MAX_SEQLEN})
+    audit = sync_rec.read().set_index("variant")
     kinds = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
     say(table(audit.reset_index(), ["variant", *kinds, "counted"], digits=2))  # headers in words: display.header_of
     for cache in ("dynamic", "static"):
-        pair = audit.loc[[f"generate() {cache} deferred", f"generate() {cache} sync"]]
-        if (pair["counted"] != "yes").any():
-            say(f"{cache} cache: not compared, {' and '.join(pair.index[pair['counted'] != 'yes'])} not counted.")
-            continue
-        d = pair.iloc[0][kinds] - pair.iloc[1][kinds]
-        said = ", ".join(f"{tokgen.display.header_of(k)} {d[k]:+.2f}" for k in kinds)
-        say(f"{cache} cache, deferred minus sync, per decode step: {said}")
+        say(tokgen.voice.sync_difference_text(audit, cache, kinds))
 else:
     say("*On the CPU: no device to synchronize with.*")
 
@@ -172,7 +170,9 @@ for sms, rows in sliced.groupby("gpu_sms"):
 # CUDA graphs it captures itself, on its own stream; a graph can run on the whole GPU while
 # the code around it sits in a slice. A run confined to a small slice should take several times
 # the whole GPU's GPU busy time; a slice row whose busy time stays close to the whole GPU's is
-# taken as not having run there (`confined` False, with the threshold in the source below).
+# taken as not having run there (`confined` False, with the threshold in the source below). That
+# is an inference from times: the `slice_escapes` counter, which counts the runs that left the
+# slice's context, does not see graph replays.
 
 # %%
 show_source(tokgen.claims.deferred_stop_gains)
@@ -224,9 +224,7 @@ if fastest and ON_GPU:
 
 # %%
 for r in deferred.to_dict("records"):
-    where = "the whole GPU" if r["gpu_sms"] == "all" else f"{r['gpu_sms']} SMs"
-    where += {"False": " (**not confined**: it ran on the whole GPU)", "True": "", "whole GPU": ""}.get(
-        str(r["confined"]), " (confinement not measured)")
+    where = tokgen.voice.confinement_text(r, results)  # inferred from GPU busy times: the sentence says how
     say(f"* {where}, {r['cache']} cache, GPU share of a synchronous step {r['gpu_share_sync']:.2f}: deferred "
         f"against sync **{speedup_text(r)}**.")  # fmt: skip
 placed = deferred[deferred["confined"].astype(str).isin(["whole GPU", "True"])] if len(deferred) else deferred

@@ -73,9 +73,12 @@ say("a and b describe a straight line through the measured points, not measured 
 #
 # Linear growth means that doubling B doubles the time per step: a slope of 1 on log-log axes.
 # We time the eager synchronous generator at `BATCH_SIZES`, beyond the reference sweep, and at
-# the reference's largest batch size again, and read the slope between each batch size and the
-# one before it, each slope within one run (two sessions can differ by more than a slope shows).
-# We call the knee the first interval where that slope reaches one half: from there the step's
+# the reference's largest batch size again, all in one interleaved comparison, and read the slope
+# between each batch size and the one before it paired round by round: the median over rounds of
+# each round's log-ratio of times over the log-ratio of batch sizes, with its IQR. The reference
+# sweep timed each batch size in its own comparison, so its slopes (taken below this run's
+# smallest B) cannot be paired: each is a ratio of two medians, and the sentence says which.
+# We call the knee the first interval where the slope reaches one half: from there the step's
 # length follows B, which suggests that the GPU's work has begun to set it (the GPU share, as in
 # notebook 08's bound table, is the direct reading).
 
@@ -85,28 +88,21 @@ variants = [
     tokgen.generator_variant("kv_static", model, batch_size=b, max_seqlen=MAX_SEQLEN, by=["batch_size"]) for b in sizes
 ]
 own = tokgen.compare(variants, rounds=RUNS, device=model.device, gpu_busy=False)
-own = own[own["status"] == "ok"].set_index("batch_size")["ms_per_step"].sort_index()
+own = own[own["status"] == "ok"]
+ref_rows = sweep[(sweep["generator"] == "kv_static") & ~sweep["compiled"]]
+paired = tokgen.stats.step_slopes(own)  # one comparison: every slope paired round by round
+unpaired = tokgen.stats.step_slopes(ref_rows)  # separate comparisons: ratios of medians, not paired
+below = unpaired["batch_size"] <= paired["from"].min() if len(paired) else unpaired["batch_size"] > 0
+slopes = pd.concat([unpaired[below], paired])  # the reference's intervals only below this run's: none overlap
 
-
-def slopes_of(ms: pd.Series) -> pd.Series:
-    """log-log slope from each batch size to the one before it, within one run."""
-    return np.log(ms).diff() / np.log(ms.index.to_series()).diff()
-
-
-steps = pd.concat([reference.rename("reference"), own.rename("this run")], axis=1).sort_index()
+steps = pd.concat([reference.rename("reference"), own.set_index("batch_size")["ms_per_step"].rename("this run")],
+                  axis=1).sort_index()  # fmt: skip
 steps["ms per step"] = steps["this run"].fillna(steps["reference"])
-steps["slope from the B before"] = slopes_of(own).reindex(steps.index).fillna(slopes_of(reference.sort_index()))
+steps = steps.join(slopes.set_index("batch_size")[["slope", "slope_q25", "slope_q75", "paired"]])
 say(table(steps.rename_axis("B").reset_index(), digits=2))
 
 # %%
-slopes = steps["slope from the B before"].dropna()
-knee = slopes.index[slopes >= 0.5]
-before = {b: steps.index[i] for i, b in enumerate(steps.index[1:])}  # each batch size's predecessor
-found = (
-    f"starts to follow B between B = {before[knee[0]]} and B = {knee[0]}, where the slope first reaches "
-    f"{slopes[knee[0]]:.2f}" if len(knee) else f"does not follow B up to B = {slopes.index[-1]}"
-)  # fmt: skip
-say(f"At N = {MAX_SEQLEN} the eager step time {found} (slopes: {', '.join(f'{x:.2f}' for x in slopes)}).")
+say(tokgen.voice.knee_text(slopes, MAX_SEQLEN))
 
 # %% [markdown]
 # ## Exercise 2: the sweep with the dynamic cache

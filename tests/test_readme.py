@@ -374,7 +374,7 @@ def test_deferred_table_says_where_a_slice_rows_confinement_was_not_measured(mon
                       {**g, "gpu_sms": "16", "confined": float("nan")}])  # fmt: skip
     monkeypatch.setattr(readme, "deferred_stop_gains", lambda results_dir: d)
     text = readme.deferred_table(Path("."))
-    for where in ("| whole GPU |", "| 8-SM slice (confined) |", "| 8-SM slice (NOT confined) |",
+    for where in ("| whole GPU |", "| 8-SM slice (confined, inferred) |", "| 8-SM slice (NOT confined, inferred) |",
                   "| 16-SM slice (confinement not measured) |"):  # fmt: skip
         assert where in text, where
 
@@ -391,7 +391,8 @@ def test_the_deferred_line_counts_only_rows_that_ran_where_they_say(monkeypatch)
     monkeypatch.setattr(readme, "deferred_stop_gains", lambda results_dir: d)
     line = readme._deferred_line(Path("."))
     assert readme.count_text(d["outcome"][:2], "places and caches") in line
-    assert "; 1 more ran outside its slice and is not counted" in line
+    assert ("; 1 more, taken as run outside its slice (inferred from its GPU busy time: within 1.5× of the whole "
+            "GPU's), is not counted") in line  # fmt: skip
     assert "; 1 more, whose confinement was not measured, is not counted." in line
 
 

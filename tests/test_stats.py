@@ -368,3 +368,22 @@ def test_seqsim_records_the_commits_of_the_tables_it_read(tmp_path):
     recorded = rows[rows["source"] == "recorded rounds"]
     assert len(recorded) and (recorded["recorded_commits"] == table_commits(tables, tmp_path)).all()
     assert (rows[rows["source"] != "recorded rounds"]["recorded_commits"] == "").all()
+
+
+def test_step_slopes_pair_the_rounds_of_one_comparison_and_say_when_they_cannot():
+    """B = 1 then 2, three rounds: per-round ratios 1.5, 1.3, 2 give log2 slopes 0.585, 0.379, 1:
+    paired, their median 0.585 (IQR 0.482–0.792); the ratio of medians (260 / 200) would say 0.379.
+    Rows of two comparisons (two order seeds) get that ratio of medians, not paired, no IQR."""
+    from tokgen.stats import step_slopes
+
+    a, b = [100.0, 200.0, 300.0], [150.0, 260.0, 600.0]
+    rows = pd.DataFrame({"batch_size": [2, 1], "times_ms": [";".join(map(str, b)), ";".join(map(str, a))],
+                         "median_ms": [260.0, 200.0], "order_seed": [7, 7]})  # fmt: skip
+    (s,) = step_slopes(rows).to_dict("records")
+    assert (s["batch_size"], s["from"], s["rounds"], s["paired"]) == (2, 1, 3, True)
+    assert s["slope"] == pytest.approx(math.log2(1.5))
+    quartiles = ((math.log2(1.3) + math.log2(1.5)) / 2, (math.log2(1.5) + 1) / 2)
+    assert (s["slope_q25"], s["slope_q75"]) == pytest.approx(quartiles)
+    (u,) = step_slopes(rows.assign(order_seed=[7, 8])).to_dict("records")
+    assert u["slope"] == pytest.approx(math.log2(1.3)) and not u["paired"] and u["rounds"] == 0
+    assert math.isnan(u["slope_q25"]) and math.isnan(u["slope_q75"])

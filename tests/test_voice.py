@@ -140,7 +140,8 @@ def test_an_undecided_comparison_says_how_many_rounds_would_decide_it_and_a_row_
                                     "too few rounds for an interval)")  # a dict without one: none invented
     assert speedup_text({**g, "rounds_to_decide": float("nan")}).endswith("undecided; too few rounds for an interval)")
     outside = {**g, "outcome": FASTER, "p_value": 0.01, "confined": False}
-    assert speedup_text(outside).endswith("faster; ran outside its slice, not counted; too few rounds for an interval)")
+    assert speedup_text(outside).endswith("faster; taken as run outside its slice (inferred from its GPU busy time), "
+                                          "not counted; too few rounds for an interval)")  # fmt: skip
     assert "not counted" not in speedup_text({**outside, "confined": True})
     assert "not counted" not in speedup_text({**outside, "confined": "whole GPU"})
 
@@ -747,3 +748,81 @@ def test_a_paired_difference_is_said_with_its_median_iqr_p_and_signed_rank_inter
     across = difference_text([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0, -3.0, 5.0])  # an interval that holds 0
     assert "(not told apart from none: " in across and "of 8 rounds" in across
     assert "of 1 round;" in difference_text([2.0])
+
+
+def test_the_deferred_checks_syncs_are_said_as_deferred_minus_sync_or_as_not_counted():
+    """Notebook 14, section 3, read from its 14_syncs table: each kind's difference, signed; a lost
+    profiler session names the variant not counted and compares nothing."""
+    from tokgen.voice import sync_difference_text
+
+    kinds = ["local_scalar_dense", "stream_syncs"]
+    audit = pd.DataFrame({"local_scalar_dense": [2.0, 3.0, 1.0, 1.0], "stream_syncs": [0.5, 3.0, 1.25, 1.0],
+                          "counted": ["yes", "yes", "yes", "not counted: the profiler lost its session"]},
+                         index=["generate() dynamic deferred", "generate() dynamic sync", "generate() static deferred",
+                                "generate() static sync"])  # fmt: skip
+    assert sync_difference_text(audit, "dynamic", kinds) == (
+        "dynamic cache, deferred minus sync, per decode step: `.item()` reads -1.00, stream syncs -2.50")
+    lost = sync_difference_text(audit, "static", kinds)
+    assert lost == "static cache: not compared, generate() static sync not counted."
+
+
+def test_the_issues_count_stands_beside_our_item_reads_and_the_flagged_syncs_come_second():
+    """Issue #43089 counted `aten::_local_scalar_dense` calls (3.25 per token): our like-for-like
+    number is the `.item()` reads (3.09 here), not the sync debug mode's 3.19; and no "of them": a
+    row can have more reads than flagged syncs."""
+    from tokgen.voice import issue_syncs_text
+
+    per = pd.DataFrame({"local_scalar_dense_per_token": [3.09, 2.0], "sync_debug_warnings_per_token": [3.19, 2.22]},
+                       index=["generate() dynamic", "generate() static"])  # fmt: skip
+    text = issue_syncs_text(per, 3.25)
+    assert text.startswith("* `generate()` here: 3.09 `.item()` reads (`aten::_local_scalar_dense` calls, the count "
+                           "issue #43089 made) per decode step with the dynamic cache, 2.00 with the static cache; "
+                           "the issue counted 3.25")  # fmt: skip
+    assert text.endswith("flagged 3.19 and 2.22 syncs per decode step.")
+    assert "of them" not in issue_syncs_text(per.assign(local_scalar_dense_per_token=[4.0, 2.0]), 3.25)
+
+
+def test_a_slice_rows_confinement_is_said_as_inferred_with_its_busy_time_ratio_and_the_rule_of_the_claims():
+    """The summary of notebook 14 says how `confined` was inferred, with the same threshold as
+    `tokgen.claims.deferred_stop_gains` (a busy time just above and just below CONFINED_RATIO × the
+    whole GPU's falls on either side in both)."""
+    from tokgen.claims import Tables, deferred_stop_gains
+    from tokgen.voice import CONFINED_RATIO, confinement_text
+
+    def rows(sms, cache, busy):
+        t = [100.0, 101.0, 99.0, 102.0, 98.0, 100.0, 103.0, 97.0]
+        times = ";".join(map(str, t))
+        info = {"gpu_sms": sms, "transformers": "5.17.0", "gpu_busy_share": 0.5, "status": "ok", "times_ms": times,
+                "median_ms": 100.0, "gpu_busy_ms": busy}  # fmt: skip
+        return [{**info, "variant": f"generate() {cache} {check}"} for check in ("sync", "deferred")]
+
+    table_ = pd.DataFrame([*rows("all", "dynamic", 20.0), *rows("all", "static", 20.0),
+                           *rows("8", "dynamic", 20.0 * CONFINED_RATIO * 1.02),
+                           *rows("8", "static", 20.0 * CONFINED_RATIO * 0.98)])  # fmt: skip
+    d = deferred_stop_gains(Tables(None, cache={"14_deferred_stop": table_})).to_dict("records")
+    assert [r["confined"] for r in d] == ["whole GPU", "whole GPU", True, False]
+    said = [confinement_text(r, table_) for r in d]
+    assert said[:2] == ["the whole GPU", "the whole GPU"]
+    assert said[2] == "8 SMs (taken as confined: its GPU busy time 1.53× the whole GPU's, over 1.5×)"
+    assert said[3] == ("8 SMs (**taken as not confined**: its GPU busy time stayed within 1.5× of the whole GPU's "
+                       "(1.47×), so it is inferred to have run outside the slice; `slice_escapes` does not see CUDA "
+                       "graph replays)")  # fmt: skip
+    assert "ran on the whole GPU" not in " ".join(said)
+    assert confinement_text({**d[3], "confined": float("nan")}, table_) == "8 SMs (confinement not measured)"
+
+
+def test_the_knee_is_read_from_paired_slopes_and_a_slope_across_comparisons_is_said_not_paired():
+    from tokgen.voice import knee_text
+
+    slopes = pd.DataFrame({"batch_size": [16, 256, 512, 1024], "from": [1, 16, 256, 512],
+                           "slope": [0.18, 0.02, 0.45, 0.62], "slope_q25": [float("nan"), float("nan"), 0.4, 0.55],
+                           "slope_q75": [float("nan"), float("nan"), 0.5, 0.7], "rounds": [0, 0, 8, 8],
+                           "paired": [False, False, True, True]})  # fmt: skip
+    text = knee_text(slopes, 100)
+    assert text.startswith("At N = 100 the eager step time starts to follow B between B = 512 and B = 1024, where the "
+                           "slope first reaches 0.5: 0.62 (IQR 0.55–0.70 of 8 rounds). Slopes, from one B to the next: "
+                           "B = 1→16: 0.18 (not paired); B = 16→256: 0.02 (not paired); B = 256→512: 0.45 (IQR "
+                           "0.40–0.50 of 8 rounds); B = 512→1024: 0.62 (IQR 0.55–0.70 of 8 rounds). "
+                           "Not paired: ")  # fmt: skip
+    paired_only = knee_text(slopes[slopes["paired"]].assign(slope=[0.45, 0.49]), 100)
+    assert "does not follow B up to B = 1024 (no slope reaches 0.5)" in paired_only and "Not paired" not in paired_only

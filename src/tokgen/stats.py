@@ -482,3 +482,30 @@ def resample_rounds(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
 def slope(ns, times) -> float:
     """Exponent k of runtime ∝ N^k, fitted on log-log axes (notebook 01_naive)."""
     return float(np.polyfit(np.log(ns), np.log(times), 1)[0])
+
+
+def step_slopes(results: pd.DataFrame, by: str = "batch_size") -> pd.DataFrame:
+    """The log-log slope of the time from each value of `by` to the one before it (`results`: ok
+    rows of `tokgen.compare`, one per value, all at one N), for the solution of
+    notebook 08_batch_sweep. Two rows of one comparison (one `order_seed`) are **paired** round by round: the
+    slope is the median over their shared rounds of log(t_b / t_a) / log(b / a), with its IQR and
+    rounds. Two rows of separate comparisons cannot be paired: their slope is the ratio of their
+    medians on log-log axes, `paired` False, with no IQR (NaN) and 0 rounds."""
+    rows = results.sort_values(by).reset_index(drop=True)
+    seeds = rows["order_seed"].astype(str) if "order_seed" in rows else pd.Series([""] * len(rows))
+    out = []
+    for i in range(1, len(rows)):
+        a, b = rows.iloc[i - 1], rows.iloc[i]
+        step = math.log(float(b[by]) / float(a[by]))
+        ta, tb = run_times(a), run_times(b)
+        k = min(len(ta), len(tb))
+        if seeds.iloc[i] == seeds.iloc[i - 1] and k:
+            s = [math.log(tb[j] / ta[j]) / step for j in range(k)]
+            q = statistics.quantiles(s, n=4, method="inclusive") if k >= 2 else [s[0]] * 3
+            row = {"slope": statistics.median(s), "slope_q25": q[0], "slope_q75": q[2], "rounds": k, "paired": True}
+        else:
+            nan = float("nan")
+            row = {"slope": math.log(float(b["median_ms"]) / float(a["median_ms"])) / step, "slope_q25": nan,
+                   "slope_q75": nan, "rounds": 0, "paired": False}  # fmt: skip
+        out.append({by: b[by], "from": a[by], **row})
+    return pd.DataFrame(out, columns=[by, "from", "slope", "slope_q25", "slope_q75", "rounds", "paired"])

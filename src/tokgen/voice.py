@@ -243,7 +243,7 @@ def outcome_text(g: dict, said: dict | None = None) -> str:
     if g.get("no_effect") and (shown := equivalence_text(g)):
         words += f": {shown}"  # the interval the no-effect test put inside the band, not the wider one
     if g.get("confined") is False:
-        words += "; ran outside its slice, not counted"
+        words += "; taken as run outside its slice (inferred from its GPU busy time), not counted"
     return words
 
 
@@ -679,3 +679,80 @@ def copy_wait_text(copies: pd.DataFrame, cuda: bool = True) -> str:
     return (text + f". The rule this page reads (every pageable call longer than every pinned one, its median at "
             f"least half the queued work) does not hold ({ranges}): these times do not show the pageable copy "
             "waiting for the GPU.")  # fmt: skip
+
+
+CONFINED_RATIO = 1.5  # a slice row is taken as confined where its GPU busy time exceeds this many times the whole GPU's
+
+
+def confinement_text(row, results: pd.DataFrame) -> str:
+    """Where a row of `tokgen.claims.deferred_stop_gains` ran, in words, for notebook 14_deferred_stop's
+    summary: "the whole GPU", or "8 SMs" with how its confinement was inferred from `results` (the
+    14_deferred_stop table): its synchronous variant's GPU busy time over the whole GPU's, against
+    CONFINED_RATIO. An inference, said as one: `slice_escapes` counts the runs that left the slice's
+    context, and does not see CUDA graph replays."""
+    if str(row["gpu_sms"]) == "all":
+        return "the whole GPU"
+    where = f"{row['gpu_sms']} SMs"
+    if row["confined"] is None or row["confined"] != row["confined"]:
+        return where + " (confinement not measured)"
+    busy = results.assign(where=results["gpu_sms"].astype(str)).set_index(["where", "variant"])["gpu_busy_ms"]
+    sync = f"generate() {row['cache']} sync"
+    ratio = float(busy[(str(row["gpu_sms"]), sync)]) / float(busy[("all", sync)])
+    if bool(row["confined"]):
+        return where + (f" (taken as confined: its GPU busy time {ratio:.2f}× the whole GPU's, over "
+                        f"{CONFINED_RATIO:g}×)")  # fmt: skip
+    return where + (f" (**taken as not confined**: its GPU busy time stayed within {CONFINED_RATIO:g}× of the whole "
+                    f"GPU's ({ratio:.2f}×), so it is inferred to have run outside the slice; `slice_escapes` does not "
+                    "see CUDA graph replays)")  # fmt: skip
+
+
+def sync_difference_text(audit: pd.DataFrame, cache: str, kinds) -> str:
+    """Notebook 14_deferred_stop, section 3: the deferred check's syncs per decode step minus the
+    synchronous one's, for `cache` ("dynamic" or "static"), each of `kinds` (columns of `audit`, the
+    14_syncs table indexed by variant, with its `counted` column): "dynamic cache, deferred minus sync,
+    per decode step: `.item()` reads -1.00, …", or which of the two was not counted."""
+    pair = audit.loc[[f"generate() {cache} deferred", f"generate() {cache} sync"]]
+    lost = pair.index[pair["counted"] != "yes"].tolist()
+    if lost:
+        return f"{cache} cache: not compared, {' and '.join(lost)} not counted."
+    d = pair.iloc[0][list(kinds)].astype(float) - pair.iloc[1][list(kinds)].astype(float)
+    return f"{cache} cache, deferred minus sync, per decode step: " + ", ".join(
+        f"{header_of(k)} {d[k]:+.2f}" for k in kinds)
+
+
+def issue_syncs_text(per: pd.DataFrame, issue: float) -> str:
+    """Notebook 11_sync_audit's takeaway: `generate()`'s `.item()` reads (`aten::_local_scalar_dense`,
+    what transformers issue #43089 counted) per decode step beside the issue's `issue`, then the
+    sync debug mode's flagged syncs, a count of another kind (`per`: the 11_sync_audit table indexed
+    by generator). Neither count is said to hold the other: they see different things."""
+    dyn, static = per.loc["generate() dynamic"], per.loc["generate() static"]
+    reads, flagged = "local_scalar_dense_per_token", "sync_debug_warnings_per_token"
+    return (f"* `generate()` here: {dyn[reads]:.2f} `.item()` reads (`aten::_local_scalar_dense` calls, the count "
+            f"issue #43089 made) per decode step with the dynamic cache, {static[reads]:.2f} with the static "
+            f"cache; the issue counted {issue:g} (another model and an earlier transformers). The sync debug "
+            f"mode, a count of another kind, flagged {dyn[flagged]:.2f} and {static[flagged]:.2f} syncs per "
+            "decode step.")  # fmt: skip
+
+
+def _slope_words(s) -> str:
+    if s["paired"]:
+        return f"{s['slope']:.2f} (IQR {s['slope_q25']:.2f}–{s['slope_q75']:.2f} of {int(s['rounds'])} rounds)"
+    return f"{s['slope']:.2f} (not paired)"
+
+
+def knee_text(slopes: pd.DataFrame, n: int, threshold: float = 0.5) -> str:
+    """The solution of notebook 08_batch_sweep, exercise 1: where the step time starts to follow B,
+    the first interval whose slope (`slopes`: rows of `tokgen.stats.step_slopes`, by batch_size)
+    reaches `threshold`, then every slope from the B before; a paired slope with its IQR and rounds,
+    one across separate comparisons said to be not paired (a ratio of medians)."""
+    s = slopes.sort_values("batch_size").reset_index(drop=True)
+    knee = s[s["slope"] >= threshold]
+    found = (f"starts to follow B between B = {knee.iloc[0]['from']} and B = {knee.iloc[0]['batch_size']}, where "
+             f"the slope first reaches {threshold:g}: {_slope_words(knee.iloc[0])}" if len(knee)
+             else f"does not follow B up to B = {s['batch_size'].iloc[-1]} (no slope reaches {threshold:g})")
+    text = (f"At N = {n} the eager step time {found}. Slopes, from one B to the next: "
+            + "; ".join(f"B = {r['from']}→{r['batch_size']}: {_slope_words(r)}" for _, r in s.iterrows()) + ".")
+    if not s["paired"].all():
+        text += (" Not paired: the two batch sizes were timed in separate comparisons (the reference sweep's), and "
+                 "the slope is the ratio of their medians on log-log axes, with no IQR.")  # fmt: skip
+    return text

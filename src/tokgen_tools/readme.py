@@ -36,6 +36,7 @@ from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load, read_table
 from tokgen.stats import FASTER, gain, shared_rounds
 from tokgen.voice import (
+    CONFINED_RATIO,
     count_text,
     first_tied,
     rank_text,
@@ -317,7 +318,8 @@ def _deferred_line(results_dir: Path) -> str:
     return (
         "- **transformers' own deferred stop check** ([notebook 14](notebooks/14_deferred_stop.ipynb)), "
         f"forced on for CUDA, against the check at every step, {count_text(counted['outcome'], 'places and caches')}"
-        + (f"; {outside} more ran outside its slice and is not counted" if outside else "")
+        + (f"; {outside} more, taken as run outside its slice (inferred from its GPU busy time: within "
+           f"{CONFINED_RATIO:g}× of the whole GPU's), is not counted" if outside else "")
         + (f"; {unmeasured} more, whose confinement was not measured, is not counted" if unmeasured else "")
         + "."
     )
@@ -330,8 +332,8 @@ def deferred_table(results_dir: Path) -> str:
         return NOT_MEASURED
     where = d["gpu_sms"].map(lambda s: "whole GPU" if s == "all" else f"{s}-SM slice")
     confined = d["confined"].map(
-        lambda c: "" if c == "whole GPU" else " (confinement not measured)" if pd.isna(c) else " (confined)" if c
-        else " (NOT confined)"
+        lambda c: "" if c == "whole GPU" else " (confinement not measured)" if pd.isna(c) else " (confined, inferred)"
+        if c else " (NOT confined, inferred)"
     )  # fmt: skip
     out = pd.DataFrame(
         {
