@@ -324,8 +324,9 @@ def test_a_speedup_whose_interval_holds_its_threshold_is_undecided(tmp_path):
 
 
 def test_an_unstable_verdict_says_how_the_resampled_runs_split(tmp_path):
-    # faster in 8 of 10 rounds by ~3%: real here (p ~0.02), but resampled runs also find no effect
-    compiled = [97.0, 96, 98, 97, 99, 96, 101, 97, 103, 98]
+    # faster in 8 of 10 rounds by ~6%: real and not shown inside ±5% here (p ~0.01), but resampled runs also read
+    # it undecided (was ~3%, a real gain shown inside ±5%, which no claim counts since review r9's M1: a tie)
+    compiled = [94.0, 93, 95, 94, 96, 93, 101, 94, 103, 95]
     rows(
         "05_torch_compile",
         tmp_path,
@@ -333,7 +334,7 @@ def test_an_unstable_verdict_says_how_the_resampled_runs_split(tmp_path):
     )
     c = claims_table(tmp_path).set_index("#").loc[5]
     assert c["verdict"].startswith("inconclusive (reproduced in ") and c["stability"] < 0.95
-    share = f"{c['stability']:.0%} reproduced, {1 - c['stability']:.0%} not reproduced"
+    share = f"{c['stability']:.0%} reproduced, {1 - c['stability']:.0%} inconclusive"  # neither real nor in ±5%
     assert c["why"].startswith(f"the resampled runs read {share}: ") and "resampled runs" not in c["why"][40:]
 
 

@@ -21,6 +21,7 @@ from transformers import GPT2LMHeadModel
 from tokgen.bandwidth import floor_table
 from tokgen.claims import (
     Tables,
+    agreed_claims,
     claims_by_regime,
     deferred_stop_gains,
     recipe_gains,
@@ -196,7 +197,7 @@ def findings(results_dir: Path) -> str:
             for r in regimes[1:]
         )  # fmt: skip
         settled = (
-            f" They agree on claim(s) {', '.join(map(str, agree['#']))}, at the sizes both ran (a slice matches "
+            f" They agree on claim(s) {agreed_claims(agree)}, at the sizes both ran (a slice matches "
             "the L40S's bandwidth, not its compute)"
             if len(agree)
             else " They agree on no claim yet"
