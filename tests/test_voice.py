@@ -42,6 +42,7 @@ from tokgen.voice import (
     rank_text,
     ranking,
     runs_apart_text,
+    slope_reading,
     speedup_cell,
     speedup_table,
     speedup_text,
@@ -747,3 +748,20 @@ def test_a_paired_difference_is_said_with_its_median_iqr_p_and_signed_rank_inter
     across = difference_text([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0, -3.0, 5.0])  # an interval that holds 0
     assert "(not told apart from none: " in across and "of 8 rounds" in across
     assert "of 1 round;" in difference_text([2.0])
+
+
+def test_slope_reading_takes_a_side_only_where_the_whole_bootstrap_range_lies_on_it():
+    """Review pre_00_05 M1: slope 1.52 with range 1.455–1.564 was read "nearer 2 than 1" from the
+    point alone; the range holds 1.5, so the rounds do not decide which limit it lies nearer."""
+    assert slope_reading(1.455, 1.564) == (
+        "its range holds 1.5: these rounds do not decide whether it lies nearer 1 than 2 or nearer 2 than 1"
+    )
+    assert slope_reading(1.52, 1.58).startswith("nearer 2 than 1:")
+    assert slope_reading(1.2, 1.45).startswith("nearer 1 than 2:")
+    assert slope_reading(1.3, 1.95) == ("its range holds 1.5 and 1.9: these rounds do not decide whether it lies "
+                                        "nearer 1 than 2, nearer 2 than 1 or near 2")  # fmt: skip
+    # each end read as printed (two decimals), the bounds on the side the point reading had them
+    assert slope_reading(1.0, 1.1004).startswith("near 1:") and slope_reading(1.1051, 1.2).startswith("nearer 1 than")
+    assert slope_reading(1.4951, 1.8949).startswith("nearer 2 than 1:")
+    assert slope_reading(1.8951, 2.1049).startswith("near 2:") and slope_reading(2.1051, 3).startswith("above 2")
+    assert slope_reading(1.05, 1.1051).startswith("its range holds 1.1:")
