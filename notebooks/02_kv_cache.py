@@ -111,7 +111,7 @@ fig, ax = plt.subplots(figsize=(6, 4))
 plot_scaling(ax, {"kv_dynamic": ok, "naive": naive})
 ax.set_title(f"Each generator's time by N, B={BATCH_SIZE} (medians; which is faster: the paired table above)")
 save_figure(fig, "02_kv_cache_scaling", RESULTS_DIR)
-say(f"KV-cache slope: **{tokgen.stats.slope(ok['max_seqlen'], ok['median_ms']):.2f}** (1 would be linear in N).")
+say(f"KV cache: {tokgen.display.slope_text(ok)} (1 would be linear in N).")
 
 # %%
 if len(speedups) > 1:

@@ -175,10 +175,11 @@ if nb02 is not None:  # the two default rows, like with like: over the same firs
 # The two `default` rows of each N ran the same variant in two processes of one run (the line
 # above the table says which, and whether notebook 02 ran on another card). The `rounds` column
 # says over how many rounds each median is, so the line under the table sets the two runs side by
-# side over the same first rounds of each, and reads a difference between them as drift only
-# where the middle halves of their rounds (the IQRs) do not overlap. Separate runs can drift
-# apart (the host's state changes between them), while the effect in question here is a few
-# percent, which is why the runtime comparison below pairs the settings round by round instead.
+# side over the same first rounds of each, and reads the two as apart only where the middle halves
+# of their rounds (the IQRs) do not overlap. What could move them apart (the host's state, the
+# other variants each run interleaved, the process's allocator setting) is not measured here; the
+# effect in question is a few percent, which is why the runtime comparison below pairs the
+# settings round by round instead.
 
 # %%
 rows = []

@@ -52,8 +52,9 @@ del tiny, small
 # ## Exercise 2: why greedy decoding from random weights repeats itself
 #
 # Random weights give logits with no preference worth the name: the top two can be close, and the
-# argmax can then hinge on small differences in the input. Once a token reappears, the next step sees
-# nearly the same input and picks the same successor: the sequence falls into a loop.
+# argmax can then hinge on small differences in the input. Tokens soon repeat, often the token just
+# given (the count below); whether the sequence then settles into a loop or moves between a few
+# tokens, the printed tokens show.
 #
 # A step can copy the token it was given. One hypothesis, not measured here: GPT-2 ties its output
 # layer to the token embedding, and the residual stream keeps the current token's embedding, so the

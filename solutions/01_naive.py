@@ -49,8 +49,9 @@ device = model.device
 # fixed cost dominates (slope 1) and like N² where the positions' work does (slope 2), with
 # slopes in between while both count. At B = 1 on a GPU a step is a few small kernels, the
 # fixed cost's side; with B sequences a step re-runs B·i positions. The slopes below are
-# measured, here at B = 1 and in the reference run; the cell after them reads where each lies
-# (a slope from fewer rounds than notebook 01 reads a verdict on is shown, not read).
+# measured, here at B = 1 and in the reference run; the cell after them reads where each lies from
+# its bootstrap range, not from the slope alone: a side only where the whole range lies on it (a
+# slope from fewer rounds than notebook 01 reads a verdict on is shown, not read).
 
 # %%
 variants = [tokgen.generator_variant("naive", model, batch_size=1, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS]
@@ -61,22 +62,7 @@ say(
     f"run at B = {int(naive['batch_size'].iloc[0])}: slope {reference_slope:.2f}."
 )
 
-
 # %%
-def reading(k: float) -> str:
-    """Where a fitted slope lies against the model's two limits, 1 and 2, read from `k` as printed (2 decimals)."""
-    k = round(k, 2)  # 1.1004 prints 1.10: read as 1.10, not as "above 1.1"
-    if k > 2.1:
-        return "above 2: some work grows faster than the positions (attention: i positions for each of i queries)"
-    if k >= 1.9:
-        return "near 2: the positions' work dominates"
-    if k >= 1.5:
-        return "nearer 2 than 1: over these N the runtime grows more like the positions' work than like N"
-    if k > 1.1:
-        return "nearer 1 than 2: over these N the runtime grows more like N than like the positions' work"
-    return "near 1: over these N the runtime grows like N, as a cost per step would"
-
-
 b1_slope = tokgen.stats.slope(b1["max_seqlen"], b1["median_ms"])
 same_n = sorted(SEQ_LENS) == sorted(naive["max_seqlen"].astype(int))
 ref_low, ref_high = tokgen.display.slope_range(naive)  # notebook 01's bootstrap range of the reference slope
@@ -87,11 +73,11 @@ if RUNS < tokgen.claims.MIN_ROUNDS:  # notebook 01's own rule: no verdict on few
 else:
     b1_low, b1_high = tokgen.display.slope_range(b1)
     b1_said = (f"B = 1 (slope {b1_slope:.2f}, live, in no CSV; bootstrap range {b1_low:.2f}–{b1_high:.2f} over "
-               f"its {RUNS} rounds): {reading(b1_slope)}")  # fmt: skip
+               f"its {RUNS} rounds): {tokgen.display.slope_reading(b1_low, b1_high)}")  # fmt: skip
 say(f"{b1_said}. The reference run ({reference_slope:.2f}, bootstrap range {ref_low:.2f}–{ref_high:.2f}): "
-    f"{reading(reference_slope)}." + ("" if same_n else f" The two runs differ in N too (here {SEQ_LENS}, "
-    f"there {sorted(naive['max_seqlen'].astype(int))}): a smaller N alone lowers the slope (notebook 01), "
-    "so the difference is not B's alone."))  # fmt: skip
+    f"{tokgen.display.slope_reading(ref_low, ref_high)}." + ("" if same_n else " The two runs differ in N too "
+    f"(here {SEQ_LENS}, there {sorted(naive['max_seqlen'].astype(int))}): a smaller N alone lowers the slope "
+    "(notebook 01), so the difference is not B's alone."))  # fmt: skip
 
 # %% [markdown]
 # ## Exercise 2: `logits_to_keep=1`

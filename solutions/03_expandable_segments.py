@@ -83,8 +83,9 @@ else:
 # `torch.cuda.memory._record_memory_history` records every allocation with its stack;
 # `_dump_snapshot` writes them for https://pytorch.org/memory_viz (drag the file in). With the
 # default allocator the "Active Memory Timeline" shows a staircase of ever larger blocks;
-# with expandable segments one segment grows in place. Below, the segment count of each
-# snapshot, the quickest number to compare.
+# with expandable segments a segment can grow in place where the default reserves a new one. Below,
+# the segment count of each snapshot, the quickest number to compare; it counts every segment the
+# snapshot holds (the weights', one or more per pool and stream), not only the cache's.
 
 
 # %%

@@ -77,26 +77,33 @@ rooms = tokgen.compare(variants, rounds=RUNS, device=device)  # + one profiled r
 g = tokgen.gain(rooms, "cache of 1N", "cache of 2N")
 say(
     f"B = {BATCH_SIZE}, N = {MAX_SEQLEN} on {device.type}: the 2N cache against the N one, round by round: "
-    f"{tokgen.display.speedup_text(g)} (below ×1: slower). {tokgen.display.rounds_sentence(RUNS)}"
+    f"{tokgen.display.speedup_text(g)}. {tokgen.display.rounds_sentence(RUNS)}"
 )
 
+
 # %%
-share = rooms.set_index("variant")["gpu_busy_share"].max()  # NaN on a CPU: CUPTI measures GPUs only
-outcome = f"{g['outcome']}, {abs(g['speedup'] - 1):.0%} apart" if g else "not measured"
-if g is not None and g["outcome"] == tokgen.stats.SLOWER:
-    say(f"Slower with 2N slots ({outcome}), which reading twice the keys and values would predict (not measured "
-        "here).")  # fmt: skip
-elif tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound under half
-    say(f"Not slower here ({outcome}), but a CPU run measures nothing about a GPU's step: run this on a GPU.")
-elif tokgen.display.bound(share) == "host":
-    say(
-        f"Not slower here ({outcome}): the GPU was busy {share:.0%} of a run at most, so the step is host-bound. "
-        "Reading more cache adds GPU time that can hide under the host's launch time; what made up the "
-        "difference here, this exercise does not measure."
-    )
-else:
-    say(f"Not slower here ({outcome}), though the GPU was busy {share:.0%} of a run: what the extra slots' reads "
-        "cost, this exercise does not separate (notebook 12 weighs a step's bytes).")  # fmt: skip
+def room_reading(g: dict | None, share: float) -> str:
+    """What the 2N cache's outcome against the N one says, in the outcome's own words, and what the
+    GPU's busy `share` (NaN on a CPU) lets this exercise say about why."""
+    if g is None:
+        return "Not measured."
+    if g["outcome"] == tokgen.stats.SLOWER:
+        return ("Slower with 2N slots, for real, which reading twice the keys and values would predict (not "
+                "measured here).")  # fmt: skip
+    head = tokgen.display.OUTCOME_HEADS[g["outcome"]]
+    if tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound under half
+        return f"{head}, with 2N slots; a CPU run measures nothing about a GPU's step: run this on a GPU."
+    undecided = g["outcome"] == tokgen.stats.UNDECIDED
+    if tokgen.display.bound(share) == "host":
+        hide = ("whether it hides under the host's launch time, these rounds cannot tell" if undecided else
+                "what made up the difference here, this exercise does not measure")  # fmt: skip
+        return (f"{head}, with 2N slots: the GPU was busy {share:.0%} of a run at most, so the step is host-bound. "
+                f"Reading more cache adds GPU time that can hide under the host's launch time; {hide}.")  # fmt: skip
+    return (f"{head}, with 2N slots, though the GPU was busy {share:.0%} of a run: what the extra slots' reads cost, "
+            "this exercise does not separate (notebook 12 weighs a step's bytes).")  # fmt: skip
+
+
+say(room_reading(g, rooms.set_index("variant")["gpu_busy_share"].max()))  # NaN on a CPU: CUPTI measures GPUs only
 
 # %% [markdown]
 # ## Exercise 2: kernels per step

@@ -4,7 +4,15 @@ import pytest
 import torch
 
 import tokgen
-from tokgen.agreement import TOLERANCE, Reference, agreement, assert_tokens_match, expected_steps, naive_reference
+from tokgen.agreement import (
+    TOLERANCE,
+    Reference,
+    agreement,
+    assert_tokens_match,
+    exact_failure,
+    expected_steps,
+    naive_reference,
+)
 
 EOS = 9
 
@@ -208,3 +216,25 @@ def test_summary_counts_the_other_generators_and_prints_the_tolerance_as_it_is()
                                  row(FP32_NAIVE, 7, 1, 1e-3)]))  # fmt: skip
     assert "1 of the 2 other generators returned all 8 rows identical" in text
     assert "(tolerance 0.015)" in text and "1.2e-02: within the tolerance" in text
+
+
+def test_exact_failure_names_the_earliest_difference_and_whether_it_is_a_near_tie():
+    """Notebook 00's all-BOS check wants exact tokens; its one line says where they first differ and
+    whether the naive generator's two best logits nearly tied there (review pre_00_05 S3)."""
+    ref = reference([[0, 1, 2, 3], [0, 1, 2, 3]], runner_up=[[7, 7, 7]] * 2, gap=[[1.0, 3e-3, 1.0]] * 2)
+    assert exact_failure(ref, ref.tokens.clone(), "g") == ""
+    out = ref.tokens.clone()
+    out[0, 3], out[1, 2], out[1, 3] = 8, 7, 5  # row 0 differs at step 2, row 1 earlier, at step 1
+    assert exact_failure(ref, out, "g") == (
+        "g, row 1, step 1: token 7, the naive generator's 2; the naive generator's runner-up, its two best logits "
+        f"3.0e-03 apart: a near tie (within the tolerance {TOLERANCE:.2g}) that two correct computations can swap, "
+        "which exact tokens do not allow"
+    )
+    out = ref.tokens.clone()
+    out[0, 3] = 7  # the runner-up, but 1.0 below the best
+    assert exact_failure(ref, out, "g").endswith(f"not a near tie (the runner-up is 7, 1.0e+00 below the best; "
+                                                 f"tolerance {TOLERANCE:.2g})")  # fmt: skip
+    out = ref.tokens.clone()
+    out[0, 2] = 8  # within the gap, but not the runner-up
+    assert "step 1: token 8, the naive generator's 2; not a near tie" in exact_failure(ref, out, "g")
+    assert exact_failure(ref, ref.tokens[:, :3], "g") == "g: (2, 3) tokens, the naive generator's (2, 4)"

@@ -344,6 +344,17 @@ def test_claim_3_decided(tmp_path, per_n, expected):
     assert f"fragmentation {base:.2f}→{new:.2f} GB" in measured
 
 
+def test_claim_3_says_a_real_slowdown_inside_the_band_where_it_passes_as_marginal(tmp_path):
+    """Review pre_00_05 S7: a slowdown real but shown inside ±5% passes "marginally"; the measured
+    line says so at its N, so that the verdict does not hide it."""
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, [1.02] * 8), 200: (4.0, 0.4, FASTER)}))
+    measured, verdict_, _ = measure(3, tmp_path)
+    assert verdict_ == REPRODUCED
+    assert measured.endswith("; slower for real at N=100, by less than 5%: read as marginal, not as an improvement")
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, SLOWER), 200: (4.0, 0.4, NO_EFFECT)}))
+    assert "by less than 5%: read as marginal" not in measure(3, tmp_path)[0]  # beyond the band: a plain failure
+
+
 def test_claim_3_undecided_runtime_leaves_what_it_can_still_be(tmp_path):
     write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, NOISY), 200: (4.0, 0.4, FASTER)}))
     v = verdict(3, tmp_path)

@@ -6,8 +6,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import re  # noqa: E402
 import statistics  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
@@ -1059,3 +1061,29 @@ def test_the_profiled_k_is_named_with_the_ks_that_share_its_rank():
     alone = "`g K=8` is profiled: no other K of `g` shares its rank 6."
     assert display.profiled_k_text(ranked, results, "g K=8") == alone
     assert display.profiled_k_text(ranked, results, "f K=4") == "`f K=4` is profiled: the only K of `f` timed."
+
+
+def _kv_rows(times: dict[int, list[float]], shared: int, looks: str = "10;20") -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"max_seqlen": n, "times_ms": ";".join(map(str, t)), "median_ms": statistics.median(t[:shared]),
+          "shared_runs": shared, "looks": looks} for n, t in times.items()]
+    )  # fmt: skip
+
+
+def test_slope_text_reads_a_sequential_table_over_its_shared_rounds_with_a_range():
+    """Review pre_00_05 S2: notebook 02 printed the KV cache's slope with no range; `slope_range`
+    alone returns a sequential table unchanged, so every draw gave the same slope."""
+    f = [1.0, 1.3, 0.9, 1.1, 1.2, 0.8, 1.05, 0.95, 1.15, 0.85]  # one factor per round: paired, runtime ∝ N
+    exact = {n: [n * x for x in f] + [1e6] * 6 for n in (100, 200, 400)}  # rounds past the 10 shared: not read
+    exact[100][10:] = [1.0] * 6
+    assert display.slope_text(_kv_rows(exact, 10)) == (
+        "slope 1.00 (runtime ×2.00, ×2.00 from one N to the next, paired by round; bootstrap range 1.00–1.00 "
+        "over its first 10 rounds)"
+    )
+    rng = np.random.default_rng(1)
+    noisy = {n: [n * x * rng.uniform(0.8, 1.25) for x in f] for n in (100, 200, 400)}
+    text = display.slope_text(_kv_rows(noisy, 10))
+    low, high = map(float, re.search(r"range (\S+)–(\S+) over", text).groups())
+    assert low < high  # resampled, not the one slope every draw
+    fixed = _kv_rows(noisy, 10).drop(columns=["looks", "shared_runs"])
+    assert (low, high) == tuple(round(x, 2) for x in display.slope_range(fixed))

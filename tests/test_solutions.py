@@ -3,21 +3,30 @@
 import ast
 from pathlib import Path
 
+import tokgen
+from tokgen.stats import BAND, FASTER, NO_EFFECT, SLOWER, UNDECIDED
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def solution_function(notebook: str, name: str):
-    """Function `name` as solutions/<notebook>.py defines it (no other cell run)."""
+def solution_function(notebook: str, name: str, **names):
+    """Function `name` as solutions/<notebook>.py defines it (no other cell run), seeing `names`."""
     tree = ast.parse((ROOT / "solutions" / f"{notebook}.py").read_text())
     (node,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
-    scope = {}
+    scope = dict(names)
     exec(compile(ast.Module([node], []), name, "exec"), scope)
     return scope[name]
 
 
-def test_solution_01_reads_a_slope_as_printed_not_past_its_second_decimal():
-    """1.1004 prints as 1.10: its label is 1.10's, "near 1", not "nearer 1 than 2" (review r58 N4)."""
-    reading = solution_function("01_naive", "reading")
-    assert reading(1.1004).startswith("near 1:") and reading(1.1051).startswith("nearer 1 than 2")
-    assert reading(1.8951).startswith("near 2:") and reading(1.8949).startswith("nearer 2 than 1")
-    assert reading(2.1049).startswith("near 2:") and reading(2.1051).startswith("above 2")
+def test_solution_04_says_an_undecided_room_as_undecided_not_as_not_slower():
+    """Review pre_00_05 M2: every outcome but "slower" printed "Not slower here", undecided too."""
+    room_reading = solution_function("04_static_cache", "room_reading", tokgen=tokgen)
+    said = {o: room_reading({"outcome": o}, 0.26) for o in (FASTER, SLOWER, NO_EFFECT, UNDECIDED)}
+    assert said[UNDECIDED].startswith("Undecided (these rounds cannot tell), with 2N slots: the GPU was busy 26%")
+    assert said[UNDECIDED].endswith("whether it hides under the host's launch time, these rounds cannot tell.")
+    assert said[NO_EFFECT].startswith(f"No effect (within ±{BAND:.0%}), with 2N slots")
+    assert said[FASTER].startswith("Faster, for real, with 2N slots") and said[SLOWER].startswith("Slower with 2N")
+    assert not any("not slower" in s.lower() for s in said.values())
+    assert "a CPU run measures nothing" in room_reading({"outcome": UNDECIDED}, float("nan"))
+    assert "though the GPU was busy 95%" in room_reading({"outcome": NO_EFFECT}, 0.95)
+    assert room_reading(None, 0.5) == "Not measured."

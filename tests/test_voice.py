@@ -42,6 +42,7 @@ from tokgen.voice import (
     rank_text,
     ranking,
     runs_apart_text,
+    slope_reading,
     speedup_cell,
     speedup_table,
     speedup_text,
@@ -826,3 +827,20 @@ def test_the_knee_is_read_from_paired_slopes_and_a_slope_across_comparisons_is_s
                            "Not paired: ")  # fmt: skip
     paired_only = knee_text(slopes[slopes["paired"]].assign(slope=[0.45, 0.49]), 100)
     assert "does not follow B up to B = 1024 (no slope reaches 0.5)" in paired_only and "Not paired" not in paired_only
+
+
+def test_slope_reading_takes_a_side_only_where_the_whole_bootstrap_range_lies_on_it():
+    """Review pre_00_05 M1: slope 1.52 with range 1.455–1.564 was read "nearer 2 than 1" from the
+    point alone; the range holds 1.5, so the rounds do not decide which limit it lies nearer."""
+    assert slope_reading(1.455, 1.564) == (
+        "its range holds 1.5: these rounds do not decide whether it lies nearer 1 than 2 or nearer 2 than 1"
+    )
+    assert slope_reading(1.52, 1.58).startswith("nearer 2 than 1:")
+    assert slope_reading(1.2, 1.45).startswith("nearer 1 than 2:")
+    assert slope_reading(1.3, 1.95) == ("its range holds 1.5 and 1.9: these rounds do not decide whether it lies "
+                                        "nearer 1 than 2, nearer 2 than 1 or near 2")  # fmt: skip
+    # each end read as printed (two decimals), the bounds on the side the point reading had them
+    assert slope_reading(1.0, 1.1004).startswith("near 1:") and slope_reading(1.1051, 1.2).startswith("nearer 1 than")
+    assert slope_reading(1.4951, 1.8949).startswith("nearer 2 than 1:")
+    assert slope_reading(1.8951, 2.1049).startswith("near 2:") and slope_reading(2.1051, 3).startswith("above 2")
+    assert slope_reading(1.05, 1.1051).startswith("its range holds 1.1:")

@@ -17,7 +17,7 @@ import torch
 from IPython.display import Code, Markdown, display
 
 from .bandwidth import product_rounds
-from .claims import claim, near_device_memory, retries_text
+from .claims import claim, growth_ratios, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
@@ -39,6 +39,7 @@ from .stats import (
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
     GPU_BOUND,
     HOST_BOUND,
+    OUTCOME_HEADS,
     bound,
     bound_words,
     count_text,
@@ -57,6 +58,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     ranking,
     shared_rounds_note,
     shared_rounds_text,
+    slope_reading,
     speedup_cell,
     speedup_table,
     speedup_text,
@@ -491,6 +493,25 @@ def slope_range(results: pd.DataFrame, resamples: int = 200, seed: int = 0) -> t
         draws.append(slope(df["max_seqlen"], df["median_ms"]))
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(low), float(high)
+
+
+def slope_text(results: pd.DataFrame) -> str:
+    """ "slope 1.00 (runtime ×2.00, ×2.03 from one N to the next, paired by round; bootstrap range
+    0.91–1.11 over its first 10 rounds)": one generator's log-log slope over N with its paired growth
+    and `slope_range`, all over the rounds every row ran (`shared_runs`, else the fewest any row ran),
+    the first k of each; a sequential run's table (a `looks` column, which `resample_rounds` keeps as
+    it is) is resampled over those k rounds too, as a fixed-rounds table of k rounds (notebook 02)."""
+    ok = results.sort_values("max_seqlen")
+    times = [run_times({"times_ms": t}) for t in ok["times_ms"]]
+    shared = ok["shared_runs"].dropna() if "shared_runs" in ok else pd.Series(dtype=float)
+    k = int(shared.min()) if len(shared) else min(len(t) for t in times)
+    cut = ok.drop(columns=[c for c in ("looks", "shared_runs") if c in ok]).assign(
+        times_ms=[";".join(map(str, t[:k])) for t in times], median_ms=[float(np.median(t[:k])) for t in times]
+    )
+    growth = ", ".join(f"×{r:.2f}" for r in growth_ratios(cut))
+    low, high = slope_range(cut)
+    return (f"slope {slope(cut['max_seqlen'], cut['median_ms']):.2f} (runtime {growth} from one N to the next, "
+            f"paired by round; bootstrap range {low:.2f}–{high:.2f} over its first {k} rounds)")  # fmt: skip
 
 
 def plot_timeline(timeline, steps, ax=None, title: str = ""):

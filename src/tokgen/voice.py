@@ -579,20 +579,57 @@ def speedup_cell(g: dict | None) -> str:
     return f"×{g['speedup']:.{_digits(g)}f} ({interval_text(g)}; {g['outcome']}{inside})"
 
 
+OUTCOME_HEADS = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
+                 UNDECIDED: "Undecided (these rounds cannot tell)"}  # fmt: skip
+# what each outcome head says: a comparison's outcome as the first words of a sentence (notebook 02, solution 04)
+
+
 def findings_text(comparisons) -> str:
     """A run's comparisons (rows of `tokgen.stats.gain`; None skipped) grouped by outcome, each said
     by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache)."""
     rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
     if not rows:
         return "- No comparison was measured in this run."
-    heads = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
-             UNDECIDED: "Undecided (these rounds cannot tell)"}  # fmt: skip
     lines = []
-    for outcome, head in heads.items():
+    for outcome, head in OUTCOME_HEADS.items():
         said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows if g["outcome"] == outcome]
         if said:
             lines.append(f"- **{head}:** " + "; ".join(said) + ".")
     return "\n".join(lines)
+
+
+SLOPE_LIMITS = ((1.1, "near 1: over these N the runtime grows like N, as a cost per step would"),
+                (1.5, "nearer 1 than 2: over these N the runtime grows more like N than like the positions' work"),
+                (1.9, "nearer 2 than 1: over these N the runtime grows more like the positions' work than like N"),
+                (2.1, "near 2: the positions' work dominates"),
+                (math.inf, "above 2: some work grows faster than the positions (attention: i positions for each of "
+                           "i queries)"))  # fmt: skip
+# a slope's readings against the model's two limits, 1 and 2, each up to its bound: near 1 up to 1.1 included,
+# nearer 1 below 1.5, nearer 2 from 1.5 below 1.9, near 2 from 1.9 to 2.1 included, above 2 past it
+
+
+def _slope_bucket(k: float) -> int:
+    """Which of SLOPE_LIMITS a slope lies in, read as printed (two decimals: 1.1004 is 1.10)."""
+    k = round(k, 2)
+    for i, (bound, _) in enumerate(SLOPE_LIMITS):
+        if k < bound or (k == bound and i in (0, 3)):  # 1.10 is near 1, 2.10 near 2; 1.50 and 1.90 the upper side's
+            return i
+    return len(SLOPE_LIMITS) - 1
+
+
+def slope_reading(low: float, high: float) -> str:
+    """Where a fitted log-log slope lies against the model's two limits, 1 and 2, read from its
+    bootstrap range `low`–`high`, never from the point estimate alone: a reading only where the whole
+    range lies on one side of every bound of SLOPE_LIMITS (e.g. "nearer 2 than 1" only where the
+    range lies at or above 1.5), else "its range holds 1.5: these rounds do not decide whether it
+    lies nearer 1 than 2 or nearer 2 than 1" (solution of notebook 01)."""
+    first, last = _slope_bucket(low), _slope_bucket(high)
+    if first == last:
+        return SLOPE_LIMITS[first][1]
+    held = " and ".join(f"{SLOPE_LIMITS[i][0]:g}" for i in range(first, last))
+    sides = [SLOPE_LIMITS[i][1].split(":")[0] for i in range(first, last + 1)]
+    return (f"its range holds {held}: these rounds do not decide whether it lies "
+            f"{', '.join(sides[:-1])} or {sides[-1]}")  # fmt: skip
 
 
 def trend_text(comparisons: pd.DataFrame, by: str = "max_seqlen", name: str = "N") -> str:
