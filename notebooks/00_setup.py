@@ -313,7 +313,8 @@ say(table(pd.DataFrame({"column": machine, "value": values})))
 #
 # * The model is GPT-2 small with random weights, fp32 with TF32 matmuls, built locally.
 # * All generators share one signature. On an all-BOS batch like the article's (section 2) they
-#   return exactly the naive generator's tokens; on distinct prompts, under one stated rule: equal,
+#   must return exactly the naive generator's tokens (the check stops the notebook where one does
+#   not, naming the row and step); on distinct prompts, under one stated rule: equal,
 #   or the naive generator's runner-up at a near-tie within a tolerance justified by the
 #   TF32-vs-FP32 spread.
 # * Variants are timed interleaved and compared by one measure, the speed-up × (the median of

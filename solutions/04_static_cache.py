@@ -87,13 +87,14 @@ def room_reading(g: dict | None, share: float) -> str:
     GPU's busy `share` (NaN on a CPU) lets this exercise say about why."""
     if g is None:
         return "Not measured."
-    if g["outcome"] == tokgen.stats.SLOWER:
+    outcome = tokgen.stats.NO_EFFECT if g.get("no_effect") else g["outcome"]  # within ±5%: a tie, as the claims read it
+    if outcome == tokgen.stats.SLOWER:
         return ("Slower with 2N slots, for real, which reading twice the keys and values would predict (not "
                 "measured here).")  # fmt: skip
-    head = tokgen.display.OUTCOME_HEADS[g["outcome"]]
+    head = tokgen.display.OUTCOME_HEADS[outcome]
     if tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound under half
         return f"{head}, with 2N slots; a CPU run measures nothing about a GPU's step: run this on a GPU."
-    undecided = g["outcome"] == tokgen.stats.UNDECIDED
+    undecided = outcome == tokgen.stats.UNDECIDED
     if tokgen.display.bound(share) == "host":
         hide = ("whether it hides under the host's launch time, these rounds cannot tell" if undecided else
                 "what made up the difference here, this exercise does not measure")  # fmt: skip

@@ -206,10 +206,10 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     on_cpu = pd.DataFrame([point | {"outcome": "undecided", "where": "whole GPU", "batch_size": 32,
                                     "gpu_share": float("nan")}])  # fmt: skip
     text = regime_findings(on_cpu)
-    assert "faster (p < 0.05) at no point" in text and "1 point(s) stay undecided" in text
+    assert "faster beyond ±5% (p < 0.05) at no point" in text and "1 point(s) stay undecided" in text
     assert "GPU share not measured (no GPU)" in text
     settled = regime_findings(on_cpu.assign(outcome="no effect"))
-    assert "- It was faster (p < 0.05) at no point of this map.\n" in settled + "\n"  # none left undecided
+    assert "- It was faster beyond ±5% (p < 0.05) at no point of this map.\n" in settled + "\n"  # none left undecided
     assert "Host-bound points" not in text  # no GPU share measured: no count that reads "none"
     sliced = pd.DataFrame([point | {"outcome": "no effect", "where": "8 SMs", "batch_size": 64, "gpu_share": 0.9}])
     assert "B = 32 is not on this map in the 8 SMs slice (not a bracketing slice)" in regime_findings(sliced)

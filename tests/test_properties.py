@@ -75,7 +75,8 @@ def test_the_regime_findings_count_and_name_what_the_map_holds(seed):
         + (f" ({small} of the faster by less than 5%, shown)." if small else ".")
     )
     assert sum(int(n) for n in re.findall(r" at (\d+)", lines[0])) == len(piped)
-    pays = piped[piped["outcome"] == "faster"]
+    beyond = lambda d: (d["outcome"] == "faster") & ~d["no_effect"].fillna(False).astype(bool)  # noqa: E731
+    pays = piped[beyond(piped)]  # a gain shown within ±5% is a tie (review r9)
     if len(pays):
         low = pays.loc[pays["gpu_share"].idxmin()]
         kind = "compiled" if low["compiled"] else "eager"
@@ -89,10 +90,10 @@ def test_the_regime_findings_count_and_name_what_the_map_holds(seed):
     host = piped[piped["gpu_share"] < 0.5]
     said = next(line for line in lines if line.startswith("- Host-bound points"))
     skipped = regimes[(regimes["hidden_by"] == "kv_static_no_check") & (regimes["gpu_share"] < 0.5)]
-    no_check = (f"; skipping the check altogether was faster (real) at {int((skipped['outcome'] == 'faster').sum())} "
+    no_check = (f"; skipping the check altogether was faster (real, beyond ±5%) at {int(beyond(skipped).sum())} "
                 f"of {len(skipped)}") if len(skipped) else ""  # fmt: skip
-    assert said == (f"- Host-bound points (GPU share < 0.5): {len(host)}, of which pipelining paid at "
-                    f"{int((host['outcome'] == 'faster').sum())}{no_check}.")  # fmt: skip
+    assert said == (f"- Host-bound points (GPU share < 0.5): {len(host)}, of which pipelining paid (beyond ±5%) at "
+                    f"{int(beyond(host).sum())}{no_check}.")  # fmt: skip
     for where in ("16 SMs", "8 SMs"):
         at_32 = piped[(piped["where"] == where) & (piped["batch_size"] == 32)]
         for r in at_32.itertuples():

@@ -404,3 +404,14 @@ def test_the_claims_table_says_above_it_where_each_column_was_measured():
     sources = regime_sources(ROOT, slice_runs(ROOT, ROOT / "slice"))
     assert sources.startswith("- whole GPU: ") and "commit " in sources
     assert block.startswith(f"Where each column was measured:\n{sources}\n\n| # |")
+
+
+def test_findings_list_as_disagreeing_only_claims_whose_slices_disagree(monkeypatch):
+    """A note that holds "depends" (claim 10's naive GPU-bound note) is no disagreement (review r9:
+    the README said the slices "agree on 1, 5, 10 … and disagree on 10")."""
+    agree = "both slices agree (reproduced) at the sizes both ran; naive GPU-bound in both: the speed-up depends on x"
+    differ = "the slices disagree: the verdict depends on where between them the L40S lies"
+    claims = pd.DataFrame({"claim": [1, 9, 10], "slices": [agree, differ, agree]})
+    picked = readme.disagreeing(claims)
+    assert picked["claim"].tolist() == [9]
+

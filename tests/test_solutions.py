@@ -30,3 +30,5 @@ def test_solution_04_says_an_undecided_room_as_undecided_not_as_not_slower():
     assert "a CPU run measures nothing" in room_reading({"outcome": UNDECIDED}, float("nan"))
     assert "though the GPU was busy 95%" in room_reading({"outcome": NO_EFFECT}, 0.95)
     assert room_reading(None, 0.5) == "Not measured."
+    tie = room_reading({"outcome": SLOWER, "no_effect": True}, 0.26)  # slower for real, but within ±5%: a tie
+    assert tie == said[NO_EFFECT] and "for real" not in tie

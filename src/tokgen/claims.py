@@ -47,6 +47,7 @@ from .stats import (
     slope,
 )
 from .voice import (
+    CONFINED_RATIO,
     GPU_BOUND,
     bound_words,
     interval_text,
@@ -629,9 +630,10 @@ def summary_results(tables) -> pd.DataFrame:
 
 def deferred_stop_gains(tables) -> pd.DataFrame:
     """transformers' deferred stop check on vs off, per place and cache (notebook 14_deferred_stop,
-    README). A slice row whose GPU busy time is not 1.5× the whole GPU's ran outside the slice
-    (`confined` False: transformers' CUDA graphs replay on the whole GPU); None where either busy
-    time was not measured (a lost profiler session: `gpu_busy_ms` NaN)."""
+    README). A slice row whose GPU busy time is not `CONFINED_RATIO` (1.5) times the whole GPU's is
+    taken as run outside the slice (`confined` False; inferred from the busy time, not measured:
+    `slice_escapes` does not see CUDA graph replays); None where either busy time was not measured
+    (a lost profiler session: `gpu_busy_ms` NaN)."""
     df = (tables if isinstance(tables, Tables) else Tables(tables))["14_deferred_stop"]
     whole = df[df["gpu_sms"].astype(str) == "all"].set_index("variant")["gpu_busy_ms"]
     rows = []
@@ -643,7 +645,7 @@ def deferred_stop_gains(tables) -> pd.DataFrame:
                 sync = group.set_index("variant").loc[base]
                 busy, whole_busy = sync["gpu_busy_ms"], whole.get(base, float("nan"))
                 confined = ("whole GPU" if sms == "all" else None if pd.isna(busy) or pd.isna(whole_busy)
-                            else bool(busy > 1.5 * whole_busy))  # fmt: skip
+                            else bool(busy > CONFINED_RATIO * whole_busy))  # fmt: skip
                 row = {"gpu_sms": sms, "cache": cache, "confined": confined, "gpu_share_sync": sync["gpu_busy_share"]}
                 rows.append({**row, **g, "transformers": sync["transformers"]})
     return pd.DataFrame(rows)
