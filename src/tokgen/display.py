@@ -847,8 +847,7 @@ def waits_text(audit: pd.DataFrame, steps: int) -> str:
     with its `.item()` reads among them; where a row counts more `.item()` reads than stream syncs
     (two mechanisms, `count_syncs`), it says so instead of "of which" (notebook 10_cuda_graphs)."""
     parts = []
-    for r in audit.to_dict("records"):
-        total = int(r["stream_syncs"] + r["event_syncs"] + r["device_syncs"])
+    for r, total in zip(audit.to_dict("records"), host_waits(audit)[HOST_WAITS]):
         item = int(r["local_scalar_dense"])
         reads = f"{item} `.item()` read{'s' * (item != 1)}"
         among = ("none of them an `.item()` read" if item == 0 else f"of which {reads}" if item <= r["stream_syncs"]

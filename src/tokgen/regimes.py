@@ -140,8 +140,7 @@ def map_scope(points: pd.DataFrame) -> str:
 
 def within_band(points: pd.DataFrame) -> str:
     """How many real gains among `points` are also shown within ±BAND, or "" (notebook 13_regimes)."""
-    shown = points["no_effect"].fillna(False).astype(bool) if "no_effect" in points else False
-    small = int(((points["outcome"] == FASTER) & shown).sum())
+    small = int(((points["outcome"] == FASTER) & ~paid(points)).sum())
     return f" ({small} of the faster by less than {BAND:.0%}, shown)" if small else ""
 
 

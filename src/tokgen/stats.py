@@ -230,20 +230,25 @@ def equivalence_p(x, band: float = BAND) -> float:
     return float(_equivalence_p(_rows(x), band)[0])
 
 
-def _intervals(x: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (1 − level) Hodges-Lehmann interval of each row's median at each of `levels`, as ratios
-    (see `speedup_interval`), from one sort of the Walsh averages."""
+def _walsh_ends(x: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (1 − level) Hodges-Lehmann interval of each row's median at each of `levels`, in the rows'
+    own unit, from one sort of the Walsh averages; (−inf, inf) when too few rounds for a level."""
     m, n = x.shape
     cdf = _signed_rank_cdf(n) if n else None
     cs = [int(np.searchsorted(cdf, a / 2, side="right")) if n else 0 for a in levels]  # P(W+ <= c-1) <= a/2
     if not any(cs):  # too few rounds: no interval at these levels
-        return [(np.zeros(m), np.full(m, math.inf)) for _ in cs]
+        return [(np.full(m, -math.inf), np.full(m, math.inf)) for _ in cs]
     i, j = np.triu_indices(n)
     walsh = (x[:, i] + x[:, j]) / 2
     size = walsh.shape[1]
     ends = np.partition(walsh, sorted({k for c in cs if c for k in (c - 1, size - c)}), axis=1)
-    return [(np.exp(ends[:, c - 1]), np.exp(ends[:, size - c])) if c else (np.zeros(m), np.full(m, math.inf))
+    return [(ends[:, c - 1], ends[:, size - c]) if c else (np.full(m, -math.inf), np.full(m, math.inf))
             for c in cs]  # fmt: skip
+
+
+def _intervals(x: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`_walsh_ends` of the log-ratios `x`, as ratios (see `speedup_interval`): (0, inf) when too few rounds."""
+    return [(np.exp(low), np.exp(high)) for low, high in _walsh_ends(x, levels)]
 
 
 def _interval(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -264,18 +269,11 @@ def speedup_interval(log_ratios, level: float = ALPHA) -> tuple[float, float]:
 def difference_interval(differences, level: float = ALPHA) -> tuple[float, float]:
     """The (1 − level) Hodges-Lehmann interval of the median of paired `differences` (per-round
     differences in their own unit, not log-ratios): the Walsh averages between the order statistics
-    that the signed-rank test's critical value picks, as `speedup_interval` takes them, left as
-    differences; (−inf, inf) when too few rounds for the level (notebook 10_cuda_graphs' solution,
+    that the signed-rank test's critical value picks, as `speedup_interval` takes them (`_walsh_ends`),
+    left as differences; (−inf, inf) when too few rounds for the level (notebook 10_cuda_graphs' solution,
     exercise 2)."""
-    x = _rows(differences)
-    n = x.shape[1]
-    cdf = _signed_rank_cdf(n) if n else None
-    c = int(np.searchsorted(cdf, level / 2, side="right")) if n else 0  # as in `_intervals`
-    if not c:
-        return -math.inf, math.inf
-    i, j = np.triu_indices(n)
-    walsh = np.sort((x[0, i] + x[0, j]) / 2)
-    return float(walsh[c - 1]), float(walsh[walsh.size - c])
+    low, high = _walsh_ends(_rows(differences), (level,))[0]
+    return float(low[0]), float(high[0])
 
 
 def judge(log_ratios, level: float = ALPHA, band: float = BAND) -> dict[str, np.ndarray]:
