@@ -111,11 +111,12 @@ def bandwidths(sms: int) -> dict:
 
 if ON_GPU:
     whole = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB)
-    slices = pd.DataFrame([bandwidths(sms) for sms in SLICE_SMS])
+    SIZES = tokgen.gpu_slice.sizes_that_fit(SLICE_SMS)  # a size above this GPU's SM count is said and skipped
+    slices = pd.DataFrame([bandwidths(sms) for sms in SIZES])
     try:
         BRACKET = tokgen.gpu_slice.bracketing(dict(zip(slices["gpu_sms"], slices["copy_gbs"])))
     except ValueError:  # a GPU slower than the L40S, or too few slice sizes (a smoke run): the map uses all
-        BRACKET = tuple(SLICE_SMS)
+        BRACKET = tuple(SIZES)
     slices["brackets"] = slices["gpu_sms"].isin(BRACKET) & (len(BRACKET) == 2)
     rec = tokgen.Recorder("13_slices", RESULTS_DIR, params=PARAMS | {"WHOLE_GPU_GBS": whole})
     for row in slices.to_dict("records"):

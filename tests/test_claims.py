@@ -389,6 +389,26 @@ def test_two_slices_agree_or_not():
     assert agreement_of_slices(["not measured", "not measured"]) == "measured in neither slice"
 
 
+def test_slices_that_do_not_bracket_the_l40s_are_not_said_to_match_its_bandwidth(tmp_path):
+    """On a GPU slower than the L40S (an L4) no slice brackets it and notebook 09 falls back to every
+    slice run: their agreement must not read "slices match the L40S's bandwidth" (review r8, left open)."""
+    from tokgen.claims import NOT_BRACKETED, agreement_of_slices, slices_bracket
+
+    agree = agreement_of_slices(["reproduced", "reproduced"], ["8 SMs", "16 SMs"], bracketed=False)
+    assert agree == f"both slices agree (reproduced) at the sizes both ran; {NOT_BRACKETED}"
+    assert "match the L40S" not in agree
+    assert agreement_of_slices(["reproduced", "partly"], bracketed=False) == f"the slices disagree; {NOT_BRACKETED}"
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "13_slices.csv").write_text("gpu_sms,copy_gbs\n8,591.0\n16,1135.0\n24,1635.0\n")
+    root = tmp_path / "slice"
+    assert slices_bracket(tmp_path, {"8 SMs, 591 GB/s": root / "sm8", "16 SMs, 1,135 GB/s": root / "sm16"})
+    assert not slices_bracket(tmp_path, {"16 SMs": root / "sm16", "24 SMs": root / "sm24"})
+    (data / "13_slices.csv").write_text("gpu_sms,copy_gbs\n8,61.0\n16,122.0\n")  # an L4's: none brackets
+    assert not slices_bracket(tmp_path, {"8 SMs": root / "sm8", "16 SMs": root / "sm16"})
+    assert not slices_bracket(tmp_path / "elsewhere", {"8 SMs": root / "sm8", "16 SMs": root / "sm16"})
+
+
 def test_a_smoke_slice_neither_agrees_nor_disagrees():
     from tokgen.claims import SMOKE, agreement_of_slices
 

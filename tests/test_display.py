@@ -131,6 +131,23 @@ def test_where_measured_in_a_slice_says_its_copy_bandwidth_counts_bytes_read_and
     )
 
 
+def test_slice_sizes_above_the_gpus_sm_count_are_said_and_skipped(monkeypatch, capsys):
+    """Notebook 13's default SLICE_SMS holds 66, more than an L4's 58 SMs: that size is skipped with a
+    line naming the parameter, and the sizes that fit keep their order (a GpuSlice(66) would raise)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from tokgen import gpu_slice
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: SimpleNamespace(multi_processor_count=58))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "NVIDIA L4")
+    assert gpu_slice.sizes_that_fit([8, 16, 24, 32, 48, 58, 66]) == [8, 16, 24, 32, 48, 58]
+    assert capsys.readouterr().out == "SLICE_SMS: 66 exceed(s) the 58 SMs of NVIDIA L4: skipped\n"
+    assert gpu_slice.sizes_that_fit([16, 8]) == [16, 8]
+    assert capsys.readouterr().out == ""
+
+
 def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     sync = pd.DataFrame(
         {

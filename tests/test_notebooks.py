@@ -395,3 +395,15 @@ def test_a_file_on_pythons_search_path_is_named_from_its_folder():
         "W1123 frame.py] function: 'forward' (transformers/models/gpt2/modeling_gpt2.py:765)"
     )
     assert without_install_paths("/x/.venv/lib/python3.12/site-packages/torch/a.py", []) == "site-packages/torch/a.py"
+
+
+def test_a_file_on_the_kernels_path_is_named_from_its_folder(monkeypatch):
+    # run_all puts --newest-transformers first on the kernels' PYTHONPATH only (`first_on_path`), not on
+    # its own sys.path: solution 11's "First sync" line named /tmp/newest/transformers/... and failed (run b296e64)
+    from tokgen_tools.clean import without_install_paths
+    from tokgen_tools.runner import first_on_path
+
+    line = "First sync: `/opt/newest-tf/transformers/generation/utils.py`, line 7"
+    with first_on_path(Path("/opt/newest-tf")):
+        assert without_install_paths(line) == "First sync: `transformers/generation/utils.py`, line 7"
+    assert without_install_paths(line) == line  # once the kernel's path is restored, the folder is not known

@@ -175,7 +175,9 @@ def test_slice_choice_names_the_two_slices_that_bracket_the_l40s(tmp_path):
     pd.DataFrame({"gpu_sms": ["all", "8"]}).to_csv(data / "14_deferred_stop.csv", index=False)
     assert "Notebook 14 measured its own `SLICE_SMS`: 8 SMs" in readme.slice_choice(tmp_path)
     pd.DataFrame({"gpu_sms": [16, 32], "copy_gbs": [1135, 2018]}).to_csv(data / "13_slices.csv", index=False)
-    assert readme.slice_choice(tmp_path) == readme.NOT_MEASURED  # nothing below the L40S: no bracket
+    # measured, nothing below the L40S: no bracket, and the section says why rather than "not measured"
+    assert readme.slice_choice(tmp_path).startswith("No two slices bracket the L40S's datasheet bandwidth (864 GB/s): "
+                                                    "every slice measured copies at 864 GB/s or more")  # fmt: skip
     (data / "13_slices.csv").unlink()
     assert readme.slice_choice(tmp_path) == readme.NOT_MEASURED
 
@@ -415,3 +417,15 @@ def test_findings_list_as_disagreeing_only_claims_whose_slices_disagree(monkeypa
     picked = readme.disagreeing(claims)
     assert picked["claim"].tolist() == [9]
 
+
+
+def test_findings_do_not_say_slices_bracket_the_l40s_where_they_do_not(monkeypatch):
+    """On a GPU slower than the L40S (an L4) the slice runs bracket nothing: the first screen must not
+    head them "Two slices that bracket the L40S's bandwidth" (review r8, left open at b296e64)."""
+    said = readme.findings(ROOT)
+    assert "**Two slices that bracket the L40S's bandwidth**" in said  # the committed slices do bracket it
+    monkeypatch.setattr(readme, "slices_bracket", lambda *args: False)
+    said = readme.findings(ROOT)
+    assert "**Two slices, which do not bracket the L40S's bandwidth on this GPU**" in said
+    assert "bracket the L40S's bandwidth**" not in said.replace("do not bracket the L40S's bandwidth on", "")
+    assert "a slice matches the L40S's bandwidth" not in said

@@ -408,7 +408,13 @@ def test_slice_runs_the_two_slices_notebook_13_found_around_the_l40s(tmp_path, m
     (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n8,591.0\n16,1135.0\n24,1635.0\n")
     assert runner.bracketing_slices() == [8, 16]
     (tmp_path / "data" / "13_slices.csv").write_text("gpu_sms,copy_gbs\n16,1135.0\n24,1635.0\n")
-    with pytest.raises(runner.RunError, match="no two measured slices bracket 864 GB/s"):
+    with pytest.raises(runner.RunError, match="no two measured slices bracket 864 GB/s.*or name the SMs: --slice 8"):
+        runner.bracketing_slices()
+    # an L4 (about 300 GB/s): the whole GPU is below the L40S, so no slice size could bracket it
+    params = '"{""WHOLE_GPU_GBS"": 290.4}"'
+    (tmp_path / "data" / "13_slices.csv").write_text(f"gpu_sms,copy_gbs,params\n8,61.0,{params}\n16,122.0,{params}\n")
+    with pytest.raises(runner.RunError, match=r"copies at 290 GB/s \(notebook 13\), below the L40S's 864 GB/s: no "
+                                              r"slice of it brackets the L40S. .*name its SMs: --slice 8$"):
         runner.bracketing_slices()
 
 

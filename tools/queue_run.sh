@@ -9,7 +9,8 @@
 # later call that re-sends the working tree does not touch it; a second queue on the same machine writes
 # /tmp/ref/logs/queue and logs/deadline and starts `queue` in /tmp/ref/repo rather than `start` (which wipes it).
 # Back on the workstation: extract the tarball into an empty folder and copy its data, figures, notebooks,
-# solutions and slice folders over the repository's (the run's branch), then commit.
+# solutions and slice folders over the repository's (the run's branch), then commit. The tarball holds only the
+# files the queue wrote (logs/packed.txt lists them).
 # STEP = KIND:ARG:EST_S
 #   w:NN       notebook NN and its solution on the whole GPU (runner --only NN)
 #   s16:NN     notebook NN in the 16-SM slice; s8:NN in the 8-SM slice
@@ -24,6 +25,7 @@ case "$cmd" in
 start)
   LEFT=$1; shift
   rm -rf $R; mkdir -p $R/logs $R/repo
+  touch $R/logs/started  # the copy below keeps the files' times: what the queue writes is newer than this
   echo $(( $(date +%s) + LEFT )) > $R/logs/deadline
   echo "${GATE:-0}" > $R/logs/gate
   [ -n "${NOPIP:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -81,7 +83,11 @@ wait)
   cd $R/repo
   nvidia-smi --query-gpu=name,uuid --format=csv,noheader
   cp -f build/*.log $R/logs/ 2>/dev/null
-  tar czf $OUT/ref49.tgz data figures notebooks solutions slice $( [ -d build/failed ] && echo build/failed ) -C $R logs
+  # only what the queue wrote (newer than logs/started): a tarball of every result folder passed the size limit on
+  # what comes back from $OUT (17 MB did not come back, 13 MB did; session 10)
+  find data figures notebooks solutions slice $( [ -d build/failed ] && echo build/failed ) -type f \
+    -newer $R/logs/started > $R/logs/packed.txt
+  tar czf $OUT/ref49.tgz -T $R/logs/packed.txt -C $R logs
   ls -la $OUT
   echo "--- steps"; cat $R/logs/steps.tsv 2>/dev/null
   echo "--- queue.log"; tail -n 40 $R/logs/queue.log

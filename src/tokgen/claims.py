@@ -980,10 +980,12 @@ def _base_verdict(verdict: str) -> str:
     return verdict.split(" (")[0]
 
 
-def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> str:
-    """Two bracketing slices' verdicts for a claim in one sentence (`names`: their labels): a slice
-    with no verdict (not measured, a smoke run's, inconclusive) neither agrees nor disagrees, and
-    where one slice decided, the sentence says the other's state (notebook 09_summary)."""
+def agreement_of_slices(verdicts: list[str], names: list[str] | None = None, bracketed: bool = True) -> str:
+    """Two slices' verdicts for a claim in one sentence (`names`: their labels): a slice with no
+    verdict (not measured, a smoke run's, inconclusive) neither agrees nor disagrees, and where one
+    slice decided, the sentence says the other's state. `bracketed`: whether the two bracket the
+    L40S's bandwidth (`slices_bracket`); where they do not (a GPU slower than the L40S, an L4), an
+    agreement or a disagreement is said of these slices only (notebook 09_summary)."""
     decided = [_base_verdict(v) for v in verdicts]
     unmeasured = {UNMEASURED: UNMEASURED, _base_verdict(SMOKE): f"smoke run, {UNMEASURED}"}
     states = [unmeasured.get(v, v) for v in decided]
@@ -1004,9 +1006,27 @@ def agreement_of_slices(verdicts: list[str], names: list[str] | None = None) -> 
         one = "one slice only" if open_.count(False) == 1 else f"{open_.count(False)} of {len(open_)} slices"
         return f"decided in {one} ({said([not o for o in open_])}; {said(open_)})"
     if len(set(decided)) == 1:
+        if not bracketed:
+            return f"both slices agree ({decided[0]}) at the sizes both ran; {NOT_BRACKETED}"
         return (f"both slices agree ({decided[0]}) at the sizes both ran; slices match the L40S's bandwidth, "
                 "not its compute")
+    if not bracketed:
+        return f"the slices disagree; {NOT_BRACKETED}"
     return "the slices disagree: the verdict depends on where between them the L40S lies"
+
+
+NOT_BRACKETED = "these slices do not bracket the L40S's bandwidth (notebook 13), so neither stands for an L40S"
+
+
+def slices_bracket(data_dir: str | Path, slice_dirs: dict) -> bool:
+    """Whether `slice_dirs` (label -> `<slice_root>/sm<N>`, as `slice_runs` gives them) are the two
+    slices whose bandwidths, measured by notebook 13, bracket the L40S's (notebook 09_summary)."""
+    try:
+        slices = load("13_slices", data_dir)
+        pair = set(bracketing(dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))))
+    except (FileNotFoundError, ValueError):
+        return False
+    return {Path(folder).name for folder in slice_dirs.values()} == {f"sm{sms}" for sms in pair}
 
 
 def slice_runs(data_dir: str | Path, slice_root: str | Path) -> dict:
@@ -1133,7 +1153,8 @@ def claims_by_regime(results_dir: str | Path, slice_dirs: dict, resamples: int =
         table_ = table_.assign(**{f"{col} ({name})": c[col] for col in ("measured", "verdict", "stability", "why")})
     if len(sliced) == 2:
         verdicts = zip(*(c["verdict"] for c in sliced.values()))
-        table_["slices"] = [agreement_of_slices(list(v), list(sliced)) for v in verdicts]
+        bracketed = slices_bracket(results_dir, slice_dirs)
+        table_["slices"] = [agreement_of_slices(list(v), list(sliced), bracketed) for v in verdicts]
         bound = pd.Series([all(NAIVE_GPU_BOUND in str(c["measured"].iloc[i]) for c in sliced.values())
                            for i in range(len(table_))], index=table_.index)  # fmt: skip
         table_.loc[bound & table_["slices"].str.startswith("both slices agree"), "slices"] += f"; {NAIVE_BOUND_BOTH}"

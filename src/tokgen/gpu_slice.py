@@ -132,6 +132,18 @@ def bracketing(bandwidths: dict[int, float], target: float = L40S_GBS) -> tuple[
     return max(below, key=lambda sms: bandwidths[sms]), min(above, key=lambda sms: bandwidths[sms])
 
 
+def sizes_that_fit(sizes: list[int], parameter: str = "SLICE_SMS", device: int = 0) -> list[int]:
+    """The slice sizes this GPU can hold (at most its SM count), in order; each size it cannot is
+    said in one line naming `parameter` and skipped, so the defaults run on a GPU of fewer SMs (an
+    L4 has 58) (notebook 13_regimes)."""
+    total = torch.cuda.get_device_properties(device).multi_processor_count
+    too_big = [sms for sms in sizes if sms > total]
+    if too_big:
+        print(f"{parameter}: {', '.join(map(str, too_big))} exceed(s) the {total} SMs of "
+              f"{torch.cuda.get_device_name(device)}: skipped")  # fmt: skip
+    return [sms for sms in sizes if sms <= total]
+
+
 def use_slice(sms: int | None) -> GpuSlice | None:
     """Enter a slice of `sms` SMs for the rest of the process (a notebook's `GPU_SMS`), or do
     nothing for None (the whole GPU); prints what was entered (notebook 13_regimes)."""

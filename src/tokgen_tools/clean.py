@@ -14,6 +14,7 @@ from where they lie beside it (`folders`): RESULTS_DIR "..", its own results fol
 
 import ast
 import json
+import os
 import re
 import sys
 
@@ -113,9 +114,12 @@ def without_install_paths(text: str, search_path: list[str] | None = None) -> st
     """A library's file named from its package folder: /x/.venv/lib/python3.12/site-packages/torch/a.py
     -> site-packages/torch/a.py, and a file under another folder of Python's search path (a
     PYTHONPATH entry such as /tmp/site) named from that folder: /tmp/site/transformers/a.py ->
-    transformers/a.py (a log line of torch names the file it comes from)."""
+    transformers/a.py (a log line of torch names the file it comes from). The search path is this
+    process's and the kernels' (PYTHONPATH now: run_all puts --newest-transformers first there)."""
     text = INSTALLED.sub(r"\1/", text)
-    folders = [p.rstrip("/") for p in (sys.path if search_path is None else search_path) if len(p) > 1 and p[0] == "/"]
+    if search_path is None:
+        search_path = sys.path + os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    folders = [p.rstrip("/") for p in search_path if len(p) > 1 and p[0] == "/"]
     for folder in sorted(folders, key=len, reverse=True):  # the deepest first: /a/b before /a
         text = text.replace(folder + "/", "")
     return text

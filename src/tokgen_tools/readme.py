@@ -27,12 +27,13 @@ from tokgen.claims import (
     recipe_gains,
     regime_sources,
     slice_runs,
+    slices_bracket,
     summary_results,
     verdicts_overview,
 )
 from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.model import gpt2_config
-from tokgen.regimes import map_scope, regime_gains, within_band
+from tokgen.regimes import map_scope, regime_gains, slices_note, within_band
 from tokgen.registry import GENERATORS, label
 from tokgen.results import ROOT, load, read_table
 from tokgen.stats import FASTER, gain, shared_rounds
@@ -202,14 +203,17 @@ def findings(results_dir: Path) -> str:
             f"{_pipelining(slices[r])}; claims: {tally(r)}." if r in ran else f"**{r}**: not run yet."
             for r in regimes[1:]
         )  # fmt: skip
+        bracketed = slices_bracket(results_dir, slices)
         settled = (
-            f" They agree on claim(s) {agreed_claims(agree)}, at the sizes both ran (a slice matches "
-            "the L40S's bandwidth, not its compute)"
+            f" They agree on claim(s) {agreed_claims(agree)}, at the sizes both ran"
+            + (" (a slice matches the L40S's bandwidth, not its compute)" if bracketed else "")
             if len(agree)
             else " They agree on no claim yet"
         ) + (f", and disagree on {', '.join(map(str, differ['#']))}." if len(differ) else ".")
+        which = ("Two slices that bracket the L40S's bandwidth" if bracketed else
+                 "Two slices, which do not bracket the L40S's bandwidth on this GPU")  # fmt: skip
         lines.append(
-            f"- **Two slices that bracket the L40S's bandwidth** ([notebook 13](notebooks/13_regimes.ipynb)): "
+            f"- **{which}** ([notebook 13](notebooks/13_regimes.ipynb)): "
             f"{verdicts}" + (settled if len(ran) == 2 else "")
         )
     lines += [_beyond_line(results_dir), _regimes_line(results_dir), _deferred_line(results_dir)]
@@ -498,8 +502,10 @@ def slice_choice(results_dir: Path) -> str:
         slices = load("13_slices", results_dir)
         gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
         low, high = bracketing(gbs)
-    except (FileNotFoundError, ValueError):
+    except FileNotFoundError:
         return NOT_MEASURED
+    except ValueError:  # measured, but none brackets the L40S (a slower GPU, an L4): why, in notebook 13's words
+        return slices_note(results_dir)
     text = (
         f"Notebook 13 measured {len(slices)} slices; the L40S's {L40S_GBS} GB/s lies between **{low} SMs "
         f"({gbs[low]:,.0f} GB/s)** and **{high} SMs ({gbs[high]:,.0f} GB/s)**, and `./run_all.sh --slice` "

@@ -195,7 +195,7 @@ def notebook_parameters(name: str, run: dict, user: dict, slice_run: bool) -> di
 def bracketing_slices() -> list[int]:
     """The two SM counts whose copy bandwidths, measured by notebook 13 (data/13_slices.csv),
     bracket the L40S's: what `--slice` without a number runs, one after the other."""
-    from tokgen.gpu_slice import bracketing  # torch: only once --slice asks for it
+    from tokgen.gpu_slice import L40S_GBS, bracketing  # torch: only once --slice asks for it
 
     path = ROOT / "data" / "13_slices.csv"
     if not path.exists():
@@ -204,7 +204,13 @@ def bracketing_slices() -> list[int]:
     try:
         return list(bracketing(dict(zip(rows["gpu_sms"].astype(int), rows["copy_gbs"]))))
     except ValueError as err:
-        raise RunError(f"--slice: {err}") from None
+        params = rows["params"].iloc[-1] if "params" in rows else None
+        whole = json.loads(params).get("WHOLE_GPU_GBS") if isinstance(params, str) else None
+        if whole is not None and whole < L40S_GBS:  # a GPU slower than the L40S: no slice of it can reach it
+            raise RunError(f"--slice: this GPU copies at {whole:,.0f} GB/s (notebook 13), below the L40S's "
+                           f"{L40S_GBS:,} GB/s: no slice of it brackets the L40S. To run notebooks 01–08 in a slice "
+                           "anyway, name its SMs: --slice 8") from None  # fmt: skip
+        raise RunError(f"--slice: {err}, or name the SMs: --slice 8") from None
 
 
 def newest_transformers(folder: Path | None, users: str = "") -> Path:
