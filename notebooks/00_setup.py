@@ -131,11 +131,12 @@ say(f"All {len(tokgen.GENERATORS)} generators returned the naive generator's {tu
 # show it, and neither could a numeric difference between kernels. So we also start each row from
 # its own token. Then two correct implementations can disagree: the TF32 products of one kernel
 # round differently from another's, and where a row's two best logits nearly tie, one picks the
-# runner-up. The repository therefore states one rule, `tokgen.agreement` (the rule vLLM's
-# `check_logprobs_close` uses): equal tokens, except that at a row's first difference the token
-# must be the naive generator's runner-up *and* its two best logits must lie within a tolerance;
-# nothing after that difference is compared (the row continues from another token); and the output
-# stops where its own tokens say, with no token past the stop. The tolerance is justified by the
+# runner-up. The repository therefore states one rule, `tokgen.agreement`, modelled on vLLM's
+# `check_logprobs_close` (stop at the first difference, which must be a top candidate); the
+# runner-up and tolerance requirement is ours: equal tokens, except that at a row's first
+# difference the token must be the naive generator's runner-up *and* its two best logits must lie
+# within a tolerance; nothing after that difference is compared (the row continues from another
+# token); and the output stops where its own tokens say, with no token past the stop. The tolerance is justified by the
 # spread between TF32 and FP32 logits measured below, for the model's own products and for our
 # Triton kernels (notebook 10): each computation lies within its spread of the exact logits, so two
 # of them can swap two logits only where those lie within twice the sum. The GPU tests keep the

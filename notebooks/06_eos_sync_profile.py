@@ -78,11 +78,12 @@ CUDA = DEVICE == "cuda"
 # at the window's first and last step; `Ranges` to mark each step for Nsight Systems (NVTX) and
 # torch.profiler (`record_function`), and every call of the model ("model forward") through
 # forward hooks. The wait itself needs no range: the profiler records the host's CUDA runtime
-# calls. `.item()` copies the flag into a pinned host buffer (`cudaMemcpyAsync`, which returns at
-# once) and then waits in `cudaStreamSynchronize` until the copy, and everything queued before it,
-# is done; the pipelined generator waits in `cudaEventSynchronize`. The figures below draw the
-# `*Synchronize` calls as "sync wait", and the `cudaMemcpyAsync` calls, which do not wait, in a
-# row of their own, "copy call".
+# calls. `.item()` copies the flag into a pinned host buffer (`cudaMemcpyAsync`, which does not
+# wait for the GPU: CUDA documents that for pinned memory; its own host time is measured below) and
+# then waits in `cudaStreamSynchronize` until the copy, and everything queued before it, is done;
+# the pipelined generator waits in `cudaEventSynchronize`. The figures below draw the
+# `*Synchronize` calls as "sync wait", and the `cudaMemcpyAsync` calls in a row of their own,
+# "copy call".
 #
 # Both live in [`tokgen/profiling.py`](../src/tokgen/profiling.py). `StepWindow` is a small
 # state machine called with each step's number:
@@ -168,9 +169,9 @@ say(
 # records it (`from_op_<j>_median_us` in `data/06_eos_sync_profile.csv`: the time from the end of
 # step i−1's j-th last GPU operation to step i's first). The GPU idle
 # share: the share of the window's GPU span (its steps' first operation to their last) in which
-# no kernel ran at all. GPU busy per step: the time with at least one kernel
-# running. GPU operations per step: the kernels, memory copies and memsets the GPU ran in a step
-# (the median over the window). The profiler adds host work to every launch, even recording GPU
+# no kernel, copy or memset ran at all. GPU busy per step: the time with at least one kernel,
+# copy or memset running. GPU operations per step: the kernels, memory copies and memsets the
+# GPU ran in a step (the median over the window). The profiler adds host work to every launch, even recording GPU
 # activity only, and the gaps are measured under it. The column "profiled / bracketing plain
 # runs − 1" sets two different quantities side by side: the profiled step is the GPU span of the
 # window's steps (first kernel to last) over their number; the plain runs' step is a whole run's
@@ -199,11 +200,12 @@ else:
     say("*Skipped on the CPU: there are no GPU kernels to put on a timeline.*")
 
 # %% [markdown]
-# Hiding the sync saves at most the host's wait for the GPU at each step, and that wait is never
-# longer than the GPU's busy time per step. The pipelined generator still makes one synchronize
-# call per step (on the step before's event): it moves the wait, not the call. Whether one
-# generator is faster than another is not read from these few plain runs: notebook 07 times
-# them round by round.
+# Hiding the sync lets the host queue the next step's work before the current step's flag is
+# read; what that saves depends on how much of each step the host and the GPU each take (the idle
+# share above, and section 3's measured sync waits), so it is not bounded here. The pipelined
+# generator still makes one synchronize call per step (on the step before's event): it moves the
+# wait, not the call. Whether one generator is faster than another is not read from these few
+# plain runs: notebook 07 times them round by round.
 
 # %% [markdown]
 # ## 3. The timeline
@@ -233,9 +235,9 @@ if CUDA and drawn:  # a time axis per panel: one pass each, not a speed comparis
     save_figure(fig, "06_timelines", RESULTS_DIR)
 
 # %% [markdown]
-# On a 4-step axis a gap of the size the article reports (about a tenth of a millisecond) is
-# thinner than a line, and kernels drawn side by side look like one busy band. So we zoom on
-# one step boundary: every kernel at its true width, the GPU's idle intervals shaded grey and
+# On a 4-step axis a gap of the size the article reports (about a tenth of a millisecond) can be
+# thinner than a line when the steps are long, and kernels drawn side by side look like one busy
+# band. So we zoom on one step boundary: every kernel at its true width, the GPU's idle intervals shaded grey and
 # labelled in µs (the widest ones, where the labels fit), and the idle share of the zoom
 # printed. The panels of one model share one time scale (the three eager panels one, the three
 # compiled panels another), so that each panel's phases read at the same scale; a narrower
@@ -303,8 +305,8 @@ if CUDA:
 
 # %% [markdown]
 # How to read it: a synchronous step ends with the host reading the stop flag (the purple box
-# of the "CPU: copy call" row queues its copy and does not wait; the red box of the "CPU: sync
-# wait" row is the host's time in the synchronize call, which the sentences above split), and the
+# of the "CPU: copy call" row queues its copy, its host time measured above; the red box of the
+# "CPU: sync wait" row is the host's time in the synchronize call, which the sentences above split), and the
 # grey intervals are the GPU's idle time around it.
 # Compare each synchronous panel with the no-check one of the same model (no stop check at all) and the
 # pipelined one (its copy call queues this step's flag, its wait is for the step before's): a
@@ -347,7 +349,9 @@ if CUDA:
 # run = lambda on_step: tokgen.generate("kv_static", model, batch_size=16, max_seqlen=100, on_step=on_step)
 # run(tokgen.generators.no_hook)  # warm-up
 # ranges = Ranges(model)
-# window = StepWindow(30, 50, torch.cuda.profiler.start, torch.cuda.profiler.stop)
+# start = lambda: (torch.cuda.synchronize(), torch.cuda.profiler.start())  # drain the GPU, then open
+# stop = lambda: (torch.cuda.synchronize(), torch.cuda.profiler.stop())
+# window = StepWindow(30, 50, start, stop)
 # run(lambda step: (window(step), ranges(step)))
 # ranges.finish(), window.finish()
 # ```
@@ -368,8 +372,8 @@ show_claim(6, RESULTS_DIR)
 # %% [markdown]
 # ## Takeaways, read from this run
 #
-# The gap's size, and whether the stop check and its sync cause it: if they do, the generator with
-# no stop check at all (same model, same steps, no `.item()`) leaves most of the time before a step
+# The gap's size, and whether the stop check (its launches and `.item()`) causes it: if it does,
+# the generator with no stop check at all (same model, same steps, no `.item()`) leaves most of the time before a step
 # closed. That time is measured from the end of the work both steps share, the token's append (the
 # synchronous step runs the check's few GPU operations after it, the flag's copy last), to the next
 # step's first GPU operation, so that neither side leaves out the check's own time; the gap's size
@@ -405,7 +409,7 @@ else:
 
 # %%
 if CUDA:
-    say("* " + tokgen.gaps.gap_summary(gaps, waits))
+    say("* " + tokgen.gaps.gap_summary(gaps, tokgen.gaps.window_waits(summary)))  # every window, not the first
 else:
     say("* *The sync's gap is measured on CUDA only.*")
 

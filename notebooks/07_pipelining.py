@@ -103,7 +103,6 @@ show_source(tokgen.article_pipelined)
 probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=-1)  # no stop
 eos = int(probe[0, min(10, MAX_SEQLEN)])  # a token of the first steps
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
-say(f"EOS = token {eos}: the naive generator stops after step {reference.shape[1] - 1}, the first that emits it.")
 
 # %%
 eos_rec = tokgen.Recorder("07_pipelining_eos", RESULTS_DIR, params=PARAMS | {"EOS": eos})
@@ -120,6 +119,7 @@ for m, model_name in ((model, "eager"), (compiled, "compiled")):
 
 # %%
 eos_table = eos_rec.read()
+say(tokgen.voice.eos_stop_text(eos_table))  # the EOS id and where the naive generator stops, read from the rows
 columns = ["naive_columns", "returned_columns", "extra_tokens"]
 spread_over_trials = eos_table.groupby(["model", "generator"])[columns].agg(["min", "max"])
 spread_over_trials.columns = [f"{c.replace('_', ' ')}, {stat}" for c, stat in spread_over_trials.columns]  # one level
@@ -180,7 +180,8 @@ say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS)))
 # per variant), as a share of the wall time: under half the step is **host-bound** (the host sets
 # the pace), from 90% **GPU-bound**, between the two **mixed**. Where the host sets the pace,
 # hiding a sync can pay only as much as the host time it frees. Notebook 14 measures one such
-# case: transformers' deferred stop check, which removes a sync's host cost.
+# case: transformers' deferred stop check, which reads the stop flag one step late, so the host
+# need not wait for the step it just queued.
 
 # %%
 say(tokgen.display.bound_table(ok))
@@ -246,12 +247,13 @@ overhead = pd.DataFrame([g | {"interval": tokgen.display.interval_text(g)} for g
 say(tokgen.display.speedup_table(overhead, columns, legend=False))
 
 # %%
-for c in (False, True):  # the static-cache variants of one model, ranked round by round against the sync one
+ranks = {}  # the static-cache variants of one model, ranked round by round against the sync one
+for c, model_name in ((False, "eager"), (True, "compiled")):
     static = ok[(ok["compiled"] == c) & ok["generator"].isin(compiled_gens)]["variant"].tolist()
     if tokgen.label("kv_static_no_check", compiled=c) in static:
-        ranked = tokgen.display.ranking(ok, tokgen.label("kv_static", compiled=c), static)
-        say(tokgen.display.fastest_sentence(ranked, f"{'compiled' if c else 'eager'} static-cache variant"))
-if overshoot := tokgen.voice.past_the_stop(eos_table):  # section 2: one that runs past the stop is wrong, fast or not
+        ranks[model_name] = tokgen.display.ranking(ok, tokgen.label("kv_static", compiled=c), static)
+        say(tokgen.voice.fastest_sentence(ranks[model_name], f"{model_name} static-cache variant", reasons=True))
+if overshoot := tokgen.voice.past_the_stop(eos_table, ranks):  # section 2: one past the stop is wrong, fast or not
     say(overshoot)
 
 # %% [markdown]

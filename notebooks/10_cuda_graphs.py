@@ -43,8 +43,9 @@
 #
 # **What we measure:** at the article's batch and length (`BATCH_SIZE`, `MAX_SEQLEN`), all
 # interleaved: the naive baseline, `model.generate()` (dynamic and static cache), the article's
-# best recipe, and the graph decoders for every K of `STEPS_PER_GRAPH`, each against the task's
-# floor (notebook 12) from one bandwidth measurement made here; the GPU's idle share from a
+# best recipe, the compiled handwritten and the Triton decoders for every K of `STEPS_PER_GRAPH` and
+# the other graph decoders at one K (section 2 lists which), each against the task's floor
+# (notebook 12) from one bandwidth measurement made here; the GPU's idle share from a
 # CUPTI timeline; where the time goes, kernel by kernel, before our kernels, with them and fused;
 # and what stopping on the GPU saves when every row stops early.
 
@@ -178,16 +179,18 @@ show_source(tokgen.kernels.attend_filled_slots)
 show_source(tokgen.kernels.linear_add_norm)
 
 # %% [markdown]
-# Each of these kernels is also launched with *programmatic dependent launch* (PDL, Hopper and
-# later; `tokgen.kernels.PDL`): the GPU may start a kernel's blocks while the kernel before it
-# is still running. Each block waits in `griddepcontrol.wait` until the kernel before has
-# finished and its writes are visible, and only then reads its inputs. The product kernel
-# behind the function above (`_linear_kernel`) first starts its slice of the weights into L2 (no
-# kernel writes the weights, so that is safe); the fused step's kernels below do not, they go
-# straight to their wait. The launch gap between two kernels of the graph, and (for
-# `_linear_kernel`) the first weight reads, can hide behind the kernel before (section 4
+# On Hopper and later (compute capability ≥ 9), each of these kernels is also launched with
+# *programmatic dependent launch* (PDL; `tokgen.kernels.PDL`): the GPU may start a kernel's blocks
+# while the kernel before it is still running. Each block waits in `griddepcontrol.wait` until the
+# kernel before has finished and its writes are visible, and only then reads its inputs. The
+# product kernel behind the function above (`_linear_kernel`) first starts its slice of the
+# weights into L2 (no kernel writes the weights, so that is safe); the fused step's kernels below
+# do not, they go straight to their wait. The launch gap between two kernels of the graph, and
+# (for `_linear_kernel`) the first weight reads, can hide behind the kernel before (section 4
 # measures the idle share; exercise 4 turns PDL off). One consequence for section 5: a kernel's
-# measured duration includes its wait, so durations overlap.
+# measured duration includes its wait, so durations overlap. Elsewhere (compute capability below
+# 9) no kernel gets PDL, neither step prefetches and kernels do not overlap; section 5's lines say
+# which case this run was.
 
 # %% [markdown]
 # `triton_forward` is `handwritten_forward` on these kernels, with fewer kernels per layer than
@@ -214,9 +217,10 @@ show_source(tokgen.TritonStep)
 # last blocks finish alone. GPT-2's matrices are small (notebook 12 lists them), so that ramp may
 # be a large part of a product's time. It is paid at every kernel boundary, whatever the kernel
 # does: the fused step asks whether **fewer boundaries**, not faster arithmetic, is the lever.
-# It does not isolate the boundaries: its product kernels also skip the L2 prefetch of the
-# weights that the unfused `_linear_kernel` issues before its wait, so fused against unfused
-# changes both at once.
+# It does not isolate the boundaries: on Hopper and later (compute capability ≥ 9) its product
+# kernels also skip the L2 prefetch of the weights that the unfused `_linear_kernel` issues before
+# its wait under PDL, so fused against unfused changes both at once; elsewhere no kernel gets PDL
+# and neither step prefetches.
 #
 # `FusedStep` has fewer kernels per step than `TritonStep` (section 5 counts both):
 #
@@ -361,14 +365,16 @@ else:
 
 # %% [markdown]
 # Variants are ranked round by round against the naive generator (`tokgen.voice.ranking`: a
-# variant's rank is one plus the number of variants that were really faster than it; variants the
-# rounds do not tell apart share a rank). Speed-ups are paired (the median over rounds of the
-# base's time over the variant's, > 1: faster; notebook 00); "× task floor" is the median time
-# over the floor. What parts two ranks is what the rounds show about a difference, not its size:
-# a real difference that the rounds do not also show to lie within ±5% parts them, while a
-# difference shown to lie within ±5% (no effect) or still undecided does not. So a smaller
-# difference can part two ranks where a larger one, shown to lie inside the band, leaves two
-# variants tied.
+# variant's rank is one plus the number of variants that beat it beyond the band, that is, were
+# really faster than it and not shown to lie within ±5% of it; two variants shown within ±5% of
+# each other share a rank; two the rounds leave undecided may still differ in rank when a third
+# beats only one of them). Speed-ups are paired (the median over rounds of the base's time over
+# the variant's, > 1: faster; notebook 00); "× task floor" is the median time over the floor. What
+# counts against a variant is what the rounds show about a difference, not its size: a real
+# difference that the rounds do not also show to lie within ±5% counts, while a difference shown
+# to lie within ±5% (no effect) or still undecided does not. So a smaller difference can part two
+# ranks where a larger one, shown to lie inside the band, leaves two variants tied. In the figure
+# after the table, "1=" marks a rank that several variants share.
 #
 # A worked example (made-up variants and values, for illustration only, not from this run):
 #
@@ -388,7 +394,8 @@ ok["× task floor"] = ok["median_ms"] / floor_ms
 bases = [b for b in ("naive", "generate() static") if tokgen.label(b) in set(ok["variant"])]
 ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]))
 ok = ok.set_index("variant").loc[ranked["variant"]].reset_index().assign(
-    rank=ranked.apply(tokgen.display.rank_text, axis=1).to_numpy())
+    rank=ranked.apply(tokgen.display.rank_text, axis=1).to_numpy(),
+    rank_label=ranked.apply(tokgen.display.rank_label, axis=1).to_numpy())  # the figure's: "1=" a shared rank
 for base in bases:
     paired = {v: tokgen.gain(ok, tokgen.label(base), v) for v in ok["variant"]}
     ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
@@ -397,8 +404,8 @@ say(table(ok, columns + [f"vs {b}" for b in bases], digits={"first call (builds)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
-plot_dots(ok, "variant", "median_ms", low="q25_ms", high="q75_ms", log=True,
-          xlabel="ms per generation (median, IQR; log), in rank order", ax=axes[0])  # fmt: skip
+plot_dots(ok, "rank_label", "median_ms", low="q25_ms", high="q75_ms", log=True,
+          xlabel="ms per generation (median, IQR; log), in rank order (1=: a shared rank)", ax=axes[0])  # fmt: skip
 if floor_ms == floor_ms:  # the task's floor, at the measured copy rate
     axes[0].axvline(floor_ms, color="grey", ls="--", label="the task's floor")
     axes[0].legend(loc="upper right", fontsize=8)  # the slowest rows, at the bottom right, stay visible
@@ -478,7 +485,8 @@ idle = idle_rec.read()
 # estimates that cost per generator), so a generator whose host launches every kernel,
 # `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
 # than without the profiler; a graph replay's kernels are queued by one launch, so the graph
-# decoders' shares are not inflated that way.
+# decoders' shares are less exposed to that cost (notebook 12 sizes what profiling adds to one of
+# them).
 
 # %%
 if CUDA:
@@ -560,11 +568,13 @@ else:
 # %% [markdown]
 # ## 6. Stopping on the GPU: when every row stops early
 #
-# Above, no row stops, and every decoder runs all N steps: the WHILE node can only save the
-# host's checks. Here the EOS id is, for each entry of `STOP_AT`, the first token of the
-# reference whose first appearance is at or after that step (all rows start from the same BOS,
-# so they decode the same sequence and stop together), and the K-step replays of the same step
-# pay for the steps they run past the stop. Interleaved as before, after section 4's profiled
+# Above, no row stops, and every decoder runs all N steps: there the WHILE node saves the host's
+# per-replay work and adds a condition kernel (`keep_decoding`) and a loop iteration per step
+# (exercise 2 times what one more step costs with the node and with the K = 1 decoder; section 3
+# compares the two over whole generations). Here the EOS id is, for each entry of `STOP_AT`, the
+# first token of the reference whose first appearance is at or after that step (all rows start
+# from the same BOS, so they decode the same sequence and stop together), and the K-step replays
+# of the same step pay for the steps they run past the stop. Interleaved as before, after section 4's profiled
 # windows in this process: tokgen asks PyTorch to tear CUPTI down after each profile
 # (`TEARDOWN_CUPTI=1`, notebook 06) and waits for that teardown after each profiling session, so
 # that these rounds should run without a profiler set up; whether they do is not measured here.
@@ -675,18 +685,21 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 # * The fused step folds each layer norm into the product after it and makes the step's start and
 #   end one kernel each: fewer kernel boundaries per step (section 5 counts the kernels, and the
 #   takeaways give the change).
-# * Programmatic dependent launch lets each of our kernels start while the one before still runs;
-#   the unfused product kernel (`_linear_kernel`) also prefetches its weights into L2 before its
-#   wait, the fused step's kernels do not: section 5 shows where kernels' durations overlap, and
-#   exercise 4 measures what PDL buys by turning it off.
+# * On Hopper and later (compute capability ≥ 9), programmatic dependent launch lets each of our
+#   kernels start while the one before still runs, and the unfused product kernel
+#   (`_linear_kernel`) also prefetches its weights into L2 before its wait, the fused step's
+#   kernels do not; elsewhere no kernel gets PDL, neither step prefetches and kernels do not
+#   overlap. Section 5 shows whether kernels' durations overlap in this run, and exercise 4
+#   measures what PDL buys by turning it off (on Hopper and later).
 # * What still stands between us and the floor is in section 5's table of the fused step: the
 #   products themselves (how close they come to the copy bandwidth with only `BATCH_SIZE` rows to
 #   share a weight read: notebook 12), and the kernels that are not products (the takeaways list
 #   them).
 # * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
-#   generation, and no step past the stop. Without a stop it can only save the host's checks,
-#   which the K-step replay already keeps off the GPU's path; with early stops it also saves the
-#   wasted steps (section 3 times the case without a stop, section 6 the early stops).
+#   generation, and no step past the stop. Without a stop it saves the host's per-replay work and
+#   adds a condition kernel and a loop iteration per step (exercise 2 times what one more step
+#   costs in each; section 3 compares the two over whole generations); with early stops it also
+#   saves the wasted steps (section 6).
 #
 # ## Exercises
 #
@@ -700,8 +713,9 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 # 3. In a copy of `handwritten_forward`, compute the attention with `q @ keys[layer].transpose(-1, -2)`
 #    and `w @ values[layer]` instead of products and sums, or use the projection matrices in
 #    GPT-2's own (in, out) layout. Which kernels of section 5 change, and by how much?
-# 4. Set `tokgen.kernels.PDL = False`, build a fresh `graph_triton_kernels` decoder (a new
-#    `GraphDecoder(tokgen.TritonStep(...))`, since a captured graph keeps its launches) and
-#    measure its idle share and time as in sections 3 and 4. What did PDL buy?
+# 4. On Hopper and later (elsewhere PDL is never used), set `tokgen.kernels.PDL = False`, build a
+#    fresh `graph_triton_kernels` decoder (a new `GraphDecoder(tokgen.TritonStep(...))`, since a
+#    captured graph keeps its launches) and measure its idle share and time as in sections 3 and 4.
+#    What did PDL buy?
 #
 # Worked solutions: [`solutions/10_cuda_graphs.ipynb`](../solutions/10_cuda_graphs.ipynb).

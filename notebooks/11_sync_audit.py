@@ -27,12 +27,12 @@
 # same thing.
 #
 # **You will learn:** how to count host-device syncs two ways and read where the two differ,
-# what `non_blocking=True` does into pinned and pageable memory, and what framework overhead
-# alone costs per decode step.
+# what `non_blocking=True` does into pinned and pageable memory, and what a decode step costs
+# when its arithmetic is tiny.
 #
 # **What this step adds:** a sync counter, and the audit of every generator in this repository
 # and of `generate()`; a measurement of why the pipelined stop flag must live in pinned memory;
-# and the framework overhead on a model so small that overhead is all there is.
+# and the time per token on a model so small that its arithmetic is tiny.
 #
 # **What we measure:**
 # 1. syncs per decode step, counted two ways: `torch.cuda.set_sync_debug_mode("warn")` warnings, and
@@ -40,8 +40,8 @@
 #    runtime's blocking waits, which also catch waits that read no value. The two ways count
 #    different things, and section 2 says, row by row, where and why they differ;
 # 2. how long `copy_(non_blocking=True)` blocks the host, into pinned vs pageable memory;
-# 3. ms per token on CPU and GPU for a GPT-2 of issue #43089's sizes, one sequence as in the issue, so
-#    one token per step (section 4 prints its size).
+# 3. ms per token on CPU and GPU for a GPT-2 at issue #43089's layer count, hidden size and vocabulary,
+#    one sequence as in the issue, so one token per step (section 4 prints its sizes).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -66,7 +66,6 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE, DEVICE)
 CUDA = DEVICE == "cuda"
-ISSUE_SYNCS_PER_TOKEN = 3.25  # issue #43089's count for generate() (transformers 5.0.0.dev0, a tiny Llama)
 
 # %% [markdown]
 # ## 1. Counting syncs
@@ -167,13 +166,16 @@ say(tokgen.voice.copy_wait_text(copies, CUDA))
 # %% [markdown]
 # That is why the pipelined generators keep their stop flags in pinned memory.
 #
-# ## 4. Framework overhead on a micro model
+# ## 4. A micro model, where the arithmetic is tiny
 #
 # Issue #43089's point: with a model this small the arithmetic is nothing, and what remains is
-# the framework. Our micro model is a GPT-2 built at the issue's sizes (the issue used a Llama).
-# We time `generate()`, the article's static-cache loop and the graph decoders on the CPU and on
-# the GPU, one sequence of 2 × `TOKENS` tokens, with an EOS id that the micro model does not
-# produce, so every run goes the full length (the cell prints the sizes).
+# the framework. Our micro model is a GPT-2 built at the issue's layer count, hidden size and
+# vocabulary (the issue used a Llama; GPT-2's MLP is 4 × the hidden size, the issue's is the hidden
+# size). We time `generate()`, the article's static-cache loop and the graph decoders on the CPU
+# and on the GPU, one sequence of 2 × `TOKENS` tokens, with an EOS id that the micro model does not
+# produce, so every run goes the full length (the cell prints the sizes). On the CPU the graph
+# decoders run their K steps as plain eager calls: there is no CUDA graph there. On the GPU the
+# table gives each run's GPU busy share: how much of the run the GPU's own work filled.
 
 # %%
 micro_rec = tokgen.Recorder("11_micro_overhead", RESULTS_DIR, params=PARAMS | {"micro_tokens": 2 * TOKENS})
@@ -190,14 +192,13 @@ for device in ["cpu", "cuda"] if CUDA else ["cpu"]:
         micro_rec.write(r)
 micro_table = micro_rec.read()
 cfg = micro.config
-say(f"Micro model: {cfg.n_layer} layer(s), hidden size {cfg.n_embd}, vocabulary {cfg.vocab_size}; "
-    f"B = {kw['batch_size']}, {kw['max_seqlen']} tokens per run.")  # fmt: skip
-say(table(micro_table.pivot(index="variant", columns="device", values="ms_per_token").reset_index(), digits=3))
+say(tokgen.voice.micro_model_text(cfg, kw["batch_size"], kw["max_seqlen"]))
+say(tokgen.voice.micro_table(micro_table))  # ms per token on each device; the GPU run's busy share
 
 # %%
 ax = plot_dots(micro_table, "variant", "ms_per_token", group="device", log=True,  # the order they were defined in
                xlabel="ms per token (median; log)")  # fmt: skip
-ax.set_title(f"Micro model ({cfg.n_layer} layer, hidden {cfg.n_embd}): framework overhead per token")
+ax.set_title(f"Micro model ({cfg.n_layer} layer, hidden {cfg.n_embd}): ms per token (CPU: no CUDA graph)")
 save_figure(ax.figure, "11_micro_overhead", RESULTS_DIR)
 
 # %% [markdown]
@@ -206,23 +207,15 @@ save_figure(ax.figure, "11_micro_overhead", RESULTS_DIR)
 # %%
 if CUDA:
     per = audit.set_index("generator")
-    say(tokgen.voice.issue_syncs_text(per, ISSUE_SYNCS_PER_TOKEN))  # the issue's count (`.item()` reads) first
+    say(tokgen.voice.issue_syncs_text(per))  # the issue's count (`.item()` reads) first, raw counts beside it
     waits = ["sync_debug_warnings", "local_scalar_dense", "stream_syncs", "event_syncs", "device_syncs"]
     if per["device_syncs"].nunique() > 1:  # the subtraction below assumes one count in every row: show them
         say(table(audit, ["generator", "device_syncs"], 3))
-    own = per["device_syncs"].min()  # the same in every row, the no-check ones included: the counting's own
-    counted = per[waits].assign(device_syncs=per["device_syncs"] - own)
-    none = counted.index[counted.eq(0).all(axis=1)].tolist()
-    beyond = f" (beyond the {own:.0f} device-wide sync every row shows)" if own else ""
-    say(f"* No host wait at all during the run{beyond}: " + (", ".join(f"`{g}`" for g in none) or "no generator") + ".")
+    say(tokgen.voice.no_wait_text(per, waits))
 
 # %%
 if CUDA:
-    speed = micro_table.pivot(index="variant", columns="device", values="ms_per_token")
-    say("* On the micro model, ms per token, the median of each device's own rounds (two separate comparisons, "
-        "not paired: no ratio, no ranking): "
-        + ", ".join(f"`{v}` {s['cpu']:.3f} on the CPU and {s['cuda']:.3f} on the GPU" for v, s in speed.iterrows())
-        + ".")  # fmt: skip
+    say(tokgen.voice.micro_speed_text(micro_table))
 
 # %% [markdown]
 # ## Summary
@@ -231,9 +224,9 @@ if CUDA:
 #   this transformers version, two ways, and says where the two ways differ.
 # * Whether `non_blocking=True` blocks depends on the destination: section 3 times the call
 #   into pinned and into pageable memory.
-# * On a micro model at batch one, where compute is nothing, the time per token *is* the framework's
-#   overhead: launches, Python, syncs; section 4 times each generator on the CPU and on the GPU
-#   (two separate comparisons: medians side by side, no ratio).
+# * On a micro model at batch one the arithmetic per token is tiny; section 4 times each generator
+#   on the CPU and on the GPU (two separate comparisons: medians side by side, no ratio) and gives
+#   each GPU run's busy share: how much of the run the GPU's own work filled.
 #
 # ## Exercises
 #

@@ -23,7 +23,8 @@
 # cached generator: bytes that must move per generation, divided by bytes per second.
 #
 # **You will learn:** how to compute the bandwidth floor of a generation, how far each
-# generator is from it, and why thin matrix products miss it.
+# generator is from it, and how far a layer's thin matrix products, timed alone, come from the
+# time their weights take to read (and what more rows or a split sum change).
 #
 # **What this step adds:** the floor, from the model's size and the bandwidth measured on this
 # GPU, and every generator's distance from it.
@@ -222,13 +223,16 @@ if kernels is not None and len(floors):
 # The same split for every decoder notebook 10 profiled: before our kernels (the compiled
 # handwritten step), with them, and with them fused. What fusing changes is in the last two:
 # the products' own time and the other kernels' time, fused against unfused (the sentence below).
-# Those two are not comparable product for product: under programmatic dependent launch a
-# kernel's own time starts where the kernel before it ends, so any work a kernel does early
-# (before its wait) is credited to the kernel before it. The unfused product kernel
-# (`_linear_kernel`) prefetches its weights into L2 that way, the fused step's kernels do not:
-# the unfused products' own time can leave out their prefetch, which raises their % of copy
-# bandwidth (by how much is not measured here), so neither the products' own time nor their %
-# of copy bandwidth compares the unfused step with the fused one.
+# On Hopper and later (compute capability ≥ 9), where our kernels launch with programmatic
+# dependent launch, those two are not comparable product for product: a kernel's own time starts
+# where the kernel before it ends, so any work a kernel does early (before its wait) is credited
+# to the kernel before it. The unfused product kernel (`_linear_kernel`) prefetches its weights
+# into L2 that way, the fused step's kernels do not: the unfused products' own time can leave out
+# their prefetch, which raises their % of copy bandwidth (by how much is not measured here), so
+# neither the products' own time nor their % of copy bandwidth compares the unfused step with the
+# fused one. Elsewhere no kernel gets PDL, neither step prefetches and kernels do not overlap. The
+# sentence below says which case notebook 10's run was, read from its table: whether its kernels'
+# durations add up to more than their own times.
 
 # %%
 if kernels is not None and bandwidth:
@@ -240,19 +244,18 @@ if kernels is not None and bandwidth:
     stage = dict(zip(kernels["generator"], kernels["variant"]))
     if {"graph_triton_kernels", "graph_triton_fused"} <= set(stage):
         a, b = (splits.set_index("variant").loc[stage[g]] for g in ("graph_triton_kernels", "graph_triton_fused"))
-        say(f"Fusing (`{a.name}` → `{b.name}`), per step: the GPU's busy time {a.busy_us:.0f} → "
-            f"{b.busy_us:.0f} µs ({b.busy_us - a.busy_us:+.0f}; one profile each, not a paired speed-up). How that "
-            f"splits between the products and the other kernels ({a.products_us:.0f} → {b.products_us:.0f} and "
-            f"{a.other_us:.0f} → {b.other_us:.0f} µs of own time) is not fusing's effect alone: the own times "
-            "differ in the prefetch too (above).")  # fmt: skip
+        overlap = tokgen.display.durations_overlap(kernels, a.name)  # PDL on in notebook 10's run: it prefetched
+        say(tokgen.display.fusing_split_text(a, b, overlap))
     else:
         say("*Notebook 10 has no kernel table of both `graph_triton_kernels` and `graph_triton_fused`: no "
             "before/after fusing comparison.*")  # fmt: skip
 
 # %% [markdown]
 # Matrix products with only `BATCH_SIZE` rows (the batch) are thin: each weight is used for one
-# multiply-add per row, far too few to keep the tensor cores busy, and a product has too few
-# output tiles to spread over all of the GPU's streaming multiprocessors. cuBLAS can split the
+# multiply-add per row, little work for the tensor cores per byte read, and a layer's product
+# with a narrow output may have few output tiles to spread over the GPU's streaming
+# multiprocessors (the LM head's wide output has many). Whether these, or something else, set a
+# product's time is what section 5 tests; it does not measure them apart. cuBLAS can split the
 # sum over inputs of such a product over more multiprocessors (look for `splitKreduce` kernels in
 # notebook 10's table of the compiled handwritten step). Section 5 takes the products out of the
 # decoder to see what one of them costs.
@@ -299,7 +302,7 @@ if len(products):
     view = pd.concat([floor, ok.assign(rows=ok["rows"].map(lambda r: f"{r} rows"))], ignore_index=True)
     ax = plot_dots(view, "product", "median_us", group="rows", low="q25_us", high="q75_us", log=True,
                    xlabel="µs per product (median, IQR; log)")  # fmt: skip
-    ax.set_title("GPT-2 small's matrix products, one at a time (fp32/TF32)")
+    ax.set_title("GPT-2 small's matrix products, one at a time (fp32/TF32; one product, no split)")
     save_figure(ax.figure, "12_products", RESULTS_DIR)
 
 # %% [markdown]
@@ -322,10 +325,12 @@ if len(products):
 #
 # Sections 3 to 5 say how far a generator is from its floor; this one says where that distance
 # goes, for notebook 10's fused decoder (`graph_triton_fused`, K steps per graph replay; its rank
-# among notebook 10's generators is in that notebook's table), every term
-# measured on this GPU rather than inferred: in this process, but for section 1's copy bandwidth
-# (notebook 10's, where it recorded one), which sets the floor; the TF32 rate that prices the
-# arithmetic was measured in section 1 of this process. From the top of the figure down:
+# among notebook 10's generators is in that notebook's table), every term measured on this GPU,
+# or derived from what was measured on it (bytes or operations at a measured rate, a measured copy
+# curve; the table's status column says which), rather than assumed: in this process, but for
+# section 1's copy bandwidth (notebook 10's, where it recorded one), which sets the floor; the
+# TF32 rate that prices the arithmetic was measured in section 1 of this process. From the top of
+# the figure down:
 #
 # * **the floor**: the generation's bytes (section 2, the filled cache only) at section 1's copy
 #   bandwidth, this card's, the one every measurement of this notebook is set against;
@@ -339,12 +344,12 @@ if len(products):
 #   because its blocks take time to start and to drain, which this notebook does not measure
 #   apart); we time copies of each kernel's size and take the difference;
 # * **kernels slower than copies of their size**: each kernel's exclusive time beyond a copy of its
-#   bytes. With programmatic dependent launch a kernel starts before the one before it ends and
-#   waits on the GPU for its inputs, and CUPTI's duration counts that wait (notebook 10 section 5):
-#   durations added up would count the same time twice. A kernel's exclusive time runs from the
-#   end of the kernels before it in its replay to its own end, so a replay's exclusive times add
-#   up to the time its GPU was busy; the row's note says how much of the durations overlapped, and
-#   the table after the figure splits the term by kernel;
+#   bytes. With programmatic dependent launch (Hopper and later) a kernel starts before the one
+#   before it ends and waits on the GPU for its inputs, and CUPTI's duration counts that wait
+#   (notebook 10 section 5): durations added up would count the same time twice. A kernel's
+#   exclusive time runs from the end of the kernels before it in its replay to its own end, so a
+#   replay's exclusive times add up to the time its GPU was busy; the row's note says how much of
+#   the durations overlapped, if any, and the table after the figure splits the term by kernel;
 # * **idle gaps between kernels**: inside a replay, the time from one kernel's end to the next
 #   one's start, when no kernel runs (what it is spent on is not measured here);
 # * **between replays**: the stop flag's copy after each replay, then the gap before the next
@@ -414,7 +419,8 @@ if waterfalls:
     save_figure(fig, "12_waterfall", RESULTS_DIR)
     for k, out in waterfalls.items():
         say(f"**K = {k}.** " + W.biggest_term(out["terms"]))
-        say(table(out["terms"], ["term", "ms", "status", "note"], digits=3))
+        say(table(out["terms"].drop(columns="status").rename(columns={"basis": "status"}),
+                  ["term", "ms", "status", "note"], digits=3))  # status: measured, or derived how
         if note := W.profiler_note(out["terms"], out["summary"]):  # the terms are one profiled generation's
             say(note)
 
@@ -461,7 +467,7 @@ if waterfalls:
 # do not depend on this step's activations). A real persistent kernel of the same design and
 # tiling adds the products and the activations, so it can only be slower than its row here;
 # other designs or tilings (deeper prefetch, other tile sizes) are not bounded by this table. The
-# 1.5× line in the takeaway is this repository's target for the fastest generator, not a law.
+# 1.5× threshold in the takeaway is this repository's target for the fastest generator, not a law.
 # `graph_triton_fused` runs in the same interleaved rounds, by the host's clock; the persistent
 # kernels by CUDA events, replayed from one graph per generation. These rounds run after section
 # 6's profiled generations in this process: tokgen asks PyTorch to tear CUPTI down after each
@@ -519,9 +525,9 @@ if len(bound):
 # %% [markdown]
 # ## Summary
 #
-# * The floor is set by bytes: every weight read once per decode step at the measured bandwidth
-#   of the card that timed the generator (section 1). How far each generator is from it is in
-#   section 3's table and the takeaways.
+# * The task's floor is set by bytes: every weight read once per decode step at the measured
+#   bandwidth of the card that timed the generator (section 1). How far each generator is from
+#   it is in section 3's table and the takeaways.
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.

@@ -36,6 +36,7 @@ import tokgen
 from tokgen.display import say
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 naive = tokgen.load("01_naive", DATA_DIR).sort_values("max_seqlen")
 say(f"Notebook 01's rows: its run of {tokgen.results.run_of(naive)}.")
 model = tokgen.build_model(SIZE)  # on the GPU if there is one

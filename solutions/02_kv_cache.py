@@ -36,6 +36,7 @@ import tokgen
 from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 both = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")  # naive and the cache
 both = tokgen.stats.shared_rounds(both)  # medians over the rounds every variant ran (a sequential run)
 naive, kv = (both[both["generator"] == g] for g in ("naive", "kv_dynamic"))

@@ -35,6 +35,7 @@ import tokgen
 from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 device = model.device
 

@@ -18,7 +18,8 @@
 #
 # Worked solutions to the exercises of [notebook 06](../notebooks/06_eos_sync_profile.ipynb).
 # The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so. Every number
-# below is a live measurement of this run, computed here, that no CSV in `data/` records.
+# below is a live measurement of this run, computed here, that no CSV in `data/` records; the
+# lines under the imports say where it ran (GPU, commit, versions).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -36,18 +37,22 @@ import tokgen
 from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
-COLUMNS = ["variant", "window", "idle_gap_median_us", "gpu_busy_per_step_us", "step_period_us", "gpu_idle_fraction"]
+COLUMNS = ["variant", "statistics_steps", "idle_gap_median_us", "gpu_busy_per_step_us", "step_period_us",
+           "gpu_idle_fraction"]  # fmt: skip
 
 
 # %%
 def profiled(generator: str, start: int, stop: int) -> dict:
-    """Notebook 06's summary of steps [start, stop) of one generation (after a warm-up run)."""
+    """Notebook 06's summary of steps [start, stop) of one generation (after a warm-up run); its statistics
+    leave out the window's first `tokgen.profiling.WINDOW_SKIP` steps, as notebook 06's do (`statistics_steps`)."""
     v = tokgen.generator_variant(generator, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
     v.run()
     summary = tokgen.profile_steps(v.run, start=start, stop=stop).summary()
-    return {"variant": v.name, "window": f"{start}–{stop - 1}", **summary}
+    counted = f"{start + tokgen.profiling.WINDOW_SKIP}–{stop - 1}"  # the steps the statistics cover
+    return {"variant": v.name, "statistics_steps": counted, **summary}
 
 
 # %% [markdown]
@@ -146,15 +151,18 @@ if CUDA:
 # Those operator events, the calls `.item()` makes on its way to the copy, are recorded only by a
 # profile of the CPU operators, like the one the cell below takes (it saves no trace).
 # `.item()` copies the flag into a pinned host buffer
-# (`cudaMemcpyAsync`, which returns without waiting for the GPU) and then waits in
+# (`cudaMemcpyAsync`, which does not wait for the GPU: CUDA documents that for pinned memory; its
+# own host time is measured below) and then waits in
 # `cudaStreamSynchronize` until the copy, and everything queued before it, is done. The same
 # calls without Perfetto, from torch.profiler's CPU events of one generation: a full CPU-op
 # profile, which records every operator and so slows every call it times. A call's CPU time is
-# not by itself a wait: the copy call's time is the host's own cost of queuing the copy, and the
+# not by itself a wait: the copy call's time runs from the call to its return, and the
 # synchronize lasts as long as the GPU still has work before the flag, plus the copy itself, plus
 # the call's own cost of noticing that the copy is done and returning. The cell after the table
 # measures which of these holds its time: a profile of the window `WINDOW` with GPU activity and
-# CUDA calls only (`tokgen.profiling.sync_wait`), as notebook 06's statistics.
+# CUDA calls only (`tokgen.profiling.sync_wait`), as notebook 06's statistics. It also counts the
+# steps in which the flag's copy was still running on the GPU when the synchronize began: a GPU
+# time set against a host time, and a count that does not show whether the copy call waited.
 
 # %%
 if CUDA:
@@ -175,20 +183,6 @@ else:
 # %%
 if CUDA:
     waits = tokgen.profiling.sync_wait(tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1]))
-    medians = tokgen.profiling.sync_wait_row(waits)  # the medians notebook 06 records, here live
-    say(tokgen.gaps.sync_wait_text(v.name, medians))
-    queued = tokgen.gaps.waited_for_queue(medians)
-    returned = (waits["copy_done_us"] > 0).sum() if len(waits) else 0  # the copy ended after the sync began
-    which = ("not measured: no step recorded a copy followed by a sync" if queued is None else
-             "the synchronize, and it waited for queued GPU work" if queued else
-             "the synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what "
-             "its time holds)")  # fmt: skip
-    said = f"So, which one waits? {which}."
-    if queued is not None:
-        said += (f" The copy call had returned before its copy finished on the GPU in {returned} of {len(waits)} "
-                 "steps: there it did not wait for the copy.")  # fmt: skip
-    if queued is not None and "cudaMemcpyAsync" in events:
-        e = events["cudaMemcpyAsync"]
-        said += (f" The copy call took {e.cpu_time_total / e.count:.1f} µs per call (mean) under the full CPU-op "
-                 f"profiler and {medians['copy_call_us']:.1f} µs (median) in this lighter profile.")  # fmt: skip
-    say(said)
+    say(tokgen.gaps.sync_wait_text(v.name, tokgen.profiling.sync_wait_row(waits)))  # notebook 06's medians, live
+    e = events.get("cudaMemcpyAsync")
+    say(tokgen.gaps.which_call_waits(waits, e.cpu_time_total / e.count if e is not None else None))

@@ -18,7 +18,7 @@
 #
 # Worked solutions to the exercises of [notebook 07](../notebooks/07_pipelining.ipynb), at its
 # sizes. Exercises 1 and 2 are about asynchronous copies, which only a GPU has: on a CPU every
-# copy is synchronous, so their cells run there (exercise 1 with the tiny model) and say what a
+# copy is synchronous, so their cells run there too, with the model `SIZE` names, and say what a
 # GPU shows instead. Exercise 3 runs anywhere.
 # Every number this page prints is a live measurement of its own run that no CSV records (exercise 1's race
 # counts and GPU busy share, exercise 2's copy return times, exercise 3's steps computed and returned).
@@ -42,6 +42,7 @@ import tokgen
 from tokgen.display import say
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())
 TIMED = 5  # timed runs behind exercise 1's GPU busy share: their median wall time, as in compare's gpu_busy_share
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"

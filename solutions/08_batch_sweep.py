@@ -36,6 +36,7 @@ import tokgen
 from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 sweep = tokgen.load("08_batch_sweep", DATA_DIR)
 sweep = tokgen.stats.shared_rounds(sweep[sweep["status"] == "ok"])  # each B's pair over its shared rounds

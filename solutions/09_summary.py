@@ -36,12 +36,14 @@ import tokgen
 from tokgen.display import say, speedup_text, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 
 # %% [markdown]
 # ## Exercise 1: the two closest variants
 #
-# Notebook 09 ranks notebook 07's run round by round against naive: variants the rounds do not
-# tell apart share a rank. The closest pair is the one whose own paired comparison is nearest ×1;
+# Notebook 09 ranks notebook 07's run round by round against naive: a variant's rank counts the
+# variants really faster than it beyond ±5%, and variants shown within ±5% of each other share a
+# rank (`tokgen.voice.ranking`). The closest pair is the one whose own paired comparison is nearest ×1;
 # whether the rounds tell those two apart, its outcome says (the same rule every notebook uses).
 
 # %%

@@ -37,6 +37,7 @@ import tokgen
 from tokgen.display import say, speedup_text, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
 
@@ -91,9 +92,11 @@ if CUDA:
         tokgen.generate("generate() dynamic", model, batch_size=4, max_seqlen=TOKENS)
         say("No sync raised.")
     except RuntimeError as err:
-        frames = [f for f in traceback.extract_tb(err.__traceback__) if "transformers" in f.filename]
-        last = frames[-1] if frames else traceback.extract_tb(err.__traceback__)[-1]
-        say(f"First sync: `{last.filename.split('site-packages/')[-1]}`, line {last.lineno}: `{last.line}`")
+        paths = [(f, f.filename.replace("\\", "/")) for f in traceback.extract_tb(err.__traceback__)]
+        frames = [(f, p) for f, p in paths if "/transformers/" in p]  # the package's folder, not build/newest-...
+        last, path = frames[-1] if frames else paths[-1]
+        where = path[path.rfind("/transformers/") + 1 :] if frames else path  # from its package folder on
+        say(f"First sync: `{where}`, line {last.lineno}: `{last.line}`")
     finally:
         torch.cuda.set_sync_debug_mode("default")
 else:

@@ -20,7 +20,8 @@
 # Exercise 1 is arithmetic on the reference bandwidth; exercise 2 times kernels (GPU; on a CPU
 # the cell says so); exercise 3 compares tokens on any device.
 # Live, in no CSV: exercise 2's product times and speed-ups, and exercise 3's count of differing
-# tokens, come from this page's own run and are recorded nowhere; exercise 1 reads the CSVs.
+# tokens, come from this page's own run and are recorded nowhere (the set-up cell prints the commit
+# and the card they come from); exercise 1 reads the CSVs.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -30,7 +31,6 @@ RUNS = 20  # timed calls per product in exercise 2
 
 # %%
 import copy
-import math
 import statistics
 
 import pandas as pd
@@ -42,11 +42,12 @@ from tokgen.stats import compare_rounds
 from tokgen.voice import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # the commit and the card behind exercises 2 and 3's live numbers
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
 DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), NVIDIA's datasheet: shown beside the
-# measured rate, and used only where notebook 12 recorded none. Not a papermill parameter (tokgen.params has no rule
-# for it): for another GPU, edit it here.
+# measured rate on an H100 SXM, and used only where notebook 12 recorded none. Not a papermill parameter
+# (tokgen.params has no rule for it): for another GPU, edit it here.
 
 # %% [markdown]
 # ## Exercise 1: the floor at B = 1 and B = 256, and bytes against arithmetic
@@ -56,8 +57,11 @@ DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), 
 # about 2 × parameters × B floating-point operations per step. At B = 1 the weights dominate
 # the bytes; at B = 256 the cache's share has grown, and so has the arithmetic. The bandwidth and
 # the TF32 rate are the ones notebook 12 measured and recorded (the rate: large 8192 × 8192
-# products, which thin ones do not reach); the sentence names the GPU and sets the crossover at an
-# H100 SXM's datasheet rate (`DATASHEET_TFLOPS`) beside it.
+# products, which thin ones do not reach); the sentence names the GPU and, where that GPU is an
+# H100 SXM, sets the crossover at its datasheet rate (`DATASHEET_TFLOPS`) beside it. The crossover
+# compares the arithmetic with the weights' bytes only: each row of the batch also adds cache
+# bytes, and the last sentence sets those against the row's arithmetic, which says whether the
+# whole floor ever turns into an arithmetic floor.
 
 # %%
 bw = tokgen.load("12_bandwidth", DATA_DIR)
@@ -76,42 +80,40 @@ def floors(b: int) -> dict:
 
 
 rows = pd.DataFrame([floors(1), floors(256)])
-crossover = rows["of which weights ms"].iloc[0] / rows["arithmetic ms"].iloc[0]  # arithmetic grows as B, weights do not
 say(table(rows, digits=2))
-gpu = bw["gpu"].iloc[-1]
-datasheet = f"B ≈ {crossover * DATASHEET_TFLOPS / tflops:.0f} at an H100 SXM's datasheet {DATASHEET_TFLOPS:g} TFLOP/s"
-rate = (f"the measured {tflops:,.0f} TFLOP/s (fp32 with TF32, notebook 12)" if measured == measured else
-        f"{DATASHEET_TFLOPS:g} TFLOP/s (an H100 SXM's datasheet TF32 rate: notebook 12 recorded no measured one)")
-say(f"Bandwidth {gbs:,.0f} GB/s ({gpu}), N = {MAX_SEQLEN}, arithmetic at {rate}: the arithmetic takes longer than "
-    f"reading the weights from B ≈ {crossover:.0f} on" + (f" ({datasheet})" if measured == measured else "")
-    + f". The cache's bytes grow with B as well: at B = 256 they are "
-    f"{1 - rows['of which weights ms'].iloc[1] / rows['floor ms'].iloc[1]:.0%} of the floor.")  # fmt: skip
+for sentence in tokgen.display.crossover_text(
+        gpu=bw["gpu"].iloc[-1], gbs=gbs, steps=MAX_SEQLEN, tflops=tflops, measured=measured == measured,
+        datasheet_tflops=DATASHEET_TFLOPS, weights_ms=rows["of which weights ms"].iloc[0],
+        arithmetic_row_ms=rows["arithmetic ms"].iloc[0],  # B = 1: one row's arithmetic
+        cache_row_bytes=tokgen.bandwidth.cache_bytes_per_row(model, MAX_SEQLEN),
+        cache_share=(256, 1 - rows["of which weights ms"].iloc[1] / rows["floor ms"].iloc[1])):  # fmt: skip
+    say(sentence)
 
 # %% [markdown]
 # ## Exercise 2: inductor's kernels against cuBLAS
 #
 # `max-autotune-no-cudagraphs` lets inductor benchmark Triton templates against cuBLAS for each
 # product and keep the fastest, which may be cuBLAS itself (`extern_kernels`) and may add a
-# kernel of its own for the bias. At 32 rows the product is a skinny GEMM, with too few output
-# tiles to fill the GPU. Both are timed as `tokgen.bandwidth.product_times` times a product, bias
-# included (cuBLAS picks its kernel with the bias in mind, as in notebook 12's table): replayed
-# from one CUDA graph (no launch from Python inside the timing), each product reading its own
-# weight from a pool over twice the L2 cache (so from DRAM), one replay of each per round in a
-# fresh random order per round (`tokgen.bench.round_orders`, its seed printed), paired by round.
+# kernel of its own for the bias. At 32 rows the product is a skinny GEMM, which may have few
+# output tiles for the GPU's multiprocessors. Both are timed as notebook 12's
+# `tokgen.bandwidth.time_products` times a product, bias included (cuBLAS picks its kernel with
+# the bias in mind, as in notebook 12's table): each one `tokgen.bandwidth.product_graph` replay
+# of `tokgen.bandwidth.PRODUCT_REPEATS` products from one CUDA graph (no launch from Python inside
+# the timing), each product reading its own weight from a pool over twice the L2 cache (so from
+# DRAM), one replay of each per round in a fresh random order per round
+# (`tokgen.bench.round_orders`, its seed printed), paired by round; a replay's time over its
+# products is one round's time per product.
 # The timing compares inductor's choice with cuBLAS's; which kernels inductor chose is read from
 # one profiled replay of each graph, after the timing: whether a Triton template is among them is
 # what that table shows, not the timing.
 
 # %%
 if CUDA:
-    (cin, cout), l2 = tokgen.bandwidth.gpt2_products(model)["mlp up"], torch.cuda.get_device_properties(0).L2_cache_size
-    x, bias = torch.randn(32, cin, device="cuda"), torch.randn(cout, device="cuda")
-    pool = [torch.randn(cout, cin, device="cuda") for _ in range(max(2, math.ceil(2 * l2 / (4 * cin * cout))))]
+    (cin, cout), repeats = tokgen.bandwidth.gpt2_products(model)["mlp up"], tokgen.bandwidth.PRODUCT_REPEATS
     tuned = torch.compile(torch.nn.functional.linear, mode="max-autotune-no-cudagraphs")
     fns = {"cuBLAS (F.linear)": torch.nn.functional.linear, "inductor max-autotune": tuned}
-    try:
-        graphs = {n: tokgen.graphs.capture(lambda fn=fn: [fn(x, w, bias) for w in pool], warmups=1)
-                  for n, fn in fns.items()}  # fmt: skip
+    try:  # each: one graph of `repeats` products, weights from a pool over twice the L2 cache, as notebook 12's
+        graphs = {n: tokgen.bandwidth.product_graph(32, cin, cout, linear=fn) for n, fn in fns.items()}
     except RuntimeError as err:  # say so, and let the other exercises run
         graphs = {}
         say(f"*Capturing the products in a CUDA graph failed here ({type(err).__name__}: {str(err)[:200]}).*")
@@ -119,22 +121,22 @@ if CUDA:
     seed, orders = tokgen.bench.drawn_orders(len(names), RUNS if graphs else 0)  # a fresh random order per round
     for order in orders:
         for j in order:
-            times[names[j]] += [1e3 * ms / len(pool) for ms in tokgen.gpu_slice.gpu_times(graphs[names[j]].replay, 1)]
+            times[names[j]] += [1e3 * ms / repeats for ms in tokgen.gpu_slice.gpu_times(graphs[names[j]], 1)]
     if graphs:
         rows = [{"mlp up at 32 rows": n, "µs per product, median": statistics.median(t)} for n, t in times.items()]
         say(table(pd.DataFrame(rows), digits=1))
         say(f"Inductor's choice against cuBLAS's product: {speedup_text(compare_rounds(*times.values()))} (each "
             f"round's order drawn at random, seed {seed}).")  # fmt: skip
         kernels = []  # one profiled replay of each graph, after the timing: the kernels each one runs
-        for name, graph in graphs.items():
-            profiled, failed = tokgen.waterfall.attempt(tokgen.waterfall.profile_generation, graph.replay)
+        for name, replay in graphs.items():
+            profiled, failed = tokgen.waterfall.attempt(tokgen.waterfall.profile_generation, replay)
             if failed:
                 kernels.append({"graph": name, "kernel": f"not profiled ({failed})", "launches per replay": 0})
                 continue
             ran = profiled[0].query("kind == 'kernel'")["name"].map(tokgen.profiling.short_kernel_name)
             kernels += [{"graph": name, "kernel": k, "launches per replay": int(c)}
                         for k, c in ran.value_counts(sort=False).items()]  # fmt: skip
-        say(f"The kernels of one replay ({len(pool)} products each):\n\n" + table(pd.DataFrame(kernels)))
+        say(f"The kernels of one replay ({repeats} products each):\n\n" + table(pd.DataFrame(kernels)))
 else:
     say("*Kernels are timed on a GPU: run this cell there.*")
 

@@ -38,6 +38,7 @@ import tokgen
 from tokgen.display import say, speedup_text, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 slices = tokgen.load("13_slices", DATA_DIR)
 gbs = dict(zip(slices["gpu_sms"].astype(int), slices["copy_gbs"]))
 try:

@@ -36,6 +36,7 @@ from tokgen.display import say, table
 from tokgen.voice import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
+print(tokgen.describe_environment())  # where this page's live numbers were measured
 gains = tokgen.claims.deferred_stop_gains(DATA_DIR)
 gains["deferred vs sync"] = [speedup_text(g) for g in gains.to_dict("records")]
 

@@ -204,3 +204,44 @@ def test_the_floor_table_sets_medians_over_the_rounds_every_variant_ran_against_
     floors = bandwidth.floor_table(timed, tiny, 100.0).set_index("variant")
     assert floors.at["kv", "median_ms"] == pytest.approx(2.35) and floors.at["naive", "median_ms"] == 1.0
     assert floors.at["kv", "times_task_floor"] == pytest.approx(2.35 / floors.at["kv", "task_floor_ms"])
+
+
+def test_cache_bytes_per_row_is_what_each_row_adds_to_a_generation(tiny):
+    """Per row, N steps write one position each and read 0, 1, ..., N-1 cached ones: (N + N(N-1)/2)
+    positions of K and V in every layer; a generation's bytes are the weights' plus B times that."""
+    cfg, n = tiny.config, 10
+    per_position = 2 * cfg.n_layer * cfg.n_embd * 4  # K and V, all layers, one row, fp32
+    assert bandwidth.cache_bytes_per_row(tiny, n) == per_position * (n + n * (n - 1) // 2)
+    weights = n * bandwidth.weight_bytes_per_step(tiny)
+    for b in (1, 3, 32):
+        assert bandwidth.generation_bytes(tiny, b, n) == weights + b * bandwidth.cache_bytes_per_row(tiny, n)
+
+
+def test_product_graph_replays_a_given_linear_through_the_pool_as_it_does_f_linear(monkeypatch):
+    """Solution 12 times a compiled product as notebook 12 times cuBLAS's: the given `linear` is called
+    `PRODUCT_REPEATS` times per replay with the rows, each pool weight in turn and the bias; F.linear is
+    not called; a split sum cannot take a `linear`."""
+    from types import SimpleNamespace
+
+    calls, f_linear, made = [], [], []
+
+    def randn(*size, device):
+        made.append(torch.empty(*size))
+        return made[-1]
+
+    monkeypatch.setattr(bandwidth, "torch", SimpleNamespace(randn=randn, device=lambda name: name, cuda=SimpleNamespace(
+        get_device_properties=lambda device: SimpleNamespace(L2_cache_size=1000))))  # fmt: skip
+    monkeypatch.setattr(bandwidth, "F", SimpleNamespace(linear=lambda x, w, b: f_linear.append(1)))
+    monkeypatch.setattr(bandwidth, "require_cuda", lambda what: None)
+    monkeypatch.setattr(bandwidth, "capture", lambda products, warmups: products() or SimpleNamespace(replay=products))
+    replay = bandwidth.product_graph(3, 8, 4, linear=lambda x, w, b: calls.append((x, w, b)))
+    repeats, pool = bandwidth.PRODUCT_REPEATS, 16  # ⌈2 × 1000 / (8 × 4 × 4)⌉ weights
+    assert repeats == 48 and f_linear == []
+    assert len(calls) == 2 * repeats  # the capture's call and the untimed warm-up replay
+    replay()
+    last = calls[-repeats:]
+    weights, bias, x = made[:pool], made[pool], made[pool + 1]
+    assert all(c[0] is x and c[2] is bias for c in last)
+    assert [c[1].data_ptr() for c in last] == [weights[i % pool][0].data_ptr() for i in range(repeats)]
+    with pytest.raises(ValueError, match="splits must be 1, got 2"):
+        bandwidth.product_graph(3, 8, 4, splits=2, linear=lambda x, w, b: None)

@@ -1024,7 +1024,7 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
-    assert c["measured"].endswith("; the windows disagree: partly in 1, not reproduced in 2")
+    assert c["measured"].endswith("; the windows disagree: partly in 1 window (0), not reproduced in 2 windows (1, 2)")
     windows_profile(tmp_path, [(150.0, 140.0), (160.0, 150.0)])  # no cause in either window
     assert claim(6, tmp_path, resamples=4)["verdict"] == NOT
 
@@ -1071,11 +1071,16 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
         "step's last GPU operation; eager, B=16, profiled, median and range over 3 windows, interleaved, every window "
         f"judged; the article: ~110 µs); {claims.SHARED_WORDS}: 150 µs (110–160) with the sync, 140 µs (20–150) with "
         "no stop check; no-check / sync per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
-        "nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); the windows disagree: reproduced in 1, not "
-        "reproduced in 2")  # fmt: skip
+        "nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); the windows disagree: reproduced in 1 window "
+        "(0), not reproduced in 2 windows (1, 2)")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     v = verdict(7, tmp_path)
     assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(NOISY, FASTER)))  # one comparison open, then both
+    assert verdict(7, tmp_path).reason.endswith("eager gap and a comparison it needs is undecided (see measured)")
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(NOISY, NOISY)))
+    assert verdict(7, tmp_path).reason.endswith("eager gap and 2 comparisons it needs are undecided (see measured)")
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     windows_profile(tmp_path, [(150.0, 20.0), (150.0, 140.0), (160.0, 150.0)], piped=70.0,
                     overheads=[(20.0, 30.0), (20.0, 90.0), (-30.0, 60.0)])  # fmt: skip
     assert verdict(7, tmp_path) == REPRODUCED  # halved in every window: 70 <= 75

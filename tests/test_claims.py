@@ -1168,3 +1168,98 @@ def test_the_slice_sized_to_the_l40s_compute_reads_this_gpus_measured_rate_and_s
     for missing in (None, float("nan")):
         sms, said = compute_slice(missing, 132)
         assert sms is None and "not measured" in said
+
+
+def test_why_counts_the_undecided_comparisons_not_the_verdicts_still_open(tmp_path):
+    """rvB N1: claim 9 with no-check faster (real) in both models and one stream against two undecided in both is
+    open between reproduced and partly (two verdicts) on two undecided comparisons: plural. With one of the two
+    stream comparisons decided (faster), one comparison is undecided: singular. And a verdict that turns on a
+    single comparison while three verdicts stay open (claim 10's interval holding both ×2.5 and ×4) is singular."""
+    from tokgen.claims import PARTLY, REPRODUCED, Undecided, _combine
+
+    assert _combine(True, True, None, None, core=(0, 1)).open_parts == 2
+    assert _combine(True, True, True, None, core=(0, 1)).open_parts == 1
+    assert _combine(False, None, None).open_parts == 2  # partly or not: both open parts can tip it
+    assert _combine(None, False, None, core=(0,)).open_parts == 1  # the last part cannot change it: not counted
+    assert Undecided([REPRODUCED, PARTLY], {REPRODUCED, PARTLY}).open_parts == 1  # made elsewhere: one comparison
+    mixed = [100.0, 112, 90, 115, 88, 105, 95, 120, 85, 100]
+    pipelined = [result(v, [100.0] * 10) for v in ("pipelined_static", "compiled pipelined_static")]
+    no_check = [result(v, [80.0] * 10) for v in ("kv_static_no_check", "compiled kv_static_no_check")]
+    rows("07_pipelining", tmp_path / "two", pipelined + no_check
+         + [result(v, mixed) for v in ("pipelined_static_1stream", "compiled pipelined_static_1stream")])  # fmt: skip
+    c = claims_table(tmp_path / "two").set_index("#").loc[9]
+    assert c["verdict"] == "inconclusive", c["measured"]
+    assert c["why"] == ("comparisons it needs are undecided (see measured); whichever way they fall, the claim is "
+                        "reproduced or partly")  # fmt: skip
+    rows("07_pipelining", tmp_path / "one", pipelined + no_check
+         + [result("pipelined_static_1stream", mixed), result("compiled pipelined_static_1stream", [80.0] * 10)])
+    c = claims_table(tmp_path / "one").set_index("#").loc[9]
+    assert c["why"] == ("a comparison it needs is undecided (see measured); whichever way it falls, the claim is "
+                        "reproduced or partly")  # fmt: skip
+    naive = [500.0] * 10
+    best = [500.0 / r for r in (1.6, 6.0, 2.0, 5.5, 2.4, 5.0, 3.0, 4.5, 1.8, 6.5)]  # an interval over ×2.5 and ×4
+    rows("07_pipelining", tmp_path / "wide", [result("naive", naive), result("compiled pipelined_static", best)])
+    c = claims_table(tmp_path / "wide").set_index("#").loc[10]
+    assert c["why"] == ("a comparison it needs is undecided (see measured): as it falls, the claim can be reproduced, "
+                        "partly or not reproduced"), c["measured"]  # fmt: skip
+
+
+def profile06(tmp_path, windows, sync_columns=True):
+    """Notebook 06's table, a row per generator per window from (idle gap with the sync, its time from the shared
+    work, the no-check time) per window: the synchronous step runs 4 more GPU operations (352 against 348), so its
+    time from the shared work is `from_op_5`; with `sync_columns`, the synchronous generator's recorded sync wait
+    per window (18 steps each, none with work queued, the sync 20, 22 and 18 µs)."""
+    items = []
+    for w, (gap, shared, none) in enumerate(windows):
+        wait = {"sync_steps": 18, "sync_us": (20.0, 22.0, 18.0)[w % 3], "sync_queued_us": 0.0, "sync_queued_steps": 0,
+                "sync_idle_steps": 18, "sync_late_us": 15.0, "copy_call_us": 40.0, "copy_done_us": -1.0,
+                "after_copy_us": (20.0, 22.0, 18.0)[w % 3]}  # fmt: skip
+        items += [{"variant": "kv_static", "status": "ok", "idle_gap_median_us": gap, "batch_size": 16, "window": w,
+                   "kernels_per_step": 352.0, "from_op_5_median_us": shared, **(wait if sync_columns else {})},
+                  {"variant": "kv_static_no_check", "status": "ok", "idle_gap_median_us": none, "batch_size": 16,
+                   "window": w, "kernels_per_step": 348.0, "from_op_1_median_us": none}]  # fmt: skip
+    rows("06_eos_sync_profile", tmp_path, items)
+
+
+def test_claim_6_counts_each_verdict_with_its_windows_numbers_and_says_more_windows_cannot_settle_a_split(tmp_path):
+    """rvA M1 and S1: window 1's no-check time is a third of the sync's shared time (the cause, at a gap of 300 µs,
+    outside ×2 of 110: partly), windows 0 and 2 leave more than half (not reproduced). The verdicts are counted
+    with their windows' numbers, and the rule (every window alike) cannot be settled by adding windows."""
+    from tokgen.claims import claim
+
+    profile06(tmp_path, [(300.0, 500.0, 300.0), (300.0, 600.0, 200.0), (300.0, 500.0, 320.0)])
+    c = claim(6, tmp_path, resamples=0)
+    assert c["verdict"] == "inconclusive"
+    assert c["measured"].endswith("; the windows disagree: partly in 1 window (1), not reproduced in 2 windows (0, 2)")
+    assert c["why"] == ("its profiled windows disagree (see measured): its rule asks for the same verdict in every "
+                        "window, so more windows cannot settle it; only a run whose windows all give one verdict "
+                        "would; whichever way it falls, the claim is partly or not reproduced")  # fmt: skip
+    assert "would decide it" not in c["why"]
+    # window 0 without its no-check row: the pairs are windows 1-3, named by the table's numbers, not their places
+    profile06(tmp_path, [(300.0, 500.0, 300.0), (300.0, 500.0, 300.0), (300.0, 600.0, 200.0), (300.0, 500.0, 320.0)])
+    path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    table = pd.read_csv(path)
+    table[~((table["window"] == 0) & (table["variant"] == "kv_static_no_check"))].to_csv(path, index=False)
+    assert claim(6, tmp_path, resamples=0)["measured"].endswith(
+        "; the windows disagree: partly in 1 window (2), not reproduced in 2 windows (1, 3)")
+
+
+def test_claim_6_says_the_measured_sync_wait_beside_a_test_of_the_whole_stop_check(tmp_path):
+    """rvA S2: the cause test weighs the whole stop check (launches and `.item()`), and the synchronize's own wait,
+    where the table records it, is said beside it, not judged: the median of the windows' medians (20 of 18, 20,
+    22), their range and the queued steps summed over the windows (0 of 3 × 18); a table without the sync columns
+    says neither, and the verdict is the same."""
+    from tokgen.claims import claim
+
+    windows = [(110.0, 110.0, 20.0), (120.0, 120.0, 30.0), (100.0, 100.0, 40.0)]  # the cause in every window
+    profile06(tmp_path / "with", windows)
+    c = claim(6, tmp_path / "with", resamples=0)
+    assert c["verdict"] == "reproduced"
+    assert c["measured"].endswith(
+        "; the cause test weighs the whole stop check (its GPU operations' launches and `.item()`'s copy and "
+        "synchronize calls), not the synchronize's wait alone; the synchronize after the flag's copy, measured, not "
+        "judged: 20.0 µs per step (the median of 3 windows' medians; range 18.0–22.0), with GPU work still queued "
+        "when the host issued the copy in 0 of 54 steps")  # fmt: skip
+    profile06(tmp_path / "without", windows, sync_columns=False)
+    c = claim(6, tmp_path / "without", resamples=0)
+    assert c["verdict"] == "reproduced" and "synchronize" not in c["measured"]

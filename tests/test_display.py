@@ -208,11 +208,14 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     assert ("pipelining does not close half of the gap before a step (the gap pipelined is larger than with the "
             "sync in the one window by "
             "20 µs or more, but one window cannot show a direction); the generator without any stop check was not "
-            "profiled here, so how much of the time before a step the stop check and its sync open is not "
+            "profiled here, so how much of the time before a step the stop check "
+            "(its launches and `.item()`) opens is not "
             "measured.") in eager06  # fmt: skip
-    assert "the sync open" not in eager06.replace("the stop check and its sync open is not measured", "")
+    assert "the sync open" not in eager06.replace("the stop check (its launches and `.item()`) opens is not measured",
+                                                  "")
     summary = gap_summary(gaps)
-    assert "how much of the time before a step the stop check and its sync open is not measured" in summary
+    assert ("how much of the time before a step the stop check (its launches and `.item()`) opens is not "
+            "measured") in summary
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
                             "batch_size": [32, 32]})  # fmt: skip
     text = pipelined_gap(profile.assign(**this_run(), batch_size=16), results)
@@ -500,21 +503,23 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert eager == ("Eager: the GPU idles 90% of the window; the gap before a step is 250.0 µs with the sync, "
                      f"200.0 µs with no stop check at all and 450.0 µs pipelined; {SHARED}, 250.0 µs with the sync and "
                      "200.0 µs with no stop check: without any stop check more than half of that time remains: "
-                     "the stop check and its sync do not open most of it (the time from the shared work without "
+                     "the stop check "
+                     "(its launches and `.item()`) does not open most of it (the time from the shared work without "
                      "any stop check is "
                      "smaller than with the sync in "
                      "the one window by 20 µs or more, but one window cannot show a direction); pipelining does not "
                      "close half of the gap before a step (the gap pipelined is larger than with the sync in the one "
                      "window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
     assert ("499.0 µs with no stop check: without any stop check at most half of that time remains: the stop "
-            "check and its sync open most of it; pipelining does not close half of the gap before a step (the "
-            "gap pipelined is "
+            "check "
+            "(its launches and `.item()`) opens most of it; pipelining does not close half of the gap before a step "
+            "(the gap pipelined is "
             "smaller") in compiled  # fmt: skip
     summary = gap_summary(gaps)
     assert ("; compiled, of the time before a step, from the work the steps share, at most half remains without "
-            "any stop check: the stop check and its sync open") in summary  # fmt: skip
+            "any stop check: the stop check (its launches and `.item()`) opens") in summary  # fmt: skip
     assert ("; eager, of the time before a step, from the work the steps share, more than half remains without "
-            "any stop check: the stop check and its sync do not open") in summary  # fmt: skip
+            "any stop check: the stop check (its launches and `.item()`) does not open") in summary  # fmt: skip
     # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and at least 20 µs with the sync
     edge = idle_gaps(with_shared(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0])))
     assert list(edge["sync_causes"]) == [True, False]
@@ -527,7 +532,8 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     old = gap_takeaway(idle_gaps(profile).iloc[0])  # a table from before those columns: no cause said
     assert old.endswith("no time from the work the steps share is recorded for this pair (a table recorded before "
                         "it, or a synchronous step whose extra GPU operations are no whole count from 1 to 7), so how "
-                        "much of the time before a step the stop check and its sync open is not measured.")
+                        "much of the time before a step the stop check "
+                        "(its launches and `.item()`) opens is not measured.")
     # the direction clause reads the same times as the test: here the no-check gap is larger after each step's last
     # operation (300 against 200 µs) but smaller from the shared work (100 against 300 µs)
     basis = with_shared(profile.assign(idle_gap_median_us=[200.0, 300.0, 450.0, 1000.0, 499.0, 660.0]))
@@ -554,8 +560,9 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     assert ("155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 "
             f"profiled windows); {SHARED}, 155.0 µs with the sync and 124.0 µs with no stop check: the 3 profiled "
             "windows disagree: without any stop check at most half of that time remains in 1 of them, so "
-            "whether the stop check and its sync open most of it is not decided") in text  # fmt: skip
-    assert "eager, the profiled windows disagree on whether the stop check and its sync open" in gap_summary(gaps)
+            "whether the stop check (its launches and `.item()`) opens most of it is not decided") in text  # fmt: skip
+    assert ("eager, the profiled windows disagree on whether the stop check (its launches and `.item()`) "
+            "opens") in gap_summary(gaps)
 
 
 def test_pipelining_closes_the_gap_only_where_every_window_says_so():
@@ -843,7 +850,8 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "Eager: the GPU idles 90% of the window; the gap before a step is 239.0 µs with the sync, 258.0 µs with no "
         f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 239.0 µs with the "
         "sync and 258.0 µs with no stop check: without any stop check more than half of that time remains in "
-        "every window: the stop check and its sync do not open most of it (the time from the shared work "
+        "every window: the stop check "
+        "(its launches and `.item()`) does not open most of it (the time from the shared work "
         "without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
         "as none); pipelining does not close half of the gap before a step (the gap pipelined is larger than "
@@ -854,7 +862,8 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "Compiled: the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, 691.0 µs with no "
         f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 763.0 µs with the "
         "sync and 691.0 µs with no stop check: without any stop check more than half of that time remains in "
-        "every window: the stop check and its sync do not open most of it (the time from the shared work "
+        "every window: the stop check "
+        "(its launches and `.item()`) does not open most of it (the time from the shared work "
         "without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
         "as none); pipelining does not close half of the gap before a step (the gap pipelined and the one with "
@@ -863,7 +872,8 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
     assert gap_summary(gaps) == (
         "The per-step `.item()` synchronizes the host with the GPU at every step boundary (what it waited for is not "
         "measured here); eager and compiled, of the time before a step, from the work the steps share, more "
-        "than half remains without any stop check: the stop check and its sync do not open most of it (see the "
+        "than half remains without any stop check: the stop check "
+        "(its launches and `.item()`) does not open most of it (see the "
         "takeaways above for "
         "each model's gaps).")  # fmt: skip
     for text in (gap_takeaway(eager), gap_takeaway(compiled), gap_summary(gaps)):
@@ -1104,3 +1114,91 @@ def test_slope_text_reads_a_sequential_table_over_its_shared_rounds_with_a_range
     assert low < high  # resampled, not the one slope every draw
     fixed = _kv_rows(noisy, 10).drop(columns=["looks", "shared_runs"])
     assert (low, high) == tuple(round(x, 2) for x in display.slope_range(fixed))
+
+
+def test_rank_label_marks_a_shared_rank_with_an_equals_sign():
+    assert display.rank_label({"rank": 1, "tied": True, "variant": "a"}) == "1=  a"
+    assert display.rank_label({"rank": 5, "tied": False, "variant": "b"}) == "5  b"
+    ranked = pd.DataFrame({"variant": ["a", "b", "c"], "rank": [1, 1, 3], "tied": [True, True, False]})
+    assert list(ranked.apply(display.rank_label, axis=1)) == ["1=  a", "1=  b", "3  c"]
+
+
+def kernel_rows(variant, durations, owns):
+    return pd.DataFrame({"variant": variant, "kind": [f"k{i}" for i in range(len(owns))],
+                         "us_per_token": durations, "own_us_per_token": owns})  # fmt: skip
+
+
+def test_durations_overlap_reads_from_the_kernel_table_whether_kernels_were_launched_early():
+    """PDL (compute capability ≥ 9): durations 102 µs against 100 µs of own time, over the 1% share;
+    without it they are equal (100.5 against 100 is within 1%); a variant not in the table: no."""
+    kernels = pd.concat([kernel_rows("pdl", [60.0, 42.0], [50.0, 50.0]),
+                         kernel_rows("plain", [50.0, 50.5], [50.0, 50.0])])  # fmt: skip
+    assert display.durations_overlap(kernels, "pdl") is True
+    assert display.durations_overlap(kernels, "plain") is False
+    assert display.durations_overlap(kernels, "absent") is False
+
+
+def test_fusing_split_text_says_the_prefetch_only_where_the_unfused_kernels_overlapped():
+    a = pd.Series({"busy_us": 582.0, "products_us": 343.0, "other_us": 238.0}, name="u")
+    b = pd.Series({"busy_us": 517.0, "products_us": 419.0, "other_us": 98.0}, name="f")
+    head = ("Fusing (`u` → `f`), per step: the GPU's busy time 582 → 517 µs (-65; one profile each, not a paired "
+            "speed-up); the products' own time 343 → 419 µs and the other kernels' 238 → 98 µs")  # fmt: skip
+    on, off = display.fusing_split_text(a, b, True), display.fusing_split_text(a, b, False)
+    assert on.startswith(head + ". That split is not fusing's effect alone") and "prefetch" in on
+    assert off == head + " (the unfused run's kernels did not overlap: none was launched early, so none prefetched)."
+
+
+def test_is_h100_sxm_from_the_gpu_name():
+    assert display.is_h100_sxm("NVIDIA H100 80GB HBM3") and display.is_h100_sxm("NVIDIA H100 SXM5 80GB")
+    for other in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA L4", "NVIDIA A100-SXM4-80GB", "NVIDIA H200", None):
+        assert not display.is_h100_sxm(other), other
+
+
+def crossover(gpu="NVIDIA H100 80GB HBM3", measured=True, cache_row_bytes=1e8):
+    """10 ms of weights, 0.05 ms of arithmetic per row at 400 TFLOP/s: the crossover at B = 200, at
+    a 500 TFLOP/s datasheet rate 250; at 1000 GB/s, 1e8 cache bytes per row take 0.1 ms."""
+    return display.crossover_text(gpu=gpu, gbs=1000.0, steps=100, tflops=400.0 if measured else 500.0,
+                                  measured=measured, datasheet_tflops=500.0, weights_ms=10.0, arithmetic_row_ms=0.05,
+                                  cache_row_bytes=cache_row_bytes, cache_share=(256, 0.66))  # fmt: skip
+
+
+def test_crossover_text_sets_the_datasheet_rate_beside_only_on_an_h100_sxm():
+    first, _ = crossover()
+    assert first == ("Bandwidth 1,000 GB/s (NVIDIA H100 80GB HBM3), N = 100, arithmetic at the measured 400 TFLOP/s "
+                     "(fp32 with TF32, notebook 12): the arithmetic takes longer than reading the weights from B ≈ 200 "
+                     "on (B ≈ 250 at an H100 SXM's datasheet 500 TFLOP/s). The cache's bytes grow with B as well: at "
+                     "B = 256 they are 66% of the floor.")  # fmt: skip
+    l4, _ = crossover(gpu="NVIDIA L4")
+    assert "datasheet" not in l4 and "from B ≈ 200 on. The cache's" in l4
+    hybrid, _ = crossover(gpu="NVIDIA L4", measured=False)
+    assert "500 TFLOP/s (an H100 SXM's datasheet TF32 rate with this card's bandwidth: notebook 12 recorded no " \
+           "measured one)" in hybrid  # fmt: skip
+    assert "with this card's bandwidth" not in crossover(measured=False)[0]
+
+
+def test_crossover_text_sets_each_rows_cache_bytes_against_its_arithmetic():
+    """0.1 ms of cache per row against 0.05 ms of arithmetic: never overtaken; 2e7 bytes (0.02 ms): the
+    whole floor 10 + 0.02 B is overtaken by 0.05 B from B = 10 / 0.03 ≈ 333."""
+    _, bytes_win = crossover()
+    assert bytes_win == ("Per row of the batch, a generation of N = 100 moves 100.0 MB of cache (0.100 ms at 1,000 "
+                         "GB/s) and computes 0.050 ms of arithmetic: each row adds more bytes' time than arithmetic, "
+                         "so the whole floor (weights and cache) is set by bytes at every B at this N; only the "
+                         "weights' part is overtaken, from B ≈ 200.")  # fmt: skip
+    _, overtaken = crossover(cache_row_bytes=2e7)
+    assert overtaken.endswith("(0.020 ms at 1,000 GB/s) and computes 0.050 ms of arithmetic: the arithmetic overtakes "
+                              "the whole floor (weights and cache) from B ≈ 333 on, later than the weights alone "
+                              "(B ≈ 200).")  # fmt: skip
+
+
+def test_kind_change_text_names_the_kind_that_changed_most_only_above_one_percent_of_the_busy_time():
+    kinds = ["products", "attention", "other"]
+    own = pd.DataFrame({"base": [60.0, 30.0, 10.0], "small": [60.5, 30.0, 9.8], "large": [60.0, 33.0, 10.0]},
+                       index=kinds)  # fmt: skip
+    count = pd.DataFrame({"base": [4.0, 2.0, 1.0], "small": [4.0, 2.0, 1.0], "large": [4.0, 3.0, 1.0]}, index=kinds)
+    small = display.kind_change_text(own, count, "base", "small")
+    assert small == ("* small: the GPU is busy 100 µs per token (+0 µs; one profile each, not a paired speed-up); "
+                     "no kind's own time changed by 1% of the busy time or more; kernels per token unchanged.")
+    large = display.kind_change_text(own, count, "base", "large")
+    assert large == ("* large: the GPU is busy 103 µs per token (+3 µs; one profile each, not a paired speed-up); the "
+                     "kind that changed most: attention (+3.0 µs); kernels per token that changed: attention 2.0 → "
+                     "3.0.")  # fmt: skip

@@ -383,6 +383,15 @@ def test_solution_08_takes_batch_sizes_that_include_the_reference_sweeps_largest
     assert row["status"] == "ok", row.get("error")
 
 
+@pytest.mark.parametrize("path", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
+def test_a_solution_prints_where_it_ran_right_after_its_parameters_are_checked(path):
+    """A solution's live numbers are in no CSV: the page itself names the GPU, versions and commit
+    (review r10: solutions 06, 07, 10 and 12 printed measurements with no provenance)."""
+    code = [c.source for c in jupytext.read(path).cells if c.cell_type == "code"]
+    setup = next(c for c in code if "PARAMS = tokgen.check_parameters(globals())" in c)
+    assert "print(tokgen.describe_environment())" in setup
+
+
 def test_every_solution_belongs_to_a_notebook():
     assert {p.stem for p in SOLUTIONS} <= set(NAMES)
 

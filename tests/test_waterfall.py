@@ -463,3 +463,36 @@ def test_profile_generation_settles_after_each_of_its_two_sessions(monkeypatch):
     monkeypatch.setattr(waterfall, "settle_profiler", lambda device="cuda": log.append("settle"))
     got, _ = waterfall.profile_generation(lambda: log.append("run"))
     assert got is events and log == ["enter", "run", "exit", "settle"] * 2
+
+
+def test_the_basis_column_says_which_terms_are_derived_from_measurements():
+    """The floor, the arithmetic, the kernels' extra bytes and the small copies are derived (bytes or
+    operations at a measured rate, the copy curve interpolated); the timeline's terms are measured; the
+    status column keeps "measured" for every term with a value."""
+    w = measured_table()
+    derived = {waterfall.FLOOR: "derived (bytes at the measured copy bandwidth)",
+               waterfall.COMPUTE: "derived (operations at the measured TF32 rate)",
+               waterfall.EXTRA_BYTES: "derived (bytes at the measured copy bandwidth)",
+               waterfall.SMALL: "derived (measured copy curve, interpolated at each kernel's bytes)",
+               waterfall.KERNELS: "measured own times minus the derived terms above"}  # fmt: skip
+    assert w.loc[list(derived), "basis"].to_dict() == derived
+    timed = [waterfall.GAPS, waterfall.STOP_GPU, waterfall.LAUNCH, waterfall.AROUND, waterfall.HOST]
+    assert (w.loc[timed, "basis"] == "measured").all()
+    assert w.loc[waterfall.REMAINDER, "basis"] == "remainder" and w.loc[waterfall.TOTAL, "basis"] == "total"
+    assert (w.loc[list(waterfall.TERMS), "status"] == "measured").all()
+    missing = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, errors={"timeline": "no GPU"})
+    assert missing.set_index("term").loc[waterfall.GAPS, "basis"] == waterfall.NOT_MEASURED
+    assert waterfall.STOP_GPU == "the stop flag's copy (D2H) after each replay"
+
+
+def test_the_kernels_note_names_programmatic_dependent_launch_only_where_durations_overlap():
+    """Without PDL (below compute capability 9) a kernel's duration is its exclusive time: the note says
+    that no duration overlaps, and names no launch mechanism."""
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    k = waterfall.kernel_table(t["kernels"], CALLS, 1.0, CURVE)
+    k = k.assign(duration_ms=k["own_ms"])  # no kernel waited inside its duration
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, timeline=t,
+                                  wall_profiled_ms=0.1).set_index("term")  # fmt: skip
+    note = w.loc[waterfall.KERNELS, "note"]
+    assert note == "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
+    assert "programmatic" in measured_table().loc[waterfall.KERNELS, "note"]  # 0.002 ms overlap: PDL named

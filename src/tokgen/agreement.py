@@ -4,7 +4,8 @@ On the article's batch (every row starts from BOS, so every row is the same sequ
 generator must return exactly the naive generator's tokens, early stops included. On distinct
 prompts, two correct implementations can round differently (TF32 products by other kernels, sums
 in another order) and pick the reference's second-best token where its two best logits nearly
-tie. The rule, the one vLLM's `check_logprobs_close` uses, with a tolerance we measure:
+tie. The rule is modelled on vLLM's `check_logprobs_close` (stop comparing at a row's first
+difference, which must be a top candidate); the runner-up and the tolerance, which we measure, are ours:
 
 * the prompt column is equal, and each row is equal up to its first difference;
 * at a row's first difference the token chosen is the reference's runner-up there, and the

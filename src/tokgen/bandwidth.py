@@ -63,6 +63,14 @@ def generation_bytes(model, batch_size: int, max_seqlen: int, kv_read: str = "fi
     return total
 
 
+def cache_bytes_per_row(model, max_seqlen: int) -> int:
+    """The KV cache's bytes that one row of the batch adds to a generation of `max_seqlen` steps
+    reading the filled positions (`generation_bytes` "filled": each step writes its keys and values
+    and reads those cached before): `generation_bytes` grows by this much per row, the weights'
+    bytes not at all (solution 12_speed_of_light, exercise 1)."""
+    return generation_bytes(model, 1, max_seqlen) - max_seqlen * weight_bytes_per_step(model)
+
+
 # the steps of generate_graph whose attention reads the filled slots only (our Triton kernel);
 # "transformers" and "handwritten" (without filled_only) attend over every slot of their cache
 FILLED_STEPS = {"triton", "fused"}
@@ -281,7 +289,11 @@ def gpt2_products(model) -> dict[str, tuple[int, int]]:
     }
 
 
-def product_graph(rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = 48):
+PRODUCT_REPEATS = 48  # products per replay of `product_graph`: the launch and timing cost of a replay is shared by them
+
+
+def product_graph(rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = PRODUCT_REPEATS,
+                  linear=None):  # fmt: skip
     """A CUDA graph's replay of `repeats` fp32 products of `rows` rows through an (out, in) weight,
     warmed up (notebook 12_speed_of_light).
 
@@ -289,11 +301,16 @@ def product_graph(rows: int, in_features: int, out_features: int, *, splits: int
     Python), each reading its own weight from a pool over twice the size of the L2 cache, so the
     weights come from DRAM. `splits` > 1 cuts the sum over `in_features` into that many products
     run as one batched product (`torch.bmm`): more output tiles for the GPU's multiprocessors to
-    share; adding up the partial results afterwards is not timed.
+    share; adding up the partial results afterwards is not timed. `linear` (default `F.linear`)
+    computes each undivided product, `linear(x, w, bias)`: solution 12 passes a compiled one, timed
+    like cuBLAS's.
     """
     require_positive(rows=rows, in_features=in_features, out_features=out_features, splits=splits, repeats=repeats)
     if in_features % splits:
         raise ValueError(f"splits={splits} does not divide in_features={in_features}")
+    if linear is not None and splits != 1:
+        raise ValueError(f"linear computes an undivided product: splits must be 1, got {splits}")
+    linear = F.linear if linear is None else linear
     require_cuda("timing a matrix product")
     device = torch.device("cuda")
     l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20)
@@ -310,7 +327,7 @@ def product_graph(rows: int, in_features: int, out_features: int, *, splits: int
         for i in range(repeats):
             w = pool[i % len(pool)]  # (splits, out, in/splits)
             if splits == 1:
-                F.linear(x, w[0], bias)
+                linear(x, w[0], bias)
             else:
                 torch.bmm(xs, w.transpose(1, 2))
 
@@ -320,7 +337,7 @@ def product_graph(rows: int, in_features: int, out_features: int, *, splits: int
 
 
 def product_times(
-    rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = 48, runs: int = 20
+    rows: int, in_features: int, out_features: int, *, splits: int = 1, repeats: int = PRODUCT_REPEATS, runs: int = 20
 ) -> list[float]:
     """Microseconds per product of `product_graph`'s replay, one value per run (notebook 12_speed_of_light)."""
     require_positive(runs=runs)
@@ -339,7 +356,7 @@ def time_products(
     goes to `record` (notebook 12_speed_of_light)."""
     require_positive(runs=runs)
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
-    rng, repeats = random.Random(seed), 48
+    rng, repeats = random.Random(seed), PRODUCT_REPEATS
     out = []
     for name, (k, n) in gpt2_products(model).items():
         shapes, replays = [], {}

@@ -16,8 +16,10 @@ import pandas as pd
 
 from .gaps import (
     SHARED_WORDS,
+    STOP_CHECK_TESTED,
     agreed,
     closes_gap,
+    counted_windows,
     direction,
     direction_text,
     half_shares,
@@ -26,6 +28,7 @@ from .gaps import (
     shared_gaps,
     shared_windows,
     sync_opens_gap,
+    sync_wait_words,
     window_gaps,
 )
 from .gpu_slice import bracketing
@@ -172,20 +175,27 @@ def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
         return REPRODUCED if all(ps) else PARTLY if any(ps) else NOT
 
     open_ = [i for i, p in enumerate(parts) if p is None]
-    verdicts = set()
+    verdicts, by_fill = set(), {}
     for fills in itertools.product((True, False), repeat=len(open_)):  # each way the open parts can fall
         filled = dict(zip(open_, fills))
-        verdicts.add(verdict([filled.get(i, p) for i, p in enumerate(parts)]))
-    return verdicts.pop() if len(verdicts) == 1 else Undecided([REPRODUCED, PARTLY, NOT], verdicts)
+        by_fill[fills] = verdict([filled.get(i, p) for i, p in enumerate(parts)])
+        verdicts.add(by_fill[fills])
+    if len(verdicts) == 1:
+        return verdicts.pop()
+    # the open parts the verdict turns on: flipping that part alone changes it for some fill of the others
+    needed = sum(any(v != by_fill[f[:j] + (not f[j],) + f[j + 1:]] for f, v in by_fill.items())
+                 for j in range(len(open_)))  # fmt: skip
+    return Undecided([REPRODUCED, PARTLY, NOT], verdicts, open_parts=needed)
 
 
 class Undecided(str):
     """UNDECIDED, knowing the verdicts it could still become (`between`) (notebook 01_naive)."""
 
-    def __new__(cls, order: list[str], possible: set[str], reason: str = ""):
+    def __new__(cls, order: list[str], possible: set[str], reason: str = "", open_parts: int = 1):
         self = super().__new__(cls, UNDECIDED)
         self.between = [v for v in order if v in possible]
         self.reason = reason  # why it is undecided, where not a comparison (`claim` says it instead)
+        self.open_parts = open_parts  # how many undecided comparisons it turns on (`_combine` counts them)
         return self
 
 
@@ -426,9 +436,11 @@ def _profile_batch(profile: pd.DataFrame) -> str:
 
 def _claim_6(tables):
     """Claim 6 per profiled window: the cause (`sync_opens_gap` on `shared_gaps`: the time before a step from
-    the work the synchronous step shares with the one without a check) and the size (the idle gap before a step
-    with the sync, from its last operation, within ×2 of ~110 µs); the windows' common verdict decides it
-    (`agreed`), windows that disagree leave it undecided."""
+    the work the synchronous step shares with the one without a check, so the whole stop check, its launches and
+    `.item()`, is what the test weighs) and the size (the idle gap before a step with the sync, from its last
+    operation, within ×2 of ~110 µs); the windows' common verdict decides it (`agreed`), windows that disagree
+    leave it undecided, each verdict counted with its windows' numbers. Beside it, not judged: the synchronize's
+    own measured wait per window (`sync_wait_words`), where the table records it."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
@@ -441,6 +453,7 @@ def _claim_6(tables):
     common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     s_shared, n_shared = [s for s, _ in shared], [n for _, n in shared]
+    windows = shared_windows(profile)
 
     def spread(values):
         return f"{values[0]:.0f} µs" if len(values) == 1 else (
@@ -452,11 +465,15 @@ def _claim_6(tables):
     measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
                 f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); {SHARED_WORDS}: "
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
-                f"{half_shares(shared, 'no-check', shared_windows(profile))}")  # fmt: skip
+                f"{half_shares(shared, 'no-check', windows)}")  # fmt: skip
+    if waited := sync_wait_words(profile):
+        measured += f"; {STOP_CHECK_TESTED}; {waited}"
     if common != "split":
         return measured, common, None
-    said = ", ".join(f"{v} in {verdicts.count(v)}" for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)
-    why = "its profiled windows disagree (see measured): more windows would decide it"
+    said = ", ".join(counted_windows(v, [w for w, v_ in zip(windows, verdicts) if v_ == v])
+                     for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)  # fmt: skip
+    why = ("its profiled windows disagree (see measured): its rule asks for the same verdict in every window, so "
+           "more windows cannot settle it; only a run whose windows all give one verdict would")  # fmt: skip
     return f"{measured}; the windows disagree: {said}", Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why), None
 
 
@@ -497,7 +514,9 @@ def _claim_7(tables):
         gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged; {_direction(profile, compiled=True)})"
     verdict = _combine(None if closed in (None, "split") else closed, *oks)
     if verdict == UNDECIDED and closed == "split":  # what is open is the gap, and maybe a comparison too
-        also = " and a comparison it needs is undecided (see measured)" if None in oks else ""
+        n_open = oks.count(None)
+        also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
+                f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
         why = f"the profiled windows disagree on whether pipelining halves the eager gap{also}"
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why)
     return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
@@ -877,12 +896,13 @@ def claim(
         could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
         if reason:  # open for a reason of its own, not a comparison's
             why = reason + (f"; whichever way it falls, the claim is {could}" if len(between) > 1 else "")
-        elif len(between) == 3:
-            why = f"comparisons it needs are undecided (see measured): as they fall, the claim can be {could}"
-        else:
-            why = "a comparison it needs is undecided (see measured)" + (
-                f"; whichever way it falls, the claim is {could}" if between else ""
-            )
+        else:  # singular or plural by the undecided comparisons it turns on, not by the verdicts still open
+            several = getattr(verdict, "open_parts", 1) > 1
+            what, it = ("comparisons it needs are", "they") if several else ("a comparison it needs is", "it")
+            why = f"{what} undecided (see measured)" + (
+                f": as {it} fall{'' if several else 's'}, the claim can be {could}" if len(between) == 3 else
+                f"; whichever way {it} fall{'' if several else 's'}, the claim is {could}" if between else ""
+            )  # fmt: skip
         verdict = INCONCLUSIVE
     elif verdict in (REPRODUCED, PARTLY, NOT) and all(tables.rounds.values()):
         pass  # only sequential runs' rounds (the design's error rates), or none (claim 6): not resampled

@@ -949,3 +949,111 @@ def show_claim(n: int, results_dir: str | Path) -> None:
         f"**Article (claim {n}):** {c['article']}.  \n**Measured:** {c['measured']}.  \n"
         f"**Verdict: {c['verdict']}.**{why}  \nCriterion: {c['criterion']}."
     )
+
+
+# --- helpers introduced in notebooks 10 and 12 and their solutions ---
+
+
+def rank_label(row) -> str:
+    """A y label of a figure in rank order, from `ranking`'s row (rank, tied, variant): "1= `a`" for
+    a rank several variants share, "5 `a`" for one held alone (notebook 10_cuda_graphs)."""
+    return f"{int(row['rank'])}{'=' if row['tied'] else ''}  {row['variant']}"
+
+
+OVERLAP_SHARE = 0.01  # durations that add up to more than the own times by this share overlap (notebook 10)
+
+
+def durations_overlap(kernels: pd.DataFrame, variant: str, share: float = OVERLAP_SHARE) -> bool:
+    """Whether `variant`'s kernels in a kernel table (notebook 10's `10_kernels`: us_per_token,
+    own_us_per_token per kind) have durations that add up to more than their own times by over
+    `share`: kernels launched early by programmatic dependent launch count their wait in their
+    duration, so this reads from the recorded run whether PDL was on for it (compute capability
+    ≥ 9), whichever card reads the table (notebook 12_speed_of_light)."""
+    rows = kernels[kernels["variant"] == variant]
+    return bool(len(rows) and rows["us_per_token"].sum() > (1 + share) * rows["own_us_per_token"].sum())
+
+
+def fusing_split_text(unfused, fused, overlap: bool) -> str:
+    """Fusing's change of the GPU's busy time per step, and of the products' and other kernels' own
+    times, from `products_against_floor`'s rows `unfused` and `fused` (Series named by variant:
+    busy_us, products_us, other_us). Where `overlap` (`durations_overlap` for the unfused run: PDL
+    was on), the unfused product kernel's L2 prefetch sits in the kernel before it's own time, so the
+    split is said not to be fusing's effect alone; without it no kernel prefetches and nothing is
+    added (notebook 12_speed_of_light)."""
+    a, b = unfused, fused
+    text = (f"Fusing (`{a.name}` → `{b.name}`), per step: the GPU's busy time {a.busy_us:.0f} → {b.busy_us:.0f} µs "
+            f"({b.busy_us - a.busy_us:+.0f}; one profile each, not a paired speed-up); the products' own time "
+            f"{a.products_us:.0f} → {b.products_us:.0f} µs and the other kernels' {a.other_us:.0f} → "
+            f"{b.other_us:.0f} µs")  # fmt: skip
+    if overlap:
+        return (text + ". That split is not fusing's effect alone: the unfused run's kernels overlapped (programmatic "
+                "dependent launch), so its product kernels' L2 prefetch, issued before their wait, can fall in the own "
+                "time of the kernel before each, and the fused step's kernels do not prefetch (above).")  # fmt: skip
+    return text + " (the unfused run's kernels did not overlap: none was launched early, so none prefetched)."
+
+
+def is_h100_sxm(gpu) -> bool:
+    """Whether a GPU name (the `gpu` column, `torch.cuda.get_device_name`) is an H100 SXM: "H100" with
+    "SXM" or "HBM3" (the SXM's memory; the PCIe card's is HBM2e) in it (solution 12_speed_of_light)."""
+    name = str(gpu).upper()
+    return "H100" in name and ("SXM" in name or "HBM3" in name)
+
+
+def crossover_text(*, gpu: str, gbs: float, steps: int, tflops: float, measured: bool, datasheet_tflops: float,
+                   weights_ms: float, arithmetic_row_ms: float, cache_row_bytes: float,
+                   cache_share: tuple[int, float]) -> list[str]:  # fmt: skip
+    """Exercise 1 of solution 12_speed_of_light, in two sentences. (1) From which batch size B the
+    arithmetic of a generation of `steps` steps (`arithmetic_row_ms` per row of the batch at
+    `tflops`, measured by notebook 12 or, where `measured` is False, `datasheet_tflops`) takes longer
+    than reading the weights (`weights_ms`), with the cache's share of the floor at a batch
+    (`cache_share`: B, share); beside a measured rate, the crossover at an H100 SXM's datasheet rate
+    only where `gpu` is one (`is_h100_sxm`): elsewhere it would mix this card's bandwidth with another
+    card's rate. (2) Per row, the cache's bytes (`cache_row_bytes`, at `gbs`) against the arithmetic:
+    both grow with B, so where the cache's time per row exceeds the arithmetic's, the whole floor
+    (weights and cache) is never overtaken by the arithmetic at any B; else from which B it is."""
+    crossover = weights_ms / arithmetic_row_ms  # arithmetic grows as B, the weights' bytes do not
+    if measured:
+        rate = f"the measured {tflops:,.0f} TFLOP/s (fp32 with TF32, notebook 12)"
+    else:
+        hybrid = "" if is_h100_sxm(gpu) else " with this card's bandwidth"
+        rate = (f"{datasheet_tflops:g} TFLOP/s (an H100 SXM's datasheet TF32 rate{hybrid}: notebook 12 recorded no "
+                "measured one)")  # fmt: skip
+    beside = ""
+    if measured and is_h100_sxm(gpu):
+        beside = (f" (B ≈ {crossover * datasheet_tflops / tflops:.0f} at an H100 SXM's datasheet "
+                  f"{datasheet_tflops:g} TFLOP/s)")  # fmt: skip
+    b, share = cache_share
+    first = (f"Bandwidth {gbs:,.0f} GB/s ({gpu}), N = {steps}, arithmetic at {rate}: the arithmetic takes longer "
+             f"than reading the weights from B ≈ {crossover:.0f} on{beside}. The cache's bytes grow with B as well: "
+             f"at B = {b} they are {share:.0%} of the floor.")  # fmt: skip
+    cache_row_ms = cache_row_bytes / gbs / 1e6
+    said = (f"Per row of the batch, a generation of N = {steps} moves {cache_row_bytes / 1e6:,.1f} MB of cache "
+            f"({cache_row_ms:.3f} ms at {gbs:,.0f} GB/s) and computes {arithmetic_row_ms:.3f} ms of arithmetic")
+    if cache_row_ms >= arithmetic_row_ms:
+        second = (said + ": each row adds more bytes' time than arithmetic, so the whole floor (weights and cache) "
+                  f"is set by bytes at every B at this N; only the weights' part is overtaken, from B ≈ "
+                  f"{crossover:.0f}.")  # fmt: skip
+    else:
+        whole = weights_ms / (arithmetic_row_ms - cache_row_ms)
+        second = (said + f": the arithmetic overtakes the whole floor (weights and cache) from B ≈ {whole:.0f} on, "
+                  f"later than the weights alone (B ≈ {crossover:.0f}).")  # fmt: skip
+    return [first, second]
+
+
+def kind_change_text(own: pd.DataFrame, count: pd.DataFrame, base: str, name: str, share: float = OVERLAP_SHARE) -> str:
+    """One decoder's kernel table against `base`'s, by kind (solution 10_cuda_graphs, exercise 3):
+    `own` and `count` hold µs of own time and kernels per decode step, one column per decoder, one row
+    per kind. The busy time and its change (one profile each, not a paired speed-up); the kind whose
+    own time changed most, named only where that change is at least `share` of `base`'s busy time
+    (below it two single profiles do not single one out); the kinds whose kernel count changed."""
+    busy, before = own[name].sum(), own[base].sum()
+    change = own[name] - own[base]
+    most = change.abs().idxmax()
+    changed = (f"the kind that changed most: {most} ({change[most]:+.1f} µs)" if abs(change[most]) >= share * before
+               else f"no kind's own time changed by {share:.0%} of the busy time or more")  # fmt: skip
+    moved = count[name] - count[base]
+    kernels = "; ".join(f"{k} {count.at[k, base]:.1f} → {count.at[k, name]:.1f}" for k in moved.index
+                        if abs(moved[k]) >= 0.05)  # fmt: skip
+    return (f"* {name}: the GPU is busy {busy:.0f} µs per token ({busy - before:+.0f} µs; one profile each, not a "
+            f"paired speed-up); {changed}; kernels per token " + (f"that changed: {kernels}." if kernels else
+                                                                   "unchanged."))  # fmt: skip

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from .profiling import CHECK_PHASE, PHASES, TAIL_OPS
+from .profiling import CHECK_PHASE, PHASES, TAIL_OPS, sync_wait_row
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
@@ -129,6 +129,15 @@ def shared_windows(profile: pd.DataFrame, compiled: bool = False) -> list:
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
 SHARED_WORDS = ("from the end of the work the synchronous step shares with the one without a check (the token's "
                 "append; the stop check's GPU operations come after it)")  # fmt: skip
+STOP_CHECK = "the stop check (its launches and `.item()`)"  # what claim 6's cause test weighs: all of it, not the wait
+STOP_CHECK_TESTED = ("the cause test weighs the whole stop check (its GPU operations' launches and `.item()`'s copy "
+                     "and synchronize calls), not the synchronize's wait alone")  # fmt: skip
+
+
+def counted_windows(what: str, windows: list) -> str:
+    """`what` (a verdict) counted, with the windows' numbers as notebook 06's table numbers them, so a count does not
+    read as a window: "partly in 1 window (1)", "not reproduced in 2 windows (0, 2)" (notebook 06_eos_sync_profile)."""
+    return f"{what} in {len(windows)} window{'' if len(windows) == 1 else 's'} ({', '.join(map(str, windows))})"
 
 
 def direction(pairs) -> str | None:
@@ -274,7 +283,7 @@ def plain_after_profile(summary: pd.DataFrame) -> str:
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model, from notebook 06's profile: the idle gap before a step with the sync, with no stop
     check (NaN where not profiled) and pipelined (medians over the windows); every window judged by
-    claims 6 and 7's one rule: whether the stop check and its sync open the time before a step, measured from
+    claims 6 and 7's one rule: whether the stop check (its launches and `.item()`) opens the time before a step, from
     the work both steps share (`sync_causes`: `sync_opens_gap` on `shared_gaps`, whose medians are
     `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
@@ -341,14 +350,13 @@ def _cause(gap) -> str:
     every = " in every window" if judged > 1 else ""
     if gap["sync_causes"] == "split":
         return (f"the {judged} profiled windows disagree: without any stop check at most half of that time remains in "
-                f"{int(gap['windows_opening'])} of them, so whether the stop check and its sync open most of it is "
-                "not decided")  # fmt: skip
+                f"{int(gap['windows_opening'])} of them, so whether {STOP_CHECK} opens most of it is not "
+                "decided")  # fmt: skip
     if gap["sync_causes"]:
-        return (f"without any stop check at most half of that time remains{every}: the stop check and its sync open "
-                "most of it")  # fmt: skip
+        return f"without any stop check at most half of that time remains{every}: {STOP_CHECK} opens most of it"
     change = direction_text(gap["no_check_change"], judged, "without any stop check", noun=SHARED_NOUN)
-    return (f"without any stop check more than half of that time remains{every}: the stop check and its sync do "
-            f"not open most of it ({change})")  # fmt: skip
+    return (f"without any stop check more than half of that time remains{every}: {STOP_CHECK} does not open most "
+            f"of it ({change})")  # fmt: skip
 
 
 def gap_takeaway(gap) -> str:
@@ -372,6 +380,7 @@ def gap_takeaway(gap) -> str:
 
 
 QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's median is at least this share of the wait
+COPY_CALL_UNSPLIT = "the profile does not split the call's own cost from any wait inside it"  # `sync_wait_text`
 
 
 def _synced(w) -> bool:
@@ -423,15 +432,137 @@ def sync_wait_text(name: str, w) -> str:
     when = (f"the host issued the copy {late:.1f} µs after the GPU's last queued operation ended" if late >= 0 else
             f"the host issued the copy {-late:.1f} µs before the GPU's last queued operation ended")  # fmt: skip
     return (f"`{name}`: {_wait_clause(w)}. Medians: {when}; the copy call took {w['copy_call_us']:.1f} µs of "
-            "host time, queuing the copy without waiting.")  # fmt: skip
+            f"host time, from its start to its return ({COPY_CALL_UNSPLIT}).")  # fmt: skip
+
+
+def window_waits(profile: pd.DataFrame) -> dict:
+    """Per model ("eager", "compiled"), the synchronous generator's recorded sync-wait rows
+    (`tokgen.profiling.sync_wait_row`'s columns), one per profiled window that recorded a stop-flag copy followed by
+    a sync, in window order; a model without one is left out (notebook 06_eos_sync_profile)."""
+    out = {}
+    if "sync_us" not in profile or "variant" not in profile:
+        return out
+    for compiled in (False, True):
+        rows = profile[profile["variant"] == label("kv_static", compiled=compiled)]
+        if "window" in rows:
+            rows = rows.drop_duplicates("window").sort_values("window")
+        rows = rows[[_synced(r) for _, r in rows.iterrows()]]
+        if len(rows):
+            out["compiled" if compiled else "eager"] = rows
+    return out
+
+
+def _span(values, signed: bool = False) -> str:
+    """Per-window values to one decimal: one value where they all round alike, else their range."""
+    fmt = "{:+.1f}" if signed else "{:.1f}"
+    lo, hi = (fmt.format(v) for v in (min(values), max(values)))
+    return lo if lo == hi else f"{lo} to {hi}" if signed else f"{lo}–{hi}"
+
+
+def _over_windows(rows: pd.DataFrame, column: str, per: str = "") -> str:
+    """A recorded median over the windows: "20.9 µs per step (the median of 3 windows' medians; range 18.5–21.8)"."""
+    values = rows[column].astype(float)
+    return f"{values.median():.1f} µs{per} (the median of {len(values)} windows' medians; range {_span(values)})"
+
+
+def _waits_clause(rows: pd.DataFrame) -> str:
+    """`_wait_clause` over several windows' recorded rows (`window_waits`): each median over the windows with its
+    range, the steps counted across all of them; one window's row in `_wait_clause`'s own words."""
+    if len(rows) == 1:
+        return _wait_clause(rows.iloc[0])
+    n, steps = len(rows), int(rows["sync_steps"].sum())
+    queued = [waited_for_queue(r) for _, r in rows.iterrows()]
+    queued_steps = int(rows["sync_queued_steps"].sum())
+    if all(queued):
+        return (f"the GPU still had {_over_windows(rows, 'sync_queued_us')} of work queued when the host issued the "
+                f"copy, in {queued_steps} of {steps} steps, and the sync waited {_over_windows(rows, 'sync_us')}: the "
+                "host waited for that queued work in every window")  # fmt: skip
+    text = f"the sync lasted {_over_windows(rows, 'sync_us', ' per step')}"
+    if any(queued):
+        return (f"{text}; it waited mostly for queued GPU work in {sum(queued)} of {n} windows, not in the others "
+                f"({queued_steps} of {steps} steps had work queued when the host issued the copy)")  # fmt: skip
+    idle = int(rows["sync_idle_steps"].sum())
+    text += (f"; the GPU had already finished everything queued before the copy in {idle} "
+             f"of {steps} steps ({_span(rows['sync_queued_us'])} µs left, each window's median), so the host did not "
+             "wait for queued work")  # fmt: skip
+    if not {"copy_done_us", "after_copy_us"} <= set(rows) or rows[["copy_done_us", "after_copy_us"]].isna().any().any():
+        return text + "; when the flag's copy finished was not recorded in every window"
+    into, after = rows["copy_done_us"].astype(float), rows["after_copy_us"].astype(float)
+    own = [a > max(i, 0.0) for i, a in zip(into, after)]
+    copy = (f"the flag's copy ended {_span(into, signed=True)} µs from the sync's start (each window's median; "
+            "negative: before it)")  # fmt: skip
+    if all(own) or not any(own):
+        holds = "the synchronize call's own, under the profiler, not the copy's" if own[0] else "the copy's round trip"
+        return (f"{text}; {copy} and the sync returned {_span(after)} µs after that: in every window most of its time "
+                f"is {holds}")  # fmt: skip
+    return (f"{text}; {copy}: most of the sync's time is the synchronize call's own in {sum(own)} of {n} windows, the "
+            "copy's round trip in the others")  # fmt: skip
+
+
+def sync_wait_words(profile: pd.DataFrame, compiled: bool = False) -> str:
+    """Claim 6's measured sync wait, not judged (`tokgen.claims`): the synchronous generator's recorded synchronize
+    after the flag's copy, its median per step over the windows with their range, and in how many of all the
+    windows' steps the GPU still had work queued when the host issued the copy; "" where the table records no
+    sync wait (a table recorded before it) (notebook 06_eos_sync_profile)."""
+    rows = window_waits(profile).get("compiled" if compiled else "eager")
+    if rows is None:
+        return ""
+    wait = (f"{float(rows['sync_us'].iloc[0]):.1f} µs per step (median)" if len(rows) == 1 else
+            _over_windows(rows, "sync_us", " per step"))  # fmt: skip
+    return (f"the synchronize after the flag's copy, measured, not judged: {wait}, with GPU work still queued when "
+            f"the host issued the copy in {int(rows['sync_queued_steps'].sum())} of {int(rows['sync_steps'].sum())} "
+            "steps")  # fmt: skip
+
+
+def copy_running_text(waits: pd.DataFrame) -> str:
+    """In how many of `tokgen.profiling.sync_wait`'s steps with a sync the flag's copy was still running on the GPU
+    when the synchronize began (`copy_done_us` > 0), with what that count rests on; it says nothing of whether the
+    copy call itself waited (solution 06_eos_sync_profile)."""
+    timed = waits.dropna(subset=["sync_us", "copy_done_us"]) if len(waits) else waits
+    if timed.empty:
+        return "when the flag's copy finished, against the synchronize's start, was not recorded"
+    running = int((timed["copy_done_us"] > 0).sum())
+    return (f"the flag's copy was still running on the GPU when the synchronize began in {running} of {len(timed)} "
+            "steps (the copy's end is a GPU time, the synchronize's start a host time: the count rests on the "
+            "profiler's alignment of the two clocks); this count does not say whether the copy call itself waited for "
+            "the copy")  # fmt: skip
+
+
+def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = None) -> str:
+    """Solution 06's answer to "which call waits?" from a window's `tokgen.profiling.sync_wait` table: the
+    synchronize, for queued GPU work or not (`waited_for_queue` on its medians); in how many steps the flag's copy
+    was still running when the synchronize began (`copy_running_text`); and the copy call's host time, under the
+    full CPU-op profiler (`full_profile_copy_us`, a mean per call) and in this lighter profile (a median)
+    (solution 06_eos_sync_profile)."""
+    medians = sync_wait_row(waits)
+    queued = waited_for_queue(medians)
+    if queued is None:
+        return "So, which one waits? Not measured: no step recorded a copy followed by a sync."
+    which = ("The synchronize, and it waited for queued GPU work" if queued else
+             "The synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what its "
+             "time holds)")  # fmt: skip
+    running = copy_running_text(waits)
+    said = f"So, which one waits? {which}. {running[0].upper()}{running[1:]}."
+    if full_profile_copy_us is not None:
+        said += (f" The copy call took {full_profile_copy_us:.1f} µs per call (mean) under the full CPU-op profiler "
+                 f"and {medians['copy_call_us']:.1f} µs (median) in this lighter profile "
+                 f"({COPY_CALL_UNSPLIT}).")  # fmt: skip
+    return said
 
 
 def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`, and, per model in
-    `waits` ({"eager": a recorded sync-wait row, `tokgen.profiling.sync_wait_row`, ...}), what the sync
-    waited for (notebook 06_eos_sync_profile)."""
+    `waits`, what the sync waited for: {"eager": the recorded rows of every window (`window_waits`), ...}, each
+    median over the windows with its range and the steps counted across them (`_waits_clause`), or one recorded
+    sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
-    said = [f"{model}, {_wait_clause(w)}" for model, w in (waits or {}).items() if waited_for_queue(w) is not None]
+    said = []
+    for model, w in (waits or {}).items():
+        if isinstance(w, pd.DataFrame):
+            rows = w[[_synced(r) for _, r in w.iterrows()]]
+            said += [f"{model}, {_waits_clause(rows)}"] if len(rows) else []
+        elif waited_for_queue(w) is not None:
+            said.append(f"{model}, {_wait_clause(w)}")
     text += "; " + "; ".join(said) if said else " (what it waited for is not measured here)"
     records = gaps.to_dict("records")
     if records and all(_measured_cause(g) for g in records):
@@ -443,14 +574,13 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
         stays = models(lambda c: c is False)
         shared = "the time before a step, from the work the steps share,"
         if split:
-            text += (f"; {split}, the profiled windows disagree on whether the stop check and its sync open the time "
-                     "before a step, from the work the steps share (see the takeaways)")  # fmt: skip
+            text += (f"; {split}, the profiled windows disagree on whether {STOP_CHECK} opens the time before a "
+                     "step, from the work the steps share (see the takeaways)")  # fmt: skip
         if opens:
-            text += (f"; {opens}, of {shared} at most half remains without any stop check: the stop check and its "
-                     "sync open most of it")  # fmt: skip
+            text += f"; {opens}, of {shared} at most half remains without any stop check: {STOP_CHECK} opens most of it"
         if stays:
-            text += (f"; {stays}, of {shared} more than half remains without any stop check: the stop check and its "
-                     "sync do not open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
+            text += (f"; {stays}, of {shared} more than half remains without any stop check: {STOP_CHECK} does not "
+                     "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
         return text + "."
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
 
@@ -463,7 +593,7 @@ def _unmeasured_cause(gap) -> str:
     why = ("no time from the work the steps share is recorded for this pair (a table recorded before it, or a "
            f"synchronous step whose extra GPU operations are no whole count from 1 to {last})" if profiled else
            "the generator without any stop check was not profiled here")  # fmt: skip
-    return f"{why}, so how much of the time before a step the stop check and its sync open is not measured"
+    return f"{why}, so how much of the time before a step {STOP_CHECK} opens is not measured"
 
 
 def _total(phases: pd.DataFrame) -> str:
@@ -499,13 +629,14 @@ def _phase_names(shares: dict) -> dict:
 def _calls_clause(shares: dict) -> str:
     """The copy and sync calls' share, and how much of it falls within the phase after the forward and how much in
     the idle gap (the copy call precedes it): the calls overlap the phases, so their share is not one more part."""
-    said = f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
     if CHECK_PHASE in shares and "gap_calls_us" in shares and shares["sync_copy_us"] > 0:
-        within = shares["sync_copy_us"] - shares["gap_calls_us"]
-        said += (f", a time counted within the phases, not beside them: {within:.0%} within the phase after the "
-                 f"model's forward (the flag's copy call comes before the idle gap) and {shares['gap_calls_us']:.0%} "
-                 "in the idle gap")  # fmt: skip
-    return said
+        # one decimal, the whole the sum of its rounded parts, so the parts add up to the whole as printed
+        gap = round(shares["gap_calls_us"], 3)
+        within = round(shares["sync_copy_us"] - shares["gap_calls_us"], 3)
+        return (f"the copy and sync calls take {within + gap:.1%}, a time counted within the phases, not beside them: "
+                f"{within:.1%} within the phase after the model's forward (the flag's copy call comes before the idle "
+                f"gap) and {gap:.1%} in the idle gap")  # fmt: skip
+    return f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
 
 
 def _check_busy(phases: pd.DataFrame) -> str:

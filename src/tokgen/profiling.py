@@ -113,7 +113,8 @@ def profile_steps(
     only GPU activity is recorded: recording every operator on the CPU as well adds host work to
     every operator and would inflate the very gaps we measure. `cpu=True` adds the CPU
     side, and the ranges of `Ranges(model)` (for pictures and Perfetto). The Chrome/Perfetto
-    trace is written gzip-compressed to `trace_path` when given. Notebook 06_eos_sync_profile.
+    trace is written gzip-compressed to `trace_path` when given, without its "traceName" (the path of
+    the profiler's temporary file: a machine path). Notebook 06_eos_sync_profile.
     """
     activities = [torch.profiler.ProfilerActivity.CPU] if cpu or not torch.cuda.is_available() else []
     if torch.cuda.is_available():
@@ -148,8 +149,9 @@ def profile_steps(
         trace_path = Path(trace_path)
         trace_path.parent.mkdir(parents=True, exist_ok=True)
         kept = [e for e in trace.get("traceEvents", []) if e.get("cat") != "cpu_op"]
+        written = {key: value for key, value in trace.items() if key != "traceName"}  # a temporary file's path
         with gzip.open(trace_path, "wt") as f:
-            json.dump({**trace, "traceEvents": kept}, f)
+            json.dump({**written, "traceEvents": kept}, f)
     return Timeline(trace)
 
 
@@ -175,14 +177,15 @@ WINDOW_SKIP = 2  # steps at the start of a profiled window left out of its stati
 def _waits(runtime_call: str) -> bool:
     """Whether a CUDA runtime call blocks the host until the GPU gets there: the cuda*Synchronize calls
     and a synchronous cudaMemcpy (notebook 06). Not cudaMemcpyAsync: `.item()` (PyTorch's
-    `_local_scalar_dense`) and the pipelined generator copy into pinned host memory, so that call
-    returns at once, and `.item()` then waits in cudaStreamSynchronize."""
+    `_local_scalar_dense`) and the pipelined generator copy into pinned host memory, for which that call
+    is documented not to wait for the GPU (its own host time is measured: `sync_wait`'s `copy_us`), and
+    `.item()` then waits in cudaStreamSynchronize."""
     return "Synchronize" in runtime_call or runtime_call == "cudaMemcpy"
 
 
 def _host_lane(runtime_call: str) -> str | None:
     """The CPU lane of a CUDA runtime call on a `Timeline`: "sync wait" (`_waits`), "copy call"
-    (cudaMemcpyAsync, which queues a copy and does not wait), or None: not drawn (notebook 06)."""
+    (cudaMemcpyAsync, which queues a copy), or None: not drawn (notebook 06)."""
     return "sync wait" if _waits(runtime_call) else "copy call" if runtime_call == "cudaMemcpyAsync" else None
 
 
@@ -209,8 +212,9 @@ class Timeline:
     `ranges`: CPU ranges (name, start, end), when recorded: "step i", "model forward", "sync wait"
     for the host's blocking waits on the GPU (cuda*Synchronize calls, a synchronous cudaMemcpy), and
     "copy call" for cudaMemcpyAsync calls. `.item()` copies the flag into a pinned host buffer with
-    cudaMemcpyAsync, which returns at once, and then waits in cudaStreamSynchronize until the copy,
-    and everything queued before it, is done: the wait is the synchronize, not the copy call.
+    cudaMemcpyAsync, documented not to wait for the GPU with pinned memory, and then waits in
+    cudaStreamSynchronize until the copy, and everything queued before it, is done: the wait for the GPU
+    is the synchronize; the copy call's own host time is measured (`sync_wait`).
     `steps`: per step the GPU span, GPU-busy time and the GPU idle gap before it.
     Introduced in notebook 06_eos_sync_profile.
     """

@@ -11,8 +11,11 @@ most that level of the time (a fixed rotation of the order does not guarantee it
 tokgen.bench.round_orders says why). A comparison shows **no effect** when two one-sided
 signed-rank tests (TOST) put the log-ratios' median inside ±BAND: a true effect of BAND is called
 "no effect" at most the level's share of the time. The **interval** of a speed-up is the
-Hodges-Lehmann confidence interval of the median ratio, the one the signed-rank test inverts (it
-excludes ×1 exactly when p is below the level). The **equivalence interval** is the narrower
+Hodges-Lehmann confidence interval of the ratios' centre (the pseudo-median: the median of the
+Walsh averages of the log-ratios, which is the median ratio where they are symmetric), the one the
+signed-rank test inverts (it excludes ×1 exactly when p is below the level). The printed speed-up is
+the median ratio; where the ratios are skewed the two centres differ a little (review r10). The
+**equivalence interval** is the narrower
 (1 − 2·level) one, the one TOST inverts: without ties it lies inside the band exactly when the
 comparison shows no effect, while the (1 − level) interval may reach past the band's edges.
 
@@ -258,7 +261,8 @@ def _interval(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
 
 def speedup_interval(log_ratios, level: float = ALPHA) -> tuple[float, float]:
     """The (1 − level) confidence interval of the speed-up: the Hodges-Lehmann interval of the
-    log-ratios' median (the Walsh averages (x_i + x_j) / 2 between the order statistics that the
+    log-ratios' pseudo-median (their median where they are symmetric; the Walsh averages (x_i + x_j) / 2
+    between the order statistics that the
     signed-rank test's critical value picks), as ratios; (0, inf) when too few rounds for the
     level (notebook 02_kv_cache). Without ties it excludes ×1 exactly when the signed-rank test
     rejects at `level`."""

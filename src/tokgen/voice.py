@@ -6,6 +6,7 @@ shown), `bound` the one rule for a step's GPU share; the templates below are the
 places where a count or a direction is worded. Nothing here measures or decides.
 """
 
+import json
 import math
 import statistics
 
@@ -403,11 +404,27 @@ LEGEND = (
 )
 
 
+RANK_COLUMNS = ["variant", "rank", "tied", "speedup", "outcome", "vs_leader", "own_rank", "beaten_by",
+                "within_band_of"]  # what `ranking` gives, an empty table too
+
+
 def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None) -> pd.DataFrame:
-    """`variants` (default: all) with their gain over `base` and a `rank`: one plus the number of
-    variants really faster than it and not shown to lie within ±BAND of it (`tokgen.stats.gain` per
-    pair), `tied` where several share it, and `vs_leader`, the comparison with the first of its rank (None for that
-    first). Never a ranking by median (notebook 07_pipelining)."""
+    """`variants` (default: all) with their gain over `base` and a `rank`, ordered by rank, then by
+    that gain (notebook 07_pipelining; notebook 10_cuda_graphs words the rule with a worked example).
+    Never a ranking by median. The rule, in two steps, every pair judged round by round
+    (`tokgen.stats.gain`, each pair at its looks' levels, not adjusted for the number of pairs):
+
+    1. A variant's own count, `own_rank`: one plus the number of variants that beat it, really faster
+       and not shown to lie within ±BAND of it (`beaten_by`: {each: the variant against it}).
+    2. Variants shown inside each other's no-effect band (no effect, or a real difference shown within
+       ±BAND; `within_band_of` names them) are tied: every variant takes the best own count over the
+       variants linked to it by such pairs, one pair after another, so two of them never differ in rank,
+       even where a third beats only one of them. A variant can so share the rank of one that beats it
+       (then `vs_leader` carries `through` and `own_rank`, which `tie_reason` says). Undecided pairs are
+       not tied by this rule: they share a rank only where their counts agree.
+
+    `tied` where several share a rank; `vs_leader`, the comparison with the first of its rank (None
+    for that first)."""
     names = list(results["variant"]) if variants is None else list(variants)
     rows = {}
     for name in names:
@@ -415,14 +432,29 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
         if g is not None and g["speedup"] == g["speedup"]:
             rows[name] = g
     if not rows:
-        return pd.DataFrame(columns=["variant", "rank", "tied", "speedup", "outcome", "vs_leader"])
-    def beats(o, name):  # faster for real, and not shown to lie inside the band: "inside each other's band" ties
-        g = gain(results, name, o) or {}
-        return g.get("outcome") == FASTER and not g.get("no_effect")
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    pairs = {(a, b): gain(results, a, b) or {} for a in rows for b in rows if a != b}  # b against a
+    for name, g in rows.items():  # beaten: faster for real, and not shown to lie inside the band
+        g["beaten_by"] = {o: pairs[o, name] for o in rows if o != name and pairs[name, o].get("outcome") == FASTER
+                          and not pairs[name, o].get("no_effect")}  # fmt: skip
+        g["within_band_of"] = [o for o in rows if o != name and (pairs[name, o].get("no_effect")
+                                                                 or pairs[o, name].get("no_effect"))]  # fmt: skip
+        g["own_rank"] = 1 + len(g["beaten_by"])
+    group = {name: name for name in rows}  # the band's links, followed one pair after another
+
+    def root(name):
+        while group[name] != name:
+            name = group[name]
+        return name
 
     for name, g in rows.items():
-        beaten_by = [o for o in rows if o != name and beats(o, name)]
-        g["rank"] = 1 + len(beaten_by)
+        for other in g["within_band_of"]:
+            group[root(other)] = root(name)
+    best = {}
+    for name, g in rows.items():
+        best[root(name)] = min(best.get(root(name), g["own_rank"]), g["own_rank"])
+    for name, g in rows.items():
+        g["rank"] = best[root(name)]
     ordered = sorted(rows.values(), key=lambda g: (g["rank"], -g["speedup"]))
     ranks = pd.Series([g["rank"] for g in ordered]).value_counts()
     leaders = {}
@@ -430,6 +462,8 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
         leader = leaders.setdefault(g["rank"], g["variant"])
         g["tied"] = bool(ranks[g["rank"]] > 1)
         g["vs_leader"] = None if leader == g["variant"] else gain(results, leader, g["variant"])
+        if g["vs_leader"] is not None and g["own_rank"] > g["rank"]:  # its rank through the band, not its count
+            g["vs_leader"] |= {"through": list(g["within_band_of"]), "own_rank": g["own_rank"]}
     return pd.DataFrame(ordered)
 
 
@@ -447,15 +481,32 @@ def first_of_text(ranked: pd.DataFrame, what: str) -> str:
 
 
 def rank_text(row) -> str:
-    """ "1", or "1 (shared)" for a rank that several variants share: tied within ±5% or not told apart
-    (`tie_reason` says which; notebook 07_pipelining)."""
+    """ "1", or "1 (shared)" for a rank that several variants share (`tie_reason` says why each shares
+    it; notebook 07_pipelining)."""
     return f"{int(row['rank'])}{' (shared)' if row['tied'] else ''}"
 
 
+def _through_text(near, own_rank) -> str:
+    """Why a variant takes a better rank than its own count: the variants within ±BAND of it."""
+    which = "which shares" if len(near) == 1 else "which share"
+    near = ", ".join(f"`{v}`" for v in near)
+    return (f"shown to lie within ±{BAND:.0%} of {near}, {which} the rank; variants inside each other's band "
+            f"are tied, though its own count alone would rank it {int(own_rank)}")  # fmt: skip
+
+
 def tie_reason(vs_leader) -> str:
-    """Why a variant shares its rank's place with its first (`vs_leader`) (notebook 07_pipelining)."""
-    if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
+    """Why a variant shares its rank's place with its first (`vs_leader`, `ranking`'s comparison of the
+    two): where its own count would rank it lower, the variants within ±BAND of it through which it
+    shares the rank (`through`, with its `own_rank`); else a real difference shown within ±BAND, "no
+    effect", a real difference not shown within ±BAND that leaves as many variants beating each, or
+    rounds that do not tell them apart (notebook 07_pipelining)."""
+    if vs_leader and vs_leader.get("through"):
+        return _through_text(vs_leader["through"], vs_leader["own_rank"])
+    if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER) and vs_leader.get("no_effect"):
         return f"a real difference, but within ±{BAND:.0%}: it does not part their rank"
+    if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
+        return (f"a real difference, not shown within ±{BAND:.0%}, yet as many variants beat each: a rank counts "
+                "the variants that beat it")  # fmt: skip
     if vs_leader and vs_leader.get("outcome") == NO_EFFECT:
         return f"shown to lie within ±{BAND:.0%} of it"
     return "the rounds do not tell them apart"
@@ -469,18 +520,52 @@ def first_tied(ranked: pd.DataFrame) -> bool:
     return bool(len(first)) and all(bool((g or {}).get("no_effect")) for g in first["vs_leader"])
 
 
-def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
+def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
+    """The variants of `ranking`'s table left out of rank 1 with their ranks: "Below rank 1: rank 2:
+    `c`; rank 3: `d`, `e`."; with `reasons`, a sentence each naming the variants that beat it
+    and its comparison with each ("`c` has rank 2, beaten by `a` (…): against `a` ×0.94 (…)."), and
+    that these pairwise tests are not adjusted for their number; a rank taken through the band says
+    so; "" where every variant has rank 1 (notebook 07_pipelining)."""
+    below = ranked[ranked["rank"] > 1] if len(ranked) else ranked
+    if not len(below):
+        return ""
+    if not reasons:  # grouped by rank: a rank shared by several names them together
+        groups = below.groupby("rank", sort=True)["variant"]
+        return "Below rank 1: " + "; ".join(f"rank {int(k)}: " + ", ".join(f"`{v}`" for v in names)
+                                            for k, names in groups) + "."  # fmt: skip
+    parts = []
+    for r in below.to_dict("records"):
+        said = f"`{r['variant']}` has {_rank_words(r)}"
+        if r["own_rank"] > r["rank"]:  # its rank through the band, not its own count
+            parts.append(f"{said}: {_through_text(r['within_band_of'], r['own_rank'])}.")
+            continue
+        by = [f"`{o}`" for o in r["beaten_by"]]
+        by = by[0] if len(by) == 1 else f"{', '.join(by[:-1])} and {by[-1]}"
+        each = "; ".join(f"against `{o}` {speedup_text(g)}" for o, g in r["beaten_by"].items())
+        parts.append(f"{said}, beaten by {by} (really faster, not shown within ±{BAND:.0%}): {each}.")
+    return ("Below rank 1: " + " ".join(parts) + " A rank counts the variants that beat it, each pair tested at "
+            "its own level (its look's, in a sequential run), not adjusted for the number of pairs.")  # fmt: skip
+
+
+def _rank_words(row) -> str:
+    return f"rank {int(row['rank'])}" + (", shared" if row["tied"] else "")
+
+
+def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool = False) -> str:
     """Who ranks first in `ranking`'s table, and for a shared first place why each shares it: "tied"
     only where every one is shown within ±BAND of the first (`first_tied`), else "3 variants share
-    rank 1" (the first counted among them), each after the first with its reason (`tie_reason`;
-    notebook 07_pipelining)."""
+    rank 1" (the first counted among them), each after the first with its reason (`tie_reason`);
+    then the variants below rank 1 with their ranks, and with `reasons` what placed each there
+    (`below_first_text`; notebook 07_pipelining)."""
     if ranked.empty:
         return f"No {what} was timed."
     first = ranked[ranked["rank"] == 1]
     lead = first.iloc[0]
     others = first.iloc[1:]
+    below = below_first_text(ranked, reasons)
+    below = f" {below}" if below else ""
     if not len(others):
-        return f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`."
+        return f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`.{below}"
     head = (f"Tied for fastest {what} (rank 1), {len(first)} variants" if first_tied(ranked) else
             f"{len(first)} variants share rank 1 for fastest {what}")  # fmt: skip
     text = f"{head}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`"
@@ -488,7 +573,7 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant") -> str:
         f"`{r['variant']}`, against `{lead['variant']}` {speedup_text(r['vs_leader'])} ({tie_reason(r['vs_leader'])})"
         for r in others.to_dict("records")
     )
-    return text + "."
+    return text + "." + below
 
 
 def first_rank_floors(ranked: pd.DataFrame, rows: pd.DataFrame) -> str:
@@ -651,22 +736,37 @@ def trend_text(comparisons: pd.DataFrame, by: str = "max_seqlen", name: str = "N
     return f"reads {each}; neighbouring intervals overlap, so no trend across {name} is established"
 
 
-def past_the_stop(eos_table: pd.DataFrame) -> str:
-    """The generators of notebook 07's EOS check that return tokens past the stop, per model, in a
-    sentence beside a ranking that may hold them; "" where none does (notebook 07_pipelining)."""
+def past_the_stop(eos_table: pd.DataFrame, ranks: dict[str, pd.DataFrame] | None = None) -> str:
+    """The generators of notebook 07's EOS check that return tokens past the stop, per model, a
+    sentence each, beside a ranking that may hold them: with `ranks` ({model: `ranking`'s table of
+    that model's variants, "eager" or "compiled"}), the rank each holds there, "rank 2 of the 5 eager
+    variants"; "" where none returns tokens past the stop (notebook 07_pipelining)."""
+    from .registry import label  # the variants' names in a ranking
+
     over = eos_table[eos_table["extra_tokens"] > 0]
-    parts = []
+    sentences = []
     for name, rows in over.groupby("generator", sort=False):
-        models = ", ".join(rows["model"].drop_duplicates())
+        models = rows["model"].drop_duplicates().tolist()
         trials = eos_table[eos_table["generator"] == name]
         extra = rows["extra_tokens"]
         count = f"{extra.min()}" if extra.min() == extra.max() else f"{extra.min()}–{extra.max()}"
         said = "every" if len(rows) == len(trials) else f"{len(rows)} of {len(trials)}"
-        parts.append(f"`{name}` ({models}) returns {count} token{'s' if extra.max() > 1 else ''} past the stop in "
-                     f"{said} trial{'s' if said != 'every' else ''} of the EOS check")  # fmt: skip
-    if not parts:
-        return ""
-    return "; ".join(parts) + " (section 2): its rank is that of a generator whose output is wrong."
+        text = (f"`{name}` ({', '.join(models)}) returns {count} token{'s' if extra.max() > 1 else ''} past the stop "
+                f"in {said} trial{'s' if said != 'every' else ''} of the EOS check (section 2)")  # fmt: skip
+        held = []
+        for model in models:
+            table_ = (ranks or {}).get(model)
+            found = table_[table_["variant"] == label(name, compiled=model == "compiled")] if table_ is not None else []
+            if len(found):
+                r, shared = found.iloc[0], ", shared" if found.iloc[0]["tied"] else ""
+                held.append(f"rank {int(r['rank'])} of the {len(table_)} {model} variants{shared}")
+        if held:
+            text += (f": its rank above ({'; '.join(held)}) is that of a generator whose output is wrong, "
+                     "fast or not")  # fmt: skip
+        else:
+            text += ": a rank it holds is that of a generator whose output is wrong, fast or not"
+        sentences.append(text + ".")
+    return " ".join(sentences)
 
 
 def rounds_range(runs) -> str:
@@ -757,18 +857,124 @@ def sync_difference_text(audit: pd.DataFrame, cache: str, kinds) -> str:
         f"{header_of(k)} {d[k]:+.2f}" for k in kinds)
 
 
-def issue_syncs_text(per: pd.DataFrame, issue: float) -> str:
+ISSUE_43089 = {  # transformers issue #43089's own numbers and setup, as its text gives them (notebook 11_sync_audit)
+    "calls": 26,  # aten::_local_scalar_dense calls in its profile
+    "tokens": 8,  # the tokens generated in that profile, one sequence
+    "batch_size": 1,
+    "transformers": "5.0.0.dev0",
+    "model": "a Llama of 1 layer, hidden size 16, MLP 16, vocabulary 256",
+    "call": "a custom StoppingCriteria, a custom LogitsProcessor and min_new_tokens=64",  # its benchmark script's
+}
+
+
+def _params(rows: pd.DataFrame) -> dict:
+    """The notebook parameters a Recorder stored with `rows` (their first row's), {} where none."""
+    raw = rows["params"].iloc[0] if "params" in rows and len(rows) else None
+    return json.loads(raw) if isinstance(raw, str) else {}
+
+
+def issue_syncs_text(per: pd.DataFrame, issue: dict = ISSUE_43089) -> str:
     """Notebook 11_sync_audit's takeaway: `generate()`'s `.item()` reads (`aten::_local_scalar_dense`,
-    what transformers issue #43089 counted) per decode step beside the issue's `issue`, then the
-    sync debug mode's flagged syncs, a count of another kind (`per`: the 11_sync_audit table indexed
-    by generator). Neither count is said to hold the other: they see different things."""
+    what transformers issue #43089 counted) as raw counts over this run's decode steps, beside the
+    issue's own count over its tokens (`issue`, ISSUE_43089), each also per step in three decimals (as
+    the audit table prints them); then every way the two setups differ (run length, batch, model,
+    transformers, the issue's generate() call), with no cause named: one audit cannot tell which of
+    them, if any, moves the count. Then the sync debug mode's flagged syncs, a count of another kind
+    (`per`: the 11_sync_audit table indexed by generator, with its `tokens` and raw counts). Neither
+    count is said to hold the other: they see different things."""
     dyn, static = per.loc["generate() dynamic"], per.loc["generate() static"]
-    reads, flagged = "local_scalar_dense_per_token", "sync_debug_warnings_per_token"
-    return (f"* `generate()` here: {dyn[reads]:.2f} `.item()` reads (`aten::_local_scalar_dense` calls, the count "
-            f"issue #43089 made) per decode step with the dynamic cache, {static[reads]:.2f} with the static "
-            f"cache; the issue counted {issue:g} (another model and an earlier transformers). The sync debug "
-            f"mode, a count of another kind, flagged {dyn[flagged]:.2f} and {static[flagged]:.2f} syncs per "
-            "decode step.")  # fmt: skip
+    params = _params(per)
+    steps = int(dyn["tokens"])
+    batch = f"{params['BATCH_SIZE']} sequences" if "BATCH_SIZE" in params else "not recorded"
+    version = per["transformers"].iloc[0] if "transformers" in per else "not recorded"
+    model = f"tokgen's `{params['SIZE']}`" if "SIZE" in params else "not recorded"
+
+    def count(row, what, noun):
+        n, steps_ = row[what], row["tokens"]
+        return f"{int(n)}{noun} in {int(steps_)} decode steps ({n / steps_:.3f} per step)"
+
+    reads = "local_scalar_dense"
+    flagged = "sync_debug_warnings"
+    return (f"* `generate()` here: {count(dyn, reads, ' `.item()` reads')} with the dynamic cache, "
+            f"{count(static, reads, '')} with the static cache (`aten::_local_scalar_dense` calls, the count issue "
+            f"#43089 made); the issue counted {issue['calls']} in {issue['tokens']} generated tokens "
+            f"({issue['calls'] / issue['tokens']:.3f} per token). The two setups differ in run length ({steps} "
+            f"decode steps here, {issue['tokens']} tokens in the issue's profile), batch ({batch} here, "
+            f"{issue['batch_size']} there), model ({model} here, {issue['model']} there), transformers ({version} "
+            f"here, {issue['transformers']} there) and the call (the issue's benchmark passes {issue['call']}; this "
+            "audit passes none); which of these the difference in counts comes from, this one audit does "
+            f"not show. The sync debug mode, a count of another kind, flagged {count(dyn, flagged, ' syncs')} with "
+            f"the dynamic cache and {count(static, flagged, '')} with the static cache.")  # fmt: skip
+
+
+def no_wait_text(per: pd.DataFrame, waits: list[str]) -> str:
+    """Notebook 11_sync_audit's takeaway: the generators with no host wait of any kind in `waits`
+    (columns of `per`, the 11_sync_audit table indexed by generator), the device-wide syncs that every
+    row shows (the counting's own) taken off first and said; "no generator" where every one waits."""
+    own = per["device_syncs"].min() if "device_syncs" in per else 0  # the same in every row: the counting's own
+    counted = per[waits].assign(device_syncs=per["device_syncs"] - own) if "device_syncs" in waits else per[waits]
+    none = counted.index[counted.eq(0).all(axis=1)].tolist()
+    beyond = f" (beyond the {own:.0f} device-wide sync every row shows)" if own else ""
+    names = ", ".join(f"`{g}`" for g in none) or "no generator"
+    return f"* No host wait at all during the run{beyond}: {names}."
+
+
+def micro_model_text(config, batch_size: int, tokens: int, issue: dict = ISSUE_43089) -> str:
+    """The micro model's sizes from its `config` (a GPT2Config; its MLP is GPT-2's 4 × hidden where
+    `n_inner` is unset) beside issue #43089's model, and the run's batch and length (notebook
+    11_sync_audit)."""
+    mlp = config.n_inner or 4 * config.n_embd
+    return (f"Micro model: a GPT-2 of {config.n_layer} layer{'s' * (config.n_layer != 1)}, hidden size "
+            f"{config.n_embd}, MLP {mlp}, {config.n_head} attention head{'s' * (config.n_head != 1)}, vocabulary "
+            f"{config.vocab_size} (issue #43089: {issue['model']}); B = {batch_size}, {tokens} tokens per run.")
+
+
+def _micro_wide(micro: pd.DataFrame) -> pd.DataFrame:
+    """The 11_micro_overhead rows, one per variant: ms per token on each device, the GPU run's busy share."""
+    wide = micro.pivot(index="variant", columns="device", values="ms_per_token")
+    if "gpu_busy_share" in micro:
+        wide["busy"] = micro[micro["device"] == "cuda"].set_index("variant")["gpu_busy_share"]
+    return wide
+
+
+def micro_table(micro: pd.DataFrame) -> str:
+    """Notebook 11_sync_audit's micro-model table: per variant, ms per token (the median of each
+    device's own rounds) on the CPU and on the GPU, and where the GPU ran, its busy share of that run
+    with `bound_words`' reading (`micro`: the 11_micro_overhead rows)."""
+    wide = _micro_wide(micro)
+    out = pd.DataFrame({"variant": wide.index})
+    for device, name in (("cpu", "CPU"), ("cuda", "GPU")):
+        if device in wide:
+            out[f"ms per token, {name}"] = wide[device].to_numpy()
+    if "busy" in wide and wide["busy"].notna().any():
+        out["GPU busy share of the GPU run"] = wide["busy"].to_numpy()
+        out["GPU run"] = [bound_words(b) for b in wide["busy"]]
+    return table(out, digits=3)
+
+
+def micro_speed_text(micro: pd.DataFrame) -> str:
+    """Notebook 11_sync_audit's takeaway on the micro model: each variant's ms per token on the CPU and
+    on the GPU, two separate comparisons (not paired: no ratio, no ranking), with the GPU run's busy
+    share, from which `bound_words` reads host- or GPU-bound (`micro`: the 11_micro_overhead rows)."""
+    wide = _micro_wide(micro)
+    parts = []
+    for variant, row in wide.iterrows():
+        busy = row.get("busy", math.nan)
+        bound_ = f" (GPU busy {busy:.0%} of it: {bound_words(busy).split(' (')[0]})" if busy == busy else ""
+        parts.append(f"`{variant}` {row['cpu']:.3f} on the CPU and {row['cuda']:.3f} on the GPU{bound_}")
+    return ("* On the micro model, ms per token, the median of each device's own rounds (two separate comparisons, "
+            "not paired: no ratio, no ranking): " + ", ".join(parts) + ".")  # fmt: skip
+
+
+def eos_stop_text(eos_table: pd.DataFrame) -> str:
+    """Notebook 07_pipelining, section 2: the EOS id the check chose (its `EOS` parameter) and the
+    step after which the naive generator stops, read from the 07_pipelining_eos rows (`naive_columns`
+    counts the prompt's column too)."""
+    eos = _params(eos_table).get("EOS")
+    steps = sorted({int(c) - 1 for c in eos_table["naive_columns"]})
+    which = f"EOS = token {eos}" if eos is not None else "The EOS token (its id not recorded)"
+    after = " or ".join(map(str, steps))
+    return f"{which}: the naive generator stops after step {after}, the first that emits it."
 
 
 def _slope_words(s) -> str:

@@ -1,7 +1,8 @@
 """The gap waterfall: from the bandwidth floor to the measured time of one generation, term by term.
 
-Introduced in notebook 12_speed_of_light. Every term is measured on one GPU, in one process but the
-floor's bandwidth and TF32 rate, which are notebook 12's (`gpu_inputs`): the floor (bytes at the
+Introduced in notebook 12_speed_of_light. Every term is measured on one GPU, or derived from what
+was measured there (`DERIVED`), in one process but the floor's bandwidth and TF32 rate, which are
+notebook 12's (`gpu_inputs`): the floor (bytes at the
 copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's
 exclusive time (from the end of the kernels before it in its replay to its own end, so that a
 kernel launched early under programmatic dependent launch does not count its wait) against what
@@ -43,7 +44,7 @@ EXTRA_BYTES = "kernels' bytes beyond the floor"
 SMALL = "copies of each kernel's size: slower than a long copy"
 KERNELS = "kernels slower than copies of their size, from the previous one's end"
 GAPS = "idle gaps between kernels: no kernel running inside a replay"
-STOP_GPU = "stop check on the GPU: the flag's copy after each replay"
+STOP_GPU = "the stop flag's copy (D2H) after each replay"
 LAUNCH = "graph launch: the gap before each replay's first kernel"
 AROUND = "GPU span before the first replay and after the last (idle included)"
 HOST = "host outside the GPU's span: first launch, final sync"
@@ -51,6 +52,15 @@ REMAINDER = "remainder: the measured time minus the terms above"
 TOTAL = "measured time per generation"
 TERMS = (FLOOR, COMPUTE, EXTRA_BYTES, SMALL, KERNELS, GAPS, STOP_GPU, LAUNCH, AROUND, HOST)
 NOT_MEASURED = "not measured"
+# how a term that has a value was obtained (`waterfall_table`'s basis column): measured here, or derived
+# from measurements (bytes or operations at a measured rate, a measured copy curve interpolated)
+DERIVED = {
+    FLOOR: "derived (bytes at the measured copy bandwidth)",
+    COMPUTE: "derived (operations at the measured TF32 rate)",
+    EXTRA_BYTES: "derived (bytes at the measured copy bandwidth)",
+    SMALL: "derived (measured copy curve, interpolated at each kernel's bytes)",
+    KERNELS: "measured own times minus the derived terms above",
+}
 STEP_KERNELS = ("_embed_kernel", "_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel",
                 "_finish_step_kernel")  # fmt: skip
 _GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
@@ -321,7 +331,8 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     time (ms), `kernel_table`'s table, `timeline_terms`' dict, the profiled generation's wall time;
     each None when not measured, with its reason in `errors` (keys "floor", "compute", "kernels",
     "timeline", "wall"). Columns: term, ms, start_ms, end_ms (where its bar starts and ends, the
-    terms stacked in order), status ("measured", "not measured", "remainder", "total"), note.
+    terms stacked in order), status ("measured", "not measured", "remainder", "total"), basis (the
+    status, but for a term with a value that is derived from measurements, how: `DERIVED`), note.
     The measured terms and the remainder add up to `measured_ms`."""
     errors = errors or {}
     us = (lambda key: timeline[key] / 1e3) if timeline is not None else None
@@ -350,25 +361,28 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     for term, (ms, why) in values.items():
         if ms is None or ms != ms:
             rows.append({"term": term, "ms": float("nan"), "start_ms": level, "end_ms": level, "status": NOT_MEASURED,
+                         "basis": NOT_MEASURED,
                          "note": why or "needs a term before it that was not measured"})  # fmt: skip
             continue
         note = ""
         if term == COMPUTE:
             note = f"the products' arithmetic alone takes {compute_ms:.3f} ms at the measured rate"
-        elif term == KERNELS:
+        elif term == KERNELS and waits > 1e-6:
             note = (f"each kernel's time after the kernels before it ended; {waits:.3f} ms of the kernels' durations "
                     "overlap an earlier kernel (programmatic dependent launch: a kernel starts early and waits for it) "
                     "and are not counted")  # fmt: skip
+        elif term == KERNELS:
+            note = "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
         rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": "measured",
-                     "note": note})  # fmt: skip
+                     "basis": DERIVED.get(term, "measured"), "note": note})  # fmt: skip
         level += ms
     missing = [r["term"] for r in rows if r["status"] == NOT_MEASURED]
     listed = "; ".join(missing) if len(missing) <= 3 else "see their rows"
     note = f"holds {len(missing)} term(s) not measured: {listed}" if missing else "unprofiled minus profiled generation"
     rows.append({"term": REMAINDER, "ms": measured_ms - level, "start_ms": level, "end_ms": measured_ms,
-                 "status": "remainder", "note": note})  # fmt: skip
+                 "status": "remainder", "basis": "remainder", "note": note})  # fmt: skip
     rows.append({"term": TOTAL, "ms": measured_ms, "start_ms": 0.0, "end_ms": measured_ms, "status": "total",
-                 "note": ""})  # fmt: skip
+                 "basis": "total", "note": ""})  # fmt: skip
     return pd.DataFrame(rows)
 
 

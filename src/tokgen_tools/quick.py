@@ -522,7 +522,8 @@ def floor_sentences(out: Path) -> tuple[list[str], pd.DataFrame | None]:
     first = floors.set_index("variant").loc[ranked.iloc[0]["variant"]]
     lines.append(
         fastest_sentence(ranked, f"of the {len(ranked)} generators timed here")
-        + f" It takes {first['times_task_floor']:.2f}× the task's floor and reaches {first['pct_of_own_floor']:.0f}% "
+        + f" `{ranked.iloc[0]['variant']}` takes {first['times_task_floor']:.2f}× the task's floor and reaches "
+        f"{first['pct_of_own_floor']:.0f}% "
         f"of its own (its cache: {first['kv_read']})."
     )
     return lines, floors

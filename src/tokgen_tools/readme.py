@@ -237,8 +237,8 @@ def headline(results_dir: Path) -> str:
         row = graphs.set_index("variant").loc[ranked.iloc[0]["variant"]]
         who = ("our fastest generator" if shared == 1 else
                f"the first listed of our {shared} generators tied for fastest (the rounds rank them together)"
-               if first_tied(ranked) else f"the first listed of our {shared} generators sharing rank 1 (the "
-               "rounds do not tell them apart)")  # fmt: skip
+               if first_tied(ranked) else f"the first listed of our {shared} generators sharing rank 1 (notebook 10 "
+               "says why each shares it)")  # fmt: skip
         text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
                  f"B = {row['batch_size']}, N = {row['max_seqlen']} (median), {first['times_task_floor']:.2f}× "
                  "the bandwidth floor")  # fmt: skip
