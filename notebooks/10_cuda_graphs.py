@@ -365,16 +365,17 @@ else:
 
 # %% [markdown]
 # Variants are ranked round by round against the naive generator (`tokgen.voice.ranking`: a
-# variant's rank is one plus the number of variants that beat it beyond the band, that is, were
-# really faster than it and not shown to lie within ±5% of it; two variants shown within ±5% of
-# each other share a rank; two the rounds leave undecided may still differ in rank when a third
-# beats only one of them). Speed-ups are paired (the median over rounds of the base's time over
-# the variant's, > 1: faster; notebook 00); "× task floor" is the median time over the floor. What
-# counts against a variant is what the rounds show about a difference, not its size: a real
-# difference that the rounds do not also show to lie within ±5% counts, while a difference shown
-# to lie within ±5% (no effect) or still undecided does not. So a smaller difference can part two
-# ranks where a larger one, shown to lie inside the band, leaves two variants tied. In the figure
-# after the table, "1=" marks a rank that several variants share.
+# variant's own count is one plus the number of variants that beat it beyond the band, that is, were
+# really faster than it and not shown to lie within ±5% of it; two variants shown within ±5% of each
+# other share the better of their ranks, one such pair after another, and a variant never ranks
+# below one it beats, so it can share the rank of a variant that beats it; two the rounds leave
+# undecided may still differ in rank when a third beats only one of them). Speed-ups are paired (the
+# median over rounds of the base's time over the variant's, > 1: faster; notebook 00); "× task
+# floor" is the median time over the floor. What counts against a variant is what the rounds show
+# about a difference, not its size: a real difference that the rounds do not also show to lie within
+# ±5% counts, while a difference shown to lie within ±5% (no effect) or still undecided does not. So
+# a smaller difference can part two ranks where a larger one, shown to lie inside the band, leaves
+# two variants tied. In the figure after the table, "1=" marks a rank that several variants share.
 #
 # A worked example (made-up variants and values, for illustration only, not from this run):
 #

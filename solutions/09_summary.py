@@ -42,9 +42,10 @@ print(tokgen.describe_environment())  # where this page's live numbers were meas
 # ## Exercise 1: the two closest variants
 #
 # Notebook 09 ranks notebook 07's run round by round against naive: a variant's rank counts the
-# variants really faster than it beyond ±5%, and variants shown within ±5% of each other share a
-# rank (`tokgen.voice.ranking`). The closest pair is the one whose own paired comparison is nearest ×1;
-# whether the rounds tell those two apart, its outcome says (the same rule every notebook uses).
+# variants really faster than it beyond ±5%, variants shown within ±5% of each other share the
+# better rank, and a variant never ranks below one it beats (`tokgen.voice.ranking`). The closest
+# pair is the one whose own paired comparison is nearest ×1; whether the rounds tell those two
+# apart, its outcome says (the same rule every notebook uses).
 
 # %%
 ranked = tokgen.claims.summary_results(DATA_DIR)

@@ -1233,7 +1233,7 @@ def test_claim_6_counts_each_verdict_with_its_windows_numbers_and_says_more_wind
     assert c["measured"].endswith("; the windows disagree: partly in 1 window (1), not reproduced in 2 windows (0, 2)")
     assert c["why"] == ("its profiled windows disagree (see measured): its rule asks for the same verdict in every "
                         "window, so more windows cannot settle it; only a run whose windows all give one verdict "
-                        "would; whichever way it falls, the claim is partly or not reproduced")  # fmt: skip
+                        "would; as measured, the claim is partly or not reproduced")  # fmt: skip
     assert "would decide it" not in c["why"]
     # window 0 without its no-check row: the pairs are windows 1-3, named by the table's numbers, not their places
     profile06(tmp_path, [(300.0, 500.0, 300.0), (300.0, 500.0, 300.0), (300.0, 600.0, 200.0), (300.0, 500.0, 320.0)])

@@ -1121,6 +1121,8 @@ def test_rank_label_marks_a_shared_rank_with_an_equals_sign():
     assert display.rank_label({"rank": 5, "tied": False, "variant": "b"}) == "5  b"
     ranked = pd.DataFrame({"variant": ["a", "b", "c"], "rank": [1, 1, 3], "tied": [True, True, False]})
     assert list(ranked.apply(display.rank_label, axis=1)) == ["1=  a", "1=  b", "3  c"]
+    shared3 = pd.DataFrame({"variant": ["a", "b", "c"], "rank": [1, 3, 3], "tied": [False, True, True]})
+    assert list(shared3.apply(display.rank_label, axis=1)) == ["1  a", "3=  b", "3=  c"]
 
 
 def kernel_rows(variant, durations, owns):

@@ -687,15 +687,17 @@ def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finishe
     assert tokgen.gaps.sync_wait_text("kv_static", done) == (
         "`kv_static`: the sync lasted 13.0 µs per step (median of 3 steps); the GPU had already finished everything "
         "queued before the copy in 2 of 3 steps (0.0 µs left, median), so the host did not wait for queued work; the "
-        "flag's copy was done 2.0 µs into the sync and the sync returned 11.0 µs after that (medians): most of its "
+        "flag's copy was done 2.0 µs into the sync and the sync returned 11.0 µs after the later of the copy's end and "
+        "the sync's start (medians): most of its "
         "time is the synchronize call's own, under the profiler, not the copy's. Medians: the host issued the copy "
         "16.0 µs after the GPU's last queued operation ended; the copy call took 25.0 µs of host time, from its start "
         "to its return (the profile does not split the call's own cost from any wait inside it).")  # fmt: skip
     trip = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[9.0] * 3))
-    assert "the flag's copy was done 9.0 µs into the sync and the sync returned 4.0 µs after that (medians): most of " \
-        "its time is the copy's round trip." in trip
+    assert ("the flag's copy was done 9.0 µs into the sync and the sync returned 4.0 µs after the later of the "
+            "copy's end and the sync's start (medians): most of its time is the copy's round trip.") in trip
     before = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[-1.0] * 3))
-    assert "the flag's copy was done 1.0 µs before the sync began and the sync returned 13.0 µs after that" in before
+    assert ("the flag's copy was done 1.0 µs before the sync began and the sync returned 13.0 µs after the later "
+            "of the copy's end and the sync's start") in before
     unknown = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[float("nan")] * 3))
     assert "so the host did not wait for queued work; when the flag's copy finished was not recorded." in unknown
     busy = waits([100.0, 120.0, 0.0], [110.0, 130.0, 12.0])
@@ -801,8 +803,9 @@ def test_the_summary_gives_each_sync_median_over_the_windows_with_its_range_and_
     assert ("eager, the sync lasted 20.9 µs per step (the median of 3 windows' medians; range 18.5–21.8); the GPU had "
             "already finished everything queued before the copy in 54 of 54 steps (0.0 µs left, each window's "
             "median), so the host did not wait for queued work; the flag's copy ended -1.4 to -0.9 µs from the sync's "
-            "start (each window's median; negative: before it) and the sync returned 18.5–21.8 µs after that: in "
-            "every window most of its time is the synchronize call's own, under the profiler, not the copy's") in text
+            "start (each window's median; negative: before it) and the sync returned 18.5–21.8 µs after the later of "
+            "the copy's end and the sync's start: in every window most of its time is the synchronize call's own, "
+            "under the profiler, not the copy's") in text
     one = tokgen.gaps.gap_summary(pd.DataFrame(), {"eager": waits["eager"].iloc[:1]})
     assert one == tokgen.gaps.gap_summary(pd.DataFrame(), {"eager": waits["eager"].iloc[0]})  # window 0's own words
     assert "(median of 18 steps)" in one
@@ -847,6 +850,10 @@ def test_the_calls_share_is_the_sum_of_its_rounded_parts():
     assert ("the copy and sync calls take 2.5%, a time counted within the phases, not beside them: 1.7% within the "
             "phase after the model's forward (the flag's copy call comes before the idle gap) and 0.8% in the idle "
             "gap") in said  # fmt: skip
+    # parts 1.68% and 0.76% print 1.7% and 0.8%: the whole must print their sum, 2.5%, not its own 2.44% -> 2.4%
+    p = p.assign(sync_copy_us=244.0, gap_calls_us=76.0)
+    said = tokgen.gaps.phase_takeaway("compiled", p)
+    assert "the copy and sync calls take 2.5%, a time counted within the phases" in said and "2.4%" not in said
 
 
 def test_counted_windows_names_the_windows_it_counts():

@@ -348,7 +348,7 @@ def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant
     assert fastest_sentence(ranked).endswith(said)
     empty = ranking(results, "a", variants=["gone"])
     assert empty.empty and list(empty.columns) == ["variant", "rank", "tied", "speedup", "outcome", "vs_leader",
-                                                   "own_rank", "beaten_by", "within_band_of"]  # fmt: skip
+                                                   "own_rank", "beaten_by", "within_band_of", "above"]  # fmt: skip
     assert fastest_sentence(empty, "generator") == "No generator was timed."
     assert count_text([]) == "of 0 comparisons: "
 
@@ -889,8 +889,8 @@ def test_variants_shown_inside_each_others_band_share_a_rank_even_where_a_third_
     assert r["rank"].to_dict() == {"x": 1, "b": 1, "c": 1, "d": 1, "a": 5}
     assert r.loc["c", "within_band_of"] == ["b", "d"] and list(r.loc["d", "beaten_by"]) == ["x", "b"]
     reason = tie_reason(r.loc["d", "vs_leader"])  # `x` leads rank 1 and beats `d` for real: the band says why
-    assert reason == ("shown to lie within ±5% of `c`, which shares the rank; variants inside each other's band are "
-                      "tied, though its own count alone would rank it 3")  # fmt: skip
+    assert reason == ("shown to lie within ±5% of `c`, which shares the rank (variants inside each other's band are "
+                      "tied), though its own count alone would rank it 3")  # fmt: skip
     sentence = fastest_sentence(ranking(results, "a"))
     assert sentence.startswith("4 variants share rank 1 for fastest variant: `x`, ") and not first_tied(r.reset_index())
     assert sentence.endswith("Below rank 1: rank 5: `a`.")
@@ -993,3 +993,33 @@ def test_no_host_wait_names_the_rows_with_none_beyond_the_device_wide_syncs_of_e
                                        "shows): `a`."
     assert no_wait_text(per.assign(device_syncs=0), waits) == "* No host wait at all during the run: `a`."
     assert no_wait_text(per.assign(local_scalar_dense=1), waits).endswith(": no generator.")
+
+
+def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
+    """Review r10 (rrB M1): `e` beats `a`, `a` beats `c` beyond the band, `c` is within ±5% of `d`, `d` is
+    undecided against both `a` and `e`. Ties through the band alone gave `c` rank 1 (through `d`) and `a`,
+    which beats `c`, rank 2. `a` now joins the rank of the variant it beats; every pair is a known outcome."""
+    from tokgen import voice
+
+    decided = {("a", "e"): FASTER, ("c", "a"): FASTER, ("c", "e"): FASTER, ("c", "d"): "no effect"}  # b against a
+
+    def fake_gain(results, a, b, **kwargs):
+        if a == "naive":
+            return {"variant": b, "speedup": {"e": 3.0, "d": 2.9, "c": 2.5, "a": 2.8}[b], "outcome": FASTER}
+        outcome, flip = decided.get((a, b)), decided.get((b, a))
+        if flip is not None:
+            outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
+        outcome = outcome or UNDECIDED
+        return {"variant": b, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
+
+    monkeypatch.setattr(voice, "gain", fake_gain)
+    r = voice.ranking(pd.DataFrame({"variant": ["naive", "a", "c", "d", "e"]}), "naive",
+                      ["a", "c", "d", "e"]).set_index("variant")  # fmt: skip
+    assert r["own_rank"].to_dict() == {"e": 1, "d": 1, "a": 2, "c": 3}
+    assert r["rank"].to_dict() == {"e": 1, "d": 1, "a": 1, "c": 1}  # `a` is not left below `c`, which it beats
+    assert r.loc["a", "above"] == ["c"] and r.loc["c", "above"] == []
+    for name, row in r.iterrows():  # no variant ranks below one it beats
+        assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name
+    assert tie_reason(r.loc["a", "vs_leader"]) == (
+        "it beats `c`, which holds the rank (a variant never ranks below one it beats), though its own count alone "
+        "would rank it 2")  # fmt: skip

@@ -67,7 +67,7 @@ def cache_bytes_per_row(model, max_seqlen: int) -> int:
     """The KV cache's bytes that one row of the batch adds to a generation of `max_seqlen` steps
     reading the filled positions (`generation_bytes` "filled": each step writes its keys and values
     and reads those cached before): `generation_bytes` grows by this much per row, the weights'
-    bytes not at all (solution 12_speed_of_light, exercise 1)."""
+    bytes not at all (notebook 12_speed_of_light's solution, exercise 1)."""
     return generation_bytes(model, 1, max_seqlen) - max_seqlen * weight_bytes_per_step(model)
 
 

@@ -191,11 +191,12 @@ def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
 class Undecided(str):
     """UNDECIDED, knowing the verdicts it could still become (`between`) (notebook 01_naive)."""
 
-    def __new__(cls, order: list[str], possible: set[str], reason: str = "", open_parts: int = 1):
+    def __new__(cls, order: list[str], possible: set[str], reason: str = "", open_parts: int = 1, falls: bool = True):
         self = super().__new__(cls, UNDECIDED)
         self.between = [v for v in order if v in possible]
         self.reason = reason  # why it is undecided, where not a comparison (`claim` says it instead)
         self.open_parts = open_parts  # how many undecided comparisons it turns on (`_combine` counts them)
+        self.falls = falls  # False: the reason is no result that can still fall either way (windows that split)
         return self
 
 
@@ -474,7 +475,8 @@ def _claim_6(tables):
                      for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)  # fmt: skip
     why = ("its profiled windows disagree (see measured): its rule asks for the same verdict in every window, so "
            "more windows cannot settle it; only a run whose windows all give one verdict would")  # fmt: skip
-    return f"{measured}; the windows disagree: {said}", Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why), None
+    return (f"{measured}; the windows disagree: {said}",
+            Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why, falls=False), None)  # fmt: skip
 
 
 def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool]]:
@@ -518,7 +520,7 @@ def _claim_7(tables):
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
         why = f"the profiled windows disagree on whether pipelining halves the eager gap{also}"
-        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why)
+        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, falls=False)
     return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
 
 
@@ -895,7 +897,8 @@ def claim(
         between, reason = getattr(verdict, "between", []), getattr(verdict, "reason", None)
         could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
         if reason:  # open for a reason of its own, not a comparison's
-            why = reason + (f"; whichever way it falls, the claim is {could}" if len(between) > 1 else "")
+            lead = "whichever way it falls," if getattr(verdict, "falls", True) else "as measured,"
+            why = reason + (f"; {lead} the claim is {could}" if len(between) > 1 else "")
         else:  # singular or plural by the undecided comparisons it turns on, not by the verdicts still open
             several = getattr(verdict, "open_parts", 1) > 1
             what, it = ("comparisons it needs are", "they") if several else ("a comparison it needs is", "it")

@@ -977,7 +977,7 @@ def fusing_split_text(unfused, fused, overlap: bool) -> str:
     """Fusing's change of the GPU's busy time per step, and of the products' and other kernels' own
     times, from `products_against_floor`'s rows `unfused` and `fused` (Series named by variant:
     busy_us, products_us, other_us). Where `overlap` (`durations_overlap` for the unfused run: PDL
-    was on), the unfused product kernel's L2 prefetch sits in the kernel before it's own time, so the
+    was on), the unfused product kernel's L2 prefetch sits in the kernel before its own time, so the
     split is said not to be fusing's effect alone; without it no kernel prefetches and nothing is
     added (notebook 12_speed_of_light)."""
     a, b = unfused, fused
@@ -994,7 +994,7 @@ def fusing_split_text(unfused, fused, overlap: bool) -> str:
 
 def is_h100_sxm(gpu) -> bool:
     """Whether a GPU name (the `gpu` column, `torch.cuda.get_device_name`) is an H100 SXM: "H100" with
-    "SXM" or "HBM3" (the SXM's memory; the PCIe card's is HBM2e) in it (solution 12_speed_of_light)."""
+    "SXM" or "HBM3" (the SXM's memory; the PCIe card's is HBM2e) in it (notebook 12_speed_of_light's solution)."""
     name = str(gpu).upper()
     return "H100" in name and ("SXM" in name or "HBM3" in name)
 
@@ -1041,7 +1041,7 @@ def crossover_text(*, gpu: str, gbs: float, steps: int, tflops: float, measured:
 
 
 def kind_change_text(own: pd.DataFrame, count: pd.DataFrame, base: str, name: str, share: float = OVERLAP_SHARE) -> str:
-    """One decoder's kernel table against `base`'s, by kind (solution 10_cuda_graphs, exercise 3):
+    """One decoder's kernel table against `base`'s, by kind (notebook 10_cuda_graphs's solution, exercise 3):
     `own` and `count` hold µs of own time and kernels per decode step, one column per decoder, one row
     per kind. The busy time and its change (one profile each, not a paired speed-up); the kind whose
     own time changed most, named only where that change is at least `share` of `base`'s busy time

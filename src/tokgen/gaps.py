@@ -15,6 +15,7 @@ from .results import other_runs, this_run_text
 from .stats import shared_rounds
 from .voice import HOST_BOUND, shared_rounds_text, table
 
+LATER = "after the later of the copy's end and the sync's start"  # when a sync's return is measured from
 
 def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
     """Notebook 06's profile, a row per variant: the median over its `window`s, and how many
@@ -418,7 +419,7 @@ def _wait_clause(w) -> str:
             f"the flag's copy was done {-into:.1f} µs before the sync began")  # fmt: skip
     holds = ("the synchronize call's own, under the profiler, not the copy's" if after > max(into, 0.0) else
              "the copy's round trip")  # fmt: skip
-    return f"{text}; {copy} and the sync returned {after:.1f} µs after that (medians): most of its time is {holds}"
+    return f"{text}; {copy} and the sync returned {after:.1f} µs {LATER} (medians): most of its time is {holds}"
 
 
 def sync_wait_text(name: str, w) -> str:
@@ -493,7 +494,7 @@ def _waits_clause(rows: pd.DataFrame) -> str:
             "negative: before it)")  # fmt: skip
     if all(own) or not any(own):
         holds = "the synchronize call's own, under the profiler, not the copy's" if own[0] else "the copy's round trip"
-        return (f"{text}; {copy} and the sync returned {_span(after)} µs after that: in every window most of its time "
+        return (f"{text}; {copy} and the sync returned {_span(after)} µs {LATER}: in every window most of its time "
                 f"is {holds}")  # fmt: skip
     return (f"{text}; {copy}: most of the sync's time is the synchronize call's own in {sum(own)} of {n} windows, the "
             "copy's round trip in the others")  # fmt: skip
@@ -517,7 +518,7 @@ def sync_wait_words(profile: pd.DataFrame, compiled: bool = False) -> str:
 def copy_running_text(waits: pd.DataFrame) -> str:
     """In how many of `tokgen.profiling.sync_wait`'s steps with a sync the flag's copy was still running on the GPU
     when the synchronize began (`copy_done_us` > 0), with what that count rests on; it says nothing of whether the
-    copy call itself waited (solution 06_eos_sync_profile)."""
+    copy call itself waited (notebook 06_eos_sync_profile's solution)."""
     timed = waits.dropna(subset=["sync_us", "copy_done_us"]) if len(waits) else waits
     if timed.empty:
         return "when the flag's copy finished, against the synchronize's start, was not recorded"
@@ -533,7 +534,7 @@ def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = N
     synchronize, for queued GPU work or not (`waited_for_queue` on its medians); in how many steps the flag's copy
     was still running when the synchronize began (`copy_running_text`); and the copy call's host time, under the
     full CPU-op profiler (`full_profile_copy_us`, a mean per call) and in this lighter profile (a median)
-    (solution 06_eos_sync_profile)."""
+    (notebook 06_eos_sync_profile's solution)."""
     medians = sync_wait_row(waits)
     queued = waited_for_queue(medians)
     if queued is None:

@@ -12,6 +12,7 @@ import statistics
 
 import pandas as pd
 
+from .registry import label
 from .results import HOST_PROBE_COLUMNS, HOST_REPEATS
 from .stats import (
     ALPHA,
@@ -405,7 +406,7 @@ LEGEND = (
 
 
 RANK_COLUMNS = ["variant", "rank", "tied", "speedup", "outcome", "vs_leader", "own_rank", "beaten_by",
-                "within_band_of"]  # what `ranking` gives, an empty table too
+                "within_band_of", "above"]  # what `ranking` gives, an empty table too
 
 
 def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None) -> pd.DataFrame:
@@ -450,9 +451,18 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
     for name, g in rows.items():
         for other in g["within_band_of"]:
             group[root(other)] = root(name)
-    best = {}
-    for name, g in rows.items():
-        best[root(name)] = min(best.get(root(name), g["own_rank"]), g["own_rank"])
+        g["above"] = []  # variants it beats whose rank it joins, so that it never ranks below them
+    while True:  # a group's rank is its best own count; a variant never ranks below one it beats (review r10)
+        best = {}
+        for name, g in rows.items():
+            best[root(name)] = min(best.get(root(name), g["own_rank"]), g["own_rank"])
+        inverted = [(o, name) for name, g in rows.items() for o in g["beaten_by"] if best[root(o)] > best[root(name)]]
+        if not inverted:
+            break
+        for winner, loser in inverted:  # `winner` beats `loser` yet ranked below it: one rank for both
+            if root(winner) != root(loser):
+                rows[winner]["above"].append(loser)
+                group[root(winner)] = root(loser)
     for name, g in rows.items():
         g["rank"] = best[root(name)]
     ordered = sorted(rows.values(), key=lambda g: (g["rank"], -g["speedup"]))
@@ -463,7 +473,8 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
         g["tied"] = bool(ranks[g["rank"]] > 1)
         g["vs_leader"] = None if leader == g["variant"] else gain(results, leader, g["variant"])
         if g["vs_leader"] is not None and g["own_rank"] > g["rank"]:  # its rank through the band, not its count
-            g["vs_leader"] |= {"through": list(g["within_band_of"]), "own_rank": g["own_rank"]}
+            g["vs_leader"] |= {"through": list(g["within_band_of"]), "above": list(g["above"]),
+                               "own_rank": g["own_rank"]}  # fmt: skip
     return pd.DataFrame(ordered)
 
 
@@ -486,12 +497,19 @@ def rank_text(row) -> str:
     return f"{int(row['rank'])}{' (shared)' if row['tied'] else ''}"
 
 
-def _through_text(near, own_rank) -> str:
-    """Why a variant takes a better rank than its own count: the variants within ±BAND of it."""
-    which = "which shares" if len(near) == 1 else "which share"
-    near = ", ".join(f"`{v}`" for v in near)
-    return (f"shown to lie within ±{BAND:.0%} of {near}, {which} the rank; variants inside each other's band "
-            f"are tied, though its own count alone would rank it {int(own_rank)}")  # fmt: skip
+def _through_text(near, own_rank, above=()) -> str:
+    """Why a variant takes a better rank than its own count: the variants within ±BAND of it, and
+    those it beats that hold the rank (`above`: a variant never ranks below one it beats)."""
+    why = []
+    if len(near):
+        which = "which shares" if len(near) == 1 else "which share"
+        why.append(f"shown to lie within ±{BAND:.0%} of {', '.join(f'`{v}`' for v in near)}, {which} the rank "
+                   "(variants inside each other's band are tied)")  # fmt: skip
+    if len(above):
+        which = "which holds" if len(above) == 1 else "which hold"
+        why.append(f"it beats {', '.join(f'`{v}`' for v in above)}, {which} the rank (a variant never ranks below "
+                   "one it beats)")  # fmt: skip
+    return "; ".join(why) + f", though its own count alone would rank it {int(own_rank)}"
 
 
 def tie_reason(vs_leader) -> str:
@@ -500,8 +518,8 @@ def tie_reason(vs_leader) -> str:
     shares the rank (`through`, with its `own_rank`); else a real difference shown within ±BAND, "no
     effect", a real difference not shown within ±BAND that leaves as many variants beating each, or
     rounds that do not tell them apart (notebook 07_pipelining)."""
-    if vs_leader and vs_leader.get("through"):
-        return _through_text(vs_leader["through"], vs_leader["own_rank"])
+    if vs_leader and (vs_leader.get("through") or vs_leader.get("above")):
+        return _through_text(vs_leader["through"], vs_leader["own_rank"], vs_leader.get("above", []))
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER) and vs_leader.get("no_effect"):
         return f"a real difference, but within ±{BAND:.0%}: it does not part their rank"
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
@@ -537,14 +555,16 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     for r in below.to_dict("records"):
         said = f"`{r['variant']}` has {_rank_words(r)}"
         if r["own_rank"] > r["rank"]:  # its rank through the band, not its own count
-            parts.append(f"{said}: {_through_text(r['within_band_of'], r['own_rank'])}.")
+            parts.append(f"{said}: {_through_text(r['within_band_of'], r['own_rank'], r.get('above', []))}.")
             continue
         by = [f"`{o}`" for o in r["beaten_by"]]
         by = by[0] if len(by) == 1 else f"{', '.join(by[:-1])} and {by[-1]}"
         each = "; ".join(f"against `{o}` {speedup_text(g)}" for o, g in r["beaten_by"].items())
         parts.append(f"{said}, beaten by {by} (really faster, not shown within ±{BAND:.0%}): {each}.")
-    return ("Below rank 1: " + " ".join(parts) + " A rank counts the variants that beat it, each pair tested at "
-            "its own level (its look's, in a sequential run), not adjusted for the number of pairs.")  # fmt: skip
+    return ("Below rank 1: " + " ".join(parts) + " A rank counts the variants that beat it (variants within "
+            f"±{BAND:.0%} of each other, and a variant and one it beats, then share the better rank), each pair "
+            "tested at its own level (its look's, in a sequential run), not adjusted for the number of "
+            "pairs.")  # fmt: skip
 
 
 def _rank_words(row) -> str:
@@ -741,8 +761,6 @@ def past_the_stop(eos_table: pd.DataFrame, ranks: dict[str, pd.DataFrame] | None
     sentence each, beside a ranking that may hold them: with `ranks` ({model: `ranking`'s table of
     that model's variants, "eager" or "compiled"}), the rank each holds there, "rank 2 of the 5 eager
     variants"; "" where none returns tokens past the stop (notebook 07_pipelining)."""
-    from .registry import label  # the variants' names in a ranking
-
     over = eos_table[eos_table["extra_tokens"] > 0]
     sentences = []
     for name, rows in over.groupby("generator", sort=False):
@@ -921,8 +939,8 @@ def no_wait_text(per: pd.DataFrame, waits: list[str]) -> str:
 
 def micro_model_text(config, batch_size: int, tokens: int, issue: dict = ISSUE_43089) -> str:
     """The micro model's sizes from its `config` (a GPT2Config; its MLP is GPT-2's 4 × hidden where
-    `n_inner` is unset) beside issue #43089's model, and the run's batch and length (notebook
-    11_sync_audit)."""
+    `n_inner` is unset) beside issue #43089's model, and the run's batch and length
+    (notebook 11_sync_audit)."""
     mlp = config.n_inner or 4 * config.n_embd
     return (f"Micro model: a GPT-2 of {config.n_layer} layer{'s' * (config.n_layer != 1)}, hidden size "
             f"{config.n_embd}, MLP {mlp}, {config.n_head} attention head{'s' * (config.n_head != 1)}, vocabulary "

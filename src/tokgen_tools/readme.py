@@ -55,9 +55,10 @@ from tokgen.voice import (
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
 RANK_LEGEND = (
     "*Rank: one plus the number of generators really faster than it round by round and not shown to lie "
-    "within ±5% of it (see *real* in the glossary). Generators sharing a rank are not told apart (tied within ±5%, "
-    "or undecided); two of different ranks need not differ from each other (one may be beaten by a third that "
-    "does not beat the other): compare them directly. Never ordered by median.*"
+    "within ±5% of it (see *real* in the glossary); generators shown within ±5% of each other share the better "
+    "rank, one such pair after another, and a generator never ranks below one it beats, so a shared rank can hold "
+    "a pair the rounds tell apart (`tokgen.voice.ranking`). Two of different ranks need not differ from each other "
+    "(one may be beaten by a third that does not beat the other): compare them directly. Never ordered by median.*"
 )
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
 READS_DATA_ONLY = {"09_summary"}  # ranks notebook 07's run and evaluates the claims: no GPU work
