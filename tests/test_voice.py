@@ -889,8 +889,8 @@ def test_variants_shown_inside_each_others_band_share_a_rank_even_where_a_third_
     assert r["rank"].to_dict() == {"x": 1, "b": 1, "c": 1, "d": 1, "a": 5}
     assert r.loc["c", "within_band_of"] == ["b", "d"] and list(r.loc["d", "beaten_by"]) == ["x", "b"]
     reason = tie_reason(r.loc["d", "vs_leader"])  # `x` leads rank 1 and beats `d` for real: the band says why
-    assert reason == ("shown to lie within ±5% of `c`, which shares the rank (variants inside each other's band are "
-                      "tied), though its own count alone would rank it 3")  # fmt: skip
+    assert reason == ("shown to lie within ±5% of `c`, which shares the rank: variants inside each other's band are "
+                      "tied; its own count alone would rank it 3")  # fmt: skip
     sentence = fastest_sentence(ranking(results, "a"))
     assert sentence.startswith("4 variants share rank 1 for fastest variant: `x`, ") and not first_tied(r.reset_index())
     assert sentence.endswith("Below rank 1: rank 5: `a`.")
@@ -1021,5 +1021,35 @@ def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
     for name, row in r.iterrows():  # no variant ranks below one it beats
         assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name
     assert tie_reason(r.loc["a", "vs_leader"]) == (
-        "it beats `c`, which holds the rank (a variant never ranks below one it beats), though its own count alone "
-        "would rank it 2")  # fmt: skip
+        "it beats `c`, which holds the rank: a variant never ranks below one it beats; its own count alone would "
+        "rank it 2")  # fmt: skip
+
+
+def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch):
+    """Review r10 (rrC M1): `a` beats both `c` and `f`, both ranked above it (`c` through the band with `d`).
+    Merging every inverted pair of a pass pulled `f`, which beats nobody and has no band link, up to `c`'s
+    rank; one merge a pass, the best-ranked loser first, mends both inversions and leaves `f` at its count."""
+    from tokgen import voice
+
+    decided = {("e1", "z"): FASTER, ("e2", "z"): FASTER, ("a", "z"): FASTER, ("c", "z"): FASTER,
+               ("d", "z"): FASTER, ("f", "z"): FASTER, ("a", "e1"): FASTER, ("a", "e2"): FASTER,
+               ("c", "a"): FASTER, ("f", "a"): FASTER, ("c", "d"): "no effect"}  # b against a: b beats a
+
+    def fake_gain(results, a, b, **kwargs):
+        if a == "naive":
+            return {"variant": b, "speedup": 2.0, "outcome": FASTER}
+        outcome, flip = decided.get((a, b)), decided.get((b, a))
+        if flip is not None:
+            outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
+        outcome = outcome or UNDECIDED
+        return {"variant": b, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
+
+    monkeypatch.setattr(voice, "gain", fake_gain)
+    names = ["z", "e1", "e2", "a", "c", "d", "f"]
+    r = voice.ranking(pd.DataFrame({"variant": ["naive", *names]}), "naive", names).set_index("variant")
+    assert r["own_rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 4, "c": 3, "d": 2, "f": 3}
+    assert r["rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 2, "c": 2, "d": 2, "f": 3}
+    assert r.loc["a", "above"] == ["c"] and r.loc["f", "above"] == [] and r.loc["f", "within_band_of"] == []
+    for name, row in r.iterrows():  # no inversion, and every rank better than its own count is explained
+        assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name
+        assert row["rank"] == row["own_rank"] or row["within_band_of"] or row["above"], name

@@ -423,6 +423,8 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
        even where a third beats only one of them. A variant can so share the rank of one that beats it
        (then `vs_leader` carries `through` and `own_rank`, which `tie_reason` says). Undecided pairs are
        not tied by this rule: they share a rank only where their counts agree.
+    3. A variant never ranks below one it beats: while one does, the variant joins the rank of the one it
+       beats (`above` names it), one such pair at a time, the best-ranked loser first (review r10).
 
     `tied` where several share a rank; `vs_leader`, the comparison with the first of its rank (None
     for that first)."""
@@ -459,10 +461,11 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
         inverted = [(o, name) for name, g in rows.items() for o in g["beaten_by"] if best[root(o)] > best[root(name)]]
         if not inverted:
             break
-        for winner, loser in inverted:  # `winner` beats `loser` yet ranked below it: one rank for both
-            if root(winner) != root(loser):
-                rows[winner]["above"].append(loser)
-                group[root(winner)] = root(loser)
+        # one merge a pass, the inversion whose loser ranks best: merging it may mend the others (rrC M1:
+        # merging every listed pair pulled up a variant that beats nobody)
+        winner, loser = min(inverted, key=lambda pair: best[root(pair[1])])
+        rows[winner]["above"].append(loser)  # `winner` beats `loser` yet ranked below it: one rank for both
+        group[root(winner)] = root(loser)
     for name, g in rows.items():
         g["rank"] = best[root(name)]
     ordered = sorted(rows.values(), key=lambda g: (g["rank"], -g["speedup"]))
@@ -503,13 +506,13 @@ def _through_text(near, own_rank, above=()) -> str:
     why = []
     if len(near):
         which = "which shares" if len(near) == 1 else "which share"
-        why.append(f"shown to lie within ±{BAND:.0%} of {', '.join(f'`{v}`' for v in near)}, {which} the rank "
-                   "(variants inside each other's band are tied)")  # fmt: skip
+        why.append(f"shown to lie within ±{BAND:.0%} of {', '.join(f'`{v}`' for v in near)}, {which} the rank: "
+                   "variants inside each other's band are tied")  # fmt: skip
     if len(above):
         which = "which holds" if len(above) == 1 else "which hold"
-        why.append(f"it beats {', '.join(f'`{v}`' for v in above)}, {which} the rank (a variant never ranks below "
-                   "one it beats)")  # fmt: skip
-    return "; ".join(why) + f", though its own count alone would rank it {int(own_rank)}"
+        why.append(f"it beats {', '.join(f'`{v}`' for v in above)}, {which} the rank: a variant never ranks below "
+                   "one it beats")  # fmt: skip
+    return "; ".join(why) + f"; its own count alone would rank it {int(own_rank)}"
 
 
 def tie_reason(vs_leader) -> str:
@@ -517,7 +520,8 @@ def tie_reason(vs_leader) -> str:
     two): where its own count would rank it lower, the variants within ±BAND of it through which it
     shares the rank (`through`, with its `own_rank`); else a real difference shown within ±BAND, "no
     effect", a real difference not shown within ±BAND that leaves as many variants beating each, or
-    rounds that do not tell them apart (notebook 07_pipelining)."""
+    rounds that do not tell them apart; `above`: the variants it beats whose rank it joined
+    (notebook 07_pipelining)."""
     if vs_leader and (vs_leader.get("through") or vs_leader.get("above")):
         return _through_text(vs_leader["through"], vs_leader["own_rank"], vs_leader.get("above", []))
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER) and vs_leader.get("no_effect"):
@@ -562,7 +566,8 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
         each = "; ".join(f"against `{o}` {speedup_text(g)}" for o, g in r["beaten_by"].items())
         parts.append(f"{said}, beaten by {by} (really faster, not shown within ±{BAND:.0%}): {each}.")
     return ("Below rank 1: " + " ".join(parts) + " A rank counts the variants that beat it (variants within "
-            f"±{BAND:.0%} of each other, and a variant and one it beats, then share the better rank), each pair "
+            f"±{BAND:.0%} of each other share the better rank, and a variant that beats one ranked above it takes "
+            "that one's rank), each pair "
             "tested at its own level (its look's, in a sequential run), not adjusted for the number of "
             "pairs.")  # fmt: skip
 
