@@ -73,12 +73,7 @@ show_source(tokgen.build_model)
 model = tokgen.build_model(SIZE, DEVICE)
 cfg = model.config
 n_params = tokgen.num_parameters(model)
-say(
-    f"`{SIZE}`: {cfg.n_layer} layers, {cfg.n_head} heads, hidden size {cfg.n_embd}, "
-    f"vocabulary {cfg.vocab_size}, {cfg.n_positions} positions; "
-    f"**{n_params / 1e6:.1f} M parameters = {tokgen.parameter_bytes(model) / 1e6:.0f} MB** of fp32 weights "
-    f"on `{model.device}`. BOS = EOS = token {cfg.eos_token_id}."
-)
+say(tokgen.voice.model_size_text(SIZE, cfg, n_params, tokgen.parameter_bytes(model), model.device))
 
 # %% [markdown]
 # ## 2. The generators
@@ -122,7 +117,7 @@ for name in tokgen.GENERATORS:
 print(reference.tokens[0].tolist())
 more = f" (+{len(differ) - 1} more)" if len(differ) > 1 else ""
 assert not differ, f"not the naive generator's exact tokens: {differ[0]}{more}"
-say(f"All {len(tokgen.GENERATORS)} generators returned the naive generator's {tuple(reference.tokens.shape)} tokens.")
+say(tokgen.voice.all_agree_text(len(tokgen.GENERATORS), reference.tokens.shape))
 
 # %% [markdown]
 # ## 3. Distinct prompts, and the one rule for "the same tokens"
@@ -262,11 +257,7 @@ counts = range(3, 11)
 smallest = [tokgen.stats.signed_rank_p([1.0] * n) for n in counts]  # every round agreeing
 say(table(pd.DataFrame({"rounds": counts, "smallest possible p": smallest}), digits=3))
 fewest = min(n for n, p in zip(counts, smallest) if p < tokgen.stats.ALPHA)
-say(
-    f"Real: p below the level ({tokgen.stats.ALPHA} for a single test); no effect: the speed-up shown to lie "
-    f"within ±{tokgen.stats.BAND:.0%}. With fixed rounds, tested once at {tokgen.stats.ALPHA}, {fewest} rounds "
-    "are the fewest that can make a difference real, and only if every round agrees."
-)
+say(tokgen.voice.fewest_rounds_text(fewest))
 looks = tokgen.stats.looks_up_to(80)
 levels = tokgen.stats.look_levels(looks)
 needed = [next(n for n in range(1, 64) if tokgen.stats.signed_rank_p([1.0] * n) < a) for a in levels]
@@ -281,10 +272,7 @@ say(
         )
     )
 )
-say(
-    f"In the sequential design, the first look, at level {tokgen.voice.level_text(levels[0])}, needs at least "
-    f"{needed[0]} rounds, all agreeing: with a first look (`RUNS`) of fewer rounds, no comparison can stop there."
-)
+say(tokgen.voice.first_look_text(levels[0], needed[0]))
 say(tokgen.display.design_text(looks))
 say(table(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"), digits=3))
 say(tokgen.stats.recorded_rounds_source(tokgen.results.ROOT / "data"))  # whose tables the recorded noise is

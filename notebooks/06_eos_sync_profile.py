@@ -154,11 +154,8 @@ _, first_window = tokgen.bench.profile_windows(
 # the pictures' pass of each variant's first window, in the figures' order whatever order they ran in
 pictures = {v.name: first_window[v.name][1] for v in variants}
 summary = rec.read()
-skip = tokgen.profiling.WINDOW_SKIP  # the steps the statistics leave out (the profiler drained the GPU)
-say(
-    f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}, steps {WINDOW[0]}–{WINDOW[1] - 1} "
-    f"profiled; the statistics leave out the first {skip}: steps {WINDOW[0] + skip}–{WINDOW[1] - 1}."
-)
+# the statistics leave out the window's first tokgen.profiling.WINDOW_SKIP steps (the profiler drained the GPU)
+say(tokgen.gaps.profiled_window_text(BATCH_SIZE, MAX_SEQLEN, WINDOW, where=tokgen.display.where_measured(DEVICE)))
 
 # %% [markdown]
 # The idle gap before a step: the median over the window of the time between the end of step

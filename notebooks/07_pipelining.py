@@ -161,7 +161,7 @@ floor_pairs = [  # section 5, claim 9: no stop check, and one stream, against th
 needed = [(tokgen.label(b, compiled=c), tokgen.label(v, compiled=c)) for b, v, c in piped_pairs + floor_pairs]
 recipe = tokgen.label("pipelined_static", compiled=True)  # claim 10: the article's best, against naive
 needed.append((tokgen.label("naive"), recipe, tokgen.claims.SUMMARY_THRESHOLDS))
-say(f"{len(variants)} variants: {len(eager_gens)} eager, {len(compiled_gens)} compiled; {len(needed)} comparisons.")
+say(tokgen.voice.variants_text(len(eager_gens), len(compiled_gens), len(needed)))
 
 # %%
 rec = tokgen.Recorder("07_pipelining", RESULTS_DIR, params=PARAMS)
@@ -224,7 +224,7 @@ say(tokgen.display.speedup_table(piped, columns, legend=False))
 # %%
 try:
     nb06 = tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07", this_run=True)
-    say(f"Notebook 06's rows: its run of {tokgen.results.run_of(nb06)}.")
+    say(tokgen.voice.rows_from_text("06", tokgen.results.run_of(nb06)))
     say(tokgen.gaps.pipelined_gap(nb06, ok))
 except tokgen.MissingRows as err:
     say(f"*{err}*")

@@ -44,7 +44,8 @@
 # **What we measure:** at the article's batch and length (`BATCH_SIZE`, `MAX_SEQLEN`), all
 # interleaved: the naive baseline, `model.generate()` (dynamic and static cache), the article's
 # best recipe, the compiled handwritten and the Triton decoders for every K of `STEPS_PER_GRAPH` and
-# the other graph decoders at one K (section 2 lists which), each against the task's floor
+# the other graph decoders once each: at one K, or, for the WHILE node's decoder, with no K at all
+# (section 2 lists which), each against the task's floor
 # (notebook 12) from one bandwidth measurement made here; the GPU's idle share from a
 # CUPTI timeline; where the time goes, kernel by kernel, before our kernels, with them and fused;
 # and what stopping on the GPU saves when every row stops early.
@@ -357,8 +358,7 @@ if CUDA:
     floor_ms = tokgen.bandwidth.floor_ms(model, BATCH_SIZE, MAX_SEQLEN, bandwidth)
     row = {"copy_mb": COPY_MB, "runs": 20, "bandwidth_gb_s": bandwidth, "task_floor_ms": floor_ms}
     tokgen.Recorder("10_bandwidth", RESULTS_DIR, params=PARAMS).write(row)
-    say(f"Copy bandwidth {bandwidth:,.0f} GB/s (bytes read + written, the median of 20 copies of {COPY_MB} MiB); "
-        f"the task's floor: **{floor_ms:.1f} ms** per generation.")  # fmt: skip
+    say(tokgen.display.copy_floor_text(bandwidth, COPY_MB, 20, floor_ms))
 else:
     floor_ms = float("nan")
     say("*On the CPU: no floor (it needs the GPU's bandwidth).*")
@@ -536,15 +536,7 @@ if CUDA and any(stages.values()):
     kernels, layers = kernel_rec.read(), model.config.n_layer
     windows = idle.set_index("variant")["window_us_per_token"]  # µs per step, first kernel to last (section 4)
     for name, rows in kernels.groupby("variant", sort=False):
-        window = windows[name]
-        count, summed, busy = (rows[c].sum() for c in ("kernels_per_token", "us_per_token", "own_us_per_token"))
-        overlap = f"by {summed - busy:.0f} µs per step (a kernel launched early counts its wait)"
-        say(
-            f"`{name}`: {count:.1f} kernels per step, {count / layers:.1f} per layer of {layers} with those outside "
-            f"the layers counted in; their durations add up to {summed:.0f} µs per step; the GPU was busy "
-            f"{busy:.0f} µs of the {window:.0f} µs per step that the profiled window lasted (first kernel to last): "
-            f"durations overlap {overlap if summed > 1.01 * busy else 'by less than 1%'}."
-        )
+        say(tokgen.display.kernel_count_text(name, rows, layers, windows[name]))
 
 # %% [markdown]
 # One layer of one step, kernel by kernel, with our kernels before and after fusing them
@@ -649,23 +641,11 @@ if CUDA:
     share = idle.set_index("variant")["gpu_idle_fraction"]
     host = tokgen.label("pipelined_static", compiled=True)  # launches every kernel from Python: slowed by the profiler
     unprofiled = ok.set_index("variant")["gpu_busy_share"].get(host, float("nan"))  # section 3's rounds
-    inflated = (f" (`{host}`'s may be inflated by the profiler's host cost, section 4"
-                + (f"; against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle "
-                   f"{1 - unprofiled:.1%} of a whole generation" if unprofiled == unprofiled else "")
-                + ")") if host in share.index else ""  # fmt: skip
-    say("* GPU idle share of the profiled window: " + ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
-        + inflated + ".")  # fmt: skip
+    say(tokgen.display.idle_share_text(share, host, unprofiled))
 if CUDA and unfused and fused:
-    count = kernels.groupby("variant")["kernels_per_token"].sum()
-    rest = kernels[(kernels["variant"] == fused) & ~kernels["products"].astype(bool)]
-    shown = rest[rest["own_us_per_token"] >= 0.5]  # what rounds to 0 µs is left out of the sentence
-    spent = "; ".join(f"{r.own_us_per_token:.0f} µs on {r.kind}" for r in shown.itertuples()) or "no time on others"
-    say(f"* Fusing: {count[unfused]:.0f} → {count[fused]:.0f} kernels per step; besides its products, `{fused}` "
-        f"spends {spent} per step.")  # fmt: skip
+    say(tokgen.display.fusing_count_text(kernels, unfused, fused))  # kinds under 0.5 µs (0 when rounded) left out
 for steps, group in while_node.groupby("steps run") if len(while_node) else ():
-    say(f"* Every row stopping after {steps} steps: the WHILE node runs ×{group['speedup'].min():.2f} to "
-        f"×{group['speedup'].max():.2f} as fast as the K-step replays "
-        f"({tokgen.display.faster_count(group.to_dict('records'))}).")  # fmt: skip
+    say(tokgen.display.while_node_text(steps, group.to_dict("records")))  # outcomes; the intervals are in the table
 
 # %% [markdown]
 # ## Summary

@@ -93,8 +93,7 @@ tflops = tokgen.bandwidth.matmul_tflops(DEVICE) if CUDA else None  # the arithme
 if bandwidth:
     row = {"bandwidth_gb_s": bandwidth, "source": source, "matmul_tflops": tflops}
     tokgen.Recorder("12_bandwidth", RESULTS_DIR, params=PARAMS).write(row)
-    say(f"Copy bandwidth: **{bandwidth:,.0f} GB/s** (read + write; {copies}), measured by {source}."
-        + (f" Matrix products (fp32 with TF32, 8192 × 8192): **{tflops:,.0f} TFLOP/s**." if tflops else ""))
+    say(tokgen.display.bandwidth_text(bandwidth, copies, source, tflops))
 else:
     say("*On the CPU, with no bandwidth recorded by notebook 10: the floors below need the GPU's bandwidth.*")
 
@@ -117,14 +116,7 @@ per_step, nbytes = tokgen.bandwidth.weight_bytes_per_step(model), tokgen.bandwid
 kinds = {kv: nbytes(model, BATCH_SIZE, MAX_SEQLEN, kv) for kv in ("recompute", "filled", "static")}
 names = {"recompute": "naive (no cache; every position's logits written every step)",
          "filled": "cache read where filled", "static": "whole static cache read"}  # fmt: skip
-floors_text = ", ".join(f"{names[kv]} {b / bandwidth / 1e6:.1f} ms" for kv, b in kinds.items()) if bandwidth else ""
-say(
-    f"Weights read per step: **{per_step / 1e6:.0f} MB**. Bytes per generation (B={BATCH_SIZE}, N={MAX_SEQLEN}; "
-    "weights, cache writes and reads): "
-    + ", ".join(f"{names[kv]}: {b / 1e9:.2f} GB" for kv, b in kinds.items())
-    + (f". Floor at {bandwidth:,.0f} GB/s: {floors_text}" if bandwidth else "")
-    + "."
-)
+say(tokgen.display.bytes_text(per_step, kinds, names, bandwidth, BATCH_SIZE, MAX_SEQLEN))
 
 # %% [markdown]
 # ## 3. Every generator against its floor
@@ -208,14 +200,7 @@ if kernels is not None and len(floors):
     split = tokgen.bandwidth.products_against_floor(kernels, target, model, kernels_bw["bandwidth_gb_s"])
     who = (tokgen.voice.first_of_text(ranked, "the decoders notebook 10 profiled, round by round in its run")
            if len(ranked) else f"`{target}`, the first decoder notebook 10 profiled (not ranked here)")  # fmt: skip
-    say(
-        f"{who}: the GPU is busy "
-        f"**{split['busy_us']:.0f} µs** per step (its kernels' durations add up to {split['durations_us']:.0f} µs), "
-        f"of which the matrix products take **{split['products_us']:.0f} µs** and the other kernels "
-        f"{split['other_us']:.0f} µs; reading the weights once at copy speed takes "
-        f"**{split['weights_floor_us']:.0f} µs**: the products run at "
-        f"{split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth. {kernels_bw['note']}"
-    )
+    say(tokgen.display.products_split_text(who, split, kernels_bw["note"]))
     columns = ["variant", "kind", "products", "kernels_per_token", "us_per_token", "own_us_per_token", "share"]
     say(table(kernels[kernels["variant"] == target], columns, digits=2))
 
@@ -291,8 +276,7 @@ if len(products):
     for sentence in product_findings(products, BATCH_SIZE, model.config.n_layer):
         say(sentence)
     if split is not None:
-        say(f"Inside `{target}`'s decoder (section 4) the matrix products' own time is {split['products_us']:.0f} µs "
-            "per step.")  # fmt: skip
+        say(tokgen.display.products_inside_text(target, split))
 
 # %%
 if len(products):
@@ -508,15 +492,11 @@ for run in frames:  # each run's fastest, ranked round by round against that run
     say(f"* Notebook {nb}'s run. " + tokgen.display.fastest_sentence(ranked, "generator") + " "
         + tokgen.display.first_rank_floors(ranked, own))  # each of rank 1: its own floor numbers
 if split is not None:
-    say(
-        f"* In `{target}`, the matrix products are {100 * split['products_us'] / split['busy_us']:.0f}% of the GPU's "
-        f"busy time and run at {split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth; the other kernels take "
-        f"{split['other_us']:.0f} µs per step."
-    )
+    say(tokgen.display.products_share_text(target, split))
 if len(products):
     at = products.query("status == 'ok' and rows == @BATCH_SIZE and splits == 1")["pct_of_copy_bandwidth"]
     if len(at):
-        say(f"* Alone, at {BATCH_SIZE} rows, the products reach {at.min():.0f}–{at.max():.0f}% of copy bandwidth.")
+        say(tokgen.display.products_reach_text(at, BATCH_SIZE))
 for k, out in waterfalls.items():
     say(f"* The waterfall of `graph_triton_fused K={k}`: " + W.biggest_term(out["terms"]))
 if len(bound):

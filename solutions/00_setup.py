@@ -42,11 +42,7 @@ model = tokgen.build_model(SIZE)  # on the GPU if there is one; the CPU is enoug
 # %%
 tiny, small = tokgen.build_model("tiny", "cpu"), tokgen.build_model("gpt2", "cpu")
 n_tiny, n_small = tokgen.num_parameters(tiny), tokgen.num_parameters(small)
-embedding = tiny.transformer.wte.weight.numel()
-say(
-    f"GPT-2 small: {n_small:,} parameters; tiny: {n_tiny:,} ({n_tiny / n_small:.1%} of it), of which "
-    f"{embedding / n_tiny:.0%} are the token embedding ({' × '.join(map(str, tiny.transformer.wte.weight.shape))})."
-)
+say(tokgen.voice.model_share_text(n_tiny, n_small, tuple(tiny.transformer.wte.weight.shape)))
 del tiny, small
 
 # %% [markdown]
@@ -65,18 +61,12 @@ del tiny, small
 # %%
 tokens = tokgen.generate("naive", model, batch_size=1, max_seqlen=50, eos_token_id=-1)[0].cpu()
 print(tokens.tolist())
-first_repeat = next((i for i, t in enumerate(tokens.tolist()) if t in tokens[:i].tolist()), None)
 with torch.inference_mode():
     logits = model(tokens[None, :10].to(model.device)).logits[0, -1]
 top = logits.topk(2).values
-say(
-    f"{len(set(tokens.tolist()))} distinct tokens among {len(tokens)}; the first repeat at position "
-    f"{first_repeat}. At step 10 the logits have standard deviation {logits.std():.3f}, and the best "
-    f"two differ by {top[0] - top[1]:.3f}."
-)
-copies = int((tokens[1:] == tokens[:-1]).sum())  # greedy: a step whose argmax is its own input token
 tied = model.lm_head.weight.data_ptr() == model.transformer.wte.weight.data_ptr()
-say(f"{copies} of {len(tokens) - 1} steps emit the token they were given; output layer tied to the embedding: {tied}.")
+# the template counts the copies: steps whose greedy argmax is their own input token
+say(tokgen.voice.repeats_text(tokens.tolist(), float(logits.std()), float(top[0] - top[1]), tied, at=10))
 
 # %% [markdown]
 # ## Exercise 3: every generator stops at the same step
@@ -98,5 +88,4 @@ for name in names:
     out = tokgen.generate(name, model, batch_size=2, max_seqlen=24, eos_token_id=eos, **options)
     same[name] = torch.equal(out, stopped)
 assert all(same.values()), same
-checked = f"{len(names) - 1} of the registry's {len(tokgen.GENERATORS)}, and `generate()`"
-say(f"EOS = {eos} first appears at step {stopped.shape[1] - 1}; all {len(same)} generators ({checked}) stop there.")
+say(tokgen.voice.same_stop_text(eos, stopped.shape[1] - 1, len(names) - 1, len(tokgen.GENERATORS)))

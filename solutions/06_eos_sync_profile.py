@@ -28,8 +28,6 @@ MAX_SEQLEN = 100  # new tokens per sequence; the late window needs at least 100
 WINDOW = [30, 50]  # the window of notebook 06; exercise 2 moves it to the end of the generation
 
 # %%
-import statistics
-
 import pandas as pd
 import torch
 
@@ -72,31 +70,16 @@ if CUDA:
     ex1 = pd.DataFrame([profiled(g, *WINDOW) for g in ("kv_static", "naive")]).set_index("variant")
     say(table(ex1.reset_index()[COLUMNS], digits=2))
     kv, naive = ex1.loc["kv_static"], ex1.loc["naive"]
-    say(
-        f"Naive: {naive['gpu_busy_per_step_us'] / kv['gpu_busy_per_step_us']:.1f}× the KV cache's busy time per step "
-        "(GPU work). The idle gaps and idle shares in the table come from one profile each: host time, which moves "
-        "between runs (exercise 2 profiles the static cache's window again), so one profile does not say which of "
-        "the two leaves the GPU idle longer."
-    )
+    say(tokgen.gaps.busy_times_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"]))
+    say("The idle gaps and idle shares in the table come from one profile each: host time, which moves between runs "
+        "(exercise 2 profiles the static cache's window again), so one profile does not say which of the two leaves "
+        "the GPU idle longer.")  # fmt: skip
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
 
 # %%
 if CUDA:
-    ratio = naive["gpu_busy_per_step_us"] / kv["gpu_busy_per_step_us"]
-    if ratio > 1:
-        say(f"Naive gives the GPU more work per step ({ratio:.1f}× the busy time): re-running up to {WINDOW[1]} "
-            "positions costs more than one token's step over the static cache. Its idle share is one profile's "
-            "host time, not compared here.")  # fmt: skip
-    else:
-        each = {v: r["gpu_busy_per_step_us"] / r["kernels_per_step"] for v, r in (("kv", kv), ("naive", naive))}
-        say(
-            f"Naive gives the GPU less work per step ({ratio:.1f}× the busy time): {naive['kernels_per_step']:.0f} "
-            "kernels per step "
-            f"against the static cache's {kv['kernels_per_step']:.0f}, which take {each['kv']:.1f} µs each on average "
-            f"(naive's {each['naive']:.1f} µs). In steps {WINDOW[0]}–{WINDOW[1] - 1} naive re-runs at most {WINDOW[1]} "
-            "positions: its work grows with the step and the cache's does not, so a later window can reverse this."
-        )
+    say(tokgen.gaps.naive_work_text(kv, naive, WINDOW))
 
 # %% [markdown]
 # ## Exercise 2: late steps
@@ -133,13 +116,8 @@ else:
 
 # %%
 if CUDA:
-    early, later = (f"steps {where[w][0]}–{where[w][1] - 1}" for w in where)
     for name, m in ex2.items():
-        gaps, busy = m["idle_gap_median_us"], m["gpu_busy_per_step_us"]
-        gap = tokgen.gaps.direction_text(tokgen.gaps.direction(gaps), len(gaps), f"at {later}", f"at {early}")
-        a, b = (statistics.median(x) for x in zip(*busy))
-        say(f"`{name}`, over {len(gaps)} interleaved pairs of profiles: {gap}. Its GPU busy time per step, "
-            f"median over the pairs: {a:,.1f} µs at {early}, {b:,.1f} µs at {later}.")  # fmt: skip
+        say(tokgen.gaps.late_window_text(name, m["idle_gap_median_us"], m["gpu_busy_per_step_us"], *where.values()))
 
 # %% [markdown]
 # ## Exercise 3: the wait behind `.item()`

@@ -80,30 +80,16 @@ late = [
     unsynced(compiled, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos).shape[1] - reference.shape[1]
     for _ in range(RUNS)
 ]
-on_cpu = " On a CPU the copy is done before `copy_` returns, so the flag is never stale: run this on a GPU."
-say(
-    f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}, compiled, on {model.device.type}: the naive generator stops after "
-    f"{reference.shape[1] - 1} steps; without the wait, {sum(x > 0 for x in late)} of {RUNS} runs returned extra "
-    f"columns (from {min(late)} to {max(late)})." + ("" if CUDA else on_cpu)
-)
+say(tokgen.voice.unsynced_runs_text(late, reference.shape[1] - 1, BATCH_SIZE, MAX_SEQLEN, model.device.type))
 
 # %%
-raced = [x for x in late if x > 0]
-if raced:
-    say(
-        f"The race happened: {len(raced)} of {RUNS} runs read the flag before its copy had landed and kept "
-        f"{min(raced)} to {max(raced)} steps past the stop. Without the wait the output depends on timing."
-    )
+if any(x > 0 for x in late):
+    say(tokgen.voice.race_text(late))
 elif CUDA:
     run = lambda: unsynced(compiled, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     wall_ms = statistics.median(tokgen.bench.time_run(run, model.device)[0] for _ in range(TIMED))
     share = tokgen.profiling.gpu_busy_ms(run) / wall_ms  # as compare's gpu_busy_share: over the median wall time
-    say(
-        f"The race is possible but not observed here: in each of {RUNS} runs the copy had landed before the CPU, "
-        f"one step later, read the flag. The GPU was busy {share:.0%} of a run (one profiled run's busy time over "
-        f"the median of {TIMED} timed runs); why the GPU never fell a step behind in these runs is not measured "
-        "here. A run where it falls a step behind would race, and the wait is what keeps the output right then."
-    )
+    say(tokgen.voice.race_text(late, share, TIMED))
 
 # %% [markdown]
 # ## Exercise 2: an ordinary (pageable) flag
@@ -122,7 +108,7 @@ if CUDA:
         host.copy_(flag, non_blocking=True)
         returned_after_ms = 1e3 * (time.perf_counter() - t0)
         torch.cuda.synchronize()
-        say(f"{where}: `copy_(non_blocking=True)` returned after {returned_after_ms:.2f} ms, the GPU busy.")
+        say(tokgen.voice.copy_return_text(where, returned_after_ms))
 else:
     say("*On a CPU there is no device copy: run this cell on a GPU.*")
 
@@ -141,6 +127,4 @@ for k in (1, 4):
                           eos_token_id=eos, steps_per_graph=k, on_step=calls.append)  # fmt: skip
     assert torch.equal(out, reference)
     computed, kept = len(calls) * k, out.shape[1] - 1
-    say(
-        f"K = {k}: {computed} steps computed, {kept} returned: {computed - kept} wasted (at most 2K − 1 = {2 * k - 1})."
-    )
+    say(tokgen.voice.wasted_steps_text(k, computed, kept))

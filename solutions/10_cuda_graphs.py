@@ -217,9 +217,6 @@ if hopper:
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_idle_fraction"]], digits=3))
     say(f"PDL on against off: {speedup_text(tokgen.gain(results, pdl_variants[0].name, pdl_variants[1].name))}.")
 elif CUDA:
-    cc = ".".join(map(str, torch.cuda.get_device_capability()))
-    say(f"*Both return the naive generator's tokens. This GPU ({torch.cuda.get_device_name()}) has compute capability "
-        f"{cc}: PDL needs 9.0 (Hopper) or later, so both decoders launch their kernels the same way and there is "
-        "nothing to compare.*")  # fmt: skip
+    say(tokgen.display.pdl_unavailable_text(torch.cuda.get_device_name(), torch.cuda.get_device_capability()))
 else:
     say("*Both return the naive generator's tokens; PDL and its timing need a Hopper GPU: run this cell there.*")

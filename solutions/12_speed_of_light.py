@@ -151,7 +151,4 @@ else:
 # %%
 fp32 = tokgen.generate("kv_static", model, batch_size=1, max_seqlen=MAX_SEQLEN)
 bf16 = tokgen.generate("kv_static", copy.deepcopy(model).to(torch.bfloat16), batch_size=1, max_seqlen=MAX_SEQLEN)
-n = min(fp32.shape[1], bf16.shape[1])  # column 0 is the prompt (BOS), column i the token of step i
-differ = int((fp32[:, 1:n] != bf16[:, 1:n]).sum())
-first = next((i for i in range(1, n) if fp32[0, i] != bf16[0, i]), None)
-say(f"{differ} of {n - 1} generated tokens differ" + (f"; the first at step {first}." if first is not None else "."))
+say(tokgen.display.tokens_differ_text(fp32, bf16))  # column 0 is the prompt (BOS), column i the token of step i

@@ -1204,3 +1204,107 @@ def test_kind_change_text_names_the_kind_that_changed_most_only_above_one_percen
     assert large == ("* large: the GPU is busy 103 µs per token (+3 µs; one profile each, not a paired speed-up); the "
                      "kind that changed most: attention (+3.0 µs); kernels per token that changed: attention 2.0 → "
                      "3.0.")  # fmt: skip
+
+
+def test_copy_floor_text_states_the_bandwidth_copies_and_floor():
+    text = display.copy_floor_text(2965.4, 256, 20, 20.66)
+    assert text == ("Copy bandwidth 2,965 GB/s (bytes read + written, the median of 20 copies of 256 MiB); "
+                    "the task's floor: **20.7 ms** per generation.")  # fmt: skip
+
+
+def test_kernel_count_text_says_the_overlap_only_above_one_percent():
+    rows = pd.DataFrame({"kernels_per_token": [60.0, 38.0], "us_per_token": [700.0, 244.0],
+                         "own_us_per_token": [400.0, 117.0]})  # fmt: skip
+    text = display.kernel_count_text("a", rows, 12, 522.0)
+    assert "`a`: 98.0 kernels per step, 8.2 per layer of 12" in text
+    assert "add up to 944 µs per step; the GPU was busy 517 µs of the 522 µs per step" in text
+    assert text.endswith("durations overlap by 427 µs per step (a kernel launched early counts its wait).")
+    close = rows.assign(us_per_token=[400.0 + 5.0, 117.0])  # 5 µs over 517: under 1%
+    assert display.kernel_count_text("a", close, 12, 522.0).endswith("durations overlap by less than 1%.")
+    over = rows.assign(us_per_token=[400.0 + 6.0, 117.0])  # 6 µs over 517: over 1%
+    assert display.kernel_count_text("a", over, 12, 522.0).endswith("by 6 µs per step (a kernel launched early "
+                                                                     "counts its wait).")  # fmt: skip
+
+
+def test_idle_share_text_flags_the_host_launched_decoder_and_its_unprofiled_share():
+    share = pd.Series({"g": 0.031, "h": 0.402})
+    assert display.idle_share_text(share, "x", 0.9) == "* GPU idle share of the profiled window: `g` 3.1%, `h` 40.2%."
+    text = display.idle_share_text(share, "h", 0.85)
+    assert text.endswith("`h` 40.2% (`h`'s may be inflated by the profiler's host cost, section 4; against the "
+                         "median of its unprofiled rounds, its GPU busy time leaves the GPU idle 15.0% of a whole "
+                         "generation).")  # fmt: skip
+    assert display.idle_share_text(share, "h", float("nan")).endswith("host cost, section 4).")
+
+
+def test_fusing_count_text_counts_kernels_and_leaves_out_kinds_under_half_a_microsecond():
+    kernels = pd.DataFrame({
+        "variant": ["u", "u", "f", "f", "f", "f"],
+        "kind": ["matmul", "norm", "matmul", "norm", "copy", "softmax"],
+        "products": [True, False, True, False, False, False],
+        "kernels_per_token": [60.0, 38.0, 48.0, 12.0, 2.0, 1.0],
+        "own_us_per_token": [400.0, 100.0, 380.0, 12.4, 0.4, 0.5],
+    })
+    assert display.fusing_count_text(kernels, "u", "f") == (
+        "* Fusing: 98 → 63 kernels per step; besides its products, `f` spends 12 µs on norm; 0 µs on softmax per step.")
+    only = kernels[kernels["kind"] != "norm"].assign(own_us_per_token=[400.0, 380.0, 0.4, 0.1])
+    assert "`f` spends no time on others per step" in display.fusing_count_text(only, "u", "f")
+
+
+def test_while_node_text_states_outcomes_not_a_range_of_points():
+    rows = [{"outcome": "faster", "speedup": 1.07, "no_effect": False},
+            {"outcome": "faster", "speedup": 2.15, "no_effect": False},
+            {"outcome": "undecided", "speedup": 1.01}]  # fmt: skip
+    text = display.while_node_text(14, rows)
+    assert text == ("* Every row stopping after 14 steps, the WHILE node against the K-step replays: faster in 2 of 3 "
+                    "comparisons; undecided in 1 (each with its interval in the table above).")  # fmt: skip
+    assert "1.07" not in text and "2.15" not in text
+
+
+def test_bandwidth_text_adds_the_rate_only_where_measured():
+    assert display.bandwidth_text(2965.4, "c", "notebook 10", None) == (
+        "Copy bandwidth: **2,965 GB/s** (read + write; c), measured by notebook 10.")
+    assert display.bandwidth_text(2965.4, "c", "notebook 12", 427.8).endswith(
+        "measured by notebook 12. Matrix products (fp32 with TF32, 8192 × 8192): **428 TFLOP/s**.")
+
+
+def test_bytes_text_gives_bytes_and_floors_at_the_bandwidth():
+    kinds, names = {"filled": 10.0e9, "static": 12.5e9}, {"filled": "cache read where filled", "static": "whole"}
+    text = display.bytes_text(495.2e6, kinds, names, 2500.0, 32, 256)
+    assert text == ("Weights read per step: **495 MB**. Bytes per generation (B=32, N=256; weights, cache writes and "
+                    "reads): cache read where filled: 10.00 GB, whole: 12.50 GB. Floor at 2,500 GB/s: cache read "
+                    "where filled 4.0 ms, whole 5.0 ms.")  # fmt: skip
+    assert display.bytes_text(495.2e6, kinds, names, None, 32, 256).endswith("whole: 12.50 GB.")
+
+
+def test_products_sentences_of_notebook_12_read_the_split():
+    split = {"busy_us": 517.0, "durations_us": 944.0, "products_us": 419.0, "other_us": 98.0,
+             "weights_floor_us": 167.6, "pct_of_copy_bandwidth": 40.0}  # fmt: skip
+    text = display.products_split_text("`a`", split, "N.")
+    assert text == ("`a`: the GPU is busy **517 µs** per step (its kernels' durations add up to 944 µs), of which the "
+                    "matrix products take **419 µs** and the other kernels 98 µs; reading the weights once at copy "
+                    "speed takes **168 µs**: the products run at 40% of copy bandwidth. N.")  # fmt: skip
+    assert display.products_inside_text("a", split) == (
+        "Inside `a`'s decoder (section 4) the matrix products' own time is 419 µs per step.")
+    assert display.products_share_text("a", split) == (
+        "* In `a`, the matrix products are 81% of the GPU's busy time and run at 40% of copy bandwidth; the other "
+        "kernels take 98 µs per step.")  # 419 / 517 = 0.8104
+
+
+def test_products_reach_text_gives_the_range_or_one_value():
+    assert display.products_reach_text(pd.Series([71.2, 10.4, 40.0]), 32) == (
+        "* Alone, at 32 rows, the products reach 10–71% of copy bandwidth.")
+    assert display.products_reach_text([40.2, 39.8], 32).endswith("reach 40% of copy bandwidth.")
+
+
+def test_pdl_unavailable_text_names_the_capability():
+    text = display.pdl_unavailable_text("NVIDIA L4", (8, 9))
+    assert "This GPU (NVIDIA L4) has compute capability 8.9: PDL needs 9.0" in text
+
+
+def test_tokens_differ_text_counts_generated_tokens_of_every_row_and_the_first_step():
+    import torch
+
+    a = torch.tensor([[0, 5, 6, 7, 8], [0, 1, 2, 3, 4]])
+    b = torch.tensor([[0, 5, 6, 9, 9, 9], [0, 1, 2, 3, 0, 0]])  # longer: compared over the shorter's columns
+    assert display.tokens_differ_text(a, b) == "3 of 8 generated tokens differ; the first at step 3."
+    assert display.tokens_differ_text(a, a) == "0 of 8 generated tokens differ."

@@ -860,3 +860,38 @@ def test_counted_windows_names_the_windows_it_counts():
     """rvA S1: a count beside its windows' numbers, so "in 2" does not read as window 2."""
     assert tokgen.gaps.counted_windows("partly", [1]) == "partly in 1 window (1)"
     assert tokgen.gaps.counted_windows("not reproduced", [0, 2]) == "not reproduced in 2 windows (0, 2)"
+
+
+def test_notebook_06s_window_line_says_the_profiled_and_the_counted_steps():
+    """Notebook 06's window line is a template (review r10, S-b): steps [30, 50) profiled are "30–49",
+    and with 2 left out the statistics cover 32–49."""
+    from tokgen.gaps import profiled_window_text
+
+    assert profiled_window_text(16, 100, [30, 50], skip=2, where="Measured here.") == (
+        "Measured here. B = 16, N = 100, steps 30–49 profiled; the statistics leave out the first 2: steps 32–49.")
+    assert profiled_window_text(4, 60, (10, 20), skip=3).startswith("B = 4, N = 60, steps 10–19 profiled;")
+    assert profiled_window_text(4, 60, (10, 20), skip=3).endswith("the first 3: steps 13–19.")
+
+
+def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio():
+    """Solution 06's exercises (review r10, S-a): two single profiles' busy times said with which is larger,
+    no ratio; naive's smaller work explained by its kernels; the late window's busy times are medians over
+    the pairs."""
+    from tokgen.gaps import busy_times_text, late_window_text, naive_work_text
+
+    assert busy_times_text(150.0, 100.0) == ("GPU busy time per step, one profile each: naive 150.0 µs, the static "
+                                             "KV cache 100.0 µs; naive's is the larger (a ranking of two profiles "
+                                             "only).")  # fmt: skip
+    assert "the KV cache's is the larger" in busy_times_text(90.0, 100.0)
+    assert "neither is the larger" in busy_times_text(100.0, 100.0)
+    kv = {"gpu_busy_per_step_us": 100.0, "kernels_per_step": 50}
+    more = naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50])
+    assert "×" not in more and "Naive gives the GPU more work per step: re-running up to 50 positions" in more
+    less = naive_work_text(kv, {"gpu_busy_per_step_us": 80.0, "kernels_per_step": 40}, [30, 50])
+    assert ("no more work per step: 40 kernels per step against the static cache's 50, which take 2.0 µs each on "
+            "average (naive's 2.0 µs). In steps 30–49 naive re-runs at most 50 positions") in less  # fmt: skip
+    text = late_window_text("kv_static", [(10.0, 10.5)] * 6, [(100.0, 110.0), (102.0, 108.0), (98.0, 200.0)],
+                            [30, 50], [80, 100])  # fmt: skip
+    assert text.startswith("`kv_static`, over 6 interleaved pairs of profiles: the gap is about the same at steps "
+                           "80–99 as at steps 30–49")  # fmt: skip
+    assert text.endswith("median over the pairs: 100.0 µs at steps 30–49, 110.0 µs at steps 80–99.")

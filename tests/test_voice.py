@@ -784,18 +784,19 @@ def test_the_issues_count_stands_beside_our_item_reads_and_the_flagged_syncs_com
                         "transformers": "5.1.0", "params": json.dumps({"BATCH_SIZE": 4, "SIZE": "gpt2"})},
                        index=["generate() dynamic", "generate() static"])  # fmt: skip
     text = issue_syncs_text(per)
-    assert text.startswith("* `generate()` here: 99 `.item()` reads in 32 decode steps (3.094 per step) with the "
-                           "dynamic cache, 68 in 32 decode steps (2.125 per step) with the static cache "
+    assert text.startswith("* `generate()` here: 99 `.item()` reads in 32 steps (3.094 per step) with the "
+                           "dynamic cache, 68 in 32 steps (2.125 per step) with the static cache "
                            "(`aten::_local_scalar_dense` calls, the count issue #43089 made); the issue counted 26 "
-                           "in 8 generated tokens (3.250 per token).")  # fmt: skip
-    for difference in ("run length (32 decode steps here, 8 tokens in the issue's profile)",
+                           "in 8 tokens of one sequence, 8 steps (3.250 per step).")  # fmt: skip
+    for difference in ("run length (32 steps here, the prefill's included, each one token per sequence; 8 in the "
+                       "issue's profile)",
                        "batch (4 sequences here, 1 there)", "model (tokgen's `gpt2` here, a Llama of 1 layer",
                        "transformers (5.1.0 here, 5.0.0.dev0 there)",
                        "a custom StoppingCriteria, a custom LogitsProcessor and min_new_tokens=64"):  # fmt: skip
         assert difference in text
     assert "another model and an earlier transformers" not in text and "does not show" in text  # no cause named
-    assert text.endswith("flagged 102 syncs in 32 decode steps (3.188 per step) with the dynamic cache and 71 in 32 "
-                         "decode steps (2.219 per step) with the static cache.")  # fmt: skip
+    assert text.endswith("flagged 102 syncs in 32 steps (3.188 per step) with the dynamic cache and 71 "
+                         "in 32 steps (2.219 per step) with the static cache.")  # fmt: skip
     assert "of them" not in issue_syncs_text(per.assign(local_scalar_dense=[128, 64]))
     assert "batch (not recorded here, 1 there)" in issue_syncs_text(per.drop(columns="params"))
 
@@ -1053,3 +1054,72 @@ def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch)
     for name, row in r.iterrows():  # no inversion, and every rank better than its own count is explained
         assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name
         assert row["rank"] == row["own_rank"] or row["within_band_of"] or row["above"], name
+
+
+def test_notebook_00s_sentences_state_the_model_the_agreement_and_the_rounds_from_their_inputs():
+    """Notebook 00's model size, agreement and rounds sentences are templates (review r10, S-b): the
+    parameters in millions (one decimal) and the weights in MB of 10⁶ bytes, the generators counted, and
+    the fewest rounds of a single test and of the first look."""
+    from types import SimpleNamespace
+
+    from tokgen.voice import all_agree_text, fewest_rounds_text, first_look_text, model_size_text
+
+    cfg = SimpleNamespace(n_layer=12, n_head=12, n_embd=768, vocab_size=50257, n_positions=1024, eos_token_id=50256)
+    assert model_size_text("gpt2", cfg, 124_439_808, 497_759_232, "cuda:0") == (
+        "`gpt2`: 12 layers, 12 heads, hidden size 768, vocabulary 50257, 1024 positions; **124.4 M parameters = "
+        "498 MB** of fp32 weights on `cuda:0`. BOS = EOS = token 50256.")  # fmt: skip
+    assert all_agree_text(20, (4, 25)) == "All 20 generators returned the naive generator's (4, 25) tokens."
+    assert fewest_rounds_text(6, 0.05, 0.02) == (
+        "Real: p below the level (0.05 for a single test); no effect: the speed-up shown to lie within ±2%. With "
+        "fixed rounds, tested once at 0.05, 6 rounds are the fewest that can make a difference real, and only if "
+        "every round agrees.")  # fmt: skip
+    assert first_look_text(0.00625, 9) == (
+        "In the sequential design, the first look, at level 0.00625, needs at least 9 rounds, all agreeing: with a "
+        "first look (`RUNS`) of fewer rounds, no comparison can stop there.")  # fmt: skip
+
+
+def test_solution_00s_sentences_count_the_parameters_repeats_copies_and_stops():
+    """Solution 00's exercise sentences (review r10, S-b): shares of known counts, the first repeat and
+    the copies of a known token list, and the generators that stopped counted with `generate()`."""
+    from tokgen.voice import model_share_text, repeats_text, same_stop_text
+
+    assert model_share_text(400, 1000, (10, 30)) == (
+        "GPT-2 small: 1,000 parameters; tiny: 400 (40.0% of it), of which 75% are the token embedding (10 × 30).")
+    text = repeats_text([5, 7, 7, 3, 7, 7], 0.1234, 0.0456, True, at=10)
+    assert text == ("3 distinct tokens among 6; the first repeat at position 2. At step 10 the logits have standard "
+                    "deviation 0.123, and the best two differ by 0.046. 2 of 5 steps emit the token they were given; "
+                    "output layer tied to the embedding: True.")  # fmt: skip
+    assert "the first repeat at position None" in repeats_text([1, 2, 3], 1.0, 0.5, False)
+    assert same_stop_text(14007, 8, 18, 20) == (
+        "EOS = 14007 first appears at step 8; all 19 generators (18 of the registry's 20, and `generate()`) stop "
+        "there.")  # fmt: skip
+
+
+def test_notebook_07s_counts_and_the_run_it_reads_are_templates():
+    """Notebook 07's variant count and the run of notebook 06 it reads (review r10, rvB S4 left open):
+    the variants are the sum of eager and compiled, one comparison is singular."""
+    from tokgen.voice import rows_from_text, variants_text
+
+    assert variants_text(8, 5, 12) == "13 variants: 8 eager, 5 compiled; 12 comparisons."
+    assert variants_text(1, 1, 1) == "2 variants: 1 eager, 1 compiled; 1 comparison."
+    assert rows_from_text("06", "commit abc1234, started 2026-01-02 03:04 UTC") == (
+        "Notebook 06's rows: its run of commit abc1234, started 2026-01-02 03:04 UTC.")
+
+
+def test_solution_07s_sentences_count_the_late_runs_the_race_the_copy_and_the_wasted_steps():
+    """Solution 07's exercise sentences (review r10, rvB S4 left open): the runs with extra columns and
+    their range, the race said as happened only where a run raced, and 2K − 1 from K."""
+    from tokgen.voice import copy_return_text, race_text, unsynced_runs_text, wasted_steps_text
+
+    assert unsynced_runs_text([0, 2, 0, 1], 7, 4, 24, "cuda") == (
+        "B = 4, N = 24, compiled, on cuda: the naive generator stops after 7 steps; without the wait, 2 of 4 runs "
+        "returned extra columns (from 0 to 2).")  # fmt: skip
+    assert unsynced_runs_text([0, 0], 7, 4, 24, "cpu").endswith("the flag is never stale: run this on a GPU.")
+    assert race_text([0, 2, 0, 1]).startswith("The race happened: 2 of 4 runs read the flag before its copy had "
+                                              "landed and kept 1 to 2 steps past the stop.")  # fmt: skip
+    quiet = race_text([0, 0, 0], 0.456, 5)
+    assert quiet.startswith("The race is possible but not observed here: in each of 3 runs")
+    assert "busy 46% of a run (one profiled run's busy time over the median of 5 timed runs)" in quiet
+    assert copy_return_text("pageable", 49.876) == (
+        "pageable: `copy_(non_blocking=True)` returned after 49.88 ms, the GPU busy.")
+    assert wasted_steps_text(4, 12, 8) == "K = 4: 12 steps computed, 8 returned: 4 wasted (at most 2K − 1 = 7)."

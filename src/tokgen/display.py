@@ -1057,3 +1057,134 @@ def kind_change_text(own: pd.DataFrame, count: pd.DataFrame, base: str, name: st
     return (f"* {name}: the GPU is busy {busy:.0f} µs per token ({busy - before:+.0f} µs; one profile each, not a "
             f"paired speed-up); {changed}; kernels per token " + (f"that changed: {kernels}." if kernels else
                                                                    "unchanged."))  # fmt: skip
+
+
+# --- sentences of notebooks 10 and 12 and their solutions, moved out of the notebooks (review r10) ---
+
+
+def copy_floor_text(bandwidth: float, copy_mb: int, runs: int, floor_ms: float) -> str:
+    """ "Copy bandwidth 2,965 GB/s (bytes read + written, the median of 20 copies of 256 MiB); the task's
+    floor: **20.7 ms** per generation." (notebook 10_cuda_graphs)"""
+    return (f"Copy bandwidth {bandwidth:,.0f} GB/s (bytes read + written, the median of {runs} copies of {copy_mb} "
+            f"MiB); the task's floor: **{floor_ms:.1f} ms** per generation.")  # fmt: skip
+
+
+def kernel_count_text(name: str, rows: pd.DataFrame, layers: int, window_us: float,
+                      share: float = OVERLAP_SHARE) -> str:  # fmt: skip
+    """One decoder's kernels per step from its rows of a kernel table (kernels_per_token, us_per_token,
+    own_us_per_token per kind): the count, per layer, the durations' sum, the GPU's busy time within the
+    profiled window (`window_us` per step, first kernel to last), and by how much the durations overlap,
+    said only where their sum exceeds the busy time by more than `share` (notebook 10_cuda_graphs)."""
+    count, summed, busy = (rows[c].sum() for c in ("kernels_per_token", "us_per_token", "own_us_per_token"))
+    overlap = (f"by {summed - busy:.0f} µs per step (a kernel launched early counts its wait)"
+               if summed > (1 + share) * busy else f"by less than {share:.0%}")  # fmt: skip
+    return (f"`{name}`: {count:.1f} kernels per step, {count / layers:.1f} per layer of {layers} with those outside "
+            f"the layers counted in; their durations add up to {summed:.0f} µs per step; the GPU was busy "
+            f"{busy:.0f} µs of the {window_us:.0f} µs per step that the profiled window lasted (first kernel to "
+            f"last): durations overlap {overlap}.")  # fmt: skip
+
+
+def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
+    """ "* GPU idle share of the profiled window: `a` 3.1%, `b` 40.2% (…)." from `share` (idle fraction by
+    variant). Where `host` (the decoder that launches every kernel from Python) is among them, its share
+    is said to be possibly inflated by the profiler's host cost, and where `unprofiled` (its GPU busy share
+    over the unprofiled rounds) is a number, the idle share that leaves (notebook 10_cuda_graphs)."""
+    said = ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
+    if host in share.index:
+        against = (f"; against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle "
+                   f"{1 - unprofiled:.1%} of a whole generation" if unprofiled == unprofiled else "")  # fmt: skip
+        said += f" (`{host}`'s may be inflated by the profiler's host cost, section 4{against})"
+    return f"* GPU idle share of the profiled window: {said}."
+
+
+def fusing_count_text(kernels: pd.DataFrame, unfused: str, fused: str, least_us: float = 0.5) -> str:
+    """ "* Fusing: 98 → 63 kernels per step; besides its products, `f` spends 12 µs on norm per step." from a
+    kernel table (variant, kind, products, kernels_per_token, own_us_per_token); kinds whose own time is
+    under `least_us` (rounding to 0 µs) are left out (notebook 10_cuda_graphs)."""
+    count = kernels.groupby("variant")["kernels_per_token"].sum()
+    rest = kernels[(kernels["variant"] == fused) & ~kernels["products"].astype(bool)]
+    shown = rest[rest["own_us_per_token"] >= least_us]
+    spent = "; ".join(f"{r.own_us_per_token:.0f} µs on {r.kind}" for r in shown.itertuples()) or "no time on others"
+    return (f"* Fusing: {count[unfused]:.0f} → {count[fused]:.0f} kernels per step; besides its products, `{fused}` "
+            f"spends {spent} per step.")  # fmt: skip
+
+
+def while_node_text(steps: int, comparisons) -> str:
+    """ "* Every row stopping after 14 steps, the WHILE node against the K-step replays: faster in 5 of 5
+    comparisons (each with its interval in the table above)." The outcomes of `comparisons` (rows of
+    `tokgen.stats.gain`) by `faster_count`, not a range of point speed-ups (notebook 10_cuda_graphs)."""
+    return (f"* Every row stopping after {steps} steps, the WHILE node against the K-step replays: "
+            f"{faster_count(comparisons)} (each with its interval in the table above).")
+
+
+def bandwidth_text(bandwidth: float, copies: str, source: str, tflops: float | None) -> str:
+    """ "Copy bandwidth: **2,965 GB/s** (read + write; …), measured by notebook 10. Matrix products (fp32
+    with TF32, 8192 × 8192): **428 TFLOP/s**." The rate only where `tflops` was
+    measured (notebook 12_speed_of_light)."""
+    rate = f" Matrix products (fp32 with TF32, 8192 × 8192): **{tflops:,.0f} TFLOP/s**." if tflops else ""
+    return f"Copy bandwidth: **{bandwidth:,.0f} GB/s** (read + write; {copies}), measured by {source}.{rate}"
+
+
+def bytes_text(per_step: float, kinds: dict, names: dict, bandwidth: float | None, batch: int, seqlen: int) -> str:
+    """ "Weights read per step: **495 MB**. Bytes per generation (B=…, N=…; …): name: 10.00 GB, …. Floor at
+    2,965 GB/s: name 20.7 ms, …." from the bytes per step and per generation (`kinds`: bytes by cache
+    kind, worded by `names`); the floors only where `bandwidth` (GB/s) is known (notebook 12_speed_of_light)."""
+    text = (f"Weights read per step: **{per_step / 1e6:.0f} MB**. Bytes per generation (B={batch}, N={seqlen}; "
+            "weights, cache writes and reads): ")
+    text += ", ".join(f"{names[kv]}: {b / 1e9:.2f} GB" for kv, b in kinds.items())
+    if bandwidth:
+        text += f". Floor at {bandwidth:,.0f} GB/s: " + ", ".join(
+            f"{names[kv]} {b / bandwidth / 1e6:.1f} ms" for kv, b in kinds.items())
+    return text + "."
+
+
+def products_split_text(who: str, split: dict, note: str) -> str:
+    """ "`a`: the GPU is busy **517 µs** per step (…), of which the matrix products take **419 µs** …: the
+    products run at 40% of copy bandwidth. <note>" from `products_against_floor`'s split
+    (notebook 12_speed_of_light)."""
+    return (f"{who}: the GPU is busy **{split['busy_us']:.0f} µs** per step (its kernels' durations add up to "
+            f"{split['durations_us']:.0f} µs), of which the matrix products take **{split['products_us']:.0f} µs** "
+            f"and the other kernels {split['other_us']:.0f} µs; reading the weights once at copy speed takes "
+            f"**{split['weights_floor_us']:.0f} µs**: the products run at {split['pct_of_copy_bandwidth']:.0f}% of "
+            f"copy bandwidth. {note}")  # fmt: skip
+
+
+def products_inside_text(target: str, split: dict) -> str:
+    """ "Inside `a`'s decoder (section 4) the matrix products' own time is 419 µs per step."
+    (notebook 12_speed_of_light)"""
+    return (f"Inside `{target}`'s decoder (section 4) the matrix products' own time is {split['products_us']:.0f} µs "
+            "per step.")
+
+
+def products_share_text(target: str, split: dict) -> str:
+    """ "* In `a`, the matrix products are 81% of the GPU's busy time and run at 40% of copy bandwidth; the
+    other kernels take 98 µs per step." (notebook 12_speed_of_light)"""
+    return (f"* In `{target}`, the matrix products are {split['products_us'] / split['busy_us']:.0%} of the GPU's "
+            f"busy time and run at {split['pct_of_copy_bandwidth']:.0f}% of copy bandwidth; the other kernels take "
+            f"{split['other_us']:.0f} µs per step.")  # fmt: skip
+
+
+def products_reach_text(pct, rows: int) -> str:
+    """ "* Alone, at 32 rows, the products reach 10–71% of copy bandwidth." from each product's measured
+    share of copy bandwidth (`pct`, in %); one value where they all round alike (notebook 12_speed_of_light)."""
+    low, high = f"{min(pct):.0f}", f"{max(pct):.0f}"
+    return f"* Alone, at {rows} rows, the products reach {low if low == high else low + '–' + high}% of copy bandwidth."
+
+
+def pdl_unavailable_text(gpu: str, capability: tuple[int, int]) -> str:
+    """Why PDL is not compared on a GPU of compute capability below 9.0 (notebook 10_cuda_graphs's
+    solution, exercise 4)."""
+    cc = ".".join(map(str, capability))
+    return (f"*Both return the naive generator's tokens. This GPU ({gpu}) has compute capability {cc}: PDL needs 9.0 "
+            "(Hopper) or later, so both decoders launch their kernels the same way and there is nothing to compare.*")
+
+
+def tokens_differ_text(a, b) -> str:
+    """How many generated tokens of two generations (tensors, rows × steps, column 0 the prompt) differ,
+    over all rows, and the first step where row 0 differs: "3 of 64 generated tokens
+    differ; the first at step 41." (notebook 12_speed_of_light's solution, exercise 3)."""
+    n = min(a.shape[1], b.shape[1])  # column i is the token of step i
+    differ = int((a[:, 1:n] != b[:, 1:n]).sum())
+    first = next((i for i in range(1, n) if a[0, i] != b[0, i]), None)
+    return f"{differ} of {(n - 1) * a.shape[0]} generated tokens differ" + (
+        f"; the first at step {first}." if first is not None else ".")

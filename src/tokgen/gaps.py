@@ -6,10 +6,11 @@ with the same rule over the windows (`judge_windows`).
 """
 
 import math
+import statistics
 
 import pandas as pd
 
-from .profiling import CHECK_PHASE, PHASES, TAIL_OPS, sync_wait_row
+from .profiling import CHECK_PHASE, PHASES, TAIL_OPS, WINDOW_SKIP, sync_wait_row
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
@@ -761,3 +762,55 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
         sentences.append(f"Notebook 06{profiled}. " + gap_takeaway(gap) + (
             f" In this run{at} the GPU is busy {share:.0%} of a synchronous step{pace}." if share == share else ""))
     return " ".join(sentences)
+
+
+def steps_text(start: int, stop: int) -> str:
+    """Steps [start, stop) as the pages write them: "steps 30–49" (notebook 06_eos_sync_profile)."""
+    return f"steps {start}–{stop - 1}"
+
+
+def profiled_window_text(batch_size: int, max_seqlen: int, window, skip: int = WINDOW_SKIP, where: str = "") -> str:
+    """The profiled window and the steps its statistics cover (notebook 06_eos_sync_profile): steps
+    [window[0], window[1]) profiled, the first `skip` (WINDOW_SKIP: the profiler drained the GPU) left
+    out; `where` (`tokgen.display.where_measured`) goes first."""
+    start, stop = window
+    return (f"{where + ' ' if where else ''}B = {batch_size}, N = {max_seqlen}, {steps_text(start, stop)} "
+            f"profiled; the statistics leave out the first {skip}: {steps_text(start + skip, stop)}.")
+
+
+def busy_times_text(naive_us: float, kv_us: float) -> str:
+    """The solution of notebook 06_eos_sync_profile, exercise 1: the two GPU busy times per step (one
+    profile each, the median over its window's steps) and which is larger, a ranking only: no ratio of
+    two single profiles' medians."""
+    which = "naive's" if naive_us > kv_us else "the KV cache's" if kv_us > naive_us else "neither"
+    return (f"GPU busy time per step, one profile each: naive {naive_us:,.1f} µs, the static KV cache "
+            f"{kv_us:,.1f} µs; {which} is the larger (a ranking of two profiles only).")
+
+
+def naive_work_text(kv: dict, naive: dict, window) -> str:
+    """The solution of notebook 06_eos_sync_profile, exercise 1: which generator gives the GPU more work per
+    step in `window`, from the two profiles' busy times (`busy_times_text`), and for naive's smaller work
+    the kernels per step and their average time; naive re-runs up to window[1] positions."""
+    busy = busy_times_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"])
+    start, stop = window
+    if naive["gpu_busy_per_step_us"] > kv["gpu_busy_per_step_us"]:
+        return (f"{busy} Naive gives the GPU more work per step: re-running up to {stop} positions costs more than "
+                "one token's step over the static cache. Its idle share is one profile's host time, not compared "
+                "here.")
+    each = {k: r["gpu_busy_per_step_us"] / r["kernels_per_step"] for k, r in (("kv", kv), ("naive", naive))}
+    return (f"{busy} Naive gives the GPU no more work per step: {naive['kernels_per_step']:.0f} kernels per step "
+            f"against the static cache's {kv['kernels_per_step']:.0f}, which take {each['kv']:.1f} µs each on "
+            f"average (naive's {each['naive']:.1f} µs). In {steps_text(start, stop)} naive re-runs at most {stop} "
+            "positions: its work grows with the step and the cache's does not, so a later window can reverse this.")
+
+
+def late_window_text(name: str, gaps: list, busy: list, early, late) -> str:
+    """The solution of notebook 06_eos_sync_profile, exercise 2: over interleaved pairs of profiles of an
+    early and a late window (`early`, `late`: [start, stop)), the idle gap's direction by notebook 06's
+    rule (`direction_text`), then the median over the pairs of the GPU busy time per step in each
+    (`gaps`, `busy`: (early, late) per pair)."""
+    first, later = steps_text(*early), steps_text(*late)
+    gap = direction_text(direction(gaps), len(gaps), f"at {later}", f"at {first}")
+    a, b = (statistics.median(x) for x in zip(*busy))
+    return (f"`{name}`, over {len(gaps)} interleaved pairs of profiles: {gap}. Its GPU busy time per step, median "
+            f"over the pairs: {a:,.1f} µs at {first}, {b:,.1f} µs at {later}.")

@@ -898,9 +898,10 @@ def _params(rows: pd.DataFrame) -> dict:
 
 def issue_syncs_text(per: pd.DataFrame, issue: dict = ISSUE_43089) -> str:
     """Notebook 11_sync_audit's takeaway: `generate()`'s `.item()` reads (`aten::_local_scalar_dense`,
-    what transformers issue #43089 counted) as raw counts over this run's decode steps, beside the
-    issue's own count over its tokens (`issue`, ISSUE_43089), each also per step in three decimals (as
-    the audit table prints them); then every way the two setups differ (run length, batch, model,
+    what transformers issue #43089 counted) as raw counts over this run's steps (the `tokens` column,
+    `max_seqlen`: one token per sequence each, the prefill's step included), beside the issue's own
+    count over its tokens of one sequence, as many steps (`issue`, ISSUE_43089), each also per step in
+    three decimals; then every way the two setups differ (run length, batch, model,
     transformers, the issue's generate() call), with no cause named: one audit cannot tell which of
     them, if any, moves the count. Then the sync debug mode's flagged syncs, a count of another kind
     (`per`: the 11_sync_audit table indexed by generator, with its `tokens` and raw counts). Neither
@@ -914,20 +915,22 @@ def issue_syncs_text(per: pd.DataFrame, issue: dict = ISSUE_43089) -> str:
 
     def count(row, what, noun):
         n, steps_ = row[what], row["tokens"]
-        return f"{int(n)}{noun} in {int(steps_)} decode steps ({n / steps_:.3f} per step)"
+        return f"{int(n)}{noun} in {int(steps_)} steps ({n / steps_:.3f} per step)"
 
     reads = "local_scalar_dense"
     flagged = "sync_debug_warnings"
     return (f"* `generate()` here: {count(dyn, reads, ' `.item()` reads')} with the dynamic cache, "
             f"{count(static, reads, '')} with the static cache (`aten::_local_scalar_dense` calls, the count issue "
-            f"#43089 made); the issue counted {issue['calls']} in {issue['tokens']} generated tokens "
-            f"({issue['calls'] / issue['tokens']:.3f} per token). The two setups differ in run length ({steps} "
-            f"decode steps here, {issue['tokens']} tokens in the issue's profile), batch ({batch} here, "
-            f"{issue['batch_size']} there), model ({model} here, {issue['model']} there), transformers ({version} "
-            f"here, {issue['transformers']} there) and the call (the issue's benchmark passes {issue['call']}; this "
-            "audit passes none); which of these the difference in counts comes from, this one audit does "
-            f"not show. The sync debug mode, a count of another kind, flagged {count(dyn, flagged, ' syncs')} with "
-            f"the dynamic cache and {count(static, flagged, '')} with the static cache.")  # fmt: skip
+            f"#43089 made); the issue counted {issue['calls']} in {issue['tokens']} tokens of one sequence, "
+            f"{issue['tokens']} steps ({issue['calls'] / issue['tokens']:.3f} per step). The two setups differ in run "
+            f"length ({steps} steps here, the prefill's included, each one token per sequence; {issue['tokens']} in "
+            "the issue's profile), "
+            f"batch ({batch} here, {issue['batch_size']} there), model ({model} here, {issue['model']} there), "
+            f"transformers ({version} here, {issue['transformers']} there) and the call (the issue's benchmark "
+            f"passes {issue['call']}; this audit passes none); which of these the difference in counts comes from, "
+            f"this one audit does not show. The sync debug mode, a count of another kind, flagged "
+            f"{count(dyn, flagged, ' syncs')} with the dynamic cache and {count(static, flagged, '')} with the "
+            "static cache.")  # fmt: skip
 
 
 def no_wait_text(per: pd.DataFrame, waits: list[str]) -> str:
@@ -1022,3 +1025,119 @@ def knee_text(slopes: pd.DataFrame, n: int, threshold: float = 0.5) -> str:
         text += (" Not paired: the two batch sizes were timed in separate comparisons (the reference sweep's), and "
                  "the slope is the ratio of their medians on log-log axes, with no IQR.")  # fmt: skip
     return text
+
+
+def model_size_text(size: str, config, n_params: int, weight_bytes: int, device) -> str:
+    """The model's size in one sentence (notebook 00_setup): its layers, heads, hidden size,
+    vocabulary and positions (`config`, a GPT2Config), its unique parameters in millions and its fp32
+    weights in MB (10⁶ bytes), the device, and the BOS = EOS token."""
+    return (f"`{size}`: {config.n_layer} layers, {config.n_head} heads, hidden size {config.n_embd}, "
+            f"vocabulary {config.vocab_size}, {config.n_positions} positions; **{n_params / 1e6:.1f} M parameters = "
+            f"{weight_bytes / 1e6:.0f} MB** of fp32 weights on `{device}`. BOS = EOS = token {config.eos_token_id}.")
+
+
+def all_agree_text(generators: int, shape) -> str:
+    """The agreement check's outcome on the all-BOS batch (notebook 00_setup), said only once every
+    generator passed: how many, and the shape (rows, columns) of the naive generator's tokens."""
+    return f"All {generators} generators returned the naive generator's {tuple(shape)} tokens."
+
+
+def fewest_rounds_text(fewest: int, alpha: float = ALPHA, band: float = BAND) -> str:
+    """The fewest rounds a single signed-rank test at `alpha` needs to call a difference real, every
+    round agreeing (notebook 00_setup), after the two outcomes' rules (p below `alpha`; "no effect"
+    within ±`band`)."""
+    return (f"Real: p below the level ({alpha} for a single test); no effect: the speed-up shown to lie within "
+            f"±{band:.0%}. With fixed rounds, tested once at {alpha}, {fewest} rounds are the fewest that can make a "
+            "difference real, and only if every round agrees.")
+
+
+def first_look_text(level: float, needed: int) -> str:
+    """The rounds the sequential design's first look needs (notebook 00_setup): at its `level`, at
+    least `needed` rounds, all agreeing, before any comparison can stop there."""
+    return (f"In the sequential design, the first look, at level {level_text(level)}, needs at least {needed} "
+            "rounds, all agreeing: with a first look (`RUNS`) of fewer rounds, no comparison can stop there.")
+
+
+def model_share_text(n_tiny: int, n_small: int, embedding_shape) -> str:
+    """The solution of notebook 00_setup, exercise 1: both models' parameter counts, the tiny one's
+    share of GPT-2 small's, and the token embedding's (`embedding_shape`) share of the tiny one."""
+    embedding = math.prod(embedding_shape)
+    return (f"GPT-2 small: {n_small:,} parameters; tiny: {n_tiny:,} ({n_tiny / n_small:.1%} of it), of which "
+            f"{embedding / n_tiny:.0%} are the token embedding ({' × '.join(map(str, embedding_shape))}).")
+
+
+def repeats_text(tokens: list[int], logits_std: float, top_two_gap: float, tied: bool, at: int = 10) -> str:
+    """The solution of notebook 00_setup, exercise 2: the distinct tokens of one greedy sequence, the
+    position of its first repeat (None: no repeat), then the spread of the logits at step `at` and the
+    gap between the best two; then how many steps emit the token they were given, and whether the
+    output layer is tied to the embedding (`tied`)."""
+    first = next((i for i, t in enumerate(tokens) if t in tokens[:i]), None)
+    copies = sum(a == b for a, b in zip(tokens, tokens[1:]))
+    return (f"{len(set(tokens))} distinct tokens among {len(tokens)}; the first repeat at position {first}. At step "
+            f"{at} the logits have standard deviation {logits_std:.3f}, and the best two differ by "
+            f"{top_two_gap:.3f}. {copies} of {len(tokens) - 1} steps emit the token they were given; output layer tied "
+            f"to the embedding: {tied}.")
+
+
+def same_stop_text(eos: int, stop_step: int, checked: int, registry: int) -> str:
+    """The solution of notebook 00_setup, exercise 3, said once every checked generator stopped where
+    the naive one did: the EOS token, the step, and how many of the registry's were checked (those
+    with an EOS check) besides `generate()`."""
+    return (f"EOS = {eos} first appears at step {stop_step}; all {checked + 1} generators ({checked} of the "
+            f"registry's {registry}, and `generate()`) stop there.")
+
+
+def variants_text(eager: int, compiled: int, comparisons: int) -> str:
+    """How many variants a comparison runs, eager and compiled, and how many comparisons it needs
+    (notebook 07_pipelining)."""
+    return (f"{eager + compiled} variants: {eager} eager, {compiled} compiled; "
+            f"{comparisons} comparison{'s' if comparisons != 1 else ''}.")
+
+
+def rows_from_text(notebook: str, run: str) -> str:
+    """Which run of another notebook the rows read beside this one come from (notebook 07_pipelining),
+    `run` as `tokgen.results.run_of` says it."""
+    return f"Notebook {notebook}'s rows: its run of {run}."
+
+
+def unsynced_runs_text(late: list[int], naive_steps: int, batch_size: int, max_seqlen: int, device: str) -> str:
+    """The solution of notebook 07_pipelining, exercise 1: how many of the runs without the wait
+    returned columns past the naive generator's stop (`late`: each run's extra columns), and their
+    range; on a CPU, why none can."""
+    extra = sum(x > 0 for x in late)
+    text = (f"B = {batch_size}, N = {max_seqlen}, compiled, on {device}: the naive generator stops after "
+            f"{naive_steps} steps; without the wait, {extra} of {len(late)} runs returned extra columns (from "
+            f"{min(late)} to {max(late)}).")
+    if device != "cuda":
+        text += " On a CPU the copy is done before `copy_` returns, so the flag is never stale: run this on a GPU."
+    return text
+
+
+def race_text(late: list[int], busy_share: float | None = None, timed: int | None = None) -> str:
+    """The solution of notebook 07_pipelining, exercise 1: whether the race happened in the runs
+    without the wait (`late`: each run's extra columns) and by how many steps; where it did not, the
+    GPU's busy share of a run (one profiled run's busy time over the median of `timed` timed runs),
+    with no cause named for the GPU never falling behind."""
+    raced = [x for x in late if x > 0]
+    if raced:
+        return (f"The race happened: {len(raced)} of {len(late)} runs read the flag before its copy had landed and "
+                f"kept {min(raced)} to {max(raced)} steps past the stop. Without the wait the output depends on "
+                "timing.")
+    return (f"The race is possible but not observed here: in each of {len(late)} runs the copy had landed before "
+            f"the CPU, one step later, read the flag. The GPU was busy {busy_share:.0%} of a run (one profiled run's "
+            f"busy time over the median of {timed} timed runs); why the GPU never fell a step behind in these runs "
+            "is not measured here. A run where it falls a step behind would race, and the wait is what keeps the "
+            "output right then.")
+
+
+def copy_return_text(where: str, returned_after_ms: float) -> str:
+    """The solution of notebook 07_pipelining, exercise 2: how long `copy_(non_blocking=True)` into
+    `where` ("pinned", "pageable") memory kept the host, the GPU busy."""
+    return f"{where}: `copy_(non_blocking=True)` returned after {returned_after_ms:.2f} ms, the GPU busy."
+
+
+def wasted_steps_text(k: int, computed: int, kept: int) -> str:
+    """The solution of notebook 07_pipelining, exercise 3: the steps a graph generator checking every
+    `k` steps computed and returned, the difference, and the bound 2K − 1."""
+    return (f"K = {k}: {computed} steps computed, {kept} returned: {computed - kept} wasted "
+            f"(at most 2K − 1 = {2 * k - 1}).")
