@@ -996,17 +996,15 @@ def test_no_host_wait_names_the_rows_with_none_beyond_the_device_wide_syncs_of_e
     assert no_wait_text(per.assign(local_scalar_dense=1), waits).endswith(": no generator.")
 
 
-def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
-    """Review r10 (rrB M1): `e` beats `a`, `a` beats `c` beyond the band, `c` is within ±5% of `d`, `d` is
-    undecided against both `a` and `e`. Ties through the band alone gave `c` rank 1 (through `d`) and `a`,
-    which beats `c`, rank 2. `a` now joins the rank of the variant it beats; every pair is a known outcome."""
+def ranked_from_outcomes(monkeypatch, decided: dict, names: list[str], speedups: dict | None = None):
+    """`ranking` of `names` against "naive" where every pair's outcome is known: `decided` maps (a, b) to
+    b's outcome against a (FASTER: b beats a; "no effect"), the reverse pair is mirrored, any other pair
+    is undecided; `speedups` against naive order the rows (default all 2.0)."""
     from tokgen import voice
-
-    decided = {("a", "e"): FASTER, ("c", "a"): FASTER, ("c", "e"): FASTER, ("c", "d"): "no effect"}  # b against a
 
     def fake_gain(results, a, b, **kwargs):
         if a == "naive":
-            return {"variant": b, "speedup": {"e": 3.0, "d": 2.9, "c": 2.5, "a": 2.8}[b], "outcome": FASTER}
+            return {"variant": b, "speedup": (speedups or {}).get(b, 2.0), "outcome": FASTER}
         outcome, flip = decided.get((a, b)), decided.get((b, a))
         if flip is not None:
             outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
@@ -1014,8 +1012,15 @@ def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
         return {"variant": b, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
 
     monkeypatch.setattr(voice, "gain", fake_gain)
-    r = voice.ranking(pd.DataFrame({"variant": ["naive", "a", "c", "d", "e"]}), "naive",
-                      ["a", "c", "d", "e"]).set_index("variant")  # fmt: skip
+    return voice.ranking(pd.DataFrame({"variant": ["naive", *names]}), "naive", names).set_index("variant")
+
+
+def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
+    """Review r10 (rrB M1): `e` beats `a`, `a` beats `c` beyond the band, `c` is within ±5% of `d`, `d` is
+    undecided against both `a` and `e`. Ties through the band alone gave `c` rank 1 (through `d`) and `a`,
+    which beats `c`, rank 2. `a` now joins the rank of the variant it beats; every pair is a known outcome."""
+    decided = {("a", "e"): FASTER, ("c", "a"): FASTER, ("c", "e"): FASTER, ("c", "d"): "no effect"}  # b against a
+    r = ranked_from_outcomes(monkeypatch, decided, ["a", "c", "d", "e"], {"e": 3.0, "d": 2.9, "c": 2.5, "a": 2.8})
     assert r["own_rank"].to_dict() == {"e": 1, "d": 1, "a": 2, "c": 3}
     assert r["rank"].to_dict() == {"e": 1, "d": 1, "a": 1, "c": 1}  # `a` is not left below `c`, which it beats
     assert r.loc["a", "above"] == ["c"] and r.loc["c", "above"] == []
@@ -1030,24 +1035,10 @@ def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch)
     """Review r10 (rrC M1): `a` beats both `c` and `f`, both ranked above it (`c` through the band with `d`).
     Merging every inverted pair of a pass pulled `f`, which beats nobody and has no band link, up to `c`'s
     rank; one merge a pass, the best-ranked loser first, mends both inversions and leaves `f` at its count."""
-    from tokgen import voice
-
     decided = {("e1", "z"): FASTER, ("e2", "z"): FASTER, ("a", "z"): FASTER, ("c", "z"): FASTER,
                ("d", "z"): FASTER, ("f", "z"): FASTER, ("a", "e1"): FASTER, ("a", "e2"): FASTER,
                ("c", "a"): FASTER, ("f", "a"): FASTER, ("c", "d"): "no effect"}  # b against a: b beats a
-
-    def fake_gain(results, a, b, **kwargs):
-        if a == "naive":
-            return {"variant": b, "speedup": 2.0, "outcome": FASTER}
-        outcome, flip = decided.get((a, b)), decided.get((b, a))
-        if flip is not None:
-            outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
-        outcome = outcome or UNDECIDED
-        return {"variant": b, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
-
-    monkeypatch.setattr(voice, "gain", fake_gain)
-    names = ["z", "e1", "e2", "a", "c", "d", "f"]
-    r = voice.ranking(pd.DataFrame({"variant": ["naive", *names]}), "naive", names).set_index("variant")
+    r = ranked_from_outcomes(monkeypatch, decided, ["z", "e1", "e2", "a", "c", "d", "f"])
     assert r["own_rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 4, "c": 3, "d": 2, "f": 3}
     assert r["rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 2, "c": 2, "d": 2, "f": 3}
     assert r.loc["a", "above"] == ["c"] and r.loc["f", "above"] == [] and r.loc["f", "within_band_of"] == []
