@@ -10,7 +10,8 @@
 # /tmp/ref/logs/queue and logs/deadline and starts `queue` in /tmp/ref/repo rather than `start` (which wipes it).
 # Back on the workstation: extract the tarball into an empty folder and copy its data, figures, notebooks,
 # solutions and slice folders over the repository's (the run's branch), then commit. The tarball holds only the
-# files the queue wrote (logs/packed.txt lists them).
+# files the queue wrote (logs/packed.txt lists them), but data/run_all.csv whole: with results of two machines,
+# merge their run_all.csv files row by row (tools/merge_run_all.py), never copy one over the other.
 # STEP = KIND:ARG:EST_S
 #   w:NN       notebook NN and its solution on the whole GPU (runner --only NN)
 #   s16:NN     notebook NN in the 16-SM slice; s8:NN in the 8-SM slice
@@ -62,7 +63,9 @@ queue)
       w) python3 -m tokgen_tools.runner --only "$arg" --no-progress --newest-transformers /tmp/newest > "$log" 2>&1 ;;
       s16|s8) python3 -m tokgen_tools.runner --slice "${kind#s}" --only "$arg" --no-progress > "$log" 2>&1 ;;
       q) if [ "$arg" = h100_16gb ]; then extra=(--memory-gb 16); else extra=(); fi
-         python3 -m tokgen_tools.quick --out "data/quick/$arg" "${extra[@]}" > "$log" 2>&1 ;;
+         # the quick run refuses a folder of the committed results: it writes elsewhere, then the copy replaces them
+         rm -rf "/tmp/quick/$arg" && python3 -m tokgen_tools.quick --out "/tmp/quick/$arg" "${extra[@]}" > "$log" 2>&1 \
+           && rm -rf "data/quick/$arg" && mkdir -p data/quick && cp -a "/tmp/quick/$arg" "data/quick/$arg" ;;
       t) files=${arg%%@*}; k=""; [[ "$arg" == *@* ]] && k=${arg#*@}
          kargs=(); [ -n "$k" ] && kargs=(-k "${k//\~/ }")
          python3 -m pytest -q -rs -p no:cacheprovider ${files//+/ } "${kargs[@]}" > "$log" 2>&1 ;;
