@@ -220,7 +220,7 @@ else:
 drawn = {name: tl for name, tl in pictures.items() if len(tl.steps)}  # a picture without steps has nothing to show
 if CUDA and drawn:  # a time axis per panel: one pass each, not a speed comparison
     mid = (WINDOW[0] + WINDOW[1]) // 2
-    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)))
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)), layout="constrained")  # suptitle kept apart
     for ax, (name, tl) in zip(axes, drawn.items()):
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
@@ -228,7 +228,6 @@ if CUDA and drawn:  # a time axis per panel: one pass each, not a speed comparis
         plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (second pass, with CPU ranges; the table: the first)")
     fig.suptitle("One profiled pass each, on its own time axis: the widths do not rank the generators "
                  "(notebook 07 times them in paired rounds)")
-    fig.tight_layout()
     save_figure(fig, "06_timelines", RESULTS_DIR)
 
 # %% [markdown]
@@ -250,13 +249,12 @@ if CUDA and drawn:
     for name, tl in drawn.items():
         t0, t1 = tokgen.display.step_boundary_zoom(tl, boundaries[name])
         widths[model_of[name]] = max(widths.get(model_of[name], 0.0), t1 - t0)
-    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)))
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(13, 2.6 * len(drawn)), layout="constrained")  # suptitle kept apart
     for ax, (name, tl) in zip(axes, drawn.items()):
         title = f"{name}, end of step {WINDOW[0] + boundaries[name]} (second pass):"
         tokgen.display.plot_step_boundary(ax, tl, boundaries[name], title=title, width_us=widths[model_of[name]])
     fig.suptitle("One boundary of one pass each: the widths show where a gap lies, they do not rank the generators "
                  "(the takeaways judge every window)")
-    fig.tight_layout()
     save_figure(fig, "06_step_boundary", RESULTS_DIR)
 
 # %% [markdown]

@@ -19,7 +19,9 @@
 # Pipelining aims to hide the wait at the step boundary (whether it did on this machine is in
 # notebook 07), but every step still costs the CPU one launch from Python for each of its
 # kernels. A **CUDA graph** records a step's kernels once and replays them with a single launch
-# (the "streams + graphs" variant that one retelling of the article adds).
+# (one retelling of the article adds them to its streams: "CUDA Graphs allow you to 'record' a
+# sequence of kernels and launch them with a single CPU call", and its table has a row "Streams +
+# CUDA Graphs").
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
 # of sampled tokens) cuts the host's work per decode step further. The host reads the flag one
@@ -64,8 +66,6 @@ COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU 
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
 # %%
-import math
-
 import matplotlib.pyplot as plt
 import pandas as pd
 import torch
@@ -139,11 +139,7 @@ prompt = tokgen.generators.first_tokens(model, BATCH_SIZE)  # (B, 1) BOS
 tokens = decoder.generate(prompt, MAX_SEQLEN)
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
 assert torch.equal(tokens, reference)
-say(
-    f"N = {MAX_SEQLEN}, K = {K}: capacity {capacity} positions, "
-    f"{'one CUDA graph of ' + str(K) + ' steps' if decoder.graph is not None else 'plain calls (no CUDA here)'}; "
-    f"{tokens.shape[1] - 1} tokens per row, the naive generator's."
-)
+say(tokgen.voice.decoder_text(MAX_SEQLEN, K, capacity, decoder.graph is not None, tokens.shape[1] - 1))
 
 # %% [markdown]
 # ### Attention over the filled slots only
@@ -260,9 +256,10 @@ show_source(tokgen.generate_graph)
 # queued while the host looked). `DeviceStopDecoder` captures one decode step inside a CUDA graph
 # **WHILE node**: the GPU runs the step, then a one-thread kernel, `keep_decoding`, sets the
 # node's condition to "some row unfinished and steps left"; the loop ends on the device. The host
-# launches one graph and waits once, to read how many steps ran. torch builds no WHILE node
-# itself, so `capture_while` adds one through cuda-python (`cuda.bindings`), as NVIDIA NeMo's
-# label-looping decoders do, and compiles `keep_decoding` with NVRTC.
+# launches one graph and waits once, to read how many steps ran. The stream capture of torch 2.11
+# (the version this notebook was written with) adds no WHILE node from Python code, so
+# `capture_while` adds one through cuda-python (`cuda.bindings`), as NVIDIA NeMo's label-looping
+# decoders do, and compiles `keep_decoding` with NVRTC.
 
 # %%
 show_source(tokgen.DeviceStopDecoder)
@@ -415,12 +412,11 @@ plot_speedup_vs_k(axes[1], ok)  # each K against K = 1, round by round, with its
 save_figure(fig, "10_cuda_graphs", RESULTS_DIR)
 
 # %%
-ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))]
-ours_ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]), list(ours["variant"]))
-ours = ours.set_index("variant").loc[ours_ranked["variant"]].reset_index()  # in rank order
-fastest_text = tokgen.display.fastest_sentence(ours_ranked, "registry generator")
-floor_text = " " + tokgen.display.first_rank_floors(  # each variant of rank 1 with its own time and floor distance
-    ours_ranked, ours.rename(columns={"× task floor": "times_task_floor"}).set_index("variant"))
+ours = ok[ok["generator"].isin(list(tokgen.GENERATORS))]  # the registry's generators, in the table's rank order
+fastest_text = tokgen.display.fastest_sentence(ranked, "registry generator", only=ours["variant"])  # table's ranks
+floor_text = " " + tokgen.display.first_rank_floors(  # each of the best rank with its own time and floor distance
+    ranked[ranked["variant"].isin(ours["variant"])], ours.rename(columns={"× task floor": "times_task_floor"})
+    .set_index("variant"))  # fmt: skip
 say(fastest_text + floor_text)
 
 # %% [markdown]
@@ -431,12 +427,7 @@ say(fastest_text + floor_text)
 # and the GPU's busy time per K.
 
 # %%
-over = {k: math.ceil(MAX_SEQLEN / k) * k for k in STEPS_PER_GRAPH if MAX_SEQLEN % k}
-say(
-    f"N = {MAX_SEQLEN}: " + "; ".join(f"K = {k} computes {n} steps" for k, n in over.items()) + "."
-    if over
-    else f"N = {MAX_SEQLEN}: every K here divides N, so no replay computes a step past N."
-)
+say(tokgen.voice.steps_past_n_text(ok))  # the Ks and N of the timed rows
 if CUDA:  # the GPU time the extra steps take, one profiled generation per variant (section 3's)
     for line in tokgen.display.busy_by_k(ok):
         say(line)
@@ -445,7 +436,7 @@ if CUDA:  # the GPU time the extra steps take, one profiled generation per varia
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the registry generator that stops
-# on the host listed first in section 3's ranking of the registry generators; a K of the best rank
+# on the host listed first in section 3's table; a K of the best rank
 # of the compiled handwritten step (before our kernels), of our kernels (`graph_triton_kernels`)
 # and of the fused step (`graph_triton_fused`), the one listed first in section 3's table (the
 # lines under the next cell say which K, and which other Ks share its rank); and the article's
@@ -580,9 +571,6 @@ stops = {}  # steps run -> the EOS id that stops every row there
 for stop_at in STOP_AT:
     eos, steps = stop_token(reference[0], min(stop_at, MAX_SEQLEN))
     stops.setdefault(steps, eos)
-against = " against `graph_stop_on_device`" if CUDA else ""
-say(f"`{k_step}` (the step the WHILE node runs) at every K{against}; every row stops after "
-    + ", ".join(f"{steps} steps (EOS id {eos})" for steps, eos in stops.items()) + ".")  # fmt: skip
 
 # %%
 stop_rec, stop_variants = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), []
@@ -594,6 +582,7 @@ for steps, eos in stops.items():
         assert torch.equal(v.run(), ref), v.name  # the naive tokens, early stop included
         stop_variants.append(tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}))
 stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, record=stop_rec.write, gpu_busy=False)
+say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
 say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
 
 # %% [markdown]
@@ -620,9 +609,10 @@ if CUDA:
 
 # %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
-# small's fp32 weights once per decode step, at the measured copy rate (bytes read + written),
-# is a floor at that rate, not a hard bound: a stream that only reads could run faster than a
-# copy, and no read-only bandwidth is measured here.
+# small's fp32 weights and the filled part of the KV cache once per decode step (the task's floor
+# of section 3), at the measured copy rate (bytes read + written), is a floor at that rate, not a
+# hard bound: a stream that only reads could run faster than a copy, and no read-only bandwidth is
+# measured here.
 #
 # ## Takeaways, read from this run
 
@@ -632,9 +622,7 @@ sweeps = {g: r for g, r in ok[ok["steps_per_graph"].notna()].groupby("generator"
 for generator, runs in sweeps.items():  # each generator's K against its K = 1, round by round
     k1 = runs[runs["steps_per_graph"] == runs["steps_per_graph"].min()]["variant"].iloc[0]
     by_k = tokgen.display.ranking(ok, k1, list(runs["variant"]))
-    say(f"* `{generator}`: " + "; ".join(f"K = {ok.set_index('variant').at[r['variant'], 'steps_per_graph']:.0f} "
-                                         f"rank {tokgen.display.rank_text(r)}, against K = 1 {speedup_text(r)}"
-                                         for r in by_k.to_dict("records") if r["variant"] != k1) + ".")  # fmt: skip
+    say(tokgen.voice.k_sweep_text(generator, by_k, runs.set_index("variant")["steps_per_graph"].to_dict()))
 
 # %%
 if CUDA:

@@ -230,8 +230,8 @@ if CUDA:
 #
 # ## Exercises
 #
-# 1. Run the audit with transformers ≥ 5.4 (which tracks the StaticCache position itself). Which
-#    rows change?
+# 1. Run the audit with a newer transformers (≥ 5.4). Which rows change, and by how much? (The
+#    audit counts calls: it does not say which change in transformers moved a count.)
 # 2. Find, with `torch.cuda.set_sync_debug_mode("error")`, the first line of `generate()` that
 #    syncs. (Catch the error and print its traceback.)
 # 3. On the micro model, how do `graph_handwritten_compiled`'s ms per token change between K = 1 and K = 16 on the GPU?

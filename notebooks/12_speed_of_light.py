@@ -277,6 +277,7 @@ if len(products):
         say(sentence)
     if split is not None:
         say(tokgen.display.products_inside_text(target, split))
+        say(tokgen.bandwidth.floors_bytes_text(split, products, BATCH_SIZE, model.config.n_layer))  # 4's vs 5's bytes
 
 # %%
 if len(products):
@@ -389,10 +390,7 @@ for k in STEPS_PER_GRAPH:
     if out["kernels"] is not None:
         for r in out["kernels"].to_dict("records"):
             kernels_rec.write({**where, **r})
-bw_said = f"{inputs['bandwidth']:,.0f} GB/s" if inputs["bandwidth"] else f"not measured ({inputs['errors']['floor']})"
-say(f"The floor's copy bandwidth: {bw_said}"
-    + (f" (section 1's, measured by {source})" if inputs["bandwidth"] else "")
-    + (f"; TF32 products {inputs['tflops']:,.0f} TFLOP/s (section 1's)" if inputs["tflops"] else "") + ".")  # fmt: skip
+say(W.rates_text(waterfall_rec.read() if waterfalls else None, source, inputs["errors"]))  # as 12_waterfall holds them
 
 # %%
 if waterfalls:
@@ -505,15 +503,17 @@ if len(bound):
 # %% [markdown]
 # ## Summary
 #
-# * The task's floor is set by bytes: every weight read once per decode step at the measured
-#   bandwidth of the card that timed the generator (section 1). How far each generator is from
-#   it is in section 3's table and the takeaways.
+# * The task's floor is set by bytes: every weight read once per decode step, the keys and values
+#   written, and the cache read where it is filled (section 2), at the measured bandwidth of the card
+#   that timed the generator (section 1). How far each generator is from it is in section 3's table
+#   and the takeaways.
 # * Section 4 splits a fast generator's GPU time into matrix products and the rest; section 5
 #   times each product alone: how much of a thin product's time its bytes explain, and how
 #   much more rows or a split of its sum change it.
 # * Section 6 follows the fused decoder from its floor to its measured time, term by term, each
-#   term measured on this GPU at section 1's bandwidth; the largest term is named above, read
-#   from the data.
+#   term measured on this GPU or derived from what was measured on it (bytes or operations at
+#   section 1's rates, a measured copy curve), as the table's status column marks it; the largest
+#   term is named above, read from the data.
 # * Section 7 times persistent kernels of a few designs that keep the step's dependency points and
 #   compute nothing: a lower bound for a real kernel of each design and tiling, not for every
 #   design; what they came to is in the takeaways.

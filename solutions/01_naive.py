@@ -48,37 +48,17 @@ device = model.device
 # Step i of the naive generator re-runs i positions. Model a step as a fixed cost (launches,
 # reading the weights) plus work proportional to i: the whole run then grows like N where the
 # fixed cost dominates (slope 1) and like N² where the positions' work does (slope 2), with
-# slopes in between while both count. At B = 1 on a GPU a step is a few small kernels, the
+# slopes in between while both count. At B = 1 on a GPU a step is many small kernels, the
 # fixed cost's side; with B sequences a step re-runs B·i positions. The slopes below are
-# measured, here at B = 1 and in the reference run; the cell after them reads where each lies from
+# measured, here at B = 1 and in the reference run, each the paired slope of notebook 01 (each
+# round's slope across the N, the median over rounds); the sentence reads where each lies from
 # its bootstrap range, not from the slope alone: a side only where the whole range lies on it (a
 # slope from fewer rounds than notebook 01 reads a verdict on is shown, not read).
 
 # %%
 variants = [tokgen.generator_variant("naive", model, batch_size=1, max_seqlen=n, by=["max_seqlen"]) for n in SEQ_LENS]
 b1 = tokgen.compare(variants, rounds=RUNS, device=device, gpu_busy=False)
-reference_slope = tokgen.stats.slope(naive["max_seqlen"], naive["median_ms"])
-say(
-    f"B = 1: slope {tokgen.stats.slope(b1['max_seqlen'], b1['median_ms']):.2f} over N = {SEQ_LENS}; the reference "
-    f"run at B = {int(naive['batch_size'].iloc[0])}: slope {reference_slope:.2f}."
-)
-
-# %%
-b1_slope = tokgen.stats.slope(b1["max_seqlen"], b1["median_ms"])
-same_n = sorted(SEQ_LENS) == sorted(naive["max_seqlen"].astype(int))
-ref_low, ref_high = tokgen.display.slope_range(naive)  # notebook 01's bootstrap range of the reference slope
-if RUNS < tokgen.claims.MIN_ROUNDS:  # notebook 01's own rule: no verdict on fewer rounds
-    b1_said = (f"B = 1 (slope {b1_slope:.2f}, live, in no CSV): {RUNS} rounds, too few to read a slope by notebook "
-               f"01's own rule (no verdict on fewer than {tokgen.claims.MIN_ROUNDS} rounds), so no reading and no "
-               f"range; set `RUNS = {tokgen.claims.MIN_ROUNDS}` or more for one")  # fmt: skip
-else:
-    b1_low, b1_high = tokgen.display.slope_range(b1)
-    b1_said = (f"B = 1 (slope {b1_slope:.2f}, live, in no CSV; bootstrap range {b1_low:.2f}–{b1_high:.2f} over "
-               f"its {RUNS} rounds): {tokgen.display.slope_reading(b1_low, b1_high)}")  # fmt: skip
-say(f"{b1_said}. The reference run ({reference_slope:.2f}, bootstrap range {ref_low:.2f}–{ref_high:.2f}): "
-    f"{tokgen.display.slope_reading(ref_low, ref_high)}." + ("" if same_n else " The two runs differ in N too "
-    f"(here {SEQ_LENS}, there {sorted(naive['max_seqlen'].astype(int))}): a smaller N alone lowers the slope "
-    "(notebook 01), so the difference is not B's alone."))  # fmt: skip
+say(tokgen.display.batch_slopes_text(b1, naive))  # a reading from its range only from notebook 01's 10 rounds on
 
 # %% [markdown]
 # ## Exercise 2: `logits_to_keep=1`
@@ -97,30 +77,16 @@ say(f"{b1_said}. The reference run ({reference_slope:.2f}, bootstrap range {ref_
 #   grows by about each step's full logits, up to their sum over the steps, or to the device's
 #   memory where that sum is larger. The cell below sets that sum beside the reference run's peak
 #   reserved. With `logits_to_keep=1` every step's logits fit the block the step before freed, so
-#   that growth, the fragmentation of notebook 01, is the part expected to go; this solution does
-#   not re-run the generator, so that is expected, not measured.
+#   most of that growth, the fragmentation of notebook 01, is the part expected to go (the other
+#   activations still grow with the sequence); this solution does not re-run the generator, so
+#   that is expected, not measured.
 #
 # The work of the transformer layers does not change.
 
 # %%
 cfg = tokgen.model.gpt2_config("gpt2")  # GPT-2 small's configuration: the reference run's model
-for row in naive.to_dict("records"):
-    n, position_gb = row["max_seqlen"], row["batch_size"] * cfg.vocab_size * 4 / 1e9  # one position's logits
-    summed = position_gb * n * (n + 1) / 2  # step i (1..N) re-runs i positions: B·i·vocab floats each
-    retries = row.get("num_alloc_retries", 0)
-    over = (
-        f"more than the device's {row['device_memory_gb']:.1f} GB, and the run reserved "
-        f"{row['peak_reserved_gb']:.2f} GB at its peak"
-        + (f" (the allocator retried {retries:.0f} time{'s' * (retries != 1)} in its last run)" if retries > 0 else "")
-        if summed > row["device_memory_gb"]
-        else f"the run reserved {row['peak_reserved_gb']:.2f} GB at its peak: the sum is "
-        f"{summed / row['peak_reserved_gb']:.0%} of it"
-    )  # fmt: skip
-    say(
-        f"N = {n}: every step's full logits add up to {summed:.2f} GB; {over}. Peak allocated was "
-        f"{row['peak_allocated_gb']:.2f} GB, of which the logits held at the last step (2N − 1 positions) are "
-        f"{position_gb * (2 * n - 1):.2f} GB; with `logits_to_keep=1` a step's logits are {position_gb:.4f} GB."
-    )
+for row in naive.to_dict("records"):  # step i (1..N) re-runs i positions: B·i·vocab floats each
+    say(tokgen.display.logits_sum_text(row, cfg.vocab_size))
 
 # %% [markdown]
 # ## Exercise 3: a + b·N + c·N²
@@ -135,25 +101,9 @@ for row in naive.to_dict("records"):
 
 # %%
 n, t = naive["max_seqlen"].to_numpy(float), naive["median_ms"].to_numpy(float)
-c, b, a = np.polyfit(n, t, 2)
-last = n.max()
-say(
-    f"a = {a:.0f} ms, b = {b:.2f} ms per step, c = {c * 1e3:.2f} µs per step². At N = {last:.0f} the "
-    f"quadratic term is {c * last**2 / t[-1]:.0%} of the runtime, the linear one {b * last / t[-1]:.0%}."
-    + (" A negative coefficient has no meaning as a cost." if min(a, b, c) < 0 else "")
-)
+say(tokgen.display.quadratic_fit_text(n, t))
 
 # %%
 rng = np.random.default_rng(0)  # each draw: the same rounds for every N (tokgen.stats.resample_rounds), b refitted
 bs = [np.polyfit(n, tokgen.stats.resample_rounds(naive, rng)["median_ms"].to_numpy(float), 2)[1] for _ in range(1000)]
-low, high = np.percentile(bs, [2.5, 97.5])
-noise = (f"Over 1000 draws of the rounds, b lies between {low:.2f} and {high:.2f} ms per step in 95% of "
-         f"them: b·N at N = {last:.0f} between {low * last:.0f} and {high * last:.0f} ms, against the fit's "
-         f"{b * last:.0f} ms.")
-if low <= 0 <= high:
-    say(noise + " So b's size and sign are within the noise: more sizes and a least-squares fit would pin it down.")
-elif high < 0:
-    say(noise + " So noise does not explain b's sign: the medians curve otherwise than a + b·N + c·N² allows with "
-        "positive costs, as work growing faster than N² would (attention re-runs i positions for each of i queries).")
-else:
-    say(noise + " So b is positive beyond the noise: a per-step cost that does not grow with the sequence.")
+say(tokgen.display.coefficient_range_text(bs, np.polyfit(n, t, 2)[1], n.max()))

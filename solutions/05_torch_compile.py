@@ -98,7 +98,10 @@ def compilations(generator: str, **compile_options) -> int:
 # compilations made before it, so that it meets the limit where it would alone. Once a setting has met
 # it, dynamo compiles nothing more for that forward in this process (it runs what it compiled, else
 # eager), so `dynamic=False`, which meets it, compiles last. When it does, dynamo says so in a warning:
-# the table shows it.
+# the table shows it. Sharing that forward, the settings also share its dynamo cache: whether one
+# setting's compiled code there changes another's steady state is not measured here (timing each
+# setting in its own process would show it), and the speed-ups against eager are this page's
+# session's, not notebook 05's.
 
 # %%
 settings = {"default": {}}
@@ -150,22 +153,11 @@ columns = ["variant", "compilations", "recompile limit in force", "dynamo's warn
            "against eager", f"against `{default}`"]  # fmt: skip
 say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}, backend `{BACKEND}`, {RUNS} interleaved rounds:\n\n"
     + table(done, columns, digits=1))  # fmt: skip
-again = f"dynamo compiled {recompiled} more frames" if recompiled else "dynamo compiled nothing more"
 said_then = "; ".join(dict.fromkeys(said_timing))
-say(
-    f"Each first call holds its setting's compilations, from new, empty on-disk caches; in the warm-up calls and "
-    f"the {RUNS} timed rounds that followed, {again}{f' (it said: {said_then})' if said_then else ''}. The recompile "
-    f"limit in force is dynamo's ({LIMIT}) raised by the compilations of the settings before. Both speed-up columns "
-    "are paired, round by round, from the same rounds: a setting's steady state against the default one is its "
-    f"speed-up against `{default}`."
-)
+say(tokgen.display.compile_rounds_text(RUNS, recompiled, said_then, LIMIT, default, compiled_before + recompiled))
 for row in done[done["dynamo's warnings"].str.contains("recompile_limit")].to_dict("records"):
     g = tokgen.gain(results, eager.name, row["variant"])
-    say(
-        f"`{row['variant']}` met its recompile limit in its first call, after {row['compilations']} compilations "
-        "(dynamo's warning above); by dynamo's rule, a step that none of them covers runs eager from then on. "
-        f"Against eager it reads {tokgen.voice.outcome_text(g) if g else 'not measured'}."
-    )
+    say(tokgen.display.recompile_limit_text(row["variant"], row["compilations"], g))
 
 # %% [markdown]
 # ## Exercise 2: the dynamic cache on the compiled model
@@ -176,10 +168,7 @@ for row in done[done["dynamo's warnings"].str.contains("recompile_limit")].to_di
 # it did not expect (another batch size).
 
 # %%
-say(
-    f"kv_dynamic: {compilations('kv_dynamic')} compilations in one generation of {MAX_SEQLEN} steps; "
-    f"kv_static: {compilations('kv_static')}. Run with `TORCH_LOGS=recompiles` to read dynamo's reasons."
-)
+say(tokgen.display.compilations_text({n: compilations(n) for n in ("kv_dynamic", "kv_static")}, MAX_SEQLEN))
 
 # %% [markdown]
 # ## Exercise 3: kernels per step, eager vs compiled (GPU only)
@@ -195,13 +184,14 @@ say(
 if CUDA:
     torch._dynamo.reset()
     compiled = torch.compile(model)  # inductor: real kernels to count
+    ops = {}
     for name, m in (("eager", model), ("compiled", compiled)):
         run = lambda on_step, m=m: tokgen.generate(
             "kv_static", m, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, on_step=on_step
         )
         run(tokgen.generators.no_hook)  # warm-up: compilation
         summary = tokgen.profile_steps(run, start=MAX_SEQLEN // 4, stop=MAX_SEQLEN // 2).summary()
-        ops = summary["kernels_per_step"]  # every GPU operation the profiler recorded, not kernels alone
-        say(f"{name}, B = {BATCH_SIZE}: {ops:.0f} GPU operations per step (kernels, memsets, copies)")
+        ops[name] = summary["kernels_per_step"]  # every GPU operation the profiler recorded, not kernels alone
+    say(tokgen.display.gpu_ops_text(ops, BATCH_SIZE))
 else:
     say("*On a CPU there are no GPU operations to count: run this cell on a GPU.*")

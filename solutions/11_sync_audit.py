@@ -19,6 +19,10 @@
 # Worked solutions to the exercises of [notebook 11](../notebooks/11_sync_audit.ipynb).
 # Syncs exist only between a host and a device: exercises 1 and 2 need a GPU; exercise 3's
 # comparison runs on any device.
+# Live, in no CSV: exercise 1's counts in this environment, exercise 2's first sync and exercise 3's
+# times and speed-up are measured when this page runs and recorded nowhere, so data/ cannot reproduce
+# them (the set-up cell prints the commit, the card and the transformers version they come from);
+# exercise 1 reads notebook 11's audit from the CSV.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -34,7 +38,7 @@ import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import say, speedup_text, table
+from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
@@ -46,36 +50,35 @@ CUDA = model.device.type == "cuda"
 #
 # transformers 5.1.0 needs `cache_position` to index a StaticCache; without it, the cache counts
 # its filled slots with a GPU reduction, a hidden sync (`tokgen.generators.cache_kwargs`). Our own
-# loops pass `cache_position`; `generate()` builds its own. From 5.4 on the StaticCache keeps its
-# position itself, so the rows to watch are `generate()`'s; the hand-written loops' `.item()`
-# reads should not move. Their stream syncs may: reading transformers 5.17's StaticCache, we
-# expect it to copy its position counter from the host to the GPU when each layer first fills,
-# one pageable copy, so one sync per layer and generation (the counts below show whether that is
-# what happens). Counts are per decode step, as in notebook 11. What notebook 11's audit
-# measured (its transformers version is in each row), then the same count here, in this
-# environment: run this notebook with the
-# newer transformers (the runner's `--newest-transformers` sets one up for notebook 14) and
+# loops pass `cache_position`; `generate()` builds its own. A newer version may change `generate()`,
+# the caches, or both: a count that moves between versions does not say by itself which change moved
+# it, and the audit, which counts calls, does not isolate one. The cells below give what notebook 11's
+# audit measured (its transformers version is in each row), the same counts here, in this environment,
+# and each generator's change between the two, per decode step as in notebook 11. Run this notebook
+# with the newer transformers (the runner's `--newest-transformers` sets one up for notebook 14) and
 # compare.
 
 # %%
+watched = ["generate() dynamic", "generate() static", "kv_static"]
 try:
-    audit = tokgen.load("11_sync_audit", DATA_DIR).set_index("generator")
-    reads = audit["local_scalar_dense_per_token"]
-    watched = [g for g in ("generate() dynamic", "generate() static", "kv_static") if g in audit.index]
-    say(f"Notebook 11's audit (transformers {audit['transformers'].iloc[0]}), `.item()` reads per decode step: "
-        + ", ".join(f"`{g}` {reads[g]:.2f}" for g in watched) + ".")  # fmt: skip
+    audit = tokgen.load("11_sync_audit", DATA_DIR)
+    say(tokgen.profiling.audit_reads_text(audit, watched))
 except FileNotFoundError:
+    audit = None
     say("*Notebook 11's audit is not in DATA_DIR: run notebook 11 first.*")
-say(f"transformers here: **{tokgen.environment()['transformers']}**.")
+version = tokgen.environment()["transformers"]
+say(f"transformers here: **{version}**.")
 if CUDA:
     rows = []
-    for name in ("generate() dynamic", "generate() static", "kv_static"):
+    for name in watched:
         run = lambda name=name: tokgen.generate(name, model, batch_size=4, max_seqlen=TOKENS)  # noqa: E731
         run()  # warm-up
-        syncs = tokgen.count_syncs(run)
-        per_step = {f"{k} per decode step": syncs[k] / TOKENS for k in ("local_scalar_dense", "stream_syncs")}
-        rows.append({"generator": name, **per_step})
-    say(table(pd.DataFrame(rows), digits=2))
+        rows.append({"generator": name, "tokens": TOKENS, **tokgen.count_syncs(run), "transformers": version})
+    here = pd.DataFrame(rows)
+    per_step = {f"{k} per decode step": here[k] / TOKENS for k in ("local_scalar_dense", "stream_syncs")}
+    say(table(here[["generator"]].assign(**per_step), digits=3))  # notebook 11's precision
+    if audit is not None:
+        say(tokgen.profiling.sync_change_text(audit, here))
 else:
     say("*Syncs are between a host and a GPU: run this cell on a GPU.*")
 
@@ -83,10 +86,15 @@ else:
 # ## Exercise 2: the first line of `generate()` that syncs
 #
 # `torch.cuda.set_sync_debug_mode("error")` turns every synchronizing call into an exception;
-# the last frame inside transformers in its traceback is the culprit.
+# the last frame inside transformers in its traceback is the culprit. A line number is one
+# transformers version's (the sentence names it); a hook counts the model's forward passes until
+# then, which says whether the sync came before the first one (set-up, once per call) or inside
+# the decode loop.
 
 # %%
 if CUDA:
+    passes = []
+    hook = model.register_forward_pre_hook(lambda *args: passes.append(1))
     torch.cuda.set_sync_debug_mode("error")
     try:
         tokgen.generate("generate() dynamic", model, batch_size=4, max_seqlen=TOKENS)
@@ -96,20 +104,22 @@ if CUDA:
         frames = [(f, p) for f, p in paths if "/transformers/" in p]  # the package's folder, not build/newest-...
         last, path = frames[-1] if frames else paths[-1]
         where = path[path.rfind("/transformers/") + 1 :] if frames else path  # from its package folder on
-        say(f"First sync: `{where}`, line {last.lineno}: `{last.line}`")
+        functions = [f.name for f, _ in frames[-3:]]  # the last three transformers functions, outermost first
+        say(tokgen.profiling.first_sync_text(where, last.lineno, last.line, functions, version, len(passes)))
     finally:
         torch.cuda.set_sync_debug_mode("default")
+        hook.remove()
 else:
     say("*There is nothing to synchronize with on a CPU: run this cell on a GPU.*")
 
 # %% [markdown]
 # ## Exercise 3: K = 1 against K = 16 on the micro model
 #
-# On the micro model (issue #43089's; the cell prints its size) the GPU's work per step is almost
-# nothing, so a step costs what the host spends on it. One replay of K steps costs one launch
-# and one stop check: K = 16 spreads them over 16 steps (16 tokens: the micro model generates one
-# sequence). On a CPU there is no launch to spread:
-# the graph decoders run their steps as plain calls.
+# On the micro model (issue #43089's; the cell prints its size) the host's per-replay work is part
+# of each step on the GPU (notebook 11's section 4 gives each GPU run's busy share: how much of it
+# the GPU's own work filled). One replay of K steps costs one launch and one stop check: K = 16
+# spreads them over 16 steps (16 tokens: the micro model generates one sequence). On a CPU there is
+# no launch to spread: the graph decoders run their steps as plain calls.
 
 # %%
 micro = tokgen.build_model("micro", model.device)
@@ -122,7 +132,6 @@ variants = [
     for k in (1, 16)
 ]  # fmt: skip
 results = tokgen.compare(variants, rounds=RUNS, device=model.device)
-cfg = micro.config
 say(table(results[["variant", "median_ms", "ms_per_step"]], digits=3))
-say(f"Micro model: {cfg.n_layer} layer, hidden {cfg.n_embd}, on the {model.device.type}: K = 16 against K = 1, "
-    f"round by round, {speedup_text(tokgen.gain(results, variants[0].name, variants[1].name))}.")  # fmt: skip
+g = tokgen.gain(results, variants[0].name, variants[1].name)
+say(tokgen.profiling.micro_k_text(micro.config, model.device.type, g))

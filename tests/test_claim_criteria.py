@@ -104,22 +104,24 @@ def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0),
 )
 def test_claim_1_thresholds(tmp_path, monkeypatch, slope, frags, expected):
     write(tmp_path, "01_naive", naive_rows(frags=frags))
-    monkeypatch.setattr(claims, "slope", lambda ns, t: slope)  # the fit itself is tested in test_claims.py
+    monkeypatch.setattr(claims, "paired_slope", lambda df: slope)  # the fit itself is tested in test_r11_claims.py
     measured, v, key = measure(1, tmp_path)
-    assert v == expected and key == ("log-log slope", slope, (1.7,))
+    assert v == expected and key == ("paired log-log slope", slope, (1.7,))
     assert f"fragmentation {min(frags):.0f}–{max(frags):.0f}% of reserved" in measured
 
 
 def test_claim_1_decided_from_real_times(tmp_path):
     write(tmp_path, "01_naive", naive_rows(2.0))
     assert decided(1, tmp_path) == REPRODUCED
-    assert measure(1, tmp_path)[0].startswith("slope 2.00 (×4.0, ×4.0 per doubling, paired by round)")
+    assert measure(1, tmp_path)[0].startswith("paired slope 2.00 (the median over rounds of each round's log-log slope "
+                                              "across the N; ×4.0, ×4.0 per doubling, paired by round)")  # fmt: skip
     # the ratio per doubling pairs the rounds: medians 2 and 3.5 (×1.75), per round ×10, ×1.17, ×1.5: ×1.5
     rows = [timed(f"naive N={n}", t, max_seqlen=n, frag_pct=80.0) for n, t in ((100, [1, 3, 2]), (200, [10, 3.5, 3]))]
     write(tmp_path, "01_naive", rows)
-    assert "(×1.5 per doubling, paired by round)" in measure(1, tmp_path)[0]
+    assert "; ×1.5 per doubling, paired by round)" in measure(1, tmp_path)[0]
     write(tmp_path, "01_naive", naive_rows(1.5, frags=(80.0, 80.0, 80.0)))
-    assert decided(1, tmp_path) == PARTLY and measure(1, tmp_path)[0].startswith("slope 1.50 (×2.8, ×2.8")
+    assert decided(1, tmp_path) == PARTLY and measure(1, tmp_path)[0].startswith("paired slope 1.50 (")
+    assert "; ×2.8, ×2.8 per doubling" in measure(1, tmp_path)[0]
     write(tmp_path, "01_naive", naive_rows(1.0, frags=(10.0, 80.0, 80.0)))
     assert decided(1, tmp_path) == NOT
 
@@ -559,7 +561,11 @@ def test_claim_7_decided(tmp_path, sync, piped, factors, expected):
     assert decided(7, tmp_path) == expected
     measured = measure(7, tmp_path)[0]
     assert measured.startswith(f"idle gap before a step (eager, profiled) {sync:.0f}→{piped:.0f} µs (the gap ")
-    assert "); eager: pipelined vs sync ×" in measured
+    share = f"{piped / sync:.3f}"  # review r11 (rvA S1): the gap test that decides it, per window against 0.5
+    met = int(piped <= sync / 2)
+    test = f"; the eager gap test: pipelined / sync {share} (the rule: at most 0.5), met in {met} of 1 window"
+    assert test in measured
+    assert " window; eager: pipelined vs sync ×" in measured
     assert "; compiled: pipelined vs sync ×" in measured
 
 
@@ -571,7 +577,8 @@ def test_claim_7_says_the_batch_its_gaps_were_profiled_at(tmp_path):
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(SLOWER, NO_EFFECT)))
     assert measure(7, tmp_path)[0].startswith(
         "idle gap before a step (eager, B=16, profiled) 130→190 µs (the gap pipelined is larger than with the sync in "
-        "the one window by 20 µs or more, but one window cannot show a direction); eager: ")  # fmt: skip
+        "the one window by 20 µs or more, but one window cannot show a direction); the eager gap test: pipelined / "
+        "sync 1.462 (the rule: at most 0.5), met in 0 of 1 window; eager: ")  # fmt: skip
 
 
 def test_claim_7_open_and_from_one_run_only(tmp_path):
@@ -964,7 +971,7 @@ def test_an_unstable_verdict_says_where_its_key_lies_against_the_threshold(tmp_p
     slope_on_threshold(tmp_path)
     c = claim(1, tmp_path, resamples=20)
     assert c["verdict"].startswith("inconclusive") and c["stability"] < 0.95
-    assert c["why"].startswith("the log-log slope, 1.70, lies within ")
+    assert c["why"].startswith("the paired log-log slope, 1.70, lies within ")
     assert "in 95% of resampled runs, which holds the criterion's threshold 1.7" in c["why"]
 
 
@@ -1144,14 +1151,18 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
               "show a direction: with no difference, all three agree by chance 1 time in 4")
     split = ("the gap pipelined and the one with the sync differ in no consistent direction across the windows, a "
              "difference below 20 µs counting as none")  # compiled: 140, 140 and 10 µs (about the same) smaller
+    test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036 (the rule: at most 0.5 in every "
+            "window; nearest to it: window 0 of windows 0–2, 0.600, 0.100 above it), met in 2 of 3 windows")
     assert measured.startswith(f"idle gap before a step (eager, B=16, profiled, median of 3 windows) 150→7 µs "
-                               f"({chance}), at most half in some windows only; compiled 400→260 µs (not judged; "
-                               f"{split}); eager: ")  # fmt: skip
+                               f"({chance}); compiled 400→260 µs (not judged; {split}); {test}; eager: ")  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows + [r | {"window": r["window"] + 3} for r in rows])
     said = "the gap is smaller pipelined than with the sync in all 6 windows, by 20 µs or more"
+    test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036, 0.600, 0.047, 0.036 (the rule: at "
+            "most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.600, 0.100 above it), met in 4 of 6 "
+            "windows")
     assert measure(7, tmp_path)[0].startswith(f"idle gap before a step (eager, B=16, profiled, median of 6 windows) "
-                                              f"150→7 µs ({said}), at most half in some windows only; compiled 400→260 "
-                                              f"µs (not judged; {split}); eager: ")  # fmt: skip
+                                              f"150→7 µs ({said}); compiled 400→260 µs (not judged; {split}); "
+                                              f"{test}; eager: ")  # fmt: skip
     rows = [r | ({"idle_gap_median_us": 60.0} if r["variant"] == "pipelined_static" and r["window"] == 0 else {})
             for r in rows]  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows)

@@ -918,7 +918,7 @@ def test_an_inconclusive_verdict_prints_its_share_as_its_monte_carlo_interval_of
 
 def slope_rows(ks, ns=(100, 200, 400)):
     """Notebook 01's rows with round r at every N taking 500 ms × (N/100)^ks[r]: each N's rounds sort
-    as the ks do, so the fitted slope of the medians is the median k (with an odd count), and a
+    as the ks do, so claim 1's paired slope (the median of the rounds' slopes) is the median k, and a
     bootstrap draw reads slope ≥ 1.7 exactly when most of its rounds are the ones with k ≥ 1.8."""
     rows_ = []
     for n in ns:

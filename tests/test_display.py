@@ -507,12 +507,14 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
                      "(its launches and `.item()`) does not open most of it (the time from the shared work without "
                      "any stop check is "
                      "smaller than with the sync in "
-                     "the one window by 20 µs or more, but one window cannot show a direction); pipelining does not "
+                     "the one window by 20 µs or more, but one window cannot show a direction); no-check / sync 0.800 "
+                     "(the rule: at most 0.5); pipelining does not "
                      "close half of the gap before a step (the gap pipelined is larger than with the sync in the one "
                      "window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
     assert ("499.0 µs with no stop check: without any stop check at most half of that time remains: the stop "
             "check "
-            "(its launches and `.item()`) opens most of it; pipelining does not close half of the gap before a step "
+            "(its launches and `.item()`) opens most of it; no-check / sync 0.499 (the rule: at most 0.5); pipelining "
+            "does not close half of the gap before a step "
             "(the gap pipelined is "
             "smaller") in compiled  # fmt: skip
     summary = gap_summary(gaps)
@@ -854,8 +856,9 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "(its launches and `.item()`) does not open most of it (the time from the shared work "
         "without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); pipelining does not close half of the gap before a step (the gap pipelined is larger than "
-        "with the sync in all 3 "
+        "as none); no-check / sync per window 1.012, 1.694, 1.079 (the rule: at most 0.5 in every window; nearest "
+        "to it: window 0 of windows 0–2, 1.012, 0.512 above it); pipelining does not close half of the gap before a "
+        "step (the gap pipelined is larger than with the sync in all 3 "
         "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
         "chance 1 time in 4).")  # fmt: skip
     assert gap_takeaway(compiled) == (
@@ -866,7 +869,9 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "(its launches and `.item()`) does not open most of it (the time from the shared work "
         "without any stop check and the "
         "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); pipelining does not close half of the gap before a step (the gap pipelined and the one with "
+        "as none); no-check / sync per window 0.771, 1.562, 0.822 (the rule: at most 0.5 in every window; nearest "
+        "to it: window 0 of windows 0–2, 0.771, 0.271 above it); pipelining does not close half of the gap before a "
+        "step (the gap pipelined and the one with "
         "the sync differ in no "
         "consistent direction across the windows, a difference below 20 µs counting as none).")  # fmt: skip
     assert gap_summary(gaps) == (
@@ -1104,7 +1109,7 @@ def test_slope_text_reads_a_sequential_table_over_its_shared_rounds_with_a_range
     exact = {n: [n * x for x in f] + [1e6] * 6 for n in (100, 200, 400)}  # rounds past the 10 shared: not read
     exact[100][10:] = [1.0] * 6
     assert display.slope_text(_kv_rows(exact, 10)) == (
-        "slope 1.00 (runtime ×2.00, ×2.00 from one N to the next, paired by round; bootstrap range 1.00–1.00 "
+        "paired slope 1.00 (runtime ×2.00, ×2.00 from one N to the next, paired by round; bootstrap range 1.00–1.00 "
         "over its first 10 rounds)"
     )
     rng = np.random.default_rng(1)
@@ -1112,6 +1117,9 @@ def test_slope_text_reads_a_sequential_table_over_its_shared_rounds_with_a_range
     text = display.slope_text(_kv_rows(noisy, 10))
     low, high = map(float, re.search(r"range (\S+)–(\S+) over", text).groups())
     assert low < high  # resampled, not the one slope every draw
+    slope_ = float(re.search(r"paired slope (\S+) \(", text).group(1))
+    assert slope_ == round(tokgen.stats.paired_slope(_kv_rows(noisy, 10).assign(
+        times_ms=lambda d: [";".join(t.split(";")[:10]) for t in d["times_ms"]])), 2)  # the paired slope, not medians'
     fixed = _kv_rows(noisy, 10).drop(columns=["looks", "shared_runs"])
     assert (low, high) == tuple(round(x, 2) for x in display.slope_range(fixed))
 

@@ -21,11 +21,16 @@ from tokgen.stats import (
     time_summary,
 )
 from tokgen.voice import (
+    ALL_ROUNDS,
+    ALL_ROUNDS_NOTE,
     EQUIVALENCE,
     LEGEND,
+    band_side,
     below_first_text,
     count_text,
+    decoder_text,
     design_text,
+    device_stop_text,
     difference_text,
     equivalence_text,
     faster_count,
@@ -36,7 +41,9 @@ from tokgen.voice import (
     first_tied,
     header_of,
     interval_text,
+    k_sweep_text,
     level_text,
+    measured_text,
     outcome_text,
     p_text,
     percent_text,
@@ -48,6 +55,7 @@ from tokgen.voice import (
     speedup_table,
     speedup_text,
     spread,
+    steps_past_n_text,
     table,
     tie_reason,
     trend_text,
@@ -181,7 +189,7 @@ def test_ranking_is_by_paired_speedup_and_variants_the_rounds_do_not_tell_apart_
     assert r.loc["lucky", "speedup"] == pytest.approx(gain(frame({k: list(v) for k, v in times.items()}), "base",
                                                            "lucky")["speedup"])
     sentence = fastest_sentence(ranked)  # "lucky" leads; the rounds do not tell "fast" apart from it: not a tie
-    assert sentence.startswith("3 variants share rank 1 for fastest variant: `")  # the first among the 3
+    assert sentence.startswith("3 variants share rank 1 for the fastest variant: `")  # the first among the 3
     assert "Fastest" not in sentence and "Tied" not in sentence and not first_tied(ranked)
     assert all(f"`{v}`" in sentence for v in r.index[r["rank"] == 1]) and "do not tell them apart" in sentence
 
@@ -340,11 +348,11 @@ def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant
     assert ranked["vs_leader"].iloc[0] is None and ranked["vs_leader"].iloc[3] is None
     c, e = ranked["vs_leader"].iloc[1], ranked["vs_leader"].iloc[2]
     assert (c["variant"], c["vs"], c["speedup"], e["variant"], e["vs"]) == ("c", "b", 1.0, "e", "b")
-    head = "Tied for fastest generator (rank 1), 3 variants: `b`, ×2.00 "
+    head = "Tied for the fastest generator (rank 1), 3 variants: `b`, ×2.00 "
     assert fastest_sentence(ranked, "generator").startswith(head)
     said = (f"; `c`, against `b` {speedup_text(c)} (shown to lie within ±5% of it); `e`, against `b` "
             f"{speedup_text(e)} (shown to lie within ±5% of it). Below rank 1: rank 4: `d`.")  # fmt: skip
-    assert fastest_sentence(ranked).startswith("Tied for fastest variant (rank 1), 3 variants: `b`, ")
+    assert fastest_sentence(ranked).startswith("Tied for the fastest variant (rank 1), 3 variants: `b`, ")
     assert fastest_sentence(ranked).endswith(said)
     empty = ranking(results, "a", variants=["gone"])
     assert empty.empty and list(empty.columns) == ["variant", "rank", "tied", "speedup", "outcome", "vs_leader",
@@ -530,12 +538,12 @@ def test_tied_for_fastest_only_where_every_member_is_shown_within_the_band_of_th
     same = [t * w for t, w in zip(fast, [1.001, 0.999, 1.002, 0.998, 1.0015, 0.9985, 1.0005, 0.9995, 1.0012, 0.9988])]
     loose = [t * w for t, w in zip(fast, [1.08, 0.93, 1.07, 0.94, 1.09, 0.92, 1.06, 0.95, 1.1, 0.91])]  # ±8%
     tied = ranking(frame({"a": base, "b": fast, "c": same}), "a")
-    assert first_tied(tied) and fastest_sentence(tied).startswith("Tied for fastest variant (rank 1), 2 variants: ")
+    assert first_tied(tied) and fastest_sentence(tied).startswith("Tied for the fastest variant (rank 1), 2 variants: ")
     assert fastest_sentence(tied).endswith("(shown to lie within ±5% of it). Below rank 1: rank 3: `a`.")
     mixed = ranking(frame({"a": base, "b": fast, "c": same, "d": loose}), "a")
     assert mixed["rank"].tolist() == [1, 1, 1, 4] and not first_tied(mixed)
     sentence = fastest_sentence(mixed, "generator")
-    assert sentence.startswith("3 variants share rank 1 for fastest generator: `c`, ×2.00 (")  # c and the 2 after it
+    assert sentence.startswith("3 variants share rank 1 for the fastest generator: `c`, ×2.00 (")  # c, 2 after it
     assert [m for m in "bcd" if f"`{m}`, " in sentence] == list("bcd")  # all 3 listed, the first counted among them
     assert "Tied" not in sentence and "(the rounds do not tell them apart)" in sentence  # each member's own reason
     assert "(shown to lie within ±5% of it)" in sentence
@@ -545,16 +553,43 @@ def test_tied_for_fastest_only_where_every_member_is_shown_within_the_band_of_th
 
 def test_a_count_of_faster_comparisons_says_how_many_are_faster_by_less_than_the_band():
     """Notebook 10's WHILE node against five K-step replays, two of them ×1.03: faster for real, and
-    shown within ±5%."""
+    shown within ±5%; three shown beyond ±5% (every round ×1.06 or more: the equivalence interval lies
+    above ×1.05)."""
     base = [100.0 + i for i in range(8)]
     rows = [compare_rounds(base, [t / s for t in base]) for s in (1.026, 1.031, 1.06, 1.22, 1.57)]
     assert [g["no_effect"] for g in rows] == [True, True, False, False, False]
-    assert faster_count(rows) == "faster in 5 of 5 comparisons, 2 of them by less than 5%"
-    assert faster_count(rows[2:]) == "faster in 3 of 3 comparisons"
+    assert faster_count(rows) == "faster in 5 of 5 comparisons, 3 of them by more than 5%, 2 by less than 5%"
+    assert faster_count(rows[2:]) == "faster in 3 of 3 comparisons, all 3 by more than 5%"
     more = rows[:1] + [{"outcome": SLOWER, "no_effect": True}, {"outcome": SLOWER}, {"outcome": UNDECIDED}]
-    assert faster_count(more, "pairs") == ("faster in 1 of 4 pairs, 1 of them by less than 5%; slower in 2, 1 of "
-                                           "them by less than 5%; undecided in 1")  # fmt: skip
+    assert faster_count(more, "pairs") == ("faster in 1 of 4 pairs, by less than 5%; slower in 2, 1 of them by "
+                                           "less than 5%; undecided in 1")  # fmt: skip
     assert faster_count([{"outcome": NO_EFFECT}]) == "faster in 0 of 1 comparisons; no effect in 1"
+
+
+def test_a_real_difference_neither_shown_within_nor_beyond_the_band_is_counted_as_neither():
+    """Review r11 (rvB N1): notebook 10's K = 2 replay against the WHILE node, ×1.054 with equivalence
+    interval ×1.048–×1.060, is neither shown within ±5% nor beyond it. Known answers, 8 rounds each:
+    ratios alternating ×1.03 and ×1.08 (equivalence interval ×1.03–×1.08, across ×1.05): neither; every
+    round ×1.049: within; ×1.051: beyond; slower ones mirrored at ×1/1.05."""
+    base = [100.0 + i for i in range(8)]
+
+    def g(ratios):
+        return compare_rounds(base, [t / r for t, r in zip(base, ratios)])
+
+    straddles, within, beyond = g([1.03, 1.08] * 4), g([1.049] * 8), g([1.051] * 8)
+    slow_beyond, slow_straddles = g([1 / 1.06] * 8), g([1 / 1.03, 1 / 1.08] * 4)
+    assert [band_side(x) for x in (straddles, within, beyond, slow_beyond, slow_straddles)] == [
+        "neither", "within", "beyond", "beyond", "neither"]  # fmt: skip
+    assert band_side({"outcome": FASTER, "no_effect": False}) is None  # no equivalence interval: not placed
+    rows = [beyond, within, straddles, g([1.22] * 8), g([1.57] * 8)]  # notebook 10's 52-step stop, in kind
+    assert faster_count(rows) == ("faster in 5 of 5 comparisons, 3 of them by more than 5%, 1 by less than 5%, 1 "
+                                  "not shown on either side of 5%")  # fmt: skip
+    assert faster_count([straddles]) == "faster in 1 of 1 comparisons, not shown on either side of 5%"
+    slower = faster_count([slow_beyond, slow_straddles])
+    assert slower == ("faster in 0 of 2 comparisons; slower in 2, 1 of them by more than 5%, 1 not shown on either "
+                      "side of 5%")
+    # rows without an equivalence interval (not `gain` rows): counted by outcome alone, as before
+    assert faster_count([{"outcome": FASTER, "no_effect": False}] * 2) == "faster in 2 of 2 comparisons"
 
 
 def test_a_base_against_itself_reads_a_dash_in_a_table_cell():
@@ -893,7 +928,8 @@ def test_variants_shown_inside_each_others_band_share_a_rank_even_where_a_third_
     assert reason == ("shown to lie within ±5% of `c`, which shares the rank: variants inside each other's band are "
                       "tied; its own count alone would rank it 3")  # fmt: skip
     sentence = fastest_sentence(ranking(results, "a"))
-    assert sentence.startswith("4 variants share rank 1 for fastest variant: `x`, ") and not first_tied(r.reset_index())
+    assert sentence.startswith("4 variants share rank 1 for the fastest variant: `x`, ")
+    assert not first_tied(r.reset_index())
     assert sentence.endswith("Below rank 1: rank 5: `a`.")
 
 
@@ -1114,3 +1150,96 @@ def test_solution_07s_sentences_count_the_late_runs_the_race_the_copy_and_the_wa
     assert copy_return_text("pageable", 49.876) == (
         "pageable: `copy_(non_blocking=True)` returned after 49.88 ms, the GPU busy.")
     assert wasted_steps_text(4, 12, 8) == "K = 4: 12 steps computed, 8 returned: 4 wasted (at most 2K − 1 = 7)."
+
+
+def test_a_percentage_never_rounds_onto_100_or_0_percent_unless_exact():
+    """Review r11 (rvC NIT): claim 1's 399 of 400 resampled runs (0.9975) printed "100%"; a share reads
+    100% or 0% only where it is exactly that, with as many more decimals as keep it off otherwise."""
+    assert percent_text(399 / 400, 0.975) == "99.8%" and percent_text(399 / 400, 0.5) == "99.8%"
+    assert percent_text(0.9996, 0.95) == "99.96%"  # "100.0%" is 100% too
+    assert percent_text(1.0, 0.95) == "100%" and percent_text(0.0, 0.5) == "0%"  # exact: as they are
+    assert percent_text(0.0004, 0.05) == "0.04%" and percent_text(0.004, 0.05, 1) == "0.4%"
+    assert percent_text(0.9949, 0.5) == "99%"  # not 100% in whole percents: no more digits needed
+    assert percent_text(1 - 1e-12, 0.5) == "just under 100%" and percent_text(1e-12, 0.5) == "just over 0%"
+
+
+def test_a_sentence_about_some_variants_of_a_ranking_keeps_the_tables_ranks():
+    """Review r11 (rvB S1): notebook 10 ranked its registry generators again on their own, and gave
+    `compiled pipelined_static` rank 17 beside the table's 18. Known answers: `x` (×1.5, not named),
+    `b` ×2, `c` ×1.2 against `a`; the table ranks b 1, x 2, c 3, a 4, and the sentence about a, b, c
+    keeps those ranks and names what it leaves out."""
+    base = [100.0 + i for i in range(8)]
+    results = frame({"a": base, "x": [t / 1.5 for t in base], "b": [t / 2 for t in base],
+                     "c": [t / 1.2 for t in base]})  # fmt: skip
+    ranked = ranking(results, "a")
+    assert ranked.set_index("variant")["rank"].to_dict() == {"b": 1, "x": 2, "c": 3, "a": 4}
+    sentence = fastest_sentence(ranked, "generator", only=["a", "b", "c"])
+    assert sentence.startswith("Fastest generator: `b`, ×2.00 (")
+    assert sentence.endswith("Below rank 1: rank 3: `c`; rank 4: `a`. The ranks are those of all 4 variants ranked "
+                             "together; not named here: `x`.")  # fmt: skip
+    assert "rank 2" not in sentence  # a subset ranked on its own would give `c` rank 2
+    assert fastest_sentence(ranked, "generator") == fastest_sentence(ranked, "generator", only=list("abcx"))
+    # the best rank of those named is not 1: said with its rank, below it the rest
+    lower = fastest_sentence(ranked, "generator", only=["a", "c", "x"])
+    assert lower.startswith("Fastest generator, at rank 2: `x`, ×1.50 (")
+    assert "Below rank 2: rank 3: `c`; rank 4: `a`." in lower and lower.endswith("not named here: `b`.")
+    # a shared first rank whose first in the table is left out: each named one against that first, by name
+    half = [t / 2 for t in base]
+    tied = ranking(frame({"a": base, "x": half, "b": half, "c": half}), "a")
+    assert tied["variant"].tolist()[:3] == ["x", "b", "c"] and set(tied["rank"][:3]) == {1}
+    shared = fastest_sentence(tied, "generator", only=["a", "b", "c"])
+    assert shared.startswith("Tied for the fastest generator (rank 1), 2 variants: `b`, ×2.00 (")
+    assert "; `c`, against `x` ×1.00 (" in shared and "against `b`" not in shared
+    floors = pd.DataFrame({"times_task_floor": [3.0]}, index=["x"])  # the best rank named here is 2: `x`'s
+    assert first_rank_floors(ranked[ranked["variant"] != "b"], floors) == "`x` takes 3.00× the task's floor."
+
+
+def test_a_comparison_decided_early_shows_its_speed_up_over_all_rounds_both_ran_in_the_table():
+    """Review r11 (rvC S3): notebook 09's table gave the recipe ×2.50 (its first look, 10 rounds) and
+    claim 10 on the same page ×2.33 over the 80 rounds both ran. Known answers: ×2 in the first 10 rounds,
+    ×1.5 in the next 10: decided faster at look 10 (×2.00), ×1.75 over all 20 (the median of ten 2s and
+    ten 1.5s), the number `speedup_text` adds too."""
+    base = [100.0 + i for i in range(20)]
+    early = compare_rounds(base, [t / 2 for t in base[:10]] + [t / 1.5 for t in base[10:]], looks=(10, 20))
+    assert (early["rounds"], early["rounds_both"], early["speedup"]) == (10, 20, 2.0)
+    assert early["speedup_all"] == pytest.approx(1.75)
+    late = compare_rounds(base, [t * w for t, w in zip(base, [0.9, 1.1] * 10)], looks=(10, 20))  # to the cap
+    assert (late["rounds"], late["rounds_both"], late["outcome"]) == (20, 20, UNDECIDED)
+    rows = pd.DataFrame([early | {"variant": "b", "vs": "a"}, late | {"variant": "c", "vs": "a"},
+                         compare_rounds(base, base, looks=(10, 20)) | {"variant": "a", "vs": "a"}])  # fmt: skip
+    text = speedup_table(rows, legend=False)
+    header, _, b, c, a = text.split("\n\n")[0].splitlines()
+    assert header.endswith(f"| {ALL_ROUNDS} |") and b.endswith("| ×1.75 (20 rounds) |")
+    assert c.endswith("|  |") and a.endswith("|  |")  # not stopped early; a base against itself
+    assert "×1.75 over all 20 rounds both ran" in speedup_text(early)  # the same number in the sentence
+    assert ALL_ROUNDS_NOTE in text and LEGEND not in text
+    assert ALL_ROUNDS not in speedup_table(rows.iloc[1:]) and ALL_ROUNDS_NOTE not in speedup_table(rows.iloc[1:])
+
+
+def test_notebook_10_and_09_templates_read_their_numbers_from_the_rows():
+    """Review r11 (rvB S4, rvC S7): the sentences notebooks 09 and 10 built inline, now templates; the
+    stops and EOS ids from the 10_device_stop rows, not from live variables."""
+    assert measured_text("**GPU X**", 32, 100, [10, 80, 20]) == (
+        "Measured on **GPU X**, batch size 32, 100 new tokens, 10–80 interleaved rounds per variant (more for "
+        "variants in a comparison still undecided).")  # fmt: skip
+    assert decoder_text(100, 4, 112, True, 100) == ("N = 100, K = 4: capacity 112 positions, one CUDA graph of 4 "
+                                                    "steps; 100 tokens per row, the naive generator's.")  # fmt: skip
+    assert "plain calls (no CUDA here)" in decoder_text(100, 4, 112, False, 100)
+    timed = pd.DataFrame({"max_seqlen": [100] * 6, "steps_per_graph": [1, 2, 4, 8, 16, float("nan")]})
+    assert steps_past_n_text(timed) == "N = 100: K = 8 computes 104 steps; K = 16 computes 112 steps."
+    assert steps_past_n_text(timed.assign(max_seqlen=96)) == (
+        "N = 96: every K here divides N, so no replay computes a step past N.")  # fmt: skip
+    stops = pd.DataFrame({"generator": ["s", "s", "graph_stop_on_device"] * 2, "steps_per_graph": [1, 4, None] * 2,
+                          "steps_run": [52] * 3 + [14] * 3, "eos_token_id": [8982] * 3 + [46581] * 3})  # fmt: skip
+    assert device_stop_text(stops, "s") == ("`s` (the step the WHILE node runs) at K = 1, 4 against "
+                                            "`graph_stop_on_device`; every row stops after 14 steps (EOS id 46581), "
+                                            "52 steps (EOS id 8982).")  # fmt: skip
+    on_cpu = device_stop_text(stops[stops["generator"] == "s"], "s")
+    assert "against" not in on_cpu and on_cpu.endswith("after 14 steps (EOS id 46581), 52 steps (EOS id 8982).")
+    base = [100.0 + i for i in range(8)]
+    results = frame({"g K=1": base, "g K=4": [t / 1.2 for t in base], "g K=16": [t * 1.1 for t in base]})
+    by_k = ranking(results, "g K=1")
+    text = k_sweep_text("g", by_k, {"g K=1": 1, "g K=4": 4, "g K=16": 16.0})
+    k4, k16 = (gain(results, "g K=1", v) for v in ("g K=4", "g K=16"))
+    assert text == (f"* `g`: K = 4 rank 1, against K = 1 {speedup_text(k4)}; K = 16 rank 3, against K = 1 "
+                    f"{speedup_text(k16)}.")  # fmt: skip

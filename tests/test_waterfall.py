@@ -91,7 +91,7 @@ def test_exclusive_times_of_overlapping_kernels_partition_each_replay():
     assert table["own_ms"].sum() == pytest.approx(t["durations"] / 1e3)
     w = waterfall.waterfall_table(0.1, floor_ms=0.004, compute_ms=0.0, kernels=table, timeline=t,
                                   wall_profiled_ms=0.05)  # fmt: skip
-    terms = w[w["status"].isin(["measured", "remainder"])].set_index("term")
+    terms = w[w["status"].isin([*waterfall.VALUED, "remainder"])].set_index("term")
     assert terms.loc[waterfall.KERNELS, "ms"] == pytest.approx(0.032 - 4 * 0.004)  # four copies of 1000 B, 4 µs each
     assert "0.020 ms of the kernels' durations overlap an earlier kernel" in terms.loc[waterfall.KERNELS, "note"]
     assert terms["ms"].sum() == pytest.approx(0.1)
@@ -155,12 +155,12 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
     assert w.loc[waterfall.COMPUTE, "note"] == "the products' arithmetic alone takes 0.001 ms at the measured rate"
     assert w.loc[waterfall.KERNELS, "note"].startswith("each kernel's time after the kernels before it ended; "
                                                        "0.002 ms of the kernels' durations overlap")  # fmt: skip
-    terms = w[w["status"].isin(["measured", "remainder"])]
+    terms = w[w["status"].isin([*waterfall.VALUED, "remainder"])]
     assert terms["ms"].sum() == pytest.approx(0.2)
     # each bar starts where the one before it ended; the last ends at the measured time
     assert list(terms["start_ms"].iloc[1:]) == pytest.approx(list(terms["end_ms"].iloc[:-1]))
     assert terms["end_ms"].iloc[-1] == pytest.approx(0.2)
-    assert (w["status"] == "measured").sum() == len(waterfall.TERMS)
+    assert w["status"].isin(waterfall.VALUED).sum() == len(waterfall.TERMS)
 
 
 def test_arithmetic_beyond_the_floor_comes_out_of_the_kernels_term():
@@ -183,7 +183,7 @@ def test_terms_not_measured_are_rows_with_the_reason_and_the_remainder_holds_the
     said = two.loc[waterfall.REMAINDER, "note"]
     assert said == f"holds 2 term(s) not measured: {waterfall.COMPUTE}; {waterfall.KERNELS}"
     assert two.loc[waterfall.REMAINDER, "ms"] == pytest.approx(0.1 + 0.029)
-    assert w[w["status"].isin(["measured", "remainder"])]["ms"].sum() == pytest.approx(0.2)
+    assert w[w["status"].isin([*waterfall.VALUED, "remainder"])]["ms"].sum() == pytest.approx(0.2)
 
 
 def test_biggest_term_is_read_from_the_rows():
@@ -378,8 +378,8 @@ def test_measure_waterfall_on_a_gpu_measures_every_term_and_adds_up():
                                       bandwidth_gbs=inputs["bandwidth"], tflops=inputs["tflops"],
                                       curve=inputs["curve"], errors=inputs["errors"])  # fmt: skip
     w = out["terms"].set_index("term")
-    assert (w.loc[list(waterfall.TERMS), "status"] == "measured").all(), w[["status", "note"]].to_string()
-    parts = w[w["status"].isin(["measured", "remainder"])]["ms"].sum()
+    assert w.loc[list(waterfall.TERMS), "status"].isin(waterfall.VALUED).all(), w[["status", "note"]].to_string()
+    parts = w[w["status"].isin([*waterfall.VALUED, "remainder"])]["ms"].sum()
     assert parts == pytest.approx(out["summary"]["measured_ms"])
     k = out["kernels"]
     assert k["launches"].sum() == out["summary"]["replays"] * K * (5 * model.config.n_layer + 3)
@@ -468,7 +468,8 @@ def test_profile_generation_settles_after_each_of_its_two_sessions(monkeypatch):
 def test_the_basis_column_says_which_terms_are_derived_from_measurements():
     """The floor, the arithmetic, the kernels' extra bytes and the small copies are derived (bytes or
     operations at a measured rate, the copy curve interpolated); the timeline's terms are measured; the
-    status column keeps "measured" for every term with a value."""
+    status column agrees with the basis: "derived" for those four, "measured" for every other term with a
+    value (the kernels' term: measured own times less derived terms)."""
     w = measured_table()
     derived = {waterfall.FLOOR: "derived (bytes at the measured copy bandwidth)",
                waterfall.COMPUTE: "derived (operations at the measured TF32 rate)",
@@ -479,7 +480,10 @@ def test_the_basis_column_says_which_terms_are_derived_from_measurements():
     timed = [waterfall.GAPS, waterfall.STOP_GPU, waterfall.LAUNCH, waterfall.AROUND, waterfall.HOST]
     assert (w.loc[timed, "basis"] == "measured").all()
     assert w.loc[waterfall.REMAINDER, "basis"] == "remainder" and w.loc[waterfall.TOTAL, "basis"] == "total"
-    assert (w.loc[list(waterfall.TERMS), "status"] == "measured").all()
+    four = [waterfall.FLOOR, waterfall.COMPUTE, waterfall.EXTRA_BYTES, waterfall.SMALL]
+    assert (w.loc[four, "status"] == "derived").all()
+    assert (w.loc[[*timed, waterfall.KERNELS], "status"] == "measured").all()
+    assert all(w.loc[t, "basis"].startswith(w.loc[t, "status"]) for t in waterfall.TERMS)
     missing = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, errors={"timeline": "no GPU"})
     assert missing.set_index("term").loc[waterfall.GAPS, "basis"] == waterfall.NOT_MEASURED
     assert waterfall.STOP_GPU == "the stop flag's copy (D2H) after each replay"

@@ -258,13 +258,15 @@ def floor_bandwidth(timed: pd.DataFrame, writer: str, results_dir, bandwidth_gbs
 def products_against_floor(kernels: pd.DataFrame, variant: str, model, bandwidth_gbs: float) -> dict:
     """From notebook 10's kernel table (data/10_kernels.csv) of `variant`, per token: the GPU's busy
     time, the matrix products' own time, the rest, and the weights' floor, at which the products
-    would run at copy speed (notebook 12_speed_of_light)."""
+    would run at copy speed (every weight a step reads, `weight_bytes_per_step`: `weights_mb`, at
+    `bandwidth_gb_s`) (notebook 12_speed_of_light)."""
     rows = kernels[kernels["variant"] == variant]
     if rows.empty:
         raise ValueError(f"no kernel rows for {variant!r}; profiled: {', '.join(dict.fromkeys(kernels['variant']))}")
     products = rows[rows["products"].astype(bool)]["own_us_per_token"].sum()
     busy = rows["own_us_per_token"].sum()
-    weights_us = weight_bytes_per_step(model) / bandwidth_gbs / 1e3
+    weights = weight_bytes_per_step(model)
+    weights_us = weights / bandwidth_gbs / 1e3
     return {
         "variant": variant,
         "busy_us": busy,
@@ -273,7 +275,29 @@ def products_against_floor(kernels: pd.DataFrame, variant: str, model, bandwidth
         "other_us": busy - products,
         "weights_floor_us": weights_us,
         "pct_of_copy_bandwidth": 100 * weights_us / products if products else float("nan"),
+        "weights_mb": weights / 1e6,
+        "bandwidth_gb_s": bandwidth_gbs,
     }
+
+
+def floors_bytes_text(split: dict, products: pd.DataFrame, rows: int, layers: int) -> str:
+    """Which bytes the weights' floor of notebook 12's section 4 (`products_against_floor`: every weight a
+    step reads) and the products' floor of its section 5 (`time_products`' weight matrices, `layers` times
+    each but the LM head, at `rows` rows and an undivided sum, as `display.product_findings` adds them)
+    count, each with the µs it prints and its bandwidth: "" where section 5 timed no such step
+    (notebook 12_speed_of_light)."""
+    ok = products[(products["status"] == "ok") & (products["rows"] == rows) & (products["splits"] == 1)]
+    base = ok.drop_duplicates("product").set_index("product")
+    if "LM head" not in base.index:
+        return ""
+    each = lambda col: layers * base.drop("LM head")[col].sum() + base.at["LM head", col]  # noqa: E731
+    mb, floor = each("weight_mb"), each("floor_us")
+    rates = [f"{split['bandwidth_gb_s']:,.0f}", f"{mb * 1e3 / floor:,.0f}"]  # GB/s: MB / µs × 1e3
+    at = f"both at {rates[0]} GB/s" if rates[0] == rates[1] else f"at {rates[0]} and {rates[1]} GB/s"
+    return (f"The two weight floors count different bytes: section 4's **{split['weights_floor_us']:.0f} µs** is "
+            f"every weight a decode step reads ({split['weights_mb']:.1f} MB, section 2's weights per step: the "
+            f"products' matrices, their biases, the norms' vectors and one row of the position table), this "
+            f"section's **{floor:.0f} µs** the products' weight matrices alone ({mb:.1f} MB); {at}.")  # fmt: skip
 
 
 def gpt2_products(model) -> dict[str, tuple[int, int]]:

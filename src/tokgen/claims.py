@@ -43,11 +43,11 @@ from .stats import (
     compare_rounds,
     gain,
     looks_up_to,
+    paired_slope,
     parse_looks,
     resample_rounds,
     run_times,
     shared_rounds,
-    slope,
 )
 from .voice import (
     CONFINED_RATIO,
@@ -165,9 +165,11 @@ def _smoke(df: pd.DataFrame) -> bool:
     return bool(tiny or ("gpu" in df and df["gpu"].astype(str).str.startswith("none").any()))
 
 
-def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
+def _combine(*parts: bool | None, core: tuple[int, ...] = (), named: dict | None = None) -> str:
     """All parts hold: reproduced; some: partly; none, or none of `core` (indices): not reproduced.
-    A None part (undecided) leaves the verdict undecided unless it cannot change it."""
+    A None part (undecided) leaves the verdict undecided unless it cannot change it. `named` ({index: [(name,
+    comparison, what its interval leaves open or "")]}): the comparisons a part reads; an open part the verdict
+    turns on whose undecided comparisons all ran to their cap (`capped`) is kept on the Undecided for `at_cap_text`."""
 
     def verdict(ps):
         if core and not any(ps[i] for i in core):
@@ -183,21 +185,51 @@ def _combine(*parts: bool | None, core: tuple[int, ...] = ()) -> str:
     if len(verdicts) == 1:
         return verdicts.pop()
     # the open parts the verdict turns on: flipping that part alone changes it for some fill of the others
-    needed = sum(any(v != by_fill[f[:j] + (not f[j],) + f[j + 1:]] for f, v in by_fill.items())
-                 for j in range(len(open_)))  # fmt: skip
-    return Undecided([REPRODUCED, PARTLY, NOT], verdicts, open_parts=needed)
+    needed = [open_[j] for j in range(len(open_))
+              if any(v != by_fill[f[:j] + (not f[j],) + f[j + 1:]] for f, v in by_fill.items())]  # fmt: skip
+    capped, at_cap = {}, 0  # the capped comparisons (by name: two parts may read one), the parts they leave open
+    for i in needed:
+        comps = [c for c in (named or {}).get(i, []) if c[1] is None or c[1]["outcome"] == UNDECIDED]
+        if comps and all(c[1] is not None and c[1].get("capped") for c in comps):
+            capped.update({c[0]: c for c in comps})
+            at_cap += 1
+    return Undecided([REPRODUCED, PARTLY, NOT], verdicts, open_parts=len(needed), capped=list(capped.values()),
+                     uncapped=len(needed) - at_cap)
 
 
 class Undecided(str):
     """UNDECIDED, knowing the verdicts it could still become (`between`) (notebook 01_naive)."""
 
-    def __new__(cls, order: list[str], possible: set[str], reason: str = "", open_parts: int = 1, falls: bool = True):
+    def __new__(cls, order: list[str], possible: set[str], reason: str = "", open_parts: int = 1, falls: bool = True,
+                capped: list | None = None, uncapped: int | None = None):
         self = super().__new__(cls, UNDECIDED)
         self.between = [v for v in order if v in possible]
         self.reason = reason  # why it is undecided, where not a comparison (`claim` says it instead)
         self.open_parts = open_parts  # how many undecided comparisons it turns on (`_combine` counts them)
         self.falls = falls  # False: the reason is no result that can still fall either way (windows that split)
+        self.capped = capped or []  # (name, comparison, open words) of those it turns on that ran to their cap
+        self.uncapped = open_parts if uncapped is None else uncapped  # the open parts it turns on not at a cap
         return self
+
+
+def at_cap_text(capped: list, could: str, uncapped: int = 0) -> str:
+    """Why a verdict is open where the comparisons it turns on ran undecided to their cap of rounds (a sequential
+    run's; `capped`: (name, comparison, what its interval leaves open, or "" for the interval itself), as `_combine`
+    keeps them): no more rounds of this run will decide them, so it names the cap, that a run with a larger cap
+    could decide them, and what each one's interval leaves open; `uncapped`: the other open parts the verdict turns
+    on, undecided short of a cap. "eager: one stream vs two (its interval leaves a cost of the second stream of up
+    to 2.2% open) is undecided after the cap of 80 rounds (a run with a larger cap could decide it); as measured,
+    the claim is reproduced or partly" (notebook 09_summary)."""
+    one = len(capped) == 1
+    named = " and ".join(f"{name} ({words or interval_text(g)})" for name, g, words in capped)
+    caps = sorted({parse_looks(g.get("looks"))[-1] for _, g, _ in capped})
+    cap = f"the cap of {caps[0]} rounds" if len(caps) == 1 else f"their caps of {' and '.join(map(str, caps))} rounds"
+    said = (f"{named} {'is' if one else 'are'} undecided after {cap} (a run with a larger cap could decide "
+            f"{'it' if one else 'them'})")  # fmt: skip
+    if uncapped:
+        more = "another part it needs" if uncapped == 1 else f"{uncapped} other parts it needs"
+        return f"{said}; with {more} undecided too (see measured), the claim can be {could}"
+    return f"{said}; as measured, the claim is {could}"
 
 
 def _real(g: dict, outcome: str) -> bool:
@@ -219,10 +251,10 @@ def _faster(g: dict | None) -> bool | None:
 
 def growth_ratios(df: pd.DataFrame) -> list[float]:
     """From each N to the next (rows sorted by max_seqlen), how many times longer a run takes: the
-    paired ratio of the interleaved rounds, longer over shorter, never a ratio of medians
-    (notebook 01_naive)."""
+    median over the interleaved rounds of each round's time at the longer N over its time at the shorter
+    (`compare_rounds` with the longer as its base), never a ratio of medians (notebook 01_naive)."""
     runs = [run_times({"times_ms": t}) for t in df.sort_values("max_seqlen")["times_ms"]]
-    return [1 / compare_rounds(a, b)["speedup"] for a, b in zip(runs, runs[1:])]
+    return [compare_rounds(b, a)["speedup"] for a, b in zip(runs, runs[1:])]
 
 
 def near_device_memory(df: pd.DataFrame) -> pd.DataFrame:
@@ -251,12 +283,19 @@ def retries_text(full: pd.DataFrame) -> str | None:
     return said + (f"; at N={none} it retried none" if none else "")
 
 
+PAIRED_SLOPE = "the median over rounds of each round's log-log slope across the N"  # claim 1's key, in words
+
+
 def _claim_1(tables):
+    """The paired slope (`tokgen.stats.paired_slope`): each round's log-log slope across the N, the rounds paired
+    as they ran, its median over rounds; resampled with the rounds (`Tables.resampled`)."""
     df = tables["01_naive"].sort_values("max_seqlen")
-    k = slope(df["max_seqlen"], df["median_ms"])
+    k = paired_slope(df)
+    if k != k:  # no usable rows, or none with timed rounds (out of memory): nothing to fit
+        raise KeyError("no timed rounds in notebook 01's table")
     ratios = ", ".join(f"×{r:.1f}" for r in growth_ratios(df))
     frag = df["frag_pct"].astype(float)
-    measured = (f"slope {k:.2f} ({ratios} per doubling, paired by round); fragmentation "
+    measured = (f"paired slope {k:.2f} ({PAIRED_SLOPE}; {ratios} per doubling, paired by round); fragmentation "
                 f"{frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
     full = near_device_memory(df)
     if len(full):
@@ -267,7 +306,7 @@ def _claim_1(tables):
             f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB)"
             + (", so fragmentation there is capped by device memory" if retried is None else f"; {retried}")
         )
-    return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("log-log slope", k, (1.7,))
+    return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("paired log-log slope", k, (1.7,))
 
 
 KV_THRESHOLDS = (1.5,)  # claim 2's speed-up at every N; notebook 02 runs each N on until its interval clears it
@@ -353,7 +392,7 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
     """Claims 3 and 4: per N, `new` against `base` (rows told apart by `column`): `frag_ok(base GB, new GB,
     base's % of reserved)` (None: not judged at that N), and `runtime_ok(n, g)` for the runtime's decided
     comparison `g`; the speed-up is new's."""
-    parts, frags_ok, frags_judged, runtimes = [], True, 0, []
+    parts, frags_ok, frags_judged, runtimes, compared = [], True, 0, [], []
     for n, group in df.groupby("max_seqlen"):
         by = group.set_index(column)
         if not {base, new} <= set(by.index):
@@ -364,6 +403,7 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
         frags_ok &= judged is None or bool(judged)  # numpy booleans: never `is False`
         frags_judged += judged is not None
         runtimes.append(None if g is None or g["outcome"] == UNDECIDED else runtime_ok(n, g))
+        compared.append((f"N={n}: {what}", g, ""))
         parts.append(
             f"N={n}: {what} {speedup_text(g)}, fragmentation "
             f"{by.loc[base, 'frag_gb']:.2f}→{by.loc[new, 'frag_gb']:.2f} GB"
@@ -372,7 +412,7 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
     if not parts:
         raise KeyError("no N with both variants")
     runtime_ok = None if None in runtimes and all(r is not False for r in runtimes) else all(runtimes)
-    verdict = _combine(frags_ok if frags_judged else None, runtime_ok)  # none judged: that half is open
+    verdict = _combine(frags_ok if frags_judged else None, runtime_ok, named={1: compared})  # none judged: open
     if verdict == UNDECIDED and not frags_judged and runtime_ok is not None:
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between),
                             "no N was judged for fragmentation (see measured)")  # fmt: skip
@@ -418,7 +458,8 @@ def _claim_4(tables):
 def _claim_5(tables):
     df = tables["05_torch_compile"]
     g = gain(df, label("kv_static"), label("kv_static", compiled=True))
-    return f"compiled vs eager static {speedup_text(g)}", _combine(_faster(g)), None
+    what = "compiled vs eager static"
+    return f"{what} {speedup_text(g)}", _combine(_faster(g), named={0: [(what, g, "")]}), None
 
 
 def _idle_gaps(tables) -> tuple[float, float]:
@@ -479,14 +520,16 @@ def _claim_6(tables):
             Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why, falls=False), None)  # fmt: skip
 
 
-def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool]]:
-    """Claims 7 and 9: `new` against `base` in notebook 07's run, eager and compiled."""
-    parts, oks = [], []
+def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool], list]:
+    """Claims 7 and 9: `new` against `base` in notebook 07's run, eager and compiled; with each comparison named,
+    as `_combine`'s `named` reads it."""
+    parts, oks, named = [], [], []
     for compiled in (False, True):
         g = gain(tables["07_pipelining"], label(base, compiled=compiled), label(new, compiled=compiled))
         oks.append(_faster(g))
-        parts.append(f"{'compiled' if compiled else 'eager'}: {what} {speedup_text(g)}")
-    return parts, oks
+        named.append((f"{'compiled' if compiled else 'eager'}: {what}", g, ""))
+        parts.append(f"{named[-1][0]} {speedup_text(g)}")
+    return parts, oks, named
 
 
 def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
@@ -495,26 +538,74 @@ def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
     return direction_text(direction(pairs), len(pairs), "pipelined")
 
 
+def busy_rounds_text(rows: pd.DataFrame, shown: list, gs: list) -> str:
+    """Which rounds GPU busy shares set beside speed-ups are over (`shared_rounds`' rows, indexed by variant, those
+    in `shown`), and where the speed-ups (`gs`) are over other rounds, theirs: "over the first 10 rounds, which
+    every variant of its comparison ran, not the speed-up's 80"; `shared_rounds_text` where both are over the same
+    rounds (claims 7 and 10; notebook 09_summary)."""
+    over = shared_rounds_text(rows, shown)
+    ran = sorted({int(k) for k in rows.loc[shown, "shared_runs"]}) if "shared_runs" in rows and shown else []
+    timed = sorted({int(g["rounds"]) for g in gs if g is not None and pd.notna(g.get("rounds"))})
+    if not ran or not timed or timed == ran:
+        return over
+    over = over or f"over {'all ' if len(ran) == 1 else ''}{' or '.join(map(str, ran))} rounds"
+    whose = "speed-ups'" if len(gs) > 1 else "speed-up's"
+    return f"{over}, not the {whose} {' and '.join(map(str, timed))}"
+
+
+def _busy_and_bound(run: pd.DataFrame, variants: list, gs: list) -> str:
+    """ "kv_static 25% host-bound, compiled kv_static 36% host-bound": the GPU busy share of a run and its bound
+    (`bound_words`) of each of `variants` that has one, read over the rounds every variant of its comparison ran
+    (`shared_rounds`); with those rounds (`busy_rounds_text`, against the speed-ups `gs` beside them), "" where
+    none has a share (claims 7 and 10; notebook 09_summary)."""
+    rows = shared_rounds(run).set_index("variant")
+    shares = rows["gpu_busy_share"].dropna() if "gpu_busy_share" in rows else pd.Series(dtype=float)
+    shown = [v for v in variants if v in shares]
+    if not shown:
+        return ""
+    over = busy_rounds_text(rows, shown, gs)
+    busy = ", ".join(f"{v} {shares[v]:.0%} {bound_words(shares[v])}" for v in shown)
+    return f"GPU busy share of a run and its bound{f' ({over})' if over else ''}: {busy}"
+
+
+def _window_numbers(profile: pd.DataFrame, other: str) -> list:
+    """The window numbers (notebook 06's table's `window` column) of `window_gaps(profile, other=other)`'s eager
+    pairs, in their order; 0, 1, ... where the table has no `window` column (notebook 06_eos_sync_profile)."""
+    both = {label("kv_static"), label(other)}
+    if "window" not in profile:
+        return list(range(len(window_gaps(profile, other=other))))
+    return [int(w) for w, rows in profile.groupby("window") if both <= set(rows["variant"])]
+
+
 def _claim_7(tables):
     """The eager gap judged in every profiled window by claims 6 and 7's one rule (`closes_gap` through
-    `tokgen.gaps.judge_windows`; windows that disagree leave it undecided), the compiled one shown
-    beside it, not judged; pipelined faster than sync."""
+    `tokgen.gaps.judge_windows`; windows that disagree leave it undecided), said as claim 6 says its
+    margin, per window against "at most 0.5" (`tokgen.gaps.half_shares`), the compiled one shown
+    beside it, not judged; pipelined faster than sync; beside them, not judged, the synchronous
+    loop's GPU busy share and bound, eager and compiled (`_busy_and_bound`), no cause named."""
     cards = tables.same_run("06_eos_sync_profile", "07_pipelining")
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
     answers, closed = judge_windows(profile, closes_gap, other="pipelined_static")
-    parts, oks = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
+    parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
     windows = len(answers)
     over = f", median of {windows} windows" if windows > 1 else ""
     gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs ({_direction(profile)})"
-    if closed == "split":
-        gap += ", at most half in some windows only"
     compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
     c_sync, c_piped = (compiled.get(label(g, compiled=True)) for g in ("kv_static", "pipelined_static"))
     if c_sync is not None and c_piped is not None:
         gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged; {_direction(profile, compiled=True)})"
-    verdict = _combine(None if closed in (None, "split") else closed, *oks)
+    judged = [(p, w) for p, w, a in zip(window_gaps(profile, other="pipelined_static"),
+                                        _window_numbers(profile, "pipelined_static"), answers) if a is not None]
+    if judged:
+        met, n = sum(a for a in answers if a is not None), len(judged)
+        shares = half_shares([p for p, _ in judged], "pipelined", [w for _, w in judged])
+        gap += f"; the eager gap test: {shares}, met in {met} of {n} window{'s' * (n != 1)}"
+    busy = _busy_and_bound(tables["07_pipelining"], [label("kv_static"), label("kv_static", compiled=True)],
+                           [g for _, g, _ in named])  # fmt: skip
+    parts += [f"the synchronous loop's {busy}"] if busy else []
+    verdict = _combine(None if closed in (None, "split") else closed, *oks, named={1: [named[0]], 2: [named[1]]})
     if verdict == UNDECIDED and closed == "split":  # what is open is the gap, and maybe a comparison too
         n_open = oks.count(None)
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
@@ -566,7 +657,7 @@ def _claim_8(tables):
     g = sweep_gains(tables)
     if g.empty:
         raise KeyError("no batch size with both variants")
-    parts, oks = [], []
+    parts, oks, named = [], [], {}
     for compiled, fam in g.groupby("compiled"):
         fam = fam.sort_values("batch_size")
         smallest, largest = fam.iloc[0], fam.iloc[-1]
@@ -580,6 +671,9 @@ def _claim_8(tables):
             largest_there = None if larger.empty else False  # another's is above all its interval allows
         else:  # no real gain at the smallest: it holds nowhere
             largest_there = False
+        model = "compiled" if compiled else "eager"
+        ends_ = [[(f"{model}: B={r['batch_size']} pipelined vs sync", r, "")] for r in (smallest, smallest, largest)]
+        named.update({len(oks) + i: c for i, c in enumerate(ends_)})  # the comparisons each of the three parts reads
         oks += [_faster(smallest), largest_there, _within_band_or_less(largest)]
         ends = f"B={smallest['batch_size']} {speedup_text(smallest)}"
         if len(fam) > 1:
@@ -594,7 +688,7 @@ def _claim_8(tables):
             f"{_batch_sizes(gains_)}, real losses: {_batch_sizes(losses)}"
         )
     core = tuple(range(0, len(oks), 3))  # a real gain at the smallest batch, in some model
-    return "; ".join(parts), _combine(*oks, core=core), None
+    return "; ".join(parts), _combine(*oks, core=core, named=named), None
 
 
 def _claim_9(tables):
@@ -607,7 +701,8 @@ def _claim_9(tables):
     not judged: the largest cost of the second stream its interval leaves open ("no effect" within
     ±5% can still hide a cost as large as the no-check gain), and pipelined against the synchronous
     loop (kv_static) it replaces."""
-    parts, oks = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check", "no-check vs pipelined")
+    parts, oks, named = _faster_eager_and_compiled(tables, "pipelined_static", "kv_static_no_check",
+                                                   "no-check vs pipelined")  # fmt: skip
     run, streams = tables["07_pipelining"], []
     for compiled in (False, True):
         model = "compiled" if compiled else "eager"
@@ -621,6 +716,7 @@ def _claim_9(tables):
                 else f"; {tie}its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
                 else "; its interval leaves no cost of the second stream open")  # fmt: skip
         parts.append(f"{model}: one stream vs two {speedup_text(g)}{cost}")
+        named.append((f"{model}: one stream vs two", g, cost.removeprefix("; ")))
         sync = gain(run, label("kv_static", compiled=compiled), two)
         if sync is not None:
             parts.append(f"{model}: pipelined vs sync (not judged) {speedup_text(sync)}")
@@ -629,7 +725,7 @@ def _claim_9(tables):
         parts.append(f"{' and '.join(unshown)}: one stream is not faster than two beyond "
                      f"±{BAND:.0%}, so the no-check gain there is not "
                      "shown to come from the second stream")  # fmt: skip
-    return "; ".join(parts), _combine(*oks, *streams, core=(0, 1)), None
+    return "; ".join(parts), _combine(*oks, *streams, core=(0, 1), named={i: [c] for i, c in enumerate(named)}), None
 
 
 def summary_results(tables) -> pd.DataFrame:
@@ -700,10 +796,8 @@ def _claim_10(tables):
     measured += f", which holds ×{holds[0]:g}" if holds else ""
     rows = shared_rounds(tables["07_pipelining"]).set_index("variant")
     shares = rows["gpu_busy_share"].dropna() if "gpu_busy_share" in rows else pd.Series(dtype=float)
-    busy = [f"{v} {shares[v]:.0%} {bound_words(shares[v])}" for v in (naive, best) if v in shares]
-    over = shared_rounds_text(rows, [v for v in (naive, best) if v in shares])
-    if busy:
-        measured += f"; GPU busy share of a run and its bound{f' ({over})' if over else ''}: {', '.join(busy)}"
+    if busy := _busy_and_bound(tables["07_pipelining"], [naive, best], [g]):
+        measured += f"; {busy}"
     if naive in shares and shares[naive] >= GPU_BOUND:
         sliced = "gpu_sms" in rows and (rows["gpu_sms"].astype(str) != "all").any()
         measured += f"; {naive_bound_text(sliced)}"
@@ -721,7 +815,8 @@ def _claim_10(tables):
 # number: (experiment, the article's claim, our criterion, the function that measures it)
 CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
-        "log-log slope ≥ 1.7 and fragmentation ≥ 50% of reserved at every N", _claim_1),
+        "paired log-log slope (each round's slope across the N, the median over rounds) ≥ 1.7 and fragmentation "
+        "≥ 50% of reserved at every N", _claim_1),
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
         "paired speed-up over naive > 1.5× at every N, judged by each N's interval: every low end above ×1.5 "
         "holds it, a high end at or below ×1.5 fails it, an interval that holds ×1.5 leaves it open (notebook 02 "
@@ -899,6 +994,8 @@ def claim(
         if reason:  # open for a reason of its own, not a comparison's
             lead = "whichever way it falls," if getattr(verdict, "falls", True) else "as measured,"
             why = reason + (f"; {lead} the claim is {could}" if len(between) > 1 else "")
+        elif getattr(verdict, "capped", None):  # comparisons at their cap: no more rounds of this run will come
+            why = at_cap_text(verdict.capped, could, verdict.uncapped)
         else:  # singular or plural by the undecided comparisons it turns on, not by the verdicts still open
             several = getattr(verdict, "open_parts", 1) > 1
             what, it = ("comparisons it needs are", "they") if several else ("a comparison it needs is", "it")

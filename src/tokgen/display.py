@@ -6,6 +6,7 @@ them from data/ and `say`s them.
 
 import functools
 import inspect
+import math
 import re
 from pathlib import Path
 
@@ -17,10 +18,11 @@ import torch
 from IPython.display import Code, Markdown, display
 
 from .bandwidth import product_rounds
-from .claims import claim, growth_ratios, near_device_memory, retries_text
+from .claims import MIN_ROUNDS, claim, growth_ratios, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
 from .registry import get_generator, label
+from .results import HOST_PROBE_COLUMNS
 from .stats import (
     ALPHA,
     BAND,
@@ -30,11 +32,11 @@ from .stats import (
     UNDECIDED,
     compare_rounds,
     gain,
+    paired_slope,
     resample_rounds,
     run_times,
     shared_rounds,
     signed_rank_p,
-    slope,
 )
 from .voice import (  # noqa: F401 - the one voice, re-exported for the notebooks
     GPU_BOUND,
@@ -127,6 +129,71 @@ def finding(results: pd.DataFrame, base: str, variant: str) -> str:
         over = shared_rounds_text(rows, [variant])
         text += f"; the GPU is busy {share:.0%} of the wall time{f' ({over})' if over else ''}: {bound_words(share)}"
     return text + "."
+
+
+def first_call_text(row) -> str:
+    """The compiled variant's first call (its tracing, compilation and one generation, `first_call_ms`)
+    beside its steady state, the median of its timed rounds (`row`: its row of `tokgen.compare`)
+    (notebook 05_torch_compile)."""
+    return (f"First call of the compiled model: **{row['first_call_ms'] / 1e3:.1f} s** (tracing, compilation and one "
+            f"generation, from empty on-disk caches), then **{row['median_ms']:.0f} ms** per generation (median of "
+            f"{int(row['runs'])}).")  # fmt: skip
+
+
+def first_call_price(row) -> str:
+    """The takeaway on compilation's price: the first call's time, paid once (notebook 05_torch_compile)."""
+    return (f"The price: a first call of {row['first_call_ms'] / 1e3:.1f} s, once, which holds the tracing, the "
+            "compilation and one generation (from empty on-disk caches; where they already hold this model, a first "
+            "call loads it and is shorter).")  # fmt: skip
+
+
+def _ratio_range(values) -> str:
+    return f"×{min(values):.2f}–×{max(values):.2f}"
+
+
+def drift_text(results: pd.DataFrame, base: str, variant: str) -> str:
+    """Whether `variant`'s per-round speed-ups against `base` moved during the run, by one rule: the
+    ranges of the first half and of the last half of the rounds the paired speed-up is over (`gain`;
+    the middle round left out when their number is odd) do not overlap. With no drift (rounds whose
+    order does not matter) halves of h rounds fall apart so by chance 2 / C(2h, h) of the time, 1 in
+    126 for 5; with halves whose chance is ALPHA or more (under 4 rounds) the rule is not applied.
+    Where the halves fall apart: their ranges and medians, the host probe before and after the rounds
+    (`tokgen.results.HOST_PROBE_COLUMNS`), each variant whose median over these rounds lies between
+    its two halves' times, and that the paired speed-up and the tables pool both halves. It names no
+    cause: the probe runs before and after the rounds, not beside each (notebook 05_torch_compile;
+    the review r11 found rounds 1–5 at ×2.16–×3.09 and 6–10 at ×1.59–×2.07, the probe 6.48 ms before
+    and 3.52 ms after)."""
+    g = gain(results, base, variant)
+    if g is None:
+        return f"Whether the speed-ups moved during the run is not measured: `{variant}` against `{base}` is not."
+    n = int(g["rounds"])
+    rows = results.set_index("variant")
+    times = {v: run_times(rows.loc[v])[:n] for v in (base, variant)}
+    ratios = [b / t for b, t in zip(times[base], times[variant])]
+    h = len(ratios) // 2
+    chance = math.comb(2 * h, h) // 2 if h else 1  # 1 in this many
+    first, last = ratios[:h], ratios[len(ratios) - h :]
+    where = f"rounds 1–{h}", f"rounds {len(ratios) - h + 1}–{len(ratios)}"
+    if 1 / chance >= ALPHA:
+        return (f"Whether the speed-ups moved during the run is not judged: with {len(ratios)} rounds, halves this "
+                f"short fall apart by chance 1 time in {chance} with no drift at all.")  # fmt: skip
+    if min(first) <= max(last) and min(last) <= max(first):
+        return (f"The per-round speed-ups of {where[0]} ({_ratio_range(first)}) and of {where[1]} "
+                f"({_ratio_range(last)}) overlap: this page's rule (the halves' ranges apart) finds no drift "
+                "between them.")  # fmt: skip
+    text = (f"The per-round speed-ups moved during the run: {where[0]} gave {_ratio_range(first)} (median "
+            f"×{np.median(first):.2f}), {where[1]} {_ratio_range(last)} (median ×{np.median(last):.2f}), the two "
+            f"ranges apart (with no drift, 1 time in {chance} by chance).")  # fmt: skip
+    before, after = (rows.at[variant, c] if c in rows else np.nan for c in HOST_PROBE_COLUMNS[:2])
+    text += (f" The host's probe loop took {before:.2f} ms before the rounds and {after:.2f} ms after."
+             if before == before and after == after else " The host's probe was not recorded for these rounds.")
+    for v, t in times.items():
+        a, b, med = t[:h], t[len(t) - h :], float(np.median(t))
+        if max(min(a), min(b)) > med > min(max(a), max(b)):
+            text += (f" `{v}`'s median over these rounds, {med:.1f} ms, lies between its halves' times "
+                     f"({min(a):.1f}–{max(a):.1f} ms, then {min(b):.1f}–{max(b):.1f} ms).")  # fmt: skip
+    return text + (f" The paired speed-up ×{g['speedup']:.2f} and the tables above (the bound table's too) pool both "
+                   "halves; why the speed-ups moved, this run does not measure.")  # fmt: skip
 
 
 def save_figure(fig, name: str, results_dir: str | Path) -> None:
@@ -485,19 +552,119 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
 
 
 def slope_range(results: pd.DataFrame, resamples: int = 200, seed: int = 0) -> tuple[float, float]:
-    """The log-log slope's 2.5th and 97.5th percentiles over resampled rounds (notebook 01_naive)."""
+    """The paired log-log slope's (`tokgen.stats.paired_slope`, claim 1's) 2.5th and 97.5th percentiles over
+    resampled rounds, one draw of rounds for every N, as they ran together (notebook 01_naive)."""
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
-        df = resample_rounds(results, rng)
-        draws.append(slope(df["max_seqlen"], df["median_ms"]))
+        draws.append(paired_slope(resample_rounds(results, rng)))
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(low), float(high)
 
 
+def _rounds_of(results: pd.DataFrame) -> int:
+    """The rounds every row of `results` ran (the fewest any ran)."""
+    return min((len(run_times({"times_ms": t})) for t in results["times_ms"]), default=0)
+
+
+def paired_slope_text(results: pd.DataFrame) -> str:
+    """Notebook 01's slope sentence: the paired slope (`tokgen.stats.paired_slope`, claim 1's), how it is formed,
+    the paired growth from one N to the next (`tokgen.claims.growth_ratios`) and the paired slope's bootstrap
+    range (`slope_range`) (notebook 01_naive)."""
+    ok = results.sort_values("max_seqlen")
+    low, high = slope_range(ok)
+    growth = ", ".join(f"×{r:.2f}" for r in growth_ratios(ok))
+    steps = np.diff(np.log(ok["max_seqlen"].to_numpy(float)))
+    even = (" (with N spaced evenly in log, that round's first and last N alone decide it)"
+            if len(steps) > 1 and np.allclose(steps, steps[0]) else "")  # fmt: skip
+    return (f"Paired slope **{paired_slope(ok):.3f}**: per round, the least-squares log-log slope across the N{even}; "
+            f"its median over the {_rounds_of(ok)} rounds (runtime {growth} from one N to the next, paired by round). "
+            f"Drawn again from its own rounds (bootstrap), the paired slope lies within {low:.3f}–{high:.3f} in 95% "
+            "of the draws.")  # fmt: skip
+
+
+def batch_slopes_text(live: pd.DataFrame, reference: pd.DataFrame, min_rounds: int = MIN_ROUNDS) -> str:
+    """Solution 01's exercise 1 (notebook 01_naive): the live run's paired slope (`tokgen.stats.paired_slope`), read
+    against 1 and 2 from its bootstrap range (`slope_reading`) only from `min_rounds` rounds on (notebook 01's rule:
+    no verdict on fewer), and the reference run's (data/01_naive.csv), each named by its batch size; where the two
+    ran other N, that the N alone move a slope."""
+    b, ref_b = (int(df["batch_size"].iloc[0]) for df in (live, reference))
+    rounds, k = _rounds_of(live), paired_slope(live)
+    if rounds < min_rounds:
+        said = (f"B = {b} (paired slope {k:.2f}, live, in no CSV): {rounds} rounds, too few to read a slope by "
+                f"notebook 01's own rule (no verdict on fewer than {min_rounds} rounds), so no reading and no range; "
+                f"set `RUNS = {min_rounds}` or more for one")  # fmt: skip
+    else:
+        low, high = slope_range(live)
+        said = (f"B = {b} (paired slope {k:.2f}, live, in no CSV; bootstrap range {low:.2f}–{high:.2f} over its "
+                f"{rounds} rounds): {slope_reading(low, high)}")  # fmt: skip
+    ref_low, ref_high = slope_range(reference)
+    said += (f". The reference run at B = {ref_b} (paired slope {paired_slope(reference):.2f}, bootstrap range "
+             f"{ref_low:.2f}–{ref_high:.2f}): {slope_reading(ref_low, ref_high)}.")  # fmt: skip
+    ns, ref_ns = (", ".join(map(str, sorted(df["max_seqlen"].astype(int)))) for df in (live, reference))
+    if ns != ref_ns:
+        said += (f" The two runs differ in N too (here {ns}, there {ref_ns}): the N alone move a slope (notebook "
+                 "01), so the difference is not B's alone.")  # fmt: skip
+    return said
+
+
+def logits_sum_text(row: dict, vocab_size: int) -> str:
+    """Solution 01's exercise 2 (notebook 01_naive), at one N of data/01_naive.csv: every step's full logits summed
+    (step i, 1 to N, holds B·i·vocabulary float32 logits) beside the run's peak reserved (and whether the device
+    could hold that sum, with the allocator's retries in the last run), the logits held at the last step (2N − 1
+    positions, `tokgen.sizes.generation_bytes`) beside peak allocated, and one step's with `logits_to_keep=1`."""
+    n, position_gb = row["max_seqlen"], row["batch_size"] * vocab_size * 4 / 1e9  # one position's logits
+    summed = position_gb * n * (n + 1) / 2
+    retries = row.get("num_alloc_retries", 0)
+    retries = 0 if retries != retries else retries
+    over = (
+        f"more than the device's {row['device_memory_gb']:.1f} GB, and the run reserved "
+        f"{row['peak_reserved_gb']:.2f} GB at its peak"
+        + (f" (the allocator retried {retries:.0f} time{'s' * (retries != 1)} in its last run)" if retries > 0 else "")
+        if summed > row["device_memory_gb"]
+        else f"the run reserved {row['peak_reserved_gb']:.2f} GB at its peak: the sum is "
+        f"{summed / row['peak_reserved_gb']:.0%} of it"
+    )  # fmt: skip
+    return (f"N = {n}: every step's full logits add up to {summed:.2f} GB; {over}. Peak allocated was "
+            f"{row['peak_allocated_gb']:.2f} GB, of which the logits held at the last step (2N − 1 positions) are "
+            f"{position_gb * (2 * n - 1):.2f} GB; with `logits_to_keep=1` a step's logits are {position_gb:.4f} GB.")
+
+
+def quadratic_fit_text(ns, times) -> str:
+    """Solution 01's exercise 3 (notebook 01_naive): a + b·N + c·N² through the (N, time) points, each coefficient
+    with its unit, and at the largest N the quadratic and linear terms' shares of its time; where a coefficient is
+    negative, that it has no meaning as a cost."""
+    ns, times = np.asarray(ns, float), np.asarray(times, float)
+    c, b, a = np.polyfit(ns, times, 2)
+    i = int(np.argmax(ns))
+    last, t_last = ns[i], times[i]
+    return (f"a = {a:.0f} ms, b = {b:.2f} ms per step, c = {c * 1e3:.2f} µs per step². At N = {last:.0f} the "
+            f"quadratic term is {c * last**2 / t_last:.0%} of the runtime, the linear one {b * last / t_last:.0%}."
+            + (" A negative coefficient has no meaning as a cost." if min(a, b, c) < 0 else ""))  # fmt: skip
+
+
+def coefficient_range_text(draws, fitted: float, last_n: float) -> str:
+    """Solution 01's exercise 3 (notebook 01_naive): where b of a + b·N + c·N² lies in 95% of bootstrap draws of the
+    rounds (`draws`), b·N at the largest N (`last_n`) against the fit's (`fitted` b), and what its sign says: within
+    the noise where the range holds 0; positive or negative beyond it otherwise."""
+    low, high = np.percentile(draws, [2.5, 97.5])
+    said = (f"Over {len(draws)} draws of the rounds, b lies between {low:.2f} and {high:.2f} ms per step in 95% of "
+            f"them: b·N at N = {last_n:.0f} between {low * last_n:.0f} and {high * last_n:.0f} ms, against the fit's "
+            f"{fitted * last_n:.0f} ms.")  # fmt: skip
+    if low <= 0 <= high:
+        return said + (" So b's size and sign are within the noise: more sizes and a least-squares fit would pin it "
+                       "down.")  # fmt: skip
+    if high < 0:
+        return said + (" So noise does not explain b's sign: the medians curve otherwise than a + b·N + c·N² allows "
+                       "with positive costs, as work growing faster than N² would (attention re-runs i positions for "
+                       "each of i queries).")  # fmt: skip
+    return said + " So b is positive beyond the noise: a per-step cost that does not grow with the sequence."
+
+
 def slope_text(results: pd.DataFrame) -> str:
-    """ "slope 1.00 (runtime ×2.00, ×2.03 from one N to the next, paired by round; bootstrap range
-    0.91–1.11 over its first 10 rounds)": one generator's log-log slope over N with its paired growth
+    """ "paired slope 1.00 (runtime ×2.00, ×2.03 from one N to the next, paired by round; bootstrap range
+    0.91–1.11 over its first 10 rounds)": one generator's paired log-log slope over N (`tokgen.stats.paired_slope`,
+    claim 1's) with its paired growth
     and `slope_range`, all over the rounds every row ran (`shared_runs`, else the fewest any row ran),
     the first k of each; a sequential run's table (a `looks` column, which `resample_rounds` keeps as
     it is) is resampled over those k rounds too, as a fixed-rounds table of k rounds (notebook 02)."""
@@ -510,7 +677,7 @@ def slope_text(results: pd.DataFrame) -> str:
     )
     growth = ", ".join(f"×{r:.2f}" for r in growth_ratios(cut))
     low, high = slope_range(cut)
-    return (f"slope {slope(cut['max_seqlen'], cut['median_ms']):.2f} (runtime {growth} from one N to the next, "
+    return (f"paired slope {paired_slope(cut):.2f} (runtime {growth} from one N to the next, "
             f"paired by round; bootstrap range {low:.2f}–{high:.2f} over its first {k} rounds)")  # fmt: skip
 
 
@@ -1188,3 +1355,123 @@ def tokens_differ_text(a, b) -> str:
     first = next((i for i in range(1, n) if a[0, i] != b[0, i]), None)
     return f"{differ} of {(n - 1) * a.shape[0]} generated tokens differ" + (
         f"; the first at step {first}." if first is not None else ".")
+
+
+# --- the solutions' sentences (review r11: templates, not inline f-strings) ---
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def compile_rounds_text(runs: int, recompiled: int, said: str, limit: int, default: str, compilations: int) -> str:
+    """What followed the compiled settings' first calls in one comparison of `runs` rounds: the frames dynamo
+    compiled in the warm-up calls and the rounds (`recompiled`, what it `said`), the recompile limit, how the
+    speed-up columns read, and that all settings' compilations (`compilations`, first calls and rounds) share the
+    one forward's dynamo cache, whose effect on each other's steady state is not measured (notebook
+    05_torch_compile's solution, exercise 1)."""
+    again = f"dynamo compiled {_plural(recompiled, 'more frame')}" if recompiled else "dynamo compiled nothing more"
+    return (f"Each first call holds its setting's compilations, from new, empty on-disk caches; in the warm-up calls "
+            f"and the {runs} timed rounds that followed, {again}{f' (it said: {said})' if said else ''}. The recompile "
+            f"limit in force is dynamo's ({limit}) raised by the compilations of the settings before. Both speed-up "
+            "columns are paired, round by round, from the same rounds: a setting's steady state against the default "
+            f"one is its speed-up against `{default}`. All settings compile the same model's forward and share its "
+            f"dynamo cache ({_plural(compilations, 'compilation')} in all, the first calls' and the rounds'): whether "
+            "one setting's compiled code there changes another's steady state is not measured (timing each setting in "
+            "its own process would show it).")  # fmt: skip
+
+
+def recompile_limit_text(variant: str, compilations: int, g: dict | None) -> str:
+    """A compiled setting that met dynamo's recompile limit in its first call, after `compilations`, and its
+    comparison with eager (`g`, `tokgen.gain`; None: not measured) (notebook 05_torch_compile's solution,
+    exercise 1)."""
+    return (f"`{variant}` met its recompile limit in its first call, after {_plural(compilations, 'compilation')} "
+            "(dynamo's warning above); by dynamo's rule, a step that none of them covers runs eager from then on. "
+            f"Against eager it reads {outcome_text(g) if g else 'not measured'}.")  # fmt: skip
+
+
+def compilations_text(counts: dict, steps: int) -> str:
+    """Frames dynamo compiled in one generation of `steps` steps, per generator ({generator: count}, the first
+    named with the generation) (notebook 05_torch_compile's solution, exercise 2)."""
+    (first, n), *rest = counts.items()
+    others = "".join(f"; {name}: {m}" for name, m in rest)
+    return (f"{first}: {_plural(n, 'compilation')} in one generation of {steps} steps{others}. Run with "
+            "`TORCH_LOGS=recompiles` to read dynamo's reasons.")  # fmt: skip
+
+
+def gpu_ops_text(ops: dict, batch_size: int) -> str:
+    """GPU operations per step ({model: the profiled window's median of kernels, memsets and copies per step,
+    `Timeline.summary`'s `kernels_per_step`}) at `batch_size` (notebook 05_torch_compile's solution, exercise 3)."""
+    counts = ", ".join(f"{name} {n:.0f}" for name, n in ops.items())
+    return (f"GPU operations per step at B = {batch_size} (kernels, memsets and copies; the median over the profiled "
+            f"steps): {counts}.")  # fmt: skip
+
+
+def closest_pair_text(pairs: list) -> str:
+    """Solution 09's closest pair among paired comparisons (rows of `tokgen.gain`): of the pairs shown within
+    ±BAND (`no_effect`), the one with the narrowest equivalence interval (its ends' ratio); where none is, the one
+    whose paired speed-up is nearest ×1, said as such, its outcome saying whether the rounds tell the two apart
+    (notebook 09_summary's solution, exercise 1)."""
+    shown = [p for p in pairs if p.get("no_effect")]
+    band = f"shown within ±{BAND:.0%}"
+    if shown:
+        g = min(shown, key=lambda p: p["equivalence_high"] / p["equivalence_low"])
+        lead = (f"Closest: the only pair of {len(pairs)} {band}" if len(shown) == 1 else
+                f"Closest: of the {len(shown)} pairs of {len(pairs)} {band}, the one with the narrowest equivalence "
+                "interval")  # fmt: skip
+    else:
+        g = min(pairs, key=lambda p: abs(math.log(p["speedup"])))
+        lead = f"No pair of the {len(pairs)} is {band}; the one whose paired speed-up is nearest ×1"
+    return f"{lead}: `{g['variant']}` against `{g['vs']}`, round by round {speedup_text(g)}."
+
+
+def rank_moves_text(ranks: pd.DataFrame, b: int = 32) -> str:
+    """How many variants have another rank (`rank`) than in the reference run (`rank_32`) at batch size `b`
+    (notebook 09_summary's solution, exercise 2)."""
+    moved = int((ranks["rank"] != ranks["rank_32"]).sum())
+    if not moved:
+        return "Every variant has its reference rank."
+    return (f"{moved} of {len(ranks)} variants have another rank than in the reference run at B = {b} (ranks count "
+            "the variants really faster round by round; a change of rank can be B's doing or the other session's "
+            "noise).")  # fmt: skip
+
+
+def _percent_span(values) -> str:
+    return " to ".join(dict.fromkeys(f"{x:.0%}" for x in (min(values), max(values))))  # one value when both alike
+
+
+def busy_at_b1_text(share_1: pd.Series, share_ref: pd.Series, b: int = 32) -> str:
+    """The GPU's busy share of a step at B = 1 (`share_1`, by variant) and, where all are host-bound, that the
+    host sets the places; beside it the reference run's at batch size `b` (`share_ref`, by variant, over its
+    shared rounds: `tokgen.stats.shared_rounds`) and for how many variants the B = 1 share is lower; "" where a
+    B = 1 share was not measured (a CPU run) (notebook 09_summary's solution, exercise 2)."""
+    if share_1.empty or share_1.isna().any():
+        return ""
+    text = f"The GPU is busy {_percent_span(share_1)} of a step at B = 1"
+    host = (share_1 < HOST_BOUND).all()
+    text += ": host-bound everywhere, so what a generator does on the host sets its place." if host else "."
+    ref = share_ref.reindex(share_1.index).dropna()
+    if ref.empty:
+        return text + f" The reference run at B = {b} has no GPU share for these variants."
+    lower = int((share_1[ref.index] < ref).sum())
+    return text + (f" In the reference run at B = {b} (another session, over its shared rounds) the GPU was busy "
+                   f"{_percent_span(ref)} of a step for these variants; the share at B = 1 is lower for {lower} of "
+                   f"{len(ref)} (host times of two sessions: they can move between runs by more than their spread "
+                   "within one).")  # fmt: skip
+
+
+FRAGILITY_KINDS = ("inconclusive", "resampled", "decided, not resampled", "no verdict")
+
+
+def fragility_order(claims: pd.DataFrame) -> pd.DataFrame:
+    """`tokgen.claims.claims_table`'s rows with a `kind` column, in this order: inconclusive verdicts (those open
+    outright, with no stability, first; then the least stable), decided verdicts that were resampled (least stable
+    first), decided verdicts not resampled (a sequential run's rounds or none: no stability), and last the claims
+    with no verdict (not measured, a smoke run) (notebook 09_summary's solution, exercise 3)."""
+    verdict, stable = claims["verdict"].astype(str), claims["stability"].notna()
+    open_ = verdict.str.startswith("inconclusive")
+    decided = verdict.str.startswith(("reproduced", "partly", "not reproduced"))
+    kind = np.select([open_, decided & stable, decided], FRAGILITY_KINDS[:3], FRAGILITY_KINDS[3])
+    out = claims.assign(kind=kind, _group=[FRAGILITY_KINDS.index(k) for k in kind],
+                        _stable=claims["stability"].fillna(-1.0))  # fmt: skip
+    return out.sort_values(["_group", "_stable"], kind="stable").drop(columns=["_group", "_stable"])

@@ -287,14 +287,15 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     check (NaN where not profiled) and pipelined (medians over the windows); every window judged by
     claims 6 and 7's one rule: whether the stop check (its launches and `.item()`) opens the time before a step, from
     the work both steps share (`sync_causes`: `sync_opens_gap` on `shared_gaps`, whose medians are
-    `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`) and whether pipelining
+    `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`; the per-window shares against
+    the rule's half in words, `no_check_shares`: `half_shares`) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
     `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
     (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
     `direction`) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
-               "sync_shared_us", "no_check_shared_us"]  # fmt: skip
+               "sync_shared_us", "no_check_shared_us", "no_check_shares"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -305,6 +306,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
             shared = shared_gaps(summary, compiled)
+            measured = [(p, w) for p, w in zip(shared, shared_windows(summary, compiled)) if math.isfinite(sum(p))]
             opens = [sync_opens_gap(a_, n_) for a_, n_ in shared]
             causes = agreed(opens)
             closes, closed = judge_windows(summary, closes_gap, compiled, "pipelined_static")
@@ -317,7 +319,9 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "windows_closing": sum(c is True for c in closes),
                  "windows_pipelined": sum(c is not None for c in closes),
                  "sync_shared_us": _median(a_ for a_, _ in shared),
-                 "no_check_shared_us": _median(n_ for _, n_ in shared)}
+                 "no_check_shared_us": _median(n_ for _, n_ in shared),
+                 "no_check_shares": half_shares([p for p, _ in measured], "no-check", [w for _, w in measured])
+                 if measured else ""}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -347,18 +351,23 @@ def _measured_cause(gap) -> bool:
 
 
 def _cause(gap) -> str:
-    """`gap_takeaway`'s clause on the sync's cause, every window judged."""
+    """`gap_takeaway`'s clause on the sync's cause, every window judged, then the per-window shares it rests on
+    (`half_shares`, the row's `no_check_shares`, where recorded: review r11 found a decided "more than half"
+    that held in one window by 0.005)."""
     judged = int(gap["windows"])
     every = " in every window" if judged > 1 else ""
+    shares = gap.get("no_check_shares")
+    shares = f"; {shares}" if isinstance(shares, str) and shares else ""
     if gap["sync_causes"] == "split":
         return (f"the {judged} profiled windows disagree: without any stop check at most half of that time remains in "
                 f"{int(gap['windows_opening'])} of them, so whether {STOP_CHECK} opens most of it is not "
-                "decided")  # fmt: skip
+                f"decided{shares}")  # fmt: skip
     if gap["sync_causes"]:
-        return f"without any stop check at most half of that time remains{every}: {STOP_CHECK} opens most of it"
+        return (f"without any stop check at most half of that time remains{every}: {STOP_CHECK} opens most of "
+                f"it{shares}")  # fmt: skip
     change = direction_text(gap["no_check_change"], judged, "without any stop check", noun=SHARED_NOUN)
     return (f"without any stop check more than half of that time remains{every}: {STOP_CHECK} does not open most "
-            f"of it ({change})")  # fmt: skip
+            f"of it ({change}){shares}")  # fmt: skip
 
 
 def gap_takeaway(gap) -> str:
@@ -455,9 +464,10 @@ def window_waits(profile: pd.DataFrame) -> dict:
 
 
 def _span(values, signed: bool = False) -> str:
-    """Per-window values to one decimal: one value where they all round alike, else their range."""
+    """Per-window values to one decimal: one value where they all round alike, else their range; a value that
+    rounds to zero reads "0.0", never "-0.0" nor "+0.0" (review r11: −0.019 µs read "-0.0")."""
     fmt = "{:+.1f}" if signed else "{:.1f}"
-    lo, hi = (fmt.format(v) for v in (min(values), max(values)))
+    lo, hi = (s if float(s) else "0.0" for s in (fmt.format(v) for v in (min(values), max(values))))
     return lo if lo == hi else f"{lo} to {hi}" if signed else f"{lo}–{hi}"
 
 

@@ -25,6 +25,7 @@ import torch
 
 from . import kernels as _kernels
 from .model import require_cuda, synchronize
+from .voice import speedup_text
 
 try:
     import nvtx
@@ -416,6 +417,87 @@ def _runtime_calls(run) -> Counter:
     settle_profiler("cuda")
     return Counter(e.name for e in prof.events())
 
+
+
+# --- the sentences of notebook 11's solution (its exercises' counts, its first sync, its micro model) ---
+
+SYNC_WORDS = {"local_scalar_dense": "`.item()` reads", "stream_syncs": "stream syncs"}
+
+
+def _versions(df: pd.DataFrame) -> str:
+    return ", ".join(dict.fromkeys(df["transformers"].astype(str))) if "transformers" in df else "version not recorded"
+
+
+def audit_reads_text(audit: pd.DataFrame, generators) -> str:
+    """ "Notebook 11's audit (transformers 5.1.0), `.item()` reads per decode step: `generate() dynamic` 3.094,
+    `generate() static` 2.125, `kv_static` 1.000." from its rows (`11_sync_audit`), with the three decimals
+    notebook 11 prints (notebook 11_sync_audit's solution, exercise 1)."""
+    reads = audit.set_index("generator")["local_scalar_dense_per_token"]
+    said = ", ".join(f"`{g}` {reads[g]:.3f}" for g in generators if g in reads.index)
+    return f"Notebook 11's audit (transformers {_versions(audit)}), `.item()` reads per decode step: {said}."
+
+
+def _change(before: float, after: float, steps: tuple[float, float]) -> str:
+    """ "99 → 67 (1.000 fewer per decode step)" where both counts are over the same decode steps (`steps`),
+    else per step: "3.094 → 2.094 per decode step (1.000 fewer)"."""
+    per_step = round(after / steps[1] - before / steps[0], 3)
+    moved = "the same" if per_step == 0 else f"{abs(per_step):.3f} {'fewer' if per_step < 0 else 'more'}"
+    if steps[0] == steps[1]:
+        return f"{before:.0f} → {after:.0f} ({moved}{'' if per_step == 0 else ' per decode step'})"
+    return f"{before / steps[0]:.3f} → {after / steps[1]:.3f} per decode step ({moved})"
+
+
+def sync_change_text(before: pd.DataFrame, after: pd.DataFrame, kinds=tuple(SYNC_WORDS)) -> str:
+    """Each generator's change in counts between two audits (`before`: notebook 11's rows, `after`: the same
+    counts in this environment; columns generator, tokens, the `count_syncs` kinds, transformers): the totals
+    where both ran the same decode steps, else per step, and each change per decode step. The audit counts
+    calls; it does not isolate what in transformers moved them, so the sentence names no cause
+    (notebook 11_sync_audit's solution, exercise 1)."""
+    old, new = before.set_index("generator"), after.set_index("generator")
+    common = [g for g in new.index if g in old.index]
+    if not common:
+        return "No generator counted here is in notebook 11's audit: nothing to set beside it."
+    parts = []
+    for g in common:
+        steps = (float(old.at[g, "tokens"]), float(new.at[g, "tokens"]))
+        said = [f"{SYNC_WORDS.get(k, k)} {_change(float(old.at[g, k]), float(new.at[g, k]), steps)}" for k in kinds]
+        parts.append(f"`{g}`: {', '.join(said)}")
+    steps = {float(t) for t in (*old.loc[common, "tokens"], *new.loc[common, "tokens"])}
+    over = f", over {steps.pop():.0f} decode steps each" if len(steps) == 1 else ""
+    return (f"From notebook 11's audit (transformers {_versions(before)}) to this run (transformers "
+            f"{_versions(after)}){over}: {'; '.join(parts)}. The audit counts these calls; it does not isolate "
+            "which change between the two versions moved them.")  # fmt: skip
+
+
+def first_sync_text(where: str, line: int, code: str, functions: list, version: str, forward_calls: int) -> str:
+    """Where `torch.cuda.set_sync_debug_mode("error")` first raised in `generate()`: the file and line (of
+    transformers `version`: a line number is one version's), the transformers functions that led there
+    (outermost first) and the statement; and when, from the model's forward passes counted until then
+    (a forward pre-hook): none yet is a set-up sync, made once per call, not one per decode step
+    (notebook 11_sync_audit's solution, exercise 2)."""
+    chain = f", in {' → '.join(f'`{f}`' for f in functions)}" if functions else ""
+    if forward_calls == 0:
+        when = ("It came before the model's first forward pass: a set-up sync, made once per `generate()` call, "
+                "not one per decode step.")  # fmt: skip
+    elif forward_calls == 1:
+        when = ("It came after the prefill's forward pass, before the first decode step's: this run stops at it, "
+                "so whether it recurs every step is not shown.")  # fmt: skip
+    else:
+        when = (f"It came after {forward_calls} forward passes (the prefill and {forward_calls - 1} decode steps): "
+                "inside the decode loop; this run stops at it, so whether it recurs every step is not shown.")
+    return (f"First sync (transformers {version}; the line number is that version's): `{where}`, line {line}{chain}: "
+            f"`{code}`. {when}")
+
+
+DEVICE_WORDS = {"cuda": "the GPU", "cpu": "the CPU"}
+
+
+def micro_k_text(config, device: str, gain: dict) -> str:
+    """ "Micro model: 1 layer, hidden 16, on the GPU: K = 16 against K = 1, round by round, ×1.24 (…)." from
+    the micro model's config and the paired comparison (`tokgen.stats.gain`, K = 1 the base)
+    (notebook 11_sync_audit's solution, exercise 3)."""
+    return (f"Micro model: {config.n_layer} layer{'s' if config.n_layer != 1 else ''}, hidden {config.n_embd}, on "
+            f"{DEVICE_WORDS.get(device, device)}: K = 16 against K = 1, round by round, {speedup_text(gain)}.")
 
 # --- kernel tables of a profiled window (notebook 10_cuda_graphs) ---
 

@@ -486,6 +486,32 @@ def slope(ns, times) -> float:
     return float(np.polyfit(np.log(ns), np.log(times), 1)[0])
 
 
+def round_slopes(results: pd.DataFrame) -> np.ndarray:
+    """Per round, the exponent k of runtime ∝ N^k fitted on log-log axes across the N (`slope`, by least squares),
+    the rounds paired by their interleaved position as `tokgen.claims.growth_ratios` pairs them: the i-th round of
+    every N ran in the run's i-th round. Over the first k rounds, k the fewest any row ran; rows sorted by max_seqlen
+    (notebook 01_naive)."""
+    rows = results.sort_values("max_seqlen")
+    times = [run_times({"times_ms": t}) for t in rows["times_ms"]]
+    k = min((len(t) for t in times), default=0)
+    if k == 0 or len(times) < 2:
+        return np.array([])
+    x = np.log(rows["max_seqlen"].to_numpy(float))
+    y = np.log(np.array([t[:k] for t in times]))  # N × rounds
+    x = x - x.mean()
+    return (x @ (y - y.mean(axis=0))) / (x @ x)  # each round's least-squares slope at once
+
+
+def paired_slope(results: pd.DataFrame) -> float:
+    """Claim 1's slope: the median over rounds of each round's log-log slope across the N (`round_slopes`), NaN
+    without rounds. Not the slope fitted through each N's median: with N spaced evenly in log (100, 200, 400) a
+    least-squares slope gives the middle N no weight, so that fit is the end points' ratio of medians,
+    log(median at 400 / median at 100) / log 4, unpaired; each round's fit is its own end points' ratio, paired
+    (notebook 01_naive)."""
+    slopes = round_slopes(results)
+    return float(np.median(slopes)) if len(slopes) else math.nan
+
+
 def step_slopes(results: pd.DataFrame, by: str = "batch_size") -> pd.DataFrame:
     """The log-log slope of the time from each value of `by` to the one before it (`results`: ok
     rows of `tokgen.compare`, one per value, all at one N), for the solution of

@@ -167,12 +167,16 @@ def spread(row, unit: str = "ms", digits: int = 1, key: str = "ms") -> str:
 def percent_text(share: float, threshold: float, digits: int = 0) -> str:
     """`share` as a percentage with `digits` decimals, or as many more as keep it on its side of
     `threshold` (notebook 01_naive: 0.9456 of the resampled runs against the 95% a verdict needs
-    reads "94.6%", not "95%")."""
+    reads "94.6%", not "95%"), and off 100% and 0% unless it is exactly that: 399 of 400 resampled
+    runs (0.9975) read "99.8%", not "100%" (review r11)."""
     for places in range(digits, digits + 7):
         text = f"{share:.{places}%}"
-        if (float(text[:-1]) / 100 >= threshold) == (share >= threshold):
+        shown = float(text[:-1]) / 100
+        if (shown >= threshold) == (share >= threshold) and (shown == share or shown not in (0, 1)):
             return text
-    return f"just under {threshold:.{digits}%}"  # closer to it than 0.000001%: no count of rounds gets here
+    # closer to the threshold, 0% or 100% than 0.000001%: no count of rounds gets here
+    edge = 1 if abs(share - 1) < abs(share - threshold) else 0 if abs(share) < abs(share - threshold) else threshold
+    return f"just {'under' if share < edge else 'over'} {edge:.{digits}%}"
 
 
 def runs_apart_text(first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, str], by: str = "max_seqlen",
@@ -285,14 +289,20 @@ def _all_rounds_text(g: dict, digits: int) -> str:
     real difference and its speed-up lies farther from ×1 than that over all the rounds by more than 1%
     (a look stops where the difference looks large; the reviews of issue 51: ×1.04 at look 20, ×1.01
     over 80); "" where nothing stopped early (notebook 07_pipelining)."""
-    both = g.get("rounds_both", 0)
-    if not (g.get("decided") and both > g["rounds"] and g.get("speedup_all") == g.get("speedup_all")):
+    if not _ran_on(g):
         return ""
+    both = g["rounds_both"]
     all_, look = f"×{g['speedup_all']:.{digits}f}", f"×{g['speedup']:.{digits}f}"
     # farther from ×1 by more than 1% (×2.43 at the look against ×2.42 over all: no caution)
     smaller = all_ != look and abs(math.log(g["speedup_all"])) < abs(math.log(g["speedup"])) - math.log(1.01)
     why = ": a stop at an early look tends to overstate the size" if g["outcome"] in DECIDED and smaller else ""
     return f"; {all_} over all {int(both)} rounds both ran{why}"
+
+
+def _ran_on(g: dict) -> bool:
+    """Whether a comparison was decided at a look before the last round both of its variants ran."""
+    both = g.get("rounds_both", 0)
+    return bool(g.get("decided")) and both > g["rounds"] and g.get("speedup_all") == g.get("speedup_all")
 
 
 def level_text(level: float) -> str:
@@ -374,7 +384,10 @@ def design_text(looks) -> str:
 def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = None, legend: bool = True) -> str:
     """Comparisons as a Markdown table: `columns` ({header: column}), then `speedup_text`'s parts as
     columns, the interval last (unless `columns` gives one), and with `legend` the `LEGEND`
-    (notebook 03_expandable_segments)."""
+    (notebook 03_expandable_segments). Where a sequential comparison was decided at a look before the
+    last round both of its variants ran, a last column gives its speed-up over all those rounds, as
+    `speedup_text` does (`_all_rounds_text`), with `ALL_ROUNDS_NOTE` under the table: a page that also
+    states that speed-up (notebook 09's claim 10) then shows it in the table too (review r11)."""
     columns = columns or {"variant": "variant", "against": "vs"}
     out = pd.DataFrame({header: comparisons[column].to_numpy() for header, column in columns.items()})
     rows = comparisons.to_dict("records")
@@ -388,7 +401,21 @@ def speedup_table(comparisons: pd.DataFrame, columns: dict[str, str] | None = No
     out["outcome"] = [outcome_text(g) for g in rows]
     if "interval" not in out:  # a caller's own column of `interval_text` stays the one
         out["interval"] = [interval_text(g) for g in rows]
-    return table(out) + (f"\n\n{LEGEND}" if legend else "")
+    ran_on = [_ran_on(g) and g.get("variant") != g.get("vs") for g in rows]  # a base against itself: ×1 anyway
+    if any(ran_on):
+        out[ALL_ROUNDS] = [f"×{g['speedup_all']:.{_digits(g)}f} ({int(g['rounds_both'])} rounds)" if on else ""
+                           for g, on in zip(rows, ran_on)]  # fmt: skip
+    return (table(out) + (f"\n\n{ALL_ROUNDS_NOTE}" if any(ran_on) else "")
+            + (f"\n\n{LEGEND}" if legend else ""))  # fmt: skip
+
+
+ALL_ROUNDS = "over all rounds both ran, not judged"  # `speedup_table`'s column
+ALL_ROUNDS_NOTE = (
+    f"*{ALL_ROUNDS[0].upper() + ALL_ROUNDS[1:]}: where a comparison was decided at a look before the last round "
+    "both of its variants ran (they ran on for other comparisons), its speed-up over all those rounds; its outcome "
+    "and interval are the look's. A look stops where the difference looks large, so the speed-up at an early look "
+    "can overstate it.*"
+)
 
 
 EQUIVALENCE = (
@@ -535,10 +562,10 @@ def tie_reason(vs_leader) -> str:
 
 
 def first_tied(ranked: pd.DataFrame) -> bool:
-    """Whether every variant sharing `ranking`'s rank 1 is shown to lie within ±BAND of the first
-    (no effect, or a real difference inside the band): tied, not merely not told apart by the
-    rounds (notebook 07_pipelining)."""
-    first = ranked[ranked["rank"] == 1].iloc[1:] if len(ranked) else ranked
+    """Whether every variant sharing `ranking`'s rank 1 (the best rank of the rows given) is shown to
+    lie within ±BAND of the first (no effect, or a real difference inside the band): tied, not merely
+    not told apart by the rounds (notebook 07_pipelining)."""
+    first = ranked[ranked["rank"] == ranked["rank"].min()].iloc[1:] if len(ranked) else ranked
     return bool(len(first)) and all(bool((g or {}).get("no_effect")) for g in first["vs_leader"])
 
 
@@ -547,13 +574,15 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     `c`; rank 3: `d`, `e`."; with `reasons`, a sentence each naming the variants that beat it
     and its comparison with each ("`c` has rank 2, beaten by `a` (…): against `a` ×0.94 (…)."), and
     that these pairwise tests are not adjusted for their number; a rank taken through the band says
-    so; "" where every variant has rank 1 (notebook 07_pipelining)."""
-    below = ranked[ranked["rank"] > 1] if len(ranked) else ranked
+    so; "" where every variant has rank 1. Rows of a larger table keep its ranks: below the best
+    rank among them (notebook 07_pipelining)."""
+    top = int(ranked["rank"].min()) if len(ranked) else 1
+    below = ranked[ranked["rank"] > top] if len(ranked) else ranked
     if not len(below):
         return ""
     if not reasons:  # grouped by rank: a rank shared by several names them together
         groups = below.groupby("rank", sort=True)["variant"]
-        return "Below rank 1: " + "; ".join(f"rank {int(k)}: " + ", ".join(f"`{v}`" for v in names)
+        return f"Below rank {top}: " + "; ".join(f"rank {int(k)}: " + ", ".join(f"`{v}`" for v in names)
                                             for k, names in groups) + "."  # fmt: skip
     parts = []
     for r in below.to_dict("records"):
@@ -565,7 +594,7 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
         by = by[0] if len(by) == 1 else f"{', '.join(by[:-1])} and {by[-1]}"
         each = "; ".join(f"against `{o}` {speedup_text(g)}" for o, g in r["beaten_by"].items())
         parts.append(f"{said}, beaten by {by} (really faster, not shown within ±{BAND:.0%}): {each}.")
-    return ("Below rank 1: " + " ".join(parts) + " A rank counts the variants that beat it (variants within "
+    return (f"Below rank {top}: " + " ".join(parts) + " A rank counts the variants that beat it (variants within "
             f"±{BAND:.0%} of each other share the better rank, and a variant that beats one ranked above it takes "
             "that one's rank), each pair "
             "tested at its own level (its look's, in a sequential run), not adjusted for the number of "
@@ -576,26 +605,37 @@ def _rank_words(row) -> str:
     return f"rank {int(row['rank'])}" + (", shared" if row["tied"] else "")
 
 
-def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool = False) -> str:
+def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool = False, only=None) -> str:
     """Who ranks first in `ranking`'s table, and for a shared first place why each shares it: "tied"
     only where every one is shown within ±BAND of the first (`first_tied`), else "3 variants share
     rank 1" (the first counted among them), each after the first with its reason (`tie_reason`);
     then the variants below rank 1 with their ranks, and with `reasons` what placed each there
-    (`below_first_text`; notebook 07_pipelining)."""
-    if ranked.empty:
+    (`below_first_text`; notebook 07_pipelining). With `only` (variant names), it names those alone,
+    with the ranks the whole table gives them, and says how many variants those ranks count and which
+    it leaves out (notebook 10_cuda_graphs: its registry generators, ranked with `generate()`; review
+    r11 found a subset re-ranked on its own beside the table's ranks)."""
+    shown = ranked if only is None or ranked.empty else ranked[ranked["variant"].isin(list(only))]
+    if shown.empty:
         return f"No {what} was timed."
-    first = ranked[ranked["rank"] == 1]
+    top = int(shown["rank"].min())  # 1, unless `only` leaves out every variant of rank 1
+    first = shown[shown["rank"] == top]
     lead = first.iloc[0]
     others = first.iloc[1:]
-    below = below_first_text(ranked, reasons)
+    below = below_first_text(shown, reasons)
     below = f" {below}" if below else ""
+    left = ranked[~ranked["variant"].isin(shown["variant"])]["variant"].tolist()
+    if left:
+        below += (f" The ranks are those of all {len(ranked)} variants ranked together; not named here: "
+                  + ", ".join(f"`{v}`" for v in left) + ".")  # fmt: skip
+    at = "" if top == 1 else f", at rank {top}"
     if not len(others):
-        return f"Fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`.{below}"
-    head = (f"Tied for fastest {what} (rank 1), {len(first)} variants" if first_tied(ranked) else
-            f"{len(first)} variants share rank 1 for fastest {what}")  # fmt: skip
+        return f"Fastest {what}{at}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`.{below}"
+    head = (f"Tied for the fastest {what} (rank {top}), {len(first)} variants" if first_tied(shown) else
+            f"{len(first)} variants share rank {top} for the fastest {what}")  # fmt: skip
     text = f"{head}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`"
-    text += "; " + "; ".join(
-        f"`{r['variant']}`, against `{lead['variant']}` {speedup_text(r['vs_leader'])} ({tie_reason(r['vs_leader'])})"
+    text += "; " + "; ".join(  # each against its rank's first in the whole table (`lead` where `only` keeps it)
+        f"`{r['variant']}`, against `{r['vs_leader']['vs']}` {speedup_text(r['vs_leader'])} "
+        f"({tie_reason(r['vs_leader'])})"
         for r in others.to_dict("records")
     )
     return text + "." + below
@@ -608,11 +648,11 @@ def first_rank_floors(ranked: pd.DataFrame, rows: pd.DataFrame) -> str:
     (51.7–52.3) ms per generation, 2.46× the task's floor; `b` takes …". A shared first place gives
     every member its own numbers after its own name, so no number reads as another variant's; the
     sentence that says why they share it is `fastest_sentence` (notebooks 10_cuda_graphs and
-    12_speed_of_light)."""
+    12_speed_of_light). Rows of a larger table keep its ranks: the best rank among them."""
     if ranked.empty:
         return ""
     parts = []
-    for name in ranked[ranked["rank"] == 1]["variant"]:
+    for name in ranked[ranked["rank"] == ranked["rank"].min()]["variant"]:
         if name not in rows.index:
             parts.append(f"`{name}` is not set against the floor")
             continue
@@ -662,19 +702,42 @@ def count_text(outcomes, where: str = "comparisons") -> str:
 
 
 def faster_count(comparisons, where: str = "comparisons") -> str:
-    """ "faster in 5 of 5 comparisons, 2 of them by less than 5%": how many of `comparisons` (rows of
-    `tokgen.stats.gain`) are faster for real, and how many of those are shown inside ±BAND all the
-    same; then the other outcomes, if any ("; slower in 1, undecided in 1") (notebook 10_cuda_graphs)."""
+    """ "faster in 5 of 5 comparisons, 3 of them by more than 5%, 1 by less than 5%, 1 not shown on either
+    side of 5%": how many of `comparisons` (rows of `tokgen.stats.gain`) are faster for real, and of
+    those how many are shown beyond ±BAND, shown inside it, and neither (`band_side`); then the other
+    outcomes, if any ("; slower in 1, by more than 5%; undecided in 1"). A row without an
+    equivalence interval (not a `gain` row) is counted by its outcome alone (notebook 10_cuda_graphs)."""
     rows = list(comparisons)
     counts = pd.Series([g["outcome"] for g in rows], dtype=object).value_counts()
+    words = {"beyond": f"by more than {BAND:.0%}", "within": f"by less than {BAND:.0%}",
+             "neither": f"not shown on either side of {BAND:.0%}"}  # fmt: skip
     parts = []
     for outcome in (FASTER, SLOWER, NO_EFFECT, UNDECIDED):
         k = int(counts.get(outcome, 0))
         if k or outcome == FASTER:
-            inside = sum(bool(g.get("no_effect")) for g in rows if g["outcome"] == outcome) if outcome in DECIDED else 0
             part = f"{outcome} in {k}" + (f" of {len(rows)} {where}" if outcome == FASTER else "")
-            parts.append(part + (f", {inside} of them by less than {BAND:.0%}" if inside else ""))
+            sides = [band_side(g) for g in rows if g["outcome"] == outcome and outcome in DECIDED]
+            said = [(sides.count(s), w) for s, w in words.items() if sides.count(s)]
+            for i, (n, w) in enumerate(said):  # "3 of them by more than 5%, 1 by …", "all 5 by …", one: "by …"
+                of_them = " of them" if i == 0 and n < k else ""
+                part += f", {w}" if n == k == 1 else f", {'all ' if n == k else ''}{n}{of_them} {w}"
+            parts.append(part)
     return "; ".join(parts)
+
+
+def band_side(g: dict) -> str | None:
+    """Where a real difference (faster or slower) lies against ±BAND: "within" where shown inside it
+    (`no_effect`); "beyond" where its equivalence interval (the (1 − 2·level) one, whose ends the
+    one-sided tests at the level check) lies wholly past the band's edge on its side, above ×(1 + BAND)
+    for faster, below ×1/(1 + BAND) for slower; else "neither"; None for a row without an equivalence
+    interval (notebook 10_cuda_graphs: faster ×1.054, equivalence interval ×1.048–×1.060: neither)."""
+    if g.get("no_effect"):
+        return "within"
+    if "equivalence_low" not in g:
+        return None
+    low, high = g.get("equivalence_low", math.nan), g.get("equivalence_high", math.nan)
+    beyond = low > 1 + BAND if g["outcome"] == FASTER else high < 1 / (1 + BAND)
+    return "beyond" if beyond else "neither"
 
 
 def speedup_cell(g: dict | None) -> str:
@@ -687,6 +750,48 @@ def speedup_cell(g: dict | None) -> str:
         return "—"
     inside = f", but by less than {BAND:.0%}" if g["outcome"] in DECIDED and g.get("no_effect") else ""  # as said
     return f"×{g['speedup']:.{_digits(g)}f} ({interval_text(g)}; {g['outcome']}{inside})"
+
+
+def decoder_text(max_seqlen: int, k: int, capacity: int, graphed: bool, tokens_per_row: int) -> str:
+    """Notebook 10_cuda_graphs, section 1: one decoder built by hand for N = `max_seqlen` at K = `k`,
+    its `capacity` (positions), whether it captured a CUDA graph (`graphed`; no CUDA: plain calls)
+    and the tokens per row it returned, checked against the naive generator's before this is said."""
+    how = f"one CUDA graph of {k} steps" if graphed else "plain calls (no CUDA here)"
+    return (f"N = {max_seqlen}, K = {k}: capacity {capacity} positions, {how}; {tokens_per_row} tokens per row, the "
+            "naive generator's.")
+
+
+def steps_past_n_text(rows: pd.DataFrame) -> str:
+    """Notebook 10_cuda_graphs, section 3: the decode steps each K computes where it does not divide N
+    (whole replays of K steps: K·⌈N/K⌉), read from the timed rows (`max_seqlen`, `steps_per_graph`)."""
+    n = int(rows["max_seqlen"].iloc[0])
+    ks = sorted({int(k) for k in rows["steps_per_graph"].dropna()})
+    over = {k: math.ceil(n / k) * k for k in ks if n % k}
+    if not over:
+        return f"N = {n}: every K here divides N, so no replay computes a step past N."
+    return f"N = {n}: " + "; ".join(f"K = {k} computes {steps} steps" for k, steps in over.items()) + "."
+
+
+def device_stop_text(rows: pd.DataFrame, step: str) -> str:
+    """Notebook 10_cuda_graphs, section 6: the K-step decoder of `step` (the step the WHILE node runs) at
+    each K of the 10_device_stop rows, against `graph_stop_on_device` where it ran, and where every row
+    stopped: each `steps_run` with its `eos_token_id`, read from the rows."""
+    ks = sorted({int(k) for k in rows["steps_per_graph"].dropna()})
+    against = " against `graph_stop_on_device`" if (rows["generator"] == "graph_stop_on_device").any() else ""
+    stops = rows.drop_duplicates("steps_run").sort_values("steps_run")
+    said = ", ".join(f"{int(r['steps_run'])} steps (EOS id {int(r['eos_token_id'])})" for _, r in stops.iterrows())
+    return (f"`{step}` (the step the WHILE node runs) at K = {', '.join(map(str, ks))}{against}; every row stops "
+            f"after {said}.")
+
+
+def k_sweep_text(generator: str, by_k: pd.DataFrame, ks: dict) -> str:
+    """Notebook 10_cuda_graphs' takeaway on one generator's sweep of K: each K's rank among the
+    generator's variants and its speed-up over the smallest K, round by round (`by_k`: `ranking`'s
+    table against that K's variant; `ks`: {variant: K})."""
+    base = by_k["vs"].iloc[0]
+    each = [f"K = {ks[r['variant']]:.0f} rank {rank_text(r)}, against K = {ks[base]:.0f} {speedup_text(r)}"
+            for r in by_k.to_dict("records") if r["variant"] != base]  # fmt: skip
+    return f"* `{generator}`: " + "; ".join(each) + "."
 
 
 OUTCOME_HEADS = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
@@ -800,6 +905,13 @@ def rounds_range(runs) -> str:
     if lo == hi:
         return f"{lo} interleaved rounds"
     return f"{lo}–{hi} interleaved rounds per variant (more for variants in a comparison still undecided)"
+
+
+def measured_text(where: str, batch_size, max_seqlen, runs) -> str:
+    """Notebook 09_summary: where its ranking's run was measured (`where`: `tokgen.claims.measured_on`'s
+    words), the run's batch size and new tokens, and its rounds (`rounds_range` of `runs`), all read
+    from notebook 07's rows."""
+    return f"Measured on {where}, batch size {int(batch_size)}, {int(max_seqlen)} new tokens, {rounds_range(runs)}."
 
 
 def extra_reads_text(reads) -> str:
@@ -1103,11 +1215,11 @@ def rows_from_text(notebook: str, run: str) -> str:
 def unsynced_runs_text(late: list[int], naive_steps: int, batch_size: int, max_seqlen: int, device: str) -> str:
     """The solution of notebook 07_pipelining, exercise 1: how many of the runs without the wait
     returned columns past the naive generator's stop (`late`: each run's extra columns), and their
-    range; on a CPU, why none can."""
+    range over all runs, where any did (none: no range); on a CPU, why none can."""
     extra = sum(x > 0 for x in late)
+    span = f" (from {min(late)} to {max(late)})" if extra else ""
     text = (f"B = {batch_size}, N = {max_seqlen}, compiled, on {device}: the naive generator stops after "
-            f"{naive_steps} steps; without the wait, {extra} of {len(late)} runs returned extra columns (from "
-            f"{min(late)} to {max(late)}).")
+            f"{naive_steps} steps; without the wait, {extra} of {len(late)} runs returned extra columns{span}.")
     if device != "cuda":
         text += " On a CPU the copy is done before `copy_` returns, so the flag is never stale: run this on a GPU."
     return text

@@ -61,6 +61,8 @@ DERIVED = {
     SMALL: "derived (measured copy curve, interpolated at each kernel's bytes)",
     KERNELS: "measured own times minus the derived terms above",
 }
+MEASURED, DERIVED_STATUS = "measured", "derived"  # the status of a term with a value: its basis's first word
+VALUED = (MEASURED, DERIVED_STATUS)
 STEP_KERNELS = ("_embed_kernel", "_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel",
                 "_finish_step_kernel")  # fmt: skip
 _GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
@@ -331,8 +333,9 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     time (ms), `kernel_table`'s table, `timeline_terms`' dict, the profiled generation's wall time;
     each None when not measured, with its reason in `errors` (keys "floor", "compute", "kernels",
     "timeline", "wall"). Columns: term, ms, start_ms, end_ms (where its bar starts and ends, the
-    terms stacked in order), status ("measured", "not measured", "remainder", "total"), basis (the
-    status, but for a term with a value that is derived from measurements, how: `DERIVED`), note.
+    terms stacked in order), status ("measured", "derived", "not measured", "remainder", "total": a term
+    with a value is "derived" where its basis says so, else "measured"), basis (the status, but for a term
+    with a value that is derived from measurements, how: `DERIVED`), note.
     The measured terms and the remainder add up to `measured_ms`."""
     errors = errors or {}
     us = (lambda key: timeline[key] / 1e3) if timeline is not None else None
@@ -373,8 +376,10 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
                     "and are not counted")  # fmt: skip
         elif term == KERNELS:
             note = "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
-        rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": "measured",
-                     "basis": DERIVED.get(term, "measured"), "note": note})  # fmt: skip
+        basis = DERIVED.get(term, MEASURED)
+        status = DERIVED_STATUS if basis.startswith(DERIVED_STATUS) else MEASURED
+        rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": status,
+                     "basis": basis, "note": note})  # fmt: skip
         level += ms
     missing = [r["term"] for r in rows if r["status"] == NOT_MEASURED]
     listed = "; ".join(missing) if len(missing) <= 3 else "see their rows"
@@ -469,11 +474,30 @@ def gpu_inputs(model, batch_size: int, max_seqlen: int, copy_mb: int, runs: int,
             "copies": e_curve}}  # fmt: skip
 
 
+def _recorded(rows: pd.DataFrame | None, column: str) -> float | None:
+    values = rows[column].dropna() if rows is not None and column in rows else pd.Series(dtype=float)
+    return float(values.iloc[-1]) if len(values) else None
+
+
+def rates_text(rows: pd.DataFrame | None, source: str | None, errors: dict) -> str:
+    """ "The floor's copy bandwidth: 2,953 GB/s (section 1's, measured by notebook 10); TF32 products 420
+    TFLOP/s (section 1's)." read from the rows written to `12_waterfall` (their bandwidth_gb_s and
+    matmul_tflops); where they hold no bandwidth, why (`errors`' "floor", as `gpu_inputs` gives it)
+    (notebook 12_speed_of_light)."""
+    bandwidth, tflops = _recorded(rows, "bandwidth_gb_s"), _recorded(rows, "matmul_tflops")
+    if bandwidth is None:
+        return (f"The floor's copy bandwidth: not measured ({errors['floor']})." if errors.get("floor") else
+                "The floor's copy bandwidth: not recorded (no waterfall was measured, so 12_waterfall holds none).")
+    said = f"The floor's copy bandwidth: {bandwidth:,.0f} GB/s" + (f" (section 1's, measured by {source})"
+                                                                  if source else "")  # fmt: skip
+    return said + (f"; TF32 products {tflops:,.0f} TFLOP/s (section 1's)" if tflops is not None else "") + "."
+
+
 def biggest_term(terms: pd.DataFrame) -> str:
     """The largest measured term above the floor (the remainder included), in one sentence read from
     `waterfall_table`'s rows (notebook 12_speed_of_light)."""
     total = terms.loc[terms["status"] == "total", "ms"].iloc[0]
-    above = terms[terms["status"].isin(["measured", "remainder"]) & (terms["term"] != FLOOR)].dropna(subset=["ms"])
+    above = terms[terms["status"].isin([*VALUED, "remainder"]) & (terms["term"] != FLOOR)].dropna(subset=["ms"])
     floor = terms.loc[terms["term"] == FLOOR, "ms"].iloc[0]
     if above.empty:
         return f"No term above the floor was measured: the measured time is {total:.1f} ms."
@@ -628,9 +652,9 @@ def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):
         color = "C3" if r["term"] == FLOOR else color
         ax.barh(y, width, left=left, color=color, hatch="//" if r["status"] == "remainder" else None,
                 edgecolor="0.3", linewidth=0.5)  # fmt: skip
-        ax.text(max(r["start_ms"], r["end_ms"]), y, f" {r['ms']:+.2f}" if r["status"] in ("measured", "remainder")
+        ax.text(max(r["start_ms"], r["end_ms"]), y, f" {r['ms']:+.2f}" if r["status"] in (*VALUED, "remainder")
                 and r["term"] != FLOOR else f" {r['ms']:.2f}", va="center", fontsize=8)  # fmt: skip
-        if i + 1 < n and r["status"] == "measured":
+        if i + 1 < n and r["status"] in VALUED:
             ax.plot([r["end_ms"]] * 2, [y - 0.4, y - 0.6], color="0.5", linewidth=0.5)
     ax.set_yticks(range(n), list(terms["term"])[::-1], fontsize=8)
     ax.set_xlabel("ms per generation")

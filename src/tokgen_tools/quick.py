@@ -254,12 +254,13 @@ def _load(out: Path, table: str) -> pd.DataFrame | None:
         return None
 
 
-def reference_regimes() -> dict:
+def reference_regimes(root: Path = ROOT) -> dict:
     """The reference run's three regimes: label -> results folder (the whole GPU, then the two slices
-    `tokgen.claims.slice_runs` finds, as the README and notebook 09 put them)."""
+    `tokgen.claims.slice_runs` finds, as the README and notebook 09 put them), below `root` (the
+    repository's committed data/ and slice/ by default)."""
     from tokgen.claims import slice_runs
 
-    return {"whole GPU (reference)": ROOT, **slice_runs(ROOT, ROOT / "slice")}
+    return {"whole GPU (reference)": Path(root), **slice_runs(root, Path(root) / "slice")}
 
 
 def gpu_shares(results: pd.DataFrame | None) -> dict:
@@ -341,14 +342,82 @@ def _shares(shares: dict, words) -> dict:
 
 def _reference_bandwidth(name: str, folder: Path) -> float | None:
     """A reference regime's copy bandwidth: notebook 12's for the whole GPU, notebook 13's for a slice."""
-    if folder == ROOT:
-        bw = _load(ROOT, "12_bandwidth")
-        return float(bw["bandwidth_gb_s"].iloc[-1]) if bw is not None else None
-    slices = _load(ROOT, "13_slices")
-    sms = int(Path(folder).name[2:])
-    if slices is None or sms not in set(slices["gpu_sms"].astype(int)):
+    _, rows = _bandwidth_rows(folder)
+    if rows is None or rows.empty:
         return None
-    return float(slices.set_index(slices["gpu_sms"].astype(int)).at[sms, "copy_gbs"])
+    return float(rows["copy_gbs" if "copy_gbs" in rows else "bandwidth_gb_s"].iloc[-1])
+
+
+def _slice_sms(folder) -> int | None:
+    """The SM count of a slice's results folder (<root>/slice/sm<N>), None for a whole GPU's."""
+    name = Path(folder).name
+    return int(name[2:]) if name.startswith("sm") and name[2:].isdigit() else None
+
+
+def _bandwidth_rows(folder) -> tuple[str, pd.DataFrame | None]:
+    """(what, rows) of the table a reference regime's copy bandwidth is read from: the whole GPU's
+    12_bandwidth (its last row), or a slice's row of its root's 13_slices (<root>/slice/sm<N>)."""
+    sms = _slice_sms(folder)
+    if sms is None:
+        bw = _load(folder, "12_bandwidth")
+        return "12_bandwidth", None if bw is None else bw.iloc[[-1]]
+    slices = _load(Path(folder).parent.parent, "13_slices")
+    if slices is None:
+        return f"13_slices' {sms}-SM row", None
+    return f"13_slices' {sms}-SM row", slices[slices["gpu_sms"].astype(int) == sms]
+
+
+def _started(value) -> str:
+    return f"{str(value)[:16].replace('T', ' ')} UTC"
+
+
+def table_runs(frames: dict) -> str:
+    """The runs a reference column's tables come from ({what: its rows}, None where it has none), grouped
+    by commit (12 hex digits): "commit `7e7a36fd2e2d` (GPU f08d5542…; 07_pipelining started 2026-11-27
+    09:13 UTC, 12_bandwidth started 2026-11-27 09:28 UTC)"; tables of several commits lead with
+    "**tables from 2 commits**, not one run", as notebook 09's `tokgen.claims.regime_sources` says it
+    (the quick run's page)."""
+    runs = {}
+    for what, rows in frames.items():
+        if rows is None or rows.empty or "commit" not in rows:
+            continue
+        for commit, part in rows.groupby(rows["commit"].astype(str).str[:12], sort=False):
+            runs.setdefault(commit, {})[what] = part
+    for short in list(runs):  # a hash written short ("9d6c84b") is the same run as the long one it begins
+        longer = next((c for c in runs if c != short and c.startswith(short)), None)
+        if longer is not None:
+            runs[longer] |= runs.pop(short)
+    if not runs:
+        return "no table with a commit recorded (not run)"
+    said = []
+    for commit, tables in runs.items():
+        uuids = sorted({str(u)[:8] for t in tables.values() if "gpu_uuid" in t for u in t["gpu_uuid"].dropna() if u})
+        card = (f"GPU {uuids[0]}…" if len(uuids) == 1 else f"GPUs {', '.join(u + '…' for u in uuids)}" if uuids
+                else "no GPU UUID recorded")  # fmt: skip
+        starts = [f"{what} started {' and '.join(_started(s) for s in dict.fromkeys(t['run_started'].dropna()))}"
+                  if "run_started" in t else f"{what} (no start recorded)" for what, t in tables.items()]  # fmt: skip
+        said.append(f"commit `{commit}` ({card}; {', '.join(starts)})")
+    lead = f"**tables from {len(runs)} commits**, not one run: " if len(runs) > 1 else ""
+    return lead + "; ".join(said)
+
+
+def reference_runs(regimes: dict, tables: tuple[str, ...], bandwidth: bool = False) -> list[str]:
+    """One line per reference column: the commit, card and run start of each table it reads (`tables`
+    from its folder; with `bandwidth`, the table its copy bandwidth comes from: `_bandwidth_rows`), by
+    `table_runs`; a column whose commits are not the first column's says it is another run's (the
+    quick run's page: the reference columns read the CSVs found at render time)."""
+    lines, first = [], None
+    for name, folder in regimes.items():
+        frames = {t: _load(folder, t) for t in tables}
+        if bandwidth:
+            what, rows = _bandwidth_rows(folder)
+            frames[what] = rows
+        commits = {str(c)[:7] for f in frames.values() if f is not None and "commit" in f for c in f["commit"]}
+        apart = first is not None and first[1] and commits and commits != first[1]
+        other = f" (**another run than the {first[0]}'s**)" if apart else ""
+        first = first or (name, commits)
+        lines.append(f"- {name}: {table_runs(frames)}{other}")
+    return lines
 
 
 def regime_sentences(out: Path, regimes: dict) -> list[str]:
@@ -436,9 +505,11 @@ def advice_sentence(piped: dict) -> str:
     pipelined_static against kv_static) mean for the article's advice (hide the per-step sync with
     two streams): it pays where a gain is real and not inside the ±5% band; a model where it is
     really slower, shows no effect, or stays undecided with an interval that already lies below
-    ×(1 + BAND) gains nothing beyond the band; where every model is one of those, the advice does
-    not pay; an undecided comparison whose interval still holds a gain leaves it open. Each
-    comparison said by `tokgen.voice.speedup_text`."""
+    ×(1 + BAND) gains nothing beyond the band; where every model is one of those, the advice pays
+    no more than the band (a bound on its gain only: an undecided interval that reaches below
+    ×1/(1 + BAND) leaves a larger slowdown open, and `slowdown_open` says so); an undecided
+    comparison whose interval still holds a gain leaves it open. Each comparison said by
+    `tokgen.voice.speedup_text`."""
     from tokgen.stats import BAND, FASTER, SLOWER, UNDECIDED
     from tokgen.voice import speedup_text
 
@@ -459,12 +530,30 @@ def advice_sentence(piped: dict) -> str:
     ends = "its interval ends" if len(capped) == 1 else "their intervals end"
     bound = (f"gains no more than {BAND:.0%} ({' and '.join(capped)} undecided, {ends} below ×{1 + BAND:.2f})"
              if capped else f"gains nothing beyond ±{BAND:.0%}")  # fmt: skip
+    slower = slowdown_open(measured)
     if open_:
         undecided = " and ".join(open_)
         return (f"These rounds cannot tell whether the article's advice pays here ({undecided} undecided, a gain "
-                f"beyond ±{BAND:.0%} still inside its interval{lost}): {said}.")  # fmt: skip
-    return (f"The article's advice pays nothing beyond ±{BAND:.0%} here: hiding the per-step sync with two streams "
-            f"{bound}{lost}: {said}.")  # fmt: skip
+                f"beyond {BAND:.0%} still inside its interval{lost}){slower}: {said}.")  # fmt: skip
+    return (f"The article's advice pays no more than {BAND:.0%} here: hiding the per-step sync with two streams "
+            f"{bound}{lost}{slower}: {said}.")  # fmt: skip
+
+
+def slowdown_open(measured: dict) -> str:
+    """Where an undecided comparison's interval ({model: gain}) reaches below ×1/(1 + BAND), a slowdown
+    beyond the band is not ruled out: "; a slowdown beyond 5% is not ruled out: up to 9.9% compiled (its
+    interval reaches ×0.91)", the time up to 1/low − 1 longer, as `tokgen.voice.equivalence_text` counts
+    it; "" where no interval reaches that far (`advice_sentence`)."""
+    from tokgen.stats import BAND, UNDECIDED
+    from tokgen.voice import _side_kept, percent_text
+
+    reach = {m: g["interval_low"] for m, g in measured.items()
+             if g["outcome"] == UNDECIDED and 0 < g.get("interval_low", math.nan) < 1 / (1 + BAND)}  # fmt: skip
+    if not reach:
+        return ""
+    said = " and ".join(f"up to {percent_text(1 / low - 1, BAND, 1)} {m} (its interval reaches ×{_side_kept(low)})"
+                        for m, low in reach.items())  # fmt: skip
+    return f"; a slowdown beyond {BAND:.0%} is not ruled out: {said}"
 
 
 def claims_rows(out: Path, here: str, regimes: dict) -> tuple[pd.DataFrame, list[str]]:
@@ -585,7 +674,8 @@ def render(out: Path, regimes: dict | None = None) -> str:
         ]  # fmt: skip
     lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)], ""]
     table_ = regime_table(out, here, regimes, _bandwidth(out))
-    lines += [_table(table_), ""]
+    lines += [_table(table_), "", RUNS_LEAD.format(what="rows", tables="07_pipelining and the bandwidth's table"), "",
+              *reference_runs(regimes, ("07_pipelining",), bandwidth=True), ""]  # fmt: skip
     note = shared_note([_load(folder, "07_pipelining") for folder in [out, *regimes.values()]], "kv_static")
     lines += [note, ""] if note else []
     if (out / "quick_regimes.png").exists():
@@ -593,7 +683,9 @@ def render(out: Path, regimes: dict | None = None) -> str:
     lines += ["## The article's claims 6, 7 and 10, here and in the reference run's three regimes", ""]
     try:
         claims, measured = claims_rows(out, here, regimes)
-        lines += [_table(claims), "", STABILITY_NOTE, "", f"Measured on {here}:", "", *measured, ""]
+        lines += [_table(claims), "", RUNS_LEAD.format(what="columns", tables=" and ".join(CLAIM_TABLES)), "",
+                  *reference_runs(regimes, CLAIM_TABLES), "", STABILITY_NOTE, "", f"Measured on {here}:", "",
+                  *measured, ""]  # fmt: skip
     except Exception as err:  # noqa: BLE001 - the page still says what the other stages found
         lines += [f"*Claims not evaluated: {type(err).__name__}: {err}*", ""]
     gaps = _load(out, "06_eos_sync_profile")
@@ -650,9 +742,14 @@ def render(out: Path, regimes: dict | None = None) -> str:
         ]
     lines += ["## Files", "", "CSVs with their provenance (GPU, driver, torch, transformers, commit, parameters, "
               "memory cap) in `data/`: " + ", ".join(f"`{p.name}`" for p in sorted((out / "data").glob("*.csv")))
-              + ". The reference columns read the repository's committed `data/` and `slice/`."]  # fmt: skip
+              + ". The reference rows and columns read the reference run's `data/` and `slice/` (the repository's, "
+              "as found when this page was written); the commit and start of each table they read is listed under "
+              "each table."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
+
+CLAIM_TABLES = ("06_eos_sync_profile", "07_pipelining")  # what `tokgen.claims.claim` reads for claims 6, 7 and 10
+RUNS_LEAD = "The reference {what} read these runs ({tables}; the commit, the card and when each table's run started):"
 
 STABILITY_NOTE = (
     "A percentage beside a verdict is its stability: how often the verdict comes out the same over "
