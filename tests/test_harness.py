@@ -629,7 +629,8 @@ def test_products_against_floor_by_hand():
     # the weights' 416 bytes at 2 GB/s: 416 / 2e9 s = 0.000208 µs
     assert split == {"variant": "v", "busy_us": 9.0, "durations_us": 12.0, "products_us": 6.0, "other_us": 3.0,
                      "weights_floor_us": pytest.approx(416 / 2e3), "pct_of_copy_bandwidth": pytest.approx(
-                         100 * 416 / 2e3 / 6.0)}  # fmt: skip
+                         100 * 416 / 2e3 / 6.0), "weights_mb": pytest.approx(416 / 1e6),
+                     "bandwidth_gb_s": 2.0}  # fmt: skip
     no_products = kernels.assign(products=0)
     assert math.isnan(bandwidth.products_against_floor(no_products, "v", Toy(), 2.0)["pct_of_copy_bandwidth"])
     with pytest.raises(ValueError, match="no kernel rows for 'x'; profiled: v, w"):

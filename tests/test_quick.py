@@ -206,9 +206,9 @@ def test_each_reference_column_names_the_commit_card_and_start_of_the_tables_it_
         "- whole GPU (reference): commit `7e7a36fd2e2d` (GPU f08d5542…; 07_pipelining started 2026-11-27 09:13 UTC, "
         "12_bandwidth started 2026-11-27 09:28 UTC)",
         "- 8 SMs: commit `9d6c84b80aa0` (no GPU UUID recorded; 07_pipelining started 2026-11-23 20:04 UTC, "
-        "13_slices' 8-SM row started 2026-11-23 20:35 UTC) (**another run than the whole GPU (reference)'s**)",
+        "13_slices' 8-SM row started 2026-11-23 20:35 UTC) (**another commit than the whole GPU (reference)'s**)",
         "- 16 SMs: commit `9d6c84b80aa0` (no GPU UUID recorded; 07_pipelining started 2026-11-23 20:50 UTC, "
-        "13_slices' 16-SM row started 2026-11-23 20:35 UTC) (**another run than the whole GPU (reference)'s**)",
+        "13_slices' 16-SM row started 2026-11-23 20:35 UTC) (**another commit than the whole GPU (reference)'s**)",
     ]
     claims_runs = quick.reference_runs(regimes, quick.CLAIM_TABLES)
     assert claims_runs[0] == ("- whole GPU (reference): commit `7e7a36fd2e2d` (GPU f08d5542…; 06_eos_sync_profile "
@@ -216,7 +216,7 @@ def test_each_reference_column_names_the_commit_card_and_start_of_the_tables_it_
     assert claims_runs[2] == (
         "- 16 SMs: **tables from 2 commits**, not one run: commit `2b5f8d5bddcb` (GPU 4e1ff881…; 06_eos_sync_profile "
         "started 2026-11-25 10:00 UTC); commit `9d6c84b80aa0` (no GPU UUID recorded; 07_pipelining started "
-        "2026-11-23 20:50 UTC) (**another run than the whole GPU (reference)'s**)")  # fmt: skip
+        "2026-11-23 20:50 UTC) (**another commit than the whole GPU (reference)'s**)")  # fmt: skip
     assert quick.reference_regimes(tmp_path) == {"whole GPU (reference)": tmp_path, "8 SMs, 625 GB/s": sm8,
                                                  "16 SMs, 1,137 GB/s": sm16}  # fmt: skip
 

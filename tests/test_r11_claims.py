@@ -199,6 +199,10 @@ def test_combine_keeps_only_the_capped_comparisons_the_verdict_turns_on():
     assert [name for name, _, _ in v.capped] == ["c"] and v.uncapped == 1
     v = claims._combine(None, False, None, core=(0,), named={2: [("e", capped, "")]})  # part 2 cannot change it
     assert v.capped == [] and v.uncapped == 1
+    # one part read from two comparisons (claims 3 and 4: every N in one part), one at its cap, one short of it:
+    # the part is not "undecided after the cap", since more rounds of the other could still decide it
+    v = claims._combine(True, None, core=(0,), named={1: [("n100", capped, ""), ("n200", short, "")]})
+    assert v.capped == [] and v.uncapped == 1
     two = [("c", capped, ""), ("d", capped | {"looks": "10;20;40"}, "x open")]
     assert claims.at_cap_text(two, "partly or not") == (
         "c (95% sequential interval ×0.90–×1.10) and d (x open) are undecided after their caps of 40 and 80 rounds (a "

@@ -42,6 +42,8 @@ def test_each_generators_change_in_counts_is_stated_and_no_cause_is_named():
         "32 → 44 (0.375 more per decode step). The audit counts these calls; it does not isolate which change "
         "between the two versions moved them.")  # fmt: skip
     assert "StaticCache" not in said and "cache" not in said.lower()  # no mechanism the audit does not isolate
+    same = profiling.sync_change_text(AUDIT, HERE.assign(transformers="5.1.0"))  # one version on both sides
+    assert same.endswith("Both ran the same transformers, so a change here is the runs', not a version's.")
 
 
 def test_counts_over_different_steps_are_set_side_by_side_per_step():
@@ -58,8 +60,7 @@ def test_counts_over_different_steps_are_set_side_by_side_per_step():
 @pytest.mark.parametrize(
     "passes, when",
     [
-        (0, "It came before the model's first forward pass: a set-up sync, made once per `generate()` call, not "
-            "one per decode step."),
+        (0, "It came before the model's first forward pass: in `generate()`'s set-up, not in the decode loop."),
         (1, "It came after the prefill's forward pass, before the first decode step's: this run stops at it, so "
             "whether it recurs every step is not shown."),
         (3, "It came after 3 forward passes (the prefill and 2 decode steps): inside the decode loop; this run stops "

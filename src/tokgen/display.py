@@ -172,6 +172,7 @@ def drift_text(results: pd.DataFrame, base: str, variant: str) -> str:
     ratios = [b / t for b, t in zip(times[base], times[variant])]
     h = len(ratios) // 2
     chance = math.comb(2 * h, h) // 2 if h else 1  # 1 in this many
+    odds = f"1 time in {chance:,}" if chance < 10**6 else "less than 1 time in a million"
     first, last = ratios[:h], ratios[len(ratios) - h :]
     where = f"rounds 1–{h}", f"rounds {len(ratios) - h + 1}–{len(ratios)}"
     if 1 / chance >= ALPHA:
@@ -183,7 +184,7 @@ def drift_text(results: pd.DataFrame, base: str, variant: str) -> str:
                 "between them.")  # fmt: skip
     text = (f"The per-round speed-ups moved during the run: {where[0]} gave {_ratio_range(first)} (median "
             f"×{np.median(first):.2f}), {where[1]} {_ratio_range(last)} (median ×{np.median(last):.2f}), the two "
-            f"ranges apart (with no drift, 1 time in {chance} by chance).")  # fmt: skip
+            f"ranges apart (with no drift, {odds} by chance).")  # fmt: skip
     before, after = (rows.at[variant, c] if c in rows else np.nan for c in HOST_PROBE_COLUMNS[:2])
     text += (f" The host's probe loop took {before:.2f} ms before the rounds and {after:.2f} ms after."
              if before == before and after == after else " The host's probe was not recorded for these rounds.")
@@ -1368,8 +1369,8 @@ def compile_rounds_text(runs: int, recompiled: int, said: str, limit: int, defau
     """What followed the compiled settings' first calls in one comparison of `runs` rounds: the frames dynamo
     compiled in the warm-up calls and the rounds (`recompiled`, what it `said`), the recompile limit, how the
     speed-up columns read, and that all settings' compilations (`compilations`, first calls and rounds) share the
-    one forward's dynamo cache, whose effect on each other's steady state is not measured (notebook
-    05_torch_compile's solution, exercise 1)."""
+    one forward's dynamo cache, whose effect on each other's steady state is not measured
+    (notebook 05_torch_compile's solution, exercise 1)."""
     again = f"dynamo compiled {_plural(recompiled, 'more frame')}" if recompiled else "dynamo compiled nothing more"
     return (f"Each first call holds its setting's compilations, from new, empty on-disk caches; in the warm-up calls "
             f"and the {runs} timed rounds that followed, {again}{f' (it said: {said})' if said else ''}. The recompile "

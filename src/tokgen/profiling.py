@@ -464,21 +464,24 @@ def sync_change_text(before: pd.DataFrame, after: pd.DataFrame, kinds=tuple(SYNC
         parts.append(f"`{g}`: {', '.join(said)}")
     steps = {float(t) for t in (*old.loc[common, "tokens"], *new.loc[common, "tokens"])}
     over = f", over {steps.pop():.0f} decode steps each" if len(steps) == 1 else ""
+    same = _versions(before) == _versions(after)
+    why = ("both ran the same transformers, so a change here is the runs', not a version's" if same else
+           "the audit counts these calls; it does not isolate which change between the two versions moved them")
     return (f"From notebook 11's audit (transformers {_versions(before)}) to this run (transformers "
-            f"{_versions(after)}){over}: {'; '.join(parts)}. The audit counts these calls; it does not isolate "
-            "which change between the two versions moved them.")  # fmt: skip
+            f"{_versions(after)}){over}: {'; '.join(parts)}. {why[0].upper()}{why[1:]}.")  # fmt: skip
 
 
 def first_sync_text(where: str, line: int, code: str, functions: list, version: str, forward_calls: int) -> str:
     """Where `torch.cuda.set_sync_debug_mode("error")` first raised in `generate()`: the file and line (of
     transformers `version`: a line number is one version's), the transformers functions that led there
     (outermost first) and the statement; and when, from the model's forward passes counted until then
-    (a forward pre-hook): none yet is a set-up sync, made once per call, not one per decode step
+    (a forward pre-hook): none yet is a sync in `generate()`'s set-up, not in the decode loop (the hook shows
+    when, not how often)
     (notebook 11_sync_audit's solution, exercise 2)."""
     chain = f", in {' → '.join(f'`{f}`' for f in functions)}" if functions else ""
     if forward_calls == 0:
-        when = ("It came before the model's first forward pass: a set-up sync, made once per `generate()` call, "
-                "not one per decode step.")  # fmt: skip
+        when = ("It came before the model's first forward pass: in `generate()`'s set-up, not in the decode "
+                "loop.")  # fmt: skip
     elif forward_calls == 1:
         when = ("It came after the prefill's forward pass, before the first decode step's: this run stops at it, "
                 "so whether it recurs every step is not shown.")  # fmt: skip

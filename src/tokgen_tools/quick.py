@@ -404,7 +404,7 @@ def table_runs(frames: dict) -> str:
 def reference_runs(regimes: dict, tables: tuple[str, ...], bandwidth: bool = False) -> list[str]:
     """One line per reference column: the commit, card and run start of each table it reads (`tables`
     from its folder; with `bandwidth`, the table its copy bandwidth comes from: `_bandwidth_rows`), by
-    `table_runs`; a column whose commits are not the first column's says it is another run's (the
+    `table_runs`; a column whose commits are not the first column's says so (the
     quick run's page: the reference columns read the CSVs found at render time)."""
     lines, first = [], None
     for name, folder in regimes.items():
@@ -414,7 +414,7 @@ def reference_runs(regimes: dict, tables: tuple[str, ...], bandwidth: bool = Fal
             frames[what] = rows
         commits = {str(c)[:7] for f in frames.values() if f is not None and "commit" in f for c in f["commit"]}
         apart = first is not None and first[1] and commits and commits != first[1]
-        other = f" (**another run than the {first[0]}'s**)" if apart else ""
+        other = f" (**another commit than the {first[0]}'s**)" if apart else ""
         first = first or (name, commits)
         lines.append(f"- {name}: {table_runs(frames)}{other}")
     return lines
