@@ -344,7 +344,8 @@ say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits
 
 # %% [markdown]
 # The task's floor (notebook 12): every weight and the filled part of the KV cache read once per
-# decode step, at the copy bandwidth measured now on this card. The measurement is recorded in
+# decode step and its new K/V entries written, at the copy bandwidth measured now on this card.
+# The measurement is recorded in
 # `data/10_bandwidth.csv` with the card's id, and notebook 12 sets this notebook's timings against
 # the bandwidth recorded on the card that timed them: one floor per card, whichever card notebook
 # 12 runs on (where it finds none for that card, it says so under its table).
@@ -477,8 +478,8 @@ idle = idle_rec.read()
 # estimates that cost per generator), so a generator whose host launches every kernel,
 # `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
 # than without the profiler; a graph replay's kernels are queued by one launch, so the graph
-# decoders' shares are less exposed to that cost (notebook 12 sizes what profiling adds to one of
-# them).
+# decoders' shares are less exposed to that cost (notebook 12 gives how much longer a profiled
+# generation of one of them ran: the profiler's effect and one generation's variation together).
 
 # %%
 if CUDA:
@@ -609,7 +610,8 @@ if CUDA:
 
 # %% [markdown]
 # Notebook 12 sets these times against what the memory bandwidth allows: reading all of GPT-2
-# small's fp32 weights and the filled part of the KV cache once per decode step (the task's floor
+# small's fp32 weights and the filled part of the KV cache once per decode step, and writing its new
+# K/V entries (the task's floor
 # of section 3), at the measured copy rate (bytes read + written), is a floor at that rate, not a
 # hard bound: a stream that only reads could run faster than a copy, and no read-only bandwidth is
 # measured here.

@@ -20,7 +20,10 @@
 # weight of the model once, whatever the batch size: for GPT-2 small in fp32 at the article's
 # batch, reading those bytes takes longer than the step's arithmetic needs at the GPU's measured
 # matrix-product rate (exercise 1 compares the two). So the GPU's memory bandwidth sets a floor under every
-# cached generator: bytes that must move per generation, divided by bytes per second.
+# cached generator: bytes that must move per generation, divided by bytes per second. We take the
+# bytes per second of a device-to-device copy (bytes read + written), so the floor holds at that
+# rate; it is not a hard bound, since a kernel that only reads can stream faster than a copy
+# (section 7 times one).
 #
 # **You will learn:** how to compute the bandwidth floor of a generation, how far each
 # generator is from it, and how far a layer's thin matrix products, timed alone, come from the
@@ -36,7 +39,8 @@
 # the generator notebook 10 profiled kernel by kernel, the matrix products' time against the
 # weights' floor; each of GPT-2's matrix products timed alone, against the time its weight
 # takes to read; and, for notebook 10's fused decoder, the gap from its floor to its measured time split
-# into terms, each measured in this process but the floor, which is section 1's (section 6).
+# into terms, each measured in this process or derived from what was (the table's status column says
+# which; section 6).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -338,7 +342,7 @@ if len(products):
 # * **idle gaps between kernels**: inside a replay, the time from one kernel's end to the next
 #   one's start, when no kernel runs (what it is spent on is not measured here);
 # * **between replays**: the stop flag's copy after each replay, then the gap before the next
-#   replay's first kernel (the graph launch);
+#   replay's first kernel (the graph launch or the host: not told apart here);
 # * **around the replays**: the GPU's span before the first replay (the reset) and after the last
 #   (finding the stop, trimming), idle time inside that span included (it is a span, not busy
 #   time), and the host's time outside the GPU's span;

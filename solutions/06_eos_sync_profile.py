@@ -70,7 +70,6 @@ if CUDA:
     ex1 = pd.DataFrame([profiled(g, *WINDOW) for g in ("kv_static", "naive")]).set_index("variant")
     say(table(ex1.reset_index()[COLUMNS], digits=2))
     kv, naive = ex1.loc["kv_static"], ex1.loc["naive"]
-    say(tokgen.gaps.busy_times_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"]))
     say("The idle gaps and idle shares in the table come from one profile each: host time, which moves between runs "
         "(exercise 2 profiles the static cache's window again), so one profile does not say which of the two leaves "
         "the GPU idle longer.")  # fmt: skip
@@ -133,7 +132,9 @@ if CUDA:
 # own host time is measured below) and then waits in
 # `cudaStreamSynchronize` until the copy, and everything queued before it, is done. The same
 # calls without Perfetto, from torch.profiler's CPU events of one generation: a full CPU-op
-# profile, which records every operator and so slows every call it times. A call's CPU time is
+# profile, which adds host work around every operator it records. The two profiles here time these calls
+# at different moments and by different statistics (a mean over the whole generation, a median over
+# the window), so they do not measure that cost. A call's CPU time is
 # not by itself a wait: the copy call's time runs from the call to its return, and the
 # synchronize lasts as long as the GPU still has work before the flag, plus the copy itself, plus
 # the call's own cost of noticing that the copy is done and returning. The cell after the table

@@ -806,8 +806,8 @@ def test_claim_10_reads_the_gpu_shares_over_the_rounds_every_variant_ran(tmp_pat
             for r in pipelining_rows(naive=[5 * b for b in BASE], best=best)]  # fmt: skip
     write(tmp_path, "07_pipelining", rows)
     measured = measure(10, tmp_path)[0]
-    assert ("GPU busy share of a run and its bound (over the first 8 rounds, which every variant of its comparison "
-            "ran): naive 80% mixed (host and GPU), compiled pipelined_static 92% GPU-bound; rank") in measured
+    assert ("GPU busy share of a run and its bound (over the first 8 rounds, which every interleaved variant ran): "
+            "naive 80% mixed (host and GPU), compiled pipelined_static 92% GPU-bound; rank") in measured
     write(tmp_path, "07_pipelining", [r | {"times_ms": ";".join(r["times_ms"].split(";")[:8]), "runs": 8}
                                       for r in rows])  # every variant 8 rounds: nothing cut, nothing said  # fmt: skip
     assert "GPU busy share of a run and its bound: naive" in measure(10, tmp_path)[0]

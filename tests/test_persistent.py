@@ -130,3 +130,6 @@ def test_bound_findings_say_the_range_and_what_came_within_the_target():
     assert "`graph_triton_fused K=4` 2.48× (by the host's clock" in text
     assert "`counters` not timed (RuntimeError: a wait never ended)" in text
     assert "(0 within 1.2×" in bound_findings(bound, target=1.2)
+    # rvB12 N2: 1.504 beside "0 within 1.5×" reads 1.504, not 1.50 (on the other side of the target)
+    over = bound.assign(x_floor=[1.11, 1.96, 1.504, float("nan"), 2.48])
+    assert "points, 1.504–1.96× across the 2 designs and tilings tried (0 within 1.5×" in bound_findings(over)

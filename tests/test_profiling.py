@@ -830,8 +830,20 @@ def test_the_copy_running_count_says_what_it_counted_not_that_the_call_waited():
                               "steps (the copy's end is a GPU time, the synchronize's start a host time")
     assert "did not wait" not in running and "does not say whether the copy call itself waited" in running
     said = tokgen.gaps.which_call_waits(w, 55.04)
-    assert said.startswith("So, which one waits? The synchronize, though not for queued GPU work (the GPU had "
-                           "finished: the sentence above says what its time holds). The flag's copy was still running")
+    # rvA12 S2: the median copy (−0.2 µs: ended before the synchronize began) left nothing to wait for
+    assert said.startswith("So, which one waits? Neither waited for the GPU in the median step: no work was queued and "
+                           "the flag's copy had ended 0.2 µs before the synchronize began, so the synchronize's time "
+                           "is the call's own (the sentence above says how long). The flag's copy was still running")
+    late = w.assign(copy_done_us=[1.0, 0.5, 2.0, 1.0])  # the copy still landing when the synchronize began: it waits
+    assert tokgen.gaps.which_call_waits(late).startswith(
+        "So, which one waits? The synchronize, for the flag's copy, not for queued GPU work (the copy ended 1.0 µs "
+        "after the synchronize began, median).")
+    unknown = w.assign(copy_done_us=float("nan"))  # not recorded: no claim about the copy
+    assert tokgen.gaps.which_call_waits(unknown).startswith(
+        "So, which one waits? The synchronize, though not for queued GPU work (the GPU had finished")
+    queued = w.assign(queued_us=[30.0, 30.0, 30.0, 30.0])  # queued work held the sync's time
+    assert tokgen.gaps.which_call_waits(queued).startswith("So, which one waits? The synchronize, and it waited for "
+                                                           "queued GPU work.")
     # 40.0: the median copy call over the 3 steps with a sync (40, 38, 41), as notebook 06 records it
     assert said.endswith("The copy call took 55.0 µs per call (mean) under the full CPU-op profiler and 40.0 µs "
                          "(median) in this lighter profile (the profile does not split the call's own cost from any "
@@ -854,6 +866,11 @@ def test_the_calls_share_is_the_sum_of_its_rounded_parts():
     p = p.assign(sync_copy_us=244.0, gap_calls_us=76.0)
     said = tokgen.gaps.phase_takeaway("compiled", p)
     assert "the copy and sync calls take 2.5%, a time counted within the phases" in said and "2.4%" not in said
+
+    # rvA12 N2: a generator with no stop check makes no copy or sync call: said so, not "take 0%"
+    none = {"check_us": 0.1, "gap_calls_us": 0.0, "sync_copy_us": 0.0}
+    assert tokgen.gaps._calls_clause(none) == "it makes no copy or sync call"
+    assert tokgen.gaps._calls_clause({"sync_copy_us": 0.004}) == "the copy and sync calls take 0%"  # a share, rounded
 
 
 def test_counted_windows_names_the_windows_it_counts():

@@ -237,7 +237,7 @@ def test_claim_7_states_the_gap_test_per_window_and_the_synchronous_loops_bound_
             "window; nearest to it: window 5 of windows 3–7, 1.480, 0.980 above it), met in 0 of 3 windows; "
             "eager: pipelined vs sync ×1.25") in measured  # fmt: skip
     assert measured.endswith("; the synchronous loop's GPU busy share of a run and its bound (over the first 4 rounds, "
-                             "which every variant of its comparison ran, not the speed-ups' 8): kv_static 25% "
+                             "which every interleaved variant ran, not the speed-ups' 8): kv_static 25% "
                              "host-bound, compiled kv_static 36% host-bound")  # fmt: skip
     write(tmp_path, "07_pipelining", rows)  # every variant 8 rounds, as the speed-ups: no rounds to tell apart
     assert CLAIMS[7][3](Tables(tmp_path))[0].endswith("; the synchronous loop's GPU busy share of a run and its bound: "
@@ -250,11 +250,11 @@ def test_busy_shares_say_their_rounds_against_the_speed_ups():
                          "shared_runs": [10, 10, 10]}).set_index("variant")  # fmt: skip
     g = {"rounds": 80}
     assert claims.busy_rounds_text(rows, ["naive", "best"], [g]) == (
-        "over the first 10 rounds, which every variant of its comparison ran, not the speed-up's 80")
+        "over the first 10 rounds, which every interleaved variant ran, not the speed-up's 80")
     assert claims.busy_rounds_text(rows, ["naive", "best"], [g, {"rounds": 40}]).endswith(
         "not the speed-ups' 40 and 80")
     assert claims.busy_rounds_text(rows, ["naive"], [{"rounds": 10}]) == (
-        "over the first 10 rounds, which every variant of its comparison ran")  # the same rounds: said once
+        "over the first 10 rounds, which every interleaved variant ran")  # the same rounds: said once
     whole = rows.assign(runs=80, shared_runs=80)
     assert claims.busy_rounds_text(whole, ["naive"], [{"rounds": 40}]) == "over all 80 rounds, not the speed-up's 40"
     assert claims.busy_rounds_text(whole, ["naive"], [{"rounds": 80}]) == ""

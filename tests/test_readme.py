@@ -359,10 +359,10 @@ def test_the_summary_table_reads_medians_and_gpu_shares_over_the_rounds_every_va
     text = readme.summary_table(tmp_path)
     line = next(x for x in text.splitlines() if "| kv_static |" in x)
     assert "| 103.5 (101.8–105.2) | 10.35 | 41% |" in line  # over all 16 rounds: 153.5, 15.35, 27%
-    assert text.endswith("over the first 8 rounds, which every variant of its comparison ran; each paired speed-up "
+    assert text.endswith("over the first 8 rounds, which every interleaved variant ran; each paired speed-up "
                          "uses the rounds up to the look that decided it (the rounds it names), or every round both "
                          "variants ran where none did.*")  # fmt: skip
-    assert "busy 41%–84% of the wall time, over the first 8 rounds, which every variant of its comparison ran)" in \
+    assert "busy 41%–84% of the wall time, over the first 8 rounds, which every interleaved variant ran)" in \
         readme._host_bound(readme._summary(tmp_path))  # fmt: skip
 
 

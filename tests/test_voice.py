@@ -314,6 +314,10 @@ def test_a_table_rounds_each_column_and_says_its_header_in_words():
                                    "| a | 1.25 | 3 | 1,234.50 |\n| b | 10.00 | 4 |  |")  # fmt: skip
     assert table(df, columns=["n", "variant"]) == "| n | variant |\n|---|---|\n| 3 | a |\n| 4 | b |"
     assert table(pd.DataFrame({"x": [1.26]})) == "| x |\n|---|\n| 1.3 |"  # one decimal by default
+    # rvA12 N1: a rate strictly between 0 and 1 never prints as 1 or 0 (2 of 4000 undecided: power 0.9995)
+    rates = pd.DataFrame({"r": [0.9995, 0.0004, 0.0355, 1.0, 0.0]})
+    assert [r.strip("| ") for r in table(rates, digits=3).splitlines()[2:]] == ["0.9995", "0.0004", "0.035", "1.000",
+                                                                                 "0.000"]  # fmt: skip
     assert table(df, digits={"kv_mb": 0}).splitlines()[2] == "| a | 1.2 | 3 | 1,234 |"
     names = ["Median_ms", "a-b_ms", "ms", "pct_faster", "n_sms", "eos_rows", "sync_debug_warnings", "peak_gb_s",
              "times_x", "copy_bandwidth_gb_s"]  # fmt: skip
@@ -1241,5 +1245,5 @@ def test_notebook_10_and_09_templates_read_their_numbers_from_the_rows():
     by_k = ranking(results, "g K=1")
     text = k_sweep_text("g", by_k, {"g K=1": 1, "g K=4": 4, "g K=16": 16.0})
     k4, k16 = (gain(results, "g K=1", v) for v in ("g K=4", "g K=16"))
-    assert text == (f"* `g`: K = 4 rank 1, against K = 1 {speedup_text(k4)}; K = 16 rank 3, against K = 1 "
-                    f"{speedup_text(k16)}.")  # fmt: skip
+    assert text == (f"* `g`: K = 1 rank 2; K = 4 rank 1, against K = 1 {speedup_text(k4)}; K = 16 rank 3, against "
+                    f"K = 1 {speedup_text(k16)}.")  # fmt: skip  (rvB12 N7: the base's own rank too)

@@ -152,7 +152,9 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
     }
     assert list(w.index) == list(expected)
     assert w["ms"].to_dict() == pytest.approx(expected)
-    assert w.loc[waterfall.COMPUTE, "note"] == "the products' arithmetic alone takes 0.001 ms at the measured rate"
+    assert w.loc[waterfall.COMPUTE, "note"] == ("the products' arithmetic of the floor's steps alone takes 0.001 ms at "
+                                                "the measured rate (steps a replay computes past the stop are in the "
+                                                "kernels' bytes)")  # fmt: skip
     assert w.loc[waterfall.KERNELS, "note"].startswith("each kernel's time after the kernels before it ended; "
                                                        "0.002 ms of the kernels' durations overlap")  # fmt: skip
     terms = w[w["status"].isin([*waterfall.VALUED, "remainder"])]
@@ -256,7 +258,11 @@ def test_gap_split_reads_the_kernel_and_boundary_shares_from_the_rows():
     assert said == ("Of the 30.5 ms between the floor and the measured time, the kernels' own terms (copies of each "
                     "kernel's size; kernels slower than such copies) hold **94%**, the time between kernels and "
                     "between replays (gaps, the stop check with its flag's copy, graph launch) 4%, the other terms "
-                    "and the remainder 2%.")
+                    "(arithmetic, extra bytes, the span around the replays, the host) 4% and the remainder −2%.")
+    # rvB12 N1: 0.087 ms of a 29.4 ms gap is 0.3%, not "0%"; the remainder (−1.926 ms, −6.6%) apart, not netted
+    small = terms.assign(ms=[21.0, 0.0, 3.0, 10.0, 15.246, 0.010, 0.040, 0.037, 2.0, 0.967, -1.926, 50.374])
+    assert ("graph launch) 0.3%, the other terms (arithmetic, extra bytes, the span around the replays, the host) "
+            "20% and the remainder −7%.") in waterfall.gap_split(small)
     # launch gaps that dominate: the sentence follows the data, not the teaching text's expectation
     launch_heavy = terms.assign(ms=[21.129, 0.0, 0.021, 1.0, 2.0, 0.110, 0.538, 26.0, 0.736, 0.505, -0.055, 51.654])
     assert "hold **10%**, the time between kernels and between replays (gaps, the stop check with its flag's copy, " \

@@ -158,7 +158,7 @@ def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float, tflops: float 
     bytes). pct_of_own_floor = 100 × own floor / median time, times_task_floor = median time / task
     floor. Without `tflops`, compute_floor_ms is NaN and a floor bound by arithmetic (the naive
     generator's) is only a lower bound. In the table's order: this is no ranking. Each median is over
-    the rounds every variant of its comparison ran (`tokgen.stats.shared_rounds`: a sequential run,
+    the rounds every interleaved variant ran (`tokgen.stats.shared_rounds`: a sequential run,
     notebook 07's, lets some variants run on)."""
     rows = []
     for r in shared_rounds(timed).to_dict("records"):

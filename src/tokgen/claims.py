@@ -541,7 +541,7 @@ def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
 def busy_rounds_text(rows: pd.DataFrame, shown: list, gs: list) -> str:
     """Which rounds GPU busy shares set beside speed-ups are over (`shared_rounds`' rows, indexed by variant, those
     in `shown`), and where the speed-ups (`gs`) are over other rounds, theirs: "over the first 10 rounds, which
-    every variant of its comparison ran, not the speed-up's 80"; `shared_rounds_text` where both are over the same
+    every interleaved variant ran, not the speed-up's 80"; `shared_rounds_text` where both are over the same
     rounds (claims 7 and 10; notebook 09_summary)."""
     over = shared_rounds_text(rows, shown)
     ran = sorted({int(k) for k in rows.loc[shown, "shared_runs"]}) if "shared_runs" in rows and shown else []
@@ -555,7 +555,7 @@ def busy_rounds_text(rows: pd.DataFrame, shown: list, gs: list) -> str:
 
 def _busy_and_bound(run: pd.DataFrame, variants: list, gs: list) -> str:
     """ "kv_static 25% host-bound, compiled kv_static 36% host-bound": the GPU busy share of a run and its bound
-    (`bound_words`) of each of `variants` that has one, read over the rounds every variant of its comparison ran
+    (`bound_words`) of each of `variants` that has one, read over the rounds every interleaved variant ran
     (`shared_rounds`); with those rounds (`busy_rounds_text`, against the speed-ups `gs` beside them), "" where
     none has a share (claims 7 and 10; notebook 09_summary)."""
     rows = shared_rounds(run).set_index("variant")

@@ -90,7 +90,7 @@ def say(text: str) -> None:
 
 def bound_table(results: pd.DataFrame) -> str:
     """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 01_naive;
-    rows of `compare(..., gpu_busy=True)`), over the rounds every variant of its comparison ran
+    rows of `compare(..., gpu_busy=True)`), over the rounds every interleaved variant ran
     (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran),
     and last the host probe around those rounds (`host_probe_text`): the host sets a host-bound step's pace."""
     host = host_probe_text(results)
@@ -250,7 +250,7 @@ def plot_memory(ax, df: pd.DataFrame, name: str = "variant", device_gb: float | 
 
 def plot_runtimes(ax, df: pd.DataFrame, name: str = "variant"):
     """Median runtime per variant with its IQR in the table's order: not a ranking; over the rounds
-    every variant of its comparison ran (`tokgen.stats.shared_rounds`), as the axis says (notebook 04)."""
+    every interleaved variant ran (`tokgen.stats.shared_rounds`), as the axis says (notebook 04)."""
     df = shared_rounds(df).iloc[::-1]
     y = range(len(df))
     ax.barh(list(y), df["median_ms"], xerr=_iqr(df), capsize=3, color="C0")
@@ -369,7 +369,7 @@ def rounds_sentence(runs: int) -> str:
 def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> str:
     """Per variant: status, timed runs, steps, ms per generation as median (IQR) and min–max, ms
     per step, then `extra` columns ({header: column}, two decimals) (notebook 01_naive). The times
-    are over the rounds every variant of its comparison ran (`tokgen.stats.shared_rounds`); a line
+    are over the rounds every interleaved variant ran (`tokgen.stats.shared_rounds`); a line
     under the table says when that is fewer than a variant ran (notebook 07_pipelining)."""
     results = shared_rounds(results)
     out = pd.DataFrame(
@@ -448,7 +448,7 @@ def trend(values, within: float = BAND, digits: int = 2) -> str:
 def plot_runtime_vs_n(ax, results: pd.DataFrame, by: str = "generator"):
     """Median runtime per generation against N with the interquartile range, one line per value
     of `by` (notebook 04_static_cache)."""
-    results = shared_rounds(results)  # medians over the rounds every variant of its comparison ran
+    results = shared_rounds(results)  # medians over the rounds every interleaved variant ran
     for (name, d), marker in zip(results.groupby(by), "osD^v"):
         d = d.sort_values("max_seqlen")
         ax.errorbar(d["max_seqlen"], d["median_ms"], yerr=_iqr(d), marker=marker, capsize=3, label=name)
@@ -1146,18 +1146,23 @@ def fusing_split_text(unfused, fused, overlap: bool) -> str:
     times, from `products_against_floor`'s rows `unfused` and `fused` (Series named by variant:
     busy_us, products_us, other_us). Where `overlap` (`durations_overlap` for the unfused run: PDL
     was on), the unfused product kernel's L2 prefetch sits in the kernel before its own time, so the
-    split is said not to be fusing's effect alone; without it no kernel prefetches and nothing is
-    added (notebook 12_speed_of_light)."""
+    split is said not to be fusing's effect alone; without it no kernel prefetches and that is said. Either way
+    the fused products also do the unfused step's add-and-norm work, which moves own time from the other kernels
+    into the products (review rvB12 N5; notebook 12_speed_of_light)."""
     a, b = unfused, fused
     text = (f"Fusing (`{a.name}` → `{b.name}`), per step: the GPU's busy time {a.busy_us:.0f} → {b.busy_us:.0f} µs "
             f"({b.busy_us - a.busy_us:+.0f}; one profile each, not a paired speed-up); the products' own time "
             f"{a.products_us:.0f} → {b.products_us:.0f} µs and the other kernels' {a.other_us:.0f} → "
             f"{b.other_us:.0f} µs")  # fmt: skip
+    moved = (". The fused product kernels also do work the unfused step ran in other kernels (the split sums' "
+             "addition, the residual add, the norms' statistics: notebook 10's fused step), so part of that split is "
+             "work moving from the other kernels into the products")  # fmt: skip
     if overlap:
-        return (text + ". That split is not fusing's effect alone: the unfused run's kernels overlapped (programmatic "
+        return (text + moved + "; nor is it fusing's effect alone: the unfused run's kernels overlapped (programmatic "
                 "dependent launch), so its product kernels' L2 prefetch, issued before their wait, can fall in the own "
                 "time of the kernel before each, and the fused step's kernels do not prefetch (above).")  # fmt: skip
-    return text + " (the unfused run's kernels did not overlap: none was launched early, so none prefetched)."
+    return (text + moved + " (the unfused run's kernels did not overlap: none was launched early, so none "
+            "prefetched).")  # fmt: skip
 
 
 def is_h100_sxm(gpu) -> bool:

@@ -541,8 +541,10 @@ def copy_running_text(waits: pd.DataFrame) -> str:
 
 
 def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = None) -> str:
-    """Solution 06's answer to "which call waits?" from a window's `tokgen.profiling.sync_wait` table: the
-    synchronize, for queued GPU work or not (`waited_for_queue` on its medians); in how many steps the flag's copy
+    """Solution 06's answer to "which call waits?" from a window's `tokgen.profiling.sync_wait` table, on its
+    medians: the synchronize, for queued GPU work (`waited_for_queue`) or for the flag's copy (it ended after the
+    synchronize began), or neither (the copy had ended before it began; the copy's end not recorded: the
+    synchronize, not for queued work); in how many steps the flag's copy
     was still running when the synchronize began (`copy_running_text`); and the copy call's host time, under the
     full CPU-op profiler (`full_profile_copy_us`, a mean per call) and in this lighter profile (a median)
     (notebook 06_eos_sync_profile's solution)."""
@@ -550,9 +552,19 @@ def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = N
     queued = waited_for_queue(medians)
     if queued is None:
         return "So, which one waits? Not measured: no step recorded a copy followed by a sync."
-    which = ("The synchronize, and it waited for queued GPU work" if queued else
-             "The synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what its "
-             "time holds)")  # fmt: skip
+    landed = medians.get("copy_done_us", float("nan"))
+    if queued:
+        which = "The synchronize, and it waited for queued GPU work"
+    elif landed <= 0:  # the copy had ended (median) before the synchronize began: nothing left to wait for
+        which = ("Neither waited for the GPU in the median step: no work was queued and the flag's copy had ended "
+                 f"{-landed:.1f} µs before the synchronize began, so the synchronize's time is the call's own (the "
+                 "sentence above says how long)")  # fmt: skip
+    elif landed > 0:
+        which = ("The synchronize, for the flag's copy, not for queued GPU work (the copy ended "
+                 f"{landed:.1f} µs after the synchronize began, median)")  # fmt: skip
+    else:
+        which = ("The synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what "
+                 "its time holds)")  # fmt: skip
     running = copy_running_text(waits)
     said = f"So, which one waits? {which}. {running[0].upper()}{running[1:]}."
     if full_profile_copy_us is not None:
@@ -648,6 +660,8 @@ def _calls_clause(shares: dict) -> str:
         return (f"the copy and sync calls take {within + gap:.1%}, a time counted within the phases, not beside them: "
                 f"{within:.1%} within the phase after the model's forward (the flag's copy call comes before the idle "
                 f"gap) and {gap:.1%} in the idle gap")  # fmt: skip
+    if shares["sync_copy_us"] == 0:
+        return "it makes no copy or sync call"
     return f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
 
 
@@ -747,7 +761,7 @@ def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
     """Notebook 06's idle gaps (`gap_takeaway`) beside this run's GPU share of the synchronous step
-    (its GPU busy time over its median wall time, over the rounds every variant of its comparison
+    (its GPU busy time over its median wall time, over the rounds every interleaved variant
     ran: `tokgen.stats.shared_rounds`), where both ran in the same run (`tokgen.results.other_runs`: commit,
     GPU and slice; notebook 07_pipelining)."""
     if found := other_runs(profile):  # rows that bypassed rows_at(..., this_run=True): another run's gaps

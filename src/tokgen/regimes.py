@@ -109,7 +109,7 @@ def _escape(pair: pd.DataFrame) -> str:
 def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
     """Notebook 13's map (data/13_regimes.csv): per point (place × batch size × eager/compiled) the
     gain of `pipelined_static` and of `kv_static_no_check` over `kv_static`, beside the latter's GPU
-    share and ms per step (over the rounds every variant of its comparison ran: `shared_rounds`); the
+    share and ms per step (over the rounds every interleaved variant ran: `shared_rounds`); the
     whole GPU first, then slices by size (notebook 13_regimes)."""
     rows, runs = [], shared_rounds(usable(runs))
     for (_, compiled), group in runs.groupby(["map_point", "compiled"]):

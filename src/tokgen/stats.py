@@ -69,7 +69,7 @@ def time_summary(times: list[float]) -> dict:
 
 def shared_rounds(results: pd.DataFrame) -> pd.DataFrame:
     """`results` (rows of `tokgen.compare`) with each row's summary over the rounds that every
-    variant of its comparison ran, so that medians, ms per step and GPU shares set side by side
+    interleaved variant ran, so that medians, ms per step and GPU shares set side by side
     share their rounds (notebook 07_pipelining). In a sequential comparison only the variants of
     undecided comparisons run on after a look, and the host drifts between rounds, so medians over
     10 and over 80 rounds differ for that alone. A comparison is one call of `tokgen.compare`, its

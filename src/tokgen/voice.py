@@ -59,11 +59,11 @@ def _first_rounds(results: pd.DataFrame, rows=None) -> str:
 
 
 def shared_rounds_text(results: pd.DataFrame, rows=None) -> str:
-    """ "over the first 10 rounds, which every variant of its comparison ran": what a median or GPU
+    """ "over the first 10 rounds, which every interleaved variant ran": what a median or GPU
     share of `tokgen.stats.shared_rounds`' rows (among `rows`: index labels) is over, where it cut
     them to the rounds their comparison's variants share; "" where it cut none (notebook 07_pipelining)."""
     first = _first_rounds(results, rows)
-    return f"over {first}, which every variant of its comparison ran" if first else ""
+    return f"over {first}, which every interleaved variant ran" if first else ""
 
 
 def shared_rounds_note(results: pd.DataFrame) -> str:
@@ -75,7 +75,7 @@ def shared_rounds_note(results: pd.DataFrame) -> str:
         return ""
     return (
         "*Variants ran different numbers of rounds (the sequential design): each median, ms per step and "
-        f"GPU share here is over {first}, which every variant of its comparison ran; each paired speed-up uses "
+        f"GPU share here is over {first}, which every interleaved variant ran; each paired speed-up uses "
         "the rounds up to the look that decided it (the rounds it names), or every round both variants ran where "
         "none did.*"
     )
@@ -154,7 +154,12 @@ def _cell(value, digits: int) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return "" if value != value else f"{value:,.{digits}f}"
+        if value != value:
+            return ""
+        places = digits  # a value strictly between 0 and 1 never prints as 0 or 1: 0.9995 reads "0.9995", not "1.000"
+        while 0 < value < 1 and float(f"{value:.{places}f}") in (0, 1) and places < digits + 6:
+            places += 1
+        return f"{value:,.{places}f}"
     return str(value)
 
 
@@ -785,13 +790,14 @@ def device_stop_text(rows: pd.DataFrame, step: str) -> str:
 
 
 def k_sweep_text(generator: str, by_k: pd.DataFrame, ks: dict) -> str:
-    """Notebook 10_cuda_graphs' takeaway on one generator's sweep of K: each K's rank among the
-    generator's variants and its speed-up over the smallest K, round by round (`by_k`: `ranking`'s
-    table against that K's variant; `ks`: {variant: K})."""
+    """Notebook 10_cuda_graphs' takeaway on one generator's sweep of K: the smallest K's rank, then each
+    other K's rank among the generator's variants and its speed-up over the smallest K, round by round
+    (`by_k`: `ranking`'s table against that K's variant; `ks`: {variant: K})."""
     base = by_k["vs"].iloc[0]
+    own = [f"K = {ks[base]:.0f} rank {rank_text(r)}" for r in by_k.to_dict("records") if r["variant"] == base]
     each = [f"K = {ks[r['variant']]:.0f} rank {rank_text(r)}, against K = {ks[base]:.0f} {speedup_text(r)}"
             for r in by_k.to_dict("records") if r["variant"] != base]  # fmt: skip
-    return f"* `{generator}`: " + "; ".join(each) + "."
+    return f"* `{generator}`: " + "; ".join(own + each) + "."
 
 
 OUTCOME_HEADS = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",

@@ -36,6 +36,7 @@ from .bandwidth import copy_bandwidth, generation_bytes, generation_flops, matmu
 from .model import require_cuda, synchronize
 from .profiling import own_times, settle_profiler, short_kernel_name
 from .registry import generate, get_generator
+from .voice import percent_text
 
 # the terms, in the order they stack from the floor to the measured time
 FLOOR = "floor: the generation's bytes at copy bandwidth"
@@ -45,7 +46,7 @@ SMALL = "copies of each kernel's size: slower than a long copy"
 KERNELS = "kernels slower than copies of their size, from the previous one's end"
 GAPS = "idle gaps between kernels: no kernel running inside a replay"
 STOP_GPU = "the stop flag's copy (D2H) after each replay"
-LAUNCH = "graph launch: the gap before each replay's first kernel"
+LAUNCH = "graph launch or host: the gap before each replay's first kernel (not told apart)"
 AROUND = "GPU span before the first replay and after the last (idle included)"
 HOST = "host outside the GPU's span: first launch, final sync"
 REMAINDER = "remainder: the measured time minus the terms above"
@@ -369,7 +370,8 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
             continue
         note = ""
         if term == COMPUTE:
-            note = f"the products' arithmetic alone takes {compute_ms:.3f} ms at the measured rate"
+            note = (f"the products' arithmetic of the floor's steps alone takes {compute_ms:.3f} ms at the measured "
+                    "rate (steps a replay computes past the stop are in the kernels' bytes)")  # fmt: skip
         elif term == KERNELS and waits > 1e-6:
             note = (f"each kernel's time after the kernels before it ended; {waits:.3f} ms of the kernels' durations "
                     "overlap an earlier kernel (programmatic dependent launch: a kernel starts early and waits for it) "
@@ -518,8 +520,10 @@ def gap_split(terms: pd.DataFrame) -> str:
     """Where the gap between the floor and the measured time lies, in one sentence read from
     `waterfall_table`'s rows (the rows of `12_waterfall`: term, ms, status; notebook 12): the
     share of the gap in the kernels' own terms (`INSIDE_KERNELS`), in the idle time between
-    kernels and between replays (`BETWEEN_KERNELS`), and in everything else (the arithmetic, the
-    extra bytes, the span around the replays, the host's time and the remainder)."""
+    kernels and between replays (`BETWEEN_KERNELS`), in the other terms (the arithmetic, the extra
+    bytes, the span around the replays, the host's time) and in the remainder, signed and apart from
+    them (a negative remainder is not netted into the other terms); a share that is not 0 or the
+    whole never prints as 0% or 100% (`tokgen.voice.percent_text`; review rvB12 N1)."""
     ms = terms.set_index("term")["ms"]
     total = terms.loc[terms["status"] == "total", "ms"].iloc[0]
     needed = (FLOOR, *INSIDE_KERNELS, *BETWEEN_KERNELS)
@@ -530,12 +534,18 @@ def gap_split(terms: pd.DataFrame) -> str:
     if gap <= 0:
         return f"*The measured time, {total:.1f} ms, is not above the floor, {ms[FLOOR]:.1f} ms: no gap to split.*"
     inside, between = sum(ms[t] for t in INSIDE_KERNELS), sum(ms[t] for t in BETWEEN_KERNELS)
-    rest = gap - inside - between
+    remainder = ms.get(REMAINDER, 0.0)
+    remainder = 0.0 if remainder != remainder else remainder
+    other = gap - inside - between - remainder
+
+    def share(part: float) -> str:
+        return percent_text(part / gap, 0.5).replace("-", "−")
+
     return (f"Of the {gap:.1f} ms between the floor and the measured time, the kernels' own terms (copies of each "
-            f"kernel's size; kernels slower than such copies) hold **{100 * inside / gap:.0f}%**, the time "
-            f"between kernels and between replays (gaps, the stop check with its flag's copy, graph launch) "
-            f"{100 * between / gap:.0f}%, the "
-            f"other terms and the remainder {100 * rest / gap:.0f}%.")  # fmt: skip
+            f"kernel's size; kernels slower than such copies) hold **{share(inside)}**, the time between kernels and "
+            f"between replays (gaps, the stop check with its flag's copy, graph launch) {share(between)}, the other "
+            f"terms (arithmetic, extra bytes, the span around the replays, the host) {share(other)} and the "
+            f"remainder {share(remainder)}.")  # fmt: skip
 
 
 PROFILER_SHARE = 0.05  # a remainder below minus this share of the measured time: the profiler's cost is said
