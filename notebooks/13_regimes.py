@@ -109,6 +109,7 @@ def bandwidths(sms: int) -> dict:
     return {"gpu_sms": sms, "copy_gbs": gpu_slice.copy_gbs, "side_stream_gbs": side, "escaped_stream_gbs": escaped}
 
 
+# %%
 if ON_GPU:
     whole = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB)
     SIZES = tokgen.gpu_slice.sizes_that_fit(SLICE_SMS)  # a size above this GPU's SM count is said and skipped
@@ -173,15 +174,15 @@ if ON_GPU:
 # eager and compiled. `compare` also measures each variant's **GPU busy time** (CUPTI, one
 # extra run); its share of the wall time is the step's GPU share: near 1 the GPU is the
 # bottleneck, near 0 the host is. The compiled model is compiled afresh per batch size (as in
-# notebook 08) and reused in every slice: compiled code does not depend on how many SMs run it.
+# notebook 08): compiled once, at the whole-GPU point, and reused in every slice.
 #
-# A second trap, measured: **compiled code leaves a slice**. The code torch.compile generates
-# calls `torch.cuda.set_device(0)` on every call; that is a `cudaSetDevice`, which makes the
-# whole GPU's context current again, and every kernel after it runs on all SMs. Inside a slice
-# `GpuSlice` replaces `torch.cuda.set_device` by a check that the device is the slice's;
-# `compare` re-enters the slice before every timed run (`GpuSlice.confine`) and records in
-# `slice_escapes` how many timed runs left it anyway; and at the end of each point we measure
-# the copy bandwidth again, inside the slice.
+# A second trap: **code can leave a slice**. A `torch.cuda.set_device` call is a
+# `cudaSetDevice`, which makes the whole GPU's context current again, so every kernel after it
+# would run on all SMs; whether the code torch.compile generates makes that call, this notebook
+# does not count. Inside a slice `GpuSlice` replaces `torch.cuda.set_device` by a check that the
+# device is the slice's; what is measured: `compare` re-enters the slice before every timed run
+# (`GpuSlice.confine`) and records in `slice_escapes` how many timed runs left it anyway, and at
+# the end of each point we measure the copy bandwidth again, inside the slice.
 
 # %%
 GENERATORS = ["kv_static", "pipelined_static", "kv_static_no_check"]
@@ -212,6 +213,7 @@ def measure_point(sms, batch_size: int, compiled) -> pd.DataFrame:
     return results
 
 
+# %%
 for batch_size in BATCH_SIZES:
     compiled = compiled_for(batch_size)
     for sms in POINTS:
@@ -264,8 +266,9 @@ say(tokgen.regimes.regime_findings(regimes, article_batch=32, bracket=BRACKET if
 #
 # 1. Add B = 1024 to `BATCH_SIZES` (with `MAP_SMS` set to the smaller bracketing slice). How does
 #    the speed-up change as the GPU share nears 1? What does the model T / (T − g) predict there?
-# 2. Create the side streams with `torch.cuda.Stream()` inside the slice (the escape) and
-#    re-measure one point. Explain the "speed-up" you get.
+# 2. Section 1 measured the copy bandwidth of a stream made with `torch.cuda.Stream()` inside a
+#    slice (the escape) beside the slice's own streams. What does it say about where that
+#    stream's kernels run, and what would a "pipelined" generator using such streams measure?
 # 3. Which slice matches the L40S's *compute* (about 183 TFLOP/s of dense TF32)? Re-run notebook 07 there
 #    with `./run_all.sh --slice N --only 07 --out build/sliceN`.
 #

@@ -157,20 +157,16 @@ except tokgen.MissingRows as err:  # notebook 13 not run here, or in another run
         say(f"*{err}*")
 except ValueError:  # no two slices around the L40S
     bracket = set()
-L40S = tokgen.gpu_slice.L40S_GBS
-for sms, rows in sliced.groupby("gpu_sms"):
-    gbs, others = float(rows["slice_copy_gbs"].iloc[0]), " and ".join(map(str, sorted(bracket)))
-    role = "one of the two that bracket it" if int(sms) in bracket else f"the two that bracket it: {others} SMs"
-    role = role if bracket else "no bracketing slices of notebook 13 from this run in this results folder"
-    side = "below" if gbs < L40S else "above"
-    say(f"* {sms} SMs: {gbs:,.0f} GB/s of copy bandwidth, {side} the L40S's {L40S}; {role}.")
+for line in tokgen.display.slice_bandwidth_lines(sliced, bracket, tokgen.gpu_slice.L40S_GBS):
+    say(line)
 
 # %% [markdown]
 # Was each slice row really run in the slice? transformers' static-cache `generate()` replays
 # CUDA graphs it captures itself, on its own stream; a graph can run on the whole GPU while
-# the code around it sits in a slice. A run confined to a small slice should take several times
-# the whole GPU's GPU busy time; a slice row whose busy time stays close to the whole GPU's is
-# taken as not having run there (`confined` False, with the threshold in the source below). That
+# the code around it sits in a slice. A run confined to a small slice should take longer on the
+# GPU than the whole GPU does: a slice row counts as confined only where its GPU busy time is
+# more than 1.5 times the whole GPU's (`tokgen.voice.CONFINED_RATIO`); any other is taken as not
+# having run there (`confined` False, the rule in the source below). That
 # is an inference from times: the `slice_escapes` counter, which counts the runs that left the
 # slice's context, does not see graph replays.
 
@@ -208,6 +204,8 @@ try:
 except tokgen.MissingRows as err:
     fastest = None
     say(f"*{err}*")
+
+# %%
 sweep = None
 if fastest and ON_GPU:
     bandwidth = tokgen.bandwidth.bandwidth_for(RESULTS_DIR, DEVICE)
@@ -223,17 +221,10 @@ if fastest and ON_GPU:
 # ## Summary, read from this run
 
 # %%
-for r in deferred.to_dict("records"):
-    where = tokgen.voice.confinement_text(r, results)  # inferred from GPU busy times: the sentence says how
-    say(f"* {where}, {r['cache']} cache, GPU share of a synchronous step {r['gpu_share_sync']:.2f}: deferred "
-        f"against sync **{speedup_text(r)}**.")  # fmt: skip
-placed = deferred[deferred["confined"].astype(str).isin(["whole GPU", "True"])] if len(deferred) else deferred
-if len(placed):  # only rows that ran where they say
-    by = placed.groupby("outcome")["gpu_share_sync"]
-    left_out = " (rows not confined, or not measured, left out)" if len(placed) < len(deferred) else ""
-    say(f"* By outcome, the GPU shares of the synchronous step{left_out}: "
-        + "; ".join(f"{o}: {', '.join(f'{x:.2f}' for x in sorted(v))}" for o, v in by)
-        + ". Notebook 13 maps such gains against the GPU share over more places and batch sizes.")  # fmt: skip
+for r in deferred.to_dict("records"):  # where: inferred from GPU busy times, the sentence says how
+    say(tokgen.display.deferred_row_text(tokgen.voice.confinement_text(r, results), r, bold=True))
+if said := tokgen.display.shares_by_outcome_text(deferred):  # only rows that ran where they say
+    say(said)
 
 # %% [markdown]
 # * transformers already holds the article's idea; whether it should be on for CUDA is what the
@@ -244,7 +235,7 @@ if len(placed):  # only rows that ran where they say
 # ## Exercises
 #
 # 1. Run with `BATCH_SIZE = 256`. How do the GPU share and the gain move?
-# 2. Why does the static cache (a compiled, CUDA-graphed step) show a different gain than the
+# 2. Does the static cache (a compiled, CUDA-graphed step) show a different gain than the
 #    dynamic one? Look at the GPU share of each.
 #
 # Worked solutions: [`solutions/14_deferred_stop.ipynb`](../solutions/14_deferred_stop.ipynb).

@@ -29,7 +29,6 @@ RUNS = 10  # interleaved rounds of exercise 2's two steps (the signed-rank rule 
 DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/02_kv_cache.csv
 
 # %%
-import numpy as np
 import torch
 
 import tokgen
@@ -37,6 +36,8 @@ from tokgen.display import say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())  # where this page's live numbers were measured
+
+# %%
 both = tokgen.rows_at("02_kv_cache", DATA_DIR, "solution 02").sort_values("max_seqlen")  # naive and the cache
 both = tokgen.stats.shared_rounds(both)  # medians over the rounds every variant ran (a sequential run)
 naive, kv = (both[both["generator"] == g] for g in ("naive", "kv_dynamic"))
@@ -58,17 +59,7 @@ model = tokgen.build_model(SIZE)  # on the GPU if there is one
 # slices of notebook 13 included a smaller N, in another regime).
 
 # %%
-fit = lambda df: np.polyfit(np.log(df["max_seqlen"]), np.log(df["median_ms"]), 1)  # (slope, log prefactor)
-(k_naive, c_naive), (k_kv, c_kv) = fit(naive), fit(kv)
-n_even = float(np.exp((c_kv - c_naive) / (k_naive - k_kv))) if k_naive != k_kv else float("nan")
-below = "naive" if c_naive + k_naive * np.log(n_even / 2) < c_kv + k_kv * np.log(n_even / 2) else "the KV cache"
-smallest = int(naive["max_seqlen"].min())
-say(
-    f"naive ∝ N^{k_naive:.2f}, KV cache ∝ N^{k_kv:.2f} (B = {int(naive['batch_size'].iloc[0])}). The fitted "
-    f"curves cross at N ≈ {n_even:.0f}, below which the fits have {below} faster; the smallest N measured is "
-    f"{smallest}, so the crossing is a property of the fits, not a measurement: at every N measured, the paired "
-    "comparison of notebook 02 says which one was faster."
-)
+say(tokgen.display.fit_crossing_text(naive, kv))
 
 # %% [markdown]
 # ## Exercise 2: how much of a step depends on N?
@@ -101,6 +92,7 @@ def one_step(position: int) -> tokgen.Variant:
     return tokgen.Variant(f"one step at N = {position}", run)
 
 
+# %%
 steps = tokgen.compare([one_step(10), one_step(390)], rounds=RUNS, device=model.device)
 g = tokgen.gain(steps, "one step at N = 10", "one step at N = 390")
 say(table(steps, [c for c in ("variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_ms") if c in steps], digits=3))
@@ -109,11 +101,7 @@ say(f"Wall time, N = 390 against N = 10: {tokgen.display.speedup_text(g)}.")
 # %%
 if "gpu_busy_ms" in steps and steps["gpu_busy_ms"].notna().all():
     busy = steps.set_index("variant")["gpu_busy_ms"]
-    extra = busy["one step at N = 390"] - busy["one step at N = 10"]
-    share = extra / busy["one step at N = 390"]
-    say(f"On the GPU the step's work grows by {extra:+.3f} ms from N = 10 to N = 390, {share:.0%} of its GPU time "
-        "at N = 390: the part of a step that depends on N (which kernels it is, a busy time does not "
-        "say).")  # fmt: skip
+    say(tokgen.display.step_growth_text(busy["one step at N = 10"], busy["one step at N = 390"]))
 else:
     say("*The GPU's busy time needs a GPU (CUPTI): on a CPU the wall times above are the whole answer.*")
 
@@ -123,24 +111,13 @@ else:
 # Keys and values, every layer: 2 × layers × B × N × hidden × 4 bytes (fp32).
 # `tokgen.bandwidth.kv_bytes` computes it, for the largest N the reference run measured and,
 # where that is not the article's 400 at B = 32, for the article's too; the peak allocated memory
-# of the largest N's run holds it together with the weights, the logits and the cache's growing
-# copies.
+# of the largest N's run holds it together with the weights and whatever else the run allocated
+# (what that is, this page does not measure).
 
 # %%
 gpt2 = tokgen.build_model("gpt2", "cpu")
 row = kv.sort_values("max_seqlen").iloc[-1]  # the largest N this run measured
 n, batch = int(row["max_seqlen"]), int(row["batch_size"])
 cache_gb = tokgen.bandwidth.kv_bytes(gpt2, batch, n) / 1e9
-weights_gb = tokgen.parameter_bytes(gpt2) / 1e9
-article_gb = tokgen.bandwidth.kv_bytes(gpt2, 32, 400) / 1e9
-say(
-    f"The cache holds {cache_gb:.3f} GB after {n} steps at B = {batch}"
-    + (f" ({article_gb:.3f} GB after the article's 400 at B = 32)" if (n, batch) != (400, 32) else "")
-    + f"; the weights {weights_gb:.3f} GB. The reference run's peak allocated "
-    f"memory at N = {n} was {row['peak_allocated_gb']:.3f} GB and its peak reserved "
-    f"{row['peak_reserved_gb']:.3f} GB. The cache and the weights make "
-    f"{(cache_gb + weights_gb) / row['peak_allocated_gb']:.0%} of the peak allocated (the rest: the logits and the "
-    "cache's copies while it grows); the cache alone is "
-    f"{cache_gb / row['peak_reserved_gb']:.0%} of what the allocator reserved (the rest: the weights, the logits and "
-    "the copies a growing cache leaves behind)."
-)
+article_gb = tokgen.bandwidth.kv_bytes(gpt2, 32, 400) / 1e9 if (n, batch) != (400, 32) else None
+say(tokgen.display.cache_share_text(row, cache_gb, tokgen.parameter_bytes(gpt2) / 1e9, article_gb))

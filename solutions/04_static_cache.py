@@ -81,28 +81,11 @@ say(
     f"{tokgen.display.speedup_text(g)}. {tokgen.display.rounds_sentence(RUNS)}"
 )
 
-
 # %%
 def room_reading(g: dict | None, share: float) -> str:
-    """What the 2N cache's outcome against the N one says, in the outcome's own words, and what the
-    GPU's busy `share` (NaN on a CPU) lets this exercise say about why."""
-    if g is None:
-        return "Not measured."
-    outcome = tokgen.stats.NO_EFFECT if g.get("no_effect") else g["outcome"]  # within ±5%: a tie, as the claims read it
-    if outcome == tokgen.stats.SLOWER:
-        return ("Slower with 2N slots, for real, which reading twice the keys and values would predict (not "
-                "measured here).")  # fmt: skip
-    head = tokgen.display.OUTCOME_HEADS[outcome]
-    if tokgen.display.bound(share) == "":  # the rule of notebook 05: host-bound under half
-        return f"{head}, with 2N slots; a CPU run measures nothing about a GPU's step: run this on a GPU."
-    undecided = outcome == tokgen.stats.UNDECIDED
-    if tokgen.display.bound(share) == "host":
-        hide = ("whether it hides under the host's launch time, these rounds cannot tell" if undecided else
-                "what made up the difference here, this exercise does not measure")  # fmt: skip
-        return (f"{head}, with 2N slots: the GPU was busy {share:.0%} of a run at most, so the step is host-bound. "
-                f"Reading more cache adds GPU time that can hide under the host's launch time; {hide}.")  # fmt: skip
-    return (f"{head}, with 2N slots, though the GPU was busy {share:.0%} of a run: what the extra slots' reads cost, "
-            "this exercise does not separate (notebook 12 weighs a step's bytes).")  # fmt: skip
+    """What the 2N cache's outcome against the N one says, and what the GPU's busy `share` (NaN on a
+    CPU) lets this exercise say about why: `tokgen.display.room_reading`."""
+    return tokgen.display.room_reading(g, share)
 
 
 say(room_reading(g, rooms.set_index("variant")["gpu_busy_share"].max()))  # NaN on a CPU: CUPTI measures GPUs only
@@ -111,17 +94,19 @@ say(room_reading(g, rooms.set_index("variant")["gpu_busy_share"].max()))  # NaN 
 # ## Exercise 2: kernels per step
 #
 # `tokgen.profile_steps` records a window of steps with torch.profiler; its `summary()` gives
-# the median kernels per step (GPU only: on a CPU there are no kernels to count).
+# the median GPU operations per step: kernels, memsets and copies (GPU only: on a CPU there are
+# no kernels to count).
 
 # %%
 if device.type == "cuda":
     window = {"start": MAX_SEQLEN // 4, "stop": MAX_SEQLEN // 2}  # a window in the middle of the generation
+    ops = {}
     for name in ("kv_dynamic", "kv_static"):
         run = lambda on_step, name=name: tokgen.generate(
             name, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, on_step=on_step
         )
-        summary = tokgen.profile_steps(run, **window).summary()
-        say(f"{name}: {summary['kernels_per_step']:.0f} kernels per step")
+        ops[name] = tokgen.profile_steps(run, **window).summary()["kernels_per_step"]
+    say(tokgen.display.gpu_ops_text(ops, BATCH_SIZE))
 else:
     say("*On a CPU there are no kernels to count: run this cell on a GPU.*")
 
@@ -147,15 +132,12 @@ say(
     f"{'takes' if takes else 'does not take'} `cache_position`; with and without the line the tokens are "
     f"{'the same' if same else 'different'}."
 )
+
+# %%
 if device.type == "cuda":
     syncs = pd.DataFrame([{"cache_position passed": w, **tokgen.count_syncs(runs[w])} for w in (True, False)])
     syncs["syncs per step"] = syncs["stream_syncs"] / MAX_SEQLEN
     say(table(syncs, ["cache_position passed", "local_scalar_dense", "stream_syncs", "syncs per step"], digits=2))
-    hidden = syncs.set_index("cache_position passed")["syncs per step"]
-    say(
-        f"Without `cache_position`: about {hidden[False]:.1f} stream syncs per step, {hidden[True]:.1f} with it."
-        if hidden[False] > hidden[True]
-        else "Without `cache_position` no more syncs than with it: no hidden sync here."
-    )
+    say(tokgen.display.hidden_sync_text(syncs.set_index("cache_position passed")["syncs per step"]))
 else:
     say("*The hidden sync is a GPU's: run this cell on a GPU to count it (`tokgen.count_syncs`).*")

@@ -54,6 +54,8 @@ gains["deferred vs sync"] = [speedup_text(g) for g in gains.to_dict("records")]
 # %%
 say(table(gains.sort_values("gpu_share_sync"), ["gpu_sms", "cache", "confined", "gpu_share_sync", "deferred vs sync"],
           digits=2) + "\n\n(notebook 14's reference run)")  # fmt: skip
+
+# %%
 version = tokgen.environment()["transformers"]
 deferrable = tuple(int(x) for x in version.split(".")[:2]) >= (5, 17)  # DeferredStopCheck appeared in 5.17
 if torch.cuda.is_available() and deferrable:
@@ -64,8 +66,7 @@ if torch.cuda.is_available() and deferrable:
     for cache in ("dynamic", "static"):
         g = tokgen.gain(results.reset_index(), f"generate() {cache} sync", f"generate() {cache} deferred")
         share = results.at[f"generate() {cache} sync", "gpu_busy_share"]
-        say(f"* B = {BATCH_SIZE}, {cache} cache: GPU share of a sync step {share:.2f}; deferred vs sync "
-            f"{speedup_text(g)}.")  # fmt: skip
+        say(tokgen.display.deferred_row_text(f"B = {BATCH_SIZE}", {**g, "cache": cache, "gpu_share_sync": share}))
 else:
     say(f"*Measuring needs a CUDA GPU and transformers ≥ 5.17 (here: {version}, "
         f"{'a GPU' if torch.cuda.is_available() else 'no GPU'}). On one: `./run_all.sh --only 14 -p BATCH_SIZE "
@@ -82,11 +83,19 @@ else:
 # eager kernels run on fewer SMs (a higher GPU share), while the static cache's CUDA graphs may
 # replay outside the green context (`confined` False: notebook 14, section 4, says why), and
 # then those rows measure the whole GPU's SMs, not the slice. The shares and the outcomes, row by
-# row, say which of these held in the reference run:
+# row, in the reference run:
 
 # %%
 for r in gains.to_dict("records"):
     where = "whole GPU" if r["gpu_sms"] == "all" else f"{r['gpu_sms']}-SM slice"
-    where += " (not confined)" if r["confined"] is False else ""
-    say(f"* {where}, {r['cache']} cache: GPU share of a sync step {r['gpu_share_sync']:.2f}; deferred vs sync "
-        f"{r['deferred vs sync']}.")  # fmt: skip
+    say(tokgen.display.deferred_row_text(where + (" (not confined)" if r["confined"] is False else ""), r))
+
+# %% [markdown]
+# Does the static cache show a different gain? Per place, from the two paired comparisons'
+# outcomes (a real difference within ±5% counts as none): tied where both have the same
+# outcome, different where they differ, undecided where either is undecided. How large each
+# gain is, beside the other, no test here compares.
+
+# %%
+for line in tokgen.display.static_vs_dynamic_text(gains):
+    say(line)

@@ -366,6 +366,18 @@ def test_claim_3_undecided_runtime_leaves_what_it_can_still_be(tmp_path):
     write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, NOISY), 200: (4.0, 0.4, SLOWER)}))
     assert verdict(3, tmp_path) == PARTLY  # slower at N=200 decides the runtime part, whatever N=100 says
 
+    # rvC12 S3: undecided, but its interval (×0.99–×1.09) rules a slowdown beyond 5% out: not slower holds
+    leaning = [0.92, 1.0, 0.95, 1.02, 0.90, 0.98, 0.93, 1.01]
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, leaning), 200: (4.0, 0.4, FASTER)}))
+    measured, verdict_, _ = measure(3, tmp_path)
+    assert verdict_ == REPRODUCED
+    assert measured.endswith("; undecided at N=100, but its 95% interval stays above ×0.952: a slowdown beyond 5% "
+                             "is ruled out there, so not slower beyond the band holds")  # fmt: skip
+    # its mirror (×0.92–×1.01) leaves a slowdown beyond 5% inside the interval: still open
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, [1 / x for x in leaning]),
+                                                              200: (4.0, 0.4, FASTER)}))  # fmt: skip
+    assert verdict(3, tmp_path) == "undecided"
+
 
 def test_claim_3_not_measured_without_the_setting_or_without_pairs(tmp_path):
     write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, FASTER)}, active=False))

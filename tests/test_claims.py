@@ -206,10 +206,11 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     on_cpu = pd.DataFrame([point | {"outcome": "undecided", "where": "whole GPU", "batch_size": 32,
                                     "gpu_share": float("nan")}])  # fmt: skip
     text = regime_findings(on_cpu)
-    assert "faster beyond ±5% (p < 0.05) at no point" in text and "1 point(s) stay undecided" in text
+    assert "faster for real (p < 0.05), and not shown within ±5%, at no point" in text and "1 point(s) stay " \
+        "undecided" in text
     assert "GPU share not measured (no GPU)" in text
     settled = regime_findings(on_cpu.assign(outcome="no effect"))
-    assert "- It was faster beyond ±5% (p < 0.05) at no point of this map.\n" in settled + "\n"  # none left undecided
+    assert "- It was faster for real (p < 0.05), and not shown within ±5%, at no point of this map.\n" in settled + "\n"
     assert "Host-bound points" not in text  # no GPU share measured: no count that reads "none"
     sliced = pd.DataFrame([point | {"outcome": "no effect", "where": "8 SMs", "batch_size": 64, "gpu_share": 0.9}])
     assert "B = 32 is not on this map in the 8 SMs slice (not a bracketing slice)" in regime_findings(sliced)
@@ -1189,13 +1190,13 @@ def test_why_counts_the_undecided_comparisons_not_the_verdicts_still_open(tmp_pa
          + [result(v, mixed) for v in ("pipelined_static_1stream", "compiled pipelined_static_1stream")])  # fmt: skip
     c = claims_table(tmp_path / "two").set_index("#").loc[9]
     assert c["verdict"] == "inconclusive", c["measured"]
-    assert c["why"] == ("comparisons it needs are undecided (see measured); whichever way they fall, the claim is "
-                        "reproduced or partly")  # fmt: skip
+    assert c["why"] == ("2 comparisons it needs are undecided (eager: one stream vs two; compiled: one stream vs two; "
+                        "see measured); whichever way they fall, the claim is reproduced or partly")  # fmt: skip
     rows("07_pipelining", tmp_path / "one", pipelined + no_check
          + [result("pipelined_static_1stream", mixed), result("compiled pipelined_static_1stream", [80.0] * 10)])
     c = claims_table(tmp_path / "one").set_index("#").loc[9]
-    assert c["why"] == ("a comparison it needs is undecided (see measured); whichever way it falls, the claim is "
-                        "reproduced or partly")  # fmt: skip
+    assert c["why"] == ("a comparison it needs is undecided (eager: one stream vs two; see measured); whichever way "
+                        "it falls, the claim is reproduced or partly")  # fmt: skip
     naive = [500.0] * 10
     best = [500.0 / r for r in (1.6, 6.0, 2.0, 5.5, 2.4, 5.0, 3.0, 4.5, 1.8, 6.5)]  # an interval over ×2.5 and ×4
     rows("07_pipelining", tmp_path / "wide", [result("naive", naive), result("compiled pipelined_static", best)])

@@ -150,8 +150,9 @@ def test_an_undecided_comparison_says_how_many_rounds_would_decide_it_and_a_row_
                                     "too few rounds for an interval)")  # a dict without one: none invented
     assert speedup_text({**g, "rounds_to_decide": float("nan")}).endswith("undecided; too few rounds for an interval)")
     outside = {**g, "outcome": FASTER, "p_value": 0.01, "confined": False}
-    assert speedup_text(outside).endswith("faster; taken as run outside its slice (inferred from its GPU busy time), "
-                                          "not counted; too few rounds for an interval)")  # fmt: skip
+    # rvC12 N8: the note after the interval, not between the outcome and it
+    assert speedup_text(outside).endswith("faster; too few rounds for an interval; taken as run outside its slice "
+                                          "(inferred from its GPU busy time), not counted)")  # fmt: skip
     assert "not counted" not in speedup_text({**outside, "confined": True})
     assert "not counted" not in speedup_text({**outside, "confined": "whole GPU"})
 

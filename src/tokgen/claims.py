@@ -188,20 +188,22 @@ def _combine(*parts: bool | None, core: tuple[int, ...] = (), named: dict | None
     needed = [open_[j] for j in range(len(open_))
               if any(v != by_fill[f[:j] + (not f[j],) + f[j + 1:]] for f, v in by_fill.items())]  # fmt: skip
     capped, at_cap = {}, 0  # the capped comparisons (by name: two parts may read one), the parts they leave open
+    undecided = {}  # every undecided comparison of those parts, by name: what the "why" counts and names
     for i in needed:
         comps = [c for c in (named or {}).get(i, []) if c[1] is None or c[1]["outcome"] == UNDECIDED]
+        undecided.update({c[0]: c for c in comps})
         if comps and all(c[1] is not None and c[1].get("capped") for c in comps):
             capped.update({c[0]: c for c in comps})
             at_cap += 1
-    return Undecided([REPRODUCED, PARTLY, NOT], verdicts, open_parts=len(needed), capped=list(capped.values()),
-                     uncapped=len(needed) - at_cap)
+    return Undecided([REPRODUCED, PARTLY, NOT], verdicts, open_parts=len(undecided) or len(needed),
+                     capped=list(capped.values()), uncapped=len(needed) - at_cap, open_names=list(undecided))
 
 
 class Undecided(str):
     """UNDECIDED, knowing the verdicts it could still become (`between`) (notebook 01_naive)."""
 
     def __new__(cls, order: list[str], possible: set[str], reason: str = "", open_parts: int = 1, falls: bool = True,
-                capped: list | None = None, uncapped: int | None = None):
+                capped: list | None = None, uncapped: int | None = None, open_names: list | None = None):
         self = super().__new__(cls, UNDECIDED)
         self.between = [v for v in order if v in possible]
         self.reason = reason  # why it is undecided, where not a comparison (`claim` says it instead)
@@ -209,6 +211,7 @@ class Undecided(str):
         self.falls = falls  # False: the reason is no result that can still fall either way (windows that split)
         self.capped = capped or []  # (name, comparison, open words) of those it turns on that ran to their cap
         self.uncapped = open_parts if uncapped is None else uncapped  # the open parts it turns on not at a cap
+        self.open_names = open_names or []  # the undecided comparisons it turns on, by name, where `_combine` knows
         return self
 
 
@@ -390,8 +393,9 @@ def _growing(steps: list[dict]) -> bool | None:
 
 def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, frag_ok, runtime_ok):
     """Claims 3 and 4: per N, `new` against `base` (rows told apart by `column`): `frag_ok(base GB, new GB,
-    base's % of reserved)` (None: not judged at that N), and `runtime_ok(n, g)` for the runtime's decided
-    comparison `g`; the speed-up is new's."""
+    base's % of reserved)` (None: not judged at that N), and `runtime_ok(n, g)` for the runtime's comparison `g`
+    (None: open at that N; an undecided `g` is open unless `runtime_ok` judges it from its interval, as claim 3
+    does); the speed-up is new's."""
     parts, frags_ok, frags_judged, runtimes, compared = [], True, 0, [], []
     for n, group in df.groupby("max_seqlen"):
         by = group.set_index(column)
@@ -402,7 +406,7 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
         judged = frag_ok(by.loc[base, "frag_gb"], by.loc[new, "frag_gb"], pct)
         frags_ok &= judged is None or bool(judged)  # numpy booleans: never `is False`
         frags_judged += judged is not None
-        runtimes.append(None if g is None or g["outcome"] == UNDECIDED else runtime_ok(n, g))
+        runtimes.append(None if g is None else runtime_ok(n, g))
         compared.append((f"N={n}: {what}", g, ""))
         parts.append(
             f"N={n}: {what} {speedup_text(g)}, fragmentation "
@@ -428,14 +432,22 @@ def _claim_3(tables):
     markedly" is judged where the default allocator's fragmentation is a concern (CONCERN_PCT of
     reserved, or more): at 10% there is little to drop, and a block's rounding decides the ratio.
     A slowdown that is real but shown inside the band passes as marginal, and `measured` says so at
-    its N, so that "reproduced" never hides it (review pre_00_05 S7)."""
+    its N, so that "reproduced" never hides it (review pre_00_05 S7). An undecided comparison is judged by its
+    interval, as claims 2 and 10 judge theirs: one whose low end stays above ×1/(1 + BAND) rules a slowdown beyond
+    the band out (not slower: holds), one whose high end lies below it shows one (review rvC12 S3); between, open."""
     df = tables["03_expandable_segments"]
     if "expandable_active" in df and not df[df["allocator"] == "expandable"]["expandable_active"].all():
         return "setting was not active", UNMEASURED, None
     markedly = lambda base, new, base_pct: None if base_pct < CONCERN_PCT else new <= 0.5 * base
     inside = []  # the N where expandable segments were slower for real, by less than the band
+    ruled_out = []  # the N undecided whose interval rules a slowdown beyond the band out
+    edge = 1 / (1 + BAND)
 
     def not_slower(n, g):
+        if g["outcome"] == UNDECIDED:
+            low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
+            ruled_out.extend([n] if low > edge else [])
+            return True if low > edge else False if high < edge else None
         inside.extend([n] if g["outcome"] == SLOWER and g["no_effect"] else [])
         return g["outcome"] != SLOWER or bool(g["no_effect"])
 
@@ -444,6 +456,11 @@ def _claim_3(tables):
     if inside:
         measured += (f"; slower for real at N={', '.join(map(str, inside))}, by less than {BAND:.0%}: read as "
                      "marginal, not as an improvement")  # fmt: skip
+    if ruled_out:
+        its = "its" if len(ruled_out) == 1 else "each"
+        measured += (f"; undecided at N={', '.join(map(str, ruled_out))}, but {its} 95% interval stays above "
+                     f"×{edge:.3f}: a slowdown beyond {BAND:.0%} is ruled out there, so not slower beyond the band "
+                     "holds")  # fmt: skip
     return measured, verdict, key
 
 
@@ -451,7 +468,8 @@ def _claim_4(tables):
     df = tables["04_static_cache"]
     smallest = df["max_seqlen"].min()
     lower = lambda base, new, _: new < base
-    wanted = lambda n, g: _real(g, SLOWER if n == smallest else FASTER)  # a difference inside ±5%: a tie
+    # a difference inside ±5%: a tie; undecided: open at that N
+    wanted = lambda n, g: None if g["outcome"] == UNDECIDED else _real(g, SLOWER if n == smallest else FASTER)
     return _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower, wanted)
 
 
@@ -998,8 +1016,11 @@ def claim(
             why = at_cap_text(verdict.capped, could, verdict.uncapped)
         else:  # singular or plural by the undecided comparisons it turns on, not by the verdicts still open
             several = getattr(verdict, "open_parts", 1) > 1
+            names = getattr(verdict, "open_names", [])
             what, it = ("comparisons it needs are", "they") if several else ("a comparison it needs is", "it")
-            why = f"{what} undecided (see measured)" + (
+            count = f"{len(names)} " if several and names else ""  # counted and named where known (review rvC12 S7)
+            which = f"{'; '.join(names)}; " if names else ""
+            why = f"{count}{what} undecided ({which}see measured)" + (
                 f": as {it} fall{'' if several else 's'}, the claim can be {could}" if len(between) == 3 else
                 f"; whichever way {it} fall{'' if several else 's'}, the claim is {could}" if between else ""
             )  # fmt: skip

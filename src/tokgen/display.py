@@ -21,6 +21,7 @@ from .bandwidth import product_rounds
 from .claims import MIN_ROUNDS, claim, growth_ratios, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind
+from .regimes import _escape
 from .registry import get_generator, label
 from .results import HOST_PROBE_COLUMNS
 from .stats import (
@@ -56,6 +57,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     interval_text,
     outcome_text,
     p_text,
+    percent_text,
     rank_text,
     ranking,
     shared_rounds_note,
@@ -66,6 +68,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     speedup_text,
     spread,
     table,
+    trend_text,
 )
 
 
@@ -1481,3 +1484,206 @@ def fragility_order(claims: pd.DataFrame) -> pd.DataFrame:
     out = claims.assign(kind=kind, _group=[FRAGILITY_KINDS.index(k) for k in kind],
                         _stable=claims["stability"].fillna(-1.0))  # fmt: skip
     return out.sort_values(["_group", "_stable"], kind="stable").drop(columns=["_group", "_stable"])
+
+
+# --- review r12's sentences (fixer F1): the notebooks' and solutions' inline f-strings, as templates ---
+
+
+def fit_crossing_text(naive: pd.DataFrame, kv: pd.DataFrame) -> str:
+    """Where power-law fits (log-log, `median_ms` against `max_seqlen`) of naive's and the KV cache's runtimes
+    cross, which one the fits have faster below it, and that this is a property of the fits, not a measurement
+    (notebook 02_kv_cache's solution, exercise 1)."""
+    fit = lambda df: np.polyfit(np.log(df["max_seqlen"]), np.log(df["median_ms"]), 1)  # (slope, log prefactor)
+    (k_naive, c_naive), (k_kv, c_kv) = fit(naive), fit(kv)
+    head = f"naive ∝ N^{k_naive:.2f}, KV cache ∝ N^{k_kv:.2f} (B = {int(naive['batch_size'].iloc[0])})."
+    tail = ("at every N measured, the paired comparison of notebook 02 says which one was faster.")
+    if math.isclose(k_naive, k_kv):
+        return f"{head} The fitted curves have the same slope and do not cross; {tail}"
+    n_even = math.exp((c_kv - c_naive) / (k_naive - k_kv))
+    below = "naive" if k_naive > k_kv else "the KV cache"  # the steeper curve is the lower one below the crossing
+    return (f"{head} The fitted curves cross at N ≈ {n_even:.0f}, below which the fits have {below} faster; the "
+            f"smallest N measured is {int(naive['max_seqlen'].min())}, so the crossing is a property of the fits, "
+            f"not a measurement: {tail}")  # fmt: skip
+
+
+def step_growth_text(busy_low: float, busy_high: float, low: int = 10, high: int = 390) -> str:
+    """How the GPU's busy time of one decode step changes from `low` to `high` cached positions (ms, one profiled
+    call each: no spread), in the direction it took, and the change's share of the larger step's busy time,
+    never rounded onto 0% or 100% (`percent_text`) (notebook 02_kv_cache's solution, exercise 2)."""
+    extra = busy_high - busy_low
+    calls = "one profiled call each, so no spread"
+    if extra > 0:
+        return (f"On the GPU the step's busy time grows by {extra:.3f} ms from N = {low} to N = {high} ({calls}), "
+                f"{percent_text(extra / busy_high, 0)} of its busy time at N = {high}: the part of a step that "
+                "depends on N, in these two calls (which kernels it is, a busy time does not say).")  # fmt: skip
+    change = f"is {-extra:.3f} ms shorter" if extra < 0 else "is the same"
+    return (f"On the GPU the step's busy time {change} at N = {high} than at N = {low} ({calls}): these two calls "
+            "show no part of a step that grows with N.")  # fmt: skip
+
+
+def cache_share_text(row, cache_gb: float, weights_gb: float, article_gb: float | None = None) -> str:
+    """The dynamic cache's and the weights' bytes beside the peak allocated and reserved memory of one run (`row`:
+    max_seqlen, batch_size, peak_allocated_gb, peak_reserved_gb), as shares never rounded onto 0% or 100%; what
+    the rest of either peak holds is not measured, and is said so (notebook 02_kv_cache's solution, exercise 3)."""
+    n, batch = int(row["max_seqlen"]), int(row["batch_size"])
+    allocated, reserved = row["peak_allocated_gb"], row["peak_reserved_gb"]
+    article = f" ({article_gb:.3f} GB after the article's 400 at B = 32)" if article_gb is not None else ""
+    return (f"The cache holds {cache_gb:.3f} GB after {n} steps at B = {batch}{article}; the weights "
+            f"{weights_gb:.3f} GB. The reference run's peak allocated memory at N = {n} was {allocated:.3f} GB and "
+            f"its peak reserved {reserved:.3f} GB. The cache and the weights make "
+            f"{percent_text((cache_gb + weights_gb) / allocated, 0)} of the peak allocated, and the cache alone "
+            f"{percent_text(cache_gb / reserved, 0)} of what the allocator reserved; what the rest of either peak "
+            "is, this page does not measure.")  # fmt: skip
+
+
+def room_reading(g: dict | None, share: float) -> str:
+    """What a 2N static cache's outcome against the N one (`g`, `tokgen.gain`) says, in the outcome's own words, and
+    what the GPU's busy `share` of a run (NaN on a CPU) lets the exercise say about why (notebook 04_static_cache's
+    solution, exercise 1)."""
+    if g is None:
+        return "Not measured."
+    outcome = NO_EFFECT if g.get("no_effect") else g["outcome"]  # within ±5%: a tie, as the claims read it
+    if outcome == SLOWER:
+        return ("Slower with 2N slots, for real, which reading twice the keys and values would predict (not "
+                "measured here).")  # fmt: skip
+    head = OUTCOME_HEADS[outcome]
+    if bound(share) == "":  # the rule of notebook 05: host-bound under half
+        return f"{head}, with 2N slots; a CPU run measures nothing about a GPU's step: run this on a GPU."
+    busy = percent_text(share, HOST_BOUND)
+    if bound(share) == "host":
+        hide = ("whether it hides under the host's launch time, these rounds cannot tell" if outcome == UNDECIDED
+                else "what made up the difference here, this exercise does not measure")  # fmt: skip
+        return (f"{head}, with 2N slots: the GPU was busy {busy} of a run at most, so the step is host-bound. "
+                f"Reading more cache adds GPU time that can hide under the host's launch time; {hide}.")  # fmt: skip
+    return (f"{head}, with 2N slots, though the GPU was busy {busy} of a run: what the extra slots' reads cost, "
+            "this exercise does not separate (notebook 12 weighs a step's bytes).")  # fmt: skip
+
+
+def hidden_sync_text(per_step: pd.Series) -> str:
+    """Stream syncs per step with `cache_position` passed (`per_step[True]`) and without (`per_step[False]`)
+    (notebook 04_static_cache's solution, exercise 3)."""
+    if per_step[False] > per_step[True]:
+        return (f"Without `cache_position`: about {per_step[False]:.1f} stream syncs per step, {per_step[True]:.1f} "
+                "with it.")
+    return "Without `cache_position` no more syncs than with it: no hidden sync here."
+
+
+def outcomes_by_n_text(gain_rows: pd.DataFrame) -> str:
+    """The static cache's outcome against the dynamic one at each N (rows of `tokgen.gain` with `max_seqlen`),
+    and how its speed-up moves with N (`trend_text`) (notebook 04_static_cache)."""
+    outcomes = "; ".join(f"{outcome_text(g)} at N = {g['max_seqlen']}" for g in gain_rows.to_dict("records"))
+    return (f"Round by round, the static cache against the dynamic one: {outcomes}. Its speed-up "
+            f"{trend_text(gain_rows)}.")  # fmt: skip
+
+
+def fragmentation_lower_text(frag: pd.DataFrame, base: str = "kv_dynamic", new: str = "kv_static") -> str:
+    """Fragmentation per N (`frag`: GB, index N, one column per generator) of `new` against `base`: the N where it
+    is lower, and each N's two values; no verdict (claim 4's, shown above it, judges) (notebook 04_static_cache)."""
+    lower = frag[new] < frag[base]
+    where = "at every N" if lower.all() else "at no N" if not lower.any() else f"at {lower.sum()} of {len(lower)} N"
+    each = "; ".join(f"N = {n}: {r[base]:.2f} → {r[new]:.2f} GB" for n, r in frag.iterrows())
+    return f"* Fragmentation was lower with the static cache {where}. Dynamic → static: {each}."
+
+
+def runtime_at_n_text(n: int, g: dict | None, smallest: bool) -> str:
+    """One N's runtime line under claim 4: the static cache against the dynamic one (`g`, `tokgen.gain`), and what
+    the article says there (slower at the smallest N, faster at the others); no verdict: claim 4's judges it
+    (notebook 04_static_cache)."""
+    want = SLOWER if smallest else FASTER
+    return f"* Runtime at N = {n}: static against dynamic {speedup_text(g)}; the article has it {want} there."
+
+
+def halved_text(frag: pd.DataFrame, concern_pct: float) -> str:
+    """Where expandable segments' fragmentation was at most half the default allocator's (`frag`: GB, index N,
+    columns `default` and `expandable`), each N's values, and which N claim 3 judges (notebook
+    03_expandable_segments)."""
+    halved = frag["expandable"] <= 0.5 * frag["default"]
+    each = "; ".join(f"N = {n}: {r['default']:.2f} → {r['expandable']:.2f} GB, {'at most' if h else 'more than'} half"
+                     for (n, r), h in zip(frag.iterrows(), halved))  # fmt: skip
+    where = "at every N" if halved.all() else "at no N" if not halved.any() else f"at {halved.sum()} of {len(halved)} N"
+    return (f"Fragmentation with expandable segments was at most half the default's {where} ({each}). Claim 3 "
+            f"judges only the N where the default's is at least {concern_pct}% of what it reserved.")  # fmt: skip
+
+
+def escaped_copy_text(slices: pd.DataFrame, small: int, large: int) -> str:
+    """How many times the slice's own copy rate a `torch.cuda.Stream()` made inside the slices of `small` and
+    `large` SMs copied (notebook 13's table: gpu_sms, copy_gbs, escaped_stream_gbs), and whether it escapes them
+    by notebook 13's rule (`tokgen.regimes`: more than ×1.5) (notebook 13_regimes's solution, exercise 2)."""
+    pair = slices[slices["gpu_sms"].astype(int).isin([small, large])]
+    factor = pair["escaped_stream_gbs"] / pair["copy_gbs"]
+    span = "–×".join(dict.fromkeys(f"{x:.1f}" for x in (factor.min(), factor.max())))
+    return (f"In the slices of {small} and {large} SMs, a stream made inside copied ×{span} as fast as the slice "
+            f"itself: {_escape(pair)} (notebook 13's rule: more than ×1.5 the slice's rate).")  # fmt: skip
+
+
+def deferred_row_text(where: str, r: dict, bold: bool = False) -> str:
+    """One place and cache of notebook 14's deferred stop check (`r`: cache, gpu_share_sync and a `tokgen.gain`'s
+    fields): the synchronous step's GPU share and deferred against sync (notebooks 14_deferred_stop, its summary,
+    and its solution's exercises 1 and 2)."""
+    said = speedup_text(r)
+    return (f"* {where}, {r['cache']} cache: GPU share of a synchronous step {r['gpu_share_sync']:.2f}; deferred "
+            f"against sync {f'**{said}**' if bold else said}.")  # fmt: skip
+
+
+def _kind(g: dict) -> str:
+    return NO_EFFECT if g.get("no_effect") else g["outcome"]  # a real difference within ±5%: a tie
+
+
+def static_vs_dynamic_text(gains: pd.DataFrame) -> list[str]:
+    """Per place of notebook 14's `deferred_stop_gains`: does the static cache show a different gain from the
+    deferred check than the dynamic one, read from the two paired comparisons' outcomes (a real difference within
+    ±5% counts as no effect): "undecided" where either is undecided, "tied" where both have the same outcome,
+    "different" where they differ; a static row taken as run outside its slice is not compared. The sizes of
+    two gains are not compared with each other: no test here pairs them (notebook 14_deferred_stop's solution,
+    exercise 2)."""
+    lines = []
+    for sms, rows in gains.groupby(gains["gpu_sms"].astype(str), sort=False):
+        by = {r["cache"]: r for r in rows.to_dict("records")}
+        where = "whole GPU" if sms == "all" else f"{sms}-SM slice"
+        if set(by) != {"dynamic", "static"}:
+            lines.append(f"* {where}: not both caches measured.")
+            continue
+        if any(r.get("confined") is False for r in by.values()):
+            lines.append(f"* {where}: not compared (a row taken as run outside its slice).")
+            continue
+        kinds = {c: _kind(r) for c, r in by.items()}
+        both = f"dynamic {outcome_text(by['dynamic'])}, static {outcome_text(by['static'])}"
+        if open_ := [c for c in ("dynamic", "static") if kinds[c] == UNDECIDED]:
+            answer = (f"undecided: the {open_[0]} cache's comparison is undecided" if len(open_) == 1 else
+                      "undecided: both caches' comparisons are undecided")  # fmt: skip
+        elif kinds["dynamic"] == kinds["static"]:
+            answer = "tied: the same outcome for both"
+        else:
+            answer = "different: the outcomes differ"
+        lines.append(f"* {where}: {answer} ({both}).")
+    return lines
+
+
+def slice_bandwidth_lines(sliced: pd.DataFrame, bracket: set, l40s: float) -> list[str]:
+    """Per slice of notebook 14 (`sliced`: gpu_sms, slice_copy_gbs): its measured copy rate against the L40S's
+    datasheet peak (an approximate comparison, as notebook 13 says), and whether notebook 13 found it to be one of
+    the two slices that bracket the L40S (`bracket`: their SM counts; empty: none found) (notebook
+    14_deferred_stop)."""
+    lines, others = [], " and ".join(map(str, sorted(bracket)))
+    for sms, rows in sliced.groupby("gpu_sms"):
+        gbs = float(rows["slice_copy_gbs"].iloc[0])
+        role = "one of the two that bracket it" if int(sms) in bracket else f"the two that bracket it: {others} SMs"
+        role = role if bracket else "no bracketing slices of notebook 13 from this run in this results folder"
+        side = "below" if gbs < l40s else "above"
+        lines.append(f"* {sms} SMs: {gbs:,.0f} GB/s of copy bandwidth (measured), {side} the L40S's {l40s:,.0f} "
+                     f"GB/s (its datasheet peak, not a measured copy: the comparison is approximate); {role}.")
+    return lines
+
+
+def shares_by_outcome_text(deferred: pd.DataFrame) -> str:
+    """Notebook 14's summary line: the synchronous step's GPU shares grouped by the deferred check's outcome,
+    over the rows that ran where they say (whole GPU, or confined to their slice); "" where none did (notebook
+    14_deferred_stop)."""
+    placed = deferred[deferred["confined"].astype(str).isin(["whole GPU", "True"])] if len(deferred) else deferred
+    if not len(placed):
+        return ""
+    left_out = " (rows not confined, or not measured, left out)" if len(placed) < len(deferred) else ""
+    by = "; ".join(f"{o}: {', '.join(f'{x:.2f}' for x in sorted(v))}"
+                   for o, v in placed.groupby("outcome")["gpu_share_sync"])  # fmt: skip
+    return (f"* By outcome, the GPU shares of the synchronous step{left_out}: {by}. Notebook 13 maps such gains "
+            "against the GPU share over more places and batch sizes.")  # fmt: skip

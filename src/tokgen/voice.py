@@ -253,9 +253,10 @@ def outcome_text(g: dict, said: dict | None = None) -> str:
         words += f", but by less than {BAND:.0%}"  # real, yet shown inside the band: not a gain to count on
     if g.get("no_effect") and (shown := equivalence_text(g)):
         words += f": {shown}"  # the interval the no-effect test put inside the band, not the wider one
-    if g.get("confined") is False:
-        words += "; taken as run outside its slice (inferred from its GPU busy time), not counted"
     return words
+
+
+OUTSIDE = "; taken as run outside its slice (inferred from its GPU busy time), not counted"
 
 
 def _digits(g: dict) -> int:
@@ -277,13 +278,14 @@ def speedup_text(g: dict | None, said: dict | None = None) -> str:
     if looks and of and not (g["outcome"] == UNDECIDED and not g.get("capped") and rounds < looks[-1]):  # says why
         of = f" of {int(rounds)} rounds, up to {looks[-1]}"
     iqr = f"IQR ×{g['speedup_q25']:.{d}f}–×{g['speedup_q75']:.{d}f}{of}"
+    outside = OUTSIDE if g.get("confined") is False else ""  # after the interval, not inside the outcome's words
     if not looks:
         said_ = f"p {p_text(g['p_value'], ALPHA)}, {outcome_text(g, said)}; {interval_text(g)}"
-        return f"×{g['speedup']:.{d}f} ({iqr}; {said_})"
+        return f"×{g['speedup']:.{d}f} ({iqr}; {said_}{outside})"
     return (
         f"×{g['speedup']:.{d}f} ({iqr}; p {p_text(g['p_value'], g['level'])} at level {level_text(g['level'])}, "
         f"{outcome_text(g, said)}; "
-        f"{interval_text(g)}{_all_rounds_text(g, d)})"
+        f"{interval_text(g)}{_all_rounds_text(g, d)}{outside})"
     )
 
 

@@ -98,7 +98,8 @@ def summary_table(results_dir: Path) -> str:
         {
             "rank": df.apply(rank_text, axis=1),
             "generator": df["variant"],
-            "speed-up vs naive (paired rounds)": [
+            "speed-up vs naive (paired rounds)": [  # naive against itself: a dash, as the other tables (rvC12 N7)
+                "—" if r["variant"] == "naive" else
                 _paired({k.removesuffix("_vs_naive"): v for k, v in r.items() if k.endswith("_vs_naive")})
                 for r in df.to_dict("records")
             ],
