@@ -192,7 +192,7 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # a real variant timed against itself. A comparison shows **no effect** when two one-sided
 # signed-rank tests put the speed-up inside a narrow band around ×1. Neither is **undecided**: the
 # rounds were too few for their spread; a table with fixed rounds says about how many would decide
-# it, a sequential one that the comparison ran to its cap (below).
+# it (or that more than it ran would), a sequential one that the comparison ran to its cap (below).
 #
 # **Sequential rounds.** How many rounds a comparison needs depends on the host's noise, which
 # nobody knows beforehand. So a notebook can name the comparisons it needs (`pairs`) and a cap

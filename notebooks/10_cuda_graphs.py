@@ -478,8 +478,9 @@ idle = idle_rec.read()
 # estimates that cost per generator), so a generator whose host launches every kernel,
 # `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
 # than without the profiler; a graph replay's kernels are queued by one launch, so the graph
-# decoders' shares are less exposed to that cost (notebook 12 gives how much longer a profiled
-# generation of one of them ran: the profiler's effect and one generation's variation together).
+# decoders' shares are less exposed to that cost (notebook 12 gives how much slower or faster a
+# profiled generation of one of them ran: the profiler's effect and one generation's variation
+# together).
 
 # %%
 if CUDA:

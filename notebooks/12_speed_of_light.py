@@ -22,8 +22,8 @@
 # matrix-product rate (exercise 1 compares the two). So the GPU's memory bandwidth sets a floor under every
 # cached generator: bytes that must move per generation, divided by bytes per second. We take the
 # bytes per second of a device-to-device copy (bytes read + written), so the floor holds at that
-# rate; it is not a hard bound, since a kernel that only reads can stream faster than a copy
-# (section 7 times one).
+# rate; it is not a hard bound: a kernel that only reads may stream faster or slower than a copy
+# (section 7's `stream` row times one against this floor).
 #
 # **You will learn:** how to compute the bandwidth floor of a generation, how far each
 # generator is from it, and how far a layer's thin matrix products, timed alone, come from the
@@ -39,8 +39,8 @@
 # the generator notebook 10 profiled kernel by kernel, the matrix products' time against the
 # weights' floor; each of GPT-2's matrix products timed alone, against the time its weight
 # takes to read; and, for notebook 10's fused decoder, the gap from its floor to its measured time split
-# into terms, each measured in this process or derived from what was (the table's status column says
-# which; section 6).
+# into terms, each measured in this process or derived from what was (the floor from section 1's
+# bandwidth; the table's status column says which; section 6).
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs

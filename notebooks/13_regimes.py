@@ -207,7 +207,7 @@ def measure_point(sms, batch_size: int, compiled) -> pd.DataFrame:
     write = lambda row: rec.write(row | {"map_point": f"{sms or 'all'} SMs, B={batch_size}"})
     with SLICES[sms] if sms else contextlib.nullcontext():
         results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=write)
-        if sms:  # still confined at the end of the point? (compiling leaves a slice: notebook text above)
+        if sms:  # still confined at the end of the point? (`slice_escapes`: what the text above says is measured)
             after = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB)
             assert abs(after - SLICES[sms].copy_gbs) < 0.15 * SLICES[sms].copy_gbs, (sms, after)
     return results

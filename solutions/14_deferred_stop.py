@@ -92,9 +92,9 @@ for r in gains.to_dict("records"):
 
 # %% [markdown]
 # Does the static cache show a different gain? Per place, from the two paired comparisons'
-# outcomes (a real difference within ±5% counts as none): tied where both have the same
-# outcome, different where they differ, undecided where either is undecided. How large each
-# gain is, beside the other, no test here compares.
+# outcomes (a real difference within ±5% counts as none): the same outcome, outcomes that
+# differ, or undecided where either is undecided. How large each gain is, beside the other, no
+# test here compares: the same outcome is not a tie of the two gains.
 
 # %%
 for line in tokgen.display.static_vs_dynamic_text(gains):

@@ -371,12 +371,19 @@ def test_claim_3_undecided_runtime_leaves_what_it_can_still_be(tmp_path):
     write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, leaning), 200: (4.0, 0.4, FASTER)}))
     measured, verdict_, _ = measure(3, tmp_path)
     assert verdict_ == REPRODUCED
-    assert measured.endswith("; undecided at N=100, but its 95% interval stays above ×0.952: a slowdown beyond 5% "
+    assert measured.endswith("; undecided at N=100, but its interval stays above ×0.952: a slowdown beyond 5% "
                              "is ruled out there, so not slower beyond the band holds")  # fmt: skip
     # its mirror (×0.92–×1.01) leaves a slowdown beyond 5% inside the interval: still open
     write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, [1 / x for x in leaning]),
                                                               200: (4.0, 0.4, FASTER)}))  # fmt: skip
     assert verdict(3, tmp_path) == "undecided"
+    # rrB12 S1 / N1: the why counts and names only the N left open, not one its interval settled, nor one decided
+    open_ = [1 / x for x in leaning]
+    write(tmp_path, "03_expandable_segments", allocator_rows({100: (2.0, 0.5, leaning), 200: (4.0, 0.4, open_),
+                                                              400: (6.0, 0.4, open_)}))  # fmt: skip
+    why = claim(3, tmp_path, resamples=5)["why"]
+    assert why.startswith("2 comparisons it needs are undecided (N=200: expandable vs default; N=400: expandable vs "
+                          "default; see measured)"), why  # fmt: skip
 
 
 def test_claim_3_not_measured_without_the_setting_or_without_pairs(tmp_path):

@@ -226,7 +226,8 @@ def test_regime_sentences_leave_out_what_was_not_measured():
                                   "speedup": x, "p_value": 0.01}
                          for b, share, x in ((4, 0.3, 1.16), (32, 0.6, 1.04))])  # fmt: skip
     line = regime_findings(paid).splitlines()[1]
-    assert line.startswith("- The lowest GPU share at which it paid: 0.30 (8 SMs, B=4, eager: ×1.16 ")
+    assert line.startswith("- The lowest GPU share at which it paid (faster for real, not shown within ±5%): 0.30 "
+                           "(8 SMs, B=4, eager: ×1.16 ")  # fmt: skip
     assert line.endswith("; point speed-ups ×1.04 to ×1.16 of the 2 points where it paid (each point its own "
                          "comparison, so these medians are not ranked).")  # fmt: skip
     alone = regime_findings(paid.iloc[:1]).splitlines()[1]  # one gain: named with its interval, no range

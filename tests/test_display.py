@@ -1157,7 +1157,8 @@ def test_fusing_split_text_says_the_prefetch_only_where_the_unfused_kernels_over
     moved = (". The fused product kernels also do work the unfused step ran in other kernels (the split sums' "
              "addition, the residual add, the norms' statistics: notebook 10's fused step), so part of that split is "
              "work moving from the other kernels into the products")  # fmt: skip
-    assert on.startswith(head + moved + "; nor is it fusing's effect alone") and "prefetch" in on
+    assert on.startswith(head + moved + ". Beyond that, the split is not fusing's effect alone either") and \
+        "prefetch" in on
     assert off == head + moved + " (the unfused run's kernels did not overlap: none was launched early, so none " \
         "prefetched)."
 

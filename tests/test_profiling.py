@@ -832,12 +832,15 @@ def test_the_copy_running_count_says_what_it_counted_not_that_the_call_waited():
     said = tokgen.gaps.which_call_waits(w, 55.04)
     # rvA12 S2: the median copy (−0.2 µs: ended before the synchronize began) left nothing to wait for
     assert said.startswith("So, which one waits? Neither waited for the GPU in the median step: no work was queued and "
-                           "the flag's copy had ended 0.2 µs before the synchronize began, so the synchronize's time "
-                           "is the call's own (the sentence above says how long). The flag's copy was still running")
+                           "the flag's copy had ended 0.2 µs before the synchronize began (by the profiler's alignment "
+                           "of the GPU's and the host's clocks), so the synchronize's time is the call's own (the "
+                           "sentence above says how long). The flag's copy was still running")  # fmt: skip
     late = w.assign(copy_done_us=[1.0, 0.5, 2.0, 1.0])  # the copy still landing when the synchronize began: it waits
     assert tokgen.gaps.which_call_waits(late).startswith(
         "So, which one waits? The synchronize, for the flag's copy, not for queued GPU work (the copy ended 1.0 µs "
-        "after the synchronize began, median).")
+        "after the synchronize began, median, by the profiler's alignment of the GPU's and the host's clocks).")
+    at_start = w.assign(copy_done_us=[0.02, -0.01, 0.03, 1.0])  # median 0.02: prints 0.0, neither side (rrA12 N2)
+    assert "the flag's copy ended as the synchronize began (median" in tokgen.gaps.which_call_waits(at_start)
     unknown = w.assign(copy_done_us=float("nan"))  # not recorded: no claim about the copy
     assert tokgen.gaps.which_call_waits(unknown).startswith(
         "So, which one waits? The synchronize, though not for queued GPU work (the GPU had finished")

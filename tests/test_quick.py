@@ -158,6 +158,15 @@ def test_the_advice_follows_the_measured_outcomes(eager, compiled, opening):
                     f"{speedup_text(compiled)}.")  # fmt: skip
 
 
+def test_a_really_slower_comparison_is_sized_only_where_its_interval_reaches_past_the_band():
+    """rvB12 S1 / rrA12 N3: slower with an interval ×0.96–×0.99 keeps its loss inside 5%: named by model alone;
+    with ×0.93–×0.99 a loss up to 7.5% is open and said."""
+    inside = {**SLOW, "interval_low": 0.96, "interval_high": 0.99}
+    assert quick._slower_by("compiled", inside) == "compiled"
+    assert quick._slower_by("compiled", {**inside, "interval_low": 0.93}) == (
+        "compiled (by up to 7.5%: its interval reaches ×0.93)")  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "eager, compiled, slower",
     [  # the h100 quick page's two intervals: no gain beyond 5%, but a loss beyond it open in both

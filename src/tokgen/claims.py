@@ -416,7 +416,8 @@ def _pairs_by_n(df: pd.DataFrame, column: str, base: str, new: str, what: str, f
     if not parts:
         raise KeyError("no N with both variants")
     runtime_ok = None if None in runtimes and all(r is not False for r in runtimes) else all(runtimes)
-    verdict = _combine(frags_ok if frags_judged else None, runtime_ok, named={1: compared})  # none judged: open
+    open_ = [c for c, r in zip(compared, runtimes) if r is None]  # the comparisons that leave the runtime open
+    verdict = _combine(frags_ok if frags_judged else None, runtime_ok, named={1: open_})  # none judged: open
     if verdict == UNDECIDED and not frags_judged and runtime_ok is not None:
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between),
                             "no N was judged for fragmentation (see measured)")  # fmt: skip
@@ -458,7 +459,7 @@ def _claim_3(tables):
                      "marginal, not as an improvement")  # fmt: skip
     if ruled_out:
         its = "its" if len(ruled_out) == 1 else "each"
-        measured += (f"; undecided at N={', '.join(map(str, ruled_out))}, but {its} 95% interval stays above "
+        measured += (f"; undecided at N={', '.join(map(str, ruled_out))}, but {its} interval stays above "
                      f"×{edge:.3f}: a slowdown beyond {BAND:.0%} is ruled out there, so not slower beyond the band "
                      "holds")  # fmt: skip
     return measured, verdict, key

@@ -1161,9 +1161,10 @@ def fusing_split_text(unfused, fused, overlap: bool) -> str:
              "addition, the residual add, the norms' statistics: notebook 10's fused step), so part of that split is "
              "work moving from the other kernels into the products")  # fmt: skip
     if overlap:
-        return (text + moved + "; nor is it fusing's effect alone: the unfused run's kernels overlapped (programmatic "
-                "dependent launch), so its product kernels' L2 prefetch, issued before their wait, can fall in the own "
-                "time of the kernel before each, and the fused step's kernels do not prefetch (above).")  # fmt: skip
+        return (text + moved + ". Beyond that, the split is not fusing's effect alone either: the unfused run's "
+                "kernels overlapped (programmatic dependent launch), so its product kernels' L2 prefetch, issued "
+                "before their wait, can fall in the own time of the kernel before each, and the fused step's kernels "
+                "do not prefetch (above).")  # fmt: skip
     return (text + moved + " (the unfused run's kernels did not overlap: none was launched early, so none "
             "prefetched).")  # fmt: skip
 
@@ -1496,7 +1497,7 @@ def fit_crossing_text(naive: pd.DataFrame, kv: pd.DataFrame) -> str:
     fit = lambda df: np.polyfit(np.log(df["max_seqlen"]), np.log(df["median_ms"]), 1)  # (slope, log prefactor)
     (k_naive, c_naive), (k_kv, c_kv) = fit(naive), fit(kv)
     head = f"naive ∝ N^{k_naive:.2f}, KV cache ∝ N^{k_kv:.2f} (B = {int(naive['batch_size'].iloc[0])})."
-    tail = ("at every N measured, the paired comparison of notebook 02 says which one was faster.")
+    tail = "at the N measured, which one was faster is for a paired comparison to say (claim 2), not for the fits."
     if math.isclose(k_naive, k_kv):
         return f"{head} The fitted curves have the same slope and do not cross; {tail}"
     n_even = math.exp((c_kv - c_naive) / (k_naive - k_kv))
@@ -1595,8 +1596,8 @@ def runtime_at_n_text(n: int, g: dict | None, smallest: bool) -> str:
 
 def halved_text(frag: pd.DataFrame, concern_pct: float) -> str:
     """Where expandable segments' fragmentation was at most half the default allocator's (`frag`: GB, index N,
-    columns `default` and `expandable`), each N's values, and which N claim 3 judges (notebook
-    03_expandable_segments)."""
+    columns `default` and `expandable`), each N's values, and which N claim 3 judges
+    (notebook 03_expandable_segments)."""
     halved = frag["expandable"] <= 0.5 * frag["default"]
     each = "; ".join(f"N = {n}: {r['default']:.2f} → {r['expandable']:.2f} GB, {'at most' if h else 'more than'} half"
                      for (n, r), h in zip(frag.iterrows(), halved))  # fmt: skip
@@ -1632,8 +1633,8 @@ def _kind(g: dict) -> str:
 def static_vs_dynamic_text(gains: pd.DataFrame) -> list[str]:
     """Per place of notebook 14's `deferred_stop_gains`: does the static cache show a different gain from the
     deferred check than the dynamic one, read from the two paired comparisons' outcomes (a real difference within
-    ±5% counts as no effect): "undecided" where either is undecided, "tied" where both have the same outcome,
-    "different" where they differ; a static row taken as run outside its slice is not compared. The sizes of
+    ±5% counts as no effect): "undecided" where either is undecided, the same outcome, or outcomes that differ;
+    a static row taken as run outside its slice is not compared. The sizes of
     two gains are not compared with each other: no test here pairs them (notebook 14_deferred_stop's solution,
     exercise 2)."""
     lines = []
@@ -1651,10 +1652,10 @@ def static_vs_dynamic_text(gains: pd.DataFrame) -> list[str]:
         if open_ := [c for c in ("dynamic", "static") if kinds[c] == UNDECIDED]:
             answer = (f"undecided: the {open_[0]} cache's comparison is undecided" if len(open_) == 1 else
                       "undecided: both caches' comparisons are undecided")  # fmt: skip
-        elif kinds["dynamic"] == kinds["static"]:
-            answer = "tied: the same outcome for both"
+        elif kinds["dynamic"] == kinds["static"]:  # no test pairs the two gains: "tied" would claim one (rrB12 S2)
+            answer = "the same outcome for both; whether the gains differ in size, no test here says"
         else:
-            answer = "different: the outcomes differ"
+            answer = "the outcomes differ; no test here compares the two gains' sizes"
         lines.append(f"* {where}: {answer} ({both}).")
     return lines
 

@@ -553,15 +553,19 @@ def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = N
     if queued is None:
         return "So, which one waits? Not measured: no step recorded a copy followed by a sync."
     landed = medians.get("copy_done_us", float("nan"))
+    clocks = "by the profiler's alignment of the GPU's and the host's clocks"
     if queued:
         which = "The synchronize, and it waited for queued GPU work"
-    elif landed <= 0:  # the copy had ended (median) before the synchronize began: nothing left to wait for
+    elif abs(landed) < 0.05:  # prints as 0.0: neither before nor after, as far as the clocks tell
+        which = ("The synchronize, though not for queued GPU work: the flag's copy ended as the synchronize began "
+                 f"(median, {clocks}), so how much of its time was a wait this profile cannot tell")  # fmt: skip
+    elif landed < 0:  # the copy had ended (median) before the synchronize began: nothing left to wait for
         which = ("Neither waited for the GPU in the median step: no work was queued and the flag's copy had ended "
-                 f"{-landed:.1f} µs before the synchronize began, so the synchronize's time is the call's own (the "
-                 "sentence above says how long)")  # fmt: skip
+                 f"{-landed:.1f} µs before the synchronize began ({clocks}), so the synchronize's time is the call's "
+                 "own (the sentence above says how long)")  # fmt: skip
     elif landed > 0:
         which = ("The synchronize, for the flag's copy, not for queued GPU work (the copy ended "
-                 f"{landed:.1f} µs after the synchronize began, median)")  # fmt: skip
+                 f"{landed:.1f} µs after the synchronize began, median, {clocks})")  # fmt: skip
     else:
         which = ("The synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what "
                  "its time holds)")  # fmt: skip

@@ -180,7 +180,8 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
     if len(pays):
         low = pays.iloc[0]
         lines.append(
-            f"- The lowest GPU share at which it paid: {low['gpu_share']:.2f} ({low['where']}, B={low['batch_size']}, "
+            f"- The lowest GPU share at which it paid (faster for real, not shown within ±{BAND:.0%}): "
+            f"{low['gpu_share']:.2f} ({low['where']}, B={low['batch_size']}, "
             f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}){gains_range(pays)}."
         )
     else:

@@ -46,7 +46,7 @@ def bound_words(share: float) -> str:
 
 
 def _first_rounds(results: pd.DataFrame, rows=None) -> str:
-    """ "the first 10 rounds" (or "the first 10 or 20 rounds, each comparison's own") of the rows,
+    """ "the first 10 rounds" (or "the first 10 or 20 rounds, each interleaved run's own") of the rows,
     among `rows` (labels; default all), that `tokgen.stats.shared_rounds` cut short; "" if none."""
     if "shared_runs" not in results or "runs" not in results:
         return ""
@@ -55,7 +55,7 @@ def _first_rounds(results: pd.DataFrame, rows=None) -> str:
     if not cut:
         return ""
     said = " or ".join(map(str, cut))
-    return f"the first {said} rounds" + (", each comparison's own" if len(cut) > 1 else "")
+    return f"the first {said} rounds" + (", each interleaved run's own" if len(cut) > 1 else "")
 
 
 def shared_rounds_text(results: pd.DataFrame, rows=None) -> str:

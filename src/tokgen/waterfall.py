@@ -543,8 +543,8 @@ def gap_split(terms: pd.DataFrame) -> str:
 
     return (f"Of the {gap:.1f} ms between the floor and the measured time, the kernels' own terms (copies of each "
             f"kernel's size; kernels slower than such copies) hold **{share(inside)}**, the time between kernels and "
-            f"between replays (gaps, the stop check with its flag's copy, graph launch) {share(between)}, the other "
-            f"terms (arithmetic, extra bytes, the span around the replays, the host) {share(other)} and the "
+            f"between replays (gaps, the stop check with its flag's copy, graph launch or host) {share(between)}, the "
+            f"other terms (arithmetic, extra bytes, the span around the replays, the host) {share(other)} and the "
             f"remainder {share(remainder)}.")  # fmt: skip
 
 
