@@ -48,7 +48,8 @@ device = model.device
 # Step i of the naive generator re-runs i positions. Model a step as a fixed cost (launches,
 # reading the weights) plus work proportional to i: the whole run then grows like N where the
 # fixed cost dominates (slope 1) and like N² where the positions' work does (slope 2), with
-# slopes in between while both count. At B = 1 on a GPU a step is many small kernels, the
+# slopes in between while both count; attention over i × i positions adds a part that grows
+# faster still, so a slope above 2 does not break the model. At B = 1 on a GPU a step is many small kernels, the
 # fixed cost's side; with B sequences a step re-runs B·i positions. The slopes below are
 # measured, here at B = 1 and in the reference run, each the paired slope of notebook 01 (each
 # round's slope across the N, the median over rounds); the sentence reads where each lies from

@@ -113,7 +113,9 @@ say(f"Against `{base}` at B = 1:\n" + "\n".join(lines) + (f"\n\n{busy}" if busy 
 # resampled runs disagree), then the decided verdicts that were resampled, least stable first,
 # then the decided verdicts that were not resampled (read from a sequential run's rounds, or from
 # no timed rounds: they have no stability), last the claims with no verdict; its "kind" column
-# names the group. Read the "why" column to tell noise from the criterion.
+# names the group. Read the "why" column to tell noise from the criterion. The sentence under the
+# table sets each decided verdict's one measured key (where a claim has one) beside its nearest
+# threshold and names the nearest.
 # Claim 10's thresholds (×4 reproduced, ×2.5 partly, for the article's ≈ ×5) are one choice; a
 # criterion relative to the best measured generator would judge the recipe, not the GPU.
 
@@ -121,3 +123,4 @@ say(f"Against `{base}` at B = 1:\n" + "\n".join(lines) + (f"\n\n{busy}" if busy 
 claims = tokgen.claims.claims_table(DATA_DIR, resamples=200)
 ranked_claims = tokgen.display.fragility_order(claims)  # inconclusive, resampled, decided not resampled, none
 say(table(ranked_claims[["#", "experiment", "kind", "verdict", "stability", "why", "criterion"]], digits=2))
+say(tokgen.display.closest_to_criterion(claims, tokgen.claims.criterion_keys(DATA_DIR)))  # the criterion's side

@@ -66,7 +66,8 @@ if torch.cuda.is_available() and deferrable:
     for cache in ("dynamic", "static"):
         g = tokgen.gain(results.reset_index(), f"generate() {cache} sync", f"generate() {cache} deferred")
         share = results.at[f"generate() {cache} sync", "gpu_busy_share"]
-        say(tokgen.display.deferred_row_text(f"B = {BATCH_SIZE}", {**g, "cache": cache, "gpu_share_sync": share}))
+        row = {**(g or {}), "cache": cache, "gpu_share_sync": share}  # g None: a variant failed, not measured
+        say(tokgen.display.deferred_row_text(f"B = {BATCH_SIZE}", row))
 else:
     say(f"*Measuring needs a CUDA GPU and transformers ≥ 5.17 (here: {version}, "
         f"{'a GPU' if torch.cuda.is_available() else 'no GPU'}). On one: `./run_all.sh --only 14 -p BATCH_SIZE "

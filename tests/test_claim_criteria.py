@@ -97,6 +97,7 @@ def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0),
     [
         (1.7, (50.0, 60.0, 50.0), REPRODUCED),  # both thresholds met exactly
         (1.69, (50.0, 60.0, 50.0), PARTLY),  # the slope just below
+        (1.6996, (50.0, 60.0, 50.0), PARTLY),  # below, though two decimals would print 1.70 (rvD12 S1)
         (1.7, (50.0, 49.9, 90.0), PARTLY),  # fragmentation below at one N
         (1.2, (49.0, 10.0, 0.0), NOT),  # neither
         (3.4, (25.0, 25.0, 25.0), PARTLY),  # a doubled slope does not make up for a halved fragmentation
@@ -107,6 +108,7 @@ def test_claim_1_thresholds(tmp_path, monkeypatch, slope, frags, expected):
     monkeypatch.setattr(claims, "paired_slope", lambda df: slope)  # the fit itself is tested in test_r11_claims.py
     measured, v, key = measure(1, tmp_path)
     assert v == expected and key == ("paired log-log slope", slope, (1.7,))
+    assert measured.startswith(f"paired slope {'1.6996' if slope == 1.6996 else f'{slope:.2f}'} (")
     assert f"fragmentation {min(frags):.0f}–{max(frags):.0f}% of reserved" in measured
 
 

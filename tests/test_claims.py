@@ -1114,6 +1114,12 @@ def test_regimes_of_different_runs_are_flagged_and_not_compared(tmp_path):
     assert "16 SMs: not reproduced" not in text and "* The two slices are not compared: their tables are not" in text
     same = {r: ("aaa1111",) for r in regimes}
     assert "The two slices are not compared" not in regime_takeaways(claims, regimes, commits=same)
+    # rvD12 S2: the whole GPU of two commits, the two slices one run: the slices are compared, and said to be
+    slices_one = {**commits, "16 SMs": ("aaa1111",)}
+    text = regime_takeaways(claims, regimes, commits=slices_one)
+    assert "No two regimes of one run" not in text and "the two slices, one run, are compared below." in text
+    assert "* 8 SMs: tables from commit(s) aaa1111, another run than the whole GPU's: its verdicts are not compared " \
+        "with the whole GPU's." in text and "The two slices agree on no claim." in text  # fmt: skip
 
 
 def test_a_runs_commit_written_full_and_short_counts_as_one_commit(tmp_path):

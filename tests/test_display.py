@@ -164,7 +164,8 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     g = pd.DataFrame({"batch_size": [1, 16, 256], "outcome": ["undecided", "undecided", "faster"]})
     text = display.sweep_takeaway(g, sync)
     assert text.startswith("Pipelining: faster (real) at B = 256; undecided at B = 1, 16.")
-    assert "busy 12% of a step at B = 1 (host-bound) and 61% at B = 256 (mixed (host and GPU))" in text
+    # rvD12 N1: no nested parentheses
+    assert "busy 12% of a step at B = 1 (host-bound) and 61% at B = 256 (mixed), by the bound table" in text
     assert "7.45 (5.95–8.33) ms at B = 1" in text and "no order beyond the rounds' noise" in text
     assert "from 0.93 to 4.20 ms" in text and "×" not in text  # no ratio between two comparisons' medians
     assert "sets the pace" not in text and "grows with" not in text  # no cause the sweep does not measure

@@ -114,6 +114,8 @@ def test_deferred_row_says_the_share_and_the_speed_up():
     text = display.deferred_row_text("whole GPU", g | {"cache": "static", "gpu_share_sync": 0.456}, bold=True)
     said = speedup_text(g)
     assert text == f"* whole GPU, static cache: GPU share of a synchronous step 0.46; deferred against sync **{said}**."
+    failed = display.deferred_row_text("B = 4", {"cache": "dynamic", "gpu_share_sync": 0.3})  # no comparison: a failure
+    assert failed == "* B = 4, dynamic cache: GPU share of a synchronous step 0.30; deferred against sync not measured."
 
 
 def test_static_vs_dynamic_says_same_or_different_outcomes_or_undecided_and_never_tied():
@@ -158,3 +160,16 @@ def test_shares_by_outcome_leave_out_rows_not_confined():
         f"* By outcome, the GPU shares of the synchronous step (rows not confined, or not measured, left out): "
         f"{FASTER}: 0.46, 0.90. Notebook 13 maps such gains against the GPU share over more places and batch sizes.")
     assert display.shares_by_outcome_text(deferred.iloc[[2]]) == ""
+
+
+def test_closest_to_criterion_names_the_decided_key_nearest_its_threshold():
+    """rvD12 S3: claim 10's speed-up 2.34 lies 6.4% below ×2.5, claim 1's slope 1.42 17% below 1.7: claim 10 is
+    nearest; an inconclusive claim's key is not counted."""
+    claims = pd.DataFrame({"#": [1, 2, 10], "verdict": ["partly", "inconclusive", "not reproduced"]})
+    keys = {1: ("paired log-log slope", 1.416, (1.7,)), 2: ("smallest speed-up", 1.49, (1.5,)),
+            10: ("speed-up", 2.34, (2.5, 4.0))}  # fmt: skip
+    assert display.closest_to_criterion(claims, keys) == (
+        "Of the decided verdicts judged on one measured key (claims 1 and 10), claim 10's sits nearest a threshold: "
+        "its speed-up 2.34 is 6.4% below 2.5 (then claim 1). The other claims are judged per window or on several "
+        "comparisons, not counted here.")  # fmt: skip
+    assert display.closest_to_criterion(claims.assign(verdict="inconclusive"), keys).startswith("No decided verdict")

@@ -261,6 +261,11 @@ def test_an_interval_is_said_only_where_the_rounds_give_one():
         assert interval_text(none) == "too few rounds for an interval"
     assert interval_text({"level": 0.025}) == "too few rounds for an interval"
     assert interval_text({**SEQUENTIAL, "interval_low": 1e-9}).startswith("95% sequential interval ×0.00–")
+    # rvD12 S1: an end never rounds onto a claim's threshold it was judged against (×1.5034 holds ×1.5)
+    held = {**SEQUENTIAL, "interval_low": 1.34, "interval_high": 1.50336, "thresholds": (1.5,)}
+    assert interval_text(held) == "95% sequential interval ×1.34–×1.503"
+    assert interval_text({**held, "interval_high": 1.4996}) == "95% sequential interval ×1.34–×1.4996"
+    assert interval_text({**held, "thresholds": ()}) == "95% sequential interval ×1.34–×1.50"  # no threshold: 2
 
 
 def test_the_design_names_each_look_its_level_and_the_cap():

@@ -52,6 +52,7 @@ from .stats import (
 from .voice import (
     CONFINED_RATIO,
     GPU_BOUND,
+    _side_kept,
     bound_words,
     interval_text,
     percent_text,
@@ -287,6 +288,7 @@ def retries_text(full: pd.DataFrame) -> str | None:
 
 
 PAIRED_SLOPE = "the median over rounds of each round's log-log slope across the N"  # claim 1's key, in words
+SLOPE_NEEDED = 1.7  # claim 1: "~4x per doubling" read as a paired slope of at least this
 
 
 def _claim_1(tables):
@@ -298,7 +300,8 @@ def _claim_1(tables):
         raise KeyError("no timed rounds in notebook 01's table")
     ratios = ", ".join(f"×{r:.1f}" for r in growth_ratios(df))
     frag = df["frag_pct"].astype(float)
-    measured = (f"paired slope {k:.2f} ({PAIRED_SLOPE}; {ratios} per doubling, paired by round); fragmentation "
+    shown = _side_kept(k, (SLOPE_NEEDED,))  # 1.6996 reads 1.6996, not 1.70, beside "at least 1.7" (rvD12 S1)
+    measured = (f"paired slope {shown} ({PAIRED_SLOPE}; {ratios} per doubling, paired by round); fragmentation "
                 f"{frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
     full = near_device_memory(df)
     if len(full):
@@ -309,7 +312,8 @@ def _claim_1(tables):
             f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB)"
             + (", so fragmentation there is capped by device memory" if retried is None else f"; {retried}")
         )
-    return measured, _combine(k >= 1.7, bool((frag >= 50).all())), ("paired log-log slope", k, (1.7,))
+    verdict = _combine(k >= SLOPE_NEEDED, bool((frag >= 50).all()))
+    return measured, verdict, ("paired log-log slope", k, (SLOPE_NEEDED,))
 
 
 KV_THRESHOLDS = (1.5,)  # claim 2's speed-up at every N; notebook 02 runs each N on until its interval clears it
@@ -1113,6 +1117,15 @@ class RunOn:
         return f"Claim {self.n}, judged at each look as section 5 judges it: " + "; ".join(looks) + end + "."
 
 
+def criterion_keys(results_dir: str | Path) -> dict:
+    """{claim: (key's name, its measured value, its thresholds)} for the claims judged on one measured key against
+    thresholds (claims 1, 2 and 10), as their measures return it; the others have none (notebook 09_summary's
+    solution, exercise 3)."""
+    tables = Tables(results_dir)
+    keys = {n: _evaluate(CLAIMS[n][3], tables)[2] for n in CLAIMS}
+    return {n: k for n, k in keys.items() if k is not None and k[2]}
+
+
 def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
     """All ten claims (notebook 09_summary, README)."""
     return pd.DataFrame([claim(n, results_dir, resamples) for n in CLAIMS])
@@ -1352,13 +1365,19 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
         first = commits.get(measured[0]) if measured else None  # the run the others are set beside
         apart = [r for r in measured if len(commits.get(r, ())) != 1 or commits.get(r) != first]
         lines += [f"* {r}: tables from commit(s) {', '.join(c[:7] for c in commits.get(r, ()))}, "
-                  + ("not one run" if len(commits.get(r, ())) > 1 else f"another run than the {measured[0]}'s")
-                  + ": its verdicts are not compared with the others." for r in apart]  # fmt: skip
+                  + ("not one run: its verdicts are not compared with the others" if len(commits.get(r, ())) > 1
+                     else f"another run than the {measured[0]}'s: its verdicts are not compared with the "
+                     f"{measured[0]}'s")
+                  + "." for r in apart]  # fmt: skip
     gave = measured  # regimes with verdicts, whichever run
     measured = [r for r in measured if r not in apart]
+    two = [commits.get(r, ()) for r in regimes[1:]] if commits else []
+    slices_one_run = len(two) > 1 and len(two[0]) == 1 and two[0] == two[-1]  # compared with each other below
     if len(measured) < 2:
         lines.append(
             f"* Only {measured[0]} gave verdicts{' of its run' if apart else ''}: nothing to compare." if measured
+            else "* The whole GPU's verdicts are set beside no slice's (not one run); the two slices, one run, are "
+            "compared below." if apart and slices_one_run  # rvD12 S2
             else "* No two regimes of one run gave verdicts: nothing compared." if apart
             else "* No regime gave verdicts (nothing measured, or a smoke run's data): nothing to compare."
         )  # fmt: skip
@@ -1377,7 +1396,6 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
         if open_:
             lines.append(f"* Decided in one regime, inconclusive in another: claim(s) {', '.join(open_)}.")
     silent = [r for r in regimes if r != "whole GPU" and r not in gave]  # slices without verdicts
-    two = [commits.get(r, ()) for r in regimes[1:]] if commits else []
     if "slices" in claims and silent:
         lines.append(f"* The two slices are not compared: {' and '.join(silent)} gave no verdicts.")
     elif "slices" in claims and two and (len(two[0]) != 1 or two[0] != two[-1]):

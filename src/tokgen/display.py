@@ -541,8 +541,9 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
     if busy[[b0, b1]].isna().any() or share[[b0, b1]].isna().any():  # not profiled, or a session lost at an end
         return text + "."
     text += f", while the GPU's busy time per step goes from {busy[b0]:.2f} to {busy[b1]:.2f} ms"
-    text += (f". The GPU is busy {share[b0]:.0%} of a step at B = {b0} ({bound_words(share[b0])}) and "
-             f"{share[b1]:.0%} at B = {b1} ({bound_words(share[b1])}), by the bound table's rule: host-bound under "
+    word = lambda s: bound_words(s).split(" (")[0]  # noqa: E731 - "mixed", not "mixed (host and GPU)" in parentheses
+    text += (f". The GPU is busy {share[b0]:.0%} of a step at B = {b0} ({word(share[b0])}) and "
+             f"{share[b1]:.0%} at B = {b1} ({word(share[b1])}), by the bound table's rule: host-bound under "
              f"{HOST_BOUND:.0%}, GPU-bound from {GPU_BOUND:.0%}")  # fmt: skip
     if hi[short] < lo[long_] and long_ not in (b0, b1):
         within = [b for b in (b0, b1) if hi[b] >= lo[long_]]  # the ends whose IQR reaches the longest step's
@@ -1487,6 +1488,34 @@ def fragility_order(claims: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["_group", "_stable"], kind="stable").drop(columns=["_group", "_stable"])
 
 
+def closest_to_criterion(claims: pd.DataFrame, keys: dict) -> str:
+    """Which decided verdict's measured key sits nearest one of its thresholds (`keys`: `tokgen.claims.
+    criterion_keys`; `claims`: `claims_table`'s rows), relative to that threshold, and by how much; the
+    claims judged otherwise (per window, several comparisons) are named as not counted (notebook 09_summary's
+    solution, exercise 3; review rvD12 S3)."""
+    decided = set(claims.loc[claims["verdict"].astype(str).str.startswith(("reproduced", "partly", "not "
+                                                                           "reproduced")), "#"])  # fmt: skip
+    near = []
+    for n, (name, value, thresholds) in keys.items():
+        if n in decided and value == value:
+            t = min(thresholds, key=lambda t: abs(value / t - 1))
+            near.append((abs(value / t - 1), n, name, value, t))
+    if not near:
+        return "No decided verdict here rests on one measured key against a threshold: nothing to set beside one."
+    gap, n, name, value, t = min(near)
+    side = "above" if value >= t else "below"
+    def listed(ns) -> str:
+        ns = [str(m) for m in ns]
+        return " and ".join([", ".join(ns[:-1]), ns[-1]] if len(ns) > 1 else ns)
+
+    others = [m for _, m, *_ in sorted(near)[1:]]
+    return (f"Of the decided verdicts judged on one measured key (claim{'s' if len(near) > 1 else ''} "
+            f"{listed(m for _, m, *_ in sorted(near, key=lambda x: x[1]))}), claim {n}'s sits nearest a threshold: its "
+            f"{name} {value:.2f} is {gap:.1%} {side} {t:g}"
+            + (f" (then claim{'s' if len(others) > 1 else ''} {listed(others)})" if others else "")
+            + ". The other claims are judged per window or on several comparisons, not counted here.")
+
+
 # --- review r12's sentences (fixer F1): the notebooks' and solutions' inline f-strings, as templates ---
 
 
@@ -1620,8 +1649,8 @@ def escaped_copy_text(slices: pd.DataFrame, small: int, large: int) -> str:
 def deferred_row_text(where: str, r: dict, bold: bool = False) -> str:
     """One place and cache of notebook 14's deferred stop check (`r`: cache, gpu_share_sync and a `tokgen.gain`'s
     fields): the synchronous step's GPU share and deferred against sync (notebooks 14_deferred_stop, its summary,
-    and its solution's exercises 1 and 2)."""
-    said = speedup_text(r)
+    and its solution's exercises 1 and 2); "not measured" where `r` holds no comparison (a variant that failed)."""
+    said = speedup_text(r) if r.get("outcome") is not None else "not measured"
     return (f"* {where}, {r['cache']} cache: GPU share of a synchronous step {r['gpu_share_sync']:.2f}; deferred "
             f"against sync {f'**{said}**' if bold else said}.")  # fmt: skip
 

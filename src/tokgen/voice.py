@@ -335,7 +335,8 @@ def interval_text(g: dict) -> str:
     looks = parse_looks(g.get("looks"))
     level = g.get("level", ALPHA)
     what = f"{1 - ALPHA:.0%} sequential interval" if len(looks) > 1 else f"{100 * (1 - level):.3g}% interval"
-    return f"{what} ×{_side_kept(low)}–×{_side_kept(high)}"
+    edges = tuple(g.get("thresholds") or ())  # a claim's thresholds (×1.5, ×2.5, ×4): an end never rounds onto one
+    return f"{what} ×{_side_kept(low, edges)}–×{_side_kept(high, edges)}"
 
 
 def equivalence_text(g: dict) -> str:
@@ -353,12 +354,13 @@ def equivalence_text(g: dict) -> str:
     return f"its equivalence interval ×{_side_kept(low)}–×{_side_kept(high)}{side}"
 
 
-def _side_kept(x: float) -> str:
+def _side_kept(x: float, extra=()) -> str:
     """`x` in two decimals, or more (up to six) where two would put it on ×1 or an edge of the band
-    the no-effect test uses (×1/(1 + BAND) and ×(1 + BAND)), or across one."""
+    the no-effect test uses (×1/(1 + BAND) and ×(1 + BAND)), or on one of `extra` (a claim's thresholds,
+    review rvD12 S1: ×1.5034 reads ×1.503 beside "holds ×1.5"), or across one."""
+    edges = (1 / (1 + BAND), 1, 1 + BAND, *extra)
     for digits in range(2, 7):
         shown = round(x, digits)
-        edges = (1 / (1 + BAND), 1, 1 + BAND)
         if all((shown < edge) == (x < edge) and (shown != edge or x == edge) for edge in edges):
             break
     return f"{x:.{digits}f}"
