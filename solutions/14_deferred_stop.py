@@ -64,7 +64,8 @@ if torch.cuda.is_available() and deferrable:
     variants = [tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN) for g in names]
     results = tokgen.compare(variants, rounds=RUNS, device="cuda").set_index("variant")
     for cache in ("dynamic", "static"):
-        g = tokgen.gain(results.reset_index(), f"generate() {cache} sync", f"generate() {cache} deferred")
+        ok = tokgen.claims.usable(results.reset_index())  # a failed variant's rows dropped: its gain is None
+        g = tokgen.gain(ok, f"generate() {cache} sync", f"generate() {cache} deferred")
         share = results.at[f"generate() {cache} sync", "gpu_busy_share"]
         row = {**(g or {}), "cache": cache, "gpu_share_sync": share}  # g None: a variant failed, not measured
         say(tokgen.display.deferred_row_text(f"B = {BATCH_SIZE}", row))

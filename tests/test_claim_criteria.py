@@ -992,7 +992,8 @@ def test_an_unstable_verdict_says_where_its_key_lies_against_the_threshold(tmp_p
     slope_on_threshold(tmp_path)
     c = claim(1, tmp_path, resamples=20)
     assert c["verdict"].startswith("inconclusive") and c["stability"] < 0.95
-    assert c["why"].startswith("the paired log-log slope, 1.70, lies within ")
+    # 1.699 below 1.7: not rounded onto it (rrC12 N1)
+    assert c["why"].startswith("the paired log-log slope, 1.699, lies within ")
     assert "in 95% of resampled runs, which holds the criterion's threshold 1.7" in c["why"]
 
 

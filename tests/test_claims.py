@@ -1120,6 +1120,11 @@ def test_regimes_of_different_runs_are_flagged_and_not_compared(tmp_path):
     assert "No two regimes of one run" not in text and "the two slices, one run, are compared below." in text
     assert "* 8 SMs: tables from commit(s) aaa1111, another run than the whole GPU's: its verdicts are not compared " \
         "with the whole GPU's." in text and "The two slices agree on no claim." in text  # fmt: skip
+    # rrC12 S1: the whole GPU one run, the two slices another: not "nothing to compare" before comparing them
+    later = {"whole GPU": ("bbb2222",), "8 SMs": ("aaa1111",), "16 SMs": ("aaa1111",)}
+    text = regime_takeaways(claims, regimes, commits=later)
+    assert "nothing to compare" not in text and "* Only whole GPU gave verdicts of its run; the two slices, another " \
+        "run, are compared with each other below." in text and "The two slices agree on no claim." in text
 
 
 def test_a_runs_commit_written_full_and_short_counts_as_one_commit(tmp_path):

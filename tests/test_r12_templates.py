@@ -116,6 +116,16 @@ def test_deferred_row_says_the_share_and_the_speed_up():
     assert text == f"* whole GPU, static cache: GPU share of a synchronous step 0.46; deferred against sync **{said}**."
     failed = display.deferred_row_text("B = 4", {"cache": "dynamic", "gpu_share_sync": 0.3})  # no comparison: a failure
     assert failed == "* B = 4, dynamic cache: GPU share of a synchronous step 0.30; deferred against sync not measured."
+    # rrC12 S3: compare() keeps a failed variant's row; usable() drops it, so its gain is None, not ×nan
+    from tokgen.claims import usable
+    from tokgen.stats import gain
+
+    rows = pd.DataFrame([{"variant": "generate() dynamic sync", "status": "ok", "times_ms": "1;2;3;4;5;6"},
+                         {"variant": "generate() dynamic deferred", "status": "error", "times_ms": ""}])  # fmt: skip
+    g = gain(usable(rows), "generate() dynamic sync", "generate() dynamic deferred")
+    said = display.deferred_row_text("B = 4", {**(g or {}), "cache": "dynamic", "gpu_share_sync": float("nan")})
+    assert said == "* B = 4, dynamic cache: GPU share of a synchronous step not measured; deferred against sync " \
+        "not measured."
 
 
 def test_static_vs_dynamic_says_same_or_different_outcomes_or_undecided_and_never_tied():
@@ -162,14 +172,18 @@ def test_shares_by_outcome_leave_out_rows_not_confined():
     assert display.shares_by_outcome_text(deferred.iloc[[2]]) == ""
 
 
-def test_closest_to_criterion_names_the_decided_key_nearest_its_threshold():
-    """rvD12 S3: claim 10's speed-up 2.34 lies 6.4% below ×2.5, claim 1's slope 1.42 17% below 1.7: claim 10 is
-    nearest; an inconclusive claim's key is not counted."""
-    claims = pd.DataFrame({"#": [1, 2, 10], "verdict": ["partly", "inconclusive", "not reproduced"]})
-    keys = {1: ("paired log-log slope", 1.416, (1.7,)), 2: ("smallest speed-up", 1.49, (1.5,)),
-            10: ("speed-up", 2.34, (2.5, 4.0))}  # fmt: skip
+def test_closest_to_criterion_reads_an_interval_from_its_nearer_end():
+    """rvD12 S3 / rrC12 S2: claim 10's interval ×2.14–×2.44 is 2.4% below ×2.5 (its point ×2.34 would say 6.4%);
+    claim 1's slope 1.42 is 16.5% below 1.7: claim 10 is nearest; an inconclusive claim is not counted."""
+    claims = pd.DataFrame({"#": [1, 10], "verdict": ["partly", "not reproduced"]})
+    keys = {1: ("paired slope", 1.42, (1.7,)), 10: ("speed-up's interval", (2.14, 2.44), (2.5, 4.0))}
     assert display.closest_to_criterion(claims, keys) == (
-        "Of the decided verdicts judged on one measured key (claims 1 and 10), claim 10's sits nearest a threshold: "
-        "its speed-up 2.34 is 6.4% below 2.5 (then claim 1). The other claims are judged per window or on several "
-        "comparisons, not counted here.")  # fmt: skip
+        "Of the decided verdicts judged against a slope or speed-up threshold (claim 1 on its paired slope, its "
+        "fragmentation criterion aside; claim 10 on its interval), claim 10's sits nearest one: its speed-up's "
+        "interval's high end ×2.44 is 2.4% below ×2.5 (then claim 1: its paired slope 1.42 is 16.5% below 1.7). The "
+        "other claims have no such threshold (claim 5: one comparison's outcome) or are judged per N (2), per window "
+        "(6, 7) or on several comparisons (3, 4, 8, 9).")  # fmt: skip
+    wide = {**keys, 10: ("speed-up's interval", (2.0, 2.48), (2.5, 4.0)), 1: ("paired slope", 1.5, (1.7,))}
+    assert "claim 10's sits nearest one: its speed-up's interval's high end ×2.48 is 0.8% below" in \
+        display.closest_to_criterion(claims, wide)  # the point ×2.2 (12% away) would have named claim 1
     assert display.closest_to_criterion(claims.assign(verdict="inconclusive"), keys).startswith("No decided verdict")

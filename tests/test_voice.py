@@ -266,6 +266,14 @@ def test_an_interval_is_said_only_where_the_rounds_give_one():
     assert interval_text(held) == "95% sequential interval ×1.34–×1.503"
     assert interval_text({**held, "interval_high": 1.4996}) == "95% sequential interval ×1.34–×1.4996"
     assert interval_text({**held, "thresholds": ()}) == "95% sequential interval ×1.34–×1.50"  # no threshold: 2
+    # end to end (rrC12 N2): a comparison judged against ×1.5 records it, so its interval keeps each end's side
+    from tokgen.stats import compare_rounds
+
+    g = compare_rounds([1.0] * 10, [1 / 1.5] * 10, looks=[10], thresholds=(1.5,))
+    assert g["thresholds"] == (1.5,) and compare_rounds([1.0] * 10, [0.9] * 10, looks=[10])["thresholds"] == ()
+    from tokgen.voice import side_of
+
+    assert side_of(1.6996, (1.7,)) == "1.6996" and side_of(1.0496, (1.7,)) == "1.05"  # a slope: its threshold only
 
 
 def test_the_design_names_each_look_its_level_and_the_cap():

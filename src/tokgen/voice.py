@@ -354,16 +354,21 @@ def equivalence_text(g: dict) -> str:
     return f"its equivalence interval ×{_side_kept(low)}–×{_side_kept(high)}{side}"
 
 
-def _side_kept(x: float, extra=()) -> str:
-    """`x` in two decimals, or more (up to six) where two would put it on ×1 or an edge of the band
-    the no-effect test uses (×1/(1 + BAND) and ×(1 + BAND)), or on one of `extra` (a claim's thresholds,
-    review rvD12 S1: ×1.5034 reads ×1.503 beside "holds ×1.5"), or across one."""
-    edges = (1 / (1 + BAND), 1, 1 + BAND, *extra)
-    for digits in range(2, 7):
-        shown = round(x, digits)
+def side_of(x: float, edges=(), digits: int = 2) -> str:
+    """`x` with `digits` decimals, or more (up to digits + 4) where fewer would put it on one of `edges` or across
+    one: 1.6996 against a slope threshold of 1.7 reads "1.6996", not "1.70" (review rvD12 S1; notebook 01_naive)."""
+    for places in range(digits, digits + 5):
+        shown = round(x, places)
         if all((shown < edge) == (x < edge) and (shown != edge or x == edge) for edge in edges):
             break
-    return f"{x:.{digits}f}"
+    return f"{x:.{places}f}"
+
+
+def _side_kept(x: float, extra=()) -> str:
+    """`x` in two decimals, or more where two would put it on ×1 or an edge of the band the no-effect test
+    uses (×1/(1 + BAND) and ×(1 + BAND)), or on one of `extra` (a claim's thresholds, review rvD12 S1:
+    ×1.5034 reads ×1.503 beside "holds ×1.5"), or across one (`side_of`)."""
+    return side_of(x, (1 / (1 + BAND), 1, 1 + BAND, *extra))
 
 
 def design_text(looks) -> str:
