@@ -234,7 +234,8 @@ def test_a_comparison_holds_plain_python_values():
             "speedup": float, "speedup_q25": float, "speedup_q75": float, "p_value": float, "rounds": int, "real": bool,
             "no_effect": bool, "outcome": str, "interval_low": float, "interval_high": float, "equivalence_low": float,
             "equivalence_high": float, "level": float,
-            "decided": bool, "capped": bool, "looks": str, "rounds_both": int, "speedup_all": float}  # fmt: skip
+            "decided": bool, "capped": bool, "looks": str, "rounds_both": int, "speedup_all": float,
+            "thresholds": list}  # fmt: skip
 
 
 # ten rounds' log-ratios (notebook 07's `pipelined_static_1stream` case): no effect at the first look, while

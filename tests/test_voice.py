@@ -270,7 +270,7 @@ def test_an_interval_is_said_only_where_the_rounds_give_one():
     from tokgen.stats import compare_rounds
 
     g = compare_rounds([1.0] * 10, [1 / 1.5] * 10, looks=[10], thresholds=(1.5,))
-    assert g["thresholds"] == (1.5,) and compare_rounds([1.0] * 10, [0.9] * 10, looks=[10])["thresholds"] == ()
+    assert g["thresholds"] == [1.5] and compare_rounds([1.0] * 10, [0.9] * 10, looks=[10])["thresholds"] == []
     from tokgen.voice import side_of
 
     assert side_of(1.6996, (1.7,)) == "1.6996" and side_of(1.0496, (1.7,)) == "1.05"  # a slope: its threshold only

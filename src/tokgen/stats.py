@@ -383,7 +383,7 @@ def compare_rounds(base_times: list[float], times: list[float], looks=(), thresh
     g["rounds_to_decide"] = rounds_to_decide(logs[: int(g["rounds"])]) if g["outcome"] == UNDECIDED else None
     g["rounds_both"], g["speedup_all"] = len(logs), float(np.median(np.exp(logs))) if logs else math.nan
     return g | {"looks": ";".join(map(str, looks)), "capped": bool(looks) and bool(g["capped"]),
-                "thresholds": tuple(thresholds)}  # a claim's speed-ups: `tokgen.voice.interval_text` keeps each end
+                "thresholds": [float(t) for t in thresholds]}  # a claim's: `voice.interval_text` keeps each end
 
 
 def gain(results: pd.DataFrame, base: str, variant: str, thresholds=()) -> dict | None:
