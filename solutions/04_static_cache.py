@@ -82,13 +82,8 @@ say(
 )
 
 # %%
-def room_reading(g: dict | None, share: float) -> str:
-    """What the 2N cache's outcome against the N one says, and what the GPU's busy `share` (NaN on a
-    CPU) lets this exercise say about why: `tokgen.display.room_reading`."""
-    return tokgen.display.room_reading(g, share)
-
-
-say(room_reading(g, rooms.set_index("variant")["gpu_busy_share"].max()))  # NaN on a CPU: CUPTI measures GPUs only
+share = rooms.set_index("variant")["gpu_busy_share"].max()  # NaN on a CPU: CUPTI measures GPUs only
+say(tokgen.display.room_reading(g, share))
 
 # %% [markdown]
 # ## Exercise 2: kernels per step

@@ -19,8 +19,9 @@ def solution_function(notebook: str, name: str, **names):
 
 
 def test_solution_04_says_an_undecided_room_as_undecided_not_as_not_slower():
-    """Review pre_00_05 M2: every outcome but "slower" printed "Not slower here", undecided too."""
-    room_reading = solution_function("04_static_cache", "room_reading", tokgen=tokgen)
+    """Review pre_00_05 M2: every outcome but "slower" printed "Not slower here", undecided too (solution 04 says it
+    through `tokgen.display.room_reading`)."""
+    room_reading = tokgen.display.room_reading
     said = {o: room_reading({"outcome": o}, 0.26) for o in (FASTER, SLOWER, NO_EFFECT, UNDECIDED)}
     assert said[UNDECIDED].startswith("Undecided (these rounds cannot tell), with 2N slots: the GPU was busy 26%")
     assert said[UNDECIDED].endswith("whether it hides under the host's launch time, these rounds cannot tell.")

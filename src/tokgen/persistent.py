@@ -32,6 +32,7 @@ from .gpu_slice import copy_bandwidth
 from .handwritten import FusedStep
 from .model import require_cuda, require_positive
 from .stats import compare_rounds
+from .voice import side_of
 
 MODES = {
     "stream": "no dependency point: the persistent kernel's own speed of light",
@@ -386,16 +387,6 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
                                 "floor_bytes": generation_bytes(model, batch_size, max_seqlen)}  # fmt: skip
 
 
-def _times(x: float, target: float) -> str:
-    """`x` (× the floor) to 2 decimals, or as many more as keep it on its side of `target`: 1.504 against 1.5
-    reads "1.504", not "1.50" (review rvB12 N2)."""
-    for places in range(2, 7):
-        text = f"{x:.{places}f}"
-        if (float(text) <= target) == (x <= target):
-            return text
-    return text
-
-
 def bound_findings(bound: pd.DataFrame, target: float = 1.5) -> str:
     """What `persistent_bound`'s table found, in words (notebook 12_speed_of_light): pure streaming
     against the floor, the range of the variants that keep the step's dependency points, how many of
@@ -409,8 +400,8 @@ def bound_findings(bound: pd.DataFrame, target: float = 1.5) -> str:
     if len(dependent):
         within = int((dependent["x_floor"] <= target).sum())
         said.append(
-            f"with the step's dependency points, {_times(dependent['x_floor'].min(), target)}–"
-            f"{_times(dependent['x_floor'].max(), target)}× "
+            f"with the step's dependency points, {side_of(dependent['x_floor'].min(), (target,))}–"
+            f"{side_of(dependent['x_floor'].max(), (target,))}× "  # 1.504 reads 1.504 beside "within 1.5×"
             f"across the {len(dependent)} designs and tilings tried ({within} within {target:g}×, computing nothing)"
         )
     said += [f"`{r['variant']}` {r['x_floor']:.2f}× (by the host's clock, not set against these: other clocks)"

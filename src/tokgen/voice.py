@@ -156,10 +156,9 @@ def _cell(value, digits: int) -> str:
     if isinstance(value, float):
         if value != value:
             return ""
-        places = digits  # a value strictly between 0 and 1 never prints as 0 or 1: 0.9995 reads "0.9995", not "1.000"
-        while 0 < value < 1 and float(f"{value:.{places}f}") in (0, 1) and places < digits + 6:
-            places += 1
-        return f"{value:,.{places}f}"
+        if 0 < value < 1:  # never printed as 0 or 1: 0.9995 reads "0.9995", not "1.000"
+            return side_of(value, (0, 1), digits)
+        return f"{value:,.{digits}f}"
     return str(value)
 
 
