@@ -179,7 +179,7 @@ if DEVICE == "cuda":
     plot_memory(ax, ok, device_gb=gpu_gb)
     ax.set_title("Naive generation: peak memory (last run)")
     save_figure(fig, "01_naive_memory", RESULTS_DIR)
-    say(tokgen.display.device_memory_note(ok))  # and whether the allocator ran out there (its retries)
+    say(tokgen.display.device_memory_note(ok, tokgen.environment()["gpu"]))  # and the allocator's retries there
     say(tokgen.display.memory_table(ok))
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")

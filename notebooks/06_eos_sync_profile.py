@@ -72,10 +72,13 @@ CUDA = DEVICE == "cuda"
 # %% [markdown]
 # ## 1. Ranges and a window of steps
 #
-# Every generator takes one hook, `on_step`, which it calls at the top of step i (a graph
-# decoder: at the top of each replay of K steps). By default it does nothing, so the timings of
-# the other notebooks are not disturbed. A `StepWindow` uses it to open and close the profiler
-# at the window's first and last step; `Ranges` to mark each step for Nsight Systems (NVTX) and
+# Every generator takes one hook, `on_step`, which it calls at the top of step i (a graph decoder:
+# at the top of each replay of K steps). Steps are numbered from 0, as `on_step(i)` sees them, in
+# this notebook's profiles and figures; the article's NVTX ranges count from 1 ("Step i+1"), and a
+# sentence that a generator "stops after 6 steps" counts steps, from 1. By default it does
+# nothing, so the timings of the other notebooks are not disturbed. A `StepWindow` uses it to open
+# and close the profiler at the window's first and last step; `Ranges` to mark each step for
+# Nsight Systems (NVTX) and
 # torch.profiler (`record_function`), and every call of the model ("model forward") through
 # forward hooks. The wait itself needs no range: the profiler records the host's CUDA runtime
 # calls. `.item()` copies the flag into a pinned host buffer (`cudaMemcpyAsync`, which does not
@@ -379,7 +382,7 @@ show_claim(6, RESULTS_DIR)
 # chance 2·0.5^n of the time, 1 time in 4 for 3 windows, so it takes 6 (`tokgen.gaps.MIN_WINDOWS`)
 # to bring that under 0.05; fewer that agree are said with that chance. Two gaps that differ by
 # less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to explain)
-# count as about the same; else the sentence says the windows show no consistent direction. The
+# count as about the same; else the sentence says the windows disagree. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
 # not the cause's test. The last bullets answer "the sync or the host's work?" from the phases
 # of section 3, from the end of the model's forward on the GPU: the argmax, the append and the stop check (and

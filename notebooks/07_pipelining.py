@@ -230,7 +230,7 @@ except tokgen.MissingRows as err:
     say(f"*{err}*")
 
 # %% [markdown]
-# ## 5. The overhead of streams (claim 9)
+# ## 5. Do streams cost something? (claim 9)
 #
 # The no-check generator never looks at EOS: it does the least work per step, so in principle
 # it is the floor, the best a stop check could ever cost. Whether it was also the fastest

@@ -474,8 +474,8 @@ idle = idle_rec.read()
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per token": µs in which at least one kernel ran, per decode step, over the same
-# window as section 5's tables. The profiler adds host work to every launch (notebook 06
-# estimates that cost per generator), so a generator whose host launches every kernel,
+# window as section 5's tables. The profiler adds host work to every launch (how much, no
+# notebook measures), so a generator whose host launches every kernel,
 # `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
 # than without the profiler; a graph replay's kernels are queued by one launch, so the graph
 # decoders' shares are less exposed to that cost (notebook 12 gives how much slower or faster a
@@ -615,7 +615,7 @@ if CUDA:
 # K/V entries (the task's floor
 # of section 3), at the measured copy rate (bytes read + written), is a floor at that rate, not a
 # hard bound: a stream that only reads could run faster than a copy, and no read-only bandwidth is
-# measured here.
+# measured here (notebook 12, section 7, times one read-only stream).
 #
 # ## Takeaways, read from this run
 
@@ -630,7 +630,8 @@ for generator, runs in sweeps.items():  # each generator's K against its K = 1, 
 # %%
 if CUDA:
     share = idle.set_index("variant")["gpu_idle_fraction"]
-    host = tokgen.label("pipelined_static", compiled=True)  # launches every kernel from Python: slowed by the profiler
+    host = tokgen.label("pipelined_static", compiled=True)  # launches every kernel from Python: may be slowed
+    # by the profiler
     unprofiled = ok.set_index("variant")["gpu_busy_share"].get(host, float("nan"))  # section 3's rounds
     say(tokgen.display.idle_share_text(share, host, unprofiled))
 if CUDA and unfused and fused:

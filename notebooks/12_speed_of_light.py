@@ -87,7 +87,7 @@ recorded = tokgen.bandwidth.recorded_bandwidth(RESULTS_DIR)  # notebook 10's, of
 if recorded is not None:
     bandwidth, source = float(recorded["bandwidth_gb_s"]), "notebook 10"
     copies = (f"{recorded['copy_mb']:.0f} MiB copies, median of {recorded['runs']:.0f}; notebook 10's table "
-              f"10_bandwidth ({tokgen.results.run_of(pd.DataFrame([recorded]))})")  # fmt: skip
+              f"10_bandwidth, {tokgen.results.run_of(pd.DataFrame([recorded]))}")  # fmt: skip
 elif CUDA:
     bandwidth, source = tokgen.bandwidth.copy_bandwidth(DEVICE, COPY_MB, RUNS), "notebook 12"
     copies = f"{COPY_MB} MiB copies, median of {RUNS}; notebook 10 recorded none in this run on this card"

@@ -114,18 +114,16 @@ if ON_GPU:
     whole = tokgen.gpu_slice.copy_bandwidth(megabytes=COPY_MB)
     SIZES = tokgen.gpu_slice.sizes_that_fit(SLICE_SMS)  # a size above this GPU's SM count is said and skipped
     slices = pd.DataFrame([bandwidths(sms) for sms in SIZES])
-    try:
-        BRACKET = tokgen.gpu_slice.bracketing(dict(zip(slices["gpu_sms"], slices["copy_gbs"])))
-    except ValueError:  # a GPU slower than the L40S, or too few slice sizes (a smoke run): the map uses all
-        BRACKET = tuple(SIZES)
-    slices["brackets"] = slices["gpu_sms"].isin(BRACKET) & (len(BRACKET) == 2)
+    # the two that bracket the L40S; none do (a GPU slower than it, or too few sizes): every size, BRACKETED False
+    BRACKET, BRACKETED = tokgen.gpu_slice.bracket_or_all(dict(zip(slices["gpu_sms"], slices["copy_gbs"])))
+    slices["brackets"] = slices["gpu_sms"].isin(BRACKET) & BRACKETED
     rec = tokgen.Recorder("13_slices", RESULTS_DIR, params=PARAMS | {"WHOLE_GPU_GBS": whole})
     for row in slices.to_dict("records"):
         rec.write(row)
     say(table(slices, digits=0))
 
 # %%
-if ON_GPU and slices["brackets"].sum() == 2:
+if ON_GPU and BRACKETED:
     say(tokgen.regimes.bracket_sentence(slices, whole, torch.cuda.get_device_properties(0).multi_processor_count))
 elif ON_GPU:  # none brackets the L40S: why (a slower GPU, or slices all on one side of it)
     say(tokgen.regimes.no_bracket_sentence(slices, whole))
@@ -247,7 +245,7 @@ save_figure(fig, "13_regimes", RESULTS_DIR)
 # What the map says, from the rows above:
 
 # %%
-say(tokgen.regimes.regime_findings(regimes, article_batch=32, bracket=BRACKET if ON_GPU else ()))
+say(tokgen.regimes.regime_findings(regimes, article_batch=32, bracket=BRACKET if ON_GPU and BRACKETED else ()))
 
 # %% [markdown]
 # ## Summary

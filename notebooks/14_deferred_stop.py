@@ -53,7 +53,7 @@ import pandas as pd
 import torch
 
 import tokgen
-from tokgen.display import save_figure, say, show_source, speedup_text, stop_token, table
+from tokgen.display import deferred_gain_text, save_figure, say, show_source, stop_token, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())
@@ -134,7 +134,8 @@ else:
 
 # %%
 rec = tokgen.Recorder("14_deferred_stop", RESULTS_DIR, params=PARAMS)
-for sms in [None, *SLICE_SMS] if ON_GPU else [None]:
+sizes = tokgen.gpu_slice.sizes_that_fit(SLICE_SMS) if ON_GPU else []  # a size above this GPU's SMs: said, skipped
+for sms in [None, *sizes]:
     variants = [tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN) for g in VARIANTS]
     with tokgen.GpuSlice(sms) if sms else contextlib.nullcontext():
         tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=rec.write)
@@ -176,7 +177,7 @@ show_source(tokgen.claims.deferred_stop_gains)
 # %%
 deferred = tokgen.claims.deferred_stop_gains(RESULTS_DIR) if ON_GPU else pd.DataFrame()
 if len(deferred):
-    deferred["deferred vs sync"] = [speedup_text(g) for g in deferred.to_dict("records")]
+    deferred["deferred vs sync"] = [deferred_gain_text(g) for g in deferred.to_dict("records")]
     say(table(deferred, ["gpu_sms", "cache", "confined", "gpu_share_sync", "deferred vs sync"], 2))
 else:
     say("No deferred variant was measured (CPU run).")

@@ -56,9 +56,10 @@ DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), 
 # weight once per step, whatever B, plus the KV cache, which grows with B. Its arithmetic is
 # about 2 × parameters × B floating-point operations per step. At B = 1 the weights dominate
 # the bytes; at B = 256 the cache's share has grown, and so has the arithmetic. The bandwidth and
-# the TF32 rate are the ones notebook 12 measured and recorded (the rate: large 8192 × 8192
-# products, which thin ones do not reach); the sentence names the GPU and, where that GPU is an
-# H100 SXM, sets the crossover at its datasheet rate (`DATASHEET_TFLOPS`) beside it. The crossover
+# the TF32 rate are the ones notebook 12 recorded (the bandwidth notebook 10's where it ran on this
+# card, else its own; the rate its own, from large 8192 × 8192 products, which thin ones do not
+# reach); the sentence names the GPU and, where that GPU is an H100 SXM, sets the crossover at
+# its datasheet rate (`DATASHEET_TFLOPS`) beside it. The crossover
 # compares the arithmetic with the weights' bytes only: each row of the batch also adds cache
 # bytes, and the last sentence sets those against the row's arithmetic, which says whether the
 # whole floor ever turns into an arithmetic floor.

@@ -32,13 +32,12 @@ RUNS = 8  # timed rounds, interleaved (the signed-rank rule needs 6 or more)
 import torch
 
 import tokgen
-from tokgen.display import say, table
-from tokgen.voice import speedup_text
+from tokgen.display import deferred_gain_text, say, table
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
 print(tokgen.describe_environment())  # where this page's live numbers were measured
 gains = tokgen.claims.deferred_stop_gains(DATA_DIR)
-gains["deferred vs sync"] = [speedup_text(g) for g in gains.to_dict("records")]
+gains["deferred vs sync"] = [deferred_gain_text(g) for g in gains.to_dict("records")]
 
 # %% [markdown]
 # ## Exercise 1: B = 256

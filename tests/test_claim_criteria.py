@@ -1171,8 +1171,8 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
     assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"
     chance = ("the gap pipelined is smaller than with the sync in all 3 windows by 20 µs or more, but 3 windows cannot "
               "show a direction: with no difference, all three agree by chance 1 time in 4")
-    split = ("the gap pipelined and the one with the sync differ in no consistent direction across the windows, a "
-             "difference below 20 µs counting as none")  # compiled: 140, 140 and 10 µs (about the same) smaller
+    split = ("the windows disagree on how the gap pipelined compares with the one with the sync, a difference below "
+             "20 µs counting as none")  # compiled: 140, 140 and 10 µs (about the same) smaller
     test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036 (the rule: at most 0.5 in every "
             "window; nearest to it: window 0 of windows 0–2, 0.600, 0.100 above it), met in 2 of 3 windows")
     assert measured.startswith(f"idle gap before a step (eager, B=16, profiled, median of 3 windows) 150→7 µs "

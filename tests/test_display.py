@@ -398,7 +398,7 @@ def test_profiler_overhead_says_its_range_over_the_windows_beside_the_plain_runs
         "passes (a whole run's wall time over its tokens − 1, prefill and setup included: not the same quantity, so "
         "this is no measure of the profiler's cost), lowest to highest over 3 windows (the plain runs' "
         "spread: slowest less fastest, as a share of their median): `kv_static` +7% to +58%, its plain runs spread up "
-        "to 6%; `kv_static_no_check` -3% to +12%, its plain runs spread up to 25%. The idle gaps above were measured "
+        "to 6%; `kv_static_no_check` −3% to +12%, its plain runs spread up to 25%. The idle gaps above were measured "
         "with the profiler running."
     )
     assert "overhead" not in profiler_overhead(overhead_profile())  # a name for a cause the table does not measure
@@ -598,10 +598,9 @@ def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes
 
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 90.0), (100.0, 130.0)])).iloc[0]
     assert (g["pipelined_us"], g["closes"], g["change"]) == (130.0, False, "split")
-    assert gap_takeaway(g).endswith("pipelining does not close half of the gap before a step (the gap pipelined "
-                                    "and the one with the "
-                                    "sync differ in no consistent direction across the windows, a difference below "
-                                    "20 µs counting as none).")  # fmt: skip
+    assert gap_takeaway(g).endswith("pipelining does not close half of the gap before a step (the windows disagree "
+                                    "on how the gap pipelined compares with the one with the sync, a difference "
+                                    "below 20 µs counting as none).")  # fmt: skip
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 100.18), (100.0, 130.0)])).iloc[0]  # rv51's 202.29 → 202.47
     assert g["change"] == "split"
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)])).iloc[0]
@@ -854,12 +853,11 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 239.0 µs with the "
         "sync and 258.0 µs with no stop check: without any stop check more than half of that time remains in "
         "every window: the stop check "
-        "(its launches and `.item()`) does not open most of it (the time from the shared work "
-        "without any stop check and the "
-        "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); no-check / sync per window 1.012, 1.694, 1.079 (the rule: at most 0.5 in every window; nearest "
-        "to it: window 0 of windows 0–2, 1.012, 0.512 above it); pipelining does not close half of the gap before a "
-        "step (the gap pipelined is larger than with the sync in all 3 "
+        "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
+        "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
+        "counting as none); no-check / sync per window 1.012, 1.694, 1.079 (the rule: at most 0.5 in every window; "
+        "nearest to it: window 0 of windows 0–2, 1.012, 0.512 above it); pipelining does not close half of the gap "
+        "before a step (the gap pipelined is larger than with the sync in all 3 "
         "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
         "chance 1 time in 4).")  # fmt: skip
     assert gap_takeaway(compiled) == (
@@ -867,14 +865,12 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 763.0 µs with the "
         "sync and 691.0 µs with no stop check: without any stop check more than half of that time remains in "
         "every window: the stop check "
-        "(its launches and `.item()`) does not open most of it (the time from the shared work "
-        "without any stop check and the "
-        "one with the sync differ in no consistent direction across the windows, a difference below 20 µs counting "
-        "as none); no-check / sync per window 0.771, 1.562, 0.822 (the rule: at most 0.5 in every window; nearest "
-        "to it: window 0 of windows 0–2, 0.771, 0.271 above it); pipelining does not close half of the gap before a "
-        "step (the gap pipelined and the one with "
-        "the sync differ in no "
-        "consistent direction across the windows, a difference below 20 µs counting as none).")  # fmt: skip
+        "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
+        "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
+        "counting as none); no-check / sync per window 0.771, 1.562, 0.822 (the rule: at most 0.5 in every window; "
+        "nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it); pipelining does not close half of the gap "
+        "before a step (the windows disagree on how the gap pipelined compares with the one with the sync, a "
+        "difference below 20 µs counting as none).")  # fmt: skip
     assert gap_summary(gaps) == (
         "The per-step `.item()` synchronizes the host with the GPU at every step boundary (what it waited for is not "
         "measured here); eager and compiled, of the time before a step, from the work the steps share, more "
@@ -910,10 +906,10 @@ def test_one_window_that_opens_the_gap_splits_the_windows_whatever_its_profiled_
      ([(202.29, 202.47)], "same", "the gap is about the same pipelined as with the sync, within 20 µs"),  # rv51 w1
      ([(100.0, 121.0)], "larger", "the gap pipelined is larger than with the sync in the one window by 20 µs or more, "
       "but one window cannot show a direction"),
-     ([(100.0, 121.0), (200.0, 150.0)], "split", "the gap pipelined and the one with the sync differ in no "
-      "consistent direction across the windows, a difference below 20 µs counting as none"),
-     ([(150.96, 225.28), (202.29, 202.47), (251.11, 376.36)], "split", "the gap pipelined and the one with the sync "
-      "differ in no consistent direction across the windows, a difference below 20 µs counting as none")],  # rv51
+     ([(100.0, 121.0), (200.0, 150.0)], "split", "the windows disagree on how the gap pipelined compares with "
+      "the one with the sync, a difference below 20 µs counting as none"),
+     ([(150.96, 225.28), (202.29, 202.47), (251.11, 376.36)], "split", "the windows disagree on how the gap "
+      "pipelined compares with the one with the sync, a difference below 20 µs counting as none")],  # rv51
 )  # fmt: skip
 def test_a_direction_between_two_gaps_is_stated_only_where_every_window_shows_it(pairs, change, text):
     """The one template (tokgen.gaps.direction_text): two gaps less than MIN_GAP_US (20 µs) apart are
@@ -1152,7 +1148,7 @@ def test_durations_overlap_reads_from_the_kernel_table_whether_kernels_were_laun
 def test_fusing_split_text_says_the_prefetch_only_where_the_unfused_kernels_overlapped():
     a = pd.Series({"busy_us": 582.0, "products_us": 343.0, "other_us": 238.0}, name="u")
     b = pd.Series({"busy_us": 517.0, "products_us": 419.0, "other_us": 98.0}, name="f")
-    head = ("Fusing (`u` → `f`), per step: the GPU's busy time 582 → 517 µs (-65; one profile each, not a paired "
+    head = ("Fusing (`u` → `f`), per step: the GPU's busy time 582 → 517 µs (−65; one profile each, not a paired "
             "speed-up); the products' own time 343 → 419 µs and the other kernels' 238 → 98 µs")  # fmt: skip
     on, off = display.fusing_split_text(a, b, True), display.fusing_split_text(a, b, False)
     moved = (". The fused product kernels also do work the unfused step ran in other kernels (the split sums' "

@@ -802,7 +802,7 @@ def test_the_summary_gives_each_sync_median_over_the_windows_with_its_range_and_
     text = tokgen.gaps.gap_summary(pd.DataFrame(), waits)
     assert ("eager, the sync lasted 20.9 µs per step (the median of 3 windows' medians; range 18.5–21.8); the GPU had "
             "already finished everything queued before the copy in 54 of 54 steps (0.0 µs left, each window's "
-            "median), so the host did not wait for queued work; the flag's copy ended -1.4 to -0.9 µs from the sync's "
+            "median), so the host did not wait for queued work; the flag's copy ended −1.4 to −0.9 µs from the sync's "
             "start (each window's median; negative: before it) and the sync returned 18.5–21.8 µs after the later of "
             "the copy's end and the sync's start: in every window most of its time is the synchronize call's own, "
             "under the profiler, not the copy's") in text

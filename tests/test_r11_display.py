@@ -64,7 +64,7 @@ def test_a_signed_span_never_prints_a_negative_zero():
     """Compiled window 2's copy ended −0.019 µs from the sync's start (review r11, rvA N1)."""
     assert gaps._span([-0.019, 0.7, 0.3], signed=True) == "0.0 to +0.7"
     assert gaps._span([-0.04, -0.01], signed=True) == "0.0"
-    assert gaps._span([-0.2, 1.4], signed=True) == "-0.2 to +1.4"
+    assert gaps._span([-0.2, 1.4], signed=True) == "−0.2 to +1.4"
     assert gaps._span([-0.01, 0.02]) == "0.0" and gaps._span([0.04, 3.0]) == "0.0–3.0"
 
 

@@ -42,6 +42,10 @@ def test_provenance_says_whether_the_results_are_one_run(tmp_path):
     )
     assert f"one commit, {'a' * 12}: {len(names)} of {len(names)} notebook runs ok" in one
     assert f"{len(names):.1f} min in all" in one
+    solved = [{"notebook": f"solution {n}", "seconds": 60, "commit": "a" * 40} for n in names[:2]]
+    both = readme.provenance(_run_all(tmp_path / "both", [{"notebook": n, "seconds": 60, "commit": "a" * 40}
+                                                           for n in names] + solved))  # fmt: skip
+    assert f": {len(names)} of {len(names)} notebook runs and 2 of 2 solutions ok; " in both  # rvC13 N1: apart
     assert "every notebook of the repository ran on the whole GPU" in one
 
     rows = [{"notebook": n, "seconds": 30, "commit": ("a" if i % 2 else "b") * 40} for i, n in enumerate(names[1:])]

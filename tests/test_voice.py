@@ -802,7 +802,7 @@ def test_a_paired_difference_is_said_with_its_median_iqr_p_and_signed_rank_inter
     assert said == ("+4.5 µs (a real difference: IQR +2.8 to +6.2 µs of 8 rounds; p = 0.008; 95% interval +2.0 "
                     "to +7.0 µs)")
     few = difference_text([-3.0, -1.0, -2.0])
-    assert few.startswith("-2.0 µs (not told apart from none: ") and few.endswith("too few rounds for a 95% interval)")
+    assert few.startswith("−2.0 µs (not told apart from none: ") and few.endswith("too few rounds for a 95% interval)")
     across = difference_text([-2.0, 1.0, 3.0, -1.0, 2.0, 4.0, -3.0, 5.0])  # an interval that holds 0
     assert "(not told apart from none: " in across and "of 8 rounds" in across
     assert "of 1 round;" in difference_text([2.0])
@@ -819,7 +819,7 @@ def test_the_deferred_checks_syncs_are_said_as_deferred_minus_sync_or_as_not_cou
                          index=["generate() dynamic deferred", "generate() dynamic sync", "generate() static deferred",
                                 "generate() static sync"])  # fmt: skip
     assert sync_difference_text(audit, "dynamic", kinds) == (
-        "dynamic cache, deferred minus sync, per decode step: `.item()` reads -1.00, stream syncs -2.50")
+        "dynamic cache, deferred minus sync, per decode step: `.item()` reads −1.00, stream syncs −2.50")
     lost = sync_difference_text(audit, "static", kinds)
     assert lost == "static cache: not compared, generate() static sync not counted."
 

@@ -153,8 +153,8 @@ def test_waterfall_terms_of_a_known_timeline_add_up_to_the_measured_time():
     assert list(w.index) == list(expected)
     assert w["ms"].to_dict() == pytest.approx(expected)
     assert w.loc[waterfall.COMPUTE, "note"] == ("the products' arithmetic of the floor's steps alone takes 0.001 ms at "
-                                                "the measured rate (steps a replay computes past the stop are in the "
-                                                "kernels' bytes)")  # fmt: skip
+                                                "the measured rate (steps a replay computes past N or past the stop "
+                                                "are in the kernels' bytes)")  # fmt: skip
     assert w.loc[waterfall.KERNELS, "note"].startswith("each kernel's time after the kernels before it ended; "
                                                        "0.002 ms of the kernels' durations overlap")  # fmt: skip
     terms = w[w["status"].isin([*waterfall.VALUED, "remainder"])]
@@ -205,7 +205,7 @@ def test_the_profiler_note_says_which_between_replay_terms_the_unprofiled_time_c
     # the profiler's 6.69 ms exceed that idle time, so nothing is set against it
     unsized = {"measured_ms": 51.16, "wall_profiled_ms": 57.85, "wall_minus_busy_ms": 0.82}
     said = waterfall.profiler_note(terms(0.64, 5.81, -6.69), unsized)
-    assert said == ("The profiled generation ran 6.69 ms slower than the unprofiled ones (the remainder, -6.69 ms, is "
+    assert said == ("The profiled generation ran 6.69 ms slower than the unprofiled ones (the remainder, −6.69 ms, is "
                     "more than 5% of the measured time below zero; more than the 0.82 ms of GPU idle time the "
                     "unprofiled time leaves beside the profiled busy time, so this run cannot size that idle time); "
                     "the between-replay terms (6.45 ms) are not set against it: which terms hold the difference (the "
@@ -214,7 +214,7 @@ def test_the_profiler_note_says_which_between_replay_terms_the_unprofiled_time_c
     k1 = {**unsized, "wall_minus_busy_ms": 7.0}
     said = waterfall.profiler_note(terms(3.0, 5.81, -6.69), k1)
     assert said.startswith("The profiled generation ran 6.69 ms slower than the unprofiled ones (the remainder, "
-                           "-6.69 ms, is more than 5% of the measured time below zero); ")  # fmt: skip
+                           "−6.69 ms, is more than 5% of the measured time below zero); ")  # fmt: skip
     assert said.endswith("the between-replay terms (8.81 ms) exceed the 7.00 ms the unprofiled time leaves outside "
                          "the GPU's busy time, so part of them is this profiled generation's own (the profiler's "
                          "effect or one generation's variation, not told apart here): at least 1.81 ms.")

@@ -33,7 +33,7 @@ from .gaps import (
 )
 from .gpu_slice import bracketing
 from .registry import label
-from .results import load, read_table
+from .results import load, read_table, why_not_usable
 from .stats import (
     BAND,
     FASTER,
@@ -245,12 +245,23 @@ def _real(g: dict, outcome: str) -> bool:
 
 def _faster(g: dict | None) -> bool | None:
     """Faster, real, not shown inside ±BAND (`_real`): True; slower, no effect, or faster by less than
-    BAND (a tie): False; undecided: None; not measured: NotMeasured (notebook 09_summary)."""
+    BAND (a tie): False; undecided: None, unless its interval's high end lies below ×(1 + BAND), which rules
+    a gain beyond the band out: False, as claim 3 judges an undecided runtime by its interval (review rvC13
+    S1; `gain_ruled_out` says so); not measured: NotMeasured (notebook 09_summary)."""
     if g is None:  # a variant the claim needs has no timed rounds (missing, failed, or left its slice)
         raise NotMeasured("a comparison it needs has no timed rounds in this run")
     if g["outcome"] == UNDECIDED:
-        return None
+        return False if gain_ruled_out(g) else None
     return _real(g, FASTER)
+
+
+def gain_ruled_out(g: dict | None) -> str:
+    """Where `_faster` reads an undecided comparison as no gain, why: "; its interval stays below
+    ×1.050: a gain beyond 5% is ruled out, so not faster beyond the band"; else "" (notebook 09_summary)."""
+    if g is None or g["outcome"] != UNDECIDED or not g.get("interval_high", math.nan) < 1 + BAND:
+        return ""
+    return (f"; its interval stays below ×{1 + BAND:.3f}: a gain beyond {BAND:.0%} is ruled out, "
+            "so not faster beyond the band")
 
 
 def growth_ratios(df: pd.DataFrame) -> list[float]:
@@ -482,7 +493,7 @@ def _claim_5(tables):
     df = tables["05_torch_compile"]
     g = gain(df, label("kv_static"), label("kv_static", compiled=True))
     what = "compiled vs eager static"
-    return f"{what} {speedup_text(g)}", _combine(_faster(g), named={0: [(what, g, "")]}), None
+    return f"{what} {speedup_text(g)}{gain_ruled_out(g)}", _combine(_faster(g), named={0: [(what, g, "")]}), None
 
 
 def _idle_gaps(tables) -> tuple[float, float]:
@@ -551,7 +562,7 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
         g = gain(tables["07_pipelining"], label(base, compiled=compiled), label(new, compiled=compiled))
         oks.append(_faster(g))
         named.append((f"{'compiled' if compiled else 'eager'}: {what}", g, ""))
-        parts.append(f"{named[-1][0]} {speedup_text(g)}")
+        parts.append(f"{named[-1][0]} {speedup_text(g)}{gain_ruled_out(g)}")
     return parts, oks, named
 
 
@@ -698,7 +709,7 @@ def _claim_8(tables):
         ends_ = [[(f"{model}: B={r['batch_size']} pipelined vs sync", r, "")] for r in (smallest, smallest, largest)]
         named.update({len(oks) + i: c for i, c in enumerate(ends_)})  # the comparisons each of the three parts reads
         oks += [_faster(smallest), largest_there, _within_band_or_less(largest)]
-        ends = f"B={smallest['batch_size']} {speedup_text(smallest)}"
+        ends = f"B={smallest['batch_size']} {speedup_text(smallest)}{gain_ruled_out(smallest)}"
         if len(fam) > 1:
             ends += f", B={largest['batch_size']} {speedup_text(largest)}"
         if not larger.empty:
@@ -738,7 +749,7 @@ def _claim_9(tables):
                 f"; the second stream costs {low - 1:.1%}–{high - 1:.1%} (its interval)" if _real(g, FASTER)
                 else f"; {tie}its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
                 else "; its interval leaves no cost of the second stream open")  # fmt: skip
-        parts.append(f"{model}: one stream vs two {speedup_text(g)}{cost}")
+        parts.append(f"{model}: one stream vs two {speedup_text(g)}{cost}{gain_ruled_out(g)}")
         named.append((f"{model}: one stream vs two", g, cost.removeprefix("; ")))
         sync = gain(run, label("kv_static", compiled=compiled), two)
         if sync is not None:
@@ -773,21 +784,34 @@ def deferred_stop_gains(tables) -> pd.DataFrame:
     README). A slice row whose GPU busy time is not `CONFINED_RATIO` (1.5) times the whole GPU's is
     taken as run outside the slice (`confined` False; inferred from the busy time, not measured:
     `slice_escapes` does not see CUDA graph replays); None where either busy time was not measured
-    (a lost profiler session: `gpu_busy_ms` NaN)."""
-    df = (tables if isinstance(tables, Tables) else Tables(tables))["14_deferred_stop"]
+    (a lost profiler session: `gpu_busy_ms` NaN). A place and cache whose sync or deferred variant has
+    no usable row (failed, out of memory, left its slice: `usable`) keeps its row, its gain's fields
+    None (`outcome` None: "not measured") and `not_measured` naming the variant and why."""
+    tables = tables if isinstance(tables, Tables) else Tables(tables)
+    df = tables["14_deferred_stop"]
+    raw = tables.cache["14_deferred_stop"]  # failed rows kept: what a missing variant's status was
     whole = df[df["gpu_sms"].astype(str) == "all"].set_index("variant")["gpu_busy_ms"]
     rows = []
-    for sms, group in df.groupby(df["gpu_sms"].astype(str), sort=False):
+    for sms, group in raw.groupby(raw["gpu_sms"].astype(str), sort=False):
+        ok = df[df["gpu_sms"].astype(str) == sms]
         for cache in ("dynamic", "static"):
-            base = f"generate() {cache} sync"
-            g = gain(group, base, f"generate() {cache} deferred")
-            if g is not None:
-                sync = group.set_index("variant").loc[base]
-                busy, whole_busy = sync["gpu_busy_ms"], whole.get(base, float("nan"))
-                confined = ("whole GPU" if sms == "all" else None if pd.isna(busy) or pd.isna(whole_busy)
-                            else bool(busy > CONFINED_RATIO * whole_busy))  # fmt: skip
-                row = {"gpu_sms": sms, "cache": cache, "confined": confined, "gpu_share_sync": sync["gpu_busy_share"]}
-                rows.append({**row, **g, "transformers": sync["transformers"]})
+            base, new = f"generate() {cache} sync", f"generate() {cache} deferred"
+            if not {base, new} & set(group["variant"]):
+                continue  # this cache was not run at this place (a CPU run's, say)
+            g = gain(ok, base, new)
+            missing = [v for v in (base, new) if v not in set(ok["variant"])]
+            if g is None:  # a variant failed, ran out of memory or left its slice: said, not dropped
+                g = {"variant": new, "vs": base, "outcome": None,
+                     "not_measured": "; ".join(f"`{v}` {why_not_usable(group, v)}" for v in missing)}  # fmt: skip
+            sync = ok.set_index("variant").loc[base] if base in set(ok["variant"]) else None
+            busy = sync["gpu_busy_ms"] if sync is not None else float("nan")
+            whole_busy = whole.get(base, float("nan"))
+            confined = ("whole GPU" if sms == "all" else None if pd.isna(busy) or pd.isna(whole_busy)
+                        else bool(busy > CONFINED_RATIO * whole_busy))  # fmt: skip
+            share = sync["gpu_busy_share"] if sync is not None else float("nan")
+            version = (sync if sync is not None else group.iloc[-1]).get("transformers")
+            rows.append({"gpu_sms": sms, "cache": cache, "confined": confined, "gpu_share_sync": share, **g,
+                         "transformers": version})  # fmt: skip
     return pd.DataFrame(rows)
 
 

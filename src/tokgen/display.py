@@ -63,6 +63,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     shared_rounds_note,
     shared_rounds_text,
     side_of,
+    signed,
     slope_reading,
     speedup_cell,
     speedup_table,
@@ -415,13 +416,15 @@ def memory_table(results: pd.DataFrame) -> str:
     return table(out, digits={"fragmentation, % of reserved": 0, retries: 0, **{c: 2 for c in out.columns[1:4]}})
 
 
-def device_memory_note(results: pd.DataFrame) -> str:
+def device_memory_note(results: pd.DataFrame, gpu: str | None = None) -> str:
     """The GPU's memory in GB and GiB (and which of the two the "80GB" of a name like "NVIDIA H100
-    80GB HBM3" is nearer), the sizes whose peak reserved reached 90% of it, and what the allocator
-    measured there: whether it ran out and retried (`tokgen.claims.retries_text`; notebook 01_naive)."""
+    80GB HBM3" is nearer: the name `gpu`, else the rows' `gpu` column, which `tokgen.compare`'s rows do not
+    carry), the sizes whose peak reserved reached 90% of it, and what the allocator measured there: whether
+    it ran out and retried (`tokgen.claims.retries_text`; notebook 01_naive)."""
     gpu_gb = results["device_memory_gb"].iloc[0]
     gib = gpu_gb * 1e9 / 2**30
-    named = re.search(r"\b(\d+)\s?GB\b", str(results["gpu"].iloc[0])) if "gpu" in results else None
+    name = gpu if gpu is not None else results["gpu"].iloc[0] if "gpu" in results else ""
+    named = re.search(r"\b(\d+)\s?GB\b", str(name))
     unit = ""
     if named:
         nearer = "GiB" if abs(int(named[1]) - gib) < abs(int(named[1]) - gpu_gb) else "GB"
@@ -1157,7 +1160,7 @@ def fusing_split_text(unfused, fused, overlap: bool) -> str:
     into the products (review rvB12 N5; notebook 12_speed_of_light)."""
     a, b = unfused, fused
     text = (f"Fusing (`{a.name}` → `{b.name}`), per step: the GPU's busy time {a.busy_us:.0f} → {b.busy_us:.0f} µs "
-            f"({b.busy_us - a.busy_us:+.0f}; one profile each, not a paired speed-up); the products' own time "
+            f"({signed(b.busy_us - a.busy_us)}; one profile each, not a paired speed-up); the products' own time "
             f"{a.products_us:.0f} → {b.products_us:.0f} µs and the other kernels' {a.other_us:.0f} → "
             f"{b.other_us:.0f} µs")  # fmt: skip
     moved = (". The fused product kernels also do work the unfused step ran in other kernels (the split sums' "
@@ -1229,12 +1232,13 @@ def kind_change_text(own: pd.DataFrame, count: pd.DataFrame, base: str, name: st
     busy, before = own[name].sum(), own[base].sum()
     change = own[name] - own[base]
     most = change.abs().idxmax()
-    changed = (f"the kind that changed most: {most} ({change[most]:+.1f} µs)" if abs(change[most]) >= share * before
+    changed = (f"the kind that changed most: {most} ({signed(change[most], 1)} µs)"
+               if abs(change[most]) >= share * before
                else f"no kind's own time changed by {share:.0%} of the busy time or more")  # fmt: skip
     moved = count[name] - count[base]
     kernels = "; ".join(f"{k} {count.at[k, base]:.1f} → {count.at[k, name]:.1f}" for k in moved.index
                         if abs(moved[k]) >= 0.05)  # fmt: skip
-    return (f"* {name}: the GPU is busy {busy:.0f} µs per token ({busy - before:+.0f} µs; one profile each, not a "
+    return (f"* {name}: the GPU is busy {busy:.0f} µs per token ({signed(busy - before)} µs; one profile each, not a "
             f"paired speed-up); {changed}; kernels per token " + (f"that changed: {kernels}." if kernels else
                                                                    "unchanged."))  # fmt: skip
 
@@ -1597,12 +1601,32 @@ def room_reading(g: dict | None, share: float) -> str:
 
 
 def hidden_sync_text(per_step: pd.Series) -> str:
-    """Stream syncs per step with `cache_position` passed (`per_step[True]`) and without (`per_step[False]`)
-    (notebook 04_static_cache's solution, exercise 3)."""
-    if per_step[False] > per_step[True]:
-        return (f"Without `cache_position`: about {per_step[False]:.1f} stream syncs per step, {per_step[True]:.1f} "
-                "with it.")
+    """Stream syncs per step with `cache_position` passed (`per_step[True]`) and without (`per_step[False]`),
+    each at as many decimals as tell the two apart (0.04 and 0.02, not 0.0 and 0.0); NaN (the profiler lost
+    its session: `tokgen.profiling.counted_syncs`): "not counted" (notebook 04_static_cache's solution,
+    exercise 3)."""
+    without, with_ = float(per_step[False]), float(per_step[True])
+    if without != without or with_ != with_:
+        lost = " and ".join(w for w, x in (("without", without), ("with", with_)) if x != x)
+        return (f"Stream syncs per step not counted {lost} `cache_position` (the profiler lost its session, "
+                "pytorch/kineto#1554): whether a sync hides here, this run does not say.")  # fmt: skip
+    if without > with_:
+        d = next((d for d in range(1, 6) if f"{without:.{d}f}" != f"{with_:.{d}f}"), 6)
+        return f"Without `cache_position`: about {without:.{d}f} stream syncs per step, {with_:.{d}f} with it."
     return "Without `cache_position` no more syncs than with it: no hidden sync here."
+
+
+def not_counted_text(rows: pd.DataFrame, name: str = "generator") -> str:
+    """The rows of a sync count whose profiler session was lost (`counted` not "yes":
+    `tokgen.profiling.counted_syncs`), named by their `name` column and said to be left out of what follows;
+    "" where every row was counted (notebook 11_sync_audit)."""
+    if "counted" not in rows:
+        return ""
+    lost = rows.loc[rows["counted"] != "yes", name].tolist()
+    if not lost:
+        return ""
+    return (f"* Not counted: {', '.join(f'`{g}`' for g in lost)} (the profiler lost its session, "
+            "pytorch/kineto#1554): left out of the lines below, and a line that needs them is not said.")
 
 
 def outcomes_by_n_text(gain_rows: pd.DataFrame) -> str:
@@ -1656,12 +1680,24 @@ def escaped_copy_text(slices: pd.DataFrame, small: int, large: int) -> str:
 def deferred_row_text(where: str, r: dict, bold: bool = False) -> str:
     """One place and cache of notebook 14's deferred stop check (`r`: cache, gpu_share_sync and a `tokgen.gain`'s
     fields): the synchronous step's GPU share and deferred against sync (notebooks 14_deferred_stop, its summary,
-    and its solution's exercises 1 and 2); "not measured" where `r` holds no comparison (a variant that failed)."""
-    said = speedup_text(r) if r.get("outcome") is not None else "not measured"
+    and its solution's exercises 1 and 2); "not measured" where `r` holds no comparison (a variant that failed:
+    `deferred_gain_text`)."""
+    said = deferred_gain_text(r)
     share = r.get("gpu_share_sync", math.nan)
     share = f"{share:.2f}" if share == share else "not measured"
     return (f"* {where}, {r['cache']} cache: GPU share of a synchronous step {share}; deferred "
             f"against sync {f'**{said}**' if bold else said}.")  # fmt: skip
+
+
+def deferred_gain_text(r: dict) -> str:
+    """Deferred against sync in one row of `tokgen.claims.deferred_stop_gains`: `speedup_text`, or where the row
+    holds no comparison (its `outcome` missing: a variant failed, ran out of memory or left its slice) "not
+    measured", with what its `not_measured` says: "not measured (`generate() static deferred` oom)" (notebook
+    14_deferred_stop)."""
+    if isinstance(r.get("outcome"), str):
+        return speedup_text(r)
+    why = r.get("not_measured")
+    return f"not measured ({why})" if isinstance(why, str) and why else "not measured"
 
 
 def _kind(g: dict) -> str:
@@ -1681,6 +1717,10 @@ def static_vs_dynamic_text(gains: pd.DataFrame) -> list[str]:
         where = "whole GPU" if sms == "all" else f"{sms}-SM slice"
         if set(by) != {"dynamic", "static"}:
             lines.append(f"* {where}: not both caches measured.")
+            continue
+        if lost := [c for c in ("dynamic", "static") if not isinstance(by[c].get("outcome"), str)]:  # a variant failed
+            whose = f"the {lost[0]} cache's comparison" if len(lost) == 1 else "both caches' comparisons"
+            lines.append(f"* {where}: not compared, {whose} {'; '.join(deferred_gain_text(by[c]) for c in lost)}.")
             continue
         if any(r.get("confined") is False for r in by.values()):
             lines.append(f"* {where}: not compared (a row taken as run outside its slice).")
@@ -1716,11 +1756,17 @@ def slice_bandwidth_lines(sliced: pd.DataFrame, bracket: set, l40s: float) -> li
 
 def shares_by_outcome_text(deferred: pd.DataFrame) -> str:
     """Notebook 14's summary line: the synchronous step's GPU shares grouped by the deferred check's outcome,
-    over the rows that ran where they say (whole GPU, or confined to their slice); "" where none did (notebook
+    over the rows that ran where they say (whole GPU, or confined to their slice) with a share and a comparison
+    measured (a lost profiler session leaves the share NaN, a failed variant the outcome None); "" where none ran
+    where it says, a line that says so where every such row's share or comparison was not measured (notebook
     14_deferred_stop)."""
     placed = deferred[deferred["confined"].astype(str).isin(["whole GPU", "True"])] if len(deferred) else deferred
     if not len(placed):
         return ""
+    placed = placed[placed["gpu_share_sync"].notna() & placed["outcome"].map(lambda o: isinstance(o, str))]
+    if not len(placed):
+        return ("* By outcome, the GPU shares of the synchronous step: not measured (no row that ran where it says "
+                "has both its GPU share and its comparison measured).")  # fmt: skip
     left_out = " (rows not confined, or not measured, left out)" if len(placed) < len(deferred) else ""
     by = "; ".join(f"{o}: {', '.join(f'{x:.2f}' for x in sorted(v))}"
                    for o, v in placed.groupby("outcome")["gpu_share_sync"])  # fmt: skip

@@ -14,7 +14,8 @@ from .profiling import CHECK_PHASE, PHASES, TAIL_OPS, WINDOW_SKIP, sync_wait_row
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
-from .voice import HOST_BOUND, shared_rounds_text, table
+from .voice import HOST_BOUND, shared_rounds_text, side_of, table
+from .voice import signed as with_sign
 
 LATER = "after the later of the copy's end and the sync's start"  # when a sync's return is measured from
 
@@ -152,7 +153,7 @@ def direction(pairs) -> str | None:
     return agreed(["same" if abs(d) < MIN_GAP_US else "larger" if d > 0 else "smaller" for d in shown])
 
 
-NO_DIRECTION = "no consistent direction across the windows"
+NO_DIRECTION = "the windows disagree on how"
 DIRECTION_LEVEL = 0.05  # windows that all agree in sign show a direction only where chance does so this rarely
 
 
@@ -187,7 +188,7 @@ def direction_text(change: str | None, windows: int, other: str, against: str = 
     compared ("gap", or claim 6's "time from the shared work") (notebook 06_eos_sync_profile)."""
     if change not in ("larger", "smaller", "same"):
         within = f"a difference below {MIN_GAP_US} µs counting as none"
-        return f"the {noun} {other} and the one {against} differ in {NO_DIRECTION}, {within}"
+        return f"{NO_DIRECTION} the {noun} {other} compares with the one {against}, {within}"
     every = " in every window" if windows > 1 else ""
     if change == "same":
         return f"the {noun} is about the same {other} as {against}{every}, within {MIN_GAP_US} µs"
@@ -242,7 +243,7 @@ def profiler_overhead(summary: pd.DataFrame) -> str:
     parts = []
     for v, g in summary.assign(spread_pct=spread_pct).groupby("variant", sort=False):
         lo, hi = g["profiled_vs_plain_pct"].min(), g["profiled_vs_plain_pct"].max()
-        over = f"{lo:+.0f}%" if f"{lo:+.0f}" == f"{hi:+.0f}" else f"{lo:+.0f}% to {hi:+.0f}%"
+        over = f"{with_sign(lo)}%" if with_sign(lo) == with_sign(hi) else f"{with_sign(lo)}% to {with_sign(hi)}%"
         parts.append(f"`{v}` {over}, its plain runs spread up to {g['spread_pct'].max():.0f}%")
     return (f"Profiled / bracketing plain runs − 1 per step: the profiled step (the GPU span of the window's steps "
             f"over their number) against the median step of the {runs} plain runs timed just before and just after its "
@@ -466,8 +467,8 @@ def window_waits(profile: pd.DataFrame) -> dict:
 def _span(values, signed: bool = False) -> str:
     """Per-window values to one decimal: one value where they all round alike, else their range; a value that
     rounds to zero reads "0.0", never "-0.0" nor "+0.0" (review r11: −0.019 µs read "-0.0")."""
-    fmt = "{:+.1f}" if signed else "{:.1f}"
-    lo, hi = (s if float(s) else "0.0" for s in (fmt.format(v) for v in (min(values), max(values))))
+    fmt = (lambda v: with_sign(v, 1)) if signed else "{:.1f}".format
+    lo, hi = (s if float(s.replace("\u2212", "-")) else "0.0" for s in (fmt(v) for v in (min(values), max(values))))
     return lo if lo == hi else f"{lo} to {hi}" if signed else f"{lo}–{hi}"
 
 
@@ -683,6 +684,13 @@ def _check_busy(phases: pd.DataFrame) -> str:
     return f"its operations kept the GPU busy for {busy:.0%} of it, the GPU idle in the rest"
 
 
+def _most_kept(share: float) -> str:
+    """A phase's share in whole percent, or with decimals where whole ones would put it on or across MOST, the
+    edge "most of it" is judged by, or on 0% or 100%: 0.4964 reads "49.6%", not "50%" beside "not most of it"
+    (review rvA13 N1)."""
+    return f"{side_of(100 * share, (0, 100 * MOST, 100), 0)}%"
+
+
 def phases_text(name: str, phases: pd.DataFrame) -> str:
     """One generator's time from the end of step i−1's model forward on the GPU to step i's first operation
     (`tokgen.profiling.boundary_phases`), of which the idle gap before the step, split into its measured phases:
@@ -694,7 +702,7 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
     if not shares:
         return f"`{name}`: no step boundary with GPU work on both sides was recorded."
     names = _phase_names(shares)
-    parts = [f"{names[c]} {phases[c].median():.1f} µs ({shares[c]:.0%})" for c in names]
+    parts = [f"{names[c]} {phases[c].median():.1f} µs ({_most_kept(shares[c])})" for c in names]
     top = max(names, key=shares.get)
     holds = "holds most of it" if shares[top] > MOST else "is the largest part, though not most of it"
     n, gap = len(phases), f"{phases['gap_us'].median():.1f} µs"
@@ -724,7 +732,7 @@ def picture_widening(summary: pd.DataFrame) -> str:
             if rows.empty:
                 continue
             wider = rows["picture_gap_us"] - rows["idle_gap_median_us"]
-            said = [f"{wider[w]:+.0f}" if w in wider.index and math.isfinite(wider[w]) else "—" for w in windows]
+            said = [with_sign(wider[w]) if w in wider.index and math.isfinite(wider[w]) else "—" for w in windows]
             parts.append(f"`{label(g, compiled=compiled)}` {', '.join(said)} µs")
     if not parts:
         return "*No synchronous or no-check generator was profiled here.*"
@@ -749,8 +757,8 @@ def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
     host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
     names = _phase_names(shares)
     top = max(names, key=shares.get)
-    said = (f"'{names[top]}' holds most of it ({shares[top]:.0%})" if shares[top] > MOST else
-            f"no one phase holds most of it (the largest, '{names[top]}', {shares[top]:.0%})")  # fmt: skip
+    said = (f"'{names[top]}' holds most of it ({_most_kept(shares[top])})" if shares[top] > MOST else
+            f"no one phase holds most of it (the largest, '{names[top]}', {_most_kept(shares[top])})")  # fmt: skip
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
         check = (f"the token's argmax and append and the stop check after the forward take {shares[CHECK_PHASE]:.0%} "

@@ -132,6 +132,16 @@ def bracketing(bandwidths: dict[int, float], target: float = L40S_GBS) -> tuple[
     return max(below, key=lambda sms: bandwidths[sms]), min(above, key=lambda sms: bandwidths[sms])
 
 
+def bracket_or_all(bandwidths: dict[int, float], target: float = L40S_GBS) -> tuple[tuple[int, ...], bool]:
+    """The slices a regime map runs in, and whether they bracket `target` (`bracketing`): the two that do and
+    True, or, where no two do (a GPU slower than the L40S, or every size measured on one side of it), every
+    size measured, in order, and False, so that no slice is then called a bracketing one (notebook 13_regimes)."""
+    try:
+        return bracketing(bandwidths, target), True
+    except ValueError:
+        return tuple(bandwidths), False
+
+
 def sizes_that_fit(sizes: list[int], parameter: str = "SLICE_SMS", device: int = 0) -> list[int]:
     """The slice sizes this GPU can hold (at most its SM count), in order; each size it cannot is
     said in one line naming `parameter` and skipped, so the defaults run on a GPU of fewer SMs (an

@@ -396,15 +396,25 @@ def count_syncs(run) -> dict:
 SYNC_KINDS = ("sync_debug_warnings", "local_scalar_dense", "stream_syncs", "event_syncs", "device_syncs")
 
 
-def syncs_per_step(run, steps: int) -> dict:
-    """`count_syncs(run)` per decode step, with `counted` "yes"; where the profiler lost its session
-    (`LostSession`) every count NaN and `counted` saying so, so that one lost session costs one row,
-    not the notebook's other results (notebook 14_deferred_stop)."""
+NOT_COUNTED = "not counted: the profiler lost its session"  # `counted` of a row whose session was lost
+
+
+def counted_syncs(run) -> dict:
+    """`count_syncs(run)` with `counted` "yes"; where the profiler lost its session (`LostSession`) every
+    count NaN and `counted` NOT_COUNTED, so that one lost session costs one row, not the notebook's other
+    results (notebook 11_sync_audit)."""
     try:
         counts = count_syncs(run)
     except LostSession:
-        return {**dict.fromkeys(SYNC_KINDS, float("nan")), "counted": "not counted: the profiler lost its session"}
-    return {**{k: v / steps for k, v in counts.items()}, "counted": "yes"}
+        return {**dict.fromkeys(SYNC_KINDS, float("nan")), "counted": NOT_COUNTED}
+    return {**counts, "counted": "yes"}
+
+
+def syncs_per_step(run, steps: int) -> dict:
+    """`counted_syncs(run)` per decode step: every count over `steps`, NaN where the profiler lost its
+    session (`counted` says so) (notebook 14_deferred_stop)."""
+    counts = counted_syncs(run)
+    return {**{k: counts[k] / steps for k in SYNC_KINDS}, "counted": counts["counted"]}
 
 
 def _runtime_calls(run) -> Counter:
@@ -433,7 +443,8 @@ def audit_reads_text(audit: pd.DataFrame, generators) -> str:
     `generate() static` 2.125, `kv_static` 1.000." from its rows (`11_sync_audit`), with the three decimals
     notebook 11 prints (notebook 11_sync_audit's solution, exercise 1)."""
     reads = audit.set_index("generator")["local_scalar_dense_per_token"]
-    said = ", ".join(f"`{g}` {reads[g]:.3f}" for g in generators if g in reads.index)
+    said = ", ".join(f"`{g}` {reads[g]:.3f}" if reads[g] == reads[g] else f"`{g}` not counted (a lost profiler "
+                     "session)" for g in generators if g in reads.index)  # fmt: skip
     return f"Notebook 11's audit (transformers {_versions(audit)}), `.item()` reads per decode step: {said}."
 
 
@@ -460,6 +471,9 @@ def sync_change_text(before: pd.DataFrame, after: pd.DataFrame, kinds=tuple(SYNC
     parts = []
     for g in common:
         steps = (float(old.at[g, "tokens"]), float(new.at[g, "tokens"]))
+        if any(pd.isna(old.at[g, k]) or pd.isna(new.at[g, k]) for k in kinds):  # a lost profiler session's row
+            parts.append(f"`{g}`: not counted in one of the two (the profiler lost its session)")
+            continue
         said = [f"{SYNC_WORDS.get(k, k)} {_change(float(old.at[g, k]), float(new.at[g, k]), steps)}" for k in kinds]
         parts.append(f"`{g}`: {', '.join(said)}")
     steps = {float(t) for t in (*old.loc[common, "tokens"], *new.loc[common, "tokens"])}

@@ -12,7 +12,7 @@ import pandas as pd
 from .claims import usable
 from .gpu_slice import L40S_GBS, bracketing
 from .registry import label
-from .results import MissingRows, load
+from .results import MissingRows, load, why_not_usable
 from .stats import BAND, FASTER, UNDECIDED, gain, shared_rounds
 from .voice import count_text, speedup_text
 
@@ -106,29 +106,49 @@ def _escape(pair: pd.DataFrame) -> str:
     return "it stays in the slice" if not escaped.any() else "it escapes from one of them only"
 
 
+MAP_COLUMNS = ["where", "gpu_sms", "batch_size", "max_seqlen", "compiled", "hidden_by", "gpu_share", "ms_per_step",
+               "variant", "vs", "speedup", "speedup_q25", "speedup_q75", "p_value", "rounds", "real", "no_effect",
+               "outcome", "interval_low", "interval_high"]  # regime_gains' columns where no point was measured
+
+
 def regime_gains(runs: pd.DataFrame) -> pd.DataFrame:
     """Notebook 13's map (data/13_regimes.csv): per point (place × batch size × eager/compiled) the
     gain of `pipelined_static` and of `kv_static_no_check` over `kv_static`, beside the latter's GPU
     share and ms per step (over the rounds every interleaved variant ran: `shared_rounds`); the
-    whole GPU first, then slices by size (notebook 13_regimes)."""
-    rows, runs = [], shared_rounds(usable(runs))
-    for (_, compiled), group in runs.groupby(["map_point", "compiled"]):
-        base = label("kv_static", compiled=compiled)
-        sync = group.set_index("variant").loc[base]
+    whole GPU first, then slices by size. A point whose synchronous generator, or a comparison whose
+    variant, has no usable row (failed, out of memory, or its timed runs left the slice: `usable`)
+    is left off the map and said in `attrs["not_measured"]`, one line each, which `regime_findings`
+    prints; no point at all: an empty frame of `MAP_COLUMNS` (notebook 13_regimes)."""
+    rows, notes = [], []
+    measured = shared_rounds(usable(runs))
+    for (point, compiled), group in runs.groupby(["map_point", "compiled"]) if len(runs) else ():
+        ok = measured[(measured["map_point"] == point) & (measured["compiled"] == compiled)]
+        base, how = label("kv_static", compiled=compiled), "compiled" if compiled else "eager"
+        if base not in set(ok["variant"]):
+            notes.append(f"{point}, {how}: the synchronous generator (`{base}`) not measured "
+                         f"({why_not_usable(group, base)}), so neither comparison there")  # fmt: skip
+            continue
+        sync = ok.set_index("variant").loc[base]
         sms = str(sync["gpu_sms"])
         where = "whole GPU" if sms == "all" else f"{sms} SMs"
         if str(sync.get("gpu", "")).startswith("none"):  # a smoke run's rows
             where = "CPU"
         for new in ("pipelined_static", "kv_static_no_check"):
-            g = gain(group, base, label(new, compiled=compiled))
-            if g is not None:
-                rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
-                             "batch_size": int(sync["batch_size"]),
-                             "max_seqlen": int(sync["max_seqlen"]) if pd.notna(sync.get("max_seqlen")) else None,
-                             "compiled": bool(compiled), "hidden_by": new,
-                             "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
+            g = gain(ok, base, label(new, compiled=compiled))
+            if g is None:
+                notes.append(f"{point}, {how}: `{label(new, compiled=compiled)}` not measured "
+                             f"({why_not_usable(group, label(new, compiled=compiled))})")  # fmt: skip
+                continue
+            rows.append({"where": where, "gpu_sms": 10**6 if sms == "all" else int(float(sms)),
+                         "batch_size": int(sync["batch_size"]),
+                         "max_seqlen": int(sync["max_seqlen"]) if pd.notna(sync.get("max_seqlen")) else None,
+                         "compiled": bool(compiled), "hidden_by": new,
+                         "gpu_share": sync["gpu_busy_share"], "ms_per_step": sync["ms_per_step"], **g})  # fmt: skip
     order = ["gpu_sms", "batch_size", "compiled", "hidden_by"]
-    return pd.DataFrame(rows).sort_values(order, ascending=[False, True, True, True], ignore_index=True)
+    out = (pd.DataFrame(rows).sort_values(order, ascending=[False, True, True, True], ignore_index=True) if rows
+           else pd.DataFrame(columns=MAP_COLUMNS))  # fmt: skip
+    out.attrs["not_measured"] = notes
+    return out
 
 
 def map_scope(points: pd.DataFrame) -> str:
@@ -164,26 +184,52 @@ def gains_range(pays: pd.DataFrame) -> str:
             "so these medians are not ranked)")
 
 
+def _share_text(share) -> str:
+    """A point's GPU share, "0.43", or "not measured" (NaN: a lost profiler session, or a CPU run) (notebook
+    13_regimes)."""
+    return f"{share:.2f}" if share == share else "not measured"
+
+
+def _shares_text(piped: pd.DataFrame) -> str:
+    """The span of the map's GPU shares, those not measured counted, and why none was where none was: "(no GPU)"
+    for a CPU run, a lost profiler session on a GPU (notebook 13_regimes)."""
+    known = piped["gpu_share"].dropna()
+    if len(known):
+        lost = len(piped) - len(known)
+        return (f"GPU shares {known.min():.2f}–{known.max():.2f}"
+                + (f" ({lost} of the {len(piped)} points' GPU share not measured)" if lost else ""))  # fmt: skip
+    if (piped["where"] == "CPU").all():
+        return "GPU share not measured (no GPU)"
+    return "GPU share not measured (the profiler recorded no GPU busy time: a lost session)"
+
+
 def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) -> str:
     """Notebook 13's map on pipelining, from `regime_gains`: where it paid, lost or had no effect, and
-    the article's batch size in each slice (`bracket`: the bracketing SM counts) (notebook 13_regimes)."""
+    the article's batch size in each slice (`bracket`: the bracketing SM counts; empty where none brackets
+    the L40S), a GPU share not measured said so; then each point or comparison `regime_gains` could not
+    measure (its `attrs["not_measured"]`) (notebook 13_regimes)."""
+    missing = [f"- Not on this map: {note}." for note in regimes.attrs.get("not_measured", [])]
     piped = regimes[regimes["hidden_by"] == "pipelined_static"].sort_values("gpu_share")
+    if piped.empty:
+        return "\n".join(["- Pipelining against the check at every step: no point of this map was measured, so the map "
+                          "says nothing of where it pays.", *missing])  # fmt: skip
     count = piped["outcome"].value_counts()
     pays = piped[paid(piped)]
-    shares = (
-        f"GPU shares {piped['gpu_share'].min():.2f}–{piped['gpu_share'].max():.2f}"
-        if piped["gpu_share"].notna().any()
-        else "GPU share not measured (no GPU)"
-    )
-    lines = [f"- Pipelining against the check at every step, {map_scope(piped)}, {shares}, "
+    lines = [f"- Pipelining against the check at every step, {map_scope(piped)}, {_shares_text(piped)}, "
              f"{count_text(piped['outcome'], 'points')}{within_band(piped)}."]
-    if len(pays):
-        low = pays.iloc[0]
+    shared = pays[pays["gpu_share"].notna()]
+    if len(shared):
+        low = shared.iloc[0]
+        lost = len(pays) - len(shared)
+        lost = f"; {lost} more where its GPU share was not measured" if lost else ""
         lines.append(
             f"- The lowest GPU share at which it paid (faster for real, not shown within ±{BAND:.0%}): "
             f"{low['gpu_share']:.2f} ({low['where']}, B={low['batch_size']}, "
-            f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}){gains_range(pays)}."
+            f"{'compiled' if low['compiled'] else 'eager'}: {speedup_text(low)}){lost}{gains_range(pays)}."
         )
+    elif len(pays):
+        lines.append(f"- It paid (faster for real, not shown within ±{BAND:.0%}) at {len(pays)} point(s), whose GPU "
+                     f"share was not measured{gains_range(pays)}.")  # fmt: skip
     else:
         undecided = count.get(UNDECIDED, 0)
         lines.append(
@@ -199,11 +245,14 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
         if len(skipped):  # what skipping the check altogether gained there: the most hiding it could gain
             line += (f"; skipping the check altogether was faster (real, not shown within ±{BAND:.0%}) at "
                      f"{int(paid(skipped).sum())} of {len(skipped)}")  # fmt: skip
+        lost = int(piped["gpu_share"].isna().sum())
+        line += f"; {lost} more point(s) whose GPU share was not measured, so not counted as either" if lost else ""
         lines.append(line + ".")
     bracketing = {f"{n} SMs" for n in bracket}
     said = False
     for where in [w for w in piped["where"].unique() if w.endswith(" SMs")]:
-        kind = "one of the two that bracket the L40S" if where in bracketing else "not a bracketing slice"
+        kind = ("one of the two that bracket the L40S" if where in bracketing else "not a bracketing slice" if bracket
+                else "no slice of this map brackets the L40S on this GPU")  # fmt: skip
         at = piped[(piped["where"] == where) & (piped["batch_size"] == article_batch)]
         if at.empty:
             lines.append(f"- The article's B = {article_batch} is not on this map in the {where} slice ({kind}).")
@@ -211,7 +260,7 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
             lines.append(
                 f"- The article's B = {article_batch} in the {r.where} slice ({kind}), "
                 f"{'compiled' if r.compiled else 'eager'}: "
-                f"GPU share {r.gpu_share:.2f}, pipelined {speedup_text(r._asdict())}."
+                f"GPU share {_share_text(r.gpu_share)}, pipelined {speedup_text(r._asdict())}."
             )
             said = True
     if said:  # the map has its own length and rounds: a verdict here may differ from claim 7's
@@ -219,4 +268,4 @@ def regime_findings(regimes: pd.DataFrame, article_batch: int = 32, bracket=()) 
             "- Those points ran at this notebook's `MAX_SEQLEN` and `RUNS`, not notebook 07's; claim 7 in "
             "notebook 09 reads 07's run, so its verdicts may differ from these."
         )
-    return "\n".join(lines)
+    return "\n".join(lines + missing)

@@ -237,6 +237,25 @@ def run_of(df: pd.DataFrame) -> str:
     )
 
 
+def why_not_usable(rows: pd.DataFrame, variant: str) -> str:
+    """Why `variant` has no row a result may be read from among `rows` (one comparison's, failed ones
+    kept): "not run", its status ("oom", "error: …", first line of the error), "2 of its timed runs left
+    the slice", or "no timed rounds" (notebook 13_regimes)."""
+    mine = rows[rows["variant"] == variant] if "variant" in rows else rows.iloc[:0]
+    if mine.empty:
+        return "not run"
+    r = mine.iloc[-1]
+    status = str(r.get("status", "ok"))
+    if status != "ok":
+        error = r.get("error")
+        first = str(error).strip().splitlines()[0][:120] if isinstance(error, str) and error.strip() else ""
+        return f"{status}: {first}" if first else status
+    escapes = r.get("slice_escapes")
+    if escapes is not None and escapes == escapes and escapes > 0:
+        return f"{int(escapes)} of its timed runs left the slice"
+    return "no timed rounds"
+
+
 def _card(row: dict) -> str:
     """", on another card of the same kind (GPU UUID c38a1fbc…)" when `row` names a GPU UUID other
     than this process's (both known), "" otherwise (notebook 03_expandable_segments)."""

@@ -695,13 +695,19 @@ def difference_text(differences, unit: str = "µs", digits: int = 1) -> str:
         return "not measured"
     q = statistics.quantiles(d, n=4, method="inclusive") if len(d) >= 2 else [d[0]] * 3
     low, high = difference_interval(d)
-    sign = f"+.{digits}f"
-    interval = (f"95% interval {low:{sign}} to {high:{sign}} {unit}" if math.isfinite(low)
+    s = lambda x: signed(x, digits)  # noqa: E731
+    interval = (f"95% interval {s(low)} to {s(high)} {unit}" if math.isfinite(low)
                 else "too few rounds for a 95% interval")  # fmt: skip
     told = low > 0 or high < 0  # the interval clear of 0: the rounds tell the difference from none
     word = "a real difference" if told else "not told apart from none"
-    return (f"{statistics.median(d):{sign}} {unit} ({word}: IQR {q[0]:{sign}} to {q[2]:{sign}} {unit} of {len(d)} "
+    return (f"{s(statistics.median(d))} {unit} ({word}: IQR {s(q[0])} to {s(q[2])} {unit} of {len(d)} "
             f"round{'s' * (len(d) != 1)}; p {p_text(signed_rank_p(d))}; {interval})")
+
+
+def signed(x: float, digits: int = 0) -> str:
+    """`x` with its sign, a typographic minus for a negative one, as every signed number the pages print:
+    "+4.7", "−2.6" (review rvB13 N4; the solution of notebook 10_cuda_graphs, exercise 2)."""
+    return f"{x:+.{digits}f}".replace("-", "\u2212")
 
 
 def count_text(outcomes, where: str = "comparisons") -> str:
@@ -1003,7 +1009,7 @@ def sync_difference_text(audit: pd.DataFrame, cache: str, kinds) -> str:
         return f"{cache} cache: not compared, {' and '.join(lost)} not counted."
     d = pair.iloc[0][list(kinds)].astype(float) - pair.iloc[1][list(kinds)].astype(float)
     return f"{cache} cache, deferred minus sync, per decode step: " + ", ".join(
-        f"{header_of(k)} {d[k]:+.2f}" for k in kinds)
+        f"{header_of(k)} {signed(d[k], 2)}" for k in kinds)
 
 
 ISSUE_43089 = {  # transformers issue #43089's own numbers and setup, as its text gives them (notebook 11_sync_audit)

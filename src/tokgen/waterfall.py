@@ -36,7 +36,7 @@ from .bandwidth import copy_bandwidth, generation_bytes, generation_flops, matmu
 from .model import require_cuda, synchronize
 from .profiling import own_times, settle_profiler, short_kernel_name
 from .registry import generate, get_generator
-from .voice import percent_text
+from .voice import percent_text, signed
 
 # the terms, in the order they stack from the floor to the measured time
 FLOOR = "floor: the generation's bytes at copy bandwidth"
@@ -327,8 +327,17 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     return out
 
 
+def curve_top(curve: pd.DataFrame | None, bandwidth_gbs=None) -> tuple[float, float] | None:
+    """The copy curve's largest copy (`copy_time_curve`): its MB and its rate as a share of `bandwidth_gbs`, the
+    long copy's (the floor's rate); None without both (notebook 12_speed_of_light)."""
+    if curve is None or not len(curve) or not bandwidth_gbs:
+        return None
+    top = curve.loc[curve["bytes"].idxmax()]
+    return float(top["bytes"]) / 1e6, float(top["bytes"]) / bandwidth_gbs / 1e3 / float(top["copy_us"])
+
+
 def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kernels=None, timeline=None,
-                    wall_profiled_ms=None, errors: dict | None = None) -> pd.DataFrame:  # fmt: skip
+                    wall_profiled_ms=None, errors: dict | None = None, curve_top=None) -> pd.DataFrame:  # fmt: skip
     """The waterfall from the floor to `measured_ms`, one row per term of `TERMS`, then the
     remainder and the total (notebook 12_speed_of_light). Inputs: the floor and the arithmetic's
     time (ms), `kernel_table`'s table, `timeline_terms`' dict, the profiled generation's wall time;
@@ -336,7 +345,9 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     "timeline", "wall"). Columns: term, ms, start_ms, end_ms (where its bar starts and ends, the
     terms stacked in order), status ("measured", "derived", "not measured", "remainder", "total": a term
     with a value is "derived" where its basis says so, else "measured"), basis (the status, but for a term
-    with a value that is derived from measurements, how: `DERIVED`), note.
+    with a value that is derived from measurements, how: `DERIVED`), note. `curve_top` (`curve_top`: the
+    copy curve's largest copy, MB and its share of the long copy's rate) is said beside the small copies' term:
+    the curve's copy kernel is not the floor's copy, so part of that term may be the kernel's (review rvB13 N2).
     The measured terms and the remainder add up to `measured_ms`."""
     errors = errors or {}
     us = (lambda key: timeline[key] / 1e3) if timeline is not None else None
@@ -371,13 +382,18 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
         note = ""
         if term == COMPUTE:
             note = (f"the products' arithmetic of the floor's steps alone takes {compute_ms:.3f} ms at the measured "
-                    "rate (steps a replay computes past the stop are in the kernels' bytes)")  # fmt: skip
+                    "rate (steps a replay computes past N or past the stop are in the kernels' bytes)")  # fmt: skip
         elif term == KERNELS and waits > 1e-6:
             note = (f"each kernel's time after the kernels before it ended; {waits:.3f} ms of the kernels' durations "
                     "overlap an earlier kernel (programmatic dependent launch: a kernel starts early and waits for it) "
                     "and are not counted")  # fmt: skip
         elif term == KERNELS:
             note = "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
+        elif term == SMALL and curve_top:
+            mb, share = curve_top
+            note = (f"the curve's largest copy ({mb:,.0f} MB) runs at {share:.1%} of the long copy's rate: the "
+                    "curve's copy kernel is not the floor's copy, so part of this term may be that kernel's, not "
+                    "size")  # fmt: skip
         basis = DERIVED.get(term, MEASURED)
         status = DERIVED_STATUS if basis.startswith(DERIVED_STATUS) else MEASURED
         rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": status,
@@ -450,7 +466,8 @@ def measure_waterfall(model, *, generator: str = "graph_triton_fused", batch_siz
     else:
         errors["kernels"] = f"needs the timeline ({errors['timeline']})"
     terms = waterfall_table(measured, floor_ms=floor, compute_ms=compute, kernels=kernels, timeline=timeline,
-                            wall_profiled_ms=wall_profiled, errors=errors)  # fmt: skip
+                            wall_profiled_ms=wall_profiled, errors=errors,
+                            curve_top=curve_top(curve, bandwidth_gbs))  # fmt: skip
     summary = {"steps_per_graph": steps_per_graph, "replays": timeline["replays"] if timeline else None,
                "steps": steps, "measured_ms": measured, "wall_profiled_ms": wall_profiled, "gpu_busy_ms": busy,
                "wall_minus_busy_ms": None if busy is None else measured - busy}  # fmt: skip
@@ -572,7 +589,7 @@ def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SH
     below, unsized = remainder < -share * measured, abs(slower) > outside  # faster by as much sizes nothing either
     if not (below or unsized):
         return ""
-    why = [f"the remainder, {remainder:+.2f} ms, is more than {share:.0%} of the measured time below zero"]
+    why = [f"the remainder, {signed(remainder, 2)} ms, is more than {share:.0%} of the measured time below zero"]
     why = why if below else []
     if unsized:
         why.append(f"more than the {outside:.2f} ms of GPU idle time the unprofiled time leaves beside the profiled "
@@ -662,7 +679,7 @@ def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):
         color = "C3" if r["term"] == FLOOR else color
         ax.barh(y, width, left=left, color=color, hatch="//" if r["status"] == "remainder" else None,
                 edgecolor="0.3", linewidth=0.5)  # fmt: skip
-        ax.text(max(r["start_ms"], r["end_ms"]), y, f" {r['ms']:+.2f}" if r["status"] in (*VALUED, "remainder")
+        ax.text(max(r["start_ms"], r["end_ms"]), y, f" {signed(r['ms'], 2)}" if r["status"] in (*VALUED, "remainder")
                 and r["term"] != FLOOR else f" {r['ms']:.2f}", va="center", fontsize=8)  # fmt: skip
         if i + 1 < n and r["status"] in VALUED:
             ax.plot([r["end_ms"]] * 2, [y - 0.4, y - 0.6], color="0.5", linewidth=0.5)

@@ -31,6 +31,7 @@ from tokgen.claims import (
     summary_results,
     verdicts_overview,
 )
+from tokgen.display import deferred_gain_text
 from tokgen.gpu_slice import L40S_GBS, bracketing
 from tokgen.model import gpt2_config
 from tokgen.regimes import map_scope, paid, regime_gains, slices_note, within_band
@@ -58,7 +59,8 @@ RANK_LEGEND = (
     "within ±5% of it (see *real* in the glossary); generators shown within ±5% of each other share the better "
     "rank, one such pair after another, and a generator never ranks below one it beats, so a shared rank can hold "
     "a pair the rounds tell apart (`tokgen.voice.ranking`). Two of different ranks need not differ from each other "
-    "(one may be beaten by a third that does not beat the other): compare them directly. Never ordered by median.*"
+    "(one may be beaten by a third that does not beat the other): compare them directly. Each pair is tested at its "
+    "own level, not adjusted for the number of pairs. Never ordered by median.*"
 )
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
 READS_DATA_ONLY = {"09_summary"}  # ranks notebook 07's run and evaluates the claims: no GPU work
@@ -238,7 +240,8 @@ def headline(results_dir: Path) -> str:
         first, shared = floor.loc[ranked.iloc[0]["variant"]], int((ranked["rank"] == 1).sum())
         row = graphs.set_index("variant").loc[ranked.iloc[0]["variant"]]
         who = ("our fastest generator" if shared == 1 else
-               f"the first listed of our {shared} generators tied for fastest (the rounds rank them together)"
+               f"the first listed of our {shared} generators tied for fastest (each shown within ±{BAND:.0%} of "
+               "the first)"
                if first_tied(ranked) else f"the first listed of our {shared} generators sharing rank 1 (notebook 10 "
                "says why each shares it)")  # fmt: skip
         text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
@@ -299,10 +302,16 @@ def _beyond_line(results_dir: Path) -> str:
 def _regimes_line(results_dir: Path) -> str:
     try:
         regimes = regime_gains(load("13_regimes", results_dir))
-    except (FileNotFoundError, KeyError):
+    except FileNotFoundError:  # notebook 13 not run here: no line (a point it could not measure is said below)
         return ""
     piped = regimes[regimes["hidden_by"] == "pipelined_static"]
+    lost = regimes.attrs.get("not_measured", [])
+    lost = f"; {len(lost)} point(s) or comparison(s) not measured (notebook 13 names them)" if lost else ""
+    if piped.empty:
+        return ("- **Where hiding the sync pays** ([notebook 13](notebooks/13_regimes.ipynb)): not measured, no "
+                f"point of pipelining against the check was measured{lost}.")  # fmt: skip
     pays = piped[paid(piped)].sort_values("gpu_share")  # as notebook 13 says "paid": a gain within ±5% is a tie
+    pays = pays[pays["gpu_share"].notna()]  # a share not measured (a lost profiler session) is no lowest share
     where = f"{count_text(piped['outcome'], 'points')}{within_band(piped)}"
     whole = piped["where"] == "whole GPU"  # by place: the pattern a count over all points hides
     split = {"on the whole GPU": piped[whole], "in the slices": piped[~whole]}
@@ -316,7 +325,7 @@ def _regimes_line(results_dir: Path) -> str:
     return (
         f"- **Where hiding the sync pays** ([notebook 13](notebooks/13_regimes.ipynb)): pipelining the stop "
         f"check against the GPU's share of a step, on the whole GPU and in slices, eager and compiled, "
-        f"{map_scope(piped)}: {where}."
+        f"{map_scope(piped)}: {where}{lost}."
     )
 
 
@@ -325,16 +334,19 @@ def _deferred_line(results_dir: Path) -> str:
         d = deferred_stop_gains(results_dir)
     except (FileNotFoundError, KeyError):
         return ""
+    compared = d["outcome"].map(lambda o: isinstance(o, str))  # no comparison: a variant failed or left its slice
     placed = d["confined"].map(lambda c: c == "whole GPU" or c is True or c is np.True_)  # ran where it says
-    counted = d[placed]
-    outside = int((d["confined"].map(lambda c: c is False or c is np.False_)).sum())
-    unmeasured = len(d) - len(counted) - outside
+    counted = d[placed & compared]
+    outside = int((d["confined"].map(lambda c: c is False or c is np.False_) & compared).sum())
+    failed = int((~compared).sum())
+    unmeasured = len(d) - len(counted) - outside - failed
     return (
         "- **transformers' own deferred stop check** ([notebook 14](notebooks/14_deferred_stop.ipynb)), "
         f"forced on for CUDA, against the check at every step, {count_text(counted['outcome'], 'places and caches')}"
         + (f"; {outside} more, taken as run outside its slice (inferred from its GPU busy time: within "
            f"{CONFINED_RATIO:g}× of the whole GPU's), is not counted" if outside else "")
         + (f"; {unmeasured} more, whose confinement was not measured, is not counted" if unmeasured else "")
+        + (f"; {failed} more not measured (a variant failed or left its slice), not counted" if failed else "")
         + "."
     )
 
@@ -353,8 +365,8 @@ def deferred_table(results_dir: Path) -> str:
         {
             "where": where + confined,
             "cache": d["cache"],
-            "GPU share of a sync step": d["gpu_share_sync"].map(lambda x: f"{x:.2f}"),
-            "deferred vs sync (speed-up)": [speedup_text(g) for g in d.to_dict("records")],
+            "GPU share of a sync step": d["gpu_share_sync"].map(lambda x: f"{x:.2f}" if x == x else "not measured"),
+            "deferred vs sync (speed-up)": [deferred_gain_text(g) for g in d.to_dict("records")],
             "transformers": d["transformers"],
         }
     )
@@ -449,6 +461,8 @@ def syncs_table(results_dir: Path) -> str:
         "stream_syncs_per_token": "stream syncs / decode step",
         "event_syncs_per_token": "event syncs / decode step",
     }
+    if "counted" in df and (df["counted"] != "yes").any():  # a profiler session lost to CUPTI: its row says so
+        cols["counted"] = "counted"
     params = json.loads(df["params"].iloc[0]) if "params" in df and isinstance(df["params"].iloc[0], str) else {}
     counted = (f"Counted at B = {params['BATCH_SIZE']}, {params['TOKENS']} steps per generation (notebook 11's "
                "parameters).\n\n" if {"BATCH_SIZE", "TOKENS"} <= set(params) else "")  # fmt: skip
@@ -574,14 +588,18 @@ def provenance(results_dir: Path) -> str:
     whole = runs["whole GPU"].set_index("notebook")
     absent = [n for n in names if n not in whole.index]
     ok = int((notebooks_only["status"] == "ok").sum())
+    solutions = every[every["notebook"].str.startswith("solution")]
+    ok_text = f"{ok} of {len(notebooks_only)} notebook runs" + (  # the solutions counted apart (review rvC13 N1)
+        f" and {int((solutions['status'] == 'ok').sum())} of {len(solutions)} solutions" if len(solutions) else "")
+    ok_text += " ok"
     minutes, timed = every["seconds"].sum() / 60, every["in timed runs (s)"].sum() / 60
     if len(commits) == 1:
-        timing = f"- one commit, {commits[0]}: {ok} of {len(notebooks_only)} notebook runs ok; "
+        timing = f"- one commit, {commits[0]}: {ok_text}; "
         timing += _budget(minutes, timed)
     else:
         timing = (
             f"- not one run yet: these results come from {len(commits)} commits ({', '.join(commits)}); "
-            f"{ok} of {len(notebooks_only)} notebook runs ok; {_budget(minutes, timed)}"
+            f"{ok_text}; {_budget(minutes, timed)}"
         )
     coverage = (
         "- every notebook of the repository ran on the whole GPU"
