@@ -1242,3 +1242,19 @@ def test_claim_2_pairs_each_growth_step_over_the_rounds_both_of_its_ns_ran(tmp_p
             "grows; 95% interval ×1.10–×1.61), 200→400 ×2.00 (IQR ×2.00–×2.00 of 10 rounds; p = 0.002, grows; "
             "95% interval ×2.00–×2.00)") in measured
     assert "over the rounds both of its Ns ran" in CLAIMS[2][2]
+
+
+def test_claim_4_reads_an_undecided_runtime_by_its_interval_on_the_side_the_claim_needs(tmp_path):
+    """rrA13 S2: at the smallest N a slowdown beyond 5% ruled out by the interval (its low end above ×0.952) and at
+    a larger N a gain beyond 5% ruled out (its high end below ×1.05) count as "no", as claims 3 and 5 read theirs:
+    the verdict is decided (partly where one of the two holds), and the measured text says which N and why."""
+    flat = [0.9, 1.02, 0.93, 1.0, 0.92, 1.01, 0.95, 0.99]  # static ×1.03 of dynamic, undecided, interval ×0.99–×1.09
+    slow = [1.1, 0.97, 1.06, 1.0, 1.08, 0.98, 1.05, 1.01]  # static ×0.97, interval below ×1.05
+    write(tmp_path, "04_static_cache", cache_rows({100: (1.0, 0.9, flat), 200: (1.0, 0.5, FASTER)}))
+    assert decided(4, tmp_path) == PARTLY
+    measured = measure(4, tmp_path)[0]
+    assert "; undecided at N=100, but its interval stays above ×0.952: a slowdown beyond 5% is ruled out" in measured
+    write(tmp_path, "04_static_cache", cache_rows({100: (1.0, 0.9, SLOWER), 200: (1.0, 0.5, slow)}))
+    assert decided(4, tmp_path) == PARTLY
+    measured = measure(4, tmp_path)[0]
+    assert "; undecided at N=200, but its interval stays below ×1.050: a gain beyond 5% is ruled out there" in measured

@@ -1208,7 +1208,7 @@ def test_kind_change_text_names_the_kind_that_changed_most_only_above_one_percen
                        index=kinds)  # fmt: skip
     count = pd.DataFrame({"base": [4.0, 2.0, 1.0], "small": [4.0, 2.0, 1.0], "large": [4.0, 3.0, 1.0]}, index=kinds)
     small = display.kind_change_text(own, count, "base", "small")
-    assert small == ("* small: the GPU is busy 100 µs per token (+0 µs; one profile each, not a paired speed-up); "
+    assert small == ("* small: the GPU is busy 100 µs per token (0 µs; one profile each, not a paired speed-up); "
                      "no kind's own time changed by 1% of the busy time or more; kernels per token unchanged.")
     large = display.kind_change_text(own, count, "base", "large")
     assert large == ("* large: the GPU is busy 103 µs per token (+3 µs; one profile each, not a paired speed-up); the "

@@ -255,13 +255,13 @@ def _faster(g: dict | None) -> bool | None:
     return _real(g, FASTER)
 
 
-def gain_ruled_out(g: dict | None) -> str:
+def gain_ruled_out(g: dict | None, what: str = "a gain", so: str = "not faster beyond the band") -> str:
     """Where `_faster` reads an undecided comparison as no gain, why: "; its interval stays below
-    ×1.050: a gain beyond 5% is ruled out, so not faster beyond the band"; else "" (notebook 09_summary)."""
+    ×1.050: a gain beyond 5% is ruled out, so not faster beyond the band" (`what` names the gain, `so` what
+    follows: claim 9's "a cost of the second stream"); else "" (notebook 09_summary)."""
     if g is None or g["outcome"] != UNDECIDED or not g.get("interval_high", math.nan) < 1 + BAND:
         return ""
-    return (f"; its interval stays below ×{1 + BAND:.3f}: a gain beyond {BAND:.0%} is ruled out, "
-            "so not faster beyond the band")
+    return f"; its interval stays below ×{1 + BAND:.3f}: {what} beyond {BAND:.0%} is ruled out, so {so}"
 
 
 def growth_ratios(df: pd.DataFrame) -> list[float]:
@@ -481,12 +481,36 @@ def _claim_3(tables):
 
 
 def _claim_4(tables):
+    """Slower at the smallest N, faster at the others, each real (a difference inside ±5%: a tie). An undecided
+    runtime is judged by its interval, as claims 3 and 5 judge theirs (review rrA13 S2): at the smallest N, one whose
+    low end stays above ×1/(1 + BAND) rules a slowdown beyond the band out; at the others, one whose high end stays
+    below ×(1 + BAND) rules a gain beyond it out (`_faster`); either is then said in the measured text."""
     df = tables["04_static_cache"]
     smallest = df["max_seqlen"].min()
     lower = lambda base, new, _: new < base
-    # a difference inside ±5%: a tie; undecided: open at that N
-    wanted = lambda n, g: None if g["outcome"] == UNDECIDED else _real(g, SLOWER if n == smallest else FASTER)
-    return _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower, wanted)
+    edge, no_slowdown, no_gain = 1 / (1 + BAND), [], []
+
+    def wanted(n, g):
+        if n != smallest:
+            no_gain.extend([n] if gain_ruled_out(g) else [])
+            return _faster(g)
+        if g["outcome"] == UNDECIDED:
+            ruled_out = g.get("interval_low", math.nan) > edge
+            no_slowdown.extend([n] if ruled_out else [])
+            return False if ruled_out else None
+        return _real(g, SLOWER)
+
+    measured, verdict, key = _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower,
+                                         wanted)  # fmt: skip
+    if no_slowdown:
+        measured += (f"; undecided at N={no_slowdown[0]}, but its interval stays above ×{edge:.3f}: a slowdown beyond "
+                     f"{BAND:.0%} is ruled out there, so not slower beyond the band")  # fmt: skip
+    if no_gain:
+        its = "its" if len(no_gain) == 1 else "each"
+        measured += (f"; undecided at N={', '.join(map(str, no_gain))}, but {its} interval stays below "
+                     f"×{1 + BAND:.3f}: a gain beyond {BAND:.0%} is ruled out there, so not faster beyond the "
+                     "band")  # fmt: skip
+    return measured, verdict, key
 
 
 def _claim_5(tables):
@@ -676,11 +700,12 @@ def _batch_sizes(fam: pd.DataFrame) -> str:
 
 
 def _within_band_or_less(g) -> bool | None:
-    """Claim 8 at the largest batch: no gain beyond BAND True, an interval above ×(1 + BAND) False, else None."""
+    """Claim 8 at the largest batch: no gain beyond BAND True (an undecided one too where its interval stays
+    below ×(1 + BAND), as `_faster` reads it: review rrA13 S1), an interval above ×(1 + BAND) False, else None."""
     if g["outcome"] in (NO_EFFECT, SLOWER) or (g["outcome"] == FASTER and g["no_effect"]):
         return True
     if g["outcome"] == UNDECIDED:
-        return None
+        return True if gain_ruled_out(g) else None
     return False if g["interval_low"] > 1 + BAND else True if g["interval_high"] < 1 + BAND else None
 
 
@@ -701,7 +726,7 @@ def _claim_8(tables):
         larger = others[others["interval_low"] > smallest["interval_high"]]  # decidedly larger: the intervals part
         if _faster(smallest):  # "largest at the smallest batch": no other batch size gains more, real
             largest_there = larger.empty
-        elif smallest["outcome"] == UNDECIDED:  # its gain may still turn out real and the largest: open, unless
+        elif _faster(smallest) is None:  # its gain may still turn out real and the largest: open, unless
             largest_there = None if larger.empty else False  # another's is above all its interval allows
         else:  # no real gain at the smallest: it holds nowhere
             largest_there = False
@@ -709,9 +734,10 @@ def _claim_8(tables):
         ends_ = [[(f"{model}: B={r['batch_size']} pipelined vs sync", r, "")] for r in (smallest, smallest, largest)]
         named.update({len(oks) + i: c for i, c in enumerate(ends_)})  # the comparisons each of the three parts reads
         oks += [_faster(smallest), largest_there, _within_band_or_less(largest)]
-        ends = f"B={smallest['batch_size']} {speedup_text(smallest)}{gain_ruled_out(smallest)}"
+        ruled = lambda r: f" ({gain_ruled_out(r).removeprefix('; ')})" if gain_ruled_out(r) else ""  # noqa: E731
+        ends = f"B={smallest['batch_size']} {speedup_text(smallest)}{ruled(smallest)}"
         if len(fam) > 1:
-            ends += f", B={largest['batch_size']} {speedup_text(largest)}"
+            ends += f", B={largest['batch_size']} {speedup_text(largest)}{ruled(largest)}"
         if not larger.empty:
             top = larger.sort_values("speedup").iloc[-1]
             ends += (f"; a larger real gain at B={top['batch_size']}" + (  # its speed-up said once
@@ -749,7 +775,8 @@ def _claim_9(tables):
                 f"; the second stream costs {low - 1:.1%}–{high - 1:.1%} (its interval)" if _real(g, FASTER)
                 else f"; {tie}its interval leaves a cost of the second stream of up to {high - 1:.1%} open" if high > 1
                 else "; its interval leaves no cost of the second stream open")  # fmt: skip
-        parts.append(f"{model}: one stream vs two {speedup_text(g)}{cost}{gain_ruled_out(g)}")
+        ruled = gain_ruled_out(g, "a cost of the second stream", "one stream is not faster beyond the band")
+        parts.append(f"{model}: one stream vs two {speedup_text(g)}{cost}{ruled if high > 1 else ''}")
         named.append((f"{model}: one stream vs two", g, cost.removeprefix("; ")))
         sync = gain(run, label("kv_static", compiled=compiled), two)
         if sync is not None:
@@ -867,6 +894,9 @@ def _claim_10(tables):
 
 
 # number: (experiment, the article's claim, our criterion, the function that measures it)
+RULED_OUT = ("; an undecided comparison whose interval rules out a difference beyond ±5% in the direction the claim "
+             "needs counts as none")  # claims 4, 5, 7, 8, 9 (review rrA13 S3): `_faster`, `gain_ruled_out`
+
 CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
         "paired log-log slope (each round's slope across the N, the median over rounds) ≥ 1.7 and fragmentation "
@@ -884,10 +914,11 @@ CLAIMS = {
         _claim_3),
     4: ("StaticCache", "StaticCache: lower fragmentation; N=100 slower than dynamic, N=200 +9%, N=400 +10% faster",
         "lower fragmentation at every N; slower at the smallest N and faster at the others, real (signed-rank p "
-        "below its level; one shown within ±5% is a tie)",
+        "below its level; one shown within ±5% is a tie)" + RULED_OUT,
         _claim_4),
     5: ("torch.compile", "torch.compile on the static-cache generator: a further speed-up",
-        "compiled faster than eager, real (signed-rank p below its level; one shown within ±5% is a tie)", _claim_5),
+        "compiled faster than eager, real (signed-rank p below its level; one shown within ±5% is a tie)" + RULED_OUT,
+        _claim_5),
     6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
         "the stop check's cause, in every profiled window (a per-window threshold, not a sign test): measured from "
         "the end of the work the synchronous step shares with the one without any stop check (the token's append; "
@@ -899,12 +930,12 @@ CLAIMS = {
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
         "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged); "
         "pipelined faster than sync, real (signed-rank p below its level; one shown within ±5% is a tie), eager and "
-        "compiled",
+        "compiled" + RULED_OUT,
         _claim_7),
     8: ("batch-size sweep", "pipelining's gain is largest (11.6%) at the smallest batch and shrinks as B grows",
         "per family (eager, compiled): pipelined faster, real (one shown within ±5% is a tie), at the smallest batch; "
         "no other batch's gain decidedly larger (its interval above the smallest's); at the largest batch no gain "
-        "beyond ±5%",
+        "beyond ±5%" + RULED_OUT,
         _claim_8),
     9: ("overhead of streams",
         "streams cost something: the no-EOS-check generator is still faster than the pipelined one",
@@ -913,7 +944,7 @@ CLAIMS = {
         "reproduced; no-check faster in neither model: not reproduced; else partly (no-check faster but one stream "
         "not faster than two: the "
         "no-check gain is not shown to come from the second stream); pipelined against the synchronous loop shown "
-        "beside it, not judged", _claim_9),
+        "beside it, not judged" + RULED_OUT, _claim_9),
     10: ("summary", "best of the article (compile + static cache + pipelining) nearly 5× the baseline (read: naive)",
          "paired speed-up's interval at or above ×4 reproduced, within ×2.5–×4 partly, below ×2.5 not "
          "(B=32, N=100, one interleaved run)", _claim_10),
@@ -956,8 +987,9 @@ def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
             )  # fmt: skip
     split = pd.Series([str(r) for r in readings]).value_counts()
     # below 1% a share would print as "0%" and the shares would not add up: give the count instead
+    pct = whole_percents({r: c for r, c in split.items() if c / len(readings) >= 0.01}, len(readings))
     read = ", ".join(
-        f"{count / len(readings):.0%} {_word(reading)}" if count / len(readings) >= 0.01
+        f"{pct[reading]}% {_word(reading)}" if reading in pct
         else f"{_word(reading)} in {count} of {len(readings)}" for reading, count in split.items()
     )  # fmt: skip
     return f"the resampled runs read {read}: which one depends on the rounds drawn; more rounds would settle it"
@@ -1165,6 +1197,17 @@ def criterion_keys(results_dir: str | Path) -> dict:
     if g is not None and g["interval_low"] == g["interval_low"]:
         keys[10] = ("speed-up's interval", (g["interval_low"], g["interval_high"]), SUMMARY_THRESHOLDS)
     return keys
+
+
+def whole_percents(counts: dict, n: int) -> dict:
+    """`counts` of `n` in whole percent that add up to the rounded percent of their sum (largest remainders first):
+    155, 43 and 2 of 200 read 78%, 21% and 1%, not 78%, 22% and 1% (101%; review rrA13 N10; notebook 09_summary)."""
+    exact = {k: 100 * c / n for k, c in counts.items()}
+    shown = {k: int(v) for k, v in exact.items()}
+    extra = round(sum(exact.values())) - sum(shown.values())
+    for k in sorted(exact, key=lambda k: exact[k] - shown[k], reverse=True)[:max(0, extra)]:
+        shown[k] += 1
+    return shown
 
 
 def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:

@@ -1692,8 +1692,8 @@ def deferred_row_text(where: str, r: dict, bold: bool = False) -> str:
 def deferred_gain_text(r: dict) -> str:
     """Deferred against sync in one row of `tokgen.claims.deferred_stop_gains`: `speedup_text`, or where the row
     holds no comparison (its `outcome` missing: a variant failed, ran out of memory or left its slice) "not
-    measured", with what its `not_measured` says: "not measured (`generate() static deferred` oom)" (notebook
-    14_deferred_stop)."""
+    measured", with what its `not_measured` says: "not measured (`generate() static deferred` oom)"
+    (notebook 14_deferred_stop)."""
     if isinstance(r.get("outcome"), str):
         return speedup_text(r)
     why = r.get("not_measured")

@@ -186,6 +186,8 @@ def direction_text(change: str | None, windows: int, other: str, against: str = 
     names the second gap ("without any stop check", "pipelined"), `against` the first, the one with
     the sync unless said (solution 06 sets a late window's gap against an early one's); `noun` what is
     compared ("gap", or claim 6's "time from the shared work") (notebook 06_eos_sync_profile)."""
+    if change is None:  # no window measured both gaps (rrA13 N4)
+        return f"no window measured both the {noun} {other} and the one {against}"
     if change not in ("larger", "smaller", "same"):
         within = f"a difference below {MIN_GAP_US} µs counting as none"
         return f"{NO_DIRECTION} the {noun} {other} compares with the one {against}, {within}"
@@ -688,7 +690,7 @@ def _most_kept(share: float) -> str:
     """A phase's share in whole percent, or with decimals where whole ones would put it on or across MOST, the
     edge "most of it" is judged by, or on 0% or 100%: 0.4964 reads "49.6%", not "50%" beside "not most of it"
     (review rvA13 N1)."""
-    return f"{side_of(100 * share, (0, 100 * MOST, 100), 0)}%"
+    return f"{side_of(100 * share, (0, 100 * MOST, 100), 0)}%".replace("-", "\u2212")
 
 
 def phases_text(name: str, phases: pd.DataFrame) -> str:

@@ -706,8 +706,10 @@ def difference_text(differences, unit: str = "µs", digits: int = 1) -> str:
 
 def signed(x: float, digits: int = 0) -> str:
     """`x` with its sign, a typographic minus for a negative one, as every signed number the pages print:
-    "+4.7", "−2.6" (review rvB13 N4; the solution of notebook 10_cuda_graphs, exercise 2)."""
-    return f"{x:+.{digits}f}".replace("-", "\u2212")
+    "+4.7", "−2.6", and one that rounds to zero unsigned, "0.0" (review rvB13 N4, rrA13 N3; the solution of
+    notebook 10_cuda_graphs, exercise 2)."""
+    s = f"{x:+.{digits}f}"
+    return s[1:] if float(s) == 0 else s.replace("-", "\u2212")
 
 
 def count_text(outcomes, where: str = "comparisons") -> str:

@@ -16,6 +16,7 @@ measured" row with the reason, and the remainder then holds it.
 """
 
 import json
+import math
 import os
 import statistics
 import time
@@ -333,7 +334,8 @@ def curve_top(curve: pd.DataFrame | None, bandwidth_gbs=None) -> tuple[float, fl
     if curve is None or not len(curve) or not bandwidth_gbs:
         return None
     top = curve.loc[curve["bytes"].idxmax()]
-    return float(top["bytes"]) / 1e6, float(top["bytes"]) / bandwidth_gbs / 1e3 / float(top["copy_us"])
+    share = float(top["bytes"]) / bandwidth_gbs / 1e3 / float(top["copy_us"])
+    return (float(top["bytes"]) / 1e6, share) if 0 < share < math.inf else None  # NaN or none: not said
 
 
 def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kernels=None, timeline=None,
@@ -391,9 +393,9 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
             note = "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
         elif term == SMALL and curve_top:
             mb, share = curve_top
+            sway = "part of this term may be that kernel's, not size" if share < 1 else "this term may understate size"
             note = (f"the curve's largest copy ({mb:,.0f} MB) runs at {share:.1%} of the long copy's rate: the "
-                    "curve's copy kernel is not the floor's copy, so part of this term may be that kernel's, not "
-                    "size")  # fmt: skip
+                    f"curve's copy kernel is not the floor's copy, so {sway}")  # fmt: skip
         basis = DERIVED.get(term, MEASURED)
         status = DERIVED_STATUS if basis.startswith(DERIVED_STATUS) else MEASURED
         rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": status,
