@@ -98,14 +98,14 @@ say(tokgen.display.fastest_sentence(ranked, "generator of the article"))  # the 
 # table say how each verdict was decided. A comparison is **faster** or **slower** when the
 # signed-rank test of its per-round log-ratios gives p below its level (0.05 with fixed rounds;
 # in a sequential comparison, its look's share of 0.05), shows **no effect** when two one-sided
-# tests put it within ±5%, and is **undecided** otherwise, which leaves a verdict that needs it
-# "inconclusive" unless its interval already settles that part (claims 2 and 10 by their
-# thresholds; claims 3, 4, 5, 7, 8 and 9 by the ±5% band: an interval that rules out a difference
-# beyond ±5% in the direction the claim needs counts as none, and the measured text says so)
-# (the measured text says about how many rounds would decide it, or that more
-# rounds than those run would; a sequential comparison reads "undecided at the cap" where it ran
-# every round its cap allowed, so that only a run with a larger cap could decide it, and "not run
-# on to the cap" where its variants stopped before it). A decided verdict is recomputed on
+# tests put it within ±5%, and is **undecided** otherwise (the measured text says about how many
+# rounds would decide it, or that more rounds than those run would; a sequential comparison reads
+# "undecided at the cap" where it ran every round its cap allowed, so that only a run with a
+# larger cap could decide it, and "not run on to the cap" where its variants stopped before it).
+# An undecided comparison leaves a verdict that needs it "inconclusive" unless its interval
+# already settles that part: claims 2 and 10 by their thresholds, claims 3, 4, 5, 7, 8 and 9 by
+# the ±5% band (an interval that rules out a difference beyond ±5% in the direction the claim
+# needs counts as none, and the measured text says so). A decided verdict is recomputed on
 # bootstrap resamples of the timed rounds, 200 at a time until the share that agrees is clear of
 # 95% by more than its own
 # Monte Carlo error (at most 3,200): that share is its **stability** (in brackets), and below 95%

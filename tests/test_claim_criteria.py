@@ -1258,3 +1258,27 @@ def test_claim_4_reads_an_undecided_runtime_by_its_interval_on_the_side_the_clai
     assert decided(4, tmp_path) == PARTLY
     measured = measure(4, tmp_path)[0]
     assert "; undecided at N=200, but its interval stays below ×1.050: a gain beyond 5% is ruled out there" in measured
+
+
+def test_claim_4s_smallest_n_at_the_slowdown_edge_stays_open():
+    """rrB13 N2: the mirror of `gain_ruled_out`'s edge: a low end at ×1/1.05 exactly leaves a slowdown of 5% inside
+    the interval (open), one just above it rules it out."""
+    from tokgen import claims
+
+    g = {"outcome": "undecided", "interval_low": 1 / 1.05, "interval_high": 1.08, "speedup": 1.0}
+    table = claims.Tables(None, cache={"04_static_cache": pd.DataFrame()})
+    calls = []
+
+    def fake_pairs(df, column, base, new, what, frag_ok, runtime_ok):
+        calls.append(runtime_ok(100, g))
+        calls.append(runtime_ok(100, {**g, "interval_low": 1 / 1.05 + 1e-6}))
+        return "", None, None
+
+    original = claims._pairs_by_n
+    claims._pairs_by_n = fake_pairs
+    try:
+        table.cache["04_static_cache"] = pd.DataFrame({"max_seqlen": [100, 200]})
+        claims._claim_4(table)
+    finally:
+        claims._pairs_by_n = original
+    assert calls == [None, False]

@@ -271,3 +271,18 @@ def test_the_device_memory_note_reads_the_gpu_name_passed_beside_rows_without_it
     (call,) = [n for n in ast.walk(ast.parse((ROOT / "notebooks" / "01_naive.py").read_text()))
                if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("device_memory_note")]  # fmt: skip
     assert ast.unparse(call.args[1]) == "tokgen.environment()['gpu']"
+
+
+def test_the_readme_counts_paid_points_whose_gpu_share_was_lost(tmp_path):
+    """rrA13 S4: the README's map line says how many paid points had no GPU share (a lost profiler session),
+    beside the lowest measured share, or alone where every share was lost."""
+    (tmp_path / "data").mkdir()
+    runs = _map()
+    runs.assign(gpu_busy_share=float("nan"), gpu_busy_ms=float("nan")).to_csv(tmp_path / "data" / "13_regimes.csv",
+                                                                             index=False)  # fmt: skip
+    piped = regime_gains(runs.assign(gpu_busy_share=float("nan")))
+    paid_points = int(tokgen.regimes.paid(piped[piped["hidden_by"] == "pipelined_static"]).sum())
+    assert paid_points > 0
+    line = readme._regimes_line(tmp_path)
+    assert f"; it paid at {paid_points} point(s) whose GPU share was not measured" in line
+    assert "the lowest GPU share" not in line

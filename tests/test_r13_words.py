@@ -141,3 +141,23 @@ def test_edges_of_the_r13_templates():
                                                    "not the floor's copy, so this term may understate size")
     assert whole_percents({"a": 155, "b": 43, "c": 2}, 200) == {"a": 78, "b": 21, "c": 1}
     assert whole_percents({"a": 1, "b": 1, "c": 1}, 3) == {"a": 34, "b": 33, "c": 33}
+
+
+def test_a_slice_row_whose_variant_left_the_slice_says_so_not_confinement_not_measured():
+    """rrA13 N7: the escape was measured; the place words say it, not "confinement not measured"."""
+    row = {"gpu_sms": "8", "confined": None, "cache": "static",
+           "not_measured": "`generate() static sync` 3 of its timed runs left the slice"}  # fmt: skip
+    assert voice.confinement_text(row, pd.DataFrame()) == "8 SMs (confinement not judged: a variant left the slice)"
+    row["not_measured"] = "`generate() static sync` oom"
+    assert voice.confinement_text(row, pd.DataFrame()) == "8 SMs (confinement not judged: a variant failed)"
+    assert voice.confinement_text({**row, "not_measured": None}, pd.DataFrame()) == "8 SMs (confinement not measured)"
+
+
+def test_the_ruled_out_rule_is_in_the_criteria_it_decides_and_signed_shares_keep_their_minus():
+    """rrB13 N2: the criteria printed beside claims 4, 5, 7, 8 and 9 state the interval rule their verdicts use;
+    a negative phase share prints a typographic minus."""
+    from tokgen.claims import CLAIMS, RULED_OUT
+
+    assert all(RULED_OUT in CLAIMS[n][2] for n in (4, 5, 7, 8, 9))
+    assert not any(RULED_OUT in CLAIMS[n][2] for n in (1, 2, 3, 6, 10))
+    assert gaps._most_kept(-0.12) == "\u221212%"

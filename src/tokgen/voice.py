@@ -988,6 +988,10 @@ def confinement_text(row, results: pd.DataFrame) -> str:
         return "the whole GPU"
     where = f"{row['gpu_sms']} SMs"
     if row["confined"] is None or row["confined"] != row["confined"]:
+        why = row.get("not_measured")  # a failed or escaped variant: its own words (review rrA13 N7)
+        if isinstance(why, str) and why:
+            left = "left the slice" in why
+            return where + f" (confinement not judged: {'a variant left the slice' if left else 'a variant failed'})"
         return where + " (confinement not measured)"
     busy = results.assign(where=results["gpu_sms"].astype(str)).set_index(["where", "variant"])["gpu_busy_ms"]
     sync = f"generate() {row['cache']} sync"

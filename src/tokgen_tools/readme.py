@@ -311,7 +311,8 @@ def _regimes_line(results_dir: Path) -> str:
         return ("- **Where hiding the sync pays** ([notebook 13](notebooks/13_regimes.ipynb)): not measured, no "
                 f"point of pipelining against the check was measured{lost}.")  # fmt: skip
     pays = piped[paid(piped)].sort_values("gpu_share")  # as notebook 13 says "paid": a gain within ±5% is a tie
-    pays = pays[pays["gpu_share"].notna()]  # a share not measured (a lost profiler session) is no lowest share
+    unshared = int(pays["gpu_share"].isna().sum())  # a share not measured (a lost profiler session): said, not lowest
+    pays = pays[pays["gpu_share"].notna()]
     where = f"{count_text(piped['outcome'], 'points')}{within_band(piped)}"
     whole = piped["where"] == "whole GPU"  # by place: the pattern a count over all points hides
     split = {"on the whole GPU": piped[whole], "in the slices": piped[~whole]}
@@ -322,6 +323,9 @@ def _regimes_line(results_dir: Path) -> str:
         where += (f"; the lowest GPU share where it paid (faster for real, not shown within ±{BAND:.0%}): "
                   f"{low['gpu_share']:.2f} ({low['where']}, "
                   f"B = {low['batch_size']}, {'compiled' if low['compiled'] else 'eager'})")  # fmt: skip
+    if unshared:  # review rrA13 S4: the points it paid at whose share the profiler lost
+        where += (f"; {'' if len(pays) else 'it paid at '}{unshared} {'more ' if len(pays) else ''}point(s) whose GPU "
+                  "share was not measured")  # fmt: skip
     return (
         f"- **Where hiding the sync pays** ([notebook 13](notebooks/13_regimes.ipynb)): pipelining the stop "
         f"check against the GPU's share of a step, on the whole GPU and in slices, eager and compiled, "
