@@ -75,7 +75,7 @@ CUDA = DEVICE == "cuda"
 # Every generator takes one hook, `on_step`, which it calls at the top of step i (a graph decoder:
 # at the top of each replay of K steps). Steps are numbered from 0, as `on_step(i)` sees them, in
 # this notebook's profiles and figures; the article's NVTX ranges count from 1 ("Step i+1"), and a
-# sentence that a generator "stops after 6 steps" counts steps, from 1. By default the hook does
+# sentence that a generator "stops after k steps" counts steps, from 1. By default the hook does
 # nothing, so the timings of the other notebooks are not disturbed. A `StepWindow` uses it to open
 # and close the profiler at the window's first and last step; `Ranges` to mark each step for
 # Nsight Systems (NVTX) and

@@ -473,11 +473,19 @@ def _claim_3(tables):
         measured += (f"; slower for real at N={', '.join(map(str, inside))}, by less than {BAND:.0%}: read as "
                      "marginal, not as an improvement")  # fmt: skip
     if ruled_out:
-        its = "its" if len(ruled_out) == 1 else "each"
-        measured += (f"; undecided at N={', '.join(map(str, ruled_out))}, but {its} interval stays above "
-                     f"×{edge:.3f}: a slowdown beyond {BAND:.0%} is ruled out there, so not slower beyond the band "
-                     "holds")  # fmt: skip
+        measured += _ruled_out_at(ruled_out, slower=True) + " holds"
     return measured, verdict, key
+
+
+def _ruled_out_at(ns: list, slower: bool) -> str:
+    """Claims 3 and 4: the N whose undecided runtime's interval rules a slowdown (`slower`) or a gain beyond the
+    band out: "; undecided at N=200, but its interval stays above ×0.952: a slowdown beyond 5% is ruled out there,
+    so not slower beyond the band"."""
+    its = "its" if len(ns) == 1 else "each"
+    side, edge, what = ("above", 1 / (1 + BAND), "slow") if slower else ("below", 1 + BAND, "fast")
+    return (f"; undecided at N={', '.join(map(str, ns))}, but {its} interval stays {side} ×{edge:.3f}: a "
+            f"{'slowdown' if slower else 'gain'} beyond {BAND:.0%} is ruled out there, so not {what}er beyond the "
+            "band")  # fmt: skip
 
 
 def _claim_4(tables):
@@ -502,14 +510,8 @@ def _claim_4(tables):
 
     measured, verdict, key = _pairs_by_n(df, "generator", "kv_dynamic", "kv_static", "static vs dynamic", lower,
                                          wanted)  # fmt: skip
-    if no_slowdown:
-        measured += (f"; undecided at N={no_slowdown[0]}, but its interval stays above ×{edge:.3f}: a slowdown beyond "
-                     f"{BAND:.0%} is ruled out there, so not slower beyond the band")  # fmt: skip
-    if no_gain:
-        its = "its" if len(no_gain) == 1 else "each"
-        measured += (f"; undecided at N={', '.join(map(str, no_gain))}, but {its} interval stays below "
-                     f"×{1 + BAND:.3f}: a gain beyond {BAND:.0%} is ruled out there, so not faster beyond the "
-                     "band")  # fmt: skip
+    measured += _ruled_out_at(no_slowdown, slower=True) if no_slowdown else ""
+    measured += _ruled_out_at(no_gain, slower=False) if no_gain else ""
     return measured, verdict, key
 
 
