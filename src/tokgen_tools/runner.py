@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -639,6 +640,9 @@ def run(args, sms, several: bool = False) -> int:
                     if stopped:
                         raise KeyboardInterrupt
             except KeyboardInterrupt:
+                # the interrupted cell's coroutine is collected on return and would warn it was never awaited: the
+                # one line below is all a Ctrl-C says (a CI run caught the warning under load)
+                warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
                 print("\n" + interrupted_text(current, name, names[i - 1 :], done, out), file=sys.stderr, flush=True)
                 return 130
     total = sum(r["seconds"] for _, r in done)
