@@ -293,7 +293,8 @@ for n in (7, 9):
 #
 # ## Summary
 #
-# * Reading the stop flag one step late keeps a step queued on the GPU while the CPU checks;
+# * Reading the stop flag one step late is meant to keep a step queued on the GPU while the CPU
+#   checks (notebook 06 measures whether the GPU still had work queued when the host waited);
 #   returning the right tokens means dropping that step's output, and reading the flag only
 #   after its copy has landed.
 # * What checking late can gain depends on who waits for whom: while the CPU is the bottleneck,

@@ -436,3 +436,27 @@ def test_findings_do_not_say_slices_bracket_the_l40s_where_they_do_not(monkeypat
     assert "**Two slices, which do not bracket the L40S's bandwidth on this GPU**" in said
     assert "bracket the L40S's bandwidth**" not in said.replace("do not bracket the L40S's bandwidth on", "")
     assert "a slice matches the L40S's bandwidth" not in said
+
+
+def test_the_criteria_block_gives_each_claim_the_criterion_its_verdict_applies(tmp_path):
+    """README states each claim's criterion (review rvD14 S7: it named a criterion column the table lacks), read
+    from `tokgen.claims.CLAIMS`, the criteria the verdicts apply, with no data needed."""
+    from tokgen.claims import CLAIMS
+
+    text = readme.criteria_block(tmp_path)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| #")]
+    assert len(rows) == len(CLAIMS) == 10
+    for (n, (_, claim, criterion, _)), row in zip(CLAIMS.items(), rows):
+        assert row == f"| {n} | {claim} | {criterion} |"
+    assert "×1.5" in rows[1] and "×4" in rows[9]  # claim 2's threshold and claim 10's: the repo's, shown
+
+
+def test_the_reading_rules_say_when_an_undecided_comparison_counts_as_none():
+    """The README's reading rules match `tokgen.claims`: an undecided comparison whose interval rules out ±5% in
+    the claim's direction counts as none (review rvD14 S1: they said every such verdict reads inconclusive)."""
+    from tokgen.claims import RULED_OUT
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert "counts as none" in RULED_OUT
+    assert text.count("rules out a difference beyond ±5% in the direction the claim needs") >= 2
+    assert "A verdict that needs an undecided comparison reads \"inconclusive\". " not in text

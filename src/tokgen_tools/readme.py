@@ -20,6 +20,7 @@ from transformers import GPT2LMHeadModel
 
 from tokgen.bandwidth import floor_table
 from tokgen.claims import (
+    CLAIMS,
     Tables,
     agreed_claims,
     claims_by_regime,
@@ -154,6 +155,15 @@ def claims_block(results_dir: Path) -> str:
             columns={f"measured{suffix}": "what was measured"}))]  # fmt: skip
     lines += ["", "<details><summary>What was measured, claim by claim</summary>", *details, "", "</details>"]
     return "\n".join(lines)
+
+
+def criteria_block(results_dir: Path) -> str:
+    """Each claim's criterion as the claims table judges it (`tokgen.claims.CLAIMS`), folded: the README's
+    claims table has no room for a criterion column (review rvD14 S7). Reads no data."""
+    rows = pd.DataFrame([{"#": n, "claim": claim, "criterion": criterion}
+                         for n, (_, claim, criterion, _) in CLAIMS.items()])  # fmt: skip
+    return "\n".join(["<details><summary>The criterion each verdict applies, claim by claim</summary>", "",
+                      table(rows), "", "</details>"])
 
 
 def _pipelining(folder) -> str:
@@ -674,6 +684,7 @@ BLOCKS = {
     "findings": findings,
     "summary": summary_table,
     "claims": claims_block,
+    "criteria": criteria_block,
     "deferred": deferred_table,
     "beyond": beyond_table,
     "products": products_table,
