@@ -364,8 +364,25 @@ def test_the_fastest_generators_description_is_the_registrys():
 
     for folder in ("h100", "h100_16gb"):
         page = (ROOT / "data" / "quick" / folder / "report.md").read_text()
-        said = re.search(r"`([^`]+)` \(the first listed at rank 1 of the reference run's notebook 10, ranked round by "
-                         r"round against naive: (.*?)\) is ", page)  # fmt: skip
+        said = re.search(r"`([^`]+)` \((?:the first listed at|one of the \d+ that share) rank 1 of the reference run's "
+                         r"notebook 10, ranked round by round against naive(?: \(`[^`]+` listed first\))?: (.*?)\) is ",
+                         page)  # fmt: skip
         assert said, folder
         generator = said.group(1).split(" K=")[0]
         assert said.group(2) == DESCRIPTIONS[generator][1]
+
+
+def test_the_page_says_where_the_timed_fastest_stands_in_the_reference_table_beside_it(monkeypatch, tmp_path):
+    """Review rvC14 M1: a quick run timed the first listed of an earlier reference table, and the page, written
+    beside a newer one that lists a tied variant first, still called it the first listed."""
+    from tokgen import bandwidth
+
+    ref = {"label": "graph_a K=4", "shares_rank_with": ["graph_b K=4"], "generator": "graph_a", "steps_per_graph": 4}
+    monkeypatch.setattr(bandwidth, "fastest_generator", lambda root, this_run=True: ref)
+    assert quick.reference_rank_words("graph_a K=4", tmp_path).startswith("the first listed at rank 1 of the reference")
+    tied = quick.reference_rank_words("graph_b K=4", tmp_path)
+    assert tied.startswith("one of the 2 that share rank 1") and tied.endswith("(`graph_a K=4` listed first)")
+    assert "now lists `graph_a K=4` first at rank 1" in quick.reference_rank_words("graph_c K=1", tmp_path)
+    monkeypatch.setattr(bandwidth, "fastest_generator", lambda root, this_run=True: (_ for _ in ()).throw(
+        FileNotFoundError()))  # fmt: skip
+    assert "no reference notebook 10 table is here now" in quick.reference_rank_words("graph_a K=4", tmp_path)
