@@ -460,3 +460,16 @@ def test_the_reading_rules_say_when_an_undecided_comparison_counts_as_none():
     assert "counts as none" in RULED_OUT
     assert text.count("rules out a difference beyond ±5% in the direction the claim needs") >= 2
     assert "A verdict that needs an undecided comparison reads \"inconclusive\". " not in text
+
+
+def test_the_findings_say_where_an_undecided_pipelining_comparison_rules_a_gain_out(monkeypatch, tmp_path):
+    """Review rvD14 S3: the first screen said "undecided at the cap" where the interval had ruled out any gain
+    beyond 5% (what decided claim 7); it now says so, and only where the interval's high end is below ×1.05."""
+    highs = iter([1.03, 1.20])
+    monkeypatch.setattr(readme, "Tables", lambda folder: {"07_pipelining": pd.DataFrame()})
+    monkeypatch.setattr(readme, "gain", lambda run, base, new: {"outcome": "undecided", "interval_high": next(highs)})
+    monkeypatch.setattr(readme, "_paired", lambda g: f"×(high {g['interval_high']})")
+    text = readme._pipelining(tmp_path)
+    eager, compiled = text.split("; compiled ")
+    assert eager.startswith("eager ×(high 1.03)") and "a gain beyond 5% is ruled out" in eager
+    assert compiled == "×(high 1.2)"

@@ -25,6 +25,7 @@ from tokgen.claims import (
     agreed_claims,
     claims_by_regime,
     deferred_stop_gains,
+    gain_ruled_out,
     recipe_gains,
     regime_sources,
     slice_runs,
@@ -175,7 +176,8 @@ def _pipelining(folder) -> str:
         return "not measured"
     pairs = {"eager": (label("kv_static"), label("pipelined_static")),
              "compiled": (label("kv_static", compiled=True), label("pipelined_static", compiled=True))}  # fmt: skip
-    return ", ".join(f"{m} {_paired(gain(run, base, new))}" for m, (base, new) in pairs.items())
+    gains = {m: gain(run, base, new) for m, (base, new) in pairs.items()}  # undecided may still rule out (rvD14 S3)
+    return "; ".join(f"{m} {_paired(g)}{gain_ruled_out(g)}" for m, g in gains.items())
 
 
 def disagreeing(claims: pd.DataFrame) -> pd.DataFrame:
@@ -256,7 +258,7 @@ def headline(results_dir: Path) -> str:
                "says why each shares it)")  # fmt: skip
         text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
                  f"B = {row['batch_size']}, N = {row['max_seqlen']} (median), {first['times_task_floor']:.2f}× "
-                 "the bandwidth floor")  # fmt: skip
+                 "the task's bandwidth floor")  # fmt: skip
     return text + ". The three regimes' verdicts are below; what each regime found, after them."
 
 
