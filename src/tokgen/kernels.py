@@ -8,6 +8,8 @@ residual add and the next layer norm into the same kernels. Attention reads only
 (or without Triton) every function here runs the same arithmetic in plain torch.
 """
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -26,9 +28,27 @@ QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64
 # fused kernels prefetches its weights into L2 before its wait (only `_linear_kernel`, the unfused step's, does)
 FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 256, 1, 2), (32, 256, 1, 2), (64, 64, 1, 2)
 FUSED_ATTN_PROJ, FUSED_MLP_PROJ = (32, 128, 2, 4), (32, 256, 4, 2)  # the same columns per block: one `stats` layout
-FUSED_CHUNK = 8192  # most activations per sum chunk (BM x BK): three stages still fit in shared memory at 64 rows
+FUSED_CHUNK = 8192  # most activations per sum chunk (BM x BK); `sum_chunk` halves BK where shared memory is short
 MAX_ROWS = 64  # one block holds every row; beyond that cuBLAS's tiles are the better choice
 PDL = True  # launch each kernel while the one before it still runs (Hopper and later; notebook 10)
+
+
+def sum_chunk(rows: int, block_n: int, block_k: int, shared: int) -> int:
+    """The sum chunk (BK) a fused product launches with, at `rows` (BM) and `block_n` (BN) on a GPU that gives a
+    block `shared` bytes (notebook 10_cuda_graphs): `block_k`, at most FUSED_CHUNK activations per chunk, halved
+    while the operands' buffers would not fit. At num_stages=3 triton 3.6 keeps two buffers of each operand (BM x
+    BK and BN x BK, fp32): 131,072 B at 32 rows and BK = 256, within an H100's 232,448 B and an A100's 166,912 B
+    but over the 101,376 B of an L4, RTX 4090 or A10 (review rvC14 S1; compiled for sm_80, 86, 89 and 90)."""
+    bk = min(block_k, FUSED_CHUNK // rows)
+    while bk > 16 and 2 * (rows + block_n) * bk * 4 > shared:
+        bk //= 2
+    return bk
+
+
+@functools.cache
+def _block_shared(index: int) -> int:
+    # the most shared memory a block may use on device `index`: the limit triton checks at launch
+    return triton.runtime.driver.active.utils.get_device_properties(index)["max_shared_mem"]
 
 
 def on_triton(x: torch.Tensor) -> bool:
@@ -380,7 +400,8 @@ def norm_linear(x, stats, folded, eps: float, config, gelu: bool = False, out=No
     _norm_linear_kernel[(triton.cdiv(N, block_n),)](
         x, stats, w, c, d, out, values, indices, M, N, K, eps, BLOCKS=stats.shape[1],
         BLOCKS_P2=triton.next_power_of_2(stats.shape[1]), GELU=gelu, ARGMAX=argmax is not None, BM=rows, BN=block_n,
-        BK=min(block_k, FUSED_CHUNK // rows), num_warps=warps, num_stages=3, PDL=_pdl(x), launch_pdl=_pdl(x),
+        BK=sum_chunk(rows, block_n, block_k, _block_shared(x.device.index)), num_warps=warps, num_stages=3,
+        PDL=_pdl(x), launch_pdl=_pdl(x),
     )  # fmt: skip
     return out
 
@@ -407,7 +428,7 @@ def linear_residual(x, w, b, residual, stats, config, scratch=None):
         return residual
     parts, counters = scratch if splits > 1 else (residual, residual)
     rows = max(16, triton.next_power_of_2(M))
-    block_k = min(block_k, FUSED_CHUNK // rows)
+    block_k = sum_chunk(rows, block_n, block_k, _block_shared(x.device.index))
     k_split = triton.cdiv(triton.cdiv(K, splits), block_k) * block_k
     if stats.shape[1] != triton.cdiv(N, block_n):
         raise ValueError(f"stats holds {stats.shape[1]} column blocks, the product writes {triton.cdiv(N, block_n)}")
