@@ -71,6 +71,21 @@ def test_our_kernels_for_every_k(gpt2, reference, name, k):
     assert torch.equal(tokgen.generate(name, gpt2, **kw, eos_token_id=eos), early)
 
 
+@pytest.mark.parametrize("name", ["graph_triton_fused", "graph_stop_on_device"])
+def test_the_fused_step_at_32_rows_with_a_99_kib_gpus_sum_chunk(gpt2, reference, monkeypatch, name):
+    """The chunk `kernels.sum_chunk` halves on an L4, RTX 4090 or A10 (101,376 B a block; review rvC14 S1), run here
+    at 32 rows (all-BOS rows: each the reference's first): the same tokens, early stops included."""
+    from tokgen import kernels
+
+    monkeypatch.setattr(kernels, "_block_shared", lambda index: 101_376)
+    assert kernels.sum_chunk(32, *kernels.FUSED_QKV[:2], kernels._block_shared(0)) == 128
+    full, eos, early = reference
+    out = tokgen.generate(name, gpt2, batch_size=32, max_seqlen=N)
+    assert torch.equal(out, full[:1].expand(32, -1))
+    out = tokgen.generate(name, gpt2, batch_size=32, max_seqlen=N, eos_token_id=eos)
+    assert torch.equal(out, early[:1].expand(32, -1))
+
+
 @pytest.mark.parametrize("step", ["TritonStep", "FusedStep"])
 def test_our_kernels_without_programmatic_dependent_launch(gpt2, reference, monkeypatch, step):
     """PDL off (a fresh decoder, captured with plain launches): the same tokens, early stops included."""
