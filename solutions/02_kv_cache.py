@@ -52,7 +52,8 @@ model = tokgen.build_model(SIZE)  # on the GPU if there is one
 # %% [markdown]
 # ## Exercise 1: where would naive break even with the KV cache?
 #
-# Fit each runtime as a power of N on log-log axes (the slope of notebook 01) and solve
+# Fit each runtime as a power of N on log-log axes, through each N's median (a fit through
+# medians, not notebook 01's paired slope: here it only locates a crossing) and solve
 # a·N^k = b·N^m. With only three sizes per generator the fits are rough, and where the two fitted
 # curves cross is a property of the fits, not a measured break-even: outside the sizes measured
 # it is an extrapolation, which only a run at that size can confirm (notebook 02's runs in the
