@@ -49,6 +49,7 @@ from tokgen.voice import (
     percent_text,
     rank_text,
     ranking,
+    ruled_out,
     runs_apart_text,
     slope_reading,
     speedup_cell,
@@ -313,6 +314,52 @@ def test_findings_group_the_comparisons_by_outcome_in_one_order():
     assert findings_text(pd.DataFrame([r for r in rows if r])) == text
     assert findings_text([g("s", SLOWER, 0.5)]) == slower
     assert findings_text([None]) == findings_text([]) == "- No comparison was measured in this run."
+
+
+def test_findings_split_the_undecided_by_what_their_interval_rules_out():
+    """Review rvB14 S2: notebook 07's summary listed `pipelined_static` against `kv_static` ×0.98 (95% sequential
+    interval ×0.93–×1.03) as one these rounds cannot tell, though its interval rules out a gain beyond 5%, as the
+    claims read it (`tokgen.claims.gain_ruled_out`: high end below ×(1 + BAND); a slowdown: low end above
+    ×1/(1 + BAND))."""
+
+    def g(variant, outcome, speedup, low, high):
+        return {"variant": variant, "vs": "kv_static", "speedup": speedup, "speedup_q25": 0.9, "speedup_q75": 1.1,
+                "p_value": 0.29, "outcome": outcome, "rounds": 80,
+                "interval_low": low, "interval_high": high}  # fmt: skip
+
+    no_gain = g("pipelined_static", UNDECIDED, 0.98, 0.93, 1.03)
+    open_ = g("wide", UNDECIDED, 1.0, 0.90, 1.12)
+    no_slowdown = g("one_stream", UNDECIDED, 1.0, 0.96, 1.06)
+    either = g("narrow", UNDECIDED, 1.0, 0.96, 1.04)
+    faster = g("fast", FASTER, 1.03, 1.01, 1.04)  # decided: its high end below ×1.05 moves it nowhere
+    slower = g("slow", SLOWER, 0.97, 0.96, 0.99)
+    said = lambda r: f"`{r['variant']}` against `kv_static` {speedup_text(r)}"  # noqa: E731
+    text = findings_text([open_, no_gain, faster, no_slowdown, slower, either])
+    assert text.splitlines() == [
+        f"- **Faster, for real:** {said(faster)}.",
+        f"- **Slower, for real:** {said(slower)}.",
+        f"- **Undecided, but a difference beyond ±5% is ruled out either way:** {said(either)}.",
+        f"- **Undecided, but a gain beyond 5% is ruled out:** {said(no_gain)}.",
+        f"- **Undecided, but a slowdown beyond 5% is ruled out:** {said(no_slowdown)}.",
+        f"- **Undecided (these rounds cannot tell):** {said(open_)}.",
+    ]
+    assert "95% interval ×0.93–×1.03" in text
+    # each alone: the ruled-out one leaves "cannot tell", the wide one stays, a decided one is unchanged
+    assert findings_text([no_gain]) == f"- **Undecided, but a gain beyond 5% is ruled out:** {said(no_gain)}."
+    assert findings_text([open_]) == f"- **Undecided (these rounds cannot tell):** {said(open_)}."
+    assert findings_text([faster]) == f"- **Faster, for real:** {said(faster)}."
+    assert findings_text(pd.DataFrame([open_, no_gain])) == findings_text([open_, no_gain])
+
+
+def test_an_interval_rules_out_only_what_lies_strictly_past_the_bands_edge():
+    edge = 1 / (1 + BAND)
+    u = lambda low, high: {"outcome": UNDECIDED, "interval_low": low, "interval_high": high}  # noqa: E731
+    assert ruled_out(u(0.93, 1.03)) == "gain" and ruled_out(u(0.90, 1.12)) == ""
+    assert ruled_out(u(0.96, 1.06)) == "slowdown" and ruled_out(u(0.96, 1.04)) == "either"
+    assert ruled_out(u(0.93, 1 + BAND)) == "" and ruled_out(u(edge, 1.06)) == ""  # on the edge: not ruled out
+    assert ruled_out(u(0.93, 1.0499)) == "gain" and ruled_out(u(edge + 1e-6, 1.06)) == "slowdown"
+    assert ruled_out(u(math.nan, math.nan)) == "" and ruled_out({"outcome": UNDECIDED}) == ""
+    assert ruled_out({**u(0.93, 1.03), "outcome": FASTER}) is None
 
 
 def test_a_spread_is_the_median_and_quartiles_of_the_columns_it_names():

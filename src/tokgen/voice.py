@@ -819,17 +819,40 @@ def k_sweep_text(generator: str, by_k: pd.DataFrame, ks: dict) -> str:
 OUTCOME_HEADS = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
                  UNDECIDED: "Undecided (these rounds cannot tell)"}  # fmt: skip
 # what each outcome head says: a comparison's outcome as the first words of a sentence (notebook 02, solution 04)
+RULED_OUT_HEADS = {"either": f"Undecided, but a difference beyond ±{BAND:.0%} is ruled out either way",
+                   "gain": f"Undecided, but a gain beyond {BAND:.0%} is ruled out",
+                   "slowdown": f"Undecided, but a slowdown beyond {BAND:.0%} is ruled out",
+                   "": OUTCOME_HEADS[UNDECIDED]}  # fmt: skip
+# `findings_text`'s heads for the undecided, split by what their interval rules out (`ruled_out`; review rvB14 S2)
+
+
+def ruled_out(g: dict) -> str | None:
+    """What an undecided comparison's interval rules out, read against the band's edges as the claims read
+    it (`tokgen.claims.gain_ruled_out`, claims 3 and 4): "gain" where its high end lies below ×(1 + BAND) (a gain
+    beyond the band is ruled out), "slowdown" where its low end lies above ×1/(1 + BAND), "either" where both,
+    "" where neither (these rounds cannot tell); None for a decided one (notebook 07_pipelining: ×0.93–×1.03,
+    "gain")."""
+    if g["outcome"] != UNDECIDED:
+        return None
+    no_gain = g.get("interval_high", math.nan) < 1 + BAND
+    no_slowdown = g.get("interval_low", math.nan) > 1 / (1 + BAND)
+    return "either" if no_gain and no_slowdown else "gain" if no_gain else "slowdown" if no_slowdown else ""
 
 
 def findings_text(comparisons) -> str:
     """A run's comparisons (rows of `tokgen.stats.gain`; None skipped) grouped by outcome, each said
-    by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache)."""
+    by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache). The undecided are split by
+    what their interval rules out (`ruled_out`): a gain beyond the band, a slowdown beyond it, either,
+    or nothing, which these rounds cannot tell (review rvB14 S2)."""
     rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
     if not rows:
         return "- No comparison was measured in this run."
+    groups = [((outcome, None), head) for outcome, head in OUTCOME_HEADS.items() if outcome != UNDECIDED]
+    groups += [((UNDECIDED, side), head) for side, head in RULED_OUT_HEADS.items()]
     lines = []
-    for outcome, head in OUTCOME_HEADS.items():
-        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows if g["outcome"] == outcome]
+    for (outcome, side), head in groups:
+        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows
+                if g["outcome"] == outcome and ruled_out(g) == side]  # fmt: skip
         if said:
             lines.append(f"- **{head}:** " + "; ".join(said) + ".")
     return "\n".join(lines)
