@@ -984,7 +984,9 @@ def sync_reading(audit: pd.DataFrame) -> list[str]:
         if w > r:
             reasons.append(
                 f"{w - r} of the {w} flagged syncs read no value through `.item()` (a stream wait such as "
-                "`Stream.synchronize()`, or an operation whose result's size is data-dependent, like `nonzero()`)"
+                "`Stream.synchronize()`, a blocking copy between host and device such as "
+                "`torch.tensor(..., device='cuda')`, or an operation whose result's size is data-dependent, like "
+                "`nonzero()`)"
             )
         if s != w:
             reasons.append(
@@ -1270,14 +1272,25 @@ def kernel_count_text(name: str, rows: pd.DataFrame, layers: int, window_us: flo
 
 def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
     """ "* GPU idle share of the profiled window: `a` 3.1%, `b` 40.2% (…)." from `share` (idle fraction by
-    variant). Where `host` (the decoder that launches every kernel from Python) is among them, its share
-    is said to be possibly inflated by the profiler's host cost, and where `unprofiled` (its GPU busy share
-    over the unprofiled rounds) is a number, the idle share that leaves (notebook 10_cuda_graphs)."""
+    variant). Where `host` (the decoder that launches every kernel from Python) is among them and
+    `unprofiled` (its GPU busy share over the unprofiled rounds) is a number, the idle share that leaves
+    of a whole generation is said too; its profiled share is said to be possibly inflated by the
+    profiler's host cost only where it exceeds that idle share, or where there is none to set it against.
+    Where it does not, the two are said as two measures, the second not a correction of the first
+    (review rvC14 S3; notebook 10_cuda_graphs)."""
     said = ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
     if host in share.index:
-        against = (f"; against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle "
-                   f"{1 - unprofiled:.1%} of a whole generation" if unprofiled == unprofiled else "")  # fmt: skip
-        said += f" (`{host}`'s may be inflated by the profiler's host cost, section 4{against})"
+        idle = 1 - unprofiled  # NaN where the unprofiled share is not a number
+        whole = (f"against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle {idle:.1%} of "
+                 f"a whole generation")  # fmt: skip
+        inflated = f"`{host}`'s may be inflated by the profiler's host cost, section 4"
+        if idle != idle:
+            said += f" ({inflated})"
+        elif share[host] > idle:
+            said += f" ({inflated}; {whole})"
+        else:
+            said += (f" (`{host}`: {whole}, set-up and prefill included: a different measure from the window's, "
+                     f"not a correction of it)")  # fmt: skip
     return f"* GPU idle share of the profiled window: {said}."
 
 
