@@ -635,7 +635,8 @@ if CUDA:
     unprofiled = ok.set_index("variant")["gpu_busy_share"].get(host, float("nan"))  # section 3's rounds
     say(tokgen.display.idle_share_text(share, host, unprofiled))
 if CUDA and unfused and fused:
-    say(tokgen.display.fusing_count_text(kernels, unfused, fused))  # kinds under 0.5 µs (0 when rounded) left out
+    say(tokgen.display.fusing_count_text(kernels, unfused, fused, results=ok))  # kinds under 0.5 µs (0 when
+    # rounded) left out; then the fused step against the unfused one at the same K, round by round
 for steps, group in while_node.groupby("steps run") if len(while_node) else ():
     say(tokgen.display.while_node_text(steps, group.to_dict("records")))  # outcomes; the intervals are in the table
 

@@ -1294,16 +1294,30 @@ def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
     return f"* GPU idle share of the profiled window: {said}."
 
 
-def fusing_count_text(kernels: pd.DataFrame, unfused: str, fused: str, least_us: float = 0.5) -> str:
+def fusing_count_text(kernels: pd.DataFrame, unfused: str, fused: str, least_us: float = 0.5,
+                      results: pd.DataFrame | None = None) -> str:  # fmt: skip
     """ "* Fusing: 98 → 63 kernels per step; besides its products, `f` spends 12 µs on norm per step." from a
     kernel table (variant, kind, products, kernels_per_token, own_us_per_token); kinds whose own time is
-    under `least_us` (rounding to 0 µs) are left out (notebook 10_cuda_graphs)."""
+    under `least_us` (rounding to 0 µs) are left out (notebook 10_cuda_graphs). With `results` (the timed
+    rounds: variant, generator, steps_per_graph, times_ms), then `fused` against the unfused step (`unfused`'s
+    generator) at `fused`'s K: " `f K=4` against the unfused step at the same K, `u K=4`, round by round:
+    ×1.14 (…; faster; 95% interval …)." (`speedup_text`; review rvC14 S4); "not measured" where that K of
+    the unfused step was not timed. It names no cause: the two steps differ in more than their kernel count."""
     count = kernels.groupby("variant")["kernels_per_token"].sum()
     rest = kernels[(kernels["variant"] == fused) & ~kernels["products"].astype(bool)]
     shown = rest[rest["own_us_per_token"] >= least_us]
     spent = "; ".join(f"{r.own_us_per_token:.0f} µs on {r.kind}" for r in shown.itertuples()) or "no time on others"
-    return (f"* Fusing: {count[unfused]:.0f} → {count[fused]:.0f} kernels per step; besides its products, `{fused}` "
+    text = (f"* Fusing: {count[unfused]:.0f} → {count[fused]:.0f} kernels per step; besides its products, `{fused}` "
             f"spends {spent} per step.")  # fmt: skip
+    if results is None:
+        return text
+    rows = results.set_index("variant")
+    k, step = rows["steps_per_graph"].get(fused), rows["generator"].get(unfused)
+    same = results[(results["generator"] == step) & (results["steps_per_graph"] == k)]["variant"].tolist()
+    if not same:  # a K that was not timed (or no K: NaN equals nothing)
+        return f"{text} `{fused}` against the unfused step at the same K: not measured in this run."
+    return (f"{text} `{fused}` against the unfused step at the same K, `{same[0]}`, round by round: "
+            f"{speedup_text(gain(results, same[0], fused))}.")  # fmt: skip
 
 
 def while_node_text(steps: int, comparisons) -> str:
