@@ -785,8 +785,8 @@ def test_claim_10_says_naives_and_the_recipes_gpu_share_and_bound(tmp_path, naiv
     csv = tmp_path / "data" / "07_pipelining.csv"  # the same run in an 8-SM slice: said of the slice
     pd.read_csv(csv).assign(gpu_sms="8").to_csv(csv, index=False)
     sliced = claims.naive_bound_text(sliced=True)
-    assert ("this slice runs naive's own work, which a slice does not match to the L40S (it matches its bandwidth, "
-            "not its compute)") in sliced
+    assert ("this slice runs naive's own work, which no slice matches to the L40S's (the two slices bracket its "
+            "bandwidth, neither matching it, and each has less compute)") in sliced
     assert (sliced in measure(10, tmp_path)[0]) == (naive_share >= 0.9)
     write(tmp_path, "07_pipelining", rows)  # a table without GPU busy shares (a CPU run): nothing said of them
     assert "GPU busy" not in measure(10, tmp_path)[0]

@@ -188,8 +188,9 @@ def test_regime_sentences_leave_out_what_was_not_measured():
     both = claims.assign(**{"verdict (8 SMs)": ["partly", "reproduced", "not measured"]})
     assert "The two slices agree on no claim." in regime_takeaways(both, ["whole GPU", "16 SMs", "8 SMs"])
     agreeing = both.assign(slices=["not decided in both slices", "both slices agree: reproduced", ""])
-    assert "agree on claim(s) 2, at the sizes both slices ran (slices match the L40S's bandwidth, not its compute)" \
-        in regime_takeaways(agreeing, ["whole GPU", "16 SMs", "8 SMs"])  # fmt: skip
+    assert ("agree on claim(s) 2, at the sizes both slices ran (of the L40S, the two slices bracket its bandwidth, "
+            "neither matching it, and each has less compute)") in regime_takeaways(agreeing, ["whole GPU", "16 SMs",
+                                                                                          "8 SMs"])  # fmt: skip
     two = both.assign(slices=["both slices agree: partly", "both slices agree: reproduced", ""])
     text = regime_takeaways(two, ["whole GPU", "16 SMs", "8 SMs"])
     assert "agree on claim(s) 1, 2, at the sizes" in text and all(line.startswith("* ") for line in text.split("\n"))
@@ -1296,3 +1297,21 @@ def test_claim_6_says_the_measured_sync_wait_beside_a_test_of_the_whole_stop_che
     profile06(tmp_path / "without", windows, sync_columns=False)
     c = claim(6, tmp_path / "without", resamples=0)
     assert c["verdict"] == "reproduced" and "synchronize" not in c["measured"]
+
+
+def test_no_sentence_says_a_slice_matches_the_l40s_bandwidth():
+    """Review pvB14 M1: the slices copy at 625 and 1,137 GB/s against the L40S's 864: they bracket its bandwidth,
+    neither matches it. Every sentence that set them beside the L40S said they "match" its bandwidth."""
+    from pathlib import Path
+
+    from tokgen.claims import SLICES_VS_L40S, agreement_of_slices, naive_bound_text
+
+    agree = agreement_of_slices(["reproduced", "reproduced"], ["8 SMs", "16 SMs"], bracketed=True)
+    assert agree == f"both slices agree (reproduced) at the sizes both ran; of the L40S, {SLICES_VS_L40S}"
+    for text in (agree, naive_bound_text(sliced=True), SLICES_VS_L40S):
+        assert "match the L40S's bandwidth" not in text and "matches its bandwidth" not in text
+    assert "bracket" in SLICES_VS_L40S and "neither matching" in SLICES_VS_L40S
+    src = Path(__file__).resolve().parents[1] / "src"
+    for path in src.rglob("*.py"):
+        said = path.read_text()
+        assert "match the L40S's bandwidth" not in said and "matches the L40S's bandwidth" not in said, path

@@ -477,14 +477,18 @@ def test_a_longest_step_in_the_middle_within_an_ends_iqr_is_left_undecided():
     )  # fmt: skip
     text = display.sweep_takeaway(g, sync)
     assert "no steady growth" not in text
-    assert text.endswith("; the longest median is at B = 16, within the IQR of B = 256: whether the step grows "
-                         "steadily, the rounds cannot tell.")  # fmt: skip
+    assert text.endswith("; the longest median is at B = 16, its IQR overlapping that of B = 256: whether the step "
+                         "grows steadily, the rounds cannot tell.")  # fmt: skip
     touching = sync.assign(q25_ms=[518.0, 1047.0, 843.0])  # B = 16's lower quartile equal to B = 256's upper one
-    assert "within the IQR of B = 256" in display.sweep_takeaway(g, touching)
+    assert "its IQR overlapping that of B = 256:" in display.sweep_takeaway(g, touching)
+    # review pvA14 M2: B = 16's median (9.78 ms a step) lies above B = 256's IQR (8.53-9.57), the IQRs overlap
+    outside = sync.assign(ms_per_step=[5.83, 9.78, 8.94], q25_ms=[518.0, 909.0, 853.0], q75_ms=[683.0, 1083.0, 957.0])
+    said = display.sweep_takeaway(g, outside)
+    assert "its IQR overlapping that of B = 256:" in said and "within the IQR" not in said
     both = sync.assign(ms_per_step=[9.0, 9.73, 8.94], q25_ms=[850.0, 909.0, 843.0], q75_ms=[950.0, 1083.0, 1047.0])
     assert "whether" not in display.sweep_takeaway(g, both)  # shortest and longest within each other's IQR: said there
     left = sync.assign(ms_per_step=[8.94, 9.73, 5.83], q25_ms=[843.0, 909.0, 518.0], q75_ms=[1047.0, 1083.0, 683.0])
-    assert "within the IQR of B = 1:" in display.sweep_takeaway(g, left)
+    assert "its IQR overlapping that of B = 1:" in display.sweep_takeaway(g, left)
 
 
 def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():

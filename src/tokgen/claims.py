@@ -846,13 +846,16 @@ def deferred_stop_gains(tables) -> pd.DataFrame:
 
 SUMMARY_THRESHOLDS = (2.5, 4.0)  # claim 10: the best recipe's speed-up over naive, "partly" and "reproduced"
 NAIVE_GPU_BOUND = "naive is GPU-bound here, so the speed-up also depends on how fast this"  # claim 10's note
+# what the two slices are to the L40S (review pvB14 M1: they were said to match its bandwidth, slices at
+# 625 and 1,137 GB/s against its 864): their copy bandwidths bracket its datasheet one, and a slice's SMs are few
+SLICES_VS_L40S = "the two slices bracket its bandwidth, neither matching it, and each has less compute"
 
 
 def naive_bound_text(sliced: bool) -> str:
     """Claim 10's note where naive's GPU busy share is GPU_BOUND or more: the speed-up then also
     turns on naive's own GPU work, whose speed neither a slice nor the whole GPU matches to the
     L40S's (notebook 09_summary)."""
-    where, match = (("slice", "a slice does not match to the L40S (it matches its bandwidth, not its compute)")
+    where, match = (("slice", f"no slice matches to the L40S's ({SLICES_VS_L40S})")
                     if sliced else ("GPU", "this GPU does not match to the L40S"))  # fmt: skip
     return f"{NAIVE_GPU_BOUND} {where} runs naive's own work, which {match}"
 
@@ -1249,8 +1252,7 @@ def agreement_of_slices(verdicts: list[str], names: list[str] | None = None, bra
     if len(set(decided)) == 1:
         if not bracketed:
             return f"both slices agree ({decided[0]}) at the sizes both ran; {NOT_BRACKETED}"
-        return (f"both slices agree ({decided[0]}) at the sizes both ran; slices match the L40S's bandwidth, "
-                "not its compute")
+        return f"both slices agree ({decided[0]}) at the sizes both ran; of the L40S, {SLICES_VS_L40S}"
     if not bracketed:
         return f"the slices disagree; {NOT_BRACKETED}"
     return "the slices disagree: the verdict depends on where between them the L40S lies"
@@ -1491,8 +1493,8 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
     elif "slices" in claims:
         agree = claims[claims["slices"].str.startswith("both slices agree")]
         lines.append(
-            f"* The two slices agree on claim(s) {agreed_claims(agree)}, at the sizes both slices ran (slices match "
-            "the L40S's bandwidth, not its compute)."
+            f"* The two slices agree on claim(s) {agreed_claims(agree)}, at the sizes both slices ran (of the L40S, "
+            f"{SLICES_VS_L40S})."
             if len(agree) else "* The two slices agree on no claim."
         )
     return "\n".join(lines)

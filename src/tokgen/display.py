@@ -554,8 +554,8 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
         text += (
             f"; the step is longest at B = {long_}, not at an end (its IQR above both ends'): no steady growth"
             if not within
-            else f"; the longest median is at B = {long_}, within the IQR of B = {' and '.join(map(str, within))}: "
-            "whether the step grows steadily, the rounds cannot tell"
+            else f"; the longest median is at B = {long_}, its IQR overlapping that of B = "
+            f"{' and '.join(map(str, within))}: whether the step grows steadily, the rounds cannot tell"
         )
     return text + "."
 

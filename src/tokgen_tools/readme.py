@@ -21,6 +21,7 @@ from transformers import GPT2LMHeadModel
 from tokgen.bandwidth import floor_table
 from tokgen.claims import (
     CLAIMS,
+    SLICES_VS_L40S,
     Tables,
     agreed_claims,
     claims_by_regime,
@@ -222,7 +223,7 @@ def findings(results_dir: Path) -> str:
         bracketed = slices_bracket(results_dir, slices)
         settled = (
             f" They agree on claim(s) {agreed_claims(agree)}, at the sizes both ran"
-            + (" (a slice matches the L40S's bandwidth, not its compute)" if bracketed else "")
+            + (f" (of the L40S, {SLICES_VS_L40S})" if bracketed else "")
             if len(agree)
             else " They agree on no claim yet"
         ) + (f", and disagree on {', '.join(map(str, differ['#']))}." if len(differ) else ".")
