@@ -69,11 +69,11 @@ ax = plot_dots(results.assign(shown=results.apply(lambda r: f"{r['variant']}, ra
                "shown", "speedup_vs_naive", low="speedup_q25_vs_naive", high="speedup_q75_vs_naive", log=True,
                xlabel="speed-up over naive, paired rounds (median and IQR of the per-round ratios; log)")  # fmt: skip
 ax.axvline(1, color="grey", lw=0.8)
-ax.set_title(f"The article's generators, B={env['batch_size']}, N={env['max_seqlen']}, ranked round by round")
+ax.set_title(f"Notebook 07's generators, B={env['batch_size']}, N={env['max_seqlen']}, ranked round by round")
 save_figure(ax.figure, "09_summary", RESULTS_DIR)
 
 # %%
-say(tokgen.display.fastest_sentence(ranked, "generator of the article"))  # the best recipe: claim 10, 1st takeaway
+say(tokgen.display.fastest_sentence(ranked, "generator of notebook 07, the article's or our one-stream control"))
 
 # %% [markdown]
 # ## 2. The article's ten claims: the whole GPU and two slices of it
