@@ -155,8 +155,8 @@ say(tokgen.claims.regime_takeaways(claims, list(regimes), tokgen.claims.recipe_g
 #   failures: the article measured an L40S with PyTorch 2.10.
 # * Where two slices bracket the L40S's bandwidth (section 2 says whether they do), they say, claim
 #   by claim, whether a verdict holds for a GPU of the L40S's bandwidth at the sizes they ran, or
-#   depends on where between them the L40S lies. A slice matches bandwidth at best, not compute: it
-#   has less compute than an L40S.
+#   depends on where between them the L40S lies. Neither slice matches the L40S: their bandwidths
+#   bracket its, and each has less compute than an L40S.
 # * Notebooks 10–14 go beyond the article: CUDA graphs, checking the stop every K tokens,
 #   counting syncs, how far all of this is from what the memory bandwidth allows, where hiding
 #   the sync pays, and transformers' own deferred stop check.

@@ -1311,7 +1311,8 @@ def test_no_sentence_says_a_slice_matches_the_l40s_bandwidth():
     for text in (agree, naive_bound_text(sliced=True), SLICES_VS_L40S):
         assert "match the L40S's bandwidth" not in text and "matches its bandwidth" not in text
     assert "bracket" in SLICES_VS_L40S and "neither matching" in SLICES_VS_L40S
-    src = Path(__file__).resolve().parents[1] / "src"
-    for path in src.rglob("*.py"):
+    root = Path(__file__).resolve().parents[1]
+    for path in [*(root / "src").rglob("*.py"), *(root / "notebooks").glob("*.py"), *(root / "solutions").glob("*.py")]:
         said = path.read_text()
         assert "match the L40S's bandwidth" not in said and "matches the L40S's bandwidth" not in said, path
+        assert "matches bandwidth" not in said, path  # review rr14 M1: "A slice matches bandwidth, not compute"

@@ -1246,7 +1246,8 @@ def test_idle_share_text_flags_the_host_launched_decoder_and_its_unprofiled_shar
     text = display.idle_share_text(share, "h", 0.85)
     assert text.endswith("`h` 40.2% (`h`'s may be inflated by the profiler's host cost, section 4; against the "
                          "median of its unprofiled rounds, its GPU busy time leaves the GPU idle 15.0% of a whole "
-                         "generation).")  # fmt: skip
+                         "generation, set-up and prefill included: another measure, not a check of the "
+                         "window's).")  # fmt: skip
     assert display.idle_share_text(share, "h", float("nan")).endswith("host cost, section 4).")
 
 

@@ -1274,23 +1274,17 @@ def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
     """ "* GPU idle share of the profiled window: `a` 3.1%, `b` 40.2% (…)." from `share` (idle fraction by
     variant). Where `host` (the decoder that launches every kernel from Python) is among them and
     `unprofiled` (its GPU busy share over the unprofiled rounds) is a number, the idle share that leaves
-    of a whole generation is said too; its profiled share is said to be possibly inflated by the
-    profiler's host cost only where it exceeds that idle share, or where there is none to set it against.
-    Where it does not, the two are said as two measures, the second not a correction of the first
-    (review rvC14 S3; notebook 10_cuda_graphs)."""
+    of a whole generation is said too, as another measure (set-up and prefill included), not a check of the
+    window's: a smaller whole-generation share does not show the profiler added nothing (review rr14 S2), and a
+    larger one does not contradict the caveat (review rvC14 S3; notebook 10_cuda_graphs)."""
     said = ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
     if host in share.index:
         idle = 1 - unprofiled  # NaN where the unprofiled share is not a number
         whole = (f"against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle {idle:.1%} of "
                  f"a whole generation")  # fmt: skip
         inflated = f"`{host}`'s may be inflated by the profiler's host cost, section 4"
-        if idle != idle:
-            said += f" ({inflated})"
-        elif share[host] > idle:
-            said += f" ({inflated}; {whole})"
-        else:
-            said += (f" (`{host}`: {whole}, set-up and prefill included: a different measure from the window's, "
-                     f"not a correction of it)")  # fmt: skip
+        said += (f" ({inflated})" if idle != idle else
+                 f" ({inflated}; {whole}, set-up and prefill included: another measure, not a check of the window's)")
     return f"* GPU idle share of the profiled window: {said}."
 
 

@@ -545,7 +545,7 @@ def slice_choice(results_dir: Path) -> str:
         f"({gbs[low]:,.0f} GB/s)** and **{high} SMs ({gbs[high]:,.0f} GB/s)**, and `./run_all.sh --slice` "
         f"ran notebooks 01–08 in both (`slice/sm{low}/`, `slice/sm{high}/`). Where their verdicts agree, "
         f"they agree at the sizes both ran; where they differ, it depends on where between them the L40S's "
-        f"bandwidth lies. A slice matches bandwidth, not compute."
+        f"bandwidth lies. Of the L40S, {SLICES_VS_L40S}."
     )
     try:
         deferred = load("14_deferred_stop", results_dir)
