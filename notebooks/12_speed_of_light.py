@@ -361,11 +361,7 @@ if len(products):
 # variation, which this run does not tell apart): where that difference is as large as the idle
 # time, the run cannot size it, and the sentence under the table says at which K. What the GPU
 # waits for while idle (the host, the driver) is not measured here. A last sentence per K says how
-# much of the gap lies inside the kernels and how much between them. Where the sentence under the table
-# appears, that last sentence also sets the idle part of the time between replays against the idle time the
-# unprofiled run leaves beside the profiled busy time, and the figure cross-hatches a bar of idle time longer
-# than it: the unprofiled run leaves no more for it only if the GPU is busy at least as long without the
-# profiler, which is not measured here.
+# much of the gap lies inside the kernels and how much between them.
 
 # %%
 show_source(tokgen.waterfall.timeline_terms)
@@ -404,8 +400,7 @@ say(W.rates_text(waterfall_rec.read() if waterfalls else None, source, inputs["e
 if waterfalls:
     fig, axes = plt.subplots(len(waterfalls), 1, figsize=(9, 0.2 + 3.6 * len(waterfalls)), squeeze=False)
     for ax, (k, out) in zip(axes[:, 0], waterfalls.items()):
-        W.plot_waterfall(ax, out["terms"], title=f"graph_triton_fused K={k}, B={BATCH_SIZE}, N={MAX_SEQLEN}",
-                         summary=out["summary"])  # idle bars longer than the unprofiled run leaves: hatched
+        W.plot_waterfall(ax, out["terms"], title=f"graph_triton_fused K={k}, B={BATCH_SIZE}, N={MAX_SEQLEN}")
     fig.tight_layout()
     save_figure(fig, "12_waterfall", RESULTS_DIR)
     for k, out in waterfalls.items():
@@ -442,7 +437,7 @@ if waterfalls:
                                digits=2))  # fmt: skip
     say(W.gpu_idle_findings(per_k))
     for k, out in waterfalls.items():  # the rows written to 12_waterfall
-        say(f"**K = {k}.** " + W.gap_split(out["terms"], out["summary"]))  # the summary: where the profiler note speaks
+        say(f"**K = {k}.** " + W.gap_split(out["terms"]))
 
 # %% [markdown]
 # ## 7. What a persistent step kernel could reach

@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from matplotlib.patches import Patch
 
 try:  # ships with CUDA builds of torch; without it the copy curve is not measured
     import triton
@@ -532,21 +531,18 @@ def biggest_term(terms: pd.DataFrame) -> str:
                     f"the measured time{gap}).")  # fmt: skip
 
 
-PROFILER_SHARE = 0.05  # a remainder below minus this share of the measured time: the profiler's cost is said
 INSIDE_KERNELS = (SMALL, KERNELS)  # the gap's terms inside the kernels' own times
 BETWEEN_KERNELS = (GAPS, STOP_GPU, LAUNCH)  # the gap's terms between kernels and between replays
 
 
-def gap_split(terms: pd.DataFrame, summary: dict | None = None, share: float = PROFILER_SHARE) -> str:
+def gap_split(terms: pd.DataFrame) -> str:
     """Where the gap between the floor and the measured time lies, in one sentence read from
     `waterfall_table`'s rows (the rows of `12_waterfall`: term, ms, status; notebook 12): the
     share of the gap in the kernels' own terms (`INSIDE_KERNELS`), in the idle time between
     kernels and between replays (`BETWEEN_KERNELS`), in the other terms (the arithmetic, the extra
     bytes, the span around the replays, the host's time) and in the remainder, signed and apart from
     them (a negative remainder is not netted into the other terms); a share that is not 0 or the
-    whole never prints as 0% or 100% (`tokgen.voice.percent_text`; review rvB12 N1). Where
-    `profiler_note` speaks for this generation (`summary`, `share`: `profiler_gap`), the between
-    share says so in place (`between_caveat`; review rvC14 S2)."""
+    whole never prints as 0% or 100% (`tokgen.voice.percent_text`; review rvB12 N1)."""
     ms = terms.set_index("term")["ms"]
     total = terms.loc[terms["status"] == "total", "ms"].iloc[0]
     needed = (FLOOR, *INSIDE_KERNELS, *BETWEEN_KERNELS)
@@ -561,74 +557,17 @@ def gap_split(terms: pd.DataFrame, summary: dict | None = None, share: float = P
     remainder = 0.0 if remainder != remainder else remainder
     other = gap - inside - between - remainder
 
-    def part_of(part: float) -> str:
+    def share(part: float) -> str:
         return percent_text(part / gap, 0.5).replace("-", "−")
 
-    caveat = between_caveat(terms, summary, share) if summary is not None else ""
     return (f"Of the {gap:.1f} ms between the floor and the measured time, the kernels' own terms (copies of each "
-            f"kernel's size; kernels slower than such copies) hold **{part_of(inside)}**, the time between kernels and "
-            f"between replays (gaps, the stop check with its flag's copy, graph launch or host) {part_of(between)}"
-            f"{caveat}, the other terms (arithmetic, extra bytes, the span around the replays, the host) "
-            f"{part_of(other)} and the remainder {part_of(remainder)}.")  # fmt: skip
+            f"kernel's size; kernels slower than such copies) hold **{share(inside)}**, the time between kernels and "
+            f"between replays (gaps, the stop check with its flag's copy, graph launch or host) {share(between)}, the "
+            f"other terms (arithmetic, extra bytes, the span around the replays, the host) {share(other)} and the "
+            f"remainder {share(remainder)}.")  # fmt: skip
 
 
-def profiler_gap(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SHARE) -> dict | None:
-    """`profiler_note`'s condition, for the sentences and the figure that must agree with it
-    (notebook 12_speed_of_light; review rvC14 S2): None where a time is missing or the profiled
-    generation ran within `share` of the measured time of the unprofiled ones (its remainder not
-    that far below zero) and within the GPU idle time the unprofiled time leaves beside the profiled
-    busy time (`summary`'s wall_minus_busy_ms); else measured, remainder, profiled, outside (that
-    idle time), between (the stop flag's copy and the graph launch gap), slower (profiled minus
-    measured), below and unsized (which of the two tests holds)."""
-    ms = terms.set_index("term")["ms"]
-    measured, remainder = summary.get("measured_ms"), ms.get(REMAINDER)
-    profiled, outside = summary.get("wall_profiled_ms"), summary.get("wall_minus_busy_ms")
-    between = ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan"))
-    known = [v for v in (measured, remainder, profiled, outside, between) if v is not None and v == v]
-    if len(known) < 5:
-        return None
-    slower = profiled - measured
-    below, unsized = remainder < -share * measured, abs(slower) > outside  # faster by as much sizes nothing either
-    if not (below or unsized):
-        return None
-    return {"measured": measured, "remainder": remainder, "profiled": profiled, "outside": outside,
-            "between": between, "slower": slower, "below": below, "unsized": unsized}  # fmt: skip
-
-
-# the terms that are GPU idle time only (no GPU event runs in them): the idle time the unprofiled run leaves
-# beside the profiled busy time (wall_minus_busy_ms) is the most they could take without the profiler, if the
-# GPU is busy at least as long there; the stop flag's term holds its copy, the span around the replays their
-# kernels, so neither is set against it (review rvC14 S2)
-IDLE_TERMS = (GAPS, LAUNCH, HOST)
-EXCEEDS_LABEL = "exceeds what the unprofiled run leaves for it"
-
-
-def between_caveat(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SHARE) -> str:
-    """The words `gap_split` puts after the share between kernels and between replays where
-    `profiler_gap` holds (notebook 12_speed_of_light; review rvC14 S2), "" elsewhere: how much
-    slower (or faster) the profiled generation ran than the unprofiled median, the GPU idle time the
-    unprofiled median leaves beside the profiled busy time, and the idle part of that share (the
-    `IDLE_TERMS` among `BETWEEN_KERNELS`) against it: where it exceeds it, by how much, which the
-    unprofiled run does not show if the GPU is busy at least as long there (not measured here). It
-    names no cause of the excess: none is measured."""
-    gap = profiler_gap(terms, summary, share)
-    if gap is None:
-        return ""
-    ms = terms.set_index("term")["ms"]
-    idle_terms = [t for t in BETWEEN_KERNELS if t in IDLE_TERMS]
-    idle = sum(ms.get(t, float("nan")) for t in idle_terms)
-    if idle != idle:
-        return ""
-    way = "slower" if gap["slower"] >= 0 else "faster"
-    said = (f" (one profiled generation's, which ran {abs(gap['slower']):.2f} ms {way} than the unprofiled median; "
-            f"its idle part, the gaps and the gap before each replay's first kernel, {idle:.2f} ms, ")  # fmt: skip
-    left = (f"the {gap['outside']:.2f} ms of GPU idle time the unprofiled median wall time leaves beside the "
-            "profiled GPU busy time")  # fmt: skip
-    if idle <= gap["outside"]:
-        return said + f"fits within {left})"
-    excess = idle - gap["outside"]
-    return said + (f"is {excess:.2f} ms more than {left}: if the GPU is busy at least as long without the profiler "
-                   f"(not measured here), at least those {excess:.2f} ms are not seen without the profiler)")
+PROFILER_SHARE = 0.05  # a remainder below minus this share of the measured time: the profiler's cost is said
 
 
 def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SHARE) -> str:
@@ -640,12 +579,18 @@ def profiler_note(terms: pd.DataFrame, summary: dict, share: float = PROFILER_SH
     slower the profiled generation ran; where the idle time is sized, it sets the between-replay
     terms (the stop flag's copy and the graph launch gap) against it: where they exceed it, at least
     the difference is the profiler's (most of them where that is over half). Where it is not sized,
-    nothing is set against it. "" otherwise. The condition is `profiler_gap`'s."""
-    gap = profiler_gap(terms, summary, share)
-    if gap is None:
+    nothing is set against it. "" otherwise."""
+    ms = terms.set_index("term")["ms"]
+    measured, remainder = summary.get("measured_ms"), ms.get(REMAINDER)
+    profiled, outside = summary.get("wall_profiled_ms"), summary.get("wall_minus_busy_ms")
+    between = ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan"))
+    known = [v for v in (measured, remainder, profiled, outside, between) if v is not None and v == v]
+    if len(known) < 5:
         return ""
-    remainder, outside, between = gap["remainder"], gap["outside"], gap["between"]
-    slower, below, unsized = gap["slower"], gap["below"], gap["unsized"]
+    slower = profiled - measured
+    below, unsized = remainder < -share * measured, abs(slower) > outside  # faster by as much sizes nothing either
+    if not (below or unsized):
+        return ""
     why = [f"the remainder, {signed(remainder, 2)} ms, is more than {share:.0%} of the measured time below zero"]
     why = why if below else []
     if unsized:
@@ -721,17 +666,10 @@ def gpu_idle_findings(per_k: pd.DataFrame) -> str:
     return text[0].upper() + text[1:] + ". What the GPU waits for while idle is not measured here."
 
 
-def plot_waterfall(ax, terms: pd.DataFrame, title: str = "", summary: dict | None = None,
-                   share: float = PROFILER_SHARE):  # fmt: skip
+def plot_waterfall(ax, terms: pd.DataFrame, title: str = ""):
     """`waterfall_table`'s rows as a cascade of horizontal bars, the floor at the top and the measured
     time at the bottom: each term's bar starts where the one above it ended (a negative term
-    points left), the remainder hatched, a term not measured named as such (notebook 12_speed_of_light).
-    Where `profiler_note` speaks for this generation (`summary`, `share`: `profiler_gap`), a bar of a
-    term that is GPU idle time only (`IDLE_TERMS`) longer than the idle time the unprofiled run leaves
-    beside the profiled busy time is cross-hatched, with a legend entry (`EXCEEDS_LABEL`; review rvC14 S2)."""
-    gap = profiler_gap(terms, summary, share) if summary is not None else None
-    exceeds = [] if gap is None else [t for t in IDLE_TERMS if t in set(terms["term"])]
-    exceeds = [t for t in exceeds if (terms.loc[terms["term"] == t, "ms"] > gap["outside"]).any()]
+    points left), the remainder hatched, a term not measured named as such (notebook 12_speed_of_light)."""
     n = len(terms)
     for i, r in enumerate(terms.to_dict("records")):
         y = n - 1 - i
@@ -741,8 +679,8 @@ def plot_waterfall(ax, terms: pd.DataFrame, title: str = "", summary: dict | Non
         left, width = min(r["start_ms"], r["end_ms"]), abs(r["end_ms"] - r["start_ms"])
         color = {"total": "0.25", "remainder": "0.7"}.get(r["status"], "C0" if r["ms"] >= 0 else "C2")
         color = "C3" if r["term"] == FLOOR else color
-        hatch = "//" if r["status"] == "remainder" else "xx" if r["term"] in exceeds else None
-        ax.barh(y, width, left=left, color=color, hatch=hatch, edgecolor="0.3", linewidth=0.5)
+        ax.barh(y, width, left=left, color=color, hatch="//" if r["status"] == "remainder" else None,
+                edgecolor="0.3", linewidth=0.5)  # fmt: skip
         ax.text(max(r["start_ms"], r["end_ms"]), y, f" {signed(r['ms'], 2)}" if r["status"] in (*VALUED, "remainder")
                 and r["term"] != FLOOR else f" {r['ms']:.2f}", va="center", fontsize=8)  # fmt: skip
         if i + 1 < n and r["status"] in VALUED:
@@ -752,9 +690,4 @@ def plot_waterfall(ax, terms: pd.DataFrame, title: str = "", summary: dict | Non
     ax.set_xlim(left=0, right=1.15 * max(terms["end_ms"].max(), terms["start_ms"].max(), 1e-9))
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(title)
-    if exceeds:
-        said = EXCEEDS_LABEL.replace(" run ", " run\n", 1)  # two lines: the upper right stays clear of the bars
-        mark = Patch(facecolor="C0", edgecolor="0.3", linewidth=0.5, hatch="xx",
-                     label=f"{said} ({gap['outside']:.2f} ms)")  # fmt: skip
-        ax.legend(handles=[mark], loc="upper right", fontsize=8)
     return ax
