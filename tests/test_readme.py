@@ -458,7 +458,8 @@ def test_the_reading_rules_say_when_an_undecided_comparison_counts_as_none():
 
     text = " ".join((ROOT / "README.md").read_text().split())
     assert "counts as none" in RULED_OUT
-    assert text.count("rules out a difference beyond ±5% in the direction the claim needs") >= 2
+    assert "unless that comparison's interval already rules out a difference beyond ±5% in the direction" in text
+    assert "unless the comparison's interval rules out a difference beyond ±5% in the direction the claim" in text
     assert "A verdict that needs an undecided comparison reads \"inconclusive\". " not in text
 
 
