@@ -57,6 +57,7 @@ from .voice import (
     percent_text,
     rank_text,
     ranking,
+    ruled_out,
     shared_rounds_text,
     side_of,
     speedup_text,
@@ -259,7 +260,7 @@ def gain_ruled_out(g: dict | None, what: str = "a gain", so: str = "not faster b
     """Where `_faster` reads an undecided comparison as no gain, why: "; its interval stays below
     ×1.050: a gain beyond 5% is ruled out, so not faster beyond the band" (`what` names the gain, `so` what
     follows: claim 9's "a cost of the second stream"); else "" (notebook 09_summary)."""
-    if g is None or g["outcome"] != UNDECIDED or not g.get("interval_high", math.nan) < 1 + BAND:
+    if g is None or ruled_out(g) not in ("gain", "either"):  # undecided, its high end below ×(1 + BAND)
         return ""
     return f"; its interval stays below ×{1 + BAND:.3f}: {what} beyond {BAND:.0%} is ruled out, so {so}"
 

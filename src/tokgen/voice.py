@@ -877,11 +877,11 @@ RULED_OUT_HEADS = {"either": f"Undecided, but a difference beyond ±{BAND:.0%} i
 
 
 def ruled_out(g: dict) -> str | None:
-    """What an undecided comparison's interval rules out, read against the band's edges as the claims read
-    it (`tokgen.claims.gain_ruled_out`, claims 3 and 4): "gain" where its high end lies below ×(1 + BAND) (a gain
-    beyond the band is ruled out), "slowdown" where its low end lies above ×1/(1 + BAND), "either" where both,
-    "" where neither (these rounds cannot tell); None for a decided one (notebook 07_pipelining: ×0.93–×1.03,
-    "gain")."""
+    """What an undecided comparison's interval rules out, read against the band's edges (the claims read the
+    gain side through `tokgen.claims.gain_ruled_out`; claims 3 and 4 the same edges): "gain" where its high
+    end lies below ×(1 + BAND) (a gain beyond the band is ruled out), "slowdown" where its low end lies above
+    ×1/(1 + BAND), "either" where both, "" where neither (these rounds cannot tell); None for a decided one
+    (notebook 07_pipelining: ×0.93–×1.03, "gain")."""
     if g["outcome"] != UNDECIDED:
         return None
     no_gain = g.get("interval_high", math.nan) < 1 + BAND
