@@ -2,6 +2,7 @@
 which are decidedly slower) and the fused step's paired speed-up against the unfused step at the same K."""
 
 import random
+import re
 import statistics
 
 import pandas as pd
@@ -33,32 +34,46 @@ def test_k_sweep_says_which_ks_are_tied_and_which_is_decidedly_slower():
              "g K=16": [b * 1.12 * (1 + w / 2) for b, w in zip(BASE, WOBBLE)]}  # fmt: skip
     ks = {"g K=1": 1, "g K=2": 2, "g K=4": 4, "g K=16": 16.0}
     text = sweep(times, ks)
-    words = ("In words: K = 1, 2 and 4 are tied at rank 1, each pair shown to lie within ±5% (inside each other's "
-             "no-effect band); K = 16 is decidedly slower than K = 1, 2 and 4 (really slower than each, and not "
-             "shown within ±5%).")  # fmt: skip
+    words = ("In words: K = 1, 2 and 4 are tied at rank 1 of its 4 Ks, each pair shown to lie within ±5% (inside "
+             "each other's no-effect band); K = 16 is decidedly slower than K = 1, 2 and 4 (really slower than each, "
+             "and not shown within ±5%).")  # fmt: skip
     assert text.endswith(". " + words)
-    assert text.startswith("* `g`: K = 1 rank 1 (shared); ")  # the paired speed-ups stay before the words
+    assert text.startswith("* `g`: K = 1 rank 1 of its 4 Ks (shared); ")  # the paired speed-ups stay before the words
     k16 = gain(frame(times), "g K=1", "g K=16")
-    assert f"K = 16 rank 4, against K = 1 {speedup_text(k16)}" in text and k16["outcome"] == "slower"
+    assert f"K = 16 rank 4 of its 4 Ks, against K = 1 {speedup_text(k16)}" in text and k16["outcome"] == "slower"
 
 
 def test_k_sweep_with_a_faster_k_names_it_alone_at_the_best_rank():
     base = [100.0 + i for i in range(8)]
     times = {"g K=1": base, "g K=4": [t / 1.2 for t in base], "g K=16": [t * 1.1 for t in base]}
     assert sweep(times, {"g K=1": 1, "g K=4": 4, "g K=16": 16.0}).endswith(
-        "In words: K = 4 alone has rank 1; K = 1 is decidedly slower than K = 4 (really slower than it, and not "
+        "In words: K = 4 alone has rank 1 of its 3 Ks; K = 1 is decidedly slower than K = 4 (really slower than it, and not "
         "shown within ±5%); K = 16 is decidedly slower than K = 1 and 4 (really slower than each, and not shown "
         "within ±5%).")  # fmt: skip
 
 
-def test_k_sweep_tied_through_a_chain_says_so_and_names_the_k_beaten_inside_the_rank():
+def test_k_sweep_linked_through_a_chain_shares_the_rank_untied_and_names_the_k_beaten_inside_the_rank():
+    """Review rvC15 S3: a chain of pairs shown within ±5% whose ends are told apart is not "tied" (K = 4 is
+    decidedly slower than K = 1): the Ks share rank 1 through the pairs, with no "inside each other's band"."""
     times = {"a K=1": BASE, "a K=2": [b * 1.035 * (1 + w) for b, w in zip(BASE, WOBBLE)],
              "a K=4": [b * 1.07 * (1 - w) for b, w in zip(BASE, WOBBLE)]}  # fmt: skip
     ks = {"a K=1": 1, "a K=2": 2, "a K=4": 4}
     assert voice.k_sweep_words(display.ranking(frame(times), "a K=1"), ks) == (
-        "In words: K = 1, 2 and 4 are tied at rank 1, linked by pairs shown to lie within ±5%, one pair after "
-        "another (inside each other's no-effect band), though K = 4 is decidedly slower than K = 1 (really slower, "
-        "and not shown within ±5%).")  # fmt: skip
+        "In words: K = 1, 2 and 4 share rank 1 of its 3 Ks through pairs shown within ±5%, one pair after another, "
+        "though K = 4 is decidedly slower than K = 1 (really slower, and not shown within ±5%).")  # fmt: skip
+    words = voice.k_sweep_words(display.ranking(frame(times), "a K=1"), ks)
+    assert "tied" not in words and "each other's no-effect band" not in words
+
+
+def test_k_sweep_ranks_say_they_rank_among_the_generators_own_ks():
+    """Review rvC15 S4: the table ranks every variant; a sweep ranks one generator's Ks. Every rank the sweep
+    prints says so ("rank 4 of its 4 Ks"), so no K shows a bare rank beside its rank in the table."""
+    times = {"g K=1": BASE, "g K=2": [b * (1 + w) for b, w in zip(BASE, WOBBLE)],
+             "g K=4": [b * (1 - w) for b, w in zip(BASE, WOBBLE)],
+             "g K=16": [b * 1.12 * (1 + w / 2) for b, w in zip(BASE, WOBBLE)]}  # fmt: skip
+    text = sweep(times, {"g K=1": 1, "g K=2": 2, "g K=4": 4, "g K=16": 16.0})
+    ranks = re.findall(r"rank \d+(?: of its \d+ Ks)?", text)
+    assert len(ranks) == 5 and all(r.endswith(" of its 4 Ks") for r in ranks), ranks
 
 
 def test_k_sweep_never_calls_undecided_ks_tied():
@@ -67,7 +82,7 @@ def test_k_sweep_never_calls_undecided_ks_tied():
     ranked = display.ranking(frame({"b K=1": noisy(), "b K=2": noisy()}), "b K=1")
     assert ranked.set_index("variant").at["b K=2", "outcome"] == "undecided"
     words = voice.k_sweep_words(ranked, {"b K=1": 1, "b K=2": 2})
-    assert words == "In words: K = 1 and 2 share rank 1, not all shown to lie within ±5% of each other."
+    assert words == "In words: K = 1 and 2 share rank 1 of its 2 Ks, not all shown to lie within ±5% of each other."
     assert "tied" not in words
 
 

@@ -807,14 +807,21 @@ def device_stop_text(rows: pd.DataFrame, step: str) -> str:
 
 def k_sweep_text(generator: str, by_k: pd.DataFrame, ks: dict) -> str:
     """Notebook 10_cuda_graphs' takeaway on one generator's sweep of K: the smallest K's rank, then each
-    other K's rank among the generator's variants and its speed-up over the smallest K, round by round
+    other K's rank among the generator's own Ks ("rank 1 of its 5 Ks", never a bare rank beside the table's
+    ranks among all variants; review rvC15 S4) and its speed-up over the smallest K, round by round
     (`by_k`: `ranking`'s table against that K's variant; `ks`: {variant: K}), then the sweep in words
     (`k_sweep_words`: which Ks are tied, which decidedly slower; review rvC14 S4)."""
-    base = by_k["vs"].iloc[0]
-    own = [f"K = {ks[base]:.0f} rank {rank_text(r)}" for r in by_k.to_dict("records") if r["variant"] == base]
-    each = [f"K = {ks[r['variant']]:.0f} rank {rank_text(r)}, against K = {ks[base]:.0f} {speedup_text(r)}"
+    base, of = by_k["vs"].iloc[0], _of_its(by_k)
+    rank = lambda r: f"rank {int(r['rank'])}{of}{' (shared)' if r['tied'] else ''}"  # noqa: E731
+    own = [f"K = {ks[base]:.0f} {rank(r)}" for r in by_k.to_dict("records") if r["variant"] == base]
+    each = [f"K = {ks[r['variant']]:.0f} {rank(r)}, against K = {ks[base]:.0f} {speedup_text(r)}"
             for r in by_k.to_dict("records") if r["variant"] != base]  # fmt: skip
     return f"* `{generator}`: " + "; ".join(own + each) + ". " + k_sweep_words(by_k, ks)
+
+
+def _of_its(by_k: pd.DataFrame) -> str:
+    """ " of its 5 Ks": what a rank in a sweep of K ranks among (review rvC15 S4)."""
+    return f" of its {len(by_k)} Ks"
 
 
 def _series_text(items) -> str:
@@ -825,30 +832,35 @@ def _series_text(items) -> str:
 
 def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
     """A sweep of K said in words from `ranking`'s table `by_k` (`ks`: {variant: K}; review rvC14 S4): the Ks
-    of its best rank, "tied" only where they are linked by pairs shown to lie within ±BAND (each pair, or one
-    pair after another, as `ranking` ties them), else said to share the rank without that, with any K of that
-    rank that another of it beats (its rank taken through the band, or from a K it beats); then each K below
-    it, decidedly slower than the Ks that beat it (really faster than it and not shown within ±BAND: its
+    of its best rank (a rank among the generator's own Ks, said so: review rvC15 S4), "tied" (inside each
+    other's no-effect band) only where every pair of them is shown to lie within ±BAND; where they are linked
+    only by such pairs one after another, said to share the rank through them, without "tied" (some pair of
+    the chain may be told apart: review rvC15 S3); else said to share the rank without either; with any K of
+    that rank that another of it beats (its rank taken through the band, or from a K it beats); then each K
+    below it, decidedly slower than the Ks that beat it (really faster than it and not shown within ±BAND: its
     `beaten_by`). How large each difference is, the paired speed-ups before this say; no cause is named
-    (notebook 10_cuda_graphs: "K = 1, 2, 4 and 8 are tied at rank 1, …; K = 16 is decidedly slower than …")."""
-    rows = {r["variant"]: r for r in by_k.to_dict("records")}
+    (notebook 10_cuda_graphs: "K = 1, 2 and 4 are tied at rank 1 of its 5 Ks, …; K = 16 is decidedly slower
+    than …")."""
+    rows, of = {r["variant"]: r for r in by_k.to_dict("records")}, _of_its(by_k)
     k_of = lambda names: _series_text(f"{ks[v]:.0f}" for v in sorted(names, key=lambda v: ks[v]))  # noqa: E731
     top = min(int(r["rank"]) for r in rows.values())
     best = [v for v, r in rows.items() if int(r["rank"]) == top]
     if len(best) == 1:
-        said = f"K = {k_of(best)} alone has rank {top}"
+        said = f"K = {k_of(best)} alone has rank {top}{of}"
     else:
         linked, todo = {best[0]}, [best[0]]  # the Ks of the best rank linked to its first by pairs inside the band
         while todo:
             linked |= (new := {o for o in rows[todo.pop()]["within_band_of"] if o in best} - linked)
             todo += list(new)
         each = all(set(best) - {v} <= set(rows[v]["within_band_of"]) for v in best)
-        how = "each pair shown" if each else "linked by pairs shown"
-        after = "" if each else ", one pair after another"
-        tied = (f"K = {k_of(best)} are tied at rank {top}, {how} to lie within ±{BAND:.0%}{after} (inside each "
-                "other's no-effect band)")  # fmt: skip
-        shared = f"K = {k_of(best)} share rank {top}, not all shown to lie within ±{BAND:.0%} of each other"
-        said = tied if linked == set(best) else shared
+        if each:
+            said = (f"K = {k_of(best)} are tied at rank {top}{of}, each pair shown to lie within ±{BAND:.0%} "
+                    "(inside each other's no-effect band)")  # fmt: skip
+        elif linked == set(best):
+            said = (f"K = {k_of(best)} share rank {top}{of} through pairs shown within ±{BAND:.0%}, one pair "
+                    "after another")  # fmt: skip
+        else:
+            said = f"K = {k_of(best)} share rank {top}{of}, not all shown to lie within ±{BAND:.0%} of each other"
         for v in sorted(best, key=lambda v: ks[v]):  # in the rank through the band or a K it beats, yet beaten
             if rows[v]["beaten_by"]:
                 said += (f", though K = {k_of([v])} is decidedly slower than K = {k_of(rows[v]['beaten_by'])} "
@@ -858,7 +870,7 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
         if v in best:
             continue
         if not r["beaten_by"]:  # not expected below the best rank (a rank counts the variants that beat it)
-            below.append(f"K = {k_of([v])} has rank {int(r['rank'])}")
+            below.append(f"K = {k_of([v])} has rank {int(r['rank'])}{of}")
             continue
         whom = "each" if len(r["beaten_by"]) > 1 else "it"
         below.append(f"K = {k_of([v])} is decidedly slower than K = {k_of(r['beaten_by'])} (really slower than "
