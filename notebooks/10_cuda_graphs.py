@@ -24,8 +24,8 @@
 # CUDA Graphs").
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
-# of sampled tokens) cuts the host's work per decode step further. The host reads the flag one
-# replay late, so the GPU need not wait for the host's check (section 4 measures how much it
+# of sampled tokens) leaves the host fewer launches and checks per decode step. The host reads
+# the flag one replay late, so the GPU need not wait for the host's check (section 4 measures how much it
 # still idles); whatever was generated past the stop is trimmed.
 #
 # **You will learn:** how to capture K decode steps in one CUDA graph on pre-allocated buffers,
@@ -208,12 +208,13 @@ show_source(tokgen.TritonStep)
 # ### Fewer kernels: the fused step
 #
 # Section 4 measures how much the GPU idles with our kernels, and notebook 12 how close their
-# products come to the copy bandwidth. What can stall a small kernel is its own start and end: a
-# dependent kernel cannot read its input before the kernel before it has finished, and then its
-# blocks need time to get their loads going before memory runs at full speed; at the end, the
-# last blocks finish alone. GPT-2's matrices are small (notebook 12 lists them), so that ramp may
-# be a large part of a product's time. It is paid at every kernel boundary, whatever the kernel
-# does: the fused step asks whether **fewer boundaries**, not faster arithmetic, is the lever.
+# products come to the copy bandwidth. One thing that may stall a small kernel is its own start
+# and end: a dependent kernel cannot read its input before the kernel before it has finished, its
+# blocks may then need time to get their loads going, and at the end the last blocks finish alone.
+# GPT-2's matrices are small (notebook 12 lists them), so if such a ramp costs time, it could be a
+# large part of a product's time, and it would recur at every kernel boundary. That is the
+# hypothesis the fused step tests: it removes kernel boundaries (**fewer boundaries**, the same
+# arithmetic); section 3's table measures what the step saves, and section 5 counts the kernels.
 # It does not isolate the boundaries: on Hopper and later (compute capability ≥ 9) its product
 # kernels also skip the L2 prefetch of the weights that the unfused `_linear_kernel` issues before
 # its wait under PDL, so fused against unfused changes both at once; elsewhere no kernel gets PDL
@@ -266,6 +267,8 @@ show_source(tokgen.DeviceStopDecoder)
 
 # %%
 show_source(tokgen.graphs.capture_while)
+
+# %%
 print(tokgen.graphs.KEEP_DECODING)
 
 # %% [markdown]
@@ -422,10 +425,12 @@ say(fastest_text + floor_text)
 
 # %% [markdown]
 # A replay always runs its K steps: when K does not divide N, the last replay computes steps
-# nobody asked for, trimmed afterwards. A larger K saves host work but computes those extra
-# steps: the right panel sets each K against K = 1 round by round (a point inside the grey band
-# with its bar is a difference within ±5%), and the lines below give the steps each K computes
-# and the GPU's busy time per K.
+# nobody asked for, trimmed afterwards. A larger K launches and checks the flag less often (the
+# host's time per K is not measured here) but computes those extra steps; whether that pays, the
+# right panel measures: each K against K = 1 round by round (each bar is the 95% interval; the ±5%
+# call reads the narrower 90% equivalence interval, so a bar may reach past the grey band while the
+# difference is still shown within ±5%). The lines below give the steps each K computes and the
+# GPU's busy time per K.
 
 # %%
 say(tokgen.voice.steps_past_n_text(ok))  # the Ks and N of the timed rows
@@ -554,11 +559,11 @@ else:
 # %% [markdown]
 # ## 6. Stopping on the GPU: when every row stops early
 #
-# Above, no row stops, and every decoder runs all N steps: there the WHILE node saves the host's
-# per-replay work and adds a condition kernel (`keep_decoding`) and a loop iteration per step
-# (exercise 2 times what one more step costs with the node and with the K = 1 decoder; section 3
-# compares the two over whole generations). Here the EOS id is, for each entry of `STOP_AT`, the
-# first token of the reference whose first appearance is at or after that step (all rows start
+# Above, no row stops, and every decoder runs all N steps: there the WHILE node makes no
+# per-replay launch or host wait, and adds a condition kernel (`keep_decoding`) and a loop
+# iteration per step (exercise 2 times what one more step costs with the node and with the K = 1
+# decoder; section 3 compares the two over whole generations). Here the EOS id is, for each
+# entry of `STOP_AT`, the first token of the reference whose first appearance is at or after that step (all rows start
 # from the same BOS, so they decode the same sequence and stop together), and the K-step replays
 # of the same step pay for the steps they run past the stop. Interleaved as before, after section 4's profiled
 # windows in this process: tokgen asks PyTorch to tear CUPTI down after each profile
@@ -670,10 +675,10 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 #   share a weight read: notebook 12), and the kernels that are not products (the takeaways list
 #   them).
 # * A CUDA graph WHILE node moves the stop check onto the GPU: one launch and one host sync per
-#   generation, and no step past the stop. Without a stop it saves the host's per-replay work and
-#   adds a condition kernel and a loop iteration per step (exercise 2 times what one more step
-#   costs in each; section 3 compares the two over whole generations); with early stops it also
-#   saves the wasted steps (section 6).
+#   generation, and no step past the stop. Without a stop it makes no per-replay launch or host
+#   wait, and adds a condition kernel and a loop iteration per step (exercise 2 times what one
+#   more step costs in each; section 3 compares the two over whole generations); with early stops
+#   it also runs no wasted steps (section 6).
 #
 # ## Exercises
 #

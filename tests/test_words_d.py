@@ -47,9 +47,9 @@ def test_k_sweep_with_a_faster_k_names_it_alone_at_the_best_rank():
     base = [100.0 + i for i in range(8)]
     times = {"g K=1": base, "g K=4": [t / 1.2 for t in base], "g K=16": [t * 1.1 for t in base]}
     assert sweep(times, {"g K=1": 1, "g K=4": 4, "g K=16": 16.0}).endswith(
-        "In words: K = 4 alone has rank 1 of its 3 Ks; K = 1 is decidedly slower than K = 4 (really slower than it, and not "
-        "shown within ±5%); K = 16 is decidedly slower than K = 1 and 4 (really slower than each, and not shown "
-        "within ±5%).")  # fmt: skip
+        "In words: K = 4 alone has rank 1 of its 3 Ks; K = 1 is decidedly slower than K = 4 (really slower than it, "
+        "and not shown within ±5%); K = 16 is decidedly slower than K = 1 and 4 (really slower than each, and not "
+        "shown within ±5%).")  # fmt: skip
 
 
 def test_k_sweep_linked_through_a_chain_shares_the_rank_untied_and_names_the_k_beaten_inside_the_rank():
