@@ -474,3 +474,46 @@ def test_the_findings_say_where_an_undecided_pipelining_comparison_rules_a_gain_
     eager, compiled = text.split("; compiled ")
     assert eager.startswith("eager ×(high 1.03)") and "a gain beyond 5% is ruled out" in eager
     assert compiled == "×(high 1.2)"
+
+
+def test_the_beyond_tables_floors_take_notebook_12s_tf32_rate_only_from_the_card_and_commit_of_the_bandwidth(
+    tmp_path,
+):
+    """Review rvC15 S1: naive's own floor is arithmetic-bound given a TF32 rate, but a rate is one card's: read
+    from data/12_bandwidth.csv only where that row names the GPU and commit of notebook 10's copy row; measured
+    on another card (or at another commit, or naming none), naive's floor is its bytes alone, "or more"."""
+    import json
+
+    import pandas as pd
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    from tokgen.bandwidth import generation_bytes, generation_flops
+    from tokgen.model import gpt2_config
+
+    data = tmp_path / "data"
+    data.mkdir()
+    t = [800.0, 820.0, 810.0]
+    pd.DataFrame([{"variant": "naive", "generator": "naive", "steps_per_graph": None, "status": "ok",
+                   "batch_size": 32, "max_seqlen": 100, "steps": 100, "median_ms": 810.0, "q25_ms": 800.0,
+                   "q75_ms": 820.0, "times_ms": ";".join(map(str, t)), "params": json.dumps({"SIZE": "gpt2"}),
+                   "gpu_uuid": "GPU-a", "commit": "c1"}]).to_csv(data / "10_cuda_graphs.csv", index=False)  # fmt: skip
+    pd.DataFrame({"bandwidth_gb_s": [2000.0], "gpu_uuid": ["GPU-a"], "commit": ["c1"]}).to_csv(
+        data / "10_bandwidth.csv", index=False)  # fmt: skip
+    with torch.device("meta"):
+        model = GPT2LMHeadModel(gpt2_config("gpt2"))
+    arithmetic = generation_flops(model, 32, 100, "recompute") / 100e9  # ms at 100 TFLOP/s: the longer floor
+    moved = generation_bytes(model, 32, 100, "recompute") / 2000e9 * 1e3  # ms at 2,000 GB/s
+    assert arithmetic > moved
+    bytes_only = f"| {100 * moved / 810:.0f}% or more (bytes only) |"
+
+    def naive_cell(uuid, commit):
+        pd.DataFrame({"matmul_tflops": [100.0], "gpu_uuid": [uuid], "commit": [commit]}).to_csv(
+            data / "12_bandwidth.csv", index=False)  # fmt: skip
+        return next(line for line in readme.beyond_table(tmp_path).splitlines() if "| naive |" in line)
+
+    assert f"| {100 * arithmetic / 810:.0f}% |" in naive_cell("GPU-a", "c1") and "bytes only" not in naive_cell(
+        "GPU-a", "c1")  # fmt: skip
+    assert bytes_only in naive_cell("GPU-b", "c1")  # another card
+    assert bytes_only in naive_cell("GPU-a", "c0")  # another commit
+    assert bytes_only in naive_cell(None, None)  # a row that names neither

@@ -390,20 +390,33 @@ def deferred_table(results_dir: Path) -> str:
     return table(out)
 
 
+def _same_card_tflops(light: pd.DataFrame | None, copy: pd.Series) -> float | None:
+    """Notebook 12's last TF32 throughput (data/12_bandwidth.csv) measured on the card and at the commit
+    of notebook 10's copy row `copy`: a throughput is one card's, so None where no row matches both (or
+    either file does not name them)."""
+    keys = ("gpu_uuid", "commit")
+    if light is None or "matmul_tflops" not in light or any(k not in light or pd.isna(copy.get(k)) for k in keys):
+        return None
+    same = light[(light["gpu_uuid"].astype(str) == str(copy["gpu_uuid"])) & (light["commit"].astype(str) ==
+                                                                             str(copy["commit"]))]  # fmt: skip
+    tflops = same["matmul_tflops"].dropna()
+    return float(tflops.iloc[-1]) if len(tflops) else None
+
+
 def _floors(results_dir: Path) -> pd.DataFrame:
     """Notebook 10's run against its floors, by variant, computed now (`tokgen.bandwidth.floor_table`)
-    from its rows, its model size and the copy bandwidth it measured (data/10_bandwidth.csv), with
-    the TF32 throughput notebook 12 recorded where it did: the current arithmetic on that run's
-    measurements, not a floor column stored by an older notebook. Empty if not measured."""
+    from its rows, its model size and the copy bandwidth it measured (data/10_bandwidth.csv, its last
+    row), with the TF32 throughput notebook 12 recorded only where it measured it on the same card
+    (gpu_uuid) at the same commit as that bandwidth (`_same_card_tflops`; else the arithmetic-bound
+    rows get their bytes-only floor, a lower bound; review rvC15 S1): the current arithmetic on that
+    run's measurements, not a floor column stored by an older notebook. Empty if not measured."""
     graphs, copies = _ok("10_cuda_graphs", results_dir), _ok("10_bandwidth", results_dir)
     if graphs is None or copies is None or graphs.empty or copies.empty:
         return pd.DataFrame()
-    light = _ok("12_bandwidth", results_dir)
-    tflops = light["matmul_tflops"].dropna() if light is not None and "matmul_tflops" in light else pd.Series()
+    tflops = _same_card_tflops(_ok("12_bandwidth", results_dir), copies.iloc[-1])
     with torch.device("meta"):  # the model's shapes only: no weights, no GPU
         model = GPT2LMHeadModel(gpt2_config(json.loads(graphs["params"].iloc[0]).get("SIZE", "gpt2")))
-    floors = floor_table(graphs, model, float(copies["bandwidth_gb_s"].iloc[-1]),
-                         float(tflops.iloc[-1]) if len(tflops) else None)  # fmt: skip
+    floors = floor_table(graphs, model, float(copies["bandwidth_gb_s"].iloc[-1]), tflops)
     return floors.set_index("variant")
 
 
