@@ -104,6 +104,8 @@ def test_each_k_is_set_against_k_1_round_by_round_and_drawn_with_its_interval():
     assert len(ax.collections[0].get_segments()) == 3  # one interval bar per K against K = 1
     low, high = drawn["interval_low"], drawn["interval_high"]
     assert all(lo <= s <= hi for lo, s, hi in zip(low, drawn["speedup"], high))
+    title = ax.get_title().replace("\n", " ")  # rvC15 S2: which interval the bar is, which one the ±5% call reads
+    assert "bar: its 95% interval; the ±5% call reads the 90% equivalence interval" in title
     plt.close(fig)
 
 
