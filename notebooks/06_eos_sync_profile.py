@@ -48,7 +48,7 @@ GPU_SMS = None  # run on this many SMs: a green-context slice of the GPU (notebo
 BATCH_SIZE = 16  # sequences per batch (the article's profile: 16)
 MAX_SEQLEN = 100  # new tokens per sequence (the article: 100)
 WINDOW = [30, 50]  # profile steps WINDOW[0] .. WINDOW[1]-1 (the article: 30-50)
-WINDOWS = 3  # profiled windows per generator, interleaved in a fresh random order each time
+WINDOWS = 6  # profiled windows per generator, in a fresh random order each time; 6: tokgen.gaps.MIN_WINDOWS
 COMPILE_BACKEND = "inductor"  # torch.compile backend ("eager" only traces: CPU smoke runs)
 RESULTS_DIR = "../build/lab"  # data/ and figures/ go below this folder; ".." overwrites the reference results
 
@@ -317,7 +317,7 @@ if CUDA:
 # it, though the GPU may be idle for most of it.
 # Whether there are also holes *inside* a step depends on whether the CPU can queue kernels
 # faster than the GPU runs them: where the table above shows a GPU idle share above half, the
-# step was host-bound under the profiler, and the GPU waited for Python all through the step,
+# step was host-bound under the profiler, and the GPU waited for the host all through the step,
 # sync or not.
 #
 # The traces in `data/traces/` (gzip-compressed Chrome trace JSON) are the first window's:
@@ -380,7 +380,7 @@ show_claim(6, RESULTS_DIR)
 # decided. Which of two gaps is larger is said only where every window shows it and the windows
 # are enough to show a direction: where the two gaps do not differ, n windows all agree in sign by
 # chance 2·0.5^n of the time, 1 time in 4 for 3 windows, so it takes 6 (`tokgen.gaps.MIN_WINDOWS`)
-# to bring that under 0.05; fewer that agree are said with that chance. Two gaps that differ by
+# to bring that under 0.05 (the default `WINDOWS`); fewer that agree are said with that chance. Two gaps that differ by
 # less than `tokgen.gaps.MIN_GAP_US` (a gap that short is launch spacing, nothing to explain)
 # count as about the same; else the sentence says the windows disagree. The
 # pipelined generator hides the sync too, but it also adds a second stream: its gap is claim 7's,
@@ -430,7 +430,7 @@ else:
 # ## Exercises
 #
 # 1. Profile the naive generator. How does its idle gap compare, and its busy time per step?
-# 2. Move the window to steps 80–100. Does the gap change with the sequence length? One profile
+# 2. Move the window to steps 80–99. Does the gap change with the sequence length? One profile
 #    per window cannot tell: profile both windows several times, interleaved.
 # 3. In Perfetto, find the `cudaMemcpyAsync` and the `cudaStreamSynchronize` behind `.item()` in
 #    the CPU rows of the synchronous trace. How long does the CPU spend in each, and which one waits?

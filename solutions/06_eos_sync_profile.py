@@ -57,7 +57,7 @@ def profiled(generator: str, start: int, stop: int) -> dict:
 # ## Exercise 1: the naive generator
 #
 # Naive re-runs the whole sequence every step, so the GPU's work per step grows with the step,
-# while the host's (the same kernels launched, the same `.item()` reads: notebook 11 counts them)
+# while the host's (the same kernels launched, the same `.item()` reads every step: notebook 11 counts them)
 # does not. The static KV cache's work does not grow with the step either: it feeds one token, but
 # its attention runs over all the cache's slots from the first step on. Which of the two keeps the GPU busier therefore
 # depends on the window's position. The profile of the window `WINDOW` says which way it goes,

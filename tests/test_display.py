@@ -505,20 +505,23 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     gaps = idle_gaps(with_shared(profile))
     assert list(gaps["sync_causes"]) == [False, True] and list(gaps["closes"]) == [False, False]
     eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
-    assert eager == ("Eager: the GPU idles 90% of the window; the gap before a step is 250.0 µs with the sync, "
+    assert eager == ("Eager: with the sync, the GPU idles 90% of the window; the gap before a step is 250.0 µs with "
+                     "the sync, "
                      f"200.0 µs with no stop check at all and 450.0 µs pipelined; {SHARED}, 250.0 µs with the sync and "
                      "200.0 µs with no stop check: without any stop check more than half of that time remains: "
                      "the stop check "
                      "(its launches and `.item()`) does not open most of it (the time from the shared work without "
                      "any stop check is "
                      "smaller than with the sync in "
-                     "the one window by 20 µs or more, but one window cannot show a direction); no-check / sync 0.800 "
+                     "the one window by 20 µs or more, but one window cannot show a direction); the stop check adds "
+                     "50 µs per step in window 0; no-check / sync 0.800 "
                      "(the rule: at most 0.5); pipelining does not "
                      "close half of the gap before a step (the gap pipelined is larger than with the sync in the one "
                      "window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
     assert ("499.0 µs with no stop check: without any stop check at most half of that time remains: the stop "
             "check "
-            "(its launches and `.item()`) opens most of it; no-check / sync 0.499 (the rule: at most 0.5); pipelining "
+            "(its launches and `.item()`) opens most of it; the stop check adds 501 µs per step in window 0; "
+            "no-check / sync 0.499 (the rule: at most 0.5); pipelining "
             "does not close half of the gap before a step "
             "(the gap pipelined is "
             "smaller") in compiled  # fmt: skip
@@ -853,25 +856,31 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
     assert (eager["sync_causes"], eager["windows"], eager["no_check_change"]) == (False, 3, "split")
     assert (compiled["sync_causes"], compiled["windows"], compiled["no_check_change"]) == (False, 3, "split")
     assert gap_takeaway(eager) == (
-        "Eager: the GPU idles 90% of the window; the gap before a step is 239.0 µs with the sync, 258.0 µs with no "
+        "Eager: with the sync, the GPU idles 90% of the window; the gap before a step is 239.0 µs with the sync, "
+        "258.0 µs with no "
         f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 239.0 µs with the "
         "sync and 258.0 µs with no stop check: without any stop check more than half of that time remains in "
         "every window: the stop check "
         "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
         "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
-        "counting as none); no-check / sync per window 1.012, 1.694, 1.079 (the rule: at most 0.5 in every window; "
+        "counting as none); the time from the shared work with the sync less that with no stop check: \u22123, "
+        "\u2212100 and \u221219 µs per step in windows 0–2; no-check / sync per window 1.012, 1.694, 1.079 (the "
+        "rule: at most 0.5 in every window; "
         "nearest to it: window 0 of windows 0–2, 1.012, 0.512 above it); pipelining does not close half of the gap "
         "before a step (the gap pipelined is larger than with the sync in all 3 "
         "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
         "chance 1 time in 4).")  # fmt: skip
     assert gap_takeaway(compiled) == (
-        "Compiled: the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, 691.0 µs with no "
+        "Compiled: with the sync, the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, "
+        "691.0 µs with no "
         f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 763.0 µs with the "
         "sync and 691.0 µs with no stop check: without any stop check more than half of that time remains in "
         "every window: the stop check "
         "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
         "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
-        "counting as none); no-check / sync per window 0.771, 1.562, 0.822 (the rule: at most 0.5 in every window; "
+        "counting as none); the time from the shared work with the sync less that with no stop check: +205, "
+        "\u2212254 and +136 µs per step in windows 0–2; no-check / sync per window 0.771, 1.562, 0.822 (the "
+        "rule: at most 0.5 in every window; "
         "nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it); pipelining does not close half of the gap "
         "before a step (the windows disagree on how the gap pipelined compares with the one with the sync, a "
         "difference below 20 µs counting as none).")  # fmt: skip

@@ -215,6 +215,21 @@ def test_the_timeline_draws_the_copy_call_apart_from_the_sync_wait():
     plt.close("all")
 
 
+def test_the_timeline_says_the_gpus_idle_share_and_draws_its_bars_without_edges():
+    """rvA15 S3: steps 0 and 1 busy 1050-1082, 1150-1180, 1185-1186 and 1190-1192 µs, 65 of their 142: the GPU idle
+    54% of them, in the title; kernel bars drawn with no edge line, so a short kernel is not drawn wider."""
+    import matplotlib.pyplot as plt
+
+    from tokgen.display import plot_timeline
+
+    ax = plot_timeline(Timeline(TRACE), [0, 1], title="kv_static: steps 0–1")
+    assert ax.get_title() == "kv_static: steps 0–1; GPU idle 54% of these steps (all streams)"
+    gpu = [c for c in ax.collections if tuple(c.get_facecolor()[0][:3]) == _mpl_colors().to_rgba("C1")[:3]]
+    assert len(gpu) == 2 and all(list(c.get_linewidth()) == [0.0] for c in gpu)  # streams 7 and 9
+    assert plot_timeline(Timeline(TRACE), [0]).get_title() == f"GPU idle {1 - 32 / 32:.0%} of these steps (all streams)"
+    plt.close("all")
+
+
 def test_a_step_boundary_zoom_widened_to_a_shared_scale_shows_more_of_the_next_step():
     """Panels of one model share one x scale: `width_us` widens a narrower zoom to the right (more of the
     next step), and never cuts a wider one."""
@@ -587,7 +602,9 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
         "count this phase), the copy and sync calls take 3.9%, a time counted within the phases, not beside them: "
         "2.4% within the phase after the model's forward (the flag's copy call comes before the idle gap) and 1.5% in "
         "the idle gap, the host's other work before the step's first launch 88%, the launch's own latency "
-        "1%; 'the GPU's last operation of step i−1 → the host starts step i' holds most of it (54%).")  # fmt: skip
+        "1%; the host's other work before the step's first launch holds most of it (88%); the copy and sync calls "
+        "3.9%; one phase of the host's work alone holds most of it, 'the GPU's last operation of step i−1 → the host "
+        "starts step i' (54%).")  # fmt: skip
     # 3%: 4 µs busy (two 2 µs copies) of the checks' 134 µs; 9% + 1% + 88% + 1% (rounded) make the whole
     assert "the GPU's busy time within it not recorded" in tokgen.gaps.phase_takeaway("eager", p.drop(
         columns="check_busy_us"))  # an older table
@@ -650,8 +667,15 @@ def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
                           "forward_us": 30.0, "launch_us": 10.0, "start_us": 10.0, "sync_copy_us": 0.0,
                           "gap_calls_us": 0.0}])  # fmt: skip
     assert "is the largest part, though not most of it" in tokgen.gaps.phases_text("x", half)
-    assert "no one phase holds most of it (the largest, 'the GPU's last operation" in tokgen.gaps.phase_takeaway(
-        "eager", half)
+    # rvA15 S5: the takeaway answers with its parts; the host's other work, 50 + 30 + 10 µs, holds most of it
+    assert tokgen.gaps.phase_takeaway("eager", half).endswith(
+        "; the host's other work before the step's first launch holds most of it (90%); it makes no copy or sync "
+        "call.")  # fmt: skip
+    # a part of exactly half is the largest, not most: check 45, host 30 + 10 + 10 less the calls' 0 in the gap
+    edge = half.assign(check_us=45.0, host_us=30.0, forward_us=10.0, start_us=5.0, sync_copy_us=4.0, check_busy_us=1.0)
+    assert tokgen.gaps.phase_takeaway("eager", edge).endswith(
+        "; no part holds most of it: the largest is the host's other work before the step's first launch, 50%; the "
+        "copy and sync calls 4.0%.")  # fmt: skip
     empty = "`x`: no step boundary with GPU work on both sides was recorded."
     assert tokgen.gaps.phases_text("x", half.iloc[:0]) == empty
 

@@ -741,3 +741,14 @@ def test_run_all_csv_puts_the_host_columns_last_and_leaves_older_rows_blank(tmp_
     measured = readme._measured_runs(tmp_path)  # the README's reader takes the table with the new columns
     assert measured["notebook"].tolist() == ["01_naive", "05_torch_compile", "06_eos_sync_profile"]
     assert readme._distinct(measured, "gpu") == ["H", "none (CPU)"]
+
+
+def test_notebook_06_profiles_enough_windows_by_default_to_show_a_direction():
+    """rvA15 S2: at 3 windows every direction clause of notebook 06 could only say "3 windows cannot show a
+    direction"; its default is tokgen.gaps.MIN_WINDOWS, the fewest whose agreeing signs can show one. The whole GPU
+    and the slices run it with that default (no runner size overrides WINDOWS); the smoke run keeps one window."""
+    import tokgen.gaps
+
+    assert runner.declared_values(runner.NOTEBOOKS / "06_eos_sync_profile.py")["WINDOWS"] == tokgen.gaps.MIN_WINDOWS
+    assert all("WINDOWS" not in sizes for sizes in runner.SLICE_SIZES.values())
+    assert runner.SMOKE["WINDOWS"] == 1

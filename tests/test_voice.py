@@ -1212,6 +1212,8 @@ def test_solution_07s_sentences_count_the_late_runs_the_race_the_copy_and_the_wa
     quiet = race_text([0, 0, 0], 0.456, 5)
     assert quiet.startswith("The race is possible but not observed here: in each of 3 runs")
     assert "busy 46% of a run (one profiled run's busy time over the median of 5 timed runs)" in quiet
+    assert ("is not measured here, but notebook 06 measures, step by step under the profiler, whether the GPU still "
+            "had work queued when the host issued the stop flag's copy") in quiet  # rvB15 S6: points to the measure
     assert copy_return_text("pageable", 49.876) == (
         "pageable: `copy_(non_blocking=True)` returned after 49.88 ms, the GPU busy.")
     assert wasted_steps_text(4, 12, 8) == "K = 4: 12 steps computed, 8 returned: 4 wasted (at most 2K − 1 = 7)."

@@ -18,6 +18,7 @@ from .gaps import (
     SHARED_WORDS,
     STOP_CHECK_TESTED,
     agreed,
+    check_adds,
     closes_gap,
     counted_windows,
     direction,
@@ -537,13 +538,26 @@ def _profile_batch(profile: pd.DataFrame) -> str:
     return f", B={int(b)}" if b is not None and b == b else ""
 
 
+def _size_text(gaps: list, windows: list) -> str:
+    """Claim 6's size, judged in each window whatever the cause's outcome (the verdict reads it only where the cause
+    holds): "the size (the gap with the sync within ×2 of ~110 µs: 55–220 µs) holds in 0 of 3 windows", with the
+    windows' numbers where some hold and some do not (review rvA15 S1)."""
+    low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
+    held = [w for g, w in zip(gaps, windows) if low <= g <= high]
+    which = f" ({', '.join(map(str, held))})" if 0 < len(held) < len(gaps) else ""
+    return (f"the size (the gap with the sync within ×2 of ~{ARTICLE_GAP_US} µs: {low:g}–{high:g} µs) holds in "
+            f"{len(held)} of {len(gaps)} window{'' if len(gaps) == 1 else 's'}{which}")  # fmt: skip
+
+
 def _claim_6(tables):
     """Claim 6 per profiled window: the cause (`sync_opens_gap` on `shared_gaps`: the time before a step from
     the work the synchronous step shares with the one without a check, so the whole stop check, its launches and
     `.item()`, is what the test weighs) and the size (the idle gap before a step with the sync, from its last
     operation, within ×2 of ~110 µs); the windows' common verdict decides it (`agreed`), windows that disagree
     leave it undecided, each verdict counted with its windows' numbers. Beside it, not judged: the synchronize's
-    own measured wait per window (`sync_wait_words`), where the table records it."""
+    own measured wait per window (`sync_wait_words`), where the table records it. The measured text says the size's
+    outcome per window whatever the cause's (`_size_text`, review rvA15 S1) and the stop check's time per step per
+    window (`check_adds`, rvA15 S2)."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
@@ -566,8 +580,9 @@ def _claim_6(tables):
            f"median and range over {len(pairs)} windows, interleaved, every window judged")  # fmt: skip
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
     measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
-                f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); {SHARED_WORDS}: "
-                f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
+                f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); "
+                f"{_size_text(syncs, windows)}; {SHARED_WORDS}: {spread(s_shared)} with the sync, {spread(n_shared)} "
+                f"with no stop check; {check_adds(shared, windows)}; "
                 f"{half_shares(shared, 'no-check', windows)}")  # fmt: skip
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"

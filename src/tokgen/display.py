@@ -20,7 +20,7 @@ from IPython.display import Code, Markdown, display
 from .bandwidth import product_rounds
 from .claims import MIN_ROUNDS, SLOPE_NEEDED, claim, growth_ratios, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
-from .profiling import kernel_kind
+from .profiling import _union_length, kernel_kind
 from .regimes import _escape
 from .registry import get_generator, label
 from .results import HOST_PROBE_COLUMNS
@@ -693,7 +693,9 @@ def slope_text(results: pd.DataFrame) -> str:
 
 def plot_timeline(timeline, steps, ax=None, title: str = ""):
     """CPU ranges on top, a row of kernels per CUDA stream below, for window-relative `steps`
-    (tokgen.profiling.Timeline; CPU rows need a `cpu=True` profile) (notebook 06)."""
+    (tokgen.profiling.Timeline; CPU rows need a `cpu=True` profile); the GPU's bars without edge lines, so a
+    kernel of a few µs is not drawn wider than it ran, and the title ends with the GPU's idle share of the steps
+    shown, all streams together, as the zoom's does (review rvA15 S3) (notebook 06)."""
     steps = list(steps)
     k = timeline.kernels[timeline.kernels["step"].isin(steps)]
     if k.empty:
@@ -713,12 +715,13 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
         y -= 1
     for stream in streams:
         s = k[k["stream"] == stream]
-        ax.broken_barh(list(zip(s["start"] - t0, s["end"] - s["start"])), (y, 0.8), color="C1")
+        ax.broken_barh(list(zip(s["start"] - t0, s["end"] - s["start"])), (y, 0.8), color="C1", linewidth=0)
         labels.append(f"GPU stream {int(stream)}")
         y -= 1
     ax.set_yticks([-i + 0.4 for i in range(len(labels))], labels)
     ax.set_xlabel("time since the first kernel shown (µs)")
-    ax.set_title(title)
+    idle = f"GPU idle {1 - _union_length(k['start'], k['end']) / (t1 - t0):.0%} of these steps (all streams)"
+    ax.set_title(f"{title}; {idle}" if title else idle)
     return ax
 
 

@@ -102,6 +102,40 @@ def half_shares(pairs, other: str, windows: list | None = None) -> str:
     return f"{other} / sync per window {shown} ({rule})"
 
 
+def windows_named(windows: list) -> str:
+    """Windows by their numbers as notebook 06's table numbers them: "window 1", "windows 0 and 2", "windows 0–2"
+    (three or more in a row), "windows 0, 2 and 5" (notebook 06_eos_sync_profile)."""
+    windows = [int(w) for w in windows]
+    if len(windows) == 1:
+        return f"window {windows[0]}"
+    if len(windows) > 2 and windows == list(range(windows[0], windows[-1] + 1)):
+        return f"windows {windows[0]}\u2013{windows[-1]}"
+    return f"windows {', '.join(map(str, windows[:-1]))} and {windows[-1]}"
+
+
+def check_adds(pairs, windows: list | None = None) -> str:
+    """The stop check's measured time per step, per window in window order, from claim 6's cause test's pairs
+    (`shared_gaps`: the time from the shared work with the sync, with no stop check): the first less the second in
+    whole µs, "the stop check adds 72, 172 and 201 µs per step in windows 0–2"; where a window's difference is
+    not positive, the difference signed and said as one, "the time from the shared work with the sync less that
+    with no stop check: +28, −439 and +12 µs per step in windows 0–2"; `windows` as notebook 06's table numbers
+    them (`shared_windows`; default 0, 1, ...), a pair with a NaN left out; "" where none is left (reviews rvB14
+    S7, rvA15 S2; notebook 06_eos_sync_profile)."""
+    windows = list(range(len(pairs))) if windows is None else list(windows)
+    kept = [(s - n, w) for (s, n), w in zip(pairs, windows) if math.isfinite(s) and math.isfinite(n)]
+    if not kept:
+        return ""
+    where = windows_named([w for _, w in kept])
+    if all(round(d) > 0 for d, _ in kept):
+        shown = [f"{d:.0f}" for d, _ in kept]
+        head = "the stop check adds"
+    else:
+        shown = [with_sign(d) for d, _ in kept]
+        head = "the time from the shared work with the sync less that with no stop check:"
+    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    return f"{head} {listed} µs per step in {where}"
+
+
 def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
     """Claim 6's cause test's pairs, also notebook 06's: per profiled window, the time from the end of the last GPU
     operation the synchronous step shares with the step without any stop check to the next step's first
@@ -291,14 +325,15 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     claims 6 and 7's one rule: whether the stop check (its launches and `.item()`) opens the time before a step, from
     the work both steps share (`sync_causes`: `sync_opens_gap` on `shared_gaps`, whose medians are
     `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`; the per-window shares against
-    the rule's half in words, `no_check_shares`: `half_shares`) and whether pipelining
+    the rule's half in words, `no_check_shares`: `half_shares`; the stop check's time per step per window in words,
+    `check_adds`: `check_adds`) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
     `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
     (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
     `direction`) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
-               "sync_shared_us", "no_check_shared_us", "no_check_shares"]  # fmt: skip
+               "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -324,7 +359,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "sync_shared_us": _median(a_ for a_, _ in shared),
                  "no_check_shared_us": _median(n_ for _, n_ in shared),
                  "no_check_shares": half_shares([p for p, _ in measured], "no-check", [w for _, w in measured])
-                 if measured else ""}
+                 if measured else "",
+                 "check_adds": check_adds([p for p, _ in measured], [w for _, w in measured])}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -354,13 +390,16 @@ def _measured_cause(gap) -> bool:
 
 
 def _cause(gap) -> str:
-    """`gap_takeaway`'s clause on the sync's cause, every window judged, then the per-window shares it rests on
-    (`half_shares`, the row's `no_check_shares`, where recorded: review r11 found a decided "more than half"
-    that held in one window by 0.005)."""
+    """`gap_takeaway`'s clause on the sync's cause, every window judged, then the stop check's time per step per
+    window (`check_adds`, the row's `check_adds`: reviews rvB14 S7, rvA15 S2) and the per-window shares the cause
+    rests on (`half_shares`, the row's `no_check_shares`, where recorded: review r11 found a decided "more than
+    half" that held in one window by 0.005)."""
     judged = int(gap["windows"])
     every = " in every window" if judged > 1 else ""
     shares = gap.get("no_check_shares")
     shares = f"; {shares}" if isinstance(shares, str) and shares else ""
+    adds = gap.get("check_adds")
+    shares = f"; {adds}{shares}" if isinstance(adds, str) and adds else shares
     if gap["sync_causes"] == "split":
         return (f"the {judged} profiled windows disagree: without any stop check at most half of that time remains in "
                 f"{int(gap['windows_opening'])} of them, so whether {STOP_CHECK} opens most of it is not "
@@ -378,7 +417,7 @@ def gap_takeaway(gap) -> str:
     generator without any stop check was profiled, the sync's share of the gap is read from it, in
     every window (`judge_windows`); else from pipelining (which hides the sync but also adds a
     stream)."""
-    head = f"{gap['model'].capitalize()}: the GPU idles {gap['idle_share']:.0%} of the window; "
+    head = f"{gap['model'].capitalize()}: with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
     if _measured_cause(gap):
         windows = int(gap["windows"])
@@ -657,19 +696,31 @@ def _phase_names(shares: dict) -> dict:
     return names
 
 
+def _calls_share(shares: dict) -> str:
+    """The copy and sync calls' share as `_calls_clause` prints it: split by the phase after the forward, one decimal,
+    the whole the sum of its rounded parts (`_calls_parts`), so the parts add up to the whole as printed; else whole
+    percent."""
+    split = CHECK_PHASE in shares and "gap_calls_us" in shares
+    return f"{sum(_calls_parts(shares)):.1%}" if split else f"{shares['sync_copy_us']:.0%}"
+
+
+def _calls_parts(shares: dict) -> tuple[float, float]:
+    """The copy and sync calls' share within the phase after the forward and in the idle gap, each rounded to the
+    one decimal of a percent it is printed with."""
+    return round(shares["sync_copy_us"] - shares["gap_calls_us"], 3), round(shares["gap_calls_us"], 3)
+
+
 def _calls_clause(shares: dict) -> str:
     """The copy and sync calls' share, and how much of it falls within the phase after the forward and how much in
     the idle gap (the copy call precedes it): the calls overlap the phases, so their share is not one more part."""
-    if CHECK_PHASE in shares and "gap_calls_us" in shares and shares["sync_copy_us"] > 0:
-        # one decimal, the whole the sum of its rounded parts, so the parts add up to the whole as printed
-        gap = round(shares["gap_calls_us"], 3)
-        within = round(shares["sync_copy_us"] - shares["gap_calls_us"], 3)
-        return (f"the copy and sync calls take {within + gap:.1%}, a time counted within the phases, not beside them: "
-                f"{within:.1%} within the phase after the model's forward (the flag's copy call comes before the idle "
-                f"gap) and {gap:.1%} in the idle gap")  # fmt: skip
     if shares["sync_copy_us"] == 0:
         return "it makes no copy or sync call"
-    return f"the copy and sync calls take {shares['sync_copy_us']:.0%}"
+    said = f"the copy and sync calls take {_calls_share(shares)}"
+    if CHECK_PHASE in shares and "gap_calls_us" in shares:
+        within, gap = _calls_parts(shares)
+        said += (f", a time counted within the phases, not beside them: {within:.1%} within the phase after the "
+                 f"model's forward (the flag's copy call comes before the idle gap) and {gap:.1%} in the idle gap")
+    return said
 
 
 def _check_busy(phases: pd.DataFrame) -> str:
@@ -744,23 +795,46 @@ def picture_widening(summary: pd.DataFrame) -> str:
             "6's test, which the statistics' pass decides (section 5).")  # fmt: skip
 
 
+HOST_PART = "the host's other work before the step's first launch"  # `phase_takeaway`'s parts, as it names them
+CHECK_PART = "the argmax, append and stop check after the forward"
+
+
+def _answer(shares: dict, host: float, names: dict) -> str:
+    """`phase_takeaway`'s answer to "the sync or the host's work?": of its parts (the argmax, append and stop check
+    after the forward; the copy and sync calls; the host's other work before the first launch, `host`; the launch's
+    own latency), the one that holds most of the time (more than MOST) where one does, else "no part holds most of
+    it" with the largest, then the copy and sync calls' share beside it; where one phase of the host's other work
+    alone holds most of the time, that phase too (review rvA15 S5)."""
+    calls = "the copy and sync calls"
+    parts = {HOST_PART: host, calls: shares["sync_copy_us"], "the launch's own latency": shares["start_us"]}
+    if CHECK_PHASE in shares:
+        parts[CHECK_PART] = shares[CHECK_PHASE]
+    top = max(parts, key=parts.get)
+    said = (f"{top} holds most of it ({_most_kept(parts[top])})" if parts[top] > MOST else
+            f"no part holds most of it: the largest is {top}, {_most_kept(parts[top])}")  # fmt: skip
+    if top != calls:
+        said += f"; {calls} {_calls_share(shares)}" if shares["sync_copy_us"] > 0 else "; it makes no copy or sync call"
+    phase = max(names, key=shares.get)
+    if shares[phase] > MOST and phase in ("host_us", "forward_us", "launch_us"):
+        said += f"; one phase of the host's work alone holds most of it, '{names[phase]}' ({_most_kept(shares[phase])})"
+    return said
+
+
 def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
     """Notebook 06's answer to "the sync or the host's work?" for one model's synchronous generator, from its
     phases (`phase_shares`) from the end of step i−1's model forward on the GPU to step i's first operation: the
     append and the stop check after the forward (its kernels and the flag's copy, and the GPU's idle time between
     them: `_check_busy`; it ends where the idle gap before a step begins), the copy and sync calls (counted within
-    the phases: `_calls_clause`), the host's other work before the first launch, and the phase that holds most of
-    the time only where one does (notebook 06_eos_sync_profile)."""
+    the phases: `_calls_clause`), the host's other work before the first launch, and the answer: the part of these
+    that holds most of the time where one does, else the largest, beside the copy and sync calls (`_answer`)
+    (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
     if not shares:
         return f"{model.capitalize()}: the gap's phases were not measured."
     in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
     host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
-    names = _phase_names(shares)
-    top = max(names, key=shares.get)
-    said = (f"'{names[top]}' holds most of it ({_most_kept(shares[top])})" if shares[top] > MOST else
-            f"no one phase holds most of it (the largest, '{names[top]}', {_most_kept(shares[top])})")  # fmt: skip
+    said = _answer(shares, host, _phase_names(shares))
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
         check = (f"the token's argmax and append and the stop check after the forward take {shares[CHECK_PHASE]:.0%} "

@@ -1340,7 +1340,8 @@ def race_text(late: list[int], busy_share: float | None = None, timed: int | Non
     """The solution of notebook 07_pipelining, exercise 1: whether the race happened in the runs
     without the wait (`late`: each run's extra columns) and by how many steps; where it did not, the
     GPU's busy share of a run (one profiled run's busy time over the median of `timed` timed runs),
-    with no cause named for the GPU never falling behind."""
+    with no cause named for the GPU never falling behind, and where notebook 06 measures whether GPU work was
+    still queued at the flag's copy (reviews rvB14 S8, rvB15 S6)."""
     raced = [x for x in late if x > 0]
     if raced:
         return (f"The race happened: {len(raced)} of {len(late)} runs read the flag before its copy had landed and "
@@ -1349,8 +1350,9 @@ def race_text(late: list[int], busy_share: float | None = None, timed: int | Non
     return (f"The race is possible but not observed here: in each of {len(late)} runs the copy had landed before "
             f"the CPU, one step later, read the flag. The GPU was busy {busy_share:.0%} of a run (one profiled run's "
             f"busy time over the median of {timed} timed runs); why the GPU never fell a step behind in these runs "
-            "is not measured here. A run where it falls a step behind would race, and the wait is what keeps the "
-            "output right then.")
+            "is not measured here, but notebook 06 measures, step by step under the profiler, whether the GPU still "
+            "had work queued when the host issued the stop flag's copy (its summary says in how many steps). A run "
+            "where it falls a step behind would race, and the wait is what keeps the output right then.")
 
 
 def copy_return_text(where: str, returned_after_ms: float) -> str:
