@@ -125,7 +125,8 @@ def test_claim_10_judges_the_speedup_by_its_interval(tmp_path):
     sequential = [result("naive", naive, looks="10;20"), result("compiled pipelined_static", best, looks="10;20")]
     rows("07_pipelining", tmp_path / "sequential", sequential)
     measured = claims_table(tmp_path / "sequential").set_index("#").loc[10, "measured"]
-    said = r"interval ×[\d.]+–×[\d.]+; ×[\d.]+ over all 12 rounds both ran\); rank 1 of 2, "  # stopped at 10 of 12
+    # stopped at 10 of 12 rounds; naive, the baseline, is not counted among the ranked
+    said = r"interval ×[\d.]+–×[\d.]+; ×[\d.]+ over all 12 rounds both ran\); rank 1 of 1 besides naive, "
     assert measured.count("interval ×") == 1 and re.search(said, measured)
 
 
@@ -1090,7 +1091,7 @@ def test_the_recipe_is_judged_as_claim_10_judges_it_and_the_summary_keeps_the_se
     assert early["rounds"] == 10 and early["interval_low"] < 2.5 < early["interval_high"]  # the data is as said
     g = recipe_gains(tmp_path, {})["whole GPU"]
     assert g == compare_rounds(naive, best, (10, 20, 40), SUMMARY_THRESHOLDS) | {
-        "variant": "compiled pipelined_static", "vs": "naive"}  # fmt: skip
+        "variant": "compiled pipelined_static", "vs": "naive", "bound": ""}  # fmt: skip (no GPU shares: no bound)
     assert g["rounds"] == 20 and g["interval_high"] < 2.5
     c = claims_table(tmp_path).set_index("#").loc[10]
     assert c["verdict"].startswith("not reproduced") and speedup_text(g) in c["measured"]
@@ -1316,3 +1317,48 @@ def test_no_sentence_says_a_slice_matches_the_l40s_bandwidth():
         said = path.read_text()
         assert "match the L40S's bandwidth" not in said and "matches the L40S's bandwidth" not in said, path
         assert "matches bandwidth" not in said, path  # review rr14 M1: "A slice matches bandwidth, not compute"
+
+
+def test_naive_is_the_summarys_baseline_not_ranked_above_variants_it_does_not_beat(tmp_path):
+    """Reviews pvA15 S1, rvB15 S1: notebook 07's naive ran 10 rounds, the others 40. Over those 40
+    `kv_dynamic` beats `kv_static` (×1.10 every round); naive, ×1 against both give or take ±30% noise,
+    is told apart from neither and beats nobody. Ranked with the others it took rank 2 beside
+    `kv_dynamic`, above `kv_static` (3); as the baseline it is listed last, "— (baseline)", and the
+    other ranks stay: the recipe 1, `kv_dynamic` 2 (alone now), `kv_static` 3."""
+    from tokgen.claims import summary_results
+    from tokgen.voice import rank_text
+
+    rng = np.random.default_rng(7)
+    host = 100 * np.exp(rng.normal(0, 0.05, 40))  # each round's host: shared by every variant of the round
+    naive = list(host[:10] * np.exp(rng.normal(0, 0.3, 10)))  # stopped at the first look: 10 rounds
+    rows("07_pipelining", tmp_path, [result("naive", naive), result("compiled pipelined_static", list(host / 3)),
+                                     result("kv_dynamic", list(host / 1.1)), result("kv_static", list(host))])
+    s = summary_results(tmp_path)
+    assert s["variant"].tolist()[-1] == "naive"
+    r = s.set_index("variant")
+    assert rank_text(r.loc["naive"]) == "— (baseline)"
+    assert {v: rank_text(r.loc[v]) for v in r.index[:-1]} == {"compiled pipelined_static": "1", "kv_dynamic": "2",
+                                                             "kv_static": "3"}  # fmt: skip
+
+
+def test_the_takeaways_set_each_regimes_bound_beside_its_recipe_speed_up(tmp_path):
+    """Review pvA15 S4: the regimes' speed-ups over naive sat side by side with no word of what bounds
+    each. Known shares: on the whole GPU naive 54% busy (mixed), the recipe 21% (host-bound); in a slice
+    97% and 98% (GPU-bound); a run without shares says none."""
+    from tokgen.claims import recipe_gains, regime_takeaways
+
+    naive = [200.0, 210, 190, 205, 195, 200, 202, 198]
+    recipe = [t / 2 for t in naive]
+    for folder, shares in (("whole", (0.54, 0.21)), ("slice", (0.97, 0.98)), ("none", None)):
+        busy = [{"gpu_busy_share": s} for s in shares] if shares else [{}, {}]
+        rows("07_pipelining", tmp_path / folder, [result("naive", naive, **busy[0]),
+                                                  result("compiled pipelined_static", recipe, **busy[1])])
+    gains = recipe_gains(tmp_path / "whole", {"8 SMs": tmp_path / "slice", "16 SMs": tmp_path / "none"})
+    claims = pd.DataFrame({"#": [1], "verdict": ["reproduced"], "verdict (8 SMs)": ["reproduced"],
+                           "verdict (16 SMs)": ["reproduced"]})  # fmt: skip
+    first = regime_takeaways(claims, ["whole GPU", "8 SMs", "16 SMs"], gains).split("\n")[0]
+    assert ("95% interval ×2.00–×2.00), GPU busy share of a run and its bound: naive 54% mixed (host and GPU), "
+            "compiled pipelined_static 21% host-bound; 8 SMs: ×2.00 (") in first
+    assert ("GPU busy share of a run and its bound: naive 97% GPU-bound, compiled pipelined_static 98% GPU-bound; "
+            "16 SMs: ×2.00 (") in first
+    assert first.endswith("95% interval ×2.00–×2.00).")  # no shares: no bound said

@@ -1313,3 +1313,28 @@ def test_notebook_10_and_09_templates_read_their_numbers_from_the_rows():
                     "of its 3 Ks; K = 1 is decidedly slower than K = 4 (really slower than it, and not shown within "
                     "±5%); K = 16 is decidedly slower than K = 1 and 4 (really slower than each, and not shown within "
                     "±5%).")  # fmt: skip  (rvB12 N7; rvC14 S4; rvC15 S4)
+
+
+
+def test_a_lone_first_rank_is_the_fastest_only_where_it_beats_every_other_variant():
+    """Review pvA15 S2: rank 1 alone means only that nobody beats `X`. Known answers (12 rounds,
+    review pvA15's seed 2664): `X` beats `Z` (×1.04), `Z` beats `Y` (×1.09), but the rounds do not tell
+    `X` from `Y`, so `Y` ranks 2 through `Z` alone. Not "Fastest": the sentence names `Y` as not told
+    apart from `X`. A lone first that beats every other stays "Fastest"."""
+    rng = np.random.default_rng(2664)
+    z = np.full(12, 100.0)
+    lx, ly = rng.normal(-0.04, 0.05, 12), rng.normal(0.05, 0.10, 12)
+    x, y, zz = z * np.exp(lx), z * np.exp(ly), z * np.exp(rng.normal(0, 0.005, 12))
+    results = frame({"naive": list(z * 2), "X": list(x), "Y": list(y), "Z": list(zz)})
+    assert [gain(results, a, b)["outcome"] for a, b in [("Z", "X"), ("Y", "Z"), ("Y", "X")]] == [
+        "faster", "faster", "undecided"]  # fmt: skip
+    ranked = ranking(results, "naive")
+    assert ranked.set_index("variant")["rank"].to_dict() == {"X": 1, "Z": 2, "Y": 2, "naive": 4}
+    sentence = fastest_sentence(ranked)
+    assert "Fastest" not in sentence and sentence.startswith("Rank 1 alone for the fastest variant: `X`, ×")
+    assert "; no variant beats it, but the rounds do not tell it apart from `Y` (rank 2, shared), so it is not " \
+           "shown the fastest. Below rank 1: rank 2: `Z`, `Y`; rank 4: `naive`." in sentence  # fmt: skip
+    beats_all = ranking(results, "naive", ["naive", "X", "Z"])  # X beats Z and naive: the fastest
+    assert fastest_sentence(beats_all).startswith("Fastest variant: `X`, ×")
+    with_base = ranking(results, "naive", ["naive", "X", "Z"], baseline=True)  # a baseline is not ranked against
+    assert fastest_sentence(with_base).startswith("Fastest variant: `X`, ×")

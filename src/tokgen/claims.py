@@ -809,13 +809,15 @@ def _claim_9(tables):
 
 def summary_results(tables) -> pd.DataFrame:
     """Notebook 07's run of every article generator ranked by paired speed-up over naive
-    (`voice.ranking`), those columns suffixed `_vs_naive` (notebook 09_summary, README); `tables`:
-    a results folder or `Tables`."""
+    (`voice.ranking`), those columns suffixed `_vs_naive` (notebook 09_summary, README); naive is the
+    baseline, not ranked (rank NaN, its row last: it ran only the rounds its own pairs needed, so it
+    would outrank variants beaten over more rounds; review rvB15 S1); `tables`: a results folder or
+    `Tables`."""
     df = (tables if isinstance(tables, Tables) else Tables(tables))["07_pipelining"]
     naive = label("naive")
     if naive not in set(df["variant"]):
         raise KeyError(f"no {naive!r} run in notebook 07's table: nothing to measure a speed-up against")
-    ranked = ranking(df, naive)  # naive against itself: ×1 every round
+    ranked = ranking(df, naive, baseline=True)  # naive against itself: ×1 every round, not ranked
     keys = ("speedup", "speedup_q25", "speedup_q75", "p_value", "outcome", "rounds", "looks", "level", "interval_low",
             "interval_high", "decided", "capped", "rounds_both", "speedup_all", "no_effect", "equivalence_low",
             "equivalence_high")  # the sequential design's keys too: its cells read as everywhere else
@@ -906,8 +908,8 @@ def _claim_10(tables):
     if tables.rng is None:  # where it ranks, said once: not recomputed for every resample of the rounds
         ranked = summary_results(tables).set_index("variant")
         first = ranked[ranked["rank"] == 1].index.tolist()
-        measured += (f"; rank {rank_text(ranked.loc[best])} of {len(ranked)}, ranked round by round "
-                     f"(rank 1: {', '.join(first)})")  # fmt: skip
+        measured += (f"; rank {rank_text(ranked.loc[best])} of {int(ranked['rank'].notna().sum())} besides naive, "
+                     f"ranked round by round (rank 1: {', '.join(first)})")  # fmt: skip
     possible = {REPRODUCED: high >= 4, PARTLY: low < 4 and high >= 2.5, NOT: low < 2.5}
     possible = {v for v, could in possible.items() if could}
     verdict = possible.pop() if len(possible) == 1 else Undecided([REPRODUCED, PARTLY, NOT], possible)
@@ -1433,13 +1435,16 @@ def agreed_claims(claims: pd.DataFrame) -> str:
 
 def recipe_gains(results_dir: str | Path, slice_dirs: dict) -> dict:
     """The article's best recipe against naive in each regime's run of notebook 07 (regime -> `gain`,
-    or why there is none), as claim 10 reads it (notebook 09_summary)."""
+    or why there is none), as claim 10 reads it, with `bound`: naive's and the recipe's GPU busy share
+    and bound there (`_busy_and_bound`, "" where not measured; review pvA15 S4: the regimes' speed-ups
+    were set side by side without what bounds each) (notebook 09_summary)."""
     out = {}
     for regime, folder in {"whole GPU": results_dir, **slice_dirs}.items():
         tables = Tables(folder)
+        pair = [label("naive"), label("pipelined_static", compiled=True)]
         try:
-            g = gain(tables["07_pipelining"], label("naive"), label("pipelined_static", compiled=True),
-                     thresholds=SUMMARY_THRESHOLDS)  # fmt: skip
+            g = gain(tables["07_pipelining"], *pair, thresholds=SUMMARY_THRESHOLDS)
+            g = g and g | {"bound": _busy_and_bound(tables["07_pipelining"], pair, [g])}
         except (FileNotFoundError, KeyError):
             g = None
         out[regime] = "a smoke run: no measurement" if tables.smoke else g or "not measured"
@@ -1456,7 +1461,9 @@ def regime_takeaways(claims: pd.DataFrame, regimes: list[str], recipe: dict | No
     lines = [
         "* The article's best recipe (compile + static cache + pipelining) against naive, paired round by round "
         "(the article: about ×5 on an L40S): "
-        + "; ".join(f"{r}: {g if isinstance(g, str) else speedup_text(g)}" for r, g in recipe.items()) + "."
+        + "; ".join(f"{r}: {g if isinstance(g, str) else speedup_text(g)}"
+                    + (f", {g['bound']}" if isinstance(g, dict) and g.get("bound") else "")
+                    for r, g in recipe.items()) + "."
     ] if recipe else []  # fmt: skip
     lines += [
         f"* Claims, {regime}: " + ", ".join(f"{n} {v}" for v, n in verdicts.value_counts().items()) + "."

@@ -1524,8 +1524,10 @@ def fragility_order(claims: pd.DataFrame) -> pd.DataFrame:
 def closest_to_criterion(claims: pd.DataFrame, keys: dict) -> str:
     """Which decided verdict sits nearest a threshold it is judged against (`keys`: `tokgen.claims.criterion_keys`;
     `claims`: `claims_table`'s rows): a point key's relative distance to its nearest threshold, an interval's from
-    its nearer end (what a threshold must cross to change the verdict); the claims without such a key named as not
-    counted (notebook 09_summary's solution, exercise 3; reviews rvD12 S3, rrC12 S2)."""
+    its nearer end (what a threshold must cross to change the verdict); the claims counted, and those with such a
+    key left out with their verdict, read from `claims` (review pvA15 S5: a fixed list named an inconclusive claim
+    1 among the decided); the claims without such a key named as not counted (notebook 09_summary's solution,
+    exercise 3; reviews rvD12 S3, rrC12 S2)."""
     verdicts = claims.set_index("#")["verdict"].astype(str)
     near = []
     for n, (what, value, thresholds) in keys.items():
@@ -1548,8 +1550,11 @@ def closest_to_criterion(claims: pd.DataFrame, keys: dict) -> str:
         firsts.setdefault(n, said)
     (n0, said0), *rest = firsts.items()
     then = "; ".join(f"claim {n}: {said}" for n, said in rest)
-    return (f"Of the decided verdicts judged against a slope or speed-up threshold (claim 1 on its paired slope, its "
-            f"fragmentation criterion aside; claim 10 on its interval), claim {n0}'s sits nearest one: {said0}"
+    which = "; ".join(f"claim {n} on its {what}" for n, (what, _, _) in sorted(keys.items()) if n in firsts)
+    left = [f"claim {n}, {verdicts.get(n, 'no verdict').split(' (')[0]}" for n in sorted(keys) if n not in firsts]
+    which += f"; not counted: {', '.join(left)}" if left else ""
+    return (f"Of the decided verdicts judged against a slope or speed-up threshold ({which}), claim {n0}'s sits "
+            f"nearest one: {said0}"
             + (f" (then {then})" if then else "") + ". The other claims have no such threshold (claim 5: one "
             "comparison's outcome) or are judged per N (2), per window (6, 7) or on several comparisons (3, 4, 8, 9).")
 

@@ -449,7 +449,8 @@ RANK_COLUMNS = ["variant", "rank", "tied", "speedup", "outcome", "vs_leader", "o
                 "within_band_of", "above"]  # what `ranking` gives, an empty table too
 
 
-def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None) -> pd.DataFrame:
+def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
+            baseline: bool = False) -> pd.DataFrame:  # fmt: skip
     """`variants` (default: all) with their gain over `base` and a `rank`, ordered by rank, then by
     that gain (notebook 07_pipelining; notebook 10_cuda_graphs words the rule with a worked example).
     Never a ranking by median. The rule, in two steps, every pair judged round by round
@@ -467,8 +468,12 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
        beats (`above` names it), one such pair at a time, the best-ranked loser first (review r10).
 
     `tied` where several share a rank; `vs_leader`, the comparison with the first of its rank (None
-    for that first)."""
+    for that first). With `baseline`, `base` is left out of the ranking and its row comes last, rank
+    NaN (`rank_text`: "— (baseline)"): a baseline that ran fewer rounds (notebook 07's naive, stopped
+    at its first look) beats nobody, yet outranked variants beaten over more rounds (reviews pvA15 S1,
+    rvB15 S1)."""
     names = list(results["variant"]) if variants is None else list(variants)
+    names = [n for n in names if not (baseline and n == base)]
     rows = {}
     for name in names:
         g = gain(results, base, name)
@@ -518,6 +523,9 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None)
         if g["vs_leader"] is not None and g["own_rank"] > g["rank"]:  # its rank through the band, not its count
             g["vs_leader"] |= {"through": list(g["within_band_of"]), "above": list(g["above"]),
                                "own_rank": g["own_rank"]}  # fmt: skip
+    if baseline and (own := gain(results, base, base)):  # against itself: ×1 every round, not ranked
+        ordered.append(own | {"rank": float("nan"), "tied": False, "vs_leader": None, "own_rank": float("nan"),
+                              "beaten_by": {}, "within_band_of": [], "above": []})  # fmt: skip
     return pd.DataFrame(ordered)
 
 
@@ -536,7 +544,9 @@ def first_of_text(ranked: pd.DataFrame, what: str) -> str:
 
 def rank_text(row) -> str:
     """ "1", or "1 (shared)" for a rank that several variants share (`tie_reason` says why each shares
-    it; notebook 07_pipelining)."""
+    it; notebook 07_pipelining); "— (baseline)" for `ranking`'s unranked baseline (rank NaN)."""
+    if row["rank"] != row["rank"]:
+        return "— (baseline)"
     return f"{int(row['rank'])}{' (shared)' if row['tied'] else ''}"
 
 
@@ -626,7 +636,9 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     (`below_first_text`; notebook 07_pipelining). With `only` (variant names), it names those alone,
     with the ranks the whole table gives them, and says how many variants those ranks count and which
     it leaves out (notebook 10_cuda_graphs: its registry generators, ranked with `generate()`; review
-    r11 found a subset re-ranked on its own beside the table's ranks)."""
+    r11 found a subset re-ranked on its own beside the table's ranks). "Fastest" only where the lone
+    first beats every other variant named; where the rounds do not tell it apart from some (rank 1
+    alone means only that none beats it), it names them and says it is not shown the fastest."""
     shown = ranked if only is None or ranked.empty else ranked[ranked["variant"].isin(list(only))]
     if shown.empty:
         return f"No {what} was timed."
@@ -641,6 +653,13 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
         below += (f" The ranks are those of all {len(ranked)} variants ranked together; not named here: "
                   + ", ".join(f"`{v}`" for v in left) + ".")  # fmt: skip
     at = "" if top == 1 else f", at rank {top}"
+    ranked_ = shown[shown["rank"].notna() & (shown["variant"] != lead["variant"])]  # a baseline is not ranked
+    open_ = [r for r in ranked_.to_dict("records") if lead["variant"] not in r["beaten_by"]]
+    if not len(others) and open_:  # alone at its rank, yet not faster than every other (review pvA15 S2)
+        names = ", ".join(f"`{r['variant']}` ({_rank_words(r)})" for r in open_)
+        return (f"Rank {top} alone for the fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against "
+                f"`{lead['vs']}`; no variant beats it, but the rounds do not tell it apart from {names}, so it is "
+                f"not shown the fastest.{below}")  # fmt: skip
     if not len(others):
         return f"Fastest {what}{at}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`.{below}"
     head = (f"Tied for the fastest {what} (rank {top}), {len(first)} variants" if first_tied(shown) else
