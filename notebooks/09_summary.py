@@ -54,8 +54,9 @@ print(tokgen.describe_environment())
 # speed-up over the naive generator is paired round by round, as every speed-up here (notebook
 # 00, section 4). The other variants are ranked among themselves (`tokgen.voice.ranking`: a rank
 # counts the variants really faster than it); naive is the baseline, listed last and not ranked:
-# a sequential run times it only for the rounds its own comparisons need, and against variants
-# that ran on, a rank would count the pairs its fewer rounds leave undecided, not its speed.
+# a sequential run times it only for the rounds its own comparisons need, and its fewer rounds
+# leave most of its pairs undecided, so its rank would count few of the variants faster than it,
+# whatever its speed.
 
 # %%
 results = tokgen.claims.summary_results(DATA_DIR)

@@ -485,11 +485,11 @@ else:
 # ## Takeaways, read from this run
 
 # %%
-for run in frames:  # each run's fastest, ranked round by round against that run's naive generator
+for run in frames:  # each run's fastest, ranked round by round; that run's naive generator the baseline
     nb, naive = run["notebook"].iloc[0], tokgen.label("naive")
     if naive not in set(run["variant"]) or not len(floors):
         continue
-    ranked = tokgen.display.ranking(run, naive)
+    ranked = tokgen.display.ranking(run, naive, baseline=True)  # as notebook 09's summary
     own = floors[floors["notebook"] == nb].set_index("variant")[["times_task_floor", "pct_of_own_floor", "kv_read"]]
     say(f"* Notebook {nb}'s run. " + tokgen.display.fastest_sentence(ranked, "generator") + " "
         + tokgen.display.first_rank_floors(ranked, own))  # each of rank 1: its own floor numbers

@@ -45,3 +45,11 @@ def test_notebook_10_names_no_cause_it_does_not_measure():
         said = " ".join(line.strip(" #") for line in path.read_text().splitlines())  # a phrase across lines
         for phrase in UNMEASURED:
             assert phrase not in said, (path.name, phrase)
+
+
+def test_notebook_12_ranks_each_run_with_its_naive_generator_as_the_baseline():
+    """Review rr15c S1: notebook 09 calls naive the baseline, not ranked (a sequential run times it for fewer
+    rounds); notebook 12's takeaway on the same run must not rank it among the others."""
+    cells = code_cells(ROOT / "notebooks" / "12_speed_of_light.py")
+    calls = [c for c in cells if "display.ranking(run, naive" in c]
+    assert calls and all("baseline=True" in c for c in calls)

@@ -1332,9 +1332,42 @@ def test_a_lone_first_rank_is_the_fastest_only_where_it_beats_every_other_varian
     assert ranked.set_index("variant")["rank"].to_dict() == {"X": 1, "Z": 2, "Y": 2, "naive": 4}
     sentence = fastest_sentence(ranked)
     assert "Fastest" not in sentence and sentence.startswith("Rank 1 alone for the fastest variant: `X`, ×")
-    assert "; no variant beats it, but the rounds do not tell it apart from `Y` (rank 2, shared), so it is not " \
-           "shown the fastest. Below rank 1: rank 2: `Z`, `Y`; rank 4: `naive`." in sentence  # fmt: skip
+    assert "; no variant beats it, but the rounds do not show it faster than `Y` (rank 2, shared), so it is not " \
+           "shown to be the fastest. Below rank 1: rank 2: `Z`, `Y`; rank 4: `naive`." in sentence  # fmt: skip
     beats_all = ranking(results, "naive", ["naive", "X", "Z"])  # X beats Z and naive: the fastest
     assert fastest_sentence(beats_all).startswith("Fastest variant: `X`, ×")
     with_base = ranking(results, "naive", ["naive", "X", "Z"], baseline=True)  # a baseline is not ranked against
     assert fastest_sentence(with_base).startswith("Fastest variant: `X`, ×")
+
+
+def test_a_first_not_shown_faster_than_the_baseline_is_not_called_the_fastest():
+    """Review rr15c M1–M3, known answers. `A` and `B` run ×0.8 of `naive`'s speed every round (slower),
+    `A` faster than `B` by 10%: ranked with `naive` as the baseline, `A` is first yet not "Fastest" (the
+    baseline, unranked, is faster); with `only` leaving out the variants that beat it, "no variant named
+    here beats it"; a table of the baseline alone keeps its row, and the sentence says nothing else ran."""
+    base = [100.0 + i for i in range(12)]
+    results = frame({"naive": base, "A": [t * 1.25 for t in base], "B": [t * 1.25 * 1.1 for t in base]})
+    ranked = ranking(results, "naive", baseline=True)
+    assert ranked["variant"].tolist() == ["A", "B", "naive"] and math.isnan(ranked["rank"].iloc[-1])
+    sentence = fastest_sentence(ranked)
+    assert "Fastest" not in sentence and sentence.startswith("Rank 1 alone for the fastest variant: `A`, ×0.80")
+    assert "; no variant beats it, but the rounds do not show it faster than the baseline `naive`, so it is not " \
+           "shown to be the fastest." in sentence  # fmt: skip
+    twin = frame({"naive": base, "A": [t * 1.25 for t in base], "B": [t * 1.25 * 1.001 for t in base]})
+    tied = fastest_sentence(ranking(twin, "naive", baseline=True))
+    assert not tied.startswith("Tied for the fastest") and tied.startswith("2 variants share rank 1")
+    assert "; the first is not shown faster than the baseline `naive`, so the rank does not show the fastest." in tied
+    quick = frame({"naive": base, "A": [t / 1.2 for t in base], "B": [t / 1.1 for t in base]})
+    only_b = fastest_sentence(ranking(quick, "naive"), only=["B"])
+    assert only_b.startswith("Fastest variant, at rank 2: `B`")  # beats the one named besides it: none
+    rng = np.random.default_rng(2664)  # review pvA15's case: X beats Z, Z beats Y, X and Y undecided; H beats all
+    z = np.full(12, 100.0)
+    lx, ly = rng.normal(-0.04, 0.05, 12), rng.normal(0.05, 0.10, 12)
+    x, y, zz = z * np.exp(lx), z * np.exp(ly), z * np.exp(rng.normal(0, 0.005, 12))
+    four = frame({"naive": list(z * 2), "H": list(z / 2), "X": list(x), "Y": list(y), "Z": list(zz)})
+    named = fastest_sentence(ranking(four, "naive"), only=["X", "Y"])  # X alone at rank 2, beaten by H, unnamed
+    assert named.startswith("Rank 2 alone for the fastest variant: `X`")
+    assert "; no variant named here beats it, but the rounds do not show it faster than `Y`" in named
+    alone = ranking(frame({"naive": base}), "naive", baseline=True)
+    assert alone["variant"].tolist() == ["naive"] and rank_text(alone.iloc[0]) == "— (baseline)"
+    assert fastest_sentence(alone) == "No variant was timed besides the baseline `naive`."

@@ -479,8 +479,11 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
         g = gain(results, base, name)
         if g is not None and g["speedup"] == g["speedup"]:
             rows[name] = g
-    if not rows:
-        return pd.DataFrame(columns=RANK_COLUMNS)
+    own = gain(results, base, base) if baseline else None  # against itself: ×1 every round, not ranked
+    base_row = own and own | {"rank": float("nan"), "tied": False, "vs_leader": None, "own_rank": float("nan"),
+                              "beaten_by": {}, "within_band_of": [], "above": []}  # fmt: skip
+    if not rows:  # nothing to rank: the baseline's row alone, where there is one (review rr15c M3)
+        return pd.DataFrame([base_row]) if base_row else pd.DataFrame(columns=RANK_COLUMNS)
     pairs = {(a, b): gain(results, a, b) or {} for a in rows for b in rows if a != b}  # b against a
     for name, g in rows.items():  # beaten: faster for real, and not shown to lie inside the band
         g["beaten_by"] = {o: pairs[o, name] for o in rows if o != name and pairs[name, o].get("outcome") == FASTER
@@ -523,9 +526,8 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
         if g["vs_leader"] is not None and g["own_rank"] > g["rank"]:  # its rank through the band, not its count
             g["vs_leader"] |= {"through": list(g["within_band_of"]), "above": list(g["above"]),
                                "own_rank": g["own_rank"]}  # fmt: skip
-    if baseline and (own := gain(results, base, base)):  # against itself: ×1 every round, not ranked
-        ordered.append(own | {"rank": float("nan"), "tied": False, "vs_leader": None, "own_rank": float("nan"),
-                              "beaten_by": {}, "within_band_of": [], "above": []})  # fmt: skip
+    if base_row:
+        ordered.append(base_row)
     return pd.DataFrame(ordered)
 
 
@@ -637,11 +639,14 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     with the ranks the whole table gives them, and says how many variants those ranks count and which
     it leaves out (notebook 10_cuda_graphs: its registry generators, ranked with `generate()`; review
     r11 found a subset re-ranked on its own beside the table's ranks). "Fastest" only where the lone
-    first beats every other variant named; where the rounds do not tell it apart from some (rank 1
-    alone means only that none beats it), it names them and says it is not shown the fastest."""
+    first beats every other variant named; where the rounds do not show it faster than some (rank 1
+    alone means only that none beats it), it names them and says it is not shown to be the fastest,
+    as where a baseline left out of the ranking (`ranking`'s `baseline`) is not shown slower than the
+    first (review rr15c M1); with `only`, "no variant named here beats it" (M2)."""
     shown = ranked if only is None or ranked.empty else ranked[ranked["variant"].isin(list(only))]
-    if shown.empty:
-        return f"No {what} was timed."
+    base = shown[shown["rank"].isna()]["variant"].tolist() if "rank" in shown else []  # `ranking`'s baseline row
+    if shown.empty or len(base) == len(shown):
+        return f"No {what} was timed" + (f" besides the baseline `{base[0]}`." if base else ".")
     top = int(shown["rank"].min())  # 1, unless `only` leaves out every variant of rank 1
     first = shown[shown["rank"] == top]
     lead = first.iloc[0]
@@ -655,14 +660,17 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     at = "" if top == 1 else f", at rank {top}"
     ranked_ = shown[shown["rank"].notna() & (shown["variant"] != lead["variant"])]  # a baseline is not ranked
     open_ = [r for r in ranked_.to_dict("records") if lead["variant"] not in r["beaten_by"]]
-    if not len(others) and open_:  # alone at its rank, yet not faster than every other (review pvA15 S2)
-        names = ", ".join(f"`{r['variant']}` ({_rank_words(r)})" for r in open_)
+    none = "no variant named here beats it" if left else "no variant beats it"  # `only`: others may (rr15c M2)
+    # a baseline left out of the ranking: the first is the fastest only where it beats the baseline too (rr15c M1)
+    slow = f"the baseline `{base[0]}`" if base and lead["outcome"] != FASTER else ""
+    if not len(others) and (open_ or slow):  # alone at its rank, yet not faster than every other (review pvA15 S2)
+        names = ", ".join([f"`{r['variant']}` ({_rank_words(r)})" for r in open_] + ([slow] if slow else []))
         return (f"Rank {top} alone for the fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against "
-                f"`{lead['vs']}`; no variant beats it, but the rounds do not tell it apart from {names}, so it is "
-                f"not shown the fastest.{below}")  # fmt: skip
+                f"`{lead['vs']}`; {none}, but the rounds do not show it faster than {names}, so it is not shown to "
+                f"be the fastest.{below}")  # fmt: skip
     if not len(others):
         return f"Fastest {what}{at}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`.{below}"
-    head = (f"Tied for the fastest {what} (rank {top}), {len(first)} variants" if first_tied(shown) else
+    head = (f"Tied for the fastest {what} (rank {top}), {len(first)} variants" if first_tied(shown) and not slow else
             f"{len(first)} variants share rank {top} for the fastest {what}")  # fmt: skip
     text = f"{head}: `{lead['variant']}`, {speedup_text(lead)} against `{lead['vs']}`"
     text += "; " + "; ".join(  # each against its rank's first in the whole table (`lead` where `only` keeps it)
@@ -670,6 +678,8 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
         f"({tie_reason(r['vs_leader'])})"
         for r in others.to_dict("records")
     )
+    if slow:
+        text += f"; the first is not shown faster than {slow}, so the rank does not show the fastest"
     return text + "." + below
 
 
