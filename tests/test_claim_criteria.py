@@ -1055,7 +1055,7 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
                              "over 3 windows, interleaved, every window judged; the article: ~110 µs); "
                              f"{SIZE} 3 of 3 windows; "
                              f"{claims.SHARED_WORDS}: 110 µs (100–120) with the sync, 30 µs (20–40) with no "
-                             "stop check; the stop check adds 90, 90 and 60 µs per step in windows 0–2; "
+                             f"stop check; {SIGNED}+90, +90 and +60 µs per step in windows 0–2; "
                              "no-check / sync per window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; "
                              "nearest to it: window 2 of windows 0–2, 0.400, 0.100 below it)")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
@@ -1081,27 +1081,36 @@ def test_claim_6_says_the_size_in_every_window_whatever_the_cause(tmp_path):
     assert f"{SIZE} 0 of 1 window;" in claim(6, tmp_path, resamples=4)["measured"]
 
 
+SIGNED = "the time from the shared work with the sync less that with no stop check: "
+
+
 def test_claim_6_and_notebook_06_say_the_stop_checks_time_per_step_per_window(tmp_path):
     """rvA15 S2 / rvB14 S7: the time from the shared work with the sync less that with no stop check, per window:
-    the reference run's eager 382.2 − 310.7, 382.4 − 210.2, 549.9 − 349.0 µs (+71.5, +172.2, +200.9) read "the stop
-    check adds 72, 172 and 201 µs per step in windows 0–2"; its compiled +28.4, −439.2, +11.7 keep their signs."""
+    the reference run's eager 382.2 − 310.7, 382.4 − 210.2, 549.9 − 349.0 µs (+71.5, +172.2, +200.9) are said signed,
+    as differences: 3 windows show no direction (review rr15 M1); the same in 6 windows, each 20 µs or more, read
+    "the stop check adds …"; a difference under 20 µs in one of 6 keeps the signed form; its compiled +28.4,
+    −439.2, +11.7 keep their signs."""
     adds = tokgen.gaps.check_adds
-    assert adds([(382.2, 310.7), (382.4, 210.2), (549.9, 349.0)]) == (
-        "the stop check adds 72, 172 and 201 µs per step in windows 0–2")
+    eager = [(382.2, 310.7), (382.4, 210.2), (549.9, 349.0)]
+    assert adds(eager) == f"{SIGNED}+72, +172 and +201 µs per step in windows 0–2"
+    assert adds(eager * 2) == "the stop check adds 72, 172, 201, 72, 172 and 201 µs per step in windows 0–5"
+    small = eager * 2
+    small[4] = (382.4, 372.4)  # 10 µs in window 4: launch spacing by the rule, no direction
+    assert adds(small) == f"{SIGNED}+72, +172, +201, +72, +10 and +201 µs per step in windows 0–5"
     assert adds([(759.5, 731.1), (731.1, 1170.3), (1000.0, 988.3)]) == (
         "the time from the shared work with the sync less that with no stop check: +28, \u2212439 and +12 µs per "
         "step in windows 0–2")  # fmt: skip
     assert adds([(100.0, 50.0), (float("nan"), 1.0), (90.0, 60.0)], [0, 1, 2]) == (
-        "the stop check adds 50 and 30 µs per step in windows 0 and 2")  # a window without both left out
-    assert adds([(100.0, 50.0)], [3]) == "the stop check adds 50 µs per step in window 3"
+        f"{SIGNED}+50 and +30 µs per step in windows 0 and 2")  # a window without both left out
+    assert adds([(100.0, 50.0)], [3]) == f"{SIGNED}+50 µs per step in window 3"
     assert adds([(float("nan"), 1.0)]) == ""
     assert tokgen.gaps.windows_named([0, 2, 5]) == "windows 0, 2 and 5"
     windows_profile(tmp_path, [(382.2, 310.7), (382.4, 210.2), (549.9, 349.0)])
     said = claim(6, tmp_path, resamples=4)["measured"]
-    assert "no stop check; the stop check adds 72, 172 and 201 µs per step in windows 0–2; no-check / sync" in said
+    assert f"no stop check; {SIGNED}+72, +172 and +201 µs per step in windows 0–2; no-check / sync" in said
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]
-    assert "; the stop check adds 72, 172 and 201 µs per step in windows 0–2; no-check / sync per window" in (
+    assert f"; {SIGNED}+72, +172 and +201 µs per step in windows 0–2; no-check / sync per window" in (
         tokgen.gaps.gap_takeaway(eager))
 
 
@@ -1146,7 +1155,8 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
         "median idle gap before a step 150 µs (110–160) with the sync, 140 µs (20–150) with no stop check (from each "
         "step's last GPU operation; eager, B=16, profiled, median and range over 3 windows, interleaved, every window "
         f"judged; the article: ~110 µs); {SIZE} 3 of 3 windows; {claims.SHARED_WORDS}: 150 µs (110–160) with the "
-        "sync, 140 µs (20–150) with no stop check; the stop check adds 90, 10 and 10 µs per step in windows 0–2; "
+        "sync, 140 µs (20–150) with no stop check; the time from the shared work with the sync "
+            "less that with no stop check: +90, +10 and +10 µs per step in windows 0–2; "
         "no-check / sync per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
         "nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); the windows disagree: reproduced in 1 window "
         "(0), not reproduced in 2 windows (1, 2)")  # fmt: skip

@@ -116,9 +116,10 @@ def windows_named(windows: list) -> str:
 def check_adds(pairs, windows: list | None = None) -> str:
     """The stop check's measured time per step, per window in window order, from claim 6's cause test's pairs
     (`shared_gaps`: the time from the shared work with the sync, with no stop check): the first less the second in
-    whole µs, "the stop check adds 72, 172 and 201 µs per step in windows 0–2"; where a window's difference is
-    not positive, the difference signed and said as one, "the time from the shared work with the sync less that
-    with no stop check: +28, −439 and +12 µs per step in windows 0–2"; `windows` as notebook 06's table numbers
+    whole µs, "the stop check adds 72, 172, … µs per step in windows 0–5" only where that is a direction by the
+    notebook's rule (`direction`: MIN_GAP_US or more in every window, and MIN_WINDOWS windows or more; review
+    rr15 M1); else the differences signed and said as such, "the time from the shared work with the sync less
+    that with no stop check: +28, −439 and +12 µs per step in windows 0–2"; `windows` as notebook 06's table numbers
     them (`shared_windows`; default 0, 1, ...), a pair with a NaN left out; "" where none is left (reviews rvB14
     S7, rvA15 S2; notebook 06_eos_sync_profile)."""
     windows = list(range(len(pairs))) if windows is None else list(windows)
@@ -126,7 +127,8 @@ def check_adds(pairs, windows: list | None = None) -> str:
     if not kept:
         return ""
     where = windows_named([w for _, w in kept])
-    if all(round(d) > 0 for d, _ in kept):
+    shown_way = direction([(d, 0.0) for d, _ in kept]) == "smaller"  # each window's stop check 20 µs or more
+    if shown_way and len(kept) >= MIN_WINDOWS:  # a direction by notebook 06's rule, not one window's sign (rr15 M1)
         shown = [f"{d:.0f}" for d, _ in kept]
         head = "the stop check adds"
     else:
