@@ -115,7 +115,7 @@ def test_the_statistics_leave_out_the_first_steps_of_the_window_as_notebook_06_s
 
 
 def test_union_and_gaps():
-    assert profiling._union_length([0, 5, 20], [10, 12, 25]) == 17
+    assert profiling.union_length([0, 5, 20], [10, 12, 25]) == 17
     assert profiling._gaps([0, 5, 20], [10, 12, 25]) == [8]
 
 
@@ -301,7 +301,7 @@ def test_own_times_add_up_to_the_busy_time():
     starts, ends = [0, 5, 12, 11], [10, 20, 15, 30]
     own = profiling.own_times(starts, ends)
     assert own == [10, 10, 0, 10]
-    assert sum(own) == profiling._union_length(starts, ends)
+    assert sum(own) == profiling.union_length(starts, ends)
 
 
 def test_kernel_table_per_token_with_overlapping_kernels():
@@ -312,7 +312,7 @@ def test_kernel_table_per_token_with_overlapping_kernels():
     assert products["us_per_token"] == products["own_us_per_token"] == 10 / 2
     assert add_norm["us_per_token"] == 15 / 2  # its duration, the PDL wait included
     assert add_norm["own_us_per_token"] == 10 / 2  # [10, 20): after the product before it ended
-    busy = profiling._union_length(list(tl.kernels["start"]), list(tl.kernels["end"]))
+    busy = profiling.union_length(list(tl.kernels["start"]), list(tl.kernels["end"]))
     assert kinds["own_us_per_token"].sum() == pytest.approx(busy / 2)
     assert kinds["share"].sum() == pytest.approx(1.0)
     assert set(kinds.index[kinds["products"]]) == {profiling.OUR_PRODUCTS, profiling.MATMUL}

@@ -20,7 +20,7 @@ from IPython.display import Code, Markdown, display
 from .bandwidth import product_rounds
 from .claims import MIN_ROUNDS, SLOPE_NEEDED, claim, growth_ratios, near_device_memory, retries_text
 from .gpu_slice import GpuSlice
-from .profiling import _union_length, kernel_kind
+from .profiling import kernel_kind, union_length
 from .regimes import _escape
 from .registry import get_generator, label
 from .results import HOST_PROBE_COLUMNS
@@ -720,7 +720,7 @@ def plot_timeline(timeline, steps, ax=None, title: str = ""):
         y -= 1
     ax.set_yticks([-i + 0.4 for i in range(len(labels))], labels)
     ax.set_xlabel("time since the first kernel shown (µs)")
-    idle = f"GPU idle {1 - _union_length(k['start'], k['end']) / (t1 - t0):.0%} of these steps (all streams)"
+    idle = f"GPU idle {1 - union_length(k['start'], k['end']) / (t1 - t0):.0%} of these steps (all streams)"
     ax.set_title(f"{title}; {idle}" if title else idle)
     return ax
 

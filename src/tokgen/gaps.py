@@ -123,16 +123,16 @@ def check_adds(pairs, windows: list | None = None) -> str:
     them (`shared_windows`; default 0, 1, ...), a pair with a NaN left out; "" where none is left (reviews rvB14
     S7, rvA15 S2; notebook 06_eos_sync_profile)."""
     windows = list(range(len(pairs))) if windows is None else list(windows)
-    kept = [(s - n, w) for (s, n), w in zip(pairs, windows) if math.isfinite(s) and math.isfinite(n)]
+    kept = [((s, n), w) for (s, n), w in zip(pairs, windows) if math.isfinite(s) and math.isfinite(n)]
     if not kept:
         return ""
-    where = windows_named([w for _, w in kept])
-    shown_way = direction([(d, 0.0) for d, _ in kept]) == "smaller"  # each window's stop check 20 µs or more
-    if shown_way and len(kept) >= MIN_WINDOWS:  # a direction by notebook 06's rule, not one window's sign (rr15 M1)
-        shown = [f"{d:.0f}" for d, _ in kept]
+    where, differences = windows_named([w for _, w in kept]), [s - n for (s, n), _ in kept]
+    # a direction by notebook 06's rule (every window, MIN_GAP_US or more, MIN_WINDOWS windows), not one window's sign
+    if direction([p for p, _ in kept]) == "smaller" and len(kept) >= MIN_WINDOWS:  # (review rr15 M1)
+        shown = [f"{d:.0f}" for d in differences]
         head = "the stop check adds"
     else:
-        shown = [with_sign(d) for d, _ in kept]
+        shown = [with_sign(d) for d in differences]
         head = "the time from the shared work with the sync less that with no stop check:"
     listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
     return f"{head} {listed} µs per step in {where}"

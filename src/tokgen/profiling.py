@@ -273,7 +273,7 @@ class Timeline:
                 "step": int(step),
                 "gpu_start_us": start,
                 "gpu_end_us": end,
-                "gpu_busy_us": _union_length(k["start"], k["end"]),
+                "gpu_busy_us": union_length(k["start"], k["end"]),
                 "idle_before_us": None if prev_end is None else max(0.0, start - prev_end),
                 "kernels": len(k),
                 "streams": k["stream"].nunique(),
@@ -293,7 +293,7 @@ class Timeline:
             return {"steps": 0}
         span = steps["gpu_end_us"].max() - steps["gpu_start_us"].min()
         k = self.kernels[self.kernels["step"].isin(steps["step"])]
-        busy = _union_length(k["start"], k["end"])
+        busy = union_length(k["start"], k["end"])
         gaps = pd.Series(_gaps(k["start"], k["end"]), dtype=float)
         return {
             "steps": len(steps),
@@ -320,7 +320,7 @@ def _gaps(starts, ends) -> list:
     return gaps
 
 
-def _union_length(starts, ends) -> float:
+def union_length(starts, ends) -> float:
     """Time covered by at least one interval: the span minus the gaps."""
     return max(ends) - min(starts) - sum(_gaps(starts, ends)) if len(starts) else 0.0
 
@@ -344,7 +344,7 @@ def gpu_busy_ms(run) -> float:
     ]
     if not spans:
         return float("nan")
-    return _union_length([a for a, _ in spans], [b for _, b in spans]) / 1e6
+    return union_length([a for a, _ in spans], [b for _, b in spans]) / 1e6
 
 
 # What torch's sync-debug mode says at each synchronizing operation (c10/cuda/CUDAFunctions.cpp). The first
@@ -637,7 +637,7 @@ def own_times(starts, ends) -> list[float]:
     """Each interval's time after every interval that started before it had ended (notebook 10_cuda_graphs).
     With programmatic dependent launch a kernel starts while the one before still
     runs and waits on the GPU for its inputs: its duration overlaps the one before, its own time
-    does not. The own times add up to the time the GPU was busy (`_union_length`)."""
+    does not. The own times add up to the time the GPU was busy (`union_length`)."""
     order = sorted(range(len(starts)), key=lambda i: (starts[i], ends[i]))
     own, covered = [0.0] * len(order), None
     for i in order:
@@ -793,7 +793,7 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
         if a != a:
             return nan
         ops = ops[(ops["end"] > a) & (ops["start"] < b)]
-        return float(_union_length(ops["start"].clip(lower=a).tolist(), ops["end"].clip(upper=b).tolist()))
+        return float(union_length(ops["start"].clip(lower=a).tolist(), ops["end"].clip(upper=b).tolist()))
 
     rows = []
     for j in range(max(skip, 1), len(marks)):
