@@ -321,7 +321,7 @@ def _gaps(starts, ends) -> list:
 
 
 def union_length(starts, ends) -> float:
-    """Time covered by at least one interval: the span minus the gaps."""
+    """Time covered by at least one interval: the span minus the gaps (notebook 01_naive: the GPU busy time)."""
     return max(ends) - min(starts) - sum(_gaps(starts, ends)) if len(starts) else 0.0
 
 
