@@ -387,8 +387,8 @@ show_claim(6, RESULTS_DIR)
 # not the cause's test. The last bullets answer "the sync or the host's work?" from the phases
 # of section 3, from the end of the model's forward on the GPU: the argmax, the append and the stop check (and
 # how much of that time the GPU was busy), the copy and sync calls (which lie within the other
-# parts, not beside them), against the host's other work before the step's first launch, naming a
-# phase only where it holds most of the time. Like the phases, they are the pictures' pass, under
+# parts, not beside them), against the host's other work before the step's first launch, naming the
+# part that holds most of the time, else the largest. Like the phases, they are the pictures' pass, under
 # the CPU-op profiler: the statistics' pass, not these, decides claim 6.
 
 # %%

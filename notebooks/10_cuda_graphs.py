@@ -213,7 +213,7 @@ show_source(tokgen.TritonStep)
 # blocks may then need time to get their loads going, and at the end the last blocks finish alone.
 # GPT-2's matrices are small (notebook 12 lists them), so if such a ramp costs time, it could be a
 # large part of a product's time, and it would recur at every kernel boundary. That is the
-# hypothesis the fused step tests: it removes kernel boundaries (**fewer boundaries**, the same
+# hypothesis the fused step tests: it removes kernel boundaries (**fewer boundaries**, not faster
 # arithmetic); section 3's table measures what the step saves, and section 5 counts the kernels.
 # It does not isolate the boundaries: on Hopper and later (compute capability ≥ 9) its product
 # kernels also skip the L2 prefetch of the weights that the unfused `_linear_kernel` issues before

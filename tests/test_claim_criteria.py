@@ -20,6 +20,7 @@ import pytest
 import tokgen
 from tokgen import claims
 from tokgen.claims import CLAIMS, NOT, PARTLY, REPRODUCED, UNMEASURED, Tables, claim
+from tokgen.results import read_table
 
 BASE = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
 FASTER = [0.8] * 8
@@ -1076,7 +1077,7 @@ def test_claim_6_says_the_size_in_every_window_whatever_the_cause(tmp_path):
     assert c["verdict"] == NOT
     assert f"~110 µs); {SIZE} 0 of 3 windows; from the end of the work" in c["measured"]
     windows_profile(tmp_path, [(247.5, 201.0), (200.0, 131.6), (364.3, 231.3)])  # window 1 within 55–220 µs
-    assert f"{SIZE} 1 of 3 windows (1);" in claim(6, tmp_path, resamples=4)["measured"]
+    assert f"{SIZE} 1 of 3 windows (window 1);" in claim(6, tmp_path, resamples=4)["measured"]
     windows_profile(tmp_path, [(50.0, 40.0)])  # one window, below 55 µs
     assert f"{SIZE} 0 of 1 window;" in claim(6, tmp_path, resamples=4)["measured"]
 
@@ -1104,7 +1105,10 @@ def test_claim_6_and_notebook_06_say_the_stop_checks_time_per_step_per_window(tm
         f"{SIGNED}+50 and +30 µs per step in windows 0 and 2")  # a window without both left out
     assert adds([(100.0, 50.0)], [3]) == f"{SIGNED}+50 µs per step in window 3"
     assert adds([(float("nan"), 1.0)]) == ""
+    assert adds([(100.0, float("nan")), (90.0, 60.0)], [0, 1]) == f"{SIGNED}+30 µs per step in window 1"  # rr15 N7
     assert tokgen.gaps.windows_named([0, 2, 5]) == "windows 0, 2 and 5"
+    assert tokgen.gaps.windows_named([0, 1]) == "windows 0 and 1"  # two in a row: no range (rr15 N7)
+    assert tokgen.gaps.windows_named([3, 4, 5]) == "windows 3–5"
     windows_profile(tmp_path, [(382.2, 310.7), (382.4, 210.2), (549.9, 349.0)])
     said = claim(6, tmp_path, resamples=4)["measured"]
     assert f"no stop check; {SIGNED}+72, +172 and +201 µs per step in windows 0–2; no-check / sync" in said
@@ -1127,7 +1131,7 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     assert ("per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to it: window 0 of "
             "windows 0–2, 0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
     windows_profile(tmp_path, [(100.0, 80.0), (100.0, 50.0)])
-    assert "nearest to it: window 1 of windows 0–1, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
+    assert "nearest to it: window 1 of windows 0 and 1, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
 
 
 def test_claim_6_names_the_nearest_window_by_the_tables_window_number(tmp_path):
@@ -1139,7 +1143,7 @@ def test_claim_6_names_the_nearest_window_by_the_tables_window_number(tmp_path):
     assert tokgen.gaps.shared_windows(table) == [1, 2]
     assert tokgen.gaps.half_shares(tokgen.gaps.shared_gaps(table), "no-check", tokgen.gaps.shared_windows(table)) == (
         "no-check / sync per window 0.100, 0.450 (the rule: at most 0.5 in every window; nearest to it: window 2 of "
-        "windows 1–2, 0.450, 0.050 below it)")  # fmt: skip
+        "windows 1 and 2, 0.450, 0.050 below it)")  # fmt: skip
 
 
 def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_runs(tmp_path):
@@ -1340,3 +1344,24 @@ def test_claim_4s_smallest_n_at_the_slowdown_edge_stays_open():
     finally:
         claims._pairs_by_n = original
     assert calls == [None, False]
+
+
+def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_out(tmp_path):
+    """Review rr15 S2: window 4's no-check row lost its time from the shared work (NaN, as where the two steps'
+    operation counts differ by no whole 1–7): claim 6 judges the other five windows, as notebook 06's takeaway
+    does, and names the window left out, in the margin too; with no window holding both times, not measured."""
+    pairs = [(110.0, 20.0), (120.0, 30.0), (100.0, 40.0), (130.0, 35.0), (115.0, 25.0), (105.0, 45.0)]
+    windows_profile(tmp_path, pairs)
+    rows = read_table(tmp_path / "data" / "06_eos_sync_profile.csv")
+    lost = (rows["variant"] == "kv_static_no_check") & (rows["window"] == 4)
+    rows.loc[lost, "from_op_1_median_us"] = float("nan")
+    rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
+    c = claim(6, tmp_path, resamples=4)
+    assert c["verdict"] == REPRODUCED
+    assert ("median and range over 5 windows, interleaved, every window judged; window 4 left out, with no idle gap "
+            "or no time from the shared work measured, the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]
+    assert f"{SIZE} 5 of 5 windows;" in c["measured"]
+    assert "nearest to it: window 5 of windows 0, 1, 2, 3 and 5, 0.429, 0.071 below it)" in c["measured"]
+    rows["from_op_1_median_us"] = float("nan")
+    rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
+    assert claim(6, tmp_path, resamples=4)["verdict"] == UNMEASURED

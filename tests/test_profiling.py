@@ -603,8 +603,8 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
         "2.4% within the phase after the model's forward (the flag's copy call comes before the idle gap) and 1.5% in "
         "the idle gap, the host's other work before the step's first launch 88%, the launch's own latency "
         "1%; the host's other work before the step's first launch holds most of it (88%); the copy and sync calls "
-        "3.9%; one phase of the host's work alone holds most of it, 'the GPU's last operation of step i−1 → the host "
-        "starts step i' (54%).")  # fmt: skip
+        "3.9%; one phase of the host's other work alone holds most of it, 'the GPU's last operation of step i−1 → the "
+        "host starts step i' without its copy and sync calls (52%).")  # fmt: skip
     # 3%: 4 µs busy (two 2 µs copies) of the checks' 134 µs; 9% + 1% + 88% + 1% (rounded) make the whole
     assert "the GPU's busy time within it not recorded" in tokgen.gaps.phase_takeaway("eager", p.drop(
         columns="check_busy_us"))  # an older table
@@ -939,3 +939,18 @@ def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio(
     assert text.startswith("`kv_static`, over 6 interleaved pairs of profiles: the gap is about the same at steps "
                            "80–99 as at steps 30–49")  # fmt: skip
     assert text.endswith("median over the pairs: 100.0 µs at steps 30–49, 110.0 µs at steps 80–99.")
+
+
+def test_the_phase_answer_never_names_the_calls_time_twice():
+    """Review rr15 S1: the phase "GPU's last operation → the host starts step i" holds the copy and sync calls after
+    the copy's end (`gap_calls_us`); where those calls are most of it (60 of its 70%), the answer names the calls
+    once, with a plural verb, and no phase of the host's other work, since that phase less its calls is 10%."""
+    shares = dict(check_us=0.1, host_us=0.7, forward_us=0.05, launch_us=0.13, start_us=0.02, sync_copy_us=0.62,
+                  gap_calls_us=0.6)  # fmt: skip
+    host = 0.7 + 0.05 + 0.13 - 0.6
+    said = tokgen.gaps._answer(shares, host, tokgen.gaps._phase_names(shares), 0.6)
+    assert said == "the copy and sync calls hold most of it (62%)"
+    shares |= dict(host_us=0.7, sync_copy_us=0.12, gap_calls_us=0.1, check_us=0.1)  # the phase less its calls: 60%
+    said = tokgen.gaps._answer(shares, 0.7 + 0.05 + 0.13 - 0.1, tokgen.gaps._phase_names(shares), 0.1)
+    assert said.endswith("; one phase of the host's other work alone holds most of it, 'the GPU's last operation of "
+                         "step i−1 → the host starts step i' without its copy and sync calls (60%)")  # fmt: skip

@@ -337,7 +337,7 @@ def test_the_beyond_tables_floors_are_computed_now_from_notebook_10s_run(tmp_pat
     naive_floor = generation_bytes(model, 32, 100, "recompute") / 2000e9 * 1e3  # ms
     filled = floor_ms(model, 32, 100, 2000.0)
     text = readme.beyond_table(tmp_path)
-    assert f"| {100 * naive_floor / 810:.0f}% or more (bytes only) | {810 / filled:.2f}× |" in text
+    assert f"| {readme.at_least_pct(100 * naive_floor / 810)} or more (bytes only) | {810 / filled:.2f}× |" in text
     assert f"| {100 * filled / 60:.0f}% | {60 / filled:.2f}× |" in text and "9.00×" not in text
     (data / "10_bandwidth.csv").unlink()
     assert "| not measured | not measured |" in readme.beyond_table(tmp_path)
@@ -505,7 +505,7 @@ def test_the_beyond_tables_floors_take_notebook_12s_tf32_rate_only_from_the_card
     arithmetic = generation_flops(model, 32, 100, "recompute") / 100e9  # ms at 100 TFLOP/s: the longer floor
     moved = generation_bytes(model, 32, 100, "recompute") / 2000e9 * 1e3  # ms at 2,000 GB/s
     assert arithmetic > moved
-    bytes_only = f"| {100 * moved / 810:.0f}% or more (bytes only) |"
+    bytes_only = f"| {readme.at_least_pct(100 * moved / 810)} or more (bytes only) |"
 
     def naive_cell(uuid, commit):
         pd.DataFrame({"matmul_tflops": [100.0], "gpu_uuid": [uuid], "commit": [commit]}).to_csv(
@@ -517,3 +517,11 @@ def test_the_beyond_tables_floors_take_notebook_12s_tf32_rate_only_from_the_card
     assert bytes_only in naive_cell("GPU-b", "c1")  # another card
     assert bytes_only in naive_cell("GPU-a", "c0")  # another commit
     assert bytes_only in naive_cell(None, None)  # a row that names neither
+
+
+def test_a_lower_bounds_percentage_is_rounded_down():
+    """Review rr15 N3: the naive generator's bytes-only floor is 2.586% of its time, a lower bound: "2.5% or more",
+    never "3%" or "2.6%", which overstate it."""
+    assert readme.at_least_pct(2.586) == "2.5%"
+    assert readme.at_least_pct(2.99) == "2.9%"
+    assert readme.at_least_pct(35.9) == "35%"

@@ -87,8 +87,8 @@ def judge_windows(profile: pd.DataFrame, test, compiled: bool = False, other: st
 def half_shares(pairs, other: str, windows: list | None = None) -> str:
     """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` time as a share of the time with
     the sync (`shared_gaps`' pairs) against the rule's "at most half", and the share nearest to that
-    half, named by its window as notebook 06's table numbers them (`windows`, `shared_windows`; default 0, 1, ...)
-    (notebook 06_eos_sync_profile)."""
+    half, named by its window as notebook 06's table numbers them (`windows`, `shared_windows`; default 0, 1, ...),
+    among the windows judged (`windows_named`, review rr15 S2) (notebook 06_eos_sync_profile)."""
     shares = [o / s if s > 0 else math.inf for s, o in pairs]
     windows = list(range(len(shares))) if windows is None else list(windows)
     shown = ", ".join(f"{x:.3f}" for x in shares)
@@ -97,7 +97,7 @@ def half_shares(pairs, other: str, windows: list | None = None) -> str:
     i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
     d = shares[i] - 0.5
     side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
-    near = f"window {windows[i]} of windows {windows[0]}–{windows[-1]}, {shares[i]:.3f}, {side}"
+    near = f"window {windows[i]} of {windows_named(windows)}, {shares[i]:.3f}, {side}"
     rule = f"the rule: at most 0.5 in every window; nearest to it: {near}"
     return f"{other} / sync per window {shown} ({rule})"
 
@@ -801,24 +801,30 @@ HOST_PART = "the host's other work before the step's first launch"  # `phase_tak
 CHECK_PART = "the argmax, append and stop check after the forward"
 
 
-def _answer(shares: dict, host: float, names: dict) -> str:
+def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0) -> str:
     """`phase_takeaway`'s answer to "the sync or the host's work?": of its parts (the argmax, append and stop check
     after the forward; the copy and sync calls; the host's other work before the first launch, `host`; the launch's
     own latency), the one that holds most of the time (more than MOST) where one does, else "no part holds most of
     it" with the largest, then the copy and sync calls' share beside it; where one phase of the host's other work
-    alone holds most of the time, that phase too (review rvA15 S5)."""
+    alone holds most of the time, that phase too (review rvA15 S5), less the copy and sync calls within it (`in_gap`,
+    the calls `tokgen.profiling.boundary_phases` counts inside "host_us"), so the calls' time is never named twice,
+    once as the calls and once as the host's other work (review rr15 S1)."""
     calls = "the copy and sync calls"
     parts = {HOST_PART: host, calls: shares["sync_copy_us"], "the launch's own latency": shares["start_us"]}
     if CHECK_PHASE in shares:
         parts[CHECK_PART] = shares[CHECK_PHASE]
     top = max(parts, key=parts.get)
-    said = (f"{top} holds most of it ({_most_kept(parts[top])})" if parts[top] > MOST else
-            f"no part holds most of it: the largest is {top}, {_most_kept(parts[top])}")  # fmt: skip
+    said = (f"{top} {'hold' if top == calls else 'holds'} most of it ({_most_kept(parts[top])})" if parts[top] > MOST
+            else f"no part holds most of it: the largest is {top}, {_most_kept(parts[top])}")  # fmt: skip
     if top != calls:
         said += f"; {calls} {_calls_share(shares)}" if shares["sync_copy_us"] > 0 else "; it makes no copy or sync call"
-    phase = max(names, key=shares.get)
-    if shares[phase] > MOST and phase in ("host_us", "forward_us", "launch_us"):
-        said += f"; one phase of the host's work alone holds most of it, '{names[phase]}' ({_most_kept(shares[phase])})"
+    other = {c: shares[c] - (in_gap if c == "host_us" else 0.0) for c in ("host_us", "forward_us", "launch_us")
+             if c in names}  # fmt: skip
+    phase = max(other, key=other.get) if other else None
+    if phase is not None and other[phase] > MOST:
+        without = " without its copy and sync calls" if phase == "host_us" and in_gap > 0 else ""
+        said += (f"; one phase of the host's other work alone holds most of it, '{names[phase]}'{without} "
+                 f"({_most_kept(other[phase])})")  # fmt: skip
     return said
 
 
@@ -836,7 +842,7 @@ def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
         return f"{model.capitalize()}: the gap's phases were not measured."
     in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
     host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
-    said = _answer(shares, host, _phase_names(shares))
+    said = _answer(shares, host, _phase_names(shares), in_gap)
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
         check = (f"the token's argmax and append and the stop check after the forward take {shares[CHECK_PHASE]:.0%} "

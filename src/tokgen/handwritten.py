@@ -183,7 +183,8 @@ class TritonStep(HandwrittenStep):
 
 class FusedStep:
     """GPT-2's decode step in five kernels per layer, and the end of the step in one (notebook 10,
-    section 1): fewer kernels, so fewer kernel boundaries, than `TritonStep`; what that saves, notebook 10
+    section 1): fewer kernels, so fewer kernel boundaries, than `TritonStep`; what the whole fused step saves
+    against it (fewer boundaries and, on Hopper, no L2 prefetch of the weights: not separated), notebook 10
     measures (section 3 times the step, section 5 counts its kernels):
 
     * each layer norm is folded into the product after it (`kernels.fold_norm`): the QKV and MLP-up

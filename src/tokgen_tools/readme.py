@@ -9,6 +9,7 @@ Every number in those blocks is read from data/; a table that is missing says "n
 import argparse
 import functools
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -420,6 +421,12 @@ def _floors(results_dir: Path) -> pd.DataFrame:
     return floors.set_index("variant")
 
 
+def at_least_pct(pct: float) -> str:
+    """A lower bound's percentage rounded down, never up past what was measured: one decimal below 10%, "2.5%" for
+    2.586, else whole, "35%" for 35.9 (review rr15 N3: "3% or more" overstated a bound of 2.59%)."""
+    return f"{math.floor(pct * 10) / 10:.1f}%" if pct < 10 else f"{math.floor(pct):.0f}%"
+
+
 def beyond_table(results_dir: Path) -> str:
     """Notebook 10's run ranked by paired speed-up over its naive generator (ties shared), each
     against naive and `generate()` static round by round, and its distance to the floor (notebook 12)."""
@@ -431,8 +438,9 @@ def beyond_table(results_dir: Path) -> str:
     floor = _floors(results_dir)
 
     def own_floor(row):  # a floor of bytes alone is a lower bound where the arithmetic was not measured
-        return f"{row['pct_of_own_floor']:.0f}%" + (" or more (bytes only)" if row["bound_by"].startswith(
-            "bytes (") and row["kv_read"] == "recompute" else "")  # fmt: skip
+        if row["bound_by"].startswith("bytes (") and row["kv_read"] == "recompute":
+            return f"{at_least_pct(row['pct_of_own_floor'])} or more (bytes only)"
+        return f"{row['pct_of_own_floor']:.0f}%"
 
     def from_floor(column, fmt):
         return ranked["variant"].map(lambda v: fmt(floor.at[v, column]) if column in floor and v in floor.index
