@@ -182,7 +182,11 @@ say(tokgen.gaps.profiled_window_text(BATCH_SIZE, MAX_SEQLEN, WINDOW, where=tokge
 # no larger than that spread is not told apart from the plain runs' own variation. Both are host
 # time, like the gap before a step, and the host drifts: that is why every generator is
 # profiled in several windows in a fresh random order, and why claims 6 and 7 decide only when
-# every window gives the same verdict. A negative value in that column says the window's profiled
+# every window gives the same verdict. The two generators of one window run one after the other,
+# so the host can drift between them too: the cause test sets each window's two passes side by
+# side (the rest of each profiled step, outside the time from the work both steps share) and
+# leaves out, named, a window whose two passes ran at host speeds further apart than
+# `tokgen.gaps.HOST_DRIFT` either way. A negative value in that column says the window's profiled
 # steps were shorter than the plain runs' average step, not that profiling speeds a step up: the
 # two are different quantities (setup and prefill are in the plain step only) and the host
 # drifts, so this column cannot say which of the two made it negative. Absolute host times
@@ -419,8 +423,10 @@ else:
 #   eager mode Python's kernel launches; compiled, fewer launches, but the compiled forward's
 #   own entry before its first launch and the same loop around it) can too: the phases under
 #   the step-boundary figure say which phase holds the time, for each model. The no-check
-#   generator says how much of the time before a step, from the work both steps share, is the
-#   stop check's where this ran; the idle shares say how much of each step the GPU waits for the host.
+#   generator says, window by window, how much of the time before a step, from the work both
+#   steps share, is the stop check's where this ran; its pass and the synchronous one run one
+#   after the other, so the rule leaves out a window whose two passes' host speeds drifted apart
+#   by more than its band. The idle shares say how much of each step the GPU waits for the host.
 # * The phases under the step-boundary figure say which part of the host's work each gap spans,
 #   under the CPU-op profiler: the CPU rows of the traces in `data/traces/` show the same in
 #   Perfetto, call by call.

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .gaps import (
+    HOST_DRIFT,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
     agreed,
@@ -23,11 +24,12 @@ from .gaps import (
     counted_windows,
     direction,
     direction_text,
+    drift_text,
     half_shares,
     judge_windows,
+    judged_windows,
     profile_windows,
-    shared_gaps,
-    shared_windows,
+    ratios_text,
     sync_opens_gap,
     sync_wait_words,
     window_gaps,
@@ -559,17 +561,19 @@ def _claim_6(tables):
     own measured wait per window (`sync_wait_words`), where the table records it. The measured text says the size's
     outcome per window whatever the cause's (`_size_text`, review rvA15 S1) and the stop check's time per step per
     window (`check_adds`, rvA15 S2). A window with no idle gap or no shared time measured (NaN) is left out and
-    named, the others judged, as notebook 06 judges them (review rr15 S2); none left: not measured."""
+    named, the others judged, as notebook 06 judges them (review rr15 S2), and so is one whose two profiled
+    passes ran at host speeds more than HOST_DRIFT apart, named with its ratio (`tokgen.gaps.judged_windows`, the
+    same windows notebook 06's takeaways judge; review rvA16 S1); none left: not measured."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
-    pairs, shared, windows = window_gaps(profile), shared_gaps(profile), shared_windows(profile)
-    measured_ = [sync_opens_gap(*p) is not None and sync_opens_gap(*s) is not None for p, s in zip(pairs, shared)]
-    if not any(measured_):
+    judged = judged_windows(profile)  # the windows notebook 06 judges too, by the same rule (rr15 S2, rvA16 S1)
+    if not judged["windows"] and not judged["drifted"]:
         raise NotMeasured("notebook 06's profile holds no idle gap, or no time from the work both steps share, in "
                           "any window: re-run notebook 06")  # fmt: skip
-    left_out = [w for w, m in zip(windows, measured_) if not m]  # judged on the others, as notebook 06 does (rr15 S2)
-    pairs, shared, windows = ([x for x, m in zip(xs, measured_) if m] for xs in (pairs, shared, windows))
+    if not judged["windows"]:
+        raise NotMeasured(f"{drift_text(judged['drifted'])}: no window is left to judge")
+    pairs, shared, windows = judged["idle"], judged["shared"], judged["windows"]
     verdicts = [(REPRODUCED if ARTICLE_GAP_US / 2 <= gap <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(s, n)
                 else NOT for (gap, _), (s, n) in zip(pairs, shared)]  # fmt: skip
     common = agreed(verdicts)
@@ -580,17 +584,24 @@ def _claim_6(tables):
         return f"{values[0]:.0f} µs" if len(values) == 1 else (
             f"{np.median(values):.0f} µs ({min(values):.0f}–{max(values):.0f})")  # fmt: skip
 
+    left_out = judged["unmeasured"]
+    every = "the windows judged" if left_out or judged["drifted"] else "every window judged"
     how = ("one window each, unrepeated" if len(pairs) == 1 else
-           f"median and range over {len(pairs)} windows, interleaved, every window judged")  # fmt: skip
+           f"median and range over {len(pairs)} windows, interleaved, {every}")  # fmt: skip
     if left_out:
-        how += (f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured, "
-                f"the verdict over {windows_named(windows)}")  # fmt: skip
+        how += f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured"
+    if judged["drifted"]:
+        how += f"; {drift_text(judged['drifted'])}"
+    if left_out or judged["drifted"]:
+        how += f", the verdict over {windows_named(windows)}"
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
     measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
                 f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); "
                 f"{_size_text(syncs, windows)}; {SHARED_WORDS}: {spread(s_shared)} with the sync, {spread(n_shared)} "
                 f"with no stop check; {check_adds(shared, windows)}; "
                 f"{half_shares(shared, 'no-check', windows)}")  # fmt: skip
+    if ratios := ratios_text(windows, judged["ratios"]):
+        measured += f"; {ratios}"
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
     if common != "split":
@@ -955,7 +966,9 @@ CLAIMS = {
         "the check's GPU operations, its flag's copy last, come after it) to the next step's first GPU operation, "
         "at least 20 µs with the sync and at most half of it with no stop check at all; the size: the idle gap "
         "before a step with the sync, from its last GPU operation (the flag's copy), within a factor of 2 of "
-        "~110 µs (the cause at another size: partly); eager (the article's trace names no model)",
+        "~110 µs (the cause at another size: partly); eager (the article's trace names no model); a window whose "
+        f"two profiled passes ran at host speeds more than {HOST_DRIFT:g}× apart either way (the rest of the step "
+        "outside the time from the shared work) is left out and named",
         _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
         "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged); "

@@ -165,6 +165,88 @@ def shared_windows(profile: pd.DataFrame, compiled: bool = False) -> list:
     return [int(a["window"]) if "window" in a.index else i for i, (a, _) in enumerate(rows)]
 
 
+def host_ratios(profile: pd.DataFrame, compiled: bool = False) -> list[float]:
+    """Per window of `shared_gaps`, in its order, how much slower the host ran in the synchronous generator's pass than
+    in the no-check one's: the rest of the profiled step outside the time from the shared work,
+    `step_period_us − from_op_<k+1>_median_us` with the sync over `step_period_us − from_op_1_median_us` with no stop
+    check (k as in `shared_gaps`). The two passes of a window run one after the other, so the host can drift between
+    them (review rvA16 S1). NaN where a column is missing (a table recorded before them: no window is then left out
+    for drift) (notebook 06_eos_sync_profile)."""
+    nan, out = float("nan"), []
+    for a, b in _window_rows(profile, compiled, "kv_static_no_check"):
+        k = float(a.get("kernels_per_step", nan)) - float(b.get("kernels_per_step", nan))
+        col = f"from_op_{int(k) + 1}_median_us" if math.isfinite(k) and k == int(k) and 1 <= k < TAIL_OPS else None
+        try:
+            sync, none = (float(r["step_period_us"]) - float(r[c]) for r, c in ((a, col), (b, "from_op_1_median_us")))
+        except (KeyError, TypeError, ValueError):
+            sync, none = nan, nan
+        out.append(sync / none if sync > 0 and none > 0 else nan)
+    return out
+
+
+HOST_DRIFT = 1.25  # a window whose passes' host speeds (`host_ratios`) differ by more than this either way: not judged
+
+
+def drifted(ratio: float) -> bool:
+    """Whether a window's host-speed ratio (`host_ratios`) lies outside [1/HOST_DRIFT, HOST_DRIFT]; a NaN one does
+    not (notebook 06_eos_sync_profile)."""
+    return math.isfinite(ratio) and not 1 / HOST_DRIFT <= ratio <= HOST_DRIFT
+
+
+def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:
+    """Claim 6's and notebook 06's one choice of the windows its cause test judges (`claims._claim_6`, `idle_gaps`):
+    per profiled window that holds both generators, in order, left out where its idle gaps (`window_gaps`) or its
+    times from the shared work (`shared_gaps`) are not both measured ("unmeasured": their windows), or where its two
+    passes ran at host speeds more than HOST_DRIFT apart (`drifted`; "drifted": (window, ratio)), the others judged:
+    "idle", "shared", "windows" and "ratios" (`host_ratios`) of those (notebook 06_eos_sync_profile)."""
+    out = {k: [] for k in ("idle", "shared", "windows", "ratios", "unmeasured", "drifted")}
+    rows = zip(window_gaps(profile, compiled), shared_gaps(profile, compiled), shared_windows(profile, compiled),
+               host_ratios(profile, compiled))  # fmt: skip
+    for idle, shared, w, r in rows:
+        if sync_opens_gap(*idle) is None or sync_opens_gap(*shared) is None:
+            out["unmeasured"].append(w)
+        elif drifted(r):
+            out["drifted"].append((w, r))
+        else:
+            for k, v in (("idle", idle), ("shared", shared), ("windows", w), ("ratios", r)):
+                out[k].append(v)
+    return out
+
+
+def _ratio(r: float) -> str:
+    """A host-speed ratio in two decimals, or more where two would put it on or across the band's edges: 0.795 reads
+    "0.795", not "0.80" beside "more than 1.25× either way" (`side_of`)."""
+    return side_of(r, (1 / HOST_DRIFT, HOST_DRIFT))
+
+
+def _listed(items: list) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def drift_text(drifted_: list) -> str:
+    """The windows `judged_windows` left out for host drift, named with their ratios: "windows 0 and 1 left out: their
+    two passes ran at host speeds 1.96× and 2.23× apart (more than 1.25×), so the difference is the host's, not the
+    check's"; "" where none is (review rvA16 S1; notebook 06_eos_sync_profile)."""
+    if not drifted_:
+        return ""
+    whose = "its" if len(drifted_) == 1 else "their"
+    ratios = _listed([f"{_ratio(r)}×" for _, r in drifted_])
+    return (f"{windows_named([w for w, _ in drifted_])} left out: {whose} two passes ran at host speeds {ratios} apart "
+            f"(more than {HOST_DRIFT:g}× either way), so the difference is the host's, not the check's")  # fmt: skip
+
+
+def ratios_text(windows: list, ratios: list) -> str:
+    """The judged windows' host-speed ratios (`host_ratios`), in window order: "the two passes' host-speed ratio, with
+    the sync over with no stop check, per window 1.06, 1.03 and 1.02 (windows 2–4; within 1/1.25–1.25, so judged)";
+    "" where none is measured (a table recorded before them) (notebook 06_eos_sync_profile)."""
+    if not any(math.isfinite(r) for r in ratios):
+        return ""
+    shown = _listed([_ratio(r) if math.isfinite(r) else "—" for r in ratios])
+    band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named(windows)
+    return (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
+            f"sync over with no stop check) {shown} in {where} (within {band}, so judged)")  # fmt: skip
+
+
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
 SHARED_WORDS = ("from the end of the work the synchronous step shares with the one without a check (the token's "
                 "append; the stop check's GPU operations come after it)")  # fmt: skip
@@ -327,15 +409,18 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     claims 6 and 7's one rule: whether the stop check (its launches and `.item()`) opens the time before a step, from
     the work both steps share (`sync_causes`: `sync_opens_gap` on `shared_gaps`, whose medians are
     `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`; the per-window shares against
-    the rule's half in words, `no_check_shares`: `half_shares`; the stop check's time per step per window in words,
-    `check_adds`: `check_adds`) and whether pipelining
+    the rule's half in words, `no_check_shares`: `half_shares`, with the judged windows' host-speed ratios,
+    `ratios_text`; the stop check's time per step per window in words, `check_adds`: `check_adds`), over the windows
+    claim 6 judges (`judged_windows`: those whose two passes' host speeds drifted apart named in `left_out`,
+    `drift_text`; `profiled`, the windows the gaps' medians are over) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
     `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
     (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
     `direction`) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
-               "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds"]  # fmt: skip
+               "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
+               "profiled"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -345,8 +430,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
-            shared = shared_gaps(summary, compiled)
-            measured = [(p, w) for p, w in zip(shared, shared_windows(summary, compiled)) if math.isfinite(sum(p))]
+            judged = judged_windows(summary, compiled)  # claim 6's windows, by its one rule (review rvA16 S1)
+            shared, windows_ = judged["shared"], judged["windows"]
             opens = [sync_opens_gap(a_, n_) for a_, n_ in shared]
             causes = agreed(opens)
             closes, closed = judge_windows(summary, closes_gap, compiled, "pipelined_static")
@@ -354,15 +439,17 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": closed, "sync_causes": causes,
                  "change": direction(window_gaps(summary, compiled, "pipelined_static")),
-                 "no_check_change": direction([p for p in shared if math.isfinite(sum(p))]),
+                 "no_check_change": direction(shared),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
+                 "profiled": int(s.at[sync, "windows"]),
                  "windows_closing": sum(c is True for c in closes),
                  "windows_pipelined": sum(c is not None for c in closes),
                  "sync_shared_us": _median(a_ for a_, _ in shared),
                  "no_check_shared_us": _median(n_ for _, n_ in shared),
-                 "no_check_shares": half_shares([p for p, _ in measured], "no-check", [w for _, w in measured])
-                 if measured else "",
-                 "check_adds": check_adds([p for p, _ in measured], [w for _, w in measured])}
+                 "no_check_shares": "; ".join(t for t in (half_shares(shared, "no-check", windows_),
+                                                          ratios_text(windows_, judged["ratios"])) if t)
+                 if shared else "",
+                 "check_adds": check_adds(shared, windows_), "left_out": drift_text(judged["drifted"])}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -391,21 +478,28 @@ def _measured_cause(gap) -> bool:
     return gap.get("sync_causes") is not None and gap["sync_causes"] == gap["sync_causes"]
 
 
+def _left_out(gap) -> str:
+    """The windows `idle_gaps` left out for host drift, in words (its row's `left_out`); "" where none is."""
+    left = gap.get("left_out") if gap is not None else None
+    return left if isinstance(left, str) else ""
+
+
 def _cause(gap) -> str:
     """`gap_takeaway`'s clause on the sync's cause, every window judged, then the stop check's time per step per
     window (`check_adds`, the row's `check_adds`: reviews rvB14 S7, rvA15 S2) and the per-window shares the cause
     rests on (`half_shares`, the row's `no_check_shares`, where recorded: review r11 found a decided "more than
     half" that held in one window by 0.005)."""
-    judged = int(gap["windows"])
-    every = " in every window" if judged > 1 else ""
+    judged, left = int(gap["windows"]), _left_out(gap)
+    every = f" in every{' judged' if left else ''} window" if judged > 1 else ""
     shares = gap.get("no_check_shares")
     shares = f"; {shares}" if isinstance(shares, str) and shares else ""
     adds = gap.get("check_adds")
     shares = f"; {adds}{shares}" if isinstance(adds, str) and adds else shares
+    shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
     if gap["sync_causes"] == "split":
-        return (f"the {judged} profiled windows disagree: without any stop check at most half of that time remains in "
-                f"{int(gap['windows_opening'])} of them, so whether {STOP_CHECK} opens most of it is not "
-                f"decided{shares}")  # fmt: skip
+        return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: without any stop check at most "
+                f"half of that time remains in {int(gap['windows_opening'])} of them, so whether {STOP_CHECK} opens "
+                f"most of it is not decided{shares}")  # fmt: skip
     if gap["sync_causes"]:
         return (f"without any stop check at most half of that time remains{every}: {STOP_CHECK} opens most of "
                 f"it{shares}")  # fmt: skip
@@ -422,11 +516,12 @@ def gap_takeaway(gap) -> str:
     head = f"{gap['model'].capitalize()}: with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
     if _measured_cause(gap):
-        windows = int(gap["windows"])
+        windows = int(gap.get("profiled", gap["windows"]))
         over = f" (medians over {windows} profiled windows)" if windows > 1 else ""
         gaps = f"{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all"
+        judged = " (medians over the judged windows)" if _left_out(gap) else ""
         shared = (f"{SHARED_WORDS}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
-                  "µs with no stop check")  # fmt: skip
+                  f"µs with no stop check{judged}")  # fmt: skip
         return (f"{head}{gaps} and {gap['pipelined_us']:.1f} µs pipelined{over}; {shared}: {_cause(gap)}; "
                 f"{_pipelining_does(gap)}.")  # fmt: skip
     unmeasured = _unmeasured_cause(gap)
@@ -661,6 +756,9 @@ def _unmeasured_cause(gap) -> str:
     """Why the stop check's share of the time before a step is not measured: no generator without a check was
     profiled, or its table predates the time from the work both steps share."""
     profiled = gap is not None and math.isfinite(float(gap.get("no_check_us", float("nan"))))
+    if profiled and _left_out(gap):  # every window's passes drifted apart (review rvA16 S1)
+        return (f"{_left_out(gap)}: no window is left to judge, so how much of the time before a step {STOP_CHECK} "
+                "opens is not measured")  # fmt: skip
     last = TAIL_OPS - 1
     why = ("no time from the work the steps share is recorded for this pair (a table recorded before it, or a "
            f"synchronous step whose extra GPU operations are no whole count from 1 to {last})" if profiled else
