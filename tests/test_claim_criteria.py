@@ -1427,6 +1427,9 @@ def test_claim_6_keeps_a_window_whose_passes_are_exactly_the_band_apart(tmp_path
     assert "window 5 left out: its two passes ran at host speeds 1.26× apart" in c["measured"]
     assert "1.25, 0.80, 1.00, 1.00 and 1.00 in windows 0–4 (within" in c["measured"]
     assert c["verdict"] == "inconclusive"  # windows 0 and 1 judged: they open it, windows 2–4 do not
+    windows_profile(tmp_path, DRIFTED, hosts=[1.0] + [2.0] * 5)  # one window left: judged, not "unrepeated"
+    assert ("profiled, one window judged; windows 1–5 left out: their two passes ran at host speeds 2.00×, 2.00×, "
+            "2.00×, 2.00× and 2.00× apart") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
     windows_profile(tmp_path, DRIFTED, hosts=[2.0] * 6)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == UNMEASURED and c["measured"].endswith("no window is left to judge")

@@ -585,8 +585,9 @@ def _claim_6(tables):
             f"{np.median(values):.0f} µs ({min(values):.0f}–{max(values):.0f})")  # fmt: skip
 
     left_out = judged["unmeasured"]
-    every = "the windows judged" if left_out or judged["drifted"] else "every window judged"
-    how = ("one window each, unrepeated" if len(pairs) == 1 else
+    some = left_out or judged["drifted"]
+    every = "the windows judged" if some else "every window judged"
+    how = (("one window judged" if some else "one window each, unrepeated") if len(pairs) == 1 else
            f"median and range over {len(pairs)} windows, interleaved, {every}")  # fmt: skip
     if left_out:
         how += f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured"
