@@ -90,3 +90,28 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     lead = "compiled kv_static_no_check"
     for other in ("compiled kv_static", "compiled pipelined_static", "compiled pipelined_static_1stream"):
         assert f"against `{lead}` {speedup_text(gain(run07, lead, other))}" in said[-1]
+
+
+def test_solution_09_exercise_2_ranks_as_notebook_09_does_with_naive_the_baseline(monkeypatch):
+    """Reviews pvA16 S5, S6: exercise 2 ranks B = 1 and the reference B = 32 alike, naive the unranked baseline in
+    both. Run on the reference rows themselves (tokgen.compare replaced), both columns must agree, naive reading
+    "— (baseline)" in each, and no rank moves; exercise 1 counts the pairs of the ranked variants only (66 of 12)."""
+    import tokgen
+    import tokgen.display
+    from tokgen import load
+
+    said = []
+    monkeypatch.setattr(tokgen.display, "say", said.append)
+    run07 = load("07_pipelining", ROOT).query("status == 'ok'")
+    monkeypatch.setattr(tokgen, "compare", lambda vs, **_: run07[run07["variant"].isin([v.name for v in vs])])
+    cells = code_cells(ROOT / "solutions" / "09_summary.py")
+    end = next(i for i, c in enumerate(cells) if "rank_moves_text" in c)
+    scope = {}
+    for cell in cells[: end + 1]:
+        exec(cell.replace('DATA_DIR = ".."', f"DATA_DIR = {str(ROOT)!r}").replace('SIZE = "gpt2"', 'SIZE = "tiny"')
+             .replace('COMPILE_BACKEND = "inductor"', 'COMPILE_BACKEND = "eager"'), scope)  # fmt: skip
+    assert "pairs of 66 shown" in said[0]
+    ranks = scope["ranks"].set_index("variant")
+    assert len(ranks) == 7 and ranks.loc["naive", "rank at B = 1"] == "— (baseline)"
+    assert (ranks["rank at B = 1"] == ranks["rank among these at B = 32 (reference)"]).all()
+    assert "Every variant has its reference rank." in said[-2]
