@@ -115,3 +115,20 @@ def test_solution_09_exercise_2_ranks_as_notebook_09_does_with_naive_the_baselin
     assert len(ranks) == 7 and ranks.loc["naive", "rank at B = 1"] == "— (baseline)"
     assert (ranks["rank at B = 1"] == ranks["rank among these at B = 32 (reference)"]).all()
     assert "Every variant has its reference rank." in said[-2]
+
+
+def test_notebook_07_findings_report_no_check_against_the_synchronous_loop():
+    """Review rvB16 S2: notebook 07 says skipping the check bounds what hiding it can gain; its findings now give
+    the no-check generator against the synchronous one, eager and compiled, as `gain` reads the reference rows."""
+    import pandas as pd
+
+    import tokgen
+    from tokgen import gain, load
+    from tokgen.voice import speedup_text
+
+    said = []
+    ok = load("07_pipelining", ROOT).query("status == 'ok'")
+    cell = next(c for c in code_cells(ROOT / "notebooks" / "07_pipelining.py") if "findings_text" in c)
+    exec(cell, {"tokgen": tokgen, "say": said.append, "ok": ok, "piped": pd.DataFrame(), "rows": []})
+    for base, variant in (("kv_static", "kv_static_no_check"), ("compiled kv_static", "compiled kv_static_no_check")):
+        assert f"`{variant}` against `{base}` {speedup_text(gain(ok, base, variant))}" in said[0]
