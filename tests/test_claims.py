@@ -1078,7 +1078,7 @@ def test_the_recipe_is_judged_as_claim_10_judges_it_and_the_summary_keeps_the_se
     """The best recipe ×2.42 against naive, looks 10, 20, 40 (this seed): at look 10 its interval holds ×2.5
     (×2.29–×2.54), so claim 10's thresholds run it on to look 20 (×2.32–×2.47). recipe_gains, claim 10 and
     summary_results' cells say one comparison, the sequential design's words included."""
-    from tokgen.claims import SUMMARY_THRESHOLDS, recipe_gains, summary_results
+    from tokgen.claims import SUMMARY_THRESHOLDS, recipe_gains, recipe_row_note, summary_ranking, summary_results
     from tokgen.stats import compare_rounds
     from tokgen.voice import speedup_text
 
@@ -1097,8 +1097,35 @@ def test_the_recipe_is_judged_as_claim_10_judges_it_and_the_summary_keeps_the_se
     assert c["verdict"].startswith("not reproduced") and speedup_text(g) in c["measured"]
     s = summary_results(tmp_path).set_index("variant").loc["compiled pipelined_static"]
     cell = {k.removesuffix("_vs_naive"): v for k, v in s.items() if k.endswith("_vs_naive")}
-    assert speedup_text(cell) == speedup_text(early)  # the ranking's comparison, said with its looks
-    assert "up to 40" in speedup_text(cell) and "sequential interval" in speedup_text(cell)
+    # the summary's recipe row is claim 10's comparison, not the plain test's early look (pvA16 S1, rvB16 S1)
+    assert speedup_text(cell) == speedup_text(g) != speedup_text(early)
+    assert "of 20 rounds, up to 40" in speedup_text(cell) and "sequential interval" in speedup_text(cell)
+    assert s["judged_as"] == "claim 10" and "(20 rounds here)" in recipe_row_note(summary_ranking(tmp_path))
+
+
+def test_the_summary_names_a_ranked_generator_whose_output_is_wrong(tmp_path):
+    """Review pvA16 S4: notebook 07's EOS check found `article_pipelined` returning 1 token past the stop
+    (compiled: 2 of 3 trials; eager: 0 of 3); the summary's row of the compiled one says so, from those rows,
+    the eager one says nothing, and the ranks are `voice.ranking`'s (naive the baseline), unchanged."""
+    from tokgen.claims import generator_text, summary_ranking
+    from tokgen.voice import ranking
+
+    rng = np.random.default_rng(3)
+    host = 100 * np.exp(rng.normal(0, 0.05, 20))
+    items = [result("naive", list(host)), result("compiled article_pipelined", list(host / 2.0)),
+             result("article_pipelined", list(host / 1.2)), result("kv_static", list(host / 1.1))]  # fmt: skip
+    rows("07_pipelining", tmp_path, items)
+    plain = summary_ranking(tmp_path)
+    assert plain["past_stop"].eq("").all()  # no EOS check run: nothing said
+    pd.DataFrame({"generator": ["article_pipelined"] * 6, "model": ["compiled"] * 3 + ["eager"] * 3,
+                  "extra_tokens": [1, 0, 1, 0, 0, 0]}).to_csv(tmp_path / "data" / "07_pipelining_eos.csv")  # fmt: skip
+    s = summary_ranking(tmp_path)
+    said = dict(zip(s["variant"], s.apply(generator_text, axis=1)))
+    assert said["compiled article_pipelined"] == ("compiled article_pipelined (output wrong: 1 token past the stop "
+                                                  "in 2 of 3 trials of notebook 07's EOS check)")  # fmt: skip
+    assert said["article_pipelined"] == "article_pipelined" and said["naive"] == "naive"
+    base = ranking(pd.read_csv(tmp_path / "data" / "07_pipelining.csv"), "naive", baseline=True)
+    assert s["rank"].fillna(0).tolist() == plain["rank"].fillna(0).tolist() == base["rank"].fillna(0).tolist()
 
 
 def test_regimes_of_different_runs_are_flagged_and_not_compared(tmp_path):

@@ -826,22 +826,84 @@ def _claim_9(tables):
     return "; ".join(parts), _combine(*oks, *streams, core=(0, 1), named={i: [c] for i, c in enumerate(named)}), None
 
 
+def summary_ranking(tables) -> pd.DataFrame:
+    """Notebook 07's variants ranked among themselves (`voice.ranking`, naive the unranked baseline),
+    each row's comparison with naive the one its page states: the best recipe's is claim 10's
+    (`_recipe_gain`: judged against ×2.5 and ×4, so its looks may run on past the plain test's), with
+    `judged_as` naming the claim; the ranks do not change, since naive is in none of the ranked pairs
+    (reviews pvA16 S1, rvB16 S1: one pair, two results on one page); `past_stop`, what notebook 07's
+    EOS check found a generator returning past the stop ("" where nothing: `generator_text`).
+    `tables`: a results folder or `Tables` (notebook 09_summary, README)."""
+    tables = tables if isinstance(tables, Tables) else Tables(tables)
+    df, naive, best = tables["07_pipelining"], label("naive"), label("pipelined_static", compiled=True)
+    if naive not in set(df["variant"]):
+        raise KeyError(f"no {naive!r} run in notebook 07's table: nothing to measure a speed-up against")
+    ranked = ranking(df, naive, baseline=True).assign(judged_as="")  # naive against itself: ×1, not ranked
+    wrong = _past_stop(tables)
+    ranked["past_stop"] = ranked["variant"].map(lambda v: wrong.get(v, ""))
+    at = ranked.index[ranked["variant"] == best]
+    g = _recipe_gain(tables) if len(at) else None
+    if g is not None and g["speedup"] == g["speedup"]:
+        for k, v in g.items():
+            ranked.at[at[0], k] = v
+        ranked.at[at[0], "judged_as"] = "claim 10"
+    return ranked
+
+
+def _past_stop(tables) -> dict:
+    """Variant -> "1 token past the stop in 6 of 6 trials" for each generator of notebook 07's EOS check
+    (data/07_pipelining_eos.csv) that returned tokens past the stop; {} where that check was not run."""
+    try:
+        eos = load("07_pipelining_eos", tables.results_dir)
+    except FileNotFoundError:
+        return {}
+    out = {}
+    for (name, model), rows in eos.groupby(["generator", "model"], sort=False):
+        extra = rows["extra_tokens"][rows["extra_tokens"] > 0]
+        if len(extra):
+            count = f"{extra.min()}" if extra.min() == extra.max() else f"{extra.min()}–{extra.max()}"
+            out[label(name, compiled=model == "compiled")] = (
+                f"{count} token{'s' if extra.max() > 1 else ''} past the stop in {len(extra)} of {len(rows)} "
+                "trials of notebook 07's EOS check")  # fmt: skip
+    return out
+
+
+def generator_text(row) -> str:
+    """A generator's name in a table of `summary_ranking`, with "(output wrong: …)" where notebook 07's
+    EOS check found it returning tokens past the stop: its rank is that of a wrong output (review
+    pvA16 S4; notebook 09_summary, README)."""
+    wrong = row.get("past_stop")
+    return f"{row['variant']}" + (f" (output wrong: {wrong})" if isinstance(wrong, str) and wrong else "")
+
+
+def recipe_row_note(ranked: pd.DataFrame) -> str:
+    """Under a table of `summary_ranking`: the row whose comparison with naive is a claim's, which
+    ran on against the claim's thresholds; "" where none is; `summary_results`' table too, its
+    comparison's columns suffixed `_vs_naive` (notebook 09_summary, README)."""
+    rows = ranked[ranked["judged_as"].astype(bool)] if "judged_as" in ranked else ranked.iloc[:0]
+    rounds = "rounds_vs_naive" if "rounds_vs_naive" in ranked else "rounds"
+    return " ".join(f"*`{r['variant']}` against naive is {r['judged_as']}'s comparison, judged against "
+                    f"×{SUMMARY_THRESHOLDS[0]:g} and ×{SUMMARY_THRESHOLDS[1]:g}, not only ×1: its looks run on "
+                    f"while its interval holds either ({int(r[rounds])} rounds here), so it may use more rounds "
+                    "than the plain test would; the rank does not read it.*"
+                    for r in rows.to_dict("records"))  # fmt: skip
+
+
 def summary_results(tables) -> pd.DataFrame:
     """Notebook 07's run of every article generator ranked by paired speed-up over naive
     (`voice.ranking`), those columns suffixed `_vs_naive` (notebook 09_summary, README); naive is the
     baseline, not ranked (rank NaN, its row last: it ran only the rounds its own pairs needed, so it
     would outrank variants beaten over more rounds; review rvB15 S1); `tables`: a results folder or
     `Tables`."""
-    df = (tables if isinstance(tables, Tables) else Tables(tables))["07_pipelining"]
-    naive = label("naive")
-    if naive not in set(df["variant"]):
-        raise KeyError(f"no {naive!r} run in notebook 07's table: nothing to measure a speed-up against")
-    ranked = ranking(df, naive, baseline=True)  # naive against itself: ×1 every round, not ranked
+    tables = tables if isinstance(tables, Tables) else Tables(tables)
+    df = tables["07_pipelining"]
+    ranked = summary_ranking(tables)
     keys = ("speedup", "speedup_q25", "speedup_q75", "p_value", "outcome", "rounds", "looks", "level", "interval_low",
             "interval_high", "decided", "capped", "rounds_both", "speedup_all", "no_effect", "equivalence_low",
             "equivalence_high")  # the sequential design's keys too: its cells read as everywhere else
     keys = tuple(k for k in keys if k in ranked)  # a fixed-rounds run has no sequential keys
-    ranked = ranked[["variant", "rank", "tied", *keys]].rename(columns={k: f"{k}_vs_naive" for k in keys})
+    ranked = ranked[["variant", "rank", "tied", "judged_as", "past_stop", *keys]]
+    ranked = ranked.rename(columns={k: f"{k}_vs_naive" for k in keys})
     return ranked.merge(df, on="variant", how="left")
 
 

@@ -28,7 +28,9 @@ from tokgen.claims import (
     claims_by_regime,
     deferred_stop_gains,
     gain_ruled_out,
+    generator_text,
     recipe_gains,
+    recipe_row_note,
     regime_sources,
     slice_runs,
     slices_bracket,
@@ -103,7 +105,7 @@ def summary_table(results_dir: Path) -> str:
     out = pd.DataFrame(
         {
             "rank": df.apply(rank_text, axis=1),
-            "generator": df["variant"],
+            "generator": df.apply(generator_text, axis=1),
             "speed-up vs naive (paired rounds)": [  # naive against itself: a dash, as the other tables (rvC12 N7)
                 "—" if r["variant"] == "naive" else
                 _paired({k.removesuffix("_vs_naive"): v for k, v in r.items() if k.endswith("_vs_naive")})
@@ -117,8 +119,8 @@ def summary_table(results_dir: Path) -> str:
             "peak reserved GB": df["peak_reserved_gb"].map(lambda x: f"{x:.2f}"),
         }
     )
-    note = shared_rounds_note(df)
-    return table(out) + "\n\n" + RANK_LEGEND + (f"\n\n{note}" if note else "")
+    notes = [n for n in (recipe_row_note(df), shared_rounds_note(df)) if n]
+    return table(out) + "\n\n" + RANK_LEGEND + "".join(f"\n\n{n}" for n in notes)
 
 
 def _claims(results_dir: Path):
