@@ -1041,11 +1041,31 @@ def waits_text(audit: pd.DataFrame, steps: int) -> str:
     return f"The host waits per generation of {steps} steps: " + "; ".join(parts) + "." if parts else ""
 
 
-def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str) -> str:
+def profiled_ks(ranked: pd.DataFrame, results: pd.DataFrame, generators, anchor: str) -> dict:
+    """{generator: the variant profiled, None where none was ranked} (notebook 10_cuda_graphs): `anchor`'s
+    (the fused step's) first listed variant, and for every other generator its variant at that K where
+    that K shares the generator's best rank in `ranking`'s table `ranked`, so the steps are profiled at
+    one K; else its first listed of that rank (review rvC16 S2: a point speed-up against a noisy base
+    picked K = 2, tied with the fused step's K = 4). `results` gives each variant's generator and
+    steps_per_graph."""
+    info = results.set_index("variant")
+    generator = ranked["variant"].map(info["generator"])
+    first = ranked[generator == anchor]["variant"].tolist()
+    k = info.at[first[0], "steps_per_graph"] if first else None
+    chosen = {}
+    for g in generators:
+        rows = ranked[generator == g]
+        best = rows[rows["rank"] == rows["rank"].min()]["variant"].tolist()
+        chosen[g] = ([v for v in best if info.at[v, "steps_per_graph"] == k] + best + [None])[0]
+    return chosen
+
+
+def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str, same_k_as: str | None = None) -> str:
     """Which K of a generator is profiled, and the other Ks that share its rank in `ranking`'s table
     (`ranked`; `results` gives each variant's generator and steps_per_graph): "`g K=2` is profiled:
     K = 1, 2, 4 of `g` share rank 3; it is listed first among them by its point speed-up against
-    `naive`, which does not rank them" (notebook 10_cuda_graphs)."""
+    `naive`, which does not rank them", or, where `variant` has the K of `same_k_as` (`profiled_ks`'s
+    anchor), "…; it has the K of `f K=2`, so the steps are profiled at one K" (notebook 10_cuda_graphs)."""
     info = results.set_index("variant")
     generator, rank = info.at[variant, "generator"], ranked.set_index("variant").at[variant, "rank"]
     peers = ranked[(ranked["rank"] == rank) & ranked["variant"].map(info["generator"]).eq(generator)]["variant"]
@@ -1054,6 +1074,10 @@ def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str) -
         return f"`{variant}` is profiled: the only K of `{generator}` timed."
     if len(ks) == 1:
         return f"`{variant}` is profiled: no other K of `{generator}` shares its rank {int(rank)}."
+    k = info["steps_per_graph"]
+    if same_k_as in info.index and same_k_as != variant and k[same_k_as] == k[variant]:
+        return (f"`{variant}` is profiled: K = {', '.join(map(str, ks))} of `{generator}` share rank {int(rank)}; "
+                f"it has the K of `{same_k_as}`, so the steps are profiled at one K.")  # fmt: skip
     return (f"`{variant}` is profiled: K = {', '.join(map(str, ks))} of `{generator}` share rank {int(rank)}; "
             f"it is listed first among them by its point speed-up against `{ranked['vs'].iloc[0]}`, which does "
             "not rank them.")
