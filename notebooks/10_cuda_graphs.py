@@ -403,6 +403,7 @@ for base in bases:
     ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
 columns = ["rank", "variant", "ms, median (IQR)", "first call (builds), ms", *(["× task floor"] if CUDA else [])]
 say(table(ok, columns + [f"vs {b}" for b in bases], digits={"first call (builds), ms": 0, "× task floor": 2}))
+say(tokgen.voice.host_probe_text(ok))  # the host's speed before and after these rounds (review rvC16 S1)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})

@@ -525,3 +525,16 @@ def test_a_lower_bounds_percentage_is_rounded_down():
     assert readme.at_least_pct(2.586) == "2.5%"
     assert readme.at_least_pct(2.99) == "2.9%"
     assert readme.at_least_pct(35.9) == "35%"
+
+
+def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes():
+    """Review rvC16 S1: above the Beyond table, notebook 10's and notebook 07's medians of naive and the recipe,
+    their GPU busy times and each run's host probe, from the committed CSVs (not "(two runs)" alone)."""
+    graphs = pd.read_csv(ROOT / "data" / "10_cuda_graphs.csv").set_index("variant")
+    seven = pd.read_csv(ROOT / "data" / "07_pipelining.csv").set_index("variant")
+    text = readme.reruns_note(ROOT)
+    assert f"`naive` {graphs.at['naive', 'median_ms']:.1f} ms against " in text
+    assert f"took {graphs['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 10's rounds and " \
+           f"{seven['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 07's" in text  # fmt: skip
+    assert "`compiled pipelined_static`" in text
+    assert "<!-- tokgen:reruns -->\n" + text in (ROOT / "README.md").read_text()
