@@ -481,7 +481,11 @@ idle = idle_rec.read()
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per token": µs in which at least one kernel ran, per decode step, over the same
-# window as section 5's tables. The profiler adds host work to every launch (how much, no
+# window as section 5's tables. With PDL (our kernels, on compute capability 9 or later) a kernel
+# launched early counts its wait for the one before as running, so a PDL decoder's idle share is
+# a lower bound on the time no kernel did work, not comparable with that of a decoder whose
+# kernels have no PDL (cuBLAS, inductor); the takeaways name the decoders whose kernels overlapped.
+# The profiler adds host work to every launch (how much, no
 # notebook measures), so a generator whose host launches every kernel,
 # `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
 # than without the profiler; a graph replay's kernels are queued by one launch, so the graph
@@ -640,7 +644,7 @@ if CUDA:
     host = tokgen.label("pipelined_static", compiled=True)  # launches every kernel from Python: may be slowed
     # by the profiler
     unprofiled = ok.set_index("variant")["gpu_busy_share"].get(host, float("nan"))  # section 3's rounds
-    say(tokgen.display.idle_share_text(share, host, unprofiled))
+    say(tokgen.display.idle_share_text(share, host, unprofiled, kernels if any(stages.values()) else None))
 if CUDA and unfused and fused:
     say(tokgen.display.fusing_count_text(kernels, unfused, fused, results=ok))  # kinds under 0.5 µs (0 when
     # rounded) left out; then the fused step against the unfused one at the same K, round by round

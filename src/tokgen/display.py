@@ -1300,14 +1300,25 @@ def kernel_count_text(name: str, rows: pd.DataFrame, layers: int, window_us: flo
             f"last): durations overlap {overlap}.")  # fmt: skip
 
 
-def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
+def idle_share_text(share: pd.Series, host: str, unprofiled: float, kernels: pd.DataFrame | None = None) -> str:
     """ "* GPU idle share of the profiled window: `a` 3.1%, `b` 40.2% (…)." from `share` (idle fraction by
     variant). Where `host` (the decoder that launches every kernel from Python) is among them and
     `unprofiled` (its GPU busy share over the unprofiled rounds) is a number, the idle share that leaves
     of a whole generation is said too, as another measure (set-up and prefill included), not a check of the
     window's: a smaller whole-generation share does not show the profiler added nothing (review rr14 S2), and a
-    larger one does not contradict the caveat (review rvC14 S3; notebook 10_cuda_graphs)."""
+    larger one does not contradict the caveat (review rvC14 S3; notebook 10_cuda_graphs). With `kernels`
+    (section 5's table: variant, us_per_token, own_us_per_token), the variants whose kernels overlapped
+    (durations adding up to more than 1.01× their busy time) are named: launched early under PDL, a kernel
+    counts its wait as busy, so their shares are lower bounds, not comparable with the others' (rvC16 S3)."""
     said = ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
+    sums = kernels.groupby("variant")[["us_per_token", "own_us_per_token"]].sum() if kernels is not None else None
+    early = [n for n in share.index if sums is not None and n in sums.index
+             and sums.at[n, "us_per_token"] > 1.01 * sums.at[n, "own_us_per_token"]]  # fmt: skip
+    overlap = "" if not early else (
+        f"; {' and '.join(f'`{n}`' for n in early)}: kernels overlapped (their durations add up to more than their "
+        "busy time, section 5), and a kernel launched early under PDL counts its wait for the one before as busy, "
+        "so these shares are lower bounds on the time no kernel did work, not comparable with those of decoders "
+        "whose kernels did not overlap")  # fmt: skip
     if host in share.index:
         idle = 1 - unprofiled  # NaN where the unprofiled share is not a number
         whole = (f"against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle {idle:.1%} of "
@@ -1315,7 +1326,7 @@ def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
         inflated = f"`{host}`'s may be inflated by the profiler's host cost, section 4"
         said += (f" ({inflated})" if idle != idle else
                  f" ({inflated}; {whole}, set-up and prefill included: another measure, not a check of the window's)")
-    return f"* GPU idle share of the profiled window: {said}."
+    return f"* GPU idle share of the profiled window: {said}{overlap}."
 
 
 def fusing_count_text(kernels: pd.DataFrame, unfused: str, fused: str, least_us: float = 0.5,
