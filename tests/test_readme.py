@@ -538,3 +538,10 @@ def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes
            f"{seven['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 07's" in text  # fmt: skip
     assert "`compiled pipelined_static`" in text
     assert "<!-- tokgen:reruns -->\n" + text in (ROOT / "README.md").read_text()
+
+
+def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every_per_kernel_cost():
+    """Review rvC16 N1: a replay removes the host's launch call per kernel, not the GPU's per-kernel boundaries,
+    which notebook 10 itself measures inside graphs."""
+    line = next(x for x in (ROOT / "README.md").read_text().splitlines() if x.startswith("| CUDA graph |"))
+    assert "without Python or a host launch call per kernel" in line and "per-kernel launch costs" not in line

@@ -1395,3 +1395,12 @@ def test_two_runs_text_sets_both_runs_medians_busy_times_and_host_probes_side_by
     assert "took 6.09 ms before a rounds and not recorded before b (" in two_runs_text({"a": ten, "b": unprobed},
                                                                                        ["naive"])  # fmt: skip
     assert two_runs_text({"a": ten, "b": seven}, ["other"]) == ""  # in one run only
+
+
+def test_below_first_text_keeps_the_tables_shared_mark_where_the_partner_is_left_out():
+    """Review rvC16 N2: notebook 10 names only registry generators, so naive's "19 (shared)" (with the left-out
+    `generate() dynamic`) read "rank 19: `naive`"; a rank alone in its table stays bare."""
+    ranked = pd.DataFrame({"variant": ["a", "b", "c", "d"], "rank": [1, 3, 3, 5], "tied": [False, True, True, True]})
+    assert below_first_text(ranked) == "Below rank 1: rank 3: `b`, `c`; rank 5 (shared): `d`."
+    assert below_first_text(ranked.assign(tied=False)) == "Below rank 1: rank 3: `b`, `c`; rank 5: `d`."
+    assert below_first_text(ranked.drop(columns="tied")).endswith("rank 5: `d`.")

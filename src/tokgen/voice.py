@@ -630,10 +630,13 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     below = ranked[ranked["rank"] > top] if len(ranked) else ranked
     if not len(below):
         return ""
-    if not reasons:  # grouped by rank: a rank shared by several names them together
-        groups = below.groupby("rank", sort=True)["variant"]
-        return f"Below rank {top}: " + "; ".join(f"rank {int(k)}: " + ", ".join(f"`{v}`" for v in names)
-                                            for k, names in groups) + "."  # fmt: skip
+    if not reasons:  # grouped by rank: a rank shared by several names them together; one name alone keeps the
+        # larger table's "(shared)" where its partner is left out here (review rvC16 N2)
+        tied = below["tied"] if "tied" in below else pd.Series(False, index=below.index)
+        groups = below.assign(tied=tied.fillna(False).astype(bool)).groupby("rank", sort=True)
+        return f"Below rank {top}: " + "; ".join(
+            f"rank {int(k)}{' (shared)' if len(g) == 1 and g['tied'].iloc[0] else ''}: "
+            + ", ".join(f"`{v}`" for v in g["variant"]) for k, g in groups) + "."  # fmt: skip
     parts = []
     for r in below.to_dict("records"):
         said = f"`{r['variant']}` has {_rank_words(r)}"
