@@ -403,6 +403,7 @@ for base in bases:
     ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
 columns = ["rank", "variant", "ms, median (IQR)", "first call (builds), ms", *(["× task floor"] if CUDA else [])]
 say(table(ok, columns + [f"vs {b}" for b in bases], digits={"first call (builds), ms": 0, "× task floor": 2}))
+say(tokgen.voice.host_probe_text(ok))  # the host's speed before and after these rounds (review rvC16 S1)
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
@@ -442,10 +443,11 @@ if CUDA:  # the GPU time the extra steps take, one profiled generation per varia
 # ## 4. Is the GPU ever idle?
 #
 # The CUPTI timeline of one generation (steps in `WINDOW`) for the registry generator that stops
-# on the host listed first in section 3's table; a K of the best rank
-# of the compiled handwritten step (before our kernels), of our kernels (`graph_triton_kernels`)
-# and of the fused step (`graph_triton_fused`), the one listed first in section 3's table (the
-# lines under the next cell say which K, and which other Ks share its rank); and the article's
+# on the host listed first in section 3's table; the fused step (`graph_triton_fused`), and the
+# compiled handwritten step (before our kernels) and our kernels (`graph_triton_kernels`) at the
+# fused step's K where that K shares their best rank, so the steps are compared at one K (else
+# their K listed first in section 3's table; the lines under the next cell say which K, and which
+# other Ks share its rank); and the article's
 # best recipe: the share of the window in which no kernel ran, and the GPU's busy time and kernels
 # per decode step. (`graph_stop_on_device` is not profiled: while tokgen was written, CUPTI showed
 # the kernels of a WHILE node's body once, not once per iteration; no output here
@@ -458,11 +460,11 @@ if CUDA:  # the GPU time the extra steps take, one profiled generation per varia
 by_name = {v.name: v for v in variants}
 on_host = ours[~ours["generator"].isin(list(tokgen.LOOPS_ON_DEVICE))]
 after = on_host.iloc[0]["variant"]
-best_k = ok.drop_duplicates("generator").set_index("generator")["variant"]  # rank order: each first listed K
-stages = {g: best_k.get(g) for g in ("graph_handwritten_compiled", "graph_triton_kernels", "graph_triton_fused")}
-before, unfused, fused = stages.values()  # None: not measured (failed)
+stages = tokgen.display.profiled_ks(ranked, ok, ("graph_handwritten_compiled", "graph_triton_kernels",
+                                                 "graph_triton_fused"), anchor="graph_triton_fused")  # fmt: skip
+before, unfused, fused = stages.values()  # None: not measured (failed); the fused step's K where it ranks best
 for chosen in filter(None, stages.values()):  # the profiled K, and the Ks its rank does not part it from
-    say(tokgen.display.profiled_k_text(ranked, ok, chosen))
+    say(tokgen.display.profiled_k_text(ranked, ok, chosen, same_k_as=fused))
 idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
 for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("pipelined_static", compiled=True)]):
     k = by_name[name].info.get("steps_per_graph", 1)
@@ -479,7 +481,11 @@ idle = idle_rec.read()
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per token": µs in which at least one kernel ran, per decode step, over the same
-# window as section 5's tables. The profiler adds host work to every launch (how much, no
+# window as section 5's tables. With PDL (our kernels, on compute capability 9 or later) a kernel
+# launched early counts its wait for the one before as running, so a PDL decoder's idle share is
+# a lower bound on the time no kernel did work, not comparable with that of a decoder whose
+# kernels have no PDL (cuBLAS, inductor); the takeaways name the decoders whose kernels overlapped.
+# The profiler adds host work to every launch (how much, no
 # notebook measures), so a generator whose host launches every kernel,
 # `compiled pipelined_static`, can run slower under it, and its idle share here can be larger
 # than without the profiler; a graph replay's kernels are queued by one launch, so the graph
@@ -638,7 +644,7 @@ if CUDA:
     host = tokgen.label("pipelined_static", compiled=True)  # launches every kernel from Python: may be slowed
     # by the profiler
     unprofiled = ok.set_index("variant")["gpu_busy_share"].get(host, float("nan"))  # section 3's rounds
-    say(tokgen.display.idle_share_text(share, host, unprofiled))
+    say(tokgen.display.idle_share_text(share, host, unprofiled, kernels if any(stages.values()) else None))
 if CUDA and unfused and fused:
     say(tokgen.display.fusing_count_text(kernels, unfused, fused, results=ok))  # kinds under 0.5 µs (0 when
     # rounded) left out; then the fused step against the unfused one at the same K, round by round

@@ -1335,3 +1335,21 @@ def test_tokens_differ_text_counts_generated_tokens_of_every_row_and_the_first_s
     b = torch.tensor([[0, 5, 6, 9, 9, 9], [0, 1, 2, 3, 0, 0]])  # longer: compared over the shorter's columns
     assert display.tokens_differ_text(a, b) == "3 of 8 generated tokens differ; the first at step 3."
     assert display.tokens_differ_text(a, a) == "0 of 8 generated tokens differ."
+
+
+def test_the_unfused_steps_are_profiled_at_the_fused_steps_k_where_it_shares_their_best_rank():
+    """Review rvC16 S2: `g` K = 2 is listed above K = 4 (by a point speed-up), both rank 3; the fused `f`
+    has K = 4, so `g K=4` is profiled. `h`'s best rank holds K = 1 alone (its K = 4 ranks below): its
+    first listed, K = 1. `e` has no ranked row: None."""
+    ranked = pd.DataFrame({"variant": ["f K=4", "g K=2", "g K=4", "g K=1", "h K=1", "h K=4", "g K=8"],
+                           "rank": [1, 3, 3, 3, 3, 6, 6], "vs": "naive"})  # fmt: skip
+    results = pd.DataFrame({"variant": ranked["variant"], "generator": ["f", "g", "g", "g", "h", "h", "g"],
+                            "steps_per_graph": [4, 2, 4, 1, 1, 4, 8]})  # fmt: skip
+    chosen = display.profiled_ks(ranked, results, ("h", "g", "f", "e"), anchor="f")
+    assert chosen == {"h": "h K=1", "g": "g K=4", "f": "f K=4", "e": None}
+    assert display.profiled_ks(ranked.drop(index=0), results, ("g",), anchor="f") == {"g": "g K=2"}  # f failed
+    said = display.profiled_k_text(ranked, results, "g K=4", same_k_as="f K=4")
+    assert said == "`g K=4` is profiled: K = 1, 2, 4 of `g` share rank 3; it has the K of `f K=4`, so the steps are " \
+                   "profiled at one K."
+    assert "point speed-up" in display.profiled_k_text(ranked, results, "g K=2", same_k_as="f K=4")  # another K
+    assert display.profiled_k_text(ranked, results, "f K=4", same_k_as="f K=4").endswith("the only K of `f` timed.")

@@ -132,3 +132,14 @@ def test_notebook_07_findings_report_no_check_against_the_synchronous_loop():
     exec(cell, {"tokgen": tokgen, "say": said.append, "ok": ok, "piped": pd.DataFrame(), "rows": []})
     for base, variant in (("kv_static", "kv_static_no_check"), ("compiled kv_static", "compiled kv_static_no_check")):
         assert f"`{variant}` against `{base}` {speedup_text(gain(ok, base, variant))}" in said[0]
+
+
+def test_notebook_10_prints_the_host_probe_under_its_table_and_profiles_by_the_rank_table():
+    """Review rvC16 S1: the table of section 3 (naive and the recipe host-bound) says the host's probe, as
+    notebook 07's does; S2: the profiled Ks come from `profiled_ks` (the fused step's K where it shares the best
+    rank), not from the first row of each generator in the table's order (a point speed-up against naive)."""
+    cells = code_cells(ROOT / "notebooks" / "10_cuda_graphs.py")
+    table = next(c for c in cells if 'say(table(ok, columns + [f"vs {b}"' in c)
+    assert "say(tokgen.voice.host_probe_text(ok))" in table
+    stages = next(c for c in cells if "stages = " in c)
+    assert "profiled_ks(ranked, ok" in stages and "drop_duplicates" not in stages

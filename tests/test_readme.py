@@ -526,3 +526,23 @@ def test_a_lower_bounds_percentage_is_rounded_down():
     assert readme.at_least_pct(2.586) == "2.5%"
     assert readme.at_least_pct(2.99) == "2.9%"
     assert readme.at_least_pct(35.9) == "35%"
+
+
+def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes():
+    """Review rvC16 S1: above the Beyond table, notebook 10's and notebook 07's medians of naive and the recipe,
+    their GPU busy times and each run's host probe, from the committed CSVs (not "(two runs)" alone)."""
+    graphs = pd.read_csv(ROOT / "data" / "10_cuda_graphs.csv").set_index("variant")
+    seven = pd.read_csv(ROOT / "data" / "07_pipelining.csv").set_index("variant")
+    text = readme.reruns_note(ROOT)
+    assert f"`naive` {graphs.at['naive', 'median_ms']:.1f} ms against " in text
+    assert f"took {graphs['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 10's rounds and " \
+           f"{seven['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 07's" in text  # fmt: skip
+    assert "`compiled pipelined_static`" in text
+    assert "<!-- tokgen:reruns -->\n" + text in (ROOT / "README.md").read_text()
+
+
+def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every_per_kernel_cost():
+    """Review rvC16 N1: a replay removes the host's launch call per kernel, not the GPU's per-kernel boundaries,
+    which notebook 10 itself measures inside graphs."""
+    line = next(x for x in (ROOT / "README.md").read_text().splitlines() if x.startswith("| CUDA graph |"))
+    assert "without Python or a host launch call per kernel" in line and "per-kernel launch costs" not in line

@@ -1371,3 +1371,36 @@ def test_a_first_not_shown_faster_than_the_baseline_is_not_called_the_fastest():
     alone = ranking(frame({"naive": base}), "naive", baseline=True)
     assert alone["variant"].tolist() == ["naive"] and rank_text(alone.iloc[0]) == "— (baseline)"
     assert fastest_sentence(alone) == "No variant was timed besides the baseline `naive`."
+
+
+def test_two_runs_text_sets_both_runs_medians_busy_times_and_host_probes_side_by_side():
+    """Review rvC16 S1: notebook 10's naive ran slower than notebook 07's with the same GPU busy time, and the
+    probe said the host was slower before notebook 10's rounds; the README said only "(two runs)"."""
+    from tokgen.voice import PROBE, two_runs_text
+
+    def run(medians, busy, before, after):
+        return pd.DataFrame({"median_ms": medians, "gpu_busy_ms": busy, "host_probe_ms_before": before,
+                             "host_probe_ms_after": after}, index=["naive", "recipe", "other"][:len(medians)])
+
+    ten, seven = run([931.6, 442.9], [452.0, 107.1], 6.089, 3.594), run([702.7, 311.4, 1.0], [452.5, 106.8, 1.0],
+                                                                          3.589, 3.677)  # fmt: skip
+    said = two_runs_text({"notebook 10's": ten, "notebook 07's": seven}, ["naive", "recipe", "other", "absent"])
+    assert said == ("Two runs, set side by side, not one measurement refined: median per generation in notebook 10's "
+                    "run against notebook 07's: `naive` 931.6 ms against 702.7 ms, the GPU busy 452.0 against 452.5 "
+                    "ms; `recipe` 442.9 ms against 311.4 ms, the GPU busy 107.1 against 106.8 ms. The host's probe "
+                    f"loop ({PROBE}) took 6.09 ms before notebook 10's rounds and 3.59 ms before notebook 07's "
+                    "(3.59 ms and 3.68 ms after); whether the rounds' times followed the host's speed is not "
+                    "measured.")  # fmt: skip
+    unprobed = seven.drop(columns=["host_probe_ms_before"])
+    assert "took 6.09 ms before a rounds and not recorded before b (" in two_runs_text({"a": ten, "b": unprobed},
+                                                                                       ["naive"])  # fmt: skip
+    assert two_runs_text({"a": ten, "b": seven}, ["other"]) == ""  # in one run only
+
+
+def test_below_first_text_keeps_the_tables_shared_mark_where_the_partner_is_left_out():
+    """Review rvC16 N2: notebook 10 names only registry generators, so naive's "19 (shared)" (with the left-out
+    `generate() dynamic`) read "rank 19: `naive`"; a rank alone in its table stays bare."""
+    ranked = pd.DataFrame({"variant": ["a", "b", "c", "d"], "rank": [1, 3, 3, 5], "tied": [False, True, True, True]})
+    assert below_first_text(ranked) == "Below rank 1: rank 3: `b`, `c`; rank 5 (shared): `d`."
+    assert below_first_text(ranked.assign(tied=False)) == "Below rank 1: rank 3: `b`, `c`; rank 5: `d`."
+    assert below_first_text(ranked.drop(columns="tied")).endswith("rank 5: `d`.")

@@ -34,3 +34,19 @@ def test_sync_reading_names_a_blocking_copy_between_host_and_device_among_the_re
     assert "3 of the 71 flagged syncs read no value through `.item()`" in line
     assert "a blocking copy between host and device such as `torch.tensor(..., device='cuda')`" in line
     assert "a stream wait such as `Stream.synchronize()`" in line and "like `nonzero()`" in line
+
+
+def test_idle_share_text_names_the_decoders_whose_kernels_overlapped_as_lower_bounds():
+    """Review rvC16 S3: under PDL a kernel waiting for the one before counts as running, so the idle share of a
+    decoder whose kernels overlapped (durations 981 µs against 582 µs busy) is a lower bound, not comparable with
+    one whose kernels did not (820 against 820); a decoder with no kernel table (`r`) is not named."""
+    kernels = pd.DataFrame({"variant": ["p", "p", "c"], "us_per_token": [600.0, 381.0, 820.0],
+                            "own_us_per_token": [400.0, 182.0, 820.0]})  # fmt: skip
+    share = pd.Series({"p": 0.025, "c": 0.111, "r": 0.773})
+    text = display.idle_share_text(share, "x", 0.9, kernels)
+    assert text == ("* GPU idle share of the profiled window: `p` 2.5%, `c` 11.1%, `r` 77.3%; `p`: kernels overlapped "
+                    "(their durations add up to more than their busy time, section 5), and a kernel launched early "
+                    "under PDL counts its wait for the one before as busy, so these shares are lower bounds on the "
+                    "time no kernel did work, not comparable with those of decoders whose kernels did not overlap.")
+    assert display.idle_share_text(share, "x", 0.9) == display.idle_share_text(share, "x", 0.9, kernels[:0])
+    assert display.idle_share_text(share, "x", 0.9).endswith("`r` 77.3%.")  # without section 5's table: no clause

@@ -1041,11 +1041,31 @@ def waits_text(audit: pd.DataFrame, steps: int) -> str:
     return f"The host waits per generation of {steps} steps: " + "; ".join(parts) + "." if parts else ""
 
 
-def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str) -> str:
+def profiled_ks(ranked: pd.DataFrame, results: pd.DataFrame, generators, anchor: str) -> dict:
+    """{generator: the variant profiled, None where none was ranked} (notebook 10_cuda_graphs): `anchor`'s
+    (the fused step's) first listed variant, and for every other generator its variant at that K where
+    that K shares the generator's best rank in `ranking`'s table `ranked`, so the steps are profiled at
+    one K; else its first listed of that rank (review rvC16 S2: a point speed-up against a noisy base
+    picked K = 2, tied with the fused step's K = 4). `results` gives each variant's generator and
+    steps_per_graph."""
+    info = results.set_index("variant")
+    generator = ranked["variant"].map(info["generator"])
+    first = ranked[generator == anchor]["variant"].tolist()
+    k = info.at[first[0], "steps_per_graph"] if first else None
+    chosen = {}
+    for g in generators:
+        rows = ranked[generator == g]
+        best = rows[rows["rank"] == rows["rank"].min()]["variant"].tolist()
+        chosen[g] = ([v for v in best if info.at[v, "steps_per_graph"] == k] + best + [None])[0]
+    return chosen
+
+
+def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str, same_k_as: str | None = None) -> str:
     """Which K of a generator is profiled, and the other Ks that share its rank in `ranking`'s table
     (`ranked`; `results` gives each variant's generator and steps_per_graph): "`g K=2` is profiled:
     K = 1, 2, 4 of `g` share rank 3; it is listed first among them by its point speed-up against
-    `naive`, which does not rank them" (notebook 10_cuda_graphs)."""
+    `naive`, which does not rank them", or, where `variant` has the K of `same_k_as` (`profiled_ks`'s
+    anchor), "…; it has the K of `f K=2`, so the steps are profiled at one K" (notebook 10_cuda_graphs)."""
     info = results.set_index("variant")
     generator, rank = info.at[variant, "generator"], ranked.set_index("variant").at[variant, "rank"]
     peers = ranked[(ranked["rank"] == rank) & ranked["variant"].map(info["generator"]).eq(generator)]["variant"]
@@ -1054,6 +1074,10 @@ def profiled_k_text(ranked: pd.DataFrame, results: pd.DataFrame, variant: str) -
         return f"`{variant}` is profiled: the only K of `{generator}` timed."
     if len(ks) == 1:
         return f"`{variant}` is profiled: no other K of `{generator}` shares its rank {int(rank)}."
+    k = info["steps_per_graph"]
+    if same_k_as in info.index and same_k_as != variant and k[same_k_as] == k[variant]:
+        return (f"`{variant}` is profiled: K = {', '.join(map(str, ks))} of `{generator}` share rank {int(rank)}; "
+                f"it has the K of `{same_k_as}`, so the steps are profiled at one K.")  # fmt: skip
     return (f"`{variant}` is profiled: K = {', '.join(map(str, ks))} of `{generator}` share rank {int(rank)}; "
             f"it is listed first among them by its point speed-up against `{ranked['vs'].iloc[0]}`, which does "
             "not rank them.")
@@ -1276,14 +1300,25 @@ def kernel_count_text(name: str, rows: pd.DataFrame, layers: int, window_us: flo
             f"last): durations overlap {overlap}.")  # fmt: skip
 
 
-def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
+def idle_share_text(share: pd.Series, host: str, unprofiled: float, kernels: pd.DataFrame | None = None) -> str:
     """ "* GPU idle share of the profiled window: `a` 3.1%, `b` 40.2% (…)." from `share` (idle fraction by
     variant). Where `host` (the decoder that launches every kernel from Python) is among them and
     `unprofiled` (its GPU busy share over the unprofiled rounds) is a number, the idle share that leaves
     of a whole generation is said too, as another measure (set-up and prefill included), not a check of the
     window's: a smaller whole-generation share does not show the profiler added nothing (review rr14 S2), and a
-    larger one does not contradict the caveat (review rvC14 S3; notebook 10_cuda_graphs)."""
+    larger one does not contradict the caveat (review rvC14 S3; notebook 10_cuda_graphs). With `kernels`
+    (section 5's table: variant, us_per_token, own_us_per_token), the variants whose kernels overlapped
+    (durations adding up to more than 1.01× their busy time) are named: launched early under PDL, a kernel
+    counts its wait as busy, so their shares are lower bounds, not comparable with the others' (rvC16 S3)."""
     said = ", ".join(f"`{n}` {share[n]:.1%}" for n in share.index)
+    sums = kernels.groupby("variant")[["us_per_token", "own_us_per_token"]].sum() if kernels is not None else None
+    early = [n for n in share.index if sums is not None and n in sums.index
+             and sums.at[n, "us_per_token"] > 1.01 * sums.at[n, "own_us_per_token"]]  # fmt: skip
+    overlap = "" if not early else (
+        f"; {' and '.join(f'`{n}`' for n in early)}: kernels overlapped (their durations add up to more than their "
+        "busy time, section 5), and a kernel launched early under PDL counts its wait for the one before as busy, "
+        "so these shares are lower bounds on the time no kernel did work, not comparable with those of decoders "
+        "whose kernels did not overlap")  # fmt: skip
     if host in share.index:
         idle = 1 - unprofiled  # NaN where the unprofiled share is not a number
         whole = (f"against the median of its unprofiled rounds, its GPU busy time leaves the GPU idle {idle:.1%} of "
@@ -1291,7 +1326,7 @@ def idle_share_text(share: pd.Series, host: str, unprofiled: float) -> str:
         inflated = f"`{host}`'s may be inflated by the profiler's host cost, section 4"
         said += (f" ({inflated})" if idle != idle else
                  f" ({inflated}; {whole}, set-up and prefill included: another measure, not a check of the window's)")
-    return f"* GPU idle share of the profiled window: {said}."
+    return f"* GPU idle share of the profiled window: {said}{overlap}."
 
 
 def fusing_count_text(kernels: pd.DataFrame, unfused: str, fused: str, least_us: float = 0.5,

@@ -110,6 +110,31 @@ def host_probe_text(results: pd.DataFrame) -> str:
             "not measured.")  # fmt: skip
 
 
+def two_runs_text(runs: dict[str, pd.DataFrame], variants: list[str]) -> str:
+    """The variants two runs both timed, side by side as two runs (README, beside notebook 10's table;
+    review rvC16 S1): each one's median ms per generation and GPU busy ms in each run, then each run's
+    host probe before and after its rounds (`runs`: {"notebook 10's": rows indexed by variant, …}, first
+    run first). It says how fast the host ran Python, never that the host made the difference: whether
+    the rounds' times followed the probe is not measured. "" where no variant is in both runs."""
+    (a, here), (b, there) = runs.items()
+    shown = [v for v in variants if v in here.index and v in there.index]
+    if not shown:
+        return ""
+    before, after = HOST_PROBE_COLUMNS[:2]
+
+    def probe(rows, column):
+        values = rows.loc[shown, column] if column in rows else pd.Series(dtype=float)
+        return _ms_range(values) if values.notna().all() and len(values) else "not recorded"
+
+    each = "; ".join(f"`{v}` {here.at[v, 'median_ms']:.1f} ms against {there.at[v, 'median_ms']:.1f} ms, the GPU "
+                     f"busy {here.at[v, 'gpu_busy_ms']:.1f} against {there.at[v, 'gpu_busy_ms']:.1f} ms"
+                     for v in shown)  # fmt: skip
+    return (f"Two runs, set side by side, not one measurement refined: median per generation in {a} run against "
+            f"{b}: {each}. The host's probe loop ({PROBE}) took {probe(here, before)} before {a} rounds and "
+            f"{probe(there, before)} before {b} ({probe(here, after)} and {probe(there, after)} after); whether "
+            "the rounds' times followed the host's speed is not measured.")  # fmt: skip
+
+
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
     """A Markdown table of `columns` (all by default), floats rounded to `digits`: one count for
     every column, or {column: count} with 1 for the others (notebook 00_setup)."""
@@ -605,10 +630,13 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     below = ranked[ranked["rank"] > top] if len(ranked) else ranked
     if not len(below):
         return ""
-    if not reasons:  # grouped by rank: a rank shared by several names them together
-        groups = below.groupby("rank", sort=True)["variant"]
-        return f"Below rank {top}: " + "; ".join(f"rank {int(k)}: " + ", ".join(f"`{v}`" for v in names)
-                                            for k, names in groups) + "."  # fmt: skip
+    if not reasons:  # grouped by rank: a rank shared by several names them together; one name alone keeps the
+        # larger table's "(shared)" where its partner is left out here (review rvC16 N2)
+        tied = below["tied"] if "tied" in below else pd.Series(False, index=below.index)
+        groups = below.assign(tied=tied.fillna(False).astype(bool)).groupby("rank", sort=True)
+        return f"Below rank {top}: " + "; ".join(
+            f"rank {int(k)}{' (shared)' if len(g) == 1 and g['tied'].iloc[0] else ''}: "
+            + ", ".join(f"`{v}`" for v in g["variant"]) for k, g in groups) + "."  # fmt: skip
     parts = []
     for r in below.to_dict("records"):
         said = f"`{r['variant']}` has {_rank_words(r)}"

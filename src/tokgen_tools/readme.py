@@ -57,6 +57,7 @@ from tokgen.voice import (
     spread,
     table,
     tie_reason,
+    two_runs_text,
 )
 
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
@@ -467,6 +468,19 @@ def beyond_table(results_dir: Path) -> str:
     return table(out) + "\n\n" + RANK_LEGEND + (f"\n\n{note}" if note else "")
 
 
+def reruns_note(results_dir: Path) -> str:
+    """The sentence above the Beyond table: notebook 10 timed naive and the article's recipe again, and both
+    runs' medians, GPU busy times and host probes side by side (`two_runs_text`; review rvC16 S1)."""
+    intro = ("Notebook 10's own interleaved run: the naive generator and the article's recipe were timed again "
+             "there, beside our generators, so their numbers differ from notebook 07's run above.")  # fmt: skip
+    graphs, summary = _ok("10_cuda_graphs", results_dir), _summary(results_dir)
+    if graphs is None or summary is None:
+        return intro
+    runs = {"notebook 10's": graphs.set_index("variant"), "notebook 07's": summary.set_index("variant")}
+    said = two_runs_text(runs, [NAIVE, label("pipelined_static", compiled=True)])
+    return f"{intro} {said}" if said else intro
+
+
 def products_table(results_dir: Path) -> str:
     df = _ok("12_products", results_dir)
     if df is None:
@@ -712,6 +726,7 @@ BLOCKS = {
     "claims": claims_block,
     "criteria": criteria_block,
     "deferred": deferred_table,
+    "reruns": reruns_note,
     "beyond": beyond_table,
     "products": products_table,
     "syncs": syncs_table,
