@@ -72,7 +72,8 @@ say(tokgen.display.speedup_table(ranked.assign(rank=ranked.apply(tokgen.display.
 # %%
 shown = results.apply(lambda r: f"{r['variant']}, " + ("the baseline" if r["variant"] == naive else
                                                        f"rank {tokgen.display.rank_text(r)}, "
-                                                       f"{int(r['rounds_vs_naive'])} rounds"), axis=1)  # fmt: skip
+                                                       f"{int(r['rounds_vs_naive'])} rounds")
+                      + (", output wrong" if isinstance(r.get("past_stop"), str) and r["past_stop"] else ""), axis=1)  # fmt: skip
 ax = plot_dots(results.assign(shown=shown), "shown", "speedup_vs_naive", low="interval_low_vs_naive",
                high="interval_high_vs_naive", log=True, xlabel="speed-up over naive, paired rounds, at the look "
                "that decided it (its rounds in the label), with the interval the table states (log)")  # fmt: skip
@@ -84,6 +85,7 @@ save_figure(ax.figure, "09_summary", RESULTS_DIR)
 say(tokgen.display.fastest_sentence(ranked, "generator of notebook 07, the article's or our one-stream control"))
 nearest = ranked[ranked["rank"].isin(sorted(ranked["rank"].dropna().unique())[:2])]  # rank 1 and the next
 say(tokgen.voice.below_first_text(nearest, reasons=True))  # what sets the next rank below: pairs, not naive
+say(tokgen.claims.wrong_outputs_text(ranked))  # the ranks above name no mark: say which outputs were wrong
 
 # %% [markdown]
 # ## 2. The article's ten claims: the whole GPU and two slices of it

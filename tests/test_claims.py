@@ -1389,3 +1389,17 @@ def test_the_takeaways_set_each_regimes_bound_beside_its_recipe_speed_up(tmp_pat
     assert ("GPU busy share of a run and its bound: naive 97% GPU-bound, compiled pipelined_static 98% GPU-bound; "
             "16 SMs: ×2.00 (") in first
     assert first.endswith("95% interval ×2.00–×2.00).")  # no shares: no bound said
+
+
+def test_the_ranking_sentence_is_followed_by_which_ranked_outputs_are_wrong():
+    """Review rr16b S1: notebook 09's ranking sentence names generators without the table's wrong-output mark, so
+    a line after it names each ranked generator whose output is wrong, with its rank; the unranked baseline and
+    generators without a mark are not named; nothing where none is wrong."""
+    wrong = "1 token past the stop in 3 of 3 trials of notebook 07's EOS check"
+    ranked = pd.DataFrame({"variant": ["a", "b", "c", "naive"], "rank": [1.0, 3.0, 3.0, float("nan")],
+                           "tied": [False, True, True, False], "past_stop": ["", wrong, "", wrong]})
+    from tokgen.claims import wrong_outputs_text
+
+    assert wrong_outputs_text(ranked) == (
+        f"Output wrong, so these ranks are those of wrong outputs: `b`, rank 3 (shared): {wrong}.")
+    assert wrong_outputs_text(ranked.assign(past_stop="")) == ""

@@ -71,7 +71,7 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     said, plotted = [], {}
     monkeypatch.setattr(tokgen.display, "say", said.append)
     plot = tokgen.display.plot_dots
-    monkeypatch.setattr(tokgen.display, "plot_dots", lambda *a, **k: plotted.update(k) or plot(*a, **k))
+    monkeypatch.setattr(tokgen.display, "plot_dots", lambda *a, **k: plotted.update(k, frame=a[0], label=a[1]) or plot(*a, **k))
     cells = code_cells(ROOT / "notebooks" / "09_summary.py")
     end = next(i for i, c in enumerate(cells) if "fastest_sentence" in c)
     scope = {}
@@ -89,7 +89,12 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     assert (plotted["low"], plotted["high"]) == ("interval_low_vs_naive", "interval_high_vs_naive")
     lead = "compiled kv_static_no_check"
     for other in ("compiled kv_static", "compiled pipelined_static", "compiled pipelined_static_1stream"):
-        assert f"against `{lead}` {speedup_text(gain(run07, lead, other))}" in said[-1]
+        assert f"against `{lead}` {speedup_text(gain(run07, lead, other))}" in said[-2]
+    assert said[-1].startswith("Output wrong, so these ranks are those of wrong outputs: `compiled article_pipelined`, "
+                               "rank 3: 1 token past the stop in 3 of 3 trials")  # review rr16b S1
+    labels = list(plotted["frame"][plotted["label"]])  # the figure names the wrong outputs too
+    assert "article_pipelined, rank 8 (shared), 40 rounds, output wrong" in labels
+    assert "compiled kv_static_no_check, rank 1, 10 rounds" in labels
 
 
 def test_solution_09_exercise_2_ranks_as_notebook_09_does_with_naive_the_baseline(monkeypatch):

@@ -876,6 +876,19 @@ def generator_text(row) -> str:
     return f"{row['variant']}" + (f" (output wrong: {wrong})" if isinstance(wrong, str) and wrong else "")
 
 
+def wrong_outputs_text(ranked: pd.DataFrame) -> str:
+    """Beside a ranking sentence of `summary_ranking`'s table, which names generators without their marks: the ranked
+    generators whose output is wrong, with their ranks, "Output wrong, so these ranks are those of wrong outputs:
+    `compiled article_pipelined`, rank 3: 1 token past the stop in 3 of 3 trials of notebook 07's EOS check"; ""
+    where none is (`_past_stop`; review rr16b S1; notebook 09_summary)."""
+    rows = [r for r in ranked.to_dict("records") if isinstance(r.get("past_stop"), str) and r["past_stop"]
+            and r.get("rank") == r.get("rank")]  # fmt: skip
+    if not rows:
+        return ""
+    return "Output wrong, so these ranks are those of wrong outputs: " + "; ".join(
+        f"`{r['variant']}`, rank {rank_text(r)}: {r['past_stop']}" for r in rows) + "."  # fmt: skip
+
+
 def recipe_row_note(ranked: pd.DataFrame) -> str:
     """Under a table of `summary_ranking`: the row whose comparison with naive is a claim's, which
     ran on against the claim's thresholds; "" where none is; `summary_results`' table too, its
