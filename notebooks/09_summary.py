@@ -73,7 +73,8 @@ say(tokgen.display.speedup_table(ranked.assign(rank=ranked.apply(tokgen.display.
 shown = results.apply(lambda r: f"{r['variant']}, " + ("the baseline" if r["variant"] == naive else
                                                        f"rank {tokgen.display.rank_text(r)}, "
                                                        f"{int(r['rounds_vs_naive'])} rounds")
-                      + (", output wrong" if isinstance(r.get("past_stop"), str) and r["past_stop"] else ""), axis=1)  # fmt: skip
+                      + (", output wrong" if isinstance(r.get("past_stop"), str) and r["past_stop"] else ""),
+                      axis=1)  # fmt: skip
 ax = plot_dots(results.assign(shown=shown), "shown", "speedup_vs_naive", low="interval_low_vs_naive",
                high="interval_high_vs_naive", log=True, xlabel="speed-up over naive, paired rounds, at the look "
                "that decided it (its rounds in the label), with the interval the table states (log)")  # fmt: skip

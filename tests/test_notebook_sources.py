@@ -71,7 +71,8 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     said, plotted = [], {}
     monkeypatch.setattr(tokgen.display, "say", said.append)
     plot = tokgen.display.plot_dots
-    monkeypatch.setattr(tokgen.display, "plot_dots", lambda *a, **k: plotted.update(k, frame=a[0], label=a[1]) or plot(*a, **k))
+    monkeypatch.setattr(tokgen.display, "plot_dots",
+                        lambda *a, **k: plotted.update(k, frame=a[0], label=a[1]) or plot(*a, **k))  # fmt: skip
     cells = code_cells(ROOT / "notebooks" / "09_summary.py")
     end = next(i for i, c in enumerate(cells) if "fastest_sentence" in c)
     scope = {}
