@@ -1383,8 +1383,9 @@ def test_claim_6_leaves_out_the_windows_whose_two_passes_drifted_apart(tmp_path)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
     assert ("median and range over 4 windows, interleaved, the windows judged; windows 0 and 1 left out: their two "
-            "passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), so the difference is the "
-            "host's, not the check's, the verdict over windows 2–5; the article") in c["measured"]  # fmt: skip
+            "passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the "
+            "two passes side by side, the verdict over windows 2–5; the article") in c["measured"]  # fmt: skip
+    assert "the host's" not in c["measured"]  # no cause named for the windows left out (review rr16a S1)
     assert f"no stop check; {SIGNED}+50, +50, +50 and +50 µs per step in windows 2–5; no-check / sync" in c["measured"]
     assert ("(the rule: at most 0.5 in every window; nearest to it: window 2 of windows 2–5, 0.750, 0.250 above it); "
             "the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
@@ -1396,7 +1397,7 @@ def test_claim_6_leaves_out_the_windows_whose_two_passes_drifted_apart(tmp_path)
     said = tokgen.gaps.gap_takeaway(eager)
     assert "more than half of that time remains in every judged window" in said
     assert ("; windows 0 and 1 left out: their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× "
-            f"either way), so the difference is the host's, not the check's, judged over the other 4; {SIGNED}+50, "
+            f"either way), too far apart to set the two passes side by side, judged over the other 4; {SIGNED}+50, "
             "+50, +50 and +50 µs per step in windows 2–5; no-check / sync per window 0.750") in said  # fmt: skip
     assert "(medians over 6 profiled windows)" in said
     assert "with no stop check (medians over the judged windows)" in said
@@ -1437,3 +1438,20 @@ def test_claim_6_keeps_a_window_whose_passes_are_exactly_the_band_apart(tmp_path
     said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
     assert ("windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00×, 2.00×, 2.00× and 2.00× "
             "apart") in said and "no window is left to judge, so how much of the time" in said  # fmt: skip
+
+
+def test_the_gap_summary_gives_each_model_its_own_clause_where_one_is_judged_and_the_other_all_drifted(tmp_path):
+    """Review rr16a M1: eager judged (every window at one host speed: its windows disagree), compiled with every
+    window's passes drifted apart: the summary bullet gives eager's verdict and compiled's own reason, each named,
+    and never says of eager that no window is left to judge."""
+    records = []
+    for model, hosts in (("eager", [1.0] * 6), ("compiled", [2.0] * 6)):
+        windows_profile(tmp_path, DRIFTED, hosts=hosts)
+        table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+        records.append(tokgen.gaps.idle_gaps(table).iloc[[0]].assign(model=model))
+    said = tokgen.gaps.gap_summary(pd.concat(records, ignore_index=True))
+    assert "; eager, the profiled windows disagree on whether the stop check" in said and "; eager, windows" not in said
+    assert said.endswith("; compiled, windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00×, "
+                         "2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the two "
+                         "passes side by side: no window is left to judge, so how much of the time before a step "
+                         f"{tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip

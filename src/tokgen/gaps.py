@@ -225,14 +225,15 @@ def _listed(items: list) -> str:
 
 def drift_text(drifted_: list) -> str:
     """The windows `judged_windows` left out for host drift, named with their ratios: "windows 0 and 1 left out: their
-    two passes ran at host speeds 1.96× and 2.23× apart (more than 1.25×), so the difference is the host's, not the
-    check's"; "" where none is (review rvA16 S1; notebook 06_eos_sync_profile)."""
+    two passes ran at host speeds 1.96× and 2.23× apart (more than 1.25×), too far apart to set the two passes side by
+    side": no cause named, the check's share in them is not measured (review rr16a S1); "" where none is (review rvA16
+    S1; notebook 06_eos_sync_profile)."""
     if not drifted_:
         return ""
     whose = "its" if len(drifted_) == 1 else "their"
     ratios = _listed([f"{_ratio(r)}×" for _, r in drifted_])
     return (f"{windows_named([w for w, _ in drifted_])} left out: {whose} two passes ran at host speeds {ratios} apart "
-            f"(more than {HOST_DRIFT:g}× either way), so the difference is the host's, not the check's")  # fmt: skip
+            f"(more than {HOST_DRIFT:g}× either way), too far apart to set the two passes side by side")  # fmt: skip
 
 
 def ratios_text(windows: list, ratios: list) -> str:
@@ -732,10 +733,11 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
             said.append(f"{model}, {_wait_clause(w)}")
     text += "; " + "; ".join(said) if said else " (what it waited for is not measured here)"
     records = gaps.to_dict("records")
-    if records and all(_measured_cause(g) for g in records):
+    judged = [g for g in records if _measured_cause(g)]
+    if judged:  # each model's own clause: one may be judged while the other's windows all drifted (review rr16a M1)
 
         def models(test) -> str:
-            return " and ".join(g["model"] for g in records if test(g["sync_causes"]))
+            return " and ".join(g["model"] for g in judged if test(g["sync_causes"]))
 
         split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
         stays = models(lambda c: c is False)
@@ -748,6 +750,7 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
         if stays:
             text += (f"; {stays}, of {shared} more than half remains without any stop check: {STOP_CHECK} does not "
                      "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
+        text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
         return text + "."
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
 
