@@ -1455,3 +1455,28 @@ def test_the_gap_summary_gives_each_model_its_own_clause_where_one_is_judged_and
                          "2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the two "
                          "passes side by side: no window is left to judge, so how much of the time before a step "
                          f"{tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip
+
+
+def test_the_host_ratio_reads_the_time_from_the_shared_work_not_the_idle_gap(tmp_path):
+    """Review rr16a S5: the host-speed ratio leaves out the time from the shared work (the stop check lies in it); on
+    a real GPU the sync's idle gap, from the flag's copy, is shorter than that time. Shortening only the idle gaps
+    leaves the ratios as they were: a ratio read from the idle gap would bring the check into the proxy."""
+    windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    table = pd.read_csv(path)
+    before = tokgen.gaps.host_ratios(table)
+    assert before == pytest.approx([2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    sync = table["variant"] == "kv_static"
+    table.loc[sync, "idle_gap_median_us"] -= 60.0  # the copy's end comes after the shared work's
+    assert tokgen.gaps.host_ratios(table) == pytest.approx(before)
+
+
+def test_notebook_06s_shared_times_are_medians_over_the_judged_windows_only(tmp_path):
+    """Review rr16a S5: with windows 0–2 drifted (300 and 100 µs) and 3–5 judged (200 and 150 µs), the takeaway's
+    times from the shared work are the judged windows' medians, 200 and 150 µs, not all six's (250 and 125)."""
+    pairs = [(300.0, 100.0)] * 3 + [(200.0, 150.0)] * 3
+    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]
+    assert (eager["sync_shared_us"], eager["no_check_shared_us"]) == (200.0, 150.0)
+    assert eager["windows"] == 3 and eager["profiled"] == 6
