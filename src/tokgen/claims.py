@@ -593,7 +593,7 @@ def _claim_6(tables):
         how += f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured"
     if judged["drifted"]:
         how += f"; {drift_text(judged['drifted'])}"
-    if left_out or judged["drifted"]:
+    if some:
         how += f", the verdict over {windows_named(windows)}"
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
     measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "

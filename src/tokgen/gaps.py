@@ -14,7 +14,7 @@ from .profiling import CHECK_PHASE, PHASES, TAIL_OPS, WINDOW_SKIP, sync_wait_row
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
-from .voice import HOST_BOUND, shared_rounds_text, side_of, table
+from .voice import HOST_BOUND, series_text, shared_rounds_text, side_of, table
 from .voice import signed as with_sign
 
 LATER = "after the later of the copy's end and the sync's start"  # when a sync's return is measured from
@@ -110,7 +110,7 @@ def windows_named(windows: list) -> str:
         return f"window {windows[0]}"
     if len(windows) > 2 and windows == list(range(windows[0], windows[-1] + 1)):
         return f"windows {windows[0]}\u2013{windows[-1]}"
-    return f"windows {', '.join(map(str, windows[:-1]))} and {windows[-1]}"
+    return f"windows {series_text(windows)}"
 
 
 def check_adds(pairs, windows: list | None = None) -> str:
@@ -134,8 +134,7 @@ def check_adds(pairs, windows: list | None = None) -> str:
     else:
         shown = [with_sign(d) for d in differences]
         head = "the time from the shared work with the sync less that with no stop check:"
-    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
-    return f"{head} {listed} µs per step in {where}"
+    return f"{head} {series_text(shown)} µs per step in {where}"
 
 
 def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
@@ -149,13 +148,20 @@ def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[flo
     columns are missing (a table recorded before them) (notebook 06_eos_sync_profile)."""
     nan, out = float("nan"), []
     for a, b in _window_rows(profile, compiled, "kv_static_no_check"):
-        k = float(a.get("kernels_per_step", nan)) - float(b.get("kernels_per_step", nan))
-        col = f"from_op_{int(k) + 1}_median_us" if math.isfinite(k) and k == int(k) and 1 <= k < TAIL_OPS else None
+        col = _shared_column(a, b)
         if col is None or col not in a.index or "from_op_1_median_us" not in b.index:
             out.append((nan, nan))
             continue
         out.append((float(a[col]), float(b["from_op_1_median_us"])))
     return out
+
+
+def _shared_column(sync: pd.Series, no_check: pd.Series) -> str | None:
+    """The synchronous row's column that holds its time from the shared work: `from_op_<k+1>_median_us`, k its extra
+    GPU operations per step over the no-check row's; None where k is no whole count from 1 to TAIL_OPS − 1."""
+    nan = float("nan")
+    k = float(sync.get("kernels_per_step", nan)) - float(no_check.get("kernels_per_step", nan))
+    return f"from_op_{int(k) + 1}_median_us" if math.isfinite(k) and k == int(k) and 1 <= k < TAIL_OPS else None
 
 
 def shared_windows(profile: pd.DataFrame, compiled: bool = False) -> list:
@@ -174,8 +180,7 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False) -> list[float]:
     for drift) (notebook 06_eos_sync_profile)."""
     nan, out = float("nan"), []
     for a, b in _window_rows(profile, compiled, "kv_static_no_check"):
-        k = float(a.get("kernels_per_step", nan)) - float(b.get("kernels_per_step", nan))
-        col = f"from_op_{int(k) + 1}_median_us" if math.isfinite(k) and k == int(k) and 1 <= k < TAIL_OPS else None
+        col = _shared_column(a, b)
         try:
             sync, none = (float(r["step_period_us"]) - float(r[c]) for r, c in ((a, col), (b, "from_op_1_median_us")))
         except (KeyError, TypeError, ValueError):
@@ -219,10 +224,6 @@ def _ratio(r: float) -> str:
     return side_of(r, (1 / HOST_DRIFT, HOST_DRIFT))
 
 
-def _listed(items: list) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 def drift_text(drifted_: list) -> str:
     """The windows `judged_windows` left out for host drift, named with their ratios: "windows 0 and 1 left out: their
     two passes ran at host speeds 1.96× and 2.23× apart (more than 1.25×), too far apart to set the two passes side by
@@ -231,7 +232,7 @@ def drift_text(drifted_: list) -> str:
     if not drifted_:
         return ""
     whose = "its" if len(drifted_) == 1 else "their"
-    ratios = _listed([f"{_ratio(r)}×" for _, r in drifted_])
+    ratios = series_text([f"{_ratio(r)}×" for _, r in drifted_])
     return (f"{windows_named([w for w, _ in drifted_])} left out: {whose} two passes ran at host speeds {ratios} apart "
             f"(more than {HOST_DRIFT:g}× either way), too far apart to set the two passes side by side")  # fmt: skip
 
@@ -242,7 +243,7 @@ def ratios_text(windows: list, ratios: list) -> str:
     "" where none is measured (a table recorded before them) (notebook 06_eos_sync_profile)."""
     if not any(math.isfinite(r) for r in ratios):
         return ""
-    shown = _listed([_ratio(r) if math.isfinite(r) else "—" for r in ratios])
+    shown = series_text([_ratio(r) if math.isfinite(r) else "—" for r in ratios])
     band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named(windows)
     return (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
             f"sync over with no stop check) {shown} in {where} (within {band}, so judged)")  # fmt: skip

@@ -881,8 +881,9 @@ def _of_its(by_k: pd.DataFrame) -> str:
     return f" of its {len(by_k)} Ks"
 
 
-def _series_text(items) -> str:
-    """ "1, 2, 4 and 8", "1 and 2", "1": items joined as a sentence lists them."""
+def series_text(items) -> str:
+    """ "1, 2, 4 and 8", "1 and 2", "1": items joined as a sentence lists them (notebook 10_cuda_graphs's K
+    sweep; notebook 06_eos_sync_profile's windows and ratios)."""
     items = [str(i) for i in items]
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
@@ -899,7 +900,7 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
     (notebook 10_cuda_graphs: "K = 1, 2 and 4 are tied at rank 1 of its 5 Ks, …; K = 16 is decidedly slower
     than …")."""
     rows, of = {r["variant"]: r for r in by_k.to_dict("records")}, _of_its(by_k)
-    k_of = lambda names: _series_text(f"{ks[v]:.0f}" for v in sorted(names, key=lambda v: ks[v]))  # noqa: E731
+    k_of = lambda names: series_text(f"{ks[v]:.0f}" for v in sorted(names, key=lambda v: ks[v]))  # noqa: E731
     top = min(int(r["rank"]) for r in rows.values())
     best = [v for v, r in rows.items() if int(r["rank"]) == top]
     if len(best) == 1:
