@@ -17,10 +17,24 @@
 #   s16:NN     notebook NN in the 16-SM slice; s8:NN in the 8-SM slice
 #   q:h100     the quick run, whole GPU, into data/quick/h100; q:h100_16gb with --memory-gb 16
 #   t:FILES@K  pytest FILES (joined by +) -k K (~ for spaces); @K optional
-# A step starts only if now + EST fits before the deadline (logs/deadline); the first one that does
-# not fit ends the queue (later steps may depend on it). GATE=1: a failed t: step ends the queue.
+# A step starts only if now + EST fits before the deadline (logs/deadline) and the tables it reads as this
+# run's (`tokgen.rows_at(..., this_run=...)`: `needs` below) already hold rows of the frozen commit; the first
+# step that fails either ends the queue (later steps may depend on it). GATE=1: a failed t: step ends the queue.
+# (Session 17 ran w:12 before 07 and 10 had run at the commit: its outputs said the rows were missing.)
 set -u
 R=/tmp/ref
+# needs STEP: the tables (under data/, or slice/smN/data/ for sN:) the step reads as this run's rows
+needs() { case "$1" in
+  *:03) echo 02_kv_cache ;; *:07) echo 06_eos_sync_profile ;; w:12) echo 07_pipelining 10_cuda_graphs 10_kernels ;;
+  w:14) echo 13_slices ;; q:*) echo 10_cuda_graphs ;;
+  w:09) echo 01_naive 02_kv_cache 03_expandable_segments 04_static_cache 05_torch_compile 06_eos_sync_profile \
+    07_pipelining 08_batch_sweep 10_cuda_graphs 11_sync_audit 12_speed_of_light 13_slices 14_deferred_stop \
+    slice/sm{8,16}/data/0{1,2,3,4,5,6,7,8}_{naive,kv_cache,expandable_segments,static_cache,torch_compile,eos_sync_profile,pipelining,batch_sweep} ;;
+  esac; }
+# missing STEP COMMIT: prints the tables of `needs` with no row of COMMIT (empty: the step may start)
+missing() { local dir=data t; case "$1" in s16:*) dir=slice/sm16/data ;; s8:*) dir=slice/sm8/data ;; esac
+  for t in $(needs "$1"); do [[ $t == */* ]] || t=$dir/$t; [ -e "$t.csv" ] || [[ $t != slice/*/0* ]] || continue
+    grep -qs ",$2" "$t.csv" || echo -n "$t.csv "; done; }
 cmd=$1; shift
 case "$cmd" in
 start)
@@ -56,6 +70,8 @@ queue)
     if [ $(( now + est )) -gt "$deadline" ]; then
       echo "$(date +%T) stop before $step: est ${est}s > left $(( deadline - now ))s"; break
     fi
+    lack=$(missing "${kind}:${arg%%@*}" "$TOKGEN_COMMIT")
+    if [ -n "$lack" ]; then echo "$(date +%T) stop before $step: no row of $TOKGEN_COMMIT in $lack"; break; fi
     log=$R/logs/$(echo "${kind}_${arg}" | tr -c 'A-Za-z0-9_.\n-' '_').log
     echo "$(date +%T) start $step"
     t0=$(date +%s)
