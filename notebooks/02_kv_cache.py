@@ -89,7 +89,7 @@ everything = results[results["status"] == "ok"].sort_values("max_seqlen")
 ok, naive = (everything[everything["generator"] == g] for g in ("kv_dynamic", "naive"))
 say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}; N = {', '.join(map(str, SEQ_LENS))}.")
 say(tokgen.display.runs_table(results))
-say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS)))
+say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS), KV))
 
 # %% [markdown]
 # ## 3. Speed-up over naive, and scaling

@@ -170,7 +170,8 @@ ok = results[results["status"] == "ok"]
 say(f"{tokgen.display.where_measured(DEVICE)} B = {BATCH_SIZE}, N = {MAX_SEQLEN}.")
 say(tokgen.display.runs_table(results))
 say(tokgen.display.medians_note("kv_static"))
-say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS)))
+say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS), tokgen.claims.SUMMARY_THRESHOLDS,
+                                   "the recipe against naive (claim 10)"))
 
 
 # %% [markdown]

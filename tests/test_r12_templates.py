@@ -30,6 +30,13 @@ def test_fit_crossing_is_where_the_power_laws_meet_and_the_steeper_one_is_faster
     flipped = display.fit_crossing_text(naive.assign(median_ms=[200 * n for n in ns]),
                                         kv.assign(median_ms=[2 * n**2 for n in ns]))  # fmt: skip
     assert "below which the fits have the KV cache faster" in flipped
+    assert "outside the sizes measured: a property of the fits" in text
+    # review rvB17 S3: a crossing between the sizes measured, or above them, is said as such
+    inside = display.fit_crossing_text(naive, kv.assign(median_ms=[600 * n for n in ns]))  # meet at N = 300
+    assert "cross at N ≈ 300" in inside and "inside the sizes measured (N = 200–800)" in inside
+    assert "outside" not in inside and "smallest" not in inside
+    above = display.fit_crossing_text(naive, kv.assign(median_ms=[2000 * n for n in ns]))  # meet at N = 1000
+    assert "the largest N measured is 800, so the crossing lies outside the sizes measured" in above
     parallel = display.fit_crossing_text(kv, kv.assign(median_ms=kv["median_ms"] * 2))
     assert "same slope and do not cross" in parallel and "≈" not in parallel
 

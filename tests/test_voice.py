@@ -295,6 +295,18 @@ def test_the_design_names_each_look_its_level_and_the_cap():
     assert "judged after 10 and 20 rounds, at levels 0.025, 0.025 " in design_text((10, 20))
 
 
+def test_the_design_says_a_comparison_with_a_threshold_runs_on_until_its_interval_clears_it():
+    # review rvB17 M1: N=100, faster at look 10, ran to 80 while its interval held ×1.5; the design said it stops
+    text = design_text((10, 20, 40, 80), (1.5,))
+    assert ("no effect within ±5%; each comparison also needs its interval clear of ×1.5 (the speed-up its claim "
+            "reads it against), so it runs on while its interval still holds it, even once called faster; only the "
+            "variants of comparisons still undecided run on") in text  # fmt: skip
+    two = design_text((10, 20), (2.5, 4.0), "the recipe against naive (claim 10)")
+    assert ("the recipe against naive (claim 10) also needs its interval clear of ×2.5 and ×4 (the speed-ups its "
+            "claim reads it against), so it runs on while its interval still holds one of them") in two
+    assert "clear of" not in design_text((10, 20))
+
+
 def test_findings_group_the_comparisons_by_outcome_in_one_order():
     def g(variant, outcome, speedup):
         return {"variant": variant, "vs": "naive", "speedup": speedup, "speedup_q25": speedup, "speedup_q75": speedup,

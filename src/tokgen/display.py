@@ -1609,9 +1609,16 @@ def fit_crossing_text(naive: pd.DataFrame, kv: pd.DataFrame) -> str:
         return f"{head} The fitted curves have the same slope and do not cross; {tail}"
     n_even = math.exp((c_kv - c_naive) / (k_naive - k_kv))
     below = "naive" if k_naive > k_kv else "the KV cache"  # the steeper curve is the lower one below the crossing
-    return (f"{head} The fitted curves cross at N ≈ {n_even:.0f}, below which the fits have {below} faster; the "
-            f"smallest N measured is {int(naive['max_seqlen'].min())}, so the crossing is a property of the fits, "
-            f"not a measurement: {tail}")  # fmt: skip
+    lo, hi = int(naive["max_seqlen"].min()), int(naive["max_seqlen"].max())
+    if lo <= n_even <= hi:  # between sizes measured: still the fits' crossing (review rvB17 S3)
+        where = (f"it lies inside the sizes measured (N = {lo}–{hi}), yet it is where the fitted curves meet, not a "
+                 "measured size")  # fmt: skip
+    else:
+        side = "smallest" if n_even < lo else "largest"
+        where = (f"the {side} N measured is {lo if n_even < lo else hi}, so the crossing lies outside the sizes "
+                 "measured: a property of the fits, not a measurement")  # fmt: skip
+    return (f"{head} The fitted curves cross at N ≈ {n_even:.0f}, below which the fits have {below} faster; {where}: "
+            f"{tail}")  # fmt: skip
 
 
 def step_growth_text(busy_low: float, busy_high: float, low: int = 10, high: int = 390) -> str:

@@ -395,10 +395,17 @@ def _side_kept(x: float, extra=()) -> str:
     return side_of(x, (1 / (1 + BAND), 1, 1 + BAND, *extra))
 
 
-def design_text(looks) -> str:
+def design_text(looks, thresholds=(), which: str = "each comparison") -> str:
     """The sequential design in one paragraph, for the notebooks that run it (notebook 00_setup):
-    the looks, their levels, and what the whole procedure guarantees."""
+    the looks, their levels, and what the whole procedure guarantees. With `thresholds` (the speed-ups a claim
+    reads `which` against: `tokgen.stats.sequential`'s), that such a comparison also runs on until its interval
+    lies clear of each, even once called faster (review rvB17 M1: notebook 02's N=100, faster at 10 rounds, ran
+    to 80 while its interval held ×1.5)."""
     looks, levels = list(looks), look_levels(looks)
+    edges = " and ".join(f"×{t:g}" for t in thresholds)
+    clear = (f"; {which} also needs its interval clear of {edges} (the speed-up{'s' * (len(thresholds) > 1)} its "
+             "claim reads it against), so it runs on while its interval still holds "
+             f"{'one of them' if len(thresholds) > 1 else 'it'}, even once called faster") if thresholds else ""
     if len(looks) == 1:
         return (
             f"Each comparison is judged once, after {looks[0]} rounds, at level {ALPHA} (a cap no larger than "
@@ -408,7 +415,7 @@ def design_text(looks) -> str:
     return (
         f"Each comparison this notebook needs is judged after {said} rounds, at levels "
         f"{', '.join(map(level_text, levels))} (their sum is {ALPHA}), and stops at the first look that "
-        f"decides it: faster, slower, or no effect within ±{BAND:.0%}; only the variants of comparisons "
+        f"decides it: faster, slower, or no effect within ±{BAND:.0%}{clear}; only the variants of comparisons "
         f"still undecided run on, up to the cap of {looks[-1]} rounds. Over all the looks together, a variant "
         f"against itself is called faster or slower, and an effect at the band's edge \"no effect\", at most "
         f"{ALPHA:.0%} of the time (notebook 00, section 4; data/sequential_error_rates.csv measures both, for "
