@@ -275,7 +275,7 @@ say(
 )
 say(tokgen.voice.first_look_text(levels[0], needed[0]))
 say(tokgen.display.design_text(looks))
-say(table(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"), digits=3))
+say(table(tokgen.stats.shown_error_rates(tokgen.stats.sequential_error_rates(tokgen.results.ROOT / "data"))))
 say(tokgen.stats.recorded_rounds_source(tokgen.results.ROOT / "data"))  # whose tables the recorded noise is
 
 # %% [markdown]

@@ -109,7 +109,7 @@ say(tokgen.display.speedup_table(speedups, {"N": "N", "variant": "variant", "aga
 # %%
 fig, ax = plt.subplots(figsize=(6, 4))
 plot_scaling(ax, {"kv_dynamic": ok, "naive": naive})
-ax.set_title(f"Each generator's time by N, B={BATCH_SIZE} (medians; which is faster: the paired table above)")
+ax.set_title(f"Each generator's time by N, B={BATCH_SIZE}\n(medians; which is faster: the paired table above)")
 save_figure(fig, "02_kv_cache_scaling", RESULTS_DIR)
 say(f"KV cache: {tokgen.display.slope_text(ok)} (1 would be linear in N).")
 
@@ -128,9 +128,9 @@ if len(speedups) > 1:
 # Compare the two generators at each N: the busy column says how much GPU work per step the cache
 # saves, the wall column how much of that saving reached the step's time. The rest lies in the
 # wait (wall less busy), the time in which the GPU is idle: where the cache's steps are
-# host-bound, that wait is most of the step, and the speed-up over naive is only as large as the
-# wait lets it be. The table says how long the GPU waits, not what for (notebook 06 puts a step on
-# a timeline).
+# host-bound, that wait is most of the step, so the step's wall time is set by the host however
+# much GPU work the cache saves, and the speed-up over naive is naive's step time over that time.
+# The table says how long the GPU waits, not what for (notebook 06 puts a step on a timeline).
 
 # %%
 say(tokgen.display.bound_table(results[results["status"] == "ok"]))
@@ -171,7 +171,9 @@ show_claim(2, RESULTS_DIR)
 #   results.
 # * The dynamic cache still grows every step, so it still asks the allocator for ever larger
 #   blocks.
-# * What remains per step: launching the model's kernels from Python, and the `.item()` sync.
+# * What remains per step: the GPU's work for one new position (every weight read once, attention
+#   over the cache, the dynamic cache's copies), the host's kernel launches, and the `.item()` sync;
+#   the bound table says which of host and GPU sets the pace on your card.
 # * Naive and the cache run in the same rounds: the speed-up over naive is paired (section 3).
 #
 # What this run found, computed from its tables:

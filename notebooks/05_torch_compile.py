@@ -107,7 +107,8 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 # time: under half the step is **host-bound** (the host sets the pace), from 90% **GPU-bound**,
 # between the two **mixed**. Where the host sets the pace, hiding a sync can pay only as much as
 # the host time it frees. Notebook 14 measures one such case: transformers' deferred stop check,
-# which removes a sync's host cost.
+# which reads the stop flag one step late, so the host need not wait for it before queuing the next
+# step.
 #
 # These absolute host times (the wall time per step, the GPU share) can move between runs and cards
 # by more than their spread within a run. The last line under the table gives the host's probe: a

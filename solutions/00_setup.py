@@ -19,6 +19,8 @@
 # Worked solutions to the exercises of [notebook 00](../notebooks/00_setup.ipynb). They run on
 # a CPU in seconds with the tiny model (`SIZE = "tiny"`, the smoke suite runs them so), and on
 # GPT-2 small where noted. Every number below is computed here, not typed.
+# Live, in no CSV: every number on this page is measured or computed when it runs and recorded
+# nowhere, so data/ cannot reproduce it; the environment line below says where it ran.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model of exercises 2 and 3: "gpt2" (GPT-2 small) or "tiny"

@@ -17,7 +17,8 @@
 # # Solutions · 02 KV cache
 #
 # Worked solutions to the exercises of [notebook 02](../notebooks/02_kv_cache.ipynb), from the
-# reference results in `data/` (the CSVs of notebooks 01 and 02) and, for exercise 2, a short
+# reference results in `data/` (notebook 02's CSV; notebook 01's only for a run of 02 that timed no
+# naive rounds) and, for exercise 2, a short
 # measurement of your own. Every number below is computed here, not typed.
 # Live, in no CSV: exercise 2's step times, speed-up and GPU busy times are measured when this page
 # runs and recorded nowhere, so data/ cannot reproduce them; exercises 1 and 3 read the CSVs.

@@ -317,6 +317,32 @@ def test_the_error_rate_table_gives_the_worse_band_edge_and_the_a_a_comparisons_
     assert flipped.loc["recorded rounds", "false no effect (worse band edge)"] == pytest.approx(0.03)
 
 
+def test_notebook_00_and_the_readme_print_the_error_rates_in_one_form(tmp_path):
+    """review rvA17 N3: notebook 00 printed 0.035 where the README printed 3.6%: both now read `shown_error_rates`."""
+    from tokgen.stats import sequential_error_rates, shown_error_rates
+    from tokgen_tools.readme import sequential_rates
+
+    shown = shown_error_rates(sequential_error_rates(_error_rates_csv(tmp_path))).set_index("noise")
+    row = shown.loc["recorded rounds"]
+    assert row["false positive (A/A)"] == "3.0%" and row["power at ×1.15"] == "99.95%"  # 99.95% is not 100.0%
+    assert row["mean rounds, A/A"] == "40" and row["comparisons per scenario"] == 4000
+    (tmp_path / "root" / "data").mkdir(parents=True)
+    _error_rates_csv(tmp_path / "root" / "data")
+    assert "| recorded rounds | 3.0% | 2.0% | 98.0% | 99.95% | 25.0% | 40 | 40 | 4000 |" in sequential_rates(
+        tmp_path / "root")
+
+
+def test_the_simulated_false_positive_rate_is_a_count_over_trials():
+    """review rvA17 N3: a sum of two shares stored 0.035500000000000004 for 142 of 4000 (4/4000 + 5/4000 is
+    0.0022500000000000003, 9/4000 is 0.00225)."""
+    from tokgen_tools.seqsim import error_rates
+
+    x = np.zeros((4000, 10))
+    x[:4] = 0.5  # 4 faster and 5 slower of 4000: 9 false positives
+    x[4:9] = -0.5
+    assert error_rates(x, 1.0, (10,))["rate"] == 9 / 4000
+
+
 def test_the_recorded_rounds_source_names_the_runs_whose_tables_the_simulation_read(tmp_path):
     """Notebook 00's line under the error-rate table: the tables' commits as seqsim recorded them,
     beside the commit and time the simulation itself ran at; an older CSV says it does not record them."""

@@ -149,7 +149,7 @@ def first_call_price(row) -> str:
     """The takeaway on compilation's price: the first call's time, paid once (notebook 05_torch_compile)."""
     return (f"The price: a first call of {row['first_call_ms'] / 1e3:.1f} s, once, which holds the tracing, the "
             "compilation and one generation (from empty on-disk caches; where they already hold this model, a first "
-            "call loads it and is shorter).")  # fmt: skip
+            "call loads it instead, expected to be shorter: not measured here).")  # fmt: skip
 
 
 def _ratio_range(values) -> str:

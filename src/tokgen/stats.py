@@ -434,6 +434,19 @@ def sequential_error_rates(data_dir) -> pd.DataFrame:
     ).rename_axis("noise").reset_index()
 
 
+def shown_error_rates(rates: pd.DataFrame) -> pd.DataFrame:
+    """`sequential_error_rates` as notebook 00 and the README print it, one form in both (review rvA17 N3: 0.035 in
+    one, 3.6% in the other): each rate a percentage to one decimal, two where one would round a share short of 100%
+    up to it (or above 0 down to 0); mean rounds whole (notebook 00_setup)."""
+
+    def share(v):
+        return f"{v:.2%}" if f"{v:.1%}" in ("100.0%", "0.0%") and 0 < v < 1 else f"{v:.1%}"
+
+    shares = [c for c in rates.columns if c.startswith(("false", "power", "A/A undecided"))]
+    out = rates.assign(**{c: rates[c].map(share) for c in shares})
+    return out.assign(**{c: out[c].map(lambda v: f"{v:.0f}") for c in out.columns if c.startswith("mean rounds")})
+
+
 def recorded_rounds_source(data_dir) -> str:
     """Which run's tables the error-rate table's "recorded rounds" came from, as
     `data_dir`/sequential_error_rates.csv records it (tokgen_tools.seqsim's `recorded_commits`: the

@@ -701,19 +701,13 @@ def provenance(results_dir: Path) -> str:
 
 def sequential_rates(results_dir: Path) -> str:
     """The sequential comparisons' error rates (data/sequential_error_rates.csv, tokgen_tools.seqsim)."""
-    from tokgen.stats import sequential_error_rates
+    from tokgen.stats import sequential_error_rates, shown_error_rates
 
     try:
         rates = sequential_error_rates(Path(results_dir) / "data")
     except FileNotFoundError:
         return "*Not measured yet: run `python -m tokgen_tools.seqsim`.*"
-    shares = [c for c in rates.columns if c.startswith(("false", "power", "A/A undecided"))]
-
-    def share(v):  # one decimal, two where one would round a share short of 100% up to it (or above 0 to 0)
-        return f"{v:.2%}" if f"{v:.1%}" in ("100.0%", "0.0%") and 0 < v < 1 else f"{v:.1%}"
-
-    out = rates.assign(**{c: rates[c].map(share) for c in shares})
-    out = out.assign(**{c: out[c].map(lambda v: f"{v:.0f}") for c in out.columns if c.startswith("mean rounds")})
+    out = shown_error_rates(rates)  # notebook 00's form too
     header = "| " + " | ".join(out.columns) + " |\n|" + "---|" * len(out.columns)
     return header + "\n" + "\n".join("| " + " | ".join(map(str, r)) + " |" for r in out.itertuples(index=False))
 
