@@ -226,6 +226,9 @@ show_claim(1, RESULTS_DIR)
 # What this run found, computed from its tables:
 
 # %%
+say(tokgen.display.scaling_summary(ok))  # the growth per doubling, the GPU's busy time and the rest of each step
+
+# %%
 say(f"- {tokgen.claims.claim(1, RESULTS_DIR)['measured']}.")
 
 # %% [markdown]

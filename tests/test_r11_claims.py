@@ -279,3 +279,40 @@ def test_busy_shares_say_their_rounds_against_the_speed_ups():
     whole = rows.assign(runs=80, shared_runs=80)
     assert claims.busy_rounds_text(whole, ["naive"], [{"rounds": 40}]) == "over all 80 rounds, not the speed-up's 40"
     assert claims.busy_rounds_text(whole, ["naive"], [{"rounds": 80}]) == ""
+
+
+def summary_rows(second=(3.0,) * 7 + (4.5,), busy=(0.5, 1.0, 2.0), wall=(1.0, 1.5, 2.5)):
+    """Notebook 01's rows for its summary: 8 rounds at N = 100; at 200 each round's time × `second` (×3, one round
+    ×4.5), at 400 × 3.5 more in every round; per step the GPU is busy `busy` ms of `wall` ms."""
+    base = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
+    t200 = [t * g for t, g in zip(base, second)]
+    rows = []
+    for n, t, b, w in zip((100, 200, 400), (base, t200, [t * 3.5 for t in t200]), busy, wall):
+        rows.append(timed(f"naive N={n}", t, max_seqlen=n, steps=n, ms_per_step=w, gpu_busy_ms=b * n,
+                          gpu_busy_share=b / w, frag_pct=90.0))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_notebook_01s_summary_says_the_growth_the_busy_time_and_the_rest_of_each_step():
+    """Review rvA17 S2, known answers: runtime ×3.00 then ×3.50 per doubling, below ×4 in 7 of 8 rounds at 100→200
+    (one round ×4.5) and in 8 of 8 at 200→400; the GPU busy over a run 50, 200, 800 ms: ×4 and ×4; the rest of each
+    step 0.5 ms at every N: within 0% of each other, flat; the runtime grew less than the busy time at both steps.
+    A rest from 0.5 to 0.6 ms (20% apart) is not flat; a CPU run (no busy time) gives the growth alone."""
+    said = display.scaling_summary(summary_rows())
+    assert said == (
+        "Runtime grew ×3.00 (100→200) and ×3.50 (200→400) per doubling of N, paired by round, below ×4 (quadrupling) "
+        "in 7 of 8 rounds at 100→200, 8 of 8 rounds at 200→400. The GPU's busy time over a run grew ×4.00 and ×4.00 "
+        "per doubling (one profiled run per N); the rest of each step (wall less busy) measured 0.50, 0.50 and 0.50 "
+        "ms at N = 100, 200 and 400, within 0% of each other: a part of each step that did not grow with N at these "
+        "sizes (over a run it grows only with the number of steps, ×2 per doubling); at every step the runtime grew "
+        "less than the GPU's busy time.")  # fmt: skip
+    grows = display.scaling_summary(summary_rows(wall=(1.0, 1.55, 2.6)))
+    assert "0.50, 0.55 and 0.60 ms at N = 100, 200 and 400, not within 10% of each other: it changed with N" in grows
+    same = display.scaling_summary(summary_rows(second=(3.0,) * 8))
+    assert "below ×4 (quadrupling) in 8 of 8 rounds at each step." in same
+    cpu = display.scaling_summary(summary_rows().assign(gpu_busy_ms=float("nan")))
+    assert cpu.endswith("at 200→400; no GPU busy time (CUPTI measures it on a GPU only), so no split of the step.")
+    faster = display.scaling_summary(summary_rows(busy=(0.5, 0.7, 1.0), wall=(1.0, 1.2, 1.5)))  # busy ×2.8, ×2.86
+    assert faster.endswith("×2 per doubling).")  # the runtime grew more than the busy time: not said to grow less
+    tripled = display.scaling_summary(summary_rows().assign(max_seqlen=[100, 300, 900]))  # ×3 over N ×3: ×2.00
+    assert "×2.00 (100→300) and ×2.20 (300→900) per doubling" in tripled and "in 8 of 8 rounds at each step" in tripled

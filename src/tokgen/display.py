@@ -18,7 +18,15 @@ import torch
 from IPython.display import Code, Markdown, display
 
 from .bandwidth import product_rounds
-from .claims import GROWTH_EXPONENT, MIN_ROUNDS, claim, growth_ratios, near_device_memory, retries_text
+from .claims import (
+    GROWTH_EXPONENT,
+    MIN_ROUNDS,
+    claim,
+    growth_per_doubling,
+    growth_ratios,
+    near_device_memory,
+    retries_text,
+)
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind, union_length
 from .regimes import _escape
@@ -93,9 +101,13 @@ def say(text: str) -> None:
     display(Markdown(text))
 
 
+REST_OF_STEP = "rest of step, ms (wall less busy)"  # `bound_table`'s column: the part of a step the GPU is not busy
+
+
 def bound_table(results: pd.DataFrame) -> str:
-    """Per variant, a step's wall time, its GPU busy part, share and bound (notebook 01_naive;
-    rows of `compare(..., gpu_busy=True)`), over the rounds every interleaved variant ran
+    """Per variant, a step's wall time, its GPU busy part, the rest of the step (wall less busy: the time per step
+    the GPU is not busy, which notebook 01 asks to compare down the N; review rvA17 S2), share and bound (notebook
+    01_naive; rows of `compare(..., gpu_busy=True)`), over the rounds every interleaved variant ran
     (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran),
     and last the host probe around those rounds (`host_probe_text`): the host sets a host-bound step's pace."""
     host = host_probe_text(results)
@@ -108,11 +120,56 @@ def bound_table(results: pd.DataFrame) -> str:
             "variant": results["variant"],
             "ms per step (wall)": results["ms_per_step"],
             "GPU busy ms per step": busy,
+            REST_OF_STEP: results["ms_per_step"] - busy,
             "GPU share": results["gpu_busy_share"],
             "bound": results["gpu_busy_share"].map(bound),
         }
     )
     return _with_note(table(out, digits=2), results) + f"\n\n{host}"
+
+
+FLAT = 0.10  # `scaling_summary`: a per-step part whose largest value is within this of its smallest did not grow
+
+
+def scaling_summary(results: pd.DataFrame) -> str:
+    """Notebook 01's finding in words, from its rows (review rvA17 S2): the runtime's growth per doubling at each
+    step (`tokgen.claims.growth_per_doubling`) and in how many rounds it stayed below ×4 (quadrupling); the GPU's
+    busy time over a run, grown per doubling too (one profiled run per N); and the rest of each step (wall less
+    busy, `bound_table`'s column, over the rounds every N ran) at each N, called flat where its largest value is
+    within FLAT of its smallest. "Runtime grew ×2.93 (100→200) and ×3.49 (200→400) per doubling of N, paired by
+    round, below ×4 in 20 of 20 rounds at each step; …"."""
+    ok = results.sort_values("max_seqlen")
+    steps = growth_per_doubling(ok)
+    if not steps:
+        return "One N only: no growth to read."
+    runs = [run_times({"times_ms": t}) for t in ok["times_ms"]]
+    below = []
+    for (a, b, _), short, long_ in zip(steps, runs, runs[1:]):
+        power = math.log(2) / math.log(b / a)
+        ratios = [(y / x) ** power for x, y in zip(short, long_) if x > 0 and y > 0]
+        below.append((sum(r < 4 for r in ratios), len(ratios)))
+    grew = " and ".join(f"×{g['speedup']:.2f} ({a}→{b})" for a, b, g in steps)
+    counts = {f"{k} of {n}" for k, n in below}
+    where = f"{counts.pop()} rounds at each step" if len(counts) == 1 else ", ".join(
+        f"{k} of {n} rounds at {a}→{b}" for (a, b, _), (k, n) in zip(steps, below))  # fmt: skip
+    said = f"Runtime grew {grew} per doubling of N, paired by round, below ×4 (quadrupling) in {where}"
+    rows = shared_rounds(ok)
+    busy = rows["gpu_busy_ms"].to_numpy(float) if "gpu_busy_ms" in rows else np.array([math.nan])
+    if np.isnan(busy).any():
+        return said + "; no GPU busy time (CUPTI measures it on a GPU only), so no split of the step."
+    ns = rows["max_seqlen"].astype(int).tolist()
+    busy_growth = [(y / x) ** (math.log(2) / math.log(b / a)) for a, b, x, y in zip(ns, ns[1:], busy, busy[1:])]
+    rest = (rows["ms_per_step"] - rows["gpu_busy_ms"] / rows["steps"]).to_numpy(float)
+    at = ", ".join(f"{r:.2f}" for r in rest[:-1]) + f" and {rest[-1]:.2f} ms at N = " + (
+        ", ".join(map(str, ns[:-1])) + f" and {ns[-1]}")  # fmt: skip
+    spread = rest.max() / rest.min() - 1 if rest.min() > 0 else math.inf
+    flat = (f"within {percent_text(spread, FLAT)} of each other: a part of each step that did not grow with N at "
+            "these sizes (over a run it grows only with the number of steps, ×2 per doubling)" if spread <= FLAT
+            else f"not within {FLAT:.0%} of each other: it changed with N")  # fmt: skip
+    less = all(g["speedup"] < b for (_, _, g), b in zip(steps, busy_growth))
+    return (f"{said}. The GPU's busy time over a run grew {' and '.join(f'×{b:.2f}' for b in busy_growth)} per "
+            f"doubling (one profiled run per N); the rest of each step (wall less busy) measured {at}, {flat}"
+            + ("; at every step the runtime grew less than the GPU's busy time." if less else "."))  # fmt: skip
 
 
 def _with_note(text: str, results: pd.DataFrame) -> str:
