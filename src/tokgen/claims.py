@@ -118,7 +118,7 @@ class Tables:
         most looks that may decide one of them: STABLE where none ran on), that count of looks, and why no
         verdict can be read yet ("" where one can): a table that ran on holds fewer than MIN_ROUNDS rounds.
         Drawn again from so few rounds, a resampled run cannot reach beyond their own extremes (no
-        resampled slope of notebook 01 lies below its lowest round's), so its share says only how those
+        resampled growth of notebook 01 lies below its lowest round's), so its share says only how those
         rounds fell (notebook 01_naive)."""
         looks = max((len(d) for _, d in self.ran_on.values()), default=1)
         short = [f"{name} holds {r} rounds" for name, (r, _) in self.ran_on.items() if r < MIN_ROUNDS]
