@@ -118,7 +118,8 @@ say(tokgen.claims.wrong_outputs_text(ranked))  # the ranks above name no mark: s
 # An undecided comparison leaves a verdict that needs it "inconclusive" unless its interval
 # already settles that part: claims 2 and 10 by their thresholds, claims 3, 4, 5, 7, 8 and 9 by
 # the ±5% band (an interval that rules out a difference beyond ±5% in the direction the claim
-# needs counts as none, and the measured text says so). A decided verdict is recomputed on
+# needs counts as none, and the measured text says so). Claim 1 is judged by intervals too: each
+# doubling's paired growth against ×3.25 (its criterion below). A decided verdict is recomputed on
 # bootstrap resamples of the timed rounds, 200 at a time until the share that agrees is clear of
 # 95% by more than its own
 # Monte Carlo error (at most 3,200): that share is its **stability** (in brackets), and below 95%

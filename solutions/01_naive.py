@@ -26,7 +26,7 @@
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model of exercise 1: "gpt2" (GPT-2 small) or "tiny"
 SEQ_LENS = [100, 200, 400]  # the sizes N of exercise 1's run at batch size 1: the reference run's, so only B differs
-RUNS = 10  # interleaved rounds of that run: notebook 01's MIN_ROUNDS, the fewest its slope is read from
+RUNS = 10  # interleaved rounds of that run: notebook 01's MIN_ROUNDS, the fewest a verdict or slope is read from
 DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/01_naive.csv
 
 # %%

@@ -80,53 +80,132 @@ def decided(n, folder):
     return found.group(1)
 
 
-# --- claim 1: log-log slope >= 1.7 and fragmentation >= 50% of reserved at every N ---
+# --- claim 1: growth per doubling above ×3.25 (2^1.7) by every step's interval, fragmentation >= 50% at every N ---
+
+GROWTH = claims.GROWTH_NEEDED  # 2^1.7 = ×3.2490
 
 
-def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0), device=None, retries=None):
-    rows = []
-    for i, (n, frag, res) in enumerate(zip((100, 200, 400), frags, reserved)):
-        t = (n / 100) ** exponent * 100
-        rows.append(timed(f"naive N={n}", [t] * 8, max_seqlen=n) | {"frag_pct": frag, "peak_reserved_gb": res}
+def naive_rows(exponent=2.0, frags=(70.0, 70.0, 70.0), reserved=(1.0, 1.0, 1.0), device=None, retries=None,
+               growths=None, ns=(100, 200, 400)):  # fmt: skip
+    """Notebook 01's rows: N = 100 takes BASE's rounds, each next N every round's time × its step's growth
+    (`growths`, one per step: a number, every round alike, or one factor per round; default 2^exponent per
+    doubling)."""
+    growths = growths or [(b / a) ** exponent for a, b in zip(ns, ns[1:])]
+    t, rows = list(BASE), []
+    for i, (n, frag, res) in enumerate(zip(ns, frags, reserved)):
+        if i:
+            g = growths[i - 1]
+            t = [x * f for x, f in zip(t, g if isinstance(g, (list, tuple)) else [g] * len(t))]
+        rows.append(timed(f"naive N={n}", t, max_seqlen=n) | {"frag_pct": frag, "peak_reserved_gb": res}
                     | ({"device_memory_gb": device} if device else {})
                     | ({"num_alloc_retries": retries[i]} if retries else {}))  # fmt: skip
     return rows
 
 
 @pytest.mark.parametrize(
-    "slope, frags, expected",
+    "growths, frags, expected",
     [
-        (1.7, (50.0, 60.0, 50.0), REPRODUCED),  # both thresholds met exactly
-        (1.69, (50.0, 60.0, 50.0), PARTLY),  # the slope just below
-        (1.6996, (50.0, 60.0, 50.0), PARTLY),  # below, though two decimals would print 1.70 (rvD12 S1)
-        (1.7, (50.0, 49.9, 90.0), PARTLY),  # fragmentation below at one N
-        (1.2, (49.0, 10.0, 0.0), NOT),  # neither
-        (3.4, (25.0, 25.0, 25.0), PARTLY),  # a doubled slope does not make up for a halved fragmentation
+        ((4.0, 4.0), (50.0, 60.0, 50.0), REPRODUCED),  # both doublings ×4, fragmentation exactly 50% at two N
+        ((3.2491, 3.2491), (70.0, 70.0, 70.0), REPRODUCED),  # every round just above 2^1.7 = ×3.24901
+        ((3.2490, 4.0), (70.0, 70.0, 70.0), PARTLY),  # one doubling just below it, every round
+        ((3.0, 4.0), (90.0, 90.0, 90.0), PARTLY),  # one doubling ×3, its interval ×3–×3: below, not open
+        ((4.0, 4.0), (50.0, 49.9, 90.0), PARTLY),  # fragmentation below at one N
+        ((2.0, 2.0), (49.0, 10.0, 0.0), NOT),  # neither: O(N), little fragmentation
+        ((8.0, 8.0), (25.0, 25.0, 25.0), PARTLY),  # a doubled growth does not make up for a halved fragmentation
     ],
 )
-def test_claim_1_thresholds(tmp_path, monkeypatch, slope, frags, expected):
-    write(tmp_path, "01_naive", naive_rows(frags=frags))
-    monkeypatch.setattr(claims, "paired_slope", lambda df: slope)  # the fit itself is tested in test_r11_claims.py
+def test_claim_1_thresholds(tmp_path, growths, frags, expected):
+    """Every round's growth the same at each doubling: each step's interval is that growth alone, so the verdict
+    turns on ×3.24901 exactly (a `>` turned into `>=`, or the median read instead of the interval, changes one)."""
+    write(tmp_path, "01_naive", naive_rows(frags=frags, growths=list(growths)))
     measured, v, key = measure(1, tmp_path)
-    assert v == expected and key == ("paired log-log slope", slope, (1.7,))
-    assert measured.startswith(f"paired slope {'1.6996' if slope == 1.6996 else f'{slope:.2f}'} (")
+    assert v == expected and key == ("smallest growth per doubling", pytest.approx(min(growths)), (GROWTH,))
     assert f"fragmentation {min(frags):.0f}–{max(frags):.0f}% of reserved" in measured
+    assert decided(1, tmp_path) == expected  # the same in every resampled run: every round alike
 
 
-def test_claim_1_decided_from_real_times(tmp_path):
+def test_claim_1_reads_each_doubling_by_its_interval_and_shows_the_slope_unjudged(tmp_path):
+    """(a) Both doublings ×4 in every round: reproduced, each interval ×4.00–×4.00, the paired slope 2.00 shown, not
+    judged. (b) One doubling ×3 in every round (a tight interval below ×3.25), fragmentation high: partly, decided
+    in every resampled run, and `measured` says which step lies on which side."""
     write(tmp_path, "01_naive", naive_rows(2.0))
     assert decided(1, tmp_path) == REPRODUCED
-    assert measure(1, tmp_path)[0].startswith("paired slope 2.00 (the median over rounds of each round's log-log slope "
-                                              "across the N; ×4.0, ×4.0 per doubling, paired by round)")  # fmt: skip
-    # the ratio per doubling pairs the rounds: medians 2 and 3.5 (×1.75), per round ×10, ×1.17, ×1.5: ×1.5
-    rows = [timed(f"naive N={n}", t, max_seqlen=n, frag_pct=80.0) for n, t in ((100, [1, 3, 2]), (200, [10, 3.5, 3]))]
-    write(tmp_path, "01_naive", rows)
-    assert "; ×1.5 per doubling, paired by round)" in measure(1, tmp_path)[0]
-    write(tmp_path, "01_naive", naive_rows(1.5, frags=(80.0, 80.0, 80.0)))
-    assert decided(1, tmp_path) == PARTLY and measure(1, tmp_path)[0].startswith("paired slope 1.50 (")
-    assert "; ×2.8, ×2.8 per doubling" in measure(1, tmp_path)[0]
+    assert measure(1, tmp_path)[0].startswith(
+        "runtime's growth per doubling of N, paired by round (each round's time at the longer N over its time at the "
+        "shorter, the median over rounds): 100→200 ×4.00 (95% interval ×4.00–×4.00), 200→400 ×4.00 (95% interval "
+        "×4.00–×4.00); above ×3.25 at 100→200 and 200→400: each one's interval lies above it; paired slope 2.00 (the "
+        "median over rounds of each round's log-log slope across the N; shown, not judged); fragmentation 70–70% of "
+        "reserved")  # fmt: skip
+    write(tmp_path, "01_naive", naive_rows(growths=[3.0, 4.0], frags=(90.0, 90.0, 90.0)))
+    c = claim(1, tmp_path, resamples=20)
+    assert c["verdict"] == PARTLY and c["stability"] == 1.0 and c["why"] == ""
+    assert ("100→200 ×3.00 (95% interval ×3.00–×3.00), 200→400 ×4.00 (95% interval ×4.00–×4.00); below ×3.25 at "
+            "100→200: its interval lies at or below it; above ×3.25 at 200→400: its interval lies above it; paired "
+            "slope 1.79 (") in c["measured"]  # fmt: skip
     write(tmp_path, "01_naive", naive_rows(1.0, frags=(10.0, 80.0, 80.0)))
     assert decided(1, tmp_path) == NOT
+    # the growth pairs the rounds: medians 2 and 3.5 (×1.75), per round ×10, ×1.17, ×1.5: ×1.5; 3 rounds, no interval
+    rows = [timed(f"naive N={n}", t, max_seqlen=n, frag_pct=80.0) for n, t in ((100, [1, 3, 2]), (200, [10, 3.5, 3]))]
+    write(tmp_path, "01_naive", rows)
+    measured, v, _ = measure(1, tmp_path)
+    assert ": 100→200 ×1.50 (too few rounds for an interval); no side of ×3.25 at 100→200: too few rounds for an " \
+        "interval; paired slope" in measured and v == "undecided"  # fmt: skip
+    assert v.reason == "too few rounds for an interval at 100→200, so no side of ×3.25 is read there"
+
+
+STRADDLE = [2.5, 4.2, 2.6, 4.1, 2.7, 4.0, 2.8, 3.9]  # 200→400, round by round: median ×3.35, interval ×2.65–×4.05
+
+
+def test_claim_1_is_open_where_a_doublings_interval_holds_the_threshold_and_names_it(tmp_path):
+    """(c) 100→200 ×4 in every round; 200→400's rounds straddle ×3.25 widely (×2.5 to ×4.2, median ×3.35): its
+    interval holds ×3.25, so the claim is open (reproduced or partly, fragmentation high), though its median lies
+    above: the interval decides, not the median; the why names that step and its interval."""
+    write(tmp_path, "01_naive", naive_rows(growths=[4.0, STRADDLE]))
+    measured, v, key = measure(1, tmp_path)
+    g = claims.growth_per_doubling(Tables(tmp_path)["01_naive"])[1][2]
+    assert g["interval_low"] < GROWTH < g["interval_high"] and g["speedup"] > GROWTH
+    assert v == "undecided" and v.between == [REPRODUCED, PARTLY]
+    assert "open against ×3.25 at 200→400: its interval holds it" in measured and "above ×3.25 at 100→200" in measured
+    c = claim(1, tmp_path, resamples=20)
+    interval = tokgen.voice.interval_text(g)
+    assert c["verdict"] == "inconclusive" and c["why"] == (
+        f"the growth per doubling's interval holds ×3.25 at 200→400 ({interval}); whichever way it falls, the claim is "
+        "reproduced or partly")  # fmt: skip
+
+
+def test_claim_1_reads_a_step_whose_n_do_not_double_per_doubling(tmp_path):
+    """(d) N = 100 and 300: ×9 over the step (exponent 2) reads ×4.00 per doubling, 9^(log 2 / log 3), and the
+    interval's ends with it; ×5 over the step (exponent 1.46) reads ×2.76 per doubling: below ×3.25, though ×5 is
+    above it."""
+    write(tmp_path, "01_naive", naive_rows(growths=[9.0], ns=(100, 300)))
+    measured, v, key = measure(1, tmp_path)
+    assert v == REPRODUCED and key[1] == pytest.approx(4.0)
+    assert ": 100→300 ×4.00 (95% interval ×4.00–×4.00; ×9.00 over the step, N ×3); above ×3.25 at 100→300" in measured
+    spread = [8.0, 9.5, 8.5, 10.0, 9.0, 8.8, 9.2, 9.9]
+    write(tmp_path, "01_naive", naive_rows(growths=[spread], ns=(100, 300)))
+    step = claims.growth_per_doubling(Tables(tmp_path)["01_naive"])[0][2]
+    raw = tokgen.stats.compare_rounds([t * f for t, f in zip(BASE, spread)], BASE)
+    power = math.log(2) / math.log(3)
+    for k in ("speedup", "interval_low", "interval_high"):
+        assert step[k] == pytest.approx(raw[k] ** power)
+    assert step["over_step"] == pytest.approx(raw["speedup"])
+    write(tmp_path, "01_naive", naive_rows(growths=[5.0], ns=(100, 300)))
+    measured, v, _ = measure(1, tmp_path)
+    assert v == PARTLY and "100→300 ×2.76 (95% interval ×2.76–×2.76; ×5.00 over the step, N ×3); below ×3.25" in \
+        measured  # fmt: skip
+
+
+def test_criterion_keys_give_claim_1_the_interval_ends_that_decide_it(tmp_path):
+    """Notebook 09's solution sets claim 1 beside ×3.25 by the ends a threshold must cross to change its verdict:
+    the lowest low end (one step falling below turns "holds" into "fails") and the lowest high end (every step must
+    rise above for "fails" to change): ×3.00–×3.00 where 100→200 is ×3 in every round; with 200→400 straddling,
+    its low end and 100→200's high end ×4."""
+    write(tmp_path, "01_naive", naive_rows(growths=[3.0, 4.0]))
+    assert claims.criterion_keys(tmp_path)[1] == ("growth per doubling's interval", pytest.approx((3.0, 3.0)),
+                                                  (GROWTH,))  # fmt: skip
+    write(tmp_path, "01_naive", naive_rows(growths=[4.0, STRADDLE]))
+    low = claims.growth_per_doubling(Tables(tmp_path)["01_naive"])[1][2]["interval_low"]
+    assert claims.criterion_keys(tmp_path)[1][1] == pytest.approx((low, 4.0)) and low < GROWTH
 
 
 def test_claim_1_says_where_fragmentation_is_capped_by_device_memory(tmp_path):
@@ -994,35 +1073,48 @@ def test_regime_sources_say_the_sizes_each_sweep_ran(tmp_path):
         "- 16 SMs: the CPU (a smoke run), commit c1 (**not the whole GPU's run**: read its column as another run's)")
 
 
-def slope_on_threshold(tmp_path):
-    """Notebook 01's table with the slope on claim 1's threshold: N=400's rounds ×0.9 to ×1.1 around
-    4^1.7 × N=100's, so resampled medians put the slope on either side of 1.7 (fixed rounds: resampled)."""
-    spread = [0.9, 1.1, 0.92, 1.08, 0.94, 1.06, 0.96, 1.04]
-    write(tmp_path, "01_naive", [timed(f"naive N={n}", times([k] * 8 if n < 400 else [k * f for f in spread]),
-                                       max_seqlen=n) | {"frag_pct": 70.0}
-                                 for n, k in ((100, 1.0), (200, 2**1.7), (400, 4**1.7))])  # fmt: skip
+LOW, HIGH = 2**1.6, 2**1.9  # ×3.03 and ×3.73 per doubling, either side of ×3.25
 
 
-def test_an_unstable_verdict_says_where_its_key_lies_against_the_threshold(tmp_path):
-    """Claim 1 with the slope on its threshold: the resampled runs split, and the why names the
-    slope's range, which holds 1.7 (claim 2, which this test read before, judges its threshold by
-    each N's interval now and is never resampled into this why: see the claim 2 tests below)."""
-    slope_on_threshold(tmp_path)
+def growth_near_threshold(tmp_path):
+    """Notebook 01's table whose claim 1 is decided, but not in every resampled run: 100→200 ×4 in every round,
+    200→400 ×3.73 in six rounds and ×3.03 in two. Its interval's low end is the 4th smallest of the 36 pairwise
+    (geometric) means of 8 rounds: the two low rounds' 3 means lie below ×3.25, the 4th, √(3.03·3.73) = ×3.36, above
+    it: reproduced. A draw of 4 or more low rounds puts the low end at ×3.03: that draw's claim is open."""
+    write(tmp_path, "01_naive", naive_rows(growths=[4.0, [HIGH, LOW, HIGH, HIGH, HIGH, LOW, HIGH, HIGH]]))
+
+
+def test_an_unstable_verdict_says_how_the_resampled_runs_split(tmp_path):
+    """Claim 1 decided on its rounds, open in some resampled runs: the why says how they split; its key (the
+    smallest growth per doubling, a median: ×3.73 in a draw of 3 low rounds or fewer, ×3.38 with 4) stays above
+    ×3.25 in 95% of the draws, so no threshold is named."""
+    growth_near_threshold(tmp_path)
+    assert measure(1, tmp_path)[1] == REPRODUCED
     c = claim(1, tmp_path, resamples=20)
-    assert c["verdict"].startswith("inconclusive") and c["stability"] < 0.95
-    # 1.699 below 1.7: not rounded onto it (rrC12 N1)
-    assert c["why"].startswith("the paired log-log slope, 1.699, lies within ")
-    assert "in 95% of resampled runs, which holds the criterion's threshold 1.7" in c["why"]
+    assert c["verdict"].startswith("inconclusive (reproduced in ") and c["stability"] < 0.95
+    assert re.fullmatch(r"the resampled runs read \d+% reproduced, \d+% inconclusive: which one depends on the rounds "
+                        r"drawn; more rounds would settle it", c["why"])  # fmt: skip
 
 
 def test_why_unstable_names_a_threshold_at_the_edge_of_the_range_and_a_value_on_it():
+    """Review rvA17 S1: the substance first (the key, its range, on both sides of the threshold, how far the estimate
+    lies from it); "close" defined: the threshold within a quarter of the range's width of the estimate. Every
+    key is a ratio, printed with ×, the threshold as elsewhere (×3.25, not ×3.24901)."""
     keys = [1.3] * 10 + [1.5] * 10  # 95% of the resampled speed-ups within 1.30–1.50: the threshold 1.5 at the edge
     why = claims._why_unstable(("smallest speed-up", 1.5, (1.5,)), keys, ["partly"] * 20)
-    assert why == ("the smallest speed-up, 1.50, lies within 1.30–1.50 in 95% of resampled runs, which holds the "
-                   "criterion's threshold 1.5: more rounds narrow that range, but a value this close to its threshold "
-                   "may stay undecided")  # fmt: skip
+    assert why == ("the smallest speed-up, ×1.50, lies within ×1.30–×1.50 in 95% of resampled runs, on both sides of "
+                   "the criterion's threshold ×1.5 (the estimate on it): more rounds narrow that range, but "
+                   "the threshold lies within a quarter of the range's width of the estimate, so they may not clear "
+                   "it")  # fmt: skip
     far = claims._why_unstable(("smallest speed-up", 1.31, (1.5,)), keys, ["partly"] * 20)
-    assert far.endswith("more rounds narrow that range, and would likely settle it")
+    assert far.endswith("(the estimate is 12.7% from it): more rounds narrow that range, and would likely clear it")
+    edge = claims._why_unstable(("smallest speed-up", 1.44, (1.5,)), keys, ["partly"] * 20)  # 0.06 from it: over 0.05
+    assert edge.endswith("and would likely clear it") and claims._why_unstable(
+        ("smallest speed-up", 1.46, (1.5,)), keys, ["partly"] * 20).endswith("so they may not clear it")  # 0.04
+    growth = [3.1] * 10 + [3.4] * 10
+    said = claims._why_unstable(("smallest growth per doubling", 3.2495, (GROWTH,)), growth, ["partly"] * 20)
+    assert said.startswith("the smallest growth per doubling, ×3.2495, lies within ×3.10–×3.40 in 95% of resampled "
+                           "runs, on both sides of the criterion's threshold ×3.25 (the estimate is 0.02% from it)")
 
 
 def test_a_table_is_a_smoke_runs_where_its_model_is_not_gpt2_small_or_it_ran_on_no_gpu():
@@ -1034,7 +1126,7 @@ def test_a_table_is_a_smoke_runs_where_its_model_is_not_gpt2_small_or_it_ran_on_
 
 
 def test_a_claim_says_its_criterion_and_the_table_passes_its_resamples(tmp_path):
-    slope_on_threshold(tmp_path)  # claim 1 on its threshold: an unstable verdict
+    growth_near_threshold(tmp_path)  # claim 1 near its threshold: an unstable verdict
     assert claim(1, tmp_path, resamples=7)["criterion"] == CLAIMS[1][2]
     stability = claims.claims_table(tmp_path, resamples=7).set_index("#").loc[1, "stability"]
     draws = next(n for n in range(7, claims.MAX_RESAMPLES + 7, 7) if round(n * stability, 9) == round(n * stability))

@@ -1,6 +1,7 @@
 """Verdicts come from the CSVs, and a missing table says "not measured"."""
 
 import json
+import math
 import re
 
 import numpy as np
@@ -52,18 +53,18 @@ def test_claim_1_quadratic_and_fragmented(tmp_path):
     rows(
         "01_naive",
         tmp_path,
-        [{**result(f"naive N={n}", [n * n / 100] * 3, max_seqlen=n), "frag_pct": 70.0} for n in (100, 200, 400)],
+        [{**result(f"naive N={n}", [n * n / 100] * 8, max_seqlen=n), "frag_pct": 70.0} for n in (100, 200, 400)],
     )
     c = claims_table(tmp_path).set_index("#")
-    assert c.loc[1, "verdict"] == "reproduced"
-    assert "slope 2.00" in c.loc[1, "measured"]
+    assert c.loc[1, "verdict"] == "reproduced"  # ×4 per doubling in each of 8 rounds: every interval ×4.00–×4.00
+    assert "100→200 ×4.00 (95% interval ×4.00–×4.00)" in c.loc[1, "measured"] and "slope 2.00" in c.loc[1, "measured"]
 
 
 def test_claim_1_linear_is_not_reproduced(tmp_path):
     rows(
         "01_naive",
         tmp_path,
-        [{**result(f"naive N={n}", [float(n)] * 3, max_seqlen=n), "frag_pct": 10.0} for n in (100, 200, 400)],
+        [{**result(f"naive N={n}", [float(n)] * 8, max_seqlen=n), "frag_pct": 10.0} for n in (100, 200, 400)],
     )
     assert claims_table(tmp_path).set_index("#").loc[1, "verdict"] == "not reproduced"
 
@@ -775,7 +776,7 @@ def scripted_resamples(monkeypatch, pattern: list, looks: int = 1) -> list:
         return "measured", claims.REPRODUCED if pattern[(len(draws) - 1) % len(pattern)] == "a" else claims.NOT, None
 
     class Tables:
-        smoke, rounds, rng = False, {"x": False}, None
+        smoke, rounds, rng, ran_on = False, {"x": False}, None, {}
 
         def resampled(self, rng):
             return type("Drawn", (), {"rng": rng})()
@@ -941,9 +942,8 @@ def test_an_inconclusive_verdict_prints_its_share_as_its_monte_carlo_interval_of
 
 
 def slope_rows(ks, ns=(100, 200, 400)):
-    """Notebook 01's rows with round r at every N taking 500 ms × (N/100)^ks[r]: each N's rounds sort
-    as the ks do, so claim 1's paired slope (the median of the rounds' slopes) is the median k, and a
-    bootstrap draw reads slope ≥ 1.7 exactly when most of its rounds are the ones with k ≥ 1.8."""
+    """Notebook 01's rows with round r at every N taking 500 ms × (N/100)^ks[r]: round r grows ×2^ks[r] at every
+    doubling, so claim 1's steps read the same rounds (×3.25 is 2^1.7)."""
     rows_ = []
     for n in ns:
         t = pd.Series([500 * (n / 100) ** k for k in ks])
@@ -953,35 +953,53 @@ def slope_rows(ks, ns=(100, 200, 400)):
     return pd.DataFrame(rows_)
 
 
+def step_rows(rounds: int = 10, low=((0,), (1,), (2,))):
+    """Notebook 01's rows at N = 100, 200, 400 and 800 whose three doublings each have one low round: at step s
+    every round grows ×2^1.9 (×3.73), but the rounds low[s] ×2^1.6 (×3.03). A step's interval over 10 rounds has its
+    low end at the 9th smallest of 55 pairwise (geometric) means: with one low round above ×3.25 (√(3.03·3.73) = ×3.36),
+    with 4 or more copies of it in a draw at ×3.03. So a draw reads reproduced where none of the three low rounds is
+    drawn more than 3 times: P = 96.17% (multinomial, by hand): enough for one look's 95%, not for the 97.5% each
+    of two looks needs."""
+    ns, t = (100, 200, 400, 800), [500.0] * rounds
+    rows_ = []
+    for i, n in enumerate(ns):
+        if i:
+            t = [x * 2 ** (1.6 if r in low[i - 1] else 1.9) for r, x in enumerate(t)]
+        rows_.append({"variant": f"naive N={n}", "max_seqlen": n, "status": "ok", "runs": rounds,
+                      "median_ms": float(np.median(t)), "times_ms": ";".join(map(str, t)), "frag_pct": 90.0,
+                      "peak_reserved_gb": 1.0})  # fmt: skip
+    return pd.DataFrame(rows_)
+
+
 def design(runs: int, cap: int, size: str = "gpt2"):
     """A stamp (`tokgen.Recorder.stamped`'s part that RunOn reads): notebook 01's parameters RUNS and MAX_RUNS."""
     return lambda row: {**row, "params": json.dumps({"SIZE": size, "RUNS": runs, "MAX_RUNS": cap})}
 
 
-RV57 = [1.7026, 1.710, 1.739, 1.751, 1.784]  # the reference run's 5 per-round slopes (r57): all above 1.7
-OPEN_10 = [1.6, 1.9, 1.9, 1.6, 1.9, 1.9, 1.9, 1.6, 1.9, 1.9]  # 3 low, 7 high: a draw reads ≥ 1.7 in 95.27%
+ABOVE_8 = [1.72, 1.75, 1.78, 1.8, 1.73, 1.76, 1.79, 1.71]  # 8 rounds, each above ×3.25 (2^1.7) per doubling
+OPEN_10 = [1.6, 1.9, 1.9, 1.6, 1.9, 1.9, 1.9, 1.6, 1.9, 1.9]  # 3 rounds ×3.03, 7 ×3.73: a draw of 4 low ones opens it
 
 
 def test_claim_1_is_decided_at_no_look_before_10_rounds_and_by_a_share_spread_over_its_looks():
-    """Known answers. Five rounds whose slopes all clear 1.7 (the reference run's, 1.7026 to 1.784): no
-    draw of them lies below the lowest round, so every resampled run reads reproduced, yet no look
-    decides on 5 rounds: the rounds go on. Ten rounds of slope 2: reproduced in every draw, 100% ≥
-    97.5% (looks at 10 and 20: 95% spread over 2, Bonferroni): decided. OPEN_10 (3 rounds of slope
-    1.6, 7 of 1.9): a draw of 10 reads ≥ 1.7 where ≥ 5 of its rounds are high (its even median lies
-    between a 1.6 and a 1.9 round: slope 1.76; with 4, both middle rounds are 1.6), P(Bin(10, 0.7) ≥ 5)
-    = 95.27%: enough for one look's 95%, not for the 97.5% each of two needs: open."""
+    """Known answers. Eight rounds each above ×3.25 per doubling (ABOVE_8), or every one ×4: decided by their
+    intervals, and every resampled run agrees, yet no look decides on fewer than 10 rounds: the rounds go on.
+    Five rounds give no 95% interval at all: open, not resampled. Ten rounds of ×4: reproduced in every draw,
+    100% ≥ 97.5% (looks at 10 and 20: 95% spread over 2, Bonferroni): decided. `step_rows` (each doubling with
+    one low round): reproduced on its rounds, in 96.17% of draws: enough for one look's 95%, not for the 97.5%
+    each of two needs: open."""
     from tokgen import claims
     from tokgen.claims import MIN_ROUNDS, RunOn
 
     assert MIN_ROUNDS == 10 and claims.needed_share(2) == 0.975 and claims.needed_share(1) == claims.STABLE
     assert claims.needed_share(3) == pytest.approx(0.98333, abs=1e-5)
-    for ks in (RV57, [2.0] * 5):
+    for ks in (ABOVE_8, [2.0] * 8, [2.0] * 5):
         run_on = RunOn(1, "01_naive", design(5, 20))  # looks 5, 10, 20: the two from 10 may decide
-        assert run_on(slope_rows(ks)) is False and run_on.said[0][:2] == (5, "inconclusive")
+        assert run_on(slope_rows(ks)) is False and run_on.said[0][:2] == (len(ks), "inconclusive")
         assert run_on.said[0][3] == 2 and run_on.said[0][2] != run_on.said[0][2]  # not resampled: no share
-    assert run_on(slope_rows(OPEN_10)) is False
-    ran, verdict, share, looks = run_on.said[1]
-    assert (ran, looks) == (10, 2) and abs(share - 0.9527) < 0.015  # within its Monte Carlo error
+    assert run_on.said[0][4].startswith("too few rounds for an interval at 100→200 and 200→400")  # 5 rounds
+    assert run_on(step_rows()) is False
+    ran, verdict, share, looks, _ = run_on.said[1]
+    assert (ran, looks) == (10, 2) and abs(share - 0.9617) < 0.015  # within its Monte Carlo error
     assert verdict.startswith("inconclusive (reproduced in ")
     assert run_on.text(20, 20) == (
         "Claim 1, judged at each look as section 5 judges it: on 5 rounds no verdict, as none is read on fewer than "
@@ -989,7 +1007,7 @@ def test_claim_1_is_decided_at_no_look_before_10_rounds_and_by_a_share_spread_ov
         "looks that may decide it, so every variant ran on; the cap, 20 rounds, ended them: the verdict below is read "
         "on all 20, by the same rule.")  # fmt: skip
     run_on = RunOn(1, "01_naive", design(10, 20))
-    assert run_on(slope_rows([2.0] * 10)) is True and run_on.said == [(10, "reproduced", 1.0, 2)]
+    assert run_on(slope_rows([2.0] * 10)) is True and run_on.said == [(10, "reproduced", 1.0, 2, "")]
     assert run_on.text(10, 20) == (
         "Claim 1, judged at each look as section 5 judges it: on 10 rounds reproduced, in 100% of resampled runs (a "
         "verdict needs 97.5% at each of the 2 looks that may decide it): decided, so the rounds stopped at 10 (the "
@@ -1008,22 +1026,37 @@ def test_claim_1_is_decided_at_no_look_before_10_rounds_and_by_a_share_spread_ov
         RunOn(1, "01_naive")(slope_rows([2.0] * 10))  # without its design no look is judged
 
 
+def test_a_look_whose_doubling_interval_holds_the_threshold_says_so_and_runs_on():
+    """A look at 10 rounds where one doubling's interval holds ×3.25 (rounds ×2.5 to ×4.2 around it): open before
+    any resampling, so RunOn's line says why (the step and its interval), not a share; every variant runs on."""
+    from tokgen.claims import RunOn
+
+    straddle = [math.log2(g) for g in (2.5, 4.2, 2.6, 4.1, 2.7, 4.0, 2.8, 3.9, 2.9, 3.8)]
+    run_on = RunOn(1, "01_naive", design(10, 20))
+    assert run_on(slope_rows(straddle)) is False and run_on.said[0][2] != run_on.said[0][2]
+    said = run_on.text(20, 20)
+    assert said.startswith("Claim 1, judged at each look as section 5 judges it: on 10 rounds inconclusive: the growth "
+                           "per doubling's interval holds ×3.25 at 100→200 (95% interval ×") and \
+        "; whichever way it falls, the claim is reproduced or partly; every variant ran on; the cap, 20 rounds" in said
+
+
 def test_a_table_that_ran_on_is_read_by_its_design_at_the_end_too(tmp_path, monkeypatch):
     """Section 5 and notebook 09 read claim 1 as RunOn did (`claim`, the design from the rows'
-    parameters): the reference run's table of 5 rounds (RUNS 5, MAX_RUNS 15), every draw of which reads
-    reproduced, is inconclusive, too few rounds; looks 10 and 20 need 97.5% each, so a share of 96.5%,
-    decided at one look (`test_a_stability_near_the_threshold_…`), is not; the design is read only
-    where the rows record no looks of their own and name MAX_RUNS."""
+    parameters): a table of 8 rounds (RUNS 5, MAX_RUNS 15), every draw of which reads reproduced, is
+    inconclusive, too few rounds; looks 10 and 20 need 97.5% each, so a share of 96.5%, decided at one
+    look (`test_a_stability_near_the_threshold_…`), is not, and its why says the substance first, the rule
+    last (review rvA17 S1); the design is read only where the rows record no looks of their own and name
+    MAX_RUNS."""
     from tokgen import claims
 
-    rows_ = slope_rows(RV57).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 5, "MAX_RUNS": 15}))
+    rows_ = slope_rows(ABOVE_8).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 5, "MAX_RUNS": 15}))
     c = claims.claim(1, tmp_path, tables={"01_naive": rows_})
     assert c["verdict"] == "inconclusive" and c["stability"] != c["stability"]
-    assert c["why"].startswith("01_naive holds 5 rounds, fewer than the 10 a verdict is read on where the rounds ran "
+    assert c["why"].startswith("01_naive holds 8 rounds, fewer than the 10 a verdict is read on where the rounds ran "
                                "on while it was open: rounds drawn again from so few cannot reach beyond their own "
                                "extremes")  # fmt: skip
-    assert claims.claim(1, tmp_path, tables={"01_naive": slope_rows(RV57)})["verdict"] == "reproduced"  # fixed rounds
-    assert claims.run_on_looks(rows_) == (10, 15) and claims.run_on_looks(slope_rows(RV57)) is None
+    assert claims.claim(1, tmp_path, tables={"01_naive": slope_rows(ABOVE_8)})["verdict"] == "reproduced"  # fixed
+    assert claims.run_on_looks(rows_) == (10, 15) and claims.run_on_looks(slope_rows(ABOVE_8)) is None
     assert claims.run_on_looks(rows_.assign(params='{"RUNS": 2, "MAX_RUNS": 4}')) == ()  # no look may decide
     assert claims.run_on_looks(rows_.assign(params='{"RUNS": 10, "MAX_RUNS": 20}')) == (10, 20)
     assert claims.run_on_looks(rows_.assign(params='{"RUNS": 10}')) is None  # fixed rounds
@@ -1031,8 +1064,29 @@ def test_a_table_that_ran_on_is_read_by_its_design_at_the_end_too(tmp_path, monk
     draws = scripted_resamples(monkeypatch, ["a"] * 193 + ["b"] * 7, looks=2)  # 0.965: clear of 97.5% by 1,800
     c = claims.claim(10, "anywhere", resamples=200)  # Wilson, z = 2.58: 0.9520–0.9746 of 1,800, 0.9511–0.9751 of 1,600
     assert c["stability"] == 0.965 and c["verdict"] == "inconclusive (reproduced in 95–97% of 1,800 resampled runs)"
-    assert len(draws) == 1800 and c["why"].startswith(
-        "a verdict needs 97.5% of resampled runs at each of the 2 looks that may decide it (95% spread over them); ")
+    assert len(draws) == 1800 and c["why"].startswith("the resampled runs read ") and c["why"].endswith(
+        "; a verdict needs 97.5% of resampled runs at each of the 2 looks that may decide it (95% spread over them)")
+
+
+def test_a_verdict_read_at_its_cap_says_the_rounds_ran_to_it_before_the_rule():
+    """Review rvA17 S1: a table whose rounds ran on to their cap (RUNS 10, MAX_RUNS 20: 20 rounds) and whose verdict
+    is not stable says so after the substance, the share each look needs last: `step_rows` at 20 rounds, 7 of them
+    low at every doubling (the interval's low end, the 53rd smallest of 210 pairwise means, stays above ×3.25 up to 9
+    low rounds in a draw: reproduced in P(Bin(20, 0.35) ≤ 9) = 88% of draws)."""
+    from tokgen import claims
+
+    seven = [tuple(range(7))] * 3
+    rows_ = step_rows(20, seven).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))
+    c = claims.claim(1, "anywhere", tables={"01_naive": rows_})
+    assert c["verdict"].startswith("inconclusive (reproduced in ") and 0.83 < c["stability"] < 0.93
+    assert c["why"].startswith("the resampled runs read ") and c["why"].endswith(
+        "; 01_naive ran to its cap of 20 rounds; a verdict needs 97.5% of resampled runs at each of the 2 looks that "
+        "may decide it (95% spread over them)")  # fmt: skip
+    rows_ = step_rows().assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))  # a look at 10: no cap
+    c = claims.claim(1, "anywhere", tables={"01_naive": rows_})
+    assert c["verdict"].startswith("inconclusive (reproduced in ") and "cap" not in c["why"]
+    assert c["why"].endswith("; a verdict needs 97.5% of resampled runs at each of the 2 looks that may decide it "
+                             "(95% spread over them)")  # fmt: skip
 
 
 def test_notebook_01s_rounds_stop_at_the_look_that_decides_claim_1_or_at_the_cap(monkeypatch):

@@ -717,7 +717,7 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
             "variants ran where none did.*")  # fmt: skip
     assert runs.endswith("\n\n" + note)
     bound = display.bound_table(run[run["status"] == "ok"])
-    assert "| a | 10.40 | 9.46 | 0.91 | GPU |" in bound  # over all 18: 0.61, mixed
+    assert "| a | 10.40 | 9.46 | 0.94 | 0.91 | GPU |" in bound  # over all 18: 0.61, mixed; rest 10.40 − 9.46
     assert bound.endswith(f"{note}\n\n{display.host_probe_text(run)}")  # last, the host's speed
     assert "was not recorded" in bound  # this table has no probe
     cpu = run.assign(gpu_busy_ms=float("nan"))  # a smoke run: no busy time, the host's line all the same
@@ -731,7 +731,9 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
         "whether the rounds' times followed the host's speed is not measured.")  # fmt: skip
     same = run[run["variant"].isin(["c", "d"])]  # every variant ran the same rounds: no line, nothing changed
     assert "Variants ran" not in display.runs_table(same) + display.bound_table(same)
-    assert "| c | 30.85 | 20.00 | 0.65 | mixed |" in display.bound_table(same)
+    assert "| c | 30.85 | 20.00 | 10.85 | 0.65 | mixed |" in display.bound_table(same)  # rest: wall less busy (S2)
+    head = "| variant | ms per step (wall) | GPU busy ms per step | rest of step, ms (wall less busy) | GPU share |"
+    assert head in display.bound_table(same)  # review rvA17 S2
 
 
 def test_the_runtime_bars_and_the_finding_read_the_shared_rounds():

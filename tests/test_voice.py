@@ -973,7 +973,14 @@ def test_slope_reading_takes_a_side_only_where_the_whole_bootstrap_range_lies_on
     assert slope_reading(1.0, 1.1004).startswith("near 1:") and slope_reading(1.1051, 1.2).startswith("nearer 1 than")
     assert slope_reading(1.4951, 1.8949).startswith("nearer 2 than 1:")
     assert slope_reading(1.8951, 2.1049).startswith("near 2:") and slope_reading(2.1051, 3).startswith("above 2")
-    assert slope_reading(1.05, 1.1051).startswith("its range holds 1.1:")
+    # review rvA17 S5: a range that holds 1.1 alone (or 1.9 alone) lies on one side of 1.5: that side is the answer
+    assert slope_reading(1.05, 1.1051) == (
+        "nearer 1 than 2: over these N the runtime grows more like N than like the positions' work (its range lies "
+        "below 1.5); whether it lies near 1 (within 0.1 of 1), these rounds do not decide")  # fmt: skip
+    assert slope_reading(1.8, 1.95) == (
+        "nearer 2 than 1: over these N the runtime grows more like the positions' work than like N (its range lies at "
+        "or above 1.5); whether it lies near 2 (within 0.1 of 2), these rounds do not decide")  # fmt: skip
+    assert slope_reading(1.05, 1.5).startswith("its range holds 1.1 and 1.5:")  # across 1.5: no side
 
 
 def _chain_rounds():

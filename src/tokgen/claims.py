@@ -119,7 +119,7 @@ class Tables:
         most looks that may decide one of them: STABLE where none ran on), that count of looks, and why no
         verdict can be read yet ("" where one can): a table that ran on holds fewer than MIN_ROUNDS rounds.
         Drawn again from so few rounds, a resampled run cannot reach beyond their own extremes (no
-        resampled slope of notebook 01 lies below its lowest round's), so its share says only how those
+        resampled growth of notebook 01 lies below its lowest round's), so its share says only how those
         rounds fell (notebook 01_naive)."""
         looks = max((len(d) for _, d in self.ran_on.values()), default=1)
         short = [f"{name} holds {r} rounds" for name, (r, _) in self.ran_on.items() if r < MIN_ROUNDS]
@@ -304,22 +304,89 @@ def retries_text(full: pd.DataFrame) -> str | None:
     return said + (f"; at N={none} it retried none" if none else "")
 
 
-PAIRED_SLOPE = "the median over rounds of each round's log-log slope across the N"  # claim 1's key, in words
-SLOPE_NEEDED = 1.7  # claim 1: "~4x per doubling" read as a paired slope of at least this
+PAIRED_SLOPE = "the median over rounds of each round's log-log slope across the N"  # shown beside claim 1, in words
+GROWTH_EXPONENT = 1.7  # claim 1: "~quadruples" read as a log-log exponent of at least this per doubling
+GROWTH_NEEDED = 2**GROWTH_EXPONENT  # ×3.25 per doubling: O(N²)'s exponent 2 less 15% (×4 would ask for N² exactly)
+GROWTH_EDGES = (GROWTH_NEEDED, round(GROWTH_NEEDED, 2))  # a value keeps its side of both: ×3.2495 never reads ×3.25
+GROWTH_WHY = (f"×{GROWTH_NEEDED:.2f} is 2 to the power {GROWTH_EXPONENT:g}: O(N²) work quadruples the runtime per "
+              f"doubling (×4, a log-log exponent of 2); \"~quadruples\" is read as an exponent of at least "
+              f"{GROWTH_EXPONENT:g}, 2 less 15%, so that a growth near ×4 counts while one halfway to O(N) (×2.83, "
+              "exponent 1.5) or below does not")  # fmt: skip
+STEP_FIELDS = ("speedup", "speedup_q25", "speedup_q75", "speedup_all", "interval_low", "interval_high",
+               "equivalence_low", "equivalence_high")  # fmt: skip  (a step's ratios, raised to its per-doubling power)
+
+
+def growth_per_doubling(df: pd.DataFrame) -> list[tuple[int, int, dict]]:
+    """Claim 1's steps: for each N to the next (rows sorted by max_seqlen), (N, next N, comparison): the paired
+    growth, each round's time at the longer N over its time at the shorter, its median over rounds and its
+    interval (`compare_rounds` with the longer as its base, as `growth_ratios`), each ratio raised to the power
+    log 2 / log(next N / N), so that it reads per doubling (N 100 → 300 at ×9, exponent 2, reads ×4; a doubling
+    is left as it is); `over_step` keeps the step's own growth, `thresholds` GROWTH_NEEDED and ×3.25 as printed
+    (GROWTH_EDGES), so that `tokgen.voice.interval_text` keeps each end on its side of both (notebook 01_naive)."""
+    ok = df.sort_values("max_seqlen")
+    ns, runs = ok["max_seqlen"].astype(int).tolist(), [run_times({"times_ms": t}) for t in ok["times_ms"]]
+    steps = []
+    for a, b, short, long_ in zip(ns, ns[1:], runs, runs[1:]):
+        g = compare_rounds(long_, short)
+        power = math.log(2) / math.log(b / a)
+        per = {k: g[k] ** power for k in STEP_FIELDS if k in g and g[k] is not None}
+        steps.append((a, b, g | per | {"over_step": g["speedup"], "thresholds": list(GROWTH_EDGES)}))
+    return steps
+
+
+def _step_name(a: int, b: int) -> str:
+    return f"{a}→{b}"
+
+
+def growth_text(steps: list[tuple[int, int, dict]]) -> str:
+    """ "100→200 ×2.93 (95% interval ×2.54–×3.09), 200→400 ×3.49 (95% interval ×3.33–×3.57)": each step of
+    `growth_per_doubling` per doubling with its interval, each value on its side of GROWTH_NEEDED (`side_of`); a
+    step whose N do not double gives its own growth too ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)")."""
+    said = []
+    for a, b, g in steps:
+        own = "" if b == 2 * a else f"; ×{g['over_step']:.2f} over the step, N ×{b / a:g}"
+        said.append(f"{_step_name(a, b)} ×{side_of(g['speedup'], GROWTH_EDGES)} ({interval_text(g)}{own})")
+    return ", ".join(said)
+
+
+def growth_sides_text(steps: list[tuple[int, int, dict]], threshold: float = GROWTH_NEEDED) -> str:
+    """Which steps of `growth_per_doubling` lie below `threshold` and which above, judged by their intervals as
+    claim 1 judges them: "below ×3.25 at 100→200: its interval lies at or below it; above ×3.25 at 200→400: its
+    interval lies above it"; a step whose interval holds it is "open"."""
+    groups = {"below": [], "above": [], "open": [], "none": []}
+    for a, b, g in steps:
+        low, high = g["interval_low"], g["interval_high"]
+        side = "above" if low > threshold else "below" if high <= threshold else "open" if has_interval(g) else "none"
+        groups[side].append(_step_name(a, b))
+    where = {"below": f"below ×{threshold:.2f}", "above": f"above ×{threshold:.2f}",
+             "open": f"open against ×{threshold:.2f}", "none": f"no side of ×{threshold:.2f}"}  # fmt: skip
+    how = {"below": "lies at or below it", "above": "lies above it", "open": "holds it"}
+    parts = []
+    for side, names in groups.items():
+        if names:
+            its = "its interval" if len(names) == 1 else "each one's interval"
+            said = f"{its} {how[side]}" if side != "none" else "too few rounds for an interval"
+            parts.append(f"{where[side]} at {' and '.join(names)}: {said}")
+    return "; ".join(parts)
 
 
 def _claim_1(tables):
-    """The paired slope (`tokgen.stats.paired_slope`): each round's log-log slope across the N, the rounds paired
-    as they ran, its median over rounds; resampled with the rounds (`Tables.resampled`)."""
+    """ "Runtime ~quadruples when N doubles", judged per doubling: every step of `growth_per_doubling` (each round's
+    time at the longer N over the shorter, per doubling) above GROWTH_NEEDED by its interval, as claim 2 judges
+    its speed-ups (`above_threshold`): every low end above it holds it, one high end at or below it fails it, else
+    open, naming the steps whose interval holds it. The paired slope (`tokgen.stats.paired_slope`) is shown, not
+    judged. Fragmentation ≥ 50% at every N. Resampled with the rounds (`Tables.resampled`)."""
     df = tables["01_naive"].sort_values("max_seqlen")
     k = paired_slope(df)
     if k != k:  # no usable rows, or none with timed rounds (out of memory): nothing to fit
         raise KeyError("no timed rounds in notebook 01's table")
-    ratios = ", ".join(f"×{r:.1f}" for r in growth_ratios(df))
+    steps = growth_per_doubling(df)
     frag = df["frag_pct"].astype(float)
-    shown = side_of(k, (SLOPE_NEEDED,))  # 1.6996 reads 1.6996, not 1.70, beside "at least 1.7" (rvD12 S1)
-    measured = (f"paired slope {shown} ({PAIRED_SLOPE}; {ratios} per doubling, paired by round); fragmentation "
-                f"{frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
+    shown = side_of(k, (GROWTH_EXPONENT,))  # 1.6996 reads 1.6996, not 1.70, beside the exponent 1.7 (rvD12 S1)
+    measured = (f"runtime's growth per doubling of N, paired by round (each round's time at the longer N over its "
+                f"time at the shorter, the median over rounds): {growth_text(steps)}; "
+                f"{growth_sides_text(steps)}; paired slope {shown} ({PAIRED_SLOPE}; shown, not judged); "
+                f"fragmentation {frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
     full = near_device_memory(df)
     if len(full):
         gb = full["device_memory_gb"].iloc[0]  # in GB and in the GiB a product name ("80GB") is close to
@@ -329,25 +396,42 @@ def _claim_1(tables):
             f"{gb:.1f} GB ({gb * 1e9 / 2**30:.1f} GiB)"
             + (", so fragmentation there is capped by device memory" if retried is None else f"; {retried}")
         )
-    verdict = _combine(k >= SLOPE_NEEDED, bool((frag >= 50).all()))
-    return measured, verdict, ("paired log-log slope", k, (SLOPE_NEEDED,))
+    growth = {_step_name(a, b): g for a, b, g in steps}
+    runtime, why = above_threshold(growth, GROWTH_NEEDED, "growth per doubling") if steps else (None, "one N only")
+    verdict = _combine(runtime, bool((frag >= 50).all()))
+    if verdict == UNDECIDED:  # what is open is a step's side of ×3.25, not a comparison of two variants
+        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why)
+    smallest = min((g["speedup"] for g in growth.values()), default=math.nan)
+    return measured, verdict, ("smallest growth per doubling", smallest, (GROWTH_NEEDED,))
 
 
 KV_THRESHOLDS = (1.5,)  # claim 2's speed-up at every N; notebook 02 runs each N on until its interval clears it
 
 
-def above_threshold(comparisons: dict, threshold: float) -> tuple[bool | None, str]:
-    """Whether every comparison of `comparisons` ({"N=100": comparison}) is faster than ×`threshold`,
+def has_interval(g: dict) -> bool:
+    """Whether a comparison has an interval: too few rounds for its level give none (0 to ∞, or NaN), as
+    `tokgen.voice.interval_text` says."""
+    low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
+    return bool(0 < low and high < math.inf)
+
+
+def above_threshold(comparisons: dict, threshold: float, what: str = "speed-up") -> tuple[bool | None, str]:
+    """Whether every comparison of `comparisons` ({"N=100": comparison}) is above ×`threshold`,
     judged by its interval (`interval_low`–`interval_high`, the one `speedup_text` prints), not its
     median: every low end above it True; one high end at or below it False; otherwise None, with
-    why: the intervals that hold it (notebook 02_kv_cache)."""
+    why: the intervals that hold it, and those too few rounds give none, `what` naming the ratio
+    (notebook 02_kv_cache; claim 1's "growth per doubling", notebook 01_naive)."""
     if all(g["interval_low"] > threshold for g in comparisons.values()):
         return True, ""
     if any(g["interval_high"] <= threshold for g in comparisons.values()):
         return False, ""
-    open_ = " and ".join(f"{k} ({interval_text(g)})" for k, g in comparisons.items()
-                         if not g["interval_low"] > threshold)  # fmt: skip
-    return None, f"the speed-up's interval holds ×{threshold:g} at {open_}"
+    open_ = {k: g for k, g in comparisons.items() if not g["interval_low"] > threshold}
+    held = " and ".join(f"{k} ({interval_text(g)})" for k, g in open_.items() if has_interval(g))
+    none = " and ".join(k for k, g in open_.items() if not has_interval(g))
+    return None, "; ".join(filter(None, (
+        held and f"the {what}'s interval holds ×{threshold:.3g} at {held}",
+        none and f"too few rounds for an interval at {none}, so no side of ×{threshold:.3g} is read there",
+    )))  # fmt: skip
 
 
 def _claim_2(tables):
@@ -1042,8 +1126,12 @@ RULED_OUT = ("; an undecided comparison whose interval rules out a difference be
 
 CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
-        "paired log-log slope (each round's slope across the N, the median over rounds) ≥ 1.7 and fragmentation "
-        "≥ 50% of reserved at every N", _claim_1),
+        "runtime's growth per doubling of N above ×3.25 at every step from one N to the next, judged by each step's "
+        "interval: the growth paired by round (each round's time at the longer N over its time at the shorter, the "
+        "median over rounds, with its 95% interval; a step whose N do not double raised to the power log 2 / log of "
+        "their ratio); every low end above ×3.25 holds it, a high end at or below ×3.25 fails it, an interval that "
+        f"holds ×3.25 leaves it open. {GROWTH_WHY}. The paired log-log slope is shown, not judged. And "
+        "fragmentation ≥ 50% of reserved at every N", _claim_1),
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
         "paired speed-up over naive > 1.5× at every N, judged by each N's interval: every low end above ×1.5 "
         "holds it, a high end at or below ×1.5 fails it, an interval that holds ×1.5 leaves it open (notebook 02 "
@@ -1116,20 +1204,27 @@ def _word(reading: str) -> str:
 
 
 def _why_unstable(key, keys: list[float], readings: list[str]) -> str:
-    """Why a verdict is not decided: where it sits near a threshold, or how the resampled runs
-    (`readings`, their verdicts) split."""
+    """Why a verdict is not decided over resampled runs: where its key (a ratio, as every claim's key is: claim 1's
+    smallest growth per doubling, claim 2's smallest speed-up, claim 10's speed-up) lies near a threshold, the range
+    of its resampled values (`keys`) about it, each value on its side of the thresholds and every threshold as
+    printed elsewhere (×3.25, not ×3.24901); else how the resampled runs (`readings`, their verdicts) split. A
+    threshold within a quarter of that range's width of the estimate is said to be so: more rounds narrow the
+    range, but about a true value that close they may not clear it (review rvA17 S1)."""
     if key is not None and keys:
         name, value, thresholds = key
         lo, hi = np.percentile(keys, [2.5, 97.5])
         inside = [t for t in thresholds if lo <= t <= hi]
         if inside:
-            near = abs(value - inside[0]) <= (hi - lo) / 4  # in the middle half of the range: on the threshold
+            edges = (*thresholds, *(float(f"{t:.3g}") for t in thresholds))  # as printed, too: ×3.2495 off ×3.25
+            t, shown = inside[0], lambda x: f"×{side_of(x, edges)}"
+            near = abs(value - t) <= (hi - lo) / 4
+            off = percent_text(abs(value / t - 1), 0, 1)  # never "0%" unless on it
+            apart = "the estimate on it" if value == t else f"the estimate is {off} from it"
             return (
-                f"the {name}, {side_of(value, thresholds)}, lies within {side_of(lo, thresholds)}–"
-                f"{side_of(hi, thresholds)} in 95% of resampled runs, which holds "
-                f"the criterion's threshold {inside[0]:g}: more rounds narrow that range"
-                + (", but a value this close to its threshold may stay undecided" if near else
-                   ", and would likely settle it")
+                f"the {name}, {shown(value)}, lies within {shown(lo)}–{shown(hi)} in 95% of resampled runs, on "
+                f"both sides of the criterion's threshold ×{t:.3g} ({apart}): more rounds narrow that range, "
+                + ("but the threshold lies within a quarter of the range's width of the estimate, so they may not "
+                   "clear it" if near else "and would likely clear it")
             )  # fmt: skip
     split = pd.Series([str(r) for r in readings]).value_counts()
     # below 1% a share would print as "0%" and the shares would not add up: give the count instead
@@ -1255,8 +1350,11 @@ def claim(
                 f"{INCONCLUSIVE} ({verdict} in {share_text(stability, len(draws), needed)} resampled runs)",
                 _why_unstable(key, keys, [d[1] for d in draws]),
             )
+            ran_on = tables.ran_on.items()
+            capped = [f"{name} ran to its cap of {r} rounds" for name, (r, d) in ran_on if d and r >= d[-1]]
+            why += f"; {', '.join(capped)}" if capped else ""  # no more rounds of this run will come (rvA17 S1)
             if needed != STABLE:
-                why = f"{needed_text(needed, looks)}; {why}"
+                why = f"{why}; {needed_text(needed, looks)}"  # the rule last: the substance first (rvA17 S1)
     return {
         "#": n,
         "experiment": experiment,
@@ -1281,7 +1379,7 @@ class RunOn:
     could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the provenance its table's
     rows get when written, the parameters with it, so that the claim reads them as section 5 will
     (a smoke run's rows read as one's). `said` keeps each look's (rounds, verdict, stability,
-    looks that may decide), for `text`."""
+    looks that may decide, why an open verdict is open), for `text`."""
 
     def __init__(self, n: int, table: str, stamp=None, results_dir: str | Path = "."):
         self.n, self.table, self.stamp, self.results_dir, self.said = n, table, stamp, results_dir, []
@@ -1300,7 +1398,7 @@ class RunOn:
                              "its design: stamp them (stamp=tokgen.Recorder.stamped)")  # fmt: skip
         c = claim(self.n, self.results_dir, tables={self.table: rows})
         ran = _rounds(rows) or (int(rows["runs"].max()) if len(rows) else 0)  # as `claim` counts them
-        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1)))
+        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1), c["why"]))
         return not self.open(c["verdict"])
 
     def text(self, rounds: int, cap: int) -> str:
@@ -1308,13 +1406,15 @@ class RunOn:
         if not self.said:
             return f"{rounds} rounds: the cap ({cap}) leaves no look after the first, so no more rounds could run."
         looks = []
-        for ran, verdict, stability, deciding in self.said:
+        for ran, verdict, stability, deciding, why in self.said:
             needed = needed_share(deciding)
             if not self.open(verdict) and stability != stability:
                 looks.append(f"on {ran} rounds it reads {verdict}, which more rounds cannot settle")
             elif self.open(verdict) and ran < MIN_ROUNDS:
                 looks.append(f"on {ran} rounds no verdict, as none is read on fewer than {MIN_ROUNDS}, so every "
                              "variant ran on")  # fmt: skip
+            elif self.open(verdict) and stability != stability:  # open before any resampling: an interval holds it
+                looks.append(f"on {ran} rounds {verdict}: {why}; every variant ran on")
             elif self.open(verdict):
                 looks.append(f"on {ran} rounds {verdict}, fewer than the {needed * 100:.4g}% a verdict needs at "
                              f"{_deciding(deciding)}, so every variant ran on")  # fmt: skip
@@ -1329,13 +1429,19 @@ class RunOn:
 
 def criterion_keys(results_dir: str | Path) -> dict:
     """{claim: (what, measured, thresholds)} for the decided-by-a-threshold claims (notebook 09_summary's solution,
-    exercise 3): claim 1's paired slope against 1.7 (its fragmentation criterion aside), and claim 10's interval
-    (low, high), which its verdict reads against ×2.5 and ×4; a claim not measured here is left out. Claim 2 (per
-    N) and the others (one comparison's outcome, per window, several comparisons) have no one such key."""
+    exercise 3): claim 1's growth per doubling against ×3.25 (its fragmentation criterion aside) as an interval
+    (the lowest step's low end, the lowest high end: the ends a threshold must cross to change its verdict, one
+    step falling for a runtime that holds, every step rising for one that fails), and claim 10's interval (low,
+    high), which its verdict reads against ×2.5 and ×4; a claim not measured here is left out. Claim 2 (per N) and
+    the others (one comparison's outcome, per window, several comparisons) have no one such key."""
     tables, keys = Tables(results_dir), {}
-    slope = _evaluate(CLAIMS[1][3], tables)[2]
-    if slope is not None:
-        keys[1] = ("paired slope", slope[1], slope[2])
+    try:
+        steps = growth_per_doubling(tables["01_naive"]) if _evaluate(CLAIMS[1][3], tables)[2] else []
+    except (FileNotFoundError, KeyError, MixedRuns):
+        steps = []
+    if steps and all(has_interval(g) for _, _, g in steps):
+        ends = (min(g["interval_low"] for _, _, g in steps), min(g["interval_high"] for _, _, g in steps))
+        keys[1] = ("growth per doubling's interval", ends, (GROWTH_NEEDED,))
     try:
         g = _recipe_gain(tables)  # as claim 10 judges it
     except (FileNotFoundError, KeyError, MixedRuns):
