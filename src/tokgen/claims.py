@@ -25,6 +25,7 @@ from .gaps import (
     direction,
     direction_text,
     drift_text,
+    enough_judged,
     half_shares,
     judge_windows,
     judged_windows,
@@ -32,6 +33,7 @@ from .gaps import (
     ratios_text,
     sync_opens_gap,
     sync_wait_words,
+    too_few_text,
     window_gaps,
     windows_named,
 )
@@ -563,7 +565,9 @@ def _claim_6(tables):
     window (`check_adds`, rvA15 S2). A window with no idle gap or no shared time measured (NaN) is left out and
     named, the others judged, as notebook 06 judges them (review rr15 S2), and so is one whose two profiled
     passes ran at host speeds more than HOST_DRIFT apart, named with its ratio (`tokgen.gaps.judged_windows`, the
-    same windows notebook 06's takeaways judge; review rvA16 S1); none left: not measured."""
+    same windows notebook 06's takeaways judge; review rvA16 S1); none left: not measured. Fewer than half of the
+    windows with both times measured judged (`tokgen.gaps.enough_judged`, the rule notebook 06's takeaways and the
+    quick pages read too): undecided, why in words (`tokgen.gaps.too_few_text`; review rr16a S3)."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
@@ -593,8 +597,10 @@ def _claim_6(tables):
         how += f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured"
     if judged["drifted"]:
         how += f"; {drift_text(judged['drifted'])}"
+    enough = enough_judged(judged)  # at least half the windows with both times judged (review rr16a S3)
     if some:
-        how += f", the verdict over {windows_named(windows)}"
+        how += (f", the verdict over {windows_named(windows)}" if enough else
+                ", too few judged for a verdict")  # fmt: skip
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
     measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
                 f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); "
@@ -605,6 +611,8 @@ def _claim_6(tables):
         measured += f"; {ratios}"
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
+    if not enough:  # too few windows judged: no verdict, whatever they read (review rr16a S3)
+        return measured, Undecided([REPRODUCED, PARTLY, NOT], {REPRODUCED, PARTLY, NOT}, too_few_text(judged)), None
     if common != "split":
         return measured, common, None
     said = ", ".join(counted_windows(v, [w for w, v_ in zip(windows, verdicts) if v_ == v])

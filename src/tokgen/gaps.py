@@ -218,6 +218,42 @@ def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:
     return out
 
 
+UNMEASURED_WHY = "with no idle gap or no time from the shared work measured"  # `judged_windows`' "unmeasured"
+
+
+def left_out_text(judged: dict, missing: str = UNMEASURED_WHY) -> str:
+    """Every window `judged_windows` left out, in words, each kind with its reason: those with a time not measured
+    ("window 3 left out, with no idle gap or no time from the shared work measured"; `missing` says which times) and
+    those whose passes drifted apart (`drift_text`), joined by "; "; "" where none is (review rr16a S4; notebook
+    06_eos_sync_profile)."""
+    parts = [f"{windows_named(judged['unmeasured'])} left out, {missing}"] if judged["unmeasured"] else []
+    return "; ".join(parts + ([drift_text(judged["drifted"])] if judged["drifted"] else []))
+
+
+def enough_judged(judged: dict) -> bool:
+    """The one rule for how many windows a verdict needs, for claims 6 and 7, notebook 06's takeaways and the quick
+    pages alike: at least one judged, and at least half of the windows that measured both times (those judged and
+    those left out for host drift; `judged_windows`): a verdict on 1 of 3 windows rests on too few (review rr16a S3;
+    notebook 06_eos_sync_profile)."""
+    judged_, held = len(judged["windows"]), len(judged["windows"]) + len(judged["drifted"])
+    return judged_ >= 1 and 2 * judged_ >= held
+
+
+def too_few_text(judged: dict, undecided: str = "no verdict is read", missing: str = UNMEASURED_WHY) -> str:
+    """Why `enough_judged` reads no verdict, "" where it reads one: the windows left out and why (`left_out_text`),
+    how many of how many were judged, and what would settle it: "window 0 and 2 left out: …; only 1 of the 3 windows
+    with both generators' times measured is judged (window 1), fewer than the half of them a verdict needs, so no
+    verdict is read: a run whose windows' passes ran at comparable host speeds would settle it" (`undecided` says
+    what is not decided; review rr16a S3; notebook 06_eos_sync_profile)."""
+    if enough_judged(judged):
+        return ""
+    n, held = len(judged["windows"]), len(judged["windows"]) + len(judged["drifted"])
+    which = f" ({windows_named(judged['windows'])})" if n else ""
+    return (f"{left_out_text(judged, missing)}; only {n} of the {held} windows with both generators' times measured "
+            f"{'is' if n == 1 else 'are'} judged{which}, fewer than the half of them a verdict needs, so {undecided}: "
+            "a run whose windows' passes ran at comparable host speeds would settle it")  # fmt: skip
+
+
 def _ratio(r: float) -> str:
     """A host-speed ratio in two decimals, or more where two would put it on or across the band's edges: 0.795 reads
     "0.795", not "0.80" beside "more than 1.25× either way" (`side_of`)."""
@@ -422,7 +458,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled"]  # fmt: skip
+               "profiled", "too_few"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -451,7 +487,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "no_check_shares": "; ".join(t for t in (half_shares(shared, "no-check", windows_),
                                                           ratios_text(windows_, judged["ratios"])) if t)
                  if shared else "",
-                 "check_adds": check_adds(shared, windows_), "left_out": drift_text(judged["drifted"])}
+                 "check_adds": check_adds(shared, windows_), "left_out": drift_text(judged["drifted"]),
+                 "too_few": too_few_text(judged, f"whether {STOP_CHECK} opens most of it is not decided")}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -486,6 +523,13 @@ def _left_out(gap) -> str:
     return left if isinstance(left, str) else ""
 
 
+def _too_few(gap) -> str:
+    """Why `idle_gaps` reads no verdict on the cause for this row, too few windows judged (its `too_few`,
+    `too_few_text`); "" where it reads one."""
+    few = gap.get("too_few") if gap is not None else None
+    return few if isinstance(few, str) else ""
+
+
 def _cause(gap) -> str:
     """`gap_takeaway`'s clause on the sync's cause, every window judged, then the stop check's time per step per
     window (`check_adds`, the row's `check_adds`: reviews rvB14 S7, rvA15 S2) and the per-window shares the cause
@@ -497,6 +541,8 @@ def _cause(gap) -> str:
     shares = f"; {shares}" if isinstance(shares, str) and shares else ""
     adds = gap.get("check_adds")
     shares = f"; {adds}{shares}" if isinstance(adds, str) and adds else shares
+    if too_few := _too_few(gap):  # fewer than half the windows judged: no verdict (review rr16a S3)
+        return f"{too_few}{shares}"
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
     if gap["sync_causes"] == "split":
         return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: without any stop check at most "
@@ -737,11 +783,12 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     judged = [g for g in records if _measured_cause(g)]
     if judged:  # each model's own clause: one may be judged while the other's windows all drifted (review rr16a M1)
 
-        def models(test) -> str:
-            return " and ".join(g["model"] for g in judged if test(g["sync_causes"]))
+        def models(test) -> str:  # a row with too few windows judged reads no verdict (review rr16a S3)
+            return " and ".join(g["model"] for g in judged if not _too_few(g) and test(g["sync_causes"]))
 
         split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
         stays = models(lambda c: c is False)
+        few = " and ".join(g["model"] for g in judged if _too_few(g))
         shared = "the time before a step, from the work the steps share,"
         if split:
             text += (f"; {split}, the profiled windows disagree on whether {STOP_CHECK} opens the time before a "
@@ -751,6 +798,10 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
         if stays:
             text += (f"; {stays}, of {shared} more than half remains without any stop check: {STOP_CHECK} does not "
                      "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
+        if few:
+            text += (f"; {few}, fewer than half of the windows with both generators' times measured are judged, the "
+                     "others' two passes having run at host speeds too far apart: whether "
+                     f"{STOP_CHECK} opens {shared} is not decided (see the takeaways)")  # fmt: skip
         text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
         return text + "."
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
