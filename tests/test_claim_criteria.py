@@ -1518,3 +1518,31 @@ def test_a_verdict_needs_at_least_half_of_the_windows_with_both_times_judged(tmp
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     assert "more than half of that time remains in every judged window" in tokgen.gaps.gap_takeaway(
         tokgen.gaps.idle_gaps(table).to_dict("records")[0])
+
+
+def test_notebook_06_names_both_kinds_of_window_left_out_and_a_judged_window_without_a_ratio(tmp_path):
+    """Review rr16a S4: window 0 has no idle gap measured, windows 1 and 2's passes drifted apart (2.00), windows 3–5
+    judged: the takeaway names both kinds, each with its reason, as claim 6 does; and a judged window whose host-speed
+    ratio is NaN (window 5: no profiled step recorded for its synchronous pass) is said as not measured there, not as
+    "—" within the band."""
+    windows_profile(tmp_path, DRIFTED, hosts=[1.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    table = pd.read_csv(path)
+    sync = table["variant"] == "kv_static"
+    table.loc[sync & (table["window"] == 0), "idle_gap_median_us"] = float("nan")
+    table.loc[sync & (table["window"] == 5), "step_period_us"] = float("nan")
+    table.to_csv(path, index=False)
+    left = ("window 0 left out, with no idle gap or no time from the shared work measured; windows 1 and 2 left out: "
+            "their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to "
+            "set the two passes side by side")  # fmt: skip
+    ratios = ("with the sync over with no stop check) 1.00 and 1.00 in windows 3 and 4 (within 1/1.25–1.25, so "
+              "judged); in window 5 the ratio was not measured, so it is judged without one")  # fmt: skip
+    c = claim(6, tmp_path, resamples=4)
+    assert f"; {left}, the verdict over windows 3–5;" in c["measured"] and ratios in c["measured"]
+    assert "—" not in c["measured"]
+    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table.assign(gpu_idle_fraction=0.9)).to_dict("records")[0])
+    assert f"; {left}, judged over the other 3; {SIGNED}" in said and ratios in said
+    assert tokgen.gaps.ratios_text([3, 4], [float("nan"), float("nan")]) == ""
+    assert tokgen.gaps.ratios_text([3, 4, 5], [1.1, float("nan"), float("nan")]).endswith(
+        "1.10 in window 3 (within 1/1.25–1.25, so judged); in windows 4 and 5 the ratio was not measured, so they are "
+        "judged without one")  # fmt: skip

@@ -29,6 +29,7 @@ from .gaps import (
     half_shares,
     judge_windows,
     judged_windows,
+    left_out_text,
     profile_windows,
     ratios_text,
     sync_opens_gap,
@@ -593,10 +594,8 @@ def _claim_6(tables):
     every = "the windows judged" if some else "every window judged"
     how = (("one window judged" if some else "one window each, unrepeated") if len(pairs) == 1 else
            f"median and range over {len(pairs)} windows, interleaved, {every}")  # fmt: skip
-    if left_out:
-        how += f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured"
-    if judged["drifted"]:
-        how += f"; {drift_text(judged['drifted'])}"
+    if some:  # both kinds named, each with its reason (`tokgen.gaps.left_out_text`, review rr16a S4)
+        how += f"; {left_out_text(judged)}"
     enough = enough_judged(judged)  # at least half the windows with both times judged (review rr16a S3)
     if some:
         how += (f", the verdict over {windows_named(windows)}" if enough else

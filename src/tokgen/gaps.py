@@ -276,13 +276,22 @@ def drift_text(drifted_: list) -> str:
 def ratios_text(windows: list, ratios: list) -> str:
     """The judged windows' host-speed ratios (`host_ratios`), in window order: "the two passes' host-speed ratio, with
     the sync over with no stop check, per window 1.06, 1.03 and 1.02 (windows 2–4; within 1/1.25–1.25, so judged)";
-    "" where none is measured (a table recorded before them) (notebook 06_eos_sync_profile)."""
+    a judged window whose ratio is NaN is said apart, as not measured there, not as within the band ("; in window 3
+    the ratio was not measured, so it is judged without one": review rr16a S4); "" where none is measured (a table
+    recorded before them) (notebook 06_eos_sync_profile)."""
     if not any(math.isfinite(r) for r in ratios):
         return ""
-    shown = series_text([_ratio(r) if math.isfinite(r) else "—" for r in ratios])
-    band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named(windows)
-    return (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
+    kept = [(w, r) for w, r in zip(windows, ratios) if math.isfinite(r)]
+    missing = [w for w, r in zip(windows, ratios) if not math.isfinite(r)]
+    shown = series_text([_ratio(r) for _, r in kept])
+    band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named([w for w, _ in kept])
+    said = (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
             f"sync over with no stop check) {shown} in {where} (within {band}, so judged)")  # fmt: skip
+    if missing:
+        one = len(missing) == 1
+        said += (f"; in {windows_named(missing)} the ratio was not measured, so {'it is' if one else 'they are'} "
+                 f"judged without one")  # fmt: skip
+    return said
 
 
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
@@ -450,7 +459,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     the rule's half in words, `no_check_shares`: `half_shares`, with the judged windows' host-speed ratios,
     `ratios_text`; the stop check's time per step per window in words, `check_adds`: `check_adds`), over the windows
     claim 6 judges (`judged_windows`: those whose two passes' host speeds drifted apart named in `left_out`,
-    `drift_text`; `profiled`, the windows the gaps' medians are over) and whether pipelining
+    `drift_text`, and those with a time not measured, both kinds named in `left_out`: `left_out_text`, review rr16a
+    S4; `drifted`, how many drifted; `profiled`, the windows the gaps' medians are over) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
     `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
     (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
@@ -458,7 +468,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled", "too_few"]  # fmt: skip
+               "profiled", "too_few", "drifted"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -487,7 +497,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "no_check_shares": "; ".join(t for t in (half_shares(shared, "no-check", windows_),
                                                           ratios_text(windows_, judged["ratios"])) if t)
                  if shared else "",
-                 "check_adds": check_adds(shared, windows_), "left_out": drift_text(judged["drifted"]),
+                 "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
+                 "drifted": len(judged["drifted"]),
                  "too_few": too_few_text(judged, f"whether {STOP_CHECK} opens most of it is not decided")}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
@@ -518,7 +529,8 @@ def _measured_cause(gap) -> bool:
 
 
 def _left_out(gap) -> str:
-    """The windows `idle_gaps` left out for host drift, in words (its row's `left_out`); "" where none is."""
+    """The windows `idle_gaps` left out, for host drift or a time not measured, in words (its row's `left_out`,
+    `left_out_text`); "" where none is."""
     left = gap.get("left_out") if gap is not None else None
     return left if isinstance(left, str) else ""
 
@@ -811,7 +823,8 @@ def _unmeasured_cause(gap) -> str:
     """Why the stop check's share of the time before a step is not measured: no generator without a check was
     profiled, or its table predates the time from the work both steps share."""
     profiled = gap is not None and math.isfinite(float(gap.get("no_check_us", float("nan"))))
-    if profiled and _left_out(gap):  # every window's passes drifted apart (review rvA16 S1)
+    drifted = gap is not None and float(gap.get("drifted", 0) or 0) > 0
+    if profiled and drifted and _left_out(gap):  # every window left out, some for drift (review rvA16 S1)
         return (f"{_left_out(gap)}: no window is left to judge, so how much of the time before a step {STOP_CHECK} "
                 "opens is not measured")  # fmt: skip
     last = TAIL_OPS - 1
