@@ -1362,9 +1362,9 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
     rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED
-    assert ("median and range over 5 windows, interleaved, the windows judged; window 4 left out, with no idle gap "
-            "or no time from the shared work measured, the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]
-    assert f"{SIZE} 5 of 5 windows;" in c["measured"]
+    assert ("profiled, interleaved; window 4 left out, with no idle gap or no time from the shared work measured, "
+            "the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]  # fmt: skip
+    assert f"{SIZE} 5 of the 5 judged windows;" in c["measured"]
     assert "nearest to it: window 5 of windows 0, 1, 2, 3 and 5, 0.429, 0.071 below it)" in c["measured"]
     rows["from_op_1_median_us"] = float("nan")
     rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
@@ -1382,9 +1382,10 @@ def test_claim_6_leaves_out_the_windows_whose_two_passes_drifted_apart(tmp_path)
     windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
-    assert ("median and range over 4 windows, interleaved, the windows judged; windows 0 and 1 left out: their two "
-            "passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the "
-            "two passes side by side, the verdict over windows 2–5; the article") in c["measured"]  # fmt: skip
+    assert ("over the 4 judged windows (windows 2–5) 200 µs (200–200) with the sync, 150 µs (150–150) with no stop "
+            "check (from each step's last GPU operation; eager, B=16, profiled, interleaved; windows 0 and 1 left "
+            "out: their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far "
+            "apart to set the two passes side by side, the verdict over windows 2–5; the article") in c["measured"]
     assert "the host's" not in c["measured"]  # no cause named for the windows left out (review rr16a S1)
     assert f"no stop check; {SIGNED}+50, +50, +50 and +50 µs per step in windows 2–5; no-check / sync" in c["measured"]
     assert ("(the rule: at most 0.5 in every window; nearest to it: window 2 of windows 2–5, 0.750, 0.250 above it); "
@@ -1429,8 +1430,9 @@ def test_claim_6_keeps_a_window_whose_passes_are_exactly_the_band_apart(tmp_path
     assert "1.25, 0.80, 1.00, 1.00 and 1.00 in windows 0–4 (within" in c["measured"]
     assert c["verdict"] == "inconclusive"  # windows 0 and 1 judged: they open it, windows 2–4 do not
     windows_profile(tmp_path, DRIFTED, hosts=[1.0] + [2.0] * 5)  # one window left: judged, not "unrepeated"
-    assert ("profiled, one window judged; windows 1–5 left out: their two passes ran at host speeds 2.00×, 2.00×, "
-            "2.00×, 2.00× and 2.00× apart") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
+    assert ("in the one judged window (window 0) 300 µs with the sync, 100 µs with no stop check (from each step's "
+            "last GPU operation; eager, B=16, profiled, interleaved; windows 1–5 left out: their two passes ran at "
+            "host speeds 2.00×, 2.00×, 2.00×, 2.00× and 2.00× apart") in claim(6, tmp_path, resamples=4)["measured"]
     windows_profile(tmp_path, DRIFTED, hosts=[2.0] * 6)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == UNMEASURED and c["measured"].endswith("no window is left to judge")
@@ -1546,3 +1548,25 @@ def test_notebook_06_names_both_kinds_of_window_left_out_and_a_judged_window_wit
     assert tokgen.gaps.ratios_text([3, 4, 5], [1.1, float("nan"), float("nan")]).endswith(
         "1.10 in window 3 (within 1/1.25–1.25, so judged); in windows 4 and 5 the ratio was not measured, so they are "
         "judged without one")  # fmt: skip
+
+
+def test_claim_6_gives_the_idle_gaps_over_every_profiled_window_as_claim_7_does_then_the_judged_ones(tmp_path):
+    """Review rr16a S2: windows 0 and 1's passes drifted apart (2.00). The sync's idle gaps 300, 280, 200, 210, 190 and
+    220 µs have the median 215 µs over all six windows, 205 µs over the judged windows 2–5; with no stop check 145 and
+    155 µs. Claim 6 gives the all-window medians first, the same value claim 7 and notebook 06's takeaway give, then the
+    judged windows' labelled as theirs, and the size and the times from the shared work labelled as the judged
+    windows'."""
+    pairs = [(300.0, 100.0), (280.0, 90.0), (200.0, 150.0), (210.0, 160.0), (190.0, 140.0), (220.0, 170.0)]
+    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    c = claim(6, tmp_path, resamples=4)
+    assert c["measured"].startswith(
+        "median idle gap before a step over the 6 profiled windows 215 µs (190–300) with the sync, 145 µs (90–170) "
+        "with no stop check; over the 4 judged windows (windows 2–5) 205 µs (190–220) with the sync, 155 µs (140–170) "
+        "with no stop check (from each step's last GPU operation; eager, B=16, profiled, interleaved; windows 0 and 1 "
+        "left out")  # fmt: skip
+    assert f"{SIZE} 4 of the 4 judged windows;" in c["measured"]
+    assert f"{claims.SHARED_WORDS}, over the judged windows: 205 µs (190–220) with the sync" in c["measured"]
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    assert claims._idle_gaps({"06_eos_sync_profile": table}) == (215.0, 500.0)  # claim 7's "215→500 µs"
+    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
+    assert "215.0 µs with the sync, 145.0 µs with no stop check at all and 500.0 µs pipelined (medians over 6" in said
