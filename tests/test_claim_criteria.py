@@ -1087,6 +1087,7 @@ def test_claim_6_says_the_size_in_every_window_whatever_the_cause(tmp_path):
 
 
 SIGNED = "the time from the shared work with the sync less that with no stop check: "
+SIZED = " Against the article's"  # notebook 06's summary's size sentence, after its verdicts (review rvA16 S2)
 
 
 def test_claim_6_and_notebook_06_say_the_stop_checks_time_per_step_per_window(tmp_path):
@@ -1453,10 +1454,11 @@ def test_the_gap_summary_gives_each_model_its_own_clause_where_one_is_judged_and
         records.append(tokgen.gaps.idle_gaps(table).iloc[[0]].assign(model=model))
     said = tokgen.gaps.gap_summary(pd.concat(records, ignore_index=True))
     assert "; eager, the profiled windows disagree on whether the stop check" in said and "; eager, windows" not in said
-    assert said.endswith("; compiled, windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00×, "
-                         "2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the two "
-                         "passes side by side: no window is left to judge, so how much of the time before a step "
-                         f"{tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip
+    verdicts = said.split(SIZED)[0]  # the size sentence after them
+    assert verdicts.endswith("; compiled, windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, "
+                             "2.00×, 2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set "
+                             "the two passes side by side: no window is left to judge, so how much of the time before "
+                             f"a step {tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip
 
 
 def test_the_host_ratio_reads_the_time_from_the_shared_work_not_the_idle_gap(tmp_path):
@@ -1510,7 +1512,8 @@ def test_a_verdict_needs_at_least_half_of_the_windows_with_both_times_judged(tmp
             f"{SIGNED}+50 and +50 µs per step in windows 4 and 5; no-check / sync") in said  # fmt: skip
     assert "remains" not in said  # no verdict on the cause
     summary = tokgen.gaps.gap_summary(gaps)
-    assert summary.endswith("; eager, fewer than half of the windows with both generators' times measured are "
+    verdicts = summary.split(SIZED)[0]  # the size sentence after them
+    assert verdicts.endswith("; eager, fewer than half of the windows with both generators' times measured are "
                             "judged, the others' two passes having run at host speeds too far apart: whether "
                             f"{tokgen.gaps.STOP_CHECK} opens the time before a step, from the work the steps share, "
                             "is not decided (see the takeaways).")  # fmt: skip
@@ -1570,3 +1573,21 @@ def test_claim_6_gives_the_idle_gaps_over_every_profiled_window_as_claim_7_does_
     assert claims._idle_gaps({"06_eos_sync_profile": table}) == (215.0, 500.0)  # claim 7's "215→500 µs"
     said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
     assert "215.0 µs with the sync, 145.0 µs with no stop check at all and 500.0 µs pipelined (medians over 6" in said
+
+
+def test_notebook_06s_summary_gives_the_gap_with_the_sync_against_the_articles_by_claim_6s_size_rule(tmp_path):
+    """Review rvA16 S2: windows 0 and 1 drifted apart; in the judged windows 2–5 the gaps with the sync are 200, 221,
+    54 and 55 µs: within ×2 of ~110 µs (55–220 µs, both ends in) in windows 2 and 5 only. Notebook 06's summary says
+    so, per judged window, by the rule claim 6's size reads (the same 2 of 4 there)."""
+    pairs = [(300.0, 100.0), (280.0, 90.0), (200.0, 150.0), (221.0, 160.0), (54.0, 20.0), (55.0, 20.0)]
+    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    summary = tokgen.gaps.gap_summary(tokgen.gaps.idle_gaps(table))
+    assert summary.endswith(
+        "opens the time before a step, from the work the steps share (see the takeaways). Against the article's "
+        "~110 µs, the gap before a step with the sync, from its last GPU operation, in each judged window (claim 6's "
+        "size: within ×2 of it, 55–220 µs): eager 200, 221, 54 and 55 µs in windows 2–5, within it in 2 of the 4 "
+        "(windows 2 and 5).")  # fmt: skip
+    assert f"{SIZE} 2 of the 4 judged windows (windows 2 and 5);" in claim(6, tmp_path, resamples=4)["measured"]
+    assert tokgen.gaps.size_text([], []) == ""
+    assert tokgen.gaps.size_sentence(tokgen.gaps.idle_gaps(table.iloc[:0])) == ""

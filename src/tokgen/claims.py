@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .gaps import (
+    ARTICLE_GAP_US,
     HOST_DRIFT,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
@@ -37,6 +38,7 @@ from .gaps import (
     too_few_text,
     window_gaps,
     windows_named,
+    within_size,
 )
 from .gpu_slice import bracketing
 from .registry import label
@@ -535,9 +537,6 @@ def _idle_gaps(tables) -> tuple[float, float]:
     return df[label("kv_static")], df[label("pipelined_static")]
 
 
-ARTICLE_GAP_US = 110  # the article's idle gap between steps on its L40S
-
-
 def _profile_batch(profile: pd.DataFrame) -> str:
     """", B=16": the batch notebook 06's profile ran at, or "" where its table does not say."""
     b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
@@ -550,7 +549,7 @@ def _size_text(gaps: list, windows: list, judged: bool = False) -> str:
     windows' numbers where some hold and some do not (review rvA15 S1); "of the 3 judged windows" where some were
     left out (`judged`; review rr16a S2)."""
     low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
-    held = [w for g, w in zip(gaps, windows) if low <= g <= high]
+    held = [w for g, w in zip(gaps, windows) if within_size(g)]  # notebook 06's summary's rule too
     which = f" ({windows_named(held)})" if 0 < len(held) < len(gaps) else ""
     of = (f"the {len(gaps)} judged window{'' if len(gaps) == 1 else 's'}" if judged else
           f"{len(gaps)} window{'' if len(gaps) == 1 else 's'}")  # fmt: skip
@@ -607,7 +606,7 @@ def _claim_6(tables):
     if not judged["windows"]:
         raise NotMeasured(f"{drift_text(judged['drifted'])}: no window is left to judge")
     pairs, shared, windows = judged["idle"], judged["shared"], judged["windows"]
-    verdicts = [(REPRODUCED if ARTICLE_GAP_US / 2 <= gap <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(s, n)
+    verdicts = [(REPRODUCED if within_size(gap) else PARTLY) if sync_opens_gap(s, n)
                 else NOT for (gap, _), (s, n) in zip(pairs, shared)]  # fmt: skip
     common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]

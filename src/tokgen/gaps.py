@@ -49,6 +49,40 @@ def window_gaps(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
 
 
 MIN_GAP_US = 20  # a gap before a step below this is launch spacing, nothing to explain
+ARTICLE_GAP_US = 110  # the article's idle gap between steps on its L40S
+
+
+def within_size(gap_us: float) -> bool:
+    """Claim 6's size, also notebook 06's summary's: the idle gap before a step with the sync within ×2 of the
+    article's ~ARTICLE_GAP_US µs (55–220 µs), in one window (notebook 06_eos_sync_profile)."""
+    return ARTICLE_GAP_US / 2 <= gap_us <= 2 * ARTICLE_GAP_US
+
+
+def size_text(gaps: list, windows: list) -> str:
+    """The gaps with the sync in the judged windows against the article's ~110 µs by claim 6's rule (`within_size`):
+    "294, 183 and 197 µs in windows 2–4, within it in 2 of the 3 (windows 3 and 4)"; "" where none is judged (review
+    rvA16 S2; notebook 06_eos_sync_profile)."""
+    if not gaps:
+        return ""
+    held = [w for g, w in zip(gaps, windows) if within_size(g)]
+    which = f" ({windows_named(held)})" if 0 < len(held) < len(gaps) else ""
+    of = "the one" if len(gaps) == 1 else f"the {len(gaps)}"
+    return (f"{series_text([f'{g:.0f}' for g in gaps])} µs in {windows_named(windows)}, within it in {len(held)} of "
+            f"{of}{which}")  # fmt: skip
+
+
+def size_sentence(gaps: pd.DataFrame) -> str:
+    """Notebook 06's summary's size: per model of `idle_gaps`, the gap before a step with the sync in each judged
+    window against the article's ~110 µs, by claim 6's rule (its row's `size`, `size_text`); "" where no model has a
+    judged window (review rvA16 S2; notebook 06_eos_sync_profile)."""
+    said = [f"{g['model']} {g['size']}" for g in gaps.to_dict("records")
+            if isinstance(g.get("size"), str) and g["size"]]  # fmt: skip
+    if not said:
+        return ""
+    low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
+    return (f"Against the article's ~{ARTICLE_GAP_US} µs, the gap before a step with the sync, from its last GPU "
+            f"operation, in each judged window (claim 6's size: within ×2 of it, {low:g}–{high:g} µs): "
+            f"{'; '.join(said)}.")  # fmt: skip
 
 
 def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
@@ -460,7 +494,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     `ratios_text`; the stop check's time per step per window in words, `check_adds`: `check_adds`), over the windows
     claim 6 judges (`judged_windows`: those whose two passes' host speeds drifted apart named in `left_out`,
     `drift_text`, and those with a time not measured, both kinds named in `left_out`: `left_out_text`, review rr16a
-    S4; `drifted`, how many drifted; `profiled`, the windows the gaps' medians are over) and whether pipelining
+    S4; `drifted`, how many drifted; `profiled`, the windows the gaps' medians are over; `size`, the judged windows'
+    gaps with the sync against the article's, `size_text`) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
     `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
     (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
@@ -468,7 +503,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled", "too_few", "drifted"]  # fmt: skip
+               "profiled", "too_few", "drifted", "size"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -499,6 +534,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  if shared else "",
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
                  "drifted": len(judged["drifted"]),
+                 "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
                  "too_few": too_few_text(judged, f"whether {STOP_CHECK} opens most of it is not decided")}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
@@ -781,7 +817,8 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`, and, per model in
     `waits`, what the sync waited for: {"eager": the recorded rows of every window (`window_waits`), ...}, each
     median over the windows with its range and the steps counted across them (`_waits_clause`), or one recorded
-    sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's (notebook 06_eos_sync_profile)."""
+    sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's; then the gap with the sync against the
+    article's, in each judged window (`size_sentence`, review rvA16 S2) (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
     said = []
     for model, w in (waits or {}).items():
@@ -815,7 +852,7 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
                      "others' two passes having run at host speeds too far apart: whether "
                      f"{STOP_CHECK} opens {shared} is not decided (see the takeaways)")  # fmt: skip
         text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
-        return text + "."
+        return text + "." + (f" {size}" if (size := size_sentence(gaps)) else "")
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
 
 
