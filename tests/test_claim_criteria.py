@@ -1192,6 +1192,7 @@ def test_claim_6_says_the_size_in_every_window_whatever_the_cause(tmp_path):
 
 
 SIGNED = "the time from the shared work with the sync less that with no stop check: "
+SIZED = " Against the article's"  # notebook 06's summary's size sentence, after its verdicts (review rvA16 S2)
 
 
 def test_claim_6_and_notebook_06_say_the_stop_checks_time_per_step_per_window(tmp_path):
@@ -1467,9 +1468,9 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
     rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED
-    assert ("median and range over 5 windows, interleaved, the windows judged; window 4 left out, with no idle gap "
-            "or no time from the shared work measured, the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]
-    assert f"{SIZE} 5 of 5 windows;" in c["measured"]
+    assert ("profiled, interleaved; window 4 left out, with no idle gap or no time from the shared work measured, "
+            "the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]  # fmt: skip
+    assert f"{SIZE} 5 of the 5 judged windows;" in c["measured"]
     assert "nearest to it: window 5 of windows 0, 1, 2, 3 and 5, 0.429, 0.071 below it)" in c["measured"]
     rows["from_op_1_median_us"] = float("nan")
     rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
@@ -1487,9 +1488,10 @@ def test_claim_6_leaves_out_the_windows_whose_two_passes_drifted_apart(tmp_path)
     windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
-    assert ("median and range over 4 windows, interleaved, the windows judged; windows 0 and 1 left out: their two "
-            "passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the "
-            "two passes side by side, the verdict over windows 2–5; the article") in c["measured"]  # fmt: skip
+    assert ("over the 4 judged windows (windows 2–5) 200 µs (200–200) with the sync, 150 µs (150–150) with no stop "
+            "check (from each step's last GPU operation; eager, B=16, profiled, interleaved; windows 0 and 1 left "
+            "out: their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far "
+            "apart to set the two passes side by side, the verdict over windows 2–5; the article") in c["measured"]
     assert "the host's" not in c["measured"]  # no cause named for the windows left out (review rr16a S1)
     assert f"no stop check; {SIGNED}+50, +50, +50 and +50 µs per step in windows 2–5; no-check / sync" in c["measured"]
     assert ("(the rule: at most 0.5 in every window; nearest to it: window 2 of windows 2–5, 0.750, 0.250 above it); "
@@ -1534,8 +1536,9 @@ def test_claim_6_keeps_a_window_whose_passes_are_exactly_the_band_apart(tmp_path
     assert "1.25, 0.80, 1.00, 1.00 and 1.00 in windows 0–4 (within" in c["measured"]
     assert c["verdict"] == "inconclusive"  # windows 0 and 1 judged: they open it, windows 2–4 do not
     windows_profile(tmp_path, DRIFTED, hosts=[1.0] + [2.0] * 5)  # one window left: judged, not "unrepeated"
-    assert ("profiled, one window judged; windows 1–5 left out: their two passes ran at host speeds 2.00×, 2.00×, "
-            "2.00×, 2.00× and 2.00× apart") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
+    assert ("in the one judged window (window 0) 300 µs with the sync, 100 µs with no stop check (from each step's "
+            "last GPU operation; eager, B=16, profiled, interleaved; windows 1–5 left out: their two passes ran at "
+            "host speeds 2.00×, 2.00×, 2.00×, 2.00× and 2.00× apart") in claim(6, tmp_path, resamples=4)["measured"]
     windows_profile(tmp_path, DRIFTED, hosts=[2.0] * 6)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == UNMEASURED and c["measured"].endswith("no window is left to judge")
@@ -1556,10 +1559,11 @@ def test_the_gap_summary_gives_each_model_its_own_clause_where_one_is_judged_and
         records.append(tokgen.gaps.idle_gaps(table).iloc[[0]].assign(model=model))
     said = tokgen.gaps.gap_summary(pd.concat(records, ignore_index=True))
     assert "; eager, the profiled windows disagree on whether the stop check" in said and "; eager, windows" not in said
-    assert said.endswith("; compiled, windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00×, "
-                         "2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the two "
-                         "passes side by side: no window is left to judge, so how much of the time before a step "
-                         f"{tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip
+    verdicts = said.split(SIZED)[0]  # the size sentence after them
+    assert verdicts.endswith("; compiled, windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, "
+                             "2.00×, 2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set "
+                             "the two passes side by side: no window is left to judge, so how much of the time before "
+                             f"a step {tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip
 
 
 def test_the_host_ratio_reads_the_time_from_the_shared_work_not_the_idle_gap(tmp_path):
@@ -1585,3 +1589,110 @@ def test_notebook_06s_shared_times_are_medians_over_the_judged_windows_only(tmp_
     eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]
     assert (eager["sync_shared_us"], eager["no_check_shared_us"]) == (200.0, 150.0)
     assert eager["windows"] == 3 and eager["profiled"] == 6
+
+
+def test_a_verdict_needs_at_least_half_of_the_windows_with_both_times_judged(tmp_path):
+    """Review rr16a S3: windows 0–3's passes drifted apart (ratio 2.00), so 2 of the 6 windows with both times are
+    judged: claim 6 reads undecided, why in words (how many of how many, why the others are left out, what would
+    settle it), and notebook 06's takeaway and summary say the same instead of a verdict; 3 of 6 (half) is enough:
+    the judged windows' verdict (not reproduced)."""
+    few = tokgen.gaps.enough_judged
+    assert not few({"windows": [], "drifted": []}) and not few({"windows": [1], "drifted": [(0, 2.0), (2, 2.0)]})
+    assert few({"windows": [1], "drifted": [(0, 2.0)]}) and few({"windows": [1], "drifted": []})
+    windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 2.0, 2.0, 1.0, 1.0])
+    c = claim(6, tmp_path, resamples=4)
+    left = ("windows 0–3 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00× and 2.00× apart (more than "
+            "1.25× either way), too far apart to set the two passes side by side; only 2 of the 6 windows with both "
+            "generators' times measured are judged (windows 4 and 5), fewer than the half of them a verdict needs, "
+            "so ")  # fmt: skip
+    assert c["verdict"] == "inconclusive"
+    assert c["why"] == (f"{left}no verdict is read: a run whose windows' passes ran at comparable host speeds would "
+                        "settle it; whichever way it falls, the claim is reproduced, partly or not reproduced")
+    assert "side by side, too few judged for a verdict; the article" in c["measured"]
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    gaps = tokgen.gaps.idle_gaps(table)
+    said = tokgen.gaps.gap_takeaway(gaps.to_dict("records")[0])
+    assert (f"with no stop check (medians over the judged windows): {left}whether {tokgen.gaps.STOP_CHECK} opens "
+            "most of it is not decided: a run whose windows' passes ran at comparable host speeds would settle it; "
+            f"{SIGNED}+50 and +50 µs per step in windows 4 and 5; no-check / sync") in said  # fmt: skip
+    assert "remains" not in said  # no verdict on the cause
+    summary = tokgen.gaps.gap_summary(gaps)
+    verdicts = summary.split(SIZED)[0]  # the size sentence after them
+    assert verdicts.endswith("; eager, fewer than half of the windows with both generators' times measured are "
+                            "judged, the others' two passes having run at host speeds too far apart: whether "
+                            f"{tokgen.gaps.STOP_CHECK} opens the time before a step, from the work the steps share, "
+                            "is not decided (see the takeaways).")  # fmt: skip
+    windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0])  # 3 of 6: half, enough
+    c = claim(6, tmp_path, resamples=4)
+    assert c["verdict"] == NOT and "the verdict over windows 3–5" in c["measured"]
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    assert "more than half of that time remains in every judged window" in tokgen.gaps.gap_takeaway(
+        tokgen.gaps.idle_gaps(table).to_dict("records")[0])
+
+
+def test_notebook_06_names_both_kinds_of_window_left_out_and_a_judged_window_without_a_ratio(tmp_path):
+    """Review rr16a S4: window 0 has no idle gap measured, windows 1 and 2's passes drifted apart (2.00), windows 3–5
+    judged: the takeaway names both kinds, each with its reason, as claim 6 does; and a judged window whose host-speed
+    ratio is NaN (window 5: no profiled step recorded for its synchronous pass) is said as not measured there, not as
+    "—" within the band."""
+    windows_profile(tmp_path, DRIFTED, hosts=[1.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    table = pd.read_csv(path)
+    sync = table["variant"] == "kv_static"
+    table.loc[sync & (table["window"] == 0), "idle_gap_median_us"] = float("nan")
+    table.loc[sync & (table["window"] == 5), "step_period_us"] = float("nan")
+    table.to_csv(path, index=False)
+    left = ("window 0 left out, with no idle gap or no time from the shared work measured; windows 1 and 2 left out: "
+            "their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to "
+            "set the two passes side by side")  # fmt: skip
+    ratios = ("with the sync over with no stop check) 1.00 and 1.00 in windows 3 and 4 (within 1/1.25–1.25, so "
+              "judged); in window 5 the ratio was not measured, so it is judged without one")  # fmt: skip
+    c = claim(6, tmp_path, resamples=4)
+    assert f"; {left}, the verdict over windows 3–5;" in c["measured"] and ratios in c["measured"]
+    assert "—" not in c["measured"]
+    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table.assign(gpu_idle_fraction=0.9)).to_dict("records")[0])
+    assert f"; {left}, judged over the other 3; {SIGNED}" in said and ratios in said
+    assert tokgen.gaps.ratios_text([3, 4], [float("nan"), float("nan")]) == ""
+    assert tokgen.gaps.ratios_text([3, 4, 5], [1.1, float("nan"), float("nan")]).endswith(
+        "1.10 in window 3 (within 1/1.25–1.25, so judged); in windows 4 and 5 the ratio was not measured, so they are "
+        "judged without one")  # fmt: skip
+
+
+def test_claim_6_gives_the_idle_gaps_over_every_profiled_window_as_claim_7_does_then_the_judged_ones(tmp_path):
+    """Review rr16a S2: windows 0 and 1's passes drifted apart (2.00). The sync's idle gaps 300, 280, 200, 210, 190 and
+    220 µs have the median 215 µs over all six windows, 205 µs over the judged windows 2–5; with no stop check 145 and
+    155 µs. Claim 6 gives the all-window medians first, the same value claim 7 and notebook 06's takeaway give, then the
+    judged windows' labelled as theirs, and the size and the times from the shared work labelled as the judged
+    windows'."""
+    pairs = [(300.0, 100.0), (280.0, 90.0), (200.0, 150.0), (210.0, 160.0), (190.0, 140.0), (220.0, 170.0)]
+    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    c = claim(6, tmp_path, resamples=4)
+    assert c["measured"].startswith(
+        "median idle gap before a step over the 6 profiled windows 215 µs (190–300) with the sync, 145 µs (90–170) "
+        "with no stop check; over the 4 judged windows (windows 2–5) 205 µs (190–220) with the sync, 155 µs (140–170) "
+        "with no stop check (from each step's last GPU operation; eager, B=16, profiled, interleaved; windows 0 and 1 "
+        "left out")  # fmt: skip
+    assert f"{SIZE} 4 of the 4 judged windows;" in c["measured"]
+    assert f"{claims.SHARED_WORDS}, over the judged windows: 205 µs (190–220) with the sync" in c["measured"]
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    assert claims._idle_gaps({"06_eos_sync_profile": table}) == (215.0, 500.0)  # claim 7's "215→500 µs"
+    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
+    assert "215.0 µs with the sync, 145.0 µs with no stop check at all and 500.0 µs pipelined (medians over 6" in said
+
+
+def test_notebook_06s_summary_gives_the_gap_with_the_sync_against_the_articles_by_claim_6s_size_rule(tmp_path):
+    """Review rvA16 S2: windows 0 and 1 drifted apart; in the judged windows 2–5 the gaps with the sync are 200, 221,
+    54 and 55 µs: within ×2 of ~110 µs (55–220 µs, both ends in) in windows 2 and 5 only. Notebook 06's summary says
+    so, per judged window, by the rule claim 6's size reads (the same 2 of 4 there)."""
+    pairs = [(300.0, 100.0), (280.0, 90.0), (200.0, 150.0), (221.0, 160.0), (54.0, 20.0), (55.0, 20.0)]
+    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    summary = tokgen.gaps.gap_summary(tokgen.gaps.idle_gaps(table))
+    assert summary.endswith(
+        "opens the time before a step, from the work the steps share (see the takeaways). Against the article's "
+        "~110 µs, the gap before a step with the sync, from its last GPU operation, in each judged window (claim 6's "
+        "size: within ×2 of it, 55–220 µs): eager 200, 221, 54 and 55 µs in windows 2–5, within it in 2 of the 4 "
+        "(windows 2 and 5).")  # fmt: skip
+    assert f"{SIZE} 2 of the 4 judged windows (windows 2 and 5);" in claim(6, tmp_path, resamples=4)["measured"]
+    assert tokgen.gaps.size_text([], []) == ""
+    assert tokgen.gaps.size_sentence(tokgen.gaps.idle_gaps(table.iloc[:0])) == ""

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .gaps import (
+    ARTICLE_GAP_US,
     HOST_DRIFT,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
@@ -25,15 +26,19 @@ from .gaps import (
     direction,
     direction_text,
     drift_text,
+    enough_judged,
     half_shares,
     judge_windows,
     judged_windows,
+    left_out_text,
     profile_windows,
     ratios_text,
     sync_opens_gap,
     sync_wait_words,
+    too_few_text,
     window_gaps,
     windows_named,
+    within_size,
 )
 from .gpu_slice import bracketing
 from .registry import label
@@ -642,24 +647,49 @@ def _idle_gaps(tables) -> tuple[float, float]:
     return df[label("kv_static")], df[label("pipelined_static")]
 
 
-ARTICLE_GAP_US = 110  # the article's idle gap between steps on its L40S
-
-
 def _profile_batch(profile: pd.DataFrame) -> str:
     """", B=16": the batch notebook 06's profile ran at, or "" where its table does not say."""
     b = profile["batch_size"].iloc[0] if "batch_size" in profile else None
     return f", B={int(b)}" if b is not None and b == b else ""
 
 
-def _size_text(gaps: list, windows: list) -> str:
+def _size_text(gaps: list, windows: list, judged: bool = False) -> str:
     """Claim 6's size, judged in each window whatever the cause's outcome (the verdict reads it only where the cause
     holds): "the size (the gap with the sync within ×2 of ~110 µs: 55–220 µs) holds in 0 of 3 windows", with the
-    windows' numbers where some hold and some do not (review rvA15 S1)."""
+    windows' numbers where some hold and some do not (review rvA15 S1); "of the 3 judged windows" where some were
+    left out (`judged`; review rr16a S2)."""
     low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
-    held = [w for g, w in zip(gaps, windows) if low <= g <= high]
+    held = [w for g, w in zip(gaps, windows) if within_size(g)]  # notebook 06's summary's rule too
     which = f" ({windows_named(held)})" if 0 < len(held) < len(gaps) else ""
+    of = (f"the {len(gaps)} judged window{'' if len(gaps) == 1 else 's'}" if judged else
+          f"{len(gaps)} window{'' if len(gaps) == 1 else 's'}")  # fmt: skip
     return (f"the size (the gap with the sync within ×2 of ~{ARTICLE_GAP_US} µs: {low:g}–{high:g} µs) holds in "
-            f"{len(held)} of {len(gaps)} window{'' if len(gaps) == 1 else 's'}{which}")  # fmt: skip
+            f"{len(held)} of {of}{which}")  # fmt: skip
+
+
+def _spread(values: list) -> str:
+    """Claim 6's per-window values: "197 µs (183–294)", the median and range; one window's value alone."""
+    return f"{values[0]:.0f} µs" if len(values) == 1 else (
+        f"{np.median(values):.0f} µs ({min(values):.0f}–{max(values):.0f})")  # fmt: skip
+
+
+def _all_windows(profile: pd.DataFrame) -> str:
+    """Claim 6's idle gaps over every profiled window, the same medians claim 7 and notebook 06's takeaways give
+    (`tokgen.gaps.profile_windows`: per variant, over its windows), with their range: "over the 6 profiled windows
+    246 µs (176–356) with the sync, 171 µs (137–238) with no stop check" (review rr16a S2)."""
+    values = {g: [float(v) for v in profile.loc[profile["variant"] == label(g), "idle_gap_median_us"] if v == v]
+              for g in ("kv_static", "kv_static_no_check")}  # fmt: skip
+    sync, none = values["kv_static"], values["kv_static_no_check"]
+    over = (f"over the {len(sync)} profiled windows" if len(sync) == len(none) else
+            f"over the profiled windows ({len(sync)} with the sync, {len(none)} with no stop check)")  # fmt: skip
+    return f"{over} {_spread(sync)} with the sync, {_spread(none)} with no stop check"
+
+
+def _judged_gaps(syncs: list, nones: list, windows: list) -> str:
+    """Claim 6's idle gaps over the windows it judges, labelled as theirs: "over the 3 judged windows (windows 2–4)
+    197 µs (183–294) with the sync, 180 µs (152–238) with no stop check" (review rr16a S2)."""
+    over = f"over the {len(syncs)} judged windows" if len(syncs) > 1 else "in the one judged window"
+    return f"{over} ({windows_named(windows)}) {_spread(syncs)} with the sync, {_spread(nones)} with no stop check"
 
 
 def _claim_6(tables):
@@ -673,7 +703,9 @@ def _claim_6(tables):
     window (`check_adds`, rvA15 S2). A window with no idle gap or no shared time measured (NaN) is left out and
     named, the others judged, as notebook 06 judges them (review rr15 S2), and so is one whose two profiled
     passes ran at host speeds more than HOST_DRIFT apart, named with its ratio (`tokgen.gaps.judged_windows`, the
-    same windows notebook 06's takeaways judge; review rvA16 S1); none left: not measured."""
+    same windows notebook 06's takeaways judge; review rvA16 S1); none left: not measured. Fewer than half of the
+    windows with both times measured judged (`tokgen.gaps.enough_judged`, the rule notebook 06's takeaways and the
+    quick pages read too): undecided, why in words (`tokgen.gaps.too_few_text`; review rr16a S3)."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
@@ -684,37 +716,34 @@ def _claim_6(tables):
     if not judged["windows"]:
         raise NotMeasured(f"{drift_text(judged['drifted'])}: no window is left to judge")
     pairs, shared, windows = judged["idle"], judged["shared"], judged["windows"]
-    verdicts = [(REPRODUCED if ARTICLE_GAP_US / 2 <= gap <= 2 * ARTICLE_GAP_US else PARTLY) if sync_opens_gap(s, n)
+    verdicts = [(REPRODUCED if within_size(gap) else PARTLY) if sync_opens_gap(s, n)
                 else NOT for (gap, _), (s, n) in zip(pairs, shared)]  # fmt: skip
     common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     s_shared, n_shared = [s for s, _ in shared], [n for _, n in shared]
 
-    def spread(values):
-        return f"{values[0]:.0f} µs" if len(values) == 1 else (
-            f"{np.median(values):.0f} µs ({min(values):.0f}–{max(values):.0f})")  # fmt: skip
-
-    left_out = judged["unmeasured"]
-    some = left_out or judged["drifted"]
-    every = "the windows judged" if some else "every window judged"
-    how = (("one window judged" if some else "one window each, unrepeated") if len(pairs) == 1 else
-           f"median and range over {len(pairs)} windows, interleaved, {every}")  # fmt: skip
-    if left_out:
-        how += f"; {windows_named(left_out)} left out, with no idle gap or no time from the shared work measured"
-    if judged["drifted"]:
-        how += f"; {drift_text(judged['drifted'])}"
-    if some:
-        how += f", the verdict over {windows_named(windows)}"
+    spread = _spread
+    some = judged["unmeasured"] or judged["drifted"]
+    how = ("one window each, unrepeated" if len(pairs) == 1 else
+           f"median and range over {len(pairs)} windows, interleaved, every window judged")  # fmt: skip
+    head = f"{spread(syncs)} with the sync, {spread(nones)} with no stop check"
+    enough = enough_judged(judged)  # at least half the windows with both times judged (review rr16a S3)
+    if some:  # the gaps over every profiled window, as claim 7 and notebook 06 give them, then the judged ones'
+        head = f"{_all_windows(profile)}; {_judged_gaps(syncs, nones, windows)}"  # (review rr16a S2)
+        how = f"interleaved; {left_out_text(judged)}"  # both kinds, each with its reason (review rr16a S4)
+        how += f", the verdict over {windows_named(windows)}" if enough else ", too few judged for a verdict"
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
-    measured = (f"median idle gap before a step {spread(syncs)} with the sync, {spread(nones)} with no stop check "
-                f"(from each step's last GPU operation; eager{batch}, profiled, {how}; {article}); "
-                f"{_size_text(syncs, windows)}; {SHARED_WORDS}: {spread(s_shared)} with the sync, {spread(n_shared)} "
-                f"with no stop check; {check_adds(shared, windows)}; "
-                f"{half_shares(shared, 'no-check', windows)}")  # fmt: skip
+    judged_shared = ", over the judged windows" if some else ""
+    measured = (f"median idle gap before a step {head} (from each step's last GPU operation; eager{batch}, profiled, "
+                f"{how}; {article}); {_size_text(syncs, windows, bool(some))}; {SHARED_WORDS}{judged_shared}: "
+                f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
+                f"{check_adds(shared, windows)}; {half_shares(shared, 'no-check', windows)}")  # fmt: skip
     if ratios := ratios_text(windows, judged["ratios"]):
         measured += f"; {ratios}"
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
+    if not enough:  # too few windows judged: no verdict, whatever they read (review rr16a S3)
+        return measured, Undecided([REPRODUCED, PARTLY, NOT], {REPRODUCED, PARTLY, NOT}, too_few_text(judged)), None
     if common != "split":
         return measured, common, None
     said = ", ".join(counted_windows(v, [w for w, v_ in zip(windows, verdicts) if v_ == v])

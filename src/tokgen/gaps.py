@@ -49,6 +49,40 @@ def window_gaps(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
 
 
 MIN_GAP_US = 20  # a gap before a step below this is launch spacing, nothing to explain
+ARTICLE_GAP_US = 110  # the article's idle gap between steps on its L40S
+
+
+def within_size(gap_us: float) -> bool:
+    """Claim 6's size, also notebook 06's summary's: the idle gap before a step with the sync within ×2 of the
+    article's ~ARTICLE_GAP_US µs (55–220 µs), in one window (notebook 06_eos_sync_profile)."""
+    return ARTICLE_GAP_US / 2 <= gap_us <= 2 * ARTICLE_GAP_US
+
+
+def size_text(gaps: list, windows: list) -> str:
+    """The gaps with the sync in the judged windows against the article's ~110 µs by claim 6's rule (`within_size`):
+    "294, 183 and 197 µs in windows 2–4, within it in 2 of the 3 (windows 3 and 4)"; "" where none is judged (review
+    rvA16 S2; notebook 06_eos_sync_profile)."""
+    if not gaps:
+        return ""
+    held = [w for g, w in zip(gaps, windows) if within_size(g)]
+    which = f" ({windows_named(held)})" if 0 < len(held) < len(gaps) else ""
+    of = "the one" if len(gaps) == 1 else f"the {len(gaps)}"
+    return (f"{series_text([f'{g:.0f}' for g in gaps])} µs in {windows_named(windows)}, within it in {len(held)} of "
+            f"{of}{which}")  # fmt: skip
+
+
+def size_sentence(gaps: pd.DataFrame) -> str:
+    """Notebook 06's summary's size: per model of `idle_gaps`, the gap before a step with the sync in each judged
+    window against the article's ~110 µs, by claim 6's rule (its row's `size`, `size_text`); "" where no model has a
+    judged window (review rvA16 S2; notebook 06_eos_sync_profile)."""
+    said = [f"{g['model']} {g['size']}" for g in gaps.to_dict("records")
+            if isinstance(g.get("size"), str) and g["size"]]  # fmt: skip
+    if not said:
+        return ""
+    low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
+    return (f"Against the article's ~{ARTICLE_GAP_US} µs, the gap before a step with the sync, from its last GPU "
+            f"operation, in each judged window (claim 6's size: within ×2 of it, {low:g}–{high:g} µs): "
+            f"{'; '.join(said)}.")  # fmt: skip
 
 
 def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
@@ -218,6 +252,42 @@ def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:
     return out
 
 
+UNMEASURED_WHY = "with no idle gap or no time from the shared work measured"  # `judged_windows`' "unmeasured"
+
+
+def left_out_text(judged: dict, missing: str = UNMEASURED_WHY) -> str:
+    """Every window `judged_windows` left out, in words, each kind with its reason: those with a time not measured
+    ("window 3 left out, with no idle gap or no time from the shared work measured"; `missing` says which times) and
+    those whose passes drifted apart (`drift_text`), joined by "; "; "" where none is (review rr16a S4; notebook
+    06_eos_sync_profile)."""
+    parts = [f"{windows_named(judged['unmeasured'])} left out, {missing}"] if judged["unmeasured"] else []
+    return "; ".join(parts + ([drift_text(judged["drifted"])] if judged["drifted"] else []))
+
+
+def enough_judged(judged: dict) -> bool:
+    """The one rule for how many windows a verdict needs, for claims 6 and 7, notebook 06's takeaways and the quick
+    pages alike: at least one judged, and at least half of the windows that measured both times (those judged and
+    those left out for host drift; `judged_windows`): a verdict on 1 of 3 windows rests on too few (review rr16a S3;
+    notebook 06_eos_sync_profile)."""
+    judged_, held = len(judged["windows"]), len(judged["windows"]) + len(judged["drifted"])
+    return judged_ >= 1 and 2 * judged_ >= held
+
+
+def too_few_text(judged: dict, undecided: str = "no verdict is read", missing: str = UNMEASURED_WHY) -> str:
+    """Why `enough_judged` reads no verdict, "" where it reads one: the windows left out and why (`left_out_text`),
+    how many of how many were judged, and what would settle it: "window 0 and 2 left out: …; only 1 of the 3 windows
+    with both generators' times measured is judged (window 1), fewer than the half of them a verdict needs, so no
+    verdict is read: a run whose windows' passes ran at comparable host speeds would settle it" (`undecided` says
+    what is not decided; review rr16a S3; notebook 06_eos_sync_profile)."""
+    if enough_judged(judged):
+        return ""
+    n, held = len(judged["windows"]), len(judged["windows"]) + len(judged["drifted"])
+    which = f" ({windows_named(judged['windows'])})" if n else ""
+    return (f"{left_out_text(judged, missing)}; only {n} of the {held} windows with both generators' times measured "
+            f"{'is' if n == 1 else 'are'} judged{which}, fewer than the half of them a verdict needs, so {undecided}: "
+            "a run whose windows' passes ran at comparable host speeds would settle it")  # fmt: skip
+
+
 def _ratio(r: float) -> str:
     """A host-speed ratio in two decimals, or more where two would put it on or across the band's edges: 0.795 reads
     "0.795", not "0.80" beside "more than 1.25× either way" (`side_of`)."""
@@ -240,13 +310,22 @@ def drift_text(drifted_: list) -> str:
 def ratios_text(windows: list, ratios: list) -> str:
     """The judged windows' host-speed ratios (`host_ratios`), in window order: "the two passes' host-speed ratio, with
     the sync over with no stop check, per window 1.06, 1.03 and 1.02 (windows 2–4; within 1/1.25–1.25, so judged)";
-    "" where none is measured (a table recorded before them) (notebook 06_eos_sync_profile)."""
+    a judged window whose ratio is NaN is said apart, as not measured there, not as within the band ("; in window 3
+    the ratio was not measured, so it is judged without one": review rr16a S4); "" where none is measured (a table
+    recorded before them) (notebook 06_eos_sync_profile)."""
     if not any(math.isfinite(r) for r in ratios):
         return ""
-    shown = series_text([_ratio(r) if math.isfinite(r) else "—" for r in ratios])
-    band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named(windows)
-    return (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
+    kept = [(w, r) for w, r in zip(windows, ratios) if math.isfinite(r)]
+    missing = [w for w, r in zip(windows, ratios) if not math.isfinite(r)]
+    shown = series_text([_ratio(r) for _, r in kept])
+    band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named([w for w, _ in kept])
+    said = (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
             f"sync over with no stop check) {shown} in {where} (within {band}, so judged)")  # fmt: skip
+    if missing:
+        one = len(missing) == 1
+        said += (f"; in {windows_named(missing)} the ratio was not measured, so {'it is' if one else 'they are'} "
+                 f"judged without one")  # fmt: skip
+    return said
 
 
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
@@ -414,7 +493,9 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     the rule's half in words, `no_check_shares`: `half_shares`, with the judged windows' host-speed ratios,
     `ratios_text`; the stop check's time per step per window in words, `check_adds`: `check_adds`), over the windows
     claim 6 judges (`judged_windows`: those whose two passes' host speeds drifted apart named in `left_out`,
-    `drift_text`; `profiled`, the windows the gaps' medians are over) and whether pipelining
+    `drift_text`, and those with a time not measured, both kinds named in `left_out`: `left_out_text`, review rr16a
+    S4; `drifted`, how many drifted; `profiled`, the windows the gaps' medians are over; `size`, the judged windows'
+    gaps with the sync against the article's, `size_text`) and whether pipelining
     closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
     `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
     (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
@@ -422,7 +503,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled"]  # fmt: skip
+               "profiled", "too_few", "drifted", "size"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -451,7 +532,10 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "no_check_shares": "; ".join(t for t in (half_shares(shared, "no-check", windows_),
                                                           ratios_text(windows_, judged["ratios"])) if t)
                  if shared else "",
-                 "check_adds": check_adds(shared, windows_), "left_out": drift_text(judged["drifted"])}
+                 "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
+                 "drifted": len(judged["drifted"]),
+                 "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
+                 "too_few": too_few_text(judged, f"whether {STOP_CHECK} opens most of it is not decided")}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -481,9 +565,17 @@ def _measured_cause(gap) -> bool:
 
 
 def _left_out(gap) -> str:
-    """The windows `idle_gaps` left out for host drift, in words (its row's `left_out`); "" where none is."""
+    """The windows `idle_gaps` left out, for host drift or a time not measured, in words (its row's `left_out`,
+    `left_out_text`); "" where none is."""
     left = gap.get("left_out") if gap is not None else None
     return left if isinstance(left, str) else ""
+
+
+def _too_few(gap) -> str:
+    """Why `idle_gaps` reads no verdict on the cause for this row, too few windows judged (its `too_few`,
+    `too_few_text`); "" where it reads one."""
+    few = gap.get("too_few") if gap is not None else None
+    return few if isinstance(few, str) else ""
 
 
 def _cause(gap) -> str:
@@ -497,6 +589,8 @@ def _cause(gap) -> str:
     shares = f"; {shares}" if isinstance(shares, str) and shares else ""
     adds = gap.get("check_adds")
     shares = f"; {adds}{shares}" if isinstance(adds, str) and adds else shares
+    if too_few := _too_few(gap):  # fewer than half the windows judged: no verdict (review rr16a S3)
+        return f"{too_few}{shares}"
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
     if gap["sync_causes"] == "split":
         return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: without any stop check at most "
@@ -723,7 +817,8 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     """The summary bullet on the sync's gap, read from the same test as `gap_takeaway`, and, per model in
     `waits`, what the sync waited for: {"eager": the recorded rows of every window (`window_waits`), ...}, each
     median over the windows with its range and the steps counted across them (`_waits_clause`), or one recorded
-    sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's (notebook 06_eos_sync_profile)."""
+    sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's; then the gap with the sync against the
+    article's, in each judged window (`size_sentence`, review rvA16 S2) (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
     said = []
     for model, w in (waits or {}).items():
@@ -737,11 +832,12 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     judged = [g for g in records if _measured_cause(g)]
     if judged:  # each model's own clause: one may be judged while the other's windows all drifted (review rr16a M1)
 
-        def models(test) -> str:
-            return " and ".join(g["model"] for g in judged if test(g["sync_causes"]))
+        def models(test) -> str:  # a row with too few windows judged reads no verdict (review rr16a S3)
+            return " and ".join(g["model"] for g in judged if not _too_few(g) and test(g["sync_causes"]))
 
         split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
         stays = models(lambda c: c is False)
+        few = " and ".join(g["model"] for g in judged if _too_few(g))
         shared = "the time before a step, from the work the steps share,"
         if split:
             text += (f"; {split}, the profiled windows disagree on whether {STOP_CHECK} opens the time before a "
@@ -751,8 +847,12 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
         if stays:
             text += (f"; {stays}, of {shared} more than half remains without any stop check: {STOP_CHECK} does not "
                      "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
+        if few:
+            text += (f"; {few}, fewer than half of the windows with both generators' times measured are judged, the "
+                     "others' two passes having run at host speeds too far apart: whether "
+                     f"{STOP_CHECK} opens {shared} is not decided (see the takeaways)")  # fmt: skip
         text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
-        return text + "."
+        return text + "." + (f" {size}" if (size := size_sentence(gaps)) else "")
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
 
 
@@ -760,7 +860,8 @@ def _unmeasured_cause(gap) -> str:
     """Why the stop check's share of the time before a step is not measured: no generator without a check was
     profiled, or its table predates the time from the work both steps share."""
     profiled = gap is not None and math.isfinite(float(gap.get("no_check_us", float("nan"))))
-    if profiled and _left_out(gap):  # every window's passes drifted apart (review rvA16 S1)
+    drifted = gap is not None and float(gap.get("drifted", 0) or 0) > 0
+    if profiled and drifted and _left_out(gap):  # every window left out, some for drift (review rvA16 S1)
         return (f"{_left_out(gap)}: no window is left to judge, so how much of the time before a step {STOP_CHECK} "
                 "opens is not measured")  # fmt: skip
     last = TAIL_OPS - 1
