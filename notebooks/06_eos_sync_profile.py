@@ -183,10 +183,11 @@ say(tokgen.gaps.profiled_window_text(BATCH_SIZE, MAX_SEQLEN, WINDOW, where=tokge
 # time, like the gap before a step, and the host drifts: that is why every generator is
 # profiled in several windows in a fresh random order, and why claims 6 and 7 decide only when
 # every window gives the same verdict. The two generators of one window run one after the other,
-# so the host can drift between them too: the cause test sets each window's two passes side by
-# side (the rest of each profiled step, outside the time from the work both steps share) and
-# leaves out, named, a window whose two passes ran at host speeds further apart than
-# `tokgen.gaps.HOST_DRIFT` either way. A negative value in that column says the window's profiled
+# so the host can drift between them too: the cause test, and claim 7's test of the pipelined gap,
+# set each window's two passes side by side (the rest of each profiled step, outside the time from
+# the work both steps share) and leave out, named, a window whose two passes ran at host speeds
+# further apart than `tokgen.gaps.HOST_DRIFT` either way; a verdict then needs at least half of
+# the windows judged (`tokgen.gaps.enough_judged`). A negative value in that column says the window's profiled
 # steps were shorter than the plain runs' average step, not that profiling speeds a step up: the
 # two are different quantities (setup and prefill are in the plain step only) and the host
 # drifts, so this column cannot say which of the two made it negative. Absolute host times
@@ -380,8 +381,8 @@ show_claim(6, RESULTS_DIR)
 # synchronous step runs the check's few GPU operations after it, the flag's copy last), to the next
 # step's first GPU operation, so that neither side leaves out the check's own time; the gap's size
 # is measured from each step's last GPU operation, as a trace shows it. The test is judged in
-# every window, by claim 6's rule: the same answer in every window decides it, else it is not
-# decided. Which of two gaps is larger is said only where every window shows it and the windows
+# every window it keeps, by claim 6's rule: the same answer in every judged window decides it,
+# where at least half of the windows are judged, else it is not decided. Which of two gaps is larger is said only where every window shows it and the windows
 # are enough to show a direction: where the two gaps do not differ, n windows all agree in sign by
 # chance 2·0.5^n of the time, 1 time in 4 for 3 windows, so it takes 6 (`tokgen.gaps.MIN_WINDOWS`)
 # to bring that under 0.05 (the default `WINDOWS`); fewer that agree are said with that chance. Two gaps that differ by

@@ -17,6 +17,8 @@ import pandas as pd
 from .gaps import (
     ARTICLE_GAP_US,
     HOST_DRIFT,
+    PIPELINED_MISSING,
+    PIPELINED_REST,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
     agreed,
@@ -28,7 +30,7 @@ from .gaps import (
     drift_text,
     enough_judged,
     half_shares,
-    judge_windows,
+    judged_pipelined,
     judged_windows,
     left_out_text,
     profile_windows,
@@ -802,49 +804,57 @@ def _busy_and_bound(run: pd.DataFrame, variants: list, gs: list) -> str:
     return f"GPU busy share of a run and its bound{f' ({over})' if over else ''}: {busy}"
 
 
-def _window_numbers(profile: pd.DataFrame, other: str) -> list:
-    """The window numbers (notebook 06's table's `window` column) of `window_gaps(profile, other=other)`'s eager
-    pairs, in their order; 0, 1, ... where the table has no `window` column (notebook 06_eos_sync_profile)."""
-    both = {label("kv_static"), label(other)}
-    if "window" not in profile:
-        return list(range(len(window_gaps(profile, other=other))))
-    return [int(w) for w, rows in profile.groupby("window") if both <= set(rows["variant"])]
-
-
 def _claim_7(tables):
-    """The eager gap judged in every profiled window by claims 6 and 7's one rule (`closes_gap` through
-    `tokgen.gaps.judge_windows`; windows that disagree leave it undecided), said as claim 6 says its
+    """The eager gap judged in every profiled window by claim 6's rule (`closes_gap` over
+    `tokgen.gaps.judged_pipelined`: a window whose synchronous and pipelined passes ran at host speeds more than
+    HOST_DRIFT apart left out and named, with its ratio; fewer than half judged, `enough_judged`, or windows that
+    disagree leave it undecided), said as claim 6 says its
     margin, per window against "at most 0.5" (`tokgen.gaps.half_shares`), the compiled one shown
     beside it, not judged; pipelined faster than sync; beside them, not judged, the synchronous
     loop's GPU busy share and bound, eager and compiled (`_busy_and_bound`), no cause named."""
     cards = tables.same_run("06_eos_sync_profile", "07_pipelining")
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
-    answers, closed = judge_windows(profile, closes_gap, other="pipelined_static")
+    judged = judged_pipelined(profile)  # claim 6's rule: windows whose passes drifted apart left out (item 4)
+    answers = [closes_gap(*p) for p in judged["idle"]]
+    enough = enough_judged(judged)
+    closed = agreed(answers) if enough else None  # too few judged: the gap test is open (review rr16a S3's rule)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
-    windows = len(answers)
+    windows = len(window_gaps(profile, other="pipelined_static"))
     over = f", median of {windows} windows" if windows > 1 else ""
     gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs ({_direction(profile)})"
     compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
     c_sync, c_piped = (compiled.get(label(g, compiled=True)) for g in ("kv_static", "pipelined_static"))
     if c_sync is not None and c_piped is not None:
         gap += f"; compiled {c_sync:.0f}→{c_piped:.0f} µs (not judged; {_direction(profile, compiled=True)})"
-    judged = [(p, w) for p, w, a in zip(window_gaps(profile, other="pipelined_static"),
-                                        _window_numbers(profile, "pipelined_static"), answers) if a is not None]
-    if judged:
-        met, n = sum(a for a in answers if a is not None), len(judged)
-        shares = half_shares([p for p, _ in judged], "pipelined", [w for _, w in judged])
-        gap += f"; the eager gap test: {shares}, met in {met} of {n} window{'s' * (n != 1)}"
+    left = left_out_text(judged, PIPELINED_MISSING)
+    test = [left] if left else []
+    if answers:
+        met, n = sum(a is True for a in answers), len(answers)
+        which = "judged window" if left else "window"
+        shares = half_shares(judged["idle"], "pipelined", judged["windows"])
+        said = f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}"
+        test.append(said + ("" if enough else ", too few judged for a verdict"))
+        if ratios := ratios_text(judged["windows"], judged["ratios"], "pipelined", PIPELINED_REST):
+            test.append(ratios)
+    elif left:
+        test[-1] += ": no window is left to judge"
+    if test:
+        gap += f"; the eager gap test: {'; '.join(test)}"
     busy = _busy_and_bound(tables["07_pipelining"], [label("kv_static"), label("kv_static", compiled=True)],
                            [g for _, g, _ in named])  # fmt: skip
     parts += [f"the synchronous loop's {busy}"] if busy else []
     verdict = _combine(None if closed in (None, "split") else closed, *oks, named={1: [named[0]], 2: [named[1]]})
-    if verdict == UNDECIDED and closed == "split":  # what is open is the gap, and maybe a comparison too
+    undecided = "whether pipelining halves the eager gap is not decided"
+    few = ("" if enough else too_few_text(judged, undecided, PIPELINED_MISSING) if answers else
+           f"{left}: no window is left to judge, so {undecided}" if left else "")  # fmt: skip
+    if verdict == UNDECIDED and (closed == "split" or few):  # what is open is the gap, and maybe a comparison too
         n_open = oks.count(None)
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
-        why = f"the profiled windows disagree on whether pipelining halves the eager gap{also}"
+        why = (f"the profiled windows disagree on whether pipelining halves the eager gap{also}" if closed == "split"
+               else f"{few}{';' if also else ''}{also}")  # fmt: skip
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, falls=False)
     return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
 
@@ -1188,10 +1198,14 @@ CLAIMS = {
         "before a step with the sync, from its last GPU operation (the flag's copy), within a factor of 2 of "
         "~110 µs (the cause at another size: partly); eager (the article's trace names no model); a window whose "
         f"two profiled passes ran at host speeds more than {HOST_DRIFT:g}× apart either way (the rest of the step "
-        "outside the time from the shared work) is left out and named",
+        "outside the time from the shared work) is left out and named; a verdict needs at least half of the windows "
+        "with both generators' times judged",
         _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
-        "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged); "
+        "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged), a "
+        f"window whose two profiled passes ran at host speeds more than {HOST_DRIFT:g}× apart either way (the rest of "
+        "the step outside its idle gap) left out and named, and a verdict on it needs at least half of the windows "
+        "judged, as claim 6's; "
         "pipelined faster than sync, real (signed-rank p below its level; one shown within ±5% is a tie), eager and "
         "compiled" + RULED_OUT,
         _claim_7),

@@ -2,7 +2,7 @@
 pipelined, whether the sync opens them, and the tables and sentences notebooks 06 and 07 say them in.
 
 Introduced in notebook 06_eos_sync_profile. Claims 6 and 7 (`tokgen.claims`) read the same gaps
-with the same rule over the windows (`judge_windows`).
+with the same rule over the windows (`judged_windows`, `judged_pipelined`, `enough_judged`).
 """
 
 import math
@@ -109,15 +109,6 @@ def agreed(tests: list) -> bool | str | None:
     return None if not measured else measured[0] if len(set(measured)) == 1 else "split"
 
 
-def judge_windows(profile: pd.DataFrame, test, compiled: bool = False, other: str = "kv_static_no_check"):
-    """Claims 6 and 7's one rule over notebook 06's windows, also its sentences': `test(sync_us, other_us)`
-    in every profiled window that holds both generators (`window_gaps`), none left out; the verdict is
-    the windows' common answer, "split" where they disagree, None where none measured it (`agreed`).
-    Returns the per-window answers and that verdict (notebook 06_eos_sync_profile)."""
-    answers = [test(s, o) for s, o in window_gaps(profile, compiled, other)]
-    return answers, agreed(answers)
-
-
 def half_shares(pairs, other: str, windows: list | None = None) -> str:
     """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` time as a share of the time with
     the sync (`shared_gaps`' pairs) against the rule's "at most half", and the share nearest to that
@@ -190,31 +181,39 @@ def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[flo
     return out
 
 
-def _shared_column(sync: pd.Series, no_check: pd.Series) -> str | None:
+def _shared_column(sync: pd.Series, no_check: pd.Series, same_ops: bool = False) -> str | None:
     """The synchronous row's column that holds its time from the shared work: `from_op_<k+1>_median_us`, k its extra
-    GPU operations per step over the no-check row's; None where k is no whole count from 1 to TAIL_OPS − 1."""
+    GPU operations per step over the no-check row's; None where k is no whole count from 1 to TAIL_OPS − 1. With
+    `same_ops` (the other row a generator that runs the same operations, pipelined): `from_op_1_median_us` where k is
+    0, else None."""
     nan = float("nan")
     k = float(sync.get("kernels_per_step", nan)) - float(no_check.get("kernels_per_step", nan))
+    if same_ops:
+        return "from_op_1_median_us" if k == 0 else None
     return f"from_op_{int(k) + 1}_median_us" if math.isfinite(k) and k == int(k) and 1 <= k < TAIL_OPS else None
 
 
-def shared_windows(profile: pd.DataFrame, compiled: bool = False) -> list:
-    """The window numbers (the table's `window` column) of `shared_gaps`' pairs, in their order; 0, 1, ... where
-    the table has no `window` column (notebook 06_eos_sync_profile)."""
-    rows = _window_rows(profile, compiled, "kv_static_no_check")
+def shared_windows(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_static_no_check") -> list:
+    """The window numbers (the table's `window` column) of `shared_gaps`' pairs (of `window_gaps`' with `other`), in
+    their order; 0, 1, ... where the table has no `window` column (notebook 06_eos_sync_profile)."""
+    rows = _window_rows(profile, compiled, other)
     return [int(a["window"]) if "window" in a.index else i for i, (a, _) in enumerate(rows)]
 
 
-def host_ratios(profile: pd.DataFrame, compiled: bool = False) -> list[float]:
+def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_static_no_check") -> list[float]:
     """Per window of `shared_gaps`, in its order, how much slower the host ran in the synchronous generator's pass than
     in the no-check one's: the rest of the profiled step outside the time from the shared work,
     `step_period_us − from_op_<k+1>_median_us` with the sync over `step_period_us − from_op_1_median_us` with no stop
     check (k as in `shared_gaps`). The two passes of a window run one after the other, so the host can drift between
     them (review rvA16 S1). NaN where a column is missing (a table recorded before them: no window is then left out
-    for drift) (notebook 06_eos_sync_profile)."""
+    for drift). With `other` "pipelined_static" (claim 7's gap test, per window of `window_gaps` with it), the same
+    quantity: the pipelined step runs the same GPU operations as the synchronous one (its stop check and flag's copy
+    too, only not waited for), so the work both share is the whole step and the time from it is each one's
+    `from_op_1_median_us`: NaN where their operations per step differ (`_shared_column`) (notebook
+    06_eos_sync_profile)."""
     nan, out = float("nan"), []
-    for a, b in _window_rows(profile, compiled, "kv_static_no_check"):
-        col = _shared_column(a, b)
+    for a, b in _window_rows(profile, compiled, other):
+        col = _shared_column(a, b, same_ops=other != "kv_static_no_check")
         try:
             sync, none = (float(r["step_period_us"]) - float(r[c]) for r, c in ((a, col), (b, "from_op_1_median_us")))
         except (KeyError, TypeError, ValueError):
@@ -264,6 +263,31 @@ def left_out_text(judged: dict, missing: str = UNMEASURED_WHY) -> str:
     return "; ".join(parts + ([drift_text(judged["drifted"])] if judged["drifted"] else []))
 
 
+PIPELINED_MISSING = "with no idle gap measured"  # `judged_pipelined`'s "unmeasured", in `left_out_text`
+PIPELINED_REST = "the rest of the step outside its idle gap, both steps running the same GPU operations"  # ratios
+
+
+def judged_pipelined(profile: pd.DataFrame, compiled: bool = False) -> dict:
+    """Claim 7's gap test's windows (`closes_gap`), by claim 6's rule (`judged_windows`): per profiled window that
+    holds the synchronous and the pipelined generator, in order, left out where either idle gap is not measured
+    ("unmeasured") or where the two passes ran at host speeds more than HOST_DRIFT apart (`host_ratios` with
+    "pipelined_static", `drifted`; "drifted": (window, ratio)), the others judged: "idle" (`window_gaps`' pairs),
+    "windows" and "ratios" of those (review rr17 item 4; notebook 06_eos_sync_profile)."""
+    out = {k: [] for k in ("idle", "windows", "ratios", "unmeasured", "drifted")}
+    other = "pipelined_static"
+    rows = zip(window_gaps(profile, compiled, other), shared_windows(profile, compiled, other),
+               host_ratios(profile, compiled, other))  # fmt: skip
+    for idle, w, r in rows:
+        if closes_gap(*idle) is None:
+            out["unmeasured"].append(w)
+        elif drifted(r):
+            out["drifted"].append((w, r))
+        else:
+            for k, v in (("idle", idle), ("windows", w), ("ratios", r)):
+                out[k].append(v)
+    return out
+
+
 def enough_judged(judged: dict) -> bool:
     """The one rule for how many windows a verdict needs, for claims 6 and 7, notebook 06's takeaways and the quick
     pages alike: at least one judged, and at least half of the windows that measured both times (those judged and
@@ -307,7 +331,8 @@ def drift_text(drifted_: list) -> str:
             f"(more than {HOST_DRIFT:g}× either way), too far apart to set the two passes side by side")  # fmt: skip
 
 
-def ratios_text(windows: list, ratios: list) -> str:
+def ratios_text(windows: list, ratios: list, other: str = "with no stop check",
+                rest: str = "the rest of the step outside the time from the shared work") -> str:  # fmt: skip
     """The judged windows' host-speed ratios (`host_ratios`), in window order: "the two passes' host-speed ratio, with
     the sync over with no stop check, per window 1.06, 1.03 and 1.02 (windows 2–4; within 1/1.25–1.25, so judged)";
     a judged window whose ratio is NaN is said apart, as not measured there, not as within the band ("; in window 3
@@ -319,8 +344,8 @@ def ratios_text(windows: list, ratios: list) -> str:
     missing = [w for w, r in zip(windows, ratios) if not math.isfinite(r)]
     shown = series_text([_ratio(r) for _, r in kept])
     band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named([w for w, _ in kept])
-    said = (f"the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
-            f"sync over with no stop check) {shown} in {where} (within {band}, so judged)")  # fmt: skip
+    said = (f"the two passes' host-speed ratio ({rest}, with the sync over {other}) {shown} in {where} (within {band}, "
+            "so judged)")  # fmt: skip
     if missing:
         one = len(missing) == 1
         said += (f"; in {windows_named(missing)} the ratio was not measured, so {'it is' if one else 'they are'} "
@@ -503,7 +528,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled", "too_few", "drifted", "size"]  # fmt: skip
+               "profiled", "too_few", "drifted", "size", "pipelined_left_out", "pipelined_too_few"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -517,11 +542,13 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             shared, windows_ = judged["shared"], judged["windows"]
             opens = [sync_opens_gap(a_, n_) for a_, n_ in shared]
             causes = agreed(opens)
-            closes, closed = judge_windows(summary, closes_gap, compiled, "pipelined_static")
+            piped_ = judged_pipelined(summary, compiled)  # claim 7's windows, by the same rule (review rr17 item 4)
+            closes = [closes_gap(*p_) for p_ in piped_["idle"]]
+            closed = agreed(closes)
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": closed, "sync_causes": causes,
-                 "change": direction(window_gaps(summary, compiled, "pipelined_static")),
+                 "change": direction(piped_["idle"]),
                  "no_check_change": direction(shared),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
                  "profiled": int(s.at[sync, "windows"]),
@@ -535,6 +562,9 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
                  "drifted": len(judged["drifted"]),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
+                 "pipelined_left_out": left_out_text(piped_, PIPELINED_MISSING),
+                 "pipelined_too_few": too_few_text(piped_, f"whether {PIPELINING_CLOSES} is not decided",
+                                                   PIPELINED_MISSING) if closes else "",
                  "too_few": too_few_text(judged, f"whether {STOP_CHECK} opens most of it is not decided")}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
@@ -546,7 +576,25 @@ def _median(values) -> float:
     return float(finite.median()) if len(finite) else float("nan")
 
 
+PIPELINING_CLOSES = "pipelining closes at least half of the gap before a step"  # claim 7's gap test, in words
+
+
 def _pipelining_does(gap) -> str:
+    """`gap_takeaway`'s clause on claim 7's gap test, over the windows it judges (`judged_pipelined`): those left out
+    named (the row's `pipelined_left_out`), no verdict where too few are judged (`pipelined_too_few`), none left: not
+    measured, with why."""
+    left, few = (gap.get(k) if gap is not None else None for k in ("pipelined_left_out", "pipelined_too_few"))
+    left, few = (v if isinstance(v, str) else "" for v in (left, few))
+    against = "against the pipelined passes, "  # not the no-check passes the clause before names
+    if few:
+        return against + few
+    said = _pipelining_verdict(gap)
+    if left and int(gap["windows_pipelined"]) == 0:
+        return f"{against}{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not measured"
+    return f"{said}; {against}{left}, judged over the other {int(gap['windows_pipelined'])}" if left else said
+
+
+def _pipelining_verdict(gap) -> str:
     if gap["closes"] == "split":
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
         return (f"pipelining closes at least half of the gap before a step in {n} of {of} windows, not in the others: "
@@ -607,7 +655,7 @@ def _cause(gap) -> str:
 def gap_takeaway(gap) -> str:
     """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile). Where the
     generator without any stop check was profiled, the sync's share of the gap is read from it, in
-    every window (`judge_windows`); else from pipelining (which hides the sync but also adds a
+    every window it judges (`judged_windows`); else from pipelining (which hides the sync but also adds a
     stream)."""
     head = f"{gap['model'].capitalize()}: with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
