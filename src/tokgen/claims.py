@@ -348,7 +348,8 @@ def _step_name(a: int, b: int) -> str:
 def growth_text(steps: list[tuple[int, int, dict]]) -> str:
     """ "100→200 ×2.93 (95% interval ×2.54–×3.09), 200→400 ×3.49 (95% interval ×3.33–×3.57)": each step of
     `growth_per_doubling` per doubling with its interval, each value on its side of GROWTH_NEEDED (`side_of`); a
-    step whose N do not double gives its own growth too ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)")."""
+    step whose N do not double gives its own growth too ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)")
+    (notebook 01_naive)."""
     said = []
     for a, b, g in steps:
         own = "" if b == 2 * a else f"; ×{g['over_step']:.2f} over the step, N ×{b / a:g}"
@@ -359,7 +360,7 @@ def growth_text(steps: list[tuple[int, int, dict]]) -> str:
 def growth_sides_text(steps: list[tuple[int, int, dict]], threshold: float = GROWTH_NEEDED) -> str:
     """Which steps of `growth_per_doubling` lie below `threshold` and which above, judged by their intervals as
     claim 1 judges them: "below ×3.25 at 100→200: its interval lies at or below it; above ×3.25 at 200→400: its
-    interval lies above it"; a step whose interval holds it is "open"."""
+    interval lies above it"; a step whose interval holds it is "open" (notebook 01_naive)."""
     groups = {"below": [], "above": [], "open": [], "none": []}
     for a, b, g in steps:
         low, high = g["interval_low"], g["interval_high"]
@@ -417,7 +418,7 @@ KV_THRESHOLDS = (1.5,)  # claim 2's speed-up at every N; notebook 02 runs each N
 
 def has_interval(g: dict) -> bool:
     """Whether a comparison has an interval: too few rounds for its level give none (0 to ∞, or NaN), as
-    `tokgen.voice.interval_text` says."""
+    `tokgen.voice.interval_text` says (notebook 01_naive)."""
     low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
     return bool(0 < low and high < math.inf)
 

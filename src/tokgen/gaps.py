@@ -209,8 +209,8 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
     for drift). With `other` "pipelined_static" (claim 7's gap test, per window of `window_gaps` with it), the same
     quantity: the pipelined step runs the same GPU operations as the synchronous one (its stop check and flag's copy
     too, only not waited for), so the work both share is the whole step and the time from it is each one's
-    `from_op_1_median_us`: NaN where their operations per step differ (`_shared_column`) (notebook
-    06_eos_sync_profile)."""
+    `from_op_1_median_us`: NaN where their operations per step differ (`_shared_column`)
+    (notebook 06_eos_sync_profile)."""
     nan, out = float("nan"), []
     for a, b in _window_rows(profile, compiled, other):
         col = _shared_column(a, b, same_ops=other != "kv_static_no_check")
@@ -257,8 +257,8 @@ UNMEASURED_WHY = "with no idle gap or no time from the shared work measured"  # 
 def left_out_text(judged: dict, missing: str = UNMEASURED_WHY) -> str:
     """Every window `judged_windows` left out, in words, each kind with its reason: those with a time not measured
     ("window 3 left out, with no idle gap or no time from the shared work measured"; `missing` says which times) and
-    those whose passes drifted apart (`drift_text`), joined by "; "; "" where none is (review rr16a S4; notebook
-    06_eos_sync_profile)."""
+    those whose passes drifted apart (`drift_text`), joined by "; "; "" where none is (review rr16a S4;
+    notebook 06_eos_sync_profile)."""
     parts = [f"{windows_named(judged['unmeasured'])} left out, {missing}"] if judged["unmeasured"] else []
     return "; ".join(parts + ([drift_text(judged["drifted"])] if judged["drifted"] else []))
 
