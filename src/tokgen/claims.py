@@ -64,6 +64,7 @@ from .voice import (
     CONFINED_RATIO,
     GPU_BOUND,
     bound_words,
+    has_interval,
     interval_text,
     percent_text,
     rank_text,
@@ -414,13 +415,6 @@ def _claim_1(tables):
 
 
 KV_THRESHOLDS = (1.5,)  # claim 2's speed-up at every N; notebook 02 runs each N on until its interval clears it
-
-
-def has_interval(g: dict) -> bool:
-    """Whether a comparison has an interval: too few rounds for its level give none (0 to ∞, or NaN), as
-    `tokgen.voice.interval_text` says (notebook 01_naive)."""
-    low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
-    return bool(0 < low and high < math.inf)
 
 
 def above_threshold(comparisons: dict, threshold: float, what: str = "speed-up") -> tuple[bool | None, str]:

@@ -346,6 +346,13 @@ def level_text(level: float) -> str:
     return f"{level:.3g}"
 
 
+def has_interval(g: dict) -> bool:
+    """Whether a comparison has an interval: too few rounds for its level give none (0 to ∞, or NaN), as
+    `interval_text` says (notebook 01_naive)."""
+    low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
+    return bool(0 < low and high < math.inf)
+
+
 def interval_text(g: dict) -> str:
     """ "95% interval ×1.03–×1.12": a comparison's interval at its level, each end with as many
     decimals (two to six) as keep it on its side of ×1 and of the band's edges: ×1.002, not ×1.00,
@@ -354,7 +361,7 @@ def interval_text(g: dict) -> str:
     levels add up to ALPHA), so it reads "95% sequential interval", not the look's own 99.4%, which
     stopping where the interval first excludes ×1 does not keep (notebook 00_setup)."""
     low, high = g.get("interval_low", math.nan), g.get("interval_high", math.nan)
-    if not (0 < low and high < math.inf):  # NaN, or too few rounds for the level
+    if not has_interval(g):  # NaN, or too few rounds for the level
         return "too few rounds for an interval"
     looks = parse_looks(g.get("looks"))
     level = g.get("level", ALPHA)
