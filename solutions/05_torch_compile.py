@@ -51,9 +51,9 @@ BACKEND = "inductor" if CUDA else "eager"  # inductor's C++ build takes minutes 
 
 # %%
 @contextlib.contextmanager
-def dynamo_log_lines():
-    """The first line of each record dynamo logs inside the block, kept in the list it yields
-    instead of printed on stderr: the cell's text reports them."""
+def dynamo_log_lines(whole: bool = False):
+    """The first line of each record dynamo logs inside the block (`whole`: each record whole), kept
+    in the list it yields instead of printed on stderr: the cell's text reports them."""
     log, caught = logging.getLogger("torch._dynamo"), BufferingHandler(capacity=10_000)
     saved = log.handlers[:], log.propagate
     log.handlers, log.propagate = [caught], False
@@ -62,7 +62,7 @@ def dynamo_log_lines():
         yield lines
     finally:
         log.handlers, log.propagate = saved
-        lines += [record.getMessage().splitlines()[0] for record in caught.buffer]
+        lines += [m if whole else m.splitlines()[0] for m in (r.getMessage() for r in caught.buffer)]
 
 
 def compilations(generator: str, **compile_options) -> int:
@@ -164,11 +164,18 @@ for row in done[done["dynamo's warnings"].str.contains("recompile_limit")].to_di
 #
 # A `DynamicCache` grows by one position per step: the keys' and values' length is a new shape
 # every step. Each time a guard fails dynamo recompiles and marks what changed as dynamic;
-# after a few compilations (counted below) one graph serves every further step, until a shape
-# it did not expect (another batch size).
+# after a few compilations (counted below, each with the guard that failed) one graph serves
+# every further step, until a shape it did not expect (another batch size).
 
 # %%
-say(tokgen.display.compilations_text({n: compilations(n) for n in ("kv_dynamic", "kv_static")}, MAX_SEQLEN))
+counts, reasons = {}, {}
+torch._logging.set_logs(recompiles=True)  # dynamo logs the guard that failed at each recompilation
+for name in ("kv_dynamic", "kv_static"):
+    with dynamo_log_lines(whole=True) as said:
+        counts[name] = compilations(name)
+    reasons[name] = tokgen.display.recompile_reasons(said)
+torch._logging.set_logs()  # back to the default logging
+say(tokgen.display.compilations_text(counts, MAX_SEQLEN, reasons))
 
 # %% [markdown]
 # ## Exercise 3: kernels per step, eager vs compiled (GPU only)

@@ -152,3 +152,23 @@ def test_solution_09s_claims_order_puts_decided_unresampled_verdicts_in_their_ow
     assert list(ordered["#"]) == [3, 5, 7, 1, 4, 6, 2]
     assert list(ordered["kind"]) == ["inconclusive", "inconclusive", "resampled", "resampled",
                                      "decided, not resampled", "decided, not resampled", "no verdict"]
+
+
+def test_compilations_text_shows_the_guard_that_failed_at_each_recompilation():
+    """rvB17 N8: solution 05's exercise 2 shows dynamo's own reason for each recompilation, the first failed guard of
+    each "Recompiling" record, with its list marker dropped; records that are not recompilations are skipped."""
+    records = [
+        "Recompiling function f in a.py:8\n    triggered by the following guard failure(s):\n"
+        "    - 0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4",
+        "Recompiling function f in a.py:8\n    triggered by the following guard failure(s):\n"
+        "    - 0/1: tensor 'x' stride mismatch at index 0. expected 4, actual 5\n    - 0/0: older guard",
+        "some other dynamo warning\n    - not a guard",
+    ]
+    reasons = display.recompile_reasons(records)
+    assert reasons == ["0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4",
+                       "0/1: tensor 'x' stride mismatch at index 0. expected 4, actual 5"]  # fmt: skip
+    said = {"kv_dynamic": reasons, "kv_static": []}
+    assert display.compilations_text({"kv_dynamic": 3, "kv_static": 1}, 100, said) == (
+        "kv_dynamic: 3 compilations in one generation of 100 steps; kv_static: 1. The guard that failed at each "
+        "recompilation, as dynamo logged it: kv_dynamic: `0/0: tensor 'x' size mismatch at index 0. expected 3, "
+        "actual 4`; `0/1: tensor 'x' stride mismatch at index 0. expected 4, actual 5`; kv_static: no recompilation.")

@@ -1538,13 +1538,32 @@ def recompile_limit_text(variant: str, compilations: int, g: dict | None) -> str
             f"Against eager it reads {outcome_text(g) if g else 'not measured'}.")  # fmt: skip
 
 
-def compilations_text(counts: dict, steps: int) -> str:
+def compilations_text(counts: dict, steps: int, reasons: dict | None = None) -> str:
     """Frames dynamo compiled in one generation of `steps` steps, per generator ({generator: count}, the first
-    named with the generation) (notebook 05_torch_compile's solution, exercise 2)."""
+    named with the generation), and per generator the guard that failed at each recompilation, as dynamo's
+    recompiles log said it (`reasons`, {generator: [its lines]}, `recompile_reasons`); without them, where to read
+    them (review rvB17 N8; notebook 05_torch_compile's solution, exercise 2)."""
     (first, n), *rest = counts.items()
     others = "".join(f"; {name}: {m}" for name, m in rest)
-    return (f"{first}: {_plural(n, 'compilation')} in one generation of {steps} steps{others}. Run with "
-            "`TORCH_LOGS=recompiles` to read dynamo's reasons.")  # fmt: skip
+    head = f"{first}: {_plural(n, 'compilation')} in one generation of {steps} steps{others}."
+    if reasons is None:
+        return f"{head} Run with `TORCH_LOGS=recompiles` to read dynamo's reasons."
+    said = [f"{name}: " + ("; ".join(f"`{r}`" for r in lines) if lines else "no recompilation")
+            for name, lines in reasons.items()]
+    return f"{head} The guard that failed at each recompilation, as dynamo logged it: {'; '.join(said)}."
+
+
+def recompile_reasons(messages: list) -> list:
+    """From dynamo's recompiles log records (each "Recompiling function … triggered by the following guard
+    failure(s):" and then one "- 0/1: …" line per cached graph, the newest first), each record's first failed
+    guard, without its list marker: "0/1: tensor 'x' size mismatch at index 0. expected 4, actual 5" (review rvB17
+    N8; notebook 05_torch_compile's solution, exercise 2)."""
+    out = []
+    for message in messages:
+        guards = [line.strip()[2:] for line in message.splitlines() if line.strip().startswith("- ")]
+        if message.startswith("Recompiling") and guards:
+            out.append(guards[0])
+    return out
 
 
 def gpu_ops_text(ops: dict, batch_size: int) -> str:
