@@ -77,32 +77,24 @@ show_source("naive")
 # One variant per N, timed interleaved: every round runs each N once. More rounds are run only
 # while they are needed: after the first `RUNS` rounds, claim 1 is judged on them as section 5
 # judges it, and only while its verdict is undecided does every N run on, to twice as many
-# rounds, doubling up to the cap `MAX_RUNS`. Undecided means one of three things: a doubling's
-# interval holds the criterion's threshold (section 5); the verdict holds in too few of the runs
-# drawn again from the rounds (the bootstrap, below); or the rounds are too few to be drawn again
-# at all.
+# rounds, doubling up to the cap `MAX_RUNS`. Undecided means that the interval of a doubling the
+# verdict turns on still holds the criterion's threshold (section 5), or that the rounds are too
+# few for an interval at all. Two rules keep these looks sound:
 #
-# A **bootstrap** draw picks as many rounds as ran, at random and with replacement from those that
-# ran, the same rounds for every N (they ran together), and reads the claim again on them. The
-# share of draws that give the same verdict says how much the verdict rests on these particular
-# rounds. That share is itself an estimate from a finite number of draws (a few hundred at a time):
-# its **Monte Carlo interval** (99%) is the range in which the share that infinitely many draws
-# would give lies, so a verdict is called stable or not only once that range is clear of the share
-# it needs. Two rules keep these looks sound:
+# * Every look is one more chance to stop on a side of the threshold that noise produced, as with
+#   notebook 00's sequential comparisons, and the same design answers it: each look reads its
+#   intervals at its own level, and the levels of the looks that may decide add up to 5%
+#   (`tokgen.stats.look_levels`). With looks at 10 and 20 rounds, each reads 97.5% intervals, which
+#   together hold the true growth at least 95% of the time (a "95% sequential interval"); a
+#   doubling keeps the reading of the first look whose interval lies clear of the threshold.
+#   Section 5 and notebook 09 read the verdict by the same rule, from the parameters recorded
+#   with the table.
+# * No verdict is read on fewer than 10 rounds (`tokgen.claims.MIN_ROUNDS`, the article's count):
+#   the looks that may decide start there.
 #
-# * No verdict is read on fewer than 10 rounds (`tokgen.claims.MIN_ROUNDS`, the article's count).
-#   Runs drawn again from a handful of rounds cannot reach beyond those rounds' own extremes: no
-#   growth resampled from 5 rounds lies below the lowest round's, so "in every resampled run"
-#   would say no more than that each of the 5 rounds cleared the threshold.
-# * Every look is one more chance to stop on a verdict that noise produced, as with notebook 00's
-#   sequential comparisons. So the 95% of resampled runs that a single look would need is spread
-#   over the looks that may decide (Bonferroni): with looks at 10 and 20 rounds, a verdict needs
-#   97.5% at each, the one read at the cap included (section 5 and notebook 09 read it by the
-#   same rule, from the parameters recorded with the table).
-#
-# The line below the table says how many rounds ran and why. An open verdict's share is given as
-# its Monte Carlo interval, with how many draws it comes from: a share of a few hundred draws is
-# too coarse for one number.
+# The intervals already say how far the rounds' noise could move each doubling, so the verdict is
+# not read again on rounds drawn at random from these (the bootstrap of section 3). The line below
+# the table says how many rounds ran and why.
 # Every row is appended to `data/01_naive.csv` with its provenance as soon as it is complete. The
 # table gives each N's median over its rounds and their IQR (interquartile range: the middle half
 # of the rounds).
@@ -126,12 +118,14 @@ say(run_on.text(rounds, MAX_RUNS))
 # dotted line has slope 2, drawn through the smallest N's median. The sentence below the figure
 # gives the **paired slope**: each round's slope across the N (every N ran once in each round),
 # then the median of those slopes over the rounds; a line through each N's median would pair
-# nothing. Its range comes from bootstrap draws (section 2). The slope summarises all the N in one
+# nothing. Its range comes from **bootstrap** draws: each picks as many rounds as ran, at random and
+# with replacement from those that ran, the same rounds for every N (they ran together), and fits
+# the slope again; 95% of the draws lie in the range. The slope summarises all the N in one
 # number; claim 1 is not judged on it but on each doubling (section 5), since the article's claim
 # is about every doubling.
 
 # %%
-ok = results[results["status"] == "ok"].sort_values("max_seqlen")
+ok = results[results["status"] == "ok"].sort_values("max_seqlen").assign(params=rec.params)  # its looks, as in the CSV
 fig, ax = plt.subplots(figsize=(6, 4))
 plot_scaling(ax, {"naive": ok})
 ns = ok["max_seqlen"]  # a slope-2 line (O(N²)) through the smallest N's median, to read the measured one against
@@ -205,11 +199,12 @@ else:
 # exponent 15% short of O(N²)'s 2, so that a growth near ×4 counts and one halfway to O(N) does
 # not. Every step's interval above ×3.25 holds the runtime part; one step's interval at or below
 # it fails it; an interval that holds ×3.25 leaves it open, and more rounds (section 2 ran them
-# only while the verdict was open, up to its cap) narrow it. Fragmentation must be at least half
-# of what is reserved at every N. A verdict so decided is then read again on bootstrap draws of
-# the rounds (section 2): where fewer draws agree than the share section 2 names, it reads
-# "inconclusive", with that share. The paired slope of section 3 is shown beside the verdict, not
-# judged.
+# only while the verdict was open, up to its cap) narrow it. Each interval is read at the level of
+# its look (section 2). Since one step below fails the part, the small chance that a step whose
+# true growth is ×3.25 reads below adds up over the steps: the criterion states that bound.
+# Fragmentation must be at least half of what is reserved at every N. The measured text ends
+# with which part the verdict rests on. The paired slope of section 3 is shown beside the
+# verdict, not judged.
 
 # %%
 show_claim(1, RESULTS_DIR)

@@ -119,15 +119,18 @@ say(tokgen.claims.wrong_outputs_text(ranked))  # the ranks above name no mark: s
 # already settles that part: claims 2 and 10 by their thresholds, claims 3, 4, 5, 7, 8 and 9 by
 # the ±5% band (an interval that rules out a difference beyond ±5% in the direction the claim
 # needs counts as none, and the measured text says so). Claim 1 is judged by intervals too: each
-# doubling's paired growth against ×3.25 (its criterion below). A decided verdict is recomputed on
+# doubling's paired growth against ×3.25 (its criterion below). A decided verdict read from fixed
+# rounds is recomputed on
 # bootstrap resamples of the timed rounds, 200 at a time until the share that agrees is clear of
 # 95% by more than its own
 # Monte Carlo error (at most 3,200): that share is its **stability** (in brackets), and below 95%
 # the verdict reads "inconclusive" too, with the reason below the table. Claim 1's rounds run on
-# while its verdict is open (notebook 01): it gets no verdict on fewer than 10 rounds, and each look
-# that may decide spreads the 5% over those looks (Bonferroni). A verdict from sequential rounds
-# (their error rates are the design's) or from a profile without rounds (claim 6) is not
-# resampled and shows no stability. One whose data a smoke run wrote gets no verdict.
+# while its verdict is open (notebook 01): it gets no verdict on fewer than 10 rounds, and each
+# doubling's interval is read at the level of its look, the looks that may decide spending the 5%
+# between them, as in a sequential comparison. A verdict from sequential rounds (their error rates
+# are the design's), from claim 1's intervals (they already hold the rounds' noise) or from a
+# profile without rounds (claim 6) is not resampled and shows no stability. One whose data a smoke
+# run wrote gets no verdict.
 #
 # The slice columns come from `tokgen.claims.slice_runs`
 # ([`tokgen/claims.py`](../src/tokgen/claims.py)): the two slices whose bandwidths, measured by

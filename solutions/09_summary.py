@@ -115,8 +115,9 @@ say(f"Against `{base}` at B = 1:\n" + "\n".join(lines) + (f"\n\n{busy}" if busy 
 # reasonable threshold would change the verdict, and no number of rounds helps. The table lists
 # the inconclusive claims first (those open outright, with no stability, then those whose
 # resampled runs disagree), then the decided verdicts that were resampled, least stable first,
-# then the decided verdicts that were not resampled (read from a sequential run's rounds, or from
-# no timed rounds: they have no stability), last the claims with no verdict; its "kind" column
+# then the decided verdicts that were not resampled (read from a sequential run's rounds, from
+# claim 1's intervals, or from no timed rounds: they have no stability), last the claims with no
+# verdict; its "kind" column
 # names the group. Read the "why" column to tell noise from the criterion. The sentence under the
 # table sets each decided verdict's one measured key (where a claim has one) beside its nearest
 # threshold and names the nearest.

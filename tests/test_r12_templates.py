@@ -183,21 +183,22 @@ def test_closest_to_criterion_reads_an_interval_from_its_nearer_end():
     """rvD12 S3 / rrC12 S2: claim 10's interval ×2.14–×2.44 is 2.4% below ×2.5 (its point ×2.34 would say 6.4%);
     claim 1's growth per doubling's interval (its lowest low end and lowest high end, `criterion_keys`) ×2.54–×3.09
     is 4.9% below ×3.25, printed as its criterion prints it (×3.25, not ×3.24901; review rvA17 M1): claim 10 is
-    nearest; an inconclusive claim is not counted."""
+    nearest; an inconclusive claim is not counted. Each end named once, with the step it is at where the key gives
+    one (review rr17a N9: "its growth per doubling's interval's high end" named no step)."""
     growth = 2**1.7
     claims = pd.DataFrame({"#": [1, 10], "verdict": ["partly", "not reproduced"]})
-    keys = {1: ("growth per doubling's interval", (2.54, 3.09), (growth,)),
+    keys = {1: ("growth per doubling's interval", (2.54, 3.09), (growth,), ("200→400", "100→200")),
             10: ("speed-up's interval", (2.14, 2.44), (2.5, 4.0))}  # fmt: skip
     assert display.closest_to_criterion(claims, keys) == (
         "Of the decided verdicts judged against a growth or speed-up threshold (claim 1 on its growth per doubling's "
-        "interval; claim 10 on its speed-up's interval), claim 10's sits nearest one: its speed-up's "
-        "interval's high end ×2.44 is 2.4% below ×2.5 (then claim 1: its growth per doubling's interval's high end "
-        "×3.09 is 4.9% below ×3.25). The "
+        "interval; claim 10 on its speed-up's interval), claim 10's sits nearest one: the high end of its speed-up's "
+        "interval, ×2.44, is 2.4% below ×2.5 (then claim 1: the high end of its growth per doubling's interval at "
+        "100→200, ×3.09, is 4.9% below ×3.25). The "
         "other claims have no such threshold (claim 5: one comparison's outcome) or are judged per N (2), per window "
         "(6, 7) or on several comparisons (3, 4, 8, 9).")  # fmt: skip
     wide = {**keys, 10: ("speed-up's interval", (2.0, 2.48), (2.5, 4.0)),
             1: ("growth per doubling's interval", (2.6, 2.9), (growth,))}  # fmt: skip
-    assert "claim 10's sits nearest one: its speed-up's interval's high end ×2.48 is 0.8% below" in \
+    assert "claim 10's sits nearest one: the high end of its speed-up's interval, ×2.48, is 0.8% below" in \
         display.closest_to_criterion(claims, wide)  # the point ×2.2 (12% away) would have named claim 1 (10.7%)
     assert display.closest_to_criterion(claims.assign(verdict="inconclusive"), keys).startswith("No decided verdict")
     # review pvA15 S5: claim 1 inconclusive is not listed among the decided verdicts, but as not counted

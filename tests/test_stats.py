@@ -413,3 +413,20 @@ def test_step_slopes_pair_the_rounds_of_one_comparison_and_say_when_they_cannot(
     (u,) = step_slopes(rows.assign(order_seed=[7, 8])).to_dict("records")
     assert u["slope"] == pytest.approx(math.log2(1.3)) and not u["paired"] and u["rounds"] == 0
     assert math.isnan(u["slope_q25"]) and math.isnan(u["slope_q75"])
+
+
+def test_the_error_rates_round_a_tie_half_up_from_the_count_not_by_float_accident():
+    """Review rr17a N7: 142 of 4,000 comparisons (3.55%) printed 3.6% from the committed 0.035500000000000004 but
+    would print 3.5% from 0.0355 (a float just under it); 982 of 4,000 (24.55%) 24.6%. Each rate is now rounded half
+    up from its count over the row's comparisons, so both read 3.6%; a share short of 100% keeps two decimals."""
+    from tokgen.stats import percent_of, shown_error_rates
+
+    assert f"{0.0355:.1%}" == "3.5%"  # the float accident the rule removes
+    rates = pd.DataFrame({"noise": ["a", "b"], "false positive (A/A)": [0.0355, 0.035500000000000004],
+                          "A/A undecided at the cap": [0.2455, 0.0245], "power at ×1.15": [0.9995, 1.0],
+                          "mean rounds, A/A": [40.4, 40.6], "comparisons per scenario": [4000, 4000]})  # fmt: skip
+    shown = shown_error_rates(rates).set_index("noise")
+    assert list(shown["false positive (A/A)"]) == ["3.6%", "3.6%"]
+    assert list(shown["A/A undecided at the cap"]) == ["24.6%", "2.5%"]
+    assert list(shown["power at ×1.15"]) == ["99.95%", "100.0%"] and list(shown["mean rounds, A/A"]) == ["40", "41"]
+    assert percent_of(0.0355) == "3.6%" and percent_of(0.0355, 4000, 2) == "3.55%" and percent_of(math.nan) == "nan%"

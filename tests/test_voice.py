@@ -976,7 +976,7 @@ def test_slope_reading_takes_a_side_only_where_the_whole_bootstrap_range_lies_on
     # review rvA17 S5: a range that holds 1.1 alone (or 1.9 alone) lies on one side of 1.5: that side is the answer
     assert slope_reading(1.05, 1.1051) == (
         "nearer 1 than 2: over these N the runtime grows more like N than like the positions' work (its range lies "
-        "below 1.5); whether it lies near 1 (within 0.1 of 1), these rounds do not decide")  # fmt: skip
+        "below 1.5); whether it lies near 1 (at most 1.1), these rounds do not decide")  # fmt: skip  (rr17a N6)
     assert slope_reading(1.8, 1.95) == (
         "nearer 2 than 1: over these N the runtime grows more like the positions' work than like N (its range lies at "
         "or above 1.5); whether it lies near 2 (within 0.1 of 2), these rounds do not decide")  # fmt: skip

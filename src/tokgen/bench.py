@@ -143,7 +143,7 @@ def compare(
     With `until` instead of `pairs` (notebook 01_naive: `tokgen.claims.RunOn`), the looks are the
     same, but every variant runs on together while `until`, given the rows so far (as returned,
     before the profiled run), returns False; the last look is not asked. No `looks` are recorded:
-    a table so stopped is read as fixed rounds (its verdict's stability is bootstrapped).
+    the claim reads the looks from the rows' parameters (`tokgen.claims.run_on_looks`).
 
     A variant that runs out of memory or raises is recorded with status "oom"/"error" and
     dropped; the others go on. One row per variant goes to `record` when all rounds are done.

@@ -46,6 +46,7 @@ from .gpu_slice import bracketing
 from .registry import label
 from .results import load, read_table, why_not_usable
 from .stats import (
+    ALPHA,
     BAND,
     FASTER,
     NO_EFFECT,
@@ -81,6 +82,7 @@ SMOKE, INCONCLUSIVE = "no verdict (smoke run)", "inconclusive"
 STABLE, RESAMPLES = 0.95, 200  # a verdict needs the same outcome in 95% of resampled runs, 200 at a time
 MAX_RESAMPLES = 3200  # until the share's 99% interval leaves STABLE (its Monte Carlo error), at most this many
 MIN_ROUNDS = 10  # a table whose rounds ran on while its verdict was open (`RunOn`) is decided on no fewer (article: 10)
+INTERVALS_ONLY = {1}  # claims read from their intervals alone, each at its look's level: never resampled (rr17a S1)
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:
@@ -123,20 +125,26 @@ class Tables:
         return Tables(self.results_dir, rng, self.cache)
 
     def design(self) -> tuple[float, int, str]:
-        """For the tables read so far, the share of resampled runs a verdict needs (`needed_share` over the
-        most looks that may decide one of them: STABLE where none ran on), that count of looks, and why no
-        verdict can be read yet ("" where one can): a table that ran on holds fewer than MIN_ROUNDS rounds.
-        Drawn again from so few rounds, a resampled run cannot reach beyond their own extremes (no
-        resampled growth of notebook 01 lies below its lowest round's), so its share says only how those
-        rounds fell (notebook 01_naive)."""
+        """For the tables read so far, the share of resampled runs a verdict needs where it is resampled (not
+        claim 1's: `INTERVALS_ONLY`): `needed_share` over the most looks that may decide one of them, STABLE where
+        none ran on; that count of looks; and why no verdict can be read yet ("" where one can): a table that
+        ran on holds fewer than MIN_ROUNDS rounds. The looks that may decide start at MIN_ROUNDS, the article's
+        count, and spend the 5% between them (`run_on_looks`): before the first, no look decides (notebook
+        01_naive)."""
         looks = max((len(d) for _, d in self.ran_on.values()), default=1)
         short = [f"{name} holds {r} rounds" for name, (r, _) in self.ran_on.items() if r < MIN_ROUNDS]
         why = ""
         if short:
             why = (f"{', '.join(short)}, fewer than the {MIN_ROUNDS} a verdict is read on where the rounds ran on "
-                   "while it was open: rounds drawn again from so few cannot reach beyond their own extremes, so "
-                   "the share that agrees says only how these rounds fell; more rounds would settle it")  # fmt: skip
+                   f"while it was open (the article's count: the looks that may decide start there and spend the "
+                   f"{ALPHA:.0%} between them); more rounds would settle it")  # fmt: skip
         return needed_share(looks), looks, why
+
+    def at_cap(self) -> str:
+        """ "01_naive ran to its cap of 20 rounds": the tables read so far whose rounds ran on to their cap
+        (`ran_on`), "" where none did: no more rounds of this run will come (notebook 01_naive)."""
+        return ", ".join(f"{name} ran to its cap of {r} rounds" for name, (r, d) in self.ran_on.items()
+                         if d and r >= d[-1])  # fmt: skip
 
     def same_run(self, *names: str) -> str:
         """Raise MixedRuns unless the tables come from one run (GPU, slice and commit). Not the GPU's
@@ -316,10 +324,10 @@ PAIRED_SLOPE = "the median over rounds of each round's log-log slope across the 
 GROWTH_EXPONENT = 1.7  # claim 1: "~quadruples" read as a log-log exponent of at least this per doubling
 GROWTH_NEEDED = 2**GROWTH_EXPONENT  # ×3.25 per doubling: O(N²)'s exponent 2 less 15% (×4 would ask for N² exactly)
 GROWTH_EDGES = (GROWTH_NEEDED, round(GROWTH_NEEDED, 2))  # a value keeps its side of both: ×3.2495 never reads ×3.25
-GROWTH_WHY = (f"×{GROWTH_NEEDED:.2f} is 2 to the power {GROWTH_EXPONENT:g}: O(N²) work quadruples the runtime per "
-              f"doubling (×4, a log-log exponent of 2); \"~quadruples\" is read as an exponent of at least "
-              f"{GROWTH_EXPONENT:g}, 2 less 15%, so that a growth near ×4 counts while one halfway to O(N) (×2.83, "
-              "exponent 1.5) or below does not")  # fmt: skip
+GROWTH_WHY = (f"×{GROWTH_NEEDED:.2f} is 2 to the power {GROWTH_EXPONENT:g}: a runtime made entirely of O(N²) work "
+              "quadruples per doubling (×4, a log-log exponent of 2); \"~quadruples\" is read as an exponent of at "
+              f"least {GROWTH_EXPONENT:g}, 2 less 15%, so that a growth near ×4 counts while one halfway to O(N) "
+              "(×2.83, exponent 1.5) or below does not")  # fmt: skip
 STEP_FIELDS = ("speedup", "speedup_q25", "speedup_q75", "speedup_all", "interval_low", "interval_high",
                "equivalence_low", "equivalence_high")  # fmt: skip  (a step's ratios, raised to its per-doubling power)
 
@@ -330,13 +338,19 @@ def growth_per_doubling(df: pd.DataFrame) -> list[tuple[int, int, dict]]:
     interval (`compare_rounds` with the longer as its base, as `growth_ratios`), each ratio raised to the power
     log 2 / log(next N / N), so that it reads per doubling (N 100 → 300 at ×9, exponent 2, reads ×4; a doubling
     is left as it is); `over_step` keeps the step's own growth, `thresholds` GROWTH_NEEDED and ×3.25 as printed
-    (GROWTH_EDGES), so that `tokgen.voice.interval_text` keeps each end on its side of both (notebook 01_naive)."""
+    (GROWTH_EDGES), so that `tokgen.voice.interval_text` keeps each end on its side of both. Where the rounds ran
+    on while claim 1 was open (notebook 01's `RunOn`: the looks of `run_on_looks`, read from the rows' parameters),
+    each step is judged as claim 2 judges notebook 02's N (`tokgen.stats.sequential`, review rr17a S1): at the
+    first look whose interval lies clear of ×3.25 (the threshold of the step's own N, per doubling), each look's
+    interval at its level (`tokgen.stats.look_levels`: 5% spent over the looks that may decide), else at the last
+    look its rounds reach; fixed rounds: every round, at ALPHA (notebook 01_naive)."""
     ok = df.sort_values("max_seqlen")
     ns, runs = ok["max_seqlen"].astype(int).tolist(), [run_times({"times_ms": t}) for t in ok["times_ms"]]
+    looks = run_on_looks(ok) or ()  # None: fixed rounds; (): no look may decide (too small a cap), read as fixed
     steps = []
     for a, b, short, long_ in zip(ns, ns[1:], runs, runs[1:]):
-        g = compare_rounds(long_, short)
         power = math.log(2) / math.log(b / a)
+        g = compare_rounds(long_, short, looks, [t ** (1 / power) for t in GROWTH_EDGES])  # the step's own ratio
         per = {k: g[k] ** power for k in STEP_FIELDS if k in g and g[k] is not None}
         steps.append((a, b, g | per | {"over_step": g["speedup"], "thresholds": list(GROWTH_EDGES)}))
     return steps
@@ -347,54 +361,87 @@ def _step_name(a: int, b: int) -> str:
 
 
 def growth_text(steps: list[tuple[int, int, dict]]) -> str:
-    """ "100→200 ×2.93 (95% interval ×2.54–×3.09), 200→400 ×3.49 (95% interval ×3.33–×3.57)": each step of
-    `growth_per_doubling` per doubling with its interval, each value on its side of GROWTH_NEEDED (`side_of`); a
-    step whose N do not double gives its own growth too ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)")
-    (notebook 01_naive)."""
+    """ "100→200 ×2.93 (over its first 10 of 20 rounds, the look that decided it; 95% sequential interval
+    ×2.18–×3.12), 200→400 ×3.49 (95% sequential interval ×3.29–×3.59)": each step of `growth_per_doubling` per
+    doubling with its interval, each value on its side of GROWTH_NEEDED (`side_of`), and the rounds it is read on
+    where a look before the last round decided it; a step whose N do not double gives its own growth too
+    ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)"; N ×1.33 for 300→400, review rr17a N3) (notebook 01_naive)."""
     said = []
     for a, b, g in steps:
-        own = "" if b == 2 * a else f"; ×{g['over_step']:.2f} over the step, N ×{b / a:g}"
-        said.append(f"{_step_name(a, b)} ×{side_of(g['speedup'], GROWTH_EDGES)} ({interval_text(g)}{own})")
+        own = "" if b == 2 * a else f"; ×{g['over_step']:.2f} over the step, N ×{b / a:.3g}"
+        rounds, every = int(g["rounds"]), int(g.get("rounds_both", g["rounds"]))
+        early = f"over its first {rounds} of {every} rounds, the look that decided it; " if rounds < every else ""
+        said.append(f"{_step_name(a, b)} ×{side_of(g['speedup'], GROWTH_EDGES)} ({early}{interval_text(g)}{own})")
     return ", ".join(said)
 
 
-def growth_sides_text(steps: list[tuple[int, int, dict]], threshold: float = GROWTH_NEEDED) -> str:
-    """Which steps of `growth_per_doubling` lie below `threshold` and which above, judged by their intervals as
-    claim 1 judges them: "below ×3.25 at 100→200: its interval lies at or below it; above ×3.25 at 200→400: its
-    interval lies above it"; a step whose interval holds it is "open" (notebook 01_naive)."""
-    groups = {"below": [], "above": [], "open": [], "none": []}
-    for a, b, g in steps:
-        low, high = g["interval_low"], g["interval_high"]
-        side = "above" if low > threshold else "below" if high <= threshold else "open" if has_interval(g) else "none"
-        groups[side].append(_step_name(a, b))
-    where = {"below": f"below ×{threshold:.2f}", "above": f"above ×{threshold:.2f}",
-             "open": f"open against ×{threshold:.2f}", "none": f"no side of ×{threshold:.2f}"}  # fmt: skip
-    how = {"below": "lies at or below it", "above": "lies above it", "open": "holds it"}
-    parts = []
-    for side, names in groups.items():
-        if names:
-            its = "its interval" if len(names) == 1 else "each one's interval"
-            said = f"{its} {how[side]}" if side != "none" else "too few rounds for an interval"
-            parts.append(f"{where[side]} at {' and '.join(names)}: {said}")
-    return "; ".join(parts)
+def threshold_side(g: dict, threshold: float) -> str:
+    """A comparison's side of ×`threshold`, read from its interval (the one `interval_text` prints), never its
+    median: "above" (its low end above it), "below" (its high end at or below it), "open" (its interval holds it)
+    or "none" (too few rounds for an interval): the one rule claims 1 and 2 read (`above_threshold`, `sides_text`;
+    notebooks 01_naive, 02_kv_cache)."""
+    if g["interval_low"] > threshold:
+        return "above"
+    if g["interval_high"] <= threshold:
+        return "below"
+    return "open" if has_interval(g) else "none"
+
+
+SIDE_WORDS = {  # `sides_text`: where, and what the intervals do, for one comparison and for several
+    "below": ("below", "its interval lies at or below it", "their intervals lie at or below it"),
+    "open": ("open against", "its interval holds it", "their intervals hold it"),
+    "none": ("no side of", "too few rounds for an interval", "too few rounds for an interval"),
+    "above": ("above", "its interval lies above it", "their intervals lie above it"),
+}
+
+
+def sides_text(comparisons: dict, threshold: float) -> str:
+    """Which of `comparisons` ({name: comparison}, in their order) lie below, open against, on no side of and above
+    ×`threshold`, by their intervals (`threshold_side`), each group named once: "below ×3.25 at 100→200 (its
+    interval lies at or below it), above ×3.25 at 200→400 (its interval lies above it)"; "open against ×1.5 at N=200
+    (its interval holds it)" (review rr17a S3, N8: one function for claims 1 and 2, none left out; notebooks 01_naive
+    and 02_kv_cache)."""
+    groups = {side: [] for side in SIDE_WORDS}
+    for name, g in comparisons.items():
+        groups[threshold_side(g, threshold)].append(name)
+    return ", ".join(f"{SIDE_WORDS[side][0]} ×{threshold:.3g} at {series_text(names)} "
+                     f"({SIDE_WORDS[side][1 if len(names) == 1 else 2]})"
+                     for side, names in groups.items() if names)  # fmt: skip
+
+
+FRAG_NEEDED = 50  # claim 1: fragmentation at least this % of reserved at every N
+
+
+def _growth_parts_text(growth: dict, runtime: bool | None, frag: dict) -> str:
+    """Which of claim 1's two parts its verdict rests on, in words, as `_kv_parts_text` says claim 2's (review rr17a
+    S3: a "partly" whose runtime part fails read as one doubling of two): "; the runtime part fails: below ×3.25 at
+    100→200 (its interval lies at or below it), above ×3.25 at 200→400 (its interval lies above it); fragmentation
+    holds (≥ 50% of reserved at every N)"; `frag`: {N: % of reserved} (notebook 01_naive)."""
+    state = {True: "holds", False: "fails", None: "is open"}[runtime]
+    said = f"; the runtime part {state}: {sides_text(growth, GROWTH_NEEDED)}" if growth else ""
+    low = [f"N={n}" for n, f in frag.items() if not f >= FRAG_NEEDED]
+    return said + (f"; fragmentation fails (below {FRAG_NEEDED}% of reserved at {series_text(low)})" if low
+                   else f"; fragmentation holds (≥ {FRAG_NEEDED}% of reserved at every N)")  # fmt: skip
 
 
 def _claim_1(tables):
     """ "Runtime ~quadruples when N doubles", judged per doubling: every step of `growth_per_doubling` (each round's
     time at the longer N over the shorter, per doubling) above GROWTH_NEEDED by its interval, as claim 2 judges
     its speed-ups (`above_threshold`): every low end above it holds it, one high end at or below it fails it, else
-    open, naming the steps whose interval holds it. The paired slope (`tokgen.stats.paired_slope`) is shown, not
-    judged. Fragmentation ≥ 50% at every N. Resampled with the rounds (`Tables.resampled`)."""
+    open, naming the steps whose interval holds it; where the rounds ran on (notebook 01), each interval at the
+    level of its look, as claim 2's. The paired slope (`tokgen.stats.paired_slope`) is shown, not judged ("no
+    paired slope" where a round lacks a time at some N: review rr17a N4). Fragmentation ≥ FRAG_NEEDED% at every N.
+    The measured text ends with which part the verdict rests on (`_growth_parts_text`). Not resampled
+    (`INTERVALS_ONLY`: each interval already holds the rounds' noise; review rr17a S1)."""
     df = tables["01_naive"].sort_values("max_seqlen")
-    k = paired_slope(df)
-    if k != k:  # no usable rows, or none with timed rounds (out of memory): nothing to fit
-        raise KeyError("no timed rounds in notebook 01's table")
     steps = growth_per_doubling(df)
+    if not any(g["speedup"] == g["speedup"] for _, _, g in steps):  # no usable rows, one N, or none with rounds
+        raise KeyError("no timed rounds at two N in notebook 01's table")
+    k = paired_slope(df)
     frag = df["frag_pct"].astype(float)
-    shown = side_of(k, (GROWTH_EXPONENT,))  # 1.6996 reads 1.6996, not 1.70, beside the exponent 1.7 (rvD12 S1)
-    measured = (f"runtime's growth per doubling of N, paired by round (each round's time at the longer N over its "
-                f"time at the shorter, the median over rounds): {growth_text(steps)}; "
-                f"{growth_sides_text(steps)}; paired slope {shown} ({PAIRED_SLOPE}; shown, not judged); "
+    shown = (f"paired slope {side_of(k, (GROWTH_EXPONENT,))} ({PAIRED_SLOPE}; shown, not judged)" if k == k else
+             "no paired slope (a round has no time at some N)")  # fmt: skip  (1.6996 reads 1.6996 beside 1.7: rvD12 S1)
+    measured = (f"runtime's growth per doubling of N, paired by round: {growth_text(steps)}; {shown}; "
                 f"fragmentation {frag.min():.0f}–{frag.max():.0f}% of reserved")  # fmt: skip
     full = near_device_memory(df)
     if len(full):
@@ -406,10 +453,12 @@ def _claim_1(tables):
             + (", so fragmentation there is capped by device memory" if retried is None else f"; {retried}")
         )
     growth = {_step_name(a, b): g for a, b, g in steps}
-    runtime, why = above_threshold(growth, GROWTH_NEEDED, "growth per doubling") if steps else (None, "one N only")
-    verdict = _combine(runtime, bool((frag >= 50).all()))
+    runtime, why = above_threshold(growth, GROWTH_NEEDED, "growth per doubling")
+    measured += _growth_parts_text(growth, runtime, dict(zip(df["max_seqlen"].astype(int), frag)))
+    verdict = _combine(runtime, bool((frag >= FRAG_NEEDED).all()))
     if verdict == UNDECIDED:  # what is open is a step's side of ×3.25, not a comparison of two variants
-        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why)
+        open_ = sum(threshold_side(g, GROWTH_NEEDED) in ("open", "none") for g in growth.values())
+        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, open_parts=open_)
     smallest = min((g["speedup"] for g in growth.values()), default=math.nan)
     return measured, verdict, ("smallest growth per doubling", smallest, (GROWTH_NEEDED,))
 
@@ -421,13 +470,14 @@ def above_threshold(comparisons: dict, threshold: float, what: str = "speed-up")
     """Whether every comparison of `comparisons` ({"N=100": comparison}) is above ×`threshold`,
     judged by its interval (`interval_low`–`interval_high`, the one `speedup_text` prints), not its
     median: every low end above it True; one high end at or below it False; otherwise None, with
-    why: the intervals that hold it, and those too few rounds give none, `what` naming the ratio
-    (notebook 02_kv_cache; claim 1's "growth per doubling", notebook 01_naive)."""
-    if all(g["interval_low"] > threshold for g in comparisons.values()):
+    why: the intervals that hold it, and those too few rounds give none, `what` naming the ratio; each side by
+    `threshold_side` (notebook 02_kv_cache; claim 1's "growth per doubling", notebook 01_naive)."""
+    sides = {k: threshold_side(g, threshold) for k, g in comparisons.items()}
+    if all(side == "above" for side in sides.values()):
         return True, ""
-    if any(g["interval_high"] <= threshold for g in comparisons.values()):
+    if any(side == "below" for side in sides.values()):
         return False, ""
-    open_ = {k: g for k, g in comparisons.items() if not g["interval_low"] > threshold}
+    open_ = {k: g for k, g in comparisons.items() if sides[k] != "above"}
     held = " and ".join(f"{k} ({interval_text(g)})" for k, g in open_.items() if has_interval(g))
     none = " and ".join(k for k, g in open_.items() if not has_interval(g))
     return None, "; ".join(filter(None, (
@@ -462,7 +512,9 @@ def _claim_2(tables):
     verdict = _combine(above, growing)
     if verdict == UNDECIDED:  # what is open is a threshold or the growth, not a comparison of the cache
         growth = "the growth with N is undecided round by round (see measured)" if growing is None else ""
-        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), "; and ".join(filter(None, (why, growth))))
+        open_ = sum(threshold_side(g, KV_THRESHOLDS[0]) in ("open", "none") for g in gains_.values()) * (above is None)
+        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), "; and ".join(filter(None, (why, growth))),
+                            open_parts=open_ + (growing is None))  # fmt: skip
     return measured, verdict, ("smallest speed-up", min(speedups), KV_THRESHOLDS)
 
 
@@ -470,19 +522,16 @@ GROWTH_WORDS = {FASTER: "grows", SLOWER: "shrinks", NO_EFFECT: f"unchanged withi
 
 
 def _kv_parts_text(comparisons: dict, steps: dict, above: bool | None, growing: bool | None) -> str:
-    """Which of claim 2's two parts a decided verdict rests on, in words: "; large (above ×1.5) at N=200 and N=400,
-    not at N=100 (its interval lies at or below ×1.5); the growth holds at both steps" (review rvB17 S1: a "partly"
-    whose page never said which part failed); "" where neither part is decided."""
+    """Which of claim 2's two parts a decided verdict rests on, in words: "; not large at every N: below ×1.5 at
+    N=100 (its interval lies at or below it), above ×1.5 at N=200 and N=400 (their intervals lie above it); the
+    growth holds at both steps" (review rvB17 S1: a "partly" whose page never said which part failed), each N's side
+    by `sides_text`, an open one too (review rr17a N8); an undecided part is left to the why."""
     t = KV_THRESHOLDS[0]
-    low = [k for k, g in comparisons.items() if g["interval_high"] <= t]
-    high = [k for k, g in comparisons.items() if g["interval_low"] > t]
     parts = []
     if above is True:
-        parts.append(f"large (above ×{t:g}) at every N")
+        parts.append(f"large (above ×{t:.3g}) at every N")
     elif above is False:
-        held = f"large (above ×{t:g}) at {series_text(high)}, " if high else ""
-        whose = "its interval lies" if len(low) == 1 else "their intervals lie"
-        parts.append(f"{held}not at {series_text(low)} ({whose} at or below ×{t:g})")
+        parts.append(f"not large at every N: {sides_text(comparisons, t)}")
     if growing is True:
         parts.append("the growth holds" + (f" at {'both steps' if len(steps) == 2 else 'every step'}" if len(steps) > 1
                                            else ""))  # fmt: skip
@@ -1163,13 +1212,20 @@ CLAIMS = {
         "runtime's growth per doubling of N above ×3.25 at every step from one N to the next, judged by each step's "
         "interval: the growth paired by round (each round's time at the longer N over its time at the shorter, the "
         "median over rounds, with its 95% interval; a step whose N do not double raised to the power log 2 / log of "
-        "their ratio); every low end above ×3.25 holds it, a high end at or below ×3.25 fails it, an interval that "
-        f"holds ×3.25 leaves it open. {GROWTH_WHY}. The paired log-log slope is shown, not judged. And "
-        "fragmentation ≥ 50% of reserved at every N", _claim_1),
+        "their ratio; where the rounds ran on while the verdict was open, as notebook 01 runs them, each step is read "
+        "at the first look whose interval clears ×3.25, at that look's level, the looks' levels adding up to 5%, and "
+        "no verdict is read on fewer than 10 rounds); every low end above ×3.25 holds it, a high end at or below "
+        "×3.25 fails it, an interval that holds ×3.25 leaves it open. The intervals already hold the rounds' noise, so "
+        "the verdict is not read again on resampled rounds. A step whose true growth is ×3.25 reads below it at most "
+        "2.5% of the time; since one such step fails the claim, a false \"fails\" can reach k × 2.5% with k steps "
+        f"(5% with the article's three N), a bound stated, not adjusted for. {GROWTH_WHY}. The paired log-log slope is "
+        f"shown, not judged. And fragmentation ≥ {FRAG_NEEDED}% of reserved at every N", _claim_1),
     2: ("KV cache (dynamic)", "large speed-up over naive, growing with N; fragmentation still a concern",
         "paired speed-up over naive > 1.5× at every N, judged by each N's interval: every low end above ×1.5 "
         "holds it, a high end at or below ×1.5 fails it, an interval that holds ×1.5 leaves it open (notebook 02 "
-        "runs each N on until its interval clears ×1.5, or the cap); and growing with N: the speed-up at each N "
+        "runs each N on until its interval clears ×1.5, or the cap); an N whose true speed-up is ×1.5 reads below it "
+        "at most 2.5% of the time, and one such N fails the claim, so a false \"fails\" can reach k × 2.5% with k N "
+        "(7.5% with three), a bound stated, not adjusted for; and growing with N: the speed-up at each N "
         "against the N before, round by round over the rounds both of its Ns ran, grows for real (signed-rank "
         "p < 0.05) and is not shown to lie within ±5% (a tie) (notebook 02's interleaved run); fragmentation shown, "
         "not judged", _claim_2),
@@ -1339,11 +1395,13 @@ def claim(
     the criterion and, for an undecided verdict, why (notebooks 01-09). A decided verdict is
     recomputed on bootstrap draws of the timed rounds, `resamples` at a time until the share that
     agrees is clear of STABLE by its Monte Carlo error (`_straddles`; at most MAX_RESAMPLES; not for
-    sequential runs' rounds, `tokgen.stats.resample_rounds`); fewer than STABLE agreeing reads
-    "inconclusive", with the share's Monte Carlo interval (`share_text`). A table whose rounds ran on
-    while the verdict was open (`RunOn`, `run_on_looks`) is read by its design (`Tables.design`):
+    sequential runs' rounds, `tokgen.stats.resample_rounds`, nor for a claim of INTERVALS_ONLY: claim 1's
+    intervals already hold its rounds' noise, each at its look's level, as claim 2's; review rr17a S1); fewer than
+    STABLE agreeing reads "inconclusive", with the share's Monte Carlo interval (`share_text`). A table whose
+    rounds ran on while the verdict was open (`RunOn`, `run_on_looks`) is read by its design (`Tables.design`):
     on fewer than MIN_ROUNDS rounds "inconclusive", not resampled; else the share each of its looks
-    needs (`needed_share`) instead of STABLE. `tables` ({name: rows})
+    needs (`needed_share`) instead of STABLE; an open verdict says where such a table ran to its cap
+    (`Tables.at_cap`, review rr17a N2). `tables` ({name: rows})
     are read instead of results_dir's files of those names (notebook 01_naive judges its rounds as
     they come: `RunOn`)."""
     experiment, article, criterion, measure = CLAIMS[n]
@@ -1358,8 +1416,12 @@ def claim(
         between, reason = getattr(verdict, "between", []), getattr(verdict, "reason", None)
         could = ", ".join(between[:-1]) + f" or {between[-1]}" if len(between) > 1 else "".join(between)
         if reason:  # open for a reason of its own, not a comparison's
-            lead = "whichever way it falls," if getattr(verdict, "falls", True) else "as measured,"
-            why = reason + (f"; {lead} the claim is {could}" if len(between) > 1 else "")
+            several = getattr(verdict, "open_parts", 1) > 1  # claim 1's steps, claim 2's N open: "they" (rr17a N2)
+            lead = (f"whichever way {'they fall' if several else 'it falls'}," if getattr(verdict, "falls", True)
+                    else "as measured,")  # fmt: skip
+            cap = tables.at_cap()  # no more rounds of this run will come (review rr17a N2)
+            cap = f"; {cap} (a run with a larger cap could decide {'them' if several else 'it'})" if cap else ""
+            why = reason + cap + (f"; {lead} the claim is {could}" if len(between) > 1 else "")
         elif getattr(verdict, "capped", None):  # comparisons at their cap: no more rounds of this run will come
             why = at_cap_text(verdict.capped, could, verdict.uncapped)
         else:  # singular or plural by the undecided comparisons it turns on, not by the verdicts still open
@@ -1373,10 +1435,11 @@ def claim(
                 f"; whichever way {it} fall{'' if several else 's'}, the claim is {could}" if between else ""
             )  # fmt: skip
         verdict = INCONCLUSIVE
-    elif verdict in (REPRODUCED, PARTLY, NOT) and all(tables.rounds.values()):
-        pass  # only sequential runs' rounds (the design's error rates), or none (claim 6): not resampled
     elif verdict in (REPRODUCED, PARTLY, NOT) and short:
-        verdict, why = INCONCLUSIVE, short  # too few rounds for resampling to judge: not resampled
+        verdict, why = INCONCLUSIVE, short  # no look before MIN_ROUNDS decides: not resampled
+    elif verdict in (REPRODUCED, PARTLY, NOT) and (n in INTERVALS_ONLY or all(tables.rounds.values())):
+        pass  # read from intervals at their looks' levels, or only sequential runs' rounds (the design's error
+        # rates), or none (claim 6): not resampled
     elif verdict in (REPRODUCED, PARTLY, NOT):
         rng, draws = np.random.default_rng(seed), []
         while not draws or (len(draws) < MAX_RESAMPLES and _straddles(stability, len(draws), needed)):
@@ -1388,9 +1451,8 @@ def claim(
                 f"{INCONCLUSIVE} ({verdict} in {share_text(stability, len(draws), needed)} resampled runs)",
                 _why_unstable(key, keys, [d[1] for d in draws]),
             )
-            ran_on = tables.ran_on.items()
-            capped = [f"{name} ran to its cap of {r} rounds" for name, (r, d) in ran_on if d and r >= d[-1]]
-            why += f"; {', '.join(capped)}" if capped else ""  # no more rounds of this run will come (rvA17 S1)
+            capped = tables.at_cap()
+            why += f"; {capped}" if capped else ""  # no more rounds of this run will come (rvA17 S1)
             if needed != STABLE:
                 why = f"{why}; {needed_text(needed, looks)}"  # the rule last: the substance first (rvA17 S1)
     return {
@@ -1409,13 +1471,14 @@ class RunOn:
     """Notebook 01_naive's rule for more rounds, as `tokgen.compare`'s `until`: after each look,
     claim `n` is judged on the rows so far (table `table`, in memory) as `claim` judges it, and the
     rounds go on only while its verdict is open ("inconclusive"). Two rules keep the looks sound:
-    no look decides on fewer than MIN_ROUNDS rounds (resampling so few cannot reach beyond their own
-    extremes: `Tables.design`), and the share of resampled runs a verdict needs is spread over the
-    looks that may decide it (`needed_share`: Bonferroni), at each look and for the verdict read
-    at the end alike (`claim` reads the design from the rows' parameters, RUNS and MAX_RUNS:
-    `run_on_looks`). A verdict without a share (not measured, a smoke run) has nothing more rounds
-    could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the provenance its table's
-    rows get when written, the parameters with it, so that the claim reads them as section 5 will
+    no look decides on fewer than MIN_ROUNDS rounds (the article's count: `Tables.design`), and the
+    looks from there spend the 5% between them, at each look and for the verdict read at the end alike
+    (`claim` reads the design from the rows' parameters, RUNS and MAX_RUNS: `run_on_looks`): claim 1
+    reads each doubling's interval at its look's level (`growth_per_doubling`, as notebook 00's
+    sequential comparisons; review rr17a S1), a claim that is resampled needs its share at each look
+    (`needed_share`: Bonferroni). A verdict without a side or share to settle (not measured, a smoke
+    run) has nothing more rounds could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the
+    provenance its table's rows get when written, the parameters with it, so that the claim reads them as section 5 will
     (a smoke run's rows read as one's). `said` keeps each look's (rounds, verdict, stability,
     looks that may decide, why an open verdict is open), for `text`."""
 
@@ -1446,7 +1509,12 @@ class RunOn:
         looks = []
         for ran, verdict, stability, deciding, why in self.said:
             needed = needed_share(deciding)
-            if not self.open(verdict) and stability != stability:
+            decided = _base_verdict(verdict) in (REPRODUCED, PARTLY, NOT)
+            if decided and stability != stability:  # read from intervals, each at its look's level (claim 1)
+                spent = "the one look" if deciding == 1 else f"the {deciding} looks"
+                looks.append(f"on {ran} rounds {verdict}, by its intervals, each at its look's level ({ALPHA:.0%} "
+                             f"spent over {spent} that may decide it): decided")  # fmt: skip
+            elif not self.open(verdict) and stability != stability:
                 looks.append(f"on {ran} rounds it reads {verdict}, which more rounds cannot settle")
             elif self.open(verdict) and ran < MIN_ROUNDS:
                 looks.append(f"on {ran} rounds no verdict, as none is read on fewer than {MIN_ROUNDS}, so every "
@@ -1466,20 +1534,22 @@ class RunOn:
 
 
 def criterion_keys(results_dir: str | Path) -> dict:
-    """{claim: (what, measured, thresholds)} for the decided-by-a-threshold claims (notebook 09_summary's solution,
-    exercise 3): claim 1's growth per doubling against ×3.25 (its fragmentation criterion aside) as an interval
-    (the lowest step's low end, the lowest high end: the ends a threshold must cross to change its verdict, one
-    step falling for a runtime that holds, every step rising for one that fails), and claim 10's interval (low,
-    high), which its verdict reads against ×2.5 and ×4; a claim not measured here is left out. Claim 2 (per N) and
-    the others (one comparison's outcome, per window, several comparisons) have no one such key."""
+    """{claim: (what, measured, thresholds[, where])} for the decided-by-a-threshold claims (notebook 09_summary's
+    solution, exercise 3): claim 1's growth per doubling against ×3.25 (its fragmentation criterion aside) as an
+    interval (the lowest step's low end, the lowest high end: the ends a threshold must cross to change its verdict,
+    one step falling for a runtime that holds, every step rising for one that fails), with the steps those ends are
+    at (`where`: low's, high's; review rr17a N9), and claim 10's interval (low, high), which its verdict reads
+    against ×2.5 and ×4; a claim not measured here is left out. Claim 2 (per N) and the others (one comparison's
+    outcome, per window, several comparisons) have no one such key."""
     tables, keys = Tables(results_dir), {}
     try:
         steps = growth_per_doubling(tables["01_naive"]) if _evaluate(CLAIMS[1][3], tables)[2] else []
     except (FileNotFoundError, KeyError, MixedRuns):
         steps = []
     if steps and all(has_interval(g) for _, _, g in steps):
-        ends = (min(g["interval_low"] for _, _, g in steps), min(g["interval_high"] for _, _, g in steps))
-        keys[1] = ("growth per doubling's interval", ends, (GROWTH_NEEDED,))
+        low, high = (min(steps, key=lambda s: s[2][end]) for end in ("interval_low", "interval_high"))
+        ends, where = (low[2]["interval_low"], high[2]["interval_high"]), (_step_name(*low[:2]), _step_name(*high[:2]))
+        keys[1] = ("growth per doubling's interval", ends, (GROWTH_NEEDED,), where)
     try:
         g = _recipe_gain(tables)  # as claim 10 judges it
     except (FileNotFoundError, KeyError, MixedRuns):

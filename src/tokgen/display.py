@@ -136,8 +136,11 @@ def scaling_summary(results: pd.DataFrame) -> str:
     step (`tokgen.claims.growth_per_doubling`) and in how many rounds it stayed below ×4 (quadrupling); the GPU's
     busy time over a run, grown per doubling too (one profiled run per N); and the rest of each step (wall less
     busy, `bound_table`'s column, over the rounds every N ran) at each N, called flat where its largest value is
-    within FLAT of its smallest. "Runtime grew ×2.93 (100→200) and ×3.49 (200→400) per doubling of N, paired by
-    round, below ×4 in 20 of 20 rounds at each step; …"."""
+    within FLAT of its smallest; and at which steps the runtime grew less than the busy time, only where the step's
+    interval (claim 1's) lies below the busy growth, which has none (review rr17a S4). "Runtime grew ×2.93
+    (100→200) and ×3.49 (200→400) per doubling of N, paired by round, below ×4 in 20 of 20 rounds at each step;
+    …" ("at 100→200" where there is one step: review rr17a N5). The growth printed is the median over every round
+    (`speedup_all`), as the rounds below ×4 are counted over every round."""
     ok = results.sort_values("max_seqlen")
     steps = growth_per_doubling(ok)
     if not steps:
@@ -148,9 +151,10 @@ def scaling_summary(results: pd.DataFrame) -> str:
         power = math.log(2) / math.log(b / a)
         ratios = [(y / x) ** power for x, y in zip(short, long_) if x > 0 and y > 0]
         below.append((sum(r < 4 for r in ratios), len(ratios)))
-    grew = " and ".join(f"×{g['speedup']:.2f} ({a}→{b})" for a, b, g in steps)
+    grew = " and ".join(f"×{g['speedup_all']:.2f} ({a}→{b})" for a, b, g in steps)
     counts = {f"{k} of {n}" for k, n in below}
-    where = f"{counts.pop()} rounds at each step" if len(counts) == 1 else ", ".join(
+    each = "each step" if len(steps) > 1 else f"{steps[0][0]}→{steps[0][1]}"
+    where = f"{counts.pop()} rounds at {each}" if len(counts) == 1 else ", ".join(
         f"{k} of {n} rounds at {a}→{b}" for (a, b, _), (k, n) in zip(steps, below))  # fmt: skip
     said = f"Runtime grew {grew} per doubling of N, paired by round, below ×4 (quadrupling) in {where}"
     rows = shared_rounds(ok)
@@ -166,10 +170,13 @@ def scaling_summary(results: pd.DataFrame) -> str:
     flat = (f"within {percent_text(spread, FLAT)} of each other: a part of each step that did not grow with N at "
             "these sizes (over a run it grows only with the number of steps, ×2 per doubling)" if spread <= FLAT
             else f"not within {FLAT:.0%} of each other: it changed with N")  # fmt: skip
-    less = all(g["speedup"] < b for (_, _, g), b in zip(steps, busy_growth))
+    less = [f"{a}→{b}" for (a, b, g), busy_b in zip(steps, busy_growth) if g["interval_high"] < busy_b]
+    at_steps = "at every step" if len(less) == len(steps) > 1 else f"at {' and '.join(less)}"
     return (f"{said}. The GPU's busy time over a run grew {' and '.join(f'×{b:.2f}' for b in busy_growth)} per "
             f"doubling (one profiled run per N); the rest of each step (wall less busy) measured {at}, {flat}"
-            + ("; at every step the runtime grew less than the GPU's busy time." if less else "."))  # fmt: skip
+            + (f"; {at_steps} the runtime grew less than the GPU's busy time, the high end of the step's interval "
+               "(claim 1's) below the busy growth (busy time: one profiled run, no interval)." if less
+               else "."))  # fmt: skip
 
 
 def _with_note(text: str, results: pd.DataFrame) -> str:
@@ -648,12 +655,17 @@ def paired_slope_text(results: pd.DataFrame) -> str:
     (`tokgen.claims.growth_ratios`) and the paired slope's bootstrap range (`slope_range`, two decimals)
     (notebook 01_naive)."""
     ok = results.sort_values("max_seqlen")
-    low, high = slope_range(ok)
     growth = ", ".join(f"×{r:.2f}" for r in growth_ratios(ok))
+    k = paired_slope(ok)
+    if k != k:  # a round without a time at some N: no slope, not "nan" (review rr17a N4)
+        return (f"No paired slope: a round has no time at some N, so its slope across the N is not defined (runtime "
+                f"{growth} from one N to the next, paired by round over the rounds both ran). Claim 1 judges each "
+                "doubling's growth by its interval (section 5).")  # fmt: skip
+    low, high = slope_range(ok)
     steps = np.diff(np.log(ok["max_seqlen"].to_numpy(float)))
     even = (" (with N spaced evenly in log, that round's first and last N alone decide it)"
             if len(steps) > 1 and np.allclose(steps, steps[0]) else "")  # fmt: skip
-    slope = _slope(paired_slope(ok))
+    slope = _slope(k)
     return (f"Paired slope **{slope}**: per round, the least-squares log-log slope across the N{even}; "
             f"its median over the {_rounds_of(ok)} rounds (runtime {growth} from one N to the next, paired by round). "
             f"Drawn again from its own rounds (bootstrap), the paired slope lies within {_slope(low)}–{_slope(high)} "
@@ -1633,8 +1645,8 @@ FRAGILITY_KINDS = ("inconclusive", "resampled", "decided, not resampled", "no ve
 def fragility_order(claims: pd.DataFrame) -> pd.DataFrame:
     """`tokgen.claims.claims_table`'s rows with a `kind` column, in this order: inconclusive verdicts (those open
     outright, with no stability, first; then the least stable), decided verdicts that were resampled (least stable
-    first), decided verdicts not resampled (a sequential run's rounds or none: no stability), and last the claims
-    with no verdict (not measured, a smoke run) (notebook 09_summary's solution, exercise 3)."""
+    first), decided verdicts not resampled (a sequential run's rounds, claim 1's intervals or none: no stability), and
+    last the claims with no verdict (not measured, a smoke run) (notebook 09_summary's solution, exercise 3)."""
     verdict, stable = claims["verdict"].astype(str), claims["stability"].notna()
     open_ = verdict.str.startswith("inconclusive")
     decided = verdict.str.startswith(("reproduced", "partly", "not reproduced"))
@@ -1649,11 +1661,13 @@ def closest_to_criterion(claims: pd.DataFrame, keys: dict) -> str:
     `claims`: `claims_table`'s rows): a point key's relative distance to its nearest threshold, an interval's from
     its nearer end (what a threshold must cross to change the verdict); the claims counted, and those with such a
     key left out with their verdict, read from `claims` (review pvA15 S5: a fixed list named an inconclusive claim
-    1 among the decided); the claims without such a key named as not counted (notebook 09_summary's solution,
+    1 among the decided); the claims without such a key named as not counted; an interval's end named as "the high
+    end of its speed-up's interval, ×2.44," and with the step it is at where the key gives one (claim 1: "the high
+    end of its growth per doubling's interval at 100→200, ×3.12,"; review rr17a N9) (notebook 09_summary's solution,
     exercise 3; reviews rvD12 S3, rrC12 S2)."""
     verdicts = claims.set_index("#")["verdict"].astype(str)
     near = []
-    for n, (what, value, thresholds) in keys.items():
+    for n, (what, value, thresholds, *where) in keys.items():
         if not verdicts.get(n, "").startswith(("reproduced", "partly", "not reproduced")):
             continue
         for t in thresholds:
@@ -1661,8 +1675,11 @@ def closest_to_criterion(claims: pd.DataFrame, keys: dict) -> str:
             if low <= t <= high:
                 continue  # a threshold inside the interval: the claim could not be decided on it
             end = high if high < t else low
-            said = f"its {what}'s {'high' if isinstance(value, tuple) and end == high else 'low'} end ×{end:.2f}" \
-                if isinstance(value, tuple) else f"its {what} {end:.2f}"  # fmt: skip
+            if isinstance(value, tuple):
+                at = f" at {where[0][end == high and high < t]}" if where else ""
+                said = f"the {'high' if end == high and high < t else 'low'} end of its {what}{at}, ×{end:.2f},"
+            else:
+                said = f"its {what} {end:.2f}"
             near.append((abs(end / t - 1), n, f"{said} is {abs(end / t - 1):.1%} {'below' if end < t else 'above'} "
                                               f"{'×' if isinstance(value, tuple) else ''}{t:.3g}"))  # fmt: skip
     if not near:
@@ -1673,7 +1690,7 @@ def closest_to_criterion(claims: pd.DataFrame, keys: dict) -> str:
         firsts.setdefault(n, said)
     (n0, said0), *rest = firsts.items()
     then = "; ".join(f"claim {n}: {said}" for n, said in rest)
-    which = "; ".join(f"claim {n} on its {what}" for n, (what, _, _) in sorted(keys.items()) if n in firsts)
+    which = "; ".join(f"claim {n} on its {what}" for n, (what, *_) in sorted(keys.items()) if n in firsts)
     left = [f"claim {n}, {verdicts.get(n, 'no verdict').split(' (')[0]}" for n in sorted(keys) if n not in firsts]
     which += f"; not counted: {', '.join(left)}" if left else ""
     return (f"Of the decided verdicts judged against a growth or speed-up threshold ({which}), claim {n0}'s sits "

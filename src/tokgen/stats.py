@@ -32,6 +32,7 @@ pins them on a small simulation, tests/test_gpu.py on a real variant against its
 import functools
 import math
 import statistics
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import numpy as np
@@ -434,16 +435,34 @@ def sequential_error_rates(data_dir) -> pd.DataFrame:
     ).rename_axis("noise").reset_index()
 
 
+def percent_of(share: float, trials: float = math.nan, places: int = 1) -> str:
+    """`share` as a percentage to `places` decimals, ties rounded half up on the exact value: the count
+    share × `trials` over `trials` where `trials` is given and makes it a whole count, else the share as written
+    (`Decimal`, not a float whose error decides a tie: 0.0355 is 0.035499999999999997 as a float and printed 3.5%;
+    review rr17a N7); "nan%" for NaN (notebook 00_setup)."""
+    if share != share:
+        return f"{share:.{places}%}"
+    exact = Decimal(repr(float(share)))
+    if trials == trials and trials and abs(share * trials - round(share * trials)) < 1e-6:
+        exact = Decimal(round(share * trials)) / Decimal(int(trials))
+    return f"{(exact * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)}%"
+
+
 def shown_error_rates(rates: pd.DataFrame) -> pd.DataFrame:
     """`sequential_error_rates` as notebook 00 and the README print it, one form in both (review rvA17 N3: 0.035 in
     one, 3.6% in the other): each rate a percentage to one decimal, two where one would round a share short of 100%
-    up to it (or above 0 down to 0); mean rounds whole (notebook 00_setup)."""
+    up to it (or above 0 down to 0), rounded half up from its count over the row's comparisons (`percent_of`:
+    142 of 4,000, 3.55%, reads 3.6% whether the CSV stored 0.0355 or 0.035500000000000004; review rr17a N7); mean
+    rounds whole (notebook 00_setup)."""
+    count = "comparisons per scenario"
+    trials = rates[count] if count in rates else pd.Series(math.nan, rates.index)
 
-    def share(v):
-        return f"{v:.2%}" if f"{v:.1%}" in ("100.0%", "0.0%") and 0 < v < 1 else f"{v:.1%}"
+    def share(v, n):
+        one = percent_of(v, n)
+        return percent_of(v, n, 2) if one in ("100.0%", "0.0%") and 0 < v < 1 else one
 
     shares = [c for c in rates.columns if c.startswith(("false", "power", "A/A undecided"))]
-    out = rates.assign(**{c: rates[c].map(share) for c in shares})
+    out = rates.assign(**{c: [share(v, n) for v, n in zip(rates[c], trials)] for c in shares})
     return out.assign(**{c: out[c].map(lambda v: f"{v:.0f}") for c in out.columns if c.startswith("mean rounds")})
 
 

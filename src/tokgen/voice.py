@@ -1018,8 +1018,8 @@ def slope_reading(low: float, high: float) -> str:
     range lies at or above 1.5), else "its range holds 1.5: these rounds do not decide whether it
     lies nearer 1 than 2 or nearer 2 than 1" (solution of notebook 01). A range that holds only 1.1, or only 1.9,
     lies wholly on one side of 1.5, which answers "towards 1 or 2?": it reads that side, and says what it leaves
-    open: "nearer 1 than 2: … (its range lies below 1.5); whether it lies near 1 (within 0.1 of 1), these rounds do
-    not decide"
+    open: "nearer 1 than 2: … (its range lies below 1.5); whether it lies near 1 (at most 1.1), these rounds do not
+    decide"
     (review rvA17 S5)."""
     first, last = _slope_bucket(low), _slope_bucket(high)
     if first == last:
@@ -1027,9 +1027,11 @@ def slope_reading(low: float, high: float) -> str:
     if (first, last) in ((0, 1), (2, 3)):  # one side of 1.5: the side is decided, only "near" is open
         side, near, limit = (1, 0, 1) if first == 0 else (2, 3, 2)
         where = "below" if first == 0 else "at or above"
+        # "near 1" is every slope up to 1.1 (0.8 too), "near 2" 1.9 to 2.1 (review rr17a N6)
+        bucket = (f"at most {SLOPE_LIMITS[0][0]:g}" if first == 0 else
+                  f"within {SLOPE_LIMITS[3][0] - limit:.1f} of {limit}")  # fmt: skip
         return (f"{SLOPE_LIMITS[side][1]} (its range lies {where} {SLOPE_LIMITS[1][0]:g}); whether it lies "
-                f"{SLOPE_LIMITS[near][1].split(':')[0]} (within {SLOPE_LIMITS[0][0] - 1:.1f} of {limit}), these "
-                "rounds do not decide")  # fmt: skip
+                f"{SLOPE_LIMITS[near][1].split(':')[0]} ({bucket}), these rounds do not decide")  # fmt: skip
     held = " and ".join(f"{SLOPE_LIMITS[i][0]:g}" for i in range(first, last))
     sides = [SLOPE_LIMITS[i][1].split(":")[0] for i in range(first, last + 1)]
     return (f"its range holds {held}: these rounds do not decide whether it lies "
