@@ -22,6 +22,9 @@ from tokgen import claims
 from tokgen.claims import CLAIMS, NOT, PARTLY, REPRODUCED, UNMEASURED, Tables, claim
 from tokgen.results import read_table
 
+NO_RATIO = tokgen.gaps.NO_RATIO  # a table without the profiled step: the raw shares judged, said so (rr17c S3)
+NO_RATIO_ONE = NO_RATIO.replace("the shares are", "the share is")  # one window's
+
 BASE = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
 FASTER = [0.8] * 8
 SLOWER = [1.25] * 8
@@ -622,7 +625,7 @@ def test_claim_6_thresholds(tmp_path, sync, none, expected):
                         f"the article: ~110 µs); {SIZE} {int(55 <= sync <= 220)} of 1 window; {claims.SHARED_WORDS}: "
                         f"{sync:.0f} µs with the sync, {none:.0f} µs with no stop check; "
                         f"{tokgen.gaps.check_adds([(sync, none)])}; no-check / sync {none / sync:.3f} (the rule: at "
-                        "most 0.5)")  # fmt: skip
+                        f"most 0.5); {NO_RATIO_ONE}")  # fmt: skip
     assert decided(6, tmp_path) == expected
 
 
@@ -736,7 +739,7 @@ def test_claim_7_decided(tmp_path, sync, piped, factors, expected):
     met = int(piped <= sync / 2)
     test = f"; the eager gap test: pipelined / sync {share} (the rule: at most 0.5), met in {met} of 1 window"
     assert test in measured
-    assert " window; eager: pipelined vs sync ×" in measured
+    assert f" window; {NO_RATIO_ONE}; eager: pipelined vs sync ×" in measured
     assert "; compiled: pipelined vs sync ×" in measured
 
 
@@ -749,7 +752,7 @@ def test_claim_7_says_the_batch_its_gaps_were_profiled_at(tmp_path):
     assert measure(7, tmp_path)[0].startswith(
         "idle gap before a step (eager, B=16, profiled) 130→190 µs (the gap pipelined is larger than with the sync in "
         "the one window by 20 µs or more, but one window cannot show a direction); the eager gap test: pipelined / "
-        "sync 1.462 (the rule: at most 0.5), met in 0 of 1 window; eager: ")  # fmt: skip
+        f"sync 1.462 (the rule: at most 0.5), met in 0 of 1 window; {NO_RATIO_ONE}; eager: ")  # fmt: skip
 
 
 def test_claim_7_open_and_from_one_run_only(tmp_path):
@@ -1243,7 +1246,7 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
                              f"{claims.SHARED_WORDS}: 110 µs (100–120) with the sync, 30 µs (20–40) with no "
                              f"stop check; {SIGNED}+90, +90 and +60 µs per step in windows 0–2; "
                              "no-check / sync per window 0.182, 0.250, 0.400 (the rule: at most 0.5 in every window; "
-                             "nearest to it: window 2 of windows 0–2, 0.400, 0.100 below it)")  # fmt: skip
+                             f"nearest to it: window 2 of windows 0–2, 0.400, 0.100 below it); {NO_RATIO}")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
@@ -1268,7 +1271,7 @@ def test_claim_6_says_the_size_in_every_window_whatever_the_cause(tmp_path):
 
 
 SIGNED = "the time from the shared work with the sync less that with no stop check: "
-SIZED = " Against the article's"  # notebook 06's summary's size sentence, after its verdicts (review rvA16 S2)
+SIZED = " Claim 6's size,"  # notebook 06's summary's size sentence, after its verdicts (reviews rvA16 S2, rr17b N2)
 
 
 def test_claim_6_and_notebook_06_say_the_stop_checks_time_per_step_per_window(tmp_path):
@@ -1312,7 +1315,8 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
     assert c["measured"].endswith("no-check / sync per window 0.924, 0.561, 0.515 (the rule: at most 0.5 in every "
-                                  "window; nearest to it: window 2 of windows 0–2, 0.515, 0.015 above it)")  # fmt: skip
+                                  "window; nearest to it: window 2 of windows 0–2, 0.515, 0.015 above it); "
+                                  f"{NO_RATIO}")  # fmt: skip
     windows_profile(tmp_path, [(100.0, 49.0), (100.0, 10.0), (100.0, 60.0)])  # nearest below and above alike
     assert ("per window 0.490, 0.100, 0.600 (the rule: at most 0.5 in every window; nearest to it: window 0 of "
             "windows 0–2, 0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
@@ -1348,15 +1352,15 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
         "sync, 140 µs (20–150) with no stop check; the time from the shared work with the sync "
             "less that with no stop check: +90, +10 and +10 µs per step in windows 0–2; "
         "no-check / sync per window 0.182, 0.933, 0.938 (the rule: at most 0.5 in every window; "
-        "nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); the windows disagree: reproduced in 1 window "
-        "(0), not reproduced in 2 windows (1, 2)")  # fmt: skip
+        f"nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); {NO_RATIO}; the windows disagree: "
+        "reproduced in 1 window (0), not reproduced in 2 windows (1, 2)")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     v = verdict(7, tmp_path)
-    assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"
+    assert v == "undecided" and v.reason == f"the profiled windows disagree on whether {tokgen.gaps.PIPELINING_CLOSES}"
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(NOISY, FASTER)))  # one comparison open, then both
-    assert verdict(7, tmp_path).reason.endswith("eager gap and a comparison it needs is undecided (see measured)")
+    assert verdict(7, tmp_path).reason.endswith("before a step and a comparison it needs is undecided (see measured)")
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(NOISY, NOISY)))
-    assert verdict(7, tmp_path).reason.endswith("eager gap and 2 comparisons it needs are undecided (see measured)")
+    assert verdict(7, tmp_path).reason.endswith("before a step and 2 comparisons it needs are undecided (see measured)")
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     windows_profile(tmp_path, [(150.0, 20.0), (150.0, 140.0), (160.0, 150.0)], piped=70.0,
                     overheads=[(20.0, 30.0), (20.0, 90.0), (-30.0, 60.0)])  # fmt: skip
@@ -1416,23 +1420,24 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
     write(tmp_path, "06_eos_sync_profile", rows)
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     measured, v, _ = measure(7, tmp_path)
-    assert v == "undecided" and v.reason == "the profiled windows disagree on whether pipelining halves the eager gap"
+    assert v == "undecided" and v.reason == f"the profiled windows disagree on whether {tokgen.gaps.PIPELINING_CLOSES}"
     chance = ("the gap pipelined is smaller than with the sync in all 3 windows by 20 µs or more, but 3 windows cannot "
               "show a direction: with no difference, all three agree by chance 1 time in 4")
     split = ("the windows disagree on how the gap pipelined compares with the one with the sync, a difference below "
              "20 µs counting as none")  # compiled: 140, 140 and 10 µs (about the same) smaller
     test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036 (the rule: at most 0.5 in every "
             "window; nearest to it: window 0 of windows 0–2, 0.600, 0.100 above it), met in 2 of 3 windows")
-    assert measured.startswith(f"idle gap before a step (eager, B=16, profiled, median of 3 windows) 150→7 µs "
-                               f"({chance}); compiled 400→260 µs (not judged; {split}); {test}; eager: ")  # fmt: skip
+    assert measured.startswith(f"idle gap before a step (eager, B=16, profiled, medians over the 3 profiled windows) "
+                               f"150→7 µs ({chance}); compiled 400→260 µs (not judged; {split}); {test}; {NO_RATIO}; "
+                               "eager: ")  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows + [r | {"window": r["window"] + 3} for r in rows])
     said = "the gap is smaller pipelined than with the sync in all 6 windows, by 20 µs or more"
     test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036, 0.600, 0.047, 0.036 (the rule: at "
             "most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.600, 0.100 above it), met in 4 of 6 "
             "windows")
-    assert measure(7, tmp_path)[0].startswith(f"idle gap before a step (eager, B=16, profiled, median of 6 windows) "
-                                              f"150→7 µs ({said}); compiled 400→260 µs (not judged; {split}); "
-                                              f"{test}; eager: ")  # fmt: skip
+    assert measure(7, tmp_path)[0].startswith(f"idle gap before a step (eager, B=16, profiled, medians over the 6 "
+                                              f"profiled windows) 150→7 µs ({said}); compiled 400→260 µs (not judged; "
+                                              f"{split}); {test}; {NO_RATIO}; eager: ")  # fmt: skip
     rows = [r | ({"idle_gap_median_us": 60.0} if r["variant"] == "pipelined_static" and r["window"] == 0 else {})
             for r in rows]  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows)
@@ -1544,8 +1549,8 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
     rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED
-    assert ("profiled, interleaved; window 4 left out, with no idle gap or no time from the shared work measured, "
-            "the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]  # fmt: skip
+    assert ("profiled, median and range over windows, interleaved; window 4 left out, with no idle gap or no time from "
+            "the shared work measured, the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]  # rr17b N3
     assert f"{SIZE} 5 of the 5 judged windows;" in c["measured"]
     assert "nearest to it: window 5 of windows 0, 1, 2, 3 and 5, 0.429, 0.071 below it)" in c["measured"]
     rows["from_op_1_median_us"] = float("nan")
@@ -1554,92 +1559,99 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
 
 
 DRIFTED = [(300.0, 100.0), (300.0, 100.0), (200.0, 150.0), (200.0, 150.0), (200.0, 150.0), (200.0, 150.0)]
+FLAG = "host speeds more than 1.25× apart, so the correction is large there: "  # `tokgen.gaps.drift_flags`
+EAGER_BY_RULE = ("no-check / sync per window, each pass's time from the shared work as a share of the rest of its own "
+                 "step, ")  # fmt: skip  (claim 6's and notebook 06's shares, host-normalised: review rr17c S1)
 
 
-def test_claim_6_leaves_out_the_windows_whose_two_passes_drifted_apart(tmp_path):
-    """Review rvA16 S1: windows 0 and 1's synchronous pass ran with the host at half speed (ratio 2.00), and only
-    there does the no-check time fall to at most half (0.333): claim 6 and notebook 06's takeaway leave both out and
-    name them with their ratios, and judge windows 2–5 (0.750 each: not reproduced), where the old rule read a split;
-    the stop check's time per step, 4 windows left, is said signed, not "adds" (6 windows would read "adds")."""
+def takeaway(tmp_path, row: int = 0) -> str:
+    """Notebook 06's takeaway on the table `windows_profile` or `pipelined_profile` wrote, row `row` (eager)."""
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    return tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[row])
+
+
+def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
+    """Review rr17c S1: windows 0 and 1's synchronous pass ran with the host at half speed (ratio 2.00), and only
+    there does the raw no-check share fall to at most half (0.333). Each pass's time from the shared work as a share
+    of the rest of its own step, 0.333 × 2.00 = 0.667 there and 0.750 in windows 2–5: not reproduced in all 6 windows,
+    claim 6 and notebook 06's takeaway alike, the far ratios flagged beside the numbers, not left out (the raw rule
+    read a split, the old exclusion judged windows 2–5 only). And where the ratio picks up the generator's own
+    effect (1.30 in every window) a gap that closes (100 → 5 µs) stays closed: 0.065, reproduced (the old
+    exclusion left every window out: not measured)."""
     windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == NOT
-    assert ("over the 4 judged windows (windows 2–5) 200 µs (200–200) with the sync, 150 µs (150–150) with no stop "
-            "check (from each step's last GPU operation; eager, B=16, profiled, interleaved; windows 0 and 1 left "
-            "out: their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far "
-            "apart to set the two passes side by side, the verdict over windows 2–5; the article") in c["measured"]
-    assert "the host's" not in c["measured"]  # no cause named for the windows left out (review rr16a S1)
-    assert f"no stop check; {SIGNED}+50, +50, +50 and +50 µs per step in windows 2–5; no-check / sync" in c["measured"]
-    assert ("(the rule: at most 0.5 in every window; nearest to it: window 2 of windows 2–5, 0.750, 0.250 above it); "
-            "the two passes' host-speed ratio (the rest of the step outside the time from the shared work, with the "
-            "sync over with no stop check) 1.00, 1.00, 1.00 and 1.00 in windows 2–5 (within 1/1.25–1.25, so judged)"
-            ) in c["measured"]  # fmt: skip
-    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
-    eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]  # notebook 06: the same windows, by the same rule
-    assert eager["sync_causes"] is False and eager["windows"] == 4 and eager["profiled"] == 6
-    said = tokgen.gaps.gap_takeaway(eager)
-    assert "more than half of that time remains in every judged window" in said
-    assert ("; windows 0 and 1 left out: their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× "
-            f"either way), too far apart to set the two passes side by side, judged over the other 4; {SIGNED}+50, "
-            "+50, +50 and +50 µs per step in windows 2–5; no-check / sync per window 0.750") in said  # fmt: skip
-    assert "(medians over 6 profiled windows)" in said
-    assert "with no stop check (medians over the judged windows)" in said
-    assert tokgen.gaps.check_adds(tokgen.gaps.shared_gaps(table)) == (  # the six, drift not left out: "adds"
-        "the stop check adds 200, 200, 50, 50, 50 and 50 µs per step in windows 0–5")  # fmt: skip
+    assert ("median idle gap before a step 200 µs (200–300) with the sync, 150 µs (100–150) with no stop check (from "
+            "each step's last GPU operation; eager, B=16, profiled, median and range over 6 windows, interleaved, "
+            "every window judged; the article: ~110 µs)") in c["measured"]  # fmt: skip
+    assert (f"{EAGER_BY_RULE}0.667, 0.667, 0.750, 0.750, 0.750, 0.750 (the rule: at most 0.5 in every window; nearest "
+            "to it: window 0 of windows 0–5, 0.667, 0.167 above it); the raw shares 0.333, 0.333, 0.750, 0.750, 0.750 "
+            "and 0.750 times the two passes' host-speed ratio (the rest of the synchronous pass's step over the "
+            f"no-check pass's) 2.00, 2.00, 1.00, 1.00, 1.00 and 1.00; {FLAG}2.00× and 2.00× in windows 0 and 1 (the "
+            "synchronous pass slower)") in c["measured"]  # fmt: skip
+    assert "left out" not in c["measured"] and "the host's" not in c["measured"]  # no cause named for the drift
+    said = takeaway(tmp_path)  # notebook 06: the same windows, by the same rule
+    assert ("without any stop check more than half of that time remains in every window, each pass's time from the "
+            f"shared work as a share of the rest of its own step: {tokgen.gaps.STOP_CHECK} does not open most of it"
+            ) in said  # fmt: skip
+    assert f"{EAGER_BY_RULE}0.667, 0.667, 0.750" in said and f"{FLAG}2.00× and 2.00× in windows 0 and 1" in said
+    windows_profile(tmp_path, [(100.0, 5.0)] * 6, hosts=[1.3] * 6)  # the generator's own effect, if it is one
+    c = claim(6, tmp_path, resamples=4)
+    assert c["verdict"] == REPRODUCED and f"{EAGER_BY_RULE}0.065, 0.065" in c["measured"]
+    assert f"{FLAG}1.30×, 1.30×, 1.30×, 1.30×, 1.30× and 1.30× in windows 0–5 (the synchronous pass slower)" in c[
+        "measured"]  # fmt: skip
 
 
-def test_claim_6_leaves_no_window_out_for_drift_where_the_table_has_no_profiled_step(tmp_path):
-    """A table recorded before `step_period_us`: the ratios are NaN, no window is left out, the verdict the old one
-    (windows 0 and 1 open the time, 2–5 do not: inconclusive), and no ratio is said."""
+def test_claim_6_judges_the_raw_shares_where_no_ratio_was_recorded_and_says_so(tmp_path):
+    """Review rr17c S3: a table recorded before `step_period_us`: the ratios are NaN, the raw shares are judged
+    (windows 0 and 1 open the time, 2–5 do not: inconclusive), and the text says they are not corrected."""
     windows_profile(tmp_path, DRIFTED)
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv")
     assert all(math.isnan(r) for r in tokgen.gaps.host_ratios(table)) and len(tokgen.gaps.host_ratios(table)) == 6
     c = claim(6, tmp_path, resamples=4)
-    assert c["verdict"] == "inconclusive" and "left out" not in c["measured"] and "host-speed" not in c["measured"]
+    assert c["verdict"] == "inconclusive" and "left out" not in c["measured"] and "host-speed ratio (" not in c[
+        "measured"]  # fmt: skip
     assert "the stop check adds 200, 200, 50, 50, 50 and 50 µs per step in windows 0–5" in c["measured"]
-    assert c["measured"].endswith("the windows disagree: partly in 2 windows (0, 1), not reproduced in 4 windows "
-                                  "(2, 3, 4, 5)")  # fmt: skip
+    assert ("no-check / sync per window 0.333, 0.333, 0.750, 0.750, 0.750, 0.750 (the rule: at most 0.5 in every "
+            f"window; nearest to it: window 0 of windows 0–5, 0.333, 0.167 below it); {NO_RATIO}; the windows "
+            "disagree: partly in 2 windows (0, 1), not reproduced in 4 windows (2, 3, 4, 5)") in c["measured"]
+    assert NO_RATIO == "the host-speed ratio was not recorded, so the shares are not corrected for host drift"
+    assert f"; {NO_RATIO}; " in takeaway(tmp_path)
 
 
-def test_claim_6_keeps_a_window_whose_passes_are_exactly_the_band_apart(tmp_path):
-    """The band is closed: ratios 1.25 and 0.8 (= 1/1.25) are judged, 1.26 and 0.79 are not; every window left
-    out: not measured, with the drift as the reason, in notebook 06's takeaway too."""
+def test_a_far_ratio_is_flagged_with_the_pass_that_ran_slower_and_the_band_is_closed(tmp_path):
+    """Reviews rr17c S1 and N1: ratios 1.25 and 0.8 (= 1/1.25) are not flagged, 1.26 and 0.79 are; a ratio below 1
+    reads as the factor apart with the other pass slower (0.61: "1.64×", the no-check pass slower), not "0.61×
+    apart"; every window judged all the same."""
     drifted = tokgen.gaps.drifted
     assert not drifted(1.25) and not drifted(0.8) and drifted(1.26) and drifted(0.79) and not drifted(float("nan"))
-    windows_profile(tmp_path, DRIFTED, hosts=[1.25, 0.8, 1.0, 1.0, 1.0, 1.26])
+    windows_profile(tmp_path, DRIFTED, hosts=[1.25, 0.8, 1.0, 0.61, 0.79, 1.26])
     c = claim(6, tmp_path, resamples=4)
-    assert "window 5 left out: its two passes ran at host speeds 1.26× apart" in c["measured"]
-    assert "1.25, 0.80, 1.00, 1.00 and 1.00 in windows 0–4 (within" in c["measured"]
-    assert c["verdict"] == "inconclusive"  # windows 0 and 1 judged: they open it, windows 2–4 do not
-    windows_profile(tmp_path, DRIFTED, hosts=[1.0] + [2.0] * 5)  # one window left: judged, not "unrepeated"
-    assert ("in the one judged window (window 0) 300 µs with the sync, 100 µs with no stop check (from each step's "
-            "last GPU operation; eager, B=16, profiled, interleaved; windows 1–5 left out: their two passes ran at "
-            "host speeds 2.00×, 2.00×, 2.00×, 2.00× and 2.00× apart") in claim(6, tmp_path, resamples=4)["measured"]
-    windows_profile(tmp_path, DRIFTED, hosts=[2.0] * 6)
-    c = claim(6, tmp_path, resamples=4)
-    assert c["verdict"] == UNMEASURED and c["measured"].endswith("no window is left to judge")
-    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
-    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
-    assert ("windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00×, 2.00×, 2.00× and 2.00× "
-            "apart") in said and "no window is left to judge, so how much of the time" in said  # fmt: skip
+    assert (f"1.25, 0.80, 1.00, 0.61, 0.79 and 1.26; {FLAG}1.26× in window 5 (the synchronous pass slower) and 1.64× "
+            "and 1.27× in windows 3 and 4 (the no-check pass slower)") in c["measured"]  # fmt: skip
+    assert "every window judged" in c["measured"] and "left out" not in c["measured"]
+    assert tokgen.gaps.drift_flags([0, 1], [1.1, float("nan")]) == ""
 
 
-def test_the_gap_summary_gives_each_model_its_own_clause_where_one_is_judged_and_the_other_all_drifted(tmp_path):
-    """Review rr16a M1: eager judged (every window at one host speed: its windows disagree), compiled with every
-    window's passes drifted apart: the summary bullet gives eager's verdict and compiled's own reason, each named,
-    and never says of eager that no window is left to judge."""
+def test_the_gap_summary_gives_each_model_its_own_clause_on_the_host_normalised_share(tmp_path):
+    """Review rr16a M1, under rr17c S1's rule: eager at one host speed (its windows disagree: windows 0 and 1 open
+    the time), compiled with every window's synchronous pass at half the host speed (0.667 and 1.500: none opens
+    it): the summary bullet gives each model its own clause, each named, and no window is left out."""
     records = []
     for model, hosts in (("eager", [1.0] * 6), ("compiled", [2.0] * 6)):
         windows_profile(tmp_path, DRIFTED, hosts=hosts)
         table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
         records.append(tokgen.gaps.idle_gaps(table).iloc[[0]].assign(model=model))
     said = tokgen.gaps.gap_summary(pd.concat(records, ignore_index=True))
-    assert "; eager, the profiled windows disagree on whether the stop check" in said and "; eager, windows" not in said
     verdicts = said.split(SIZED)[0]  # the size sentence after them
-    assert verdicts.endswith("; compiled, windows 0–5 left out: their two passes ran at host speeds 2.00×, 2.00×, "
-                             "2.00×, 2.00×, 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set "
-                             "the two passes side by side: no window is left to judge, so how much of the time before "
-                             f"a step {tokgen.gaps.STOP_CHECK} opens is not measured.")  # fmt: skip
+    rule = tokgen.gaps.own_step_share(tokgen.gaps.SHARED_NOUN)
+    stop = tokgen.gaps.STOP_CHECK
+    assert verdicts.endswith(
+        f"; eager, the profiled windows disagree on whether {stop} opens the time before a step, from the work the "
+        f"steps share, {rule} (see the takeaways); compiled, of the time before a step, from the work the steps "
+        f"share, more than half remains without any stop check, {rule}: {stop} does not open most of it (see the "
+        "takeaways above for each model's gaps).")  # fmt: skip
+    assert "left to judge" not in said and "left out" not in said
 
 
 def test_the_host_ratio_reads_the_time_from_the_shared_work_not_the_idle_gap(tmp_path):
@@ -1656,61 +1668,57 @@ def test_the_host_ratio_reads_the_time_from_the_shared_work_not_the_idle_gap(tmp
     assert tokgen.gaps.host_ratios(table) == pytest.approx(before)
 
 
+def lose_shared_times(tmp_path, windows: list):
+    """Notebook 06's table with the no-check pass's time from the shared work lost (NaN) in `windows`."""
+    path = tmp_path / "data" / "06_eos_sync_profile.csv"
+    table = pd.read_csv(path)
+    table.loc[(table["variant"] == "kv_static_no_check") & table["window"].isin(windows), "from_op_1_median_us"] = (
+        float("nan"))  # fmt: skip
+    table.to_csv(path, index=False)
+    return table
+
+
 def test_notebook_06s_shared_times_are_medians_over_the_judged_windows_only(tmp_path):
-    """Review rr16a S5: with windows 0–2 drifted (300 and 100 µs) and 3–5 judged (200 and 150 µs), the takeaway's
-    times from the shared work are the judged windows' medians, 200 and 150 µs, not all six's (250 and 125)."""
-    pairs = [(300.0, 100.0)] * 3 + [(200.0, 150.0)] * 3
-    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0])
-    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    """Review rr16a S5: with windows 0–2's no-check time from the shared work not measured (300 and 100 µs there) and
+    3–5 judged (200 and 150 µs), the takeaway's times from the shared work are the judged windows' medians, 200 and
+    150 µs, not all six's (250 and 125); with one window judged, "in the judged window" (review rr17b N1)."""
+    windows_profile(tmp_path, [(300.0, 100.0)] * 3 + [(200.0, 150.0)] * 3, hosts=[1.0] * 6)
+    table = lose_shared_times(tmp_path, [0, 1, 2]).assign(gpu_idle_fraction=0.9)
     eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]
     assert (eager["sync_shared_us"], eager["no_check_shared_us"]) == (200.0, 150.0)
     assert eager["windows"] == 3 and eager["profiled"] == 6
+    assert "with no stop check (medians over the judged windows)" in tokgen.gaps.gap_takeaway(eager)
+    windows_profile(tmp_path, [(300.0, 100.0)] * 3 + [(200.0, 150.0)] * 3, hosts=[1.0] * 6)
+    lose_shared_times(tmp_path, [0, 1, 2, 3, 4])
+    c = claim(6, tmp_path, resamples=4)
+    assert f"{SIZE} 1 of the one judged window;" in c["measured"]  # not "of the 1 judged window" (rr17b N1)
+    assert f"{claims.SHARED_WORDS}, in the judged window: 200 µs with the sync" in c["measured"]
+    assert "with no stop check (in the judged window)" in takeaway(tmp_path)
 
 
-def test_a_verdict_needs_at_least_half_of_the_windows_with_both_times_judged(tmp_path):
-    """Review rr16a S3: windows 0–3's passes drifted apart (ratio 2.00), so 2 of the 6 windows with both times are
-    judged: claim 6 reads undecided, why in words (how many of how many, why the others are left out, what would
-    settle it), and notebook 06's takeaway and summary say the same instead of a verdict; 3 of 6 (half) is enough:
-    the judged windows' verdict (not reproduced)."""
-    few = tokgen.gaps.enough_judged
-    assert not few({"windows": [], "drifted": []}) and not few({"windows": [1], "drifted": [(0, 2.0), (2, 2.0)]})
-    assert few({"windows": [1], "drifted": [(0, 2.0)]}) and few({"windows": [1], "drifted": []})
+def test_a_verdict_reads_every_window_with_both_times_measured_however_far_their_host_speeds(tmp_path):
+    """Review rr17c S1 and rr17b S3: the drift-only minimum of judged windows is gone. Windows 0–3's synchronous pass
+    ran at half the host speed (ratio 2.00): 0.667 and 1.500 there, 0.750 in windows 4 and 5, so none opens the time
+    before a step: not reproduced in all 6 (the old rule judged 2 of 6, too few: inconclusive; the raw rule read a
+    split), in claim 6, notebook 06's takeaway and summary alike."""
+    assert not hasattr(tokgen.gaps, "enough_judged") and not hasattr(tokgen.gaps, "too_few_text")
     windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 2.0, 2.0, 1.0, 1.0])
     c = claim(6, tmp_path, resamples=4)
-    left = ("windows 0–3 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00× and 2.00× apart (more than "
-            "1.25× either way), too far apart to set the two passes side by side; only 2 of the 6 windows with both "
-            "generators' times measured are judged (windows 4 and 5), fewer than the half of them a verdict needs, "
-            "so ")  # fmt: skip
-    assert c["verdict"] == "inconclusive"
-    assert c["why"] == (f"{left}no verdict is read: a run whose windows' passes ran at comparable host speeds would "
-                        "settle it; whichever way it falls, the claim is reproduced, partly or not reproduced")
-    assert "side by side, too few judged for a verdict; the article" in c["measured"]
+    assert c["verdict"] == NOT and c["why"] == ""
+    assert f"{EAGER_BY_RULE}0.667, 0.667, 1.500, 1.500, 0.750, 0.750 (the rule" in c["measured"]
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     gaps = tokgen.gaps.idle_gaps(table)
-    said = tokgen.gaps.gap_takeaway(gaps.to_dict("records")[0])
-    assert (f"with no stop check (medians over the judged windows): {left}whether {tokgen.gaps.STOP_CHECK} opens "
-            "most of it is not decided: a run whose windows' passes ran at comparable host speeds would settle it; "
-            f"{SIGNED}+50 and +50 µs per step in windows 4 and 5; no-check / sync") in said  # fmt: skip
-    assert "remains" not in said  # no verdict on the cause
-    summary = tokgen.gaps.gap_summary(gaps)
-    verdicts = summary.split(SIZED)[0]  # the size sentence after them
-    assert verdicts.endswith("; eager, fewer than half of the windows with both generators' times measured are "
-                            "judged, the others' two passes having run at host speeds too far apart: whether "
-                            f"{tokgen.gaps.STOP_CHECK} opens the time before a step, from the work the steps share, "
-                            "is not decided (see the takeaways).")  # fmt: skip
-    windows_profile(tmp_path, DRIFTED, hosts=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0])  # 3 of 6: half, enough
-    c = claim(6, tmp_path, resamples=4)
-    assert c["verdict"] == NOT and "the verdict over windows 3–5" in c["measured"]
-    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
-    assert "more than half of that time remains in every judged window" in tokgen.gaps.gap_takeaway(
-        tokgen.gaps.idle_gaps(table).to_dict("records")[0])
+    assert "more than half of that time remains in every window" in tokgen.gaps.gap_takeaway(gaps.iloc[0])
+    assert "; eager, of the time before a step, from the work the steps share, more than half remains" in (
+        tokgen.gaps.gap_summary(gaps))
 
 
-def test_notebook_06_names_both_kinds_of_window_left_out_and_a_judged_window_without_a_ratio(tmp_path):
-    """Review rr16a S4: window 0 has no idle gap measured, windows 1 and 2's passes drifted apart (2.00), windows 3–5
-    judged: the takeaway names both kinds, each with its reason, as claim 6 does; and a judged window whose host-speed
-    ratio is NaN (window 5: no profiled step recorded for its synchronous pass) is said as not measured there, not as
-    "—" within the band."""
+def test_notebook_06_names_a_window_left_out_and_a_judged_window_without_a_ratio(tmp_path):
+    """Reviews rr16a S4, rr17b S1 and S4: window 0 has no idle gap with the sync measured (left out, named), windows
+    1 and 2's passes drifted apart (2.00: judged, flagged), window 5 has no profiled step with the sync (its ratio
+    NaN: judged on its raw share, said so). The gaps' medians are over the windows that measured each, counted alike
+    in claim 6 (its opening: the NaN window filtered out), claim 7 and notebook 06's takeaway: 5 with the sync, 6
+    with no stop check and 6 pipelined; claim 7's direction names the windows it reads (review rr17c N3)."""
     windows_profile(tmp_path, DRIFTED, hosts=[1.0, 2.0, 2.0, 1.0, 1.0, 1.0])
     path = tmp_path / "data" / "06_eos_sync_profile.csv"
     table = pd.read_csv(path)
@@ -1718,57 +1726,67 @@ def test_notebook_06_names_both_kinds_of_window_left_out_and_a_judged_window_wit
     table.loc[sync & (table["window"] == 0), "idle_gap_median_us"] = float("nan")
     table.loc[sync & (table["window"] == 5), "step_period_us"] = float("nan")
     table.to_csv(path, index=False)
-    left = ("window 0 left out, with no idle gap or no time from the shared work measured; windows 1 and 2 left out: "
-            "their two passes ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to "
-            "set the two passes side by side")  # fmt: skip
-    ratios = ("with the sync over with no stop check) 1.00 and 1.00 in windows 3 and 4 (within 1/1.25–1.25, so "
-              "judged); in window 5 the ratio was not measured, so it is judged without one")  # fmt: skip
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
+    left = "window 0 left out, with no idle gap or no time from the shared work measured"
+    ratios = ("(the rest of the synchronous pass's step over the no-check pass's) 2.00, 2.00, 1.00, 1.00 and not "
+              f"recorded; {FLAG}2.00× and 2.00× in windows 1 and 2 (the synchronous pass slower); in window 5 the "
+              "host-speed ratio was not recorded, so its share is not corrected for host drift")  # fmt: skip
     c = claim(6, tmp_path, resamples=4)
-    assert f"; {left}, the verdict over windows 3–5;" in c["measured"] and ratios in c["measured"]
-    assert "—" not in c["measured"]
-    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table.assign(gpu_idle_fraction=0.9)).to_dict("records")[0])
-    assert f"; {left}, judged over the other 3; {SIGNED}" in said and ratios in said
-    assert tokgen.gaps.ratios_text([3, 4], [float("nan"), float("nan")]) == ""
-    assert tokgen.gaps.ratios_text([3, 4, 5], [1.1, float("nan"), float("nan")]).endswith(
-        "1.10 in window 3 (within 1/1.25–1.25, so judged); in windows 4 and 5 the ratio was not measured, so they are "
-        "judged without one")  # fmt: skip
+    assert c["measured"].startswith(
+        "median idle gap before a step over the profiled windows (5 with the sync, 6 with no stop check) 200 µs "
+        "(200–300) with the sync, 150 µs (100–150) with no stop check; over the 5 judged windows (windows 1–5) 200 µs "
+        "(200–300) with the sync, 150 µs (100–150) with no stop check (from each step's last GPU operation; eager, "
+        f"B=16, profiled, median and range over windows, interleaved; {left}, the verdict over windows 1–5;")
+    assert ratios in c["measured"] and "—" not in c["measured"] and "nan" not in c["measured"]
+    said = takeaway(tmp_path)
+    assert ("with no stop check at all and 500.0 µs pipelined (medians over the profiled windows (5 with the sync, 6 "
+            "with no stop check, 6 pipelined));") in said  # fmt: skip
+    assert f"; {left}, judged over the other 5; {SIGNED}" in said and ratios in said
+    seven = claim(7, tmp_path, resamples=4)["measured"]  # its direction over the windows its test judges (rr17c N3)
+    assert ("(eager, B=16, profiled, medians over the profiled windows (5 with the sync, 6 pipelined)) 200→500 µs "
+            "(over windows 1–5, the gap pipelined is larger than with the sync in all 5 windows") in seven  # fmt: skip
+    assert "the eager gap test: window 0 left out, with no idle gap measured; pipelined / sync per window" in seven
+    assert tokgen.gaps.ratios_text([(1.0, 1.0)] * 2, [3, 4], [float("nan")] * 2) == NO_RATIO
+    assert tokgen.gaps.ratios_text([], [], []) == ""
+    assert tokgen.gaps.over_profiled({"kv_static": 1, "pipelined_static": 1}) == "in the one profiled window"
 
 
 def test_claim_6_gives_the_idle_gaps_over_every_profiled_window_as_claim_7_does_then_the_judged_ones(tmp_path):
-    """Review rr16a S2: windows 0 and 1's passes drifted apart (2.00). The sync's idle gaps 300, 280, 200, 210, 190 and
-    220 µs have the median 215 µs over all six windows, 205 µs over the judged windows 2–5; with no stop check 145 and
-    155 µs. Claim 6 gives the all-window medians first, the same value claim 7 and notebook 06's takeaway give, then the
-    judged windows' labelled as theirs, and the size and the times from the shared work labelled as the judged
-    windows'."""
+    """Review rr16a S2: windows 0 and 1's no-check time from the shared work was not measured. The sync's idle gaps
+    300, 280, 200, 210, 190 and 220 µs have the median 215 µs over all six windows, 205 µs over the judged windows
+    2–5; with no stop check 145 and 155 µs. Claim 6 gives the all-window medians first, the same value claim 7 and
+    notebook 06's takeaway give, then the judged windows' labelled as theirs, and the size and the times from the
+    shared work labelled as the judged windows', each bracket called a median and range (review rr17b N3)."""
     pairs = [(300.0, 100.0), (280.0, 90.0), (200.0, 150.0), (210.0, 160.0), (190.0, 140.0), (220.0, 170.0)]
-    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
+    windows_profile(tmp_path, pairs, hosts=[1.0] * 6)
+    table = lose_shared_times(tmp_path, [0, 1]).assign(gpu_idle_fraction=0.9)
     c = claim(6, tmp_path, resamples=4)
     assert c["measured"].startswith(
         "median idle gap before a step over the 6 profiled windows 215 µs (190–300) with the sync, 145 µs (90–170) "
         "with no stop check; over the 4 judged windows (windows 2–5) 205 µs (190–220) with the sync, 155 µs (140–170) "
-        "with no stop check (from each step's last GPU operation; eager, B=16, profiled, interleaved; windows 0 and 1 "
-        "left out")  # fmt: skip
+        "with no stop check (from each step's last GPU operation; eager, B=16, profiled, median and range over "
+        "windows, interleaved; windows 0 and 1 left out")  # fmt: skip
     assert f"{SIZE} 4 of the 4 judged windows;" in c["measured"]
     assert f"{claims.SHARED_WORDS}, over the judged windows: 205 µs (190–220) with the sync" in c["measured"]
-    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     assert claims._idle_gaps({"06_eos_sync_profile": table}) == (215.0, 500.0)  # claim 7's "215→500 µs"
     said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
-    assert "215.0 µs with the sync, 145.0 µs with no stop check at all and 500.0 µs pipelined (medians over 6" in said
+    assert "215.0 µs with the sync, 145.0 µs with no stop check at all and 500.0 µs pipelined (medians over the 6 " in (
+        said)  # fmt: skip
 
 
 def test_notebook_06s_summary_gives_the_gap_with_the_sync_against_the_articles_by_claim_6s_size_rule(tmp_path):
-    """Review rvA16 S2: windows 0 and 1 drifted apart; in the judged windows 2–5 the gaps with the sync are 200, 221,
-    54 and 55 µs: within ×2 of ~110 µs (55–220 µs, both ends in) in windows 2 and 5 only. Notebook 06's summary says
-    so, per judged window, by the rule claim 6's size reads (the same 2 of 4 there)."""
+    """Reviews rvA16 S2, rr17b N2: windows 0 and 1 left out (no time from the shared work); in the judged windows 2–5
+    the gaps with the sync are 200, 221, 54 and 55 µs: within ×2 of ~110 µs (55–220 µs, both ends in) in windows 2
+    and 5 only. Notebook 06's summary says so, per judged window, by the rule claim 6's size reads (the same 2 of 4
+    there), "within 55–220 µs", not "within it"."""
     pairs = [(300.0, 100.0), (280.0, 90.0), (200.0, 150.0), (221.0, 160.0), (54.0, 20.0), (55.0, 20.0)]
-    windows_profile(tmp_path, pairs, hosts=[2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
-    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    windows_profile(tmp_path, pairs, hosts=[1.0] * 6)
+    table = lose_shared_times(tmp_path, [0, 1]).assign(gpu_idle_fraction=0.9)
     summary = tokgen.gaps.gap_summary(tokgen.gaps.idle_gaps(table))
     assert summary.endswith(
-        "opens the time before a step, from the work the steps share (see the takeaways). Against the article's "
-        "~110 µs, the gap before a step with the sync, from its last GPU operation, in each judged window (claim 6's "
-        "size: within ×2 of it, 55–220 µs): eager 200, 221, 54 and 55 µs in windows 2–5, within it in 2 of the 4 "
-        "(windows 2 and 5).")  # fmt: skip
+        "(see the takeaways). Claim 6's size, the gap before a step with the sync (from its last GPU operation) within "
+        "×2 of the article's ~110 µs, 55–220 µs, in each judged window: eager 200, 221, 54 and 55 µs in windows 2–5, "
+        "within 55–220 µs in 2 of the 4 (windows 2 and 5).")  # fmt: skip
     assert f"{SIZE} 2 of the 4 judged windows (windows 2 and 5);" in claim(6, tmp_path, resamples=4)["measured"]
     assert tokgen.gaps.size_text([], []) == ""
     assert tokgen.gaps.size_sentence(tokgen.gaps.idle_gaps(table.iloc[:0])) == ""
@@ -1788,47 +1806,59 @@ def pipelined_profile(tmp_path, piped: list, hosts: list, sync: float = 100.0):
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
 
 
-def test_claim_7s_gap_test_leaves_out_the_windows_whose_two_passes_drifted_apart(tmp_path):
-    """Claim 7's gap test compares the synchronous pass with the pipelined one, run one after the other: the same
-    host-speed ratio as claim 6's (the pipelined step runs the same GPU operations, so the rest of the step outside
-    its idle gap), the same HOST_DRIFT and the same minimum judged. Windows 0 and 1's pipelined pass ran at twice the
-    host speed and only there is the gap halved (0.400): left out and named, windows 2–5 judged (0.800: not closed),
-    so the verdict is partly (pipelining faster), where the old test read a split. With windows 0–3 drifted, 2 of 6
-    are judged: the gap test is open, why in words."""
+PIPED_BY_RULE = "pipelined / sync per window, each pass's idle gap as a share of the rest of its own step, "
+
+
+def test_claim_7s_gap_test_judges_every_window_on_the_host_normalised_share(tmp_path):
+    """Review rr17c S1, N1, N2: claim 7's gap test compares the synchronous pass with the pipelined one, run one after
+    the other, by claim 6's rule: each pass's idle gap as a share of the rest of its own step (the pipelined step runs
+    the same GPU operations). Windows 0 and 1's pipelined pass ran at twice the host speed, and only there is the raw
+    gap halved (0.400): 0.800 host-normalised, as in windows 2–5, so the gap is not closed in any of the 6 and the
+    verdict is partly (pipelining faster), where the raw rule read a split; notebook 06's takeaway reads the same
+    windows. A gap closed to 5 µs with the ratio at 1.30 in every window (pipelining's own effect, if it is one) stays
+    closed, 0.065: reproduced, where the old exclusion left every window out."""
     pipelined_profile(tmp_path, [40.0, 40.0, 80.0, 80.0, 80.0, 80.0], [2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv")
     assert tokgen.gaps.host_ratios(table, other="pipelined_static") == pytest.approx([2.0, 2.0, 1.0, 1.0, 1.0, 1.0])
     c = claim(7, tmp_path, resamples=4)
     assert c["verdict"].startswith(PARTLY)
-    assert ("; the eager gap test: windows 0 and 1 left out: their two passes ran at host speeds 2.00× and 2.00× apart "
-            "(more than 1.25× either way), too far apart to set the two passes side by side; pipelined / sync per "
-            "window 0.800, 0.800, 0.800, 0.800 (the rule: at most 0.5 in every window; nearest to it: window 2 of "
-            "windows 2–5, 0.800, 0.300 above it), met in 0 of 4 judged windows; the two passes' host-speed ratio (the "
-            "rest of the step outside its idle gap, both steps running the same GPU operations, with the sync over "
-            "pipelined) 1.00, 1.00, 1.00 and 1.00 in windows 2–5 (within 1/1.25–1.25, so judged); eager: "
-            ) in c["measured"]  # fmt: skip
-    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table.assign(gpu_idle_fraction=0.9)).iloc[0])
-    assert ("pipelining does not close half of the gap before a step (the gap pipelined is smaller than with the sync "
-            "in all 4 windows by 20 µs or more, but 4 windows cannot show a direction: with no difference, all four "
-            "agree by chance 1 time in 8); against the pipelined passes, windows 0 and 1 left out: their two passes "
-            "ran at host speeds 2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the two "
-            "passes side by side, judged over the other 4;") in said  # notebook 06's takeaway, the same windows
-    pipelined_profile(tmp_path, [40.0, 40.0, 40.0, 40.0, 80.0, 80.0], [2.0, 2.0, 2.0, 2.0, 1.0, 1.0])
-    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(
-        pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)).iloc[0])
-    assert (": against the pipelined passes, windows 0–3 left out: their two passes ran at host speeds 2.00×, 2.00×, "
-            "2.00× and 2.00× apart (more than 1.25× either way), too far apart to set the two passes side by side; "
-            "only 2 of the 6 windows with both generators' times measured are judged (windows 4 and 5), fewer than "
-            "the half of them a verdict needs, so whether pipelining closes at least half of the gap before a step is "
-            "not decided: a run whose windows' passes ran at comparable host speeds would settle it;") in said
+    assert (f"; the eager gap test: {PIPED_BY_RULE}0.800, 0.800, 0.800, 0.800, 0.800, 0.800 (the rule: at most 0.5 in "
+            "every window; nearest to it: window 0 of windows 0–5, 0.800, 0.300 above it), met in 0 of 6 windows; the "
+            "raw shares 0.400, 0.400, 0.800, 0.800, 0.800 and 0.800 times the two passes' host-speed ratio (the rest "
+            "of the synchronous pass's step over the pipelined pass's) 2.00, 2.00, 1.00, 1.00, 1.00 and 1.00; "
+            f"{FLAG}2.00× and 2.00× in windows 0 and 1 (the synchronous pass slower); eager: ") in c["measured"]
+    said = takeaway(tmp_path)
+    assert ("pipelining does not close half of the gap before a step, each pass's idle gap as a share of the rest of "
+            "its own step (the gap is smaller pipelined than with the sync in all 6 windows, by 20 µs or more); "
+            f"{PIPED_BY_RULE}0.800, 0.800") in said  # fmt: skip
+    pipelined_profile(tmp_path, [5.0] * 6, [1.3] * 6)
     c = claim(7, tmp_path, resamples=4)
-    assert c["verdict"] == "inconclusive" and "met in 0 of 2 judged windows, too few judged for a verdict" in c[
-        "measured"]
-    assert c["why"] == (
-        "windows 0–3 left out: their two passes ran at host speeds 2.00×, 2.00×, 2.00× and 2.00× apart (more than "
-        "1.25× either way), too far apart to set the two passes side by side; only 2 of the 6 windows with both "
-        "generators' times measured are judged (windows 4 and 5), fewer than the half of them a verdict needs, so "
-        "whether pipelining halves the eager gap is not decided: a run whose windows' passes ran at comparable host "
-        "speeds would settle it; as measured, the claim is reproduced or partly")  # fmt: skip
+    assert c["verdict"] == REPRODUCED and f"{PIPED_BY_RULE}0.065, 0.065" in c["measured"]
+    assert (
+        f"pipelining closes at least half of the gap before a step, each pass's idle gap as a share of the rest of "
+        f"its own step; {PIPED_BY_RULE}0.065, 0.065, 0.065, 0.065, 0.065, 0.065 (the rule: at most 0.5 in every "
+        "window; nearest to it: window 0 of windows 0–5, 0.065, 0.435 below it); the raw shares 0.050, 0.050, 0.050, "
+        "0.050, 0.050 and 0.050 times the two passes' host-speed ratio (the rest of the synchronous pass's step over "
+        f"the pipelined pass's) 1.30, 1.30, 1.30, 1.30, 1.30 and 1.30; {FLAG}1.30×, 1.30×, 1.30×, 1.30×, 1.30× and "
+        "1.30× in windows 0–5 (the synchronous pass slower); the generator without any stop check was not profiled"
+    ) in takeaway(tmp_path)  # fmt: skip
+    pipelined_profile(tmp_path, [80.0] * 6, [1.0, 1.0, 1.0, 1.0, 0.61, 1.0])  # rr17c N1: the pipelined pass slower
+    assert f"{FLAG}1.64× in window 4 (the pipelined pass slower)" in claim(7, tmp_path, resamples=4)["measured"]
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(kernels_per_step=[352.0, 348.0] * 6)
     assert all(math.isnan(r) for r in tokgen.gaps.host_ratios(table, other="pipelined_static"))  # not the same work
+
+
+def test_claim_7_and_notebook_06_say_not_decided_where_no_pipelined_gap_was_measured(tmp_path):
+    """Review rr17c S2 and N2: every window's pipelined gap NaN: no window is left to judge, and whether pipelining
+    closes at least half of the gap before a step (one wording, PIPELINING_CLOSES) is not decided, in claim 7's why
+    and notebook 06's takeaway alike, not "not measured" in one and "not decided" in the other."""
+    pipelined_profile(tmp_path, [float("nan")] * 3, [1.0] * 3)
+    write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
+    none_left = ("windows 0–2 left out, with no idle gap measured: no window is left to judge, so whether pipelining "
+                 "closes at least half of the gap before a step is not decided")  # fmt: skip
+    v = verdict(7, tmp_path)
+    assert v == "undecided" and v.reason == none_left
+    table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
+    table = pd.concat([table, table[table["variant"] == "kv_static"].assign(variant="kv_static_no_check")])
+    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).iloc[0])
+    assert f"not measured pipelined: against the pipelined passes, {none_left}; " in said and "nan" not in said

@@ -193,6 +193,10 @@ def with_shared(profile: pd.DataFrame) -> pd.DataFrame:
 
 SHARED = ("from the end of the work the synchronous step shares with the one without a check (the token's append; "
           "the stop check's GPU operations come after it)")
+BY_RULE = ", each pass's idle gap as a share of the rest of its own step"  # claim 7's rule (review rr17c S1)
+SHARED_RULE = ", each pass's time from the shared work as a share of the rest of its own step"  # claim 6's
+NO_RATIO = "the host-speed ratio was not recorded, so the shares are not corrected for host drift"  # rr17c S3
+NO_RATIO_ONE = "the host-speed ratio was not recorded, so the share is not corrected for host drift"
 
 
 def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
@@ -206,9 +210,9 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     gaps = idle_gaps(profile)
     assert list(gaps["closes"]) == [False, True]
     eager06 = gap_takeaway(gaps.iloc[0])
-    assert ("pipelining does not close half of the gap before a step (the gap pipelined is larger than with the "
-            "sync in the one window by "
-            "20 µs or more, but one window cannot show a direction); the generator without any stop check was not "
+    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (the gap pipelined is larger than "
+            "with the sync in the one window by 20 µs or more, but one window cannot show a direction); pipelined / "
+            f"sync 2.511 (the rule: at most 0.5); {NO_RATIO_ONE}; the generator without any stop check was not "
             "profiled here, so how much of the time before a step the stop check "
             "(its launches and `.item()`) opens is not "
             "measured.") in eager06  # fmt: skip
@@ -247,13 +251,12 @@ def test_idle_gap_sentences_call_two_gaps_within_the_launch_spacing_about_the_sa
     gaps = idle_gaps(profile)
     assert list(gaps["change"]) == ["same", "smaller"] and not gaps["closes"].any()
     eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
-    assert ("2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close half of the gap before a step "
-            "(the gap is about the "
-            "same pipelined as with the sync, within 20 µs)") in eager  # fmt: skip
+    assert ("2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close half of the gap before a step"
+            f"{BY_RULE} (the gap is about the same pipelined as with the sync, within 20 µs)") in eager  # fmt: skip
     assert "larger" not in eager and "100.0 µs with the sync and 70.0 µs" in compiled
-    assert ("pipelining does not close half of the gap before a step (the gap pipelined is smaller than with "
-            "the sync in the one window "
-            "by 20 µs or more, but one window cannot show a direction);") in compiled  # fmt: skip
+    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (the gap pipelined is smaller than "
+            "with the sync in the one window by 20 µs or more, but one window cannot show a direction);"
+            ) in compiled  # fmt: skip
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
     text = pipelined_gap(profile, results)
     assert eager in text and compiled in text  # in 06's words, each followed by this run's GPU share
@@ -508,31 +511,29 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert eager == ("Eager: with the sync, the GPU idles 90% of the window; the gap before a step is 250.0 µs with "
                      "the sync, "
                      f"200.0 µs with no stop check at all and 450.0 µs pipelined; {SHARED}, 250.0 µs with the sync and "
-                     "200.0 µs with no stop check: without any stop check more than half of that time remains: "
-                     "the stop check "
+                     "200.0 µs with no stop check: without any stop check more than half of that time remains"
+                     f"{SHARED_RULE}: the stop check "
                      "(its launches and `.item()`) does not open most of it (the time from the shared work without "
                      "any stop check is "
                      "smaller than with the sync in "
                      "the one window by 20 µs or more, but one window cannot show a direction); the time from "
                      "the shared work with the sync less that with no stop check: +50 µs per step in window 0; "
                      "no-check / sync 0.800 "
-                     "(the rule: at most 0.5); pipelining does not "
-                     "close half of the gap before a step (the gap pipelined is larger than with the sync in the one "
-                     "window by 20 µs or more, but one window cannot show a direction).")  # fmt: skip
-    assert ("499.0 µs with no stop check: without any stop check at most half of that time remains: the stop "
-            "check "
-            "(its launches and `.item()`) opens most of it; the time from the shared work with the sync less that "
-            "with no stop check: "
-            "+501 µs per step in window 0; "
-            "no-check / sync 0.499 (the rule: at most 0.5); pipelining "
-            "does not close half of the gap before a step "
-            "(the gap pipelined is "
-            "smaller") in compiled  # fmt: skip
+                     f"(the rule: at most 0.5); {NO_RATIO_ONE}; pipelining does not "
+                     f"close half of the gap before a step{BY_RULE} (the gap pipelined is larger than with the sync in "
+                     "the one window by 20 µs or more, but one window cannot show a direction); pipelined / sync 1.800 "
+                     f"(the rule: at most 0.5); {NO_RATIO_ONE}.")  # fmt: skip
+    assert (f"499.0 µs with no stop check: without any stop check at most half of that time remains{SHARED_RULE}: "
+            "the stop check (its launches and `.item()`) opens most of it; the time from the shared work with the "
+            "sync less that with no stop check: +501 µs per step in window 0; no-check / sync 0.499 (the rule: at "
+            f"most 0.5); {NO_RATIO_ONE}; pipelining does not close half of the gap before a step{BY_RULE} (the gap "
+            "pipelined is smaller") in compiled  # fmt: skip
     summary = gap_summary(gaps)
     assert ("; compiled, of the time before a step, from the work the steps share, at most half remains without "
-            "any stop check: the stop check (its launches and `.item()`) opens") in summary  # fmt: skip
+            f"any stop check{SHARED_RULE}: the stop check (its launches and `.item()`) opens") in summary  # fmt: skip
     assert ("; eager, of the time before a step, from the work the steps share, more than half remains without "
-            "any stop check: the stop check (its launches and `.item()`) does not open") in summary  # fmt: skip
+            f"any stop check{SHARED_RULE}: the stop check (its launches and `.item()`) does not open"
+            ) in summary  # fmt: skip
     # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and at least 20 µs with the sync
     edge = idle_gaps(with_shared(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0])))
     assert list(edge["sync_causes"]) == [True, False]
@@ -570,10 +571,10 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     assert (g["sync_us"], g["no_check_us"], g["sync_causes"], g["windows"], g["windows_opening"]) == (
         155.0, 124.0, "split", 3, 1)  # fmt: skip
     text = gap_takeaway(g)
-    assert ("155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over 3 "
+    assert ("155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over the 3 "
             f"profiled windows); {SHARED}, 155.0 µs with the sync and 124.0 µs with no stop check: the 3 profiled "
-            "windows disagree: without any stop check at most half of that time remains in 1 of them, so "
-            "whether the stop check (its launches and `.item()`) opens most of it is not decided") in text  # fmt: skip
+            f"windows disagree: without any stop check at most half of that time remains in 1 of them{SHARED_RULE}, "
+            "so whether the stop check (its launches and `.item()`) opens most of it is not decided") in text
     assert ("eager, the profiled windows disagree on whether the stop check (its launches and `.item()`) "
             "opens") in gap_summary(gaps)
 
@@ -587,13 +588,14 @@ def test_pipelining_closes_the_gap_only_where_every_window_says_so():
             rows.append({"variant": variant, "idle_gap_median_us": gap, "gpu_idle_fraction": 0.3, "window": w})
     g = idle_gaps(with_shared(pd.DataFrame(rows))).iloc[0]
     assert (g["closes"], g["windows_closing"], g["windows_pipelined"]) == ("split", 2, 3)
-    assert gap_takeaway(g).endswith("pipelining closes at least half of the gap before a step in 2 of 3 "
-                                    "windows, not in the "
-                                    "others: not decided.")  # fmt: skip
+    assert gap_takeaway(g).endswith(f"pipelining closes at least half of the gap before a step in 2 of 3 windows, not "
+                                    f"in the others{BY_RULE}: not decided; pipelined / sync per window 0.644, 0.428, "
+                                    "0.463 (the rule: at most 0.5 in every window; nearest to it: window 2 of windows "
+                                    f"0–2, 0.463, 0.037 below it); {NO_RATIO}.")  # fmt: skip
     rows[2]["idle_gap_median_us"] = 202.5  # at half exactly: closed (claim 7's "at most half")
     g = idle_gaps(with_shared(pd.DataFrame(rows))).iloc[0]
-    assert str(g["closes"]) == "True" and gap_takeaway(g).endswith("pipelining closes at least half of the gap "
-                 "before a step.")
+    assert str(g["closes"]) == "True" and (f"pipelining closes at least half of the gap before a step{BY_RULE}; "
+                                           "pipelined / sync per window 0.500, 0.428, 0.463") in gap_takeaway(g)
 
 
 def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes_is():
@@ -608,30 +610,28 @@ def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes
 
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 90.0), (100.0, 130.0)])).iloc[0]
     assert (g["pipelined_us"], g["closes"], g["change"]) == (130.0, False, "split")
-    assert gap_takeaway(g).endswith("pipelining does not close half of the gap before a step (the windows disagree "
-                                    "on how the gap pipelined compares with the one with the sync, a difference "
-                                    "below 20 µs counting as none).")  # fmt: skip
+    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (the windows disagree on how the gap "
+            "pipelined compares with the one with the sync, a difference below 20 µs counting as none); pipelined / "
+            "sync per window 1.500, 0.900, 1.300") in gap_takeaway(g)  # fmt: skip
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 100.18), (100.0, 130.0)])).iloc[0]  # rv51's 202.29 → 202.47
     assert g["change"] == "split"
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)])).iloc[0]
     assert g["change"] == "larger"  # larger in all 3 windows: no direction from 3 (chance: 1 time in 4)
-    assert gap_takeaway(g).endswith("; pipelining does not close half of the gap before a step (the gap "
-                                    "pipelined is larger than with "
-                                    "the sync in all 3 windows by 20 µs or more, but 3 windows cannot show a "
-                                    "direction: with no difference, all three agree by chance 1 time in 4).")
+    assert (f"; pipelining does not close half of the gap before a step{BY_RULE} (the gap pipelined is larger than "
+            "with the sync in all 3 windows by 20 µs or more, but 3 windows cannot show a direction: with no "
+            "difference, all three agree by chance 1 time in 4); pipelined / sync") in gap_takeaway(g)
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)] * 2)).iloc[0]  # 6 windows: 1 in 32
-    assert gap_takeaway(g).endswith("; pipelining does not close half of the gap before a step (the gap is "
-                                    "larger pipelined than with "
-                                    "the sync in all 6 windows, by 20 µs or more).")  # fmt: skip
+    assert (f"; pipelining does not close half of the gap before a step{BY_RULE} (the gap is larger pipelined than "
+            "with the sync in all 6 windows, by 20 µs or more); pipelined / sync") in gap_takeaway(g)  # fmt: skip
     g = idle_gaps(windows([(100.0, 60.0), (100.0, 80.0), (100.0, 70.0), (100.0, 55.0), (100.0, 79.0)])).iloc[0]
     assert g["change"] == "smaller"  # 5 windows: 1 time in 16, more than 0.05
-    assert gap_takeaway(g).endswith("(the gap pipelined is smaller than with the sync in all 5 windows by 20 µs or "
-                                    "more, but 5 windows cannot show a direction: with no difference, all five agree "
-                                    "by chance 1 time in 16).")  # fmt: skip
+    assert ("(the gap pipelined is smaller than with the sync in all 5 windows by 20 µs or more, but 5 windows cannot "
+            "show a direction: with no difference, all five agree by chance 1 time in 16); pipelined") in gap_takeaway(
+        g)  # fmt: skip
     g = idle_gaps(windows([(100.0, 119.0), (100.0, 81.0), (100.0, 100.0)])).iloc[0]
     assert g["change"] == "same"
-    assert gap_takeaway(g).endswith("(the gap is about the same pipelined as with the sync in every window, within "
-                                    "20 µs).")  # fmt: skip
+    assert ("(the gap is about the same pipelined as with the sync in every window, within 20 µs); pipelined"
+            ) in gap_takeaway(g)  # fmt: skip
 
 
 def test_a_log_axis_over_less_than_a_decade_gets_finer_plain_ticks():
@@ -863,36 +863,39 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
     assert gap_takeaway(eager) == (
         "Eager: with the sync, the GPU idles 90% of the window; the gap before a step is 239.0 µs with the sync, "
         "258.0 µs with no "
-        f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 239.0 µs with the "
+        f"stop check at all and 500.0 µs pipelined (medians over the 3 profiled windows); {SHARED}, 239.0 µs with the "
         "sync and 258.0 µs with no stop check: without any stop check more than half of that time remains in "
-        "every window: the stop check "
+        f"every window{SHARED_RULE}: the stop check "
         "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
         "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
         "counting as none); the time from the shared work with the sync less that with no stop check: \u22123, "
         "\u2212100 and \u221219 µs per step in windows 0–2; no-check / sync per window 1.012, 1.694, 1.079 (the "
         "rule: at most 0.5 in every window; "
-        "nearest to it: window 0 of windows 0–2, 1.012, 0.512 above it); pipelining does not close half of the gap "
-        "before a step (the gap pipelined is larger than with the sync in all 3 "
+        f"nearest to it: window 0 of windows 0–2, 1.012, 0.512 above it); {NO_RATIO}; pipelining does not close half "
+        f"of the gap before a step{BY_RULE} (the gap pipelined is larger than with the sync in all 3 "
         "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
-        "chance 1 time in 4).")  # fmt: skip
+        "chance 1 time in 4); pipelined / sync per window 1.743, 3.472, 2.092 (the rule: at most 0.5 in every "
+        f"window; nearest to it: window 0 of windows 0–2, 1.743, 1.243 above it); {NO_RATIO}.")  # fmt: skip
     assert gap_takeaway(compiled) == (
         "Compiled: with the sync, the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, "
         "691.0 µs with no "
-        f"stop check at all and 500.0 µs pipelined (medians over 3 profiled windows); {SHARED}, 763.0 µs with the "
+        f"stop check at all and 500.0 µs pipelined (medians over the 3 profiled windows); {SHARED}, 763.0 µs with the "
         "sync and 691.0 µs with no stop check: without any stop check more than half of that time remains in "
-        "every window: the stop check "
+        f"every window{SHARED_RULE}: the stop check "
         "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
         "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
         "counting as none); the time from the shared work with the sync less that with no stop check: +205, "
         "\u2212254 and +136 µs per step in windows 0–2; no-check / sync per window 0.771, 1.562, 0.822 (the "
         "rule: at most 0.5 in every window; "
-        "nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it); pipelining does not close half of the gap "
-        "before a step (the windows disagree on how the gap pipelined compares with the one with the sync, a "
-        "difference below 20 µs counting as none).")  # fmt: skip
-    assert gap_summary(gaps).split(" Against the article's")[0] == (  # then the size
+        f"nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it); {NO_RATIO}; pipelining does not close half "
+        f"of the gap before a step{BY_RULE} (the windows disagree on how the gap pipelined compares with the one with "
+        "the sync, a difference below 20 µs counting as none); pipelined / sync per window 0.558, 1.106, 0.655 (the "
+        f"rule: at most 0.5 in every window; nearest to it: window 0 of windows 0–2, 0.558, 0.058 above it); "
+        f"{NO_RATIO}.")  # fmt: skip
+    assert gap_summary(gaps).split(" Claim 6's size,")[0] == (  # then the size
         "The per-step `.item()` synchronizes the host with the GPU at every step boundary (what it waited for is not "
         "measured here); eager and compiled, of the time before a step, from the work the steps share, more "
-        "than half remains without any stop check: the stop check "
+        f"than half remains without any stop check{SHARED_RULE}: the stop check "
         "(its launches and `.item()`) does not open most of it (see the "
         "takeaways above for "
         "each model's gaps).")  # fmt: skip

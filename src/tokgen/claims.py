@@ -18,7 +18,8 @@ from .gaps import (
     ARTICLE_GAP_US,
     HOST_DRIFT,
     PIPELINED_MISSING,
-    PIPELINED_REST,
+    PIPELINING_CLOSES,
+    SHARED_NOUN,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
     agreed,
@@ -27,18 +28,17 @@ from .gaps import (
     counted_windows,
     direction,
     direction_text,
-    drift_text,
-    enough_judged,
     half_shares,
     judged_pipelined,
     judged_windows,
     left_out_text,
+    over_profiled,
+    own_step_share,
     profile_windows,
+    profiled_counts,
     ratios_text,
     sync_opens_gap,
     sync_wait_words,
-    too_few_text,
-    window_gaps,
     windows_named,
     within_size,
 )
@@ -703,11 +703,11 @@ def _size_text(gaps: list, windows: list, judged: bool = False) -> str:
     """Claim 6's size, judged in each window whatever the cause's outcome (the verdict reads it only where the cause
     holds): "the size (the gap with the sync within ×2 of ~110 µs: 55–220 µs) holds in 0 of 3 windows", with the
     windows' numbers where some hold and some do not (review rvA15 S1); "of the 3 judged windows" where some were
-    left out (`judged`; review rr16a S2)."""
+    left out (`judged`; review rr16a S2), "of the one judged window" where one is (review rr17b N1)."""
     low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
     held = [w for g, w in zip(gaps, windows) if within_size(g)]  # notebook 06's summary's rule too
     which = f" ({windows_named(held)})" if 0 < len(held) < len(gaps) else ""
-    of = (f"the {len(gaps)} judged window{'' if len(gaps) == 1 else 's'}" if judged else
+    of = (("the one judged window" if len(gaps) == 1 else f"the {len(gaps)} judged windows") if judged else
           f"{len(gaps)} window{'' if len(gaps) == 1 else 's'}")  # fmt: skip
     return (f"the size (the gap with the sync within ×2 of ~{ARTICLE_GAP_US} µs: {low:g}–{high:g} µs) holds in "
             f"{len(held)} of {of}{which}")  # fmt: skip
@@ -720,14 +720,14 @@ def _spread(values: list) -> str:
 
 
 def _all_windows(profile: pd.DataFrame) -> str:
-    """Claim 6's idle gaps over every profiled window, the same medians claim 7 and notebook 06's takeaways give
-    (`tokgen.gaps.profile_windows`: per variant, over its windows), with their range: "over the 6 profiled windows
-    246 µs (176–356) with the sync, 171 µs (137–238) with no stop check" (review rr16a S2)."""
+    """Claim 6's idle gaps over every profiled window that measured them (a NaN one left out), the same medians claim 7
+    and notebook 06's takeaways give, counted in their words (`tokgen.gaps.over_profiled`), with their range: "over the
+    6 profiled windows 246 µs (176–356) with the sync, 171 µs (137–238) with no stop check", "over the profiled windows
+    (5 with the sync, 6 with no stop check) …" (reviews rr16a S2, rr17b S1)."""
     values = {g: [float(v) for v in profile.loc[profile["variant"] == label(g), "idle_gap_median_us"] if v == v]
               for g in ("kv_static", "kv_static_no_check")}  # fmt: skip
+    over = over_profiled({g: len(v) for g, v in values.items()})
     sync, none = values["kv_static"], values["kv_static_no_check"]
-    over = (f"over the {len(sync)} profiled windows" if len(sync) == len(none) else
-            f"over the profiled windows ({len(sync)} with the sync, {len(none)} with no stop check)")  # fmt: skip
     return f"{over} {_spread(sync)} with the sync, {_spread(none)} with no stop check"
 
 
@@ -741,55 +741,49 @@ def _judged_gaps(syncs: list, nones: list, windows: list) -> str:
 def _claim_6(tables):
     """Claim 6 per profiled window: the cause (`sync_opens_gap` on `shared_gaps`: the time before a step from
     the work the synchronous step shares with the one without a check, so the whole stop check, its launches and
-    `.item()`, is what the test weighs) and the size (the idle gap before a step with the sync, from its last
-    operation, within ×2 of ~110 µs); the windows' common verdict decides it (`agreed`), windows that disagree
-    leave it undecided, each verdict counted with its windows' numbers. Beside it, not judged: the synchronize's
-    own measured wait per window (`sync_wait_words`), where the table records it. The measured text says the size's
-    outcome per window whatever the cause's (`_size_text`, review rvA15 S1) and the stop check's time per step per
-    window (`check_adds`, rvA15 S2). A window with no idle gap or no shared time measured (NaN) is left out and
-    named, the others judged, as notebook 06 judges them (review rr15 S2), and so is one whose two profiled
-    passes ran at host speeds more than HOST_DRIFT apart, named with its ratio (`tokgen.gaps.judged_windows`, the
-    same windows notebook 06's takeaways judge; review rvA16 S1); none left: not measured. Fewer than half of the
-    windows with both times measured judged (`tokgen.gaps.enough_judged`, the rule notebook 06's takeaways and the
-    quick pages read too): undecided, why in words (`tokgen.gaps.too_few_text`; review rr16a S3)."""
+    `.item()`, is what the test weighs, each pass's time as a share of the rest of its own step: the raw share times
+    the window's host-speed ratio, `tokgen.gaps.normalised_share`, review rr17c S1) and the size (the idle gap before
+    a step with the sync, from its last operation, within ×2 of ~110 µs); the windows' common verdict decides it
+    (`agreed`), windows that disagree leave it undecided, each verdict counted with its windows' numbers. Beside it,
+    not judged: the synchronize's own measured wait per window (`sync_wait_words`), where the table records it. The
+    measured text says the size's outcome per window whatever the cause's (`_size_text`, review rvA15 S1), the stop
+    check's time per step per window (`check_adds`, rvA15 S2), and the shares raw and corrected, the windows whose
+    passes' host speeds lie far apart flagged (`half_shares`). A window with no idle gap or no shared time measured
+    (NaN) is left out and named, the others judged, as notebook 06 judges them (`tokgen.gaps.judged_windows`; review
+    rr15 S2); none left: not measured."""
     profile = tables["06_eos_sync_profile"]
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
-    judged = judged_windows(profile)  # the windows notebook 06 judges too, by the same rule (rr15 S2, rvA16 S1)
-    if not judged["windows"] and not judged["drifted"]:
+    judged = judged_windows(profile)  # the windows notebook 06 judges too, by the same rule (rr15 S2, rr17c S1)
+    if not judged["windows"]:
         raise NotMeasured("notebook 06's profile holds no idle gap, or no time from the work both steps share, in "
                           "any window: re-run notebook 06")  # fmt: skip
-    if not judged["windows"]:
-        raise NotMeasured(f"{drift_text(judged['drifted'])}: no window is left to judge")
-    pairs, shared, windows = judged["idle"], judged["shared"], judged["windows"]
-    verdicts = [(REPRODUCED if within_size(gap) else PARTLY) if sync_opens_gap(s, n)
-                else NOT for (gap, _), (s, n) in zip(pairs, shared)]  # fmt: skip
+    pairs, shared, windows, ratios = judged["idle"], judged["shared"], judged["windows"], judged["ratios"]
+    verdicts = [(REPRODUCED if within_size(gap) else PARTLY) if sync_opens_gap(s, n, r)
+                else NOT for (gap, _), (s, n), r in zip(pairs, shared, ratios)]  # fmt: skip
     common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     s_shared, n_shared = [s for s, _ in shared], [n for _, n in shared]
 
     spread = _spread
-    some = judged["unmeasured"] or judged["drifted"]
+    some = bool(judged["unmeasured"])
     how = ("one window each, unrepeated" if len(pairs) == 1 else
            f"median and range over {len(pairs)} windows, interleaved, every window judged")  # fmt: skip
     head = f"{spread(syncs)} with the sync, {spread(nones)} with no stop check"
-    enough = enough_judged(judged)  # at least half the windows with both times judged (review rr16a S3)
     if some:  # the gaps over every profiled window, as claim 7 and notebook 06 give them, then the judged ones'
         head = f"{_all_windows(profile)}; {_judged_gaps(syncs, nones, windows)}"  # (review rr16a S2)
-        how = f"interleaved; {left_out_text(judged)}"  # both kinds, each with its reason (review rr16a S4)
-        how += f", the verdict over {windows_named(windows)}" if enough else ", too few judged for a verdict"
+        how = (f"median and range over windows, interleaved; {left_out_text(judged)}, the verdict over "
+               f"{windows_named(windows)}")  # (reviews rr16a S4, rr17b N3)
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
-    judged_shared = ", over the judged windows" if some else ""
+    judged_shared = ("" if not some else ", in the judged window" if len(pairs) == 1 else
+                     ", over the judged windows")  # (review rr17b N1)
     measured = (f"median idle gap before a step {head} (from each step's last GPU operation; eager{batch}, profiled, "
-                f"{how}; {article}); {_size_text(syncs, windows, bool(some))}; {SHARED_WORDS}{judged_shared}: "
+                f"{how}; {article}); {_size_text(syncs, windows, some)}; {SHARED_WORDS}{judged_shared}: "
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
-                f"{check_adds(shared, windows)}; {half_shares(shared, 'no-check', windows)}")  # fmt: skip
-    if ratios := ratios_text(windows, judged["ratios"]):
-        measured += f"; {ratios}"
+                f"{check_adds(shared, windows)}; {half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN)}; "
+                f"{ratios_text(shared, windows, ratios)}")  # fmt: skip
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
-    if not enough:  # too few windows judged: no verdict, whatever they read (review rr16a S3)
-        return measured, Undecided([REPRODUCED, PARTLY, NOT], {REPRODUCED, PARTLY, NOT}, too_few_text(judged)), None
     if common != "split":
         return measured, common, None
     said = ", ".join(counted_windows(v, [w for w, v_ in zip(windows, verdicts) if v_ == v])
@@ -813,9 +807,12 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 
 
 def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
-    """Claim 7's arrow of medians read window by window, in `gap_takeaway`'s words (`tokgen.gaps.direction_text`)."""
-    pairs = [(s, p) for s, p in window_gaps(profile, compiled, "pipelined_static") if math.isfinite(s + p)]
-    return direction_text(direction(pairs), len(pairs), "pipelined")
+    """Claim 7's arrow of medians read window by window, in `gap_takeaway`'s words (`tokgen.gaps.direction_text`),
+    over the windows its gap test judges (`tokgen.gaps.judged_pipelined`), named where some are left out (review
+    rr17c N3)."""
+    judged = judged_pipelined(profile, compiled)
+    said = direction_text(direction(judged["idle"]), len(judged["idle"]), "pipelined")
+    return f"over {windows_named(judged['windows'])}, {said}" if judged["unmeasured"] and judged["windows"] else said
 
 
 def busy_rounds_text(rows: pd.DataFrame, shown: list, gs: list) -> str:
@@ -849,24 +846,24 @@ def _busy_and_bound(run: pd.DataFrame, variants: list, gs: list) -> str:
 
 
 def _claim_7(tables):
-    """The eager gap judged in every profiled window by claim 6's rule (`closes_gap` over
-    `tokgen.gaps.judged_pipelined`: a window whose synchronous and pipelined passes ran at host speeds more than
-    HOST_DRIFT apart left out and named, with its ratio; fewer than half judged, `enough_judged`, or windows that
-    disagree leave it undecided), said as claim 6 says its
-    margin, per window against "at most 0.5" (`tokgen.gaps.half_shares`), the compiled one shown
-    beside it, not judged; pipelined faster than sync; beside them, not judged, the synchronous
-    loop's GPU busy share and bound, eager and compiled (`_busy_and_bound`), no cause named."""
+    """The eager gap judged in every profiled window with both gaps measured by claim 6's rule (`closes_gap` over
+    `tokgen.gaps.judged_pipelined`: each pass's idle gap as a share of the rest of its own step, the raw share times
+    the window's host-speed ratio, review rr17c S1; a window with a gap not measured left out and named; windows
+    that disagree leave it undecided), said as claim 6 says its margin, per window against "at most 0.5"
+    (`tokgen.gaps.half_shares`), the compiled one shown beside it, not judged; pipelined faster than sync; beside
+    them, not judged, the synchronous loop's GPU busy share and bound, eager and compiled (`_busy_and_bound`), no
+    cause named. The gaps' medians are counted over the windows that measured them (`tokgen.gaps.over_profiled`,
+    review rr17b S1)."""
     cards = tables.same_run("06_eos_sync_profile", "07_pipelining")
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
-    judged = judged_pipelined(profile)  # claim 6's rule: windows whose passes drifted apart left out (item 4)
-    answers = [closes_gap(*p) for p in judged["idle"]]
-    enough = enough_judged(judged)
-    closed = agreed(answers) if enough else None  # too few judged: the gap test is open (review rr16a S3's rule)
+    judged = judged_pipelined(profile)  # claim 6's rule (review rr17c S1)
+    answers = [closes_gap(*p, r) for p, r in zip(judged["idle"], judged["ratios"])]
+    closed = agreed(answers)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
-    windows = len(window_gaps(profile, other="pipelined_static"))
-    over = f", median of {windows} windows" if windows > 1 else ""
+    counts = profiled_counts(profile, generators=("kv_static", "pipelined_static"))
+    over = f", medians {over_profiled(counts)}" if max(counts.values()) > 1 else ""
     gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs ({_direction(profile)})"
     compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
     c_sync, c_piped = (compiled.get(label(g, compiled=True)) for g in ("kv_static", "pipelined_static"))
@@ -877,11 +874,9 @@ def _claim_7(tables):
     if answers:
         met, n = sum(a is True for a in answers), len(answers)
         which = "judged window" if left else "window"
-        shares = half_shares(judged["idle"], "pipelined", judged["windows"])
-        said = f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}"
-        test.append(said + ("" if enough else ", too few judged for a verdict"))
-        if ratios := ratios_text(judged["windows"], judged["ratios"], "pipelined", PIPELINED_REST):
-            test.append(ratios)
+        shares = half_shares(judged["idle"], "pipelined", judged["windows"], judged["ratios"])
+        test.append(f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}")
+        test.append(ratios_text(judged["idle"], judged["windows"], judged["ratios"], "pipelined"))
     elif left:
         test[-1] += ": no window is left to judge"
     if test:
@@ -890,15 +885,13 @@ def _claim_7(tables):
                            [g for _, g, _ in named])  # fmt: skip
     parts += [f"the synchronous loop's {busy}"] if busy else []
     verdict = _combine(None if closed in (None, "split") else closed, *oks, named={1: [named[0]], 2: [named[1]]})
-    undecided = "whether pipelining halves the eager gap is not decided"
-    few = ("" if enough else too_few_text(judged, undecided, PIPELINED_MISSING) if answers else
-           f"{left}: no window is left to judge, so {undecided}" if left else "")  # fmt: skip
-    if verdict == UNDECIDED and (closed == "split" or few):  # what is open is the gap, and maybe a comparison too
+    none_left = f"{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not decided" if left else ""
+    if verdict == UNDECIDED and (closed == "split" or (none_left and not answers)):  # the gap is open, maybe more
         n_open = oks.count(None)
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
-        why = (f"the profiled windows disagree on whether pipelining halves the eager gap{also}" if closed == "split"
-               else f"{few}{';' if also else ''}{also}")  # fmt: skip
+        why = (f"the profiled windows disagree on whether {PIPELINING_CLOSES}{also}" if closed == "split"
+               else f"{none_left}{';' if also else ''}{also}")  # fmt: skip
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, falls=False)
     return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
 
@@ -1207,6 +1200,20 @@ def _claim_10(tables):
 RULED_OUT = ("; an undecided comparison whose interval rules out a difference beyond ±5% in the direction the claim "
              "needs counts as none")  # claims 4, 5, 7, 8, 9 (review rrA13 S3): `_faster`, `gain_ruled_out`
 
+def host_rule_text(noun: str, other: str) -> str:
+    """Claims 6 and 7's criteria on the host-normalised share (`tokgen.gaps.normalised_share`, review rr17c S1): what
+    each window is judged on, why, how a far ratio or a missing one is said, and the ratio's caveat; no measured
+    number. `noun` is the time judged, `other` the generator set against the synchronous one (notebook 09_summary)."""
+    return (f"{own_step_share(noun)}, the raw share times the two passes' host-speed ratio (the rest of the "
+            f"synchronous pass's profiled step outside that time over the {other} pass's): a window's two passes run "
+            f"one after the other, and the host's speed can drift between them; a ratio beyond {HOST_DRIFT:g}× either "
+            "way is flagged beside the numbers, not left out, and where no ratio was recorded the raw share is judged, "
+            "said so; the ratio may also pick up the generator's own effect (the step without a wait may hide launch "
+            "stalls where the host's launch time is close to the GPU time), which pushes the share up, against the "
+            "claim, while a gap that closes (a share near 0) stays near 0 under any such ratio; every window with "
+            "both times measured is judged, one with a time not measured left out and named")
+
+
 CLAIMS = {
     1: ("naive generator", "runtime ~quadruples when N doubles (O(N²)); high fragmentation",
         "runtime's growth per doubling of N above ×3.25 at every step from one N to the next, judged by each step's "
@@ -1247,16 +1254,12 @@ CLAIMS = {
         "the check's GPU operations, its flag's copy last, come after it) to the next step's first GPU operation, "
         "at least 20 µs with the sync and at most half of it with no stop check at all; the size: the idle gap "
         "before a step with the sync, from its last GPU operation (the flag's copy), within a factor of 2 of "
-        "~110 µs (the cause at another size: partly); eager (the article's trace names no model); a window whose "
-        f"two profiled passes ran at host speeds more than {HOST_DRIFT:g}× apart either way (the rest of the step "
-        "outside the time from the shared work) is left out and named; a verdict needs at least half of the windows "
-        "with both generators' times judged",
+        "~110 µs (the cause at another size: partly); eager (the article's trace names no model); the cause judged "
+        f"on {host_rule_text(SHARED_NOUN, 'no-check')}",
         _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
-        "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged), a "
-        f"window whose two profiled passes ran at host speeds more than {HOST_DRIFT:g}× apart either way (the rest of "
-        "the step outside its idle gap) left out and named, and a verdict on it needs at least half of the windows "
-        "judged, as claim 6's; "
+        "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged), "
+        f"judged as claim 6's cause, on {host_rule_text('idle gap', 'pipelined')}; "
         "pipelined faster than sync, real (signed-rank p below its level; one shown within ±5% is a tie), eager and "
         "compiled" + RULED_OUT,
         _claim_7),

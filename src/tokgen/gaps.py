@@ -2,7 +2,8 @@
 pipelined, whether the sync opens them, and the tables and sentences notebooks 06 and 07 say them in.
 
 Introduced in notebook 06_eos_sync_profile. Claims 6 and 7 (`tokgen.claims`) read the same gaps
-with the same rule over the windows (`judged_windows`, `judged_pipelined`, `enough_judged`).
+with the same rule over the windows (`judged_windows`, `judged_pipelined`): each pass's time as a share of the rest
+of its own step (`normalised_share`, `own_step_share`).
 """
 
 import math
@@ -29,6 +30,34 @@ def profile_windows(profile: pd.DataFrame) -> pd.DataFrame:
     medians = groups.median(numeric_only=True)
     out[medians.columns] = medians
     return out.assign(windows=groups.size()).reset_index()
+
+
+PROFILED_AS = {"kv_static": "with the sync", "kv_static_no_check": "with no stop check",
+               "pipelined_static": "pipelined"}  # fmt: skip  (`over_profiled`'s words per generator)
+
+
+def profiled_counts(profile: pd.DataFrame, compiled: bool = False,
+                    generators=("kv_static", "kv_static_no_check")) -> dict:  # fmt: skip
+    """Per generator of `generators`, how many of notebook 06's profiled windows measured its idle gap before a step
+    (its finite `idle_gap_median_us` rows): the count the gaps' medians are over (review rr17b S1;
+    notebook 06_eos_sync_profile)."""
+    out = {}
+    for g in generators:
+        rows = profile[profile["variant"] == label(g, compiled=compiled)] if "variant" in profile else profile
+        gaps = rows["idle_gap_median_us"] if "idle_gap_median_us" in rows else pd.Series(dtype=float)
+        out[g] = int(pd.to_numeric(gaps, errors="coerce").notna().sum())
+    return out
+
+
+def over_profiled(counts: dict) -> str:
+    """The windows medians of the idle gaps are over (`profiled_counts`), the one wording claims 6 and 7 and notebook
+    06's takeaways count them in: "over the 6 profiled windows", "in the one profiled window", or where a window has
+    a gap not measured, per generator: "over the profiled windows (5 with the sync, 6 with no stop check)" (review
+    rr17b S1; notebook 06_eos_sync_profile)."""
+    if len(set(counts.values())) == 1:
+        n = next(iter(counts.values()))
+        return "in the one profiled window" if n == 1 else f"over the {n} profiled windows"
+    return f"over the profiled windows ({', '.join(f'{n} {PROFILED_AS[g]}' for g, n in counts.items())})"
 
 
 def _window_rows(profile: pd.DataFrame, compiled: bool, other: str):
@@ -60,15 +89,16 @@ def within_size(gap_us: float) -> bool:
 
 def size_text(gaps: list, windows: list) -> str:
     """The gaps with the sync in the judged windows against the article's ~110 µs by claim 6's rule (`within_size`):
-    "294, 183 and 197 µs in windows 2–4, within it in 2 of the 3 (windows 3 and 4)"; "" where none is judged (review
-    rvA16 S2; notebook 06_eos_sync_profile)."""
+    "294, 183 and 197 µs in windows 2–4, within 55–220 µs in 2 of the 3 (windows 3 and 4)"; "" where none is judged
+    (reviews rvA16 S2, rr17b N2; notebook 06_eos_sync_profile)."""
     if not gaps:
         return ""
     held = [w for g, w in zip(gaps, windows) if within_size(g)]
     which = f" ({windows_named(held)})" if 0 < len(held) < len(gaps) else ""
     of = "the one" if len(gaps) == 1 else f"the {len(gaps)}"
-    return (f"{series_text([f'{g:.0f}' for g in gaps])} µs in {windows_named(windows)}, within it in {len(held)} of "
-            f"{of}{which}")  # fmt: skip
+    low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
+    return (f"{series_text([f'{g:.0f}' for g in gaps])} µs in {windows_named(windows)}, within {low:g}–{high:g} µs in "
+            f"{len(held)} of {of}{which}")  # fmt: skip
 
 
 def size_sentence(gaps: pd.DataFrame) -> str:
@@ -80,26 +110,30 @@ def size_sentence(gaps: pd.DataFrame) -> str:
     if not said:
         return ""
     low, high = ARTICLE_GAP_US / 2, 2 * ARTICLE_GAP_US
-    return (f"Against the article's ~{ARTICLE_GAP_US} µs, the gap before a step with the sync, from its last GPU "
-            f"operation, in each judged window (claim 6's size: within ×2 of it, {low:g}–{high:g} µs): "
-            f"{'; '.join(said)}.")  # fmt: skip
+    return (f"Claim 6's size, the gap before a step with the sync (from its last GPU operation) within ×2 of the "
+            f"article's ~{ARTICLE_GAP_US} µs, {low:g}–{high:g} µs, in each judged window: {'; '.join(said)}.")
 
 
-def sync_opens_gap(sync_us: float, no_check_us: float) -> bool | None:
-    """Claim 6's one test, also notebook 06's: the gap with the sync is at least MIN_GAP_US and the
-    generator without any stop check leaves at most half of it; None where either is NaN
-    (notebook 06_eos_sync_profile)."""
+def sync_opens_gap(sync_us: float, no_check_us: float, ratio: float = float("nan")) -> bool | None:
+    """Claim 6's one test, also notebook 06's: the gap with the sync is at least MIN_GAP_US and the generator without
+    any stop check leaves at most half of it, each pass's time as a share of the rest of its own step (the raw share
+    times the window's host-speed ratio `ratio`, `normalised_share`; the raw share where the ratio is NaN); None where
+    either time is NaN (review rr17c S1; notebook 06_eos_sync_profile)."""
     if not (math.isfinite(sync_us) and math.isfinite(no_check_us)):
         return None
-    return bool(sync_us >= MIN_GAP_US and no_check_us <= 0.5 * sync_us)
+    r = ratio if math.isfinite(ratio) else 1.0
+    return bool(sync_us >= MIN_GAP_US and no_check_us * r <= 0.5 * sync_us)
 
 
-def closes_gap(sync_us: float, pipelined_us: float) -> bool | None:
-    """Claim 7's test of the gap, also notebook 06's: pipelined leaves at most half the gap with the
-    sync; None where either is NaN (notebook 06_eos_sync_profile)."""
+def closes_gap(sync_us: float, pipelined_us: float, ratio: float = float("nan")) -> bool | None:
+    """Claim 7's test of the gap, also notebook 06's (PIPELINING_CLOSES): pipelined leaves at most half the gap with
+    the sync, each pass's idle gap as a share of the rest of its own step (`normalised_share`, with the window's
+    host-speed ratio `ratio`; the raw share where it is NaN); None where either gap is NaN (review rr17c S1;
+    notebook 06_eos_sync_profile)."""
     if not (math.isfinite(sync_us) and math.isfinite(pipelined_us)):
         return None
-    return bool(pipelined_us <= 0.5 * sync_us)
+    r = ratio if math.isfinite(ratio) else 1.0
+    return bool(pipelined_us * r <= 0.5 * sync_us)
 
 
 def agreed(tests: list) -> bool | str | None:
@@ -109,22 +143,30 @@ def agreed(tests: list) -> bool | str | None:
     return None if not measured else measured[0] if len(set(measured)) == 1 else "split"
 
 
-def half_shares(pairs, other: str, windows: list | None = None) -> str:
-    """Claim 6's margin (`tokgen.claims`): per window, in window order, the `other` time as a share of the time with
-    the sync (`shared_gaps`' pairs) against the rule's "at most half", and the share nearest to that
-    half, named by its window as notebook 06's table numbers them (`windows`, `shared_windows`; default 0, 1, ...),
-    among the windows judged (`windows_named`, review rr15 S2) (notebook 06_eos_sync_profile)."""
-    shares = [o / s if s > 0 else math.inf for s, o in pairs]
-    windows = list(range(len(shares))) if windows is None else list(windows)
+def half_shares(pairs, other: str, windows: list | None = None, ratios: list | None = None,
+                noun: str = "idle gap") -> str:  # fmt: skip
+    """Claims 6 and 7's margin (`tokgen.claims`), also notebook 06's: per window, in window order, the `other` time as a
+    share of the time with the sync (`shared_gaps`' or `window_gaps`' pairs), each pass's `noun` as a share of the rest
+    of its own step (`normalised_share` with the windows' `ratios`, `host_ratios`), against the rule's "at most half",
+    and the share nearest to that half, named by its window as notebook 06's table numbers them (`windows`,
+    `shared_windows`; default 0, 1, ...), among the windows judged (`windows_named`, review rr15 S2); how they come
+    from the raw shares, and the windows whose correction is large or missing, `ratios_text` says beside it; with
+    `ratios` None or no ratio recorded, the raw shares (`ratios_text` then says so: NO_RATIO) (reviews rr17c S1,
+    S3; notebook 06_eos_sync_profile)."""
+    windows = list(range(len(pairs))) if windows is None else list(windows)
+    raw = [o / s if s > 0 else math.inf for s, o in pairs]
+    corrected = ratios is not None and any(math.isfinite(r) for r in ratios)
+    shares = [normalised_share(s, o, r) for (s, o), r in zip(pairs, ratios)] if corrected else raw
+    what = f"{other} / sync, {own_step_share(noun)}," if corrected else f"{other} / sync"
     shown = ", ".join(f"{x:.3f}" for x in shares)
     if len(shares) == 1:
-        return f"{other} / sync {shown} (the rule: at most 0.5)"
+        return f"{what} {shown} (the rule: at most 0.5)"
     i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
     d = shares[i] - 0.5
     side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
     near = f"window {windows[i]} of {windows_named(windows)}, {shares[i]:.3f}, {side}"
     rule = f"the rule: at most 0.5 in every window; nearest to it: {near}"
-    return f"{other} / sync per window {shown} ({rule})"
+    return f"{what.replace(' / sync', ' / sync per window', 1)} {shown} ({rule})"
 
 
 def windows_named(windows: list) -> str:
@@ -205,12 +247,12 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
     in the no-check one's: the rest of the profiled step outside the time from the shared work,
     `step_period_us − from_op_<k+1>_median_us` with the sync over `step_period_us − from_op_1_median_us` with no stop
     check (k as in `shared_gaps`). The two passes of a window run one after the other, so the host can drift between
-    them (review rvA16 S1). NaN where a column is missing (a table recorded before them: no window is then left out
-    for drift). With `other` "pipelined_static" (claim 7's gap test, per window of `window_gaps` with it), the same
-    quantity: the pipelined step runs the same GPU operations as the synchronous one (its stop check and flag's copy
-    too, only not waited for), so the work both share is the whole step and the time from it is each one's
-    `from_op_1_median_us`: NaN where their operations per step differ (`_shared_column`)
-    (notebook 06_eos_sync_profile)."""
+    them (review rvA16 S1): the host-normalised share corrects for it (`normalised_share`, review rr17c S1). NaN where
+    a column is missing (a table recorded before them: the raw shares are then judged, said so: NO_RATIO). With
+    `other` "pipelined_static" (claim 7's gap test, per window of `window_gaps` with it), the same quantity: the
+    pipelined step runs the same GPU operations as the synchronous one (its stop check and flag's copy too, only not
+    waited for), so the work both share is the whole step and the time from it is each one's `from_op_1_median_us`:
+    NaN where their operations per step differ (`_shared_column`) (notebook 06_eos_sync_profile)."""
     nan, out = float("nan"), []
     for a, b in _window_rows(profile, compiled, other):
         col = _shared_column(a, b, same_ops=other != "kv_static_no_check")
@@ -222,29 +264,48 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
     return out
 
 
-HOST_DRIFT = 1.25  # a window whose passes' host speeds (`host_ratios`) differ by more than this either way: not judged
+HOST_DRIFT = 1.25  # a window whose passes' host speeds (`host_ratios`) lie more than this apart either way is flagged
+# beside its numbers (`drift_flags`: the correction is large there), judged all the same (review rr17c S1)
+NO_RATIO = "the host-speed ratio was not recorded, so the shares are not corrected for host drift"  # rr17c S3
+
+
+def own_step_share(noun: str = "idle gap") -> str:
+    """The host-normalised share in words, the one phrase claims 6 and 7, notebook 06's takeaways and summary and the
+    quick pages say it in: "each pass's idle gap as a share of the rest of its own step" (`normalised_share`; review
+    rr17c S1) (notebook 06_eos_sync_profile)."""
+    return f"each pass's {noun} as a share of the rest of its own step"
+
+
+def normalised_share(sync_us: float, other_us: float, ratio: float = float("nan")) -> float:
+    """The host-normalised share (`own_step_share`), what claim 6's cause test and claim 7's gap test judge against
+    their "at most 0.5": (other / rest_other) / (sync / rest_sync) = other / sync × `ratio`, the window's host-speed
+    ratio (`host_ratios`: rest_sync / rest_other, rest the profiled step less the time judged); the raw share other /
+    sync where the ratio is NaN (not recorded); inf where the sync time is not above 0, NaN where either time is NaN
+    (review rr17c S1; notebook 06_eos_sync_profile)."""
+    if not (math.isfinite(sync_us) and math.isfinite(other_us)):
+        return float("nan")
+    share = other_us / sync_us if sync_us > 0 else math.inf
+    return share * ratio if math.isfinite(ratio) else share
 
 
 def drifted(ratio: float) -> bool:
-    """Whether a window's host-speed ratio (`host_ratios`) lies outside [1/HOST_DRIFT, HOST_DRIFT]; a NaN one does
-    not (notebook 06_eos_sync_profile)."""
+    """Whether a window's host-speed ratio (`host_ratios`) lies outside [1/HOST_DRIFT, HOST_DRIFT], so that its
+    correction is flagged as large (`drift_flags`); a NaN one does not (notebook 06_eos_sync_profile)."""
     return math.isfinite(ratio) and not 1 / HOST_DRIFT <= ratio <= HOST_DRIFT
 
 
 def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:
     """Claim 6's and notebook 06's one choice of the windows its cause test judges (`claims._claim_6`, `idle_gaps`):
-    per profiled window that holds both generators, in order, left out where its idle gaps (`window_gaps`) or its
-    times from the shared work (`shared_gaps`) are not both measured ("unmeasured": their windows), or where its two
-    passes ran at host speeds more than HOST_DRIFT apart (`drifted`; "drifted": (window, ratio)), the others judged:
-    "idle", "shared", "windows" and "ratios" (`host_ratios`) of those (notebook 06_eos_sync_profile)."""
-    out = {k: [] for k in ("idle", "shared", "windows", "ratios", "unmeasured", "drifted")}
+    per profiled window that holds both generators, in order, left out only where its idle gaps (`window_gaps`) or its
+    times from the shared work (`shared_gaps`) are not both measured ("unmeasured": their windows), every other one
+    judged on the host-normalised share (`normalised_share`, `sync_opens_gap` with the ratio): "idle", "shared",
+    "windows" and "ratios" (`host_ratios`) of those (review rr17c S1; notebook 06_eos_sync_profile)."""
+    out = {k: [] for k in ("idle", "shared", "windows", "ratios", "unmeasured")}
     rows = zip(window_gaps(profile, compiled), shared_gaps(profile, compiled), shared_windows(profile, compiled),
                host_ratios(profile, compiled))  # fmt: skip
     for idle, shared, w, r in rows:
         if sync_opens_gap(*idle) is None or sync_opens_gap(*shared) is None:
             out["unmeasured"].append(w)
-        elif drifted(r):
-            out["drifted"].append((w, r))
         else:
             for k, v in (("idle", idle), ("shared", shared), ("windows", w), ("ratios", r)):
                 out[k].append(v)
@@ -255,101 +316,83 @@ UNMEASURED_WHY = "with no idle gap or no time from the shared work measured"  # 
 
 
 def left_out_text(judged: dict, missing: str = UNMEASURED_WHY) -> str:
-    """Every window `judged_windows` left out, in words, each kind with its reason: those with a time not measured
-    ("window 3 left out, with no idle gap or no time from the shared work measured"; `missing` says which times) and
-    those whose passes drifted apart (`drift_text`), joined by "; "; "" where none is (review rr16a S4;
-    notebook 06_eos_sync_profile)."""
-    parts = [f"{windows_named(judged['unmeasured'])} left out, {missing}"] if judged["unmeasured"] else []
-    return "; ".join(parts + ([drift_text(judged["drifted"])] if judged["drifted"] else []))
+    """The windows `judged_windows` (or `judged_pipelined`) left out, in words, with the reason, a time not measured:
+    "window 3 left out, with no idle gap or no time from the shared work measured" (`missing` says which times); ""
+    where none is (review rr16a S4; notebook 06_eos_sync_profile)."""
+    return f"{windows_named(judged['unmeasured'])} left out, {missing}" if judged["unmeasured"] else ""
 
 
 PIPELINED_MISSING = "with no idle gap measured"  # `judged_pipelined`'s "unmeasured", in `left_out_text`
-PIPELINED_REST = "the rest of the step outside its idle gap, both steps running the same GPU operations"  # ratios
 
 
 def judged_pipelined(profile: pd.DataFrame, compiled: bool = False) -> dict:
     """Claim 7's gap test's windows (`closes_gap`), by claim 6's rule (`judged_windows`): per profiled window that
-    holds the synchronous and the pipelined generator, in order, left out where either idle gap is not measured
-    ("unmeasured") or where the two passes ran at host speeds more than HOST_DRIFT apart (`host_ratios` with
-    "pipelined_static", `drifted`; "drifted": (window, ratio)), the others judged: "idle" (`window_gaps`' pairs),
-    "windows" and "ratios" of those (review rr17 item 4; notebook 06_eos_sync_profile)."""
-    out = {k: [] for k in ("idle", "windows", "ratios", "unmeasured", "drifted")}
+    holds the synchronous and the pipelined generator, in order, left out only where either idle gap is not measured
+    ("unmeasured"), every other one judged on the host-normalised share (`host_ratios` with "pipelined_static"):
+    "idle" (`window_gaps`' pairs), "windows" and "ratios" of those (review rr17c S1; notebook 06_eos_sync_profile)."""
+    out = {k: [] for k in ("idle", "windows", "ratios", "unmeasured")}
     other = "pipelined_static"
     rows = zip(window_gaps(profile, compiled, other), shared_windows(profile, compiled, other),
                host_ratios(profile, compiled, other))  # fmt: skip
     for idle, w, r in rows:
         if closes_gap(*idle) is None:
             out["unmeasured"].append(w)
-        elif drifted(r):
-            out["drifted"].append((w, r))
         else:
             for k, v in (("idle", idle), ("windows", w), ("ratios", r)):
                 out[k].append(v)
     return out
 
 
-def enough_judged(judged: dict) -> bool:
-    """The one rule for how many windows a verdict needs, for claims 6 and 7, notebook 06's takeaways and the quick
-    pages alike: at least one judged, and at least half of the windows that measured both times (those judged and
-    those left out for host drift; `judged_windows`): a verdict on 1 of 3 windows rests on too few (review rr16a S3;
-    notebook 06_eos_sync_profile)."""
-    judged_, held = len(judged["windows"]), len(judged["windows"]) + len(judged["drifted"])
-    return judged_ >= 1 and 2 * judged_ >= held
-
-
-def too_few_text(judged: dict, undecided: str = "no verdict is read", missing: str = UNMEASURED_WHY) -> str:
-    """Why `enough_judged` reads no verdict, "" where it reads one: the windows left out and why (`left_out_text`),
-    how many of how many were judged, and what would settle it: "window 0 and 2 left out: …; only 1 of the 3 windows
-    with both generators' times measured is judged (window 1), fewer than the half of them a verdict needs, so no
-    verdict is read: a run whose windows' passes ran at comparable host speeds would settle it" (`undecided` says
-    what is not decided; review rr16a S3; notebook 06_eos_sync_profile)."""
-    if enough_judged(judged):
-        return ""
-    n, held = len(judged["windows"]), len(judged["windows"]) + len(judged["drifted"])
-    which = f" ({windows_named(judged['windows'])})" if n else ""
-    return (f"{left_out_text(judged, missing)}; only {n} of the {held} windows with both generators' times measured "
-            f"{'is' if n == 1 else 'are'} judged{which}, fewer than the half of them a verdict needs, so {undecided}: "
-            "a run whose windows' passes ran at comparable host speeds would settle it")  # fmt: skip
-
-
 def _ratio(r: float) -> str:
-    """A host-speed ratio in two decimals, or more where two would put it on or across the band's edges: 0.795 reads
-    "0.795", not "0.80" beside "more than 1.25× either way" (`side_of`)."""
+    """A host-speed ratio in two decimals, or more where two would put it on or across the flag's edges: 0.795 reads
+    "0.795", not "0.80" beside "more than 1.25× apart" (`side_of`)."""
     return side_of(r, (1 / HOST_DRIFT, HOST_DRIFT))
 
 
-def drift_text(drifted_: list) -> str:
-    """The windows `judged_windows` left out for host drift, named with their ratios: "windows 0 and 1 left out: their
-    two passes ran at host speeds 1.96× and 2.23× apart (more than 1.25×), too far apart to set the two passes side by
-    side": no cause named, the check's share in them is not measured (review rr16a S1); "" where none is (review rvA16
-    S1; notebook 06_eos_sync_profile)."""
-    if not drifted_:
+def _apart(r: float) -> str:
+    """How far apart two passes' host speeds lie, a factor of 1 or more, in `_ratio`'s digits: 0.61 reads "1.64"."""
+    return side_of(r if r >= 1 else 1 / r, (HOST_DRIFT,))
+
+
+def drift_flags(windows: list, ratios: list, other: str = "no-check") -> str:
+    """The windows whose passes' host speeds lie more than HOST_DRIFT apart (`drifted`), flagged, not left out, each
+    factor 1 or more with the pass that ran slower: "host speeds more than 1.25× apart, so the correction is large
+    there: 1.96× and 2.23× in windows 0 and 1 (the synchronous pass slower) and 1.56× in window 5 (the no-check pass
+    slower)"; "" where none does (reviews rr17c S1, N1; notebook 06_eos_sync_profile)."""
+    far = [(w, r) for w, r in zip(windows, ratios) if drifted(r)]
+    parts = []
+    for slower, side in (("synchronous", lambda r: r > 1), (other, lambda r: r < 1)):
+        these = [(w, r) for w, r in far if side(r)]
+        if these:
+            factors = series_text([f"{_apart(r)}×" for _, r in these])
+            parts.append(f"{factors} in {windows_named([w for w, _ in these])} (the {slower} pass slower)")
+    if not parts:
         return ""
-    whose = "its" if len(drifted_) == 1 else "their"
-    ratios = series_text([f"{_ratio(r)}×" for _, r in drifted_])
-    return (f"{windows_named([w for w, _ in drifted_])} left out: {whose} two passes ran at host speeds {ratios} apart "
-            f"(more than {HOST_DRIFT:g}× either way), too far apart to set the two passes side by side")  # fmt: skip
+    return f"host speeds more than {HOST_DRIFT:g}× apart, so the correction is large there: {' and '.join(parts)}"
 
 
-def ratios_text(windows: list, ratios: list, other: str = "with no stop check",
-                rest: str = "the rest of the step outside the time from the shared work") -> str:  # fmt: skip
-    """The judged windows' host-speed ratios (`host_ratios`), in window order: "the two passes' host-speed ratio, with
-    the sync over with no stop check, per window 1.06, 1.03 and 1.02 (windows 2–4; within 1/1.25–1.25, so judged)";
-    a judged window whose ratio is NaN is said apart, as not measured there, not as within the band ("; in window 3
-    the ratio was not measured, so it is judged without one": review rr16a S4); "" where none is measured (a table
-    recorded before them) (notebook 06_eos_sync_profile)."""
+def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check") -> str:
+    """How `half_shares`' host-normalised shares come from the raw ones (`pairs`: (sync, other) per window): "the raw
+    shares 0.302, 0.260 and 0.507 times the two passes' host-speed ratio (the rest of the synchronous pass's step over
+    the no-check pass's) 1.96, 2.23 and 1.06", then the windows whose ratio lies beyond HOST_DRIFT (`drift_flags`) and
+    those whose ratio was not recorded, their shares not corrected ("in window 3 the host-speed ratio was not
+    recorded, so its share is not corrected for host drift"); NO_RATIO where no ratio was recorded (a table recorded
+    before them: review rr17c S3); "" where no window is judged (notebook 06_eos_sync_profile)."""
+    if not windows:
+        return ""
+    raw = [o / s if s > 0 else math.inf for s, o in pairs]
     if not any(math.isfinite(r) for r in ratios):
-        return ""
-    kept = [(w, r) for w, r in zip(windows, ratios) if math.isfinite(r)]
-    missing = [w for w, r in zip(windows, ratios) if not math.isfinite(r)]
-    shown = series_text([_ratio(r) for _, r in kept])
-    band, where = f"1/{HOST_DRIFT:g}–{HOST_DRIFT:g}", windows_named([w for w, _ in kept])
-    said = (f"the two passes' host-speed ratio ({rest}, with the sync over {other}) {shown} in {where} (within {band}, "
-            "so judged)")  # fmt: skip
-    if missing:
-        one = len(missing) == 1
-        said += (f"; in {windows_named(missing)} the ratio was not measured, so {'it is' if one else 'they are'} "
-                 f"judged without one")  # fmt: skip
+        return NO_RATIO if len(windows) > 1 else NO_RATIO.replace("the shares are", "the share is")
+    one = len(windows) == 1
+    shown = series_text([_ratio(r) if math.isfinite(r) else "not recorded" for r in ratios])
+    said = (f"the raw share{'' if one else 's'} {series_text([f'{s:.3f}' for s in raw])} times the two passes' "
+            f"host-speed ratio (the rest of the synchronous pass's step over the {other} pass's) {shown}")  # fmt: skip
+    if flags := drift_flags(windows, ratios, other):
+        said += f"; {flags}"
+    if missing := [w for w, r in zip(windows, ratios) if not math.isfinite(r)]:
+        its = "its share is" if len(missing) == 1 else "their shares are"
+        said += (f"; in {windows_named(missing)} the host-speed ratio was not recorded, so {its} not corrected for "
+                 "host drift")  # fmt: skip
     return said
 
 
@@ -511,24 +554,25 @@ def plain_after_profile(summary: pd.DataFrame) -> str:
 
 def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     """Per model, from notebook 06's profile: the idle gap before a step with the sync, with no stop
-    check (NaN where not profiled) and pipelined (medians over the windows); every window judged by
-    claims 6 and 7's one rule: whether the stop check (its launches and `.item()`) opens the time before a step, from
-    the work both steps share (`sync_causes`: `sync_opens_gap` on `shared_gaps`, whose medians are
-    `sync_shared_us` and `no_check_shared_us`; `windows` judged, `windows_opening`; the per-window shares against
-    the rule's half in words, `no_check_shares`: `half_shares`, with the judged windows' host-speed ratios,
-    `ratios_text`; the stop check's time per step per window in words, `check_adds`: `check_adds`), over the windows
-    claim 6 judges (`judged_windows`: those whose two passes' host speeds drifted apart named in `left_out`,
-    `drift_text`, and those with a time not measured, both kinds named in `left_out`: `left_out_text`, review rr16a
-    S4; `drifted`, how many drifted; `profiled`, the windows the gaps' medians are over; `size`, the judged windows'
-    gaps with the sync against the article's, `size_text`) and whether pipelining
-    closes at least half of the gap before a step (`closes`: `closes_gap`; `windows_pipelined`,
-    `windows_closing`), each "split" where the windows disagree; and the direction of the no-check time
-    (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
+    check (NaN where not profiled) and pipelined (medians over the windows that measured each, `over`:
+    `over_profiled`, review rr17b S1); every window with both times measured judged by claims 6 and 7's one rule,
+    each pass's time as a share of the rest of its own step (`normalised_share`): whether the stop check (its
+    launches and `.item()`) opens the time before a step, from the work both steps share (`sync_causes`:
+    `sync_opens_gap` on `shared_gaps` with `host_ratios`, whose medians are `sync_shared_us` and
+    `no_check_shared_us`; `windows` judged, `windows_opening`; the per-window shares against the rule's half in
+    words, `no_check_shares`: `half_shares`; the stop check's time per step per window in words, `check_adds`:
+    `check_adds`), over the windows claim 6 judges (`judged_windows`: those with a time not measured named in
+    `left_out`, `left_out_text`, review rr16a S4; `profiled`, the windows that measured the gap with the sync;
+    `size`, the judged windows' gaps with the sync against the article's, `size_text`) and whether pipelining
+    closes at least half of the gap before a step (`closes`: `closes_gap` over `judged_pipelined`, with its
+    windows' host-speed ratios; `windows_pipelined`, `windows_closing`; `pipelined_shares`: `half_shares`; those
+    left out in `pipelined_left_out`), each "split" where the windows disagree; and the direction of the no-check
+    time (from the shared work) and of the pipelined gap against the sync's (`no_check_change`, `change`:
     `direction`) (notebook 06_eos_sync_profile)."""
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled", "too_few", "drifted", "size", "pipelined_left_out", "pipelined_too_few"]  # fmt: skip
+               "profiled", "over", "size", "pipelined_left_out", "pipelined_shares"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -538,34 +582,34 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
         if sync in s.index and piped in s.index:
             a, b = s.at[sync, "idle_gap_median_us"], s.at[piped, "idle_gap_median_us"]
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
-            judged = judged_windows(summary, compiled)  # claim 6's windows, by its one rule (review rvA16 S1)
+            judged = judged_windows(summary, compiled)  # claim 6's windows, by its one rule (review rr17c S1)
             shared, windows_ = judged["shared"], judged["windows"]
-            opens = [sync_opens_gap(a_, n_) for a_, n_ in shared]
-            causes = agreed(opens)
-            piped_ = judged_pipelined(summary, compiled)  # claim 7's windows, by the same rule (review rr17 item 4)
-            closes = [closes_gap(*p_) for p_ in piped_["idle"]]
-            closed = agreed(closes)
+            opens = [sync_opens_gap(a_, n_, r) for (a_, n_), r in zip(shared, judged["ratios"])]
+            piped_ = judged_pipelined(summary, compiled)  # claim 7's windows, by the same rule
+            closes = [closes_gap(*p_, r) for p_, r in zip(piped_["idle"], piped_["ratios"])]
+            counts = profiled_counts(summary, compiled, ("kv_static", "kv_static_no_check", "pipelined_static")
+                                     if none in s.index else ("kv_static", "pipelined_static"))  # fmt: skip
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
-                 "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": closed, "sync_causes": causes,
+                 "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": agreed(closes), "sync_causes": agreed(opens),
                  "change": direction(piped_["idle"]),
                  "no_check_change": direction(shared),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
-                 "profiled": int(s.at[sync, "windows"]),
+                 "profiled": counts["kv_static"], "over": over_profiled(counts),
                  "windows_closing": sum(c is True for c in closes),
                  "windows_pipelined": sum(c is not None for c in closes),
                  "sync_shared_us": _median(a_ for a_, _ in shared),
                  "no_check_shared_us": _median(n_ for _, n_ in shared),
-                 "no_check_shares": "; ".join(t for t in (half_shares(shared, "no-check", windows_),
-                                                          ratios_text(windows_, judged["ratios"])) if t)
-                 if shared else "",
+                 "no_check_shares": "; ".join((half_shares(shared, "no-check", windows_, judged["ratios"],
+                                                           SHARED_NOUN),
+                                               ratios_text(shared, windows_, judged["ratios"]))) if shared else "",
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
-                 "drifted": len(judged["drifted"]),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
                  "pipelined_left_out": left_out_text(piped_, PIPELINED_MISSING),
-                 "pipelined_too_few": too_few_text(piped_, f"whether {PIPELINING_CLOSES} is not decided",
-                                                   PIPELINED_MISSING) if closes else "",
-                 "too_few": too_few_text(judged, f"whether {STOP_CHECK} opens most of it is not decided")}
+                 "pipelined_shares": "; ".join((half_shares(piped_["idle"], "pipelined", piped_["windows"],
+                                                            piped_["ratios"]),
+                                                ratios_text(piped_["idle"], piped_["windows"], piped_["ratios"],
+                                                            "pipelined"))) if piped_["idle"] else ""}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -576,35 +620,39 @@ def _median(values) -> float:
     return float(finite.median()) if len(finite) else float("nan")
 
 
-PIPELINING_CLOSES = "pipelining closes at least half of the gap before a step"  # claim 7's gap test, in words
+PIPELINING_CLOSES = "pipelining closes at least half of the gap before a step"  # claim 7's gap test, in words: rr17c N2
+
+
+def _text(gap, key: str) -> str:
+    """A text column of an `idle_gaps` row, "" where the row or the text is missing."""
+    said = gap.get(key) if gap is not None else None
+    return said if isinstance(said, str) else ""
 
 
 def _pipelining_does(gap) -> str:
-    """`gap_takeaway`'s clause on claim 7's gap test, over the windows it judges (`judged_pipelined`): those left out
-    named (the row's `pipelined_left_out`), no verdict where too few are judged (`pipelined_too_few`), none left: not
-    measured, with why."""
-    left, few = (gap.get(k) if gap is not None else None for k in ("pipelined_left_out", "pipelined_too_few"))
-    left, few = (v if isinstance(v, str) else "" for v in (left, few))
+    """`gap_takeaway`'s clause on claim 7's gap test, over the windows it judges (`judged_pipelined`), each pass's idle
+    gap as a share of the rest of its own step: the verdict, those left out named (the row's `pipelined_left_out`),
+    the per-window shares (`pipelined_shares`); none left: not decided (review rr17c S2), with why."""
+    left, shares = _text(gap, "pipelined_left_out"), _text(gap, "pipelined_shares")
     against = "against the pipelined passes, "  # not the no-check passes the clause before names
-    if few:
-        return against + few
-    said = _pipelining_verdict(gap)
     if left and int(gap["windows_pipelined"]) == 0:
-        return f"{against}{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not measured"
-    return f"{said}; {against}{left}, judged over the other {int(gap['windows_pipelined'])}" if left else said
+        return f"{against}{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not decided"
+    said = _pipelining_verdict(gap)
+    said += f"; {against}{left}, judged over the other {int(gap['windows_pipelined'])}" if left else ""
+    return f"{said}; {shares}" if shares else said
 
 
 def _pipelining_verdict(gap) -> str:
+    measure = own_step_share()
     if gap["closes"] == "split":
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
-        return (f"pipelining closes at least half of the gap before a step in {n} of {of} windows, not in the others: "
-                "not decided")  # fmt: skip
+        return f"{PIPELINING_CLOSES} in {n} of {of} windows, not in the others, {measure}: not decided"
     if gap["closes"] is None or gap["closes"] != gap["closes"]:
-        return "whether pipelining closes it is not measured"
+        return f"whether {PIPELINING_CLOSES} is not measured"
     if gap["closes"]:
-        return "pipelining closes at least half of the gap before a step"
+        return f"{PIPELINING_CLOSES}, {measure}"
     change = direction_text(gap["change"], int(gap["windows_pipelined"]), "pipelined")
-    return f"pipelining does not close half of the gap before a step ({change})"
+    return f"pipelining does not close half of the gap before a step, {measure} ({change})"
 
 
 def _measured_cause(gap) -> bool:
@@ -613,63 +661,59 @@ def _measured_cause(gap) -> bool:
 
 
 def _left_out(gap) -> str:
-    """The windows `idle_gaps` left out, for host drift or a time not measured, in words (its row's `left_out`,
-    `left_out_text`); "" where none is."""
-    left = gap.get("left_out") if gap is not None else None
-    return left if isinstance(left, str) else ""
-
-
-def _too_few(gap) -> str:
-    """Why `idle_gaps` reads no verdict on the cause for this row, too few windows judged (its `too_few`,
-    `too_few_text`); "" where it reads one."""
-    few = gap.get("too_few") if gap is not None else None
-    return few if isinstance(few, str) else ""
+    """The windows `idle_gaps` left out, a time not measured, in words (its row's `left_out`, `left_out_text`); ""
+    where none is."""
+    return _text(gap, "left_out")
 
 
 def _cause(gap) -> str:
-    """`gap_takeaway`'s clause on the sync's cause, every window judged, then the stop check's time per step per
+    """`gap_takeaway`'s clause on the sync's cause, every window with both times judged, each pass's time from the
+    shared work as a share of the rest of its own step (`own_step_share`), then the stop check's time per step per
     window (`check_adds`, the row's `check_adds`: reviews rvB14 S7, rvA15 S2) and the per-window shares the cause
     rests on (`half_shares`, the row's `no_check_shares`, where recorded: review r11 found a decided "more than
     half" that held in one window by 0.005)."""
     judged, left = int(gap["windows"]), _left_out(gap)
     every = f" in every{' judged' if left else ''} window" if judged > 1 else ""
-    shares = gap.get("no_check_shares")
-    shares = f"; {shares}" if isinstance(shares, str) and shares else ""
-    adds = gap.get("check_adds")
-    shares = f"; {adds}{shares}" if isinstance(adds, str) and adds else shares
-    if too_few := _too_few(gap):  # fewer than half the windows judged: no verdict (review rr16a S3)
-        return f"{too_few}{shares}"
+    measure = own_step_share(SHARED_NOUN)
+    shares = f"; {_text(gap, 'no_check_shares')}" if _text(gap, "no_check_shares") else ""
+    shares = f"; {_text(gap, 'check_adds')}{shares}" if _text(gap, "check_adds") else shares
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
     if gap["sync_causes"] == "split":
         return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: without any stop check at most "
-                f"half of that time remains in {int(gap['windows_opening'])} of them, so whether {STOP_CHECK} opens "
-                f"most of it is not decided{shares}")  # fmt: skip
+                f"half of that time remains in {int(gap['windows_opening'])} of them, {measure}, so whether "
+                f"{STOP_CHECK} opens most of it is not decided{shares}")  # fmt: skip
     if gap["sync_causes"]:
-        return (f"without any stop check at most half of that time remains{every}: {STOP_CHECK} opens most of "
-                f"it{shares}")  # fmt: skip
+        return (f"without any stop check at most half of that time remains{every}, {measure}: {STOP_CHECK} opens "
+                f"most of it{shares}")  # fmt: skip
     change = direction_text(gap["no_check_change"], judged, "without any stop check", noun=SHARED_NOUN)
-    return (f"without any stop check more than half of that time remains{every}: {STOP_CHECK} does not open most "
-            f"of it ({change}){shares}")  # fmt: skip
+    return (f"without any stop check more than half of that time remains{every}, {measure}: {STOP_CHECK} does not "
+            f"open most of it ({change}){shares}")  # fmt: skip
+
+
+def _us(gap_us: float) -> str:
+    """A median gap as `gap_takeaway` says it: "245.5 µs", or "not measured" where no window measured it (NaN)."""
+    return f"{gap_us:.1f} µs" if math.isfinite(gap_us) else "not measured"
 
 
 def gap_takeaway(gap) -> str:
     """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile). Where the
     generator without any stop check was profiled, the sync's share of the gap is read from it, in
     every window it judges (`judged_windows`); else from pipelining (which hides the sync but also adds a
-    stream)."""
+    stream). The gaps' medians are over the windows that measured each (`over_profiled`, review rr17b S1)."""
     head = f"{gap['model'].capitalize()}: with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
     head += "the gap before a step is "
     if _measured_cause(gap):
-        windows = int(gap.get("profiled", gap["windows"]))
-        over = f" (medians over {windows} profiled windows)" if windows > 1 else ""
-        gaps = f"{gap['sync_us']:.1f} µs with the sync, {gap['no_check_us']:.1f} µs with no stop check at all"
-        judged = " (medians over the judged windows)" if _left_out(gap) else ""
+        over = _text(gap, "over")
+        over = f" (medians {over})" if over and not over.startswith("in the one") else ""
+        gaps = f"{_us(gap['sync_us'])} with the sync, {_us(gap['no_check_us'])} with no stop check at all"
+        judged = ("" if not _left_out(gap) else " (in the judged window)" if int(gap["windows"]) == 1 else
+                  " (medians over the judged windows)")  # fmt: skip
         shared = (f"{SHARED_WORDS}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
                   f"µs with no stop check{judged}")  # fmt: skip
-        return (f"{head}{gaps} and {gap['pipelined_us']:.1f} µs pipelined{over}; {shared}: {_cause(gap)}; "
+        return (f"{head}{gaps} and {_us(gap['pipelined_us'])} pipelined{over}; {shared}: {_cause(gap)}; "
                 f"{_pipelining_does(gap)}.")  # fmt: skip
     unmeasured = _unmeasured_cause(gap)
-    return (f"{head}{gap['sync_us']:.1f} µs with the sync and {gap['pipelined_us']:.1f} µs pipelined: "
+    return (f"{head}{_us(gap['sync_us'])} with the sync and {_us(gap['pipelined_us'])} pipelined: "
             f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
 
 
@@ -878,27 +922,24 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     text += "; " + "; ".join(said) if said else " (what it waited for is not measured here)"
     records = gaps.to_dict("records")
     judged = [g for g in records if _measured_cause(g)]
-    if judged:  # each model's own clause: one may be judged while the other's windows all drifted (review rr16a M1)
+    if judged:  # each model's own clause: one may be judged while the other's cause is not measured (review rr16a M1)
 
-        def models(test) -> str:  # a row with too few windows judged reads no verdict (review rr16a S3)
-            return " and ".join(g["model"] for g in judged if not _too_few(g) and test(g["sync_causes"]))
+        def models(test) -> str:
+            return " and ".join(g["model"] for g in judged if test(g["sync_causes"]))
 
         split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
         stays = models(lambda c: c is False)
-        few = " and ".join(g["model"] for g in judged if _too_few(g))
         shared = "the time before a step, from the work the steps share,"
+        measure = own_step_share(SHARED_NOUN)  # the one rule claim 6 reads (review rr17c S1)
         if split:
             text += (f"; {split}, the profiled windows disagree on whether {STOP_CHECK} opens the time before a "
-                     "step, from the work the steps share (see the takeaways)")  # fmt: skip
+                     f"step, from the work the steps share, {measure} (see the takeaways)")  # fmt: skip
         if opens:
-            text += f"; {opens}, of {shared} at most half remains without any stop check: {STOP_CHECK} opens most of it"
+            text += (f"; {opens}, of {shared} at most half remains without any stop check, {measure}: {STOP_CHECK} "
+                     "opens most of it")  # fmt: skip
         if stays:
-            text += (f"; {stays}, of {shared} more than half remains without any stop check: {STOP_CHECK} does not "
-                     "open most of it (see the takeaways above for each model's gaps)")  # fmt: skip
-        if few:
-            text += (f"; {few}, fewer than half of the windows with both generators' times measured are judged, the "
-                     "others' two passes having run at host speeds too far apart: whether "
-                     f"{STOP_CHECK} opens {shared} is not decided (see the takeaways)")  # fmt: skip
+            text += (f"; {stays}, of {shared} more than half remains without any stop check, {measure}: "
+                     f"{STOP_CHECK} does not open most of it (see the takeaways above for each model's gaps)")
         text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
         return text + "." + (f" {size}" if (size := size_sentence(gaps)) else "")
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
@@ -908,10 +949,6 @@ def _unmeasured_cause(gap) -> str:
     """Why the stop check's share of the time before a step is not measured: no generator without a check was
     profiled, or its table predates the time from the work both steps share."""
     profiled = gap is not None and math.isfinite(float(gap.get("no_check_us", float("nan"))))
-    drifted = gap is not None and float(gap.get("drifted", 0) or 0) > 0
-    if profiled and drifted and _left_out(gap):  # every window left out, some for drift (review rvA16 S1)
-        return (f"{_left_out(gap)}: no window is left to judge, so how much of the time before a step {STOP_CHECK} "
-                "opens is not measured")  # fmt: skip
     last = TAIL_OPS - 1
     why = ("no time from the work the steps share is recorded for this pair (a table recorded before it, or a "
            f"synchronous step whose extra GPU operations are no whole count from 1 to {last})" if profiled else
