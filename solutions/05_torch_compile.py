@@ -164,8 +164,8 @@ for row in done[done["dynamo's warnings"].str.contains("recompile_limit")].to_di
 #
 # A `DynamicCache` grows by one position per step: the keys' and values' length is a new shape
 # every step. Each time a guard fails dynamo recompiles and marks what changed as dynamic;
-# after a few compilations (counted below, each with the guard that failed) one graph serves
-# every further step, until a shape it did not expect (another batch size).
+# after a few compilations (counted below, each recompilation with the guard that failed) one
+# graph serves every further step, until a shape it did not expect (another batch size).
 
 # %%
 counts, reasons = {}, {}

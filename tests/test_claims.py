@@ -998,12 +998,12 @@ def test_claim_1_is_decided_at_no_look_before_10_rounds_and_by_its_intervals_at_
         assert run_on.said[0][3] == 2 and run_on.said[0][2] != run_on.said[0][2]  # not resampled: no share
     assert run_on.said[0][4].startswith("too few rounds for an interval at 100→200 and 200→400")  # 5 rounds
     assert run_on(step_rows()) is True
-    ran, verdict, share, looks, why = run_on.said[1]
-    assert (ran, verdict, looks, why) == (10, "reproduced", 2, "") and share != share
+    ran, verdict, share, looks, why, level = run_on.said[1]
+    assert (ran, verdict, looks, why, level) == (10, "reproduced", 2, "", 0.025) and share != share
     assert run_on.text(10, 20) == (
         "Claim 1, judged at each look as section 5 judges it: on 5 rounds no verdict, as none is read on fewer than "
-        "10, so every variant ran on; on 10 rounds reproduced, by its intervals, each at its look's level (5% spent "
-        "over the 2 looks that may decide it): decided, so the rounds stopped at 10 (the cap: 20).")  # fmt: skip
+        "10, so every variant ran on; on 10 rounds reproduced, by its intervals at this look's level (2.5%; 5% over "
+        "the 2 looks that may decide it): decided, so the rounds stopped at 10 (the cap: 20).")  # fmt: skip
     run_on = RunOn(1, "01_naive", design(10, 20))
     assert run_on(slope_rows([2.0] * 10)) is True and run_on.said[0][:2] == (10, "reproduced")
     fixed = "10 rounds: the cap (10) leaves no look after the first, so no more rounds could run."
@@ -1096,6 +1096,67 @@ def test_an_open_verdict_read_at_its_cap_says_the_rounds_ran_to_it():
                              "whichever way they fall, the claim is reproduced or partly")  # fmt: skip
     rows_ = slope_rows(STRADDLE_10).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))
     assert "cap" not in claims.claim(1, "anywhere", tables={"01_naive": rows_})["why"]
+
+
+def test_a_dropped_round_leaves_an_open_step_read_on_every_valid_round_not_at_an_earlier_look():
+    """Review rr18a S1: 20 rounds (RUNS 10, MAX_RUNS 20) straddling ×3.25 at both doublings, one round's time NaN at
+    N = 100: 100→200 has 19 valid pairs, which never reached the look of 20, so the open step was read on its first
+    10 "the look that decided it". Now the last look is read on the 19 valid pairs at the design's level (2.5%), and
+    no look-that-decided clause is printed for a step no look decided; 200→400 (20 pairs) as before."""
+    from tokgen import claims
+
+    rows_ = slope_rows(STRADDLE_10 * 2).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))
+    times = rows_.loc[0, "times_ms"].split(";")
+    rows_.loc[0, "times_ms"] = ";".join("nan" if i == 4 else x for i, x in enumerate(times))
+    (_, _, first), (_, _, second) = claims.growth_per_doubling(rows_)
+    assert (first["rounds"], first["rounds_both"], first["level"], first["decided"]) == (19, 19, 0.025, False)
+    assert (second["rounds"], second["level"]) == (20, 0.025)
+    c = claims.claim(1, "anywhere", tables={"01_naive": rows_})
+    assert c["verdict"] == "inconclusive" and "the look that decided it" not in c["measured"], c["measured"]
+    assert "of 19 rounds" not in c["measured"] and c["measured"].startswith(
+        "runtime's growth per doubling of N, paired by round: 100→200 ×")  # fmt: skip
+    assert claims.step_looks((10, 20), [1.0] * 20, [1.0] * 9 + [math.nan] * 11) == ((9,), [0.025])
+    assert claims.step_looks((10, 20), [1.0] * 15, [1.0] * 14 + [math.nan]) == ((10, 20), None)  # not at the cap
+
+
+def test_a_steps_rounds_are_named_with_the_look_that_decided_it_only_where_one_did():
+    """Review rr18a S1 (mutation F dropped the clause unseen): a step read on fewer rounds than it has says which
+    look: the one that decided it, or, undecided, the last look its rounds reached; every round: nothing."""
+    from tokgen import claims
+
+    assert claims.rounds_read_text({"rounds": 10, "rounds_both": 20, "decided": True}) == (
+        "over its first 10 of 20 rounds, the look that decided it")
+    assert claims.rounds_read_text({"rounds": 10, "rounds_both": 15, "decided": False}) == (
+        "over its first 10 of 15 rounds, the last look they reached")
+    assert claims.rounds_read_text({"rounds": 20, "rounds_both": 20, "decided": False}) == ""
+    rows_ = slope_rows(STRADDLE_10[:5] + [2.0] * 10).assign(
+        params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))  # 15 rounds, open at the look of 10
+    said = claims.growth_text(claims.growth_per_doubling(rows_))
+    assert said.startswith("100→200 ×") and "(over its first 10 of 15 rounds, the last look they reached; " in said
+
+
+def test_a_step_whose_n_do_not_double_is_decided_against_its_own_threshold():
+    """Review rr18a N1: 100→300 (N ×3) under RUNS 10 / MAX_RUNS 20, each round growing ×g^log2(3) (×6.45 for
+    g = ×3.25) with g straddling ×3.25: over the step the threshold is ×3.25^log2(3) = ×6.47, which its interval holds
+    at the look of 10, so the step reads on to the look of 20; judged against ×3.25 itself (the raw interval clears
+    it) it would stop at 10."""
+    from tokgen import claims
+
+    rows_ = slope_rows(STRADDLE_10 * 2, ns=(100, 300)).assign(
+        params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))
+    [(_, _, g)] = claims.growth_per_doubling(rows_)
+    assert g["rounds"] == 20 and 6.0 < g["over_step"] < 7.0
+
+
+def test_claim_1_with_one_n_says_why_it_is_not_measured():
+    """Review rr18a N4: a table with one usable N (N = 200 and 400 out of memory) reads "not measured" with its
+    reason, not a bare "not measured"."""
+    from tokgen import claims
+
+    rows_ = slope_rows([2.0] * 10)
+    rows_.loc[1:, "status"] = "oom"
+    c = claims.claim(1, "anywhere", tables={"01_naive": rows_})
+    assert c["measured"] == "not measured: notebook 01 timed fewer than two N (no step with timed rounds at both its N)"
 
 
 def test_notebook_01s_rounds_stop_at_the_look_that_decides_claim_1_or_at_the_cap(monkeypatch):

@@ -334,6 +334,30 @@ def test_notebook_01s_summary_says_less_only_where_the_steps_interval_lies_below
     one = display.scaling_summary(summary_rows().iloc[:2])
     assert "below ×4 (quadrupling) in 7 of 8 rounds at 100→200. The GPU's busy time over a run grew ×4.00 per " \
         "doubling" in one  # fmt: skip
+    assert one.endswith("; at 100→200 the runtime grew less than the GPU's busy time, the high end of the step's "
+                        "interval (claim 1's) below the busy growth (busy time: one profiled run, no "
+                        "interval).")  # fmt: skip  (review rr18a N2: one step is not "every step")
+
+
+def test_notebook_01s_summary_prints_claim_1s_growth_on_its_rounds_and_counts_below_4_over_them():
+    """Review rr18a S2, known answers: RUNS 10 / MAX_RUNS 20, 20 rounds; the first 10 grow ×2^2.05 (×4.14) per
+    doubling, the last 10 ×2^1.8 (×3.48). Claim 1 decides both steps at the look of 10 (every interval ×4.14–×4.14,
+    above ×3.25) and reads ×4.14 there; the summary prints the same ×4.14 with those rounds named, and counts the
+    rounds below ×4 over those 10 (none), not over all 20 (10 of 20, median ×3.80)."""
+    base = [100.0 + r for r in range(20)]
+    ks = [2.05] * 10 + [1.8] * 10
+    rows = []
+    for n in (100, 200, 400):
+        t = [x * (n / 100) ** k for x, k in zip(base, ks)]
+        rows.append(timed(f"naive N={n}", t, max_seqlen=n, steps=n, frag_pct=90.0))
+    rows = pd.DataFrame(rows).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))
+    said = display.scaling_summary(rows)
+    assert said.startswith(
+        "Runtime grew ×4.14 (100→200, over its first 10 of 20 rounds, the look that decided it) and ×4.14 (200→400, "
+        "over its first 10 of 20 rounds, the look that decided it) per doubling of N, paired by round, below ×4 "
+        "(quadrupling) in 0 of 10 rounds at each step"), said  # fmt: skip
+    assert "×4.14 (over its first 10 of 20 rounds, the look that decided it;" in \
+        claims.claim(1, "anywhere", tables={"01_naive": rows})["measured"]  # fmt: skip  (the same growth, rounds)
 
 
 def test_a_round_without_a_time_leaves_claim_1_judged_and_says_no_slope_not_nan(tmp_path):

@@ -165,10 +165,23 @@ def test_compilations_text_shows_the_guard_that_failed_at_each_recompilation():
         "some other dynamo warning\n    - not a guard",
     ]
     reasons = display.recompile_reasons(records)
-    assert reasons == ["0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4",
-                       "0/1: tensor 'x' stride mismatch at index 0. expected 4, actual 5"]  # fmt: skip
+    assert reasons == ["tensor 'x' size mismatch at index 0. expected 3, actual 4",
+                       "tensor 'x' stride mismatch at index 0. expected 4, actual 5"]  # fmt: skip  (rr18a N5)
     said = {"kv_dynamic": reasons, "kv_static": []}
     assert display.compilations_text({"kv_dynamic": 3, "kv_static": 1}, 100, said) == (
         "kv_dynamic: 3 compilations in one generation of 100 steps; kv_static: 1. The guard that failed at each "
-        "recompilation, as dynamo logged it: kv_dynamic: `0/0: tensor 'x' size mismatch at index 0. expected 3, "
-        "actual 4`; `0/1: tensor 'x' stride mismatch at index 0. expected 4, actual 5`; kv_static: no recompilation.")
+        "recompilation, as dynamo logged it: kv_dynamic, 2 recompilations: `tensor 'x' size mismatch at index 0. "
+        "expected 3, actual 4`, then `tensor 'x' stride mismatch at index 0. expected 4, actual 5`; kv_static: no "
+        "recompilation.")  # fmt: skip
+
+
+def test_compilations_text_names_each_generators_recompilations_and_says_none_logged_where_none_was_caught():
+    """Review rr18a N5: generators apart by "; ", one generator's guards by ", then ", the count with each; N6: a
+    generator compiled 3 times with no recompiles line caught (a torch routing the log elsewhere) reads "none
+    logged", not "no recompilation"; one compiled once reads "no recompilation"."""
+    said = {"kv_dynamic": ["a", "b"], "kv_static": ["c"], "other": []}
+    assert display.compilations_text({"kv_dynamic": 3, "kv_static": 2, "other": 1}, 10, said).endswith(
+        "as dynamo logged it: kv_dynamic, 2 recompilations: `a`, then `b`; kv_static, 1: `c`; other: no "
+        "recompilation.")  # fmt: skip
+    lost = display.compilations_text({"kv_dynamic": 3, "kv_static": 1}, 10, {"kv_dynamic": [], "kv_static": []})
+    assert lost.endswith("as dynamo logged it: kv_dynamic: none logged; kv_static: no recompilation.")

@@ -54,6 +54,7 @@ from .stats import (
     UNDECIDED,
     compare_rounds,
     gain,
+    look_levels,
     looks_up_to,
     paired_slope,
     parse_looks,
@@ -343,17 +344,46 @@ def growth_per_doubling(df: pd.DataFrame) -> list[tuple[int, int, dict]]:
     each step is judged as claim 2 judges notebook 02's N (`tokgen.stats.sequential`, review rr17a S1): at the
     first look whose interval lies clear of ×3.25 (the threshold of the step's own N, per doubling), each look's
     interval at its level (`tokgen.stats.look_levels`: 5% spent over the looks that may decide), else at the last
-    look its rounds reach; fixed rounds: every round, at ALPHA (notebook 01_naive)."""
+    look its rounds reach; fixed rounds: every round, at ALPHA. Where the table's rounds reached the last look but a
+    round was dropped (a time NaN or ≤ 0 at either N), the last look is read on the valid pairs, at the design's
+    levels (`step_looks`, review rr18a S1) (notebook 01_naive)."""
     ok = df.sort_values("max_seqlen")
     ns, runs = ok["max_seqlen"].astype(int).tolist(), [run_times({"times_ms": t}) for t in ok["times_ms"]]
     looks = run_on_looks(ok) or ()  # None: fixed rounds; (): no look may decide (too small a cap), read as fixed
     steps = []
     for a, b, short, long_ in zip(ns, ns[1:], runs, runs[1:]):
         power = math.log(2) / math.log(b / a)
-        g = compare_rounds(long_, short, looks, [t ** (1 / power) for t in GROWTH_EDGES])  # the step's own ratio
+        step, levels = step_looks(looks, short, long_)
+        g = compare_rounds(long_, short, step, [t ** (1 / power) for t in GROWTH_EDGES], levels)  # the step's own
         per = {k: g[k] ** power for k in STEP_FIELDS if k in g and g[k] is not None}
         steps.append((a, b, g | per | {"over_step": g["speedup"], "thresholds": list(GROWTH_EDGES)}))
     return steps
+
+
+def step_looks(looks: tuple, short: list[float], long_: list[float]) -> tuple[tuple, list[float] | None]:
+    """The looks at which one of claim 1's steps is read, with their levels (None: `look_levels(looks)`): `looks`,
+    except where the step's rounds reached the last look but fewer of them pair valid times (both > 0, not NaN, as
+    `compare_rounds` keeps them): then the last look is read on the valid pairs, at its design level, and the looks
+    before it that lie below them keep theirs, so that an open step is read on every valid round, not left at an
+    earlier look (review rr18a S1: 19 valid pairs of 20 never reached the look of 20; notebook 01_naive)."""
+    valid = sum(1 for x, y in zip(short, long_) if x > 0 and y > 0)
+    if not looks or min(len(short), len(long_)) < looks[-1] or valid >= looks[-1]:
+        return looks, None
+    levels = look_levels(looks)
+    kept = [(k, level) for k, level in zip(looks[:-1], levels[:-1]) if k < valid] + [(valid, levels[-1])]
+    return tuple(k for k, _ in kept), [level for _, level in kept]
+
+
+def rounds_read_text(g: dict) -> str:
+    """The rounds a step of claim 1 is read on, where fewer than every valid round (`compare_rounds`' `rounds` of
+    `rounds_both`): "over its first 10 of 20 rounds, the look that decided it" where that look decided it, "over its
+    first 10 of 15 rounds, the last look they reached" where none did (review rr18a S1); "" where every round
+    (notebook 01_naive; `tokgen.display.scaling_summary`)."""
+    rounds, every = int(g["rounds"]), int(g.get("rounds_both", g["rounds"]))
+    if rounds >= every:
+        return ""
+    which = "the look that decided it" if g.get("decided") else "the last look they reached"
+    return f"over its first {rounds} of {every} rounds, {which}"
 
 
 def _step_name(a: int, b: int) -> str:
@@ -364,13 +394,12 @@ def growth_text(steps: list[tuple[int, int, dict]]) -> str:
     """ "100→200 ×2.93 (over its first 10 of 20 rounds, the look that decided it; 95% sequential interval
     ×2.18–×3.12), 200→400 ×3.49 (95% sequential interval ×3.29–×3.59)": each step of `growth_per_doubling` per
     doubling with its interval, each value on its side of GROWTH_NEEDED (`side_of`), and the rounds it is read on
-    where a look before the last round decided it; a step whose N do not double gives its own growth too
+    where fewer than every round (`rounds_read_text`); a step whose N do not double gives its own growth too
     ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)"; N ×1.33 for 300→400, review rr17a N3) (notebook 01_naive)."""
     said = []
     for a, b, g in steps:
         own = "" if b == 2 * a else f"; ×{g['over_step']:.2f} over the step, N ×{b / a:.3g}"
-        rounds, every = int(g["rounds"]), int(g.get("rounds_both", g["rounds"]))
-        early = f"over its first {rounds} of {every} rounds, the look that decided it; " if rounds < every else ""
+        early = rounds_read_text(g) and f"{rounds_read_text(g)}; "
         said.append(f"{_step_name(a, b)} ×{side_of(g['speedup'], GROWTH_EDGES)} ({early}{interval_text(g)}{own})")
     return ", ".join(said)
 
@@ -436,7 +465,7 @@ def _claim_1(tables):
     df = tables["01_naive"].sort_values("max_seqlen")
     steps = growth_per_doubling(df)
     if not any(g["speedup"] == g["speedup"] for _, _, g in steps):  # no usable rows, one N, or none with rounds
-        raise KeyError("no timed rounds at two N in notebook 01's table")
+        raise NotMeasured("notebook 01 timed fewer than two N (no step with timed rounds at both its N)")
     k = paired_slope(df)
     frag = df["frag_pct"].astype(float)
     shown = (f"paired slope {side_of(k, (GROWTH_EXPONENT,))} ({PAIRED_SLOPE}; shown, not judged)" if k == k else
@@ -1483,7 +1512,7 @@ class RunOn:
     run) has nothing more rounds could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the
     provenance its table's rows get when written, the parameters with it, so that the claim reads them as section 5 will
     (a smoke run's rows read as one's). `said` keeps each look's (rounds, verdict, stability,
-    looks that may decide, why an open verdict is open), for `text`."""
+    looks that may decide, why an open verdict is open, the level of the last look those rounds reach), for `text`."""
 
     def __init__(self, n: int, table: str, stamp=None, results_dir: str | Path = "."):
         self.n, self.table, self.stamp, self.results_dir, self.said = n, table, stamp, results_dir, []
@@ -1502,7 +1531,10 @@ class RunOn:
                              "its design: stamp them (stamp=tokgen.Recorder.stamped)")  # fmt: skip
         c = claim(self.n, self.results_dir, tables={self.table: rows})
         ran = _rounds(rows) or (int(rows["runs"].max()) if len(rows) else 0)  # as `claim` counts them
-        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1), c["why"]))
+        levels = look_levels(looks) if looks else [ALPHA]
+        reached = [lv for k, lv in zip(looks, levels) if k <= ran]
+        level = reached[-1] if reached else levels[0]  # rounds short of the first look: read at its level
+        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1), c["why"], level))
         return not self.open(c["verdict"])
 
     def text(self, rounds: int, cap: int) -> str:
@@ -1510,13 +1542,13 @@ class RunOn:
         if not self.said:
             return f"{rounds} rounds: the cap ({cap}) leaves no look after the first, so no more rounds could run."
         looks = []
-        for ran, verdict, stability, deciding, why in self.said:
+        for ran, verdict, stability, deciding, why, level in self.said:
             needed = needed_share(deciding)
             decided = _base_verdict(verdict) in (REPRODUCED, PARTLY, NOT)
             if decided and stability != stability:  # read from intervals, each at its look's level (claim 1)
-                spent = "the one look" if deciding == 1 else f"the {deciding} looks"
-                looks.append(f"on {ran} rounds {verdict}, by its intervals, each at its look's level ({ALPHA:.0%} "
-                             f"spent over {spent} that may decide it): decided")  # fmt: skip
+                spent = "the one look" if deciding == 1 else f"the {deciding} looks"  # rr18a N3: this look's level
+                looks.append(f"on {ran} rounds {verdict}, by its intervals at this look's level ({level * 100:.4g}%; "
+                             f"{ALPHA:.0%} over {spent} that may decide it): decided")  # fmt: skip
             elif not self.open(verdict) and stability != stability:
                 looks.append(f"on {ran} rounds it reads {verdict}, which more rounds cannot settle")
             elif self.open(verdict) and ran < MIN_ROUNDS:

@@ -19,6 +19,7 @@ from IPython.display import Code, Markdown, display
 
 from .bandwidth import product_rounds
 from .claims import (
+    GROWTH_EDGES,
     GROWTH_EXPONENT,
     MIN_ROUNDS,
     claim,
@@ -26,6 +27,7 @@ from .claims import (
     growth_ratios,
     near_device_memory,
     retries_text,
+    rounds_read_text,
 )
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind, union_length
@@ -139,19 +141,22 @@ def scaling_summary(results: pd.DataFrame) -> str:
     within FLAT of its smallest; and at which steps the runtime grew less than the busy time, only where the step's
     interval (claim 1's) lies below the busy growth, which has none (review rr17a S4). "Runtime grew ×2.93
     (100→200) and ×3.49 (200→400) per doubling of N, paired by round, below ×4 in 20 of 20 rounds at each step;
-    …" ("at 100→200" where there is one step: review rr17a N5). The growth printed is the median over every round
-    (`speedup_all`), as the rounds below ×4 are counted over every round."""
+    …" ("at 100→200" where there is one step: review rr17a N5). The growth printed is claim 1's, on the rounds claim 1
+    reads (at the look that decided it, named where that is fewer than every round: `tokgen.claims.rounds_read_text`),
+    and the rounds below ×4 are counted over those same rounds (review rr18a S2: one growth per step per page)."""
     ok = results.sort_values("max_seqlen")
     steps = growth_per_doubling(ok)
     if not steps:
         return "One N only: no growth to read."
     runs = [run_times({"times_ms": t}) for t in ok["times_ms"]]
     below = []
-    for (a, b, _), short, long_ in zip(steps, runs, runs[1:]):
+    for (a, b, g), short, long_ in zip(steps, runs, runs[1:]):
         power = math.log(2) / math.log(b / a)
-        ratios = [(y / x) ** power for x, y in zip(short, long_) if x > 0 and y > 0]
+        ratios = [(y / x) ** power for x, y in zip(short, long_) if x > 0 and y > 0][: int(g["rounds"])]
         below.append((sum(r < 4 for r in ratios), len(ratios)))
-    grew = " and ".join(f"×{g['speedup_all']:.2f} ({a}→{b})" for a, b, g in steps)
+    grew = " and ".join(f"×{side_of(g['speedup'], GROWTH_EDGES)} ({a}→{b}"
+                        + (f", {rounds_read_text(g)})" if rounds_read_text(g) else ")")
+                        for a, b, g in steps)  # fmt: skip
     counts = {f"{k} of {n}" for k, n in below}
     each = "each step" if len(steps) > 1 else f"{steps[0][0]}→{steps[0][1]}"
     where = f"{counts.pop()} rounds at {each}" if len(counts) == 1 else ", ".join(
@@ -1554,27 +1559,35 @@ def compilations_text(counts: dict, steps: int, reasons: dict | None = None) -> 
     """Frames dynamo compiled in one generation of `steps` steps, per generator ({generator: count}, the first
     named with the generation), and per generator the guard that failed at each recompilation, as dynamo's
     recompiles log said it (`reasons`, {generator: [its lines]}, `recompile_reasons`); without them, where to read
-    them (review rvB17 N8; notebook 05_torch_compile's solution, exercise 2)."""
+    them (review rvB17 N8; notebook 05_torch_compile's solution, exercise 2). Review rr18a N5: "kv_dynamic, 2
+    recompilations: `…`, then `…`; kv_static, 1: `…`"; N6: a generator compiled more than once with no line caught
+    reads "none logged", not "no recompilation" (frames counted may include graph breaks: no count is inferred)."""
     (first, n), *rest = counts.items()
     others = "".join(f"; {name}: {m}" for name, m in rest)
     head = f"{first}: {_plural(n, 'compilation')} in one generation of {steps} steps{others}."
     if reasons is None:
         return f"{head} Run with `TORCH_LOGS=recompiles` to read dynamo's reasons."
-    said = [f"{name}: " + ("; ".join(f"`{r}`" for r in lines) if lines else "no recompilation")
-            for name, lines in reasons.items()]
+    said, named = [], False  # the first generator with lines names the unit, the rest give a count
+    for name, lines in reasons.items():
+        if not lines:
+            said.append(f"{name}: {'none logged' if counts.get(name, 0) > 1 else 'no recompilation'}")
+            continue
+        said.append(f"{name}, {str(len(lines)) if named else _plural(len(lines), 'recompilation')}: "
+                    + ", then ".join(f"`{r}`" for r in lines))  # fmt: skip
+        named = True
     return f"{head} The guard that failed at each recompilation, as dynamo logged it: {'; '.join(said)}."
 
 
 def recompile_reasons(messages: list) -> list:
     """From dynamo's recompiles log records (each "Recompiling function … triggered by the following guard
     failure(s):" and then one "- 0/1: …" line per cached graph, the newest first), each record's first failed
-    guard, without its list marker: "0/1: tensor 'x' size mismatch at index 0. expected 4, actual 5" (review rvB17
-    N8; notebook 05_torch_compile's solution, exercise 2)."""
+    guard, without its list marker and the id of the cached graph ("0/1: "): "tensor 'x' size mismatch at index 0.
+    expected 4, actual 5" (review rvB17 N8, rr18a N5; notebook 05_torch_compile's solution, exercise 2)."""
     out = []
     for message in messages:
         guards = [line.strip()[2:] for line in message.splitlines() if line.strip().startswith("- ")]
         if message.startswith("Recompiling") and guards:
-            out.append(guards[0])
+            out.append(re.sub(r"^\d+/\d+: ", "", guards[0]))
     return out
 
 

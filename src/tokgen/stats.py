@@ -334,17 +334,19 @@ def rounds_to_decide(log_ratios, band: float = BAND) -> int | None:
     return math.ceil(max(6, len(x) + 1, min(needed))) if needed else None
 
 
-def sequential(log_ratios, looks, thresholds=(), band: float = BAND) -> dict[str, np.ndarray]:
+def sequential(log_ratios, looks, thresholds=(), band: float = BAND, levels=None) -> dict[str, np.ndarray]:
     """Each row of `log_ratios` (comparisons × rounds, or one comparison's rounds) judged look by
     look (`looks`, each at its `look_levels` level) and taken at the first look that decides it:
     its outcome, and on which side of each speed-up in `thresholds` it lies (its interval excludes
     them); else at the last look its rounds reach. The `judge` arrays at that look, with its
     `level`, `decided` and `capped` (undecided at the last look). Looks beyond the rounds are not reached;
-    rounds fewer than the first look are judged at the first look's level. The rule of
-    `compare_rounds`, and what tokgen_tools.seqsim simulates (notebook 00_setup)."""
+    rounds fewer than the first look are judged at the first look's level. `levels`: each look's level where
+    not `look_levels(looks)` (a design's levels kept where its last look is read on fewer valid rounds:
+    `tokgen.claims.growth_per_doubling`, review rr18a S1). The rule of `compare_rounds`, and what
+    tokgen_tools.seqsim simulates (notebook 00_setup)."""
     x = _rows(log_ratios)
     n, looks = x.shape[1], list(looks)
-    levels = look_levels(looks)
+    levels = look_levels(looks) if levels is None else list(levels)
     reached = [(k, a) for k, a in zip(looks, levels) if k <= n] or [(n, levels[0])]
     result: dict[str, np.ndarray] = {}
     open_ = np.ones(len(x), bool)
@@ -362,7 +364,7 @@ def sequential(log_ratios, looks, thresholds=(), band: float = BAND) -> dict[str
     return result | {"capped": open_ & (reached[-1][0] >= looks[-1])}
 
 
-def compare_rounds(base_times: list[float], times: list[float], looks=(), thresholds=()) -> dict:
+def compare_rounds(base_times: list[float], times: list[float], looks=(), thresholds=(), levels=None) -> dict:
     """`times` against `base_times`, paired by round: the speed-up (median of the per-round
     t_base / t, > 1 faster) with the quartiles of the per-round ratios, the signed-rank p of the
     log-ratios, `real` (p < level), `no_effect` (TOST within ±BAND), the `outcome` in words, the
@@ -376,10 +378,10 @@ def compare_rounds(base_times: list[float], times: list[float], looks=(), thresh
     `looks_up_to`): the first look that the rounds reach and that decides it, with the speed-ups
     in `thresholds` (`sequential`); `rounds` says how many it used, `decided` whether that look
     decided it, `capped` whether it reached the last look undecided; `looks` is recorded as
-    "10;20;40;80"."""
+    "10;20;40;80"; `levels`, each look's level where not `look_levels(looks)` (`sequential`)."""
     n = min(len(times), len(base_times))
     logs = [math.log(b / t) for b, t in zip(base_times[:n], times[:n]) if b > 0 and t > 0]
-    g = sequential(logs, looks or [len(logs) or 1], thresholds if looks else ())
+    g = sequential(logs, looks or [len(logs) or 1], thresholds if looks else (), levels=levels if looks else None)
     g = {key: value[0].item() if hasattr(value[0], "item") else value[0] for key, value in g.items()}
     g["rounds_to_decide"] = rounds_to_decide(logs[: int(g["rounds"])]) if g["outcome"] == UNDECIDED else None
     g["rounds_both"], g["speedup_all"] = len(logs), float(np.median(np.exp(logs))) if logs else math.nan
