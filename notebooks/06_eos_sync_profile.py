@@ -186,12 +186,12 @@ say(tokgen.gaps.profiled_window_text(BATCH_SIZE, MAX_SEQLEN, WINDOW, where=tokge
 # so the host can drift between them too: the cause test, and claim 7's test of the pipelined gap,
 # judge every window on each pass's time as a share of the rest of its own step
 # (`tokgen.gaps.normalised_share`: the raw share times the two passes' host-speed ratio, the rest of
-# each profiled step outside the time judged). A window whose two passes' host speeds lie further
-# apart than `tokgen.gaps.HOST_DRIFT` either way is named beside its numbers, the correction being
-# large there, not left out; where no ratio was recorded the raw share is judged, and the text says
-# so. The ratio may also pick up the generator's own effect (a step without a wait may hide launch
-# stalls where the host's launch time is close to the GPU time), which pushes the share up, against
-# the claims; a gap that closes stays near zero whatever the ratio. A negative value in that column says the window's profiled
+# each profiled step outside the time judged). A window whose two passes' rest of the step lie further
+# apart than `tokgen.gaps.HOST_DRIFT` either way (host drift, or the generator's own effect) is named
+# beside its numbers, the correction being large there, not left out; where no ratio was recorded the
+# raw share is judged, and the text says so. The ratio may also pick up the generator's own effect (a
+# step without a wait may hide launch stalls where the host's launch time is close to the GPU time),
+# which pushes the share up, against the claims; a gap that closes stays near zero under a ratio of a few. A negative value in that column says the window's profiled
 # steps were shorter than the plain runs' average step, not that profiling speeds a step up: the
 # two are different quantities (setup and prefill are in the plain step only) and the host
 # drifts, so this column cannot say which of the two made it negative. Absolute host times
@@ -432,7 +432,7 @@ else:
 #   generator says, window by window, how much of the time before a step, from the work both
 #   steps share, is the stop check's where this ran; its pass and the synchronous one run one
 #   after the other, so the rule takes each pass's time as a share of the rest of its own step,
-#   which corrects for the host's speed drifting between them. The idle shares say how much of
+#   meant to correct for the host's speed drifting between them (see the caveat above). The idle shares say how much of
 #   each step the GPU waits for the host.
 # * The phases under the step-boundary figure say which part of the host's work each gap spans,
 #   under the CPU-op profiler: the CPU rows of the traces in `data/traces/` show the same in

@@ -193,8 +193,9 @@ def with_shared(profile: pd.DataFrame) -> pd.DataFrame:
 
 SHARED = ("from the end of the work the synchronous step shares with the one without a check (the token's append; "
           "the stop check's GPU operations come after it)")
-BY_RULE = ", each pass's idle gap as a share of the rest of its own step"  # claim 7's rule (review rr17c S1)
-SHARED_RULE = ", each pass's time from the shared work as a share of the rest of its own step"  # claim 6's
+# these tables record no host-speed ratio: the verdicts say they read the raw share (review rr18b M1)
+RAW = "judged on the raw share (no host-speed ratio recorded)"
+BY_RULE = f", {RAW}"  # claim 7's rule on a table without the ratio (reviews rr17c S1, rr18b M1)
 NO_RATIO = "the host-speed ratio was not recorded, so the shares are not corrected for host drift"  # rr17c S3
 NO_RATIO_ONE = "the host-speed ratio was not recorded, so the share is not corrected for host drift"
 
@@ -210,7 +211,8 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
     gaps = idle_gaps(profile)
     assert list(gaps["closes"]) == [False, True]
     eager06 = gap_takeaway(gaps.iloc[0])
-    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (the gap pipelined is larger than "
+    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (in raw µs, uncorrected: the gap "
+            "pipelined is larger than "
             "with the sync in the one window by 20 µs or more, but one window cannot show a direction); pipelined / "
             f"sync 2.511 (the rule: at most 0.5); {NO_RATIO_ONE}; the generator without any stop check was not "
             "profiled here, so how much of the time before a step the stop check "
@@ -252,9 +254,11 @@ def test_idle_gap_sentences_call_two_gaps_within_the_launch_spacing_about_the_sa
     assert list(gaps["change"]) == ["same", "smaller"] and not gaps["closes"].any()
     eager, compiled = (gap_takeaway(g) for _, g in gaps.iterrows())
     assert ("2.0 µs with the sync and 2.0 µs pipelined: pipelining does not close half of the gap before a step"
-            f"{BY_RULE} (the gap is about the same pipelined as with the sync, within 20 µs)") in eager  # fmt: skip
+            f"{BY_RULE} (in raw µs, uncorrected: the gap is about the same pipelined as with the sync, within "
+            "20 µs)") in eager  # fmt: skip
     assert "larger" not in eager and "100.0 µs with the sync and 70.0 µs" in compiled
-    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (the gap pipelined is smaller than "
+    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (in raw µs, uncorrected: the gap "
+            "pipelined is smaller than "
             "with the sync in the one window by 20 µs or more, but one window cannot show a direction);"
             ) in compiled  # fmt: skip
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
@@ -511,28 +515,31 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert eager == ("Eager: with the sync, the GPU idles 90% of the window; the gap before a step is 250.0 µs with "
                      "the sync, "
                      f"200.0 µs with no stop check at all and 450.0 µs pipelined; {SHARED}, 250.0 µs with the sync and "
-                     "200.0 µs with no stop check: without any stop check more than half of that time remains"
-                     f"{SHARED_RULE}: the stop check "
-                     "(its launches and `.item()`) does not open most of it (the time from the shared work without "
+                     f"200.0 µs with no stop check: {RAW}, more than half of that time remains without any stop check"
+                     ": the stop check "
+                     "(its launches and `.item()`) does not open most of it (in raw µs, uncorrected: the time "
+                     "from the shared work without "
                      "any stop check is "
                      "smaller than with the sync in "
                      "the one window by 20 µs or more, but one window cannot show a direction); the time from "
                      "the shared work with the sync less that with no stop check: +50 µs per step in window 0; "
                      "no-check / sync 0.800 "
                      f"(the rule: at most 0.5); {NO_RATIO_ONE}; pipelining does not "
-                     f"close half of the gap before a step{BY_RULE} (the gap pipelined is larger than with the sync in "
+                     f"close half of the gap before a step{BY_RULE} (in raw µs, uncorrected: the gap pipelined is "
+                     "larger than with the sync in "
                      "the one window by 20 µs or more, but one window cannot show a direction); pipelined / sync 1.800 "
                      f"(the rule: at most 0.5); {NO_RATIO_ONE}.")  # fmt: skip
-    assert (f"499.0 µs with no stop check: without any stop check at most half of that time remains{SHARED_RULE}: "
+    assert (f"499.0 µs with no stop check: {RAW}, at most half of that time remains without any stop check: "
             "the stop check (its launches and `.item()`) opens most of it; the time from the shared work with the "
             "sync less that with no stop check: +501 µs per step in window 0; no-check / sync 0.499 (the rule: at "
-            f"most 0.5); {NO_RATIO_ONE}; pipelining does not close half of the gap before a step{BY_RULE} (the gap "
+            f"most 0.5); {NO_RATIO_ONE}; pipelining does not close half of the gap before a step{BY_RULE} (in raw "
+            "µs, uncorrected: the gap "
             "pipelined is smaller") in compiled  # fmt: skip
     summary = gap_summary(gaps)
-    assert ("; compiled, of the time before a step, from the work the steps share, at most half remains without "
-            f"any stop check{SHARED_RULE}: the stop check (its launches and `.item()`) opens") in summary  # fmt: skip
-    assert ("; eager, of the time before a step, from the work the steps share, more than half remains without "
-            f"any stop check{SHARED_RULE}: the stop check (its launches and `.item()`) does not open"
+    assert (f"; compiled, {RAW}, at most half of the time before a step, from the work the steps share, remains "
+            "without any stop check: the stop check (its launches and `.item()`) opens") in summary  # fmt: skip
+    assert (f"; eager, {RAW}, more than half of the time before a step, from the work the steps share, remains "
+            "without any stop check: the stop check (its launches and `.item()`) does not open"
             ) in summary  # fmt: skip
     # claim 6's own test (tokgen.gaps.sync_opens_gap): at most half, and at least 20 µs with the sync
     edge = idle_gaps(with_shared(profile.assign(idle_gap_median_us=[250.0, 125.0, 450.0, 19.9, 1.0, 660.0])))
@@ -558,7 +565,8 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
     assert idle_gaps(basis.assign(from_op_1_median_us=[None, 200.0, None, None, 499.0, None])).iloc[0][
         "no_check_change"] == "smaller"  # 200 against 300: smaller by 100 µs, not "larger" as after the copy
     text = gap_takeaway(idle_gaps(basis.assign(from_op_1_median_us=[None, 200.0, None, None, 499.0, None])).iloc[0])
-    assert "(the time from the shared work without any stop check is smaller than with the sync" in text
+    assert ("(in raw µs, uncorrected: the time from the shared work without any stop check is smaller than with the "
+            "sync") in text
 
 
 def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_disagree():
@@ -573,9 +581,9 @@ def test_idle_gaps_over_several_windows_say_their_medians_and_when_the_windows_d
     text = gap_takeaway(g)
     assert ("155.0 µs with the sync, 124.0 µs with no stop check at all and 200.0 µs pipelined (medians over the 3 "
             f"profiled windows); {SHARED}, 155.0 µs with the sync and 124.0 µs with no stop check: the 3 profiled "
-            f"windows disagree: without any stop check at most half of that time remains in 1 of them{SHARED_RULE}, "
+            f"windows disagree: {RAW}, at most half of that time remains without any stop check in 1 of them, "
             "so whether the stop check (its launches and `.item()`) opens most of it is not decided") in text
-    assert ("eager, the profiled windows disagree on whether the stop check (its launches and `.item()`) "
+    assert (f"eager, {RAW}, the profiled windows disagree on whether the stop check (its launches and `.item()`) "
             "opens") in gap_summary(gaps)
 
 
@@ -610,27 +618,32 @@ def test_whether_pipelining_makes_the_gap_larger_is_decided_per_window_as_closes
 
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 90.0), (100.0, 130.0)])).iloc[0]
     assert (g["pipelined_us"], g["closes"], g["change"]) == (130.0, False, "split")
-    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (the windows disagree on how the gap "
+    assert (f"pipelining does not close half of the gap before a step{BY_RULE} (in raw µs, uncorrected: the "
+            "windows disagree on how the gap "
             "pipelined compares with the one with the sync, a difference below 20 µs counting as none); pipelined / "
             "sync per window 1.500, 0.900, 1.300") in gap_takeaway(g)  # fmt: skip
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 100.18), (100.0, 130.0)])).iloc[0]  # rv51's 202.29 → 202.47
     assert g["change"] == "split"
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)])).iloc[0]
     assert g["change"] == "larger"  # larger in all 3 windows: no direction from 3 (chance: 1 time in 4)
-    assert (f"; pipelining does not close half of the gap before a step{BY_RULE} (the gap pipelined is larger than "
+    assert (f"; pipelining does not close half of the gap before a step{BY_RULE} (in raw µs, uncorrected: the gap "
+            "pipelined is larger than "
             "with the sync in all 3 windows by 20 µs or more, but 3 windows cannot show a direction: with no "
             "difference, all three agree by chance 1 time in 4); pipelined / sync") in gap_takeaway(g)
     g = idle_gaps(windows([(100.0, 150.0), (100.0, 120.0), (100.0, 130.0)] * 2)).iloc[0]  # 6 windows: 1 in 32
-    assert (f"; pipelining does not close half of the gap before a step{BY_RULE} (the gap is larger pipelined than "
+    assert (f"; pipelining does not close half of the gap before a step{BY_RULE} (in raw µs, uncorrected: the gap "
+            "is larger pipelined than "
             "with the sync in all 6 windows, by 20 µs or more); pipelined / sync") in gap_takeaway(g)  # fmt: skip
     g = idle_gaps(windows([(100.0, 60.0), (100.0, 80.0), (100.0, 70.0), (100.0, 55.0), (100.0, 79.0)])).iloc[0]
     assert g["change"] == "smaller"  # 5 windows: 1 time in 16, more than 0.05
-    assert ("(the gap pipelined is smaller than with the sync in all 5 windows by 20 µs or more, but 5 windows cannot "
+    assert ("(in raw µs, uncorrected: the gap pipelined is smaller than with the sync in all 5 windows by 20 µs "
+            "or more, but 5 windows cannot "
             "show a direction: with no difference, all five agree by chance 1 time in 16); pipelined") in gap_takeaway(
         g)  # fmt: skip
     g = idle_gaps(windows([(100.0, 119.0), (100.0, 81.0), (100.0, 100.0)])).iloc[0]
     assert g["change"] == "same"
-    assert ("(the gap is about the same pipelined as with the sync in every window, within 20 µs); pipelined"
+    assert ("(in raw µs, uncorrected: the gap is about the same pipelined as with the sync in every window, "
+            "within 20 µs); pipelined"
             ) in gap_takeaway(g)  # fmt: skip
 
 
@@ -864,15 +877,17 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "Eager: with the sync, the GPU idles 90% of the window; the gap before a step is 239.0 µs with the sync, "
         "258.0 µs with no "
         f"stop check at all and 500.0 µs pipelined (medians over the 3 profiled windows); {SHARED}, 239.0 µs with the "
-        "sync and 258.0 µs with no stop check: without any stop check more than half of that time remains in "
-        f"every window{SHARED_RULE}: the stop check "
-        "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
+        f"sync and 258.0 µs with no stop check: {RAW}, more than half of that time remains without any stop check in "
+        "every window: the stop check "
+        "(its launches and `.item()`) does not open most of it (in raw µs, uncorrected: the windows disagree on "
+        "how the time "
         "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
         "counting as none); the time from the shared work with the sync less that with no stop check: \u22123, "
         "\u2212100 and \u221219 µs per step in windows 0–2; no-check / sync per window 1.012, 1.694, 1.079 (the "
         "rule: at most 0.5 in every window; "
         f"nearest to it: window 0 of windows 0–2, 1.012, 0.512 above it); {NO_RATIO}; pipelining does not close half "
-        f"of the gap before a step{BY_RULE} (the gap pipelined is larger than with the sync in all 3 "
+        f"of the gap before a step{BY_RULE} (in raw µs, uncorrected: the gap pipelined is larger than with the "
+        "sync in all 3 "
         "windows by 20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by "
         "chance 1 time in 4); pipelined / sync per window 1.743, 3.472, 2.092 (the rule: at most 0.5 in every "
         f"window; nearest to it: window 0 of windows 0–2, 1.743, 1.243 above it); {NO_RATIO}.")  # fmt: skip
@@ -880,22 +895,24 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         "Compiled: with the sync, the GPU idles 90% of the window; the gap before a step is 763.0 µs with the sync, "
         "691.0 µs with no "
         f"stop check at all and 500.0 µs pipelined (medians over the 3 profiled windows); {SHARED}, 763.0 µs with the "
-        "sync and 691.0 µs with no stop check: without any stop check more than half of that time remains in "
-        f"every window{SHARED_RULE}: the stop check "
-        "(its launches and `.item()`) does not open most of it (the windows disagree on how the time "
+        f"sync and 691.0 µs with no stop check: {RAW}, more than half of that time remains without any stop check in "
+        "every window: the stop check "
+        "(its launches and `.item()`) does not open most of it (in raw µs, uncorrected: the windows disagree on "
+        "how the time "
         "from the shared work without any stop check compares with the one with the sync, a difference below 20 µs "
         "counting as none); the time from the shared work with the sync less that with no stop check: +205, "
         "\u2212254 and +136 µs per step in windows 0–2; no-check / sync per window 0.771, 1.562, 0.822 (the "
         "rule: at most 0.5 in every window; "
         f"nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it); {NO_RATIO}; pipelining does not close half "
-        f"of the gap before a step{BY_RULE} (the windows disagree on how the gap pipelined compares with the one with "
+        f"of the gap before a step{BY_RULE} (in raw µs, uncorrected: the windows disagree on how the gap "
+        "pipelined compares with the one with "
         "the sync, a difference below 20 µs counting as none); pipelined / sync per window 0.558, 1.106, 0.655 (the "
         f"rule: at most 0.5 in every window; nearest to it: window 0 of windows 0–2, 0.558, 0.058 above it); "
         f"{NO_RATIO}.")  # fmt: skip
     assert gap_summary(gaps).split(" Claim 6's size,")[0] == (  # then the size
         "The per-step `.item()` synchronizes the host with the GPU at every step boundary (what it waited for is not "
-        "measured here); eager and compiled, of the time before a step, from the work the steps share, more "
-        f"than half remains without any stop check{SHARED_RULE}: the stop check "
+        f"measured here); eager and compiled, {RAW}, more than half of the time before a step, from the work the "
+        "steps share, remains without any stop check: the stop check "
         "(its launches and `.item()`) does not open most of it (see the "
         "takeaways above for "
         "each model's gaps).")  # fmt: skip
@@ -907,7 +924,8 @@ def test_one_window_that_opens_the_gap_splits_the_windows_whatever_its_profiled_
     opens = [EAGER[0], EAGER[1], (240.0, 500.0, 0.0, 100.0, -50.0, 90.0)]  # 100 <= 120: opens, wild numbers beside
     g = idle_gaps(cause_profile(opens)).iloc[0]
     assert (g["sync_causes"], g["windows"], g["windows_opening"]) == ("split", 3, 1)
-    said = "the 3 profiled windows disagree: without any stop check at most half of that time remains in 1 of them"
+    said = (f"the 3 profiled windows disagree: {RAW}, at most half of that time remains without any stop check in "
+            "1 of them")
     assert said in gap_takeaway(g)
 
 

@@ -19,6 +19,7 @@ from .gaps import (
     HOST_DRIFT,
     PIPELINED_MISSING,
     PIPELINING_CLOSES,
+    RAW_US,
     SHARED_NOUN,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
@@ -36,6 +37,7 @@ from .gaps import (
     own_step_share,
     profile_windows,
     profiled_counts,
+    profiled_window_count,
     ratios_text,
     sync_opens_gap,
     sync_wait_words,
@@ -755,7 +757,7 @@ def _all_windows(profile: pd.DataFrame) -> str:
     (5 with the sync, 6 with no stop check) …" (reviews rr16a S2, rr17b S1)."""
     values = {g: [float(v) for v in profile.loc[profile["variant"] == label(g), "idle_gap_median_us"] if v == v]
               for g in ("kv_static", "kv_static_no_check")}  # fmt: skip
-    over = over_profiled({g: len(v) for g, v in values.items()})
+    over = over_profiled({g: len(v) for g, v in values.items()}, profiled_window_count(profile))  # (review rr18b N1)
     sync, none = values["kv_static"], values["kv_static_no_check"]
     return f"{over} {_spread(sync)} with the sync, {_spread(none)} with no stop check"
 
@@ -838,9 +840,9 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
     """Claim 7's arrow of medians read window by window, in `gap_takeaway`'s words (`tokgen.gaps.direction_text`),
     over the windows its gap test judges (`tokgen.gaps.judged_pipelined`), named where some are left out (review
-    rr17c N3)."""
+    rr17c N3); labelled as read from the raw µs, not the share the test judges (RAW_US, review rr18b S1)."""
     judged = judged_pipelined(profile, compiled)
-    said = direction_text(direction(judged["idle"]), len(judged["idle"]), "pipelined")
+    said = f"{RAW_US}: {direction_text(direction(judged['idle']), len(judged['idle']), 'pipelined')}"
     return f"over {windows_named(judged['windows'])}, {said}" if judged["unmeasured"] and judged["windows"] else said
 
 
@@ -891,8 +893,10 @@ def _claim_7(tables):
     closed = agreed(answers)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
-    counts = profiled_counts(profile, generators=("kv_static", "pipelined_static"))
-    over = f", medians {over_profiled(counts)}" if max(counts.values()) > 1 else ""
+    generators = ("kv_static", "pipelined_static")
+    counts = profiled_counts(profile, generators=generators)
+    over = over_profiled(counts, profiled_window_count(profile, generators=generators))  # (review rr18b N1)
+    over = f", medians {over}" if max(counts.values()) > 1 else ""
     gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs ({_direction(profile)})"
     compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
     c_sync, c_piped = (compiled.get(label(g, compiled=True)) for g in ("kv_static", "pipelined_static"))
@@ -1230,17 +1234,16 @@ RULED_OUT = ("; an undecided comparison whose interval rules out a difference be
              "needs counts as none")  # claims 4, 5, 7, 8, 9 (review rrA13 S3): `_faster`, `gain_ruled_out`
 
 def host_rule_text(noun: str, other: str) -> str:
-    """Claims 6 and 7's criteria on the host-normalised share (`tokgen.gaps.normalised_share`, review rr17c S1): what
-    each window is judged on, why, how a far ratio or a missing one is said, and the ratio's caveat; no measured
-    number. `noun` is the time judged, `other` the generator set against the synchronous one (notebook 09_summary)."""
+    """Claim 6's criterion on the host-normalised share (`tokgen.gaps.normalised_share`, review rr17c S1), which claim
+    7's refers to: what each window is judged on, why, how a far ratio or a missing one is said, and the ratio's
+    caveat in one clause (review rr18b S3); no measured number. `noun` is the time judged, `other` the generator set
+    against the synchronous one (notebook 09_summary)."""
     return (f"{own_step_share(noun)}, the raw share times the two passes' host-speed ratio (the rest of the "
-            f"synchronous pass's profiled step outside that time over the {other} pass's): a window's two passes run "
-            f"one after the other, and the host's speed can drift between them; a ratio beyond {HOST_DRIFT:g}× either "
-            "way is flagged beside the numbers, not left out, and where no ratio was recorded the raw share is judged, "
-            "said so; the ratio may also pick up the generator's own effect (the step without a wait may hide launch "
-            "stalls where the host's launch time is close to the GPU time), which pushes the share up, against the "
-            "claim, while a gap that closes (a share near 0) stays near 0 under any such ratio; every window with "
-            "both times measured is judged, one with a time not measured left out and named")
+            f"synchronous pass's profiled step outside that time over the {other} pass's), as the host's speed can "
+            f"drift between a window's two passes; a ratio beyond {HOST_DRIFT:g}× either way is flagged, not left out, "
+            "and where none was recorded the raw share is judged, said so; the ratio may also carry the generator's "
+            "own effect, which counts against the claim; every window with both times measured is judged, one with a "
+            "time not measured left out and named")
 
 
 CLAIMS = {
@@ -1288,7 +1291,7 @@ CLAIMS = {
         _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
         "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged), "
-        f"judged as claim 6's cause, on {host_rule_text('idle gap', 'pipelined')}; "
+        f"judged by claim 6's rule on {own_step_share('idle gap')} (see claim 6); "
         "pipelined faster than sync, real (signed-rank p below its level; one shown within ±5% is a tie), eager and "
         "compiled" + RULED_OUT,
         _claim_7),

@@ -49,15 +49,26 @@ def profiled_counts(profile: pd.DataFrame, compiled: bool = False,
     return out
 
 
-def over_profiled(counts: dict) -> str:
+def profiled_window_count(profile: pd.DataFrame, compiled: bool = False,
+                     generators=("kv_static", "kv_static_no_check")) -> int:  # fmt: skip
+    """How many windows profiled any generator of `generators` (a NaN gap counted too): what `over_profiled` sets the
+    counts of `profiled_counts` against (review rr18b N1; notebook 06_eos_sync_profile)."""
+    if "variant" not in profile:
+        return len(profile)
+    rows = profile[profile["variant"].isin([label(g, compiled=compiled) for g in generators])]
+    return int(rows["window"].nunique()) if "window" in rows else min(len(rows), 1)
+
+
+def over_profiled(counts: dict, windows: int | None = None) -> str:
     """The windows medians of the idle gaps are over (`profiled_counts`), the one wording claims 6 and 7 and notebook
-    06's takeaways count them in: "over the 6 profiled windows", "in the one profiled window", or where a window has
-    a gap not measured, per generator: "over the profiled windows (5 with the sync, 6 with no stop check)" (review
-    rr17b S1; notebook 06_eos_sync_profile)."""
-    if len(set(counts.values())) == 1:
-        n = next(iter(counts.values()))
+    06's takeaways count them in: "over the 6 profiled windows", "in the one profiled window", or where a count is
+    below the profiled windows (`windows`, `profiled_window_count`; or below another count), per generator: "over the
+    windows that measured each (5 with the sync, 5 pipelined)" (reviews rr17b S1, rr18b N1;
+    notebook 06_eos_sync_profile)."""
+    n = max(counts.values())
+    if len(set(counts.values())) == 1 and (windows is None or n >= windows):
         return "in the one profiled window" if n == 1 else f"over the {n} profiled windows"
-    return f"over the profiled windows ({', '.join(f'{n} {PROFILED_AS[g]}' for g, n in counts.items())})"
+    return f"over the windows that measured each ({', '.join(f'{n} {PROFILED_AS[g]}' for g, n in counts.items())})"
 
 
 def _window_rows(profile: pd.DataFrame, compiled: bool, other: str):
@@ -267,6 +278,8 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
 HOST_DRIFT = 1.25  # a window whose passes' host speeds (`host_ratios`) lie more than this apart either way is flagged
 # beside its numbers (`drift_flags`: the correction is large there), judged all the same (review rr17c S1)
 NO_RATIO = "the host-speed ratio was not recorded, so the shares are not corrected for host drift"  # rr17c S3
+RAW_SHARE = "the raw share (no host-speed ratio recorded)"  # what a verdict is judged on where no ratio is (rr18b M1)
+RAW_US = "in raw µs, uncorrected"  # a direction read from the gaps themselves, not the judged share (review rr18b S1)
 
 
 def own_step_share(noun: str = "idle gap") -> str:
@@ -274,6 +287,15 @@ def own_step_share(noun: str = "idle gap") -> str:
     quick pages say it in: "each pass's idle gap as a share of the rest of its own step" (`normalised_share`; review
     rr17c S1) (notebook 06_eos_sync_profile)."""
     return f"each pass's {noun} as a share of the rest of its own step"
+
+
+def judged_on(noun: str = "idle gap", corrected: bool = True) -> str:
+    """What a verdict of claims 6 and 7, notebook 06's takeaways and summary is judged on: "judged on each pass's idle
+    gap as a share of the rest of its own step" (`own_step_share`) where some window recorded a host-speed ratio
+    (`corrected`, the `idle_gaps` row's `cause_corrected`/`pipelined_corrected`), else "judged on the raw share (no
+    host-speed ratio recorded)" (RAW_SHARE): a measure is named only where it was measured (review rr18b M1;
+    notebook 06_eos_sync_profile)."""
+    return f"judged on {own_step_share(noun) if corrected else RAW_SHARE}"
 
 
 def normalised_share(sync_us: float, other_us: float, ratio: float = float("nan")) -> float:
@@ -354,30 +376,64 @@ def _apart(r: float) -> str:
     return side_of(r if r >= 1 else 1 / r, (HOST_DRIFT,))
 
 
+def _factors_in(these: list) -> str:
+    """`drift_flags`' factors with their windows, equal factors said once: "1.96× and 2.23× in windows 0 and 1",
+    "1.30× in windows 0–5", "1.30× in windows 0–2 and 1.56× in window 5" (review rr18b N4)."""
+    shown = [(w, f"{_apart(r)}×") for w, r in these]
+    factors = list(dict.fromkeys(f for _, f in shown))
+    if len(factors) == len(shown):
+        return f"{series_text(factors)} in {windows_named([w for w, _ in shown])}"
+    return series_text([f"{f} in {windows_named([w for w, f_ in shown if f_ == f])}" for f in factors])
+
+
 def drift_flags(windows: list, ratios: list, other: str = "no-check") -> str:
-    """The windows whose passes' host speeds lie more than HOST_DRIFT apart (`drifted`), flagged, not left out, each
-    factor 1 or more with the pass that ran slower: "host speeds more than 1.25× apart, so the correction is large
-    there: 1.96× and 2.23× in windows 0 and 1 (the synchronous pass slower) and 1.56× in window 5 (the no-check pass
-    slower)"; "" where none does (reviews rr17c S1, N1; notebook 06_eos_sync_profile)."""
+    """The windows whose two passes' rest of the step (`host_ratios`: the measured quantity, host drift or the
+    generator's own effect) lie more than HOST_DRIFT apart (`drifted`), flagged, not left out, each factor 1 or more
+    with the pass whose rest is longer: "the rest of the two passes' steps more than 1.25× apart (host drift, or the
+    generator's own effect), so the correction is large there: 1.96× and 2.23× in windows 0 and 1 (the synchronous
+    pass's longer) and 1.56× in window 5 (the no-check pass's longer)"; where every flagged ratio is above 1, the side
+    that raises the share, against the claim, said so (review rr18b S2); "" where none is flagged (reviews rr17c S1,
+    N1, rr18b S2, N4; notebook 06_eos_sync_profile)."""
     far = [(w, r) for w, r in zip(windows, ratios) if drifted(r)]
     parts = []
-    for slower, side in (("synchronous", lambda r: r > 1), (other, lambda r: r < 1)):
-        these = [(w, r) for w, r in far if side(r)]
-        if these:
-            factors = series_text([f"{_apart(r)}×" for _, r in these])
-            parts.append(f"{factors} in {windows_named([w for w, _ in these])} (the {slower} pass slower)")
+    for longer, side in (("synchronous", lambda r: r > 1), (other, lambda r: r < 1)):
+        if these := [(w, r) for w, r in far if side(r)]:
+            parts.append(f"{_factors_in(these)} (the {longer} pass's longer)")
     if not parts:
         return ""
-    return f"host speeds more than {HOST_DRIFT:g}× apart, so the correction is large there: {' and '.join(parts)}"
+    said = (f"the rest of the two passes' steps more than {HOST_DRIFT:g}× apart (host drift, or the generator's own "
+            f"effect), so the correction is large there: {' and '.join(parts)}")  # fmt: skip
+    if all(r > 1 for _, r in far):
+        every = "the flagged ratio lies" if len(far) == 1 else "every flagged ratio lies"
+        said += f"; {every} on the side that raises the share, against the claim"
+    return said
 
 
-def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check") -> str:
+def decided_by_correction(pairs, windows: list, ratios: list) -> str:
+    """The windows whose verdict on the rule's half the correction decides (`normalised_share`: the raw share at most
+    0.5 and the corrected one above it, or the reverse), with their raw shares: "the correction decides windows 0 and
+    1: raw 0.302 and 0.260, at most 0.5, corrected above it"; "" where it decides none (review rr18b S2;
+    notebook 06_eos_sync_profile)."""
+    parts = []
+    for raw_met, how in ((True, "at most 0.5, corrected above it"), (False, "above 0.5, corrected at most 0.5")):
+        these = [(w, o / s if s > 0 else math.inf) for (s, o), w, r in zip(pairs, windows, ratios)
+                 if math.isfinite(r) and ((o / s if s > 0 else math.inf) <= 0.5) == raw_met
+                 and (normalised_share(s, o, r) <= 0.5) != raw_met]  # fmt: skip
+        if these:
+            parts.append(f"the correction decides {windows_named([w for w, _ in these])}: raw "
+                         f"{series_text([f'{x:.3f}' for _, x in these])}, {how}")  # fmt: skip
+    return "; ".join(parts)
+
+
+def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", derivation: bool = True) -> str:
     """How `half_shares`' host-normalised shares come from the raw ones (`pairs`: (sync, other) per window): "the raw
     shares 0.302, 0.260 and 0.507 times the two passes' host-speed ratio (the rest of the synchronous pass's step over
     the no-check pass's) 1.96, 2.23 and 1.06", then the windows whose ratio lies beyond HOST_DRIFT (`drift_flags`) and
     those whose ratio was not recorded, their shares not corrected ("in window 3 the host-speed ratio was not
     recorded, so its share is not corrected for host drift"); NO_RATIO where no ratio was recorded (a table recorded
-    before them: review rr17c S3); "" where no window is judged (notebook 06_eos_sync_profile)."""
+    before them: review rr17c S3); "" where no window is judged. The windows whose verdict the correction decides
+    follow the flags (`decided_by_correction`, review rr18b S2). Without `derivation` (notebook 06's takeaways: review
+    rr18b S3), the flags and those windows only, not the raw shares and ratios (notebook 06_eos_sync_profile)."""
     if not windows:
         return ""
     raw = [o / s if s > 0 else math.inf for s, o in pairs]
@@ -387,12 +443,13 @@ def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check") -> 
     shown = series_text([_ratio(r) if math.isfinite(r) else "not recorded" for r in ratios])
     said = (f"the raw share{'' if one else 's'} {series_text([f'{s:.3f}' for s in raw])} times the two passes' "
             f"host-speed ratio (the rest of the synchronous pass's step over the {other} pass's) {shown}")  # fmt: skip
-    if flags := drift_flags(windows, ratios, other):
-        said += f"; {flags}"
+    said = [said] if derivation else []
+    said += [t for t in (drift_flags(windows, ratios, other), decided_by_correction(pairs, windows, ratios)) if t]
+    said = "; ".join(said)
     if missing := [w for w, r in zip(windows, ratios) if not math.isfinite(r)]:
         its = "its share is" if len(missing) == 1 else "their shares are"
-        said += (f"; in {windows_named(missing)} the host-speed ratio was not recorded, so {its} not corrected for "
-                 "host drift")  # fmt: skip
+        said += (f"{'; ' if said else ''}in {windows_named(missing)} the host-speed ratio was not recorded, so {its} "
+                 "not corrected for host drift")  # fmt: skip
     return said
 
 
@@ -572,7 +629,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
     columns = ["model", "sync_us", "no_check_us", "pipelined_us", "idle_share", "closes", "sync_causes", "change",
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
-               "profiled", "over", "size", "pipelined_left_out", "pipelined_shares"]  # fmt: skip
+               "profiled", "over", "size", "pipelined_left_out", "pipelined_shares", "cause_corrected",
+               "pipelined_corrected"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -587,29 +645,35 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             opens = [sync_opens_gap(a_, n_, r) for (a_, n_), r in zip(shared, judged["ratios"])]
             piped_ = judged_pipelined(summary, compiled)  # claim 7's windows, by the same rule
             closes = [closes_gap(*p_, r) for p_, r in zip(piped_["idle"], piped_["ratios"])]
-            counts = profiled_counts(summary, compiled, ("kv_static", "kv_static_no_check", "pipelined_static")
-                                     if none in s.index else ("kv_static", "pipelined_static"))  # fmt: skip
+            profiled = (("kv_static", "kv_static_no_check", "pipelined_static") if none in s.index else
+                        ("kv_static", "pipelined_static"))  # fmt: skip
+            counts = profiled_counts(summary, compiled, profiled)
+            windows_all = profiled_window_count(summary, compiled, profiled)
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": agreed(closes), "sync_causes": agreed(opens),
                  "change": direction(piped_["idle"]),
                  "no_check_change": direction(shared),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
-                 "profiled": counts["kv_static"], "over": over_profiled(counts),
+                 "profiled": counts["kv_static"], "over": over_profiled(counts, windows_all),
                  "windows_closing": sum(c is True for c in closes),
                  "windows_pipelined": sum(c is not None for c in closes),
                  "sync_shared_us": _median(a_ for a_, _ in shared),
                  "no_check_shared_us": _median(n_ for _, n_ in shared),
                  "no_check_shares": "; ".join((half_shares(shared, "no-check", windows_, judged["ratios"],
                                                            SHARED_NOUN),
-                                               ratios_text(shared, windows_, judged["ratios"]))) if shared else "",
+                                               ratios_text(shared, windows_, judged["ratios"], derivation=False)))
+                 if shared else "",
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
                  "pipelined_left_out": left_out_text(piped_, PIPELINED_MISSING),
                  "pipelined_shares": "; ".join((half_shares(piped_["idle"], "pipelined", piped_["windows"],
                                                             piped_["ratios"]),
                                                 ratios_text(piped_["idle"], piped_["windows"], piped_["ratios"],
-                                                            "pipelined"))) if piped_["idle"] else ""}
+                                                            "pipelined", derivation=False))) if piped_["idle"] else "",
+                 # whether a ratio was recorded: what the verdicts say they are judged on (review rr18b M1)
+                 "cause_corrected": any(math.isfinite(r) for r in judged["ratios"]),
+                 "pipelined_corrected": any(math.isfinite(r) for r in piped_["ratios"])}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -642,8 +706,17 @@ def _pipelining_does(gap) -> str:
     return f"{said}; {shares}" if shares else said
 
 
+def _corrected(gap, key: str) -> bool:
+    """Whether an `idle_gaps` row's verdict is on the host-normalised share (`cause_corrected`,
+    `pipelined_corrected`: some window recorded a host-speed ratio); False where the row lacks the flag."""
+    flag = gap.get(key) if gap is not None else None
+    return flag is not None and flag == flag and bool(flag)  # a NaN (a row without the flag) is False
+
+
 def _pipelining_verdict(gap) -> str:
-    measure = own_step_share()
+    """Claim 7's gap test's verdict, judged on the share `judged_on` names (the raw one where no ratio was recorded,
+    review rr18b M1), the direction beside a "does not" read from the raw µs and labelled so (RAW_US, rr18b S1)."""
+    measure = judged_on("idle gap", _corrected(gap, "pipelined_corrected"))
     if gap["closes"] == "split":
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
         return f"{PIPELINING_CLOSES} in {n} of {of} windows, not in the others, {measure}: not decided"
@@ -652,7 +725,7 @@ def _pipelining_verdict(gap) -> str:
     if gap["closes"]:
         return f"{PIPELINING_CLOSES}, {measure}"
     change = direction_text(gap["change"], int(gap["windows_pipelined"]), "pipelined")
-    return f"pipelining does not close half of the gap before a step, {measure} ({change})"
+    return f"pipelining does not close half of the gap before a step, {measure} ({RAW_US}: {change})"
 
 
 def _measured_cause(gap) -> bool:
@@ -674,20 +747,20 @@ def _cause(gap) -> str:
     half" that held in one window by 0.005)."""
     judged, left = int(gap["windows"]), _left_out(gap)
     every = f" in every{' judged' if left else ''} window" if judged > 1 else ""
-    measure = own_step_share(SHARED_NOUN)
+    measure = judged_on(SHARED_NOUN, _corrected(gap, "cause_corrected"))  # the raw share said as such (rr18b M1)
     shares = f"; {_text(gap, 'no_check_shares')}" if _text(gap, "no_check_shares") else ""
     shares = f"; {_text(gap, 'check_adds')}{shares}" if _text(gap, "check_adds") else shares
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
     if gap["sync_causes"] == "split":
-        return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: without any stop check at most "
-                f"half of that time remains in {int(gap['windows_opening'])} of them, {measure}, so whether "
+        return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: {measure}, at most half of that "
+                f"time remains without any stop check in {int(gap['windows_opening'])} of them, so whether "
                 f"{STOP_CHECK} opens most of it is not decided{shares}")  # fmt: skip
     if gap["sync_causes"]:
-        return (f"without any stop check at most half of that time remains{every}, {measure}: {STOP_CHECK} opens "
+        return (f"{measure}, at most half of that time remains without any stop check{every}: {STOP_CHECK} opens "
                 f"most of it{shares}")  # fmt: skip
     change = direction_text(gap["no_check_change"], judged, "without any stop check", noun=SHARED_NOUN)
-    return (f"without any stop check more than half of that time remains{every}, {measure}: {STOP_CHECK} does not "
-            f"open most of it ({change}){shares}")  # fmt: skip
+    return (f"{measure}, more than half of that time remains without any stop check{every}: {STOP_CHECK} does not "
+            f"open most of it ({RAW_US}: {change}){shares}")  # fmt: skip
 
 
 def _us(gap_us: float) -> str:
@@ -924,22 +997,23 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     judged = [g for g in records if _measured_cause(g)]
     if judged:  # each model's own clause: one may be judged while the other's cause is not measured (review rr16a M1)
 
-        def models(test) -> str:
-            return " and ".join(g["model"] for g in judged if test(g["sync_causes"]))
+        def models(test, corrected: bool) -> str:
+            return " and ".join(g["model"] for g in judged if test(g["sync_causes"])
+                                and _corrected(g, "cause_corrected") == corrected)  # fmt: skip
 
-        split, opens = models(lambda c: c == "split"), models(lambda c: c is True)
-        stays = models(lambda c: c is False)
         shared = "the time before a step, from the work the steps share,"
-        measure = own_step_share(SHARED_NOUN)  # the one rule claim 6 reads (review rr17c S1)
-        if split:
-            text += (f"; {split}, the profiled windows disagree on whether {STOP_CHECK} opens the time before a "
-                     f"step, from the work the steps share, {measure} (see the takeaways)")  # fmt: skip
-        if opens:
-            text += (f"; {opens}, of {shared} at most half remains without any stop check, {measure}: {STOP_CHECK} "
-                     "opens most of it")  # fmt: skip
-        if stays:
-            text += (f"; {stays}, of {shared} more than half remains without any stop check, {measure}: "
-                     f"{STOP_CHECK} does not open most of it (see the takeaways above for each model's gaps)")
+        for corrected in (True, False):  # claim 6's one rule (review rr17c S1), the raw share said so (rr18b M1)
+            measure = judged_on(SHARED_NOUN, corrected)
+            split, opens = models(lambda c: c == "split", corrected), models(lambda c: c is True, corrected)
+            if split:
+                text += (f"; {split}, {measure}, the profiled windows disagree on whether {STOP_CHECK} opens the "
+                         "time before a step, from the work the steps share (see the takeaways)")  # fmt: skip
+            if opens:
+                text += (f"; {opens}, {measure}, at most half of {shared} remains without any stop check: "
+                         f"{STOP_CHECK} opens most of it")  # fmt: skip
+            if stays := models(lambda c: c is False, corrected):
+                text += (f"; {stays}, {measure}, more than half of {shared} remains without any stop check: "
+                         f"{STOP_CHECK} does not open most of it (see the takeaways above for each model's gaps)")
         text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
         return text + "." + (f" {size}" if (size := size_sentence(gaps)) else "")
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
