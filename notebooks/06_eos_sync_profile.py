@@ -191,8 +191,9 @@ say(tokgen.gaps.profiled_window_text(BATCH_SIZE, MAX_SEQLEN, WINDOW, where=tokge
 # beside its numbers, the correction being large there, not left out; where no ratio was recorded the
 # raw share is judged, and the text says so. The ratio may also pick up the generator's own effect (a
 # step without a wait may hide launch stalls where the host's launch time is close to the GPU time),
-# which pushes the share up, against the claims; a gap that closes stays near zero under a ratio of a few. A negative value in that column says the window's profiled
-# steps were shorter than the plain runs' average step, not that profiling speeds a step up: the
+# which pushes the share up, against the claims; a gap that closes stays near zero under a ratio
+# of a few. A negative value in that column says the window's profiled steps were shorter than the
+# plain runs' average step, not that profiling speeds a step up: the
 # two are different quantities (setup and prefill are in the plain step only) and the host
 # drifts, so this column cannot say which of the two made it negative. Absolute host times
 # (the step, the gaps, the idle share) can move between runs and between cards by more than their
