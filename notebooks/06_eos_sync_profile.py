@@ -386,8 +386,8 @@ show_claim(6, RESULTS_DIR)
 # synchronous step runs the check's few GPU operations after it, the flag's copy last), to the next
 # step's first GPU operation, so that neither side leaves out the check's own time; the gap's size
 # is measured from each step's last GPU operation, as a trace shows it. The test is judged in every
-# window it keeps, by claim 6's rule: the same answer in every judged window decides it, where at
-# least half of the windows are judged, else it is not decided. Which of two gaps is larger is said
+# window that measured both times, by claim 6's rule: the same answer in every judged window
+# decides it, and windows that disagree leave it undecided. Which of two gaps is larger is said
 # only where every window shows it and the windows are enough to show a direction: where the two
 # gaps do not differ, n windows all agree in sign by chance 2·0.5^n of the time, 1 time in 4 for 3
 # windows, so it takes 6 (`tokgen.gaps.MIN_WINDOWS`) to bring that under 0.05 (the default
