@@ -307,7 +307,7 @@ def test_the_page_says_what_a_memory_cap_bound():
     assert quick.cap_bound(None, 16) == "what it bound was not recorded."
 
 
-@pytest.mark.parametrize("example", ["h100", "h100_16gb"])
+@pytest.mark.parametrize("example", ["whole", "whole_16gb"])
 def test_the_committed_example_pages_are_what_their_csvs_render(example):
     """README links these pages: each is today's `render` of its own CSVs and the reference run's (as the
     README's tables are of data/), so a change in the page's code or in the reference shows up here."""
@@ -362,7 +362,7 @@ def test_the_fastest_generators_description_is_the_registrys():
     """The words beside the reference run's fastest generator come from tokgen.registry.DESCRIPTIONS."""
     from tokgen.registry import DESCRIPTIONS
 
-    for folder in ("h100", "h100_16gb"):
+    for folder in ("whole", "whole_16gb"):
         page = (ROOT / "data" / "quick" / folder / "report.md").read_text()
         said = re.search(r"`([^`]+)` \((?:the first listed at|one of the \d+ that share) rank 1 of the reference run's "
                          r"notebook 10, ranked round by round against naive(?: \(`[^`]+` listed first\))?: (.*?)\) is ",

@@ -15,7 +15,7 @@
 # STEP = KIND:ARG:EST_S
 #   w:NN       notebook NN and its solution on the whole GPU (runner --only NN)
 #   s16:NN     notebook NN in the 16-SM slice; s8:NN in the 8-SM slice
-#   q:h100     the quick run, whole GPU, into data/quick/h100; q:h100_16gb with --memory-gb 16
+#   q:whole    the quick run, whole GPU, into data/quick/whole; q:whole_16gb with --memory-gb 16
 #   t:FILES@K  pytest FILES (joined by +) -k K (~ for spaces); @K optional
 # A step starts only if now + EST fits before the deadline (logs/deadline) and the tables it reads as this
 # run's (`tokgen.rows_at(..., this_run=...)`: `needs` below) already hold rows of the frozen commit; the first
@@ -78,7 +78,7 @@ queue)
     case "$kind" in
       w) python3 -m tokgen_tools.runner --only "$arg" --no-progress --newest-transformers /tmp/newest > "$log" 2>&1 ;;
       s16|s8) python3 -m tokgen_tools.runner --slice "${kind#s}" --only "$arg" --no-progress > "$log" 2>&1 ;;
-      q) if [ "$arg" = h100_16gb ]; then extra=(--memory-gb 16); else extra=(); fi
+      q) if [ "$arg" = whole_16gb ]; then extra=(--memory-gb 16); else extra=(); fi
          # the quick run refuses a folder of the committed results: it writes elsewhere, then the copy replaces them
          rm -rf "/tmp/quick/$arg" && python3 -m tokgen_tools.quick --out "/tmp/quick/$arg" "${extra[@]}" > "$log" 2>&1 \
            && rm -rf "data/quick/$arg" && mkdir -p data/quick && cp -a "/tmp/quick/$arg" "data/quick/$arg" ;;
