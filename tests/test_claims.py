@@ -998,8 +998,9 @@ def test_claim_1_is_decided_at_no_look_before_10_rounds_and_by_its_intervals_at_
         assert run_on.said[0][3] == 2 and run_on.said[0][2] != run_on.said[0][2]  # not resampled: no share
     assert run_on.said[0][4].startswith("too few rounds for an interval at 100→200 and 200→400")  # 5 rounds
     assert run_on(step_rows()) is True
-    ran, verdict, share, looks, why, level = run_on.said[1]
+    ran, verdict, share, looks, why, level, steps = run_on.said[1]
     assert (ran, verdict, looks, why, level) == (10, "reproduced", 2, "", 0.025) and share != share
+    assert steps == {"100→200": 0.025, "200→400": 0.025, "400→800": 0.025}
     assert run_on.text(10, 20) == (
         "Claim 1, judged at each look as section 5 judges it: on 5 rounds no verdict, as none is read on fewer than "
         "10, so every variant ran on; on 10 rounds reproduced, by its intervals at this look's level (2.5%; 5% over "
@@ -1021,6 +1022,42 @@ def test_claim_1_is_decided_at_no_look_before_10_rounds_and_by_its_intervals_at_
 
 
 STRADDLE_10 = [math.log2(g) for g in (2.5, 4.2, 2.6, 4.1, 2.7, 4.0, 2.8, 3.9, 2.9, 3.8)]  # rounds around ×3.25
+
+
+def two_step_rows(first, second):
+    """Notebook 01's rows at N = 100, 200, 400 with round r growing ×2^first[r] from 100 to 200 and ×2^second[r]
+    from 200 to 400 (500 ms at N = 100)."""
+    t100 = [500.0] * len(first)
+    t200 = [t * 2**k for t, k in zip(t100, first)]
+    t400 = [t * 2**k for t, k in zip(t200, second)]
+    return pd.DataFrame([{"variant": f"naive N={n}", "max_seqlen": n, "status": "ok", "runs": len(t),
+                          "median_ms": float(np.median(t)), "times_ms": ";".join(map(str, t)), "frag_pct": 90.0,
+                          "peak_reserved_gb": 1.0} for n, t in ((100, t100), (200, t200), (400, t400))])  # fmt: skip
+
+
+def test_run_on_names_each_steps_level_where_a_step_was_decided_at_an_earlier_look():
+    """Review rr18c S1, known answers: RUNS 10, MAX_RUNS 40 (4×RUNS): looks 10, 20 and 40 at 1.25%, 1.25% and 2.5%.
+    200→400 grows ×4 in every round: decided at the look of 10 (×4.00–×4.00), at 1.25%. 100→200's first 20 rounds
+    straddle ×3.25 (STRADDLE_10 twice: open at 10 and 20), its last 20 grow ×4: decided at the look of 40, at 2.5%
+    (×3.35–×4.00). The line names both levels, not "this look's level (2.5%)" for both. Every round ×4 at both
+    steps: decided at the look of 10, both at its level, 1.25% (the review's mutation, the last look's level always,
+    would say 2.5%)."""
+    from tokgen.claims import RunOn
+
+    run_on = RunOn(1, "01_naive", design(10, 40))
+    first, second = STRADDLE_10 * 2 + [2.0] * 20, [2.0] * 40
+    assert [run_on(two_step_rows(first[:r], second[:r])) for r in (10, 20, 40)] == [False, False, True]
+    assert [said[5] for said in run_on.said] == [0.0125, 0.0125, 0.025]
+    assert run_on.said[-1][6] == {"100→200": 0.025, "200→400": 0.0125}
+    assert run_on.text(40, 40).endswith(
+        "; on 40 rounds reproduced, by its steps' intervals, each at the level of the look it was read at (2.5% at "
+        "100→200, 1.25% at 200→400; 5% over the 3 looks that may decide it): decided, so the rounds stopped at 40 "
+        "(the cap: 40).")  # fmt: skip
+    early = RunOn(1, "01_naive", design(10, 40))
+    assert early(two_step_rows([2.0] * 10, [2.0] * 10)) is True
+    assert early.text(10, 40).endswith(
+        ": on 10 rounds reproduced, by its intervals at this look's level (1.25%; 5% over the 3 looks that may decide "
+        "it): decided, so the rounds stopped at 10 (the cap: 40).")  # fmt: skip
 
 
 def test_a_look_whose_doubling_interval_holds_the_threshold_says_so_and_runs_on():
@@ -1133,6 +1170,57 @@ def test_a_steps_rounds_are_named_with_the_look_that_decided_it_only_where_one_d
         params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))  # 15 rounds, open at the look of 10
     said = claims.growth_text(claims.growth_per_doubling(rows_))
     assert said.startswith("100→200 ×") and "(over its first 10 of 15 rounds, the last look they reached; " in said
+
+
+def drop_time(rows_, row: int, r: int) -> None:
+    """Round `r`'s time in row `row` made NaN (a round with no time at that N)."""
+    times = rows_.loc[row, "times_ms"].split(";")
+    rows_.loc[row, "times_ms"] = ";".join("nan" if i == r else x for i, x in enumerate(times))
+
+
+def test_a_steps_dropped_rounds_are_named_with_the_n_that_lost_a_time():
+    """Review rr18c N2, known answers: where a step has fewer valid rounds than both its N ran, its rounds clause
+    says how many and at which N a time is missing. 20 rounds (RUNS 10, MAX_RUNS 20) straddling ×3.25, round 5's time
+    NaN at N = 100: 100→200 is read on its 19 valid rounds of 20 (open, no look decided it); 200→400 on all 20, no
+    clause. Every round ×4 with round 5's time NaN at N = 200: both steps decided at the look of 10, on their first 10
+    valid rounds of 20, 19 valid."""
+    from tokgen import claims
+
+    params = json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20})
+    rows_ = slope_rows(STRADDLE_10 * 2).assign(params=params)
+    drop_time(rows_, 0, 4)
+    said = claims.growth_text(claims.growth_per_doubling(rows_))
+    assert re.match(r"100→200 ×[0-9.]+ \(on its 19 valid rounds of 20, a time missing at N=100; 95% sequential "
+                    r"interval ×[^;]*\), 200→400 ×[0-9.]+ \(95% sequential interval", said), said  # fmt: skip
+    rows_ = slope_rows([2.0] * 20).assign(params=params)
+    drop_time(rows_, 1, 4)
+    said = claims.growth_text(claims.growth_per_doubling(rows_))
+    clause = "over its first 10 valid rounds of 20, the look that decided it; 19 valid, a time missing at N=200"
+    assert said == f"100→200 ×4.00 ({clause}; 95% sequential interval ×4.00–×4.00), 200→400 ×4.00 ({clause}; 95% " \
+        "sequential interval ×4.00–×4.00)"  # fmt: skip
+    assert claims.rounds_read_text({"rounds": 17, "rounds_both": 17, "rounds_ran": 20, "decided": False,
+                                    "missing_at": [100, 200]}) == (
+        "on its 17 valid rounds of 20, times in 3 rounds missing at N=100 and N=200")  # fmt: skip
+
+
+def test_a_step_left_with_fewer_than_10_valid_rounds_where_the_rounds_ran_on_has_no_interval():
+    """Review rr18c N3, known answers: RUNS = MAX_RUNS = 10 (a design of one look, 10), every round ×4 per doubling,
+    round 4's time NaN at N = 100: 100→200 has 9 valid rounds, below the 10 no verdict is read on where the rounds ran
+    on, so it reads "too few rounds for an interval" and claim 1 is inconclusive, not reproduced (200→400, 10 rounds,
+    above ×3.25). With fixed rounds (no design) the 9 rounds are read as before: reproduced. `step_looks`: 9 valid
+    rounds of a design of 80 are read at the first look's level (0.625%), as `sequential` reads rounds short of it."""
+    from tokgen import claims
+
+    rows_ = slope_rows([2.0] * 10)
+    drop_time(rows_, 0, 3)
+    c = claims.claim(1, "anywhere", tables={"01_naive": rows_.assign(params=json.dumps(
+        {"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 10}))})  # fmt: skip
+    assert c["verdict"] == "inconclusive" and c["why"].startswith(
+        "too few rounds for an interval at 100→200, so no side of ×3.25 is read there"), c  # fmt: skip
+    assert "100→200 ×4.00 (on its 9 valid rounds of 10, a time missing at N=100; too few rounds for an interval), " \
+        "200→400 ×4.00 (95% interval ×4.00–×4.00)" in c["measured"]  # fmt: skip
+    assert claims.claim(1, "anywhere", tables={"01_naive": rows_})["verdict"] == "reproduced"  # fixed rounds
+    assert claims.step_looks((10, 20, 40, 80), [1.0] * 80, [1.0] * 9 + [math.nan] * 71) == ((9,), [0.05 / 8])
 
 
 def test_a_step_whose_n_do_not_double_is_decided_against_its_own_threshold():

@@ -218,6 +218,18 @@ def test_a_sequential_comparison_stops_at_the_first_look_that_decides_it():
     assert said in speedup_text(clear)
 
 
+def test_sequential_refuses_levels_that_do_not_match_its_looks():
+    """Review rr18c N1: `levels` of another length than `looks` (zip dropped the look of 20 unseen: an open row of
+    20 rounds read capped=False at the look of 10) or adding up to more than ALPHA raise; the design's own pass."""
+    x = [0.1, -0.2, 0.3, -0.1, 0.2, -0.3, 0.1, -0.1, 0.2, -0.2] * 2  # around 0, wider than the band: open
+    with pytest.raises(ValueError, match="one level per look, adding up to at most 0.05"):
+        sequential(x, (10, 20), levels=[0.025])
+    with pytest.raises(ValueError, match="one level per look"):
+        sequential(x, (10, 20), levels=[0.025, 0.03])
+    g = sequential(x, (10, 20), levels=look_levels((10, 20)))
+    assert g["rounds"][0] == 20 and g["capped"][0]
+
+
 def test_sequential_error_rates_on_a_small_simulation():
     """The whole procedure (looks 10, 20, 40, 80) on simulated host noise with drift (tokgen_tools.seqsim):
     a variant against itself is called faster or slower, and an effect at the band's edge "no

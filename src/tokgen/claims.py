@@ -348,17 +348,26 @@ def growth_per_doubling(df: pd.DataFrame) -> list[tuple[int, int, dict]]:
     interval at its level (`tokgen.stats.look_levels`: 5% spent over the looks that may decide), else at the last
     look its rounds reach; fixed rounds: every round, at ALPHA. Where the table's rounds reached the last look but a
     round was dropped (a time NaN or ≤ 0 at either N), the last look is read on the valid pairs, at the design's
-    levels (`step_looks`, review rr18a S1) (notebook 01_naive)."""
+    levels (`step_looks`, review rr18a S1). Where the rounds ran on, a step whose rounds reached MIN_ROUNDS but whose
+    valid pairs fall short of it has no interval: no verdict on fewer than MIN_ROUNDS rounds (review rr18c N3).
+    `rounds_ran`: the rounds both its N ran; `missing_at`: the N where one of those has no valid time (notebook
+    01_naive)."""
     ok = df.sort_values("max_seqlen")
     ns, runs = ok["max_seqlen"].astype(int).tolist(), [run_times({"times_ms": t}) for t in ok["times_ms"]]
-    looks = run_on_looks(ok) or ()  # None: fixed rounds; (): no look may decide (too small a cap), read as fixed
+    design = run_on_looks(ok)  # None: fixed rounds
+    looks = design or ()  # (): no look may decide (too small a cap), read as fixed
     steps = []
     for a, b, short, long_ in zip(ns, ns[1:], runs, runs[1:]):
         power = math.log(2) / math.log(b / a)
         step, levels = step_looks(looks, short, long_)
         g = compare_rounds(long_, short, step, [t ** (1 / power) for t in GROWTH_EDGES], levels)  # the step's own
+        ran = min(len(short), len(long_))
+        if design is not None and g["rounds_both"] < MIN_ROUNDS <= ran:  # rounds dropped below the article's count
+            g |= {"interval_low": 0.0, "interval_high": math.inf, "decided": False}
+        missing = [n for n, t in ((a, short), (b, long_)) if not all(x > 0 for x in t[:ran])]  # NaN too
         per = {k: g[k] ** power for k in STEP_FIELDS if k in g and g[k] is not None}
-        steps.append((a, b, g | per | {"over_step": g["speedup"], "thresholds": list(GROWTH_EDGES)}))
+        steps.append((a, b, g | per | {"over_step": g["speedup"], "thresholds": list(GROWTH_EDGES),
+                                       "rounds_ran": ran, "missing_at": missing}))  # fmt: skip
     return steps
 
 
@@ -367,25 +376,37 @@ def step_looks(looks: tuple, short: list[float], long_: list[float]) -> tuple[tu
     except where the step's rounds reached the last look but fewer of them pair valid times (both > 0, not NaN, as
     `compare_rounds` keeps them): then the last look is read on the valid pairs, at its design level, and the looks
     before it that lie below them keep theirs, so that an open step is read on every valid round, not left at an
-    earlier look (review rr18a S1: 19 valid pairs of 20 never reached the look of 20; notebook 01_naive)."""
+    earlier look (review rr18a S1: 19 valid pairs of 20 never reached the look of 20; notebook 01_naive); valid pairs
+    short of the first look are read at the first look's level, as `tokgen.stats.sequential` reads them (review
+    rr18c N3)."""
     valid = sum(1 for x, y in zip(short, long_) if x > 0 and y > 0)
     if not looks or min(len(short), len(long_)) < looks[-1] or valid >= looks[-1]:
         return looks, None
     levels = look_levels(looks)
+    if valid < looks[0]:
+        return (valid,), [levels[0]]
     kept = [(k, level) for k, level in zip(looks[:-1], levels[:-1]) if k < valid] + [(valid, levels[-1])]
     return tuple(k for k, _ in kept), [level for _, level in kept]
 
 
 def rounds_read_text(g: dict) -> str:
-    """The rounds a step of claim 1 is read on, where fewer than every valid round (`compare_rounds`' `rounds` of
-    `rounds_both`): "over its first 10 of 20 rounds, the look that decided it" where that look decided it, "over its
-    first 10 of 15 rounds, the last look they reached" where none did (review rr18a S1); "" where every round
-    (notebook 01_naive; `tokgen.display.scaling_summary`)."""
+    """The rounds a step of claim 1 is read on, where fewer than every round both its N ran (`growth_per_doubling`'s
+    `rounds` of `rounds_both` valid of `rounds_ran`): "over its first 10 of 20 rounds, the look that decided it" where
+    that look decided it, "over its first 10 of 15 rounds, the last look they reached" where none did (review rr18a
+    S1); "on its 19 valid rounds of 20, a time missing at N=100" where a round has no valid time (review rr18c N2),
+    "over its first 10 valid rounds of 20, the look that decided it; 19 valid, a time missing at N=100" where both;
+    "" where every round (notebook 01_naive; `tokgen.display.scaling_summary`)."""
     rounds, every = int(g["rounds"]), int(g.get("rounds_both", g["rounds"]))
-    if rounds >= every:
-        return ""
+    ran = int(g.get("rounds_ran", every))
+    lost = ran - every
+    at = [f"N={n}" for n in g.get("missing_at", [])]
+    missing = ("a time" if lost == 1 else f"times in {lost} rounds") + " missing"
+    missing += f" at {series_text(at)}" if at else ""
     which = "the look that decided it" if g.get("decided") else "the last look they reached"
-    return f"over its first {rounds} of {every} rounds, {which}"
+    if rounds < every:
+        return (f"over its first {rounds} of {every} rounds, {which}" if not lost
+                else f"over its first {rounds} valid rounds of {ran}, {which}; {every} valid, {missing}")  # fmt: skip
+    return f"on its {every} valid rounds of {ran}, {missing}" if lost else ""
 
 
 def _step_name(a: int, b: int) -> str:
@@ -462,6 +483,7 @@ def _claim_1(tables):
     open, naming the steps whose interval holds it; where the rounds ran on (notebook 01), each interval at the
     level of its look, as claim 2's. The paired slope (`tokgen.stats.paired_slope`) is shown, not judged ("no
     paired slope" where a round lacks a time at some N: review rr17a N4). Fragmentation ≥ FRAG_NEEDED% at every N.
+    A step left with fewer than MIN_ROUNDS valid rounds where the rounds ran on has no interval (review rr18c N3).
     The measured text ends with which part the verdict rests on (`_growth_parts_text`). Not resampled
     (`INTERVALS_ONLY`: each interval already holds the rounds' noise; review rr17a S1)."""
     df = tables["01_naive"].sort_values("max_seqlen")
@@ -1515,7 +1537,9 @@ class RunOn:
     run) has nothing more rounds could settle. `stamp` (`tokgen.Recorder.stamped`) gives each row the
     provenance its table's rows get when written, the parameters with it, so that the claim reads them as section 5 will
     (a smoke run's rows read as one's). `said` keeps each look's (rounds, verdict, stability,
-    looks that may decide, why an open verdict is open, the level of the last look those rounds reach), for `text`."""
+    looks that may decide, why an open verdict is open, the level of the last look those rounds reach, and for a
+    verdict read from intervals each step's level, {"100→200": 0.025}: a step decided at an earlier look keeps
+    that look's, review rr18c S1), for `text`."""
 
     def __init__(self, n: int, table: str, stamp=None, results_dir: str | Path = "."):
         self.n, self.table, self.stamp, self.results_dir, self.said = n, table, stamp, results_dir, []
@@ -1537,7 +1561,10 @@ class RunOn:
         levels = look_levels(looks) if looks else [ALPHA]
         reached = [lv for k, lv in zip(looks, levels) if k <= ran]
         level = reached[-1] if reached else levels[0]  # rounds short of the first look: read at its level
-        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1), c["why"], level))
+        steps = {}  # each step's level, as claim 1 read it (`growth_per_doubling`): the verdict's intervals
+        if self.n in INTERVALS_ONLY and _base_verdict(c["verdict"]) in (REPRODUCED, PARTLY, NOT):
+            steps = {_step_name(a, b): g["level"] for a, b, g in growth_per_doubling(usable(rows))}
+        self.said.append((ran, c["verdict"], c["stability"], max(len(looks), 1), c["why"], level, steps))
         return not self.open(c["verdict"])
 
     def text(self, rounds: int, cap: int) -> str:
@@ -1545,13 +1572,21 @@ class RunOn:
         if not self.said:
             return f"{rounds} rounds: the cap ({cap}) leaves no look after the first, so no more rounds could run."
         looks = []
-        for ran, verdict, stability, deciding, why, level in self.said:
+        for ran, verdict, stability, deciding, why, level, steps in self.said:
             needed = needed_share(deciding)
             decided = _base_verdict(verdict) in (REPRODUCED, PARTLY, NOT)
             if decided and stability != stability:  # read from intervals, each at its look's level (claim 1)
-                spent = "the one look" if deciding == 1 else f"the {deciding} looks"  # rr18a N3: this look's level
-                looks.append(f"on {ran} rounds {verdict}, by its intervals at this look's level ({level * 100:.4g}%; "
-                             f"{ALPHA:.0%} over {spent} that may decide it): decided")  # fmt: skip
+                spent = f"{ALPHA:.0%} over " + ("the one look" if deciding == 1 else f"the {deciding} looks")
+                by = {}  # step levels, in the steps' order: one decided at an earlier look kept its (rr18c S1)
+                for name, lv in steps.items():
+                    by.setdefault(round(lv, 12), []).append(name)
+                if set(by) <= {round(level, 12)}:  # every step at this look's level (rr18a N3)
+                    how = f"by its intervals at this look's level ({level * 100:.4g}%; {spent} that may decide it)"
+                else:
+                    each = ", ".join(f"{lv * 100:.4g}% at {series_text(names)}" for lv, names in by.items())
+                    how = (f"by its steps' intervals, each at the level of the look it was read at ({each}; {spent} "
+                           "that may decide it)")  # fmt: skip
+                looks.append(f"on {ran} rounds {verdict}, {how}: decided")
             elif not self.open(verdict) and stability != stability:
                 looks.append(f"on {ran} rounds it reads {verdict}, which more rounds cannot settle")
             elif self.open(verdict) and ran < MIN_ROUNDS:

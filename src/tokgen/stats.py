@@ -342,10 +342,14 @@ def sequential(log_ratios, looks, thresholds=(), band: float = BAND, levels=None
     `level`, `decided` and `capped` (undecided at the last look). Looks beyond the rounds are not reached;
     rounds fewer than the first look are judged at the first look's level. `levels`: each look's level where
     not `look_levels(looks)` (a design's levels kept where its last look is read on fewer valid rounds:
-    `tokgen.claims.growth_per_doubling`, review rr18a S1). The rule of `compare_rounds`, and what
-    tokgen_tools.seqsim simulates (notebook 00_setup)."""
+    `tokgen.claims.growth_per_doubling`, review rr18a S1): one per look, adding up to at most ALPHA, else a
+    ValueError (review rr18c N1). The rule of `compare_rounds`, and what tokgen_tools.seqsim simulates (notebook
+    00_setup)."""
     x = _rows(log_ratios)
     n, looks = x.shape[1], list(looks)
+    if levels is not None and (len(levels) != len(looks) or sum(levels) > ALPHA + 1e-12):
+        raise ValueError(f"levels must give one level per look, adding up to at most {ALPHA}: got {list(levels)} "
+                         f"for looks {looks}")  # fmt: skip
     levels = look_levels(looks) if levels is None else list(levels)
     reached = [(k, a) for k, a in zip(looks, levels) if k <= n] or [(n, levels[0])]
     result: dict[str, np.ndarray] = {}
