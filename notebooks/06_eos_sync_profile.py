@@ -406,7 +406,8 @@ show_claim(6, RESULTS_DIR)
 if CUDA:
     gaps = tokgen.gaps.idle_gaps(summary)
     for gap in gaps.to_dict("records"):
-        say("* " + tokgen.gaps.gap_takeaway(gap))
+        for said in tokgen.gaps.gap_takeaway(gap):  # the cause (claim 6), then pipelining (claim 7)
+            say("* " + said)
     for m, name in sync_names.items():
         if name in phases:
             say("* " + tokgen.gaps.phase_takeaway(m, phases[name]))

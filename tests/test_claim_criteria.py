@@ -22,7 +22,7 @@ from tokgen import claims
 from tokgen.claims import CLAIMS, NOT, PARTLY, REPRODUCED, UNMEASURED, Tables, claim
 from tokgen.results import read_table
 
-NO_RATIO = tokgen.gaps.NO_RATIO  # a table without the profiled step: the raw shares judged, said so (rr17c S3)
+NO_RATIO = f"{tokgen.gaps.NO_RATIO}, so the shares are not corrected for host drift"  # the raw shares judged (rr17c S3)
 NO_RATIO_ONE = NO_RATIO.replace("the shares are", "the share is")  # one window's
 
 BASE = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
@@ -1306,7 +1306,7 @@ def test_claim_6_and_notebook_06_say_the_stop_checks_time_per_step_per_window(tm
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]
     assert f"; {SIGNED}+72, +172 and +201 µs per step in windows 0–2; no-check / sync per window" in (
-        tokgen.gaps.gap_takeaway(eager))
+        takeaway_text(eager))
 
 
 def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it(tmp_path):
@@ -1564,18 +1564,26 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
 
 
 DRIFTED = [(300.0, 100.0), (300.0, 100.0), (200.0, 150.0), (200.0, 150.0), (200.0, 150.0), (200.0, 150.0)]
-FLAG = ("the rest of the two passes' steps more than 1.25× apart (host drift, or the generator's own effect), so the "
-        "correction is large there: ")  # `tokgen.gaps.drift_flags` (review rr18b S2: what is measured)
-ADVERSE = "the side that raises the share, against the claim"  # every flagged ratio above 1 (review rr18b S2)
-RAW_JUDGED = "judged on the raw share (no host-speed ratio recorded)"  # rr18b M1
+FLAG = ("where one pass's step outside the judged time is more than 1.25× the other's (host drift, or the generator's "
+        "own effect), the correction is large: ")  # `tokgen.gaps.drift_flags` (reviews rr18b S2, rr18d N1)
+ONE_SIDED = ("every flagged ratio raises the share, against the claim: a one-sided ratio that may be the generator's "
+             "own effect rather than drift")  # every flagged ratio above 1 where the correction decides (rr18d S2)
+WORKED_AGAINST = "every flagged ratio raises the share, so the correction can only have worked against the claim"
+RAW_JUDGED = "judged on the time with no stop check over the one with the sync (no host-speed ratio recorded)"  # M1
 EAGER_BY_RULE = ("no-check / sync per window, each pass's time from the shared work as a share of the rest of its own "
                  "step, ")  # fmt: skip  (claim 6's and notebook 06's shares, host-normalised: review rr17c S1)
+
+
+def takeaway_text(gap) -> str:
+    """Notebook 06's two takeaway bullets on one model (`tokgen.gaps.gap_takeaway`: the cause, then pipelining),
+    joined."""
+    return " ".join(tokgen.gaps.gap_takeaway(gap))
 
 
 def takeaway(tmp_path, row: int = 0) -> str:
     """Notebook 06's takeaway on the table `windows_profile` or `pipelined_profile` wrote, row `row` (eager)."""
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
-    return tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[row])
+    return takeaway_text(tokgen.gaps.idle_gaps(table).to_dict("records")[row])
 
 
 def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
@@ -1593,24 +1601,29 @@ def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
             "each step's last GPU operation; eager, B=16, profiled, median and range over 6 windows, interleaved, "
             "every window judged; the article: ~110 µs)") in c["measured"]  # fmt: skip
     assert (f"{EAGER_BY_RULE}0.667, 0.667, 0.750, 0.750, 0.750, 0.750 (the rule: at most 0.5 in every window; nearest "
-            "to it: window 0 of windows 0–5, 0.667, 0.167 above it); the raw shares 0.333, 0.333, 0.750, 0.750, 0.750 "
-            "and 0.750 times the two passes' host-speed ratio (the rest of the synchronous pass's step over the "
-            f"no-check pass's) 2.00, 2.00, 1.00, 1.00, 1.00 and 1.00; {FLAG}2.00× in windows 0 and 1 (the "
-            f"synchronous pass's longer); every flagged ratio lies on {ADVERSE}; the correction decides windows 0 and "
-            "1: raw 0.333 and 0.333, at most 0.5, corrected above it") in c["measured"]  # fmt: skip (rr18b S2, N4)
+            "to it: window 0 of windows 0–5, 0.667, 0.167 above it); the raw shares 0.333 in windows 0 and 1 and 0.750 "
+            "in windows 2–5 times the two passes' host-speed ratio (the rest of the synchronous pass's step over the "
+            f"no-check pass's) 2.00 in windows 0 and 1 and 1.00 in windows 2–5; {FLAG}2.00× in windows 0 and 1 (the "
+            f"synchronous pass's the longer); {ONE_SIDED}; the correction decides windows 0 and 1: raw 0.333 in each, "
+            "at most 0.5, corrected above it") in c["measured"]  # fmt: skip (rr18b S2, N4; rr18d S2, N1, N3)
     assert "left out" not in c["measured"] and "the host's" not in c["measured"]  # no cause named for the drift
     said = takeaway(tmp_path)  # notebook 06: the same windows, by the same rule
-    assert ("judged on each pass's time from the shared work as a share of the rest of its own step, more than half "
-            f"of that time remains without any stop check in every window: {tokgen.gaps.STOP_CHECK} does not open most "
-            "of it (in raw µs, uncorrected: ") in said  # fmt: skip  (rr18b N2, S1)
-    assert f"{EAGER_BY_RULE}0.667, 0.667, 0.750" in said and f"{FLAG}2.00× in windows 0 and 1" in said
+    assert ("judged on each pass's time as a share of the rest of its own step, more than half of that time remains "
+            f"without any stop check in every window: {tokgen.gaps.STOP_CHECK} does not open most of it (in raw µs, "
+            "uncorrected: ") in said  # fmt: skip  (rr18b N2, S1)
+    # the measure said once, by `judged_on`, not again beside the shares (review rr18d S1)
+    assert "no-check / sync per window 0.667, 0.667, 0.750" in said and f"{FLAG}2.00× in windows 0 and 1" in said
+    assert said.split(" Eager, pipelining")[0].count("as a share of the rest of its own step") == 1  # once a bullet
     # the takeaway keeps the corrected shares, the flags and where the correction decides, not the derivation (S3)
-    assert "the correction decides windows 0 and 1: raw 0.333 and 0.333" in said and "times the two" not in said
+    assert "the correction decides windows 0 and 1: raw 0.333 in each" in said and "times the two" not in said
+    assert ONE_SIDED in said  # the correction decides windows 0 and 1, every flagged ratio above 1 (review rr18d S2)
     windows_profile(tmp_path, [(100.0, 5.0)] * 6, hosts=[1.3] * 6)  # the generator's own effect, if it is one
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and f"{EAGER_BY_RULE}0.065, 0.065" in c["measured"]
-    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's longer); every flagged ratio lies on {ADVERSE}" in c[
-        "measured"]  # fmt: skip  (rr18b N4, S2)
+    # review rr18d S2, the "closes" case: every window met, so the flag says the correction only worked against it
+    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}" in c["measured"]
+    assert "one-sided" not in c["measured"] and "decides" not in c["measured"]
+    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}" in takeaway(tmp_path)
 
 
 def test_claim_6_judges_the_raw_shares_where_no_ratio_was_recorded_and_says_so(tmp_path):
@@ -1626,15 +1639,20 @@ def test_claim_6_judges_the_raw_shares_where_no_ratio_was_recorded_and_says_so(t
     assert ("no-check / sync per window 0.333, 0.333, 0.750, 0.750, 0.750, 0.750 (the rule: at most 0.5 in every "
             f"window; nearest to it: window 0 of windows 0–5, 0.333, 0.167 below it); {NO_RATIO}; the windows "
             "disagree: partly in 2 windows (0, 1), not reproduced in 4 windows (2, 3, 4, 5)") in c["measured"]
-    assert NO_RATIO == "the host-speed ratio was not recorded, so the shares are not corrected for host drift"
-    assert f"; {NO_RATIO}; " in takeaway(tmp_path)
-    # review rr18b M1: with no ratio the verdicts name the raw share, never the host-normalised measure
+    assert NO_RATIO == "no host-speed ratio recorded, so the shares are not corrected for host drift"
+    # review rr18b M1: with no ratio the verdicts name the raw share, never the host-normalised measure; rr18d N2: the
+    # raw share said as what it is, and the missing ratio said once a bullet, by the verdict, not again after it
     said = takeaway(tmp_path)
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     summary = tokgen.gaps.gap_summary(tokgen.gaps.idle_gaps(table))
+    assert RAW_JUDGED in said and "judged on the time from the shared work with no stop check over the one with the " \
+        "sync (no host-speed ratio recorded)" in summary  # fmt: skip
     for text in (said, summary):
-        assert RAW_JUDGED in text and "as a share of the rest of its own step" not in text
+        assert "as a share of the rest of its own step" not in text and "raw share" not in text
+    assert NO_RATIO not in said and said.count(tokgen.gaps.NO_RATIO) == 2  # the cause's bullet, pipelining's
     assert f"windows disagree: {RAW_JUDGED}, at most half of that time remains without any stop check in 2" in said
+    assert "judged on the idle gap pipelined over the one with the sync (no host-speed ratio recorded): " in said
+    assert "uncorrected" not in said  # nothing corrected to set the raw µs against (review rr18d N2)
     # review rr18b N1: 6 windows profiled, 5 measured each: the counts are not "the 5 profiled windows"
     assert tokgen.gaps.over_profiled({"kv_static": 5, "pipelined_static": 5}, 6) == (
         "over the windows that measured each (5 with the sync, 5 pipelined)")
@@ -1649,15 +1667,17 @@ def test_a_far_ratio_is_flagged_with_the_pass_that_ran_slower_and_the_band_is_cl
     assert not drifted(1.25) and not drifted(0.8) and drifted(1.26) and drifted(0.79) and not drifted(float("nan"))
     windows_profile(tmp_path, DRIFTED, hosts=[1.25, 0.8, 1.0, 0.61, 0.79, 1.26])
     c = claim(6, tmp_path, resamples=4)
-    assert (f"1.25, 0.80, 1.00, 0.61, 0.79 and 1.26; {FLAG}1.26× in window 5 (the synchronous pass's longer) and 1.64× "
-            "and 1.27× in windows 3 and 4 (the no-check pass's longer)") in c["measured"]  # fmt: skip
+    assert (f"1.25, 0.80, 1.00, 0.61, 0.79 and 1.26; {FLAG}1.26× in window 5 (the synchronous pass's the longer) and "
+            "1.64× and 1.27× in windows 3 and 4 (the no-check pass's the longer)") in c["measured"]  # fmt: skip
     assert "every window judged" in c["measured"] and "left out" not in c["measured"]
     assert tokgen.gaps.drift_flags([0, 1], [1.1, float("nan")]) == ""
-    assert ADVERSE not in c["measured"]  # flagged ratios on both sides: no side named (review rr18b S2)
+    assert "raises the share" not in c["measured"]  # flagged ratios on both sides: no side named (review rr18b S2)
     assert tokgen.gaps.drift_flags([0, 1, 2], [1.3, 1.3, 1.6]) == (
-        f"{FLAG}1.30× in windows 0 and 1 and 1.60× in window 2 (the synchronous pass's longer); every flagged ratio "
-        f"lies on {ADVERSE}")  # fmt: skip  (rr18b N4)
-    assert tokgen.gaps.drift_flags([3], [0.5]) == f"{FLAG}2.00× in window 3 (the no-check pass's longer)"
+        f"{FLAG}1.30× in windows 0 and 1 and 1.60× in window 2 (the synchronous pass's the longer); "
+        f"{WORKED_AGAINST}")  # fmt: skip  (rr18b N4, rr18d S2)
+    assert tokgen.gaps.drift_flags([0, 1, 2], [1.3, 1.3, 1.6], decided=[2]) == (
+        f"{FLAG}1.30× in windows 0 and 1 and 1.60× in window 2 (the synchronous pass's the longer); {ONE_SIDED}")
+    assert tokgen.gaps.drift_flags([3], [0.5]) == f"{FLAG}2.00× in window 3 (the no-check pass's the longer)"
 
 
 def test_the_gap_summary_gives_each_model_its_own_clause_on_the_host_normalised_share(tmp_path):
@@ -1714,7 +1734,7 @@ def test_notebook_06s_shared_times_are_medians_over_the_judged_windows_only(tmp_
     eager = tokgen.gaps.idle_gaps(table).to_dict("records")[0]
     assert (eager["sync_shared_us"], eager["no_check_shared_us"]) == (200.0, 150.0)
     assert eager["windows"] == 3 and eager["profiled"] == 6
-    assert "with no stop check (medians over the judged windows)" in tokgen.gaps.gap_takeaway(eager)
+    assert "with no stop check (medians over the judged windows)" in takeaway_text(eager)
     windows_profile(tmp_path, [(300.0, 100.0)] * 3 + [(200.0, 150.0)] * 3, hosts=[1.0] * 6)
     lose_shared_times(tmp_path, [0, 1, 2, 3, 4])
     c = claim(6, tmp_path, resamples=4)
@@ -1735,7 +1755,7 @@ def test_a_verdict_reads_every_window_with_both_times_measured_however_far_their
     assert f"{EAGER_BY_RULE}0.667, 0.667, 1.500, 1.500, 0.750, 0.750 (the rule" in c["measured"]
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     gaps = tokgen.gaps.idle_gaps(table)
-    assert "more than half of that time remains without any stop check in every window" in tokgen.gaps.gap_takeaway(
+    assert "more than half of that time remains without any stop check in every window" in takeaway_text(
         gaps.iloc[0])  # fmt: skip
     assert "; eager, judged on each pass's time from the shared work as a share of the rest of its own step, more " \
         "than half of the time before a step, from the work the steps share, remains" in tokgen.gaps.gap_summary(gaps)
@@ -1756,10 +1776,10 @@ def test_notebook_06_names_a_window_left_out_and_a_judged_window_without_a_ratio
     table.to_csv(path, index=False)
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     left = "window 0 left out, with no idle gap or no time from the shared work measured"
-    ratios = ("(the rest of the synchronous pass's step over the no-check pass's) 2.00, 2.00, 1.00, 1.00 and not "
-              f"recorded; {FLAG}2.00× in windows 1 and 2 (the synchronous pass's longer); every flagged ratio lies on "
-              f"{ADVERSE}; the correction decides window 1: raw 0.333, at most 0.5, corrected above it; in window "
-              "5 the host-speed ratio was not recorded, so its share is not corrected for host drift")
+    ratios = ("(the rest of the synchronous pass's step over the no-check pass's) 2.00 in windows 1 and 2, 1.00 in "
+              f"windows 3 and 4 and not recorded in window 5; {FLAG}2.00× in windows 1 and 2 (the synchronous pass's "
+              f"the longer); {ONE_SIDED}; the correction decides window 1: raw 0.333, at most 0.5, corrected above "
+              "it; no host-speed ratio recorded in window 5, so its share is not corrected for host drift")
     c = claim(6, tmp_path, resamples=4)
     assert c["measured"].startswith(
         "median idle gap before a step over the windows that measured each (5 with the sync, 6 with no stop "
@@ -1769,9 +1789,9 @@ def test_notebook_06_names_a_window_left_out_and_a_judged_window_without_a_ratio
         f"B=16, profiled, median and range over windows, interleaved; {left}, the verdict over windows 1–5;")
     assert ratios in c["measured"] and "—" not in c["measured"] and "nan" not in c["measured"]
     said = takeaway(tmp_path)
-    assert ("with no stop check at all and 500.0 µs pipelined (medians over the windows that measured each (5 "
-            "with the sync, 6 "
-            "with no stop check, 6 pipelined));") in said  # fmt: skip
+    counted = "(medians over the windows that measured each (5 with the sync, 6 with no stop check, 6 pipelined))"
+    assert f"150.0 µs with no stop check {counted};" in said
+    assert f"500.0 µs pipelined, 200.0 µs with the sync {counted}:" in said
     assert f"; {left}, judged over the other 5; {SIGNED}" in said and ratios.split("; ", 1)[1] in said
     seven = claim(7, tmp_path, resamples=4)["measured"]  # its direction over the windows its test judges (rr17c N3)
     assert ("(eager, B=16, profiled, medians over the windows that measured each (5 with the sync, 6 pipelined)) "
@@ -1780,6 +1800,8 @@ def test_notebook_06_names_a_window_left_out_and_a_judged_window_without_a_ratio
             "windows") in seven  # fmt: skip
     assert "the eager gap test: window 0 left out, with no idle gap measured; pipelined / sync per window" in seven
     assert tokgen.gaps.ratios_text([(1.0, 1.0)] * 2, [3, 4], [float("nan")] * 2) == NO_RATIO
+    # review rr18d N2: the takeaway's verdict has said no ratio was recorded, so its shares say it no second time
+    assert tokgen.gaps.ratios_text([(1.0, 1.0)] * 2, [3, 4], [float("nan")] * 2, derivation=False) == ""
     assert tokgen.gaps.ratios_text([], [], []) == ""
     assert tokgen.gaps.over_profiled({"kv_static": 1, "pipelined_static": 1}) == "in the one profiled window"
 
@@ -1802,9 +1824,9 @@ def test_claim_6_gives_the_idle_gaps_over_every_profiled_window_as_claim_7_does_
     assert f"{SIZE} 4 of the 4 judged windows;" in c["measured"]
     assert f"{claims.SHARED_WORDS}, over the judged windows: 205 µs (190–220) with the sync" in c["measured"]
     assert claims._idle_gaps({"06_eos_sync_profile": table}) == (215.0, 500.0)  # claim 7's "215→500 µs"
-    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
-    assert "215.0 µs with the sync, 145.0 µs with no stop check at all and 500.0 µs pipelined (medians over the 6 " in (
-        said)  # fmt: skip
+    said = takeaway_text(tokgen.gaps.idle_gaps(table).to_dict("records")[0])
+    assert "215.0 µs with the sync, 145.0 µs with no stop check (medians over the 6 " in said
+    assert "500.0 µs pipelined, 215.0 µs with the sync (medians over the 6 " in said
 
 
 def test_notebook_06s_summary_gives_the_gap_with_the_sync_against_the_articles_by_claim_6s_size_rule(tmp_path):
@@ -1857,28 +1879,80 @@ def test_claim_7s_gap_test_judges_every_window_on_the_host_normalised_share(tmp_
     assert c["verdict"].startswith(PARTLY)
     assert (f"; the eager gap test: {PIPED_BY_RULE}0.800, 0.800, 0.800, 0.800, 0.800, 0.800 (the rule: at most 0.5 in "
             "every window; nearest to it: window 0 of windows 0–5, 0.800, 0.300 above it), met in 0 of 6 windows; the "
-            "raw shares 0.400, 0.400, 0.800, 0.800, 0.800 and 0.800 times the two passes' host-speed ratio (the rest "
-            "of the synchronous pass's step over the pipelined pass's) 2.00, 2.00, 1.00, 1.00, 1.00 and 1.00; "
-            f"{FLAG}2.00× in windows 0 and 1 (the synchronous pass's longer); every flagged ratio lies on {ADVERSE}; "
-            "the correction decides windows 0 and 1: raw 0.400 and 0.400, at most 0.5, corrected above it; eager: "
-            ) in c["measured"]  # fmt: skip  (rr18b S2)
+            "raw shares 0.400 in windows 0 and 1 and 0.800 in windows 2–5 times the two passes' host-speed ratio (the "
+            "rest of the synchronous pass's step over the pipelined pass's) 2.00 in windows 0 and 1 and 1.00 in "
+            f"windows 2–5; {FLAG}2.00× in windows 0 and 1 (the synchronous pass's the longer); {ONE_SIDED}; the "
+            "correction decides windows 0 and 1: raw 0.400 in each, at most 0.5, corrected above it; eager: "
+            ) in c["measured"]  # fmt: skip  (rr18b S2; rr18d S2, N3)
     said = takeaway(tmp_path)
     assert ("pipelining does not close half of the gap before a step, judged on each pass's idle gap as a share of the "
             "rest of its own step (in raw µs, uncorrected: the gap is smaller pipelined than with the sync in all 6 "
-            f"windows, by 20 µs or more); {PIPED_BY_RULE}0.800, 0.800") in said  # fmt: skip  (rr18b S1)
+            "windows, by 20 µs or more); pipelined / sync per window 0.800, 0.800") in said  # fmt: skip  (rr18b S1)
     pipelined_profile(tmp_path, [5.0] * 6, [1.3] * 6)
     c = claim(7, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and f"{PIPED_BY_RULE}0.065, 0.065" in c["measured"]
-    assert (
+    # review rr18d S2, the "closes" case: met in every window, so the correction can only have worked against it
+    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}; eager: " in c["measured"]
+    assert takeaway(tmp_path).endswith(
         f"pipelining closes at least half of the gap before a step, judged on each pass's idle gap as a share of the "
-        f"rest of its own step; {PIPED_BY_RULE}0.065, 0.065, 0.065, 0.065, 0.065, 0.065 (the rule: at most 0.5 in "
-        f"every window; nearest to it: window 0 of windows 0–5, 0.065, 0.435 below it); {FLAG}1.30× in windows 0–5 "
-        f"(the synchronous pass's longer); every flagged ratio lies on {ADVERSE}; the generator without any stop "
-        "check was not profiled") in takeaway(tmp_path)  # fmt: skip  (rr18b S3: no raw × ratio in the takeaway)
+        f"rest of its own step; pipelined / sync per window 0.065, 0.065, 0.065, 0.065, 0.065, 0.065 (the rule: at "
+        f"most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.065, 0.435 below it); {FLAG}1.30× in "
+        f"windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}.")  # fmt: skip  (rr18b S3, rr18d S2)
     pipelined_profile(tmp_path, [80.0] * 6, [1.0, 1.0, 1.0, 1.0, 0.61, 1.0])  # rr17c N1: the pipelined pass slower
-    assert f"{FLAG}1.64× in window 4 (the pipelined pass's longer)" in claim(7, tmp_path, resamples=4)["measured"]
+    assert f"{FLAG}1.64× in window 4 (the pipelined pass's the longer)" in claim(7, tmp_path, resamples=4)["measured"]
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(kernels_per_step=[352.0, 348.0] * 6)
     assert all(math.isnan(r) for r in tokgen.gaps.host_ratios(table, other="pipelined_static"))  # not the same work
+
+
+def test_each_takeaway_bullet_is_judged_on_its_own_pairs_ratios(tmp_path):
+    """Review rr18d m2: the no-check pair recorded its host-speed ratios (1.00), the pipelined pair none (its profiled
+    step NaN in every window): the cause's bullet is judged on the host-normalised share, pipelining's on the raw one,
+    each said as such; and the reverse. A flag read from the other pair's ratios fails one of the two."""
+    rows = []
+    for w in range(3):
+        for variant, gap, shared, k in (("kv_static", 200.0, 300.0, 352.0), ("kv_static_no_check", 100.0, 100.0, 348.0),
+                                        ("pipelined_static", 150.0, 150.0, 352.0)):  # fmt: skip
+            step = float("nan") if variant == "pipelined_static" else 1000.0 + shared
+            rows.append({"variant": variant, "status": "ok", "idle_gap_median_us": gap, "window": w,
+                         "kernels_per_step": k, "from_op_5_median_us": shared if k == 352.0 else None,
+                         "from_op_1_median_us": gap, "step_period_us": step, "gpu_idle_fraction": 0.9})  # fmt: skip
+    table = pd.DataFrame(rows)
+    assert tokgen.gaps.host_ratios(table) == pytest.approx([1.0] * 3)
+    assert all(math.isnan(r) for r in tokgen.gaps.host_ratios(table, other="pipelined_static"))
+    cause, piped = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).iloc[0])
+    assert "judged on each pass's time as a share of the rest of its own step, at most half" in cause
+    assert tokgen.gaps.NO_RATIO not in cause
+    assert ("pipelining does not close half of the gap before a step, judged on the idle gap pipelined over the one "
+            "with the sync (no host-speed ratio recorded): ") in piped and "share of the rest" not in piped
+    table.loc[table["variant"] == "pipelined_static", "step_period_us"] = 1150.0  # the pipelined pair's ratio: 1.10
+    table.loc[table["variant"] == "kv_static_no_check", "step_period_us"] = float("nan")  # the cause's: none
+    cause, piped = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).iloc[0])
+    assert "judged on the time with no stop check over the one with the sync (no host-speed ratio recorded)" in cause
+    assert "share of the rest" not in cause
+    assert "judged on each pass's idle gap as a share of the rest of its own step (in raw µs, uncorrected: " in piped
+
+
+def test_the_correction_decides_a_window_only_where_the_claims_own_test_turns(tmp_path):
+    """Review rr18d N4: a window whose time with the sync is under 20 µs fails claim 6's test either way (raw 0.3,
+    ratio 2: 0.6), so the correction decides nothing there; claim 7's test has no such floor. Review rr18d N3 and
+    S2: equal values said once with their windows; every flagged ratio above 1 where the correction decides every
+    window (the generator's own effect, maybe): said to be one-sided, not drift."""
+    pairs, r = [(15.0, 4.5), (100.0, 30.0)], [2.0, 2.0]
+    assert tokgen.gaps.correction_decides(pairs, [0, 1], r) == [1]
+    assert tokgen.gaps.decided_by_correction(pairs, [0, 1], r) == (
+        "the correction decides window 1: raw 0.300, at most 0.5, corrected above it")
+    assert tokgen.gaps.decided_by_correction(pairs, [0, 1], r, "pipelined") == (
+        "the correction decides windows 0 and 1: raw 0.300 in each, at most 0.5, corrected above it")
+    assert tokgen.gaps.decided_by_correction([(100.0, 60.0), (100.0, 70.0)], [3, 4], [0.5, 0.5]) == (
+        "the correction decides windows 3 and 4: raw 0.600 and 0.700, above 0.5, corrected at most 0.5")
+    assert tokgen.gaps.ratios_text([(100.0, 30.0)] * 6, list(range(6)), [1.8] * 6) == (
+        "the raw shares 0.300 in windows 0–5 times the two passes' host-speed ratio (the rest of the synchronous "
+        f"pass's step over the no-check pass's) 1.80 in windows 0–5; {FLAG}1.80× in windows 0–5 (the synchronous "
+        f"pass's the longer); {ONE_SIDED}; the correction decides windows 0–5: raw 0.300 in each, at most 0.5, "
+        "corrected above it")  # fmt: skip
+    assert claims.host_rule_text("time", "no-check").endswith(
+        "the ratio may also carry the generator's own effect, which would raise the share, against the claim; every "
+        "window with both times measured is judged, one with a time not measured left out and named")  # rr18d N5
 
 
 def test_claim_7_and_notebook_06_say_not_decided_where_no_pipelined_gap_was_measured(tmp_path):
@@ -1893,5 +1967,7 @@ def test_claim_7_and_notebook_06_say_not_decided_where_no_pipelined_gap_was_meas
     assert v == "undecided" and v.reason == none_left
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(gpu_idle_fraction=0.9)
     table = pd.concat([table, table[table["variant"] == "kv_static"].assign(variant="kv_static_no_check")])
-    said = tokgen.gaps.gap_takeaway(tokgen.gaps.idle_gaps(table).iloc[0])
-    assert f"not measured pipelined: against the pipelined passes, {none_left}; " in said and "nan" not in said
+    said = takeaway_text(tokgen.gaps.idle_gaps(table).iloc[0])
+    assert "not measured pipelined, 100.0 µs with the sync (medians " in said
+    assert f": against the pipelined passes, {none_left}." in said
+    assert "nan" not in said

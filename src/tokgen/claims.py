@@ -779,7 +779,7 @@ def _all_windows(profile: pd.DataFrame) -> str:
     (5 with the sync, 6 with no stop check) …" (reviews rr16a S2, rr17b S1)."""
     values = {g: [float(v) for v in profile.loc[profile["variant"] == label(g), "idle_gap_median_us"] if v == v]
               for g in ("kv_static", "kv_static_no_check")}  # fmt: skip
-    over = over_profiled({g: len(v) for g, v in values.items()}, profiled_window_count(profile))  # (review rr18b N1)
+    over = over_profiled(profiled_counts(profile), profiled_window_count(profile))  # (reviews rr18b N1, rr18d)
     sync, none = values["kv_static"], values["kv_static_no_check"]
     return f"{over} {_spread(sync)} with the sync, {_spread(none)} with no stop check"
 
@@ -1264,8 +1264,8 @@ def host_rule_text(noun: str, other: str) -> str:
             f"synchronous pass's profiled step outside that time over the {other} pass's), as the host's speed can "
             f"drift between a window's two passes; a ratio beyond {HOST_DRIFT:g}× either way is flagged, not left out, "
             "and where none was recorded the raw share is judged, said so; the ratio may also carry the generator's "
-            "own effect, which counts against the claim; every window with both times measured is judged, one with a "
-            "time not measured left out and named")
+            "own effect, which would raise the share, against the claim; every window with both times measured is "
+            "judged, one with a time not measured left out and named")
 
 
 CLAIMS = {

@@ -155,20 +155,21 @@ def agreed(tests: list) -> bool | str | None:
 
 
 def half_shares(pairs, other: str, windows: list | None = None, ratios: list | None = None,
-                noun: str = "idle gap") -> str:  # fmt: skip
+                noun: str = "idle gap", measure: bool = True) -> str:  # fmt: skip
     """Claims 6 and 7's margin (`tokgen.claims`), also notebook 06's: per window, in window order, the `other` time as a
     share of the time with the sync (`shared_gaps`' or `window_gaps`' pairs), each pass's `noun` as a share of the rest
     of its own step (`normalised_share` with the windows' `ratios`, `host_ratios`), against the rule's "at most half",
     and the share nearest to that half, named by its window as notebook 06's table numbers them (`windows`,
     `shared_windows`; default 0, 1, ...), among the windows judged (`windows_named`, review rr15 S2); how they come
     from the raw shares, and the windows whose correction is large or missing, `ratios_text` says beside it; with
-    `ratios` None or no ratio recorded, the raw shares (`ratios_text` then says so: NO_RATIO) (reviews rr17c S1,
-    S3; notebook 06_eos_sync_profile)."""
+    `ratios` None or no ratio recorded, the raw shares (`ratios_text` then says so: NO_RATIO). Without `measure`
+    (notebook 06's takeaways, where `judged_on` has just named it: review rr18d S1), the shares without the
+    measure's words (reviews rr17c S1, S3; notebook 06_eos_sync_profile)."""
     windows = list(range(len(pairs))) if windows is None else list(windows)
     raw = [o / s if s > 0 else math.inf for s, o in pairs]
     corrected = ratios is not None and any(math.isfinite(r) for r in ratios)
     shares = [normalised_share(s, o, r) for (s, o), r in zip(pairs, ratios)] if corrected else raw
-    what = f"{other} / sync, {own_step_share(noun)}," if corrected else f"{other} / sync"
+    what = f"{other} / sync, {own_step_share(noun)}," if corrected and measure else f"{other} / sync"
     shown = ", ".join(f"{x:.3f}" for x in shares)
     if len(shares) == 1:
         return f"{what} {shown} (the rule: at most 0.5)"
@@ -277,8 +278,8 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
 
 HOST_DRIFT = 1.25  # a window whose passes' host speeds (`host_ratios`) lie more than this apart either way is flagged
 # beside its numbers (`drift_flags`: the correction is large there), judged all the same (review rr17c S1)
-NO_RATIO = "the host-speed ratio was not recorded, so the shares are not corrected for host drift"  # rr17c S3
-RAW_SHARE = "the raw share (no host-speed ratio recorded)"  # what a verdict is judged on where no ratio is (rr18b M1)
+NO_RATIO = "no host-speed ratio recorded"  # where the raw shares are judged (reviews rr17c S3, rr18b M1, rr18d N2)
+RAW_AS = {"no-check": "with no stop check", "pipelined": "pipelined"}  # `judged_on`'s raw share, per other pass
 RAW_US = "in raw µs, uncorrected"  # a direction read from the gaps themselves, not the judged share (review rr18b S1)
 
 
@@ -289,13 +290,16 @@ def own_step_share(noun: str = "idle gap") -> str:
     return f"each pass's {noun} as a share of the rest of its own step"
 
 
-def judged_on(noun: str = "idle gap", corrected: bool = True) -> str:
+def judged_on(noun: str = "idle gap", corrected: bool = True, other: str = "no-check") -> str:
     """What a verdict of claims 6 and 7, notebook 06's takeaways and summary is judged on: "judged on each pass's idle
     gap as a share of the rest of its own step" (`own_step_share`) where some window recorded a host-speed ratio
-    (`corrected`, the `idle_gaps` row's `cause_corrected`/`pipelined_corrected`), else "judged on the raw share (no
-    host-speed ratio recorded)" (RAW_SHARE): a measure is named only where it was measured (review rr18b M1;
-    notebook 06_eos_sync_profile)."""
-    return f"judged on {own_step_share(noun) if corrected else RAW_SHARE}"
+    (`corrected`, the `idle_gaps` row's `cause_corrected`/`pipelined_corrected`), else the raw share, said as what it
+    is: "judged on the idle gap pipelined over the one with the sync (no host-speed ratio recorded)" (`other`'s pass,
+    NO_RATIO): a measure is named only where it was measured (reviews rr18b M1, rr18d N2; notebook
+    06_eos_sync_profile)."""
+    if corrected:
+        return f"judged on {own_step_share(noun)}"
+    return f"judged on the {noun} {RAW_AS.get(other, other)} over the one with the sync ({NO_RATIO})"
 
 
 def normalised_share(sync_us: float, other_us: float, ratio: float = float("nan")) -> float:
@@ -376,86 +380,127 @@ def _apart(r: float) -> str:
     return side_of(r if r >= 1 else 1 / r, (HOST_DRIFT,))
 
 
+def _grouped(shown: list) -> str:
+    """Per-window values (`shown`: (window, text) pairs) with their windows, equal values said once: "1.96× and 2.23×
+    in windows 0 and 1", "1.30× in windows 0–5", "1.30× in windows 0–2 and 1.56× in window 5" (reviews rr18b N4,
+    rr18d N3)."""
+    values = list(dict.fromkeys(v for _, v in shown))
+    if len(values) == len(shown):
+        return f"{series_text(values)} in {windows_named([w for w, _ in shown])}"
+    return series_text([f"{v} in {windows_named([w for w, v_ in shown if v_ == v])}" for v in values])
+
+
+def _values(shown: list) -> str:
+    """Per-window values (`shown`: (window, text) pairs, the windows named beside them) in window order, "0.302 and
+    0.260"; where some repeat, grouped by value with their windows (`_grouped`): "0.300 in windows 0–5" (review
+    rr18d N3)."""
+    values = [v for _, v in shown]
+    return series_text(values) if len(set(values)) == len(values) else _grouped(shown)
+
+
 def _factors_in(these: list) -> str:
-    """`drift_flags`' factors with their windows, equal factors said once: "1.96× and 2.23× in windows 0 and 1",
-    "1.30× in windows 0–5", "1.30× in windows 0–2 and 1.56× in window 5" (review rr18b N4)."""
-    shown = [(w, f"{_apart(r)}×") for w, r in these]
-    factors = list(dict.fromkeys(f for _, f in shown))
-    if len(factors) == len(shown):
-        return f"{series_text(factors)} in {windows_named([w for w, _ in shown])}"
-    return series_text([f"{f} in {windows_named([w for w, f_ in shown if f_ == f])}" for f in factors])
+    """`drift_flags`' factors with their windows, equal factors said once (`_grouped`, review rr18b N4)."""
+    return _grouped([(w, f"{_apart(r)}×") for w, r in these])
 
 
-def drift_flags(windows: list, ratios: list, other: str = "no-check") -> str:
-    """The windows whose two passes' rest of the step (`host_ratios`: the measured quantity, host drift or the
-    generator's own effect) lie more than HOST_DRIFT apart (`drifted`), flagged, not left out, each factor 1 or more
-    with the pass whose rest is longer: "the rest of the two passes' steps more than 1.25× apart (host drift, or the
-    generator's own effect), so the correction is large there: 1.96× and 2.23× in windows 0 and 1 (the synchronous
-    pass's longer) and 1.56× in window 5 (the no-check pass's longer)"; where every flagged ratio is above 1, the side
-    that raises the share, against the claim, said so (review rr18b S2); "" where none is flagged (reviews rr17c S1,
-    N1, rr18b S2, N4; notebook 06_eos_sync_profile)."""
+def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: list = ()) -> str:
+    """The windows where one pass's step outside the judged time (`host_ratios`: the measured quantity, host drift or
+    the generator's own effect) is more than HOST_DRIFT times the other's (`drifted`), flagged, not left out, each
+    factor 1 or more with the pass whose rest is the longer: "where one pass's step outside the judged time is more
+    than 1.25× the other's (host drift, or the generator's own effect), the correction is large: 1.96× and 2.23× in
+    windows 0 and 1 (the synchronous pass's the longer) and 1.56× in window 5 (the no-check pass's the longer)"; where
+    every flagged ratio is above 1 (it raises the share, against the claim), what that implies (review rr18d S2): where
+    the correction decides a flagged window (`decided`, `decided_by_correction`'s windows), a one-sided ratio that may
+    be the generator's own effect rather than drift; else the correction can only have worked against the claim;
+    "" where none is flagged (reviews rr17c S1, N1, rr18b S2, N4, rr18d N1; notebook 06_eos_sync_profile)."""
     far = [(w, r) for w, r in zip(windows, ratios) if drifted(r)]
     parts = []
     for longer, side in (("synchronous", lambda r: r > 1), (other, lambda r: r < 1)):
         if these := [(w, r) for w, r in far if side(r)]:
-            parts.append(f"{_factors_in(these)} (the {longer} pass's longer)")
+            parts.append(f"{_factors_in(these)} (the {longer} pass's the longer)")
     if not parts:
         return ""
-    said = (f"the rest of the two passes' steps more than {HOST_DRIFT:g}× apart (host drift, or the generator's own "
-            f"effect), so the correction is large there: {' and '.join(parts)}")  # fmt: skip
+    said = (f"where one pass's step outside the judged time is more than {HOST_DRIFT:g}× the other's (host drift, or "
+            f"the generator's own effect), the correction is large: {' and '.join(parts)}")  # fmt: skip
     if all(r > 1 for _, r in far):
-        every = "the flagged ratio lies" if len(far) == 1 else "every flagged ratio lies"
-        said += f"; {every} on the side that raises the share, against the claim"
+        every = "the flagged ratio raises" if len(far) == 1 else "every flagged ratio raises"
+        if any(w in decided for w, _ in far):
+            said += (f"; {every} the share, against the claim: a one-sided ratio that may be the generator's own "
+                     "effect rather than drift")  # fmt: skip
+        else:
+            said += f"; {every} the share, so the correction can only have worked against the claim"
     return said
 
 
-def decided_by_correction(pairs, windows: list, ratios: list) -> str:
-    """The windows whose verdict on the rule's half the correction decides (`normalised_share`: the raw share at most
-    0.5 and the corrected one above it, or the reverse), with their raw shares: "the correction decides windows 0 and
-    1: raw 0.302 and 0.260, at most 0.5, corrected above it"; "" where it decides none (review rr18b S2;
-    notebook 06_eos_sync_profile)."""
+def _raw_test(other: str):
+    """The test a window's share is judged by: claim 7's `closes_gap` for the pipelined pass, else claim 6's
+    `sync_opens_gap` (its MIN_GAP_US floor too)."""
+    return closes_gap if other == "pipelined" else sync_opens_gap
+
+
+def correction_decides(pairs, windows: list, ratios: list, other: str = "no-check") -> list:
+    """The windows (of `windows`, `pairs`' (sync, other) times) whose verdict the host-speed ratio turns: the test
+    (`_raw_test`: `sync_opens_gap`, or `closes_gap` for "pipelined") on the raw times differs from the same test with
+    the window's ratio, so a window that fails either way (a gap with the sync under MIN_GAP_US) is not among them
+    (review rr18d N4; notebook 06_eos_sync_profile)."""
+    test = _raw_test(other)
+    return [w for (s, o), w, r in zip(pairs, windows, ratios)
+            if math.isfinite(r) and test(s, o) is not None and test(s, o) != test(s, o, r)]  # fmt: skip
+
+
+def decided_by_correction(pairs, windows: list, ratios: list, other: str = "no-check") -> str:
+    """The windows whose verdict the correction decides (`correction_decides`: met on the raw share and not on the
+    corrected one, or the reverse), with their raw shares, repeated values grouped (`_values`; one value: "raw 0.300 in
+    each"): "the correction decides windows 0 and 1: raw 0.302 and 0.260, at most 0.5, corrected above it"; "" where
+    it decides none (reviews
+    rr18b S2, rr18d N3, N4; notebook 06_eos_sync_profile)."""
+    decided, test = correction_decides(pairs, windows, ratios, other), _raw_test(other)
     parts = []
     for raw_met, how in ((True, "at most 0.5, corrected above it"), (False, "above 0.5, corrected at most 0.5")):
-        these = [(w, o / s if s > 0 else math.inf) for (s, o), w, r in zip(pairs, windows, ratios)
-                 if math.isfinite(r) and ((o / s if s > 0 else math.inf) <= 0.5) == raw_met
-                 and (normalised_share(s, o, r) <= 0.5) != raw_met]  # fmt: skip
+        these = [(w, f"{o / s if s > 0 else math.inf:.3f}") for (s, o), w in zip(pairs, windows)
+                 if w in decided and test(s, o) == raw_met]  # fmt: skip
         if these:
-            parts.append(f"the correction decides {windows_named([w for w, _ in these])}: raw "
-                         f"{series_text([f'{x:.3f}' for _, x in these])}, {how}")  # fmt: skip
+            raw = f"{these[0][1]} in each" if len(these) > 1 and len({x for _, x in these}) == 1 else _values(these)
+            parts.append(f"the correction decides {windows_named([w for w, _ in these])}: raw {raw}, {how}")
     return "; ".join(parts)
 
 
 def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", derivation: bool = True) -> str:
     """How `half_shares`' host-normalised shares come from the raw ones (`pairs`: (sync, other) per window): "the raw
     shares 0.302, 0.260 and 0.507 times the two passes' host-speed ratio (the rest of the synchronous pass's step over
-    the no-check pass's) 1.96, 2.23 and 1.06", then the windows whose ratio lies beyond HOST_DRIFT (`drift_flags`) and
-    those whose ratio was not recorded, their shares not corrected ("in window 3 the host-speed ratio was not
-    recorded, so its share is not corrected for host drift"); NO_RATIO where no ratio was recorded (a table recorded
-    before them: review rr17c S3); "" where no window is judged. The windows whose verdict the correction decides
-    follow the flags (`decided_by_correction`, review rr18b S2). Without `derivation` (notebook 06's takeaways: review
-    rr18b S3), the flags and those windows only, not the raw shares and ratios (notebook 06_eos_sync_profile)."""
-    if not windows:
+    the no-check pass's) 1.96, 2.23 and 1.06" (repeated values grouped, `_values`: review rr18d N3), then the windows
+    whose ratio lies beyond HOST_DRIFT (`drift_flags`) and those whose ratio was not recorded, their shares not
+    corrected ("no host-speed ratio recorded in window 3, so its share is not corrected for host drift"); where no
+    ratio was recorded, NO_RATIO with the derivation ("no host-speed ratio recorded, so the shares are not corrected
+    for host drift": a table recorded before them, review rr17c S3), "" without it (the verdict's `judged_on` says
+    so: review rr18d N2); "" where no window is judged. The windows whose verdict the correction decides follow the
+    flags (`decided_by_correction`, review rr18b S2). Without `derivation` (notebook 06's takeaways: review rr18b S3),
+    the flags and those windows only, not the raw shares and ratios (notebook 06_eos_sync_profile)."""
+    if not windows or not (derivation or any(math.isfinite(r) for r in ratios)):
         return ""
-    raw = [o / s if s > 0 else math.inf for s, o in pairs]
     if not any(math.isfinite(r) for r in ratios):
-        return NO_RATIO if len(windows) > 1 else NO_RATIO.replace("the shares are", "the share is")
+        return f"{NO_RATIO}, so the share{' is' if len(windows) == 1 else 's are'} not corrected for host drift"
+    raw = [o / s if s > 0 else math.inf for s, o in pairs]
     one = len(windows) == 1
-    shown = series_text([_ratio(r) if math.isfinite(r) else "not recorded" for r in ratios])
-    said = (f"the raw share{'' if one else 's'} {series_text([f'{s:.3f}' for s in raw])} times the two passes' "
-            f"host-speed ratio (the rest of the synchronous pass's step over the {other} pass's) {shown}")  # fmt: skip
+    shown = _values([(w, _ratio(r) if math.isfinite(r) else "not recorded") for w, r in zip(windows, ratios)])
+    said = (f"the raw share{'' if one else 's'} {_values([(w, f'{x:.3f}') for w, x in zip(windows, raw)])} times the "
+            f"two passes' host-speed ratio (the rest of the synchronous pass's step over the {other} pass's) "
+            f"{shown}")  # fmt: skip
     said = [said] if derivation else []
-    said += [t for t in (drift_flags(windows, ratios, other), decided_by_correction(pairs, windows, ratios)) if t]
+    decided = correction_decides(pairs, windows, ratios, other)
+    said += [t for t in (drift_flags(windows, ratios, other, decided),
+                         decided_by_correction(pairs, windows, ratios, other)) if t]  # fmt: skip
     said = "; ".join(said)
     if missing := [w for w, r in zip(windows, ratios) if not math.isfinite(r)]:
         its = "its share is" if len(missing) == 1 else "their shares are"
-        said += (f"{'; ' if said else ''}in {windows_named(missing)} the host-speed ratio was not recorded, so {its} "
-                 "not corrected for host drift")  # fmt: skip
+        said += f"{'; ' if said else ''}{NO_RATIO} in {windows_named(missing)}, so {its} not corrected for host drift"
     return said
 
 
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
 SHARED_WORDS = ("from the end of the work the synchronous step shares with the one without a check (the token's "
                 "append; the stop check's GPU operations come after it)")  # fmt: skip
+SHARED_SHORT = "from the end of the token's append (the last work both steps share)"  # `gap_takeaway`'s SHARED_WORDS
 STOP_CHECK = "the stop check (its launches and `.item()`)"  # what claim 6's cause test weighs: all of it, not the wait
 STOP_CHECK_TESTED = ("the cause test weighs the whole stop check (its GPU operations' launches and `.item()`'s copy "
                      "and synchronize calls), not the synchronize's wait alone")  # fmt: skip
@@ -660,17 +705,16 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "windows_pipelined": sum(c is not None for c in closes),
                  "sync_shared_us": _median(a_ for a_, _ in shared),
                  "no_check_shared_us": _median(n_ for _, n_ in shared),
-                 "no_check_shares": "; ".join((half_shares(shared, "no-check", windows_, judged["ratios"],
-                                                           SHARED_NOUN),
-                                               ratios_text(shared, windows_, judged["ratios"], derivation=False)))
-                 if shared else "",
+                 "no_check_shares": "; ".join(t for t in (
+                     half_shares(shared, "no-check", windows_, judged["ratios"], SHARED_NOUN, measure=False),
+                     ratios_text(shared, windows_, judged["ratios"], derivation=False)) if t) if shared else "",
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
                  "pipelined_left_out": left_out_text(piped_, PIPELINED_MISSING),
-                 "pipelined_shares": "; ".join((half_shares(piped_["idle"], "pipelined", piped_["windows"],
-                                                            piped_["ratios"]),
-                                                ratios_text(piped_["idle"], piped_["windows"], piped_["ratios"],
-                                                            "pipelined", derivation=False))) if piped_["idle"] else "",
+                 "pipelined_shares": "; ".join(t for t in (
+                     half_shares(piped_["idle"], "pipelined", piped_["windows"], piped_["ratios"], measure=False),
+                     ratios_text(piped_["idle"], piped_["windows"], piped_["ratios"], "pipelined", derivation=False))
+                     if t) if piped_["idle"] else "",
                  # whether a ratio was recorded: what the verdicts say they are judged on (review rr18b M1)
                  "cause_corrected": any(math.isfinite(r) for r in judged["ratios"]),
                  "pipelined_corrected": any(math.isfinite(r) for r in piped_["ratios"])}
@@ -715,8 +759,10 @@ def _corrected(gap, key: str) -> bool:
 
 def _pipelining_verdict(gap) -> str:
     """Claim 7's gap test's verdict, judged on the share `judged_on` names (the raw one where no ratio was recorded,
-    review rr18b M1), the direction beside a "does not" read from the raw µs and labelled so (RAW_US, rr18b S1)."""
-    measure = judged_on("idle gap", _corrected(gap, "pipelined_corrected"))
+    review rr18b M1), the direction beside a "does not" read from the raw µs, labelled so where the verdict is on the
+    corrected share (RAW_US, rr18b S1), else after a colon (review rr18d N2)."""
+    corrected = _corrected(gap, "pipelined_corrected")
+    measure = judged_on("idle gap", corrected, "pipelined")
     if gap["closes"] == "split":
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
         return f"{PIPELINING_CLOSES} in {n} of {of} windows, not in the others, {measure}: not decided"
@@ -725,7 +771,8 @@ def _pipelining_verdict(gap) -> str:
     if gap["closes"]:
         return f"{PIPELINING_CLOSES}, {measure}"
     change = direction_text(gap["change"], int(gap["windows_pipelined"]), "pipelined")
-    return f"pipelining does not close half of the gap before a step, {measure} ({RAW_US}: {change})"
+    said = f"pipelining does not close half of the gap before a step, {measure}"
+    return f"{said} ({RAW_US}: {change})" if corrected else f"{said}: {change}"
 
 
 def _measured_cause(gap) -> bool:
@@ -747,7 +794,8 @@ def _cause(gap) -> str:
     half" that held in one window by 0.005)."""
     judged, left = int(gap["windows"]), _left_out(gap)
     every = f" in every{' judged' if left else ''} window" if judged > 1 else ""
-    measure = judged_on(SHARED_NOUN, _corrected(gap, "cause_corrected"))  # the raw share said as such (rr18b M1)
+    corrected = _corrected(gap, "cause_corrected")
+    measure = judged_on("time", corrected)  # the raw share said as such (rr18b M1); the time named just before
     shares = f"; {_text(gap, 'no_check_shares')}" if _text(gap, "no_check_shares") else ""
     shares = f"; {_text(gap, 'check_adds')}{shares}" if _text(gap, "check_adds") else shares
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
@@ -758,9 +806,9 @@ def _cause(gap) -> str:
     if gap["sync_causes"]:
         return (f"{measure}, at most half of that time remains without any stop check{every}: {STOP_CHECK} opens "
                 f"most of it{shares}")  # fmt: skip
-    change = direction_text(gap["no_check_change"], judged, "without any stop check", noun=SHARED_NOUN)
+    change = direction_text(gap["no_check_change"], judged, "without any stop check", noun="time")  # named before
     return (f"{measure}, more than half of that time remains without any stop check{every}: {STOP_CHECK} does not "
-            f"open most of it ({RAW_US}: {change}){shares}")  # fmt: skip
+            f"open most of it ({f'{RAW_US}: ' if corrected else ''}{change}){shares}")  # fmt: skip
 
 
 def _us(gap_us: float) -> str:
@@ -768,26 +816,27 @@ def _us(gap_us: float) -> str:
     return f"{gap_us:.1f} µs" if math.isfinite(gap_us) else "not measured"
 
 
-def gap_takeaway(gap) -> str:
-    """One model's row of `idle_gaps` in a sentence (notebook 06_eos_sync_profile). Where the
-    generator without any stop check was profiled, the sync's share of the gap is read from it, in
-    every window it judges (`judged_windows`); else from pipelining (which hides the sync but also adds a
-    stream). The gaps' medians are over the windows that measured each (`over_profiled`, review rr17b S1)."""
-    head = f"{gap['model'].capitalize()}: with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
-    head += "the gap before a step is "
-    if _measured_cause(gap):
-        over = _text(gap, "over")
-        over = f" (medians {over})" if over and not over.startswith("in the one") else ""
-        gaps = f"{_us(gap['sync_us'])} with the sync, {_us(gap['no_check_us'])} with no stop check at all"
-        judged = ("" if not _left_out(gap) else " (in the judged window)" if int(gap["windows"]) == 1 else
-                  " (medians over the judged windows)")  # fmt: skip
-        shared = (f"{SHARED_WORDS}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
-                  f"µs with no stop check{judged}")  # fmt: skip
-        return (f"{head}{gaps} and {_us(gap['pipelined_us'])} pipelined{over}; {shared}: {_cause(gap)}; "
-                f"{_pipelining_does(gap)}.")  # fmt: skip
-    unmeasured = _unmeasured_cause(gap)
-    return (f"{head}{_us(gap['sync_us'])} with the sync and {_us(gap['pipelined_us'])} pipelined: "
-            f"{_pipelining_does(gap)}; {unmeasured}.")  # fmt: skip
+def gap_takeaway(gap) -> list[str]:
+    """One model's row of `idle_gaps` in two bullets (notebook 06_eos_sync_profile; review rr18d S1): the cause
+    (claim 6), where the generator without any stop check was profiled read from it in every window it judges
+    (`judged_windows`, `_cause`), else why it is not measured; then pipelining (claim 7: `_pipelining_does`), which
+    hides the sync but also adds a stream. The gaps' medians are over the windows that measured each (`over_profiled`,
+    review rr17b S1)."""
+    model, head = gap["model"].capitalize(), "the gap before a step is"
+    over = _text(gap, "over")
+    over = f" (medians {over})" if over and not over.startswith("in the one") else ""
+    piped = (f"{model}, pipelining (claim 7): with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
+             f"{head} {_us(gap['pipelined_us'])} pipelined, {_us(gap['sync_us'])} with the sync{over}: "
+             f"{_pipelining_does(gap)}.")  # fmt: skip
+    if not _measured_cause(gap):
+        return [f"{model}, the cause (claim 6): {head} {_us(gap['sync_us'])} with the sync: {_unmeasured_cause(gap)}.",
+                piped]  # fmt: skip
+    gaps = f"{_us(gap['sync_us'])} with the sync, {_us(gap['no_check_us'])} with no stop check"
+    judged = ("" if not _left_out(gap) else " (in the judged window)" if int(gap["windows"]) == 1 else
+              " (medians over the judged windows)")  # fmt: skip
+    shared = (f"{SHARED_SHORT}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
+              f"µs with no stop check{judged}")  # fmt: skip
+    return [f"{model}, the cause (claim 6): {head} {gaps}{over}; {shared}: {_cause(gap)}.", piped]
 
 
 QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's median is at least this share of the wait
@@ -1241,7 +1290,7 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
         at = (f" ({at}GPU busy time from one profiled run, wall time the median of the unprofiled rounds"
               f"{f', {over}' if over else ''})")  # fmt: skip
         pace = ", so the host sets the pace" if share < HOST_BOUND else ""
-        sentences.append(f"Notebook 06{profiled}. " + gap_takeaway(gap) + (
+        sentences.append(f"Notebook 06{profiled}. " + " ".join(gap_takeaway(gap)) + (
             f" In this run{at} the GPU is busy {share:.0%} of a synchronous step{pace}." if share == share else ""))
     return " ".join(sentences)
 
