@@ -92,6 +92,11 @@ show_source("naive")
 # * No verdict is read on fewer than 10 rounds (`tokgen.claims.MIN_ROUNDS`, the article's count):
 #   the looks that may decide start there.
 #
+# A round that lost its time at an N (none recorded, or not positive) is left out of the doublings
+# at that N, and there the looks count valid rounds: a doubling's look of 10 is its first 10 valid
+# rounds, which the run may have reached only at a later look. The claim then names the rounds it
+# read.
+#
 # The intervals already say how far the rounds' noise could move each doubling, so the verdict is
 # not read again on rounds drawn at random from these (the bootstrap of section 3). The line below
 # the table says how many rounds ran and why.

@@ -1190,25 +1190,72 @@ def test_a_steps_dropped_rounds_are_named_with_the_n_that_lost_a_time():
     rows_ = slope_rows(STRADDLE_10 * 2).assign(params=params)
     drop_time(rows_, 0, 4)
     said = claims.growth_text(claims.growth_per_doubling(rows_))
-    assert re.match(r"100→200 ×[0-9.]+ \(on its 19 valid rounds of 20, a time missing at N=100; 95% sequential "
-                    r"interval ×[^;]*\), 200→400 ×[0-9.]+ \(95% sequential interval", said), said  # fmt: skip
+    assert re.match(r"100→200 ×[0-9.]+ \(on its 19 valid rounds of 20, 1 round without a valid time \(at N=100\); "
+                    r"95% sequential interval ×[^;]*\), 200→400 ×[0-9.]+ \(95% sequential", said), said  # fmt: skip
     rows_ = slope_rows([2.0] * 20).assign(params=params)
     drop_time(rows_, 1, 4)
     said = claims.growth_text(claims.growth_per_doubling(rows_))
-    clause = "over its first 10 valid rounds of 20, the look that decided it; 19 valid, a time missing at N=200"
+    clause = (
+        "over its first 10 valid rounds of 20, the look that decided it; 19 valid, 1 round without a valid time "
+        "(at N=200)"
+    )
     assert said == f"100→200 ×4.00 ({clause}; 95% sequential interval ×4.00–×4.00), 200→400 ×4.00 ({clause}; 95% " \
         "sequential interval ×4.00–×4.00)"  # fmt: skip
     assert claims.rounds_read_text({"rounds": 17, "rounds_both": 17, "rounds_ran": 20, "decided": False,
                                     "missing_at": [100, 200]}) == (
-        "on its 17 valid rounds of 20, times in 3 rounds missing at N=100 and N=200")  # fmt: skip
+        "on its 17 valid rounds of 20, 3 rounds without a valid time (at N=100 and N=200)")  # fmt: skip
+
+
+def test_a_round_that_lost_its_time_at_both_n_of_a_step_is_counted_once():
+    """Review rr19a N1, known answers: 20 rounds ×4 per doubling (RUNS 10, MAX_RUNS 20), round 5's time NaN at N = 100
+    and at N = 200: 100→200 lost one round, whose two times are missing, so it reads "1 round without a valid time (at
+    N=100 and N=200)", not "a time missing at N=100 and N=200"; 200→400 lost the same round, at N=200 only."""
+    from tokgen import claims
+
+    rows_ = slope_rows([2.0] * 20).assign(params=json.dumps({"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 20}))
+    drop_time(rows_, 0, 4)
+    drop_time(rows_, 1, 4)
+    said = claims.growth_text(claims.growth_per_doubling(rows_))
+    first = "over its first 10 valid rounds of 20, the look that decided it; 19 valid, 1 round without a valid time"
+    assert said == (f"100→200 ×4.00 ({first} (at N=100 and N=200); 95% sequential interval ×4.00–×4.00), 200→400 "
+                    f"×4.00 ({first} (at N=200); 95% sequential interval ×4.00–×4.00)"), said  # fmt: skip
+
+
+def test_claim_1_keeps_a_growth_on_its_side_of_4_as_notebook_01s_summary_does():
+    """Review rr19a N2, known answers: fixed rounds, every round ×3.996 then ×4.001 per doubling: claim 1 prints
+    "×3.996" and "×4.001", as notebook 01's summary does on the same page, not "×4.00" twice."""
+    from tokgen import claims, display
+
+    rows_ = two_step_rows([math.log2(3.996)] * 10, [math.log2(4.001)] * 10)
+    said = claims.growth_text(claims.growth_per_doubling(rows_))
+    assert said.startswith("100→200 ×3.996 (95% interval ") and ", 200→400 ×4.001 (95% interval " in said, said
+    assert display.scaling_summary(rows_).startswith("Runtime grew ×3.996 (100→200) and ×4.001 (200→400) per doubling")
+
+
+def test_a_nan_beyond_the_shorter_of_a_steps_rows_is_not_named():
+    """Review rr19a N5 (mutation M1: `missing_at` read every time of a row, not the rounds both N ran): fixed rounds,
+    every round ×4 per doubling, N = 100 and 400 ran 20 rounds, N = 200 10, with round 4's time NaN at N = 200 and
+    round 16's at N = 100. Each step ran the 10 rounds both its N ran and lost round 4, at N=200 only: N=100's NaN lies
+    beyond them and is not named."""
+    from tokgen import claims
+
+    rows_ = slope_rows([2.0] * 20)
+    rows_.loc[1, "times_ms"] = ";".join(rows_.loc[1, "times_ms"].split(";")[:10])
+    drop_time(rows_, 1, 3)
+    drop_time(rows_, 0, 15)
+    steps = claims.growth_per_doubling(rows_)
+    assert [g["missing_at"] for _, _, g in steps] == [[200], [200]]
+    clause = "on its 9 valid rounds of 10, 1 round without a valid time (at N=200); 95% interval ×4.00–×4.00"
+    assert claims.growth_text(steps) == f"100→200 ×4.00 ({clause}), 200→400 ×4.00 ({clause})"
 
 
 def test_a_step_left_with_fewer_than_10_valid_rounds_where_the_rounds_ran_on_has_no_interval():
     """Review rr18c N3, known answers: RUNS = MAX_RUNS = 10 (a design of one look, 10), every round ×4 per doubling,
-    round 4's time NaN at N = 100: 100→200 has 9 valid rounds, below the 10 no verdict is read on where the rounds ran
-    on, so it reads "too few rounds for an interval" and claim 1 is inconclusive, not reproduced (200→400, 10 rounds,
-    above ×3.25). With fixed rounds (no design) the 9 rounds are read as before: reproduced. `step_looks`: 9 valid
-    rounds of a design of 80 are read at the first look's level (0.625%), as `sequential` reads rounds short of it."""
+    round 4's time NaN at N = 100: 100→200 has 9 valid rounds, below the 10 no verdict is read on where the rows
+    record a design, so it reads "too few rounds for an interval" and claim 1 is inconclusive, not reproduced
+    (200→400, 10 rounds, above ×3.25). With fixed rounds (no design) the 9 rounds are read as before: reproduced.
+    `step_looks`: 9 valid rounds of a design of 80 are read at the first look's level (0.625%), as `sequential` reads
+    rounds short of it."""
     from tokgen import claims
 
     rows_ = slope_rows([2.0] * 10)
@@ -1217,8 +1264,8 @@ def test_a_step_left_with_fewer_than_10_valid_rounds_where_the_rounds_ran_on_has
         {"SIZE": "gpt2", "RUNS": 10, "MAX_RUNS": 10}))})  # fmt: skip
     assert c["verdict"] == "inconclusive" and c["why"].startswith(
         "too few rounds for an interval at 100→200, so no side of ×3.25 is read there"), c  # fmt: skip
-    assert "100→200 ×4.00 (on its 9 valid rounds of 10, a time missing at N=100; too few rounds for an interval), " \
-        "200→400 ×4.00 (95% interval ×4.00–×4.00)" in c["measured"]  # fmt: skip
+    assert "100→200 ×4.00 (on its 9 valid rounds of 10, 1 round without a valid time (at N=100); too few rounds for " \
+        "an interval), 200→400 ×4.00 (95% interval ×4.00–×4.00)" in c["measured"]  # fmt: skip
     assert claims.claim(1, "anywhere", tables={"01_naive": rows_})["verdict"] == "reproduced"  # fixed rounds
     assert claims.step_looks((10, 20, 40, 80), [1.0] * 80, [1.0] * 9 + [math.nan] * 71) == ((9,), [0.05 / 8])
 

@@ -347,6 +347,13 @@ def test_notebook_01s_summary_keeps_the_growth_on_its_side_of_4_beside_the_round
                            "below ×4 (quadrupling) in 8 of 8 rounds at each step"), said  # fmt: skip
 
 
+def test_notebook_01s_summary_keeps_the_growth_on_its_side_of_3_25():
+    """Review rr19a N5 (mutation M2: the summary kept ×4's side only): every round ×3.2496 from 100 to 200, below
+    ×3.25, prints ×3.2496, not ×3.25."""
+    said = display.scaling_summary(summary_rows(second=(3.2496,) * 8))
+    assert said.startswith("Runtime grew ×3.2496 (100→200) and ×3.50 (200→400) per doubling of N"), said
+
+
 def test_notebook_01s_summary_prints_claim_1s_growth_on_its_rounds_and_counts_below_4_over_them():
     """Review rr18a S2, known answers: RUNS 10 / MAX_RUNS 20, 20 rounds; the first 10 grow ×2^2.05 (×4.14) per
     doubling, the last 10 ×2^1.8 (×3.48). Claim 1 decides both steps at the look of 10 (every interval ×4.14–×4.14,
@@ -378,7 +385,7 @@ def test_a_round_without_a_time_leaves_claim_1_judged_and_says_no_slope_not_nan(
     write(tmp_path, "01_naive", rows.to_dict("records"))
     c = claim(1, tmp_path)
     assert c["verdict"] == REPRODUCED and "no paired slope (a round has no time at some N)" in c["measured"]
-    assert "nan" not in c["measured"] and "200→400 ×4.00 (on its 9 valid rounds of 10, a time missing at N=400; 95% " \
-        "interval ×4.00–×4.00)" in c["measured"]  # fmt: skip  (its dropped round named: review rr18c N2)
+    assert "nan" not in c["measured"] and "200→400 ×4.00 (on its 9 valid rounds of 10, 1 round without a valid time " \
+        "(at N=400); 95% interval ×4.00–×4.00)" in c["measured"]  # fmt: skip  (dropped round named: rr18c N2)
     said = display.paired_slope_text(rows)
     assert said.startswith("No paired slope: a round has no time at some N") and "nan" not in said

@@ -348,8 +348,9 @@ def growth_per_doubling(df: pd.DataFrame) -> list[tuple[int, int, dict]]:
     interval at its level (`tokgen.stats.look_levels`: 5% spent over the looks that may decide), else at the last
     look its rounds reach; fixed rounds: every round, at ALPHA. Where the table's rounds reached the last look but a
     round was dropped (a time NaN or ≤ 0 at either N), the last look is read on the valid pairs, at the design's
-    levels (`step_looks`, review rr18a S1). Where the rounds ran on, a step whose rounds reached MIN_ROUNDS but whose
-    valid pairs fall short of it has no interval: no verdict on fewer than MIN_ROUNDS rounds (review rr18c N3).
+    levels (`step_looks`, review rr18a S1). Where the rows record a design (RUNS, MAX_RUNS; review rr19a N4), a step
+    whose rounds reached MIN_ROUNDS but whose valid pairs fall short of it has no interval: no verdict on fewer than
+    MIN_ROUNDS rounds (review rr18c N3).
     `rounds_ran`: the rounds both its N ran; `missing_at`: the N where one of those has no valid time (notebook
     01_naive)."""
     ok = df.sort_values("max_seqlen")
@@ -378,7 +379,8 @@ def step_looks(looks: tuple, short: list[float], long_: list[float]) -> tuple[tu
     before it that lie below them keep theirs, so that an open step is read on every valid round, not left at an
     earlier look (review rr18a S1: 19 valid pairs of 20 never reached the look of 20; notebook 01_naive); valid pairs
     short of the first look are read at the first look's level, as `tokgen.stats.sequential` reads them (review
-    rr18c N3)."""
+    rr18c N3). A look counts the step's valid rounds, not the table's: where a step lost rounds, its look of 10 is its
+    first 10 valid rounds, which the run may have reached only at a later look (review rr19a N3)."""
     valid = sum(1 for x, y in zip(short, long_) if x > 0 and y > 0)
     if not looks or min(len(short), len(long_)) < looks[-1] or valid >= looks[-1]:
         return looks, None
@@ -393,15 +395,17 @@ def rounds_read_text(g: dict) -> str:
     """The rounds a step of claim 1 is read on, where fewer than every round both its N ran (`growth_per_doubling`'s
     `rounds` of `rounds_both` valid of `rounds_ran`): "over its first 10 of 20 rounds, the look that decided it" where
     that look decided it, "over its first 10 of 15 rounds, the last look they reached" where none did (review rr18a
-    S1); "on its 19 valid rounds of 20, a time missing at N=100" where a round has no valid time (review rr18c N2),
-    "over its first 10 valid rounds of 20, the look that decided it; 19 valid, a time missing at N=100" where both;
-    "" where every round (notebook 01_naive; `tokgen.display.scaling_summary`)."""
+    S1); "on its 19 valid rounds of 20, 1 round without a valid time (at N=100)" where a round has no valid time
+    (review rr18c N2; counted by rounds, each N named once, a round that lost both its times one round: review rr19a
+    N1), "over its first 10 valid rounds of 20, the look that decided it; 19 valid, 1 round without a valid time (at
+    N=100)" where both; "" where every round (notebook 01_naive; `tokgen.display.scaling_summary`). A look counts a
+    step's valid rounds (`step_looks`): the look of 10 is its first 10 valid rounds, which the run may have reached
+    only at a later look (review rr19a N3)."""
     rounds, every = int(g["rounds"]), int(g.get("rounds_both", g["rounds"]))
     ran = int(g.get("rounds_ran", every))
     lost = ran - every
     at = [f"N={n}" for n in g.get("missing_at", [])]
-    missing = ("a time" if lost == 1 else f"times in {lost} rounds") + " missing"
-    missing += f" at {series_text(at)}" if at else ""
+    missing = f"{lost} round{'s' * (lost > 1)} without a valid time" + (f" (at {series_text(at)})" if at else "")
     which = "the look that decided it" if g.get("decided") else "the last look they reached"
     if rounds < every:
         return (f"over its first {rounds} of {every} rounds, {which}" if not lost
@@ -413,17 +417,26 @@ def _step_name(a: int, b: int) -> str:
     return f"{a}→{b}"
 
 
+def growth_value_text(g: dict) -> str:
+    """A step's growth per doubling as every page prints it: its median, kept on its side of ×3.25 (GROWTH_EDGES) and
+    of ×4 (`side_of`: ×3.2496 never reads ×3.25, ×4.001 never ×4.00), one figure for claim 1 and notebook 01's summary
+    (review rr19a N2; `growth_text`, `tokgen.display.scaling_summary`). A value within float error of ×4 is ×4: N 300
+    → 400 at ×16/9, exactly ×4 per doubling, computes as 4.000000000000001 and reads ×4.00, not ×4.000000."""
+    x = g["speedup"]
+    return side_of(4.0 if math.isclose(x, 4.0, rel_tol=1e-12) else x, (*GROWTH_EDGES, 4.0))
+
+
 def growth_text(steps: list[tuple[int, int, dict]]) -> str:
     """ "100→200 ×2.93 (over its first 10 of 20 rounds, the look that decided it; 95% sequential interval
     ×2.18–×3.12), 200→400 ×3.49 (95% sequential interval ×3.29–×3.59)": each step of `growth_per_doubling` per
-    doubling with its interval, each value on its side of GROWTH_NEEDED (`side_of`), and the rounds it is read on
-    where fewer than every round (`rounds_read_text`); a step whose N do not double gives its own growth too
-    ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)"; N ×1.33 for 300→400, review rr17a N3) (notebook 01_naive)."""
+    doubling with its interval, each value on its side of GROWTH_NEEDED and ×4 (`growth_value_text`), and the rounds
+    it is read on where fewer than every round (`rounds_read_text`); a step whose N do not double gives its own growth
+    too ("100→300 ×4.00 (…; ×9.00 over the step, N ×3)"; N ×1.33 for 300→400, review rr17a N3) (notebook 01_naive)."""
     said = []
     for a, b, g in steps:
         own = "" if b == 2 * a else f"; ×{g['over_step']:.2f} over the step, N ×{b / a:.3g}"
         early = rounds_read_text(g) and f"{rounds_read_text(g)}; "
-        said.append(f"{_step_name(a, b)} ×{side_of(g['speedup'], GROWTH_EDGES)} ({early}{interval_text(g)}{own})")
+        said.append(f"{_step_name(a, b)} ×{growth_value_text(g)} ({early}{interval_text(g)}{own})")
     return ", ".join(said)
 
 
@@ -483,7 +496,8 @@ def _claim_1(tables):
     open, naming the steps whose interval holds it; where the rounds ran on (notebook 01), each interval at the
     level of its look, as claim 2's. The paired slope (`tokgen.stats.paired_slope`) is shown, not judged ("no
     paired slope" where a round lacks a time at some N: review rr17a N4). Fragmentation ≥ FRAG_NEEDED% at every N.
-    A step left with fewer than MIN_ROUNDS valid rounds where the rounds ran on has no interval (review rr18c N3).
+    A step left with fewer than MIN_ROUNDS valid rounds where the rows record a design (RUNS, MAX_RUNS) has no
+    interval (review rr18c N3, rr19a N4).
     The measured text ends with which part the verdict rests on (`_growth_parts_text`). Not resampled
     (`INTERVALS_ONLY`: each interval already holds the rounds' noise; review rr17a S1)."""
     df = tables["01_naive"].sort_values("max_seqlen")

@@ -19,12 +19,12 @@ from IPython.display import Code, Markdown, display
 
 from .bandwidth import product_rounds
 from .claims import (
-    GROWTH_EDGES,
     GROWTH_EXPONENT,
     MIN_ROUNDS,
     claim,
     growth_per_doubling,
     growth_ratios,
+    growth_value_text,
     near_device_memory,
     retries_text,
     rounds_read_text,
@@ -144,7 +144,8 @@ def scaling_summary(results: pd.DataFrame) -> str:
     …" ("at 100→200" where there is one step: review rr17a N5). The growth printed is claim 1's, on the rounds claim 1
     reads (at the look that decided it, named where that is fewer than every round: `tokgen.claims.rounds_read_text`),
     and the rounds below ×4 are counted over those same rounds (review rr18a S2: one growth per step per page), the
-    median kept on its side of ×4 too (`side_of`: ×3.996 never reads ×4.00 beside them; review rr18c N4)."""
+    median kept on its side of ×4 too (×3.996 never reads ×4.00 beside them; review rr18c N4), printed as claim 1
+    prints it (`tokgen.claims.growth_value_text`, review rr19a N2)."""
     ok = results.sort_values("max_seqlen")
     steps = growth_per_doubling(ok)
     if not steps:
@@ -155,7 +156,7 @@ def scaling_summary(results: pd.DataFrame) -> str:
         power = math.log(2) / math.log(b / a)
         ratios = [(y / x) ** power for x, y in zip(short, long_) if x > 0 and y > 0][: int(g["rounds"])]
         below.append((sum(r < 4 for r in ratios), len(ratios)))
-    grew = " and ".join(f"×{side_of(g['speedup'], (*GROWTH_EDGES, 4.0))} ({a}→{b}"
+    grew = " and ".join(f"×{growth_value_text(g)} ({a}→{b}"
                         + (f", {rounds_read_text(g)})" if rounds_read_text(g) else ")")
                         for a, b, g in steps)  # fmt: skip
     counts = {f"{k} of {n}" for k, n in below}
