@@ -343,8 +343,8 @@ def sequential(log_ratios, looks, thresholds=(), band: float = BAND, levels=None
     rounds fewer than the first look are judged at the first look's level. `levels`: each look's level where
     not `look_levels(looks)` (a design's levels kept where its last look is read on fewer valid rounds:
     `tokgen.claims.growth_per_doubling`, review rr18a S1): one per look, adding up to at most ALPHA, else a
-    ValueError (review rr18c N1). The rule of `compare_rounds`, and what tokgen_tools.seqsim simulates (notebook
-    00_setup)."""
+    ValueError (review rr18c N1). The rule of `compare_rounds`, and what tokgen_tools.seqsim simulates
+    (notebook 00_setup)."""
     x = _rows(log_ratios)
     n, looks = x.shape[1], list(looks)
     if levels is not None and (len(levels) != len(looks) or sum(levels) > ALPHA + 1e-12):
