@@ -226,7 +226,8 @@ say(tokgen.display.speedup_table(piped, columns, legend=False))
 try:
     nb06 = tokgen.rows_at("06_eos_sync_profile", RESULTS_DIR, "notebook 07", this_run=True)
     say(tokgen.voice.rows_from_text("06", tokgen.results.run_of(nb06)))
-    say(tokgen.gaps.pipelined_gap(nb06, ok))
+    for said in tokgen.gaps.pipelined_gap(nb06, ok):  # one paragraph per model
+        say(said)
 except tokgen.MissingRows as err:
     say(f"*{err}*")
 

@@ -198,7 +198,8 @@ SHARED = ("from the end of the work the synchronous step shares with the one wit
 RAW = "judged on the time with no stop check over the one with the sync (no host-speed ratio recorded)"
 RAW_SUMMARY = RAW.replace("the time", "the time from the shared work")
 BY_RULE = ", judged on the idle gap pipelined over the one with the sync (no host-speed ratio recorded)"  # claim 7's
-SHORT = "from the end of the token's append (the last work both steps share)"  # the takeaway's SHARED (rr18d S1)
+SHORT = ("from the end of the token's append (the last work both steps share; the check's GPU operations follow "
+         "it)")  # fmt: skip  (the takeaway's SHARED: reviews rr18d S1, rr19b N1)
 
 def takeaway_text(gap) -> str:
     """Notebook 06's two takeaway bullets on one model (`gap_takeaway`: the cause, then pipelining), joined."""
@@ -224,8 +225,9 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
         "Eager, the cause (claim 6): the gap before a step is 90.0 µs with the sync: the generator without any stop "
         "check was not profiled here, so how much of the time before a step the stop check (its launches and "
         "`.item()`) opens is not measured.",
-        "Eager, pipelining (claim 7): with the sync, the GPU idles 78% of the window; the gap before a step is 226.0 "
-        f"µs pipelined, 90.0 µs with the sync: pipelining does not close half of the gap before a step{BY_RULE}: the "
+        "Eager, pipelining (claim 7): the GPU idles 78% of the window with the sync, 84% pipelined; the gap before a "
+        f"step is 90.0 µs with the sync, 226.0 µs pipelined: pipelining does not close half of the gap before a "
+        f"step{BY_RULE}: the "
         "gap pipelined is larger than with the sync in the one window by 20 µs or more, but one window cannot show a "
         "direction; pipelined / sync 2.511 (the rule: at most 0.5)."]  # fmt: skip  (review rr18d S1, N2)
     assert "the sync open" not in eager06.replace("the stop check (its launches and `.item()`) opens is not measured",
@@ -235,19 +237,24 @@ def test_idle_gaps_say_when_pipelining_makes_the_gap_larger():
             "measured") in summary
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6],
                             "batch_size": [32, 32]})  # fmt: skip
-    text = pipelined_gap(profile.assign(**this_run(), batch_size=16), results)
+    paragraphs = pipelined_gap(profile.assign(**this_run(), batch_size=16), results)
+    assert len(paragraphs) == 2  # one a model (review rr19b S2)
+    text = " ".join(paragraphs)
     assert "the gap pipelined is larger than with the sync in the one window" in text and "host sets the pace" in text
     assert "pipelining closes at least half of the gap before a step" in text
-    assert text.startswith("Notebook 06 (B = 16, profiled). " + eager06)  # 07 says the gap in 06's words
+    # 07 says the pipelining bullet in 06's words, not the cause's (review rr19b S2)
+    assert paragraphs[0].startswith("Notebook 06 (B = 16, profiled). " + gap_takeaway(gaps.iloc[0])[1])
+    assert "claim 6" not in text
     assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
             "rounds) the GPU is busy 25% of a synchronous step") in text  # fmt: skip
-    assert "run notebook 06 here first" in pipelined_gap(profile.assign(**this_run(gpu_sms="16")), results)
+    assert "run notebook 06 here first" in pipelined_gap(profile.assign(**this_run(gpu_sms="16")), results)[0]
     # another run's profile (here the reference run's at commit 9d6c84b) is not set beside this run's share
     old = pipelined_gap(profile.assign(**this_run(commit="9d6c84b80aa0088b"), run_started="2026-11-23T19:27:00"),
                         results)  # fmt: skip
-    assert old.startswith("Notebook 06's profile in this results folder holds commit 9d6c84b80aa0's (")
-    assert "started 2026-11-23 19:27 UTC), not this run's (commit " in old and "host sets the pace" not in old
-    assert "run notebook 06 here first" in pipelined_gap(profile, results)  # no commit column: another run's
+    assert len(old) == 1 and old[0].startswith("Notebook 06's profile in this results folder holds commit "
+                                               "9d6c84b80aa0's (")
+    assert "started 2026-11-23 19:27 UTC), not this run's (commit " in old[0] and "host sets the pace" not in old[0]
+    assert "run notebook 06 here first" in pipelined_gap(profile, results)[0]  # no commit column: another run's
 
 
 
@@ -263,15 +270,16 @@ def test_idle_gap_sentences_call_two_gaps_within_the_launch_spacing_about_the_sa
     gaps = idle_gaps(profile)
     assert list(gaps["change"]) == ["same", "smaller"] and not gaps["closes"].any()
     eager, compiled = (takeaway_text(g) for _, g in gaps.iterrows())
-    assert ("2.0 µs pipelined, 2.0 µs with the sync: pipelining does not close half of the gap before a step"
+    assert ("2.0 µs with the sync, 2.0 µs pipelined: pipelining does not close half of the gap before a step"
             f"{BY_RULE}: the gap is about the same pipelined as with the sync, within 20 µs;") in eager  # fmt: skip
-    assert "larger" not in eager and "70.0 µs pipelined, 100.0 µs with the sync" in compiled
+    assert "larger" not in eager and "100.0 µs with the sync, 70.0 µs pipelined" in compiled
     assert (f"pipelining does not close half of the gap before a step{BY_RULE}: the gap pipelined is smaller than "
             "with the sync in the one window by 20 µs or more, but one window cannot show a direction;"
             ) in compiled  # fmt: skip
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
-    text = pipelined_gap(profile, results)
-    assert eager in text and compiled in text  # in 06's words, each followed by this run's GPU share
+    text = " ".join(pipelined_gap(profile, results))
+    piped = [gap_takeaway(g)[1] for _, g in gaps.iterrows()]  # the pipelining bullets only (review rr19b S2)
+    assert piped[0] in text and piped[1] in text  # in 06's words, each followed by this run's GPU share
     assert "busy 25% of a synchronous step, so the host sets the pace" in text
     assert "busy 60% of a synchronous step." in text
 
@@ -526,16 +534,18 @@ def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
         "without any stop check: the stop check (its launches and `.item()`) does not open most of it (the time "
         "without any stop check is smaller than with the sync in the one window by 20 µs or more, but one window "
         "cannot show a direction); the time from the shared work with the sync less that with no stop check: +50 µs "
-        "per step in window 0; no-check / sync 0.800 (the rule: at most 0.5).",
-        "Eager, pipelining (claim 7): with the sync, the GPU idles 90% of the window; the gap before a step is 450.0 "
-        f"µs pipelined, 250.0 µs with the sync: pipelining does not close half of the gap before a step{BY_RULE}: the "
+        "per step in window 0; no-check / sync 0.800 (the rule: at least 20 µs with the sync and at most 0.5).",
+        "Eager, pipelining (claim 7): the GPU idles 90% of the window with the sync, 91% pipelined; the gap before a "
+        f"step is 250.0 µs with the sync, 450.0 µs pipelined: pipelining does not close half of the gap before "
+        f"a step{BY_RULE}: the "
         "gap pipelined is larger than with the sync in the one window by 20 µs or more, but one window cannot show a "
         "direction; pipelined / sync 1.800 (the rule: at most 0.5)."]  # fmt: skip  (no ratio said once: rr18d N2)
     assert (f"499.0 µs with no stop check: {RAW}, at most half of that time remains without any stop check: "
             "the stop check (its launches and `.item()`) opens most of it; the time from the shared work with the "
             "sync less that with no stop check: +501 µs per step in window 0; no-check / sync 0.499 (the rule: at "
-            "most 0.5). Compiled, pipelining (claim 7): with the sync, the GPU idles 88% of the window; the gap "
-            "before a step is 660.0 µs pipelined, 1000.0 µs with the sync: pipelining does not close half of the gap "
+            "least 20 µs with the sync and at most 0.5). Compiled, pipelining (claim 7): the GPU idles 88% of the "
+            "window with the sync, 82% pipelined; the gap before a step is 1000.0 µs with the sync, 660.0 µs "
+            "pipelined: pipelining does not close half of the gap "
             f"before a step{BY_RULE}: the gap pipelined is smaller") in compiled  # fmt: skip
     summary = gap_summary(gaps)
     assert (f"; compiled, {RAW_SUMMARY}, at most half of the time before a step, from the work the steps share, "
@@ -782,7 +792,7 @@ def test_the_sync_steps_gpu_share_beside_notebook_06s_gaps_reads_the_shared_roun
     profile = pd.DataFrame({"variant": ["kv_static", "pipelined_static"], "idle_gap_median_us": [90.0, 20.0],
                             "gpu_idle_fraction": [0.3, 0.2], **this_run()})  # fmt: skip
     run = sequential_run().replace({"variant": {"a": "kv_static", "b": "pipelined_static"}}).assign(batch_size=32)
-    text = pipelined_gap(profile, run)
+    text = " ".join(pipelined_gap(profile, run))
     assert ("In this run (B = 32; GPU busy time from one profiled run, wall time the median of the unprofiled "
             "rounds, over the first 9 rounds, which every interleaved variant ran) the GPU is busy 91% of a "
             "synchronous step.") in text  # fmt: skip
@@ -876,10 +886,12 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         f"{RAW}, more than half of that time remains without any stop check in every window: the stop check (its "
         f"launches and `.item()`) does not open most of it ({disagree.format('time without any stop check')}counting "
         "as none); the time from the shared work with the sync less that with no stop check: \u22123, \u2212100 and "
-        "\u221219 µs per step in windows 0–2; no-check / sync per window 1.012, 1.694, 1.079 (the rule: at most 0.5 in "
-        "every window; nearest to it: window 0 of windows 0–2, 1.012, 0.512 above it).",
-        "Eager, pipelining (claim 7): with the sync, the GPU idles 90% of the window; the gap before a step is "
-        "500.0 µs pipelined, 239.0 µs with the sync (medians over the 3 profiled windows): pipelining does not close "
+        "\u221219 µs per step in windows 0–2; no-check / sync per window 1.012, 1.694, 1.079 (the rule: at least 20 µs "
+        "with the sync and at most 0.5 in every window; nearest to it: window 0 of windows 0–2, 1.012, 0.512 "
+        "above it).",
+        "Eager, pipelining (claim 7): the GPU idles 90% of the window with the sync, 90% pipelined; the gap before a "
+        "step is 239.0 µs with the sync, 500.0 µs pipelined (medians over the 3 profiled windows): pipelining "
+        "does not close "
         f"half of the gap before a step{BY_RULE}: the gap pipelined is larger than with the sync in all 3 windows by "
         "20 µs or more, but 3 windows cannot show a direction: with no difference, all three agree by chance 1 time "
         "in 4; pipelined / sync per window 1.743, 3.472, 2.092 (the rule: at most 0.5 in every window; nearest to "
@@ -890,10 +902,11 @@ def test_the_syncs_cause_is_judged_in_every_window_and_a_direction_only_where_ev
         f"{RAW}, more than half of that time remains without any stop check in every window: the stop check (its "
         f"launches and `.item()`) does not open most of it ({disagree.format('time without any stop check')}counting "
         "as none); the time from the shared work with the sync less that with no stop check: +205, \u2212254 and +136 "
-        "µs per step in windows 0–2; no-check / sync per window 0.771, 1.562, 0.822 (the rule: at most 0.5 in every "
-        "window; nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it).",
-        "Compiled, pipelining (claim 7): with the sync, the GPU idles 90% of the window; the gap before a step is "
-        "500.0 µs pipelined, 763.0 µs with the sync (medians over the 3 profiled windows): pipelining does not close "
+        "µs per step in windows 0–2; no-check / sync per window 0.771, 1.562, 0.822 (the rule: at least 20 µs with the "
+        "sync and at most 0.5 in every window; nearest to it: window 0 of windows 0–2, 0.771, 0.271 above it).",
+        "Compiled, pipelining (claim 7): the GPU idles 90% of the window with the sync, 90% pipelined; the gap before "
+        "a step is 763.0 µs with the sync, 500.0 µs pipelined (medians over the 3 profiled windows): pipelining "
+        "does not close "
         f"half of the gap before a step{BY_RULE}: {disagree.format('gap pipelined')}counting as none; pipelined / "
         "sync per window 0.558, 1.106, 0.655 (the rule: at most 0.5 in every window; nearest to it: window 0 of "
         "windows 0–2, 0.558, 0.058 above it)."]  # fmt: skip
@@ -1364,3 +1377,28 @@ def test_the_unfused_steps_are_profiled_at_the_fused_steps_k_where_it_shares_the
                    "profiled at one K."
     assert "point speed-up" in display.profiled_k_text(ranked, results, "g K=2", same_k_as="f K=4")  # another K
     assert display.profiled_k_text(ranked, results, "f K=4", same_k_as="f K=4").endswith("the only K of `f` timed.")
+
+
+def test_notebook_07_says_each_models_pipelining_bullet_with_the_gap_with_no_stop_check():
+    """Review rr19b S2: notebook 07 asks for the gaps with the sync, pipelined and with no stop check: one paragraph a
+    model, its pipelining bullet with the no-check gap beside the others (counted over all three passes), not claim
+    6's cause bullet; where no no-check generator was profiled, the bullet as notebook 06 says it."""
+    profile = pd.DataFrame(
+        {
+            "variant": ["kv_static", "kv_static_no_check", "pipelined_static",
+                        "compiled kv_static", "compiled kv_static_no_check", "compiled pipelined_static"],
+            "idle_gap_median_us": [250.0, 200.0, 450.0, 1000.0, 499.0, 660.0],
+            "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
+            **this_run(),
+        }
+    )  # fmt: skip
+    results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
+    eager, compiled = pipelined_gap(with_shared(profile), results)
+    assert eager.startswith("Notebook 06 (profiled). Eager, pipelining (claim 7): the GPU idles 90% of the window with "
+                            "the sync, 91% pipelined; the gap before a step is 250.0 µs with the sync, 450.0 µs "
+                            "pipelined, 200.0 µs with no stop check: pipelining does not close half")  # fmt: skip
+    assert "1000.0 µs with the sync, 660.0 µs pipelined, 499.0 µs with no stop check: " in compiled
+    assert "claim 6" not in eager + compiled and "opens most of it" not in eager + compiled
+    plain = profile[~profile["variant"].str.endswith("no_check")]  # no no-check generator: 06's bullet as it is
+    gaps = idle_gaps(plain)
+    assert pipelined_gap(plain, results)[0].startswith(f"Notebook 06 (profiled). {gap_takeaway(gaps.iloc[0])[1]}")

@@ -931,7 +931,7 @@ def _claim_7(tables):
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
     generators = ("kv_static", "pipelined_static")
     counts = profiled_counts(profile, generators=generators)
-    over = over_profiled(counts, profiled_window_count(profile, generators=generators))  # (review rr18b N1)
+    over = over_profiled(counts, profiled_window_count(profile, generators=generators), listed=True)  # rr18b N1
     over = f", medians {over}" if max(counts.values()) > 1 else ""
     gap = f"idle gap before a step (eager{batch}, profiled{over}) {sync:.0f}→{piped:.0f} µs ({_direction(profile)})"
     compiled = profile_windows(profile).set_index("variant")["idle_gap_median_us"]
@@ -1272,14 +1272,14 @@ RULED_OUT = ("; an undecided comparison whose interval rules out a difference be
 def host_rule_text(noun: str, other: str) -> str:
     """Claim 6's criterion on the host-normalised share (`tokgen.gaps.normalised_share`, review rr17c S1), which claim
     7's refers to: what each window is judged on, why, how a far ratio or a missing one is said, and the ratio's
-    caveat in one clause (review rr18b S3); no measured number. `noun` is the time judged, `other` the generator set
-    against the synchronous one (notebook 09_summary)."""
+    caveat in one clause, either side alike (reviews rr18b S3, rr19b S1); no measured number. `noun` is the time
+    judged, `other` the generator set against the synchronous one (notebook 09_summary)."""
     return (f"{own_step_share(noun)}, the raw share times the two passes' host-speed ratio (the rest of the "
             f"synchronous pass's profiled step outside that time over the {other} pass's), as the host's speed can "
             f"drift between a window's two passes; a ratio beyond {HOST_DRIFT:g}× either way is flagged, not left out, "
             "and where none was recorded the raw share is judged, said so; the ratio may also carry the generator's "
-            "own effect, which would raise the share, against the claim; every window with both times measured is "
-            "judged, one with a time not measured left out and named")
+            "own effect, on either side; every window with both times measured is judged, one with a time not "
+            "measured left out and named")
 
 
 CLAIMS = {

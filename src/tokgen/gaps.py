@@ -59,16 +59,18 @@ def profiled_window_count(profile: pd.DataFrame, compiled: bool = False,
     return int(rows["window"].nunique()) if "window" in rows else min(len(rows), 1)
 
 
-def over_profiled(counts: dict, windows: int | None = None) -> str:
+def over_profiled(counts: dict, windows: int | None = None, listed: bool = False) -> str:
     """The windows medians of the idle gaps are over (`profiled_counts`), the one wording claims 6 and 7 and notebook
     06's takeaways count them in: "over the 6 profiled windows", "in the one profiled window", or where a count is
     below the profiled windows (`windows`, `profiled_window_count`; or below another count), per generator: "over the
-    windows that measured each (5 with the sync, 5 pipelined)" (reviews rr17b S1, rr18b N1;
-    notebook 06_eos_sync_profile)."""
+    windows that measured each (5 with the sync, 5 pipelined)"; `listed` (where it stands inside parentheses, notebook
+    06's takeaways), after a colon: "over the windows that measured each: 5 with the sync, 5 pipelined" (reviews
+    rr17b S1, rr18b N1, rr19b N3; notebook 06_eos_sync_profile)."""
     n = max(counts.values())
     if len(set(counts.values())) == 1 and (windows is None or n >= windows):
         return "in the one profiled window" if n == 1 else f"over the {n} profiled windows"
-    return f"over the windows that measured each ({', '.join(f'{n} {PROFILED_AS[g]}' for g, n in counts.items())})"
+    each = ", ".join(f"{n} {PROFILED_AS[g]}" for g, n in counts.items())
+    return f"over the windows that measured each: {each}" if listed else f"over the windows that measured each ({each})"
 
 
 def _window_rows(profile: pd.DataFrame, compiled: bool, other: str):
@@ -162,7 +164,9 @@ def half_shares(pairs, other: str, windows: list | None = None, ratios: list | N
     and the share nearest to that half, named by its window as notebook 06's table numbers them (`windows`,
     `shared_windows`; default 0, 1, ...), among the windows judged (`windows_named`, review rr15 S2); how they come
     from the raw shares, and the windows whose correction is large or missing, `ratios_text` says beside it; with
-    `ratios` None or no ratio recorded, the raw shares (`ratios_text` then says so: NO_RATIO). Without `measure`
+    `ratios` None or no ratio recorded, the raw shares (`ratios_text` then says so: NO_RATIO). Repeated shares are
+    said once with their windows (`_grouped`, review rr19b N5); claim 6's rule names its MIN_GAP_US floor too (for
+    `other` "no-check", `_raw_test`; review rr19b S3). Without `measure`
     (notebook 06's takeaways, where `judged_on` has just named it: review rr18d S1), the shares without the
     measure's words (reviews rr17c S1, S3; notebook 06_eos_sync_profile)."""
     windows = list(range(len(pairs))) if windows is None else list(windows)
@@ -170,14 +174,16 @@ def half_shares(pairs, other: str, windows: list | None = None, ratios: list | N
     corrected = ratios is not None and any(math.isfinite(r) for r in ratios)
     shares = [normalised_share(s, o, r) for (s, o), r in zip(pairs, ratios)] if corrected else raw
     what = f"{other} / sync, {own_step_share(noun)}," if corrected and measure else f"{other} / sync"
-    shown = ", ".join(f"{x:.3f}" for x in shares)
+    shown = [f"{x:.3f}" for x in shares]  # a value repeated said once with its windows (review rr19b N5)
+    shown = ", ".join(shown) if len(set(shown)) == len(shown) else _grouped(list(zip(windows, shown)))
+    floor = f"at least {MIN_GAP_US} µs with the sync and " if _raw_test(other) is sync_opens_gap else ""  # rr19b S3
     if len(shares) == 1:
-        return f"{what} {shown} (the rule: at most 0.5)"
+        return f"{what} {shown} (the rule: {floor}at most 0.5)"
     i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
     d = shares[i] - 0.5
     side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
     near = f"window {windows[i]} of {windows_named(windows)}, {shares[i]:.3f}, {side}"
-    rule = f"the rule: at most 0.5 in every window; nearest to it: {near}"
+    rule = f"the rule: {floor}at most 0.5 in every window; nearest to it: {near}"
     return f"{what.replace(' / sync', ' / sync per window', 1)} {shown} ({rule})"
 
 
@@ -408,11 +414,14 @@ def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: l
     the generator's own effect) is more than HOST_DRIFT times the other's (`drifted`), flagged, not left out, each
     factor 1 or more with the pass whose rest is the longer: "where one pass's step outside the judged time is more
     than 1.25× the other's (host drift, or the generator's own effect), the correction is large: 1.96× and 2.23× in
-    windows 0 and 1 (the synchronous pass's the longer) and 1.56× in window 5 (the no-check pass's the longer)"; where
-    every flagged ratio is above 1 (it raises the share, against the claim), what that implies (review rr18d S2): where
-    the correction decides a flagged window (`decided`, `decided_by_correction`'s windows), a one-sided ratio that may
-    be the generator's own effect rather than drift; else the correction can only have worked against the claim;
-    "" where none is flagged (reviews rr17c S1, N1, rr18b S2, N4, rr18d N1; notebook 06_eos_sync_profile)."""
+    windows 0 and 1 (the synchronous pass's the longer) and 1.56× in window 5 (the no-check pass's the longer)".
+    Where every flagged ratio lies on one side and the correction decides a flagged window (`decided`,
+    `correction_decides`' windows), what that implies, either side alike (reviews rr18d S2, rr19b S1): "every
+    flagged ratio raises the share, against the claim" (or "lowers the share, for the claim"), "a one-sided ratio
+    that may be the generator's own effect rather than drift"; where every flagged ratio raises the share and
+    decides no window, the correction can only have worked against the claim, said of the flagged windows alone
+    where some window's ratio below 1 turned its verdict (review rr19b M1); "" where none is flagged (reviews rr17c
+    S1, N1, rr18b S2, N4, rr18d N1; notebook 06_eos_sync_profile)."""
     far = [(w, r) for w, r in zip(windows, ratios) if drifted(r)]
     parts = []
     for longer, side in (("synchronous", lambda r: r > 1), (other, lambda r: r < 1)):
@@ -422,13 +431,15 @@ def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: l
         return ""
     said = (f"where one pass's step outside the judged time is more than {HOST_DRIFT:g}× the other's (host drift, or "
             f"the generator's own effect), the correction is large: {' and '.join(parts)}")  # fmt: skip
-    if all(r > 1 for _, r in far):
-        every = "the flagged ratio raises" if len(far) == 1 else "every flagged ratio raises"
-        if any(w in decided for w, _ in far):
-            said += (f"; {every} the share, against the claim: a one-sided ratio that may be the generator's own "
-                     "effect rather than drift")  # fmt: skip
-        else:
-            said += f"; {every} the share, so the correction can only have worked against the claim"
+    every = "the flagged ratio" if len(far) == 1 else "every flagged ratio"
+    raises = all(r > 1 for _, r in far)
+    if len(parts) == 1 and any(w in decided for w, _ in far):  # one side only, and it turns a flagged window
+        moves = "raises the share, against the claim" if raises else "lowers the share, for the claim"
+        said += f"; {every} {moves}: a one-sided ratio that may be the generator's own effect rather than drift"
+    elif raises:  # scoped to the flagged windows where a ratio below 1 turned another window (review rr19b M1)
+        helped = any(w in decided and r < 1 for w, r in zip(windows, ratios))
+        scope = f"in {windows_named([w for w, _ in far])} " if helped else ""
+        said += f"; {every} raises the share, so {scope}the correction can only have worked against the claim"
     return said
 
 
@@ -500,7 +511,8 @@ def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", der
 SHARED_NOUN = "time from the shared work"  # what claim 6's cause test compares (`shared_gaps`), in `direction_text`
 SHARED_WORDS = ("from the end of the work the synchronous step shares with the one without a check (the token's "
                 "append; the stop check's GPU operations come after it)")  # fmt: skip
-SHARED_SHORT = "from the end of the token's append (the last work both steps share)"  # `gap_takeaway`'s SHARED_WORDS
+SHARED_SHORT = ("from the end of the token's append (the last work both steps share; the check's GPU operations "
+                "follow it)")  # fmt: skip  (`gap_takeaway`'s SHARED_WORDS: review rr19b N1)
 STOP_CHECK = "the stop check (its launches and `.item()`)"  # what claim 6's cause test weighs: all of it, not the wait
 STOP_CHECK_TESTED = ("the cause test weighs the whole stop check (its GPU operations' launches and `.item()`'s copy "
                      "and synchronize calls), not the synchronize's wait alone")  # fmt: skip
@@ -675,7 +687,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
                "profiled", "over", "size", "pipelined_left_out", "pipelined_shares", "cause_corrected",
-               "pipelined_corrected"]  # fmt: skip
+               "pipelined_corrected", "cause_over", "pipelined_over", "pipelined_idle_share", "floored"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -694,13 +706,18 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                         ("kv_static", "pipelined_static"))  # fmt: skip
             counts = profiled_counts(summary, compiled, profiled)
             windows_all = profiled_window_count(summary, compiled, profiled)
+
+            def over(generators):  # each bullet counts its own passes' windows (review rr19b N3)
+                mine = {g: n for g, n in counts.items() if g in generators}
+                return over_profiled(mine, profiled_window_count(summary, compiled, generators), listed=True)
+
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"], "closes": agreed(closes), "sync_causes": agreed(opens),
                  "change": direction(piped_["idle"]),
                  "no_check_change": direction(shared),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
-                 "profiled": counts["kv_static"], "over": over_profiled(counts, windows_all),
+                 "profiled": counts["kv_static"], "over": over_profiled(counts, windows_all, listed=True),
                  "windows_closing": sum(c is True for c in closes),
                  "windows_pipelined": sum(c is not None for c in closes),
                  "sync_shared_us": _median(a_ for a_, _ in shared),
@@ -717,7 +734,12 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                      if t) if piped_["idle"] else "",
                  # whether a ratio was recorded: what the verdicts say they are judged on (review rr18b M1)
                  "cause_corrected": any(math.isfinite(r) for r in judged["ratios"]),
-                 "pipelined_corrected": any(math.isfinite(r) for r in piped_["ratios"])}
+                 "pipelined_corrected": any(math.isfinite(r) for r in piped_["ratios"]),
+                 "cause_over": over(("kv_static", "kv_static_no_check")),
+                 "pipelined_over": over(("kv_static", "pipelined_static")),
+                 "pipelined_idle_share": s.at[piped, "gpu_idle_fraction"],
+                 # the judged windows whose time with the sync is under the floor (review rr19b S3)
+                 "floored": [w for (a_, _), w in zip(shared, windows_) if a_ < MIN_GAP_US]}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -791,7 +813,8 @@ def _cause(gap) -> str:
     shared work as a share of the rest of its own step (`own_step_share`), then the stop check's time per step per
     window (`check_adds`, the row's `check_adds`: reviews rvB14 S7, rvA15 S2) and the per-window shares the cause
     rests on (`half_shares`, the row's `no_check_shares`, where recorded: review r11 found a decided "more than
-    half" that held in one window by 0.005)."""
+    half" that held in one window by 0.005); a window whose time with the sync is under MIN_GAP_US named as such, not
+    as one where more than half remains (`_floored`, review rr19b S3)."""
     judged, left = int(gap["windows"]), _left_out(gap)
     every = f" in every{' judged' if left else ''} window" if judged > 1 else ""
     corrected = _corrected(gap, "cause_corrected")
@@ -807,8 +830,23 @@ def _cause(gap) -> str:
         return (f"{measure}, at most half of that time remains without any stop check{every}: {STOP_CHECK} opens "
                 f"most of it{shares}")  # fmt: skip
     change = direction_text(gap["no_check_change"], judged, "without any stop check", noun="time")  # named before
+    change = f"{RAW_US}: {change}" if corrected else change
+    if floored := _floored(gap):  # those windows fail on the floor, not on the half (review rr19b S3)
+        where = every if len(floored) == judged else f" in {windows_named(floored)}"
+        under = f"the time with the sync is under {MIN_GAP_US} µs{where} (launch spacing, nothing to explain"
+        if len(floored) == judged:
+            return f"{measure}, {under}; {change}){shares}"
+        return (f"{measure}, {under}); more than half of that time remains without any stop check in the other "
+                f"{judged - len(floored)}: {STOP_CHECK} does not open most of it there ({change}){shares}")  # fmt: skip
     return (f"{measure}, more than half of that time remains without any stop check{every}: {STOP_CHECK} does not "
-            f"open most of it ({f'{RAW_US}: ' if corrected else ''}{change}){shares}")  # fmt: skip
+            f"open most of it ({change}){shares}")  # fmt: skip
+
+
+def _floored(gap) -> list:
+    """The judged windows whose time with the sync from the shared work is under MIN_GAP_US (an `idle_gaps` row's
+    `floored`): claim 6's test fails there on its floor, not on the half; [] where the row lacks them."""
+    floored = gap.get("floored") if gap is not None else None
+    return list(floored) if isinstance(floored, (list, tuple)) else []
 
 
 def _us(gap_us: float) -> str:
@@ -819,24 +857,50 @@ def _us(gap_us: float) -> str:
 def gap_takeaway(gap) -> list[str]:
     """One model's row of `idle_gaps` in two bullets (notebook 06_eos_sync_profile; review rr18d S1): the cause
     (claim 6), where the generator without any stop check was profiled read from it in every window it judges
-    (`judged_windows`, `_cause`), else why it is not measured; then pipelining (claim 7: `_pipelining_does`), which
-    hides the sync but also adds a stream. The gaps' medians are over the windows that measured each (`over_profiled`,
-    review rr17b S1)."""
+    (`judged_windows`, `_cause`), else why it is not measured; then pipelining (claim 7: `_piped`), which hides the
+    sync but also adds a stream. Each bullet's gaps' medians are over the windows that measured its own passes
+    (`over_profiled`, reviews rr17b S1, rr19b N3)."""
     model, head = gap["model"].capitalize(), "the gap before a step is"
-    over = _text(gap, "over")
-    over = f" (medians {over})" if over and not over.startswith("in the one") else ""
-    piped = (f"{model}, pipelining (claim 7): with the sync, the GPU idles {gap['idle_share']:.0%} of the window; "
-             f"{head} {_us(gap['pipelined_us'])} pipelined, {_us(gap['sync_us'])} with the sync{over}: "
-             f"{_pipelining_does(gap)}.")  # fmt: skip
     if not _measured_cause(gap):
         return [f"{model}, the cause (claim 6): {head} {_us(gap['sync_us'])} with the sync: {_unmeasured_cause(gap)}.",
-                piped]  # fmt: skip
+                _piped(gap)]  # fmt: skip
     gaps = f"{_us(gap['sync_us'])} with the sync, {_us(gap['no_check_us'])} with no stop check"
     judged = ("" if not _left_out(gap) else " (in the judged window)" if int(gap["windows"]) == 1 else
               " (medians over the judged windows)")  # fmt: skip
     shared = (f"{SHARED_SHORT}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
               f"µs with no stop check{judged}")  # fmt: skip
-    return [f"{model}, the cause (claim 6): {head} {gaps}{over}; {shared}: {_cause(gap)}.", piped]
+    return [f"{model}, the cause (claim 6): {head} {gaps}{_medians(gap, 'cause_over')}; {shared}: {_cause(gap)}.",
+            _piped(gap)]  # fmt: skip
+
+
+def _medians(gap, key: str) -> str:
+    """The count in parentheses, " (medians over the 6 profiled windows)": an `idle_gaps` row's count for one bullet
+    (`cause_over`, `pipelined_over`, or `over` for all three passes), "" where it is one window or missing."""
+    over = _text(gap, key)
+    return f" (medians {over})" if over and not over.startswith("in the one") else ""
+
+
+def _finite(value) -> bool:
+    """Whether `value` is a finite number (a missing or NaN one is not)."""
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _piped(gap, no_check: bool = False) -> str:
+    """`gap_takeaway`'s pipelining bullet (claim 7): the GPU's idle share of the profiled window with the sync and
+    pipelined (where recorded: review rr19b N2), the gaps with the sync then pipelined, and `_pipelining_does`; with
+    `no_check` (notebook 07, review rr19b S2), the gap with no stop check too, where measured."""
+    model, head = gap["model"].capitalize(), "the gap before a step is"
+    idle = [f"{gap.get(k):.0%}{' of the window' * (not i)} {PROFILED_AS[g]}" for i, (k, g) in enumerate(
+        (("idle_share", "kv_static"), ("pipelined_idle_share", "pipelined_static"))) if _finite(gap.get(k))]
+    idle = f"the GPU idles {', '.join(idle)}; " if idle else ""
+    gaps = f"{_us(gap['sync_us'])} with the sync, {_us(gap['pipelined_us'])} pipelined"
+    no_check = no_check and _finite(gap.get("no_check_us"))
+    gaps += f", {_us(gap['no_check_us'])} with no stop check" if no_check else ""
+    over = _medians(gap, "over" if no_check else "pipelined_over")
+    return f"{model}, pipelining (claim 7): {idle}{head} {gaps}{over}: {_pipelining_does(gap)}."
 
 
 QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's median is at least this share of the wait
@@ -1032,7 +1096,9 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     `waits`, what the sync waited for: {"eager": the recorded rows of every window (`window_waits`), ...}, each
     median over the windows with its range and the steps counted across them (`_waits_clause`), or one recorded
     sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's; then the gap with the sync against the
-    article's, in each judged window (`size_sentence`, review rvA16 S2) (notebook 06_eos_sync_profile)."""
+    article's, in each judged window (`size_sentence`, review rvA16 S2); a model with a judged window whose time with
+    the sync is under MIN_GAP_US said so, not as one where more than half remains (review rr19b S3)
+    (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
     said = []
     for model, w in (waits or {}).items():
@@ -1046,9 +1112,10 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     judged = [g for g in records if _measured_cause(g)]
     if judged:  # each model's own clause: one may be judged while the other's cause is not measured (review rr16a M1)
 
-        def models(test, corrected: bool) -> str:
+        def models(test, corrected: bool, floored: bool | None = None) -> str:  # floored: some window under the floor
             return " and ".join(g["model"] for g in judged if test(g["sync_causes"])
-                                and _corrected(g, "cause_corrected") == corrected)  # fmt: skip
+                                and _corrected(g, "cause_corrected") == corrected
+                                and floored in (None, bool(_floored(g))))  # fmt: skip
 
         shared = "the time before a step, from the work the steps share,"
         for corrected in (True, False):  # claim 6's one rule (review rr17c S1), the raw share said so (rr18b M1)
@@ -1060,9 +1127,12 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
             if opens:
                 text += (f"; {opens}, {measure}, at most half of {shared} remains without any stop check: "
                          f"{STOP_CHECK} opens most of it")  # fmt: skip
-            if stays := models(lambda c: c is False, corrected):
+            if stays := models(lambda c: c is False, corrected, floored=False):
                 text += (f"; {stays}, {measure}, more than half of {shared} remains without any stop check: "
                          f"{STOP_CHECK} does not open most of it (see the takeaways above for each model's gaps)")
+            if floored := models(lambda c: c is False, corrected, floored=True):  # (review rr19b S3)
+                text += (f"; {floored}, {measure}, {shared} is under {MIN_GAP_US} µs with the sync in some window "
+                         "(launch spacing, nothing to explain; see the takeaways)")  # fmt: skip
         text += "".join(f"; {g['model']}, {_unmeasured_cause(g)}" for g in records if not _measured_cause(g))
         return text + "." + (f" {size}" if (size := size_sentence(gaps)) else "")
     return text + (". " + _unmeasured_cause(records[0] if records else None).capitalize() + ".")
@@ -1266,17 +1336,18 @@ def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
             f"{shares['start_us']:.0%}; {said}.")  # fmt: skip
 
 
-def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
-    """Notebook 06's idle gaps (`gap_takeaway`) beside this run's GPU share of the synchronous step
-    (its GPU busy time over its median wall time, over the rounds every interleaved variant
-    ran: `tokgen.stats.shared_rounds`), where both ran in the same run (`tokgen.results.other_runs`: commit,
-    GPU and slice; notebook 07_pipelining)."""
+def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> list[str]:
+    """Notebook 06's idle gaps, one paragraph per model: its pipelining bullet (`gap_takeaway`'s, `_piped`) with the
+    gap with no stop check too, not its cause bullet (review rr19b S2), beside this run's GPU share of the synchronous
+    step (its GPU busy time over its median wall time, over the rounds every interleaved variant ran:
+    `tokgen.stats.shared_rounds`), where both ran in the same run (`tokgen.results.other_runs`: commit, GPU and slice;
+    else one paragraph saying so; notebook 07_pipelining)."""
     if found := other_runs(profile):  # rows that bypassed rows_at(..., this_run=True): another run's gaps
-        return (f"Notebook 06's profile in this results folder holds {found}, not this run's ({this_run_text()}): "
-                "run notebook 06 here first to compare their idle gaps.")  # fmt: skip
+        return [f"Notebook 06's profile in this results folder holds {found}, not this run's ({this_run_text()}): "
+                "run notebook 06 here first to compare their idle gaps."]  # fmt: skip
     gaps = idle_gaps(profile)
     if gaps.empty:
-        return "Notebook 06's profile holds no idle gaps here: they are measured on a GPU."
+        return ["Notebook 06's profile holds no idle gaps here: they are measured on a GPU."]
     rows = shared_rounds(results).set_index("variant")
     shares = rows["gpu_busy_share"]
     batches = rows["batch_size"] if "batch_size" in rows else pd.Series(dtype=object)
@@ -1290,9 +1361,9 @@ def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> str:
         at = (f" ({at}GPU busy time from one profiled run, wall time the median of the unprofiled rounds"
               f"{f', {over}' if over else ''})")  # fmt: skip
         pace = ", so the host sets the pace" if share < HOST_BOUND else ""
-        sentences.append(f"Notebook 06{profiled}. " + " ".join(gap_takeaway(gap)) + (
+        sentences.append(f"Notebook 06{profiled}. " + _piped(gap, no_check=True) + (
             f" In this run{at} the GPU is busy {share:.0%} of a synchronous step{pace}." if share == share else ""))
-    return " ".join(sentences)
+    return sentences
 
 
 def steps_text(start: int, stop: int) -> str:
