@@ -734,8 +734,7 @@ def test_claim_7_decided(tmp_path, sync, piped, factors, expected):
     write(tmp_path, "07_pipelining", pipelining_rows(piped=factors))
     assert decided(7, tmp_path) == expected
     measured = measure(7, tmp_path)[0]
-    assert measured.startswith(f"idle gap before a step (eager, profiled) {sync:.0f}→{piped:.0f} µs (in raw µs, "
-                               "uncorrected: the gap ")
+    assert measured.startswith(f"idle gap before a step (eager, profiled) {sync:.0f}→{piped:.0f} µs (the gap ")
     share = f"{piped / sync:.3f}"  # review r11 (rvA S1): the gap test that decides it, per window against 0.5
     met = int(piped <= sync / 2)
     test = f"; the eager gap test: pipelined / sync {share} (the rule: at most 0.5), met in {met} of 1 window"
@@ -751,7 +750,7 @@ def test_claim_7_says_the_batch_its_gaps_were_profiled_at(tmp_path):
     write(tmp_path, "06_eos_sync_profile", rows)
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(SLOWER, NO_EFFECT)))
     assert measure(7, tmp_path)[0].startswith(
-        "idle gap before a step (eager, B=16, profiled) 130→190 µs (in raw µs, uncorrected: the gap pipelined is "
+        "idle gap before a step (eager, B=16, profiled) 130→190 µs (the gap pipelined is "
         "larger than with the sync in "
         "the one window by 20 µs or more, but one window cannot show a direction); the eager gap test: pipelined / "
         f"sync 1.462 (the rule: at most 0.5), met in 0 of 1 window; {NO_RATIO_ONE}; eager: ")  # fmt: skip
@@ -1435,9 +1434,7 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
     test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036 (the rule: at most 0.5 in every "
             "window; nearest to it: window 0 of windows 0–2, 0.600, 0.100 above it), met in 2 of 3 windows")
     assert measured.startswith(f"idle gap before a step (eager, B=16, profiled, medians over the 3 profiled windows) "
-                               f"150→7 µs (in raw µs, uncorrected: {chance}); compiled 400→260 µs (not judged; in "
-                               "raw µs, "
-                               f"uncorrected: {split}); {test}; {NO_RATIO}; "
+                               f"150→7 µs ({chance}); compiled 400→260 µs (not judged; {split}); {test}; {NO_RATIO}; "
                                "eager: ")  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", rows + [r | {"window": r["window"] + 3} for r in rows])
     said = "the gap is smaller pipelined than with the sync in all 6 windows, by 20 µs or more"
@@ -1446,8 +1443,8 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
             "of windows 0–5, 0.600, 0.100 above it), met in 4 of 6 "
             "windows")
     assert measure(7, tmp_path)[0].startswith(f"idle gap before a step (eager, B=16, profiled, medians over the 6 "
-                                              f"profiled windows) 150→7 µs (in raw µs, uncorrected: {said}); compiled "
-                                              f"400→260 µs (not judged; in raw µs, uncorrected: {split}); {test}; "
+                                              f"profiled windows) 150→7 µs ({said}); compiled "
+                                              f"400→260 µs (not judged; {split}); {test}; "
                                               f"{NO_RATIO}; eager: ")  # fmt: skip
     rows = [r | ({"idle_gap_median_us": 60.0} if r["variant"] == "pipelined_static" and r["window"] == 0 else {})
             for r in rows]  # fmt: skip
@@ -1807,7 +1804,7 @@ def test_notebook_06_names_a_window_left_out_and_a_judged_window_without_a_ratio
     seven = claim(7, tmp_path, resamples=4)["measured"]  # its direction over the windows its test judges (rr17c N3)
     assert ("(eager, B=16, profiled, medians over the windows that measured each: 5 with the sync, 6 pipelined) "
             "200→500 µs "
-            "(over windows 1–5, in raw µs, uncorrected: the gap pipelined is larger than with the sync in all 5 "
+            "(over windows 1–5, the gap pipelined is larger than with the sync in all 5 "
             "windows") in seven  # fmt: skip
     assert "the eager gap test: window 0 left out, with no idle gap measured; pipelined / sync per window" in seven
     assert tokgen.gaps.ratios_text([(1.0, 1.0)] * 2, [3, 4], [float("nan")] * 2) == NO_RATIO

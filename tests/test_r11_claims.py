@@ -256,8 +256,10 @@ def test_claim_7_states_the_gap_test_per_window_and_the_synchronous_loops_bound_
     assert verdict == PARTLY  # faster in both, the gap not halved
     assert ("; the eager gap test: pipelined / sync per window 2.450, 1.480, 1.790 (the rule: at most 0.5 in every "
             "window; nearest to it: window 5 of windows 3, 5 and 7, 1.480, 0.980 above it), met in 0 of 3 windows; "
-            "the host-speed ratio was not recorded, so the shares are not corrected for host drift; eager: pipelined "
+            "no host-speed ratio recorded, so the shares are not corrected for host drift; eager: pipelined "
             "vs sync ×1.25") in measured  # fmt: skip  (a table without the profiled step: review rr17c S3)
+    assert measured.startswith("idle gap before a step (eager, B=16, profiled, medians over the 3 profiled windows) "
+                               "200→465 µs (the gap pipelined is larger")  # no ratio: nothing corrected (rr18d N2)
     assert measured.endswith("; the synchronous loop's GPU busy share of a run and its bound (over the first 4 rounds, "
                              "which every interleaved variant ran, not the speed-ups' 8): kv_static 25% "
                              "host-bound, compiled kv_static 36% host-bound")  # fmt: skip

@@ -876,9 +876,11 @@ def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[
 def _direction(profile: pd.DataFrame, compiled: bool = False) -> str:
     """Claim 7's arrow of medians read window by window, in `gap_takeaway`'s words (`tokgen.gaps.direction_text`),
     over the windows its gap test judges (`tokgen.gaps.judged_pipelined`), named where some are left out (review
-    rr17c N3); labelled as read from the raw µs, not the share the test judges (RAW_US, review rr18b S1)."""
+    rr17c N3); labelled as read from the raw µs, not the share the test judges (RAW_US, review rr18b S1), where a
+    ratio corrects that share: with none recorded the test reads the raw gaps too (review rr18d N2)."""
     judged = judged_pipelined(profile, compiled)
-    said = f"{RAW_US}: {direction_text(direction(judged['idle']), len(judged['idle']), 'pipelined')}"
+    said = direction_text(direction(judged["idle"]), len(judged["idle"]), "pipelined")
+    said = f"{RAW_US}: {said}" if any(r == r for r in judged["ratios"]) else said
     return f"over {windows_named(judged['windows'])}, {said}" if judged["unmeasured"] and judged["windows"] else said
 
 
