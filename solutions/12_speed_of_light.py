@@ -45,8 +45,8 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 print(tokgen.describe_environment())  # the commit and the card behind exercises 2 and 3's live numbers
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
-DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), NVIDIA's datasheet: shown beside the
-# measured rate on an H100 SXM, and used only where notebook 12 recorded none. Not a papermill parameter
+DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM and an H200 SXM (989 with sparsity), NVIDIA's datasheets:
+# shown beside the measured rate on either, and used only where notebook 12 recorded none. Not a papermill parameter
 # (tokgen.params has no rule for it): for another GPU, edit it here.
 
 # %% [markdown]
@@ -58,7 +58,7 @@ DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM (989 with sparsity), 
 # the bytes; at B = 256 the cache's share has grown, and so has the arithmetic. The bandwidth and
 # the TF32 rate are the ones notebook 12 recorded (the bandwidth notebook 10's where it ran on this
 # card, else its own; the rate its own, from large 8192 × 8192 products, which thin ones do not
-# reach); the sentence names the GPU and, where that GPU is an H100 SXM, sets the crossover at
+# reach); the sentence names the GPU and, where that GPU is an H100 or H200 SXM, sets the crossover at
 # its datasheet rate (`DATASHEET_TFLOPS`) beside it. The crossover
 # compares the arithmetic with the weights' bytes only: each row of the batch also adds cache
 # bytes, and the last sentence sets those against the row's arithmetic, which says whether the

@@ -1200,10 +1200,14 @@ def test_fusing_split_text_says_the_prefetch_only_where_the_unfused_kernels_over
         "prefetched)."
 
 
-def test_is_h100_sxm_from_the_gpu_name():
-    assert display.is_h100_sxm("NVIDIA H100 80GB HBM3") and display.is_h100_sxm("NVIDIA H100 SXM5 80GB")
-    for other in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA L4", "NVIDIA A100-SXM4-80GB", "NVIDIA H200", None):
-        assert not display.is_h100_sxm(other), other
+def test_is_hopper_sxm_from_the_gpu_name():
+    """An H100 SXM and an H200 SXM (one dense TF32 datasheet rate; the H200 SXM reports "NVIDIA H200"), not the
+    PCIe/NVL cards (review rv19B N2)."""
+    for sxm in ("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB", "NVIDIA H200"):
+        assert display.is_hopper_sxm(sxm), sxm
+    for other in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA L4", "NVIDIA A100-SXM4-80GB",
+                  None):
+        assert not display.is_hopper_sxm(other), other
 
 
 def crossover(gpu="NVIDIA H100 80GB HBM3", measured=True, cache_row_bytes=1e8):
@@ -1218,14 +1222,17 @@ def test_crossover_text_sets_the_datasheet_rate_beside_only_on_an_h100_sxm():
     first, _ = crossover()
     assert first == ("Bandwidth 1,000 GB/s (NVIDIA H100 80GB HBM3), N = 100, arithmetic at the measured 400 TFLOP/s "
                      "(fp32 with TF32, notebook 12): the arithmetic takes longer than reading the weights from B ≈ 200 "
-                     "on (B ≈ 250 at an H100 SXM's datasheet 500 TFLOP/s). The cache's bytes grow with B as well: at "
-                     "B = 256 they are 66% of the floor.")  # fmt: skip
+                     "on (B ≈ 250 at an H100 or H200 SXM's datasheet 500 TFLOP/s). The cache's bytes grow with B as "
+                     "well: at B = 256 they are 66% of the floor.")  # fmt: skip
     l4, _ = crossover(gpu="NVIDIA L4")
     assert "datasheet" not in l4 and "from B ≈ 200 on. The cache's" in l4
     hybrid, _ = crossover(gpu="NVIDIA L4", measured=False)
-    assert "500 TFLOP/s (an H100 SXM's datasheet TF32 rate with this card's bandwidth: notebook 12 recorded no " \
-           "measured one)" in hybrid  # fmt: skip
+    assert "500 TFLOP/s (an H100 or H200 SXM's datasheet TF32 rate with this card's bandwidth: notebook 12 " \
+           "recorded no measured one)" in hybrid  # fmt: skip
     assert "with this card's bandwidth" not in crossover(measured=False)[0]
+    h200, _ = crossover(gpu="NVIDIA H200")  # the H200 SXM: the same datasheet rate beside (review rv19B N2)
+    assert "from B ≈ 200 on (B ≈ 250 at an H100 or H200 SXM's datasheet 500 TFLOP/s)." in h200
+    assert "datasheet" not in crossover(gpu="NVIDIA H200 NVL")[0]
 
 
 def test_crossover_text_sets_each_rows_cache_bytes_against_its_arithmetic():

@@ -64,7 +64,7 @@ def test_the_page_says_what_its_tables_hold(run):
                             else ours["verdict"])  # fmt: skip
     # the page's shares are over the rounds every interleaved variant ran, as its note says
     whole = shared_rounds(load("07_pipelining", ROOT)).set_index("variant")["gpu_busy_share"]
-    line = next(x for x in report.splitlines() if x.startswith("| whole GPU (reference) |"))
+    line = next(x for x in report.splitlines() if x.startswith("| whole GPU (reference"))
     assert f"| {whole['kv_static']:.0%} | {whole['compiled kv_static']:.0%} |" in line
     assert quick.STABILITY_NOTE in report  # how a verdict without a percentage was reached
     stages = load("quick_stages", out)
@@ -231,6 +231,32 @@ def test_each_reference_column_names_the_commit_card_and_start_of_the_tables_it_
         "2026-11-23 20:50 UTC) (**another commit than the whole GPU (reference)'s**)")  # fmt: skip
     assert quick.reference_regimes(tmp_path) == {"whole GPU (reference)": tmp_path, "8 SMs, 625 GB/s": sm8,
                                                  "16 SMs, 1,137 GB/s": sm16}  # fmt: skip
+
+
+def test_each_reference_regime_names_its_gpu_and_a_quick_run_on_another_model_says_so(tmp_path):
+    """The whole GPU's run on an H200, the slices' on an H100 (review rv19B M1): each label and run line names its
+    GPU model; a page from an H100 says the whole GPU's card differs, one from an H200 says nothing; tables
+    without a gpu column keep the plain labels (the test above)."""
+    h200, h100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
+    _provenance(tmp_path, "07_pipelining", "a403ef0e7c94", "2026-11-28T09:54:00+00:00", uuid="c5384e55-2e35",
+                gpu=[h200])  # fmt: skip
+    _provenance(tmp_path, "13_slices", "9d6c84b80aa0", "2026-11-23T20:35:10+00:00", uuid=None, gpu_sms=[8, 16],
+                copy_gbs=[625.0, 1137.0], gpu=[h100, h100])  # fmt: skip
+    sm8, sm16 = tmp_path / "slice" / "sm8", tmp_path / "slice" / "sm16"
+    for folder in (sm8, sm16):
+        _provenance(folder, "07_pipelining", "9d6c84b80aa0", "2026-11-23T20:04:35+00:00", uuid=None, gpu=[h100])
+    regimes = quick.reference_regimes(tmp_path)
+    assert regimes == {"whole GPU (reference, NVIDIA H200)": tmp_path,
+                       "8 SMs, 625 GB/s of the NVIDIA H100 80GB HBM3": sm8,
+                       "16 SMs, 1,137 GB/s of the NVIDIA H100 80GB HBM3": sm16}  # fmt: skip
+    assert quick.reference_runs(regimes, ("07_pipelining",))[0] == (
+        "- whole GPU (reference, NVIDIA H200): commit `a403ef0e7c94` (NVIDIA H200, GPU c5384e55…; 07_pipelining "
+        "started 2026-11-28 09:54 UTC)")  # fmt: skip
+    assert quick.other_card(h100, regimes) == (
+        "This page ran on an NVIDIA H100 80GB HBM3, the reference run's whole GPU (reference, NVIDIA H200) on "
+        "another GPU model: bandwidths and busy times differ by card as well as by host.")  # fmt: skip
+    assert quick.other_card(h200, {"whole GPU (reference, NVIDIA H200)": tmp_path}) == ""  # one model: nothing
+    assert quick.other_card("", regimes) == ""  # a CPU smoke run names no card
 
 
 def test_the_page_lists_the_reference_runs_under_both_tables(run):

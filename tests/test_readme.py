@@ -207,8 +207,11 @@ def test_findings_are_read_from_the_data():
     claims, _ = readme._claims(ROOT)
     counts = claims["verdict"].map(lambda v: v.split(" (")[0]).value_counts()
     assert sum(counts) == 10
-    assert f"against the naive generator, round by round: {speedup_text(recipe)};" in lines[0]
-    assert f"Its ten claims: {', '.join(f'{n} {v}' for v, n in counts.items())}." in lines[0]
+    base = claims.set_index("#")["verdict"].map(lambda v: v.split(" (")[0])
+    whole, on07, claimed = readme.whole_gpu_words(readme.claim_runs(ROOT), base, str(run07["gpu"].iloc[0]))
+    assert f"- **{whole}** " in lines[0]  # with several GPU models, each named with its claims (review rv19A M1)
+    assert f"against the naive generator, round by round{on07}: {speedup_text(recipe)};" in lines[0]
+    assert (claimed or f"Its ten claims: {', '.join(f'{n} {v}' for v, n in counts.items())}.") in lines[0]
     graphs = pd.read_csv(ROOT / "data" / "10_cuda_graphs.csv")
     graphs = graphs[graphs["status"] == "ok"]
     first = ranking(graphs, "naive", list(graphs[graphs["generator"].isin(readme.GENERATORS)]["variant"])).iloc[0]
@@ -546,3 +549,70 @@ def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every
     which notebook 10 itself measures inside graphs."""
     line = next(x for x in (ROOT / "README.md").read_text().splitlines() if x.startswith("| CUDA graph |"))
     assert "without Python or a host launch call per kernel" in line and "per-kernel launch costs" not in line
+
+
+def _runs(**gpus):
+    """`claim_runs`-shaped: claim -> (GPU, commits, notebooks), claims 1-5 and 8 on one GPU, 6, 7, 9, 10 on `b`."""
+    a, b = gpus["a"], gpus["b"]
+    nb = {1: ("01",), 2: ("02",), 3: ("03",), 4: ("04",), 5: ("05",), 6: ("06",), 7: ("06", "07"), 8: ("08",),
+          9: ("07",), 10: ("07",)}  # fmt: skip
+    return {n: (b if n in (6, 7, 9, 10) else a, ("a403ef0" if n in (6, 7, 9, 10) else "9d6c84b",), nb[n])
+            for n in range(1, 11)}  # fmt: skip
+
+
+def test_the_whole_gpu_line_names_each_gpu_with_its_claims_and_notebooks():
+    """Two GPU models behind the ten claims (review rv19A M1, rv19B M2): each named with its claims and notebooks,
+    the claims tallied per GPU and notebook 07's sentences placed on its GPU; one model reads as before."""
+    import pandas as pd
+
+    from tokgen_tools.readme import _numbers, whole_gpu_words
+
+    verdict = pd.Series(["partly", "partly", "inconclusive", "inconclusive", "reproduced", "not reproduced",
+                         "not reproduced", "inconclusive", "partly", "not reproduced"], index=range(1, 11))  # fmt: skip
+    whole, on07, claimed = whole_gpu_words(_runs(a="NVIDIA H100 80GB HBM3", b="NVIDIA H200"), verdict, "NVIDIA H200")
+    assert whole == ("Whole GPU, 2 GPU models: claims 1–5, 8 from notebooks 01–05, 08 on the NVIDIA H100 80GB HBM3; "
+                     "claims 6, 7, 9, 10 from notebooks 06, 07 on the NVIDIA H200")  # fmt: skip
+    assert on07 == " (notebook 07, on the NVIDIA H200)"
+    assert claimed == ("Its ten claims: on the NVIDIA H100 80GB HBM3 (1–5, 8) 3 inconclusive, 2 partly, 1 reproduced; "
+                       "on the NVIDIA H200 (6, 7, 9, 10) 3 not reproduced, 1 partly.")  # fmt: skip
+    assert whole_gpu_words(_runs(a="NVIDIA H200", b="NVIDIA H200"), verdict, "NVIDIA H200") == (
+        "Whole NVIDIA H200", "", "")
+    assert _numbers(["1", "2", "3", "5", "6", "8"]) == "1–3, 5, 6, 8" and _numbers(["06", "07"]) == "06, 07"
+
+
+def test_claim_runs_reads_each_claims_tables_gpu_and_commit(tmp_path):
+    """Hand-made tables: notebook 01's on an H100, 06's and 07's on an H200; claim 7 reads 06 and 07."""
+    import pandas as pd
+
+    from tokgen_tools.readme import claim_runs
+
+    (tmp_path / "data").mkdir()
+    for name, gpu, commit in (("01_naive", "NVIDIA H100 80GB HBM3", "9d6c84b80aa0"),
+                              ("06_eos_sync_profile", "NVIDIA H200", "a403ef0e7c94"),
+                              ("07_pipelining", "NVIDIA H200", "a403ef0e7c94")):  # fmt: skip
+        pd.DataFrame({"gpu": [gpu], "commit": [commit], "variant": ["naive"]}).to_csv(
+            tmp_path / "data" / f"{name}.csv", index=False)
+    runs = claim_runs(tmp_path)
+    assert runs[1] == ("NVIDIA H100 80GB HBM3", ("9d6c84b",), ("01",))
+    assert runs[7] == ("NVIDIA H200", ("a403ef0",), ("06", "07"))
+    assert runs[2] == ("", (), ())  # its table is missing
+
+
+def test_the_provenance_names_each_gpu_with_its_uuids_and_notebooks():
+    """run_all rows of two GPU models (review rv19A M2, rv19B M3): each model with the notebooks each UUID ran,
+    solutions counted by their notebook, rows without a UUID said so."""
+    import pandas as pd
+
+    from tokgen_tools.readme import _gpus_line
+
+    h100, h200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+    whole = pd.DataFrame({"notebook": ["00_setup", "01_naive", "03_expandable_segments", "06_eos_sync_profile",
+                                       "solution 07_pipelining"],
+                          "gpu": [h100, h100, h100, h200, h200],
+                          "gpu_uuid": ["56d1b8d3-5f38", "56d1b8d3-5f38", None, "c5384e55-2e35", "c5384e55-2e35"]})
+    sm8 = pd.DataFrame({"notebook": ["01_naive"], "gpu": [h100], "gpu_uuid": [None]})
+    assert _gpus_line({"whole GPU": whole, "8 SMs": sm8}) == [
+        "NVIDIA H100 80GB HBM3 (whole GPU: notebook 03 with no GPU UUID recorded, notebooks 00, 01 on 56d1b8d3-5f38; "
+        "8 SMs: notebook 01 with no GPU UUID recorded)",
+        "NVIDIA H200 (whole GPU: notebooks 06, 07 on c5384e55-2e35)",
+    ]  # fmt: skip

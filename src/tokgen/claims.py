@@ -1659,6 +1659,15 @@ def whole_percents(counts: dict, n: int) -> dict:
     return shown
 
 
+def claim_tables(n: int, results_dir: str | Path) -> list[str]:
+    """The tables claim n reads in `results_dir` (its measure run once, not resampled; a missing table is not
+    listed), sorted: for the README to say which run, and so which GPU, each claim's verdict comes from, as
+    notebook 09_summary's claims table reads them."""
+    tables = Tables(results_dir)
+    _evaluate(CLAIMS[n][3], tables)
+    return sorted(tables.cache)
+
+
 def claims_table(results_dir: str | Path, resamples: int = RESAMPLES) -> pd.DataFrame:
     """All ten claims (notebook 09_summary, README)."""
     return pd.DataFrame([claim(n, results_dir, resamples) for n in CLAIMS])

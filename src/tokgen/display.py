@@ -1295,11 +1295,13 @@ def fusing_split_text(unfused, fused, overlap: bool) -> str:
             "prefetched).")  # fmt: skip
 
 
-def is_h100_sxm(gpu) -> bool:
-    """Whether a GPU name (the `gpu` column, `torch.cuda.get_device_name`) is an H100 SXM: "H100" with
-    "SXM" or "HBM3" (the SXM's memory; the PCIe card's is HBM2e) in it (notebook 12_speed_of_light's solution)."""
+def is_hopper_sxm(gpu) -> bool:
+    """Whether a GPU name (the `gpu` column, `torch.cuda.get_device_name`) is an H100 SXM or an H200 SXM, the two
+    with one dense TF32 datasheet rate: "H100" with "SXM" or "HBM3" (the SXM's memory; the PCIe card's is HBM2e)
+    in it, or "H200" without "NVL" (the H200 SXM reports "NVIDIA H200"; the H200 NVL, a lower rate, says "NVL")
+    (notebook 12_speed_of_light's solution)."""
     name = str(gpu).upper()
-    return "H100" in name and ("SXM" in name or "HBM3" in name)
+    return ("H100" in name and ("SXM" in name or "HBM3" in name)) or ("H200" in name and "NVL" not in name)
 
 
 def crossover_text(*, gpu: str, gbs: float, steps: int, tflops: float, measured: bool, datasheet_tflops: float,
@@ -1309,8 +1311,8 @@ def crossover_text(*, gpu: str, gbs: float, steps: int, tflops: float, measured:
     arithmetic of a generation of `steps` steps (`arithmetic_row_ms` per row of the batch at
     `tflops`, measured by notebook 12 or, where `measured` is False, `datasheet_tflops`) takes longer
     than reading the weights (`weights_ms`), with the cache's share of the floor at a batch
-    (`cache_share`: B, share); beside a measured rate, the crossover at an H100 SXM's datasheet rate
-    only where `gpu` is one (`is_h100_sxm`): elsewhere it would mix this card's bandwidth with another
+    (`cache_share`: B, share); beside a measured rate, the crossover at an H100 or H200 SXM's datasheet rate
+    only where `gpu` is one (`is_hopper_sxm`): elsewhere it would mix this card's bandwidth with another
     card's rate. (2) Per row, the cache's bytes (`cache_row_bytes`, at `gbs`) against the arithmetic:
     both grow with B, so where the cache's time per row exceeds the arithmetic's, the whole floor
     (weights and cache) is never overtaken by the arithmetic at any B; else from which B it is."""
@@ -1318,12 +1320,12 @@ def crossover_text(*, gpu: str, gbs: float, steps: int, tflops: float, measured:
     if measured:
         rate = f"the measured {tflops:,.0f} TFLOP/s (fp32 with TF32, notebook 12)"
     else:
-        hybrid = "" if is_h100_sxm(gpu) else " with this card's bandwidth"
-        rate = (f"{datasheet_tflops:g} TFLOP/s (an H100 SXM's datasheet TF32 rate{hybrid}: notebook 12 recorded no "
-                "measured one)")  # fmt: skip
+        hybrid = "" if is_hopper_sxm(gpu) else " with this card's bandwidth"
+        rate = (f"{datasheet_tflops:g} TFLOP/s (an H100 or H200 SXM's datasheet TF32 rate{hybrid}: notebook 12 "
+                "recorded no measured one)")  # fmt: skip
     beside = ""
-    if measured and is_h100_sxm(gpu):
-        beside = (f" (B ≈ {crossover * datasheet_tflops / tflops:.0f} at an H100 SXM's datasheet "
+    if measured and is_hopper_sxm(gpu):
+        beside = (f" (B ≈ {crossover * datasheet_tflops / tflops:.0f} at an H100 or H200 SXM's datasheet "
                   f"{datasheet_tflops:g} TFLOP/s)")  # fmt: skip
     b, share = cache_share
     first = (f"Bandwidth {gbs:,.0f} GB/s ({gpu}), N = {steps}, arithmetic at {rate}: the arithmetic takes longer "

@@ -20,11 +20,13 @@ except ImportError:
     triton = None
 
 # (columns per block, sum chunk, splits of the sum, warps) per product of GPT-2 small at 32 rows in
-# TF32, like the model's own products: the fastest of 400 configurations on our H100 (notebook 10)
+# TF32, like the model's own products: the fastest of 400 configurations on the H100 used while writing them (not
+# re-tuned on the GPU that runs them; no data/ row records that search)
 QKV, ATTN_PROJ, FC, MLP_PROJ, LM_HEAD = (32, 128, 1, 2), (16, 64, 2, 4), (16, 64, 1, 2), (32, 128, 4, 2), (64, 64, 1, 2)
 # The fused step's products (notebook 10, section 1): (columns per block, sum chunk, splits, warps), the
 # fastest of a few whole-step timings on an H200 (and chains of dependent products on an H100), the sum
-# chunks then doubled (issue 47: more of each block's slice in flight, a real gain on our H100); none of the
+# chunks then doubled (issue 47: more of each block's slice in flight, a gain on the H100 used while writing
+# them; not re-tuned on the GPU that runs them, no data/ row); none of the
 # fused kernels prefetches its weights into L2 before its wait (only `_linear_kernel`, the unfused step's, does)
 FUSED_QKV, FUSED_FC, FUSED_HEAD = (32, 256, 1, 2), (32, 256, 1, 2), (64, 64, 1, 2)
 FUSED_ATTN_PROJ, FUSED_MLP_PROJ = (32, 128, 2, 4), (32, 256, 4, 2)  # the same columns per block: one `stats` layout
@@ -355,7 +357,8 @@ def attend_filled_slots(qkv, keys, values, pos, store: bool = False):
             values.index_copy_(2, pos, v)
         return attend_all_slots(q, k, v, keys, values, (torch.arange(slots, device=pos.device) < pos)[None, None, None])
     out = torch.empty(B, H, 1, D, dtype=qkv.dtype, device=qkv.device)
-    # 64 slots per block and 2 warps: the fastest of 16-128 slots and 1-8 warps on our H100 at 8-100 filled slots
+    # 64 slots per block and 2 warps: the fastest of 16-128 slots and 1-8 warps at 8-100 filled slots on the H100
+    # used while writing it (not re-tuned on the GPU that runs it; no data/ row records that search)
     _attend_filled_kernel[(B * H,)](
         qkv.contiguous(), keys, values, pos, out, SCALE=D**-0.5, H=H, D=D, SLOTS=slots, BLOCK=64, STORE=store,
         num_warps=2, PDL=_pdl(qkv), launch_pdl=_pdl(qkv),

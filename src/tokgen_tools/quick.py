@@ -260,7 +260,33 @@ def reference_regimes(root: Path = ROOT) -> dict:
     repository's committed data/ and slice/ by default)."""
     from tokgen.claims import slice_runs
 
-    return {"whole GPU (reference)": Path(root), **slice_runs(root, Path(root) / "slice")}
+    regimes = {"whole GPU (reference)": Path(root), **slice_runs(root, Path(root) / "slice")}
+    return {_with_gpu(name, folder): folder for name, folder in regimes.items()}
+
+
+def reference_gpu(folder) -> str:
+    """The GPU model(s) a reference regime's timed run (07_pipelining) ran on, "" where not run."""
+    rows = _load(folder, "07_pipelining")
+    return ", ".join(sorted({str(g) for g in rows["gpu"].dropna()})) if rows is not None and "gpu" in rows else ""
+
+
+def _with_gpu(name: str, folder) -> str:
+    """A regime's label with the GPU its run used: "whole GPU (reference, NVIDIA H200)", "8 SMs, 625 GB/s of the
+    NVIDIA H100 80GB HBM3" (review rv19B M1: the reference run may span GPU models)."""
+    gpu = reference_gpu(folder)
+    if not gpu:
+        return name
+    return name.replace("(reference)", f"(reference, {gpu})") if "(reference)" in name else f"{name} of the {gpu}"
+
+
+def other_card(here_gpu: str, regimes: dict) -> str:
+    """One sentence where this page's GPU model differs from a reference regime's, else "" (review rv19B M1)."""
+    theirs = {name: reference_gpu(folder) for name, folder in regimes.items()}
+    apart = [f"{name}" for name, gpu in theirs.items() if gpu and gpu != here_gpu]
+    if not here_gpu or here_gpu.startswith("none") or not apart:
+        return ""
+    return (f"This page ran on an {here_gpu}, the reference run's {' and '.join(apart)} on another GPU model: "
+            "bandwidths and busy times differ by card as well as by host.")  # fmt: skip
 
 
 def gpu_shares(results: pd.DataFrame | None) -> dict:
@@ -394,6 +420,8 @@ def table_runs(frames: dict) -> str:
         uuids = sorted({str(u)[:8] for t in tables.values() if "gpu_uuid" in t for u in t["gpu_uuid"].dropna() if u})
         card = (f"GPU {uuids[0]}…" if len(uuids) == 1 else f"GPUs {', '.join(u + '…' for u in uuids)}" if uuids
                 else "no GPU UUID recorded")  # fmt: skip
+        names = sorted({str(g) for t in tables.values() if "gpu" in t for g in t["gpu"].dropna()})
+        card = f"{', '.join(names)}, {card}" if names else card  # the model beside the UUID (review rv19B M1)
         starts = [f"{what} started {' and '.join(_started(s) for s in dict.fromkeys(t['run_started'].dropna()))}"
                   if "run_started" in t else f"{what} (no start recorded)" for what, t in tables.items()]  # fmt: skip
         said.append(f"commit `{commit}` ({card}; {', '.join(starts)})")
@@ -706,7 +734,9 @@ def render(out: Path, regimes: dict | None = None) -> str:
             "not counted).",
             "",
         ]  # fmt: skip
-    lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)], ""]
+    card = other_card("" if cpu else str(env["gpu"]), regimes)
+    lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)],
+              *([f"- {card}"] if card else []), ""]  # fmt: skip
     table_ = regime_table(out, here, regimes, _bandwidth(out))
     lines += [_table(table_), "", RUNS_LEAD.format(what="rows", tables="07_pipelining and the bandwidth's table"), "",
               *reference_runs(regimes, ("07_pipelining",), bandwidth=True), ""]  # fmt: skip

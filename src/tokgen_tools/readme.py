@@ -25,6 +25,7 @@ from tokgen.claims import (
     SLICES_VS_L40S,
     Tables,
     agreed_claims,
+    claim_tables,
     claims_by_regime,
     deferred_stop_gains,
     gain_ruled_out,
@@ -137,6 +138,48 @@ def _claims_of(results_dir: Path, slices: tuple, state: tuple) -> pd.DataFrame:
     return claims_by_regime(results_dir, dict(slices))
 
 
+def _numbers(values) -> str:
+    """ "1–5, 8": sorted numbers (or two-digit notebook prefixes, as written), three or more in a row as a range."""
+    values = sorted(set(values), key=int)
+    runs, out = [], []
+    for v in values:
+        if runs and int(v) == int(runs[-1][-1]) + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    for r in runs:
+        out += [f"{r[0]}–{r[-1]}"] if len(r) >= 3 else r
+    return ", ".join(out)
+
+
+def claim_runs(results_dir: Path) -> dict:
+    """Per claim on the whole GPU, the run its verdict reads (`tokgen.claims.claim_tables`): {n: (GPU, commits,
+    notebooks)}, the GPU names joined, "" where no table it reads was found; the claims of one run's README
+    lines name the GPU each claim ran on (review rv19A M1)."""
+    state = tuple((str(p), p.stat().st_mtime_ns) for p in sorted(Path(results_dir, "data").glob("*.csv")))
+    return _claim_runs(Path(results_dir), state)
+
+
+@functools.lru_cache(maxsize=4)
+def _claim_runs(results_dir: Path, state: tuple) -> dict:
+    out = {}
+    for n in CLAIMS:
+        names = claim_tables(n, results_dir)
+        frames = [load(name, results_dir) for name in names]
+        gpus = sorted({str(g) for f in frames if "gpu" in f for g in f["gpu"].dropna()})
+        commits = sorted({str(c)[:7] for f in frames if "commit" in f for c in f["commit"].dropna()})
+        out[n] = (", ".join(gpus), tuple(commits), tuple(sorted({name[:2] for name in names})))
+    return out
+
+
+def _by_gpu(runs: dict) -> dict:
+    """{GPU: [claims]} from `claim_runs`, in the order of each GPU's first claim."""
+    by = {}
+    for n, (gpu, _, _) in runs.items():
+        by.setdefault(gpu, []).append(n)
+    return by
+
+
 def claims_block(results_dir: Path) -> str:
     """The ten claims in three regimes, one verdict (stability) a cell; below, why each undecided
     verdict is undecided, and what was measured (folded)."""
@@ -144,6 +187,11 @@ def claims_block(results_dir: Path) -> str:
     if (claims["verdict"] == "not measured").all():
         return NOT_MEASURED
     overview = verdicts_overview(claims, regimes).assign(claim=claims["article"])
+    runs = claim_runs(results_dir)
+    if len({(g, c) for g, c, _ in runs.values() if g}) > 1:  # the whole-GPU column holds several runs (rv19A M1)
+        run = lambda n: f"{runs[n][0]}, {', '.join(runs[n][1])}"  # noqa: E731
+        overview["whole GPU"] = [(f"{v[:-1]}; {run(n)})" if v.endswith(")") else f"{v} ({run(n)})") if runs[n][0]
+                                 else v for n, v in zip(overview["#"], overview["whole GPU"])]  # fmt: skip
     slices = slice_runs(results_dir, results_dir / "slice")
     lines = ["Where each column was measured:\n" + regime_sources(results_dir, slices), "",
              table(overview[["#", "experiment", "claim", *regimes, *(["the two slices"] * (len(regimes) == 3))]])]
@@ -191,6 +239,27 @@ def disagreeing(claims: pd.DataFrame) -> pd.DataFrame:
     return claims[claims["slices"].str.startswith("the slices disagree")]
 
 
+def whole_gpu_words(runs: dict, verdict: pd.Series, recipe_gpu: str) -> tuple[str, str, str]:
+    """The whole-GPU findings line's label, where its notebook-07 sentences ran, and its claims tallied, from
+    `claim_runs` (`verdict`: claim -> base verdict; `recipe_gpu`: notebook 07's GPU): with one GPU "Whole <GPU>",
+    "", "" (the tally as before); where the claims read tables of several GPU models, each GPU with its claims
+    and notebooks, and the claims tallied per GPU (review rv19A M1, rv19B M2)."""
+    by = _by_gpu(runs)
+    if len(by) <= 1:
+        return f"Whole {recipe_gpu}", "", ""
+
+    def part(gpu, ns):
+        notebooks = _numbers({nb for n in ns for nb in runs[n][2]})
+        gpu = gpu or "no GPU (not measured)"
+        return f"claims {_numbers(map(str, ns))} from notebooks {notebooks} on the {gpu}"
+
+    whole = f"Whole GPU, {len(by)} GPU models: " + "; ".join(part(g, ns) for g, ns in by.items())
+    claimed = "Its ten claims: " + "; ".join(
+        f"on the {g or 'no GPU'} ({_numbers(map(str, ns))}) "
+        + ", ".join(f"{k} {v}" for v, k in verdict[ns].value_counts().items()) for g, ns in by.items()) + "."
+    return whole, f" (notebook 07, on the {recipe_gpu})", claimed
+
+
 def findings(results_dir: Path) -> str:
     """The first screen: five lines, each read from the data, with links to where it comes from: per
     regime the article's recipe against naive and pipelining against the synchronous loop (claim 7,
@@ -208,12 +277,15 @@ def findings(results_dir: Path) -> str:
         for r in regimes
     }
     tally = lambda r: ", ".join(f"{n} {v}" for v, n in counts[r].items())  # noqa: E731
+    verdict = claims.set_index("#")["verdict"].map(lambda v: v.split(" (")[0])
+    whole, on07, claimed = whole_gpu_words(claim_runs(results_dir), verdict, str(env["gpu"]))
+    claimed = claimed or f"Its ten claims: {tally('whole GPU')}."
     lines = [
-        f"- **Whole {env['gpu']}** ([notebooks 01–09](notebooks/09_summary.ipynb)): the article's best recipe "
-        f"(compile + static cache + pipelining) against the naive generator, round by round: {said['whole GPU']}; "
-        f"the article reports nearly 5× on an L40S. Pipelining against the loop that syncs every step (claim 7, "
-        f"the article's thesis): {_pipelining(results_dir)}. Its ten claims: {tally('whole GPU')}. "
-        f"{_host_bound(summary)}"
+        f"- **{whole}** ([notebooks 01–09](notebooks/09_summary.ipynb)): the article's best recipe "
+        f"(compile + static cache + pipelining) against the naive generator, round by round{on07}: "
+        f"{said['whole GPU']}; the article reports nearly 5× on an L40S. Pipelining against the loop that syncs "
+        f"every step (claim 7, the article's thesis{on07.replace(' (', '; ').rstrip(')')}): "
+        f"{_pipelining(results_dir)}. {claimed} {_host_bound(summary)}"
     ]
     if len(regimes) == 3:
         agree = claims[claims["slices"].str.startswith("both slices agree")]
@@ -630,6 +702,25 @@ def _host_line(runs: pd.DataFrame) -> str:
     return line
 
 
+def _gpus_line(runs: dict) -> list[str]:
+    """Per GPU model in the regimes' run_all.csv (`_regime_runs`), the notebooks (solutions counted by their
+    notebook's number) each of its GPU UUIDs ran, per regime: "NVIDIA H200 (whole GPU: notebooks 06, 07 on
+    c5384e55-…)"; rows older than the UUID column say none was recorded (review rv19A M2, rv19B M3)."""
+    said = []
+    every = pd.concat([r.assign(regime=name) for name, r in runs.items()], ignore_index=True)
+    for gpu, rows in every.groupby(every["gpu"].astype(str), sort=True):
+        parts = []
+        for regime, part in rows.groupby("regime", sort=False):
+            uuid = part["gpu_uuid"].fillna("") if "gpu_uuid" in part else pd.Series("", index=part.index)
+            nbs = lambda p_: {n.removeprefix("solution ")[:2] for n in p_["notebook"]}  # noqa: E731
+            where = [f"notebook{'s' * (len(nbs(p_)) > 1)} {_numbers(nbs(p_))} "
+                     + (f"on {u}" if u else "with no GPU UUID recorded")
+                     for u, p_ in part.groupby(uuid.astype(str), sort=True)]  # fmt: skip
+            parts.append(f"{regime}: {', '.join(where)}")
+        said.append(f"{gpu} ({'; '.join(parts)})")
+    return said
+
+
 def provenance(results_dir: Path) -> str:
     runs = _regime_runs(results_dir)
     if "whole GPU" not in runs:
@@ -675,9 +766,13 @@ def provenance(results_dir: Path) -> str:
     solutions = whole[whole.index.str.startswith("solution")]
     tritons = _distinct(every, "triton")
     machines = [f"{r} {', '.join(_distinct(runs[r], 'gpu_uuid'))}" for r in regimes if _distinct(runs[r], "gpu_uuid")]
+    gpu_line = (f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}"
+                + (f"; by GPU UUID: {'; '.join(machines)}" if machines else ""))  # runs before the column have none
+    if len(_distinct(every, "gpu")) > 1:  # each GPU with its UUIDs and notebooks, not the first row's alone (rv19A M2)
+        gpu_line = (f"- GPUs: {'; '.join(_gpus_line(runs))}; driver {', '.join(_distinct(every, 'driver'))}, "
+                    f"CUDA {', '.join(_distinct(every, 'cuda'))}")  # fmt: skip
     lines = [
-        f"- GPU: {env['gpu']}, driver {env['driver']}, CUDA {env['cuda']}"
-        + (f"; by GPU UUID: {'; '.join(machines)}" if machines else ""),  # runs before the column have none
+        gpu_line,
         f"- torch {env['torch']}{', triton ' + ', '.join(tritons) if tritons else ''}, transformers "
         f"{', '.join(sorted(set(every['transformers'].astype(str))))} "
         f"(notebook 14 runs on the newest), Python {env['python']}",
