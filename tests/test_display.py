@@ -514,17 +514,23 @@ def test_a_longest_step_in_the_middle_within_an_ends_iqr_is_left_undecided():
     assert "its IQR overlapping that of B = 1:" in display.sweep_takeaway(g, left)
 
 
-def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
-    """With the no-check generator profiled, the cause is read from it, not from pipelining: eager's gap
-    stays without any check (not the sync), compiled's goes (the sync), whatever pipelining does."""
-    profile = pd.DataFrame(
+def three_passes(**extra) -> pd.DataFrame:
+    """A profile of the three passes, eager and compiled: eager's gap stays without any check, compiled's goes."""
+    return pd.DataFrame(
         {
             "variant": ["kv_static", "kv_static_no_check", "pipelined_static",
                         "compiled kv_static", "compiled kv_static_no_check", "compiled pipelined_static"],
             "idle_gap_median_us": [250.0, 200.0, 450.0, 1000.0, 499.0, 660.0],
             "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
+            **extra,
         }
     )  # fmt: skip
+
+
+def test_idle_gaps_read_the_syncs_share_from_the_generator_without_any_check():
+    """With the no-check generator profiled, the cause is read from it, not from pipelining: eager's gap
+    stays without any check (not the sync), compiled's goes (the sync), whatever pipelining does."""
+    profile = three_passes()
     gaps = idle_gaps(with_shared(profile))
     assert list(gaps["sync_causes"]) == [False, True] and list(gaps["closes"]) == [False, False]
     eager, compiled = (takeaway_text(g) for _, g in gaps.iterrows())
@@ -1390,15 +1396,7 @@ def test_notebook_07_says_each_models_pipelining_bullet_with_the_gap_with_no_sto
     """Review rr19b S2: notebook 07 asks for the gaps with the sync, pipelined and with no stop check: one paragraph a
     model, its pipelining bullet with the no-check gap beside the others (counted over all three passes), not claim
     6's cause bullet; where no no-check generator was profiled, the bullet as notebook 06 says it."""
-    profile = pd.DataFrame(
-        {
-            "variant": ["kv_static", "kv_static_no_check", "pipelined_static",
-                        "compiled kv_static", "compiled kv_static_no_check", "compiled pipelined_static"],
-            "idle_gap_median_us": [250.0, 200.0, 450.0, 1000.0, 499.0, 660.0],
-            "gpu_idle_fraction": [0.9, 0.9, 0.91, 0.88, 0.8, 0.82],
-            **this_run(),
-        }
-    )  # fmt: skip
+    profile = three_passes(**this_run())
     results = pd.DataFrame({"variant": ["kv_static", "compiled kv_static"], "gpu_busy_share": [0.25, 0.6]})
     eager, compiled = pipelined_gap(with_shared(profile), results)
     assert eager.startswith("Notebook 06 (profiled). Eager, pipelining (claim 7): the GPU idles 90% of the window with "
