@@ -372,7 +372,8 @@ else:
 # below one it beats, so it can share the rank of a variant that beats it; two the rounds leave
 # undecided may still differ in rank when a third beats only one of them). Speed-ups are paired (the
 # median over rounds of the base's time over the variant's, > 1: faster; notebook 00); "× task
-# floor" is the median time over the floor. What counts against a variant is what the rounds show
+# floor" is the median time over the floor; "GB/s" the bytes the generator must move (its own
+# floor's, notebook 12) over its median time: a rate beside the time, not a ranking. What counts against a variant is what the rounds show
 # about a difference, not its size: a real difference that the rounds do not also show to lie within
 # ±5% counts, while a difference shown to lie within ±5% (no effect) or still undecided does not. So
 # a smaller difference can part two ranks where a larger one, shown to lie inside the band, leaves
@@ -393,6 +394,8 @@ else:
 ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")
 ok["first call (builds), ms"] = ok["variant"].map(recorded.set_index("variant")["build_ms"])
 ok["× task floor"] = ok["median_ms"] / floor_ms
+if CUDA:  # the bytes each generator must move (its own floor's, `floor_table`) over its median time
+    ok["GB/s"] = ok["variant"].map(tokgen.bandwidth.floor_table(ok, model, bandwidth).set_index("variant")["rate_gb_s"])
 bases = [b for b in ("naive", "generate() static") if tokgen.label(b) in set(ok["variant"])]
 ranked = tokgen.display.ranking(ok, tokgen.label(bases[0]))
 ok = ok.set_index("variant").loc[ranked["variant"]].reset_index().assign(
@@ -401,8 +404,10 @@ ok = ok.set_index("variant").loc[ranked["variant"]].reset_index().assign(
 for base in bases:
     paired = {v: tokgen.gain(ok, tokgen.label(base), v) for v in ok["variant"]}
     ok[f"vs {base}"] = ok["variant"].map(lambda v, p=paired: tokgen.display.speedup_cell(p[v]))  # itself: "—"
-columns = ["rank", "variant", "ms, median (IQR)", "first call (builds), ms", *(["× task floor"] if CUDA else [])]
-say(table(ok, columns + [f"vs {b}" for b in bases], digits={"first call (builds), ms": 0, "× task floor": 2}))
+columns = ["rank", "variant", "ms, median (IQR)", *(["GB/s"] if CUDA else []), "first call (builds), ms",
+           *(["× task floor"] if CUDA else [])]  # fmt: skip
+say(table(ok, columns + [f"vs {b}" for b in bases], digits={"GB/s": 0, "first call (builds), ms": 0,
+                                                            "× task floor": 2}))  # fmt: skip
 say(tokgen.voice.host_probe_text(ok))  # the host's speed before and after these rounds (review rvC16 S1)
 
 # %%

@@ -156,7 +156,8 @@ if frames and bandwidth:  # one table per run: a generator timed in both runs ap
     sol_rec = tokgen.Recorder("12_speed_of_light", RESULTS_DIR, params=PARAMS)
     for r in floors.to_dict("records"):
         sol_rec.write({**r, "matmul_tflops": tflops})
-    columns = ["variant", "median_ms", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor", "times_task_floor"]
+    columns = ["variant", "median_ms", "rate_gb_s", "kv_read", "bound_by", "own_floor_ms", "pct_of_own_floor",
+               "times_task_floor"]  # rate_gb_s: the bytes it must move over its median time
     for nb, run in floors.groupby("notebook"):
         timed = runs[nb]  # a sequential run's medians: over shared rounds
         notes = [tokgen.display.shared_rounds_note(tokgen.stats.shared_rounds(timed)), per_run[nb]["note"],
@@ -269,9 +270,9 @@ products = pd.DataFrame()
 if CUDA and bandwidth:
     prod_rec = tokgen.Recorder("12_products", RESULTS_DIR, params=PARAMS)
     products = tokgen.bandwidth.time_products(model, PRODUCT_ROWS, PRODUCT_SPLITS, bandwidth, RUNS, prod_rec.write)
-    columns = ["product", "rows", "splits", "weight_mb", "floor_us", "median_us", "q25_us", "q75_us"]
+    columns = ["product", "rows", "splits", "weight_mb", "floor_us", "median_us", "q25_us", "q75_us", "rate_gb_s"]
     failed = ["status", "error"] if (products["status"] != "ok").any() else []
-    say(table(products, columns + ["pct_of_copy_bandwidth"] + failed, digits=1))
+    say(table(products, columns + ["pct_of_copy_bandwidth"] + failed, digits={"rate_gb_s": 0}))
 else:
     say("*Skipped on the CPU: the products are timed from CUDA graphs against the GPU's bandwidth.*")
 
@@ -421,8 +422,8 @@ if waterfalls:
 measured_kernels = {k: out["kernels"] for k, out in waterfalls.items() if out["kernels"] is not None}
 if measured_kernels:
     k, kernels_k = next(reversed(measured_kernels.items()))
-    columns = ["kernel", "what", "launches", "mb", "median_us", "own_ms", "duration_ms", "at_copy_ms", "at_size_ms",
-               "pct_of_copy_bandwidth"]  # fmt: skip
+    columns = ["kernel", "what", "launches", "mb", "median_us", "own_ms", "rate_gb_s", "duration_ms", "at_copy_ms",
+               "at_size_ms", "pct_of_copy_bandwidth"]  # fmt: skip
     say(f"`graph_triton_fused K={k}`:\n\n" + table(kernels_k, columns, digits=2))
 else:
     say("*No kernel was matched to its bytes here (on a CPU the step runs as torch, without a GPU timeline).*")
@@ -435,6 +436,7 @@ if waterfalls:
         "replays:\n\n" + table(per_k, ["steps_per_graph", "replays", "measured_ms", "gpu_busy_ms", "gpu_idle_ms",
                                        "profiled_idle_ms", "profiled_minus_unprofiled_ms", "between_replays_ms"],
                                digits=2))  # fmt: skip
+    say(W.per_k_unpaired_note(per_k))  # unpaired medians: notebook 10 compares K round by round
     say(W.gpu_idle_findings(per_k))
     for k, out in waterfalls.items():  # the rows written to 12_waterfall
         say(f"**K = {k}.** " + W.gap_split(out["terms"]))
@@ -475,9 +477,12 @@ if CUDA and inputs["bandwidth"]:
     bound_rec = tokgen.Recorder("12_persistent_bound", RESULTS_DIR, params=PARAMS)
     for r in bound.to_dict("records"):
         bound_rec.write({**r, "floor_us_per_step": info["floor_us_per_step"], "bandwidth_gb_s": info["bandwidth_gb_s"]})
-    say(table(bound, ["variant", "mode", "tile", "programs", "us_per_step", "x_floor", "note"],
+    bound["vs stream (paired)"] = [P.paired_cell(bound, v, "stream") for v in bound["variant"]]  # round by round
+    say(table(bound, ["variant", "mode", "tile", "programs", "us_per_step", "x_floor", "vs stream (paired)", "note"],
               digits={"tile": 0, "programs": 0, "us_per_step": 1, "x_floor": 2}))  # fmt: skip
     say(P.bound_findings(bound))
+    if {"prefetch2", "prefetch2, 4096-float tiles"} <= set(bound["variant"]):  # one design, two tile sizes
+        say(P.paired_text(bound, "prefetch2, 4096-float tiles", "prefetch2"))
 else:
     say("*Not measured: a persistent kernel needs a CUDA GPU and the copy bandwidth (section 1).*")
 

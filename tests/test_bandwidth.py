@@ -107,6 +107,11 @@ def test_floor_table_and_the_products_of_a_kernel_table(tiny):
     assert floors.at["graph_triton_kernels K=4", "own_floor_ms"] == pytest.approx(task)  # filled slots only
     assert floors.at["graph_handwritten_compiled K=4", "kv_read"] == "static (32 slots)"
     assert floors.at["graph_triton_kernels K=4", "pct_of_own_floor"] == pytest.approx(100 * task / 1.0)
+    # rv19B S4: the bytes it must move over its median: the task's at 100 GB/s take `task` ms, moved in 1 ms
+    assert floors.at["graph_triton_kernels K=4", "rate_gb_s"] == pytest.approx(100 * task / 1.0)
+    static = bandwidth.generation_bytes(tiny, 3, 20, "static", 32)
+    assert floors.at["graph_handwritten_compiled K=4", "rate_gb_s"] == pytest.approx(static / 3.0 / 1e6)
+    assert bandwidth.gb_per_s(2e9, 1000.0) == 2.0  # 2 GB in 1 s
     kernels = pd.DataFrame(
         {
             "variant": "v",

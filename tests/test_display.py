@@ -1261,12 +1261,32 @@ def test_kind_change_text_names_the_kind_that_changed_most_only_above_one_percen
                        index=kinds)  # fmt: skip
     count = pd.DataFrame({"base": [4.0, 2.0, 1.0], "small": [4.0, 2.0, 1.0], "large": [4.0, 3.0, 1.0]}, index=kinds)
     small = display.kind_change_text(own, count, "base", "small")
-    assert small == ("* small: the GPU is busy 100 µs per token (0 µs; one profile each, not a paired speed-up); "
-                     "no kind's own time changed by 1% of the busy time or more; kernels per token unchanged.")
+    assert small == ("* small: the GPU is busy 100 µs per decode step (0 µs; one profile each, not a paired "
+                     "speed-up); no kind's own time changed by 1% of the busy time or more; kernels per decode step "
+                     "unchanged.")  # fmt: skip  (rv19B S8: a decode step, not a token: 32 tokens per step)
     large = display.kind_change_text(own, count, "base", "large")
-    assert large == ("* large: the GPU is busy 103 µs per token (+3 µs; one profile each, not a paired speed-up); the "
-                     "kind that changed most: attention (+3.0 µs); kernels per token that changed: attention 2.0 → "
-                     "3.0.")  # fmt: skip
+    assert large == ("* large: the GPU is busy 103 µs per decode step (+3 µs; one profile each, not a paired "
+                     "speed-up); the kind that changed most: attention (+3.0 µs); kernels per decode step that "
+                     "changed: attention 2.0 → 3.0.")  # fmt: skip
+    assert "per token" not in small + large
+
+
+def test_pdl_idle_caveat_sets_busy_times_side_by_side_and_says_the_pdl_idle_share_is_not_comparable():
+    """rv19B S1: a PDL decoder's idle share is a lower bound (its kernels count their wait as busy):
+    the caveat names it, gives each decoder's busy time from own times and the durations' overlap."""
+    kernels = pd.DataFrame({"variant": ["off", "off", "on", "on"], "kind": ["a", "b", "a", "b"],
+                            "us_per_token": [500.0, 250.0, 600.0, 240.0],
+                            "own_us_per_token": [500.0, 250.0, 500.0, 240.0]})  # fmt: skip
+    text = display.pdl_idle_caveat(kernels)
+    assert text == ("`off` busy 750 µs per decode step (own times), its kernels' durations add up to 750 µs (0 µs of "
+                    "overlap); `on` busy 740 µs per decode step (own times), its kernels' durations add up to 840 µs "
+                    "(100 µs of overlap). `on`: kernels overlapped (a kernel launched early under PDL counts its wait "
+                    "for the one before as busy), so the idle share is a lower bound on the time no kernel did work, "
+                    "not comparable with that of a decoder whose kernels did not overlap: compare the busy times (one "
+                    "profile each, not a paired speed-up), not the idle shares.")  # fmt: skip
+    plain = display.pdl_idle_caveat(kernels[kernels["variant"] == "off"])
+    assert plain.endswith("No decoder's kernels overlapped by more than 1%: their idle shares compare (one profile "
+                          "each, not a paired speed-up).")  # fmt: skip
 
 
 def test_copy_floor_text_states_the_bandwidth_copies_and_floor():

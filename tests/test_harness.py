@@ -586,7 +586,7 @@ def test_floor_table_by_hand():
     assert list(floors.index) == [0, 1, 2, 3]  # the table's order: no ranking
     assert list(floors.columns) == ["variant", "notebook", "median_ms", "kv_read", "bytes_floor_ms", "compute_floor_ms",
                                     "bound_by", "own_floor_ms", "pct_of_own_floor", "task_floor_ms",
-                                    "times_task_floor"]  # fmt: skip
+                                    "times_task_floor", "rate_gb_s"]  # fmt: skip
     # K = 3 replays need a capacity that is a multiple of lcm(3, 16) = 48: its static cache has 48 slots
     assert list(floors["kv_read"]) == ["static (3 slots)", "recompute", "filled", "static (48 slots)"]
     own = [2016 / 2e6, naive / 2e6, task, (1440 + 3 * 64 * 48) / 2e6]
@@ -666,7 +666,8 @@ def test_time_products_by_hand(monkeypatch):
                      "weight_mb": 4 * 12 * 4 / 1e6, "floor_us": 4 * 12 * 4 / 2.0 / 1e3, "status": "ok",
                      "runs": 5, "median_us": 3.0, "q25_us": 2.0, "q75_us": 4.0,
                      "pct_of_copy_bandwidth": pytest.approx(100 * 192 / 2e3 / 3.0), "order_seed": 3,
-                     "times_us": "5.0000;1.0000;4.0000;2.0000;3.0000"}  # fmt: skip
+                     "times_us": "5.0000;1.0000;4.0000;2.0000;3.0000",
+                     "rate_gb_s": pytest.approx(192 / 3e3)}  # fmt: skip  (192 B in 3 µs: 0.064 GB/s; rv19B S4)
     # the two shapes of a product alternate round by round, in an order drawn from the seed
     rounds = [replayed[i : i + 2] for i in range(0, 10, 2)]
     assert all(sorted(r) == [(4, 12, 1), (4, 12, 2)] for r in rounds)

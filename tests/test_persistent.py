@@ -112,6 +112,35 @@ def test_the_bound_sets_no_extra_time_against_the_graph_replays(monkeypatch):
     assert rows.loc["barrier", "outcome"] == "no effect" and rows.loc["barrier", "speedup_vs_stream"] == 1.0
     assert rows.loc["host", "us_per_step"] == 3000.0  # its time, its floor distance
     assert np.isnan(rows.loc["host", "speedup_vs_stream"]) and pd.isna(rows.loc["host", "outcome"])
+    # rv19B S3: each round's µs per step recorded for every timed row (10 ms over 10 steps: 1000 µs)
+    assert rows.loc["stream", "times_us"] == ";".join(["1000.0000"] * 6)
+    assert rows.loc["host", "times_us"] == ";".join(["3000.0000"] * 6)
+    assert persistent.paired_cell(table, "barrier").startswith("×1.00 (")
+
+
+def test_the_paired_column_recomputes_each_speed_up_from_the_recorded_rounds():
+    """rv19B S3: a paired speed-up against stream from `times_us`, with its interval and outcome, and
+    why where there is none: the base itself, another clock, not timed, rounds not recorded."""
+    from tokgen.stats import compare_rounds
+    from tokgen.voice import speedup_text
+
+    stream = [194.0, 195.0, 196.0, 194.5, 195.5, 194.2, 195.1, 194.8]
+    barrier = [2 * t + d for t, d in zip(stream, [0.1, -0.2, 0.3, 0.0, -0.1, 0.2, 0.05, -0.05])]
+    bound = pd.DataFrame({"variant": ["stream", "barrier", "counters", "old", "graph_triton_fused K=4"],
+                          "mode": ["stream", "barrier", "counters", "prefetch", ""],
+                          "x_floor": [1.32, 2.42, float("nan"), 1.9, 3.2],
+                          "times_us": [";".join(map(str, stream)), ";".join(map(str, barrier)), "", float("nan"),
+                                       "480.0;481.0"]})  # fmt: skip
+    cell = persistent.paired_cell(bound, "barrier")
+    assert cell == speedup_text(compare_rounds(stream, barrier))
+    assert cell.startswith("×0.50 (") and "slower" in cell  # half the speed, every round
+    assert persistent.paired_cell(bound, "stream") == "—"
+    assert persistent.paired_cell(bound, "graph_triton_fused K=4") == "another clock (the host's): not paired"
+    assert persistent.paired_cell(bound, "counters") == "not timed"
+    assert persistent.paired_cell(bound, "old") == "rounds not recorded"
+    assert persistent.paired_cell(bound, "barrier", "counters") == "`counters` not timed"
+    assert persistent.paired_text(bound, "stream", "barrier").startswith("`stream` against `barrier`, paired round by "
+                                                                         "round: ×2.00 (")  # fmt: skip
 
 
 def test_bound_findings_say_the_range_and_what_came_within_the_target():

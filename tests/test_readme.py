@@ -130,7 +130,9 @@ def test_products_table_reads_12_products(tmp_path):
     pd.DataFrame(rows).to_csv(tmp_path / "data" / "12_products.csv", index=False)
     text = readme.products_table(tmp_path)
     # the split's own median (IQR), no ratio: the two were not timed in paired rounds
-    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | 15.0 (14.0–16.0) |" in text
+    # GB/s beside the time (rv19B S4): 2.4 MB in 10 µs is 240 GB/s
+    assert "| attention out | 2.4 | 0.8 | 10.0 (9.0–11.0) | 20.0 (19.0–21.0) | 8% | 240 | 15.0 (14.0–16.0) |" in text
+    assert "| % of copy bandwidth at 32 rows | GB/s at 32 rows |" in text
     assert "µs split in 4, 32 rows, median (IQR)" in text and "speed-up" not in text
     assert "mlp up" not in text  # failed rows are left out
 
@@ -341,10 +343,13 @@ def test_the_beyond_tables_floors_are_computed_now_from_notebook_10s_run(tmp_pat
     naive_floor = generation_bytes(model, 32, 100, "recompute") / 2000e9 * 1e3  # ms
     filled = floor_ms(model, 32, 100, 2000.0)
     text = readme.beyond_table(tmp_path)
-    assert f"| {readme.at_least_pct(100 * naive_floor / 810)} or more (bytes only) | {810 / filled:.2f}× |" in text
-    assert f"| {100 * filled / 60:.0f}% | {60 / filled:.2f}× |" in text and "9.00×" not in text
+    naive_rate = generation_bytes(model, 32, 100, "recompute") / 810 / 1e6  # the bytes it must move / time (S4)
+    assert (f"| {readme.at_least_pct(100 * naive_floor / 810)} or more (bytes only) | {naive_rate:,.0f} | "
+            f"{810 / filled:.2f}× |") in text  # fmt: skip
+    rate = generation_bytes(model, 32, 100) / 60 / 1e6  # filled slots only: GB/s
+    assert f"| {100 * filled / 60:.0f}% | {rate:,.0f} | {60 / filled:.2f}× |" in text and "9.00×" not in text
     (data / "10_bandwidth.csv").unlink()
-    assert "| not measured | not measured |" in readme.beyond_table(tmp_path)
+    assert "| not measured | not measured | not measured |" in readme.beyond_table(tmp_path)
 
 
 def test_the_summary_table_reads_medians_and_gpu_shares_over_the_rounds_every_variant_ran(tmp_path):

@@ -114,6 +114,7 @@ def test_kernel_table_of_known_bytes():
     assert k.loc["c", "at_size_ms"] == 0  # no bytes, no copy
     assert k.loc["a", "pct_of_copy_bandwidth"] == pytest.approx(10)
     assert k.loc["a", "mb"] == pytest.approx(0.002)
+    assert k.loc["a", "rate_gb_s"] == pytest.approx(0.1) and k.loc["b", "rate_gb_s"] == pytest.approx(0.004 / 0.019)
 
 
 def test_kernel_table_names_the_first_launch_that_differs():
@@ -507,3 +508,12 @@ def test_the_kernels_note_names_programmatic_dependent_launch_only_where_duratio
     note = w.loc[waterfall.KERNELS, "note"]
     assert note == "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
     assert "programmatic" in measured_table().loc[waterfall.KERNELS, "note"]  # 0.002 ms overlap: PDL named
+
+
+def test_the_per_k_table_says_its_medians_are_not_paired_where_it_holds_several_k():
+    """rv19B N4: each K's measured time is its own generations' median; notebook 10 pairs the rounds."""
+    per_k = pd.DataFrame({"steps_per_graph": [1, 4, 16], "measured_ms": [47.75, 47.63, 52.41]})
+    note = waterfall.per_k_unpaired_note(per_k)
+    assert note == ("*Each K's `measured_ms` is the median of its own generations, not a paired comparison: set side "
+                    "by side, they do not say which K is faster; notebook 10 compares K round by round.*")  # fmt: skip
+    assert waterfall.per_k_unpaired_note(per_k.iloc[:1]) == ""

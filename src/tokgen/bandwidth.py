@@ -150,13 +150,20 @@ def floor_ms(model, batch_size: int, steps: int, bandwidth_gbs: float, kv_read: 
     return generation_bytes(model, batch_size, steps, kv_read, slots) / bandwidth_gbs / 1e6
 
 
+def gb_per_s(nbytes, ms):
+    """GB/s of `nbytes` bytes moved in `ms` milliseconds (scalars or arrays): bytes / ms / 1e6, the rate set
+    beside a time (review rv19B S4; notebooks 10 and 12)."""
+    return nbytes / ms / 1e6
+
+
 def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float, tflops: float | None = None) -> pd.DataFrame:
     """Every timed row (variant, generator, batch_size, max_seqlen, steps, median_ms; steps_per_graph
     for a graph decoder) against two floors (notebook 12_speed_of_light): its own, for what it must
     move (`cache_read`) and, given a measured matrix-product throughput `tflops`, compute
     (`generation_flops`), whichever is longer (`bound_by`); and the task's (the filled cache only,
     bytes). pct_of_own_floor = 100 × own floor / median time, times_task_floor = median time / task
-    floor. Without `tflops`, compute_floor_ms is NaN and a floor bound by arithmetic (the naive
+    floor, rate_gb_s = the bytes of its own floor (what it must move) over its median time
+    (`gb_per_s`). Without `tflops`, compute_floor_ms is NaN and a floor bound by arithmetic (the naive
     generator's) is only a lower bound. In the table's order: this is no ranking. Each median is over
     the rounds every interleaved variant ran (`tokgen.stats.shared_rounds`: a sequential run,
     notebook 07's, lets some variants run on)."""
@@ -182,6 +189,7 @@ def floor_table(timed: pd.DataFrame, model, bandwidth_gbs: float, tflops: float 
                 "pct_of_own_floor": 100 * own / r["median_ms"],
                 "task_floor_ms": task,
                 "times_task_floor": r["median_ms"] / task,
+                "rate_gb_s": gb_per_s(generation_bytes(model, b, steps, kv, slots), r["median_ms"]),
             }
         )
     return pd.DataFrame(rows)
@@ -376,7 +384,8 @@ def time_products(
     weight's bytes at `bandwidth_gbs`): a product's shapes are timed in `runs` interleaved rounds,
     each round in a fresh random order (drawn from `seed`, recorded), one replay of `product_graph`
     each, so that two shapes of a product compare round by round (`times_us`: µs per product in each
-    round); a shape that runs out of memory is recorded as such and the others go on. Each row also
+    round; rate_gb_s, the weight's bytes over the median time); a shape that runs out of memory is
+    recorded as such and the others go on. Each row also
     goes to `record` (notebook 12_speed_of_light)."""
     require_positive(runs=runs)
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
@@ -404,6 +413,7 @@ def time_products(
                 q25, median, q75 = statistics.quantiles(times[i], n=4, method="inclusive")
                 row |= {"status": "ok", "runs": runs, "median_us": median, "q25_us": q25, "q75_us": q75}
                 row |= {"pct_of_copy_bandwidth": 100 * row["floor_us"] / median, "order_seed": seed,
+                        "rate_gb_s": gb_per_s(k * n * 4, median / 1e3),  # the weight's bytes over the median
                         "times_us": ";".join(f"{t:.4f}" for t in times[i])}  # fmt: skip
             if record is not None:
                 record(row)

@@ -1350,7 +1350,8 @@ def kind_change_text(own: pd.DataFrame, count: pd.DataFrame, base: str, name: st
     `own` and `count` hold µs of own time and kernels per decode step, one column per decoder, one row
     per kind. The busy time and its change (one profile each, not a paired speed-up); the kind whose
     own time changed most, named only where that change is at least `share` of `base`'s busy time
-    (below it two single profiles do not single one out); the kinds whose kernel count changed."""
+    (below it two single profiles do not single one out); the kinds whose kernel count changed. Per
+    decode step (the kernel tables' "per token" columns count decode steps; review rv19B S8)."""
     busy, before = own[name].sum(), own[base].sum()
     change = own[name] - own[base]
     most = change.abs().idxmax()
@@ -1360,9 +1361,9 @@ def kind_change_text(own: pd.DataFrame, count: pd.DataFrame, base: str, name: st
     moved = count[name] - count[base]
     kernels = "; ".join(f"{k} {count.at[k, base]:.1f} → {count.at[k, name]:.1f}" for k in moved.index
                         if abs(moved[k]) >= 0.05)  # fmt: skip
-    return (f"* {name}: the GPU is busy {busy:.0f} µs per token ({signed(busy - before)} µs; one profile each, not a "
-            f"paired speed-up); {changed}; kernels per token " + (f"that changed: {kernels}." if kernels else
-                                                                   "unchanged."))  # fmt: skip
+    return (f"* {name}: the GPU is busy {busy:.0f} µs per decode step ({signed(busy - before)} µs; one profile each, "
+            f"not a paired speed-up); {changed}; kernels per decode step "
+            + (f"that changed: {kernels}." if kernels else "unchanged."))  # fmt: skip
 
 
 # --- sentences of notebooks 10 and 12 and their solutions, moved out of the notebooks (review r10) ---
@@ -1505,6 +1506,27 @@ def products_reach_text(pct, rows: int) -> str:
     share of copy bandwidth (`pct`, in %); one value where they all round alike (notebook 12_speed_of_light)."""
     low, high = f"{min(pct):.0f}", f"{max(pct):.0f}"
     return f"* Alone, at {rows} rows, the products reach {low if low == high else low + '–' + high}% of copy bandwidth."
+
+
+def pdl_idle_caveat(kernels: pd.DataFrame, share: float = OVERLAP_SHARE) -> str:
+    """Under a table that sets decoders with and without PDL side by side (notebook 10_cuda_graphs's
+    solution, exercise 4): each decoder's GPU busy time per decode step from its kernels' own times,
+    the durations' sum and their overlap (`kernels`: variant, us_per_token, own_us_per_token per
+    kind, `tokgen.profiling.kernel_table`'s); where some decoder's durations overlap
+    (`durations_overlap`), its idle share is a lower bound and not comparable with the others', so
+    the busy times are what to compare (one profile each, not a paired speed-up; review rv19B S1)."""
+    sums = kernels.groupby("variant", sort=False)[["us_per_token", "own_us_per_token"]].sum()
+    each = "; ".join(f"`{v}` busy {r.own_us_per_token:.0f} µs per decode step (own times), its kernels' durations "
+                     f"add up to {r.us_per_token:.0f} µs ({r.us_per_token - r.own_us_per_token:.0f} µs of overlap)"
+                     for v, r in sums.iterrows())  # fmt: skip
+    early = [v for v in sums.index if durations_overlap(kernels, v, share)]
+    if not early:
+        return (f"{each}. No decoder's kernels overlapped by more than {share:.0%}: their idle shares compare "
+                "(one profile each, not a paired speed-up).")  # fmt: skip
+    return (f"{each}. {' and '.join(f'`{v}`' for v in early)}: kernels overlapped (a kernel launched early under PDL "
+            "counts its wait for the one before as busy), so the idle share is a lower bound on the time no kernel "
+            "did work, not comparable with that of a decoder whose kernels did not overlap: compare the busy times "
+            "(one profile each, not a paired speed-up), not the idle shares.")  # fmt: skip
 
 
 def pdl_unavailable_text(gpu: str, capability: tuple[int, int]) -> str:

@@ -32,7 +32,7 @@ from .gpu_slice import copy_bandwidth
 from .handwritten import FusedStep
 from .model import require_cuda, require_positive
 from .stats import compare_rounds
-from .voice import side_of
+from .voice import side_of, speedup_text
 
 MODES = {
     "stream": "no dependency point: the persistent kernel's own speed of light",
@@ -338,7 +338,8 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
     row says why. Returns (table: variant, mode, tile, programs, warps, us_per_step (median),
     x_floor, speedup vs `base` with its interval and outcome (`tokgen.stats.compare_rounds`; for
     `variants` only: an `extra` time is read on another clock, so it is set against none), note,
-    order_seed: the rounds' order, fresh unless `seed` is given; the raw times and the floor)."""
+    times_us (each round's µs per step, ";"-joined, for every timed row: `paired_cell` recomputes the
+    speed-ups from them), order_seed: the rounds' order, fresh unless `seed` is given; the raw times and the floor)."""
     bw = bandwidth_gbs or copy_bandwidth(model.device, 1024, 20)
     floor_us = generation_bytes(model, batch_size, max_seqlen) / bw / 1e3 / max_seqlen
     step = FusedStep(model, batch_size, max_seqlen)
@@ -375,7 +376,8 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
                "order_seed": seed}  # fmt: skip
         if name in times and name not in notes:
             us = 1e3 * statistics.median(times[name]) / max_seqlen
-            row |= {"us_per_step": us, "x_floor": us / floor_us}
+            row |= {"us_per_step": us, "x_floor": us / floor_us,
+                    "times_us": ";".join(f"{1e3 * t / max_seqlen:.4f}" for t in times[name])}  # fmt: skip
             if base in times and name != base and name in variants and base in variants:  # one clock: events
                 g = compare_rounds(times[base], times[name])
                 row |= {"speedup_vs_" + base: g["speedup"], "interval_low": g["interval_low"],
@@ -385,6 +387,44 @@ def persistent_bound(model, batch_size: int, max_seqlen: int, variants: dict, *,
     return pd.DataFrame(rows), {"times": times, "floor_us_per_step": floor_us, "bandwidth_gb_s": bw,
                                 "streamed_bytes": streamed,
                                 "floor_bytes": generation_bytes(model, batch_size, max_seqlen)}  # fmt: skip
+
+
+def bound_rounds(bound: pd.DataFrame, variant: str) -> list[float]:
+    """`variant`'s per-round µs per step from `persistent_bound`'s table (`times_us`), [] where it has
+    none (not timed, or a run from before the rounds were recorded; notebook 12_speed_of_light)."""
+    row = bound[bound["variant"] == variant]
+    text = row["times_us"].iloc[0] if len(row) and "times_us" in row else ""
+    return [float(x) for x in text.split(";")] if isinstance(text, str) and text else []
+
+
+def paired_cell(bound: pd.DataFrame, variant: str, base: str = "stream") -> str:
+    """`variant` against `base` in `persistent_bound`'s table, paired round by round from their `times_us`
+    (`tokgen.stats.compare_rounds`, `tokgen.voice.speedup_text`: > 1 faster than `base`): "—" for `base`
+    itself, and says why where there is no pair: a row timed by the host's clock (an `extra`: no
+    mode), a row not timed, rounds not recorded (review rv19B S3; notebook 12_speed_of_light)."""
+    if variant == base:
+        return "—"
+    modes = bound.set_index("variant")["mode"]
+    if variant in modes.index and not (isinstance(modes[variant], str) and modes[variant]):
+        return "another clock (the host's): not paired"
+    if not _timed(bound, variant) or not _timed(bound, base):
+        return "not timed" if not _timed(bound, variant) else f"`{base}` not timed"
+    mine, theirs = bound_rounds(bound, variant), bound_rounds(bound, base)
+    if not mine or not theirs:
+        return "rounds not recorded"
+    return speedup_text(compare_rounds(theirs, mine))
+
+
+def paired_text(bound: pd.DataFrame, variant: str, base: str) -> str:
+    """ "`b` against `a`, paired round by round: ×…": two rows of `persistent_bound`'s table compared
+    round by round (`paired_cell`), e.g. one design at two tile sizes, instead of setting their
+    medians side by side (review rv19B S3; notebook 12_speed_of_light)."""
+    return f"`{variant}` against `{base}`, paired round by round: {paired_cell(bound, variant, base)}."
+
+
+def _timed(bound: pd.DataFrame, variant: str) -> bool:
+    x = bound.loc[bound["variant"] == variant, "x_floor"]
+    return bool(len(x) and x.iloc[0] == x.iloc[0])
 
 
 def bound_findings(bound: pd.DataFrame, target: float = 1.5) -> str:

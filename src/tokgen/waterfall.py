@@ -296,7 +296,8 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     up to the replays' busy time), duration_ms (CUPTI's durations, which also count a kernel's wait
     for the one before under programmatic dependent launch), at_copy_ms (bytes at `bandwidth_gbs`),
     at_size_ms (a copy of each launch's bytes, interpolated in `curve` from `copy_time_curve`; NaN
-    without one); median_us, one launch's exclusive time. A mismatch of names is an error naming
+    without one); median_us, one launch's exclusive time; rate_gb_s, its bytes over its own time. A
+    mismatch of names is an error naming
     the first launch that differs."""
     if "exclusive" not in kernels:
         raise ValueError("kernels has no 'exclusive' column: pass timeline_terms(...)['kernels']")
@@ -325,6 +326,7 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     for col in ("own", "duration", "at_copy", "at_size"):
         out[f"{col}_ms"] = out.pop(f"{col}_us") / 1e3
     out["pct_of_copy_bandwidth"] = 100 * out["at_copy_ms"] / out["own_ms"]
+    out["rate_gb_s"] = out["mb"] / out["own_ms"]  # MB per ms: GB/s over its own time (review rv19B S4)
     return out
 
 
@@ -637,6 +639,16 @@ def gpu_idle_per_k(waterfalls: dict) -> pd.DataFrame:
                      "between_replays_ms": ms.get(STOP_GPU, float("nan")) + ms.get(LAUNCH, float("nan")),
                      "sized": bool(abs(slower) <= idle) if known else None})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def per_k_unpaired_note(per_k: pd.DataFrame) -> str:
+    """Under `gpu_idle_per_k`'s table, where it holds several K: its measured times are each K's own
+    generations' medians, not a paired comparison; notebook 10 compares K round by round (review
+    rv19B N4; notebook 12_speed_of_light). "" for one K or none."""
+    if per_k["steps_per_graph"].nunique() < 2:
+        return ""
+    return ("*Each K's `measured_ms` is the median of its own generations, not a paired comparison: set side by side, "
+            "they do not say which K is faster; notebook 10 compares K round by round.*")  # fmt: skip
 
 
 def gpu_idle_findings(per_k: pd.DataFrame) -> str:

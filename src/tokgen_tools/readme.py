@@ -19,7 +19,7 @@ import pandas as pd
 import torch
 from transformers import GPT2LMHeadModel
 
-from tokgen.bandwidth import floor_table
+from tokgen.bandwidth import floor_table, gb_per_s
 from tokgen.claims import (
     CLAIMS,
     SLICES_VS_L40S,
@@ -535,6 +535,7 @@ def beyond_table(results_dir: Path) -> str:
         out["vs generate() static (paired)"] = static
     out["own floor / time"] = ranked["variant"].map(lambda v: own_floor(floor.loc[v]) if v in floor.index
                                                     else "not measured")  # fmt: skip
+    out["GB/s (the bytes it must move / time)"] = from_floor("rate_gb_s", lambda x: f"{x:,.0f}")  # rv19B S4
     out["× the task's floor"] = from_floor("times_task_floor", lambda x: f"{x:.2f}×")
     note = shared_rounds_note(df)
     return table(out) + "\n\n" + RANK_LEGEND + (f"\n\n{note}" if note else "")
@@ -568,6 +569,8 @@ def products_table(results_dir: Path) -> str:
         t = one[one["rows"] == r].set_index("product")
         columns[f"µs at {r} rows, median (IQR)"] = t.apply(lambda x: spread(x, unit="", key="us"), axis=1)
     columns[f"% of copy bandwidth at {rows[0]} rows"] = out["pct_of_copy_bandwidth"].map(lambda x: f"{x:.0f}%")
+    rate = gb_per_s(out["weight_mb"] * 1e6, out["median_us"] / 1e3)  # the weight's bytes over the median (rv19B S4)
+    columns[f"GB/s at {rows[0]} rows"] = rate.map(lambda x: f"{x:,.0f}")
     for s in sorted(df["splits"].unique())[1:]:  # its own timings, no ratio of medians (notebook 12 pairs the rounds)
         cut = df[(df["splits"] == s) & (df["rows"] == rows[0])].set_index("product")
         columns[f"µs split in {s}, {rows[0]} rows, median (IQR)"] = cut.apply(lambda x: spread(x, unit="", key="us"),
