@@ -23,7 +23,7 @@
 # cached generator: bytes that must move per generation, divided by bytes per second. We take the
 # bytes per second of a device-to-device copy (bytes read + written), so the floor holds at that
 # rate; it is not a hard bound: a kernel that only reads may stream faster or slower than a copy
-# (section 7's `stream` row times one against this floor).
+# (section 7's `stream` rows time one, at two tile sizes, against this floor).
 #
 # **You will learn:** how to compute the bandwidth floor of a generation, how far each
 # generator is from it, and how far a layer's thin matrix products, timed alone, come from the
@@ -269,7 +269,8 @@ show_source(tokgen.bandwidth.product_graph)
 products = pd.DataFrame()
 if CUDA and bandwidth:
     prod_rec = tokgen.Recorder("12_products", RESULTS_DIR, params=PARAMS)
-    products = tokgen.bandwidth.time_products(model, PRODUCT_ROWS, PRODUCT_SPLITS, bandwidth, RUNS, prod_rec.write)
+    products = tokgen.bandwidth.time_products(model, PRODUCT_ROWS, PRODUCT_SPLITS, bandwidth, RUNS, prod_rec.write,
+                                              kernels_of=tokgen.waterfall.replay_kernels)  # one profile per shape
     columns = ["product", "rows", "splits", "weight_mb", "floor_us", "median_us", "q25_us", "q75_us", "rate_gb_s"]
     failed = ["status", "error"] if (products["status"] != "ok").any() else []
     say(table(products, columns + ["pct_of_copy_bandwidth"] + failed, digits={"rate_gb_s": 0}))
@@ -280,6 +281,8 @@ else:
 if len(products):
     for sentence in product_findings(products, BATCH_SIZE, model.config.n_layer):
         say(sentence)
+    if said := tokgen.bandwidth.kernel_change_text(products):  # which kernels cuBLAS chose, where shapes differ
+        say(said)
     if split is not None:
         say(tokgen.display.products_inside_text(target, split))
         say(tokgen.bandwidth.floors_bytes_text(split, products, BATCH_SIZE, model.config.n_layer))  # 4's vs 5's bytes
@@ -304,7 +307,9 @@ if len(products):
 #
 # A product whose time barely follows its bytes or its rows points to a cost per kernel that
 # neither sets: starting the blocks, filling the pipeline of loads, writing the result, waiting
-# for the slowest multiprocessor (this notebook does not measure those parts apart). A decode
+# for the slowest multiprocessor (this notebook does not measure those parts apart), or to another
+# kernel: cuBLAS chooses one per shape, and the sentence after the table names where a product's
+# shapes ran different ones (one profiled replay per shape, the `kernels` column of its rows). A decode
 # step would pay such a cost for every one of its products, and at a small batch the bytes alone
 # are few enough for it to matter. Going further means larger
 # batches (the same fixed cost for more tokens), fewer bytes (bf16 or int8 weights: not
@@ -332,7 +337,10 @@ if len(products):
 #   past the stop);
 # * **copies of each kernel's size**: a short copy cannot reach a long copy's bandwidth (perhaps
 #   because its blocks take time to start and to drain, which this notebook does not measure
-#   apart); we time copies of each kernel's size and take the difference;
+#   apart); we time copies of each kernel's size with one copy kernel, and its 1 GiB copy too, scale
+#   those times so that its 1 GiB copy takes the floor's time (the copy kernel is not the floor's
+#   copy: the row's note says by what factor), and take the difference: this term is size alone, and
+#   the copy kernel's own difference from the floor's copy falls in the next one;
 # * **kernels slower than copies of their size**: each kernel's exclusive time beyond a copy of its
 #   bytes. With programmatic dependent launch (Hopper and later) a kernel starts before the one
 #   before it ends and waits on the GPU for its inputs, and CUPTI's duration counts that wait
@@ -469,8 +477,8 @@ if CUDA and inputs["bandwidth"]:
     P = tokgen.persistent
     fused = tokgen.generator_variant("graph_triton_fused", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN,
                                      steps_per_graph=4)  # fmt: skip
-    variants = {mode: {"mode": mode} for mode in P.MODES} | {"prefetch2, 4096-float tiles": {"mode": "prefetch2",
-                                                                                              "tile": 4096}}
+    variants = {mode: {"mode": mode} for mode in P.MODES} | {f"{mode}, 4096-float tiles": {"mode": mode, "tile": 4096}
+                                                             for mode in ("stream", "prefetch2")}  # two tile sizes
     bound, info = P.persistent_bound(model, BATCH_SIZE, MAX_SEQLEN, variants, rounds=RUNS,
                                      bandwidth_gbs=inputs["bandwidth"],
                                      extra={fused.name: lambda: W.wall_times(fused.run, 1, DEVICE)[0]})  # fmt: skip
@@ -481,8 +489,9 @@ if CUDA and inputs["bandwidth"]:
     say(table(bound, ["variant", "mode", "tile", "programs", "us_per_step", "x_floor", "vs stream (paired)", "note"],
               digits={"tile": 0, "programs": 0, "us_per_step": 1, "x_floor": 2}))  # fmt: skip
     say(P.bound_findings(bound))
-    if {"prefetch2", "prefetch2, 4096-float tiles"} <= set(bound["variant"]):  # one design, two tile sizes
-        say(P.paired_text(bound, "prefetch2, 4096-float tiles", "prefetch2"))
+    for mode in ("stream", "prefetch2"):  # one design, two tile sizes: paired round by round
+        if {mode, f"{mode}, 4096-float tiles"} <= set(bound["variant"]):
+            say(P.paired_text(bound, f"{mode}, 4096-float tiles", mode))
 else:
     say("*Not measured: a persistent kernel needs a CUDA GPU and the copy bandwidth (section 1).*")
 

@@ -486,3 +486,52 @@ def test_fp32_and_tf32_naive_loops_agree_under_the_rule(gpt2, distinct):
     finally:
         torch.set_float32_matmul_precision("high")
     print(f"naive FP32 vs TF32: {ties} of {DISTINCT} rows took the runner-up at a near-tie")
+
+
+@pytest.mark.parametrize("pdl", [False, True])
+def test_a_decoders_busy_time_per_decode_step_from_own_times_and_durations(gpt2, monkeypatch, pdl):
+    """Solution 10 exercise 4's path (rv19B S1): a TritonStep graph decoder captured with PDL off or on, one
+    profile_decode window (steps 4 to 39: 9 replays of K = 4, 36 decode steps), its kernel_table per decode step:
+    the kernels' own times add up to at most their durations, exactly where nothing was launched early (PDL off),
+    and `pdl_idle_caveat` quotes that busy time."""
+    from tokgen import kernels
+
+    monkeypatch.setattr(kernels, "PDL", pdl)  # read when the kernels are captured
+    capacity = tokgen.graph_capacity(N, 4)
+    step = tokgen.TritonStep(gpt2, B, capacity)  # eos -1 below: no row stops
+    decoder = tokgen.GraphDecoder(step, batch_size=B, capacity=capacity, eos=-1, steps_per_graph=4, device=gpt2.device)
+    first = tokgen.generators.first_tokens(gpt2, B)
+    with torch.inference_mode():
+        run = lambda on_step: decoder.generate(first, N, on_step)  # noqa: E731
+        run(tokgen.generators.no_hook)  # captured here, PDL as set
+        timeline, tokens = tokgen.profiling.profile_decode(run, start=4, stop=40, steps_per_call=4)
+    assert tokens == 36
+    table = tokgen.profiling.kernel_table(timeline, tokens).assign(variant=f"PDL {'on' if pdl else 'off'}")
+    own, durations = table["own_us_per_token"].sum(), table["us_per_token"].sum()
+    assert 0 < own <= durations * (1 + 1e-9), table
+    if not pdl:
+        assert own == pytest.approx(durations, rel=1e-3)  # one stream, no early launch: nothing overlaps
+    caveat = tokgen.display.pdl_idle_caveat(table)
+    assert caveat.startswith(f"`PDL {'on' if pdl else 'off'}` busy {own:.0f} µs per decode step (own times)"), caveat
+    if not pdl:
+        assert "No decoder's kernels overlapped" in caveat
+
+
+def test_time_products_records_rounds_rates_and_the_kernels_each_shape_ran(gpt2):
+    """Notebook 12's products path on a GPU (rv19B S3, S4, S7): every shape timed, its rounds' median its
+    median_us, its rate the weight's bytes over that median, and its one profiled replay's kernels, each
+    launched a multiple of the replay's 48 products (every product of a replay is the same shape)."""
+    import statistics
+
+    from tokgen import bandwidth, waterfall
+
+    out = bandwidth.time_products(gpt2, rows=[32], splits=[1, 4], bandwidth_gbs=3000.0, runs=3,
+                                  kernels_of=waterfall.replay_kernels)  # fmt: skip
+    assert len(out) == 10 and (out["status"] == "ok").all(), out
+    for r in out.to_dict("records"):
+        rounds = bandwidth.product_rounds(out, r["product"], r["rows"], r["splits"])
+        assert len(rounds) == 3 and statistics.median(rounds) == pytest.approx(r["median_us"], abs=1e-4)
+        assert r["rate_gb_s"] == pytest.approx(r["in_features"] * r["out_features"] * 4 / (r["median_us"] * 1e3))
+        counts = [int(part.rsplit(" ×", 1)[1]) for part in r["kernels"].split("; ")]
+        assert counts and all(c % bandwidth.PRODUCT_REPEATS == 0 for c in counts), r["kernels"]
+    assert bandwidth.kernel_change_text(out).startswith("Kernels each shape ran (one profiled replay each): ")

@@ -679,6 +679,41 @@ def test_time_products_by_hand(monkeypatch):
     assert [r["product"] for r in recorded] == list(out["product"]) and len(out) == 10
     assert bandwidth.product_rounds(out, "attention qkv", 8, 2) == [5.0, 1.0, 4.0, 2.0, 3.0]
     assert bandwidth.product_rounds(out, "LM head", 8, 2) == []  # out of memory: no rounds
+    assert "kernels" not in out  # no kernels_of: nothing profiled
+
+
+def test_time_products_records_the_kernels_each_shape_ran(monkeypatch):
+    """rv19B S7: given `kernels_of`, each shape's replay is profiled once, after every timed round, and its
+    `kernels` cell says what it ran, or why not; `kernel_change_text` names the products whose shapes differ."""
+    events = []
+
+    def product_graph(rows, k, n, *, splits, repeats):
+        return lambda: events.append(("replay", k, n, splits)) or 0.048
+
+    def kernels_of(replay):
+        replay()
+        _, k, n, splits = events[-1]
+        events.append("profiled")
+        if (k, n) == (4, 50):
+            raise RuntimeError("the profiler recorded no GPU activity\nmore")
+        return "gemv ×48" if splits == 1 and (k, n) != (16, 4) else "splitK_gemm ×48; reduce ×48"
+
+    monkeypatch.setattr(bandwidth, "product_graph", product_graph)
+    monkeypatch.setattr(bandwidth, "gpu_times", lambda run, runs: [run() for _ in range(runs)])
+    out = bandwidth.time_products(Toy(), rows=[8], splits=[1, 2], bandwidth_gbs=2.0, runs=3, seed=3,
+                                  kernels_of=kernels_of)  # fmt: skip
+    qkv = events[: events.index("profiled")]
+    assert len(qkv) == 2 * 3 + 1  # both shapes' 3 rounds, then the first shape's profile
+    assert list(out["kernels"][:2]) == ["gemv ×48", "splitK_gemm ×48; reduce ×48"]
+    assert (out.loc[out["product"] == "LM head", "kernels"] == "not profiled (RuntimeError: the profiler recorded "
+            "no GPU activity)").all()  # fmt: skip
+    assert (out["status"] == "ok").all() and out["median_us"].notna().all()  # its times stand
+    said = bandwidth.kernel_change_text(out)
+    assert said.startswith("Kernels each shape ran (one profiled replay each): `attention qkv` ran other kernels at "
+                           "another shape (8 rows: `gemv`; 8 rows, split in 2: `splitK_gemm`, `reduce`); ")
+    assert "`mlp down` ran other" not in said and "`mlp down`: the same kernels at every shape timed." in said
+    assert "LM head" not in said  # not profiled: nothing said of it
+    assert bandwidth.kernel_change_text(out.drop(columns="kernels")) == ""
 
 
 def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s_tables(tmp_path, monkeypatch):

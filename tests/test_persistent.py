@@ -74,13 +74,29 @@ def test_persistent_stream_reads_every_tile_once_and_every_wait_ends(mode):
 
 @pytest.mark.gpu
 def test_pure_streaming_moves_at_least_half_the_copy_bandwidth():
+    """Both stream tilings on a GPU (rv19B S2), each round recorded (rv19B S3): the rounds' median is the row's
+    µs per step, the paired cell recomputes from them, and the findings quote the stream of the lowest median."""
+    import statistics
+
     model = tokgen.build_model("gpt2", "cuda")
-    table, info = persistent.persistent_bound(model, 32, 20, {"stream": {"mode": "stream"}}, rounds=5)
-    row = table.set_index("variant").loc["stream"]
-    assert row["note"] == persistent.MODES["stream"], row["note"]
-    streamed_us = info["streamed_bytes"]["stream"] / info["bandwidth_gb_s"] / 1e3 / 20
-    assert streamed_us / row["us_per_step"] >= 0.5
-    assert np.isclose(info["streamed_bytes"]["stream"], info["floor_bytes"], rtol=0.01)
+    variants = {"stream": {"mode": "stream"}, "stream, 4096-float tiles": {"mode": "stream", "tile": 4096}}
+    table, info = persistent.persistent_bound(model, 32, 20, variants, rounds=5)
+    rows = table.set_index("variant")
+    assert rows["tile"].tolist() == [2048, 4096]
+    for name in variants:
+        row = rows.loc[name]
+        assert row["note"] == persistent.MODES["stream"], row["note"]
+        streamed_us = info["streamed_bytes"][name] / info["bandwidth_gb_s"] / 1e3 / 20
+        assert streamed_us / row["us_per_step"] >= 0.5
+        assert np.isclose(info["streamed_bytes"][name], info["floor_bytes"], rtol=0.01)
+        rounds = persistent.bound_rounds(table, name)  # µs per step of each of the 5 rounds, as timed
+        assert len(rounds) == 5 and rounds == pytest.approx([1e3 * t / 20 for t in info["times"][name]], abs=1e-4)
+        assert statistics.median(rounds) == pytest.approx(row["us_per_step"], abs=1e-4)
+        assert row["x_floor"] == pytest.approx(row["us_per_step"] / info["floor_us_per_step"])
+    paired = persistent.paired_cell(table, "stream, 4096-float tiles")
+    assert paired.startswith("×") and rows.loc["stream, 4096-float tiles", "interval_low"] > 0, paired
+    lowest = rows["x_floor"].idxmin()
+    assert f"at its lowest median, `{lowest}` (of the 2 tilings streamed; " in persistent.bound_findings(table)
 
 
 def test_the_bound_sets_no_extra_time_against_the_graph_replays(monkeypatch):
@@ -162,3 +178,17 @@ def test_bound_findings_say_the_range_and_what_came_within_the_target():
     # rvB12 N2: 1.504 beside "0 within 1.5×" reads 1.504, not 1.50 (on the other side of the target)
     over = bound.assign(x_floor=[1.11, 1.96, 1.504, float("nan"), 2.48])
     assert "points, 1.504–1.96× across the 2 designs and tilings tried (0 within 1.5×" in bound_findings(over)
+
+
+def test_bound_findings_quote_the_fastest_of_several_stream_tilings():
+    """rv19B S2: streaming alone at one tile is no bound for the design; with two tilings streamed, the
+    findings quote the one of the lowest median and name the other, whatever the table's order."""
+    bound = pd.DataFrame({"variant": ["stream", "barrier", "stream, 4096-float tiles"],
+                          "mode": ["stream", "barrier", "stream"], "x_floor": [1.32, 2.42, 1.18],
+                          "note": [persistent.MODES["stream"], "", persistent.MODES["stream"]]})  # fmt: skip
+    text = persistent.bound_findings(bound)
+    assert text.startswith(
+        "Per step, against the floor: streaming alone takes 1.18× the floor at its lowest median, "
+        "`stream, 4096-float tiles` (of the 2 tilings streamed; `stream` 1.32×); with the step's"
+    )
+    assert persistent.MODES["stream"] == "no dependency point: streaming alone at this tile"

@@ -23,21 +23,23 @@ def test_signed_numbers_print_a_typographic_minus():
     assert gaps._span([-0.01, 0.02], signed=True) == "0.0"
 
 
-def test_the_small_copies_term_says_how_far_the_curves_largest_copy_is_from_the_long_copys_rate():
-    """rvB13 N2: the curve's copy kernel is not the floor's copy; its largest copy at 96% of the long copy's rate is
-    said beside the term it sizes. By hand: 100 MB in 40 µs is 2,500 GB/s, 2,500 / 2,600 = 96.2%."""
-    curve = pd.DataFrame({"bytes": [1e6, 100e6], "copy_us": [1.0, 40.0]})
-    assert waterfall.curve_top(curve, 2600.0) == pytest.approx((100.0, 2500 / 2600))
-    assert waterfall.curve_top(None, 2600.0) is None and waterfall.curve_top(curve, None) is None
+def test_the_small_copies_term_says_how_far_the_curves_kernel_is_from_the_floors_copy():
+    """rvB13 N2, rv19B S5: the curve's copy kernel is not the floor's copy; the curve is scaled so that its kernel's
+    long copy takes the floor's time, and the factor is said beside the term it sizes. By hand: 2,000 MB in 800 µs is
+    2,500 GB/s, 2,500 / 2,600 = 96.2%."""
+    curve = pd.DataFrame({"bytes": [1e6, 100e6], "copy_us": [1.0, 40.0], "long_copy_bytes": 2e9, "long_copy_us": 800.0})
+    assert waterfall.curve_calibration(curve, 2600.0) == pytest.approx((2000.0, 2500 / 2600))
+    assert waterfall.curve_calibration(None, 2600.0) is None and waterfall.curve_calibration(curve, None) is None
     w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, errors={"timeline": "no GPU"},
-                                  curve_top=(100.0, 2500 / 2600)).set_index("term")  # fmt: skip
+                                  calibration=(2000.0, 2500 / 2600)).set_index("term")  # fmt: skip
     assert w.loc[waterfall.SMALL, "note"] != ""  # not measured here: its reason, not the curve's note
     k = pd.DataFrame({"own_ms": [0.01], "duration_ms": [0.01], "at_copy_ms": [0.005], "at_size_ms": [0.006]})
-    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, curve_top=(100.0, 2500 / 2600),
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, calibration=(2000.0, 2500 / 2600),
                                   errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
     assert w.loc[waterfall.SMALL, "note"] == (
-        "the curve's largest copy (100 MB) runs at 96.2% of the long copy's rate: the curve's copy kernel is not the "
-        "floor's copy, so part of this term may be that kernel's, not size")
+        "the copy curve is scaled by 0.962: its kernel's long copy (2,000 MB read and written) ran at 96.2% of the "
+        "floor's copy rate, so scaled it takes the floor's time and this term is size alone; that kernel's difference "
+        "from the floor's copy falls in the next term")
     w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k,
                                   errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
     assert w.loc[waterfall.SMALL, "note"] == ""
@@ -123,7 +125,7 @@ def test_the_band_edge_itself_is_not_ruled_out():
 
 def test_edges_of_the_r13_templates():
     """rrA13 N3–N5, N10: a signed number that rounds to zero is unsigned; no window measured says so, not that they
-    disagree; a curve top of NaN says nothing, one above the long copy's rate says the term may understate size;
+    disagree; a calibration against a NaN bandwidth says nothing, one above the floor's rate is said as it is;
     resampled shares add up (155, 43, 2 of 200: 78%, 21%, 1%)."""
     from tokgen.claims import whole_percents
 
@@ -131,14 +133,14 @@ def test_edges_of_the_r13_templates():
     assert gaps.direction([]) is None
     said = gaps.direction_text(None, 0, "pipelined")
     assert said == "no window measured both the gap pipelined and the one with the sync"
-    curve = pd.DataFrame({"bytes": [1e6, 100e6], "copy_us": [1.0, 40.0]})
-    assert waterfall.curve_top(curve, float("nan")) is None
-    assert waterfall.curve_top(curve, 2000.0) == pytest.approx((100.0, 1.25))
+    curve = pd.DataFrame({"bytes": [1e6, 100e6], "copy_us": [1.0, 40.0], "long_copy_bytes": 2e9, "long_copy_us": 800.0})
+    assert waterfall.curve_calibration(curve, float("nan")) is None
+    assert waterfall.curve_calibration(curve, 2000.0) == pytest.approx((2000.0, 1.25))
     k = pd.DataFrame({"own_ms": [0.01], "duration_ms": [0.01], "at_copy_ms": [0.005], "at_size_ms": [0.006]})
-    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, curve_top=(100.0, 1.25),
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, calibration=(2000.0, 1.25),
                                   errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
-    assert w.loc[waterfall.SMALL, "note"].endswith("runs at 125.0% of the long copy's rate: the curve's copy kernel is "
-                                                   "not the floor's copy, so this term may understate size")
+    assert w.loc[waterfall.SMALL, "note"].startswith("the copy curve is scaled by 1.250: its kernel's long copy "
+                                                     "(2,000 MB read and written) ran at 125.0% of the floor's")
     assert whole_percents({"a": 155, "b": 43, "c": 2}, 200) == {"a": 78, "b": 21, "c": 1}
     assert whole_percents({"a": 1, "b": 1, "c": 1}, 3) == {"a": 34, "b": 33, "c": 33}
 

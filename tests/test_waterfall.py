@@ -34,7 +34,8 @@ def fake_events() -> pd.DataFrame:
 
 
 CALLS = [("k1", "a", 1000), ("k2", "b", 2000), ("k1", "c", 0)] * 2
-CURVE = pd.DataFrame({"bytes": [500, 4000], "copy_us": [3.0, 10.0]})  # 1000 B -> 4 µs, 2000 B -> 6 µs
+# 1000 B -> 4 µs, 2000 B -> 6 µs; its kernel's long copy, 8000 B in 8 µs, at the floor's rate (1 GB/s below): unscaled
+CURVE = pd.DataFrame({"bytes": [500, 4000], "copy_us": [3.0, 10.0], "long_copy_bytes": 8000, "long_copy_us": 8.0})
 
 
 def test_timeline_terms_of_a_known_timeline():
@@ -115,6 +116,31 @@ def test_kernel_table_of_known_bytes():
     assert k.loc["a", "pct_of_copy_bandwidth"] == pytest.approx(10)
     assert k.loc["a", "mb"] == pytest.approx(0.002)
     assert k.loc["a", "rate_gb_s"] == pytest.approx(0.1) and k.loc["b", "rate_gb_s"] == pytest.approx(0.004 / 0.019)
+
+
+def test_the_copy_curve_is_scaled_to_the_floors_copy_before_each_kernels_size_is_read_from_it():
+    """rv19B S5: a curve whose kernel copied its long copy at half the floor's rate (8000 B in 16 µs at 1 GB/s,
+    where the floor takes 8 µs) is scaled by 0.5, so its long copy takes the floor's time and each kernel's copy
+    of its size half the curve's time: a 1000 B launch 2 µs, a 2000 B one 3 µs; the term's note says so."""
+    slow = CURVE.assign(long_copy_us=16.0)
+    scaled = waterfall.scaled_curve(slow, 1.0)
+    assert scaled["at_floor_us"].tolist() == [1.5, 5.0]
+    factor = scaled["at_floor_us"] / scaled["copy_us"]
+    assert (scaled["long_copy_us"] * factor == 8000 / 1.0 / 1e3).all()  # its long copy, scaled: the floor's time
+    assert waterfall.scaled_curve(slow, 2.0)["at_floor_us"].tolist() == [0.75, 2.5]  # twice the floor's rate
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    k = waterfall.kernel_table(t["kernels"], CALLS, 1.0, slow).set_index("what")
+    assert k.loc["a", "at_size_ms"] == pytest.approx(0.004) and k.loc["b", "at_size_ms"] == pytest.approx(0.006)
+    assert waterfall.curve_calibration(slow, 1.0) == pytest.approx((0.008, 0.5))
+    assert waterfall.curve_calibration(CURVE[["bytes", "copy_us"]], 1.0) is None
+    with pytest.raises(ValueError, match="the curve has no long_copy_bytes, long_copy_us: pass copy_time_curve's"):
+        waterfall.kernel_table(t["kernels"], CALLS, 1.0, CURVE[["bytes", "copy_us"]])
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k.reset_index(), errors={"timeline":
+                                  "no GPU"}, calibration=(2147.5, 0.862)).set_index("term")  # fmt: skip
+    assert w.loc[waterfall.SMALL, "note"] == (
+        "the copy curve is scaled by 0.862: its kernel's long copy (2,148 MB read and written) ran at 86.2% of the "
+        "floor's copy rate, so scaled it takes the floor's time and this term is size alone; that kernel's difference "
+        "from the floor's copy falls in the next term")
 
 
 def test_kernel_table_names_the_first_launch_that_differs():
@@ -392,6 +418,11 @@ def test_measure_waterfall_on_a_gpu_measures_every_term_and_adds_up():
     k = out["kernels"]
     assert k["launches"].sum() == out["summary"]["replays"] * K * (5 * model.config.n_layer + 3)
     assert w.loc[waterfall.FLOOR, "ms"] > 0 and (k["own_ms"] > 0).all()
+    # rv19B S5: each kernel's size read from the curve scaled to the floor's copy, and the term says by how much
+    assert w.loc[waterfall.SMALL, "note"].startswith("the copy curve is scaled by "), w.loc[waterfall.SMALL, "note"]
+    assert (k["at_size_ms"] >= 0.9 * k["at_copy_ms"]).all(), k[["what", "at_size_ms", "at_copy_ms"]]
+    # rv19B S4: each kernel's rate is its bytes over its own time
+    assert np.allclose(k["rate_gb_s"], k["mb"] * 1e6 / (k["own_ms"] * 1e-3) / 1e9)
 
 
 class FakeProfiler:
@@ -439,12 +470,21 @@ def test_copy_kernel_copies_and_its_curve_grows_with_the_bytes():
     # the sizes where the driver's memcpy jumped (2.36 MB, 7.1 MB, 9.44 MB: not multiples of 4 KiB) among others
     sizes = [393216, 1572864, 2362368, 3145728, 7096320, 9440256, 9461760, 25165824, 154791560]
     curve = waterfall.copy_time_curve(sizes, 30)
-    assert list(curve.columns) == ["bytes", "copy_us", "copy_gb_s"] and curve["bytes"].tolist() == sizes
+    assert list(curve.columns) == ["bytes", "copy_us", "copy_gb_s", "long_copy_bytes", "long_copy_us"]
+    assert curve["bytes"].tolist() == sizes and (curve["long_copy_bytes"] == 2 * 2**30).all()  # a 1 GiB copy
     us = curve["copy_us"].to_numpy()
     assert (np.diff(us) > -0.05 * us[:-1]).all(), curve.to_string()  # more bytes never take less time (5%)
     assert (np.diff(curve["copy_gb_s"].to_numpy()) > -0.05 * curve["copy_gb_s"].to_numpy()[:-1]).all(), curve
     long_copy = bandwidth.copy_bandwidth("cuda", 1024, 10)
     assert 0.6 * long_copy < curve["copy_gb_s"].iloc[-1] < 1.1 * long_copy, (curve.to_string(), long_copy)
+    # rv19B S5: the kernel's own 1 GiB copy, and the curve scaled so that copy takes the floor's (memcpy's) time
+    kernel_long = 2 * 2**30 / curve["long_copy_us"].iloc[0] / 1e3
+    assert 0.6 * long_copy < kernel_long < 1.1 * long_copy and curve["copy_gb_s"].max() < 1.05 * kernel_long
+    scaled = waterfall.scaled_curve(curve, long_copy)
+    factor = scaled["at_floor_us"] / scaled["copy_us"]
+    assert np.allclose(scaled["long_copy_us"] * factor, 2 * 2**30 / long_copy / 1e3)  # the floor's time
+    assert (scaled["bytes"] / scaled["at_floor_us"] / 1e3 < 1.05 * long_copy).all()  # no size beats the floor's copy
+    assert waterfall.curve_calibration(curve, long_copy) == pytest.approx((2 * 2**30 / 1e6, kernel_long / long_copy))
 
 
 def test_profile_generation_settles_after_each_of_its_two_sessions(monkeypatch):
@@ -482,7 +522,8 @@ def test_the_basis_column_says_which_terms_are_derived_from_measurements():
     derived = {waterfall.FLOOR: "derived (bytes at the measured copy bandwidth)",
                waterfall.COMPUTE: "derived (operations at the measured TF32 rate)",
                waterfall.EXTRA_BYTES: "derived (bytes at the measured copy bandwidth)",
-               waterfall.SMALL: "derived (measured copy curve, interpolated at each kernel's bytes)",
+               waterfall.SMALL: "derived (measured copy curve, scaled to the floor's copy at its kernel's long copy, "
+                                "interpolated at each kernel's bytes)",
                waterfall.KERNELS: "measured own times minus the derived terms above"}  # fmt: skip
     assert w.loc[list(derived), "basis"].to_dict() == derived
     timed = [waterfall.GAPS, waterfall.STOP_GPU, waterfall.LAUNCH, waterfall.AROUND, waterfall.HOST]
@@ -517,3 +558,17 @@ def test_the_per_k_table_says_its_medians_are_not_paired_where_it_holds_several_
     assert note == ("*Each K's `measured_ms` is the median of its own generations, not a paired comparison: set side "
                     "by side, they do not say which K is faster; notebook 10 compares K round by round.*")  # fmt: skip
     assert waterfall.per_k_unpaired_note(per_k.iloc[:1]) == ""
+
+
+def test_replay_kernels_counts_each_kernel_in_the_order_it_first_ran(monkeypatch):
+    """rv19B S7: one profiled replay's kernels by short name, each with its launches, memcpys left out; a replay
+    whose profile holds no kernel is an error (time_products then says "not profiled")."""
+    ran = ["void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(Params)",
+           "void splitKreduce_kernel<32, 16, int, float>(cublasSplitKParams<float>, float const*)"] * 3  # fmt: skip
+    events = pd.DataFrame({"name": [*ran, "Memcpy DtoH"], "kind": ["kernel"] * 6 + ["memcpy"]})
+    monkeypatch.setattr(waterfall, "profile_generation", lambda replay: (events, 1.0))
+    assert waterfall.replay_kernels(None) == (
+        "Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4> ×3; splitKreduce_kernel<32, 16, int, float> ×3")
+    monkeypatch.setattr(waterfall, "profile_generation", lambda replay: (events.tail(1), 1.0))
+    with pytest.raises(RuntimeError, match="the profiler recorded no kernel"):
+        waterfall.replay_kernels(None)

@@ -378,15 +378,18 @@ def product_times(
 
 
 def time_products(
-    model, rows: list[int], splits: list[int], bandwidth_gbs: float, runs: int, record=None, seed: int | None = None
+    model, rows: list[int], splits: list[int], bandwidth_gbs: float, runs: int, record=None, seed: int | None = None,
+    kernels_of=None,
 ) -> pd.DataFrame:
     """Every product of `gpt2_products` at each number of `rows` and `splits` against its floor (its
     weight's bytes at `bandwidth_gbs`): a product's shapes are timed in `runs` interleaved rounds,
     each round in a fresh random order (drawn from `seed`, recorded), one replay of `product_graph`
     each, so that two shapes of a product compare round by round (`times_us`: µs per product in each
     round; rate_gb_s, the weight's bytes over the median time); a shape that runs out of memory is
-    recorded as such and the others go on. Each row also
-    goes to `record` (notebook 12_speed_of_light)."""
+    recorded as such and the others go on. Given `kernels_of` (a function of a replay, e.g.
+    `tokgen.waterfall.replay_kernels`), each shape's replay is profiled once after the timed rounds and
+    its `kernels` column says which kernels it ran ("not profiled (why)" where that fails; review
+    rv19B S7). Each row also goes to `record` (notebook 12_speed_of_light)."""
     require_positive(runs=runs)
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
     rng, repeats = random.Random(seed), PRODUCT_REPEATS
@@ -408,7 +411,16 @@ def time_products(
         for order in round_orders(len(keys), runs, rng):
             for j in order:
                 times[keys[j]].append(1e3 * gpu_times(replays[keys[j]], 1)[0] / repeats)
+        ran = {}
+        for i in keys if kernels_of is not None else ():  # after the timed rounds: profiling times nothing
+            try:
+                ran[i] = kernels_of(replays[i])
+            except Exception as err:  # noqa: BLE001 - a shape not profiled says why; its times stand
+                first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+                ran[i] = f"not profiled ({type(err).__name__}: {first})"
         for i, row in enumerate(shapes):
+            if i in ran:
+                row["kernels"] = ran[i]
             if i in times:
                 q25, median, q75 = statistics.quantiles(times[i], n=4, method="inclusive")
                 row |= {"status": "ok", "runs": runs, "median_us": median, "q25_us": q25, "q75_us": q75}
@@ -420,6 +432,34 @@ def time_products(
             out.append(row)
         del replays
     return pd.DataFrame(out)
+
+
+def _kernel_names(text) -> tuple[str, ...]:
+    """The kernel names of a `kernels` cell ("a ×48; b ×48"), without their counts; () for none."""
+    if not isinstance(text, str) or not text or text.startswith("not profiled"):
+        return ()
+    return tuple(part.rsplit(" ×", 1)[0] for part in text.split("; "))
+
+
+def kernel_change_text(products: pd.DataFrame) -> str:
+    """Which products ran other kernels at another shape, from `time_products`' `kernels` column (one profiled
+    replay per shape; review rv19B S7; notebook 12_speed_of_light): per product whose shapes did not all run the
+    same kernels, each shape's kernels; then the products whose shapes all did. "" where no shape was profiled."""
+    if "kernels" not in products:
+        return ""
+    ok = products[products["status"] == "ok"]
+    ok = ok[ok["kernels"].map(_kernel_names).map(bool)]  # profiled shapes only
+    changed, same = [], []
+    for name, rows in ok.groupby("product", sort=False):
+        names = [_kernel_names(k) for k in rows["kernels"]]
+        if len(set(names)) == 1:
+            same.append(f"`{name}`")
+            continue
+        shapes = "; ".join(f"{r.rows} rows{f', split in {r.splits}' if r.splits > 1 else ''}: "
+                           + ", ".join(f"`{k}`" for k in n) for r, n in zip(rows.itertuples(), names))  # fmt: skip
+        changed.append(f"`{name}` ran other kernels at another shape ({shapes})")
+    said = changed + ([f"{', '.join(same)}: the same kernels at every shape timed"] if same else [])
+    return ("Kernels each shape ran (one profiled replay each): " + "; ".join(said) + ".") if said else ""
 
 
 def product_rounds(products: pd.DataFrame, product: str, rows: int, splits: int) -> list[float]:

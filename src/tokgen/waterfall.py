@@ -6,7 +6,8 @@ notebook 12's (`gpu_inputs`): the floor (bytes at the
 copy bandwidth), the arithmetic at the measured TF32 rate, each kernel's
 exclusive time (from the end of the kernels before it in its replay to its own end, so that a
 kernel launched early under programmatic dependent launch does not count its wait) against what
-its bytes take at the copy bandwidth (for a long copy, and for a copy of its own size), the idle
+its bytes take at the copy bandwidth (for a long copy, and for a copy of its own size: a copy kernel's
+curve, scaled so that its long copy takes the floor's time), the idle
 gaps between kernels, the stop flag's copy and the graph launch between replays, the GPU work
 around the replays, and the host's time outside the GPU's span. The terms telescope: each
 stage's total is the next one's start, so they add up to the time of the profiled generation
@@ -60,7 +61,8 @@ DERIVED = {
     FLOOR: "derived (bytes at the measured copy bandwidth)",
     COMPUTE: "derived (operations at the measured TF32 rate)",
     EXTRA_BYTES: "derived (bytes at the measured copy bandwidth)",
-    SMALL: "derived (measured copy curve, interpolated at each kernel's bytes)",
+    SMALL: "derived (measured copy curve, scaled to the floor's copy at its kernel's long copy, interpolated at each "
+           "kernel's bytes)",
     KERNELS: "measured own times minus the derived terms above",
 }
 MEASURED, DERIVED_STATUS = "measured", "derived"  # the status of a term with a value: its basis's first word
@@ -159,6 +161,18 @@ def profile_generation(run) -> tuple[pd.DataFrame, float]:
     return events, wall_ms
 
 
+def replay_kernels(replay) -> str:
+    """The kernels one call of `replay()` runs on the GPU (`profile_generation`, its first call dropped), by
+    `short_kernel_name` in the order each first ran, each with its launches: "name ×48; other ×48": for
+    `tokgen.bandwidth.time_products`' `kernels` column, which kernels cuBLAS chose per shape (review rv19B S7;
+    notebook 12_speed_of_light)."""
+    events, _ = profile_generation(replay)
+    names = list(events.loc[events["kind"] == "kernel", "name"].map(short_kernel_name))
+    if not names:
+        raise RuntimeError("the profiler recorded no kernel")
+    return "; ".join(f"{name} ×{names.count(name)}" for name in dict.fromkeys(names))
+
+
 if triton is not None:
 
     @triton.jit
@@ -183,7 +197,33 @@ def copy_kernel(src: torch.Tensor, dst: torch.Tensor, block: int, warps: int) ->
     _copy_kernel[(triton.cdiv(src.numel(), block),)](src, dst, src.numel(), BLOCK=block, num_warps=warps)
 
 
-def copy_time_curve(sizes: list[int], runs: int, device="cuda", blocks=COPY_BLOCKS) -> pd.DataFrame:
+LONG_COPY_BYTES = 2 * 2**30  # a 1 GiB copy, read + written: the floor's (`copy_bandwidth` of 1024 MB) counts it so
+
+
+def _copy_us(size: int, runs: int, device, blocks, l2: int) -> tuple[int, float]:
+    """(bytes, µs) of `copy_kernel` moving `size` bytes: the fastest of `blocks`' medians of `runs` copies."""
+    n = max(1, size // 8)  # float32 elements read (and as many written)
+    stride = -(-n // 128) * 128  # each copy starts 512-byte aligned
+    count = -(-l2 // stride)  # slices: as before; a copy of more than the L2 in floats (the long one) needs one
+    src, dst = torch.rand(count * stride, device=device), torch.empty(count * stride, device=device)
+    for block, warps in blocks:  # warm-up: compile each configuration
+        copy_kernel(src[:n], dst[:n], block, warps)
+
+    def copies():
+        for i in range(runs):
+            for c, (block, warps) in enumerate(blocks):  # each copy its own slice: none finds it in L2
+                j = ((i * len(blocks) + c) % count) * stride
+                copy_kernel(src[j : j + n], dst[j : j + n], block, warps)
+
+    events, _ = _profiled(copies)
+    durations = list(events["end"] - events["start"])
+    if len(durations) != runs * len(blocks):
+        raise RuntimeError(f"{runs} copies of {size} bytes by {len(blocks)} kernels: {len(durations)} GPU events")
+    return 8 * n, min(statistics.median(durations[c :: len(blocks)]) for c in range(len(blocks)))
+
+
+def copy_time_curve(sizes: list[int], runs: int, device="cuda", blocks=COPY_BLOCKS,
+                    long_bytes: int = LONG_COPY_BYTES) -> pd.DataFrame:  # fmt: skip
     """The GPU time of an SM copy kernel (`copy_kernel`) moving each of `sizes` bytes (read +
     written, as `copy_bandwidth` counts them): for each of `blocks` ((floats per program, warps)),
     the median of `runs` copies' CUPTI kernel durations, the configurations interleaved copy by
@@ -192,34 +232,34 @@ def copy_time_curve(sizes: list[int], runs: int, device="cuda", blocks=COPY_BLOC
     size, at 512-byte aligned addresses (as the allocator places tensors), so it comes from DRAM.
     A kernel that only moves its bytes, not the driver's device-to-device memcpy: on an H100 a
     memcpy of a size that is not a multiple of 4 KiB takes 2.5-3 µs more, wherever it starts
-    (issue 47), a kernel's copy does not. Columns: bytes, copy_us, copy_gb_s."""
+    (issue 47), a kernel's copy does not. The same kernel's long copy of `long_bytes` (a 1 GiB copy,
+    as the floor's) is timed the same way, so that `scaled_curve` can set the curve on the floor's
+    copy (review rv19B S5). Columns: bytes, copy_us, copy_gb_s, long_copy_bytes, long_copy_us (the
+    same on every row)."""
     if not blocks:
         raise ValueError("blocks must name at least one (floats per program, warps) configuration")
     require_cuda("timing copies")
     l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20)
     rows = []
     for size in sizes:
-        n = max(1, size // 8)  # float32 elements read (and as many written)
-        stride = -(-n // 128) * 128  # each copy starts 512-byte aligned
-        count = max(2, -(-4 * l2 // (4 * stride)))
-        src, dst = torch.rand(count * stride, device=device), torch.empty(count * stride, device=device)
-        for block, warps in blocks:  # warm-up: compile each configuration
-            copy_kernel(src[:n], dst[:n], block, warps)
+        nbytes, us = _copy_us(size, runs, device, blocks, l2)
+        rows.append({"bytes": nbytes, "copy_us": us, "copy_gb_s": nbytes / us / 1e3})
+    long_moved, long_us = _copy_us(long_bytes, runs, device, blocks, l2)
+    return pd.DataFrame(rows).assign(long_copy_bytes=long_moved, long_copy_us=long_us)
 
-        def copies(src=src, dst=dst, n=n, stride=stride, count=count):
-            for i in range(runs):
-                for c, (block, warps) in enumerate(blocks):  # each copy its own slice: none finds it in L2
-                    j = ((i * len(blocks) + c) % count) * stride
-                    copy_kernel(src[j : j + n], dst[j : j + n], block, warps)
 
-        events, _ = _profiled(copies)
-        durations = list(events["end"] - events["start"])
-        if len(durations) != runs * len(blocks):
-            raise RuntimeError(f"{runs} copies of {size} bytes by {len(blocks)} kernels: {len(durations)} GPU events")
-        us = min(statistics.median(durations[c :: len(blocks)]) for c in range(len(blocks)))
-        rows.append({"bytes": 8 * n, "copy_us": us, "copy_gb_s": 8 * n / us / 1e3})
-        del src, dst
-    return pd.DataFrame(rows)
+def scaled_curve(curve: pd.DataFrame, bandwidth_gbs: float) -> pd.DataFrame:
+    """`copy_time_curve`'s curve with `at_floor_us`: each copy's time scaled by the floor's time for the
+    curve kernel's long copy over that kernel's own (long_copy_bytes at `bandwidth_gbs` / long_copy_us),
+    so that the scaled curve at long_copy_bytes is the floor's time: what is left between a size's scaled
+    time and its bytes at `bandwidth_gbs` is the size's alone, not the curve kernel's shortfall against
+    the floor's copy (review rv19B S5; notebook 12_speed_of_light). A curve without its long copy is refused."""
+    missing = {"long_copy_bytes", "long_copy_us"} - set(curve)
+    if missing:
+        raise ValueError(f"the curve has no {', '.join(sorted(missing))}: pass copy_time_curve's, which times its "
+                         "kernel's long copy")  # fmt: skip
+    scale = curve["long_copy_bytes"] / bandwidth_gbs / 1e3 / curve["long_copy_us"]
+    return curve.assign(at_floor_us=curve["copy_us"] * scale)
 
 
 def _union(intervals) -> float:
@@ -295,8 +335,9 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     grouped by kernel and what it computes. In ms per generation: own_ms (exclusive times: they add
     up to the replays' busy time), duration_ms (CUPTI's durations, which also count a kernel's wait
     for the one before under programmatic dependent launch), at_copy_ms (bytes at `bandwidth_gbs`),
-    at_size_ms (a copy of each launch's bytes, interpolated in `curve` from `copy_time_curve`; NaN
-    without one); median_us, one launch's exclusive time; rate_gb_s, its bytes over its own time. A
+    at_size_ms (a copy of each launch's bytes, interpolated in `curve` from `copy_time_curve` scaled to
+    the floor's copy, `scaled_curve`: so at_size_ms - at_copy_ms is the sizes' alone; NaN without a
+    curve); median_us, one launch's exclusive time; rate_gb_s, its bytes over its own time. A
     mismatch of names is an error naming
     the first launch that differs."""
     if "exclusive" not in kernels:
@@ -309,8 +350,8 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
             raise ValueError(f"launch {i}: the timeline has {got}, the step calls {want} ({what}) there")
     nbytes = np.array([b for *_, b in calls], dtype=float)
     if curve is not None and len(curve):
-        c = curve.sort_values("bytes")
-        at_size = np.where(nbytes > 0, np.interp(nbytes, c["bytes"], c["copy_us"]), 0.0)
+        c = scaled_curve(curve, bandwidth_gbs).sort_values("bytes")  # the floor's copy at the long copy's size
+        at_size = np.where(nbytes > 0, np.interp(nbytes, c["bytes"], c["at_floor_us"]), 0.0)
     else:
         at_size = np.full(len(calls), np.nan)
     frame = pd.DataFrame({"kernel": names, "what": [w for _, w, _ in calls], "bytes": nbytes,
@@ -330,18 +371,19 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     return out
 
 
-def curve_top(curve: pd.DataFrame | None, bandwidth_gbs=None) -> tuple[float, float] | None:
-    """The copy curve's largest copy (`copy_time_curve`): its MB and its rate as a share of `bandwidth_gbs`, the
-    long copy's (the floor's rate); None without both (notebook 12_speed_of_light)."""
-    if curve is None or not len(curve) or not bandwidth_gbs:
+def curve_calibration(curve: pd.DataFrame | None, bandwidth_gbs=None) -> tuple[float, float] | None:
+    """How `scaled_curve` sets the copy curve on the floor's copy (`copy_time_curve`): the MB of its kernel's
+    long copy and that kernel's rate for it as a share of `bandwidth_gbs` (the floor's copy), the factor the
+    curve's times are scaled by; None without both (notebook 12_speed_of_light; review rv19B S5)."""
+    if curve is None or not len(curve) or not bandwidth_gbs or "long_copy_us" not in curve:
         return None
-    top = curve.loc[curve["bytes"].idxmax()]
-    share = float(top["bytes"]) / bandwidth_gbs / 1e3 / float(top["copy_us"])
-    return (float(top["bytes"]) / 1e6, share) if 0 < share < math.inf else None  # NaN or none: not said
+    nbytes, us = float(curve["long_copy_bytes"].iloc[0]), float(curve["long_copy_us"].iloc[0])
+    share = nbytes / bandwidth_gbs / 1e3 / us  # the floor's time for its bytes over the kernel's
+    return (nbytes / 1e6, share) if 0 < share < math.inf else None  # NaN or none: not said
 
 
 def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kernels=None, timeline=None,
-                    wall_profiled_ms=None, errors: dict | None = None, curve_top=None) -> pd.DataFrame:  # fmt: skip
+                    wall_profiled_ms=None, errors: dict | None = None, calibration=None) -> pd.DataFrame:  # fmt: skip
     """The waterfall from the floor to `measured_ms`, one row per term of `TERMS`, then the
     remainder and the total (notebook 12_speed_of_light). Inputs: the floor and the arithmetic's
     time (ms), `kernel_table`'s table, `timeline_terms`' dict, the profiled generation's wall time;
@@ -349,9 +391,10 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     "timeline", "wall"). Columns: term, ms, start_ms, end_ms (where its bar starts and ends, the
     terms stacked in order), status ("measured", "derived", "not measured", "remainder", "total": a term
     with a value is "derived" where its basis says so, else "measured"), basis (the status, but for a term
-    with a value that is derived from measurements, how: `DERIVED`), note. `curve_top` (`curve_top`: the
-    copy curve's largest copy, MB and its share of the long copy's rate) is said beside the small copies' term:
-    the curve's copy kernel is not the floor's copy, so part of that term may be the kernel's (review rvB13 N2).
+    with a value that is derived from measurements, how: `DERIVED`), note. `calibration` (`curve_calibration`:
+    the MB of the copy curve kernel's long copy and that kernel's rate for it as a share of the floor's copy)
+    is said beside the small copies' term: the curve was scaled by it, so the term is the sizes' alone and the
+    curve kernel's difference from the floor's copy falls in the next term (reviews rvB13 N2, rv19B S5).
     The measured terms and the remainder add up to `measured_ms`."""
     errors = errors or {}
     us = (lambda key: timeline[key] / 1e3) if timeline is not None else None
@@ -393,11 +436,12 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
                     "and are not counted")  # fmt: skip
         elif term == KERNELS:
             note = "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
-        elif term == SMALL and curve_top:
-            mb, share = curve_top
-            sway = "part of this term may be that kernel's, not size" if share < 1 else "this term may understate size"
-            note = (f"the curve's largest copy ({mb:,.0f} MB) runs at {share:.1%} of the long copy's rate: the "
-                    f"curve's copy kernel is not the floor's copy, so {sway}")  # fmt: skip
+        elif term == SMALL and calibration:
+            mb, share = calibration
+            note = (f"the copy curve is scaled by {share:.3f}: its kernel's long copy ({mb:,.0f} MB read and "
+                    f"written) ran at {share:.1%} of the floor's copy rate, so scaled it takes the floor's time and "
+                    "this term is size alone; that kernel's difference from the floor's copy falls in the next "
+                    "term")  # fmt: skip
         basis = DERIVED.get(term, MEASURED)
         status = DERIVED_STATUS if basis.startswith(DERIVED_STATUS) else MEASURED
         rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": status,
@@ -471,7 +515,7 @@ def measure_waterfall(model, *, generator: str = "graph_triton_fused", batch_siz
         errors["kernels"] = f"needs the timeline ({errors['timeline']})"
     terms = waterfall_table(measured, floor_ms=floor, compute_ms=compute, kernels=kernels, timeline=timeline,
                             wall_profiled_ms=wall_profiled, errors=errors,
-                            curve_top=curve_top(curve, bandwidth_gbs))  # fmt: skip
+                            calibration=curve_calibration(curve, bandwidth_gbs))  # fmt: skip
     summary = {"steps_per_graph": steps_per_graph, "replays": timeline["replays"] if timeline else None,
                "steps": steps, "measured_ms": measured, "wall_profiled_ms": wall_profiled, "gpu_busy_ms": busy,
                "wall_minus_busy_ms": None if busy is None else measured - busy}  # fmt: skip
