@@ -373,7 +373,9 @@ else:
 # undecided may still differ in rank when a third beats only one of them). Speed-ups are paired (the
 # median over rounds of the base's time over the variant's, > 1: faster; notebook 00); "× task
 # floor" is the median time over the floor; "GB/s" the bytes the generator must move (its own
-# floor's, notebook 12) over its median time: a rate beside the time, not a ranking. What counts against a variant is what the rounds show
+# floor's, notebook 12) over its median time: a rate beside the time, not a ranking, and of bytes
+# only: a generator whose own floor is its arithmetic (notebook 12's `bound_by`; naive, which
+# recomputes the whole sequence every step, can be one) is not held back by its bytes. What counts against a variant is what the rounds show
 # about a difference, not its size: a real difference that the rounds do not also show to lie within
 # ±5% counts, while a difference shown to lie within ±5% (no effect) or still undecided does not. So
 # a smaller difference can part two ranks where a larger one, shown to lie inside the band, leaves

@@ -308,8 +308,10 @@ if len(products):
 # A product whose time barely follows its bytes or its rows points to a cost per kernel that
 # neither sets: starting the blocks, filling the pipeline of loads, writing the result, waiting
 # for the slowest multiprocessor (this notebook does not measure those parts apart), or to another
-# kernel: cuBLAS chooses one per shape, and the sentence after the table names where a product's
-# shapes ran different ones (one profiled replay per shape, the `kernels` column of its rows). A decode
+# kernel: cuBLAS chooses one per shape, and the sentence after the table says, per product and
+# split, whether the rows changed the kernels it ran and whether they split the sum (split-K; one
+# profiled replay per shape, the `kernels` column of its rows). `rate_gb_s` counts the weight's
+# bytes only: at more rows a product also writes more outputs (the LM head its logits). A decode
 # step would pay such a cost for every one of its products, and at a small batch the bytes alone
 # are few enough for it to matter. Going further means larger
 # batches (the same fixed cost for more tokens), fewer bytes (bf16 or int8 weights: not
@@ -338,9 +340,10 @@ if len(products):
 # * **copies of each kernel's size**: a short copy cannot reach a long copy's bandwidth (perhaps
 #   because its blocks take time to start and to drain, which this notebook does not measure
 #   apart); we time copies of each kernel's size with one copy kernel, and its 1 GiB copy too, scale
-#   those times so that its 1 GiB copy takes the floor's time (the copy kernel is not the floor's
-#   copy: the row's note says by what factor), and take the difference: this term is size alone, and
-#   the copy kernel's own difference from the floor's copy falls in the next one;
+#   those times, every size by the same factor, so that its 1 GiB copy takes the floor's time (the
+#   copy kernel is not the floor's copy: the row's note says by what factor, or why the curve was not
+#   scaled), and take the difference: this term is size alone, and the copy kernel's own difference
+#   from the floor's copy falls in the next one;
 # * **kernels slower than copies of their size**: each kernel's exclusive time beyond a copy of its
 #   bytes. With programmatic dependent launch (Hopper and later) a kernel starts before the one
 #   before it ends and waits on the GPU for its inputs, and CUPTI's duration counts that wait

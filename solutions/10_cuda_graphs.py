@@ -190,7 +190,8 @@ else:
 # its own decoder, captured while the setting holds (its first call). Same tokens first, then
 # one interleaved timing and each decoder's idle share and GPU busy time, as in sections 3 to 5 of
 # notebook 10. A kernel launched early under PDL counts its wait as busy, so the two idle shares
-# are not comparable (notebook 10, section 4): the busy times from the kernels' own times are.
+# are not comparable (notebook 10, section 4), nor are the busy times from the kernels' own times,
+# which come from the same busy intervals: the paired timing is.
 # Below compute capability 9 (Hopper) `tokgen.kernels` never launches with PDL, so the two
 # decoders are the same and the cell says so instead of timing them.
 
@@ -226,7 +227,7 @@ if hopper:
     results["gpu_idle_fraction"] = results["variant"].map(lambda n: idle[n]["gpu_idle_fraction"])
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_us_per_step", "durations_us_per_step",
                        "gpu_idle_fraction"]], digits=3))  # fmt: skip
-    say(tokgen.display.pdl_idle_caveat(pdl_kernels))  # PDL's idle share is a lower bound: compare busy times
+    say(tokgen.display.pdl_idle_caveat(pdl_kernels))  # busy time and idle share count PDL's waits alike
     say(f"PDL on against off: {speedup_text(tokgen.gain(results, pdl_variants[0].name, pdl_variants[1].name))}.")
 elif CUDA:
     say(tokgen.display.pdl_unavailable_text(torch.cuda.get_device_name(), torch.cuda.get_device_capability()))

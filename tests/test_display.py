@@ -1271,9 +1271,10 @@ def test_kind_change_text_names_the_kind_that_changed_most_only_above_one_percen
     assert "per token" not in small + large
 
 
-def test_pdl_idle_caveat_sets_busy_times_side_by_side_and_says_the_pdl_idle_share_is_not_comparable():
-    """rv19B S1: a PDL decoder's idle share is a lower bound (its kernels count their wait as busy):
-    the caveat names it, gives each decoder's busy time from own times and the durations' overlap."""
+def test_pdl_idle_caveat_says_busy_time_and_idle_share_count_the_same_wait_and_points_to_the_paired_speed_up():
+    """rv19B S1, rr20h M1: a PDL decoder's kernels count their early-launched wait as busy, in its busy time from
+    own times and in its idle share alike (both from the same busy intervals): the caveat gives each decoder's busy
+    time and the durations' overlap, and sends the comparison to the paired speed-up, not to either of them."""
     kernels = pd.DataFrame({"variant": ["off", "off", "on", "on"], "kind": ["a", "b", "a", "b"],
                             "us_per_token": [500.0, 250.0, 600.0, 240.0],
                             "own_us_per_token": [500.0, 250.0, 500.0, 240.0]})  # fmt: skip
@@ -1281,12 +1282,30 @@ def test_pdl_idle_caveat_sets_busy_times_side_by_side_and_says_the_pdl_idle_shar
     assert text == ("`off` busy 750 µs per decode step (own times), its kernels' durations add up to 750 µs (0 µs of "
                     "overlap); `on` busy 740 µs per decode step (own times), its kernels' durations add up to 840 µs "
                     "(100 µs of overlap). `on`: kernels overlapped (a kernel launched early under PDL counts its wait "
-                    "for the one before as busy), so the idle share is a lower bound on the time no kernel did work, "
-                    "not comparable with that of a decoder whose kernels did not overlap: compare the busy times (one "
-                    "profile each, not a paired speed-up), not the idle shares.")  # fmt: skip
+                    "for the one before as busy). The busy time (own times) and the idle share come from the same "
+                    "busy intervals, so both count such a wait as busy, and their difference between the decoders is "
+                    "not PDL's effect alone: the paired speed-up below is the comparison; the overlap (durations − "
+                    "own) shows how far PDL launched kernels early.")  # fmt: skip
+    assert "compare the busy times" not in text
     plain = display.pdl_idle_caveat(kernels[kernels["variant"] == "off"])
     assert plain.endswith("No decoder's kernels overlapped by more than 1%: their idle shares compare (one profile "
                           "each, not a paired speed-up).")  # fmt: skip
+
+
+def test_pdl_idle_caveat_says_not_measured_where_a_decoders_durations_are_missing():
+    """rr20h N3: a NaN duration is not skipped in the sum (that printed "-440 µs of overlap" and "No decoder's
+    kernels overlapped"): that decoder's durations read "not measured" and nothing is said of its overlap."""
+    kernels = pd.DataFrame({"variant": ["off", "off", "on", "on"], "kind": ["a", "b", "a", "b"],
+                            "us_per_token": [500.0, 250.0, float("nan"), 240.0],
+                            "own_us_per_token": [500.0, 250.0, 500.0, 240.0]})  # fmt: skip
+    text = display.pdl_idle_caveat(kernels)
+    assert text == ("`off` busy 750 µs per decode step (own times), its kernels' durations add up to 750 µs (0 µs of "
+                    "overlap); `on` busy 740 µs per decode step (own times), its kernels' durations not measured. "
+                    "Whether `on`'s kernels overlapped is not known (not measured): the paired speed-up below is the "
+                    "comparison.")  # fmt: skip
+    own = kernels.assign(us_per_token=[500.0, 250.0, 600.0, 240.0], own_us_per_token=[500.0, 250.0, 500.0, None])
+    assert "`on` busy not measured per decode step (own times), its kernels' durations add up to 840 µs." in (
+        display.pdl_idle_caveat(own))  # fmt: skip
 
 
 def test_copy_floor_text_states_the_bandwidth_copies_and_floor():

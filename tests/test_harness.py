@@ -709,11 +709,39 @@ def test_time_products_records_the_kernels_each_shape_ran(monkeypatch):
             "no GPU activity)").all()  # fmt: skip
     assert (out["status"] == "ok").all() and out["median_us"].notna().all()  # its times stand
     said = bandwidth.kernel_change_text(out)
-    assert said.startswith("Kernels each shape ran (one profiled replay each): `attention qkv` ran other kernels at "
-                           "another shape (8 rows: `gemv`; 8 rows, split in 2: `splitK_gemm`, `reduce`); ")
-    assert "`mlp down` ran other" not in said and "`mlp down`: the same kernels at every shape timed." in said
+    assert said.startswith("Kernels each shape ran (one profiled replay each): `attention qkv`, undivided: 8 rows "
+                           "only (split-K: no); `attention qkv`, split in 2: 8 rows only (split-K: yes); ")
+    assert "`mlp down`, undivided: 8 rows only (split-K: yes)" in said  # (16, 4): splitK_gemm undivided too
     assert "LM head" not in said  # not profiled: nothing said of it
+    assert said.endswith(". A split shape runs as one batched product (`torch.bmm`, without the bias), so its kernels "
+                         "differ from the undivided shape's by construction.")  # fmt: skip
     assert bandwidth.kernel_change_text(out.drop(columns="kernels")) == ""
+
+
+def test_kernel_change_text_says_per_product_and_split_whether_the_rows_changed_the_kernels():
+    """rr20h S1: notebook 12's grid (32 and 256 rows, undivided and split in 4). A split shape is a batched product
+    (`bmm`, no bias), so comparing all four shapes always found "other kernels": grouped by product and split, the
+    rows' effect is said on its own, with split-K by name (a splitKreduce kernel, or segment-K on)."""
+    gemm_off = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_execute_segment_k_off_kernel__5x_cublas"
+    gemm_on = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_execute_segment_k_on_kernel__5x_cublas"
+    kernels = {  # (product, rows, splits): what the profiled replay ran
+        ("attention out", 32, 1): "gemv2T_kernel ×48", ("attention out", 256, 1): f"{gemm_off} ×48",
+        ("attention out", 32, 4): f"{gemm_on} ×48", ("attention out", 256, 4): f"{gemm_on} ×48",
+        ("mlp down", 32, 1): "gemmk1_kernel ×48; splitKreduce_kernel ×48", ("mlp down", 256, 1): "not profiled (x)",
+        ("mlp down", 32, 4): f"{gemm_off} ×48", ("mlp down", 256, 4): f"{gemm_off} ×48",
+    }  # fmt: skip
+    products = pd.DataFrame([{"product": p, "rows": r, "splits": s, "status": "ok", "kernels": k}
+                             for (p, r, s), k in kernels.items()])  # fmt: skip
+    assert bandwidth.kernel_change_text(products) == (
+        "Kernels each shape ran (one profiled replay each): `attention out`, undivided: 32 rows ran `gemv2T_kernel` "
+        f"(split-K: no), 256 rows ran `{gemm_off}` (split-K: no); `attention out`, split in 4: the same kernels at 32 "
+        "and 256 rows (split-K: yes); `mlp down`, undivided: 32 rows only (split-K: yes); `mlp down`, split in 4: the "
+        "same kernels at 32 and 256 rows (split-K: no). A split shape runs as one batched product (`torch.bmm`, "
+        "without the bias), so its kernels differ from the undivided shape's by construction."
+    )
+    undivided = bandwidth.kernel_change_text(products[products["splits"] == 1])
+    assert "batched" not in undivided and undivided.endswith("`mlp down`, undivided: 32 rows only (split-K: yes).")
+    assert not bandwidth.split_k(("gemv2T_kernel", gemm_off)) and bandwidth.split_k(("a", "splitKreduce_kernel"))
 
 
 def test_the_recorded_bandwidth_and_the_fastest_generator_come_from_notebook_10s_tables(tmp_path, monkeypatch):

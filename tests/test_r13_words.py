@@ -37,9 +37,9 @@ def test_the_small_copies_term_says_how_far_the_curves_kernel_is_from_the_floors
     w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, calibration=(2000.0, 2500 / 2600),
                                   errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
     assert w.loc[waterfall.SMALL, "note"] == (
-        "the copy curve is scaled by 0.962: its kernel's long copy (2,000 MB read and written) ran at 96.2% of the "
-        "floor's copy rate, so scaled it takes the floor's time and this term is size alone; that kernel's difference "
-        "from the floor's copy falls in the next term")
+        "the copy curve is scaled by 0.962 (applied at every size): its kernel's long copy (2,000 MB read and "
+        "written) ran at 96.2% of the floor's copy rate, so scaled it takes the floor's time and this term is size "
+        "alone; that kernel's difference from the floor's copy falls in the next term")
     w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k,
                                   errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
     assert w.loc[waterfall.SMALL, "note"] == ""
@@ -139,8 +139,9 @@ def test_edges_of_the_r13_templates():
     k = pd.DataFrame({"own_ms": [0.01], "duration_ms": [0.01], "at_copy_ms": [0.005], "at_size_ms": [0.006]})
     w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k, calibration=(2000.0, 1.25),
                                   errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
-    assert w.loc[waterfall.SMALL, "note"].startswith("the copy curve is scaled by 1.250: its kernel's long copy "
-                                                     "(2,000 MB read and written) ran at 125.0% of the floor's")
+    assert w.loc[waterfall.SMALL, "note"].startswith("the copy curve is scaled by 1.250 (applied at every size): its "
+                                                     "kernel's long copy (2,000 MB read and written) ran at 125.0% of "
+                                                     "the floor's")  # fmt: skip
     assert whole_percents({"a": 155, "b": 43, "c": 2}, 200) == {"a": 78, "b": 21, "c": 1}
     assert whole_percents({"a": 1, "b": 1, "c": 1}, 3) == {"a": 34, "b": 33, "c": 33}
 

@@ -1,5 +1,7 @@
 """The gap waterfall (tokgen.waterfall): a fake timeline with known durations and gaps gives known terms."""
 
+from types import SimpleNamespace
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -138,9 +140,48 @@ def test_the_copy_curve_is_scaled_to_the_floors_copy_before_each_kernels_size_is
     w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k.reset_index(), errors={"timeline":
                                   "no GPU"}, calibration=(2147.5, 0.862)).set_index("term")  # fmt: skip
     assert w.loc[waterfall.SMALL, "note"] == (
-        "the copy curve is scaled by 0.862: its kernel's long copy (2,148 MB read and written) ran at 86.2% of the "
-        "floor's copy rate, so scaled it takes the floor's time and this term is size alone; that kernel's difference "
-        "from the floor's copy falls in the next term")
+        "the copy curve is scaled by 0.862 (applied at every size): its kernel's long copy (2,148 MB read and "
+        "written) ran at 86.2% of the floor's copy rate, so scaled it takes the floor's time and this term is size "
+        "alone; that kernel's difference from the floor's copy falls in the next term")
+
+
+def test_a_failed_long_copy_keeps_the_curve_unscaled_and_the_term_says_why(monkeypatch):
+    """rr20h S4: the 1 GiB copy that sets the curve on the floor's copy can fail (out of memory on a 16 GB card)
+    after every size was timed; the sizes' times are kept, the curve is used unscaled (factor 1: CURVE's 1000 B
+    launch 4 µs, its 2000 B one 6 µs, as the curve's own kernel copied them), and the term's note and basis say
+    that it was not scaled, and why."""
+    timed = []
+
+    def copy_us(size, runs, device, blocks, l2):
+        timed.append(size)
+        if size == waterfall.LONG_COPY_BYTES:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 GiB\nmore")
+        return size, {500: 3.0, 4000: 10.0}[size]
+
+    monkeypatch.setattr(waterfall, "require_cuda", lambda what: None)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: SimpleNamespace(L2_cache_size=2**20))
+    monkeypatch.setattr(waterfall, "_copy_us", copy_us)
+    curve = waterfall.copy_time_curve([500, 4000], 3, device="cuda")
+    assert timed == [500, 4000, waterfall.LONG_COPY_BYTES]
+    assert curve["copy_us"].tolist() == [3.0, 10.0] and curve["long_copy_us"].isna().all()
+    assert (curve["long_copy_error"] == "OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB").all()
+    assert waterfall.scaled_curve(curve, 2.0)["at_floor_us"].tolist() == [3.0, 10.0]  # factor 1, whatever the rate
+    t = waterfall.timeline_terms(fake_events(), STEP)
+    k = waterfall.kernel_table(t["kernels"], CALLS, 1.0, curve).set_index("what")
+    assert k.loc["a", "at_size_ms"] == pytest.approx(0.008) and k.loc["b", "at_size_ms"] == pytest.approx(0.012)
+    why = waterfall.curve_calibration(curve, 1.0)
+    assert why == "its kernel's long copy was not timed (OutOfMemoryError: CUDA out of memory. Tried to allocate " \
+        "1.00 GiB)"  # fmt: skip
+    w = waterfall.waterfall_table(0.2, floor_ms=0.004, compute_ms=0.001, kernels=k.reset_index(), calibration=why,
+                                  errors={"timeline": "no GPU"}).set_index("term")  # fmt: skip
+    assert w.loc[waterfall.SMALL, "ms"] == pytest.approx(0.020 - 0.006)  # at size 2 × (4 + 6) µs, at copy 2 × 3 µs
+    assert w.loc[waterfall.SMALL, "note"] == (
+        "not scaled: its kernel's long copy was not timed (OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        "1.00 GiB), so the copy curve is its kernel's own and this term holds that kernel's difference from the "
+        "floor's copy as well as size")  # fmt: skip
+    assert w.loc[waterfall.SMALL, "basis"] == waterfall.UNSCALED and w.loc[waterfall.SMALL, "status"] == "derived"
+    assert waterfall.curve_calibration(curve.drop(columns="long_copy_error"), 1.0) == (
+        "its kernel's long copy was not timed")  # fmt: skip
 
 
 def test_kernel_table_names_the_first_launch_that_differs():
@@ -470,7 +511,9 @@ def test_copy_kernel_copies_and_its_curve_grows_with_the_bytes():
     # the sizes where the driver's memcpy jumped (2.36 MB, 7.1 MB, 9.44 MB: not multiples of 4 KiB) among others
     sizes = [393216, 1572864, 2362368, 3145728, 7096320, 9440256, 9461760, 25165824, 154791560]
     curve = waterfall.copy_time_curve(sizes, 30)
-    assert list(curve.columns) == ["bytes", "copy_us", "copy_gb_s", "long_copy_bytes", "long_copy_us"]
+    assert list(curve.columns) == ["bytes", "copy_us", "copy_gb_s", "long_copy_bytes", "long_copy_us",
+                                   "long_copy_error"]  # fmt: skip
+    assert (curve["long_copy_error"] == "").all() and (curve["long_copy_us"] > 0).all()  # timed: no error (rr20h S4)
     assert curve["bytes"].tolist() == sizes and (curve["long_copy_bytes"] == 2 * 2**30).all()  # a 1 GiB copy
     us = curve["copy_us"].to_numpy()
     assert (np.diff(us) > -0.05 * us[:-1]).all(), curve.to_string()  # more bytes never take less time (5%)
@@ -523,7 +566,9 @@ def test_the_basis_column_says_which_terms_are_derived_from_measurements():
                waterfall.COMPUTE: "derived (operations at the measured TF32 rate)",
                waterfall.EXTRA_BYTES: "derived (bytes at the measured copy bandwidth)",
                waterfall.SMALL: "derived (measured copy curve, scaled to the floor's copy at its kernel's long copy, "
-                                "interpolated at each kernel's bytes)",
+                                "interpolated at each kernel's bytes; the factor applies at every size, so at a size "
+                                "where the curve's kernel moves bytes faster than in its long copy a kernel's term can "
+                                "be below zero)",
                waterfall.KERNELS: "measured own times minus the derived terms above"}  # fmt: skip
     assert w.loc[list(derived), "basis"].to_dict() == derived
     timed = [waterfall.GAPS, waterfall.STOP_GPU, waterfall.LAUNCH, waterfall.AROUND, waterfall.HOST]

@@ -441,25 +441,44 @@ def _kernel_names(text) -> tuple[str, ...]:
     return tuple(part.rsplit(" ×", 1)[0] for part in text.split("; "))
 
 
+SPLIT_K_MARKS = ("splitk", "segment_k_on")  # in a kernel's name (any case): cuBLAS's split-K reduce, segment-K on
+
+
+def split_k(names) -> bool:
+    """Whether kernels of these names split the sum over K between blocks: a `splitKreduce` kernel, or a
+    cuBLAS kernel with segment-K on ("…segment_k_on…"), by name (notebook 12_speed_of_light)."""
+    return any(mark in name.lower() for name in names for mark in SPLIT_K_MARKS)
+
+
 def kernel_change_text(products: pd.DataFrame) -> str:
-    """Which products ran other kernels at another shape, from `time_products`' `kernels` column (one profiled
-    replay per shape; review rv19B S7; notebook 12_speed_of_light): per product whose shapes did not all run the
-    same kernels, each shape's kernels; then the products whose shapes all did. "" where no shape was profiled."""
+    """Whether the rows changed cuBLAS's choice of kernels, from `time_products`' `kernels` column (one profiled
+    replay per shape; reviews rv19B S7, rr20h S1; notebook 12_speed_of_light): per product and split, "the same
+    kernels at 32 and 256 rows" (or "32 rows only") or each row count's kernels, with "split-K: yes/no"
+    (`split_k`) per row count; then, where a split shape was profiled, that it is one batched product
+    (`torch.bmm`, no bias), so its kernels differ from the undivided shape's by construction. "" where no shape
+    was profiled."""
     if "kernels" not in products:
         return ""
     ok = products[products["status"] == "ok"]
     ok = ok[ok["kernels"].map(_kernel_names).map(bool)]  # profiled shapes only
-    changed, same = [], []
-    for name, rows in ok.groupby("product", sort=False):
+    said = []
+    for (name, splits), rows in ok.groupby(["product", "splits"], sort=False):
+        cut = "undivided" if splits == 1 else f"split in {splits}"
         names = [_kernel_names(k) for k in rows["kernels"]]
+        counts = " and ".join(str(r) for r in rows["rows"])
         if len(set(names)) == 1:
-            same.append(f"`{name}`")
+            word = "yes" if split_k(names[0]) else "no"
+            at = f"the same kernels at {counts} rows" if len(names) > 1 else f"{counts} rows only"
+            said.append(f"`{name}`, {cut}: {at} (split-K: {word})")
             continue
-        shapes = "; ".join(f"{r.rows} rows{f', split in {r.splits}' if r.splits > 1 else ''}: "
-                           + ", ".join(f"`{k}`" for k in n) for r, n in zip(rows.itertuples(), names))  # fmt: skip
-        changed.append(f"`{name}` ran other kernels at another shape ({shapes})")
-    said = changed + ([f"{', '.join(same)}: the same kernels at every shape timed"] if same else [])
-    return ("Kernels each shape ran (one profiled replay each): " + "; ".join(said) + ".") if said else ""
+        each = ", ".join(f"{r} rows ran {', '.join(f'`{k}`' for k in n)} (split-K: {'yes' if split_k(n) else 'no'})"
+                         for r, n in zip(rows["rows"], names))  # fmt: skip
+        said.append(f"`{name}`, {cut}: {each}")
+    if not said:
+        return ""
+    bmm = (" A split shape runs as one batched product (`torch.bmm`, without the bias), so its kernels differ from "
+           "the undivided shape's by construction." if (ok["splits"] > 1).any() else "")  # fmt: skip
+    return "Kernels each shape ran (one profiled replay each): " + "; ".join(said) + "." + bmm
 
 
 def product_rounds(products: pd.DataFrame, product: str, rows: int, splits: int) -> list[float]:

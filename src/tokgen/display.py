@@ -1512,21 +1512,39 @@ def pdl_idle_caveat(kernels: pd.DataFrame, share: float = OVERLAP_SHARE) -> str:
     """Under a table that sets decoders with and without PDL side by side (notebook 10_cuda_graphs's
     solution, exercise 4): each decoder's GPU busy time per decode step from its kernels' own times,
     the durations' sum and their overlap (`kernels`: variant, us_per_token, own_us_per_token per
-    kind, `tokgen.profiling.kernel_table`'s); where some decoder's durations overlap
-    (`durations_overlap`), its idle share is a lower bound and not comparable with the others', so
-    the busy times are what to compare (one profile each, not a paired speed-up; review rv19B S1)."""
-    sums = kernels.groupby("variant", sort=False)[["us_per_token", "own_us_per_token"]].sum()
-    each = "; ".join(f"`{v}` busy {r.own_us_per_token:.0f} µs per decode step (own times), its kernels' durations "
-                     f"add up to {r.us_per_token:.0f} µs ({r.us_per_token - r.own_us_per_token:.0f} µs of overlap)"
-                     for v, r in sums.iterrows())  # fmt: skip
-    early = [v for v in sums.index if durations_overlap(kernels, v, share)]
-    if not early:
-        return (f"{each}. No decoder's kernels overlapped by more than {share:.0%}: their idle shares compare "
-                "(one profile each, not a paired speed-up).")  # fmt: skip
-    return (f"{each}. {' and '.join(f'`{v}`' for v in early)}: kernels overlapped (a kernel launched early under PDL "
-            "counts its wait for the one before as busy), so the idle share is a lower bound on the time no kernel "
-            "did work, not comparable with that of a decoder whose kernels did not overlap: compare the busy times "
-            "(one profile each, not a paired speed-up), not the idle shares.")  # fmt: skip
+    kind, `tokgen.profiling.kernel_table`'s; a decoder with a duration or own time missing reads "not
+    measured" there, review rr20h N3). Where some decoder's durations overlap (`durations_overlap`), the
+    busy time and the idle share come from the same busy intervals (`profiling.own_times` add up to the
+    union), so both count a kernel's early-launched wait as busy: neither compares the decoders, the
+    paired speed-up printed below does, and the overlap shows how far PDL launched kernels early
+    (reviews rv19B S1, rr20h M1)."""
+    columns = ["us_per_token", "own_us_per_token"]
+    sums = kernels.groupby("variant", sort=False)[columns].agg(lambda s: s.sum(min_count=len(s)))  # NaN: not measured
+    measured = [v for v, r in sums.iterrows() if r.notna().all()]
+
+    def each(v, r):
+        busy = "not measured" if r.own_us_per_token != r.own_us_per_token else f"{r.own_us_per_token:.0f} µs"
+        if v not in measured:
+            durations = ("not measured" if r.us_per_token != r.us_per_token else
+                         f"add up to {r.us_per_token:.0f} µs")  # fmt: skip
+            return f"`{v}` busy {busy} per decode step (own times), its kernels' durations {durations}"
+        return (f"`{v}` busy {busy} per decode step (own times), its kernels' durations add up to "
+                f"{r.us_per_token:.0f} µs ({r.us_per_token - r.own_us_per_token:.0f} µs of overlap)")  # fmt: skip
+
+    said = "; ".join(each(v, r) for v, r in sums.iterrows())
+    early = [v for v in measured if durations_overlap(kernels, v, share)]
+    unknown = [v for v in sums.index if v not in measured]
+    if early:
+        return (f"{said}. {' and '.join(f'`{v}`' for v in early)}: kernels overlapped (a kernel launched early under "
+                "PDL counts its wait for the one before as busy). The busy time (own times) and the idle share come "
+                "from the same busy intervals, so both count such a wait as busy, and their difference between the "
+                "decoders is not PDL's effect alone: the paired speed-up below is the comparison; the overlap "
+                "(durations − own) shows how far PDL launched kernels early.")  # fmt: skip
+    if unknown:
+        return (f"{said}. Whether {' and '.join(f'`{v}`' for v in unknown)}'s kernels overlapped is not known "
+                "(not measured): the paired speed-up below is the comparison.")  # fmt: skip
+    return (f"{said}. No decoder's kernels overlapped by more than {share:.0%}: their idle shares compare "
+            "(one profile each, not a paired speed-up).")  # fmt: skip
 
 
 def pdl_unavailable_text(gpu: str, capability: tuple[int, int]) -> str:

@@ -62,9 +62,11 @@ DERIVED = {
     COMPUTE: "derived (operations at the measured TF32 rate)",
     EXTRA_BYTES: "derived (bytes at the measured copy bandwidth)",
     SMALL: "derived (measured copy curve, scaled to the floor's copy at its kernel's long copy, interpolated at each "
-           "kernel's bytes)",
+           "kernel's bytes; the factor applies at every size, so at a size where the curve's kernel moves bytes "
+           "faster than in its long copy a kernel's term can be below zero)",
     KERNELS: "measured own times minus the derived terms above",
 }
+UNSCALED = "derived (measured copy curve, not scaled: its long copy was not timed; interpolated at each kernel's bytes)"
 MEASURED, DERIVED_STATUS = "measured", "derived"  # the status of a term with a value: its basis's first word
 VALUED = (MEASURED, DERIVED_STATUS)
 STEP_KERNELS = ("_embed_kernel", "_norm_linear_kernel", "_attend_filled_kernel", "_linear_residual_kernel",
@@ -235,7 +237,8 @@ def copy_time_curve(sizes: list[int], runs: int, device="cuda", blocks=COPY_BLOC
     (issue 47), a kernel's copy does not. The same kernel's long copy of `long_bytes` (a 1 GiB copy,
     as the floor's) is timed the same way, so that `scaled_curve` can set the curve on the floor's
     copy (review rv19B S5). Columns: bytes, copy_us, copy_gb_s, long_copy_bytes, long_copy_us (the
-    same on every row)."""
+    same on every row), long_copy_error: "" or, where the long copy failed (out of memory on a small card, a
+    profile with no event), why; its µs is then NaN and the curve is kept, unscaled (review rr20h S4)."""
     if not blocks:
         raise ValueError("blocks must name at least one (floats per program, warps) configuration")
     require_cuda("timing copies")
@@ -244,8 +247,9 @@ def copy_time_curve(sizes: list[int], runs: int, device="cuda", blocks=COPY_BLOC
     for size in sizes:
         nbytes, us = _copy_us(size, runs, device, blocks, l2)
         rows.append({"bytes": nbytes, "copy_us": us, "copy_gb_s": nbytes / us / 1e3})
-    long_moved, long_us = _copy_us(long_bytes, runs, device, blocks, l2)
-    return pd.DataFrame(rows).assign(long_copy_bytes=long_moved, long_copy_us=long_us)
+    timed, why = attempt(_copy_us, long_bytes, runs, device, blocks, l2)  # its failure loses no size's time
+    long_moved, long_us = timed if timed is not None else (long_bytes, math.nan)
+    return pd.DataFrame(rows).assign(long_copy_bytes=long_moved, long_copy_us=long_us, long_copy_error=why or "")
 
 
 def scaled_curve(curve: pd.DataFrame, bandwidth_gbs: float) -> pd.DataFrame:
@@ -253,12 +257,15 @@ def scaled_curve(curve: pd.DataFrame, bandwidth_gbs: float) -> pd.DataFrame:
     curve kernel's long copy over that kernel's own (long_copy_bytes at `bandwidth_gbs` / long_copy_us),
     so that the scaled curve at long_copy_bytes is the floor's time: what is left between a size's scaled
     time and its bytes at `bandwidth_gbs` is the size's alone, not the curve kernel's shortfall against
-    the floor's copy (review rv19B S5; notebook 12_speed_of_light). A curve without its long copy is refused."""
+    the floor's copy (review rv19B S5; notebook 12_speed_of_light). The factor is applied at every size. A curve
+    without its long copy's columns is refused; one whose long copy was not timed (NaN: it failed,
+    `copy_time_curve`'s long_copy_error) is left unscaled, factor 1, and `curve_calibration` says why (rr20h S4)."""
     missing = {"long_copy_bytes", "long_copy_us"} - set(curve)
     if missing:
         raise ValueError(f"the curve has no {', '.join(sorted(missing))}: pass copy_time_curve's, which times its "
                          "kernel's long copy")  # fmt: skip
     scale = curve["long_copy_bytes"] / bandwidth_gbs / 1e3 / curve["long_copy_us"]
+    scale = scale.where(curve["long_copy_us"] > 0, 1.0)  # NaN (not timed): unscaled, said beside the term
     return curve.assign(at_floor_us=curve["copy_us"] * scale)
 
 
@@ -371,13 +378,18 @@ def kernel_table(kernels: pd.DataFrame, calls: list[tuple[str, str, int]], bandw
     return out
 
 
-def curve_calibration(curve: pd.DataFrame | None, bandwidth_gbs=None) -> tuple[float, float] | None:
+def curve_calibration(curve: pd.DataFrame | None, bandwidth_gbs=None) -> tuple[float, float] | str | None:
     """How `scaled_curve` sets the copy curve on the floor's copy (`copy_time_curve`): the MB of its kernel's
     long copy and that kernel's rate for it as a share of `bandwidth_gbs` (the floor's copy), the factor the
-    curve's times are scaled by; None without both (notebook 12_speed_of_light; review rv19B S5)."""
+    curve's times are scaled by; where that long copy was not timed, why (a str: the curve is left unscaled;
+    review rr20h S4); None without a curve or a bandwidth (notebook 12_speed_of_light; review rv19B S5)."""
     if curve is None or not len(curve) or not bandwidth_gbs or "long_copy_us" not in curve:
         return None
     nbytes, us = float(curve["long_copy_bytes"].iloc[0]), float(curve["long_copy_us"].iloc[0])
+    if not us > 0:  # NaN: the long copy failed
+        why = curve["long_copy_error"].iloc[0] if "long_copy_error" in curve else ""
+        return f"its kernel's long copy was not timed ({why})" if isinstance(why, str) and why else (
+            "its kernel's long copy was not timed")  # fmt: skip
     share = nbytes / bandwidth_gbs / 1e3 / us  # the floor's time for its bytes over the kernel's
     return (nbytes / 1e6, share) if 0 < share < math.inf else None  # NaN or none: not said
 
@@ -394,7 +406,8 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
     with a value that is derived from measurements, how: `DERIVED`), note. `calibration` (`curve_calibration`:
     the MB of the copy curve kernel's long copy and that kernel's rate for it as a share of the floor's copy)
     is said beside the small copies' term: the curve was scaled by it, so the term is the sizes' alone and the
-    curve kernel's difference from the floor's copy falls in the next term (reviews rvB13 N2, rv19B S5).
+    curve kernel's difference from the floor's copy falls in the next term (reviews rvB13 N2, rv19B S5); a str
+    (why the long copy was not timed) says the curve was not scaled and the term holds both (rr20h S4).
     The measured terms and the remainder add up to `measured_ms`."""
     errors = errors or {}
     us = (lambda key: timeline[key] / 1e3) if timeline is not None else None
@@ -436,13 +449,17 @@ def waterfall_table(measured_ms: float, *, floor_ms=None, compute_ms=None, kerne
                     "and are not counted")  # fmt: skip
         elif term == KERNELS:
             note = "each kernel's time after the kernels before it ended; no kernel's duration overlaps an earlier one"
+        elif term == SMALL and isinstance(calibration, str):
+            note = (f"not scaled: {calibration}, so the copy curve is its kernel's own and this term holds that "
+                    "kernel's difference from the floor's copy as well as size")  # fmt: skip
         elif term == SMALL and calibration:
             mb, share = calibration
-            note = (f"the copy curve is scaled by {share:.3f}: its kernel's long copy ({mb:,.0f} MB read and "
+            note = (f"the copy curve is scaled by {share:.3f} (applied at every size): its kernel's long copy "
+                    f"({mb:,.0f} MB read and "
                     f"written) ran at {share:.1%} of the floor's copy rate, so scaled it takes the floor's time and "
                     "this term is size alone; that kernel's difference from the floor's copy falls in the next "
                     "term")  # fmt: skip
-        basis = DERIVED.get(term, MEASURED)
+        basis = DERIVED.get(term, MEASURED) if not (term == SMALL and isinstance(calibration, str)) else UNSCALED
         status = DERIVED_STATUS if basis.startswith(DERIVED_STATUS) else MEASURED
         rows.append({"term": term, "ms": float(ms), "start_ms": level, "end_ms": level + ms, "status": status,
                      "basis": basis, "note": note})  # fmt: skip

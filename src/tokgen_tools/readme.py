@@ -570,7 +570,7 @@ def products_table(results_dir: Path) -> str:
         columns[f"µs at {r} rows, median (IQR)"] = t.apply(lambda x: spread(x, unit="", key="us"), axis=1)
     columns[f"% of copy bandwidth at {rows[0]} rows"] = out["pct_of_copy_bandwidth"].map(lambda x: f"{x:.0f}%")
     rate = gb_per_s(out["weight_mb"] * 1e6, out["median_us"] / 1e3)  # the weight's bytes over the median (rv19B S4)
-    columns[f"GB/s at {rows[0]} rows"] = rate.map(lambda x: f"{x:,.0f}")
+    columns[f"weight GB/s at {rows[0]} rows"] = rate.map(lambda x: f"{x:,.0f}")  # its weight only (rr20h N1)
     for s in sorted(df["splits"].unique())[1:]:  # its own timings, no ratio of medians (notebook 12 pairs the rounds)
         cut = df[(df["splits"] == s) & (df["rows"] == rows[0])].set_index("product")
         columns[f"µs split in {s}, {rows[0]} rows, median (IQR)"] = cut.apply(lambda x: spread(x, unit="", key="us"),
