@@ -170,6 +170,7 @@ say(tokgen.display.paired_slope_text(ok))  # paired by round, never medians
 
 # %%
 say(tokgen.display.bound_table(ok))
+say(tokgen.display.round_trend(ok))  # under the host's line: did the rounds' times drift?
 
 # %% [markdown]
 # ## 4. Memory

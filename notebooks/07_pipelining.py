@@ -91,10 +91,10 @@ show_source(tokgen.generate_pipelined)
 #
 # A random GPT-2 may never produce EOS within N steps, so we choose as `eos_token_id` a token the
 # naive generator emits early on; all rows share the BOS prompt, so all stop together, after
-# the first step that emits it. The article's listing, reproduced as published in
-# `tokgen.generators.article_pipelined`, can return more columns than the naive generator; ours
-# must not. Each generator runs a few times with each model: whether the article's loop sees the
-# flag late depends on timing.
+# the first step that emits it. The article's listing, reproduced as published but for one added
+# wait (its docstring says why) in `tokgen.generators.article_pipelined`, can return more columns
+# than the naive generator; ours must not. Each generator runs a few times with each model:
+# whether the article's loop sees the flag late depends on timing.
 
 # %%
 show_source(tokgen.article_pipelined)
@@ -186,6 +186,7 @@ say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS), tokgen.
 
 # %%
 say(tokgen.display.bound_table(ok))
+say(tokgen.display.round_trend(ok))  # under the host's line: did the rounds' times drift?
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
 plot_speedups(ax, ok, "kv_static")
@@ -277,6 +278,7 @@ if DEVICE == "cuda":
     ax.set_title("Peak memory of the process while each generator ran (eager, last run)")
     save_figure(fig, "07_pipelining_memory", RESULTS_DIR)
     say(tokgen.display.memory_table(mem))
+    say(tokgen.display.memory_text(mem))  # two streams against one: their last runs' peaks (review rv19A N6)
 else:
     say("*Skipped on the CPU: the caching allocator's statistics exist only on CUDA.*")
 

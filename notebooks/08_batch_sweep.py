@@ -138,6 +138,7 @@ save_figure(fig, "08_batch_sweep", RESULTS_DIR)
 
 # %%
 say(tokgen.display.bound_table(ok))
+say(tokgen.display.round_trend(ok))  # under the host's line: did the rounds' times drift?
 # %% [markdown]
 # Read the right panel first: a time per step that hardly changes with B points to a step bound
 # by per-step overhead (launches, Python, the sync) rather than by the GPU's arithmetic. This is a

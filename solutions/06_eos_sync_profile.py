@@ -18,14 +18,16 @@
 #
 # Worked solutions to the exercises of [notebook 06](../notebooks/06_eos_sync_profile.ipynb).
 # The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so. Every number
-# below is a live measurement of this run, computed here, that no CSV in `data/` records; the
-# lines under the imports say where it ran (GPU, commit, versions).
+# below is measured in this run, recorded one row per measurement in
+# `<RESULTS_DIR>/data/06_eos_sync_profile_solution.csv` (with where it ran: GPU, commit, versions)
+# and read back from there, as the notebooks read theirs.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 BATCH_SIZE = 16  # sequences per batch (notebook 06: 16)
 MAX_SEQLEN = 100  # new tokens per sequence; the late window needs at least 100
 WINDOW = [30, 50]  # the window of notebook 06; exercise 2 moves it to the end of the generation
+RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; ".." overwrites the reference results
 
 # %%
 import pandas as pd
@@ -38,6 +40,7 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
+rec = tokgen.Recorder("06_eos_sync_profile_solution", RESULTS_DIR, params=PARAMS)  # one row per measurement
 COLUMNS = ["variant", "statistics_steps", "idle_gap_median_us", "gpu_busy_per_step_us", "step_period_us",
            "gpu_idle_fraction"]  # fmt: skip
 
@@ -67,7 +70,9 @@ def profiled(generator: str, start: int, stop: int) -> dict:
 
 # %%
 if CUDA:
-    ex1 = pd.DataFrame([profiled(g, *WINDOW) for g in ("kv_static", "naive")]).set_index("variant")
+    for g in ("kv_static", "naive"):
+        rec.write({"exercise": 1, **profiled(g, *WINDOW)})
+    ex1 = tokgen.results.rows_where(rec.read(), exercise=1).set_index("variant")  # the rows as recorded
     say(table(ex1.reset_index()[COLUMNS], digits=2))
     kv, naive = ex1.loc["kv_static"], ex1.loc["naive"]
     say("The idle gaps and idle shares in the table come from one profile each: host time, which moves between runs "
@@ -99,7 +104,6 @@ ROUNDS = tokgen.gaps.MIN_WINDOWS  # pairs of profiles (early, late) per generato
 late = [MAX_SEQLEN - (WINDOW[1] - WINDOW[0]), MAX_SEQLEN]
 where = {"early": WINDOW, "late": late}
 if CUDA:
-    rows = []
     for g in ("kv_static", "kv_dynamic"):
         v = tokgen.generator_variant(g, model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
         v.run()  # warm-up
@@ -108,7 +112,8 @@ if CUDA:
             for i in order:
                 name, (start, stop) = list(where.items())[i]
                 s = tokgen.profile_steps(v.run, start=start, stop=stop).summary()
-                rows.append({**s, "variant": v.name, "pair": pair, "window": name})
+                rec.write({"exercise": 2, **s, "variant": v.name, "pair": pair, "window": name})
+    rows = tokgen.results.rows_where(rec.read(), exercise=2).to_dict("records")  # the rows as recorded
     ex2 = tokgen.gaps.window_pairs(rows, list(where))  # {variant: {measure: [(early, late) per pair]}}
 else:
     say("*The timeline records GPU kernels: run this cell on a GPU.*")
@@ -152,16 +157,25 @@ if CUDA:
         steps = v.run().shape[1] - 1
         torch.cuda.synchronize()
     events = {e.key: e for e in prof.key_averages()}
-    calls = [name for name in ("cudaMemcpyAsync", "cudaStreamSynchronize") if name in events]
-    per_step = {"calls per step": [events[c].count / steps for c in calls]}
-    per_step["CPU µs per step, under the full CPU-op profiler"] = [events[c].cpu_time_total / steps for c in calls]
-    say(table(pd.DataFrame({"CUDA call": calls, **per_step}), digits=1))
+    for c in ("cudaMemcpyAsync", "cudaStreamSynchronize"):
+        if c in events:
+            rec.write({"exercise": 3, "measure": "full profile", "cuda_call": c, "calls_per_step": events[c].count / steps,
+                       "cpu_us_per_step": events[c].cpu_time_total / steps})  # fmt: skip
+    calls = tokgen.results.rows_where(rec.read(), exercise=3, measure="full profile")  # the rows as recorded
+    shown = {"cuda_call": "CUDA call", "calls_per_step": "calls per step",
+             "cpu_us_per_step": "CPU µs per step, under the full CPU-op profiler"}  # fmt: skip
+    say(table(calls[list(shown)].rename(columns=shown), digits=1))
 else:
     say("*There is no device to wait for on a CPU: run this cell on a GPU.*")
 
 # %%
 if CUDA:
-    waits = tokgen.profiling.sync_wait(tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1]))
-    say(tokgen.gaps.sync_wait_text(v.name, tokgen.profiling.sync_wait_row(waits)))  # notebook 06's medians, live
-    e = events.get("cudaMemcpyAsync")
-    say(tokgen.gaps.which_call_waits(waits, e.cpu_time_total / e.count if e is not None else None))
+    for step in tokgen.profiling.sync_wait(tokgen.profile_steps(v.run, start=WINDOW[0], stop=WINDOW[1])).to_dict(
+        "records"
+    ):  # one row per step of the window
+        rec.write({"exercise": 3, "measure": "sync wait", "variant": v.name, **step})
+    waits = tokgen.results.rows_where(rec.read(), exercise=3, measure="sync wait")  # the rows as recorded
+    say(tokgen.gaps.sync_wait_text(v.name, tokgen.profiling.sync_wait_row(waits)))  # notebook 06's medians
+    copy = calls[calls["cuda_call"] == "cudaMemcpyAsync"]  # the full profile's mean copy call: its µs over its calls
+    say(tokgen.gaps.which_call_waits(waits, float((copy["cpu_us_per_step"] / copy["calls_per_step"]).iloc[0])
+                                     if len(copy) else None))  # fmt: skip

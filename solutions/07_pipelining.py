@@ -20,14 +20,16 @@
 # sizes. Exercises 1 and 2 are about asynchronous copies, which only a GPU has: on a CPU every
 # copy is synchronous, so their cells run there too, with the model `SIZE` names, and say what a
 # GPU shows instead. Exercise 3 runs anywhere.
-# Every number this page prints is a live measurement of its own run that no CSV records (exercise 1's race
-# counts and GPU busy share, exercise 2's copy return times, exercise 3's steps computed and returned).
+# Every number this page prints is measured in its own run (exercise 1's race counts and GPU busy share,
+# exercise 2's copy return times, exercise 3's steps computed and returned), recorded one row per measurement
+# in `<RESULTS_DIR>/data/07_pipelining_solution.csv` and read back from there, as the notebooks read theirs.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 BATCH_SIZE = 32  # sequences per batch (notebook 07: 32)
 MAX_SEQLEN = 100  # new tokens per sequence (notebook 07: 100)
 RUNS = 20  # runs of the early-stop check in exercise 1
+RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; ".." overwrites the reference results
 
 # %%
 import difflib
@@ -46,6 +48,7 @@ print(tokgen.describe_environment())
 TIMED = 5  # timed runs behind exercise 1's GPU busy share: their median wall time, as in compare's gpu_busy_share
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
+rec = tokgen.Recorder("07_pipelining_solution", RESULTS_DIR, params=PARAMS)  # one row per measurement
 compiled = torch.compile(model, backend="inductor" if CUDA else "eager")  # inductor's C++ build is slow on a CPU
 probe = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=-1)
 eos = int(probe[0, min(10, MAX_SEQLEN)])  # a token of the first steps, as in notebook 07
@@ -76,11 +79,14 @@ unsynced = namespace["generate_pipelined"]
 # the naive generator's.
 
 # %%
-late = [
-    unsynced(compiled, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos).shape[1] - reference.shape[1]
-    for _ in range(RUNS)
-]
-say(tokgen.voice.unsynced_runs_text(late, reference.shape[1] - 1, BATCH_SIZE, MAX_SEQLEN, model.device.type))
+for trial in range(RUNS):
+    out = unsynced(compiled, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
+    rec.write({"exercise": 1, "measure": "extra columns", "trial": trial, "naive_columns": reference.shape[1],
+               "value": out.shape[1] - reference.shape[1]})  # fmt: skip
+ex1 = tokgen.results.rows_where(rec.read(), exercise=1, measure="extra columns")  # the rows as recorded
+late = ex1["value"].astype(int).tolist()
+naive_steps = int(ex1["naive_columns"].iloc[0]) - 1  # the prompt's column is not a step
+say(tokgen.voice.unsynced_runs_text(late, naive_steps, BATCH_SIZE, MAX_SEQLEN, model.device.type))
 
 # %%
 if any(x > 0 for x in late):
@@ -89,7 +95,9 @@ elif CUDA:
     run = lambda: unsynced(compiled, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     wall_ms = statistics.median(tokgen.bench.time_run(run, model.device)[0] for _ in range(TIMED))
     share = tokgen.profiling.gpu_busy_ms(run) / wall_ms  # as compare's gpu_busy_share: over the median wall time
-    say(tokgen.voice.race_text(late, share, TIMED))
+    rec.write({"exercise": 1, "measure": "gpu busy share", "value": share, "timed": TIMED})
+    busy = tokgen.results.rows_where(rec.read(), exercise=1, measure="gpu busy share").iloc[0]  # as recorded
+    say(tokgen.voice.race_text(late, float(busy["value"]), int(busy["timed"])))
 
 # %% [markdown]
 # ## Exercise 2: an ordinary (pageable) flag
@@ -108,7 +116,9 @@ if CUDA:
         host.copy_(flag, non_blocking=True)
         returned_after_ms = 1e3 * (time.perf_counter() - t0)
         torch.cuda.synchronize()
-        say(tokgen.voice.copy_return_text(where, returned_after_ms))
+        rec.write({"exercise": 2, "measure": "copy returned after ms", "host_memory": where, "value": returned_after_ms})
+    for r in tokgen.results.rows_where(rec.read(), exercise=2).to_dict("records"):  # the rows as recorded
+        say(tokgen.voice.copy_return_text(r["host_memory"], r["value"]))
 else:
     say("*On a CPU there is no device copy: run this cell on a GPU.*")
 
@@ -126,5 +136,7 @@ for k in (1, 4):
     out = tokgen.generate("graph_transformers", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN,
                           eos_token_id=eos, steps_per_graph=k, on_step=calls.append)  # fmt: skip
     assert torch.equal(out, reference)
-    computed, kept = len(calls) * k, out.shape[1] - 1
-    say(tokgen.voice.wasted_steps_text(k, computed, kept))
+    rec.write({"exercise": 3, "measure": "steps", "steps_per_graph": k, "computed": len(calls) * k,
+               "kept": out.shape[1] - 1})  # fmt: skip
+for r in tokgen.results.rows_where(rec.read(), exercise=3).to_dict("records"):  # the rows as recorded
+    say(tokgen.voice.wasted_steps_text(int(r["steps_per_graph"]), int(r["computed"]), int(r["kept"])))

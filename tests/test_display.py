@@ -740,7 +740,9 @@ def test_the_runs_and_bound_tables_read_the_shared_rounds_and_say_so():
             "share here is over the first 9 rounds, which every interleaved variant ran; each paired "
             "speed-up uses the rounds up to the look that decided it (the rounds it names), or every round both "
             "variants ran where none did.*")  # fmt: skip
-    assert runs.endswith("\n\n" + note)
+    # the runs table names its IQR and min–max columns too (review rv19A N1); the bound table keeps the default
+    assert runs.endswith("\n\n" + note.replace("each median, ms per step and GPU share here is",
+                                                "each median, IQR, min–max and ms per step here is"))  # fmt: skip
     bound = display.bound_table(run[run["status"] == "ok"])
     assert "| a | 10.40 | 9.46 | 0.94 | 0.91 | GPU |" in bound  # over all 18: 0.61, mixed; rest 10.40 − 9.46
     assert bound.endswith(f"{note}\n\n{display.host_probe_text(run)}")  # last, the host's speed
@@ -1446,3 +1448,85 @@ def test_notebook_07_says_each_models_pipelining_bullet_with_the_gap_with_no_sto
     plain = profile[~profile["variant"].str.endswith("no_check")]  # no no-check generator: 06's bullet as it is
     gaps = idle_gaps(plain)
     assert pipelined_gap(plain, results)[0].startswith(f"Notebook 06 (profiled). {gap_takeaway(gaps.iloc[0])[1]}")
+
+
+# --- whether the rounds' times drifted over the rounds (review rv19A S4), N5's digits, N6's memory sentence ---
+
+
+def timed_rows(spec: dict[str, list[float]], seed: int = 1) -> pd.DataFrame:
+    return pd.DataFrame([{"variant": n, "status": "ok", "times_ms": ";".join(map(str, t)), "order_seed": seed}
+                         for n, t in spec.items()])  # fmt: skip
+
+
+POOLED = ("The rounds' own times (pooled over the variants: per round, the median of each variant's time over its own "
+          "median in the rounds all of them ran): ")  # fmt: skip
+
+
+def test_round_trend_says_how_much_a_falling_series_fell_and_no_trend_for_a_flat_one():
+    """Review rv19A S4. Falling: both variants' times fall by 1 ms (a: 200 − r) or 0.5 ms (b: 100 − r/2) a round, so
+    the pooled index is (200 − r) / 159.5 in every round: ρ = −1, no permutation reaches it (p = 1/20001), and rounds
+    41–80 (median at r = 60.5) against rounds 1–20 (at r = 10.5): 139.5 / 189.5 − 1 = −26.4%."""
+    falling = [200.0 - r for r in range(1, 81)]
+    said = display.round_trend(timed_rows({"a": falling, "b": [100 - r / 2 for r in range(1, 81)]}))
+    assert said.startswith(POOLED + "times fell over the 80 rounds: rounds 41–80 ran 26% faster than rounds 1–20 "
+                           "(Spearman ρ = −1.00 against the round, p < 0.001). The paired speed-ups do not follow")
+    rising = display.round_trend(timed_rows({"a": falling[::-1]}))
+    assert "times rose over the 80 rounds: rounds 41–80 ran 39% slower than rounds 1–20 (Spearman ρ = +1" in rising
+    # (120 + r: 179.5 / 129.5 − 1 = 38.6%)
+    # sequential: b stopped at 40 rounds (flat, 100 ms). Each variant is scaled by its median over the 40 rounds both
+    # ran (a: 179.5), so rounds 1–20 read ((200 − 10.5)/179.5 + 1)/2 = 1.0279 and rounds 41–80 (a alone) 139.5/179.5 =
+    # 0.7772: 24.4% faster (scaled by a's median over all 80, 159.5, it would read 20.1%)
+    said = display.round_trend(timed_rows({"a": falling, "b": [100.0] * 40}))
+    assert "times fell over the 80 rounds: rounds 41–80 ran 24% faster than rounds 1–20" in said
+    # flat: a deterministic wobble with no drift, the same backwards: ρ = 0, "no trend", no word on the speed-ups
+    flat = [100.0 + (r * 7) % 5 for r in range(80)]
+    said = display.round_trend(timed_rows({"a": flat, "b": flat[::-1]}))
+    assert said == POOLED + "no trend over the 80 rounds (Spearman ρ = 0.00 against the round, p = 1.000)."
+    assert display.round_trend(timed_rows({"a": falling[:5]})) == POOLED + (
+        "too few rounds (5) to look for a trend across them.")
+    assert display.round_trend(timed_rows({"a": falling}).drop(columns="times_ms")) == ""
+    # two comparisons (two order seeds): one clause each, named by their variants
+    two = pd.concat([timed_rows({"a": falling}, seed=1), timed_rows({"c": flat}, seed=2)])
+    said = display.round_trend(two)
+    assert "each comparison apart" in said and "`a`: times fell over the 80 rounds" in said
+    assert "`c`: no trend over the 80 rounds" in said
+
+
+def test_the_bound_table_gives_each_column_one_count_of_decimals():
+    """Review rv19A N5: a busy time of 0.996 ms per step reads "1.00" beside "1.43", not "0.996"; the GPU share column
+    takes the decimals its nearest cell to 0 or 1 needs (0.9996: four), in every row."""
+    rows = pd.DataFrame({"variant": ["a", "b"], "status": "ok", "steps": 10, "ms_per_step": [3.0, 7.0],
+                         "gpu_busy_ms": [9.96, 14.3], "gpu_busy_share": [0.9996, 0.2]})  # fmt: skip
+    bound = display.bound_table(rows)
+    assert "| a | 3.00 | 1.00 | 2.00 | 0.9996 | GPU |" in bound
+    assert "| b | 7.00 | 1.43 | 5.57 | 0.2000 | host |" in bound
+
+
+def test_the_memory_sentence_sets_two_streams_against_one_unjudged():
+    """Review rv19A N6: notebook 07's memory table read in one sentence, from its rows (one run each)."""
+    mem = pd.DataFrame({"variant": ["kv_static", "pipelined_static", "pipelined_static_1stream"],
+                        "generator": ["kv_static", "pipelined_static", "pipelined_static_1stream"],
+                        "peak_reserved_gb": [1.999, 2.043, 1.999], "frag_pct": [4.8, 6.9, 4.8]})  # fmt: skip
+    assert display.memory_text(mem) == (
+        "Two streams (`pipelined_static`) reserved 0.044 GB more than one (`pipelined_static_1stream`) at the peak: "
+        "2.043 against 1.999 GB, fragmentation 7% against 5% of reserved (one run each, not judged).")
+    same = mem.assign(peak_reserved_gb=2.0)
+    assert "reserved as much as one" in display.memory_text(same)
+    assert display.memory_text(mem[mem["generator"] != "pipelined_static"]) == ""
+
+
+def test_every_notebook_that_prints_the_host_probe_line_says_the_rounds_trend_under_it():
+    """Review rv19A S4: the bound table ends with the host probe's line; the next line of each notebook that prints
+    it is the rounds' trend, over the same rows."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    shown = 0
+    for path in sorted((root / "notebooks").glob("*.py")):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if m := re.fullmatch(r"say\(tokgen\.display\.bound_table\((.*)\)\)", line):
+                assert lines[i + 1].startswith(f"say(tokgen.display.round_trend({m[1]}))"), path.name
+                shown += 1
+    assert shown == 5  # notebooks 01, 02, 05, 07 and 08

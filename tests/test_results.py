@@ -313,3 +313,18 @@ def test_every_reader_of_data_tables_is_read_table():
     """One reader: a `pd.read_csv` elsewhere in src/ would read a hash of digits as a number again."""
     found = [p.name for p in (ROOT / "src").rglob("*.py") if "read_csv(" in p.read_text() and p.name != "results.py"]
     assert not found
+
+
+def test_rows_where_keeps_one_exercises_rows_of_a_solutions_table(tmp_path):
+    """Review rv19A S5: a solution records every measurement in one table and reads each exercise's rows back."""
+    from tokgen.results import rows_where
+
+    rec = tokgen.Recorder("99_toy_solution", tmp_path)
+    rec.write({"exercise": 1, "measure": "extra columns", "value": 0})
+    rec.write({"exercise": 1, "measure": "extra columns", "value": 2})
+    rec.write({"exercise": 3, "measure": "steps", "computed": 8, "kept": 2})
+    ex1 = rows_where(rec.read(), exercise=1, measure="extra columns")
+    assert ex1["value"].tolist() == [0, 2] and list(ex1.index) == [0, 1]
+    ex3 = rows_where(rec.read(), exercise=3)
+    assert ex3[["computed", "kept"]].values.tolist() == [[8, 2]] and ex3["value"].isna().all()
+    assert rows_where(rec.read(), exercise=2).empty

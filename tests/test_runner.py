@@ -285,12 +285,15 @@ TOY_SOLUTION = """# ---
 SIZE = "gpt2"  # the model
 FAIL = False  # raise after reading the table
 DATA_DIR = ".."  # the results read: <DATA_DIR>/data/99_toy.csv
+RESULTS_DIR = "../build/lab"  # its own table goes to <RESULTS_DIR>/data/99_toy_solution.csv
 
 # %%
 from pathlib import Path
 
 print(SIZE, (Path(DATA_DIR) / "data" / "99_toy.csv").read_text().strip())
 (Path(DATA_DIR) / "data" / "99_solution.csv").write_text("stays in the staging folder\\n")
+(Path(RESULTS_DIR) / "data").mkdir(parents=True, exist_ok=True)
+(Path(RESULTS_DIR) / "data" / "99_toy_solution.csv").write_text(f"its own table, {SIZE}\\n")
 if FAIL:
     raise RuntimeError("boom")
 """
@@ -361,6 +364,9 @@ def test_a_notebook_and_its_solution_are_written_clean_and_the_solution_reads_th
     assert solution.cells[1].outputs[0].text == "tiny reference\n"  # a smoke run's solution reads the reference
     assert pd.read_csv(out / "data" / "run_all.csv")["notebook"].tolist() == ["99_toy", "solution 99_toy"]
     assert not (out / "data" / "99_solution.csv").exists() and not (root / "data" / "99_solution.csv").exists()
+    # its own table, data/<name>_solution.csv, is kept beside the run's (review rv19A S5): RESULTS_DIR ".." there
+    assert (out / "data" / "99_toy_solution.csv").read_text() == "its own table, tiny\n"
+    assert not (root / "data" / "99_toy_solution.csv").exists()
 
     (out / "data" / "99_toy.csv").write_text("this run's\n")  # a reference run's solution reads that run's data
     row = runner.run_solution("99_toy", out, {"DATA_DIR": ".."}, progress=False, data_from=out)

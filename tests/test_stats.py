@@ -442,3 +442,20 @@ def test_the_error_rates_round_a_tie_half_up_from_the_count_not_by_float_acciden
     assert list(shown["A/A undecided at the cap"]) == ["24.6%", "2.5%"]
     assert list(shown["power at ×1.15"]) == ["99.95%", "100.0%"] and list(shown["mean rounds, A/A"]) == ["40", "41"]
     assert percent_of(0.0355) == "3.6%" and percent_of(0.0355, 4000, 2) == "3.55%" and percent_of(math.nan) == "nan%"
+
+
+def test_rank_trend_is_spearmans_rho_against_the_round_with_a_permutation_p():
+    """Review rv19A S4: ρ as scipy computes it; p by permutation, close to scipy's; the same p each call."""
+    from scipy.stats import spearmanr
+
+    from tokgen.stats import rank_trend
+
+    rng = np.random.default_rng(3)
+    for values in (np.arange(80)[::-1] + rng.normal(0, 30, 80), rng.normal(0, 1, 80), rng.normal(0, 1, 12),
+                   np.r_[np.full(20, 1.2), np.ones(60)] + rng.normal(0, 0.3, 80)):  # fmt: skip
+        rho, p = rank_trend(values)
+        expected = spearmanr(np.arange(len(values)), values)
+        assert rho == pytest.approx(expected.statistic) and p == pytest.approx(expected.pvalue, abs=0.01)
+        assert rank_trend(values) == (rho, p)
+    assert rank_trend(range(80, 0, -1)) == (-1.0, 1 / 20_001)  # no reordering reaches it
+    assert all(math.isnan(x) for x in rank_trend([1.0, 1.0, 1.0, 1.0]) + rank_trend([1.0, 2.0]))

@@ -1060,13 +1060,16 @@ def test_past_the_stop_names_the_rank_it_refers_to():
 
 def test_the_eos_sentence_is_read_from_the_eos_rows():
     """Notebook 07: the EOS id from the rows' parameters, the step from `naive_columns` (the prompt's column
-    counted): 7 columns, stop after step 6 (review r10 rvB S4)."""
+    counted): 7 columns, 6 steps, the last step 5 counted from 0 as notebook 06 counts (review r10 rvB S4, rv19A N4)."""
     import json
 
     from tokgen.voice import eos_stop_text
 
     rows = pd.DataFrame({"naive_columns": [7, 7], "params": json.dumps({"EOS": 14007, "SIZE": "gpt2"})})
-    assert eos_stop_text(rows) == "EOS = token 14007: the naive generator stops after step 6, the first that emits it."
+    assert eos_stop_text(rows) == ("EOS = token 14007: the naive generator stops after 6 steps: step 5 (counted "
+                                   "from 0) is the first that emits it.")  # fmt: skip
+    two = rows.assign(naive_columns=[7, 8])  # the stop moved between the trials
+    assert "stops after 6 or 7 steps: step 5 or 6 (counted from 0)" in eos_stop_text(two)
     assert eos_stop_text(rows.drop(columns="params")).startswith("The EOS token (its id not recorded): ")
 
 

@@ -44,6 +44,7 @@ from .stats import (
     compare_rounds,
     gain,
     paired_slope,
+    rank_trend,
     resample_rounds,
     run_times,
     shared_rounds,
@@ -117,17 +118,84 @@ def bound_table(results: pd.DataFrame) -> str:
         return f"*No GPU busy time: CUPTI measures it on a GPU only.*\n\n{host}"
     results = shared_rounds(results)
     busy = results["gpu_busy_ms"] / results["steps"]
+    ms = lambda values: [f"{v:,.2f}" if v == v else "" for v in values]  # noqa: E731 - two decimals, 0.995 too
     out = pd.DataFrame(
         {
             "variant": results["variant"],
-            "ms per step (wall)": results["ms_per_step"],
-            "GPU busy ms per step": busy,
-            REST_OF_STEP: results["ms_per_step"] - busy,
+            "ms per step (wall)": ms(results["ms_per_step"]),
+            "GPU busy ms per step": ms(busy),
+            REST_OF_STEP: ms(results["ms_per_step"] - busy),
             "GPU share": results["gpu_busy_share"],
             "bound": results["gpu_busy_share"].map(bound),
         }
     )
-    return _with_note(table(out, digits=2), results) + f"\n\n{host}"
+    share = results["gpu_busy_share"].dropna()  # one count of decimals for the column: what its nearest to 0 or 1 needs
+    places = max([2, *(len(side_of(x, (0, 1), 2).split(".")[1]) for x in share if 0 < x < 1)])
+    return _with_note(table(out, digits={"GPU share": places}), results) + f"\n\n{host}"
+
+
+TREND_MIN_ROUNDS = 8  # `round_trend`: fewer rounds than this are too few to look for a drift across them
+
+
+def _round_index(rows: pd.DataFrame) -> list[float]:
+    """Per round of one comparison (rows of `tokgen.compare` sharing an `order_seed`), the median over the
+    variants that ran it of each one's time over its own median in the rounds every variant ran (the first k,
+    `tokgen.stats.shared_rounds`): 1.10 where the variants ran 10% slower than usual in that round."""
+    times = [t for t in (run_times(r) for r in rows.to_dict("records")) if t]
+    if not times:
+        return []
+    k = min(len(t) for t in times)
+    scaled = [np.asarray(t) / np.median(t[:k]) for t in times]
+    return [float(np.median([s[r] for s in scaled if len(s) > r])) for r in range(max(len(t) for t in times))]
+
+
+def _trend_clause(index: list[float]) -> str:
+    n = len(index)
+    if n < TREND_MIN_ROUNDS:
+        return f"too few rounds ({n}) to look for a trend across them"
+    rho, p = rank_trend(index)
+    if rho != rho:
+        return f"no trend over the {n} rounds (every round alike)"
+    stat = f"Spearman ρ = {signed(rho, 2)} against the round, p {p_text(p)}"
+    if p >= ALPHA:
+        return f"no trend over the {n} rounds ({stat})"
+    first, last = math.ceil(n / 4), n // 2 + 1  # the first quarter of the rounds against the second half
+    change = np.median(index[last - 1 :]) / np.median(index[:first]) - 1
+    word = "fell" if rho < 0 else "rose"
+    return (f"times {word} over the {n} rounds: rounds {last}–{n} ran {abs(change):.0%} "
+            f"{'faster' if change < 0 else 'slower'} than rounds 1–{first} ({stat})")  # fmt: skip
+
+
+def round_trend(results: pd.DataFrame) -> str:
+    """Whether the timed rounds' times drifted over the rounds, said under the host probe's line (the last of
+    `bound_table`, in notebooks 01, 02, 05, 07 and 08; notebook 07_pipelining; review rv19A S4): pooled over the
+    variants of a comparison (one `order_seed`) as, per round, the median over the variants that ran it of each
+    one's time over its own median in the rounds all of them ran (`_round_index`), then Spearman's ρ of that
+    against the round with a permutation p-value (`tokgen.stats.rank_trend`): "no trend" where p ≥ `ALPHA`, else
+    by how much the second half of the rounds ran faster or slower than the first quarter. One clause per
+    comparison; "" for rows without times. That the paired speed-ups do not follow the drift is how
+    `tokgen.compare` runs them: both variants of a pair in every round they share, each round in a fresh random
+    order, so a drift across rounds favours neither."""
+    if "times_ms" not in results:
+        return ""
+    ok = results[results["status"] == "ok"] if "status" in results else results
+    seeds = ok["order_seed"].astype(str) if "order_seed" in ok else pd.Series("", index=ok.index)
+    clauses = [(rows, _trend_clause(index)) for _, rows in ok.groupby(seeds, sort=False)
+               if (index := _round_index(rows))]  # fmt: skip
+    if not clauses:
+        return ""
+    pooled = ("pooled over the variants: per round, the median of each variant's time over its own median in the "
+              "rounds all of them ran")  # fmt: skip
+    if len(clauses) == 1:
+        text = f"The rounds' own times ({pooled}): {clauses[0][1]}."
+    else:
+        text = f"The rounds' own times, each comparison apart ({pooled}): " + "; ".join(
+            f"{' and '.join(f'`{v}`' for v in rows['variant'])}: {said}" for rows, said in clauses) + "."
+    if any(said.startswith("times ") for _, said in clauses):
+        text += (" The paired speed-ups do not follow such a drift: each round runs both variants of a pair, in a "
+                 "fresh random order, so it moves both alike; the medians, ms per step and GPU shares above are "
+                 "over the rounds they name and would read differently over others.")  # fmt: skip
+    return text
 
 
 FLAT = 0.10  # `scaling_summary`: a per-step part whose largest value is within this of its smallest did not grow
@@ -186,8 +254,8 @@ def scaling_summary(results: pd.DataFrame) -> str:
                else "."))  # fmt: skip
 
 
-def _with_note(text: str, results: pd.DataFrame) -> str:
-    note = shared_rounds_note(results)
+def _with_note(text: str, results: pd.DataFrame, **named) -> str:
+    note = shared_rounds_note(results, **named)
     return text + (f"\n\n{note}" if note else "")
 
 
@@ -442,11 +510,15 @@ def rounds_sentence(runs: int) -> str:
     )  # fmt: skip
 
 
+RUNS_SUMMARIES = "each median, IQR, min–max and ms per step here is"  # what `runs_table`'s note says is over them
+
+
 def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> str:
     """Per variant: status, timed runs, steps, ms per generation as median (IQR) and min–max, ms
     per step, then `extra` columns ({header: column}, two decimals) (notebook 01_naive). The times
     are over the rounds every interleaved variant ran (`tokgen.stats.shared_rounds`); a line
-    under the table says when that is fewer than a variant ran (notebook 07_pipelining)."""
+    under the table says when that is fewer than a variant ran, naming every column over them (notebook
+    07_pipelining; review rv19A N1)."""
     results = shared_rounds(results)
     out = pd.DataFrame(
         {
@@ -465,7 +537,7 @@ def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> st
     )
     for header, column in (extra or {}).items():
         out[header] = results[column].to_numpy()
-    return _with_note(table(out, digits=2), results)
+    return _with_note(table(out, digits=2), results, summaries=RUNS_SUMMARIES)
 
 
 def memory_table(results: pd.DataFrame) -> str:
@@ -485,6 +557,24 @@ def memory_table(results: pd.DataFrame) -> str:
     if "num_alloc_retries" in results:  # a table from before the column has none
         out[retries] = results["num_alloc_retries"].astype(float)
     return table(out, digits={"fragmentation, % of reserved": 0, retries: 0, **{c: 2 for c in out.columns[1:4]}})
+
+
+def memory_text(results: pd.DataFrame, two: str = "pipelined_static", one: str = "pipelined_static_1stream") -> str:
+    """The sentence under notebook 07_pipelining's memory table (review rv19A N6): how much more the generator on
+    two streams (`two`) reserved at its peak than the same loop on one (`one`), both read from `results` (rows of
+    `tokgen.compare` whose `generator` is each, one model), with their fragmentation: from the last run of each,
+    one run apiece, so not judged. "" where either row or its peak is missing."""
+    rows = results.set_index("generator") if "generator" in results else pd.DataFrame()
+    if two not in rows.index or one not in rows.index:
+        return ""
+    a, b = rows.loc[two], rows.loc[one]
+    if (a["peak_reserved_gb"] != a["peak_reserved_gb"]) or (b["peak_reserved_gb"] != b["peak_reserved_gb"]):
+        return ""
+    diff = a["peak_reserved_gb"] - b["peak_reserved_gb"]
+    more = f"{abs(diff):.3f} GB {'more' if diff > 0 else 'less'} than" if round(diff, 3) else "as much as"
+    return (f"Two streams (`{a['variant']}`) reserved {more} one (`{b['variant']}`) at the peak: "
+            f"{a['peak_reserved_gb']:.3f} against {b['peak_reserved_gb']:.3f} GB, fragmentation {a['frag_pct']:.0f}% "
+            f"against {b['frag_pct']:.0f}% of reserved (one run each, not judged).")  # fmt: skip
 
 
 def device_memory_note(results: pd.DataFrame, gpu: str | None = None) -> str:

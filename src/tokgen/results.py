@@ -209,6 +209,16 @@ class Recorder:
         return read_table(self.path)
 
 
+def rows_where(table: pd.DataFrame, **match) -> pd.DataFrame:
+    """The rows of `table` (a `Recorder`'s, read back) whose columns equal `match` ({column: value}), numbered from
+    0: one exercise's measurements from a solution's one table (the solution of notebook 06_eos_sync_profile; review
+    rv19A S5). Every column stays: a column another exercise's rows brought in reads empty here."""
+    keep = pd.Series(True, index=table.index)
+    for column, value in match.items():
+        keep &= table[column] == value
+    return table[keep].reset_index(drop=True)
+
+
 def _write_csv(df: pd.DataFrame, path: Path, header: bool, mode: str) -> None:
     with open(path, mode, newline="") as f:
         df.to_csv(f, header=header, index=False)

@@ -576,3 +576,23 @@ def step_slopes(results: pd.DataFrame, by: str = "batch_size") -> pd.DataFrame:
                    "slope_q75": nan, "rounds": 0, "paired": False}  # fmt: skip
         out.append({by: b[by], "from": a[by], **row})
     return pd.DataFrame(out, columns=[by, "from", "slope", "slope_q25", "slope_q75", "rounds", "paired"])
+
+
+TREND_DRAWS = 20_000  # `rank_trend`'s permutations: the p-value's resolution is 1 / (TREND_DRAWS + 1)
+
+
+def rank_trend(values, draws: int = TREND_DRAWS, seed: int = 0) -> tuple[float, float]:
+    """Spearman's ρ of `values` against their position (1, 2, …: the round) and its two-sided p-value by
+    permutation (`draws` reorderings drawn from `seed`, so the same values give the same p; ties ranked by
+    their mean), as `scipy.stats.spearmanr` without scipy, which tokgen does not depend on: (NaN, NaN) under
+    3 values or where all are equal (notebook 07_pipelining: whether the rounds' times drifted, review rv19A S4)."""
+    y = pd.Series(np.asarray(values, dtype=float)).rank().to_numpy()
+    n = len(y)
+    if n < 3 or np.ptp(y) == 0:
+        return math.nan, math.nan
+    x = np.arange(1, n + 1, dtype=float)
+    xc, yc = x - x.mean(), y - y.mean()
+    rho = float(xc @ yc / math.sqrt((xc @ xc) * (yc @ yc)))
+    shuffled = np.random.default_rng(seed).permuted(np.tile(yc, (draws, 1)), axis=1)
+    drawn = shuffled @ xc / math.sqrt((xc @ xc) * (yc @ yc))
+    return rho, float((1 + np.sum(np.abs(drawn) >= abs(rho) - 1e-12)) / (draws + 1))

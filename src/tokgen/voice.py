@@ -66,16 +66,20 @@ def shared_rounds_text(results: pd.DataFrame, rows=None) -> str:
     return f"over {first}, which every interleaved variant ran" if first else ""
 
 
-def shared_rounds_note(results: pd.DataFrame) -> str:
+SHARED_SUMMARIES = "each median, ms per step and GPU share here is"  # `shared_rounds_note`'s default: what it covers
+
+
+def shared_rounds_note(results: pd.DataFrame, summaries: str = SHARED_SUMMARIES) -> str:
     """The line under a table of `tokgen.stats.shared_rounds`' rows whose medians, ms per step or GPU
-    shares are over fewer rounds than some variants ran; "" where every variant's are over all its
-    rounds (notebook 07_pipelining)."""
+    shares are over fewer rounds than some variants ran, `summaries` naming the table's columns that are (the runs
+    table's IQR and min–max too: review rv19A N1); "" where every variant's are over all its rounds
+    (notebook 07_pipelining)."""
     first = _first_rounds(results)
     if not first:
         return ""
     return (
-        "*Variants ran different numbers of rounds (the sequential design): each median, ms per step and "
-        f"GPU share here is over {first}, which every interleaved variant ran; each paired speed-up uses "
+        f"*Variants ran different numbers of rounds (the sequential design): {summaries} over {first}, which every "
+        "interleaved variant ran; each paired speed-up uses "
         "the rounds up to the look that decided it (the rounds it names), or every round both variants ran where "
         "none did.*"
     )
@@ -1300,14 +1304,16 @@ def micro_speed_text(micro: pd.DataFrame) -> str:
 
 
 def eos_stop_text(eos_table: pd.DataFrame) -> str:
-    """Notebook 07_pipelining, section 2: the EOS id the check chose (its `EOS` parameter) and the
-    step after which the naive generator stops, read from the 07_pipelining_eos rows (`naive_columns`
-    counts the prompt's column too)."""
+    """Notebook 07_pipelining, section 2: the EOS id the check chose (its `EOS` parameter) and after how
+    many steps the naive generator stops, read from the 07_pipelining_eos rows (`naive_columns` counts
+    the prompt's column too): k steps counted from 1, and its last, step k − 1, numbered from 0 as
+    notebook 06 numbers steps (review rv19A N4)."""
     eos = _params(eos_table).get("EOS")
     steps = sorted({int(c) - 1 for c in eos_table["naive_columns"]})
     which = f"EOS = token {eos}" if eos is not None else "The EOS token (its id not recorded)"
-    after = " or ".join(map(str, steps))
-    return f"{which}: the naive generator stops after step {after}, the first that emits it."
+    after, last = " or ".join(map(str, steps)), " or ".join(str(k - 1) for k in steps)
+    return (f"{which}: the naive generator stops after {after} steps: step {last} (counted from 0) is the first "
+            "that emits it.")
 
 
 def _slope_words(s) -> str:

@@ -326,8 +326,10 @@ def run_notebook(name: str, out: Path, parameters: dict, progress: bool) -> dict
 
 def run_solution(name: str, out: Path, parameters: dict, progress: bool, data_from: Path) -> dict:
     """Execute notebook `name`'s solution the same way into <out>/solutions/<name>.ipynb; its
-    DATA_DIR ".." is the staging copy of <data_from>/data. Only the executed notebook is kept:
-    what a solution writes (its own tables, snapshots) stays in the staging folder."""
+    DATA_DIR and RESULTS_DIR ".." are the staging copy of <data_from>/data. Only the executed notebook
+    and the solution's own table, data/<name>_solution.csv (its measurements, one row each, which it
+    reads its sentences from; review rv19A S5), are kept: what else it writes (snapshots, any other
+    table) stays in the staging folder."""
     row = execute(SOLUTIONS / f"{name}.py", f"solutions/{name}", out, parameters, progress, data_from)
     return row | {"notebook": f"solution {name}"}  # its row in run_all.csv
 
@@ -386,7 +388,8 @@ def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool
         failed = failed_notebook(out, name).parents[1]
         shutil.rmtree(failed, ignore_errors=True)  # a previous failure of this notebook is stale either way
         if row["status"] == "ok":
-            promote(stage, out, only=None if folder == "notebooks" else [target])
+            own = [p for p in [stage / "data" / f"{stem}_solution.csv"] if p.exists()]  # a solution's own table
+            promote(stage, out, only=None if folder == "notebooks" else [target, *own])
         else:
             failed.parent.mkdir(parents=True, exist_ok=True)
             stage.rename(failed)
@@ -612,7 +615,9 @@ def run(args, sms, several: bool = False) -> int:
     # Solutions take the run's sizes, not -p (their names may mean other sizes), and read the staging
     # copy of the run's data; a smoke run's read the reference results, as a CPU writes no CUDA tables.
     # A slice run has none: solutions do not take GPU_SMS.
-    solutions = {"DATA_DIR": ".."} | {k: v for k, v in parameters.items() if k not in clean.FOLDERS}
+    # RESULTS_DIR: where a solution records its own table (`run_solution` keeps it).
+    folders = {"DATA_DIR": "..", "RESULTS_DIR": ".."}
+    solutions = folders | {k: v for k, v in parameters.items() if k not in clean.FOLDERS}
     solution_data = ROOT if smoke else out
 
     log = work_dir(out) / "kernels.log"
