@@ -368,8 +368,9 @@ else:
 # Variants are ranked round by round against the naive generator (`tokgen.voice.ranking`: a
 # variant's own count is one plus the number of variants that beat it beyond the band, that is, were
 # really faster than it and not shown to lie within ±5% of it; two variants shown within ±5% of each
-# other share the better of their ranks, one such pair after another, and a variant never ranks
-# below one it beats, so it can share the rank of a variant that beats it; two the rounds leave
+# other share the better of their ranks, one such pair after another, unless that puts a variant in
+# the rank of one that beats it, and a variant never ranks below one it beats, so it can share the
+# rank of a variant that beats it only through that last rule; two the rounds leave
 # undecided may still differ in rank when a third beats only one of them). Speed-ups are paired (the
 # median over rounds of the base's time over the variant's, > 1: faster; notebook 00); "× task
 # floor" is the median time over the floor. What counts against a variant is what the rounds show

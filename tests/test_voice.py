@@ -995,30 +995,57 @@ def _chain_rounds():
     return {"a": base, "c": c, **{k: [t * w for t, w in zip(c, ws)] for k, ws in weights.items()}}
 
 
-def test_variants_shown_inside_each_others_band_share_a_rank_even_where_a_third_beats_only_one():
-    """Review r10 (rvC S4, rvB S3): rank = 1 + beaters gave `b` rank 1 and `c` rank 2 although the
-    rounds show them within ±5% of each other. Now such pairs are tied, followed one pair after
-    another: `d` (within ±5% of `c` only) shares rank 1 too, not its neighbour's own count 2."""
+def test_a_band_chain_does_not_put_a_beaten_variant_in_the_rank_of_the_one_that_beats_it():
+    """Review r10 (rvC S4, rvB S3) tied pairs shown within ±5% of each other, one pair after another; reviews
+    rv19A S1 and rv19B S6: that chain put `c` and `d`, which `x` beats for real, in rank 1 beside `x`. Now `b`
+    (undecided against `x`) keeps rank 1, and the band ties `c` and `d` at rank 2 (`d` through `c`): a shared
+    rank holds no variant beaten by another of it."""
     results = frame(_chain_rounds())
     assert gain(results, "c", "b")["no_effect"] and gain(results, "d", "c")["no_effect"]  # the band's links
     assert not gain(results, "b", "d")["no_effect"]  # `b` and `d` are linked only through `c`
     assert gain(results, "c", "x")["outcome"] == FASTER and not gain(results, "c", "x")["no_effect"]
     assert gain(results, "b", "x")["outcome"] == UNDECIDED
     r = ranking(results, "a").set_index("variant")
-    assert r["own_rank"].to_dict() == {"x": 1, "b": 1, "c": 2, "d": 3, "a": 5}  # the old rule's ranks
-    assert r["rank"].to_dict() == {"x": 1, "b": 1, "c": 1, "d": 1, "a": 5}
+    assert r["own_rank"].to_dict() == {"x": 1, "b": 1, "c": 2, "d": 3, "a": 5}
+    assert r["rank"].to_dict() == {"x": 1, "b": 1, "c": 2, "d": 2, "a": 5}
     assert r.loc["c", "within_band_of"] == ["b", "d"] and list(r.loc["d", "beaten_by"]) == ["x", "b"]
-    reason = tie_reason(r.loc["d", "vs_leader"])  # `x` leads rank 1 and beats `d` for real: the band says why
+    for name, row in r.iterrows():  # no variant shares the rank of, or ranks above, one that beats it
+        assert all(r.loc[o, "rank"] < row["rank"] for o in row["beaten_by"]), name
+    reason = tie_reason(r.loc["d", "vs_leader"])  # `c` leads rank 2; `d` is there through the band with it
     assert reason == ("shown to lie within ±5% of `c`, which shares the rank: variants inside each other's band are "
                       "tied; its own count alone would rank it 3")  # fmt: skip
     sentence = fastest_sentence(ranking(results, "a"))
-    assert sentence.startswith("4 variants share rank 1 for the fastest variant: `x`, ")
+    assert sentence.startswith("2 variants share rank 1 for the fastest variant: `x`, ")
     assert not first_tied(r.reset_index())
-    assert sentence.endswith("Below rank 1: rank 5: `a`.")
+    assert sentence.endswith("Below rank 1: rank 2: `c`, `d`; rank 5: `a`.")
+
+
+def test_a_band_chain_with_a_real_difference_at_its_ends_splits_where_the_beaten_one_joins(monkeypatch):
+    """Review rv19A S1's chain, every pair a known outcome: `a` ≈ `b` and `b` ≈ `c` within ±5%, and `a`
+    beats `c` for real. `c` must not share `a`'s rank: `a` and `b` share rank 1, `c` keeps its own count."""
+    decided = {("a", "b"): "no effect", ("b", "c"): "no effect", ("c", "a"): FASTER}  # (x, y): y against x
+    for names in (["a", "b", "c"], ["c", "b", "a"], ["b", "c", "a"]):  # the same ranks in any order
+        r = ranked_from_outcomes(monkeypatch, decided, names)
+        assert r["own_rank"].to_dict() == {"a": 1, "b": 1, "c": 2}
+        assert r.loc[["a", "b", "c"], "rank"].tolist() == [1, 1, 2], names
+        assert not r.loc["c", "tied"] and r.loc["a", "tied"]
+
+
+def test_a_k_sweep_chain_parts_the_k_its_neighbours_beat(monkeypatch):
+    """Review rv19B S6 (notebook 10's K sweep): K = 1, 2, 4 within ±5% of each other, K = 8 within ±5% of K = 1
+    only, yet K = 2 and K = 4 beat it for real (not shown within ±5%). K = 8 shared rank 1 (the table's
+    "3 (shared)"); now it has its own count, 3, and the others are tied at rank 1."""
+    band = {("k1", "k2"): "no effect", ("k1", "k4"): "no effect", ("k2", "k4"): "no effect",
+            ("k1", "k8"): "no effect", ("k8", "k2"): FASTER, ("k8", "k4"): FASTER}  # fmt: skip
+    r = ranked_from_outcomes(monkeypatch, band, ["k1", "k2", "k4", "k8"])
+    assert r["own_rank"].to_dict() == {"k1": 1, "k2": 1, "k4": 1, "k8": 3}
+    assert r["rank"].to_dict() == {"k1": 1, "k2": 1, "k4": 1, "k8": 3}
+    assert r.loc[["k1", "k2", "k4"], "tied"].all() and not r.loc["k8", "tied"]
 
 
 def test_an_undecided_pair_is_not_tied_by_the_band_rule():
-    """`e` is undecided against `c` (rank 1 through `b`), beaten by `x` and `b`: it keeps its own count, 3,
+    """`e` is undecided against `c` (beaten by `x`, so not tied with `b`: review rv19A S1), beaten by `x`
+    and `b`: it keeps its own count, 3,
     and with `reasons` the sentence names what beat it, each comparison, and that the pairs are unadjusted."""
     rounds = _chain_rounds()
     del rounds["d"]
@@ -1028,14 +1055,15 @@ def test_an_undecided_pair_is_not_tied_by_the_band_rule():
     assert gain(results, "c", "e")["outcome"] == UNDECIDED and not gain(results, "c", "e")["no_effect"]
     ranked = ranking(results, "a")
     r = ranked.set_index("variant")
-    assert r["rank"].to_dict() == {"x": 1, "b": 1, "c": 1, "e": 3, "a": 5} and not r.loc["e", "tied"]
+    assert r["rank"].to_dict() == {"x": 1, "b": 1, "c": 2, "e": 3, "a": 5} and not r.loc["e", "tied"]
     below = below_first_text(ranked, reasons=True)
     e = gain(results, "x", "e")
-    assert below.startswith(f"Below rank 1: `e` has rank 3, beaten by `x` and `b` (really faster, not shown within "
-                            f"±5%): against `x` {speedup_text(e)}; against `b` ")  # fmt: skip
+    assert below.startswith("Below rank 1: `c` has rank 2, beaten by `x` (really faster, not shown within ±5%)")
+    assert (f" `e` has rank 3, beaten by `x` and `b` (really faster, not shown within ±5%): against `x` "
+            f"{speedup_text(e)}; against `b` ") in below  # fmt: skip
     assert below.endswith("each pair tested at its own level (its look's, in a sequential run), not adjusted for "
                           "the number of pairs.")  # fmt: skip
-    assert below_first_text(ranked) == "Below rank 1: rank 3: `e`; rank 5: `a`."
+    assert below_first_text(ranked) == "Below rank 1: rank 2: `c`; rank 3: `e`; rank 5: `a`."
     assert fastest_sentence(ranked, reasons=True).endswith(below)
     assert below_first_text(ranked[ranked["rank"] == 1]) == ""
 
@@ -1136,19 +1164,25 @@ def ranked_from_outcomes(monkeypatch, decided: dict, names: list[str], speedups:
 
 
 def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
-    """Review r10 (rrB M1): `e` beats `a`, `a` beats `c` beyond the band, `c` is within ±5% of `d`, `d` is
-    undecided against both `a` and `e`. Ties through the band alone gave `c` rank 1 (through `d`) and `a`,
-    which beats `c`, rank 2. `a` now joins the rank of the variant it beats; every pair is a known outcome."""
+    """Review r10 (rrB M1): a variant never ranks below one it beats. `x` and `y` beat `w`, `w` beats `l`, and
+    `x`, `y` against `l` are undecided: own counts `w` 3, `l` 2, so `w` joins the rank of `l`, the one
+    variant it beats, and the reason says so. With the band, review r10's case (`e` beats `a`, `a` beats
+    `c`, `c` within ±5% of `d`) no longer lifts `c` to rank 1 beside `e`, which beats it (review rv19A S1):
+    `c` keeps its own count and nothing is inverted."""
+    decided = {("w", "x"): FASTER, ("w", "y"): FASTER, ("l", "w"): FASTER}  # (a, b): b beats a
+    r = ranked_from_outcomes(monkeypatch, decided, ["x", "y", "w", "l"], {"x": 3.0, "y": 2.9, "l": 2.5, "w": 2.0})
+    assert r["own_rank"].to_dict() == {"x": 1, "y": 1, "w": 3, "l": 2}
+    assert r["rank"].to_dict() == {"x": 1, "y": 1, "l": 2, "w": 2}  # `w` is not left below `l`, which it beats
+    assert r.loc["w", "above"] == ["l"] and r.loc["l", "above"] == []
+    assert tie_reason(r.loc["w", "vs_leader"]) == (
+        "it beats `l`, which holds the rank: a variant never ranks below one it beats; its own count alone would "
+        "rank it 3")  # fmt: skip
     decided = {("a", "e"): FASTER, ("c", "a"): FASTER, ("c", "e"): FASTER, ("c", "d"): "no effect"}  # b against a
     r = ranked_from_outcomes(monkeypatch, decided, ["a", "c", "d", "e"], {"e": 3.0, "d": 2.9, "c": 2.5, "a": 2.8})
     assert r["own_rank"].to_dict() == {"e": 1, "d": 1, "a": 2, "c": 3}
-    assert r["rank"].to_dict() == {"e": 1, "d": 1, "a": 1, "c": 1}  # `a` is not left below `c`, which it beats
-    assert r.loc["a", "above"] == ["c"] and r.loc["c", "above"] == []
-    for name, row in r.iterrows():  # no variant ranks below one it beats
-        assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name
-    assert tie_reason(r.loc["a", "vs_leader"]) == (
-        "it beats `c`, which holds the rank: a variant never ranks below one it beats; its own count alone would "
-        "rank it 2")  # fmt: skip
+    assert r["rank"].to_dict() == {"e": 1, "d": 1, "a": 2, "c": 3}  # before rv19A S1: all four at rank 1
+    for name, row in r.iterrows():  # no variant ranks below, or beside, one it beats
+        assert all(r.loc[o, "rank"] < row["rank"] for o in row["beaten_by"]), name
 
 
 def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch):
@@ -1160,7 +1194,9 @@ def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch)
                ("c", "a"): FASTER, ("f", "a"): FASTER, ("c", "d"): "no effect"}  # b against a: b beats a
     r = ranked_from_outcomes(monkeypatch, decided, ["z", "e1", "e2", "a", "c", "d", "f"])
     assert r["own_rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 4, "c": 3, "d": 2, "f": 3}
-    assert r["rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 2, "c": 2, "d": 2, "f": 3}
+    # `c` is not tied with `d` (rank 2): `a`, which beats `c`, would rank below it (review rv19A S1); `a` joins
+    # `c` at its own count 3, the first of the two it beats there, and `f` keeps its count
+    assert r["rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 3, "c": 3, "d": 2, "f": 3}
     assert r.loc["a", "above"] == ["c"] and r.loc["f", "above"] == [] and r.loc["f", "within_band_of"] == []
     for name, row in r.iterrows():  # no inversion, and every rank better than its own count is explained
         assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name

@@ -498,11 +498,19 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
     1. A variant's own count, `own_rank`: one plus the number of variants that beat it, really faster
        and not shown to lie within ±BAND of it (`beaten_by`: {each: the variant against it}).
     2. Variants shown inside each other's no-effect band (no effect, or a real difference shown within
-       ±BAND; `within_band_of` names them) are tied: every variant takes the best own count over the
-       variants linked to it by such pairs, one pair after another, so two of them never differ in rank,
-       even where a third beats only one of them. A variant can so share the rank of one that beats it
-       (then `vs_leader` carries `through` and `own_rank`, which `tie_reason` says). Undecided pairs are
-       not tied by this rule: they share a rank only where their counts agree.
+       ±BAND; `within_band_of` names them) are tied where that puts no beaten variant beside or above
+       one that beats it: such a pair joins their two groups, and a group takes the best own count of
+       its members, so one variant can reach another's rank through a chain of such pairs. A pair does
+       not join where a member of the joined group would beat another, or be beaten by a variant of
+       that rank or a worse one, or beat a variant outside it of that rank (reviews rv19A S1, rv19B S6:
+       chained ±BAND ties had put beaten variants at rank 1 beside the variant that beats them). The
+       pairs are taken in order of their better own count, then their worse, then the order of
+       `variants`: with `a` ≈ `b`, `b` ≈ `c` and `a` beating `c`, `a` and `b` share a rank and `c`
+       keeps its own count; with `a` beating `c`, `b` ≈ `c` and `a` against `b` undecided, `b` keeps
+       rank 1 beside `a` and `c` its own count. So a shared rank holds no variant that beats another of
+       it, but through step 3. A variant raised through the band carries `through` and `own_rank` in
+       `vs_leader` (`tie_reason` says them). Undecided pairs are not tied by this rule: they share a
+       rank only where their counts agree.
     3. A variant never ranks below one it beats: while one does, the variant joins the rank of the one it
        beats (`above` names it), one such pair at a time, the best-ranked loser first (review r10).
 
@@ -537,9 +545,24 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
             name = group[name]
         return name
 
-    for name, g in rows.items():
-        for other in g["within_band_of"]:
-            group[root(other)] = root(name)
+    def members(r):
+        return [n for n in rows if root(n) == r]
+
+    def clash(a, b):  # joining groups `a` and `b` would put a beaten variant in the rank of one that beats it
+        joined = members(a) + members(b)
+        rank = min(rows[n]["own_rank"] for n in joined)  # the joined group's rank: its best own count
+        best = {n: min(rows[m]["own_rank"] for m in members(root(n))) for n in rows}
+        return any(o in joined or best[o] >= rank for m in joined for o in rows[m]["beaten_by"]) or any(
+            m in rows[o]["beaten_by"] and best[o] == rank for m in joined for o in rows if o not in joined)  # fmt: skip
+
+    order = {name: i for i, name in enumerate(rows)}
+    links = {tuple(sorted((name, other), key=order.get)) for name, g in rows.items() for other in g["within_band_of"]}
+    for a, b in sorted(links, key=lambda p: (min(rows[p[0]]["own_rank"], rows[p[1]]["own_rank"]),
+                                             max(rows[p[0]]["own_rank"], rows[p[1]]["own_rank"]),
+                                             order[p[0]], order[p[1]])):  # fmt: skip
+        if root(a) != root(b) and not clash(root(a), root(b)):
+            group[root(b)] = root(a)
+    for g in rows.values():
         g["above"] = []  # variants it beats whose rank it joins, so that it never ranks below them
     while True:  # a group's rank is its best own count; a variant never ranks below one it beats (review r10)
         best = {}
@@ -563,7 +586,8 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
         g["tied"] = bool(ranks[g["rank"]] > 1)
         g["vs_leader"] = None if leader == g["variant"] else gain(results, leader, g["variant"])
         if g["vs_leader"] is not None and g["own_rank"] > g["rank"]:  # its rank through the band, not its count
-            g["vs_leader"] |= {"through": list(g["within_band_of"]), "above": list(g["above"]),
+            g["vs_leader"] |= {"through": [o for o in g["within_band_of"] if root(o) == root(g["variant"])],
+                               "above": list(g["above"]),
                                "own_rank": g["own_rank"]}  # fmt: skip
     if base_row:
         ordered.append(base_row)
@@ -655,15 +679,16 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     for r in below.to_dict("records"):
         said = f"`{r['variant']}` has {_rank_words(r)}"
         if r["own_rank"] > r["rank"]:  # its rank through the band, not its own count
-            parts.append(f"{said}: {_through_text(r['within_band_of'], r['own_rank'], r.get('above', []))}.")
+            near = [o for o in r["within_band_of"] if o in set(ranked[ranked["rank"] == r["rank"]]["variant"])]
+            parts.append(f"{said}: {_through_text(near, r['own_rank'], r.get('above', []))}.")
             continue
         by = [f"`{o}`" for o in r["beaten_by"]]
         by = by[0] if len(by) == 1 else f"{', '.join(by[:-1])} and {by[-1]}"
         each = "; ".join(f"against `{o}` {speedup_text(g)}" for o, g in r["beaten_by"].items())
         parts.append(f"{said}, beaten by {by} (really faster, not shown within ±{BAND:.0%}): {each}.")
     return (f"Below rank {top}: " + " ".join(parts) + " A rank counts the variants that beat it (variants within "
-            f"±{BAND:.0%} of each other share the better rank, and a variant that beats one ranked above it takes "
-            "that one's rank), each pair "
+            f"±{BAND:.0%} of each other share the better rank, unless a variant of that rank beats one of them, "
+            "and a variant that beats one ranked above it takes that one's rank), each pair "
             "tested at its own level (its look's, in a sequential run), not adjusted for the number of "
             "pairs.")  # fmt: skip
 

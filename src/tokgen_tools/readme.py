@@ -65,7 +65,8 @@ NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
 RANK_LEGEND = (
     "*Rank: one plus the number of generators really faster than it round by round and not shown to lie "
     "within ±5% of it (see *real* in the glossary); generators shown within ±5% of each other share the better "
-    "rank, one such pair after another, and a generator never ranks below one it beats, so a shared rank can hold "
+    "rank, one such pair after another, unless that puts a generator in the rank of one that beats it, and a "
+    "generator never ranks below one it beats, so a shared rank can hold "
     "a pair the rounds tell apart (`tokgen.voice.ranking`). Two of different ranks need not differ from each other "
     "(one may be beaten by a third that does not beat the other): compare them directly. Each pair is tested at its "
     "own level, not adjusted for the number of pairs. Never ordered by median.*"
