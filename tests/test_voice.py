@@ -42,6 +42,7 @@ from tokgen.voice import (
     header_of,
     interval_text,
     k_sweep_text,
+    k_sweep_words,
     level_text,
     measured_text,
     outcome_text,
@@ -433,7 +434,8 @@ def test_ranking_leaves_out_what_was_not_measured_and_compares_each_tied_variant
     assert fastest_sentence(ranked).endswith(said)
     empty = ranking(results, "a", variants=["gone"])
     assert empty.empty and list(empty.columns) == ["variant", "rank", "tied", "speedup", "outcome", "vs_leader",
-                                                   "own_rank", "beaten_by", "within_band_of", "above"]  # fmt: skip
+                                                   "own_rank", "beaten_by", "beaten_through", "within_band_of",
+                                                   "cycle", "shared_with"]  # fmt: skip
     assert fastest_sentence(empty, "generator") == "No generator was timed."
     assert count_text([]) == "of 0 comparisons: "
 
@@ -1041,6 +1043,10 @@ def test_a_k_sweep_chain_parts_the_k_its_neighbours_beat(monkeypatch):
     assert r["own_rank"].to_dict() == {"k1": 1, "k2": 1, "k4": 1, "k8": 3}
     assert r["rank"].to_dict() == {"k1": 1, "k2": 1, "k4": 1, "k8": 3}
     assert r.loc[["k1", "k2", "k4"], "tied"].all() and not r.loc["k8", "tied"]
+    words = k_sweep_words(r.reset_index(), {"k1": 1, "k2": 2, "k4": 4, "k8": 8})  # review rr19f N2: why not tied
+    assert words.endswith("; K = 8 is decidedly slower than K = 2 and 4 (really slower than each, and not shown "
+                          "within ±5%), not tied with K = 1 though shown within ±5% of it: K = 2 and 4, ranked as "
+                          "high, beat it.")  # fmt: skip
 
 
 def test_an_undecided_pair_is_not_tied_by_the_band_rule():
@@ -1152,31 +1158,37 @@ def ranked_from_outcomes(monkeypatch, decided: dict, names: list[str], speedups:
 
     def fake_gain(results, a, b, **kwargs):
         if a == "naive":
-            return {"variant": b, "speedup": (speedups or {}).get(b, 2.0), "outcome": FASTER}
+            return {"variant": b, "vs": a, "speedup": (speedups or {}).get(b, 2.0), "outcome": FASTER}
         outcome, flip = decided.get((a, b)), decided.get((b, a))
         if flip is not None:
             outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
         outcome = outcome or UNDECIDED
-        return {"variant": b, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
+        return {"variant": b, "vs": a, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
 
     monkeypatch.setattr(voice, "gain", fake_gain)
     return voice.ranking(pd.DataFrame({"variant": ["naive", *names]}), "naive", names).set_index("variant")
 
 
 def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
-    """Review r10 (rrB M1): a variant never ranks below one it beats. `x` and `y` beat `w`, `w` beats `l`, and
-    `x`, `y` against `l` are undecided: own counts `w` 3, `l` 2, so `w` joins the rank of `l`, the one
-    variant it beats, and the reason says so. With the band, review r10's case (`e` beats `a`, `a` beats
-    `c`, `c` within ±5% of `d`) no longer lifts `c` to rank 1 beside `e`, which beats it (review rv19A S1):
-    `c` keeps its own count and nothing is inverted."""
+    """Review r10 (rrB M1): a variant never ranks below one it beats; review rr19f S1/S2: with own counts
+    of direct wins, `x` and `y` beat `w`, `w` beats `l`, and `x`, `y` against `l` undecided gave `w` 3 and
+    `l` 2. The count now takes wins through a chain: `x` and `y` beat `l` through `w`, so `l` has rank 4,
+    below `w`, with no rule to lift `w`; the sentence names the wins through `w`. With the band, review
+    r10's case (`e` beats `a`, `a` beats `c`, `c` within ±5% of `d`) does not lift `c` beside `e`."""
     decided = {("w", "x"): FASTER, ("w", "y"): FASTER, ("l", "w"): FASTER}  # (a, b): b beats a
     r = ranked_from_outcomes(monkeypatch, decided, ["x", "y", "w", "l"], {"x": 3.0, "y": 2.9, "l": 2.5, "w": 2.0})
-    assert r["own_rank"].to_dict() == {"x": 1, "y": 1, "w": 3, "l": 2}
-    assert r["rank"].to_dict() == {"x": 1, "y": 1, "l": 2, "w": 2}  # `w` is not left below `l`, which it beats
-    assert r.loc["w", "above"] == ["l"] and r.loc["l", "above"] == []
-    assert tie_reason(r.loc["w", "vs_leader"]) == (
-        "it beats `l`, which holds the rank: a variant never ranks below one it beats; its own count alone would "
-        "rank it 3")  # fmt: skip
+    assert r["own_rank"].to_dict() == {"x": 1, "y": 1, "w": 3, "l": 4}
+    assert r["rank"].to_dict() == {"x": 1, "y": 1, "w": 3, "l": 4}  # before: `l` 2 and `w` 2, shared
+    assert list(r.loc["l", "beaten_by"]) == ["w"] and r.loc["l", "beaten_through"] == {"x": "w", "y": "w"}
+    monkeypatch.setattr("tokgen.voice.speedup_text", lambda g: "×…")  # the outcomes alone are known here
+    below = below_first_text(r.reset_index(), reasons=True)
+    assert "`l` has rank 4, beaten by `w` (really faster, not shown within ±5%): against `w` " in below
+    assert "; through `w`, also by `x` and `y`." in below
+    assert below.endswith("The rule: rank = 1 + the number of variants shown faster (really faster, not shown "
+                          "within ±5%), directly or through one shown faster; pairs shown within ±5% share the "
+                          "better rank unless that puts one beside or above a variant shown faster than it; a "
+                          "cycle of such wins shares one rank; each pair tested at its own level (its look's, in a "
+                          "sequential run), not adjusted for the number of pairs.")  # fmt: skip
     decided = {("a", "e"): FASTER, ("c", "a"): FASTER, ("c", "e"): FASTER, ("c", "d"): "no effect"}  # b against a
     r = ranked_from_outcomes(monkeypatch, decided, ["a", "c", "d", "e"], {"e": 3.0, "d": 2.9, "c": 2.5, "a": 2.8})
     assert r["own_rank"].to_dict() == {"e": 1, "d": 1, "a": 2, "c": 3}
@@ -1185,22 +1197,137 @@ def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
         assert all(r.loc[o, "rank"] < row["rank"] for o in row["beaten_by"]), name
 
 
+def test_equal_direct_counts_do_not_put_a_beaten_variant_beside_the_one_that_beats_it(monkeypatch):
+    """Review rr19f S1: `z` beats `x`, `x` beats `y`, `z` against `y` undecided. Counting direct wins gave `x`
+    and `y` 2 each, so `y` shared rank 2 with `x`, which beats it, with no band pair involved. Counted
+    through the chain, `y` has 3 (`z` through `x`)."""
+    decided = {("x", "z"): FASTER, ("y", "x"): FASTER}  # (a, b): b beats a
+    r = ranked_from_outcomes(monkeypatch, decided, ["z", "x", "y"], {"z": 3.0, "x": 2.5, "y": 2.0})
+    assert r["rank"].to_dict() == {"z": 1, "x": 2, "y": 3} and not r["tied"].any()
+    assert r.loc["y", "beaten_through"] == {"z": "x"}
+
+
+def test_a_beat_cycle_shares_one_rank_and_says_it_is_a_cycle(monkeypatch):
+    """Review rr19f S2/N3: `a` beats `b`, `b` beats `c`, `c` beats `a`: each is beaten by the other two through
+    the cycle, so all three share rank 3 (no rule can order them), and the sentences say it is a cycle.
+    `d`, beaten by `a`, ranks below the whole cycle."""
+    decided = {("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER, ("d", "a"): FASTER}
+    r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c", "d"], {"a": 3.0, "b": 2.9, "c": 2.8, "d": 2.0})
+    assert r["rank"].to_dict() == {"a": 3, "b": 3, "c": 3, "d": 4}
+    cycle = "`a` beats `b`, `b` beats `c`, `c` beats `a`"
+    assert r.loc[["a", "b", "c"], "cycle"].tolist() == [cycle] * 3 and r.loc["d", "cycle"] == ""
+    assert tie_reason(r.loc["b", "vs_leader"]) == (
+        f"a cycle: {cycle}, so each is beaten through the others and they share a rank")
+    monkeypatch.setattr("tokgen.voice.speedup_text", lambda g: "×…")  # the outcomes alone are known here
+    sentence = fastest_sentence(r.reset_index())
+    assert sentence.startswith("3 variants share rank 3 for the fastest variant: `a`, ")
+    assert "`b`, against `a` " in sentence and f"(a cycle: {cycle}, so each is beaten" in sentence
+    below = below_first_text(r.reset_index(), reasons=True)
+    assert below.startswith("Below rank 3: `d` has rank 4, beaten by `a` (really faster, not shown within ±5%)")
+    assert "; through `a`, also by `b` and `c`." in below
+
+
+def test_a_band_pair_does_not_lift_a_member_of_a_beat_cycle_above_the_others(monkeypatch):
+    """Review rr19f S2 (the guard counts a cycle's members as beaters): `a` beats `b`, `b` beats `c`, `c` beats
+    `a`, and `d`, beaten by none, is within ±5% of `a`. Rank 1 with `d` would put `a` above `c`, which beats it
+    (and `b`, which beats it through `c`): `d` has rank 1 alone, the cycle rank 3."""
+    decided = {("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER, ("a", "d"): "no effect"}
+    r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c", "d"])
+    assert r["rank"].to_dict() == {"a": 3, "b": 3, "c": 3, "d": 1}
+
+
 def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch):
-    """Review r10 (rrC M1): `a` beats both `c` and `f`, both ranked above it (`c` through the band with `d`).
-    Merging every inverted pair of a pass pulled `f`, which beats nobody and has no band link, up to `c`'s
-    rank; one merge a pass, the best-ranked loser first, mends both inversions and leaves `f` at its count."""
+    """Review r10 (rrC M1): `a` beats both `c` and `f`. Step 3 once lifted `a` into the ranks of those it beats;
+    counting wins through a chain (review rr19f S2), `c` and `f` rank below `a` from the start: `z`, `e1` and
+    `e2` beat them through `a`. `c` stays out of `d`'s rank 2 (within ±5% of `d`), which would put it above
+    `a`, and `f`, which beats nobody and has no band link, keeps its count."""
     decided = {("e1", "z"): FASTER, ("e2", "z"): FASTER, ("a", "z"): FASTER, ("c", "z"): FASTER,
                ("d", "z"): FASTER, ("f", "z"): FASTER, ("a", "e1"): FASTER, ("a", "e2"): FASTER,
                ("c", "a"): FASTER, ("f", "a"): FASTER, ("c", "d"): "no effect"}  # b against a: b beats a
     r = ranked_from_outcomes(monkeypatch, decided, ["z", "e1", "e2", "a", "c", "d", "f"])
-    assert r["own_rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 4, "c": 3, "d": 2, "f": 3}
-    # `c` is not tied with `d` (rank 2): `a`, which beats `c`, would rank below it (review rv19A S1); `a` joins
-    # `c` at its own count 3, the first of the two it beats there, and `f` keeps its count
-    assert r["rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 3, "c": 3, "d": 2, "f": 3}
-    assert r.loc["a", "above"] == ["c"] and r.loc["f", "above"] == [] and r.loc["f", "within_band_of"] == []
-    for name, row in r.iterrows():  # no inversion, and every rank better than its own count is explained
-        assert all(r.loc[o, "rank"] <= row["rank"] for o in row["beaten_by"]), name
-        assert row["rank"] == row["own_rank"] or row["within_band_of"] or row["above"], name
+    assert r["own_rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 4, "c": 5, "d": 2, "f": 5}
+    assert r["rank"].to_dict() == {"z": 1, "e1": 2, "e2": 2, "a": 4, "c": 5, "d": 2, "f": 5}
+    assert r.loc["f", "within_band_of"] == [] and r.loc["c", "beaten_through"] == {"e1": "a", "e2": "a"}
+    for name, row in r.iterrows():  # no variant at or above one that beats it
+        assert all(r.loc[o, "rank"] < row["rank"] for o in row["beaten_by"]), name
+
+
+def test_a_band_join_is_refused_where_it_lifts_a_variant_beside_a_transitive_beater(monkeypatch):
+    """Review rr19f S3 (the guard's beaters counted through a chain): `x` beats `m`, `m` beats `c`, `c` is
+    within ±5% of `p`, and `p` is undecided against all. `p` (rank 1) would take `c` to rank 1 beside `x`,
+    which beats `c` through `m` only; the join is refused, and `c` keeps 3."""
+    decided = {("m", "x"): FASTER, ("c", "m"): FASTER, ("c", "p"): "no effect"}
+    r = ranked_from_outcomes(monkeypatch, decided, ["x", "m", "c", "p"])
+    assert r["rank"].to_dict() == {"x": 1, "m": 2, "c": 3, "p": 1}
+
+
+def test_a_band_join_is_refused_where_a_beater_would_share_the_joined_rank(monkeypatch):
+    """Review rr19f S3 (`best[o] >= rank`, not `>`): `b` beats `c`, `a` ≈ `c` within ±5%, `a` and `b` undecided.
+    Joining `a` and `c` gives rank 1, the rank `b` has: `c` would sit beside `b`, which beats it."""
+    decided = {("c", "b"): FASTER, ("a", "c"): "no effect"}
+    r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c"])
+    assert r["rank"].to_dict() == {"a": 1, "b": 1, "c": 2}
+
+
+def test_a_band_join_is_refused_where_it_puts_two_of_one_chain_in_one_rank(monkeypatch):
+    """Review rr19f S3 (a beater inside the joined group): `a` ≈ `b`, `b` ≈ `c`, `a` beats `c`: the chain
+    must not join `c` into `a`'s group; `b` joins `a`, and `c` keeps rank 2."""
+    decided = {("a", "b"): "no effect", ("b", "c"): "no effect", ("c", "a"): FASTER}
+    for names in (["a", "b", "c"], ["c", "b", "a"]):
+        assert ranked_from_outcomes(monkeypatch, decided, names)["rank"].to_dict() == {"a": 1, "b": 1, "c": 2}
+
+
+N1_CASE = {("b", "a"): FASTER, ("e", "a"): FASTER, ("f", "a"): FASTER, ("b", "d"): FASTER, ("c", "d"): FASTER,
+           ("f", "d"): FASTER, ("e", "c"): FASTER, ("b", "c"): "no effect", ("b", "e"): "no effect",
+           ("b", "f"): "no effect", ("e", "f"): "no effect"}  # fmt: skip
+# review rr19f N1's decoded case (its rand.py, seed 1): (x, y): y against x
+
+
+def test_the_ranks_do_not_depend_on_the_order_of_the_variants(monkeypatch):
+    """Review rr19f N1: `f` is within ±5% of `b` (rank 2 with `c`) and of `e` (rank 3: `c` beats it); which
+    join was made first followed the listing, so `f` ranked 2 or 3 by the order of `variants`. The join
+    that gives the better rank goes first: `f` has rank 2 in any listing, and the pairs' order by name
+    decides only between joins of the same ranks (`e`: 4, beaten by `a`, `c` and, through `c`, `d`)."""
+    for names in ("abcdef", "acdebf", "fedcba"):  # fix19f: `f` 2 for the first listing, 3 for the second
+        r = ranked_from_outcomes(monkeypatch, N1_CASE, list(names))
+        assert r["rank"].to_dict() == {"a": 1, "b": 2, "c": 2, "d": 1, "e": 4, "f": 2}, names
+        for name, row in r.iterrows():
+            assert all(r.loc[o, "rank"] < row["rank"] for o in row["beaten_by"]), (names, name)
+
+
+def test_the_band_join_that_gives_the_better_rank_goes_first(monkeypatch):
+    """Review rr19f N1: `f` (3: `x` and `w` beat it) is within ±5% of `p` (2) and of `d` (3, beaten by `c` of
+    rank 2). Joining `d` and `f` first (the first pair by name, or by this listing) ties them at 3, and then
+    `p` cannot take them to 2 (`c`, which beats `d`, has 2); the better join goes first: `f` shares `p`'s
+    rank 2 and `d` keeps 3, in either listing."""
+    decided = {("p", "x"): FASTER, ("c", "x"): FASTER, ("d", "x"): FASTER, ("d", "c"): FASTER, ("f", "x"): FASTER,
+               ("f", "w"): FASTER, ("f", "p"): "no effect", ("d", "f"): "no effect"}  # fmt: skip
+    for names in ("dfxwpc", "xwcpfd"):
+        r = ranked_from_outcomes(monkeypatch, decided, list(names))
+        assert r["rank"].to_dict() == {"x": 1, "w": 1, "p": 2, "c": 2, "f": 2, "d": 3}, names
+
+
+def test_a_rank_the_left_out_baseline_would_share_says_so():
+    """Review rv19B N3: notebook 12 ranks notebook 10's run with naive left out (`baseline`), and printed
+    "rank 19: `generate() dynamic`" where notebook 10's table, with naive ranked, has "19 (shared)". `b` and
+    `naive` are undecided (the rounds wobble ±20%), both beaten by `a`: `b` has rank 2 alone, and the
+    baseline, ranked by the same rule, would share it: said so in the table's rank and in the sentences."""
+    base = [100.0 + i for i in range(12)]
+    wobble = [1.2 if i % 2 else 0.8 for i in range(12)]
+    results = frame({"naive": base, "a": [t / 2 for t in base], "b": [t * w for t, w in zip(base, wobble)]})
+    assert gain(results, "naive", "b")["outcome"] == UNDECIDED
+    ranked = ranking(results, "naive", baseline=True)
+    r = ranked.set_index("variant")
+    assert r.loc["b", "rank"] == 2 and not r.loc["b", "tied"] and r.loc["b", "shared_with"] == "naive"
+    assert r.loc["a", "shared_with"] == ""
+    assert [rank_text(row) for _, row in ranked.iterrows()] == ["1", "2 (shared with the baseline `naive`)",
+                                                                "— (baseline)"]  # fmt: skip
+    assert below_first_text(ranked) == "Below rank 1: rank 2 (shared with the baseline `naive`): `b`."
+    assert below_first_text(ranked, reasons=True).startswith(
+        "Below rank 1: `b` has rank 2, shared with the baseline `naive`, beaten by `a`")
+    assert ranking(results, "naive").set_index("variant")["rank"].to_dict() == {"a": 1, "b": 2, "naive": 2}
+    assert rank_text({"rank": 2, "tied": True, "shared_with": "naive"}) == "2 (shared, and with the baseline `naive`)"
+    assert ranking(results, "naive", ["a", "naive"], baseline=True)["shared_with"].tolist() == ["", ""]
 
 
 def test_notebook_00s_sentences_state_the_model_the_agreement_and_the_rounds_from_their_inputs():
@@ -1384,11 +1511,11 @@ def test_a_lone_first_rank_is_the_fastest_only_where_it_beats_every_other_varian
     assert [gain(results, a, b)["outcome"] for a, b in [("Z", "X"), ("Y", "Z"), ("Y", "X")]] == [
         "faster", "faster", "undecided"]  # fmt: skip
     ranked = ranking(results, "naive")
-    assert ranked.set_index("variant")["rank"].to_dict() == {"X": 1, "Z": 2, "Y": 2, "naive": 4}
+    assert ranked.set_index("variant")["rank"].to_dict() == {"X": 1, "Z": 2, "Y": 3, "naive": 4}  # `Y`: `X` through `Z`
     sentence = fastest_sentence(ranked)
     assert "Fastest" not in sentence and sentence.startswith("Rank 1 alone for the fastest variant: `X`, ×")
-    assert "; no variant beats it, but the rounds do not show it faster than `Y` (rank 2, shared), so it is not " \
-           "shown to be the fastest. Below rank 1: rank 2: `Z`, `Y`; rank 4: `naive`." in sentence  # fmt: skip
+    assert "; no variant beats it, but the rounds do not show it faster than `Y` (rank 3), so it is not " \
+           "shown to be the fastest. Below rank 1: rank 2: `Z`; rank 3: `Y`; rank 4: `naive`." in sentence  # fmt: skip
     beats_all = ranking(results, "naive", ["naive", "X", "Z"])  # X beats Z and naive: the fastest
     assert fastest_sentence(beats_all).startswith("Fastest variant: `X`, ×")
     with_base = ranking(results, "naive", ["naive", "X", "Z"], baseline=True)  # a baseline is not ranked against
