@@ -1045,9 +1045,23 @@ def test_a_k_sweep_chain_parts_the_k_its_neighbours_beat(monkeypatch):
     assert r.loc[["k1", "k2", "k4"], "tied"].all() and not r.loc["k8", "tied"]
     words = k_sweep_words(r.reset_index(), {"k1": 1, "k2": 2, "k4": 4, "k8": 8})  # review rr19f N2: why not tied
     assert words.endswith("; K = 8 is decidedly slower than K = 2 and 4 (really slower than each, and not shown "
-                          "within ±5%), not tied with K = 1 though shown within ±5% of it: K = 2 and 4, ranked as "
-                          "high, beat it.")  # fmt: skip
+                          "within ±5%), not tied with K = 1 though shown within ±5% of it: that would put it beside "
+                          "K = 2 and 4, which beat it.")  # fmt: skip
 
+
+
+def test_a_k_sweep_says_beats_only_for_a_k_that_beats_it_directly(monkeypatch):
+    """Review rr20f S3: K = 1 beats K = 2, K = 2 beats K = 4, K = 4 beats K = 8, and K = 8 is shown within ±5%
+    of K = 1. K = 1 beats K = 8 only through K = 2 and 4, so "K = 1, ranked as high, beats it" contradicted
+    "shown within ±5% of it": the tie is refused because it would put K = 8 above K = 4, which beats it."""
+    decided = {("k2", "k1"): FASTER, ("k4", "k2"): FASTER, ("k8", "k4"): FASTER, ("k1", "k8"): "no effect"}
+    r = ranked_from_outcomes(monkeypatch, decided, ["k1", "k2", "k4", "k8"])
+    assert r["rank"].to_dict() == {"k1": 1, "k2": 2, "k4": 3, "k8": 4}
+    words = k_sweep_words(r.reset_index(), {"k1": 1, "k2": 2, "k4": 4, "k8": 8})
+    assert words.endswith("; K = 8 is decidedly slower than K = 4 (really slower than it, and not shown within "
+                          "±5%), not tied with K = 1 though shown within ±5% of it: that would put it above K = 4, "
+                          "which beats it.")  # fmt: skip
+    assert "K = 1, ranked as high" not in words and "K = 1 beats it" not in words
 
 def test_an_undecided_pair_is_not_tied_by_the_band_rule():
     """`e` is undecided against `c` (beaten by `x`, so not tied with `b`: review rv19A S1), beaten by `x`
@@ -1185,7 +1199,8 @@ def test_a_variant_never_ranks_below_one_it_beats(monkeypatch):
     assert "`l` has rank 4, beaten by `w` (really faster, not shown within ±5%): against `w` " in below
     assert "; through `w`, also by `x` and `y`." in below
     assert below.endswith("The rule: rank = 1 + the number of variants shown faster (really faster, not shown "
-                          "within ±5%), directly or through one shown faster; pairs shown within ±5% share the "
+                          "within ±5%), directly or through one shown faster (a beats b and b beats c: both count "
+                          "against c); pairs shown within ±5% share the "
                           "better rank unless that puts one beside or above a variant shown faster than it; a "
                           "cycle of such wins shares one rank; each pair tested at its own level (its look's, in a "
                           "sequential run), not adjusted for the number of pairs.")  # fmt: skip
@@ -1209,31 +1224,36 @@ def test_equal_direct_counts_do_not_put_a_beaten_variant_beside_the_one_that_bea
 
 def test_a_beat_cycle_shares_one_rank_and_says_it_is_a_cycle(monkeypatch):
     """Review rr19f S2/N3: `a` beats `b`, `b` beats `c`, `c` beats `a`: each is beaten by the other two through
-    the cycle, so all three share rank 3 (no rule can order them), and the sentences say it is a cycle.
-    `d`, beaten by `a`, ranks below the whole cycle."""
+    the cycle, so all three share a rank (no rule can order them), and the sentences say it is a cycle.
+    Review rr20f S4: they share the better rank, 1 (a cycle's members count only the beaters outside it;
+    they had 3, and no variant had rank 1). `d`, beaten by `a`, ranks below the whole cycle: 4."""
     decided = {("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER, ("d", "a"): FASTER}
     r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c", "d"], {"a": 3.0, "b": 2.9, "c": 2.8, "d": 2.0})
-    assert r["rank"].to_dict() == {"a": 3, "b": 3, "c": 3, "d": 4}
+    assert r["rank"].to_dict() == {"a": 1, "b": 1, "c": 1, "d": 4}
+    assert r["own_rank"].to_dict() == {"a": 1, "b": 1, "c": 1, "d": 4}
     cycle = "`a` beats `b`, `b` beats `c`, `c` beats `a`"
     assert r.loc[["a", "b", "c"], "cycle"].tolist() == [cycle] * 3 and r.loc["d", "cycle"] == ""
     assert tie_reason(r.loc["b", "vs_leader"]) == (
         f"a cycle: {cycle}, so each is beaten through the others and they share a rank")
     monkeypatch.setattr("tokgen.voice.speedup_text", lambda g: "×…")  # the outcomes alone are known here
     sentence = fastest_sentence(r.reset_index())
-    assert sentence.startswith("3 variants share rank 3 for the fastest variant: `a`, ")
+    assert sentence.startswith("3 variants share rank 1 for the fastest variant: `a`, ")
     assert "`b`, against `a` " in sentence and f"(a cycle: {cycle}, so each is beaten" in sentence
     below = below_first_text(r.reset_index(), reasons=True)
-    assert below.startswith("Below rank 3: `d` has rank 4, beaten by `a` (really faster, not shown within ±5%)")
+    assert below.startswith("Below rank 1: `d` has rank 4, beaten by `a` (really faster, not shown within ±5%)")
     assert "; through `a`, also by `b` and `c`." in below
 
 
 def test_a_band_pair_does_not_lift_a_member_of_a_beat_cycle_above_the_others(monkeypatch):
     """Review rr19f S2 (the guard counts a cycle's members as beaters): `a` beats `b`, `b` beats `c`, `c` beats
     `a`, and `d`, beaten by none, is within ±5% of `a`. Rank 1 with `d` would put `a` above `c`, which beats it
-    (and `b`, which beats it through `c`): `d` has rank 1 alone, the cycle rank 3."""
-    decided = {("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER, ("a", "d"): "no effect"}
-    r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c", "d"])
-    assert r["rank"].to_dict() == {"a": 3, "b": 3, "c": 3, "d": 1}
+    (and `b`, which beats it through `c`). Review rr20f S4: the cycle shares the better rank, 1, beside `d`
+    (rank 1 by its own count); `e`, beaten by `d` and within ±5% of `a`, is not lifted to the cycle's rank 1
+    beside `d`: it has rank 2."""
+    decided = {("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER, ("a", "d"): "no effect",
+               ("e", "d"): FASTER, ("a", "e"): "no effect"}  # fmt: skip
+    r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c", "d", "e"])
+    assert r["rank"].to_dict() == {"a": 1, "b": 1, "c": 1, "d": 1, "e": 2}
 
 
 def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch):
@@ -1252,10 +1272,32 @@ def test_a_variant_that_beats_nobody_is_not_pulled_up_by_the_merges(monkeypatch)
         assert all(r.loc[o, "rank"] < row["rank"] for o in row["beaten_by"]), name
 
 
-def test_a_band_join_is_refused_where_it_lifts_a_variant_beside_a_transitive_beater(monkeypatch):
-    """Review rr19f S3 (the guard's beaters counted through a chain): `x` beats `m`, `m` beats `c`, `c` is
-    within ±5% of `p`, and `p` is undecided against all. `p` (rank 1) would take `c` to rank 1 beside `x`,
-    which beats `c` through `m` only; the join is refused, and `c` keeps 3."""
+def test_a_cycle_below_rank_1_is_named_a_cycle_in_the_short_sentence_and_the_k_sweep(monkeypatch):
+    """Review rr20f S4(b): `z` beats `a`, and `a`, `b`, `c` beat each other in a cycle: they share rank 2
+    (`z` beats each, through the cycle), and the sentence without reasons (notebooks 09, 10, 12) and the K
+    sweep's words name the cycle."""
+    decided = {("a", "z"): FASTER, ("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER}
+    r = ranked_from_outcomes(monkeypatch, decided, ["z", "a", "b", "c"])
+    assert r["rank"].to_dict() == {"z": 1, "a": 2, "b": 2, "c": 2}
+    assert below_first_text(r.reset_index()) == (
+        "Below rank 1: rank 2: `a`, `b`, `c` (a cycle: `a` beats `b`, `b` beats `c`, `c` beats `a`).")
+    words = k_sweep_words(r.reset_index(), {"z": 1, "a": 2, "b": 4, "c": 8})
+    assert "(a cycle: K = 2 beats K = 4, K = 4 beats K = 8, K = 8 beats K = 2)" in words
+    assert words.count("a cycle") == 1  # said once, not for each of its Ks
+    decided = {("b", "a"): FASTER, ("c", "b"): FASTER, ("a", "c"): FASTER}  # the cycle at the best rank
+    r = ranked_from_outcomes(monkeypatch, decided, ["a", "b", "c"])
+    words = k_sweep_words(r.reset_index(), {"a": 1, "b": 2, "c": 4})
+    assert words.startswith("In words: K = 1, 2 and 4 share rank 1 of its 3 Ks, not all shown to lie within ±5% "
+                            "of each other")  # fmt: skip
+    assert "(a cycle: K = 1 beats K = 2, K = 2 beats K = 4, K = 4 beats K = 1)" in words
+
+
+def test_a_band_join_is_refused_where_it_lifts_a_variant_beside_its_direct_beater(monkeypatch):
+    """Review rr19f S3: `x` beats `m`, `m` beats `c`, `c` is within ±5% of `p`, and `p` is undecided against
+    all. `p` (rank 1) would take `c` to rank 1 beside `m` (rank 2 would do), which beats `c` directly, and
+    above it; the join is refused, and `c` keeps 3. (Review rr20f N1: `m` alone blocks it; a beater through
+    a chain never blocks a join that no direct beater blocks, since each direct beater ranks below those
+    that beat it.)"""
     decided = {("m", "x"): FASTER, ("c", "m"): FASTER, ("c", "p"): "no effect"}
     r = ranked_from_outcomes(monkeypatch, decided, ["x", "m", "c", "p"])
     assert r["rank"].to_dict() == {"x": 1, "m": 2, "c": 3, "p": 1}
@@ -1326,8 +1368,34 @@ def test_a_rank_the_left_out_baseline_would_share_says_so():
     assert below_first_text(ranked, reasons=True).startswith(
         "Below rank 1: `b` has rank 2, shared with the baseline `naive`, beaten by `a`")
     assert ranking(results, "naive").set_index("variant")["rank"].to_dict() == {"a": 1, "b": 2, "naive": 2}
-    assert rank_text({"rank": 2, "tied": True, "shared_with": "naive"}) == "2 (shared, and with the baseline `naive`)"
+    assert rank_text({"rank": 2, "tied": True, "shared_with": "naive"}) == "2 (shared, also with the baseline `naive`)"
     assert ranking(results, "naive", ["a", "naive"], baseline=True)["shared_with"].tolist() == ["", ""]
+    short = frame({"naive": base[:6], "a": [t / 2 for t in base], "b": [t * w for t, w in zip(base, wobble)]})
+    assert gain(short, "naive", "b")["rounds_both"] == 6 and gain(short, "a", "b")["rounds_both"] == 12
+    assert ranking(short, "naive", baseline=True)["shared_with"].tolist() == ["", "", ""]  # review rr20f S1
+
+
+def test_a_rank_the_baseline_would_share_only_through_its_own_band_join_is_not_said(monkeypatch):
+    """Review rr20f S5: `a` and `c` undecided, both rank 1; `a` beats `base` and `b`, `c` beats `b`, and `b`
+    is shown within ±5% of `base`. Without `base`, `b` has rank 3; with it, `base` has 2 and `b` joins it
+    at 2. `b`'s rank, 3, is not the one `base` would take: no "shared with the baseline"."""
+    from tokgen import voice
+
+    decided = {("b", "a"): FASTER, ("b", "c"): FASTER, ("base", "a"): FASTER, ("base", "b"): "no effect"}
+
+    def fake_gain(results, x, y, **kwargs):
+        outcome, flip = decided.get((x, y)), decided.get((y, x))
+        if flip is not None:
+            outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
+        outcome = outcome or UNDECIDED
+        return {"variant": y, "vs": x, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
+
+    monkeypatch.setattr(voice, "gain", fake_gain)
+    steps = voice._rank_steps(["a", "c", "b", "base"], {(x, y): fake_gain(None, x, y) for x in "a c b base".split()
+                                                        for y in "a c b base".split() if x != y})  # fmt: skip
+    assert steps["b"]["rank"] == steps["base"]["rank"] == 2  # with the baseline ranked, `b` joins it at 2
+    r = voice.ranking(pd.DataFrame({"variant": ["base", "a", "c", "b"]}), "base", baseline=True).set_index("variant")
+    assert r.loc["b", "rank"] == 3 and r["shared_with"].tolist() == ["", "", "", ""]
 
 
 def test_notebook_00s_sentences_state_the_model_the_agreement_and_the_rounds_from_their_inputs():
@@ -1514,8 +1582,9 @@ def test_a_lone_first_rank_is_the_fastest_only_where_it_beats_every_other_varian
     assert ranked.set_index("variant")["rank"].to_dict() == {"X": 1, "Z": 2, "Y": 3, "naive": 4}  # `Y`: `X` through `Z`
     sentence = fastest_sentence(ranked)
     assert "Fastest" not in sentence and sentence.startswith("Rank 1 alone for the fastest variant: `X`, ×")
-    assert "; no variant beats it, but the rounds do not show it faster than `Y` (rank 3), so it is not " \
-           "shown to be the fastest. Below rank 1: rank 2: `Z`; rank 3: `Y`; rank 4: `naive`." in sentence  # fmt: skip
+    assert "; no variant beats it, but the rounds do not show it faster than `Y` (rank 3) directly (only through " \
+           "`Z`), so it is not shown to be the fastest. Below rank 1: rank 2: `Z`; rank 3: `Y`; rank 4: `naive`." \
+           in sentence  # fmt: skip  (review rr20f S2: it beats `Y` through `Z` by the rule's own words)
     beats_all = ranking(results, "naive", ["naive", "X", "Z"])  # X beats Z and naive: the fastest
     assert fastest_sentence(beats_all).startswith("Fastest variant: `X`, ×")
     with_base = ranking(results, "naive", ["naive", "X", "Z"], baseline=True)  # a baseline is not ranked against
@@ -1586,3 +1655,16 @@ def test_below_first_text_keeps_the_tables_shared_mark_where_the_partner_is_left
     assert below_first_text(ranked) == "Below rank 1: rank 3: `b`, `c`; rank 5 (shared): `d`."
     assert below_first_text(ranked.assign(tied=False)) == "Below rank 1: rank 3: `b`, `c`; rank 5: `d`."
     assert below_first_text(ranked.drop(columns="tied")).endswith("rank 5: `d`.")
+
+
+def test_a_lone_first_names_the_variants_it_is_not_shown_faster_than_as_a_list(monkeypatch):
+    """Review rr20f N3 and S2: `x` beats `z`, `z` beats `y` and `w`, `x` against `y` and `w` undecided. The
+    names are joined as a sentence lists them ("… and …", not "…, …"), each with the variant through which
+    `x` beats it."""
+    decided = {("z", "x"): FASTER, ("y", "z"): FASTER, ("w", "z"): FASTER}  # (a, b): b beats a
+    r = ranked_from_outcomes(monkeypatch, decided, ["x", "z", "y", "w"], {"x": 3.0, "z": 2.5, "y": 2.2, "w": 2.0})
+    monkeypatch.setattr("tokgen.voice.speedup_text", lambda g: "×…")  # the outcomes alone are known here
+    assert fastest_sentence(r.reset_index()).startswith(
+        "Rank 1 alone for the fastest variant: `x`, ×… against `naive`; no variant beats it, but the rounds do not "
+        "show it faster than `y` (rank 3, shared) directly (only through `z`) and `w` (rank 3, shared) directly "
+        "(only through `z`), so it is not shown to be the fastest.")  # fmt: skip

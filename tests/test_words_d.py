@@ -65,7 +65,8 @@ def test_k_sweep_chain_whose_ends_are_told_apart_parts_the_beaten_k():
     assert voice.k_sweep_words(ranked.reset_index(), ks) == (
         "In words: K = 1 and 2 are tied at rank 1 of its 3 Ks, each pair shown to lie within ±5% (inside each "
         "other's no-effect band); K = 4 is decidedly slower than K = 1 (really slower than it, and not shown within "
-        "±5%), not tied with K = 2 though shown within ±5% of it: K = 1, ranked as high, beats it.")  # fmt: skip
+        "±5%), not tied with K = 2 though shown within ±5% of it: that would put it beside K = 1, which beats "
+        "it.")  # fmt: skip
 
 
 def test_k_sweep_ranks_say_they_rank_among_the_generators_own_ks():

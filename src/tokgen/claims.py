@@ -1163,9 +1163,9 @@ def summary_results(tables) -> pd.DataFrame:
     """Notebook 07's run of every article generator ranked by paired speed-up over naive
     (`voice.ranking`), those columns suffixed `_vs_naive` (notebook 09_summary, README); naive is the
     baseline, not ranked (rank NaN, its row last: it ran only the rounds its own pairs needed, so it
-    would outrank variants beaten over more rounds; review rvB15 S1), `shared_with` naming it where
-    its rank by the same rule is a variant's (review rv19B N3); `tables`: a results folder or
-    `Tables`."""
+    would outrank variants beaten over more rounds; review rvB15 S1); no `shared_with` (the rank
+    naive would share by the same rule): its pairs ran fewer rounds than the variants' (review rr20f
+    S1); `tables`: a results folder or `Tables`."""
     tables = tables if isinstance(tables, Tables) else Tables(tables)
     df = tables["07_pipelining"]
     ranked = summary_ranking(tables)
@@ -1173,7 +1173,7 @@ def summary_results(tables) -> pd.DataFrame:
             "interval_high", "decided", "capped", "rounds_both", "speedup_all", "no_effect", "equivalence_low",
             "equivalence_high")  # the sequential design's keys too: its cells read as everywhere else
     keys = tuple(k for k in keys if k in ranked)  # a fixed-rounds run has no sequential keys
-    ranked = ranked[["variant", "rank", "tied", "shared_with", "judged_as", "past_stop", *keys]]
+    ranked = ranked[["variant", "rank", "tied", "judged_as", "past_stop", *keys]]
     ranked = ranked.rename(columns={k: f"{k}_vs_naive" for k in keys})
     return ranked.merge(df, on="variant", how="left")
 

@@ -488,9 +488,9 @@ RANK_COLUMNS = ["variant", "rank", "tied", "speedup", "outcome", "vs_leader", "o
                 "beaten_through", "within_band_of", "cycle", "shared_with"]  # what `ranking` gives, an empty table too
 
 
-def _cycle_text(scc: set, beats) -> str:
+def _cycle_text(scc: set, beats, name=lambda v: f"`{v}`") -> str:
     """A beat cycle's wins in words, walked from its first name: "`a` beats `b`, `b` beats `c`, `c` beats `a`"
-    (any other win inside it after the walk)."""
+    (any other win inside it after the walk); `name` words each member ("K = 2" in a sweep of K)."""
     edges = sorted((w, lo) for w in scc for lo in scc if beats(w, lo))
     at = start = min(scc)
     seen, walk = {start}, []
@@ -499,7 +499,7 @@ def _cycle_text(scc: set, beats) -> str:
         seen.add(nxt)
         at = nxt
     walk += [(at, start)] if (at, start) in edges else []
-    return ", ".join(f"`{w}` beats `{lo}`" for w, lo in walk + [e for e in edges if e not in walk])
+    return ", ".join(f"{name(w)} beats {name(lo)}" for w, lo in walk + [e for e in edges if e not in walk])
 
 
 def _rank_steps(names: list, pairs: dict) -> dict:
@@ -518,10 +518,10 @@ def _rank_steps(names: list, pairs: dict) -> dict:
             break
         up = grown
     for n, g in out.items():
-        g["own_rank"] = 1 + len(up[n] - {n})
+        scc = {n} | {o for o in up[n] if n in up[o]} if n in up[n] else set()  # a beat cycle: they beat each other
+        g["own_rank"] = 1 + len(up[n] - scc - {n})  # a cycle's members share the better rank (review rr20f S4)
         g["beaten_through"] = {o: next(p for p in g["beaten_by"] if o in up[p] or o == p)
                                for o in sorted(up[n] - {n} - set(g["beaten_by"]))}  # fmt: skip
-        scc = {n} | {o for o in up[n] if n in up[o]} if n in up[n] else set()  # a beat cycle: they beat each other
         g["cycle"] = _cycle_text(scc, lambda w, lo: w in out[lo]["beaten_by"]) if scc else ""
     group = {n: n for n in names}  # step 2: the band's pairs join groups; a group takes its best own count
 
@@ -562,11 +562,13 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
 
     1. `own_rank`: one plus the number of variants that beat it, directly or through a chain of such wins
        (`a` beats `b` beats it: `beaten_through` {`a`: `b`}). So a variant beaten by another ranks below
-       it, and below every variant that beats that one. Only in a beat cycle (`a` beats `b`, `b` beats
-       `c`, `c` beats `a`) does each count the others: they share a rank, and `cycle` says the wins.
+       it, and below every variant that beats that one. In a beat cycle (`a` beats `b`, `b` beats `c`,
+       `c` beats `a`) each beats the others through the cycle: its members count only the beaters outside
+       it and share that better rank, as band ties do (review rr20f S4), and `cycle` says the wins.
     2. Variants shown inside each other's no-effect band (no effect, or a real difference shown within
        ±BAND; `within_band_of` names them) share the better rank, unless that puts a variant beside or
-       above one that beats it (directly or through a chain): such a pair joins their two groups, and a
+       above one that beats it (review rr20f N1: a variant ranked below each that beats it directly is
+       below each that beats it through a chain too): such a pair joins their two groups, and a
        group takes the best own count of its members, so one variant can reach another's rank through a
        chain of such pairs (reviews rv19A S1, rv19B S6: chained ±BAND ties had put beaten variants at
        rank 1 beside the variant that beats them). Each time, the join giving the best rank is made
@@ -583,7 +585,9 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
     at its first look) beats nobody, yet outranked variants beaten over more rounds (reviews pvA15 S1,
     rvB15 S1). A variant whose rank the baseline would share, ranked by the same rule with it, where
     that leaves the variant's rank as it is, has `shared_with` = `base` (review rv19B N3: notebook 12
-    printed "rank 19: `generate() dynamic`" for the run notebook 10 ranks "19 (shared)" with naive)."""
+    printed "rank 19: `generate() dynamic`" for the run notebook 10 ranks "19 (shared)" with naive),
+    only where each of the baseline's pairs ran as many rounds as each pair of the ranked variants
+    (`rounds_both`): else that rank is the unfair one the baseline was left out for (review rr20f S1)."""
     names = list(results["variant"]) if variants is None else list(variants)
     names = [n for n in names if not (baseline and n == base)]
     rows = {}
@@ -600,7 +604,10 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
     pairs = {(a, b): gain(results, a, b) or {} for a in rows for b in rows if a != b}  # b against a
     steps = _rank_steps(list(rows), pairs)
     with_base = {}
-    if base_row:  # the same rule with the baseline in: the ranks it would share (review rv19B N3)
+    ran = [g.get("rounds_both") for g in pairs.values() if g.get("rounds_both") is not None]
+    fair = all(rows[n].get("rounds_both") is None or rows[n]["rounds_both"] >= max(ran, default=0) for n in rows)
+    if base_row and fair:  # the same rule with the baseline in: the ranks it would share (review rv19B N3), only
+        # where its pairs ran as many rounds as the others (review rr20f S1: notebook 07's naive ran 40, they 80)
         pairs |= {(base, n): rows[n] for n in rows} | {(n, base): gain(results, n, base) or {} for n in rows}
         with_base = _rank_steps([*rows, base], pairs)
     for name, g in rows.items():
@@ -638,19 +645,20 @@ def first_of_text(ranked: pd.DataFrame, what: str) -> str:
 
 
 RANK_RULE = (f"rank = 1 + the number of variants shown faster (really faster, not shown within ±{BAND:.0%}), "
-             "directly or through one shown faster; pairs shown within "
+             "directly or through one shown faster (a beats b and b beats c: both count against c); pairs shown within "
              f"±{BAND:.0%} share the better rank unless that puts one beside or above a variant shown faster than it; "
              "a cycle of such wins shares one rank")
 # `ranking`'s rule in words, for the sentences that print ranks (README's legend says it for generators)
 
 
 def _shared_words(row, head: str = " (", tail: str = ")") -> str:
-    """ "shared", "shared with the baseline `naive`" or both, wrapped in `head` and `tail`; "" for neither."""
+    """ "shared", "shared with the baseline `naive`" or "shared, also with the baseline `naive`" (review rr20f
+    S1: not "shared, and with"), wrapped in `head` and `tail`; "" for neither."""
     base, tied = row.get("shared_with") or "", bool(row.get("tied"))
     if not (base or tied):
         return ""
     with_base = f"with the baseline `{base}`" if base else ""
-    return head + ("shared, and " if tied and base else "shared" if tied else "shared ") + with_base + tail
+    return head + ("shared, also " if tied and base else "shared" if tied else "shared ") + with_base + tail
 
 
 def rank_text(row) -> str:
@@ -704,7 +712,9 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     and its comparison with each ("`c` has rank 2, beaten by `a` (…): against `a` ×0.94 (…)."), those
     that beat it through one of them ("through `a`, also by `z`"), a beat cycle's wins, and that these
     pairwise tests are not adjusted for their number; a rank taken through the band says so; a rank
-    the left-out baseline would share says so (`shared_with`); "" where every variant has rank 1. Rows
+    the left-out baseline would share says so (`shared_with`); without `reasons`, a rank that holds a
+    beat cycle names its wins ("rank 4: `a`, `b`, `c` (a cycle: `a` beats `b`, …)"; review rr20f
+    S4); "" where every variant has rank 1. Rows
     of a larger table keep its ranks: below the best rank among them (notebook 07_pipelining)."""
     top = int(ranked["rank"].min()) if len(ranked) else 1
     below = ranked[ranked["rank"] > top] if len(ranked) else ranked
@@ -716,7 +726,9 @@ def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
         for k, g in below.groupby("rank", sort=True):
             row = {"tied": len(g) == 1 and bool(g["tied"].fillna(False).iloc[0]) if "tied" in g else False,
                    "shared_with": next((b for b in g.get("shared_with", []) if b), "")}  # fmt: skip
-            parts.append(f"rank {int(k)}{_shared_words(row)}: " + ", ".join(f"`{v}`" for v in g["variant"]))
+            cycles = sorted({c for c in g.get("cycle", []) if isinstance(c, str) and c})  # rr20f S4: name a cycle
+            parts.append(f"rank {int(k)}{_shared_words(row)}: " + ", ".join(f"`{v}`" for v in g["variant"])
+                         + "".join(f" (a cycle: {c})" for c in cycles))  # fmt: skip
         return f"Below rank {top}: " + "; ".join(parts) + "."
     parts = []
     for r in below.to_dict("records"):
@@ -751,7 +763,8 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     it leaves out (notebook 10_cuda_graphs: its registry generators, ranked with `generate()`; review
     r11 found a subset re-ranked on its own beside the table's ranks). "Fastest" only where the lone
     first beats every other variant named; where the rounds do not show it faster than some (rank 1
-    alone means only that none beats it), it names them and says it is not shown to be the fastest,
+    alone means only that none beats it), it names them and says it is not shown to be the fastest
+    (where it beats one only through a chain, "directly (only through `z`)": review rr20f S2),
     as where a baseline left out of the ranking (`ranking`'s `baseline`) is not shown slower than the
     first (review rr15c M1); with `only`, "no variant named here beats it" (M2)."""
     shown = ranked if only is None or ranked.empty else ranked[ranked["variant"].isin(list(only))]
@@ -775,7 +788,9 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     # a baseline left out of the ranking: the first is the fastest only where it beats the baseline too (rr15c M1)
     slow = f"the baseline `{base[0]}`" if base and lead["outcome"] != FASTER else ""
     if not len(others) and (open_ or slow):  # alone at its rank, yet not faster than every other (review pvA15 S2)
-        names = ", ".join([f"`{r['variant']}` ({_rank_words(r)})" for r in open_] + ([slow] if slow else []))
+        via = {r["variant"]: (r.get("beaten_through") or {}).get(lead["variant"]) for r in open_}  # rr20f S2
+        names = series_text([f"`{r['variant']}` ({_rank_words(r)})" + (f" directly (only through `{via[r['variant']]}`)"
+                             if via[r["variant"]] else "") for r in open_] + ([slow] if slow else []))  # fmt: skip
         return (f"Rank {top} alone for the fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against "
                 f"`{lead['vs']}`; {none}, but the rounds do not show it faster than {names}, so it is not shown to "
                 f"be the fastest.{below}")  # fmt: skip
@@ -977,12 +992,14 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
     other's no-effect band) only where every pair of them is shown to lie within ±BAND; where they are linked
     only by such pairs one after another, said to share the rank through them, without "tied" (some pair of
     the chain may be told apart: review rvC15 S3); else said to share the rank without either; with any K of
-    that rank that another of it beats (only in a beat cycle: `ranking`'s step 1); then each K
-    below it, decidedly slower than the Ks that beat it (really faster than it and not shown within ±BAND: its
-    `beaten_by`), and where it is shown within ±BAND of a K ranked above it, that a K ranked as high beats it
-    (`ranking`'s step 2 refused that tie; review rr19f N2). How large each difference is, the paired
-    speed-ups before this say; no cause is named (notebook 10_cuda_graphs: "K = 1, 2 and 4 are tied at rank 1
-    of its 5 Ks, …; K = 16 is decidedly slower than …")."""
+    that rank that another of it beats (only in a beat cycle: `ranking`'s step 1), and the cycle's wins
+    ("(a cycle: K = 1 beats K = 2, …)"; review rr20f S4); then each K below it, decidedly slower than the
+    Ks that beat it (really faster than it and not shown within ±BAND: its `beaten_by`), and where it is
+    shown within ±BAND of a K ranked above it, why `ranking`'s step 2 refused that tie (review rr19f N2):
+    "that would put it beside K = 2 and 4, which beat it" (or above: the Ks that beat it directly, ranked
+    no better than that tie would rank it; review rr20f S3), else the K that beats it through a chain. How
+    large each difference is, the paired speed-ups before this say; no cause is named (notebook 10_cuda_graphs:
+    "K = 1, 2 and 4 are tied at rank 1 of its 5 Ks, …; K = 16 is decidedly slower than …")."""
     rows, of = {r["variant"]: r for r in by_k.to_dict("records")}, _of_its(by_k)
     k_of = lambda names: series_text(f"{ks[v]:.0f}" for v in sorted(names, key=lambda v: ks[v]))  # noqa: E731
     top = min(int(r["rank"]) for r in rows.values())
@@ -1007,6 +1024,19 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
             if rows[v]["beaten_by"]:
                 said += (f", though K = {k_of([v])} is decidedly slower than K = {k_of(rows[v]['beaten_by'])} "
                          f"(really slower, and not shown within ±{BAND:.0%})")  # fmt: skip
+    told = set()  # the beat cycles said (review rr20f S4: the text names a cycle where one occurs)
+
+    def cycle_of(names):
+        scc = [v for v in names if rows[v].get("cycle") and rows[v]["cycle"] not in told]
+        if not scc:
+            return ""
+        c = rows[scc[0]]["cycle"]
+        told.add(c)
+        scc = {v for v in rows if rows[v].get("cycle") == c}
+        words = _cycle_text(scc, lambda w, lo: w in rows[lo]["beaten_by"], lambda v: f"K = {ks[v]:.0f}")
+        return f" (a cycle: {words})"
+
+    said += cycle_of(sorted(best, key=lambda v: ks[v]))
     below = []
     for v, r in sorted(rows.items(), key=lambda item: (item[1]["rank"], ks[item[0]])):
         if v in best:
@@ -1018,13 +1048,21 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
         said_v = (f"K = {k_of([v])} is decidedly slower than K = {k_of(r['beaten_by'])} (really slower than "
                   f"{whom}, and not shown within ±{BAND:.0%})")  # fmt: skip
         near = [o for o in r["within_band_of"] if o in rows and rows[o]["rank"] < r["rank"]]  # a band pair not joined
-        beaters = [*r["beaten_by"], *(r.get("beaten_through") or {})]
-        block = [o for o in beaters if o in rows and any(rows[o]["rank"] <= rows[p]["rank"] for p in near)]
+        at = min((rows[p]["rank"] for p in near), default=None)  # the rank that tie would give it
+        block = [o for o in r["beaten_by"] if o in rows and at is not None and rows[o]["rank"] >= at]  # rr20f S3
+        chain = {o: p for o, p in (r.get("beaten_through") or {}).items() if o in rows and at is not None
+                 and rows[o]["rank"] >= at}  # fmt: skip
+        tied = near and f", not tied with K = {k_of(near)} though shown within ±{BAND:.0%} of " + (
+            "them" if near[1:] else "it")
         if near and block:  # review rr19f N2: why it is not tied with a K shown within ±BAND of it
-            said_v += (f", not tied with K = {k_of(near)} though shown within ±{BAND:.0%} of "
-                       f"{'it' if len(near) == 1 else 'them'}: K = {k_of(block)}, ranked as high, "
+            where = ("beside" if all(rows[o]["rank"] == at for o in block) else
+                     "above" if all(rows[o]["rank"] > at for o in block) else "beside or above")  # fmt: skip
+            said_v += (f"{tied}: that would put it {where} K = {k_of(block)}, which "
                        f"{'beats' if len(block) == 1 else 'beat'} it")  # fmt: skip
-        below.append(said_v)
+        elif near and chain:  # no K that beats it directly blocks the tie: one through a chain does
+            said_v += (f"{tied}: K = {k_of(chain)} {'beats' if len(chain) == 1 else 'beat'} it through K = "
+                       f"{k_of(set(chain.values()))}")  # fmt: skip
+        below.append(said_v + cycle_of([v]))
     return "In words: " + "; ".join([said, *below]) + "."
 
 
