@@ -365,12 +365,15 @@ else:
     say("*On the CPU: no floor (it needs the GPU's bandwidth).*")
 
 # %% [markdown]
-# Variants are ranked round by round against the naive generator (`tokgen.voice.ranking`: a
-# variant's own count is one plus the number of variants that beat it beyond the band, that is, were
-# really faster than it and not shown to lie within ±5% of it; two variants shown within ±5% of each
-# other share the better of their ranks, one such pair after another, and a variant never ranks
-# below one it beats, so it can share the rank of a variant that beats it; two the rounds leave
-# undecided may still differ in rank when a third beats only one of them). Speed-ups are paired (the
+# Variants are ranked round by round against the naive generator (`tokgen.voice.ranking`). A
+# variant beats another, or is shown faster than it, where the rounds show it really faster and do
+# not also show the difference to lie within ±5%. Its rank = 1 + the number of variants shown faster
+# than it, directly or through one shown faster (A beats B and B beats C: both count against C);
+# pairs shown within ±5% of each other share the better rank, one such pair after another, unless
+# that puts one beside or above a variant shown faster than it. So only a cycle of wins (A beats B,
+# B beats C, C beats A) puts variants that beat each other in one rank, and the text says so where
+# one occurs. Two the rounds leave
+# undecided may still differ in rank when a third beats only one of them. Speed-ups are paired (the
 # median over rounds of the base's time over the variant's, > 1: faster; notebook 00); "× task
 # floor" is the median time over the floor; "GB/s" the bytes the generator must move (its own
 # floor's, notebook 12) over its median time: a rate beside the time, not a ranking, and of bytes
@@ -391,6 +394,10 @@ else:
 #   rank 2: a rank counts the variants that beat it, and none is beaten by exactly one.
 # * E: A, B, C and D all beat it beyond the band: rank 5, and rank 4 is skipped. Had only C, not
 #   D, beaten E beyond the band (D against E undecided), E would have rank 4.
+# * F: only E beats it beyond the band, the rounds leave A, B, C and D undecided against F. They
+#   beat E, so they count against F through E: rank 1 + 5 = 6.
+# * G: the rounds show G within ±5% of A, and C beats G beyond the band. Sharing A's rank 1 would
+#   put G above C, so G keeps its count: C, and through C, A and B, that is rank 4.
 
 # %%
 ok["ms, median (IQR)"] = ok.apply(spread, axis=1, unit="")

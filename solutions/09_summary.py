@@ -42,9 +42,10 @@ print(tokgen.describe_environment())  # where this page's live numbers were meas
 # ## Exercise 1: the two closest variants
 #
 # Notebook 09 ranks notebook 07's variants among themselves, round by round (naive is the unranked
-# baseline): a variant's rank counts the variants really faster than it and not shown within ±5%
-# of it, variants shown within ±5% of each other share the better rank, and a variant never ranks
-# below one it beats (`tokgen.voice.ranking`). The closest
+# baseline): rank = 1 + the number of variants shown faster (really faster, and not shown within
+# ±5% of it), directly or through one shown faster; pairs shown within ±5% share the better rank
+# unless that puts one beside or above a variant shown faster than it (`tokgen.voice.ranking`;
+# only a cycle of wins shares one rank among variants that beat each other). The closest
 # pair is read from each pair's own paired comparison: among the pairs shown within ±5%, the one
 # whose equivalence interval is narrowest (`tokgen.display.closest_pair_text`); where no pair is
 # shown within ±5%, the one whose paired speed-up is nearest ×1, and its outcome says whether the

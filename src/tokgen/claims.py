@@ -1163,8 +1163,9 @@ def summary_results(tables) -> pd.DataFrame:
     """Notebook 07's run of every article generator ranked by paired speed-up over naive
     (`voice.ranking`), those columns suffixed `_vs_naive` (notebook 09_summary, README); naive is the
     baseline, not ranked (rank NaN, its row last: it ran only the rounds its own pairs needed, so it
-    would outrank variants beaten over more rounds; review rvB15 S1); `tables`: a results folder or
-    `Tables`."""
+    would outrank variants beaten over more rounds; review rvB15 S1); no `shared_with` (the rank
+    naive would share by the same rule): its pairs ran fewer rounds than the variants' (review rr20f
+    S1); `tables`: a results folder or `Tables`."""
     tables = tables if isinstance(tables, Tables) else Tables(tables)
     df = tables["07_pipelining"]
     ranked = summary_ranking(tables)

@@ -489,32 +489,109 @@ LEGEND = (
 
 
 RANK_COLUMNS = ["variant", "rank", "tied", "speedup", "outcome", "vs_leader", "own_rank", "beaten_by",
-                "within_band_of", "above"]  # what `ranking` gives, an empty table too
+                "beaten_through", "within_band_of", "cycle", "shared_with"]  # what `ranking` gives, an empty table too
+
+
+def _cycle_text(scc: set, beats, name=lambda v: f"`{v}`") -> str:
+    """A beat cycle's wins in words, walked from its first name: "`a` beats `b`, `b` beats `c`, `c` beats `a`"
+    (any other win inside it after the walk); `name` words each member ("K = 2" in a sweep of K)."""
+    edges = sorted((w, lo) for w in scc for lo in scc if beats(w, lo))
+    at = start = min(scc)
+    seen, walk = {start}, []
+    while nxt := min((lo for w, lo in edges if w == at and lo not in seen), default=None):
+        walk.append((at, nxt))
+        seen.add(nxt)
+        at = nxt
+    walk += [(at, start)] if (at, start) in edges else []
+    return ", ".join(f"{name(w)} beats {name(lo)}" for w, lo in walk + [e for e in edges if e not in walk])
+
+
+def _rank_steps(names: list, pairs: dict) -> dict:
+    """`ranking`'s two steps on `names`, from `pairs` ({(a, b): b against a}): per name its `beaten_by`,
+    `beaten_through`, `within_band_of`, `own_rank`, `cycle` and `rank`."""
+    out = {}
+    for name in names:  # beaten: faster for real, and not shown to lie inside the band
+        beats = {o: pairs[o, name] for o in names if o != name and pairs[name, o].get("outcome") == FASTER
+                 and not pairs[name, o].get("no_effect")}  # fmt: skip
+        band = [o for o in names if o != name and (pairs[name, o].get("no_effect") or pairs[o, name].get("no_effect"))]
+        out[name] = {"beaten_by": beats, "within_band_of": band}
+    up = {n: set(out[n]["beaten_by"]) for n in names}  # step 1: the variants that beat it, directly or through a chain
+    while True:
+        grown = {n: up[n].union(*(up[o] for o in up[n])) for n in names}
+        if grown == up:
+            break
+        up = grown
+    for n, g in out.items():
+        scc = {n} | {o for o in up[n] if n in up[o]} if n in up[n] else set()  # a beat cycle: they beat each other
+        g["own_rank"] = 1 + len(up[n] - scc - {n})  # a cycle's members share the better rank (review rr20f S4)
+        g["beaten_through"] = {o: next(p for p in g["beaten_by"] if o in up[p] or o == p)
+                               for o in sorted(up[n] - {n} - set(g["beaten_by"]))}  # fmt: skip
+        g["cycle"] = _cycle_text(scc, lambda w, lo: w in out[lo]["beaten_by"]) if scc else ""
+    group = {n: n for n in names}  # step 2: the band's pairs join groups; a group takes its best own count
+
+    def root(n):
+        while group[n] != n:
+            n = group[n]
+        return n
+
+    links = {tuple(sorted((n, o))) for n in names for o in out[n]["within_band_of"]}
+    while True:  # the join that gives the best rank first, then by name: not by the order of the listing
+        of = {n: root(n) for n in names}
+        best = {}
+        for n in names:
+            best[of[n]] = min(best.get(of[n], out[n]["own_rank"]), out[n]["own_rank"])
+
+        def clash(a, b):  # the join would put a variant beside or above one that beats it (directly or through a
+            # chain, a beat cycle's other members too): a beater in the joined group, or ranked no better than it
+            rank = min(best[a], best[b])
+            return any(best[of[o]] >= rank for m in names if of[m] in (a, b) for o in up[m] - {m})
+
+        open_ = sorted((min(best[of[a]], best[of[b]]), a, b) for a, b in links
+                       if of[a] != of[b] and not clash(of[a], of[b]))  # fmt: skip
+        if not open_:
+            break
+        group[of[open_[0][2]]] = of[open_[0][1]]
+    for n, g in out.items():
+        g["rank"], g["root"] = best[of[n]], of[n]
+    return out
 
 
 def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
             baseline: bool = False) -> pd.DataFrame:  # fmt: skip
     """`variants` (default: all) with their gain over `base` and a `rank`, ordered by rank, then by
     that gain (notebook 07_pipelining; notebook 10_cuda_graphs words the rule with a worked example).
-    Never a ranking by median. The rule, in two steps, every pair judged round by round
-    (`tokgen.stats.gain`, each pair at its looks' levels, not adjusted for the number of pairs):
+    Never a ranking by median. A variant *beats* another where it is really faster round by round and
+    not shown to lie within ±BAND of it (`tokgen.stats.gain`, each pair at its looks' levels, not adjusted
+    for the number of pairs; `beaten_by`: {each: the variant against it}). The rule, in two steps:
 
-    1. A variant's own count, `own_rank`: one plus the number of variants that beat it, really faster
-       and not shown to lie within ±BAND of it (`beaten_by`: {each: the variant against it}).
+    1. `own_rank`: one plus the number of variants that beat it, directly or through a chain of such wins
+       (`a` beats `b` beats it: `beaten_through` {`a`: `b`}). So a variant beaten by another ranks below
+       it, and below every variant that beats that one. In a beat cycle (`a` beats `b`, `b` beats `c`,
+       `c` beats `a`) each beats the others through the cycle: its members count only the beaters outside
+       it and share that better rank, as band ties do (review rr20f S4), and `cycle` says the wins.
     2. Variants shown inside each other's no-effect band (no effect, or a real difference shown within
-       ±BAND; `within_band_of` names them) are tied: every variant takes the best own count over the
-       variants linked to it by such pairs, one pair after another, so two of them never differ in rank,
-       even where a third beats only one of them. A variant can so share the rank of one that beats it
-       (then `vs_leader` carries `through` and `own_rank`, which `tie_reason` says). Undecided pairs are
-       not tied by this rule: they share a rank only where their counts agree.
-    3. A variant never ranks below one it beats: while one does, the variant joins the rank of the one it
-       beats (`above` names it), one such pair at a time, the best-ranked loser first (review r10).
+       ±BAND; `within_band_of` names them) share the better rank, unless that puts a variant beside or
+       above one that beats it (review rr20f N1: a variant ranked below each that beats it directly is
+       below each that beats it through a chain too): such a pair joins their two groups, and a
+       group takes the best own count of its members, so one variant can reach another's rank through a
+       chain of such pairs (reviews rv19A S1, rv19B S6: chained ±BAND ties had put beaten variants at
+       rank 1 beside the variant that beats them). Each time, the join giving the best rank is made
+       first, then by name: the ranks do not depend on the order of `variants` (review rr19f N1). With
+       `a` ≈ `b`, `b` ≈ `c` and `a` beating `c`, `a` and `b` share rank 1 and `c` has rank 2; with `a`
+       beating `c`, `b` ≈ `c` and `a` against `b` undecided, `b` keeps rank 1 beside `a`, and `c` rank 2.
+       So a shared rank holds no variant that beats another of it, but in a beat cycle. A variant raised
+       through the band carries `through` and `own_rank` in `vs_leader` (`tie_reason` says them).
+       Undecided pairs are not tied by this rule: they share a rank only where their counts agree.
 
     `tied` where several share a rank; `vs_leader`, the comparison with the first of its rank (None
     for that first). With `baseline`, `base` is left out of the ranking and its row comes last, rank
     NaN (`rank_text`: "— (baseline)"): a baseline that ran fewer rounds (notebook 07's naive, stopped
     at its first look) beats nobody, yet outranked variants beaten over more rounds (reviews pvA15 S1,
-    rvB15 S1)."""
+    rvB15 S1). A variant whose rank the baseline would share, ranked by the same rule with it, where
+    that leaves the variant's rank as it is, has `shared_with` = `base` (review rv19B N3: notebook 12
+    printed "rank 19: `generate() dynamic`" for the run notebook 10 ranks "19 (shared)" with naive),
+    only where each of the baseline's pairs ran as many rounds as each pair of the ranked variants
+    (`rounds_both`): else that rank is the unfair one the baseline was left out for (review rr20f S1)."""
     names = list(results["variant"]) if variants is None else list(variants)
     names = [n for n in names if not (baseline and n == base)]
     rows = {}
@@ -524,41 +601,23 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
             rows[name] = g
     own = gain(results, base, base) if baseline else None  # against itself: ×1 every round, not ranked
     base_row = own and own | {"rank": float("nan"), "tied": False, "vs_leader": None, "own_rank": float("nan"),
-                              "beaten_by": {}, "within_band_of": [], "above": []}  # fmt: skip
+                              "beaten_by": {}, "beaten_through": {}, "within_band_of": [], "cycle": "",
+                              "shared_with": ""}  # fmt: skip
     if not rows:  # nothing to rank: the baseline's row alone, where there is one (review rr15c M3)
         return pd.DataFrame([base_row]) if base_row else pd.DataFrame(columns=RANK_COLUMNS)
     pairs = {(a, b): gain(results, a, b) or {} for a in rows for b in rows if a != b}  # b against a
-    for name, g in rows.items():  # beaten: faster for real, and not shown to lie inside the band
-        g["beaten_by"] = {o: pairs[o, name] for o in rows if o != name and pairs[name, o].get("outcome") == FASTER
-                          and not pairs[name, o].get("no_effect")}  # fmt: skip
-        g["within_band_of"] = [o for o in rows if o != name and (pairs[name, o].get("no_effect")
-                                                                 or pairs[o, name].get("no_effect"))]  # fmt: skip
-        g["own_rank"] = 1 + len(g["beaten_by"])
-    group = {name: name for name in rows}  # the band's links, followed one pair after another
-
-    def root(name):
-        while group[name] != name:
-            name = group[name]
-        return name
-
+    steps = _rank_steps(list(rows), pairs)
+    with_base = {}
+    ran = [g.get("rounds_both") for g in pairs.values() if g.get("rounds_both") is not None]
+    fair = all(rows[n].get("rounds_both") is None or rows[n]["rounds_both"] >= max(ran, default=0) for n in rows)
+    if base_row and fair:  # the same rule with the baseline in: the ranks it would share (review rv19B N3), only
+        # where its pairs ran as many rounds as the others (review rr20f S1: notebook 07's naive ran 40, they 80)
+        pairs |= {(base, n): rows[n] for n in rows} | {(n, base): gain(results, n, base) or {} for n in rows}
+        with_base = _rank_steps([*rows, base], pairs)
     for name, g in rows.items():
-        for other in g["within_band_of"]:
-            group[root(other)] = root(name)
-        g["above"] = []  # variants it beats whose rank it joins, so that it never ranks below them
-    while True:  # a group's rank is its best own count; a variant never ranks below one it beats (review r10)
-        best = {}
-        for name, g in rows.items():
-            best[root(name)] = min(best.get(root(name), g["own_rank"]), g["own_rank"])
-        inverted = [(o, name) for name, g in rows.items() for o in g["beaten_by"] if best[root(o)] > best[root(name)]]
-        if not inverted:
-            break
-        # one merge a pass, the inversion whose loser ranks best: merging it may mend the others (rrC M1:
-        # merging every listed pair pulled up a variant that beats nobody)
-        winner, loser = min(inverted, key=lambda pair: best[root(pair[1])])
-        rows[winner]["above"].append(loser)  # `winner` beats `loser` yet ranked below it: one rank for both
-        group[root(winner)] = root(loser)
-    for name, g in rows.items():
-        g["rank"] = best[root(name)]
+        g |= {k: v for k, v in steps[name].items() if k != "root"}
+        same = with_base and with_base[name]["rank"] == with_base[base]["rank"] == g["rank"]
+        g["shared_with"] = base if same else ""
     ordered = sorted(rows.values(), key=lambda g: (g["rank"], -g["speedup"]))
     ranks = pd.Series([g["rank"] for g in ordered]).value_counts()
     leaders = {}
@@ -567,8 +626,10 @@ def ranking(results: pd.DataFrame, base: str, variants: list[str] | None = None,
         g["tied"] = bool(ranks[g["rank"]] > 1)
         g["vs_leader"] = None if leader == g["variant"] else gain(results, leader, g["variant"])
         if g["vs_leader"] is not None and g["own_rank"] > g["rank"]:  # its rank through the band, not its count
-            g["vs_leader"] |= {"through": list(g["within_band_of"]), "above": list(g["above"]),
-                               "own_rank": g["own_rank"]}  # fmt: skip
+            g["vs_leader"] |= {"through": [o for o in g["within_band_of"] if steps[o]["root"] == steps[g["variant"]]
+                                           ["root"]], "own_rank": g["own_rank"]}  # fmt: skip
+        elif g["vs_leader"] is not None and g["cycle"] and g["cycle"] == steps[leader]["cycle"]:  # one beat cycle
+            g["vs_leader"] |= {"cycle": g["cycle"]}
     if base_row:
         ordered.append(base_row)
     return pd.DataFrame(ordered)
@@ -587,38 +648,50 @@ def first_of_text(ranked: pd.DataFrame, what: str) -> str:
             "which does not rank them)")
 
 
+RANK_RULE = (f"rank = 1 + the number of variants shown faster (really faster, not shown within ±{BAND:.0%}), "
+             "directly or through one shown faster (a beats b and b beats c: both count against c); pairs shown within "
+             f"±{BAND:.0%} share the better rank unless that puts one beside or above a variant shown faster than it; "
+             "a cycle of such wins shares one rank")
+# `ranking`'s rule in words, for the sentences that print ranks (README's legend says it for generators)
+
+
+def _shared_words(row, head: str = " (", tail: str = ")") -> str:
+    """ "shared", "shared with the baseline `naive`" or "shared, also with the baseline `naive`" (review rr20f
+    S1: not "shared, and with"), wrapped in `head` and `tail`; "" for neither."""
+    base, tied = row.get("shared_with") or "", bool(row.get("tied"))
+    if not (base or tied):
+        return ""
+    with_base = f"with the baseline `{base}`" if base else ""
+    return head + ("shared, also " if tied and base else "shared" if tied else "shared ") + with_base + tail
+
+
 def rank_text(row) -> str:
     """ "1", or "1 (shared)" for a rank that several variants share (`tie_reason` says why each shares
-    it; notebook 07_pipelining); "— (baseline)" for `ranking`'s unranked baseline (rank NaN)."""
+    it; notebook 07_pipelining); "19 (shared with the baseline `naive`)" where `ranking` left its
+    baseline out and the baseline, ranked by the same rule, has that rank (`shared_with`; review rv19B
+    N3); "— (baseline)" for `ranking`'s unranked baseline (rank NaN)."""
     if row["rank"] != row["rank"]:
         return "— (baseline)"
-    return f"{int(row['rank'])}{' (shared)' if row['tied'] else ''}"
+    return f"{int(row['rank'])}{_shared_words(row)}"
 
 
-def _through_text(near, own_rank, above=()) -> str:
-    """Why a variant takes a better rank than its own count: the variants within ±BAND of it, and
-    those it beats that hold the rank (`above`: a variant never ranks below one it beats)."""
-    why = []
-    if len(near):
-        which = "which shares" if len(near) == 1 else "which share"
-        why.append(f"shown to lie within ±{BAND:.0%} of {', '.join(f'`{v}`' for v in near)}, {which} the rank: "
-                   "variants inside each other's band are tied")  # fmt: skip
-    if len(above):
-        which = "which holds" if len(above) == 1 else "which hold"
-        why.append(f"it beats {', '.join(f'`{v}`' for v in above)}, {which} the rank: a variant never ranks below "
-                   "one it beats")  # fmt: skip
-    return "; ".join(why) + f"; its own count alone would rank it {int(own_rank)}"
+def _through_text(near, own_rank) -> str:
+    """Why a variant takes a better rank than its own count: the variants within ±BAND of it."""
+    which = "which shares" if len(near) == 1 else "which share"
+    return (f"shown to lie within ±{BAND:.0%} of {', '.join(f'`{v}`' for v in near)}, {which} the rank: variants "
+            f"inside each other's band are tied; its own count alone would rank it {int(own_rank)}")
 
 
 def tie_reason(vs_leader) -> str:
     """Why a variant shares its rank's place with its first (`vs_leader`, `ranking`'s comparison of the
     two): where its own count would rank it lower, the variants within ±BAND of it through which it
-    shares the rank (`through`, with its `own_rank`); else a real difference shown within ±BAND, "no
-    effect", a real difference not shown within ±BAND that leaves as many variants beating each, or
-    rounds that do not tell them apart; `above`: the variants it beats whose rank it joined
-    (notebook 07_pipelining)."""
-    if vs_leader and (vs_leader.get("through") or vs_leader.get("above")):
-        return _through_text(vs_leader["through"], vs_leader["own_rank"], vs_leader.get("above", []))
+    shares the rank (`through`, with its `own_rank`); in a beat cycle with the first, the cycle's wins
+    (`cycle`); else a real difference shown within ±BAND, "no effect", or rounds that do not tell them
+    apart (notebook 07_pipelining)."""
+    if vs_leader and vs_leader.get("through"):
+        return _through_text(vs_leader["through"], vs_leader["own_rank"])
+    if vs_leader and vs_leader.get("cycle"):
+        return f"a cycle: {vs_leader['cycle']}, so each is beaten through the others and they share a rank"
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER) and vs_leader.get("no_effect"):
         return f"a real difference, but within ±{BAND:.0%}: it does not part their rank"
     if vs_leader and vs_leader.get("outcome") in (FASTER, SLOWER):
@@ -640,40 +713,48 @@ def first_tied(ranked: pd.DataFrame) -> bool:
 def below_first_text(ranked: pd.DataFrame, reasons: bool = False) -> str:
     """The variants of `ranking`'s table left out of rank 1 with their ranks: "Below rank 1: rank 2:
     `c`; rank 3: `d`, `e`."; with `reasons`, a sentence each naming the variants that beat it
-    and its comparison with each ("`c` has rank 2, beaten by `a` (…): against `a` ×0.94 (…)."), and
-    that these pairwise tests are not adjusted for their number; a rank taken through the band says
-    so; "" where every variant has rank 1. Rows of a larger table keep its ranks: below the best
-    rank among them (notebook 07_pipelining)."""
+    and its comparison with each ("`c` has rank 2, beaten by `a` (…): against `a` ×0.94 (…)."), those
+    that beat it through one of them ("through `a`, also by `z`"), a beat cycle's wins, and that these
+    pairwise tests are not adjusted for their number; a rank taken through the band says so; a rank
+    the left-out baseline would share says so (`shared_with`); without `reasons`, a rank that holds a
+    beat cycle names its wins ("rank 4: `a`, `b`, `c` (a cycle: `a` beats `b`, …)"; review rr20f
+    S4); "" where every variant has rank 1. Rows
+    of a larger table keep its ranks: below the best rank among them (notebook 07_pipelining)."""
     top = int(ranked["rank"].min()) if len(ranked) else 1
     below = ranked[ranked["rank"] > top] if len(ranked) else ranked
     if not len(below):
         return ""
     if not reasons:  # grouped by rank: a rank shared by several names them together; one name alone keeps the
         # larger table's "(shared)" where its partner is left out here (review rvC16 N2)
-        tied = below["tied"] if "tied" in below else pd.Series(False, index=below.index)
-        groups = below.assign(tied=tied.fillna(False).astype(bool)).groupby("rank", sort=True)
-        return f"Below rank {top}: " + "; ".join(
-            f"rank {int(k)}{' (shared)' if len(g) == 1 and g['tied'].iloc[0] else ''}: "
-            + ", ".join(f"`{v}`" for v in g["variant"]) for k, g in groups) + "."  # fmt: skip
+        parts = []
+        for k, g in below.groupby("rank", sort=True):
+            row = {"tied": len(g) == 1 and bool(g["tied"].fillna(False).iloc[0]) if "tied" in g else False,
+                   "shared_with": next((b for b in g.get("shared_with", []) if b), "")}  # fmt: skip
+            cycles = sorted({c for c in g.get("cycle", []) if isinstance(c, str) and c})  # rr20f S4: name a cycle
+            parts.append(f"rank {int(k)}{_shared_words(row)}: " + ", ".join(f"`{v}`" for v in g["variant"])
+                         + "".join(f" (a cycle: {c})" for c in cycles))  # fmt: skip
+        return f"Below rank {top}: " + "; ".join(parts) + "."
     parts = []
     for r in below.to_dict("records"):
-        said = f"`{r['variant']}` has {_rank_words(r)}"
+        said = f"`{r['variant']}` has rank {int(r['rank'])}{_shared_words(r, ', ', '')}"
         if r["own_rank"] > r["rank"]:  # its rank through the band, not its own count
-            parts.append(f"{said}: {_through_text(r['within_band_of'], r['own_rank'], r.get('above', []))}.")
+            near = [o for o in r["within_band_of"] if o in set(ranked[ranked["rank"] == r["rank"]]["variant"])]
+            parts.append(f"{said}: {_through_text(near, r['own_rank'])}.")
             continue
-        by = [f"`{o}`" for o in r["beaten_by"]]
-        by = by[0] if len(by) == 1 else f"{', '.join(by[:-1])} and {by[-1]}"
+        by = series_text(f"`{o}`" for o in r["beaten_by"])
         each = "; ".join(f"against `{o}` {speedup_text(g)}" for o, g in r["beaten_by"].items())
+        via = {}
+        for o, p in (r.get("beaten_through") or {}).items():
+            via.setdefault(p, []).append(o)
+        each += "".join(f"; through `{p}`, also by {series_text(f'`{o}`' for o in os_)}" for p, os_ in via.items())
+        each += f"; a cycle: {r['cycle']}" if r.get("cycle") else ""
         parts.append(f"{said}, beaten by {by} (really faster, not shown within ±{BAND:.0%}): {each}.")
-    return (f"Below rank {top}: " + " ".join(parts) + " A rank counts the variants that beat it (variants within "
-            f"±{BAND:.0%} of each other share the better rank, and a variant that beats one ranked above it takes "
-            "that one's rank), each pair "
-            "tested at its own level (its look's, in a sequential run), not adjusted for the number of "
-            "pairs.")  # fmt: skip
+    return (f"Below rank {top}: " + " ".join(parts) + f" The rule: {RANK_RULE}; each pair tested at its own level "
+            "(its look's, in a sequential run), not adjusted for the number of pairs.")
 
 
 def _rank_words(row) -> str:
-    return f"rank {int(row['rank'])}" + (", shared" if row["tied"] else "")
+    return f"rank {int(row['rank'])}{_shared_words(row, ', ', '')}"
 
 
 def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool = False, only=None) -> str:
@@ -686,7 +767,8 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     it leaves out (notebook 10_cuda_graphs: its registry generators, ranked with `generate()`; review
     r11 found a subset re-ranked on its own beside the table's ranks). "Fastest" only where the lone
     first beats every other variant named; where the rounds do not show it faster than some (rank 1
-    alone means only that none beats it), it names them and says it is not shown to be the fastest,
+    alone means only that none beats it), it names them and says it is not shown to be the fastest
+    (where it beats one only through a chain, "directly (only through `z`)": review rr20f S2),
     as where a baseline left out of the ranking (`ranking`'s `baseline`) is not shown slower than the
     first (review rr15c M1); with `only`, "no variant named here beats it" (M2)."""
     shown = ranked if only is None or ranked.empty else ranked[ranked["variant"].isin(list(only))]
@@ -710,7 +792,9 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     # a baseline left out of the ranking: the first is the fastest only where it beats the baseline too (rr15c M1)
     slow = f"the baseline `{base[0]}`" if base and lead["outcome"] != FASTER else ""
     if not len(others) and (open_ or slow):  # alone at its rank, yet not faster than every other (review pvA15 S2)
-        names = ", ".join([f"`{r['variant']}` ({_rank_words(r)})" for r in open_] + ([slow] if slow else []))
+        via = {r["variant"]: (r.get("beaten_through") or {}).get(lead["variant"]) for r in open_}  # rr20f S2
+        names = series_text([f"`{r['variant']}` ({_rank_words(r)})" + (f" directly (only through `{via[r['variant']]}`)"
+                             if via[r["variant"]] else "") for r in open_] + ([slow] if slow else []))  # fmt: skip
         return (f"Rank {top} alone for the fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against "
                 f"`{lead['vs']}`; {none}, but the rounds do not show it faster than {names}, so it is not shown to "
                 f"be the fastest.{below}")  # fmt: skip
@@ -912,11 +996,14 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
     other's no-effect band) only where every pair of them is shown to lie within ±BAND; where they are linked
     only by such pairs one after another, said to share the rank through them, without "tied" (some pair of
     the chain may be told apart: review rvC15 S3); else said to share the rank without either; with any K of
-    that rank that another of it beats (its rank taken through the band, or from a K it beats); then each K
-    below it, decidedly slower than the Ks that beat it (really faster than it and not shown within ±BAND: its
-    `beaten_by`). How large each difference is, the paired speed-ups before this say; no cause is named
-    (notebook 10_cuda_graphs: "K = 1, 2 and 4 are tied at rank 1 of its 5 Ks, …; K = 16 is decidedly slower
-    than …")."""
+    that rank that another of it beats (only in a beat cycle: `ranking`'s step 1), and the cycle's wins
+    ("(a cycle: K = 1 beats K = 2, …)"; review rr20f S4); then each K below it, decidedly slower than the
+    Ks that beat it (really faster than it and not shown within ±BAND: its `beaten_by`), and where it is
+    shown within ±BAND of a K ranked above it, why `ranking`'s step 2 refused that tie (review rr19f N2):
+    "that would put it beside K = 2 and 4, which beat it" (or above: the Ks that beat it directly, ranked
+    no better than that tie would rank it; review rr20f S3), else the K that beats it through a chain. How
+    large each difference is, the paired speed-ups before this say; no cause is named (notebook 10_cuda_graphs:
+    "K = 1, 2 and 4 are tied at rank 1 of its 5 Ks, …; K = 16 is decidedly slower than …")."""
     rows, of = {r["variant"]: r for r in by_k.to_dict("records")}, _of_its(by_k)
     k_of = lambda names: series_text(f"{ks[v]:.0f}" for v in sorted(names, key=lambda v: ks[v]))  # noqa: E731
     top = min(int(r["rank"]) for r in rows.values())
@@ -941,6 +1028,19 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
             if rows[v]["beaten_by"]:
                 said += (f", though K = {k_of([v])} is decidedly slower than K = {k_of(rows[v]['beaten_by'])} "
                          f"(really slower, and not shown within ±{BAND:.0%})")  # fmt: skip
+    told = set()  # the beat cycles said (review rr20f S4: the text names a cycle where one occurs)
+
+    def cycle_of(names):
+        scc = [v for v in names if rows[v].get("cycle") and rows[v]["cycle"] not in told]
+        if not scc:
+            return ""
+        c = rows[scc[0]]["cycle"]
+        told.add(c)
+        scc = {v for v in rows if rows[v].get("cycle") == c}
+        words = _cycle_text(scc, lambda w, lo: w in rows[lo]["beaten_by"], lambda v: f"K = {ks[v]:.0f}")
+        return f" (a cycle: {words})"
+
+    said += cycle_of(sorted(best, key=lambda v: ks[v]))
     below = []
     for v, r in sorted(rows.items(), key=lambda item: (item[1]["rank"], ks[item[0]])):
         if v in best:
@@ -949,8 +1049,24 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
             below.append(f"K = {k_of([v])} has rank {int(r['rank'])}{of}")
             continue
         whom = "each" if len(r["beaten_by"]) > 1 else "it"
-        below.append(f"K = {k_of([v])} is decidedly slower than K = {k_of(r['beaten_by'])} (really slower than "
-                     f"{whom}, and not shown within ±{BAND:.0%})")  # fmt: skip
+        said_v = (f"K = {k_of([v])} is decidedly slower than K = {k_of(r['beaten_by'])} (really slower than "
+                  f"{whom}, and not shown within ±{BAND:.0%})")  # fmt: skip
+        near = [o for o in r["within_band_of"] if o in rows and rows[o]["rank"] < r["rank"]]  # a band pair not joined
+        at = min((rows[p]["rank"] for p in near), default=None)  # the rank that tie would give it
+        block = [o for o in r["beaten_by"] if o in rows and at is not None and rows[o]["rank"] >= at]  # rr20f S3
+        chain = {o: p for o, p in (r.get("beaten_through") or {}).items() if o in rows and at is not None
+                 and rows[o]["rank"] >= at}  # fmt: skip
+        tied = near and f", not tied with K = {k_of(near)} though shown within ±{BAND:.0%} of " + (
+            "them" if near[1:] else "it")
+        if near and block:  # review rr19f N2: why it is not tied with a K shown within ±BAND of it
+            where = ("beside" if all(rows[o]["rank"] == at for o in block) else
+                     "above" if all(rows[o]["rank"] > at for o in block) else "beside or above")  # fmt: skip
+            said_v += (f"{tied}: that would put it {where} K = {k_of(block)}, which "
+                       f"{'beats' if len(block) == 1 else 'beat'} it")  # fmt: skip
+        elif near and chain:  # no K that beats it directly blocks the tie: one through a chain does
+            said_v += (f"{tied}: K = {k_of(chain)} {'beats' if len(chain) == 1 else 'beat'} it through K = "
+                       f"{k_of(set(chain.values()))}")  # fmt: skip
+        below.append(said_v + cycle_of([v]))
     return "In words: " + "; ".join([said, *below]) + "."
 
 

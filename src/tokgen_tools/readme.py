@@ -63,11 +63,13 @@ from tokgen.voice import (
 
 NAIVE, GENERATE_STATIC = label("naive"), label("generate() static")
 RANK_LEGEND = (
-    "*Rank: one plus the number of generators really faster than it round by round and not shown to lie "
-    "within ±5% of it (see *real* in the glossary); generators shown within ±5% of each other share the better "
-    "rank, one such pair after another, and a generator never ranks below one it beats, so a shared rank can hold "
-    "a pair the rounds tell apart (`tokgen.voice.ranking`). Two of different ranks need not differ from each other "
-    "(one may be beaten by a third that does not beat the other): compare them directly. Each pair is tested at its "
+    "*Rank: 1 + the number of generators shown faster than it (really faster round by round and not shown to lie "
+    "within ±5% of it; see *real* in the glossary), directly or through one shown faster (a beats b and b beats "
+    "c: both count against c, even where c is shown within ±5% of a); generators shown within ±5% of each other "
+    "share the better rank, one such pair after another, unless that puts one beside or above a generator shown "
+    "faster than it. Only a cycle of such wins (a beats b, b beats c, c beats a) shares one rank among generators "
+    "that beat each other (`tokgen.voice.ranking`). Two of different ranks need not differ from each other (one "
+    "may be beaten by a third that does not beat the other): compare them directly. Each pair is tested at its "
     "own level, not adjusted for the number of pairs. Never ordered by median.*"
 )
 NOT_MEASURED = "*Not measured yet: run `./run_all.sh` on a CUDA GPU.*"
