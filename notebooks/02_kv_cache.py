@@ -134,7 +134,7 @@ if len(speedups) > 1:
 
 # %%
 say(tokgen.display.bound_table(results[results["status"] == "ok"]))
-say(tokgen.display.round_trend(results[results["status"] == "ok"]))  # under the host's line: did the rounds drift?
+say(tokgen.display.round_trend(results[results["status"] == "ok"], pairs=pairs))  # under the host's line: drift?
 
 # %% [markdown]
 # ## 4. Memory

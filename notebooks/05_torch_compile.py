@@ -119,7 +119,7 @@ say(tokgen.display.speedup_table(tokgen.gains(ok, tokgen.label("kv_static"))))
 
 # %%
 say(tokgen.display.bound_table(ok))
-say(tokgen.display.round_trend(ok))  # under the host's line: did the rounds' times drift?
+say(tokgen.display.round_trend(ok, pairs=pairs))  # under the host's line: did the rounds' times drift?
 
 # %% [markdown]
 # The figure shows the speed-up as this page measures it: one dot per round (the eager run's time

@@ -137,6 +137,22 @@ def test_products_table_reads_12_products(tmp_path):
     assert "mlp up" not in text  # failed rows are left out
 
 
+def run_of(stem: str, notebooks) -> str | None:
+    """The data/run_all.csv row a CSV named `stem` comes from: a solution's table (`<notebook>_solution`) from the
+    solution's run (review rr20i N5: a notebook run with --no-solutions moves the notebook's row, not the solution's),
+    any other from its notebook's (by number)."""
+    if stem.endswith("_solution"):
+        return next((n for n in notebooks if n == f"solution {stem.removesuffix('_solution')}"), None)
+    return next((n for n in notebooks if n[:3] == stem[:3]), None)
+
+
+def test_a_solutions_csv_is_matched_to_the_solutions_run():
+    runs = ["06_eos_sync_profile", "07_pipelining", "solution 06_eos_sync_profile", "solution 07_pipelining"]
+    assert run_of("07_pipelining_solution", runs) == "solution 07_pipelining"
+    assert run_of("07_pipelining_eos", runs) == "07_pipelining"
+    assert run_of("06_eos_sync_profile_solution", runs[:2]) is None
+
+
 def test_each_committed_csv_comes_from_its_notebooks_recorded_run():
     """A notebook's CSVs carry the commit that data/run_all.csv (and so the README) names for it:
     results copied in without their run's row would be credited to another run."""
@@ -146,7 +162,7 @@ def test_each_committed_csv_comes_from_its_notebooks_recorded_run():
         runs = pd.read_csv(results / "run_all.csv", dtype=str).set_index("notebook")["commit"]
         for csv in sorted(results.glob("[0-9][0-9]_*.csv")):
             rows = pd.read_csv(csv, dtype=str)
-            notebook = next((n for n in runs.index if n[:3] == csv.stem[:3]), None)
+            notebook = run_of(csv.stem, runs.index)
             if notebook is None or "commit" not in rows:
                 continue
             run = runs[notebook]

@@ -328,3 +328,7 @@ def test_rows_where_keeps_one_exercises_rows_of_a_solutions_table(tmp_path):
     ex3 = rows_where(rec.read(), exercise=3)
     assert ex3[["computed", "kept"]].values.tolist() == [[8, 2]] and ex3["value"].isna().all()
     assert rows_where(rec.read(), exercise=2).empty
+    # a column no row recorded (review rr20i N1): no rows, not a KeyError
+    none = rows_where(rec.read(), exercise=3, measure_kind="full profile")
+    assert none.empty and list(none.columns) == list(rec.read().columns)
+    assert rows_where(rec.read(), exercise=3, measure_kind="x").reindex(columns=["cuda_call"]).empty

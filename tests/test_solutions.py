@@ -33,3 +33,22 @@ def test_solution_04_says_an_undecided_room_as_undecided_not_as_not_slower():
     assert room_reading(None, 0.5) == "Not measured."
     tie = room_reading({"outcome": SLOWER, "no_effect": True}, 0.26)  # slower for real, but within ±5%: a tie
     assert tie == said[NO_EFFECT] and "for real" not in tie
+
+
+def _loop_writes(path: Path, header: str) -> bool:
+    """Whether the `for` loop whose first line is `header` (stripped) in a solution's source calls `rec.write`."""
+    tree = ast.parse(path.read_text())
+    lines = path.read_text().splitlines()
+    loops = [n for n in ast.walk(tree) if isinstance(n, ast.For) and lines[n.lineno - 1].strip() == header]
+    assert len(loops) == 1, (path.name, header)
+    return any(isinstance(n, ast.Attribute) and n.attr == "write" for n in ast.walk(loops[0]))
+
+
+def test_the_solutions_write_their_rows_after_the_runs_they_time():
+    """Review rr20i S4: solution 07's race runs back to back, as in the notebook (a write between two runs lets the GPU
+    drain, so every run starts idle); solution 06's profiled windows likewise. The rows are written after the loop."""
+    root = Path(__file__).resolve().parents[1] / "solutions"
+    assert not _loop_writes(root / "07_pipelining.py", "for trial in range(RUNS):")
+    assert not _loop_writes(root / "06_eos_sync_profile.py", "for pair, order in enumerate(orders):")
+    source = (root / "07_pipelining.py").read_text()
+    assert "for row in measured:\n    rec.write(row)" in source

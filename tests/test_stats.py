@@ -459,3 +459,6 @@ def test_rank_trend_is_spearmans_rho_against_the_round_with_a_permutation_p():
         assert rank_trend(values) == (rho, p)
     assert rank_trend(range(80, 0, -1)) == (-1.0, 1 / 20_001)  # no reordering reaches it
     assert all(math.isnan(x) for x in rank_trend([1.0, 1.0, 1.0, 1.0]) + rank_trend([1.0, 2.0]))
+    # a missing value gives neither ρ nor p (review rr20i N2: it gave (NaN, 5e-05))
+    assert all(math.isnan(x) for x in rank_trend([1.0, 2.0, math.nan, 4.0, 5.0, 6.0]))
+    assert all(math.isnan(x) for x in rank_trend([1.0, 2.0, math.inf, 4.0]))

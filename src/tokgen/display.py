@@ -137,64 +137,118 @@ def bound_table(results: pd.DataFrame) -> str:
 TREND_MIN_ROUNDS = 8  # `round_trend`: fewer rounds than this are too few to look for a drift across them
 
 
-def _round_index(rows: pd.DataFrame) -> list[float]:
+def _round_index(rows: pd.DataFrame) -> tuple[list[float], int, int]:
     """Per round of one comparison (rows of `tokgen.compare` sharing an `order_seed`), the median over the
-    variants that ran it of each one's time over its own median in the rounds every variant ran (the first k,
-    `tokgen.stats.shared_rounds`): 1.10 where the variants ran 10% slower than usual in that round."""
+    variants that ran every round of it (the longest run: review rr20i S1, a variant that stopped at a look would
+    make the later rounds pool fewer variants, so they would not be alike under no drift) of each one's time over
+    its own median: 1.10 where those variants ran 10% slower than usual in that round. With how many variants ran
+    them all, and how many variants the comparison has."""
     times = [t for t in (run_times(r) for r in rows.to_dict("records")) if t]
     if not times:
-        return []
-    k = min(len(t) for t in times)
-    scaled = [np.asarray(t) / np.median(t[:k]) for t in times]
-    return [float(np.median([s[r] for s in scaled if len(s) > r])) for r in range(max(len(t) for t in times))]
+        return [], 0, 0
+    n = max(len(t) for t in times)
+    full = [np.asarray(t, dtype=float) for t in times if len(t) == n]
+    scaled = [t / np.median(t) for t in full]
+    return [float(np.median([s[r] for s in scaled])) for r in range(n)], len(full), len(times)
 
 
 def _trend_clause(index: list[float]) -> str:
     n = len(index)
     if n < TREND_MIN_ROUNDS:
         return f"too few rounds ({n}) to look for a trend across them"
+    if not np.isfinite(index).all():
+        return f"not computed over the {n} rounds (a round's time is missing)"
     rho, p = rank_trend(index)
     if rho != rho:
         return f"no trend over the {n} rounds (every round alike)"
     stat = f"Spearman ρ = {signed(rho, 2)} against the round, p {p_text(p)}"
     if p >= ALPHA:
-        return f"no trend over the {n} rounds ({stat})"
+        return f"no trend detected over the {n} rounds ({stat}; a drift of this size is not ruled out)"
     first, last = math.ceil(n / 4), n // 2 + 1  # the first quarter of the rounds against the second half
-    change = np.median(index[last - 1 :]) / np.median(index[:first]) - 1
+    early, late = np.median(index[:first]), np.median(index[last - 1 :])
     word = "fell" if rho < 0 else "rose"
-    return (f"times {word} over the {n} rounds: rounds {last}–{n} ran {abs(change):.0%} "
-            f"{'faster' if change < 0 else 'slower'} than rounds 1–{first} ({stat})")  # fmt: skip
+    return (f"times {word} over the {n} rounds ({stat}): the index's median is {late:.2f} in rounds {last}–{n} "
+            f"against {early:.2f} in rounds 1–{first} (not judged)")  # fmt: skip
 
 
-def round_trend(results: pd.DataFrame) -> str:
+def _pair_drifts(ok: pd.DataFrame, pairs) -> tuple[list[str], int]:
+    """Per compared pair (base, variant[, …]) of `ok` with both rows, the log of the paired ratio t(base) / t(variant)
+    over the rounds both ran, against the round (`tokgen.stats.rank_trend`; review rr20i M1): the clauses of those
+    that drifted (p < `ALPHA`), and how many pairs were tested (those with `TREND_MIN_ROUNDS` shared rounds)."""
+    drifted, tested = [], 0
+    for base, variant, *_ in pairs:
+        a, b = ok[ok["variant"] == base], ok[ok["variant"] == variant]
+        if a.empty or b.empty:
+            continue
+        ta, tb = run_times(a.iloc[0].to_dict()), run_times(b.iloc[0].to_dict())
+        k = min(len(ta), len(tb))
+        if k < TREND_MIN_ROUNDS:
+            continue
+        ratio = np.log(np.asarray(ta[:k], dtype=float) / np.asarray(tb[:k], dtype=float))
+        if not np.isfinite(ratio).all():
+            continue
+        tested += 1
+        rho, p = rank_trend(ratio)
+        if rho == rho and p < ALPHA:
+            drifted.append(f"`{base}`/`{variant}` over its {k} rounds ({'fell' if rho < 0 else 'rose'}: "
+                           f"ρ = {signed(rho, 2)}, p {p_text(p)})")  # fmt: skip
+    return drifted, tested
+
+
+def round_trend(results: pd.DataFrame, pairs=None) -> str:
     """Whether the timed rounds' times drifted over the rounds, said under the host probe's line (the last of
     `bound_table`, in notebooks 01, 02, 05, 07 and 08; notebook 07_pipelining; review rv19A S4): pooled over the
-    variants of a comparison (one `order_seed`) as, per round, the median over the variants that ran it of each
-    one's time over its own median in the rounds all of them ran (`_round_index`), then Spearman's ρ of that
-    against the round with a permutation p-value (`tokgen.stats.rank_trend`): "no trend" where p ≥ `ALPHA`, else
-    by how much the second half of the rounds ran faster or slower than the first quarter. One clause per
-    comparison; "" for rows without times. That the paired speed-ups do not follow the drift is how
-    `tokgen.compare` runs them: both variants of a pair in every round they share, each round in a fresh random
-    order, so a drift across rounds favours neither."""
+    variants of a comparison (one `order_seed`) that ran all its rounds (named, with how many; review rr20i S1) as,
+    per round, the median of each one's time over its own median (`_round_index`), then Spearman's ρ of that
+    against the round with a permutation p-value (`tokgen.stats.rank_trend`): "no trend detected" where p ≥
+    `ALPHA` (a drift is not ruled out: review rr20i S2), else the index's median in the second half of the rounds
+    against the first quarter, not judged (a ratio of medians with no interval: review rr20i S3). One clause per
+    comparison, each tested at `ALPHA` unadjusted. Then whether the paired speed-ups drifted: each compared pair's
+    log ratio over its shared rounds against the round (`_pair_drifts`; the pairs `pairs`, (base, variant[, …])
+    names, else every two variants of a comparison), naming those with p < `ALPHA`, else that none was detected
+    (review rr20i M1: a drift that moves two variants by different factors does not cancel in their ratio, so it
+    is tested, not assumed). "" for rows without times."""
     if "times_ms" not in results:
         return ""
     ok = results[results["status"] == "ok"] if "status" in results else results
     seeds = ok["order_seed"].astype(str) if "order_seed" in ok else pd.Series("", index=ok.index)
-    clauses = [(rows, _trend_clause(index)) for _, rows in ok.groupby(seeds, sort=False)
-               if (index := _round_index(rows))]  # fmt: skip
+    groups = [rows for _, rows in ok.groupby(seeds, sort=False)]
+    clauses = []
+    for rows in groups:
+        index, full, every = _round_index(rows)
+        if index:
+            over = (f"the {full} of {every} variants that ran all {len(index)} rounds" if full < every
+                    else "its one variant" if every == 1
+                    else f"its {every} variants, all of which ran every round")  # fmt: skip
+            clauses.append((rows, over, _trend_clause(index)))
     if not clauses:
         return ""
-    pooled = ("pooled over the variants: per round, the median of each variant's time over its own median in the "
-              "rounds all of them ran")  # fmt: skip
+    pooled = "per round, the median of each variant's time over its own median"
     if len(clauses) == 1:
-        text = f"The rounds' own times ({pooled}): {clauses[0][1]}."
+        text = f"The rounds' own times (pooled over {clauses[0][1]}: {pooled}): {clauses[0][2]}."
     else:
-        text = f"The rounds' own times, each comparison apart ({pooled}): " + "; ".join(
-            f"{' and '.join(f'`{v}`' for v in rows['variant'])}: {said}" for rows, said in clauses) + "."
-    if any(said.startswith("times ") for _, said in clauses):
-        text += (" The paired speed-ups do not follow such a drift: each round runs both variants of a pair, in a "
-                 "fresh random order, so it moves both alike; the medians, ms per step and GPU shares above are "
-                 "over the rounds they name and would read differently over others.")  # fmt: skip
+        text = (f"The rounds' own times, each comparison apart ({pooled}; each tested at {ALPHA:g}, not adjusted for "
+                f"the {len(clauses)} comparisons): ") + "; ".join(
+            f"{' and '.join(f'`{v}`' for v in rows['variant'])} (pooled over {over}): {said}"
+            for rows, over, said in clauses) + "."  # fmt: skip
+    if pairs is None:
+        names = [list(rows["variant"]) for rows in groups]
+        pairs = [(a, b) for vs in names for i, a in enumerate(vs) for b in vs[i + 1 :]]
+    drifted, tested = _pair_drifts(ok, pairs)
+    if drifted:
+        text += (f" The paired ratio drifted over the rounds for {len(drifted)} of the "
+                 f"{_plural(tested, 'compared pair')} "
+                 f"(the log of each pair's time ratio against the round, each tested at {ALPHA:g}, not adjusted): "
+                 + "; ".join(drifted)
+                 + "; their paired speed-ups would read differently over other rounds.")  # fmt: skip
+    elif tested:
+        each = "the compared pair" if tested == 1 else f"each of the {tested} compared pairs"
+        text += (f" No drift of the paired ratios was detected: for {each}, the log of its time ratio against the "
+                 f"round over its shared rounds, p ≥ {ALPHA:g}" + ("" if tested == 1 else " (each tested apart, not "
+                 "adjusted)") + "; a drift is not ruled out.")  # fmt: skip
+    if any(said.startswith("times ") for _, _, said in clauses):
+        text += (" The medians, ms per step and GPU shares above are over the rounds they name and would read "
+                 "differently over others.")  # fmt: skip
     return text
 
 
@@ -563,8 +617,22 @@ def memory_text(results: pd.DataFrame, two: str = "pipelined_static", one: str =
     """The sentence under notebook 07_pipelining's memory table (review rv19A N6): how much more the generator on
     two streams (`two`) reserved at its peak than the same loop on one (`one`), both read from `results` (rows of
     `tokgen.compare` whose `generator` is each, one model), with their fragmentation: from the last run of each,
-    one run apiece, so not judged. "" where either row or its peak is missing."""
-    rows = results.set_index("generator") if "generator" in results else pd.DataFrame()
+    one run apiece, so not judged. "" where either row or its peak is missing. Where a generator has several rows
+    (eager and compiled), the eager ones where both have one, else the compiled ones, so the two share a model
+    (review rr20i N4); "" where they share none."""
+    if "generator" not in results:
+        return ""
+    rows = results
+    if "compiled" in rows:
+        flags = rows["compiled"].astype(str).str.lower() == "true"
+        for compiled in (False, True):
+            both = rows[flags == compiled]
+            if {two, one} <= set(both["generator"]):
+                rows = both
+                break
+        else:
+            return ""
+    rows = rows.drop_duplicates("generator", keep="last").set_index("generator")
     if two not in rows.index or one not in rows.index:
         return ""
     a, b = rows.loc[two], rows.loc[one]

@@ -212,9 +212,12 @@ class Recorder:
 def rows_where(table: pd.DataFrame, **match) -> pd.DataFrame:
     """The rows of `table` (a `Recorder`'s, read back) whose columns equal `match` ({column: value}), numbered from
     0: one exercise's measurements from a solution's one table (the solution of notebook 06_eos_sync_profile; review
-    rv19A S5). Every column stays: a column another exercise's rows brought in reads empty here."""
+    rv19A S5). Every column stays: a column another exercise's rows brought in reads empty here. No rows where a
+    column of `match` is not in the table (no row recorded it: review rr20i N1)."""
     keep = pd.Series(True, index=table.index)
     for column, value in match.items():
+        if column not in table:
+            return table.iloc[0:0].reset_index(drop=True)
         keep &= table[column] == value
     return table[keep].reset_index(drop=True)
 

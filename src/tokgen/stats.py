@@ -585,8 +585,12 @@ def rank_trend(values, draws: int = TREND_DRAWS, seed: int = 0) -> tuple[float, 
     """Spearman's ρ of `values` against their position (1, 2, …: the round) and its two-sided p-value by
     permutation (`draws` reorderings drawn from `seed`, so the same values give the same p; ties ranked by
     their mean), as `scipy.stats.spearmanr` without scipy, which tokgen does not depend on: (NaN, NaN) under
-    3 values or where all are equal (notebook 07_pipelining: whether the rounds' times drifted, review rv19A S4)."""
-    y = pd.Series(np.asarray(values, dtype=float)).rank().to_numpy()
+    3 values, where all are equal or where one is not finite (review rr20i N2) (notebook 07_pipelining: whether the
+    rounds' times drifted, review rv19A S4)."""
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(values).all():
+        return math.nan, math.nan
+    y = pd.Series(values).rank().to_numpy()
     n = len(y)
     if n < 3 or np.ptp(y) == 0:
         return math.nan, math.nan
