@@ -23,6 +23,7 @@ from .gaps import (
     SHARED_NOUN,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
+    UNDECIDED_WINDOW,
     agreed,
     check_adds,
     closes_gap,
@@ -826,8 +827,9 @@ def _claim_6(tables):
         raise NotMeasured("notebook 06's profile holds no idle gap, or no time from the work both steps share, in "
                           "any window: re-run notebook 06")  # fmt: skip
     pairs, shared, windows, ratios = judged["idle"], judged["shared"], judged["windows"], judged["ratios"]
-    verdicts = [(REPRODUCED if within_size(gap) else PARTLY) if sync_opens_gap(s, n, r)
-                else NOT for (gap, _), (s, n), r in zip(pairs, shared, ratios)]  # fmt: skip
+    tests = [sync_opens_gap(s, n, r, iv) for (s, n), r, iv in zip(shared, ratios, judged["intervals"])]
+    verdicts = [UNDECIDED_WINDOW if t == UNDECIDED_WINDOW else (REPRODUCED if within_size(gap) else PARTLY) if t
+                else NOT for (gap, _), t in zip(pairs, tests)]  # fmt: skip  (undecided: its interval holds 0.5)
     common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     s_shared, n_shared = [s for s, _ in shared], [n for _, n in shared]
@@ -847,18 +849,28 @@ def _claim_6(tables):
     measured = (f"median idle gap before a step {head} (from each step's last GPU operation; eager{batch}, profiled, "
                 f"{how}; {article}); {_size_text(syncs, windows, some)}; {SHARED_WORDS}{judged_shared}: "
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
-                f"{check_adds(shared, windows)}; {half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN)}; "
+                f"{check_adds(shared, windows)}; "
+                f"{half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN, intervals=judged['intervals'])}; "
                 f"{ratios_text(shared, windows, ratios)}")  # fmt: skip
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
-    if common != "split":
+    if common not in ("split", UNDECIDED_WINDOW):
         return measured, common, None
     said = ", ".join(counted_windows(v, [w for w, v_ in zip(windows, verdicts) if v_ == v])
-                     for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)  # fmt: skip
+                     for v in (REPRODUCED, PARTLY, NOT, UNDECIDED_WINDOW) if v in verdicts)  # fmt: skip
     why = ("its profiled windows disagree (see measured): its rule asks for the same verdict in every window, so "
            "more windows cannot settle it; only a run whose windows all give one verdict would")  # fmt: skip
-    return (f"{measured}; the windows disagree: {said}",
-            Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why, falls=False), None)  # fmt: skip
+    possible = set(verdicts) - {UNDECIDED_WINDOW}
+    if UNDECIDED_WINDOW in verdicts:  # a window whose share interval holds 0.5 could fall either way (rv19A S2)
+        possible |= {NOT} | {REPRODUCED if within_size(gap) else PARTLY for (gap, _), v in zip(pairs, verdicts)
+                             if v == UNDECIDED_WINDOW}  # fmt: skip
+        unsure = "in some window the share's interval holds 0.5 (see measured)"
+        why = f"{unsure}; {why}" if common == "split" else (
+            f"{unsure}, so that window decides nothing; its other windows agree, but its rule asks for the same "
+            "verdict in every window")  # fmt: skip
+    head = "the windows disagree" if common == "split" else "the windows do not all decide"
+    return (f"{measured}; {head}: {said}",
+            Undecided([REPRODUCED, PARTLY, NOT], possible, why, falls=False), None)  # fmt: skip
 
 
 def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool], list]:
@@ -927,7 +939,7 @@ def _claim_7(tables):
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
     judged = judged_pipelined(profile)  # claim 6's rule (review rr17c S1)
-    answers = [closes_gap(*p, r) for p, r in zip(judged["idle"], judged["ratios"])]
+    answers = [closes_gap(*p, r, iv) for p, r, iv in zip(judged["idle"], judged["ratios"], judged["intervals"])]
     closed = agreed(answers)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
@@ -945,7 +957,8 @@ def _claim_7(tables):
     if answers:
         met, n = sum(a is True for a in answers), len(answers)
         which = "judged window" if left else "window"
-        shares = half_shares(judged["idle"], "pipelined", judged["windows"], judged["ratios"])
+        shares = half_shares(judged["idle"], "pipelined", judged["windows"], judged["ratios"],
+                             intervals=judged["intervals"])
         test.append(f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}")
         test.append(ratios_text(judged["idle"], judged["windows"], judged["ratios"], "pipelined"))
     elif left:
@@ -955,14 +968,17 @@ def _claim_7(tables):
     busy = _busy_and_bound(tables["07_pipelining"], [label("kv_static"), label("kv_static", compiled=True)],
                            [g for _, g, _ in named])  # fmt: skip
     parts += [f"the synchronous loop's {busy}"] if busy else []
-    verdict = _combine(None if closed in (None, "split") else closed, *oks, named={1: [named[0]], 2: [named[1]]})
+    unsure = closed == UNDECIDED_WINDOW  # a window whose share interval holds 0.5 (review rv19A S2)
+    verdict = _combine(None if closed in (None, "split") or unsure else closed, *oks,
+                       named={1: [named[0]], 2: [named[1]]})  # fmt: skip
     none_left = f"{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not decided" if left else ""
-    if verdict == UNDECIDED and (closed == "split" or (none_left and not answers)):  # the gap is open, maybe more
+    if verdict == UNDECIDED and (closed == "split" or unsure or (none_left and not answers)):  # open, maybe more
         n_open = oks.count(None)
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
         why = (f"the profiled windows disagree on whether {PIPELINING_CLOSES}{also}" if closed == "split"
-               else f"{none_left}{';' if also else ''}{also}")  # fmt: skip
+               else f"in some profiled window the share's interval holds 0.5, so whether {PIPELINING_CLOSES} is not "
+               f"decided{also}" if unsure else f"{none_left}{';' if also else ''}{also}")  # fmt: skip
         verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, falls=False)
     return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
 

@@ -9,9 +9,19 @@ of its own step (`normalised_share`, `own_step_share`).
 import math
 import statistics
 
+import numpy as np
 import pandas as pd
 
-from .profiling import CHECK_PHASE, PHASES, TAIL_OPS, WINDOW_SKIP, sync_wait_row
+from .profiling import (
+    CHECK_PHASE,
+    PHASES,
+    SHARE_COLUMNS,
+    TAIL_OPS,
+    WINDOW_SKIP,
+    per_step_values,
+    phase_shares,
+    sync_wait_row,
+)
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import shared_rounds
@@ -127,37 +137,109 @@ def size_sentence(gaps: pd.DataFrame) -> str:
             f"article's ~{ARTICLE_GAP_US} µs, {low:g}–{high:g} µs, in each judged window: {'; '.join(said)}.")
 
 
-def sync_opens_gap(sync_us: float, no_check_us: float, ratio: float = float("nan")) -> bool | None:
+SHARE_LEVEL = 0.05  # a window's share interval (`share_interval`) is a 1 − SHARE_LEVEL (95%) bootstrap interval
+RESAMPLES = 2000  # `share_interval`'s bootstrap resamples, drawn from a fixed seed (SHARE_SEED): the same table, the
+SHARE_SEED = 0  # same interval
+UNDECIDED_WINDOW = "undecided"  # a window whose share interval holds 0.5 (`sync_opens_gap`, `closes_gap`; rv19A S2)
+NO_INTERVAL = "no within-window interval recorded"  # a table without the per-step values (`share_interval`: None)
+
+
+def share_interval(sync_steps, other_steps, ratio: float = float("nan"), level: float = SHARE_LEVEL,
+                   resamples: int = RESAMPLES, seed: int = SHARE_SEED) -> tuple[float, float] | None:  # fmt: skip
+    """A 1 − `level` interval of one window's share, median(other) / median(sync) times the window's host-speed
+    ratio (`normalised_share`; the raw share where it is NaN), from the per-step values of the two passes'
+    statistics (`Timeline.summary`'s `*_steps_us`, `tokgen.profiling.per_step_values`): a percentile bootstrap,
+    each pass's steps resampled with replacement on their own (the two passes ran apart), `resamples` times from
+    `seed`. The ratio is held fixed: the interval is the steps' noise within the window, not the host's drift
+    between the passes (which `host_ratios` corrects). None where either pass's values were not recorded (a table
+    recorded before them: NO_INTERVAL) or are fewer than 2 (review rv19A S2; notebook 06_eos_sync_profile)."""
+    if sync_steps is None or other_steps is None or len(sync_steps) < 2 or len(other_steps) < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    a, b = np.asarray(sync_steps, dtype=float), np.asarray(other_steps, dtype=float)
+    sync = np.median(rng.choice(a, size=(resamples, len(a))), axis=1)
+    other = np.median(rng.choice(b, size=(resamples, len(b))), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(sync > 0, other / sync, np.inf) * (ratio if math.isfinite(ratio) else 1.0)
+    lo, hi = np.quantile(shares, [level / 2, 1 - level / 2])
+    return float(lo), float(hi)
+
+
+def _holds_half(interval) -> bool:
+    """Whether a window's share interval (`share_interval`) holds the rules' 0.5; False where none was recorded."""
+    return interval is not None and interval[0] <= 0.5 <= interval[1]
+
+
+def sync_opens_gap(sync_us: float, no_check_us: float, ratio: float = float("nan"),
+                   interval: tuple | None = None) -> bool | str | None:  # fmt: skip
     """Claim 6's one test, also notebook 06's: the gap with the sync is at least MIN_GAP_US and the generator without
     any stop check leaves at most half of it, each pass's time as a share of the rest of its own step (the raw share
     times the window's host-speed ratio `ratio`, `normalised_share`; the raw share where the ratio is NaN); None where
-    either time is NaN (review rr17c S1; notebook 06_eos_sync_profile)."""
+    either time is NaN (review rr17c S1); UNDECIDED_WINDOW where the time with the sync reaches the floor and the
+    window's share interval (`share_interval`, `interval`) holds 0.5: its steps' noise could put the share on either
+    side (review rv19A S2); with no interval (None: NO_INTERVAL) the share alone decides (notebook
+    06_eos_sync_profile)."""
     if not (math.isfinite(sync_us) and math.isfinite(no_check_us)):
         return None
     r = ratio if math.isfinite(ratio) else 1.0
+    if sync_us >= MIN_GAP_US and _holds_half(interval):
+        return UNDECIDED_WINDOW
     return bool(sync_us >= MIN_GAP_US and no_check_us * r <= 0.5 * sync_us)
 
 
-def closes_gap(sync_us: float, pipelined_us: float, ratio: float = float("nan")) -> bool | None:
+def closes_gap(sync_us: float, pipelined_us: float, ratio: float = float("nan"),
+               interval: tuple | None = None) -> bool | str | None:  # fmt: skip
     """Claim 7's test of the gap, also notebook 06's (PIPELINING_CLOSES): pipelined leaves at most half the gap with
     the sync, each pass's idle gap as a share of the rest of its own step (`normalised_share`, with the window's
-    host-speed ratio `ratio`; the raw share where it is NaN); None where either gap is NaN (review rr17c S1;
+    host-speed ratio `ratio`; the raw share where it is NaN); None where either gap is NaN (review rr17c S1);
+    UNDECIDED_WINDOW where the window's share interval (`share_interval`, `interval`) holds 0.5 (review rv19A S2;
     notebook 06_eos_sync_profile)."""
     if not (math.isfinite(sync_us) and math.isfinite(pipelined_us)):
         return None
+    if _holds_half(interval):
+        return UNDECIDED_WINDOW
     r = ratio if math.isfinite(ratio) else 1.0
     return bool(pipelined_us * r <= 0.5 * sync_us)
 
 
 def agreed(tests: list) -> bool | str | None:
     """One test over the profiled windows: its answer where every window that measured it agrees,
-    "split" where they disagree, None where none measured it (notebook 06_eos_sync_profile)."""
+    "split" where the decided windows disagree, UNDECIDED_WINDOW where they agree but some window is undecided (its
+    share interval holds 0.5: review rv19A S2), None where none measured it (notebook 06_eos_sync_profile)."""
     measured = [t for t in tests if t is not None]
-    return None if not measured else measured[0] if len(set(measured)) == 1 else "split"
+    decided = [t for t in measured if t != UNDECIDED_WINDOW]
+    if not measured:
+        return None
+    if len(set(decided)) > 1:
+        return "split"
+    return UNDECIDED_WINDOW if len(decided) < len(measured) else decided[0]
+
+
+def _undecided_windows(tests: list, windows: list) -> list:
+    """The windows (of `windows`, in order) whose test (`sync_opens_gap`, `closes_gap`) is UNDECIDED_WINDOW."""
+    return [w for t, w in zip(tests, windows) if t == UNDECIDED_WINDOW]
+
+
+def interval_note(intervals: list | None, windows: list) -> str:
+    """What `half_shares` says of its windows' share intervals (`share_interval`, in the windows' order): how they are
+    made and the windows left undecided by one holding 0.5, "95% bootstrap intervals over each window's steps; window 5
+    undecided, its interval holding 0.5"; NO_INTERVAL where none was recorded (so each share alone decides); "" where
+    `intervals` is None (a caller that passes none) (review rv19A S2; notebook 06_eos_sync_profile)."""
+    if intervals is None:
+        return ""
+    if all(iv is None for iv in intervals):
+        return f"{NO_INTERVAL}, so each share alone decides"
+    said = f"{1 - SHARE_LEVEL:.0%} bootstrap intervals over each window's steps"
+    if missing := [w for iv, w in zip(intervals, windows) if iv is None]:
+        said += f" ({NO_INTERVAL} in {windows_named(missing)})"
+    if held := [w for iv, w in zip(intervals, windows) if _holds_half(iv)]:
+        its = "its interval holding" if len(held) == 1 else "their intervals holding"
+        said += f"; {windows_named(held)} undecided, {its} 0.5"
+    return said
 
 
 def half_shares(pairs, other: str, windows: list | None = None, ratios: list | None = None,
-                noun: str = "idle gap", measure: bool = True) -> str:  # fmt: skip
+                noun: str = "idle gap", measure: bool = True, intervals: list | None = None) -> str:  # fmt: skip
     """Claims 6 and 7's margin (`tokgen.claims`), also notebook 06's: per window, in window order, the `other` time as a
     share of the time with the sync (`shared_gaps`' or `window_gaps`' pairs), each pass's `noun` as a share of the rest
     of its own step (`normalised_share` with the windows' `ratios`, `host_ratios`), against the rule's "at most half",
@@ -168,22 +250,28 @@ def half_shares(pairs, other: str, windows: list | None = None, ratios: list | N
     said once with their windows (`_grouped`, review rr19b N5); claim 6's rule names its MIN_GAP_US floor too (for
     `other` "no-check", `_raw_test`; review rr19b S3). Without `measure`
     (notebook 06's takeaways, where `judged_on` has just named it: review rr18d S1), the shares without the
-    measure's words (reviews rr17c S1, S3; notebook 06_eos_sync_profile)."""
+    measure's words (reviews rr17c S1, S3; notebook 06_eos_sync_profile). With `intervals` (`share_interval`, per
+    window), each share with its interval, "0.526 (0.490–0.561)", and how they decide (`interval_note`; review rv19A
+    S2)."""
     windows = list(range(len(pairs))) if windows is None else list(windows)
     raw = [o / s if s > 0 else math.inf for s, o in pairs]
     corrected = ratios is not None and any(math.isfinite(r) for r in ratios)
     shares = [normalised_share(s, o, r) for (s, o), r in zip(pairs, ratios)] if corrected else raw
     what = f"{other} / sync, {own_step_share(noun)}," if corrected and measure else f"{other} / sync"
     shown = [f"{x:.3f}" for x in shares]  # a value repeated said once with its windows (review rr19b N5)
+    if intervals is not None and any(iv is not None for iv in intervals):  # (review rv19A S2)
+        shown = [f"{x} ({iv[0]:.3f}–{iv[1]:.3f})" if iv is not None else x for x, iv in zip(shown, intervals)]
     shown = ", ".join(shown) if len(set(shown)) == len(shown) else _grouped(list(zip(windows, shown)))
     floor = f"at least {MIN_GAP_US} µs with the sync and " if _raw_test(other) is sync_opens_gap else ""  # rr19b S3
+    note = interval_note(intervals, windows)
+    note = f"; {note}" if note else ""
     if len(shares) == 1:
-        return f"{what} {shown} (the rule: {floor}at most 0.5)"
+        return f"{what} {shown} (the rule: {floor}at most 0.5{note})"
     i = min(range(len(shares)), key=lambda j: abs(shares[j] - 0.5))
     d = shares[i] - 0.5
     side = f"{abs(d):.3f} above it" if d > 0 else f"{abs(d):.3f} below it" if d < 0 else "at it"
     near = f"window {windows[i]} of {windows_named(windows)}, {shares[i]:.3f}, {side}"
-    rule = f"the rule: {floor}at most 0.5 in every window; nearest to it: {near}"
+    rule = f"the rule: {floor}at most 0.5 in every window; nearest to it: {near}{note}"
     return f"{what.replace(' / sync', ' / sync per window', 1)} {shown} ({rule})"
 
 
@@ -238,6 +326,23 @@ def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[flo
             out.append((nan, nan))
             continue
         out.append((float(a[col]), float(b["from_op_1_median_us"])))
+    return out
+
+
+def window_steps(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_static_no_check",
+                 shared: bool = False) -> list[tuple]:  # fmt: skip
+    """Per window of `window_gaps` (with `shared`, of `shared_gaps`), in their order, the per-step values the two
+    medians are over (`Timeline.summary`'s `idle_gap_steps_us`, or the `from_op_<j>_steps_us` of `shared_gaps`'
+    columns), as (sync, other) lists; (None, None) where not recorded (a table recorded before them: NO_INTERVAL)
+    (review rv19A S2; notebook 06_eos_sync_profile)."""
+    out = []
+    for a, b in _window_rows(profile, compiled, other):
+        col, mine = "idle_gap_steps_us", "idle_gap_steps_us"
+        if shared:
+            col, mine = _shared_column(a, b), "from_op_1_steps_us"
+            col = col.replace("_median_us", "_steps_us") if col is not None else None
+        values = (per_step_values(a.get(col)) if col else None, per_step_values(b.get(mine)))
+        out.append(values if None not in values else (None, None))
     return out
 
 
@@ -331,15 +436,17 @@ def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:
     per profiled window that holds both generators, in order, left out only where its idle gaps (`window_gaps`) or its
     times from the shared work (`shared_gaps`) are not both measured ("unmeasured": their windows), every other one
     judged on the host-normalised share (`normalised_share`, `sync_opens_gap` with the ratio): "idle", "shared",
-    "windows" and "ratios" (`host_ratios`) of those (review rr17c S1; notebook 06_eos_sync_profile)."""
-    out = {k: [] for k in ("idle", "shared", "windows", "ratios", "unmeasured")}
+    "windows", "ratios" (`host_ratios`) and "intervals" (`share_interval` of the shared times' per-step values, None
+    where not recorded: review rv19A S2) of those (review rr17c S1; notebook 06_eos_sync_profile)."""
+    out = {k: [] for k in ("idle", "shared", "windows", "ratios", "intervals", "unmeasured")}
     rows = zip(window_gaps(profile, compiled), shared_gaps(profile, compiled), shared_windows(profile, compiled),
-               host_ratios(profile, compiled))  # fmt: skip
-    for idle, shared, w, r in rows:
+               host_ratios(profile, compiled), window_steps(profile, compiled, shared=True))  # fmt: skip
+    for idle, shared, w, r, steps in rows:
         if sync_opens_gap(*idle) is None or sync_opens_gap(*shared) is None:
             out["unmeasured"].append(w)
         else:
-            for k, v in (("idle", idle), ("shared", shared), ("windows", w), ("ratios", r)):
+            for k, v in (("idle", idle), ("shared", shared), ("windows", w), ("ratios", r),
+                         ("intervals", share_interval(*steps, r))):  # fmt: skip
                 out[k].append(v)
     return out
 
@@ -361,16 +468,17 @@ def judged_pipelined(profile: pd.DataFrame, compiled: bool = False) -> dict:
     """Claim 7's gap test's windows (`closes_gap`), by claim 6's rule (`judged_windows`): per profiled window that
     holds the synchronous and the pipelined generator, in order, left out only where either idle gap is not measured
     ("unmeasured"), every other one judged on the host-normalised share (`host_ratios` with "pipelined_static"):
-    "idle" (`window_gaps`' pairs), "windows" and "ratios" of those (review rr17c S1; notebook 06_eos_sync_profile)."""
-    out = {k: [] for k in ("idle", "windows", "ratios", "unmeasured")}
+    "idle" (`window_gaps`' pairs), "windows", "ratios" and "intervals" (`share_interval` of the idle gaps' per-step
+    values, None where not recorded: review rv19A S2) of those (review rr17c S1; notebook 06_eos_sync_profile)."""
+    out = {k: [] for k in ("idle", "windows", "ratios", "intervals", "unmeasured")}
     other = "pipelined_static"
     rows = zip(window_gaps(profile, compiled, other), shared_windows(profile, compiled, other),
-               host_ratios(profile, compiled, other))  # fmt: skip
-    for idle, w, r in rows:
+               host_ratios(profile, compiled, other), window_steps(profile, compiled, other))  # fmt: skip
+    for idle, w, r, steps in rows:
         if closes_gap(*idle) is None:
             out["unmeasured"].append(w)
         else:
-            for k, v in (("idle", idle), ("windows", w), ("ratios", r)):
+            for k, v in (("idle", idle), ("windows", w), ("ratios", r), ("intervals", share_interval(*steps, r))):
                 out[k].append(v)
     return out
 
@@ -687,7 +795,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                "no_check_change", "windows", "windows_opening", "windows_closing", "windows_pipelined",
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
                "profiled", "over", "size", "pipelined_left_out", "pipelined_shares", "cause_corrected",
-               "pipelined_corrected", "cause_over", "pipelined_over", "pipelined_idle_share", "floored"]  # fmt: skip
+               "pipelined_corrected", "cause_over", "pipelined_over", "pipelined_idle_share", "floored",
+               "undecided", "pipelined_undecided"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -699,9 +808,11 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             n = s.at[none, "idle_gap_median_us"] if none in s.index else float("nan")
             judged = judged_windows(summary, compiled)  # claim 6's windows, by its one rule (review rr17c S1)
             shared, windows_ = judged["shared"], judged["windows"]
-            opens = [sync_opens_gap(a_, n_, r) for (a_, n_), r in zip(shared, judged["ratios"])]
+            opens = [sync_opens_gap(a_, n_, r, iv) for (a_, n_), r, iv in zip(shared, judged["ratios"],
+                                                                               judged["intervals"])]  # fmt: skip
             piped_ = judged_pipelined(summary, compiled)  # claim 7's windows, by the same rule
-            closes = [closes_gap(*p_, r) for p_, r in zip(piped_["idle"], piped_["ratios"])]
+            closes = [closes_gap(*p_, r, iv) for p_, r, iv in zip(piped_["idle"], piped_["ratios"],
+                                                                   piped_["intervals"])]  # fmt: skip
             profiled = (("kv_static", "kv_static_no_check", "pipelined_static") if none in s.index else
                         ("kv_static", "pipelined_static"))  # fmt: skip
             counts = profiled_counts(summary, compiled, profiled)
@@ -723,13 +834,15 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "sync_shared_us": _median(a_ for a_, _ in shared),
                  "no_check_shared_us": _median(n_ for _, n_ in shared),
                  "no_check_shares": "; ".join(t for t in (
-                     half_shares(shared, "no-check", windows_, judged["ratios"], SHARED_NOUN, measure=False),
+                     half_shares(shared, "no-check", windows_, judged["ratios"], SHARED_NOUN, measure=False,
+                                 intervals=judged["intervals"]),
                      ratios_text(shared, windows_, judged["ratios"], derivation=False)) if t) if shared else "",
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
                  "pipelined_left_out": left_out_text(piped_, PIPELINED_MISSING),
                  "pipelined_shares": "; ".join(t for t in (
-                     half_shares(piped_["idle"], "pipelined", piped_["windows"], piped_["ratios"], measure=False),
+                     half_shares(piped_["idle"], "pipelined", piped_["windows"], piped_["ratios"], measure=False,
+                                 intervals=piped_["intervals"]),
                      ratios_text(piped_["idle"], piped_["windows"], piped_["ratios"], "pipelined", derivation=False))
                      if t) if piped_["idle"] else "",
                  # whether a ratio was recorded: what the verdicts say they are judged on (review rr18b M1)
@@ -739,7 +852,10 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "pipelined_over": over(("kv_static", "pipelined_static")),
                  "pipelined_idle_share": s.at[piped, "gpu_idle_fraction"],
                  # the judged windows whose time with the sync is under the floor (review rr19b S3)
-                 "floored": [w for (a_, _), w in zip(shared, windows_) if a_ < MIN_GAP_US]}
+                 "floored": [w for (a_, _), w in zip(shared, windows_) if a_ < MIN_GAP_US],
+                 # the judged windows whose share interval holds 0.5 (review rv19A S2)
+                 "undecided": _undecided_windows(opens, windows_),
+                 "pipelined_undecided": _undecided_windows(closes, piped_["windows"])}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -785,9 +901,14 @@ def _pipelining_verdict(gap) -> str:
     corrected share (RAW_US, rr18b S1), else after a colon (review rr18d N2)."""
     corrected = _corrected(gap, "pipelined_corrected")
     measure = judged_on("idle gap", corrected, "pipelined")
-    if gap["closes"] == "split":
+    if gap["closes"] in ("split", UNDECIDED_WINDOW):
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
-        return f"{PIPELINING_CLOSES} in {n} of {of} windows, not in the others, {measure}: not decided"
+        unsure = _listed(gap, "pipelined_undecided")
+        if not unsure:
+            return f"{PIPELINING_CLOSES} in {n} of {of} windows, not in the others, {measure}: not decided"
+        rest = of - n - len(unsure)
+        return (f"{PIPELINING_CLOSES} in {n} of {of} windows, not in {rest}, {measure}, and {_unsure(unsure)}: not "
+                "decided")  # fmt: skip
     if gap["closes"] is None or gap["closes"] != gap["closes"]:
         return f"whether {PIPELINING_CLOSES} is not measured"
     if gap["closes"]:
@@ -822,9 +943,12 @@ def _cause(gap) -> str:
     shares = f"; {_text(gap, 'no_check_shares')}" if _text(gap, "no_check_shares") else ""
     shares = f"; {_text(gap, 'check_adds')}{shares}" if _text(gap, "check_adds") else shares
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
-    if gap["sync_causes"] == "split":
-        return (f"the {judged} {'judged' if left else 'profiled'} windows disagree: {measure}, at most half of that "
-                f"time remains without any stop check in {int(gap['windows_opening'])} of them, so whether "
+    if gap["sync_causes"] in ("split", UNDECIDED_WINDOW):
+        unsure = _listed(gap, "undecided")
+        how = "disagree" if gap["sync_causes"] == "split" else "do not all decide"
+        also = f", and {_unsure(unsure)}" if unsure else ""
+        return (f"the {judged} {'judged' if left else 'profiled'} windows {how}: {measure}, at most half of that "
+                f"time remains without any stop check in {int(gap['windows_opening'])} of them{also}, so whether "
                 f"{STOP_CHECK} opens most of it is not decided{shares}")  # fmt: skip
     if gap["sync_causes"]:
         return (f"{measure}, at most half of that time remains without any stop check{every}: {STOP_CHECK} opens "
@@ -840,6 +964,20 @@ def _cause(gap) -> str:
                 f"{judged - len(floored)}: {STOP_CHECK} does not open most of it there ({change}){shares}")  # fmt: skip
     return (f"{measure}, more than half of that time remains without any stop check{every}: {STOP_CHECK} does not "
             f"open most of it ({change}){shares}")  # fmt: skip
+
+
+def _listed(gap, key: str) -> list:
+    """An `idle_gaps` row's list of windows (`undecided`, `pipelined_undecided`); [] where the row lacks it."""
+    said = gap.get(key) if gap is not None else None
+    return list(said) if isinstance(said, (list, tuple)) else []
+
+
+def _unsure(windows: list) -> str:
+    """The windows left undecided by their share interval holding 0.5 (review rv19A S2): "window 5 is undecided (its
+    share's interval holds 0.5)"."""
+    one = len(windows) == 1
+    return (f"{windows_named(windows)} {'is' if one else 'are'} undecided ({'its' if one else 'their'} share's "
+            f"interval{'' if one else 's'} {'holds' if one else 'hold'} 0.5)")
 
 
 def _floored(gap) -> list:
@@ -1124,6 +1262,10 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
             if split:
                 text += (f"; {split}, {measure}, the profiled windows disagree on whether {STOP_CHECK} opens the "
                          "time before a step, from the work the steps share (see the takeaways)")  # fmt: skip
+            if unsure := models(lambda c: c == UNDECIDED_WINDOW, corrected):  # (review rv19A S2)
+                text += (f"; {unsure}, {measure}, a profiled window's share interval holds 0.5, so whether "
+                         f"{STOP_CHECK} opens the time before a step, from the work the steps share, is not decided "
+                         "(see the takeaways)")  # fmt: skip
             if opens:
                 text += (f"; {opens}, {measure}, at most half of {shared} remains without any stop check: "
                          f"{STOP_CHECK} opens most of it")  # fmt: skip
@@ -1147,24 +1289,6 @@ def _unmeasured_cause(gap) -> str:
            f"synchronous step whose extra GPU operations are no whole count from 1 to {last})" if profiled else
            "the generator without any stop check was not profiled here")  # fmt: skip
     return f"{why}, so how much of the time before a step {STOP_CHECK} opens is not measured"
-
-
-def _total(phases: pd.DataFrame) -> str:
-    """The column the phases add up to: `span_us` (from the model forward's end on the GPU) where measured."""
-    return "span_us" if "span_us" in phases and phases["span_us"].notna().any() else "gap_us"
-
-
-def phase_shares(phases: pd.DataFrame) -> dict:
-    """Each phase's share of the boundaries' total time from the end of step i−1's model forward on the GPU to step
-    i's first operation (`tokgen.profiling.boundary_phases`' `span_us`; its idle gap `gap_us` where no forward
-    range was recorded): the phases add up to each span, so their shares add up to 1; "sync_copy_us" the copy
-    and sync calls' share, "gap_calls_us" the share of those calls that falls in the idle gap; empty where no
-    boundary was measured (notebook 06_eos_sync_profile)."""
-    total = phases[_total(phases)].sum() if len(phases) else 0.0
-    if total <= 0:
-        return {}
-    columns = [*PHASES, "sync_copy_us", "gap_calls_us"]
-    return {c: float(phases[c].fillna(0).sum() / total) for c in columns if c in phases and phases[c].notna().any()}
 
 
 MOST = 0.5  # a phase "holds most of the time" above this share
@@ -1282,21 +1406,60 @@ HOST_PART = "the host's other work before the step's first launch"  # `phase_tak
 CHECK_PART = "the argmax, append and stop check after the forward"
 
 
-def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0) -> str:
+def _parts(shares: dict) -> tuple[dict, float, float]:
+    """`phase_takeaway`'s parts from one pass's phase shares (`phase_shares`): {part: share} as `_answer` weighs them,
+    the copy and sync calls counted inside the host's phases (`in_gap`) and the host's other work (`host`)."""
+    in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
+    host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
+    parts = {HOST_PART: host, "the copy and sync calls": shares["sync_copy_us"],
+             "the launch's own latency": shares["start_us"]}  # fmt: skip
+    if CHECK_PHASE in shares:
+        parts[CHECK_PART] = shares[CHECK_PHASE]
+    return parts, in_gap, host
+
+
+def window_parts(rows: pd.DataFrame) -> list[dict]:
+    """Per window of notebook 06's profile (`rows`: one generator's rows), `_parts` of the phase shares its pictures'
+    pass recorded (`boundary_row`'s `phase_<key>_share`); [] where the table has none (a table recorded before them)
+    (review rv19A S3; notebook 06_eos_sync_profile)."""
+    out = []
+    for _, row in (rows if rows is not None else pd.DataFrame()).iterrows():
+        shares = {c: float(row[f"phase_{c}_share"]) for c in SHARE_COLUMNS if _finite(row.get(f"phase_{c}_share"))}
+        if "sync_copy_us" in shares and "start_us" in shares:
+            out.append(_parts(shares)[0])
+    return out
+
+
+def _most_over(top: str, parts: dict, per_window: list) -> str:
+    """`_answer`'s "most" over every window's pictures' pass (`window_parts`, review rv19A S3): "holds most of it in all
+    6 windows (shares 51%–58%)" where it does in each; else "no part holds most of it in every window: … holds most
+    of it in 4 of 6 windows (shares 47%–58%)"."""
+    n, mine = len(per_window), [w.get(top, float("nan")) for w in per_window]
+    held = sum(x > MOST and x == max(w.values()) for x, w in zip(mine, per_window))
+    span = f"shares {_most_kept(min(mine))}–{_most_kept(max(mine))}"
+    verb = "hold" if top == "the copy and sync calls" else "holds"
+    if held == n and parts[top] > MOST:
+        return f"{top} {verb} most of it in all {n} windows ({span}; {_most_kept(parts[top])} in this window)"
+    return (f"no part holds most of it in every window: {top} {verb} most of it in {held} of {n} windows ({span}; "
+            f"{_most_kept(parts[top])} in this window)")  # fmt: skip
+
+
+def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0, per_window: list | None = None) -> str:
     """`phase_takeaway`'s answer to "the sync or the host's work?": of its parts (the argmax, append and stop check
     after the forward; the copy and sync calls; the host's other work before the first launch, `host`; the launch's
     own latency), the one that holds most of the time (more than MOST) where one does, else "no part holds most of
     it" with the largest, then the copy and sync calls' share beside it; where one phase of the host's other work
     alone holds most of the time, that phase too (review rvA15 S5), less the copy and sync calls within it (`in_gap`,
     the calls `tokgen.profiling.boundary_phases` counts inside "host_us"), so the calls' time is never named twice,
-    once as the calls and once as the host's other work (review rr15 S1)."""
+    once as the calls and once as the host's other work (review rr15 S1). With `per_window` (`window_parts`), "most"
+    is said only where every window's pictures' pass agrees (`_most_over`, review rv19A S3)."""
     calls = "the copy and sync calls"
-    parts = {HOST_PART: host, calls: shares["sync_copy_us"], "the launch's own latency": shares["start_us"]}
-    if CHECK_PHASE in shares:
-        parts[CHECK_PART] = shares[CHECK_PHASE]
+    parts = _parts(shares)[0]
     top = max(parts, key=parts.get)
     said = (f"{top} {'hold' if top == calls else 'holds'} most of it ({_most_kept(parts[top])})" if parts[top] > MOST
             else f"no part holds most of it: the largest is {top}, {_most_kept(parts[top])}")  # fmt: skip
+    if per_window:
+        said = _most_over(top, parts, per_window)
     if top != calls:
         said += f"; {calls} {_calls_share(shares)}" if shares["sync_copy_us"] > 0 else "; it makes no copy or sync call"
     other = {c: shares[c] - (in_gap if c == "host_us" else 0.0) for c in ("host_us", "forward_us", "launch_us")
@@ -1309,21 +1472,21 @@ def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0) -> str:
     return said
 
 
-def phase_takeaway(model: str, phases: pd.DataFrame) -> str:
+def phase_takeaway(model: str, phases: pd.DataFrame, windows: pd.DataFrame | None = None) -> str:
     """Notebook 06's answer to "the sync or the host's work?" for one model's synchronous generator, from its
     phases (`phase_shares`) from the end of step i−1's model forward on the GPU to step i's first operation: the
     append and the stop check after the forward (its kernels and the flag's copy, and the GPU's idle time between
     them: `_check_busy`; it ends where the idle gap before a step begins), the copy and sync calls (counted within
     the phases: `_calls_clause`), the host's other work before the first launch, and the answer: the part of these
-    that holds most of the time where one does, else the largest, beside the copy and sync calls (`_answer`)
-    (notebook 06_eos_sync_profile)."""
+    that holds most of the time where one does, else the largest, beside the copy and sync calls (`_answer`); with
+    `windows` (the generator's rows of notebook 06's profile), "most" only where every window's pictures' pass agrees
+    (`window_parts`; review rv19A S3) (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
     if not shares:
         return f"{model.capitalize()}: the gap's phases were not measured."
-    in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
-    host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
-    said = _answer(shares, host, _phase_names(shares), in_gap)
+    _, in_gap, host = _parts(shares)
+    said = _answer(shares, host, _phase_names(shares), in_gap, window_parts(windows))
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
         check = (f"the token's argmax and append and the stop check after the forward take {shares[CHECK_PHASE]:.0%} "
