@@ -18,7 +18,8 @@
 #
 # Worked solutions to the exercises of [notebook 06](../notebooks/06_eos_sync_profile.ipynb).
 # The timelines need a GPU (CUPTI records its kernels); on a CPU the cells say so. Every number
-# below is a live measurement of this run, computed here, that no CSV in `data/` records; the
+# below is a live measurement of this run, computed here, that no CSV in `data/` records, except
+# exercise 1's spread of busy times, read from notebook 06's rows in `data/`; the
 # lines under the imports say where it ran (GPU, commit, versions).
 
 # %% tags=["parameters"]
@@ -26,6 +27,7 @@ SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 BATCH_SIZE = 16  # sequences per batch (notebook 06: 16)
 MAX_SEQLEN = 100  # new tokens per sequence; the late window needs at least 100
 WINDOW = [30, 50]  # the window of notebook 06; exercise 2 moves it to the end of the generation
+DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/06_eos_sync_profile.csv (exercise 1's spread)
 
 # %%
 import pandas as pd
@@ -78,7 +80,14 @@ else:
 
 # %%
 if CUDA:
-    say(tokgen.gaps.naive_work_text(kv, naive, WINDOW))
+    try:  # notebook 06's profiles of the static cache: how far its busy time moves between windows (rv19A N9)
+        nb06 = tokgen.rows_at("06_eos_sync_profile", DATA_DIR, "solution 06", BATCH_SIZE=BATCH_SIZE,
+                              MAX_SEQLEN=MAX_SEQLEN)  # fmt: skip
+        nb06 = nb06[nb06["variant"] == "kv_static"]
+    except tokgen.MissingRows as err:
+        nb06 = None
+        say(f"*{err}*")
+    say(tokgen.gaps.naive_work_text(kv, naive, WINDOW, nb06))
 
 # %% [markdown]
 # ## Exercise 2: late steps

@@ -90,3 +90,14 @@ def test_boundary_row_records_every_phase_share():
                                      "sync_copy_us": [5.0], "gap_calls_us": [2.0]}))  # fmt: skip
     assert row["phase_host_us_share"] == 0.5 and row["phase_sync_copy_us_share"] == 0.05
     assert math.isnan(row["phase_forward_us_share"])
+
+
+def test_a_table_without_per_step_values_says_so_once_per_model_in_notebook_06s_bullets():
+    """The cause bullet says NO_INTERVAL; the pipelining bullet below it does not repeat it (review rv19A S2: said
+    once, not in every sentence); a table with the per-step values says its intervals instead."""
+    older = gaps.idle_gaps(_profile(False)).iloc[0]
+    cause, piped = gaps.gap_takeaway(older)
+    assert cause.count(gaps.NO_INTERVAL) == 1 and gaps.NO_INTERVAL not in piped
+    assert gaps.NO_INTERVAL in older["pipelined_shares"]  # notebook 07's bullet, alone, still says it
+    newer = " ".join(gaps.gap_takeaway(gaps.idle_gaps(_profile(True)).iloc[0]))
+    assert gaps.NO_INTERVAL not in newer and "95% bootstrap intervals over each window's steps" in newer

@@ -223,12 +223,12 @@ def _undecided_windows(tests: list, windows: list) -> list:
 def interval_note(intervals: list | None, windows: list) -> str:
     """What `half_shares` says of its windows' share intervals (`share_interval`, in the windows' order): how they are
     made and the windows left undecided by one holding 0.5, "95% bootstrap intervals over each window's steps; window 5
-    undecided, its interval holding 0.5"; NO_INTERVAL where none was recorded (so each share alone decides); "" where
+    undecided, its interval holding 0.5"; NO_INTERVAL where none was recorded (each share alone decides); "" where
     `intervals` is None (a caller that passes none) (review rv19A S2; notebook 06_eos_sync_profile)."""
     if intervals is None:
         return ""
     if all(iv is None for iv in intervals):
-        return f"{NO_INTERVAL}, so each share alone decides"
+        return NO_INTERVAL
     said = f"{1 - SHARE_LEVEL:.0%} bootstrap intervals over each window's steps"
     if missing := [w for iv, w in zip(intervals, windows) if iv is None]:
         said += f" ({NO_INTERVAL} in {windows_named(missing)})"
@@ -1007,8 +1007,15 @@ def gap_takeaway(gap) -> list[str]:
               " (medians over the judged windows)")  # fmt: skip
     shared = (f"{SHARED_SHORT}, {gap['sync_shared_us']:.1f} µs with the sync and {gap['no_check_shared_us']:.1f} "
               f"µs with no stop check{judged}")  # fmt: skip
-    return [f"{model}, the cause (claim 6): {head} {gaps}{_medians(gap, 'cause_over')}; {shared}: {_cause(gap)}.",
-            _piped(gap)]  # fmt: skip
+    cause = f"{model}, the cause (claim 6): {head} {gaps}{_medians(gap, 'cause_over')}; {shared}: {_cause(gap)}."
+    return [cause, _said_once(_piped(gap), cause)]
+
+
+def _said_once(text: str, before: str) -> str:
+    """`text` without its "; NO_INTERVAL" where `before`, the bullet above it, has said it: a table recorded before
+    the per-step values says so once per model, not in every bullet (review rv19A S2)."""
+    note = f"; {NO_INTERVAL})"
+    return text.replace(note, ")") if note in before else text
 
 
 def _medians(gap, key: str) -> str:
@@ -1033,7 +1040,7 @@ def _piped(gap, no_check: bool = False) -> str:
     model, head = gap["model"].capitalize(), "the gap before a step is"
     idle = [f"{gap.get(k):.0%}{' of the window' * (not i)} {PROFILED_AS[g]}" for i, (k, g) in enumerate(
         (("idle_share", "kv_static"), ("pipelined_idle_share", "pipelined_static"))) if _finite(gap.get(k))]
-    idle = f"the GPU idles {', '.join(idle)}; " if idle else ""
+    idle = f"the GPU idles {', '.join(idle)}{' (medians, not judged)' * (len(idle) > 1)}; " if idle else ""
     gaps = f"{_us(gap['sync_us'])} with the sync, {_us(gap['pipelined_us'])} pipelined"
     no_check = no_check and _finite(gap.get("no_check_us"))
     gaps += f", {_us(gap['no_check_us'])} with no stop check" if no_check else ""
@@ -1043,6 +1050,8 @@ def _piped(gap, no_check: bool = False) -> str:
 
 QUEUED_SHARE = 0.5  # the sync waited for queued GPU work where that work's median is at least this share of the wait
 COPY_CALL_UNSPLIT = "the profile does not split the call's own cost from any wait inside it"  # `sync_wait_text`
+# "the host did not wait for queued work" sets the GPU's times against the host's: the caveat `which_call_waits` gives
+CLOCKS_CAVEAT = "the GPU's times set against the host's by the profiler's alignment of the two clocks"  # (rv19A N7)
 
 
 def _synced(w) -> bool:
@@ -1072,7 +1081,7 @@ def _wait_clause(w) -> str:
                 "waited for that queued work")  # fmt: skip
     text = (f"the sync lasted {wait:.1f} µs per step (median of {steps} steps); the GPU had already finished "
             f"everything queued before the copy in {int(w['sync_idle_steps'])} of {steps} steps ({queued:.1f} µs "
-            "left, median), so the host did not wait for queued work")  # fmt: skip
+            f"left, median), so the host did not wait for queued work ({CLOCKS_CAVEAT})")  # fmt: skip
     into, after = w.get("copy_done_us", float("nan")), w.get("after_copy_us", float("nan"))
     if not (math.isfinite(into) and math.isfinite(after)):
         return text + "; when the flag's copy finished was not recorded"
@@ -1147,7 +1156,7 @@ def _waits_clause(rows: pd.DataFrame) -> str:
     idle = int(rows["sync_idle_steps"].sum())
     text += (f"; the GPU had already finished everything queued before the copy in {idle} "
              f"of {steps} steps ({_span(rows['sync_queued_us'])} µs left, each window's median), so the host did not "
-             "wait for queued work")  # fmt: skip
+             f"wait for queued work ({CLOCKS_CAVEAT})")  # fmt: skip
     if not {"copy_done_us", "after_copy_us"} <= set(rows) or rows[["copy_done_us", "after_copy_us"]].isna().any().any():
         return text + "; when the flag's copy finished was not recorded in every window"
     into, after = rows["copy_done_us"].astype(float), rows["after_copy_us"].astype(float)
@@ -1552,11 +1561,35 @@ def busy_times_text(naive_us: float, kv_us: float) -> str:
             f"{kv_us:,.1f} µs; {which} is the larger (a ranking of two profiles only).")
 
 
-def naive_work_text(kv: dict, naive: dict, window) -> str:
+def busy_spread_text(naive_us: float, kv_us: float, windows: pd.DataFrame | None) -> str:
+    """How far one profile's GPU busy time per step can be trusted, from the static cache's busy time per step in
+    the windows notebook 06 profiled (`windows`: its `kv_static` rows, one per window): their range and its width as
+    a share of their median, against the two profiles' difference as a share of the static cache's time; "" where
+    fewer than 2 windows recorded it (review rv19A N9; notebook 06_eos_sync_profile's solution)."""
+    if windows is None or "gpu_busy_per_step_us" not in windows:
+        return ""
+    if "window" in windows:
+        windows = windows.drop_duplicates("window")
+    values = pd.to_numeric(windows["gpu_busy_per_step_us"], errors="coerce").dropna()
+    if len(values) < 2 or not values.median() > 0 or not kv_us > 0:
+        return ""
+    lo, hi, mid = float(values.min()), float(values.max()), float(values.median())
+    width, diff = (hi - lo) / mid, abs(naive_us - kv_us) / kv_us
+    than = "wider than" if diff > width else "within"
+    return (f" Notebook 06 profiled the static cache's window (its `WINDOW`) {len(values)} times: GPU busy time per "
+            f"step {lo:,.1f}–{hi:,.1f} µs, a spread of {width:.1%} of their median; the two profiles here differ by "
+            f"{diff:.0%} of the static cache's time, {than} that spread (another run's profiles: a guide, not a "
+            "test).")  # fmt: skip
+
+
+def naive_work_text(kv: dict, naive: dict, window, windows: pd.DataFrame | None = None) -> str:
     """The solution of notebook 06_eos_sync_profile, exercise 1: which generator gives the GPU more work per
     step in `window`, from the two profiles' busy times (`busy_times_text`), and for naive's smaller work
-    the kernels per step and their average time; naive re-runs up to window[1] positions."""
+    the kernels per step and their average time; naive re-runs up to window[1] positions. With `windows`
+    (notebook 06's `kv_static` rows), the spread of busy time across its windows beside the two profiles'
+    difference (`busy_spread_text`, review rv19A N9)."""
     busy = busy_times_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"])
+    busy += busy_spread_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"], windows)
     start, stop = window
     if naive["gpu_busy_per_step_us"] > kv["gpu_busy_per_step_us"]:
         return (f"{busy} Naive gives the GPU more work per step: re-running up to {stop} positions costs more than "
@@ -1569,13 +1602,18 @@ def naive_work_text(kv: dict, naive: dict, window) -> str:
             "positions: its work grows with the step and the cache's does not, so a later window can reverse this.")
 
 
-def late_window_text(name: str, gaps: list, busy: list, early, late) -> str:
+def late_window_text(name: str, gaps: list, busy: list, early, late, skip: int = WINDOW_SKIP) -> str:
     """The solution of notebook 06_eos_sync_profile, exercise 2: over interleaved pairs of profiles of an
     early and a late window (`early`, `late`: [start, stop)), the idle gap's direction by notebook 06's
     rule (`direction_text`), then the median over the pairs of the GPU busy time per step in each
-    (`gaps`, `busy`: (early, late) per pair)."""
-    first, later = steps_text(*early), steps_text(*late)
-    gap = direction_text(direction(gaps), len(gaps), f"at {later}", f"at {first}")
+    (`gaps`, `busy`: (early, late) per pair). The steps named are those the statistics cover, each window's
+    first `skip` (WINDOW_SKIP) left out (review rv19A N2); a gap that changes is host time, its cause not measured
+    here (rv19A N2)."""
+    first, later = (steps_text(start + skip, stop) for start, stop in (early, late))
+    moved = direction(gaps)
+    gap = direction_text(moved, len(gaps), f"at {later}", f"at {first}")
     a, b = (statistics.median(x) for x in zip(*busy))
+    why = (" The idle gap is host time, the GPU waiting for the host: what changes it between the windows is not "
+           "measured here.") if moved in ("larger", "smaller") else ""  # fmt: skip
     return (f"`{name}`, over {len(gaps)} interleaved pairs of profiles: {gap}. Its GPU busy time per step, median "
-            f"over the pairs: {a:,.1f} µs at {first}, {b:,.1f} µs at {later}.")
+            f"over the pairs: {a:,.1f} µs at {first}, {b:,.1f} µs at {later}.{why}")
