@@ -87,7 +87,7 @@ if CUDA:
     except tokgen.MissingRows as err:
         nb06 = None
         say(f"*{err}*")
-    say(tokgen.gaps.naive_work_text(kv, naive, WINDOW, nb06))
+    say(tokgen.gaps.naive_work_text(kv, naive, WINDOW, nb06, SIZE))  # notebook 06's rows at this WINDOW and SIZE
 
 # %% [markdown]
 # ## Exercise 2: late steps

@@ -13,6 +13,7 @@ import functools
 import gzip
 import inspect
 import json
+import math
 import os
 import re
 import time
@@ -322,7 +323,10 @@ def per_step_text(values) -> str:
 
 def per_step_values(text) -> list[float] | None:
     """`per_step_text`'s values back as floats; None where the column is missing or empty (a table recorded before
-    it: NaN), so that no interval is made up for it (notebook 06_eos_sync_profile)."""
+    it: NaN), so that no interval is made up for it; a number (one step's value, which `read_csv` parses as a float:
+    review rr20g N5) as its one value (notebook 06_eos_sync_profile)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return [float(text)] if math.isfinite(text) else None
     if not isinstance(text, str) or not text.strip():
         return None
     return [float(x) for x in text.split(";")]
