@@ -410,7 +410,7 @@ if CUDA:
             say("* " + said)
     for m, name in sync_names.items():
         if name in phases:
-            say("* " + tokgen.gaps.phase_takeaway(m, phases[name]))
+            say("* " + tokgen.gaps.phase_takeaway(m, phases[name], summary[summary["variant"] == name]))
 else:
     say("*Measured on CUDA only.*")
 

@@ -24,6 +24,7 @@ from tokgen.results import read_table
 
 NO_RATIO = f"{tokgen.gaps.NO_RATIO}, so the shares are not corrected for host drift"  # the raw shares judged (rr17c S3)
 NO_RATIO_ONE = NO_RATIO.replace("the shares are", "the share is")  # one window's
+NO_INTERVAL = tokgen.gaps.NO_INTERVAL  # a table without the per-step values: each share alone decides (rv19A S2)
 
 BASE = [100.0, 104.0, 98.0, 102.0, 100.0, 101.0, 99.0, 103.0]
 FASTER = [0.8] * 8
@@ -625,7 +626,7 @@ def test_claim_6_thresholds(tmp_path, sync, none, expected):
                         f"the article: ~110 µs); {SIZE} {int(55 <= sync <= 220)} of 1 window; {claims.SHARED_WORDS}: "
                         f"{sync:.0f} µs with the sync, {none:.0f} µs with no stop check; "
                         f"{tokgen.gaps.check_adds([(sync, none)])}; no-check / sync {none / sync:.3f} (the rule: at "
-                        f"least 20 µs with the sync and at most 0.5); {NO_RATIO_ONE}")  # fmt: skip
+                        f"least 20 µs with the sync and at most 0.5; {NO_INTERVAL}); {NO_RATIO_ONE}")  # fmt: skip
     assert decided(6, tmp_path) == expected
 
 
@@ -737,7 +738,8 @@ def test_claim_7_decided(tmp_path, sync, piped, factors, expected):
     assert measured.startswith(f"idle gap before a step (eager, profiled) {sync:.0f}→{piped:.0f} µs (the gap ")
     share = f"{piped / sync:.3f}"  # review r11 (rvA S1): the gap test that decides it, per window against 0.5
     met = int(piped <= sync / 2)
-    test = f"; the eager gap test: pipelined / sync {share} (the rule: at most 0.5), met in {met} of 1 window"
+    test = (f"; the eager gap test: pipelined / sync {share} (the rule: at most 0.5; {NO_INTERVAL}), met in {met} of 1 "
+            "window")
     assert test in measured
     assert f" window; {NO_RATIO_ONE}; eager: pipelined vs sync ×" in measured
     assert "; compiled: pipelined vs sync ×" in measured
@@ -753,7 +755,8 @@ def test_claim_7_says_the_batch_its_gaps_were_profiled_at(tmp_path):
         "idle gap before a step (eager, B=16, profiled) 130→190 µs (the gap pipelined is "
         "larger than with the sync in "
         "the one window by 20 µs or more, but one window cannot show a direction); the eager gap test: pipelined / "
-        f"sync 1.462 (the rule: at most 0.5), met in 0 of 1 window; {NO_RATIO_ONE}; eager: ")  # fmt: skip
+        f"sync 1.462 (the rule: at most 0.5; {NO_INTERVAL}), met in 0 of 1 window; {NO_RATIO_ONE}; "
+        "eager: ")  # fmt: skip
 
 
 def test_claim_7_open_and_from_one_run_only(tmp_path):
@@ -1248,7 +1251,8 @@ def test_claim_6_asks_every_profiled_window_for_the_same_verdict(tmp_path):
                              f"stop check; {SIGNED}+90, +90 and +60 µs per step in windows 0–2; "
                              "no-check / sync per window 0.182, 0.250, 0.400 (the rule: at least 20 µs with the "
                              "sync and at most 0.5 in every window; "
-                             f"nearest to it: window 2 of windows 0–2, 0.400, 0.100 below it); {NO_RATIO}")  # fmt: skip
+                             f"nearest to it: window 2 of windows 0–2, 0.400, 0.100 below it; "
+                             f"{NO_INTERVAL}); {NO_RATIO}")  # fmt: skip
     windows_profile(tmp_path, [(276.0, 124.0), (155.0, 137.0), (136.0, 118.0)])  # an H100's three quick runs
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == "inconclusive" and "its profiled windows disagree" in c["why"]
@@ -1318,14 +1322,17 @@ def test_claim_6_shows_each_windows_share_against_the_half_and_the_nearest_to_it
     assert c["verdict"] == NOT
     assert c["measured"].endswith("no-check / sync per window 0.924, 0.561, 0.515 (the rule: at least 20 µs "
                                   "with the sync and at most 0.5 in every "
-                                  "window; nearest to it: window 2 of windows 0–2, 0.515, 0.015 above it); "
+                                  "window; nearest to it: window 2 of windows 0–2, 0.515, 0.015 above it; "
+                                  f"{NO_INTERVAL}); "
                                   f"{NO_RATIO}")  # fmt: skip
     windows_profile(tmp_path, [(100.0, 49.0), (100.0, 10.0), (100.0, 60.0)])  # nearest below and above alike
     assert ("per window 0.490, 0.100, 0.600 (the rule: at least 20 µs with the sync and at most 0.5 in every "
             "window; nearest to it: window 0 of "
-            "windows 0–2, 0.490, 0.010 below it)") in claim(6, tmp_path, resamples=4)["measured"]  # fmt: skip
+            f"windows 0–2, 0.490, 0.010 below it; {NO_INTERVAL})") in claim(6, tmp_path,
+                                                                         resamples=4)["measured"]  # fmt: skip
     windows_profile(tmp_path, [(100.0, 80.0), (100.0, 50.0)])
-    assert "nearest to it: window 1 of windows 0 and 1, 0.500, at it)" in claim(6, tmp_path, resamples=4)["measured"]
+    at_half = claim(6, tmp_path, resamples=4)["measured"]
+    assert f"nearest to it: window 1 of windows 0 and 1, 0.500, at it; {NO_INTERVAL})" in at_half
 
 
 def test_claim_6_names_the_nearest_window_by_the_tables_window_number(tmp_path):
@@ -1358,7 +1365,8 @@ def test_claims_6_and_7_judge_every_window_whatever_the_profiled_against_plain_r
             "less that with no stop check: +90, +10 and +10 µs per step in windows 0–2; "
         "no-check / sync per window 0.182, 0.933, 0.938 (the rule: at least 20 µs with the sync and at most 0.5 "
         "in every window; "
-        f"nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it); {NO_RATIO}; the windows disagree: "
+        f"nearest to it: window 0 of windows 0–2, 0.182, 0.318 below it; {NO_INTERVAL}); {NO_RATIO}; the windows "
+        "disagree: "
         "reproduced in 1 window (0), not reproduced in 2 windows (1, 2)")  # fmt: skip
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     v = verdict(7, tmp_path)
@@ -1432,7 +1440,8 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
     split = ("the windows disagree on how the gap pipelined compares with the one with the sync, a difference below "
              "20 µs counting as none")  # compiled: 140, 140 and 10 µs (about the same) smaller
     test = ("the eager gap test: pipelined / sync per window 0.600, 0.047, 0.036 (the rule: at most 0.5 in every "
-            "window; nearest to it: window 0 of windows 0–2, 0.600, 0.100 above it), met in 2 of 3 windows")
+            f"window; nearest to it: window 0 of windows 0–2, 0.600, 0.100 above it; {NO_INTERVAL}), met in 2 of 3 "
+            "windows")
     assert measured.startswith(f"idle gap before a step (eager, B=16, profiled, medians over the 3 profiled windows) "
                                f"150→7 µs ({chance}); compiled 400→260 µs (not judged; {split}); {test}; {NO_RATIO}; "
                                "eager: ")  # fmt: skip
@@ -1440,7 +1449,7 @@ def test_claim_7_judges_the_eager_gap_in_every_window_and_says_why_when_they_dis
     said = "the gap is smaller pipelined than with the sync in all 6 windows, by 20 µs or more"
     test = ("the eager gap test: pipelined / sync per window 0.600 in windows 0 and 3, 0.047 in windows 1 "
             "and 4 and 0.036 in windows 2 and 5 (the rule: at most 0.5 in every window; nearest to it: window 0 "
-            "of windows 0–5, 0.600, 0.100 above it), met in 4 of 6 "
+            f"of windows 0–5, 0.600, 0.100 above it; {NO_INTERVAL}), met in 4 of 6 "
             "windows")
     assert measure(7, tmp_path)[0].startswith(f"idle gap before a step (eager, B=16, profiled, medians over the 6 "
                                               f"profiled windows) 150→7 µs ({said}); compiled "
@@ -1560,7 +1569,8 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
     assert ("profiled, median and range over windows, interleaved; window 4 left out, with no idle gap or no time from "
             "the shared work measured, the verdict over windows 0, 1, 2, 3 and 5;") in c["measured"]  # rr17b N3
     assert f"{SIZE} 5 of the 5 judged windows;" in c["measured"]
-    assert "nearest to it: window 5 of windows 0, 1, 2, 3 and 5, 0.429, 0.071 below it)" in c["measured"]
+    assert f"nearest to it: window 5 of windows 0, 1, 2, 3 and 5, 0.429, 0.071 below it; {NO_INTERVAL})" in c[
+        "measured"]  # fmt: skip
     rows["from_op_1_median_us"] = float("nan")
     rows.to_csv(tmp_path / "data" / "06_eos_sync_profile.csv", index=False)
     assert claim(6, tmp_path, resamples=4)["verdict"] == UNMEASURED
@@ -1605,7 +1615,7 @@ def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
             "every window judged; the article: ~110 µs)") in c["measured"]  # fmt: skip
     assert (f"{EAGER_BY_RULE}0.667 in windows 0 and 1 and 0.750 in windows 2–5 (the rule: at least 20 µs with the "
             "sync and at most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.667, 0.167 above "
-            "it); the raw shares 0.333 in windows 0 and 1 and 0.750 "
+            f"it; {NO_INTERVAL}); the raw shares 0.333 in windows 0 and 1 and 0.750 "
             "in windows 2–5 times the two passes' host-speed ratio (the rest of the synchronous pass's step over the "
             f"no-check pass's) 2.00 in windows 0 and 1 and 1.00 in windows 2–5; {FLAG}2.00× in windows 0 and 1 (the "
             f"synchronous pass's the longer); {ONE_SIDED}; the correction decides windows 0 and 1: raw 0.333 in each, "
@@ -1643,7 +1653,7 @@ def test_claim_6_judges_the_raw_shares_where_no_ratio_was_recorded_and_says_so(t
     assert "the stop check adds 200, 200, 50, 50, 50 and 50 µs per step in windows 0–5" in c["measured"]
     assert ("no-check / sync per window 0.333 in windows 0 and 1 and 0.750 in windows 2–5 (the rule: at least 20 µs "
             f"with the sync and at most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.333, "
-            f"0.167 below it); {NO_RATIO}; the windows "
+            f"0.167 below it; {NO_INTERVAL}); {NO_RATIO}; the windows "
             "disagree: partly in 2 windows (0, 1), not reproduced in 4 windows (2, 3, 4, 5)") in c["measured"]
     assert NO_RATIO == "no host-speed ratio recorded, so the shares are not corrected for host drift"
     # review rr18b M1: with no ratio the verdicts name the raw share, never the host-normalised measure; rr18d N2: the
@@ -1886,7 +1896,8 @@ def test_claim_7s_gap_test_judges_every_window_on_the_host_normalised_share(tmp_
     c = claim(7, tmp_path, resamples=4)
     assert c["verdict"].startswith(PARTLY)
     assert (f"; the eager gap test: {PIPED_BY_RULE}0.800 in windows 0–5 (the rule: at most 0.5 in "
-            "every window; nearest to it: window 0 of windows 0–5, 0.800, 0.300 above it), met in 0 of 6 windows; the "
+            f"every window; nearest to it: window 0 of windows 0–5, 0.800, 0.300 above it; {NO_INTERVAL}), met in 0 "
+            "of 6 windows; the "
             "raw shares 0.400 in windows 0 and 1 and 0.800 in windows 2–5 times the two passes' host-speed ratio (the "
             "rest of the synchronous pass's step over the pipelined pass's) 2.00 in windows 0 and 1 and 1.00 in "
             f"windows 2–5; {FLAG}2.00× in windows 0 and 1 (the synchronous pass's the longer); {ONE_SIDED}; the "
@@ -1904,7 +1915,8 @@ def test_claim_7s_gap_test_judges_every_window_on_the_host_normalised_share(tmp_
     assert takeaway(tmp_path).endswith(
         f"pipelining closes at least half of the gap before a step, judged on each pass's idle gap as a share of the "
         f"rest of its own step; pipelined / sync per window 0.065 in windows 0–5 (the rule: at "
-        f"most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.065, 0.435 below it); {FLAG}1.30× in "
+        f"most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.065, 0.435 below it; {NO_INTERVAL}); "
+        f"{FLAG}1.30× in "
         f"windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}.")  # fmt: skip  (rr18b S3, rr18d S2)
     pipelined_profile(tmp_path, [80.0] * 6, [1.0, 1.0, 1.0, 1.0, 0.61, 1.0])  # rr17c N1: the pipelined pass slower
     assert f"{FLAG}1.64× in window 4 (the pipelined pass's the longer)" in claim(7, tmp_path, resamples=4)["measured"]

@@ -133,3 +133,43 @@ def test_back_to_back_profiler_sessions_each_record_the_gpus_work(sms):
         assert gpu_slice is None or not gpu_slice.confine(), "a profiler session left the slice"
     assert counts[0] == counts[1], counts
     assert counts[0]["local_scalar_dense"] == 1 and counts[0]["device_syncs"] == 1, counts
+
+
+@pytest.mark.gpu
+def test_notebook_06s_rows_record_the_per_step_values_and_every_windows_phase_shares(tmp_path):
+    """Review rv19A S2, S3 on a real run of notebook 06's path (`tokgen.bench.profile_windows`, its rows written by a
+    `Recorder` and read back from the CSV, as the notebook does), small: GPT-2 small, B = 8, N = 24, steps 8–15, two
+    windows of the synchronous and the no-check generator. Known answers: each ';'-joined per-step column reads back
+    as text, one value per statistics step, and its median is the recorded median (two decimals kept); every window
+    has every phase_<key>_share column, the synchronous loop's phases' shares add up to 1; claim 6's windows get a
+    share interval from them (not NO_INTERVAL); notebook 06's phase answer reads both windows."""
+    import statistics
+
+    from tokgen import gaps, profiling
+
+    model = tokgen.build_model("gpt2", "cuda")
+    names = ("kv_static", "kv_static_no_check")
+    variants = [tokgen.generator_variant(g, model, batch_size=8, max_seqlen=24) for g in names]
+    rec = tokgen.Recorder("06_eos_sync_profile", tmp_path)
+    tokgen.bench.profile_windows(variants, "cuda", [[0, 1], [1, 0]], start=8, stop=16, runs=1,
+                                 models={v.name: model for v in variants}, record=rec.write)  # fmt: skip
+    table = rec.read()
+    assert len(table) == 4 and sorted(table["window"]) == [0, 0, 1, 1]
+    for _, row in table.iterrows():
+        steps = int(row["steps"])
+        assert 4 <= steps <= 16 - 8 - profiling.WINDOW_SKIP
+        for values, median in (("idle_gap_steps_us", "idle_gap_median_us"), ("from_op_1_steps_us",
+                                                                              "from_op_1_median_us")):  # fmt: skip
+            text = row[values]
+            assert isinstance(text, str) and 2 <= len(profiling.per_step_values(text)) <= steps, (values, text)
+            assert statistics.median(profiling.per_step_values(text)) == pytest.approx(row[median], abs=0.01)
+        assert {f"phase_{c}_share" for c in profiling.SHARE_COLUMNS} <= set(row.index)  # every window has them
+    for _, row in table[table["variant"] == "kv_static"].iterrows():  # the synchronous loop: every phase measured
+        shares = {c: row[f"phase_{c}_share"] for c in profiling.SHARE_COLUMNS}
+        assert all(shares[c] == shares[c] for c in (*profiling.PHASES, "sync_copy_us")), shares  # not NaN
+        assert sum(shares[c] for c in profiling.PHASES) == pytest.approx(1) and shares["sync_copy_us"] > 0
+    judged = gaps.judged_windows(table)
+    assert judged["windows"] == [0, 1] and all(iv is not None for iv in judged["intervals"]), judged
+    assert all(0 <= lo <= hi < float("inf") for lo, hi in judged["intervals"]), judged["intervals"]
+    sync = table[table["variant"] == "kv_static"]
+    assert len(gaps.window_parts(sync)) == 2  # the phase answer reads both windows (review rv19A S3)

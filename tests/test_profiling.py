@@ -577,7 +577,12 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
         {"step": 2, "span_us": 410.0, "gap_us": 408.0, "check_us": 2.0, "host_us": 198.0, "forward_us": 50.0,
          "launch_us": 150.0, "start_us": 10.0, "sync_copy_us": 5.0, "gap_calls_us": 3.0, "check_busy_us": 2.0},
     ]  # fmt: skip
-    assert profiling.boundary_row(p) == {"picture_gap_us": 643.0, "picture_check_us": 67.0}
+    row = profiling.boundary_row(p)  # with every window's phase shares (review rv19A S3)
+    assert {k: row[k] for k in ("picture_gap_us", "picture_check_us")} == {"picture_gap_us": 643.0,
+                                                                           "picture_check_us": 67.0}  # fmt: skip
+    assert set(row) == {"picture_gap_us", "picture_check_us", *(f"phase_{c}_share" for c in profiling.SHARE_COLUMNS)}
+    assert row["phase_host_us_share"] == pytest.approx(766 / 1420)
+    assert row["phase_gap_calls_us_share"] == pytest.approx(21 / 1420)
     shares = tokgen.gaps.phase_shares(p)
     assert shares["host_us"] == pytest.approx(766 / 1420)
     assert sum(shares[c] for c in profiling.PHASES) == pytest.approx(1)
@@ -659,7 +664,8 @@ def test_no_step_boundary_gives_no_phases_and_nan_columns():
     empty = profiling.boundary_phases(Timeline({"traceEvents": []}))
     assert empty.empty
     row = profiling.boundary_row(empty)
-    assert set(row) == {"picture_gap_us", "picture_check_us"} and all(v != v for v in row.values())
+    assert set(row) == {"picture_gap_us", "picture_check_us", *(f"phase_{c}_share" for c in profiling.SHARE_COLUMNS)}
+    assert all(v != v for v in row.values())
 
 
 def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
@@ -710,7 +716,8 @@ def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finishe
     done = waits([0.0, 0.0, 2.0], [13.0, 13.0, 14.0])
     assert tokgen.gaps.sync_wait_text("kv_static", done) == (
         "`kv_static`: the sync lasted 13.0 µs per step (median of 3 steps); the GPU had already finished everything "
-        "queued before the copy in 2 of 3 steps (0.0 µs left, median), so the host did not wait for queued work; the "
+        "queued before the copy in 2 of 3 steps (0.0 µs left, median), so the host did not wait for queued work (the "
+        "GPU's times set against the host's by the profiler's alignment of the two clocks); the "
         "flag's copy was done 2.0 µs into the sync and the sync returned 11.0 µs after the later of the copy's end and "
         "the sync's start (medians): most of its "
         "time is the synchronize call's own, under the profiler, not the copy's. Medians: the host issued the copy "
@@ -723,7 +730,8 @@ def test_sync_wait_text_says_the_copys_round_trip_only_where_the_gpu_had_finishe
     assert ("the flag's copy was done 1.0 µs before the sync began and the sync returned 13.0 µs after the later "
             "of the copy's end and the sync's start") in before
     unknown = tokgen.gaps.sync_wait_text("x", waits([0.0] * 3, [13.0] * 3, into=[float("nan")] * 3))
-    assert "so the host did not wait for queued work; when the flag's copy finished was not recorded." in unknown
+    assert (f"so the host did not wait for queued work ({tokgen.gaps.CLOCKS_CAVEAT}); when the flag's copy finished "
+            "was not recorded.") in unknown  # the clocks' caveat, as solution 06's which_call_waits (review rv19A N7)
     busy = waits([100.0, 120.0, 0.0], [110.0, 130.0, 12.0])
     assert tokgen.gaps.sync_wait_text("kv_static", busy).startswith(
         "`kv_static`: the GPU still had 100.0 µs of work queued (median) when the host issued the copy, in 2 of 3 "
@@ -826,7 +834,8 @@ def test_the_summary_gives_each_sync_median_over_the_windows_with_its_range_and_
     text = tokgen.gaps.gap_summary(pd.DataFrame(), waits)
     assert ("eager, the sync lasted 20.9 µs per step (the median of 3 windows' medians; range 18.5–21.8); the GPU had "
             "already finished everything queued before the copy in 54 of 54 steps (0.0 µs left, each window's "
-            "median), so the host did not wait for queued work; the flag's copy ended −1.4 to −0.9 µs from the sync's "
+            f"median), so the host did not wait for queued work ({tokgen.gaps.CLOCKS_CAVEAT}); the flag's copy ended "
+            "−1.4 to −0.9 µs from the sync's "
             "start (each window's median; negative: before it) and the sync returned 18.5–21.8 µs after the later of "
             "the copy's end and the sync's start: in every window most of its time is the synchronize call's own, "
             "under the profiler, not the copy's") in text
@@ -934,11 +943,25 @@ def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio(
     less = naive_work_text(kv, {"gpu_busy_per_step_us": 80.0, "kernels_per_step": 40}, [30, 50])
     assert ("no more work per step: 40 kernels per step against the static cache's 50, which take 2.0 µs each on "
             "average (naive's 2.0 µs). In steps 30–49 naive re-runs at most 50 positions") in less  # fmt: skip
+    # review rv19A N9: the spread of the static cache's busy time over notebook 06's windows, read from its rows
+    nb06 = pd.DataFrame({"window": [0, 1, 2, 2], "gpu_busy_per_step_us": [99.0, 100.0, 101.0, 101.0]})
+    spread = naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06)
+    assert ("only). Notebook 06 profiled the static cache's window (its `WINDOW`) 3 times: GPU busy time per step "
+            "99.0–101.0 µs, a spread of 2.0% of their median; the two profiles here differ by 50% of the static "
+            "cache's time, wider than that spread (another run's profiles: a guide, not a test). Naive") in spread
+    close = naive_work_text(kv, {"gpu_busy_per_step_us": 101.0, "kernels_per_step": 40}, [30, 50], nb06)
+    assert "differ by 1% of the static cache's time, within that spread" in close
+    assert naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06.iloc[:1]) == more
     text = late_window_text("kv_static", [(10.0, 10.5)] * 6, [(100.0, 110.0), (102.0, 108.0), (98.0, 200.0)],
                             [30, 50], [80, 100])  # fmt: skip
     assert text.startswith("`kv_static`, over 6 interleaved pairs of profiles: the gap is about the same at steps "
-                           "80–99 as at steps 30–49")  # fmt: skip
-    assert text.endswith("median over the pairs: 100.0 µs at steps 30–49, 110.0 µs at steps 80–99.")
+                           "82–99 as at steps 32–49")  # fmt: skip  (the steps the statistics cover: rv19A N2)
+    assert text.endswith("median over the pairs: 100.0 µs at steps 32–49, 110.0 µs at steps 82–99.")  # no growth
+    grows = late_window_text("kv_static", [(10.0, 50.0)] * 6, [(100.0, 100.0)] * 6, [30, 50], [80, 100])
+    assert grows.endswith("at steps 82–99. The idle gap is host time, the GPU waiting for the host: what changes it "
+                          "between the windows is not measured here.")  # (review rv19A N2)
+    assert "at steps 81–99" in late_window_text("x", [(10.0, 10.0)] * 6, [(1.0, 1.0)] * 6, [30, 50], [80, 100],
+                                                skip=1)  # fmt: skip
 
 
 def test_the_phase_answer_never_names_the_calls_time_twice():

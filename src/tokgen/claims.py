@@ -23,10 +23,12 @@ from .gaps import (
     SHARED_NOUN,
     SHARED_WORDS,
     STOP_CHECK_TESTED,
+    UNDECIDED_WINDOW,
     agreed,
     check_adds,
-    closes_gap,
+    contradicting,
     counted_windows,
+    decide_on,
     direction,
     direction_text,
     half_shares,
@@ -35,11 +37,12 @@ from .gaps import (
     left_out_text,
     over_profiled,
     own_step_share,
+    pooled_rule,
+    pooled_verdict,
     profile_windows,
     profiled_counts,
     profiled_window_count,
     ratios_text,
-    sync_opens_gap,
     sync_wait_words,
     windows_named,
     within_size,
@@ -826,8 +829,14 @@ def _claim_6(tables):
         raise NotMeasured("notebook 06's profile holds no idle gap, or no time from the work both steps share, in "
                           "any window: re-run notebook 06")  # fmt: skip
     pairs, shared, windows, ratios = judged["idle"], judged["shared"], judged["windows"], judged["ratios"]
-    verdicts = [(REPRODUCED if within_size(gap) else PARTLY) if sync_opens_gap(s, n, r)
-                else NOT for (gap, _), (s, n), r in zip(pairs, shared, ratios)]  # fmt: skip
+    tests, pooled = judged["tests"], judged["pooled"]  # each window's own test; the pooled interval (rr20g S1)
+    sized = [REPRODUCED if within_size(gap) else PARTLY for gap, _ in pairs]
+    cause = pooled_verdict(tests, pooled)
+    if pooled is not None:  # the cause decided once, on the pooled interval; the size per window (review rr20g S1)
+        verdicts = sized if cause is True else [NOT] * len(pairs) if cause is False else [cause] * len(pairs)
+    else:  # no per-step values for every window: each window's own test (undecided: its interval holds 0.5)
+        verdicts = [UNDECIDED_WINDOW if t is UNDECIDED_WINDOW else v if t is True else NOT
+                    for v, t in zip(sized, tests)]  # fmt: skip
     common = agreed(verdicts)
     syncs, nones = [s for s, _ in pairs], [n for _, n in pairs]
     s_shared, n_shared = [s for s, _ in shared], [n for _, n in shared]
@@ -842,23 +851,52 @@ def _claim_6(tables):
         how = (f"median and range over windows, interleaved; {left_out_text(judged)}, the verdict over "
                f"{windows_named(windows)}")  # (reviews rr16a S4, rr17b N3)
     batch, article = _profile_batch(profile), f"the article: ~{ARTICLE_GAP_US} µs"
+    intervals = {"intervals": judged["intervals"], "pooled": pooled, "tests": tests}  # (reviews rv19A S2, rr20g S1)
     judged_shared = ("" if not some else ", in the judged window" if len(pairs) == 1 else
                      ", over the judged windows")  # (review rr17b N1)
     measured = (f"median idle gap before a step {head} (from each step's last GPU operation; eager{batch}, profiled, "
                 f"{how}; {article}); {_size_text(syncs, windows, some)}; {SHARED_WORDS}{judged_shared}: "
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
-                f"{check_adds(shared, windows)}; {half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN)}; "
+                f"{check_adds(shared, windows)}; "
+                f"{half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN, **intervals)}; "
                 f"{ratios_text(shared, windows, ratios)}")  # fmt: skip
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
-    if common != "split":
+    if common != "split" and common is not UNDECIDED_WINDOW:
         return measured, common, None
+    if pooled is not None and cause in ("split", UNDECIDED_WINDOW):  # the pooled cause is open (review rr20g S1)
+        possible = {NOT, *sized}
+        if cause is UNDECIDED_WINDOW:
+            why = ("the share pooled over its windows has an interval holding 0.5 (see measured), so the cause is not "
+                   "decided; more windows, or longer ones, narrow that interval")  # fmt: skip
+            return (f"{measured}; the pooled share decides nothing",
+                    Undecided([REPRODUCED, PARTLY, NOT], possible, why, falls=True), None)  # fmt: skip
+        against = contradicting(tests, windows, decide_on(pooled))
+        why = (f"the share pooled over its windows lies on one side of 0.5, but {windows_named(against)}'s own "
+               "interval lies wholly on the other (see measured): its rule asks that no window decide against the "
+               "pooled share, so more windows cannot settle it")  # fmt: skip
+        return (f"{measured}; a window decides against the pooled share",
+                Undecided([REPRODUCED, PARTLY, NOT], possible, why, falls=False), None)  # fmt: skip
     said = ", ".join(counted_windows(v, [w for w, v_ in zip(windows, verdicts) if v_ == v])
-                     for v in (REPRODUCED, PARTLY, NOT) if v in verdicts)  # fmt: skip
+                     for v in (REPRODUCED, PARTLY, NOT, UNDECIDED_WINDOW) if v in verdicts)  # fmt: skip
     why = ("its profiled windows disagree (see measured): its rule asks for the same verdict in every window, so "
            "more windows cannot settle it; only a run whose windows all give one verdict would")  # fmt: skip
-    return (f"{measured}; the windows disagree: {said}",
-            Undecided([REPRODUCED, PARTLY, NOT], set(verdicts), why, falls=False), None)  # fmt: skip
+    possible = {v for v in verdicts if v is not UNDECIDED_WINDOW}
+    if unsure := [w for w, v in zip(windows, verdicts) if v is UNDECIDED_WINDOW]:  # (reviews rv19A S2, rr20g M1)
+        possible |= {NOT} | {v for v, t in zip(sized, verdicts) if t is UNDECIDED_WINDOW}
+        held = f"in {windows_named(unsure)} the share's interval holds 0.5 (see measured)"
+        decided = len(verdicts) - len(unsure)
+        if common == "split":
+            why = f"{held}; {why}"
+        elif not decided:
+            why = "in every window the share's interval holds 0.5 (see measured), so no window decides"
+        else:
+            one = verdicts[[v is not UNDECIDED_WINDOW for v in verdicts].index(True)]
+            why = (f"{held}; the other {decided} agree ({one}), but its rule asks for the same verdict in every "
+                   "window")  # fmt: skip
+    head = "the windows disagree" if common == "split" else "the windows do not all decide"
+    return (f"{measured}; {head}: {said}",
+            Undecided([REPRODUCED, PARTLY, NOT], possible, why, falls=False), None)  # fmt: skip
 
 
 def _faster_eager_and_compiled(tables, base: str, new: str, what: str) -> tuple[list[str], list[bool], list]:
@@ -927,8 +965,8 @@ def _claim_7(tables):
     profile = tables["06_eos_sync_profile"]
     sync, piped = _idle_gaps(tables)
     judged = judged_pipelined(profile)  # claim 6's rule (review rr17c S1)
-    answers = [closes_gap(*p, r) for p, r in zip(judged["idle"], judged["ratios"])]
-    closed = agreed(answers)
+    answers, pooled = judged["tests"], judged["pooled"]  # each window's own test; the pooled interval (rr20g S1)
+    closed = pooled_verdict(answers, pooled)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
     generators = ("kv_static", "pipelined_static")
@@ -945,7 +983,8 @@ def _claim_7(tables):
     if answers:
         met, n = sum(a is True for a in answers), len(answers)
         which = "judged window" if left else "window"
-        shares = half_shares(judged["idle"], "pipelined", judged["windows"], judged["ratios"])
+        shares = half_shares(judged["idle"], "pipelined", judged["windows"], judged["ratios"],
+                             intervals=judged["intervals"], pooled=pooled, tests=answers)
         test.append(f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}")
         test.append(ratios_text(judged["idle"], judged["windows"], judged["ratios"], "pipelined"))
     elif left:
@@ -955,15 +994,33 @@ def _claim_7(tables):
     busy = _busy_and_bound(tables["07_pipelining"], [label("kv_static"), label("kv_static", compiled=True)],
                            [g for _, g, _ in named])  # fmt: skip
     parts += [f"the synchronous loop's {busy}"] if busy else []
-    verdict = _combine(None if closed in (None, "split") else closed, *oks, named={1: [named[0]], 2: [named[1]]})
+    unsure = closed is UNDECIDED_WINDOW  # an interval holding 0.5 (reviews rv19A S2, rr20g S1)
+    decided = closed if closed is True or closed is False else None  # tri-state, never a truthy text (rr20g M2)
+    verdict = _combine(decided, *oks,
+                       named={1: [named[0]], 2: [named[1]]})  # fmt: skip
     none_left = f"{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not decided" if left else ""
-    if verdict == UNDECIDED and (closed == "split" or (none_left and not answers)):  # the gap is open, maybe more
+    if verdict == UNDECIDED and (closed == "split" or unsure or (none_left and not answers)):  # open, maybe more
         n_open = oks.count(None)
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
-        why = (f"the profiled windows disagree on whether {PIPELINING_CLOSES}{also}" if closed == "split"
-               else f"{none_left}{';' if also else ''}{also}")  # fmt: skip
-        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, falls=False)
+        held = [w for w, a in zip(judged["windows"], answers) if a is UNDECIDED_WINDOW]
+        decided_n = sum(a is True or a is False for a in answers)
+        if closed == "split":
+            why = (f"{windows_named(contradicting(answers, judged['windows'], decide_on(pooled)))}'s own interval "
+                   "lies wholly on the other side of 0.5 from the share pooled over its windows" if pooled else
+                   "the profiled windows disagree")  # fmt: skip
+            why = f"{why} on whether {PIPELINING_CLOSES}{also}"
+        elif unsure and pooled is not None:
+            why = (f"the share pooled over its windows has an interval holding 0.5, so whether {PIPELINING_CLOSES} "
+                   f"is not decided{also}; more windows, or longer ones, narrow that interval")  # fmt: skip
+        elif unsure:  # no pooled interval: the windows' own (review rr20g M1)
+            where = ("in every profiled window the share's interval holds 0.5" if not decided_n else
+                     f"in {windows_named(held)} the share's interval holds 0.5; the other {decided_n} agree")
+            why = f"{where}, so whether {PIPELINING_CLOSES} is not decided{also}"
+        else:
+            why = f"{none_left}{';' if also else ''}{also}"
+        falls = unsure and pooled is not None  # the pooled interval narrows with more windows (rr20g S1)
+        verdict = Undecided([REPRODUCED, PARTLY, NOT], set(verdict.between), why, falls=falls)
     return "; ".join([gap, *parts, *([cards] if cards else [])]), verdict, None
 
 
@@ -1268,6 +1325,7 @@ def _claim_10(tables):
     return measured, verdict, ("speed-up", g["speedup"], SUMMARY_THRESHOLDS)
 
 
+PIPELINED_RATIO = "the host-speed ratio, from the passes' times from their last operation, held fixed"  # rr20g S2
 # number: (experiment, the article's claim, our criterion, the function that measures it)
 RULED_OUT = ("; an undecided comparison whose interval rules out a difference beyond ±5% in the direction the claim "
              "needs counts as none")  # claims 4, 5, 7, 8, 9 (review rrA13 S3): `_faster`, `gain_ruled_out`
@@ -1320,17 +1378,18 @@ CLAIMS = {
         "compiled faster than eager, real (signed-rank p below its level; one shown within ±5% is a tie)" + RULED_OUT,
         _claim_5),
     6: ("cost of the EOS check", "the GPU idles ~110 µs between steps, caused by the per-step .item() sync",
-        "the stop check's cause, in every profiled window (a per-window threshold, not a sign test): measured from "
-        "the end of the work the synchronous step shares with the one without any stop check (the token's append; "
+        "the stop check's cause, over the profiled windows (a threshold on a pooled share, not a sign test): measured "
+        "from the end of the work the synchronous step shares with the one without any stop check (the token's append; "
         "the check's GPU operations, its flag's copy last, come after it) to the next step's first GPU operation, "
         "at least 20 µs with the sync and at most half of it with no stop check at all; the size: the idle gap "
         "before a step with the sync, from its last GPU operation (the flag's copy), within a factor of 2 of "
         "~110 µs (the cause at another size: partly); eager (the article's trace names no model); the cause judged "
-        f"on {host_rule_text(SHARED_NOUN, 'no-check')}",
+        f"on {host_rule_text(SHARED_NOUN, 'no-check')}; {pooled_rule('the host-speed ratio re-derived per resample')}",
         _claim_6),
     7: ("pipelining", "two-stream pipelining: the GPU no longer idles between steps; a further speed-up",
-        "eager idle gap at most half the sync one in every profiled window (the compiled gap shown, not judged), "
-        f"judged by claim 6's rule on {own_step_share('idle gap')} (see claim 6); "
+        "eager idle gap at most half the sync one over the profiled windows (the compiled gap shown, not judged), "
+        f"judged by claim 6's rule on {own_step_share('idle gap')} (see claim 6), "
+        f"{pooled_rule(PIPELINED_RATIO)}; "
         "pipelined faster than sync, real (signed-rank p below its level; one shown within ±5% is a tie), eager and "
         "compiled" + RULED_OUT,
         _claim_7),

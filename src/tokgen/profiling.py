@@ -13,6 +13,7 @@ import functools
 import gzip
 import inspect
 import json
+import math
 import os
 import re
 import time
@@ -307,7 +308,28 @@ class Timeline:
             "median_gap_over_20us": float(gaps[gaps > 20].median()) if (gaps > 20).any() else float("nan"),
             **{f"from_op_{j}_median_us": float(pd.to_numeric(steps[f"from_op_{j}_us"]).median())
                for j in range(1, TAIL_OPS + 1)},  # fmt: skip
+            # the per-step values the medians above are over, so that a share of two of them can be given an
+            # interval within the window (`tokgen.gaps.share_interval`, review rv19A S2)
+            "idle_gap_steps_us": per_step_text(steps["idle_before_us"]),
+            **{f"from_op_{j}_steps_us": per_step_text(steps[f"from_op_{j}_us"]) for j in range(1, TAIL_OPS + 1)},
         }
+
+
+def per_step_text(values) -> str:
+    """Per-step values (µs) as `Timeline.summary` records them in one column: ";"-joined, two decimals, the steps
+    where it was not measured (NaN, None) left out (notebook 06_eos_sync_profile; `per_step_values` reads them)."""
+    return ";".join(f"{float(v):.2f}" for v in pd.to_numeric(pd.Series(values, dtype=object)).dropna())
+
+
+def per_step_values(text) -> list[float] | None:
+    """`per_step_text`'s values back as floats; None where the column is missing or empty (a table recorded before
+    it: NaN), so that no interval is made up for it; a number (one step's value, which `read_csv` parses as a float:
+    review rr20g N5) as its one value (notebook 06_eos_sync_profile)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return [float(text)] if math.isfinite(text) else None
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return [float(x) for x in text.split(";")]
 
 
 def _gaps(starts, ends) -> list:
@@ -815,15 +837,40 @@ def boundary_phases(timeline: "Timeline", skip: int | None = None) -> pd.DataFra
     return pd.DataFrame(rows, columns=columns)
 
 
+def _total(phases: pd.DataFrame) -> str:
+    """The column the phases add up to: `span_us` (from the model forward's end on the GPU) where measured."""
+    return "span_us" if "span_us" in phases and phases["span_us"].notna().any() else "gap_us"
+
+
+SHARE_COLUMNS = (*PHASES, "sync_copy_us", "gap_calls_us")  # `phase_shares`' keys, `boundary_row`'s phase_<key>_share
+
+
+def phase_shares(phases: pd.DataFrame) -> dict:
+    """Each phase's share of the boundaries' total time from the end of step i−1's model forward on the GPU to step
+    i's first operation (`boundary_phases`' `span_us`; its idle gap `gap_us` where no forward
+    range was recorded): the phases add up to each span, so their shares add up to 1; "sync_copy_us" the copy
+    and sync calls' share, "gap_calls_us" the share of those calls that falls in the idle gap; empty where no
+    boundary was measured (notebook 06_eos_sync_profile)."""
+    total = phases[_total(phases)].sum() if len(phases) else 0.0
+    if total <= 0:
+        return {}
+    measured = [c for c in SHARE_COLUMNS if c in phases and phases[c].notna().any()]
+    return {c: float(phases[c].fillna(0).sum() / total) for c in measured}
+
+
 def boundary_row(phases: pd.DataFrame) -> dict:
     """`boundary_phases`' medians as the columns notebook 06_eos_sync_profile records per generator and window
     from its pictures' pass: `picture_gap_us`, the idle gap before a step in that pass, and
     `picture_check_us`, the time from the model forward's end on the GPU to the end of step i−1's last GPU operation
     (`check_us`: the argmax, the append and, with a stop check, the check's kernels and the flag's copy, with the
-    host's launches between them; it ends where the idle gap before step i begins); NaN where not measured."""
+    host's launches between them; it ends where the idle gap before step i begins); NaN where not measured. And every
+    window's phase shares (`phase_shares`, as `phase_<key>_share`, NaN where not measured), so that notebook 06's
+    answer on which part holds most of the time is read over every window, not one (review rv19A S3)."""
     nan = float("nan")
+    shares = phase_shares(phases)
+    shares = {f"phase_{c}_share": shares.get(c, nan) for c in SHARE_COLUMNS}
     if phases.empty:
-        return {"picture_gap_us": nan, "picture_check_us": nan}
+        return {"picture_gap_us": nan, "picture_check_us": nan, **shares}
     check = phases[CHECK_PHASE].dropna()
     return {"picture_gap_us": float(phases["gap_us"].median()),
-            "picture_check_us": float(check.median()) if len(check) else nan}  # fmt: skip
+            "picture_check_us": float(check.median()) if len(check) else nan, **shares}  # fmt: skip
