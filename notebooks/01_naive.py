@@ -169,8 +169,9 @@ say(tokgen.display.paired_slope_text(ok))  # paired by round, never medians
 # from the GPU again (`num_device_alloc` in `data/01_naive.csv` counts those calls in the last run).
 
 # %%
+doublings = [(long, short) for short, long in zip(ok["variant"], ok["variant"].iloc[1:])]  # claim 1's: t(2N) / t(N)
 say(tokgen.display.bound_table(ok))
-say(tokgen.display.round_trend(ok))  # under the host's line: did the rounds' times drift?
+say(tokgen.display.round_trend(ok, pairs=doublings, ratios="paired ratios"))  # under the host's line: drift?
 
 # %% [markdown]
 # ## 4. Memory

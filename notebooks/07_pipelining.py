@@ -186,7 +186,8 @@ say(tokgen.display.design_text(tokgen.stats.looks_up_to(MAX_RUNS, RUNS), tokgen.
 
 # %%
 say(tokgen.display.bound_table(ok))
-say(tokgen.display.round_trend(ok, pairs=needed))  # under the host's line: did the rounds' times drift?
+say(tokgen.display.round_trend(ok, pairs=needed, scope="the pairs the looks follow; the rankings' others are "
+                                "not tested"))  # under the host's line: did the rounds' times drift?
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
 plot_speedups(ax, ok, "kv_static")

@@ -1671,3 +1671,14 @@ def test_a_lone_first_names_the_variants_it_is_not_shown_faster_than_as_a_list(m
         "Rank 1 alone for the fastest variant: `x`, ×… against `naive`; no variant beats it, but the rounds do not "
         "show it faster than `y` (rank 3, shared) directly (only through `z`) and `w` (rank 3, shared) directly "
         "(only through `z`), so it is not shown to be the fastest.")  # fmt: skip
+
+
+def test_a_lone_first_beating_one_through_a_longer_chain_names_every_link(monkeypatch):
+    """Review rr20k N7: `x` beats `a`, `a` beats `b`, `b` beats `c`, `x` against `b` and `c` undecided. `x` beats
+    `c` only through `a` and then `b`: naming `b` alone would read as if `x` beat `b` directly."""
+    decided = {("a", "x"): FASTER, ("b", "a"): FASTER, ("c", "b"): FASTER}  # (a, b): b beats a
+    r = ranked_from_outcomes(monkeypatch, decided, ["x", "a", "b", "c"], {"x": 3.0, "a": 2.5, "b": 2.2, "c": 2.0})
+    monkeypatch.setattr("tokgen.voice.speedup_text", lambda g: "×…")
+    said = fastest_sentence(r.reset_index())
+    assert "`b` (rank 3) directly (only through `a`) and `c` (rank 4) directly (only through a chain: `a`, then " \
+           "`b`), so it is not shown to be the fastest." in said  # fmt: skip

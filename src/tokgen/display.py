@@ -71,6 +71,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     percent_text,
     rank_text,
     ranking,
+    series_text,
     shared_rounds_note,
     shared_rounds_text,
     side_of,
@@ -137,19 +138,35 @@ def bound_table(results: pd.DataFrame) -> str:
 TREND_MIN_ROUNDS = 8  # `round_trend`: fewer rounds than this are too few to look for a drift across them
 
 
-def _round_index(rows: pd.DataFrame) -> tuple[list[float], int, int]:
+def _round_index(rows: pd.DataFrame) -> tuple[list[float], list[str], dict[str, int]]:
     """Per round of one comparison (rows of `tokgen.compare` sharing an `order_seed`), the median over the
     variants that ran every round of it (the longest run: review rr20i S1, a variant that stopped at a look would
     make the later rounds pool fewer variants, so they would not be alike under no drift) of each one's time over
-    its own median: 1.10 where those variants ran 10% slower than usual in that round. With how many variants ran
-    them all, and how many variants the comparison has."""
-    times = [t for t in (run_times(r) for r in rows.to_dict("records")) if t]
-    if not times:
-        return [], 0, 0
-    n = max(len(t) for t in times)
-    full = [np.asarray(t, dtype=float) for t in times if len(t) == n]
-    scaled = [t / np.median(t) for t in full]
-    return [float(np.median([s[r] for s in scaled])) for r in range(n)], len(full), len(times)
+    its own median: 1.10 where those variants ran 10% slower than usual in that round. With the names of the
+    variants that ran them all, and the others with the rounds each ran (review rr20k N1)."""
+    runs = [(r["variant"], run_times(r)) for r in rows.to_dict("records")]
+    runs = [(v, t) for v, t in runs if t]
+    if not runs:
+        return [], [], {}
+    n = max(len(t) for _, t in runs)
+    full = [(v, np.asarray(t, dtype=float)) for v, t in runs if len(t) == n]
+    scaled = [t / np.median(t) for _, t in full]
+    index = [float(np.median([s[r] for s in scaled])) for r in range(n)]
+    return index, [v for v, _ in full], {v: len(t) for v, t in runs if len(t) < n}
+
+
+def _pooled_over(index: list[float], full: list[str], left: dict[str, int]) -> str:
+    """Which variants `_round_index` pooled, named (review rr20k N1, N4): "its 3 variants, all of which ran every
+    round"; "`a`, the one of the 2 variants that ran all 80 rounds"; where fewer were left out than pooled, "the 5
+    of 6 variants that ran all 80 rounds (all but `naive`: 40 rounds)", else those pooled by name."""
+    n, every = len(index), len(full) + len(left)
+    if not left:
+        return "its one variant" if every == 1 else f"its {every} variants, all of which ran every round"
+    if len(full) == 1:
+        return f"`{full[0]}`, the one of the {every} variants that ran all {n} rounds"
+    named = (("all but " + ", ".join(f"`{v}`: {_plural(k, 'round')}" for v, k in left.items()))
+             if len(left) < len(full) else series_text([f"`{v}`" for v in full]))  # fmt: skip
+    return f"the {len(full)} of {every} variants that ran all {n} rounds ({named})"
 
 
 def _trend_clause(index: list[float]) -> str:
@@ -167,15 +184,28 @@ def _trend_clause(index: list[float]) -> str:
     first, last = math.ceil(n / 4), n // 2 + 1  # the first quarter of the rounds against the second half
     early, late = np.median(index[:first]), np.median(index[last - 1 :])
     word = "fell" if rho < 0 else "rose"
-    return (f"times {word} over the {n} rounds ({stat}): the index's median is {late:.2f} in rounds {last}–{n} "
-            f"against {early:.2f} in rounds 1–{first} (not judged)")  # fmt: skip
+    return (f"times {word} over the {n} rounds ({stat}): the pooled per-round index's median is {late:.2f} in rounds "
+            f"{last}–{n} against {early:.2f} in rounds 1–{first} (not judged)")  # fmt: skip
+
+
+def holm(ps) -> list[float]:
+    """Holm's step-down adjusted p-values of `ps`, in their order: the i-th smallest times (m − i + 1), kept
+    non-decreasing and at most 1; rejecting where the adjusted p < `ALPHA` keeps the chance of naming any null one
+    at most `ALPHA` (family-wise), whatever their dependence (notebook 07_pipelining: its pairs' drifts, review
+    rr20k S2)."""
+    m, out, run = len(ps), [0.0] * len(ps), 0.0
+    for i, j in enumerate(sorted(range(m), key=lambda j: ps[j])):
+        run = max(run, min(1.0, (m - i) * ps[j]))
+        out[j] = run
+    return out
 
 
 def _pair_drifts(ok: pd.DataFrame, pairs) -> tuple[list[str], int]:
     """Per compared pair (base, variant[, …]) of `ok` with both rows, the log of the paired ratio t(base) / t(variant)
-    over the rounds both ran, against the round (`tokgen.stats.rank_trend`; review rr20i M1): the clauses of those
-    that drifted (p < `ALPHA`), and how many pairs were tested (those with `TREND_MIN_ROUNDS` shared rounds)."""
-    drifted, tested = [], 0
+    over the rounds both ran, against the round (`tokgen.stats.rank_trend`; review rr20i M1), the p-values
+    Holm-adjusted over the pairs tested (`holm`; review rr20k S2): the clauses of those whose adjusted p < `ALPHA`,
+    and how many pairs were tested (those with `TREND_MIN_ROUNDS` shared rounds and every ratio finite)."""
+    found = []
     for base, variant, *_ in pairs:
         a, b = ok[ok["variant"] == base], ok[ok["variant"] == variant]
         if a.empty or b.empty:
@@ -187,27 +217,31 @@ def _pair_drifts(ok: pd.DataFrame, pairs) -> tuple[list[str], int]:
         ratio = np.log(np.asarray(ta[:k], dtype=float) / np.asarray(tb[:k], dtype=float))
         if not np.isfinite(ratio).all():
             continue
-        tested += 1
         rho, p = rank_trend(ratio)
-        if rho == rho and p < ALPHA:
-            drifted.append(f"`{base}`/`{variant}` over its {k} rounds ({'fell' if rho < 0 else 'rose'}: "
-                           f"ρ = {signed(rho, 2)}, p {p_text(p)})")  # fmt: skip
-    return drifted, tested
+        found.append((base, variant, k, rho, 1.0 if p != p else p))
+    adjusted = holm([p for *_, p in found])
+    drifted = [f"`{base}`/`{variant}` over its {k} rounds ({'fell' if rho < 0 else 'rose'}: ρ = {signed(rho, 2)}, "
+               f"p {p_text(p)}" + ("" if len(found) == 1 else f", adjusted p {p_text(q)}") + ")"
+               for (base, variant, k, rho, p), q in zip(found, adjusted) if rho == rho and q < ALPHA]  # fmt: skip
+    return drifted, len(found)
 
 
-def round_trend(results: pd.DataFrame, pairs=None) -> str:
+def round_trend(results: pd.DataFrame, pairs=None, ratios: str = "paired speed-ups", scope: str = "") -> str:
     """Whether the timed rounds' times drifted over the rounds, said under the host probe's line (the last of
     `bound_table`, in notebooks 01, 02, 05, 07 and 08; notebook 07_pipelining; review rv19A S4): pooled over the
-    variants of a comparison (one `order_seed`) that ran all its rounds (named, with how many; review rr20i S1) as,
-    per round, the median of each one's time over its own median (`_round_index`), then Spearman's ρ of that
-    against the round with a permutation p-value (`tokgen.stats.rank_trend`): "no trend detected" where p ≥
-    `ALPHA` (a drift is not ruled out: review rr20i S2), else the index's median in the second half of the rounds
-    against the first quarter, not judged (a ratio of medians with no interval: review rr20i S3). One clause per
-    comparison, each tested at `ALPHA` unadjusted. Then whether the paired speed-ups drifted: each compared pair's
+    variants of a comparison (one `order_seed`) that ran all its rounds (named, `_pooled_over`; reviews rr20i S1,
+    rr20k N1) as, per round, the median of each one's time over its own median (`_round_index`), then Spearman's ρ
+    of that against the round with a permutation p-value (`tokgen.stats.rank_trend`): "no trend detected" where p ≥
+    `ALPHA` (a drift is not ruled out: review rr20i S2), else the pooled index's median in the second half of the
+    rounds against the first quarter, not judged (a ratio of medians with no interval: review rr20i S3). One clause
+    per comparison, each tested at `ALPHA` unadjusted. Then whether the paired ratios drifted: each compared pair's
     log ratio over its shared rounds against the round (`_pair_drifts`; the pairs `pairs`, (base, variant[, …])
-    names, else every two variants of a comparison), naming those with p < `ALPHA`, else that none was detected
-    (review rr20i M1: a drift that moves two variants by different factors does not cancel in their ratio, so it
-    is tested, not assumed). "" for rows without times."""
+    names, else every two variants of a comparison), the p-values Holm-adjusted over the pairs tested (review rr20k
+    S2: twelve pairs at 0.05 each named one by chance in about 4 runs in 10), naming those with adjusted p <
+    `ALPHA` and saying their `ratios` ("paired speed-ups"; notebook 01's are growths, "paired ratios": review rr20k
+    S1) may read differently over other rounds, else that none was detected (review rr20i M1: a drift that moves two
+    variants by different factors does not cancel in their ratio, so it is tested, not assumed). `scope`, where
+    given, says in brackets which pairs those are (review rr20k N3). "" for rows without times."""
     if "times_ms" not in results:
         return ""
     ok = results[results["status"] == "ok"] if "status" in results else results
@@ -215,12 +249,9 @@ def round_trend(results: pd.DataFrame, pairs=None) -> str:
     groups = [rows for _, rows in ok.groupby(seeds, sort=False)]
     clauses = []
     for rows in groups:
-        index, full, every = _round_index(rows)
+        index, full, left = _round_index(rows)
         if index:
-            over = (f"the {full} of {every} variants that ran all {len(index)} rounds" if full < every
-                    else "its one variant" if every == 1
-                    else f"its {every} variants, all of which ran every round")  # fmt: skip
-            clauses.append((rows, over, _trend_clause(index)))
+            clauses.append((rows, _pooled_over(index, full, left), _trend_clause(index)))
     if not clauses:
         return ""
     pooled = "per round, the median of each variant's time over its own median"
@@ -235,17 +266,21 @@ def round_trend(results: pd.DataFrame, pairs=None) -> str:
         names = [list(rows["variant"]) for rows in groups]
         pairs = [(a, b) for vs in names for i, a in enumerate(vs) for b in vs[i + 1 :]]
     drifted, tested = _pair_drifts(ok, pairs)
+    scope = f" ({scope})" if scope else ""
     if drifted:
-        text += (f" The paired ratio drifted over the rounds for {len(drifted)} of the "
-                 f"{_plural(tested, 'compared pair')} "
-                 f"(the log of each pair's time ratio against the round, each tested at {ALPHA:g}, not adjusted): "
-                 + "; ".join(drifted)
-                 + "; their paired speed-ups would read differently over other rounds.")  # fmt: skip
+        how = ("tested at " + f"{ALPHA:g}" if tested == 1 else
+               f"its p-value Holm-adjusted over the {tested} pairs, {ALPHA:g} family-wise")  # fmt: skip
+        text += (f" A drift of the paired ratio over the rounds was detected for {len(drifted)} of the "
+                 f"{_plural(tested, 'compared pair')}{scope} (the log of each pair's time ratio against the round, "
+                 f"{how}): " + "; ".join(drifted)
+                 + f"; the {ratios} of {'that pair' if len(drifted) == 1 else 'those pairs'} may read differently "
+                 "over other rounds.")  # fmt: skip
     elif tested:
         each = "the compared pair" if tested == 1 else f"each of the {tested} compared pairs"
-        text += (f" No drift of the paired ratios was detected: for {each}, the log of its time ratio against the "
-                 f"round over its shared rounds, p ≥ {ALPHA:g}" + ("" if tested == 1 else " (each tested apart, not "
-                 "adjusted)") + "; a drift is not ruled out.")  # fmt: skip
+        text += (f" No drift of the paired ratios was detected: for {each}{scope}, the log of its time ratio against "
+                 "the round over its shared rounds, " + (f"p ≥ {ALPHA:g}" if tested == 1 else
+                 f"Holm-adjusted p ≥ {ALPHA:g} (adjusted over the {tested} pairs)")
+                 + "; a drift is not ruled out.")  # fmt: skip
     if any(said.startswith("times ") for _, _, said in clauses):
         text += (" The medians, ms per step and GPU shares above are over the rounds they name and would read "
                  "differently over others.")  # fmt: skip

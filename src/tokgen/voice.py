@@ -757,6 +757,22 @@ def _rank_words(row) -> str:
     return f"rank {int(row['rank'])}{_shared_words(row, ', ', '')}"
 
 
+def _chain(ranked: pd.DataFrame, row: dict, top: str) -> str:
+    """How `top` beats `row`'s variant only through others (`ranking`'s `beaten_through`, followed link by link,
+    review rr20k N7): "`z`" for one between, "a chain: `a`, then `b`" for x → a → b → c; "" where it beats it
+    directly or not at all."""
+    by = {r["variant"]: r for r in ranked.to_dict("records")}
+    links, at = [], row
+    while (p := (at.get("beaten_through") or {}).get(top)) and p not in links:
+        links.insert(0, p)
+        if p not in by:
+            break
+        at = by[p]
+    if len(links) > 1:
+        return "a chain: " + ", then ".join(f"`{v}`" for v in links)
+    return f"`{links[0]}`" if links else ""
+
+
 def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool = False, only=None) -> str:
     """Who ranks first in `ranking`'s table, and for a shared first place why each shares it: "tied"
     only where every one is shown within ±BAND of the first (`first_tied`), else "3 variants share
@@ -792,8 +808,8 @@ def fastest_sentence(ranked: pd.DataFrame, what: str = "variant", reasons: bool 
     # a baseline left out of the ranking: the first is the fastest only where it beats the baseline too (rr15c M1)
     slow = f"the baseline `{base[0]}`" if base and lead["outcome"] != FASTER else ""
     if not len(others) and (open_ or slow):  # alone at its rank, yet not faster than every other (review pvA15 S2)
-        via = {r["variant"]: (r.get("beaten_through") or {}).get(lead["variant"]) for r in open_}  # rr20f S2
-        names = series_text([f"`{r['variant']}` ({_rank_words(r)})" + (f" directly (only through `{via[r['variant']]}`)"
+        via = {r["variant"]: _chain(ranked, r, lead["variant"]) for r in open_}  # rr20f S2, rr20k N7
+        names = series_text([f"`{r['variant']}` ({_rank_words(r)})" + (f" directly (only through {via[r['variant']]})"
                              if via[r["variant"]] else "") for r in open_] + ([slow] if slow else []))  # fmt: skip
         return (f"Rank {top} alone for the fastest {what}: `{lead['variant']}`, {speedup_text(lead)} against "
                 f"`{lead['vs']}`; {none}, but the rounds do not show it faster than {names}, so it is not shown to "
@@ -1001,8 +1017,10 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
     Ks that beat it (really faster than it and not shown within ±BAND: its `beaten_by`), and where it is
     shown within ±BAND of a K ranked above it, why `ranking`'s step 2 refused that tie (review rr19f N2):
     "that would put it beside K = 2 and 4, which beat it" (or above: the Ks that beat it directly, ranked
-    no better than that tie would rank it; review rr20f S3), else the K that beats it through a chain. How
-    large each difference is, the paired speed-ups before this say; no cause is named (notebook 10_cuda_graphs:
+    no better than that tie would rank it; review rr20f S3), else the K that beats it through a chain (only within
+    a beat cycle: outside one, a chain's first beater ranks above the direct one, so the direct ones are named;
+    review rr20k N6). How large each difference is, the paired speed-ups before this say; no cause is named
+    (notebook 10_cuda_graphs:
     "K = 1, 2 and 4 are tied at rank 1 of its 5 Ks, …; K = 16 is decidedly slower than …")."""
     rows, of = {r["variant"]: r for r in by_k.to_dict("records")}, _of_its(by_k)
     k_of = lambda names: series_text(f"{ks[v]:.0f}" for v in sorted(names, key=lambda v: ks[v]))  # noqa: E731
