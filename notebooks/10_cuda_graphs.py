@@ -378,11 +378,12 @@ else:
 # floor" is the median time over the floor; "GB/s" the bytes the generator must move (its own
 # floor's, notebook 12) over its median time: a rate beside the time, not a ranking, and of bytes
 # only: a generator whose own floor is its arithmetic (notebook 12's `bound_by`; naive, which
-# recomputes the whole sequence every step, can be one) is not held back by its bytes. What counts against a variant is what the rounds show
-# about a difference, not its size: a real difference that the rounds do not also show to lie within
-# ±5% counts, while a difference shown to lie within ±5% (no effect) or still undecided does not. So
-# a smaller difference can part two ranks where a larger one, shown to lie inside the band, leaves
-# two variants tied. In the figure after the table, "1=" marks a rank that several variants share.
+# recomputes the whole sequence every step, can be one) is not held back by its bytes. What counts
+# against a variant is what the rounds show about a difference, not its size: a real difference that
+# the rounds do not also show to lie within ±5% counts, while a difference shown to lie within ±5% (no
+# effect) or still undecided does not. So a smaller difference can part two ranks where a larger one,
+# shown to lie inside the band, leaves two variants tied. In the figure after the table, "1=" marks a
+# rank that several variants share.
 #
 # A worked example (made-up variants and values, for illustration only, not from this run):
 #

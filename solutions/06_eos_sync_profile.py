@@ -32,7 +32,6 @@ RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; "
 DATA_DIR = ".."  # the reference results: <DATA_DIR>/data/06_eos_sync_profile.csv (exercise 1's spread)
 
 # %%
-import pandas as pd
 import torch
 
 import tokgen
@@ -171,7 +170,8 @@ if CUDA:
     events = {e.key: e for e in prof.key_averages()}
     for c in ("cudaMemcpyAsync", "cudaStreamSynchronize"):
         if c in events:
-            rec.write({"exercise": 3, "measure": "full profile", "cuda_call": c, "calls_per_step": events[c].count / steps,
+            rec.write({"exercise": 3, "measure": "full profile", "cuda_call": c,
+                       "calls_per_step": events[c].count / steps,
                        "cpu_us_per_step": events[c].cpu_time_total / steps})  # fmt: skip
     calls = tokgen.results.rows_where(rec.read(), exercise=3, measure="full profile")  # the rows as recorded
     shown = {"cuda_call": "CUDA call", "calls_per_step": "calls per step",

@@ -119,7 +119,8 @@ if CUDA:
         host.copy_(flag, non_blocking=True)
         returned_after_ms = 1e3 * (time.perf_counter() - t0)
         torch.cuda.synchronize()
-        rec.write({"exercise": 2, "measure": "copy returned after ms", "host_memory": where, "value": returned_after_ms})
+        rec.write({"exercise": 2, "measure": "copy returned after ms", "host_memory": where,
+                   "value": returned_after_ms})
     for r in tokgen.results.rows_where(rec.read(), exercise=2).to_dict("records"):  # the rows as recorded
         say(tokgen.voice.copy_return_text(r["host_memory"], r["value"]))
 else:
