@@ -16,6 +16,7 @@ import pandas as pd
 
 from .gaps import (
     ARTICLE_GAP_US,
+    CORRECTION_DECIDES,
     HOST_DRIFT,
     PIPELINED_MISSING,
     PIPELINING_CLOSES,
@@ -43,6 +44,7 @@ from .gaps import (
     profiled_counts,
     profiled_window_count,
     ratios_text,
+    raw_pooled_text,
     sync_wait_words,
     windows_named,
     within_size,
@@ -831,7 +833,7 @@ def _claim_6(tables):
     pairs, shared, windows, ratios = judged["idle"], judged["shared"], judged["windows"], judged["ratios"]
     tests, pooled = judged["tests"], judged["pooled"]  # each window's own test; the pooled interval (rr20g S1)
     sized = [REPRODUCED if within_size(gap) else PARTLY for gap, _ in pairs]
-    cause = pooled_verdict(tests, pooled)
+    cause = pooled_verdict(tests, pooled, judged["pooled_raw"])  # (review rv20A M1)
     if pooled is not None:  # the cause decided once, on the pooled interval; the size per window (review rr20g S1)
         verdicts = sized if cause is True else [NOT] * len(pairs) if cause is False else [cause] * len(pairs)
     else:  # no per-step values for every window: each window's own test (undecided: its interval holds 0.5)
@@ -860,8 +862,15 @@ def _claim_6(tables):
                 f"{check_adds(shared, windows)}; "
                 f"{half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN, **intervals)}; "
                 f"{ratios_text(shared, windows, ratios)}")  # fmt: skip
+    if raw_said := raw_pooled_text(pooled, judged["pooled_raw"]):  # both intervals (review rv20A M1)
+        measured += f"; {raw_said}"
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
+    if cause == CORRECTION_DECIDES:  # the raw and the corrected pooled shares decide apart (review rv20A M1)
+        why = ("the pooled share of the raw times and the host-speed-corrected one lie on different sides of 0.5 "
+               "(see measured), and the correction's premise, that the ratio is host drift, is not validated (it may "
+               "be the generator's own effect under the profiler), so the correction decides the cause")  # fmt: skip
+        return (measured, Undecided([REPRODUCED, PARTLY, NOT], {NOT, *sized}, why, falls=False), None)  # fmt: skip
     if common != "split" and common is not UNDECIDED_WINDOW:
         return measured, common, None
     if pooled is not None and cause in ("split", UNDECIDED_WINDOW):  # the pooled cause is open (review rr20g S1)
@@ -966,7 +975,7 @@ def _claim_7(tables):
     sync, piped = _idle_gaps(tables)
     judged = judged_pipelined(profile)  # claim 6's rule (review rr17c S1)
     answers, pooled = judged["tests"], judged["pooled"]  # each window's own test; the pooled interval (rr20g S1)
-    closed = pooled_verdict(answers, pooled)
+    closed = pooled_verdict(answers, pooled, judged["pooled_raw"])  # (review rv20A M1)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
     batch = _profile_batch(profile)  # the profile's batch, not the timed rounds'
     generators = ("kv_static", "pipelined_static")
@@ -986,6 +995,8 @@ def _claim_7(tables):
         shares = half_shares(judged["idle"], "pipelined", judged["windows"], judged["ratios"],
                              intervals=judged["intervals"], pooled=pooled, tests=answers)
         test.append(f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}")
+        if raw_said := raw_pooled_text(pooled, judged["pooled_raw"]):  # both intervals (review rv20A M1)
+            test.append(raw_said)
         test.append(ratios_text(judged["idle"], judged["windows"], judged["ratios"], "pipelined"))
     elif left:
         test[-1] += ": no window is left to judge"
@@ -999,13 +1010,17 @@ def _claim_7(tables):
     verdict = _combine(decided, *oks,
                        named={1: [named[0]], 2: [named[1]]})  # fmt: skip
     none_left = f"{left}: no window is left to judge, so whether {PIPELINING_CLOSES} is not decided" if left else ""
-    if verdict == UNDECIDED and (closed == "split" or unsure or (none_left and not answers)):  # open, maybe more
+    opened = closed in ("split", CORRECTION_DECIDES)  # (reviews rr20g S1, rv20A M1)
+    if verdict == UNDECIDED and (opened or unsure or (none_left and not answers)):  # open, maybe more
         n_open = oks.count(None)
         also = (" and a comparison it needs is undecided (see measured)" if n_open == 1 else
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
         held = [w for w, a in zip(judged["windows"], answers) if a is UNDECIDED_WINDOW]
         decided_n = sum(a is True or a is False for a in answers)
-        if closed == "split":
+        if closed == CORRECTION_DECIDES:  # (review rv20A M1)
+            why = (f"the pooled share of the raw idle gaps and the host-speed-corrected one lie on different sides of "
+                   f"0.5 (see measured), so the correction decides whether {PIPELINING_CLOSES}{also}")  # fmt: skip
+        elif closed == "split":
             why = (f"{windows_named(contradicting(answers, judged['windows'], decide_on(pooled)))}'s own interval "
                    "lies wholly on the other side of 0.5 from the share pooled over its windows" if pooled else
                    "the profiled windows disagree")  # fmt: skip

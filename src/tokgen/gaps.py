@@ -165,6 +165,10 @@ class _Undecided:
 
 
 UNDECIDED_WINDOW = _Undecided()  # a share whose interval holds 0.5 (`decide_on`; reviews rv19A S2, rr20g S1)
+# `pooled_verdict` where the pooled interval with the host-speed ratio fixed at 1 (the raw shares) and the corrected one
+# decide differently: the cause is decided by a correction whose premise is not validated (review rv20A M1)
+CORRECTION_DECIDES = "inconclusive (the host-speed correction decides)"
+OPEN = ("split", UNDECIDED_WINDOW, CORRECTION_DECIDES)  # `pooled_verdict`'s answers that leave the test open
 
 
 def _resampled_shares(rng, sync_steps, other_steps, shape: tuple, ratio: float = float("nan"),
@@ -230,7 +234,9 @@ def pooled_rule(ratio: str) -> str:
             f"bootstrap: the windows resampled, then each pass's steps within each window apart, {ratio}; the share "
             "the median over the windows): at most half where it lies wholly below 0.5, more than half where wholly "
             "above, undecided where it holds 0.5, and undecided (split) where some window's own interval lies wholly "
-            "on the other side; each window's share and interval described; a table without per-step values judged "
+            "on the other side; the pooled interval also made with the host-speed ratio fixed at 1 (the raw shares), "
+            "and where the two decide differently, inconclusive (the host-speed correction decides), both intervals "
+            "printed; each window's share and interval described; a table without per-step values judged "
             "window by window on the shares alone")  # fmt: skip
 
 
@@ -298,17 +304,44 @@ def agreed(tests: list):
     return UNDECIDED_WINDOW if len(decided) < len(measured) else decided[0]
 
 
-def pooled_verdict(tests: list, pooled):
+def pooled_verdict(tests: list, pooled, raw=None):
     """Claims 6 and 7's verdict over the judged windows (review rr20g S1): with a pooled interval
     (`pooled_share_interval`), decided on it (`decide_on`), "split" where some window's own test (`sync_opens_gap`,
-    `closes_gap` on its own interval) is decided the other way; with none (a table without per-step values),
-    `agreed` on the windows' own tests; None where none measured it (notebook 06_eos_sync_profile)."""
+    `closes_gap` on its own interval) is decided the other way; CORRECTION_DECIDES where `raw`, the pooled interval
+    with the host-speed ratio fixed at 1 (`raw_pooled`), decides otherwise than `pooled` (review rv20A M1); with no
+    pooled interval (a table without per-step values), `agreed` on the windows' own tests; None where none measured
+    it (notebook 06_eos_sync_profile)."""
     if pooled is None or not any(t is not None for t in tests):
         return agreed(tests)
     verdict = decide_on(pooled)
+    if raw is not None and decide_on(raw) != verdict:  # (review rv20A M1)
+        return CORRECTION_DECIDES
     if verdict is UNDECIDED_WINDOW:
         return verdict
     return "split" if any(t is (not verdict) for t in tests) else verdict
+
+
+def raw_pooled(steps: list) -> tuple | None:
+    """`pooled_share_interval` of the raw shares, the host-speed ratio fixed at 1 in every window (review rv20A M1),
+    set beside the corrected one (`pooled_verdict`'s `raw`) (notebook 06_eos_sync_profile)."""
+    return pooled_share_interval(steps, [1.0] * len(steps))
+
+
+def raw_pooled_text(pooled, raw) -> str:
+    """The pooled interval with the ratio fixed at 1 (`raw_pooled`) beside the corrected one, and what the pair
+    decides (review rv20A M1): "with the host-speed ratio fixed at 1 the pooled share is 0.350–0.690, holding 0.5,
+    the corrected one 0.529–0.602, wholly above 0.5: inconclusive (the host-speed correction decides)"; where both
+    decide alike, "…the same side"; "" where either is missing (notebook 06_eos_sync_profile)."""
+    if pooled is None or raw is None:
+        return ""
+    def side(iv):  # noqa: E306
+        v = decide_on(iv)
+        return "wholly below 0.5" if v is True else "wholly above 0.5" if v is False else "holding 0.5"
+
+    said = f"with the host-speed ratio fixed at 1 the pooled share is {raw[0]:.3f}–{raw[1]:.3f}, {side(raw)}"
+    if decide_on(raw) == decide_on(pooled):
+        return f"{said}, as the corrected one"
+    return f"{said}, the corrected one {pooled[0]:.3f}–{pooled[1]:.3f}, {side(pooled)}: {CORRECTION_DECIDES}"
 
 
 def contradicting(tests: list, windows: list, verdict) -> list:
@@ -582,6 +615,7 @@ def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:
                          ("periods", p), ("intervals", share_interval(*steps, r, periods=p))):  # fmt: skip
                 out[k].append(v)
     out["pooled"] = pooled_share_interval(out["steps"], out["ratios"], out["periods"])  # (review rr20g S1)
+    out["pooled_raw"] = raw_pooled(out["steps"])  # the ratio fixed at 1 (review rv20A M1)
     out["tests"] = [sync_opens_gap(*p, r, iv) for p, r, iv in zip(out["shared"], out["ratios"], out["intervals"])]
     return out
 
@@ -631,6 +665,7 @@ def judged_pipelined(profile: pd.DataFrame, compiled: bool = False) -> dict:
                 out[k].append(v)
     # the ratio is from the passes' times from their last operation, not the idle gaps resampled: held fixed
     out["pooled"] = pooled_share_interval(out["steps"], out["ratios"])  # (review rr20g S1)
+    out["pooled_raw"] = raw_pooled(out["steps"])  # the ratio fixed at 1 (review rv20A M1)
     out["tests"] = [closes_gap(*p, r, iv) for p, r, iv in zip(out["idle"], out["ratios"], out["intervals"])]
     return out
 
@@ -948,7 +983,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                "sync_shared_us", "no_check_shared_us", "no_check_shares", "check_adds", "left_out",
                "profiled", "over", "size", "pipelined_left_out", "pipelined_shares", "cause_corrected",
                "pipelined_corrected", "cause_over", "pipelined_over", "pipelined_idle_share", "floored",
-               "undecided", "pipelined_undecided", "pooled", "pipelined_pooled"]  # fmt: skip
+               "undecided", "pipelined_undecided", "pooled", "pipelined_pooled",
+               "pooled_raw", "pipelined_pooled_raw"]  # fmt: skip
     if "idle_gap_median_us" not in summary:  # a profile without GPU kernels (a CPU run) has no gaps
         return pd.DataFrame(columns=columns)
     s, rows = profile_windows(summary).set_index("variant"), []
@@ -975,8 +1011,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
             rows.append(
                 {"model": "compiled" if compiled else "eager", "sync_us": a, "no_check_us": n, "pipelined_us": b,
                  "idle_share": s.at[sync, "gpu_idle_fraction"],
-                 "closes": pooled_verdict(closes, piped_["pooled"]),  # (review rr20g S1)
-                 "sync_causes": pooled_verdict(opens, judged["pooled"]),
+                 "closes": pooled_verdict(closes, piped_["pooled"], piped_["pooled_raw"]),  # (rr20g S1, rv20A M1)
+                 "sync_causes": pooled_verdict(opens, judged["pooled"], judged["pooled_raw"]),
                  "change": direction(piped_["idle"]),
                  "no_check_change": direction(shared),
                  "windows": sum(o is not None for o in opens), "windows_opening": sum(o is True for o in opens),
@@ -1008,7 +1044,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  # the judged windows whose share interval holds 0.5 (review rv19A S2)
                  "undecided": _undecided_windows(opens, windows_),
                  "pipelined_undecided": _undecided_windows(closes, piped_["windows"]),
-                 "pooled": judged["pooled"], "pipelined_pooled": piped_["pooled"]}
+                 "pooled": judged["pooled"], "pipelined_pooled": piped_["pooled"],
+                 "pooled_raw": judged["pooled_raw"], "pipelined_pooled_raw": piped_["pooled_raw"]}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
@@ -1054,10 +1091,11 @@ def _pipelining_verdict(gap) -> str:
     corrected share (RAW_US, rr18b S1), else after a colon (review rr18d N2)."""
     corrected = _corrected(gap, "pipelined_corrected")
     measure = judged_on("idle gap", corrected, "pipelined")
-    if gap["closes"] in ("split", UNDECIDED_WINDOW):
+    if gap["closes"] in OPEN:
         n, of = int(gap["windows_closing"]), int(gap["windows_pipelined"])
-        if _pooled(gap, "pipelined_pooled"):  # (review rr20g S1)
-            return f"whether {PIPELINING_CLOSES} is not decided, {measure}: {_pooled_why(gap['closes'])}"
+        if _pooled(gap, "pipelined_pooled"):  # (reviews rr20g S1, rv20A M1)
+            why = _pooled_why(gap["closes"], gap.get("pipelined_pooled"), gap.get("pipelined_pooled_raw"))
+            return f"whether {PIPELINING_CLOSES} is not decided, {measure}: {why}"
         unsure = _listed(gap, "pipelined_undecided")
         if not unsure:
             return f"{PIPELINING_CLOSES} in {n} of {of} windows, not in the others, {measure}: not decided"
@@ -1093,14 +1131,19 @@ def _cause(gap) -> str:
     as one where more than half remains (`_floored`, review rr19b S3)."""
     judged, left = int(gap["windows"]), _left_out(gap)
     every = f" in every{' judged' if left else ''} window" if judged > 1 else ""
+    if unsure := _listed(gap, "undecided"):  # "every window" only where every window's own test decides (rv20A S1)
+        one = len(unsure) == 1
+        every = (f" over the windows pooled; {windows_named(unsure)}'s own interval{'' if one else 's'} "
+                 f"{'holds' if one else 'hold'} 0.5")  # fmt: skip
     corrected = _corrected(gap, "cause_corrected")
     measure = judged_on("time", corrected)  # the raw share said as such (rr18b M1); the time named just before
     shares = f"; {_text(gap, 'no_check_shares')}" if _text(gap, "no_check_shares") else ""
     shares = f"; {_text(gap, 'check_adds')}{shares}" if _text(gap, "check_adds") else shares
     shares = f"; {left}, judged over the other {judged}{shares}" if left else shares
-    if gap["sync_causes"] in ("split", UNDECIDED_WINDOW) and _pooled(gap, "pooled"):  # (review rr20g S1)
+    if gap["sync_causes"] in OPEN and _pooled(gap, "pooled"):  # (reviews rr20g S1, rv20A M1)
+        why = _pooled_why(gap["sync_causes"], gap.get("pooled"), gap.get("pooled_raw"))
         return (f"{measure}, whether at most half of that time remains without any stop check is not decided: "
-                f"{_pooled_why(gap['sync_causes'])}, so whether {STOP_CHECK} opens most of it is not "
+                f"{why}, so whether {STOP_CHECK} opens most of it is not "
                 f"decided{shares}")  # fmt: skip
     if gap["sync_causes"] in ("split", UNDECIDED_WINDOW):
         unsure = _listed(gap, "undecided")
@@ -1130,9 +1173,13 @@ def _pooled(gap, key: str) -> bool:
     return gap is not None and isinstance(gap.get(key), tuple)
 
 
-def _pooled_why(verdict) -> str:
-    """Why a verdict made on the pooled interval (`pooled_verdict`) is open: the interval holds 0.5, or ("split")
-    some window's own interval lies wholly on the other side of 0.5 (review rr20g S1)."""
+def _pooled_why(verdict, pooled=None, raw=None) -> str:
+    """Why a verdict made on the pooled interval (`pooled_verdict`) is open: the interval holds 0.5, ("split")
+    some window's own interval lies wholly on the other side of 0.5 (review rr20g S1), or (CORRECTION_DECIDES) the
+    pooled interval of the raw shares (`raw`) decides otherwise than the corrected one (`pooled`), both printed
+    (`raw_pooled_text`, review rv20A M1)."""
+    if verdict == CORRECTION_DECIDES:
+        return raw_pooled_text(pooled, raw) or CORRECTION_DECIDES
     if verdict is UNDECIDED_WINDOW:
         return "the share pooled over the windows has an interval holding 0.5"
     return "some window's own interval lies wholly on the other side of 0.5 from the pooled share's"

@@ -148,7 +148,10 @@ def generate_kv(
 def generate_pipelined(
     model, *, batch_size, max_seqlen, eos_token_id=None, cache="static", streams=2, prompt=None, on_step=no_hook
 ):
-    """Queue step i before reading step i-1's stop flag, so the GPU never waits for the CPU.
+    """Queue step i before reading step i-1's stop flag, so that the GPU need not wait for the CPU's stop check.
+
+    The host may still be slower than the GPU, and then the GPU waits anyway (notebook 06 measures
+    the idle gap before a step with this generator).
 
     The article's two-stream "ping-pong" (notebook 07_pipelining): step i runs on stream i % 2
     after waiting for the other stream; its stop flag is copied without blocking into pinned
@@ -274,11 +277,9 @@ def article_pipelined(model, *, batch_size, max_seqlen, eos_token_id=None, promp
     Not held to the naive tokens: its output can be longer than the naive generator's.
 
     One line is not the article's: its streams first wait for the setup queued on the current
-    stream (the prompt, the positions). As published they do not; in an 8-SM slice of a busy H200
-    the published loop with the compiled model hit a device-side assert in the model's first kernel
-    (the embeddings: an index out of range), which ends the process's use of the GPU. Side streams
-    reading the prompt and positions before they are written is the likely cause; this wait is
-    what rules it out.
+    stream (the prompt, the positions). As published they do not, so a side stream could read the
+    prompt and positions before they are written: a race no notebook measured; this wait rules it
+    out.
     """
     check_sizes(model, batch_size, max_seqlen)  # the article checks nothing; bad sizes get one line here
     eos = resolve_eos(model, eos_token_id)
