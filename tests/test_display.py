@@ -1695,3 +1695,18 @@ def test_every_notebook_that_prints_the_host_probe_line_says_the_rounds_trend_un
                     assert 'scope="the pairs the looks follow; the rankings' in trend
                 shown += 1
     assert shown == 5  # notebooks 01, 02, 05, 07 and 08
+
+
+def test_pdl_gain_text_says_the_switch_also_turns_off_the_l2_prefetch():
+    """rv20B M2: `tokgen.kernels.PDL = False` also turns off `_linear_kernel`'s L2 prefetch of its weights, so
+    the speed-up of PDL on against off is the early launch and the prefetch together: the sentence says so."""
+    from tokgen.stats import gain
+    from tokgen.voice import speedup_text
+
+    off, on = [10.0 + 0.1 * i for i in range(8)], [9.0 + 0.1 * i for i in range(8)]
+    run = pd.DataFrame([{"variant": n, "status": "ok", "times_ms": ";".join(map(str, t)), "median_ms": t[4]}
+                        for n, t in (("off", off), ("on", on))])  # fmt: skip
+    g = gain(run, "off", "on")
+    text = display.pdl_gain_text(g)
+    assert text.startswith(f"PDL on against off: {speedup_text(g)}.")
+    assert "early launch and `_linear_kernel`'s L2 prefetch of its weights together, not separated" in text

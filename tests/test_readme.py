@@ -637,3 +637,32 @@ def test_the_provenance_names_each_gpu_with_its_uuids_and_notebooks():
         "8 SMs: notebook 01 with no GPU UUID recorded)",
         "NVIDIA H200 (whole GPU: notebooks 06, 07 on c5384e55-2e35)",
     ]  # fmt: skip
+
+
+def test_the_beyond_and_products_tables_name_their_runs_and_bandwidths(tmp_path):
+    """Review rv20B M1: notebook 10's Beyond table and notebook 12's products table came from two commits on
+    two cards at two copy bandwidths, and neither said so: each now ends with its run line."""
+    import pandas as pd
+
+    data = tmp_path / "data"
+    data.mkdir()
+    ten = {"commit": "aaaaaaaaaaaa", "gpu": "NVIDIA H200", "gpu_uuid": "11111111-x",
+           "run_started": "2026-01-02T03:04:00"}  # fmt: skip
+    twelve = {"commit": "bbbbbbbbbbbb", "gpu": "NVIDIA H200", "gpu_uuid": "22222222-y",
+              "run_started": "2026-01-01T05:06:00"}  # fmt: skip
+    pd.DataFrame([{"variant": "naive", "status": "ok", **ten}]).to_csv(data / "10_cuda_graphs.csv", index=False)
+    pd.DataFrame([{"bandwidth_gb_s": 2000.0, **ten}]).to_csv(data / "10_bandwidth.csv", index=False)
+    pd.DataFrame([{"bandwidth_gb_s": 3000.0, "matmul_tflops": None, **twelve}]).to_csv(data / "12_bandwidth.csv",
+                                                                                      index=False)  # fmt: skip
+    products = [{"product": "LM head", "rows": 32, "splits": 1, "weight_mb": 150.0, "floor_us": 50.0, "median_us": 60.0,
+                 "q25_us": 59.0, "q75_us": 61.0, "status": "ok", "pct_of_copy_bandwidth": 83.0, **twelve}]  # fmt: skip
+    pd.DataFrame(products).to_csv(data / "12_products.csv", index=False)
+    run = readme._beyond_run(tmp_path)
+    assert "commit `aaaaaaaaaaaa` (NVIDIA H200, GPU 11111111…; 10_cuda_graphs started 2026-01-02 03:04 UTC" in run
+    assert "notebook 10's own copy bandwidth, 2,000 GB/s" in run and "12_bandwidth" not in run  # no TF32 used
+    text = readme.products_table(tmp_path)
+    assert "*Run: commit `bbbbbbbbbbbb` (NVIDIA H200, GPU 22222222…; 12_products started 2026-01-01 05:06 UTC" in text
+    assert "notebook 12's copy bandwidth, 3,000 GB/s" in text  # 150 MB over 50 µs
+    assert "**another run than the Beyond table's** (commit `aaaaaaaaaaaa`, GPU 11111111…)" in text
+    pd.DataFrame([{**products[0], **ten}]).to_csv(data / "12_products.csv", index=False)  # the same run: nothing said
+    assert "another run" not in readme.products_table(tmp_path)
