@@ -666,3 +666,14 @@ def test_the_beyond_and_products_tables_name_their_runs_and_bandwidths(tmp_path)
     assert "**another run than the Beyond table's** (commit `aaaaaaaaaaaa`, GPU 11111111…)" in text
     pd.DataFrame([{**products[0], **ten}]).to_csv(data / "12_products.csv", index=False)  # the same run: nothing said
     assert "another run" not in readme.products_table(tmp_path)
+
+
+def test_the_headline_and_findings_name_the_bandwidth_of_the_floor_and_both_tied_generators():
+    """Review rv20B S3: "3.17× the task's bandwidth floor (notebook 12)" read as notebook 12's run, but the floor
+    is at notebook 10's own copy bandwidth (4,189 GB/s in the committed data/10_bandwidth.csv, recomputed by the
+    review); N1: the headline quoted the first listed of two tied generators alone, now both with their times."""
+    basis = "(at notebook 10's copy bandwidth, 4,189 GB/s; the floor as notebook 12 defines it)"
+    assert f"3.17× the task's bandwidth floor {basis}" in readme._beyond_line(ROOT)
+    head = readme.headline(ROOT)
+    assert ("`graph_stop_on_device`, 46.5 ms, and `graph_triton_fused K=4`, 47.0 ms, per generation of B = 32, "
+            f"N = 100 (median); the first 3.17× the task's bandwidth floor {basis}") in head  # fmt: skip

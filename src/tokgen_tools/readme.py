@@ -335,9 +335,12 @@ def headline(results_dir: Path) -> str:
                "the first)"
                if first_tied(ranked) else f"the first listed of our {shared} generators sharing rank 1 (notebook 10 "
                "says why each shares it)")  # fmt: skip
-        text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
-                 f"B = {row['batch_size']}, N = {row['max_seqlen']} (median), {first['times_task_floor']:.2f}× "
-                 "the task's bandwidth floor")  # fmt: skip
+        others = ranked[(ranked["rank"] == 1) & ranked["tied"]].iloc[1:]["variant"]  # named too (review rv20B N1)
+        also = "".join(f", and `{v}`, {floor.at[v, 'median_ms']:.1f} ms," for v in others if v in floor.index)
+        text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms{also} per generation of "
+                 f"B = {row['batch_size']}, N = {row['max_seqlen']} (median); the first "
+                 f"{first['times_task_floor']:.2f}× the task's bandwidth floor "
+                 f"({_floor_basis(results_dir)})")  # fmt: skip
     return text + ". The three regimes' verdicts are below; what each regime found, after them."
 
 
@@ -386,8 +389,17 @@ def _beyond_line(results_dir: Path) -> str:
             f"`{r['variant']}` ({tie_reason(r['vs_leader'])})" for r in tied.to_dict("records"))
     floor = _floors(results_dir)
     if "times_task_floor" in floor and first["variant"] in floor.index:
-        text += f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor (notebook 12)"
+        text += (f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor "
+                 f"({_floor_basis(results_dir)})")  # fmt: skip
     return text + "."
+
+
+def _floor_basis(results_dir: Path) -> str:
+    """Which copy bandwidth the Beyond table's floors use: notebook 10's own (data/10_bandwidth.csv, its last
+    row), the floor as notebook 12 defines it (review rv20B S3: "(notebook 12)" read as notebook 12's run)."""
+    copies = _ok("10_bandwidth", results_dir)
+    gbs = float(copies["bandwidth_gb_s"].iloc[-1]) if copies is not None and len(copies) else float("nan")
+    return f"at notebook 10's copy bandwidth, {gbs:,.0f} GB/s; the floor as notebook 12 defines it"
 
 
 def _regimes_line(results_dir: Path) -> str:
