@@ -1710,3 +1710,17 @@ def test_pdl_gain_text_says_the_switch_also_turns_off_the_l2_prefetch():
     text = display.pdl_gain_text(g)
     assert text.startswith(f"PDL on against off: {speedup_text(g)}.")
     assert "early launch and `_linear_kernel`'s L2 prefetch of its weights together, not separated" in text
+
+
+def test_step_headers_name_notebook_10s_per_token_columns_per_decode_step():
+    """rv20B S4: the profile and kernel tables of notebook 10 showed "µs per token" for a decode step of B tokens
+    (470 µs at B = 32 read as one token's time is 32× too much): the headers say per decode step, the CSV columns
+    keep their names."""
+    from tokgen.voice import table
+
+    rows = pd.DataFrame({"kind": ["matmul"], "tokens": [4], "kernels_per_token": [98.0], "us_per_token": [470.237],
+                         "own_us_per_token": [400.0]})  # fmt: skip
+    text = table(display.step_headers(rows), digits=3)
+    assert text.splitlines()[0] == ("| kind | decode steps | kernels per decode step | µs per decode step | "
+                                    "own µs per decode step |")  # fmt: skip
+    assert "per token" not in text and list(rows.columns)[2] == "kernels_per_token"
