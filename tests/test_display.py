@@ -1724,3 +1724,17 @@ def test_step_headers_name_notebook_10s_per_token_columns_per_decode_step():
     assert text.splitlines()[0] == ("| kind | decode steps | kernels per decode step | µs per decode step | "
                                     "own µs per decode step |")  # fmt: skip
     assert "per token" not in text and list(rows.columns)[2] == "kernels_per_token"
+
+
+def test_solution_10_names_the_added_steps_mean_cost_and_the_pdl_switchs_two_effects():
+    """rv20B S6: exercise 2's difference of two lengths over their steps is the mean cost of the added steps (which
+    read more cached slots), not "one more step"; M2: exercise 4's markdown says PDL off also turns off the L2
+    prefetch, and its sentence comes from `pdl_gain_text`."""
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / "solutions" / "10_cuda_graphs.py").read_text()
+    assert "one more step" not in source and "per extra step" not in source
+    assert 'f"mean µs per step of {added} (median of rounds)"' in source
+    assert "the early launch and the L2 prefetch together, not separated" in " ".join(
+        line.lstrip("# ") for line in source.splitlines())  # fmt: skip
+    assert "tokgen.display.pdl_gain_text(" in source
