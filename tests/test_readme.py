@@ -563,6 +563,9 @@ def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes
            f"{seven['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 07's" in text  # fmt: skip
     assert "`compiled pipelined_static`" in text
     assert "<!-- tokgen:reruns -->\n" + text in (ROOT / "README.md").read_text()
+    # rv20B N2: notebook 07's 673.9 ms is over its first 20 rounds (every variant ran them), not its 40-round 670.4
+    assert "`naive` 621.8 ms against 673.9 ms" in text
+    assert "Notebook 07's medians and GPU busy times here are over the first 20 rounds" in text
 
 
 def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every_per_kernel_cost():
@@ -666,6 +669,7 @@ def test_the_beyond_and_products_tables_name_their_runs_and_bandwidths(tmp_path)
     assert "**another run than the Beyond table's** (commit `aaaaaaaaaaaa`, GPU 11111111…)" in text
     pd.DataFrame([{**products[0], **ten}]).to_csv(data / "12_products.csv", index=False)  # the same run: nothing said
     assert "another run" not in readme.products_table(tmp_path)
+    assert "a static cache's empty slots included" in (ROOT / "README.md").read_text()  # rv20B N3: GB/s, not a rank
 
 
 def test_the_headline_and_findings_name_the_bandwidth_of_the_floor_and_both_tied_generators():
