@@ -495,7 +495,7 @@ idle = idle_rec.read()
 
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
-# "GPU busy per token": µs in which at least one kernel ran, per decode step, over the same
+# "GPU busy per decode step": µs in which at least one kernel ran, per decode step, over the same
 # window as section 5's tables. With PDL (our kernels, on compute capability 9 or later) a kernel
 # launched early counts its wait for the one before as running, so a PDL decoder's idle share is
 # a lower bound on the time no kernel did work, not comparable with that of a decoder whose
@@ -511,17 +511,17 @@ idle = idle_rec.read()
 # %%
 if CUDA:
     columns = ["variant", "tokens_per_copy", "tokens", "gpu_idle_fraction", "gpu_busy_per_token", "kernels_per_token"]
-    say(table(idle[columns], digits=3))
+    say(table(tokgen.display.step_headers(idle[columns]), digits=3))  # per decode step, not per token
 else:
     say("*On the CPU: no GPU timeline.*")
 
 # %% [markdown]
 # ## 5. Where the time goes, kernel by kernel
 #
-# GPU time per decode step ("per token" in the columns), grouped by what the kernel does
+# GPU time per decode step (one token for each of the batch's sequences), grouped by what the kernel does
 # (`tokgen.profiling.kernel_kind`), before our kernels, with them, and fused, from the windows
 # profiled in section 4. Two times per row:
-# "µs per token" adds up the kernels' durations; "own µs per token" gives each kernel only its
+# "µs per decode step" adds up the kernels' durations; "own µs per decode step" gives each kernel only its
 # time after every kernel that started before it had ended, so the rows add up to the GPU's busy
 # time. With PDL the two differ: a kernel launched early counts its wait for the one before in
 # its duration. The own times are computed by `tokgen.profiling.own_times`
@@ -544,9 +544,10 @@ if CUDA and any(stages.values()):  # both tables as recorded
     names = name_rec.read()
     for name, rows in kernel_rec.read().groupby("variant", sort=False):
         say(f"**{name}**, {rows['tokens'].iloc[0]} decode steps in the window")
-        say(table(rows, ["kind", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
+        per_step = ["kernels_per_token", "us_per_token", "own_us_per_token", "share"]  # per decode step
+        say(table(tokgen.display.step_headers(rows[["kind", *per_step]]), digits=3))
         top = names[names["variant"] == name]
-        say(table(top, ["name", "kernels_per_token", "us_per_token", "own_us_per_token", "share"], digits=3))
+        say(table(tokgen.display.step_headers(top[["name", *per_step]]), digits=3))
 if not CUDA:
     say("*Skipped on the CPU: no GPU kernels.*")
 

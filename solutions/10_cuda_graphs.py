@@ -79,12 +79,14 @@ else:
     say("*Timing CUDA graphs needs a GPU: run this cell there.*")
 
 # %% [markdown]
-# ## Exercise 2: what one more step costs in the WHILE node and in the K = 1 decoder
+# ## Exercise 2: what the added steps cost in the WHILE node and in the K = 1 decoder
 #
 # CUPTI showed a WHILE body's kernels once, not once per iteration, while tokgen was written (no
 # output of this repository measures it), so we time whole generations instead: the WHILE node and the
 # K = 1 decoder of the same step, each at two lengths, no early stop. In each round, the difference
-# of the two lengths' times over the difference of their steps is the cost of one more step: for
+# of the two lengths' times over the difference of their steps is the mean cost of the steps the
+# longer generation adds (its later steps, which read more cached slots: not the cost of one more
+# step at any length, and not a line through zero): for
 # the K = 1 decoder one graph launch, one flag copy and one host wait per step around the step's
 # kernels; for the WHILE node one iteration of the loop on the GPU, its `keep_decoding` condition
 # kernel included. The table gives each decoder's per-step cost as the median over rounds. The
@@ -110,12 +112,14 @@ if CUDA:
     for generator, t in timed.sort_values("max_seqlen").groupby("generator", sort=False):
         short, long_ = (run_times(r) for r in t.to_dict("records"))  # the two lengths, round by round
         extra = t["max_seqlen"].iloc[-1] - t["max_seqlen"].iloc[0]
-        per_round[generator] = [1e3 * (b - a) / extra for a, b in zip(short, long_)]  # µs per extra step
+        added = f"steps {t['max_seqlen'].iloc[0] + 1}–{t['max_seqlen'].iloc[-1]}"  # the steps the longer one adds
+        per_round[generator] = [1e3 * (b - a) / extra for a, b in zip(short, long_)]  # mean µs per added step
+        cost = statistics.median(per_round[generator])
         rows.append({"generator": generator, **{f"ms at N={n}": m for n, m in zip(t["max_seqlen"], t["median_ms"])},
-                     "µs per extra step (median of rounds)": statistics.median(per_round[generator])})  # fmt: skip
-    say(table(pd.DataFrame(rows), digits=2))  # the µs per extra step: medians of differences, no direction
+                     f"mean µs per step of {added} (median of rounds)": cost})  # fmt: skip
+    say(table(pd.DataFrame(rows), digits=2))  # mean µs per added step: medians of differences, no direction
     paired = [w - k for w, k in zip(per_round["graph_stop_on_device"], per_round[k_step])]  # same rounds
-    say(f"Per extra step, the WHILE node's cost minus `{k_step}` at K = 1's, round by round: "
+    say(f"Per step of {added} (their mean), the WHILE node's cost minus `{k_step}` at K = 1's, round by round: "
         f"{tokgen.display.difference_text(paired)}.")  # fmt: skip
     for n, t in timed.groupby("max_seqlen"):  # round by round, the WHILE node against the K = 1 decoder
         names = t.set_index("generator")["variant"]
@@ -192,6 +196,9 @@ else:
 # notebook 10. A kernel launched early under PDL counts its wait as busy, so the two idle shares
 # are not comparable (notebook 10, section 4), nor are the busy times from the kernels' own times,
 # which come from the same busy intervals: the paired timing is.
+# The switch changes two things at once: with `PDL` off, `_linear_kernel` neither launches early
+# nor starts its slice of the weights into L2 before waiting for its input (`tokgen.kernels`), so
+# the paired speed-up is the early launch and the L2 prefetch together, not separated.
 # Below compute capability 9 (Hopper) `tokgen.kernels` never launches with PDL, so the two
 # decoders are the same and the cell says so instead of timing them.
 
@@ -228,7 +235,7 @@ if hopper:
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_us_per_step", "durations_us_per_step",
                        "gpu_idle_fraction"]], digits=3))  # fmt: skip
     say(tokgen.display.pdl_idle_caveat(pdl_kernels))  # busy time and idle share count PDL's waits alike
-    say(f"PDL on against off: {speedup_text(tokgen.gain(results, pdl_variants[0].name, pdl_variants[1].name))}.")
+    say(tokgen.display.pdl_gain_text(tokgen.gain(results, pdl_variants[0].name, pdl_variants[1].name)))
 elif CUDA:
     say(tokgen.display.pdl_unavailable_text(torch.cuda.get_device_name(), torch.cuda.get_device_capability()))
 else:

@@ -1695,3 +1695,46 @@ def test_every_notebook_that_prints_the_host_probe_line_says_the_rounds_trend_un
                     assert 'scope="the pairs the looks follow; the rankings' in trend
                 shown += 1
     assert shown == 5  # notebooks 01, 02, 05, 07 and 08
+
+
+def test_pdl_gain_text_says_the_switch_also_turns_off_the_l2_prefetch():
+    """rv20B M2: `tokgen.kernels.PDL = False` also turns off `_linear_kernel`'s L2 prefetch of its weights, so
+    the speed-up of PDL on against off is the early launch and the prefetch together: the sentence says so."""
+    from tokgen.stats import gain
+    from tokgen.voice import speedup_text
+
+    off, on = [10.0 + 0.1 * i for i in range(8)], [9.0 + 0.1 * i for i in range(8)]
+    run = pd.DataFrame([{"variant": n, "status": "ok", "times_ms": ";".join(map(str, t)), "median_ms": t[4]}
+                        for n, t in (("off", off), ("on", on))])  # fmt: skip
+    g = gain(run, "off", "on")
+    text = display.pdl_gain_text(g)
+    assert text.startswith(f"PDL on against off: {speedup_text(g)}.")
+    assert "early launch and `_linear_kernel`'s L2 prefetch of its weights together, not separated" in text
+
+
+def test_step_headers_name_notebook_10s_per_token_columns_per_decode_step():
+    """rv20B S4: the profile and kernel tables of notebook 10 showed "µs per token" for a decode step of B tokens
+    (470 µs at B = 32 read as one token's time is 32× too much): the headers say per decode step, the CSV columns
+    keep their names."""
+    from tokgen.voice import table
+
+    rows = pd.DataFrame({"kind": ["matmul"], "tokens": [4], "kernels_per_token": [98.0], "us_per_token": [470.237],
+                         "own_us_per_token": [400.0]})  # fmt: skip
+    text = table(display.step_headers(rows), digits=3)
+    assert text.splitlines()[0] == ("| kind | decode steps | kernels per decode step | µs per decode step | "
+                                    "own µs per decode step |")  # fmt: skip
+    assert "per token" not in text and list(rows.columns)[2] == "kernels_per_token"
+
+
+def test_solution_10_names_the_added_steps_mean_cost_and_the_pdl_switchs_two_effects():
+    """rv20B S6: exercise 2's difference of two lengths over their steps is the mean cost of the added steps (which
+    read more cached slots), not "one more step"; M2: exercise 4's markdown says PDL off also turns off the L2
+    prefetch, and its sentence comes from `pdl_gain_text`."""
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / "solutions" / "10_cuda_graphs.py").read_text()
+    assert "one more step" not in source and "per extra step" not in source
+    assert 'f"mean µs per step of {added} (median of rounds)"' in source
+    assert "the early launch and the L2 prefetch together, not separated" in " ".join(
+        line.lstrip("# ") for line in source.splitlines())  # fmt: skip
+    assert "tokgen.display.pdl_gain_text(" in source

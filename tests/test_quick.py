@@ -391,7 +391,8 @@ def test_the_fastest_generators_description_is_the_registrys():
     for folder in ("whole", "whole_16gb"):
         page = (ROOT / "data" / "quick" / folder / "report.md").read_text()
         said = re.search(r"`([^`]+)` \((?:the first listed at|one of the \d+ that share) rank 1 of the reference run's "
-                         r"notebook 10, ranked round by round against naive(?: \(`[^`]+` listed first\))?: (.*?)\) is ",
+                         r"notebook 10, ranked round by round against naive(?: \(`[^`]+` listed first\))?; "
+                         r"notebook 10's commit `[0-9a-f]{12}` \([^)]*\): (.*?)\) is ",
                          page)  # fmt: skip
         assert said, folder
         generator = said.group(1).split(" K=")[0]
@@ -407,8 +408,36 @@ def test_the_page_says_where_the_timed_fastest_stands_in_the_reference_table_bes
     monkeypatch.setattr(bandwidth, "fastest_generator", lambda root, this_run=True: ref)
     assert quick.reference_rank_words("graph_a K=4", tmp_path).startswith("the first listed at rank 1 of the reference")
     tied = quick.reference_rank_words("graph_b K=4", tmp_path)
-    assert tied.startswith("one of the 2 that share rank 1") and tied.endswith("(`graph_a K=4` listed first)")
+    assert tied.startswith("one of the 2 that share rank 1") and "(`graph_a K=4` listed first); " in tied
     assert "now lists `graph_a K=4` first at rank 1" in quick.reference_rank_words("graph_c K=1", tmp_path)
     monkeypatch.setattr(bandwidth, "fastest_generator", lambda root, this_run=True: (_ for _ in ()).throw(
         FileNotFoundError()))  # fmt: skip
     assert "no reference notebook 10 table is here now" in quick.reference_rank_words("graph_a K=4", tmp_path)
+
+
+def test_the_reference_rank_names_notebook_10s_run_and_the_bandwidth_is_notebook_10s_of_07s_run(monkeypatch, tmp_path):
+    """Review rv20B S1: the regime bullet read notebook 10's table but no line named its commit or card. S2: the
+    whole GPU's copy bandwidth came from notebook 12's run of another commit and card although notebook 10 measured
+    one beside 07's run: a 10_bandwidth row of 07's commit and card is preferred, else 12_bandwidth, and the run line
+    names the table used."""
+    from tokgen import bandwidth
+
+    ref = {"label": "graph_a K=4", "shares_rank_with": [], "generator": "graph_a", "steps_per_graph": 4}
+    monkeypatch.setattr(bandwidth, "fastest_generator", lambda root, this_run=True: ref)
+    ten, twelve = "4b89be838dd8" + "0" * 28, "a403ef0e7c94" + "1" * 28
+    _provenance(tmp_path, "10_cuda_graphs", ten, "2026-11-28T13:16:00+00:00", uuid="18cfe079-37b4", variant=["naive"])
+    assert quick.reference_rank_words("graph_a K=4", tmp_path).endswith(
+        "against naive; notebook 10's commit `4b89be838dd8` (GPU 18cfe079…; 10_cuda_graphs started "
+        "2026-11-28 13:16 UTC)")  # fmt: skip
+    _provenance(tmp_path, "07_pipelining", ten, "2026-11-28T13:06:00+00:00", uuid="18cfe079-37b4")
+    _provenance(tmp_path, "12_bandwidth", twelve, "2026-11-28T10:09:00+00:00", uuid="c5384e55-2e35",
+                bandwidth_gb_s=[4171.4])  # fmt: skip
+    _provenance(tmp_path, "10_bandwidth", ten, "2026-11-28T13:17:00+00:00", uuid="c5384e55-2e35",
+                bandwidth_gb_s=[4188.8])  # fmt: skip  (another card than 07's: not that run's)
+    assert quick._bandwidth_rows(tmp_path)[0] == "12_bandwidth" and quick._reference_bandwidth("w", tmp_path) == 4171.4
+    _provenance(tmp_path, "10_bandwidth", ten, "2026-11-28T13:17:00+00:00", uuid="18cfe079-37b4",
+                bandwidth_gb_s=[4188.8])  # fmt: skip
+    assert quick._reference_bandwidth("w", tmp_path) == 4188.8
+    assert quick.reference_runs({"whole GPU": tmp_path}, ("07_pipelining",), bandwidth=True) == [
+        "- whole GPU: commit `4b89be838dd8` (GPU 18cfe079…; 07_pipelining started 2026-11-28 13:06 UTC, "
+        "10_bandwidth started 2026-11-28 13:17 UTC)"]  # fmt: skip

@@ -563,6 +563,9 @@ def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes
            f"{seven['host_probe_ms_before'].iloc[0]:.2f} ms before notebook 07's" in text  # fmt: skip
     assert "`compiled pipelined_static`" in text
     assert "<!-- tokgen:reruns -->\n" + text in (ROOT / "README.md").read_text()
+    # rv20B N2: notebook 07's 673.9 ms is over its first 20 rounds (every variant ran them), not its 40-round 670.4
+    assert "`naive` 621.8 ms against 673.9 ms" in text
+    assert "Notebook 07's medians and GPU busy times here are over the first 20 rounds" in text
 
 
 def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every_per_kernel_cost():
@@ -637,3 +640,44 @@ def test_the_provenance_names_each_gpu_with_its_uuids_and_notebooks():
         "8 SMs: notebook 01 with no GPU UUID recorded)",
         "NVIDIA H200 (whole GPU: notebooks 06, 07 on c5384e55-2e35)",
     ]  # fmt: skip
+
+
+def test_the_beyond_and_products_tables_name_their_runs_and_bandwidths(tmp_path):
+    """Review rv20B M1: notebook 10's Beyond table and notebook 12's products table came from two commits on
+    two cards at two copy bandwidths, and neither said so: each now ends with its run line."""
+    import pandas as pd
+
+    data = tmp_path / "data"
+    data.mkdir()
+    ten = {"commit": "aaaaaaaaaaaa", "gpu": "NVIDIA H200", "gpu_uuid": "11111111-x",
+           "run_started": "2026-01-02T03:04:00"}  # fmt: skip
+    twelve = {"commit": "bbbbbbbbbbbb", "gpu": "NVIDIA H200", "gpu_uuid": "22222222-y",
+              "run_started": "2026-01-01T05:06:00"}  # fmt: skip
+    pd.DataFrame([{"variant": "naive", "status": "ok", **ten}]).to_csv(data / "10_cuda_graphs.csv", index=False)
+    pd.DataFrame([{"bandwidth_gb_s": 2000.0, **ten}]).to_csv(data / "10_bandwidth.csv", index=False)
+    pd.DataFrame([{"bandwidth_gb_s": 3000.0, "matmul_tflops": None, **twelve}]).to_csv(data / "12_bandwidth.csv",
+                                                                                      index=False)  # fmt: skip
+    products = [{"product": "LM head", "rows": 32, "splits": 1, "weight_mb": 150.0, "floor_us": 50.0, "median_us": 60.0,
+                 "q25_us": 59.0, "q75_us": 61.0, "status": "ok", "pct_of_copy_bandwidth": 83.0, **twelve}]  # fmt: skip
+    pd.DataFrame(products).to_csv(data / "12_products.csv", index=False)
+    run = readme._beyond_run(tmp_path)
+    assert "commit `aaaaaaaaaaaa` (NVIDIA H200, GPU 11111111…; 10_cuda_graphs started 2026-01-02 03:04 UTC" in run
+    assert "notebook 10's own copy bandwidth, 2,000 GB/s" in run and "12_bandwidth" not in run  # no TF32 used
+    text = readme.products_table(tmp_path)
+    assert "*Run: commit `bbbbbbbbbbbb` (NVIDIA H200, GPU 22222222…; 12_products started 2026-01-01 05:06 UTC" in text
+    assert "notebook 12's copy bandwidth, 3,000 GB/s" in text  # 150 MB over 50 µs
+    assert "**another run than the Beyond table's** (commit `aaaaaaaaaaaa`, GPU 11111111…)" in text
+    pd.DataFrame([{**products[0], **ten}]).to_csv(data / "12_products.csv", index=False)  # the same run: nothing said
+    assert "another run" not in readme.products_table(tmp_path)
+    assert "a static cache's empty slots included" in (ROOT / "README.md").read_text()  # rv20B N3: GB/s, not a rank
+
+
+def test_the_headline_and_findings_name_the_bandwidth_of_the_floor_and_both_tied_generators():
+    """Review rv20B S3: "3.17× the task's bandwidth floor (notebook 12)" read as notebook 12's run, but the floor
+    is at notebook 10's own copy bandwidth (4,189 GB/s in the committed data/10_bandwidth.csv, recomputed by the
+    review); N1: the headline quoted the first listed of two tied generators alone, now both with their times."""
+    basis = "(at notebook 10's copy bandwidth, 4,189 GB/s; the floor as notebook 12 defines it)"
+    assert f"3.17× the task's bandwidth floor {basis}" in readme._beyond_line(ROOT)
+    head = readme.headline(ROOT)
+    assert ("`graph_stop_on_device`, 46.5 ms, and `graph_triton_fused K=4`, 47.0 ms, per generation of B = 32, "
+            f"N = 100 (median); the first 3.17× the task's bandwidth floor {basis}") in head  # fmt: skip

@@ -1740,6 +1740,34 @@ def pdl_idle_caveat(kernels: pd.DataFrame, share: float = OVERLAP_SHARE) -> str:
             "(one profile each, not a paired speed-up).")  # fmt: skip
 
 
+STEP_HEADERS = {
+    "tokens_per_copy": "decode steps per copy",
+    "tokens": "decode steps",
+    "gpu_busy_per_token": "GPU busy per decode step, µs",
+    "kernels_per_token": "kernels per decode step",
+    "us_per_token": "µs per decode step",
+    "own_us_per_token": "own µs per decode step",
+    "window_us_per_token": "window µs per decode step",
+}
+
+
+def step_headers(df: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 10's profile and kernel tables with their "per token" columns named per decode step (one token
+    for each of the batch's sequences): 470 µs "per token" at B = 32 read as one token's time is 32× too much
+    (review rv20B S4). The CSV columns keep their names; only the displayed headers change."""
+    return df.rename(columns=STEP_HEADERS)
+
+
+def pdl_gain_text(g: dict) -> str:
+    """The paired speed-up of a decoder captured with `tokgen.kernels.PDL` on against one captured with it off
+    (`g`: `tokgen.stats.gain`'s), and what the switch changes: off, `_linear_kernel` neither launches early nor
+    starts its weights into L2 before waiting for its input, so the speed-up is the two together, not separated
+    (notebook 10_cuda_graphs's solution, exercise 4; review rv20B M2)."""
+    return (f"PDL on against off: {speedup_text(g)}. This is PDL's early launch and `_linear_kernel`'s L2 prefetch "
+            "of its weights together, not separated: `tokgen.kernels.PDL = False` turns off both, and no decoder "
+            "here launches early without prefetching, or prefetches without launching early.")  # fmt: skip
+
+
 def pdl_unavailable_text(gpu: str, capability: tuple[int, int]) -> str:
     """Why PDL is not compared on a GPU of compute capability below 9.0 (notebook 10_cuda_graphs's
     solution, exercise 4)."""

@@ -367,7 +367,8 @@ def _shares(shares: dict, words) -> dict:
 
 
 def _reference_bandwidth(name: str, folder: Path) -> float | None:
-    """A reference regime's copy bandwidth: notebook 12's for the whole GPU, notebook 13's for a slice."""
+    """A reference regime's copy bandwidth (`_bandwidth_rows`): notebook 10's or 12's for the whole GPU,
+    notebook 13's for a slice."""
     _, rows = _bandwidth_rows(folder)
     if rows is None or rows.empty:
         return None
@@ -380,11 +381,27 @@ def _slice_sms(folder) -> int | None:
     return int(name[2:]) if name.startswith("sm") and name[2:].isdigit() else None
 
 
+def _same_run_rows(rows: pd.DataFrame | None, of: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of `rows` whose (commit, gpu_uuid) is one of `of`'s (commits compared on their first 7
+    hex digits); None where either does not record them or none matches."""
+    keys = ("commit", "gpu_uuid")
+    if rows is None or of is None or any(k not in rows or k not in of for k in keys):
+        return None
+    runs = {(str(c)[:7], str(u)) for c, u in zip(of["commit"], of["gpu_uuid"], strict=True)}
+    same = rows[[(str(c)[:7], str(u)) in runs for c, u in zip(rows["commit"], rows["gpu_uuid"], strict=True)]]
+    return same if len(same) else None
+
+
 def _bandwidth_rows(folder) -> tuple[str, pd.DataFrame | None]:
     """(what, rows) of the table a reference regime's copy bandwidth is read from: the whole GPU's
-    12_bandwidth (its last row), or a slice's row of its root's 13_slices (<root>/slice/sm<N>)."""
+    10_bandwidth (its last row) where notebook 10 measured it on the card and at the commit of that
+    folder's 07_pipelining table (review rv20B S2: one run, not two), else its 12_bandwidth (its last
+    row), or a slice's row of its root's 13_slices (<root>/slice/sm<N>)."""
     sms = _slice_sms(folder)
-    if sms is None:
+    if sms is None:  # notebook 10's copy where it ran on the card and at the commit of 07's table (review rv20B S2)
+        same = _same_run_rows(_load(folder, "10_bandwidth"), _load(folder, "07_pipelining"))
+        if same is not None and "bandwidth_gb_s" in same:
+            return "10_bandwidth", same.iloc[[-1]]
         bw = _load(folder, "12_bandwidth")
         return "12_bandwidth", None if bw is None else bw.iloc[[-1]]
     slices = _load(Path(folder).parent.parent, "13_slices")
@@ -521,13 +538,15 @@ def reference_rank_words(variant: str, root: Path) -> str:
     if ref is None:
         return "the reference run's fastest when this run began (no reference notebook 10 table is here now)"
     tied = [ref["label"], *ref["shares_rank_with"]]
+    run = f"notebook 10's {table_runs({'10_cuda_graphs': _load(root, '10_cuda_graphs')})}"  # review rv20B S1
     if variant == ref["label"]:
-        return "the first listed at rank 1 of the reference run's notebook 10, ranked round by round against naive"
+        return (f"the first listed at rank 1 of the reference run's notebook 10, ranked round by round against naive; "
+                f"{run}")  # fmt: skip
     if variant in tied:
         return (f"one of the {len(tied)} that share rank 1 of the reference run's notebook 10, ranked round by round "
-                f"against naive (`{ref['label']}` listed first)")
+                f"against naive (`{ref['label']}` listed first); {run}")  # fmt: skip
     return (f"the reference run's fastest when this run began (its notebook 10 table here now lists `{ref['label']}` "
-            f"first at rank 1)")
+            f"first at rank 1; {run})")  # fmt: skip
 
 
 def cap_bound(timed, cap_gb: float) -> str:

@@ -335,9 +335,12 @@ def headline(results_dir: Path) -> str:
                "the first)"
                if first_tied(ranked) else f"the first listed of our {shared} generators sharing rank 1 (notebook 10 "
                "says why each shares it)")  # fmt: skip
-        text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms per generation of "
-                 f"B = {row['batch_size']}, N = {row['max_seqlen']} (median), {first['times_task_floor']:.2f}× "
-                 "the task's bandwidth floor")  # fmt: skip
+        others = ranked[(ranked["rank"] == 1) & ranked["tied"]].iloc[1:]["variant"]  # named too (review rv20B N1)
+        also = "".join(f", and `{v}`, {floor.at[v, 'median_ms']:.1f} ms," for v in others if v in floor.index)
+        text += (f"; {who}, `{ranked.iloc[0]['variant']}`, {first['median_ms']:.1f} ms{also} per generation of "
+                 f"B = {row['batch_size']}, N = {row['max_seqlen']} (median); the first "
+                 f"{first['times_task_floor']:.2f}× the task's bandwidth floor "
+                 f"({_floor_basis(results_dir)})")  # fmt: skip
     return text + ". The three regimes' verdicts are below; what each regime found, after them."
 
 
@@ -386,8 +389,17 @@ def _beyond_line(results_dir: Path) -> str:
             f"`{r['variant']}` ({tie_reason(r['vs_leader'])})" for r in tied.to_dict("records"))
     floor = _floors(results_dir)
     if "times_task_floor" in floor and first["variant"] in floor.index:
-        text += f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor (notebook 12)"
+        text += (f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor "
+                 f"({_floor_basis(results_dir)})")  # fmt: skip
     return text + "."
+
+
+def _floor_basis(results_dir: Path) -> str:
+    """Which copy bandwidth the Beyond table's floors use: notebook 10's own (data/10_bandwidth.csv, its last
+    row), the floor as notebook 12 defines it (review rv20B S3: "(notebook 12)" read as notebook 12's run)."""
+    copies = _ok("10_bandwidth", results_dir)
+    gbs = float(copies["bandwidth_gb_s"].iloc[-1]) if copies is not None and len(copies) else float("nan")
+    return f"at notebook 10's copy bandwidth, {gbs:,.0f} GB/s; the floor as notebook 12 defines it"
 
 
 def _regimes_line(results_dir: Path) -> str:
@@ -498,6 +510,28 @@ def _floors(results_dir: Path) -> pd.DataFrame:
     return floors.set_index("variant")
 
 
+def _same_run(rows: pd.DataFrame | None, of: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of `rows` recorded on the card (gpu_uuid) and at the commit of `of`'s last row; None where
+    either does not name them or none matches."""
+    keys = ("gpu_uuid", "commit")
+    if rows is None or of is None or of.empty or any(k not in rows or k not in of for k in keys):
+        return None
+    last = of.iloc[-1]
+    same = rows[(rows["gpu_uuid"].astype(str) == str(last["gpu_uuid"])) & (rows["commit"].astype(str) ==
+                                                                          str(last["commit"]))]  # fmt: skip
+    return same if len(same) else None
+
+
+def run_line(frames: dict, bandwidth: str) -> str:
+    """The line under a README table that names its run: each table's commit, GPU UUID and start
+    (`tokgen_tools.quick.table_runs`) and the copy bandwidth its floors use (`bandwidth`, its own words);
+    notebook 10's Beyond table and notebook 12's products table (review rv20B M1: two cards, two commits,
+    two bandwidths in one section, nothing said)."""
+    from tokgen_tools.quick import table_runs
+
+    return f"*Run: {table_runs(frames)}; {bandwidth}.*"
+
+
 def at_least_pct(pct: float) -> str:
     """A lower bound's percentage rounded down, never up past what was measured: one decimal below 10%, "2.5%" for
     2.586, else whole, "35%" for 35.9 (review rr15 N3: "3% or more" overstated a bound of 2.59%)."""
@@ -540,7 +574,26 @@ def beyond_table(results_dir: Path) -> str:
     out["GB/s (the bytes it must move / time)"] = from_floor("rate_gb_s", lambda x: f"{x:,.0f}")  # rv19B S4
     out["× the task's floor"] = from_floor("times_task_floor", lambda x: f"{x:.2f}×")
     note = shared_rounds_note(df)
-    return table(out) + "\n\n" + RANK_LEGEND + (f"\n\n{note}" if note else "")
+    rates = ("*GB/s: the bytes each generator's cache layout makes it read (a static cache's empty slots included) "
+             "over its time, so a generator that reads fewer bytes can show fewer GB/s and still be faster: not a "
+             "ranking (notebook 10 explains it).*")  # review rv20B N3
+    return (table(out) + "\n\n" + RANK_LEGEND + f"\n\n{rates}" + (f"\n\n{note}" if note else "") + "\n\n"
+            + _beyond_run(results_dir))  # fmt: skip
+
+
+def _beyond_run(results_dir: Path) -> str:
+    """The Beyond table's run line: notebook 10's commit, card and start, and the copy bandwidth its floors
+    use (data/10_bandwidth.csv's last row), with notebook 12's TF32 row where one of the same run is used."""
+    graphs, copies = _ok("10_cuda_graphs", results_dir), _ok("10_bandwidth", results_dir)
+    frames = {"10_cuda_graphs": graphs}
+    if copies is None or copies.empty or "bandwidth_gb_s" not in copies:
+        return run_line(frames, "no copy bandwidth recorded, so no floors")
+    frames["10_bandwidth"] = copies.iloc[[-1]]
+    light = _same_run(_ok("12_bandwidth", results_dir), copies)
+    if light is not None and "matmul_tflops" in light and light["matmul_tflops"].notna().any():
+        frames["12_bandwidth"] = light.iloc[[-1]]
+    gbs = float(copies["bandwidth_gb_s"].iloc[-1])
+    return run_line(frames, f"floors at notebook 10's own copy bandwidth, {gbs:,.0f} GB/s (data/10_bandwidth.csv)")
 
 
 def reruns_note(results_dir: Path) -> str:
@@ -552,7 +605,10 @@ def reruns_note(results_dir: Path) -> str:
     if graphs is None or summary is None:
         return intro
     runs = {"notebook 10's": graphs.set_index("variant"), "notebook 07's": summary.set_index("variant")}
-    said = two_runs_text(runs, [NAIVE, label("pipelined_static", compiled=True)])
+    shown = [NAIVE, label("pipelined_static", compiled=True)]
+    said = two_runs_text(runs, shown)
+    over = shared_rounds_text(runs["notebook 07's"], [v for v in shown if v in runs["notebook 07's"].index])
+    said += f" Notebook 07's medians and GPU busy times here are {over}." if said and over else ""  # rv20B N2
     return f"{intro} {said}" if said else intro
 
 
@@ -578,7 +634,29 @@ def products_table(results_dir: Path) -> str:
         columns[f"µs split in {s}, {rows[0]} rows, median (IQR)"] = cut.apply(lambda x: spread(x, unit="", key="us"),
                                                                                axis=1)  # fmt: skip
     table_ = pd.DataFrame(columns).reset_index().rename(columns={"product": "product (alone, from a CUDA graph)"})
-    return table(table_.fillna("not measured"))
+    return table(table_.fillna("not measured")) + "\n\n" + _products_run(df, results_dir)
+
+
+def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
+    """The products table's run line: notebook 12's commit, card and start, the copy bandwidth its floor µs
+    and % of copy bandwidth were computed with (its weight bytes over its floor), and whether that is
+    another run than the Beyond table's (review rv20B M1)."""
+    ok = df[df["floor_us"].notna() & (df["floor_us"] > 0)] if "floor_us" in df else df.iloc[:0]
+    frames = {"12_products": df}
+    light = _same_run(_ok("12_bandwidth", results_dir), df)
+    if light is not None:
+        frames["12_bandwidth"] = light.iloc[[-1]]
+    if ok.empty:
+        said = "no floor recorded"
+    else:
+        gbs = float((ok["weight_mb"] / ok["floor_us"] * 1e3).median())  # MB / µs = TB/s
+        said = f"floors at notebook 12's copy bandwidth, {gbs:,.0f} GB/s (its weight bytes / its floor µs)"
+    graphs = _ok("10_cuda_graphs", results_dir)
+    if graphs is not None and _same_run(df, graphs) is None and {"commit", "gpu_uuid"} <= set(graphs):
+        last = graphs.iloc[-1]
+        said += (f"; **another run than the Beyond table's** (commit `{str(last['commit'])[:12]}`, "
+                 f"GPU {str(last['gpu_uuid'])[:8]}…), so its times are not that run's")  # fmt: skip
+    return run_line(frames, said)
 
 
 def syncs_table(results_dir: Path) -> str:
