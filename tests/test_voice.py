@@ -1167,6 +1167,14 @@ def test_no_host_wait_names_the_rows_with_none_beyond_the_device_wide_syncs_of_e
     assert no_wait_text(per.assign(local_scalar_dense=1), waits).endswith(": no generator.")
 
 
+
+def _decided_outcome(decided, a, b):
+    """A fake pair's outcome from `decided` ((a, b) -> outcome, read either way round), else undecided."""
+    outcome, flip = decided.get((a, b)), decided.get((b, a))
+    if flip is not None:
+        outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
+    return outcome or UNDECIDED
+
 def ranked_from_outcomes(monkeypatch, decided: dict, names: list[str], speedups: dict | None = None):
     """`ranking` of `names` against "naive" where every pair's outcome is known: `decided` maps (a, b) to
     b's outcome against a (FASTER: b beats a; "no effect"), the reverse pair is mirrored, any other pair
@@ -1176,10 +1184,7 @@ def ranked_from_outcomes(monkeypatch, decided: dict, names: list[str], speedups:
     def fake_gain(results, a, b, **kwargs):
         if a == "naive":
             return {"variant": b, "vs": a, "speedup": (speedups or {}).get(b, 2.0), "outcome": FASTER}
-        outcome, flip = decided.get((a, b)), decided.get((b, a))
-        if flip is not None:
-            outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
-        outcome = outcome or UNDECIDED
+        outcome = _decided_outcome(decided, a, b)
         return {"variant": b, "vs": a, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
 
     monkeypatch.setattr(voice, "gain", fake_gain)
@@ -1387,10 +1392,7 @@ def test_a_rank_the_baseline_would_share_only_through_its_own_band_join_is_not_s
     decided = {("b", "a"): FASTER, ("b", "c"): FASTER, ("base", "a"): FASTER, ("base", "b"): "no effect"}
 
     def fake_gain(results, x, y, **kwargs):
-        outcome, flip = decided.get((x, y)), decided.get((y, x))
-        if flip is not None:
-            outcome = {FASTER: SLOWER, "no effect": "no effect"}[flip]
-        outcome = outcome or UNDECIDED
+        outcome = _decided_outcome(decided, x, y)
         return {"variant": y, "vs": x, "speedup": 1.0, "outcome": outcome, "no_effect": outcome == "no effect"}
 
     monkeypatch.setattr(voice, "gain", fake_gain)
