@@ -19,9 +19,10 @@
 # Pipelining aims to hide the wait at the step boundary (whether it did on this machine is in
 # notebook 07), but every step still costs the CPU one launch from Python for each of its
 # kernels. A **CUDA graph** records a step's kernels once and replays them with a single launch
-# (one retelling of the article adds them to its streams: "CUDA Graphs allow you to 'record' a
-# sequence of kernels and launch them with a single CPU call", and its table has a row "Streams +
-# CUDA Graphs").
+# (a retelling of the article under the same title, "Optimizing Token Generation in PyTorch Decoder
+# Models", by Nino, Senior Tech Editor, with no known address: README's References, adds them to its
+# streams: "CUDA Graphs allow you to 'record' a sequence of kernels and launch them with a single CPU
+# call", and its table has a row "Streams + CUDA Graphs"; neither is in the article itself).
 # Capturing **K steps** in one graph and reading the stop flag once per replay (the ideas of
 # transformers issue #43089, "check stopping every N tokens", and web-llm's deferred read-back
 # of sampled tokens) leaves the host fewer launches and checks per decode step. The host reads
@@ -51,6 +52,12 @@
 # (notebook 12) from one bandwidth measurement made here; the GPU's idle share from a
 # CUPTI timeline; where the time goes, kernel by kernel, before our kernels, with them and fused;
 # and what stopping on the GPU saves when every row stops early.
+#
+# **Memory:** a graph decoder keeps its buffers, KV cache and graph pool for the next call. Section 6
+# times several graph decoders interleaved (every K at each stop, and the WHILE node's), so it holds
+# several graph pools at once; the decoders of the earlier sections are let go before it. Sections 3
+# and 6 print what stayed allocated through their rounds: a card with less free memory needs fewer
+# `STEPS_PER_GRAPH` or `STOP_AT`.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # model: "gpt2" is GPT-2 small (124M, random weights); "tiny" for CPU smoke runs
@@ -169,8 +176,10 @@ show_source(tokgen.kernels.attend_filled_slots)
 # product; after each projection, the bias, the residual add and the *next* layer norm, one
 # program per row. The block sizes are constants, picked by timing configurations on an H100 while
 # the kernels were written (the comment above `tokgen.kernels.QKV`), not tuned again for the GPU
-# this notebook runs on; the products run in TF32 like the model's own
-# (`torch.set_float32_matmul_precision("high")`).
+# this notebook runs on: on a GPU with another number of SMs, or less L2 or bandwidth, other block
+# sizes and splits of the sum may suit better, so there these kernels may be slower than they could
+# be, and slower against cuBLAS than on the card they were tuned on. The products run in TF32 like the
+# model's own (`torch.set_float32_matmul_precision("high")`).
 
 # %%
 show_source(tokgen.kernels.linear_add_norm)
@@ -344,6 +353,7 @@ checks = recorded[recorded["variant"] != variants[0].name]  # naive: the referen
 headers = {"same_tokens": "same tokens as naive", "build_ms": "first call (builds), ms",
            "first_call_ms": "warm-up (second call), ms"}  # fmt: skip
 say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits=1))
+say(tokgen.memory.resident_text(recorded, "section 3's rounds"))  # from the rows' peaks (review rv20B S5)
 
 # %% [markdown]
 # The task's floor (notebook 12): every weight and the filled part of the KV cache read once per
@@ -592,6 +602,15 @@ else:
 # (`TEARDOWN_CUPTI=1`, notebook 06) and waits for that teardown after each profiling session, so
 # that these rounds should run without a profiler set up; whether they do is not measured here.
 # Every decoder here launches a graph per replay rather than kernel by kernel.
+#
+# The decoders built so far (sections 1 to 5) are let go first, with their caches and graph pools
+# (`tokgen.graphs.forget_decoders`); this section's own decoders, every K at every stop, stay
+# allocated together through its interleaved rounds, and the line under its table says how much that is.
+
+# %%
+for m in (model, compiled):  # the registry's decoders of sections 2 to 5: section 5 profiled the last of them
+    tokgen.graphs.forget_decoders(m)
+del decoder, step  # section 1's, built by hand (the next rounds' reset_memory frees what these held)
 
 # %%
 device_step = {k: v for k, v in tokgen.GENERATORS["graph_stop_on_device"].keywords.items() if k != "stop_on_device"}
@@ -613,6 +632,7 @@ for steps, eos in stops.items():
 stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, record=stop_rec.write, gpu_busy=False)
 say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
 say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
+say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # from the rows' peaks
 
 # %% [markdown]
 # The WHILE node's speed-up over each K-step decoder at the same stop (notebook 00's signed-rank
@@ -631,6 +651,7 @@ if CUDA:
     audited = [variant(k_step, steps_per_graph=max(STEPS_PER_GRAPH)), variant("graph_stop_on_device")]
     sync_rec = tokgen.Recorder("10_sync_counts", RESULTS_DIR, params=PARAMS)  # the counts, read back from data/
     for v in audited:
+        v.run()  # built (or rebuilt after forget_decoders) before counting, as in tests/test_gpu.py
         sync_rec.write({"variant": v.name, **tokgen.count_syncs(v.run)})
     audit = sync_rec.read()
     say(table(tokgen.display.host_waits(audit), digits=0))  # each wait once; an `.item()` is one of them
@@ -666,6 +687,10 @@ if CUDA and unfused and fused:
     # rounded) left out; then the fused step against the unfused one at the same K, round by round
 for steps, group in while_node.groupby("steps run") if len(while_node) else ():
     say(tokgen.display.while_node_text(steps, group.to_dict("records")))  # outcomes; the intervals are in the table
+filled, all_slots = (tokgen.label(g, k=4) for g in ("graph_filled_attention", "graph_handwritten_compiled"))
+if {filled, all_slots} <= set(ok["variant"]):  # the summary's attention over the filled slots, round by round
+    say(f"`{filled}` against `{all_slots}` (attention over the filled slots against over every slot): "
+        f"{speedup_text(tokgen.gain(ok, all_slots, filled))}.")  # fmt: skip
 
 # %% [markdown]
 # ## Summary
@@ -679,7 +704,8 @@ for steps, group in while_node.groupby("steps run") if len(while_node) else ():
 #   N: section 3 gives the GPU's busy time per K, and its right panel each K against K = 1,
 #   round by round.
 # * Attention over the filled slots only (one Triton kernel that reads the position on the GPU)
-#   keeps the graph valid and cuts the attention's reads to what is filled.
+#   keeps the graph valid and cuts the attention's reads to what is filled (the takeaways give
+#   `graph_filled_attention` against the compiled handwritten step at the same K).
 # * Our own kernels for the thin products, with the bias, GELU, residual add and layer norm
 #   folded in, replace cuBLAS's product kernels and inductor's fused ones: section 5 puts the
 #   kernel tables side by side, section 3 the distance to the floor.

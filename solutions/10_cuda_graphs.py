@@ -20,9 +20,11 @@
 # Timing a CUDA graph and reading its kernels need a GPU; on a CPU every cell still checks the
 # tokens (the graph generators then run their steps without capturing them) and says what it
 # skipped.
-# Live, in no CSV: every number this page prints (times, speed-ups, idle shares, kernel tables) is
-# measured when it runs and recorded nowhere, so data/ cannot reproduce them; the set-up cell
-# prints the commit and the card they come from.
+# Every number this page prints (times, speed-ups, idle shares, kernel tables) is measured when it
+# runs, recorded one row per measurement in `<RESULTS_DIR>/data/10_cuda_graphs_solution.csv` (with
+# where it ran: GPU, commit, versions; the column `exercise` says which exercise, `measure` which
+# measurement) and read back from there, as the notebooks read theirs; the set-up cell prints the
+# commit and the card they come from.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -31,6 +33,7 @@ MAX_SEQLEN = 100  # new tokens per sequence
 RUNS = 10  # timed rounds, interleaved (the signed-rank rule needs 6 or more)
 WINDOW = [20, 100]  # profiled steps for the kernel tables of exercise 3
 COMPILE_BACKEND = "inductor"  # "eager" on a CPU: inductor's C++ build takes minutes
+RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; ".." overwrites the reference results
 
 # %%
 import statistics
@@ -50,6 +53,12 @@ model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
 BACKEND = COMPILE_BACKEND if CUDA else "eager"
 reference = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
+rec = tokgen.Recorder("10_cuda_graphs_solution", RESULTS_DIR, params=PARAMS)  # one row per measurement
+
+
+def recorded(exercise: int, measure: str):
+    """This exercise's rows of one measure, as recorded (`tokgen.results.rows_where`)."""
+    return tokgen.results.rows_where(rec.read(), exercise=exercise, measure=measure).copy()
 
 # %% [markdown]
 # ## Exercise 1: transformers' step, compiled, K = 4
@@ -71,7 +80,9 @@ for v in variants:
     assert torch.equal(v.run(), reference), v.name
 say("Both return the naive generator's tokens.")
 if CUDA:
-    results = tokgen.compare(variants, rounds=RUNS, device="cuda")
+    tokgen.compare(variants, rounds=RUNS, device="cuda",
+                   record=lambda r: rec.write({"exercise": 1, "measure": "timing", **r}))  # fmt: skip
+    results = recorded(1, "timing")  # the rows as recorded
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_share"]], digits=2))
     g = tokgen.gain(results, variants[0].name, variants[1].name)
     say(f"`{variants[1].name}` against `{variants[0].name}`: {speedup_text(g)}.")
@@ -107,7 +118,10 @@ for v in variants:
     expected = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=v.info["max_seqlen"])
     assert torch.equal(v.run(), expected), v.name
 if CUDA:
-    timed = tokgen.compare(variants, rounds=RUNS, device="cuda", gpu_busy=False)
+    tokgen.compare(variants, rounds=RUNS, device="cuda", gpu_busy=False,
+                   record=lambda r: rec.write({"exercise": 2, "measure": "timing", **r}))  # fmt: skip
+    timed = recorded(2, "timing")  # the rows as recorded
+    timed["max_seqlen"] = timed["max_seqlen"].astype(int)  # a CSV column that other rows leave empty reads as float
     rows, per_round = [], {}
     for generator, t in timed.sort_values("max_seqlen").groupby("generator", sort=False):
         short, long_ = (run_times(r) for r in t.to_dict("records"))  # the two lengths, round by round
@@ -174,10 +188,13 @@ with torch.inference_mode():
         if CUDA:
             run = lambda on_step, d=d: d.generate(first, MAX_SEQLEN, on_step)
             timeline, tokens = tokgen.profiling.profile_decode(run, start=WINDOW[0], stop=WINDOW[1], steps_per_call=4)
-            kinds[name] = tokgen.profiling.kernel_table(timeline, tokens).set_index("kind")
+            for r in tokgen.profiling.kernel_table(timeline, tokens).to_dict("records"):
+                rec.write({"exercise": 3, "measure": "kernels", "variant": name, "tokens": tokens, **r})
 
 # %%
 if CUDA:
+    for name, rows in recorded(3, "kernels").groupby("variant", sort=False):  # the rows as recorded
+        kinds[name] = rows.set_index("kind")
     own = pd.DataFrame({name: k["own_us_per_token"] for name, k in kinds.items()}).fillna(0.0)
     count = pd.DataFrame({name: k["kernels_per_token"] for name, k in kinds.items()}).fillna(0.0)
     say("GPU µs per decode step (own time), by kind:\n\n" + table(own.reset_index(), digits=1))
@@ -220,14 +237,17 @@ if hopper:
         for name, d in pdl_decoders.items()
     ]
     with torch.inference_mode():
-        results = tokgen.compare(pdl_variants, rounds=RUNS, device="cuda")
-        idle, pdl_kernels = {}, []
+        tokgen.compare(pdl_variants, rounds=RUNS, device="cuda",
+                       record=lambda r: rec.write({"exercise": 4, "measure": "timing", **r}))  # fmt: skip
         for v in pdl_variants:  # one profile each: the idle share and the kernels' own times and durations
             timeline, tokens = tokgen.profiling.profile_decode(v.run, start=WINDOW[0], stop=WINDOW[1],
                                                                steps_per_call=4)  # fmt: skip
-            idle[v.name] = timeline.summary(skip=1)
-            pdl_kernels.append(tokgen.profiling.kernel_table(timeline, tokens).assign(variant=v.name))
-        pdl_kernels = pd.concat(pdl_kernels, ignore_index=True)
+            rec.write({"exercise": 4, "measure": "idle", "variant": v.name, "tokens": tokens,
+                       **timeline.summary(skip=1)})  # fmt: skip
+            for r in tokgen.profiling.kernel_table(timeline, tokens).to_dict("records"):
+                rec.write({"exercise": 4, "measure": "kernels", "variant": v.name, "tokens": tokens, **r})
+    results, pdl_kernels = recorded(4, "timing"), recorded(4, "kernels")  # the rows as recorded
+    idle = recorded(4, "idle").set_index("variant").to_dict("index")
     busy = pdl_kernels.groupby("variant")[["own_us_per_token", "us_per_token"]].sum()
     results["gpu_busy_us_per_step"] = results["variant"].map(busy["own_us_per_token"])
     results["durations_us_per_step"] = results["variant"].map(busy["us_per_token"])

@@ -475,6 +475,29 @@ def test_graph_decoders_follow_their_models_weights_dtype_and_device():
     assert on_cpu.device.type == "cpu"
 
 
+def test_forgotten_decoders_free_their_caches_and_rebuild_to_the_same_tokens():
+    """Notebook 10 lets its model's decoders go before section 6 (`forget_decoders`, review rv20B S5): that frees
+    at least their KV caches, and the next call builds them again and returns the same tokens (the decoders
+    of notebook 10's section 6: the fused step at K = 4 and the WHILE node, with an early stop)."""
+    model, cuda = tokgen.build_model("gpt2", "cuda"), torch.device("cuda")
+    eos = int(tokgen.generate("naive", model, batch_size=B, max_seqlen=N)[0, 20])
+    names = {"graph_triton_fused": {"steps_per_graph": 4}, "graph_stop_on_device": {}}
+    run = lambda name: tokgen.generate(name, model, batch_size=B, max_seqlen=N, eos_token_id=eos, **names[name])
+    first = {name: run(name) for name in names}
+    tokgen.memory.reset_memory(cuda)
+    held = torch.cuda.memory_allocated(cuda)
+    tokgen.graphs.forget_decoders(model)
+    tokgen.memory.reset_memory(cuda)
+    c = model.config  # each decoder's keys and values: fp32, every layer, B rows, its capacity's slots
+    caches = sum(2 * c.n_layer * B * tokgen.graph_capacity(N, o.get("steps_per_graph", 1)) * c.n_embd * 4
+                 for o in names.values())  # fmt: skip
+    assert held - torch.cuda.memory_allocated(cuda) >= caches, (held, torch.cuda.memory_allocated(cuda), caches)
+    assert model not in tokgen.graphs.DECODERS
+    for name in names:
+        assert torch.equal(run(name), first[name]), name
+    assert len(tokgen.graphs.DECODERS[model]) == len(names)
+
+
 def test_fp32_and_tf32_naive_loops_agree_under_the_rule(gpt2, distinct):
     """The yardstick: the same naive loop with FP32 products instead of TF32 meets the rule too."""
     ties = 0

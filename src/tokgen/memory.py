@@ -5,6 +5,7 @@ Peaks are introduced in notebook 01_naive, the allocator switch in notebook 03_e
 
 import gc
 
+import pandas as pd
 import torch
 
 GB = 1e9
@@ -49,6 +50,26 @@ def memory_peaks(device: torch.device) -> dict:
         "num_device_alloc": stats.get("num_device_alloc", 0),  # cudaMalloc calls since the reset
         "num_device_free": stats.get("num_device_free", 0),  # cudaFree calls since the reset
     }
+
+
+def resident_text(rows: pd.DataFrame, what: str) -> str:
+    """What stayed allocated through the runs of `rows` (`memory_peaks`' columns, one row per run), for notebook 10.
+
+    Each run's peak is reset before it (`reset_memory`), so every peak includes what was allocated before the run
+    began: the model, and whatever is kept between runs (graph decoders with their caches and graph pools). The
+    lowest peak bounds that from above; the highest is the most any run needed (review rv20B S5). `what` names the
+    runs. Without peaks (on the CPU), one line that says so."""
+    peaks = pd.to_numeric(rows.get("peak_allocated_gb", pd.Series(dtype=float)), errors="coerce").dropna()
+    if peaks.empty:
+        return f"*Memory through {what}: no GPU peaks recorded (on the CPU).*"
+    card = pd.to_numeric(rows.get("device_memory_gb", pd.Series(dtype=float)), errors="coerce").dropna()
+    of_card = f", of the card's {card.max():.1f} GB" if len(card) else ""
+    runs = f"{len(peaks)} run" + ("s" if len(peaks) != 1 else "")
+    return (
+        f"Memory through {what}: what stayed allocated between runs (the model, and the decoders kept with their "
+        f"caches and graph pools) is at most {peaks.min():.2f} GB, the lowest peak allocated of the {runs}; "
+        f"the highest peak is {peaks.max():.2f} GB{of_card}."
+    )
 
 
 def set_expandable_segments(enabled: bool) -> None:
