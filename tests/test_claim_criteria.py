@@ -1578,10 +1578,13 @@ def test_claim_6_judges_the_windows_that_hold_both_times_and_names_the_one_left_
 
 DRIFTED = [(300.0, 100.0), (300.0, 100.0), (200.0, 150.0), (200.0, 150.0), (200.0, 150.0), (200.0, 150.0)]
 FLAG = ("where one pass's step outside the judged time is more than 1.25× the other's (host drift, or the generator's "
-        "own effect), the correction is large: ")  # `tokgen.gaps.drift_flags` (reviews rr18b S2, rr18d N1)
+        "own effect), the correction is large: host-speed ratio ")  # `tokgen.gaps.drift_flags` (rr18b S2, rr18d N1)
 ONE_SIDED = ("every flagged ratio raises the share, against the claim: a one-sided ratio that may be the generator's "
              "own effect rather than drift")  # every flagged ratio above 1 where the correction decides (rr18d S2)
-WORKED_AGAINST = "every flagged ratio raises the share, so the correction can only have worked against the claim"
+WORKED_AGAINST = ("every flagged ratio raises the share, so the flagged corrections can only have worked against "
+                  "the claim")  # rv20A S3: the flagged ones, not every window's
+SYNC_LONGER = "(above 1: the synchronous pass's the longer)"  # a flagged ratio's direction (rv20A N1)
+PIPED_LONGER = "(below 1: the pipelined pass's the longer)"
 RAW_JUDGED = "judged on the time with no stop check over the one with the sync (no host-speed ratio recorded)"  # M1
 EAGER_BY_RULE = ("no-check / sync per window, each pass's time from the shared work as a share of the rest of its own "
                  "step, ")  # fmt: skip  (claim 6's and notebook 06's shares, host-normalised: review rr17c S1)
@@ -1617,7 +1620,8 @@ def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
             "sync and at most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.667, 0.167 above "
             f"it; {NO_INTERVAL}); the raw shares 0.333 in windows 0 and 1 and 0.750 "
             "in windows 2–5 times the two passes' host-speed ratio (the rest of the synchronous pass's step over the "
-            f"no-check pass's) 2.00 in windows 0 and 1 and 1.00 in windows 2–5; {FLAG}2.00× in windows 0 and 1 (the "
+            f"no-check pass's) 2.00 in windows 0 and 1 and 1.00 in windows 2–5; {FLAG}2.00 in windows 0 and 1 "
+            "(above 1: the "
             f"synchronous pass's the longer); {ONE_SIDED}; the correction decides windows 0 and 1: raw 0.333 in each, "
             "at most 0.5, corrected above it") in c["measured"]  # fmt: skip (rr18b S2, N4; rr18d S2, N1, N3)
     assert "left out" not in c["measured"] and "the host's" not in c["measured"]  # no cause named for the drift
@@ -1627,7 +1631,7 @@ def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
             "uncorrected: ") in said  # fmt: skip  (rr18b N2, S1)
     # the measure said once, by `judged_on`, not again beside the shares (review rr18d S1)
     assert "no-check / sync per window 0.667 in windows 0 and 1 and 0.750" in said
-    assert f"{FLAG}2.00× in windows 0 and 1" in said
+    assert f"{FLAG}2.00 in windows 0 and 1" in said
     assert said.split(" Eager, pipelining")[0].count("as a share of the rest of its own step") == 1  # once a bullet
     # the takeaway keeps the corrected shares, the flags and where the correction decides, not the derivation (S3)
     assert "the correction decides windows 0 and 1: raw 0.333 in each" in said and "times the two" not in said
@@ -1636,9 +1640,9 @@ def test_claim_6_judges_every_window_on_the_host_normalised_share(tmp_path):
     c = claim(6, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and f"{EAGER_BY_RULE}0.065 in windows 0–5 (" in c["measured"]
     # review rr18d S2, the "closes" case: every window met, so the flag says the correction only worked against it
-    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}" in c["measured"]
+    assert f"{FLAG}1.30 in windows 0–5 (above 1: the synchronous pass's the longer); {WORKED_AGAINST}" in c["measured"]
     assert "one-sided" not in c["measured"] and "decides" not in c["measured"]
-    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}" in takeaway(tmp_path)
+    assert f"{FLAG}1.30 in windows 0–5 {SYNC_LONGER}; {WORKED_AGAINST}" in takeaway(tmp_path)
 
 
 def test_claim_6_judges_the_raw_shares_where_no_ratio_was_recorded_and_says_so(tmp_path):
@@ -1683,17 +1687,19 @@ def test_a_far_ratio_is_flagged_with_the_pass_that_ran_slower_and_the_band_is_cl
     assert not drifted(1.25) and not drifted(0.8) and drifted(1.26) and drifted(0.79) and not drifted(float("nan"))
     windows_profile(tmp_path, DRIFTED, hosts=[1.25, 0.8, 1.0, 0.61, 0.79, 1.26])
     c = claim(6, tmp_path, resamples=4)
-    assert (f"1.25, 0.80, 1.00, 0.61, 0.79 and 1.26; {FLAG}1.26× in window 5 (the synchronous pass's the longer) and "
-            "1.64× and 1.27× in windows 3 and 4 (the no-check pass's the longer)") in c["measured"]  # fmt: skip
+    assert (f"1.25, 0.80, 1.00, 0.61, 0.79 and 1.26; {FLAG}1.26 in window 5 {SYNC_LONGER} and "
+            "0.61 and 0.79 in windows 3 and 4 (below 1: the no-check pass's the longer)") in c["measured"]  # fmt: skip
     assert "every window judged" in c["measured"] and "left out" not in c["measured"]
     assert tokgen.gaps.drift_flags([0, 1], [1.1, float("nan")]) == ""
     assert "raises the share" not in c["measured"]  # flagged ratios on both sides: no side named (review rr18b S2)
     assert tokgen.gaps.drift_flags([0, 1, 2], [1.3, 1.3, 1.6]) == (
-        f"{FLAG}1.30× in windows 0 and 1 and 1.60× in window 2 (the synchronous pass's the longer); "
+        f"{FLAG}1.30 in windows 0 and 1 and 1.60 in window 2 {SYNC_LONGER}; "
         f"{WORKED_AGAINST}")  # fmt: skip  (rr18b N4, rr18d S2)
     assert tokgen.gaps.drift_flags([0, 1, 2], [1.3, 1.3, 1.6], decided=[2]) == (
-        f"{FLAG}1.30× in windows 0 and 1 and 1.60× in window 2 (the synchronous pass's the longer); {ONE_SIDED}")
-    assert tokgen.gaps.drift_flags([3], [0.5]) == f"{FLAG}2.00× in window 3 (the no-check pass's the longer)"
+        f"{FLAG}1.30 in windows 0 and 1 and 1.60 in window 2 {SYNC_LONGER}; {ONE_SIDED}")
+    assert tokgen.gaps.drift_flags([3], [0.5]) == (
+        f"{FLAG}0.50 in window 3 (below 1: the no-check pass's the longer); the flagged ratio lowers the share, so "
+        "the flagged correction can only have worked for the claim, and it turns no window's verdict")  # rv20A S3
 
 
 def test_the_gap_summary_gives_each_model_its_own_clause_on_the_host_normalised_share(tmp_path):
@@ -1794,7 +1800,8 @@ def test_notebook_06_names_a_window_left_out_and_a_judged_window_without_a_ratio
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     left = "window 0 left out, with no idle gap or no time from the shared work measured"
     ratios = ("(the rest of the synchronous pass's step over the no-check pass's) 2.00 in windows 1 and 2, 1.00 in "
-              f"windows 3 and 4 and not recorded in window 5; {FLAG}2.00× in windows 1 and 2 (the synchronous pass's "
+              f"windows 3 and 4 and not recorded in window 5; {FLAG}2.00 in windows 1 and 2 (above 1: the "
+              "synchronous pass's "
               f"the longer); {ONE_SIDED}; the correction decides window 1: raw 0.333, at most 0.5, corrected above "
               "it; no host-speed ratio recorded in window 5, so its share is not corrected for host drift")
     c = claim(6, tmp_path, resamples=4)
@@ -1900,7 +1907,7 @@ def test_claim_7s_gap_test_judges_every_window_on_the_host_normalised_share(tmp_
             "of 6 windows; the "
             "raw shares 0.400 in windows 0 and 1 and 0.800 in windows 2–5 times the two passes' host-speed ratio (the "
             "rest of the synchronous pass's step over the pipelined pass's) 2.00 in windows 0 and 1 and 1.00 in "
-            f"windows 2–5; {FLAG}2.00× in windows 0 and 1 (the synchronous pass's the longer); {ONE_SIDED}; the "
+            f"windows 2–5; {FLAG}2.00 in windows 0 and 1 {SYNC_LONGER}; {ONE_SIDED}; the "
             "correction decides windows 0 and 1: raw 0.400 in each, at most 0.5, corrected above it; eager: "
             ) in c["measured"]  # fmt: skip  (rr18b S2; rr18d S2, N3)
     said = takeaway(tmp_path)
@@ -1911,15 +1918,15 @@ def test_claim_7s_gap_test_judges_every_window_on_the_host_normalised_share(tmp_
     c = claim(7, tmp_path, resamples=4)
     assert c["verdict"] == REPRODUCED and f"{PIPED_BY_RULE}0.065 in windows 0–5 (" in c["measured"]
     # review rr18d S2, the "closes" case: met in every window, so the correction can only have worked against it
-    assert f"{FLAG}1.30× in windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}; eager: " in c["measured"]
+    assert f"{FLAG}1.30 in windows 0–5 {SYNC_LONGER}; {WORKED_AGAINST}; eager: " in c["measured"]
     assert takeaway(tmp_path).endswith(
         f"pipelining closes at least half of the gap before a step, judged on each pass's idle gap as a share of the "
         f"rest of its own step; pipelined / sync per window 0.065 in windows 0–5 (the rule: at "
         f"most 0.5 in every window; nearest to it: window 0 of windows 0–5, 0.065, 0.435 below it; {NO_INTERVAL}); "
-        f"{FLAG}1.30× in "
-        f"windows 0–5 (the synchronous pass's the longer); {WORKED_AGAINST}.")  # fmt: skip  (rr18b S3, rr18d S2)
+        f"{FLAG}1.30 in "
+        f"windows 0–5 {SYNC_LONGER}; {WORKED_AGAINST}.")  # fmt: skip  (rr18b S3, rr18d S2)
     pipelined_profile(tmp_path, [80.0] * 6, [1.0, 1.0, 1.0, 1.0, 0.61, 1.0])  # rr17c N1: the pipelined pass slower
-    assert f"{FLAG}1.64× in window 4 (the pipelined pass's the longer)" in claim(7, tmp_path, resamples=4)["measured"]
+    assert f"{FLAG}0.61 in window 4 {PIPED_LONGER}" in claim(7, tmp_path, resamples=4)["measured"]
     table = pd.read_csv(tmp_path / "data" / "06_eos_sync_profile.csv").assign(kernels_per_step=[352.0, 348.0] * 6)
     assert all(math.isnan(r) for r in tokgen.gaps.host_ratios(table, other="pipelined_static"))  # not the same work
 
@@ -1967,7 +1974,8 @@ def test_the_correction_decides_a_window_only_where_the_claims_own_test_turns(tm
         "the correction decides windows 3 and 4: raw 0.600 and 0.700, above 0.5, corrected at most 0.5")
     assert tokgen.gaps.ratios_text([(100.0, 30.0)] * 6, list(range(6)), [1.8] * 6) == (
         "the raw shares 0.300 in windows 0–5 times the two passes' host-speed ratio (the rest of the synchronous "
-        f"pass's step over the no-check pass's) 1.80 in windows 0–5; {FLAG}1.80× in windows 0–5 (the synchronous "
+        f"pass's step over the no-check pass's) 1.80 in windows 0–5; {FLAG}1.80 in windows 0–5 (above 1: the "
+        "synchronous "
         f"pass's the longer); {ONE_SIDED}; the correction decides windows 0–5: raw 0.300 in each, at most 0.5, "
         "corrected above it")  # fmt: skip
     assert claims.host_rule_text("time", "no-check").endswith(
@@ -1999,8 +2007,9 @@ def test_a_flag_says_the_correction_worked_against_the_claim_only_where_no_windo
     through that correction, so "the correction can only have worked against the claim" is said of windows 0–4
     alone, not of the whole test, in claim 7 and notebook 06's takeaway alike; claim 6 the same (0.100 at 1.40,
     window 5 0.520 at 0.90). A flag read from any decided window (not a flagged one) says "one-sided" instead."""
-    scoped = (f"{FLAG}1.30× in windows 0–4 (the synchronous pass's the longer); every flagged ratio raises the share, "
-              "so in windows 0–4 the correction can only have worked against the claim; the correction decides "
+    scoped = (f"{FLAG}1.30 in windows 0–4 {SYNC_LONGER}; every flagged ratio raises the share, "
+              "so in windows 0–4 the flagged corrections can only have worked against the claim; the correction "
+              "decides "
               "window 5: raw 0.520, above 0.5, corrected at most 0.5")  # fmt: skip
     pipelined_profile(tmp_path, [5.0] * 5 + [52.0], [1.3] * 5 + [0.9])
     c = claim(7, tmp_path, resamples=4)
@@ -2017,7 +2026,7 @@ def test_a_one_sided_flag_is_said_on_either_side_where_it_decides_a_window(tmp_p
     in every window (ratio 0.60): the correction lowers the share to 0.420 and decides every window, for the claim;
     said one-sided, as the mirror case is (a ratio on one side in every window is not what drift looks like)."""
     pipelined_profile(tmp_path, [70.0] * 6, [0.6] * 6)
-    mirror = (f"{FLAG}1.67× in windows 0–5 (the pipelined pass's the longer); every flagged ratio lowers the share, "
+    mirror = (f"{FLAG}0.60 in windows 0–5 {PIPED_LONGER}; every flagged ratio lowers the share, "
               "for the claim: a one-sided ratio that may be the generator's own effect rather than drift; the "
               "correction decides windows 0–5: raw 0.700 in each, above 0.5, corrected at most 0.5")  # fmt: skip
     c = claim(7, tmp_path, resamples=4)

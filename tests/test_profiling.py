@@ -601,15 +601,22 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
     # whole the sum of its rounded parts: whole numbers would print 4% = 2% + 1%)
     assert tokgen.gaps.phase_takeaway("eager", p) == (
         "Eager, with the sync, in the pictures' pass, of the time from the end of step i−1's model forward on the GPU "
-        "to step i's first operation: the token's argmax and append and the stop check after the forward take 9% "
-        "(from the forward's last GPU operation to the flag's copy's end: its operations kept the GPU busy for 3% of "
-        "it, the GPU idle in the rest; the idle gap before a step is measured from the copy's end, so it does not "
-        "count this phase), the copy and sync calls take 3.9%, a time counted within the phases, not beside them: "
-        "2.4% within the phase after the model's forward (the flag's copy call comes before the idle gap) and 1.5% in "
-        "the idle gap, the host's other work before the step's first launch 88%, the launch's own latency "
-        "1%; the host's other work before the step's first launch holds most of it (88%); the copy and sync calls "
-        "3.9%; one phase of the host's other work alone holds most of it, 'the GPU's last operation of step i−1 → the "
-        "host starts step i' without its copy and sync calls (52%).")  # fmt: skip
+        "to step i's first operation, in parts that do not overlap (the copy and sync calls' time taken out of the "
+        "phases it falls in): the token's argmax and append and the stop check after the forward take 7% (9% less "
+        "the copy call's 2.4% within it; from the forward's last GPU operation to the flag's copy's end: its "
+        "operations kept the GPU busy for 3% of it, the GPU idle in the rest; the idle gap before a step is measured "
+        "from the copy's end, so it does not count this phase), the copy and sync calls take 3.9% (2.4% within the "
+        "phase after the model's forward, the flag's copy call before the idle gap, and 1.5% in the idle gap), the "
+        "host's other work before the step's first launch 88% (its 3 phases together, 'the GPU's last operation of "
+        "step i−1 → the host starts step i' 54% + 'step i starts → its model forward starts' 11% + 'model forward "
+        "starts → the first launch of step i' 25%, less the 1.5% of copy and sync call time in the idle gap), the "
+        "launch's own latency 1%; the host's other work before the step's first launch (its 3 phases together) "
+        "holds most of it (88%); the copy and sync calls 3.9%; one phase of the host's other work alone holds most "
+        "of it, 'the GPU's last operation of step i−1 → the host starts step i' without its copy and sync calls "
+        "(52%).")  # fmt: skip
+    # rv20A S2: the parts do not overlap and add up to the whole: the check's 134 µs less its 34 µs of calls (100,
+    # 7%), the calls 55 (3.9%), the host's 766 + 150 + 350 less the 21 µs of calls in the gap (1245, 88%), the
+    # launch 20 (1%): 100 + 55 + 1245 + 20 = 1420; the host's phases 54% + 11% + 25% named, together
     # 3%: 4 µs busy (two 2 µs copies) of the checks' 134 µs; 9% + 1% + 88% + 1% (rounded) make the whole
     assert "the GPU's busy time within it not recorded" in tokgen.gaps.phase_takeaway("eager", p.drop(
         columns="check_busy_us"))  # an older table
@@ -675,13 +682,13 @@ def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
     assert "is the largest part, though not most of it" in tokgen.gaps.phases_text("x", half)
     # rvA15 S5: the takeaway answers with its parts; the host's other work, 50 + 30 + 10 µs, holds most of it
     assert tokgen.gaps.phase_takeaway("eager", half).endswith(
-        "; the host's other work before the step's first launch holds most of it (90%); it makes no copy or sync "
-        "call.")  # fmt: skip
+        "; the host's other work before the step's first launch (its 3 phases together) holds most of it (90%); it "
+        "makes no copy or sync call.")  # fmt: skip
     # a part of exactly half is the largest, not most: check 45, host 30 + 10 + 10 less the calls' 0 in the gap
     edge = half.assign(check_us=45.0, host_us=30.0, forward_us=10.0, start_us=5.0, sync_copy_us=4.0, check_busy_us=1.0)
     assert tokgen.gaps.phase_takeaway("eager", edge).endswith(
-        "; no part holds most of it: the largest is the host's other work before the step's first launch, 50%; the "
-        "copy and sync calls 4.0%.")  # fmt: skip
+        "; no part holds most of it: the largest is the host's other work before the step's first launch (its 3 "
+        "phases together), 50%; the copy and sync calls 4.0%.")  # fmt: skip
     empty = "`x`: no step boundary with GPU work on both sides was recorded."
     assert tokgen.gaps.phases_text("x", half.iloc[:0]) == empty
 
@@ -868,10 +875,13 @@ def test_the_copy_running_count_says_what_it_counted_not_that_the_call_waited():
                            "the flag's copy had ended 0.2 µs before the synchronize began (by the profiler's alignment "
                            "of the GPU's and the host's clocks), so the synchronize's time is the call's own (the "
                            "sentence above says how long). The flag's copy was still running")  # fmt: skip
-    late = w.assign(copy_done_us=[1.0, 0.5, 2.0, 1.0])  # the copy still landing when the synchronize began: it waits
+    late = w.assign(copy_done_us=[1.0, 0.5, 2.0, 1.0], after_copy_us=[19.0, 20.5, 17.0, float("nan")])
+    # the copy still landing when the synchronize began: it waits about 1.0 µs for it (median), the rest, 19.0 µs
+    # (median of 19.0, 20.5, 17.0), is the call's own (review rv20A S4)
     assert tokgen.gaps.which_call_waits(late).startswith(
-        "So, which one waits? The synchronize, for the flag's copy, not for queued GPU work (the copy ended 1.0 µs "
-        "after the synchronize began, median, by the profiler's alignment of the GPU's and the host's clocks).")
+        "So, which one waits? The synchronize: about 1.0 µs (median) for the flag's copy, the rest (19.0 µs) its "
+        "own, not for queued GPU work (the copy ended 1.0 µs after the synchronize began, median, by the profiler's "
+        "alignment of the GPU's and the host's clocks).")  # fmt: skip
     at_start = w.assign(copy_done_us=[0.02, -0.01, 0.03, 1.0])  # median 0.02: prints 0.0, neither side (rrA12 N2)
     assert "the flag's copy ended as the synchronize began (median" in tokgen.gaps.which_call_waits(at_start)
     unknown = w.assign(copy_done_us=float("nan"))  # not recorded: no claim about the copy
@@ -895,13 +905,12 @@ def test_the_calls_share_is_the_sum_of_its_rounded_parts():
                        "forward_us": 1000.0, "launch_us": 1900.0, "start_us": 100.0, "sync_copy_us": 249.0,
                        "gap_calls_us": 80.0, "check_busy_us": 500.0}])  # fmt: skip
     said = tokgen.gaps.phase_takeaway("compiled", p)
-    assert ("the copy and sync calls take 2.5%, a time counted within the phases, not beside them: 1.7% within the "
-            "phase after the model's forward (the flag's copy call comes before the idle gap) and 0.8% in the idle "
-            "gap") in said  # fmt: skip
+    assert ("the copy and sync calls take 2.5% (1.7% within the phase after the model's forward, the flag's copy "
+            "call before the idle gap, and 0.8% in the idle gap)") in said  # fmt: skip  (rv20A S2: one part)
     # parts 1.68% and 0.76% print 1.7% and 0.8%: the whole must print their sum, 2.5%, not its own 2.44% -> 2.4%
     p = p.assign(sync_copy_us=244.0, gap_calls_us=76.0)
     said = tokgen.gaps.phase_takeaway("compiled", p)
-    assert "the copy and sync calls take 2.5%, a time counted within the phases" in said and "2.4%" not in said
+    assert "the copy and sync calls take 2.5% (" in said and "2.4%" not in said
 
     # rvA12 N2: a generator with no stop check makes no copy or sync call: said so, not "take 0%"
     none = {"check_us": 0.1, "gap_calls_us": 0.0, "sync_copy_us": 0.0}
@@ -940,6 +949,7 @@ def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio(
     kv = {"gpu_busy_per_step_us": 100.0, "kernels_per_step": 50}
     more = naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50])
     assert "×" not in more and "Naive gives the GPU more work per step: re-running up to 50 positions" in more
+    assert "costs more than one token's step over the static cache (by construction)." in more  # rv20A N3
     less = naive_work_text(kv, {"gpu_busy_per_step_us": 80.0, "kernels_per_step": 40}, [30, 50])
     assert ("no more work per step: 40 kernels per step against the static cache's 50, which take 2.0 µs each on "
             "average (naive's 2.0 µs). In steps 30–49 naive re-runs at most 50 positions") in less  # fmt: skip

@@ -1465,7 +1465,9 @@ def test_solution_07s_sentences_count_the_late_runs_the_race_the_copy_and_the_wa
     assert race_text([0, 2, 0, 1]).startswith("The race happened: 2 of 4 runs read the flag before its copy had "
                                               "landed and kept 1 to 2 steps past the stop.")  # fmt: skip
     quiet = race_text([0, 0, 0], 0.456, 5)
-    assert quiet.startswith("The race is possible but not observed here: in each of 3 runs")
+    assert quiet.startswith("The race is possible but not observed here: at the stop step, in each of 3 runs the "
+                            "copy had landed")  # rv20A N2: only the stop step's flag can show a stale read
+    assert "a stale flag at an earlier step reads False as the fresh one does" in quiet
     assert "busy 46% of a run (one profiled run's busy time over the median of 5 timed runs)" in quiet
     assert ("is not measured here, but notebook 06 measures, step by step under the profiler, whether the GPU still "
             "had work queued when the host issued the stop flag's copy") in quiet  # rvB15 S6: points to the measure

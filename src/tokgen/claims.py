@@ -72,6 +72,7 @@ from .stats import (
 from .voice import (
     CONFINED_RATIO,
     GPU_BOUND,
+    HOST_BOUND,
     bound_words,
     has_interval,
     interval_text,
@@ -810,6 +811,30 @@ def _judged_gaps(syncs: list, nones: list, windows: list) -> str:
     return f"{over} ({windows_named(windows)}) {_spread(syncs)} with the sync, {_spread(nones)} with no stop check"
 
 
+def premise_text(busy: float, where: str) -> str:
+    """Claims 6 and 7's measured premise as a condition (review rv20A S7): the synchronous loop's bound here from its
+    GPU busy share (`busy`, measured `where`), read from the data; where host-bound, that the article's remedy is
+    judged here only under that premise, which does not carry over to a GPU-bound card; "" where the share was not
+    measured (notebook 09_summary)."""
+    if not math.isfinite(busy):
+        return ""
+    said = (f"the premise these verdicts rest on, as measured: the synchronous loop is {bound_words(busy)} here (the "
+            f"GPU busy {busy:.0%} of a step, {where})")  # fmt: skip
+    if busy < HOST_BOUND:
+        said += ("; the article's remedy, pipelining, is judged here only under that premise, and the verdicts do "
+                 "not carry over to a GPU-bound card (an L4 or A100, say), whose longer GPU part of a step the "
+                 "pipelined loop may hide (not measured here)")  # fmt: skip
+    return said
+
+
+def _premise_06(profile: pd.DataFrame) -> str:
+    """`premise_text` from notebook 06's profile: the eager synchronous generator's GPU busy share of its profiled
+    windows, 1 − its median `gpu_idle_fraction` (notebook 09_summary)."""
+    rows = profile[profile["variant"] == label("kv_static")] if "gpu_idle_fraction" in profile else profile.iloc[:0]
+    idle = float(rows["gpu_idle_fraction"].median()) if len(rows) else float("nan")
+    return premise_text(1 - idle, "eager, profiled, the median over notebook 06's windows")
+
+
 def _claim_6(tables):
     """Claim 6 per profiled window: the cause (`sync_opens_gap` on `shared_gaps`: the time before a step from
     the work the synchronous step shares with the one without a check, so the whole stop check, its launches and
@@ -866,6 +891,8 @@ def _claim_6(tables):
         measured += f"; {raw_said}"
     if waited := sync_wait_words(profile):
         measured += f"; {STOP_CHECK_TESTED}; {waited}"
+    if premise := _premise_06(profile):  # the measured premise, a condition (review rv20A S7)
+        measured += f"; {premise}"
     if cause == CORRECTION_DECIDES:  # the raw and the corrected pooled shares decide apart (review rv20A M1)
         why = ("the pooled share of the raw times and the host-speed-corrected one lie on different sides of 0.5 "
                "(see measured), and the correction's premise, that the ratio is host drift, is not validated (it may "
@@ -1005,6 +1032,10 @@ def _claim_7(tables):
     busy = _busy_and_bound(tables["07_pipelining"], [label("kv_static"), label("kv_static", compiled=True)],
                            [g for _, g, _ in named])  # fmt: skip
     parts += [f"the synchronous loop's {busy}"] if busy else []
+    rows = shared_rounds(tables["07_pipelining"]).set_index("variant")  # the busy share `_busy_and_bound` reads
+    share = rows["gpu_busy_share"].get(label("kv_static"), float("nan")) if "gpu_busy_share" in rows else float("nan")
+    if premise := premise_text(float(share), "eager, unprofiled, notebook 07's rounds"):  # (review rv20A S7)
+        parts.append(premise)
     unsure = closed is UNDECIDED_WINDOW  # an interval holding 0.5 (reviews rv19A S2, rr20g S1)
     decided = closed if closed is True or closed is False else None  # tri-state, never a truthy text (rr20g M2)
     verdict = _combine(decided, *oks,

@@ -227,17 +227,23 @@ def pooled_share_interval(steps: list, ratios: list, periods: list | None = None
     return float(lo), float(hi)
 
 
+# what the host-speed ratio inside the judged share rests on (review rv20A S6): `pooled_rule`'s words
+ONE_PASS = ("the ratio re-derived from the two passes' step periods (one pass each), so it has no interval of its "
+            "own")  # fmt: skip
+
+
 def pooled_rule(ratio: str) -> str:
     """Claims 6 and 7's criterion's words for `pooled_verdict` (review rr20g S1, S2); `ratio` says how the host-speed
-    ratio enters each resample (notebook 06_eos_sync_profile)."""
+    ratio enters each resample, ONE_PASS what it rests on: one pass's step period each (review rv20A S6);
+    notebook 06_eos_sync_profile."""
     return (f"the share decided on one {1 - SHARE_LEVEL:.0%} interval pooled over the judged windows (a two-level "
-            f"bootstrap: the windows resampled, then each pass's steps within each window apart, {ratio}; the share "
-            "the median over the windows): at most half where it lies wholly below 0.5, more than half where wholly "
-            "above, undecided where it holds 0.5, and undecided (split) where some window's own interval lies wholly "
-            "on the other side; the pooled interval also made with the host-speed ratio fixed at 1 (the raw shares), "
-            "and where the two decide differently, inconclusive (the host-speed correction decides), both intervals "
-            "printed; each window's share and interval described; a table without per-step values judged "
-            "window by window on the shares alone")  # fmt: skip
+            f"bootstrap: the windows resampled, then each pass's steps within each window apart, {ratio}; "
+            f"{ONE_PASS}; the share the median over the windows): at most half where it lies wholly below 0.5, more "
+            "than half where wholly above, undecided where it holds 0.5, and undecided (split) where some window's own "
+            "interval lies wholly on the other side; the pooled interval also made with the host-speed ratio fixed at "
+            "1 (the raw shares), and where the two decide differently, inconclusive (the host-speed correction "
+            "decides), both intervals printed; each window's share and interval described; a table without per-step "
+            "values judged window by window on the shares alone")  # fmt: skip
 
 
 def _is_interval(interval) -> bool:
@@ -676,11 +682,6 @@ def _ratio(r: float) -> str:
     return side_of(r, (1 / HOST_DRIFT, HOST_DRIFT))
 
 
-def _apart(r: float) -> str:
-    """How far apart two passes' host speeds lie, a factor of 1 or more, in `_ratio`'s digits: 0.61 reads "1.64"."""
-    return side_of(r if r >= 1 else 1 / r, (HOST_DRIFT,))
-
-
 def _grouped(shown: list) -> str:
     """Per-window values (`shown`: (window, text) pairs) with their windows, equal values said once: "1.96× and 2.23×
     in windows 0 and 1", "1.30× in windows 0–5", "1.30× in windows 0–2 and 1.56× in window 5" (reviews rr18b N4,
@@ -700,33 +701,41 @@ def _values(shown: list) -> str:
 
 
 def _factors_in(these: list) -> str:
-    """`drift_flags`' factors with their windows, equal factors said once (`_grouped`, review rr18b N4)."""
-    return _grouped([(w, f"{_apart(r)}×") for w, r in these])
+    """`drift_flags`' ratios with their windows, in `ratios_text`'s form (`_ratio`: the synchronous pass's rest over
+    the other's, no factor inverted: review rv20A N1), equal ratios said once (`_grouped`, review rr18b N4)."""
+    return _grouped([(w, _ratio(r)) for w, r in these])
 
 
-def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: list = ()) -> str:
+def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: list = (), pairs: list = ()) -> str:
     """The windows where one pass's step outside the judged time (`host_ratios`: the measured quantity, host drift or
     the generator's own effect) is more than HOST_DRIFT times the other's (`drifted`), flagged, not left out, each
-    factor 1 or more with the pass whose rest is the longer: "where one pass's step outside the judged time is more
-    than 1.25× the other's (host drift, or the generator's own effect), the correction is large: 1.96× and 2.23× in
-    windows 0 and 1 (the synchronous pass's the longer) and 1.56× in window 5 (the no-check pass's the longer)".
+    ratio in `ratios_text`'s one form (the synchronous pass's rest over the other's, review rv20A N1) with its
+    direction: "where one pass's step outside the judged time is more than 1.25× the other's (host drift, or the
+    generator's own effect), the correction is large: host-speed ratio 1.96 and 2.23 in windows 0 and 1 (above 1: the
+    synchronous pass's the longer) and 0.64 in window 5 (below 1: the no-check pass's the longer)".
     Where every flagged ratio lies on one side and the correction decides a flagged window (`decided`,
     `correction_decides`' windows), what that implies, either side alike (reviews rr18d S2, rr19b S1): "every
     flagged ratio raises the share, against the claim" (or "lowers the share, for the claim"), "a one-sided ratio
     that may be the generator's own effect rather than drift"; where every flagged ratio raises the share and
-    decides no window, the correction can only have worked against the claim, said of the flagged windows alone
-    where some window's ratio below 1 turned its verdict (review rr19b M1); "" where none is flagged (reviews rr17c
-    S1, N1, rr18b S2, N4, rr18d N1; notebook 06_eos_sync_profile)."""
+    decides no window, the flagged corrections (not every window's: an unflagged ratio below 1 lowers its share,
+    review rv20A S3) can only have worked against the claim, said of the flagged windows alone where some window's
+    ratio below 1 turned its verdict (review rr19b M1); the mirror where every flagged ratio lowers the share: they
+    can only have worked for the claim, "and the share is still above 0.5 in them" where every flagged window's
+    corrected share (from `pairs`, (sync, other) per window) is, else "and they turn no window's verdict" (review
+    rv20A S3); "" where none is flagged (reviews rr17c S1, N1, rr18b S2, N4, rr18d N1);
+    notebook 06_eos_sync_profile."""
     far = [(w, r) for w, r in zip(windows, ratios) if drifted(r)]
     parts = []
-    for longer, side in (("synchronous", lambda r: r > 1), (other, lambda r: r < 1)):
+    for longer, side, how in (("synchronous", lambda r: r > 1, "above"), (other, lambda r: r < 1, "below")):
         if these := [(w, r) for w, r in far if side(r)]:
-            parts.append(f"{_factors_in(these)} (the {longer} pass's the longer)")
+            parts.append(f"{_factors_in(these)} ({how} 1: the {longer} pass's the longer)")
     if not parts:
         return ""
     said = (f"where one pass's step outside the judged time is more than {HOST_DRIFT:g}× the other's (host drift, or "
-            f"the generator's own effect), the correction is large: {' and '.join(parts)}")  # fmt: skip
+            f"the generator's own effect), the correction is large: host-speed ratio "
+            f"{' and '.join(parts)}")  # fmt: skip
     every = "the flagged ratio" if len(far) == 1 else "every flagged ratio"
+    flagged = "the flagged correction" if len(far) == 1 else "the flagged corrections"
     raises = all(r > 1 for _, r in far)
     if len(parts) == 1 and any(w in decided for w, _ in far):  # one side only, and it turns a flagged window
         moves = "raises the share, against the claim" if raises else "lowers the share, for the claim"
@@ -734,7 +743,13 @@ def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: l
     elif raises:  # scoped to the flagged windows where a ratio below 1 turned another window (review rr19b M1)
         helped = any(w in decided and r < 1 for w, r in zip(windows, ratios))
         scope = f"in {windows_named([w for w, _ in far])} " if helped else ""
-        said += f"; {every} raises the share, so {scope}the correction can only have worked against the claim"
+        said += f"; {every} raises the share, so {scope}{flagged} can only have worked against the claim"
+    elif all(r < 1 for _, r in far):  # every flagged ratio lowers the share, none decides it (review rv20A S3)
+        shares = {w: normalised_share(s, o, r) for (s, o), w, r in zip(pairs, windows, ratios)}
+        them = "in it" if len(far) == 1 else "in them"
+        still = (f"the share is still above 0.5 {them}" if pairs and all(shares.get(w, 0) > 0.5 for w, _ in far)
+                 else f"{'it turns' if len(far) == 1 else 'they turn'} no window's verdict")  # fmt: skip
+        said += f"; {every} lowers the share, so {flagged} can only have worked for the claim, and {still}"
     return said
 
 
@@ -794,7 +809,7 @@ def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", der
             f"{shown}")  # fmt: skip
     said = [said] if derivation else []
     decided = correction_decides(pairs, windows, ratios, other)
-    said += [t for t in (drift_flags(windows, ratios, other, decided),
+    said += [t for t in (drift_flags(windows, ratios, other, decided, pairs),
                          decided_by_correction(pairs, windows, ratios, other)) if t]  # fmt: skip
     said = "; ".join(said)
     if missing := [w for w, r in zip(windows, ratios) if not math.isfinite(r)]:
@@ -1422,7 +1437,8 @@ def copy_running_text(waits: pd.DataFrame) -> str:
 def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = None) -> str:
     """Solution 06's answer to "which call waits?" from a window's `tokgen.profiling.sync_wait` table, on its
     medians: the synchronize, for queued GPU work (`waited_for_queue`) or for the flag's copy (it ended after the
-    synchronize began), or neither (the copy had ended before it began; the copy's end not recorded: the
+    synchronize began: about that long for the copy, the rest, `after_copy_us`, the call's own; review rv20A S4),
+    or neither (the copy had ended before it began; the copy's end not recorded: the
     synchronize, not for queued work); in how many steps the flag's copy
     was still running when the synchronize began (`copy_running_text`); and the copy call's host time, under the
     full CPU-op profiler (`full_profile_copy_us`, a mean per call) and in this lighter profile (a median)
@@ -1442,9 +1458,12 @@ def which_call_waits(waits: pd.DataFrame, full_profile_copy_us: float | None = N
         which = ("Neither waited for the GPU in the median step: no work was queued and the flag's copy had ended "
                  f"{-landed:.1f} µs before the synchronize began ({clocks}), so the synchronize's time is the call's "
                  "own (the sentence above says how long)")  # fmt: skip
-    elif landed > 0:
-        which = ("The synchronize, for the flag's copy, not for queued GPU work (the copy ended "
-                 f"{landed:.1f} µs after the synchronize began, median, {clocks})")  # fmt: skip
+    elif landed > 0:  # the wait for the copy, then the call's own time (review rv20A S4)
+        own = medians.get("after_copy_us", float("nan"))  # from the later of the copy's end and its start
+        own = own if _finite(own) else medians.get("sync_us", float("nan")) - landed
+        rest = f", the rest ({own:.1f} µs) its own" if math.isfinite(own) and own >= 0 else ""
+        which = (f"The synchronize: about {landed:.1f} µs (median) for the flag's copy{rest}, not for queued GPU "
+                 f"work (the copy ended {landed:.1f} µs after the synchronize began, median, {clocks})")  # fmt: skip
     else:
         which = ("The synchronize, though not for queued GPU work (the GPU had finished: the sentence above says what "
                  "its time holds)")  # fmt: skip
@@ -1641,13 +1660,15 @@ CHECK_PART = "the argmax, append and stop check after the forward"
 
 def _parts(shares: dict) -> tuple[dict, float, float]:
     """`phase_takeaway`'s parts from one pass's phase shares (`phase_shares`): {part: share} as `_answer` weighs them,
-    the copy and sync calls counted inside the host's phases (`in_gap`) and the host's other work (`host`)."""
+    the copy and sync calls counted inside the host's phases (`in_gap`) and the host's other work (`host`). The calls
+    are one part, taken out of both phases they fall in (the check's phase and the host's), so the parts do not
+    overlap and add up to the whole (review rv20A S2)."""
     in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
     host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
     parts = {HOST_PART: host, "the copy and sync calls": shares["sync_copy_us"],
              "the launch's own latency": shares["start_us"]}  # fmt: skip
-    if CHECK_PHASE in shares:
-        parts[CHECK_PART] = shares[CHECK_PHASE]
+    if CHECK_PHASE in shares:  # less its own calls too, as the host's phases are: parts that do not overlap (rv20A S2)
+        parts[CHECK_PART] = shares[CHECK_PHASE] - (shares["sync_copy_us"] - in_gap)
     return parts, in_gap, host
 
 
@@ -1666,12 +1687,17 @@ def window_parts(rows: pd.DataFrame, numbers: bool = False) -> list:
     return out
 
 
-def _most_over(top: str, parts: dict, per_window: list, numbers: list | None = None, pictured: int = 0) -> str:
+def _most_over(top: str, parts: dict, per_window: list, numbers: list | None = None, pictured: int = 0,
+               apart: str = "", named: dict | None = None) -> str:  # fmt: skip
     """`_answer`'s "most" over every window's pictures' pass (`window_parts`, review rv19A S3): "holds most of it in all
     6 windows (shares 51%–58%; 52% in window 0, the one pictured)" where it does in each, "in the one window" where
     there is one; else "no part holds most of it in every window: … holds most of it in 4 of 6 windows (shares
     47%–58%; …)"; the span over the windows that measured the part, those that did not named (review rr20g N6).
-    `numbers`: the windows' numbers (default 0, 1, ...), `pictured` the one whose phases `parts` are."""
+    `numbers`: the windows' numbers (default 0, 1, ...), `pictured` the one whose phases `parts` are; `apart`, where
+    the calls were taken out of the other parts, says so beside the span ("each without the copy and sync calls'
+    time": a share just over half is most of the whole only so, review rv20A N4); `named`, the parts' names as said
+    (the host's phases "together", `_part_names`)."""
+    named = named or {}
     n, mine = len(per_window), [w.get(top, float("nan")) for w in per_window]
     numbers = list(range(n)) if numbers is None else list(numbers)
     held = sum(x > MOST and x == max(w.values()) for x, w in zip(mine, per_window))
@@ -1680,13 +1706,37 @@ def _most_over(top: str, parts: dict, per_window: list, numbers: list | None = N
             f"share {_most_kept(finite[0])}" if finite else "not measured")  # fmt: skip
     if unmeasured := [w for x, w in zip(mine, numbers) if not math.isfinite(x)]:
         span += f"; not measured in {windows_named(unmeasured)}"
+    if apart and top != "the copy and sync calls":  # "most" of parts that do not overlap (review rv20A N4)
+        span += f", each {apart}"
     here = f"{_most_kept(parts[top])} in window {pictured}, the one pictured"
-    verb = "hold" if top == "the copy and sync calls" else "holds"
-    if held == n and parts[top] > MOST:
+    verb, share, top = "hold" if top == "the copy and sync calls" else "holds", parts[top], named.get(top, top)
+    if held == n and share > MOST:
         where = "in the one window" if n == 1 else f"in all {n} windows"
         return f"{top} {verb} most of it {where} ({span}; {here})"
     return (f"no part holds most of it in every window: {top} {verb} most of it in {held} of {n} windows ({span}; "
             f"{here})")  # fmt: skip
+
+
+HOST_PHASES = ("host_us", "forward_us", "launch_us")  # the phases HOST_PART sums
+
+
+def _part_names(names: dict) -> dict:
+    """`_answer`'s names of the parts as said: the host's other work, where it sums more than one measured phase,
+    "(its N phases together)", as no one phase of it need hold what they do together (`phases_text` names the
+    largest single phase: review rv20A S2)."""
+    n = sum(c in names for c in HOST_PHASES)
+    return {HOST_PART: f"{HOST_PART} (its {n} phases together)"} if n > 1 else {}
+
+
+def _host_sum(shares: dict, names: dict, in_gap: float) -> str:
+    """The host's other work as `phase_takeaway` sums it: each measured phase of it named with its share, "together"
+    where more than one, less the copy and sync calls' time in the idle gap (counted in the first of them) where
+    there is any: "its 3 phases together, 'a' 12% + 'b' 23% + 'c' 19%, less the 1.7% of copy and sync call time in
+    the idle gap" (review rv20A S2)."""
+    mine = [c for c in HOST_PHASES if c in names]
+    summed = " + ".join(f"'{names[c]}' {shares[c]:.0%}" for c in mine)
+    said = f"its {len(mine)} phases together, {summed}" if len(mine) > 1 else summed
+    return f"{said}, less the {in_gap:.1%} of copy and sync call time in the idle gap" if in_gap > 0 else said
 
 
 def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0, per_window: list | None = None,
@@ -1702,10 +1752,13 @@ def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0, per_win
     calls = "the copy and sync calls"
     parts = _parts(shares)[0]
     top = max(parts, key=parts.get)
-    said = (f"{top} {'hold' if top == calls else 'holds'} most of it ({_most_kept(parts[top])})" if parts[top] > MOST
-            else f"no part holds most of it: the largest is {top}, {_most_kept(parts[top])}")  # fmt: skip
+    named = _part_names(names)  # the host's phases "together" (review rv20A S2)
+    said = (f"{named.get(top, top)} {'hold' if top == calls else 'holds'} most of it ({_most_kept(parts[top])})"
+            if parts[top] > MOST else
+            f"no part holds most of it: the largest is {named.get(top, top)}, {_most_kept(parts[top])}")  # fmt: skip
     if per_window:
-        said = _most_over(top, parts, per_window, numbers, pictured)
+        apart = "without the copy and sync calls' time" if shares["sync_copy_us"] > 0 else ""
+        said = _most_over(top, parts, per_window, numbers, pictured, apart, named)
     if top != calls:
         said += f"; {calls} {_calls_share(shares)}" if shares["sync_copy_us"] > 0 else "; it makes no copy or sync call"
     other = {c: shares[c] - (in_gap if c == "host_us" else 0.0) for c in ("host_us", "forward_us", "launch_us")
@@ -1735,16 +1788,36 @@ def phase_takeaway(model: str, phases: pd.DataFrame, windows: pd.DataFrame | Non
     _, in_gap, host = _parts(shares)
     said = _answer(shares, host, _phase_names(shares), in_gap, window_parts(windows),
                    window_parts(windows, numbers=True), pictured)  # the phases are window `pictured`'s (rr20g N6)
+    names, parts = _phase_names(shares), _parts(shares)[0]
     if CHECK_PHASE in shares:
         span = "of the time from the end of step i−1's model forward on the GPU to step i's first operation"
-        check = (f"the token's argmax and append and the stop check after the forward take {shares[CHECK_PHASE]:.0%} "
-                 f"(from the forward's last GPU operation to the flag's copy's end: {_check_busy(phases)}; the idle "
-                 "gap before a step is measured from the copy's end, so it does not count this phase), ")  # fmt: skip
+        within = _calls_parts(shares)[0] if "gap_calls_us" in shares else 0.0
+        less = f"{shares[CHECK_PHASE]:.0%} less the copy call's {within:.1%} within it; " if within > 0 else ""
+        check = (f"the token's argmax and append and the stop check after the forward take {parts[CHECK_PART]:.0%} "
+                 f"({less}from the forward's last GPU operation to the flag's copy's end: {_check_busy(phases)}; "
+                 "the idle gap before a step is measured from the copy's end, so it does not count this "
+                 "phase), ")  # fmt: skip
     else:
         span, check = "of the GPU's idle gap before a step", ""
-    return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_clause(shares)}, "
-            f"the host's other work before the step's first launch {host:.0%}, the launch's own latency "
-            f"{shares['start_us']:.0%}; {said}.")  # fmt: skip
+    if shares["sync_copy_us"] > 0:  # one part, taken out of the phases it falls in (review rv20A S2)
+        span += ", in parts that do not overlap (the copy and sync calls' time taken out of the phases it falls in)"
+    return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_apart(shares)}, "
+            f"the host's other work before the step's first launch {host:.0%} ({_host_sum(shares, names, in_gap)}), "
+            f"the launch's own latency {shares['start_us']:.0%}; {said}.")  # fmt: skip
+
+
+def _calls_apart(shares: dict) -> str:
+    """`phase_takeaway`'s copy and sync calls, one part beside the others (`_parts`), and where their time fell:
+    "the copy and sync calls take 5.7% (4.0% within the phase after the model's forward, the flag's copy call before
+    the idle gap, and 1.7% in the idle gap)" (review rv20A S2; `phases_text` says them counted within its phases)."""
+    if shares["sync_copy_us"] == 0:
+        return "it makes no copy or sync call"
+    said = f"the copy and sync calls take {_calls_share(shares)}"
+    if CHECK_PHASE in shares and "gap_calls_us" in shares:
+        within, gap = _calls_parts(shares)
+        said += (f" ({within:.1%} within the phase after the model's forward, the flag's copy call before the idle "
+                 f"gap, and {gap:.1%} in the idle gap)")  # fmt: skip
+    return said
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> list[str]:
@@ -1854,8 +1927,8 @@ def naive_work_text(kv: dict, naive: dict, window, windows: pd.DataFrame | None 
     start, stop = window
     if naive["gpu_busy_per_step_us"] > kv["gpu_busy_per_step_us"]:
         return (f"{busy} Naive gives the GPU more work per step: re-running up to {stop} positions costs more than "
-                "one token's step over the static cache. Its idle share is one profile's host time, not compared "
-                "here.")
+                "one token's step over the static cache (by construction). Its idle share is one profile's host "
+                "time, not compared here.")  # (by construction: review rv20A N3)
     each = {k: r["gpu_busy_per_step_us"] / r["kernels_per_step"] for k, r in (("kv", kv), ("naive", naive))}
     return (f"{busy} Naive gives the GPU no more work per step: {naive['kernels_per_step']:.0f} kernels per step "
             f"against the static cache's {kv['kernels_per_step']:.0f}, which take {each['kv']:.1f} µs each on "

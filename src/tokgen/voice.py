@@ -1571,12 +1571,14 @@ def race_text(late: list[int], busy_share: float | None = None, timed: int | Non
         return (f"The race happened: {len(raced)} of {len(late)} runs read the flag before its copy had landed and "
                 f"kept {min(raced)} to {max(raced)} steps past the stop. Without the wait the output depends on "
                 "timing.")
-    return (f"The race is possible but not observed here: in each of {len(late)} runs the copy had landed before "
-            f"the CPU, one step later, read the flag. The GPU was busy {busy_share:.0%} of a run (one profiled run's "
-            f"busy time over the median of {timed} timed runs); why the GPU never fell a step behind in these runs "
-            "is not measured here, but notebook 06 measures, step by step under the profiler, whether the GPU still "
-            "had work queued when the host issued the stop flag's copy (its summary says in how many steps). A run "
-            "where it falls a step behind would race, and the wait is what keeps the output right then.")
+    return (f"The race is possible but not observed here: at the stop step, in each of {len(late)} runs the copy "
+            "had landed before the CPU, one step later, read the flag (a stale flag at an earlier step reads False "
+            f"as the fresh one does, so the runs cannot show it). The GPU was busy {busy_share:.0%} of a run (one "
+            f"profiled run's busy time over the median of {timed} timed runs); why the GPU never fell a step behind "
+            "in these runs is not measured here, but notebook 06 measures, step by step under the profiler, whether "
+            "the GPU still had work queued when the host issued the stop flag's copy (its summary says in how many "
+            "steps). A run where it falls a step behind would race, and the wait is what keeps the output right "
+            "then.")  # fmt: skip
 
 
 def copy_return_text(where: str, returned_after_ms: float) -> str:
