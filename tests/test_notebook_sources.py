@@ -2,6 +2,7 @@
 measurement (S6)."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -83,15 +84,12 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     recipe = gain(run07, "naive", "compiled pipelined_static", thresholds=SUMMARY_THRESHOLDS)
     early = gain(run07, "naive", "compiled pipelined_static")
     assert early["rounds"] < recipe["rounds"]  # the data is as said: the plain test stops at an earlier look
-    row = next(line for line in said[1].splitlines() if line.startswith("| 2 (shared) | compiled pipelined_static |"))
+    row = next(line for line in said[1].splitlines() if line.split("|")[2].strip() == "compiled pipelined_static")
     assert f"| ×{recipe['speedup']:.2f} |" in row and f"| {recipe['rounds']} |" in row
     assert f"{early['speedup']:.2f}" != f"{recipe['speedup']:.2f}"  # else the next line could not tell them apart
     assert f"×{early['speedup']:.2f}" not in row and "claim 10's comparison" in said[1]  # another row may share it
     assert "| compiled article_pipelined (output wrong: 1 token past the stop in 3 of 3 trials" in said[1]
     assert (plotted["low"], plotted["high"]) == ("interval_low_vs_naive", "interval_high_vs_naive")
-    lead = "compiled kv_static_no_check"
-    for other in ("compiled kv_static", "compiled pipelined_static", "compiled pipelined_static_1stream"):
-        assert f"against `{lead}` {speedup_text(gain(run07, lead, other))}" in said[-2]
     lines = [line for line in said[1].splitlines() if line.startswith("| ") and not line.startswith("|---")]
     head = [c.strip() for c in lines[0].split("|")[1:-1]]
     rows = ([x.strip() for x in line.split("|")[1:-1]] for line in lines[1:])
@@ -103,7 +101,19 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     rounds = {name: c[head.index("rounds")] for name, c in cells.items()}
     wrong = "article_pipelined"
     assert f"{wrong}, rank {rank[wrong]}, {rounds[wrong]} rounds, output wrong" in labels
-    assert f"{lead}, rank {rank[lead]}, {rounds[lead]} rounds" in labels and rank[lead] == "1"
+    first = [name for name, r in rank.items() if r.split(" ")[0] == "1"]  # the table's rank 1, from its rows
+    lead = first[0]
+    assert f"{lead}, rank {rank[lead]}, {rounds[lead]} rounds" in labels
+    # each variant of the next rank is named with its reason; where the reason is a direct loss ("beaten by X"),
+    # the comparison printed is the one recomputed here from the rounds
+    below = sorted({int(r.split(" ")[0]) for r in rank.values() if r[0].isdigit()} - {1})[0]
+    beaten = 0
+    for b in (name for name, r in rank.items() if r.split(" ")[0] == str(below)):
+        segment = said[-2].split(f"`{b}` has rank {below}", 1)[1].split(" has rank ", 1)[0].split("The rule:")[0]
+        for x in re.findall(r"beaten by `([^`]+)`", segment):
+            beaten += 1
+            assert f"against `{x}` {speedup_text(gain(run07, x, b))}" in segment, (b, x)
+    assert beaten, "no variant of the next rank is beaten directly in this data: the test needs another case"
 
 
 def test_solution_09_exercise_2_ranks_as_notebook_09_does_with_naive_the_baseline(monkeypatch):
