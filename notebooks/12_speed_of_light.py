@@ -184,8 +184,9 @@ if len(floors):  # each run's rows in its table's order, run by run: medians ove
 # Notebook 10 split the GPU time of the decoders it profiled kernel by kernel (its section 5:
 # the compiled handwritten step, our kernels and the fused step, each at a K of its generator's best
 # rank there) by kernel kind; here the one ranked first among them round by round (the sentence
-# below names any that share that rank). Its columns say "per token" for a decode step,
-# which generates one token for each of the B rows: "per step" below. The matrix products read all the weights:
+# below names any that share that rank). Notebook 10's CSV says "per token" for a decode step,
+# which generates one token for each of the B rows: the table below says "per decode step", as notebook 10's
+# tables do. The matrix products read all the weights:
 # at copy speed they would take the weights' floor per step. Their *own* time (the part no
 # earlier kernel overlaps, notebook 10 section 5) is what they add to the GPU's busy time.
 
@@ -207,7 +208,7 @@ if kernels is not None and len(floors):
            if len(ranked) else f"`{target}`, the first decoder notebook 10 profiled (not ranked here)")  # fmt: skip
     say(tokgen.display.products_split_text(who, split, kernels_bw["note"]))
     columns = ["variant", "kind", "products", "kernels_per_token", "us_per_token", "own_us_per_token", "share"]
-    say(table(kernels[kernels["variant"] == target], columns, digits=2))
+    say(table(tokgen.display.step_headers(kernels.loc[kernels["variant"] == target, columns]), digits=2))  # per step
 
 # %% [markdown]
 # The same split for every decoder notebook 10 profiled: before our kernels (the compiled

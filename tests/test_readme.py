@@ -243,10 +243,11 @@ def test_findings_are_read_from_the_data():
     assert readme.findings(ROOT / "nothing") == readme.NOT_MEASURED
 
 
-def test_each_erratum_names_every_committed_notebook_that_still_says_it():
-    """README's errata quote the committed outputs that later fixes change. Each item names the
-    notebooks that show the quote: one that no longer says it (a new run replaced it) makes the
-    item obsolete, and one not named that says it is the same fault unreported; this test says which."""
+def erratum_faults(root: Path) -> list[str]:
+    """What is wrong with `root`'s README errata against its committed notebooks' outputs: an item that names a
+    notebook no longer showing its quote (a new run replaced it), a notebook not named that shows it (the same fault
+    unreported), or a named notebook that already shows the item's replacement, quoted as `now: “…”` (review rv21B
+    M1: an old quote that survives inside the corrected text kept three re-run items alive); [] where none."""
     import json
     import re
 
@@ -255,26 +256,67 @@ def test_each_erratum_names_every_committed_notebook_that_still_says_it():
         parts = [v for o in outputs for v in (o.get("text"), *o.get("data", {}).values()) if v]
         return [" ".join((v if isinstance(v, str) else "".join(v)).split()) for v in parts]
 
-    committed = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("solutions/*.ipynb"),
-                        *ROOT.glob("slice/sm*/notebooks/*.ipynb")])  # fmt: skip
-    outputs = {str(p.relative_to(ROOT)): said(p) for p in committed}
-    text = (ROOT / "README.md").read_text()
+    committed = sorted([*root.glob("notebooks/*.ipynb"), *root.glob("solutions/*.ipynb"),
+                        *root.glob("slice/sm*/notebooks/*.ipynb")])  # fmt: skip
+    outputs = {str(p.relative_to(root)): said(p) for p in committed}
+    text = (root / "README.md").read_text()
     if "#### Errata" not in text:
-        return
+        return []
     section = text.split("#### Errata", 1)[1].split("\n## ", 1)[0]
     items = re.findall(r"^- (.*?)(?=^- |\Z)", section, flags=re.S | re.M)
-    assert items, "the errata section lists no item: remove the section instead"
+    if not items:
+        return ["the errata section lists no item: remove the section instead"]
+    faults = []
     for item in items:
         item = " ".join(item.split())
         head = item.split("”: ", 1)[0] + "”"  # the notebooks and quotes, before what the item explains
         pairs = re.findall(r"((?:`[^`]+\.ipynb`, )+)“([^”]+)”", head)
-        assert pairs, f"an erratum must start with `notebook.ipynb`, … “quote”: {item[:80]!r}"
+        if not pairs:
+            faults.append(f"an erratum must start with `notebook.ipynb`, … “quote”: {item[:80]!r}")
+        replacements = re.findall(r"\b[Nn]ow: “([^”]+)”", item)  # what the code prints instead, where the item says
         for names, quote in pairs:
             named = set(re.findall(r"`([^`]+\.ipynb)`", names))
-            for path in named:
-                assert any(quote in out for out in outputs[path]), f"{path} no longer says “{quote}”: update it"
+            for path in sorted(named):
+                if not any(quote in out for out in outputs.get(path, [])):
+                    faults.append(f"{path} no longer says “{quote}”: update it")
+                for now in replacements:
+                    if any(now in out for out in outputs.get(path, [])):
+                        faults.append(f"{path} already says the replacement “{now}”: remove it from the item")
             showing = {p for p, outs in outputs.items() if any(quote in out for out in outs)}
-            assert showing <= named, f"“{quote}” is also in {sorted(showing - named)}: name them in the erratum"
+            if not showing <= named:
+                faults.append(f"“{quote}” is also in {sorted(showing - named)}: name them in the erratum")
+    return faults
+
+
+def test_each_erratum_names_every_committed_notebook_that_still_says_it():
+    """README's errata quote the committed outputs that later fixes change. Each item names the
+    notebooks that show the quote: one that no longer says it (a new run replaced it) makes the
+    item obsolete, and one not named that says it is the same fault unreported; one that already
+    shows the item's `now: “…”` replacement was re-run (review rv21B M1); this test says which."""
+    assert erratum_faults(ROOT) == []
+
+
+def test_an_erratum_whose_notebook_already_shows_its_replacement_is_reported(tmp_path):
+    """rv21B M1, a known answer: the old quote survives inside the corrected text of a re-run notebook, so only
+    the `now:` quote tells the item is stale; a notebook still showing the old text alone passes."""
+    import json
+
+    def notebook(path, text):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        cell = {"cell_type": "code", "source": "", "outputs": [{"output_type": "stream", "text": [text]}]}
+        path.write_text(json.dumps({"cells": [cell]}))
+
+    notebook(tmp_path / "notebooks" / "01_a.ipynb", "rank 19: `x`. The end.")
+    notebook(tmp_path / "notebooks" / "02_b.ipynb", "rank 19: `x`, shared with the baseline. The end.")
+    readme_text = ("# t\n\n#### Errata\n\n- `notebooks/{}`, “rank 19: `x`”: it missed a word. It says so, now: "
+                   "“shared with the baseline”.\n\n## Next\n")  # fmt: skip
+    (tmp_path / "README.md").write_text(readme_text.format("01_a.ipynb`, `notebooks/02_b.ipynb"))
+    stale = "notebooks/02_b.ipynb already says the replacement “shared with the baseline”: remove it from the item"
+    assert erratum_faults(tmp_path) == [stale]
+    (tmp_path / "README.md").write_text(readme_text.format("01_a.ipynb"))  # the re-run one left out: still named?
+    assert erratum_faults(tmp_path) == ["“rank 19: `x`” is also in ['notebooks/02_b.ipynb']: name them in the erratum"]
+    notebook(tmp_path / "notebooks" / "02_b.ipynb", "rank 19: shared with the baseline.")  # a quote that does not
+    assert erratum_faults(tmp_path) == []  # survive in the new text: the item names only the notebook still stale
 
 
 def test_the_error_rate_table_shows_the_a_a_comparisons_undecided_at_the_cap_and_no_rounded_certainty(tmp_path):
@@ -571,7 +613,10 @@ def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes
     first = statistics.median([float(x) for x in ok.at["naive", "times_ms"].split(";")][:k])
     assert f"`naive` {graphs.at['naive', 'median_ms']:.1f} ms against {first:.1f} ms" in text
     if k < int(ok.at["naive", "runs"]):
-        assert f"Notebook 07's medians and GPU busy times here are over the first {k} rounds" in text
+        assert f"Notebook 07's medians here are over the first {k} rounds" in text
+    # rv21B S3: each run's GPU busy time is one profiled generation after its rounds, not over the first k rounds
+    assert "GPU busy times here are" not in text
+    assert text.endswith(" Each GPU busy time is one profiled generation, in each run.")
 
 
 def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every_per_kernel_cost():
@@ -672,6 +717,17 @@ def test_the_beyond_and_products_tables_name_their_runs_and_bandwidths(tmp_path)
     text = readme.products_table(tmp_path)
     assert "*Run: commit `bbbbbbbbbbbb` (NVIDIA H200, GPU 22222222…; 12_products started 2026-01-01 05:06 UTC" in text
     assert "notebook 12's copy bandwidth, 3,000 GB/s" in text  # 150 MB over 50 µs
+    # rv21B N5: where notebook 12 used notebook 10's measurement of its run (12_bandwidth's source), the line says
+    # so, with 10_bandwidth's start
+    pd.DataFrame([{"bandwidth_gb_s": 3000.0, "source": "notebook 10", "matmul_tflops": None, **twelve}]).to_csv(
+        data / "12_bandwidth.csv", index=False)  # fmt: skip
+    pd.DataFrame([{"bandwidth_gb_s": 3000.0, **twelve, "run_started": "2026-01-01T04:59:00"}]).to_csv(
+        data / "10_bandwidth.csv", index=False)  # fmt: skip
+    used = readme.products_table(tmp_path)
+    assert "10_bandwidth started 2026-01-01 04:59 UTC); floors at notebook 10's copy bandwidth measurement " \
+        "(10_bandwidth), as notebook 12 used it, 3,000 GB/s" in used  # fmt: skip
+    assert "notebook 12's copy bandwidth" not in used
+    pd.DataFrame([{"bandwidth_gb_s": 2000.0, **ten}]).to_csv(data / "10_bandwidth.csv", index=False)
     assert "**another run than the Beyond table's** (commit `aaaaaaaaaaaa`, GPU 11111111…)" in text
     pd.DataFrame([{**products[0], **ten}]).to_csv(data / "12_products.csv", index=False)  # the same run: nothing said
     assert "another run" not in readme.products_table(tmp_path)

@@ -21,14 +21,13 @@ def code_cells(path: Path) -> list[str]:
 def test_resident_text_bounds_what_stays_allocated_by_the_lowest_peak():
     rows = pd.DataFrame({"peak_allocated_gb": [21.3, 21.09, 22.5], "device_memory_gb": [150.0] * 3})
     assert resident_text(rows, "section 6's rounds") == (
-        "Memory through section 6's rounds: what stayed allocated between runs (the model, and the decoders kept "
-        "with their caches and graph pools) is at most 21.09 GB, the lowest peak allocated of the 3 runs; the "
-        "highest peak is 22.50 GB, of the card's 150.0 GB."
-    )
+        "Memory through section 6's rounds: what stayed allocated between runs (the model, and the decoders kept, "
+        "each with its own weight copies, KV cache and graph pool) is at most 21.09 GB, the lowest peak allocated of "
+        "the 3 variants' last runs; the highest peak is 22.50 GB, of the card's 150.0 GB."
+    )  # rv21B S4: what a decoder holds, its weight copies first; N2: one row per variant, its last run's peak
     read_back = pd.DataFrame({"peak_allocated_gb": ["", "3.5"], "device_memory_gb": ["", ""]})  # a failed run's row
-    assert "at most 3.50 GB, the lowest peak allocated of the 1 run; the highest peak is 3.50 GB." in resident_text(
-        read_back, "x"
-    )
+    one = "at most 3.50 GB, the lowest peak allocated of the 1 variant's last run; the highest peak is 3.50 GB."
+    assert one in resident_text(read_back, "x")
     on_cpu = pd.DataFrame({"peak_allocated_gb": [None, None]})
     assert resident_text(on_cpu, "section 3's rounds") == (
         "*Memory through section 3's rounds: no GPU peaks recorded (on the CPU).*"
@@ -63,7 +62,7 @@ def test_notebook_10_lets_its_decoders_go_after_section_5_and_prints_what_stayed
 def test_notebook_10_takeaways_give_filled_slot_attention_against_every_slot_round_by_round():
     """N4: the summary says attention over the filled slots cuts the attention's reads; the takeaways cell before it
     prints `graph_filled_attention K=4` against `graph_handwritten_compiled K=4`, paired, from the rounds (the
-    reference run: ×1.23, review rv20B's recomputation)."""
+    reference run at 019154c: ×1.22, review rv21B's recomputation; ×1.23 in the run before it, rv20B's)."""
     from tokgen.voice import speedup_text
 
     ok = tokgen.load("10_cuda_graphs", ROOT).query("status == 'ok'")
@@ -77,7 +76,6 @@ def test_notebook_10_takeaways_give_filled_slot_attention_against_every_slot_rou
         "`graph_filled_attention K=4` against `graph_handwritten_compiled K=4` (attention over the filled slots "
         f"against over every slot): {speedup_text(g)}."
     ]
-
 
 
 def test_solution_10_records_its_measurements_and_reads_them_back_as_it_computed_them(tmp_path):

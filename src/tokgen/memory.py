@@ -53,22 +53,25 @@ def memory_peaks(device: torch.device) -> dict:
 
 
 def resident_text(rows: pd.DataFrame, what: str) -> str:
-    """What stayed allocated through the runs of `rows` (`memory_peaks`' columns, one row per run), for notebook 10.
+    """What stayed allocated through the runs of `rows` (`memory_peaks`' columns, one row per variant, holding its
+    last run's peak), for notebook 10.
 
     Each run's peak is reset before it (`reset_memory`), so every peak includes what was allocated before the run
-    began: the model, and whatever is kept between runs (graph decoders with their caches and graph pools). The
-    lowest peak bounds that from above; the highest is the most any run needed (review rv20B S5). `what` names the
-    runs. Without peaks (on the CPU), one line that says so."""
+    began: the model, and whatever is kept between runs (graph decoders, each with its own weight copies, KV cache
+    and graph pool; how much each part takes is not measured, so none is named as the larger: review rv21B S4).
+    The lowest peak bounds that from above; the highest is the most any of these runs needed (review rv20B S5).
+    Each row keeps only its variant's last run, so the peaks are of the variants' last runs, not of every timed run
+    (review rv21B N2). `what` names the runs. Without peaks (on the CPU), one line that says so."""
     peaks = pd.to_numeric(rows.get("peak_allocated_gb", pd.Series(dtype=float)), errors="coerce").dropna()
     if peaks.empty:
         return f"*Memory through {what}: no GPU peaks recorded (on the CPU).*"
     card = pd.to_numeric(rows.get("device_memory_gb", pd.Series(dtype=float)), errors="coerce").dropna()
     of_card = f", of the card's {card.max():.1f} GB" if len(card) else ""
-    runs = f"{len(peaks)} run" + ("s" if len(peaks) != 1 else "")
+    runs = f"{len(peaks)} variants' last runs" if len(peaks) != 1 else "1 variant's last run"
     return (
-        f"Memory through {what}: what stayed allocated between runs (the model, and the decoders kept with their "
-        f"caches and graph pools) is at most {peaks.min():.2f} GB, the lowest peak allocated of the {runs}; "
-        f"the highest peak is {peaks.max():.2f} GB{of_card}."
+        f"Memory through {what}: what stayed allocated between runs (the model, and the decoders kept, each with its "
+        f"own weight copies, KV cache and graph pool) is at most {peaks.min():.2f} GB, the lowest peak allocated of "
+        f"the {runs}; the highest peak is {peaks.max():.2f} GB{of_card}."
     )
 
 

@@ -32,8 +32,8 @@ from .bench import drawn_orders
 from .gpu_slice import copy_bandwidth
 from .handwritten import FusedStep
 from .model import require_cuda, require_positive
-from .stats import FASTER, compare_rounds
-from .voice import side_of, speedup_text
+from .stats import BAND, FASTER, UNDECIDED, compare_rounds
+from .voice import band_side, equivalence_text, side_of, speedup_text
 
 MODES = {
     "stream": "no dependency point: streaming alone at this tile",  # not the design's bound (review rv19B S2)
@@ -430,20 +430,33 @@ def _timed(bound: pd.DataFrame, variant: str) -> bool:
 
 def _streams_text(bound: pd.DataFrame, streams: list[dict]) -> str:
     """Several `stream` rows (one per tile): the one that the rounds, paired round by round
-    (`compare_rounds`), show faster than every other stream, with the others' medians; where none is,
-    every stream's median × the floor without choosing one (review rr20h S2: no choice by median)."""
+    (`compare_rounds`), show faster than every other by more than ±BAND (`band_side`), with the others'
+    medians; where none is, every stream's median × the floor without choosing one (review rr20h S2: no
+    choice by median), two shown within ±BAND of each other said so with their equivalence interval (review
+    rv21B S2: a gap inside the band is a tie by the repository's rule, not a faster tiling)."""
     names = [r["variant"] for r in streams]
     rounds = {v: bound_rounds(bound, v) for v in names}
     if all(rounds.values()):
         for r in streams:
             mine = rounds[r["variant"]]
-            if all(compare_rounds(rounds[o], mine)["outcome"] == FASTER for o in names if o != r["variant"]):
+            pairs = [compare_rounds(rounds[o], mine) for o in names if o != r["variant"]]
+            if all(g["outcome"] == FASTER and band_side(g) == "beyond" for g in pairs):
                 others = ", ".join(f"`{o['variant']}` {o['x_floor']:.2f}×" for o in streams if o is not r)
                 return (
                     f"streaming alone takes {r['x_floor']:.2f}× the floor at `{r['variant']}`, faster round by "
-                    f"round than the other {'tiling' if len(streams) == 2 else 'tilings'} streamed ({others})"
+                    f"round, by more than {BAND:.0%}, than the other {'tiling' if len(streams) == 2 else 'tilings'} "
+                    f"streamed ({others})"
                 )
-        why = "not told apart round by round" if len(streams) == 2 else "none faster than all others round by round"
+        if len(streams) == 2:
+            g = compare_rounds(rounds[names[0]], rounds[names[1]])
+            if g.get("no_effect") and (shown := equivalence_text(g)):
+                why = f"within ±{BAND:.0%} of each other round by round: `{names[1]}` against `{names[0]}`, {shown}"
+            elif g["outcome"] == UNDECIDED:
+                why = "not told apart round by round"
+            else:
+                why = f"not shown more than {BAND:.0%} apart round by round"
+        else:
+            why = f"none faster than all others by more than {BAND:.0%} round by round"
     else:
         why = "their rounds not recorded: not compared"
     values = [f"{r['x_floor']:.2f}×" for r in streams]

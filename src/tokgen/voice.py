@@ -936,6 +936,19 @@ def band_side(g: dict) -> str | None:
     return "beyond" if beyond else "neither"
 
 
+def band_speedup_text(g: dict) -> str:
+    """`speedup_text`, and for a real difference that is shown neither beyond ±BAND nor inside it (`band_side`:
+    "neither"), what `faster_count` counts it as, with the equivalence interval that says so: "…; not shown on
+    either side of 5%: its equivalence interval ×1.043–×1.051 (faster by at most 5.1%)"; so a table row says which
+    of the summary's counts it is (review rv21B N4; notebook 10_cuda_graphs). Rows beyond or inside the band read
+    as `speedup_text` has them (inside: "but by less than 5%")."""
+    text = speedup_text(g)
+    shown = equivalence_text(g)
+    if g["outcome"] in DECIDED and band_side(g) == "neither" and shown:
+        text += f"; not shown on either side of {BAND:.0%}: {shown}"
+    return text
+
+
 def speedup_cell(g: dict | None) -> str:
     """A table cell: "×1.23 (95% interval ×1.20–×1.31; faster)", the paired speed-up with its
     interval (`interval_text`) and outcome, as `speedup_text` says them, without the IQR and p;

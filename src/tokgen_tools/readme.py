@@ -598,7 +598,9 @@ def _beyond_run(results_dir: Path) -> str:
 
 def reruns_note(results_dir: Path) -> str:
     """The sentence above the Beyond table: notebook 10 timed naive and the article's recipe again, and both
-    runs' medians, GPU busy times and host probes side by side (`two_runs_text`; review rvC16 S1)."""
+    runs' medians, GPU busy times and host probes side by side (`two_runs_text`; review rvC16 S1); notebook 07's
+    medians over the rounds every interleaved variant ran, each GPU busy time one profiled generation (review
+    rv21B S3)."""
     intro = ("Notebook 10's own interleaved run: the naive generator and the article's recipe were timed again "
              "there, beside our generators, so their numbers differ from notebook 07's run above.")  # fmt: skip
     graphs, summary = _ok("10_cuda_graphs", results_dir), _summary(results_dir)
@@ -608,7 +610,9 @@ def reruns_note(results_dir: Path) -> str:
     shown = [NAIVE, label("pipelined_static", compiled=True)]
     said = two_runs_text(runs, shown)
     over = shared_rounds_text(runs["notebook 07's"], [v for v in shown if v in runs["notebook 07's"].index])
-    said += f" Notebook 07's medians and GPU busy times here are {over}." if said and over else ""  # rv20B N2
+    said += f" Notebook 07's medians here are {over}." if said and over else ""  # rv20B N2
+    # rv21B S3: a GPU busy time is one profiled generation after a run's rounds, whatever rounds a median is over
+    said += " Each GPU busy time is one profiled generation, in each run." if "GPU busy" in said else ""
     return f"{intro} {said}" if said else intro
 
 
@@ -639,18 +643,25 @@ def products_table(results_dir: Path) -> str:
 
 def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
     """The products table's run line: notebook 12's commit, card and start, the copy bandwidth its floor µs
-    and % of copy bandwidth were computed with (its weight bytes over its floor), and whether that is
-    another run than the Beyond table's (review rv20B M1)."""
+    and % of copy bandwidth were computed with (its weight bytes over its floor), named as notebook 10's
+    measurement with that table's start where notebook 12 used it (its 12_bandwidth `source`; review rv21B N5),
+    and whether that is another run than the Beyond table's (review rv20B M1)."""
     ok = df[df["floor_us"].notna() & (df["floor_us"] > 0)] if "floor_us" in df else df.iloc[:0]
     frames = {"12_products": df}
     light = _same_run(_ok("12_bandwidth", results_dir), df)
     if light is not None:
         frames["12_bandwidth"] = light.iloc[[-1]]
+    whose = "notebook 12's copy bandwidth"
+    if light is not None and "source" in light and str(light["source"].iloc[-1]) == "notebook 10":
+        whose = "notebook 10's copy bandwidth measurement (10_bandwidth), as notebook 12 used it"  # rv21B N5
+        ten = _same_run(_ok("10_bandwidth", results_dir), light)
+        if ten is not None:
+            frames["10_bandwidth"] = ten.iloc[[-1]]  # its start in the run line
     if ok.empty:
         said = "no floor recorded"
     else:
         gbs = float((ok["weight_mb"] / ok["floor_us"] * 1e3).median())  # MB / µs = TB/s
-        said = f"floors at notebook 12's copy bandwidth, {gbs:,.0f} GB/s (its weight bytes / its floor µs)"
+        said = f"floors at {whose}, {gbs:,.0f} GB/s (the products' weight bytes / their floor µs)"
     graphs = _ok("10_cuda_graphs", results_dir)
     if graphs is not None and _same_run(df, graphs) is None and {"commit", "gpu_uuid"} <= set(graphs):
         last = graphs.iloc[-1]
