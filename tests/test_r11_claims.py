@@ -268,8 +268,9 @@ def test_claim_7_states_the_gap_test_per_window_and_the_synchronous_loops_bound_
     assert measured.endswith(
         "; the premise these verdicts rest on, as measured: the synchronous loop is host-bound here (the GPU busy 25% "
         "of a step, eager, unprofiled, notebook 07's rounds); the article's remedy, pipelining, is judged here only "
-        "under that premise, and the verdicts do not carry over to a GPU-bound card (an L4 or A100, say), whose "
-        "longer GPU part of a step the pipelined loop may hide (not measured here)")  # fmt: skip
+        "under that premise, and the verdicts do not carry over to a card or slice where the GPU holds most of a "
+        "step, whose longer GPU part the pipelined loop may hide (notebook 13 measures slices of this "
+        "GPU)")  # fmt: skip
     write(tmp_path, "07_pipelining", rows)  # every variant 8 rounds, as the speed-ups: no rounds to tell apart
     assert ("; the synchronous loop's GPU busy share of a run and its bound: kv_static 25% host-bound, compiled "
             "kv_static 36% host-bound; the premise") in CLAIMS[7][3](Tables(tmp_path))[0]  # fmt: skip

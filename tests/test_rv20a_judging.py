@@ -92,12 +92,13 @@ def test_claim_7_is_inconclusive_where_only_the_host_speed_correction_puts_the_s
     write(tmp_path, "07_pipelining", pipelining_rows(piped=(FASTER, FASTER)))
     m7, v7, _ = measure(7, tmp_path)
     assert v7 == "undecided" and not v7.falls and set(v7.between) == {REPRODUCED, PARTLY}
-    assert v7.reason == ("the pooled share of the raw idle gaps and the host-speed-corrected one lie on different "
-                         f"sides of 0.5 (see measured), so the correction decides whether {gaps.PIPELINING_CLOSES}")
+    assert v7.reason == ("the pooled share of the raw idle gaps lies wholly below 0.5, the host-speed-corrected one "
+                         "lies wholly above it (see measured), so the correction decides whether "
+                         f"{gaps.PIPELINING_CLOSES}")  # (review rv21A M1: each side said)
     assert "with the host-speed ratio fixed at 1 the pooled share is 0.4" in m7
     assert "wholly below 0.5, the corrected one 0.5" in m7 and gaps.CORRECTION_DECIDES in m7
     c = tokgen.claims.claim(7, tmp_path)  # what `show_claim` prints
-    assert c["verdict"] == "inconclusive" and c["why"].startswith("the pooled share of the raw idle gaps and the ")
+    assert c["verdict"] == "inconclusive" and c["why"].startswith("the pooled share of the raw idle gaps lies ")
 
 
 def test_drift_flags_speak_of_the_flagged_corrections_and_the_mirror_when_every_flagged_ratio_lowers_the_share():
@@ -138,11 +139,12 @@ def test_claims_6_and_7_state_the_measured_premise_as_a_condition_from_the_data(
     assert m6.endswith(
         "; the premise these verdicts rest on, as measured: the synchronous loop is host-bound here (the GPU busy 12% "
         "of a step, eager, profiled, the median over notebook 06's windows); the article's remedy, pipelining, "
-        "is judged here only under that premise, and the verdicts do not carry over to a GPU-bound card (an L4 or "
-        "A100, say), whose longer GPU part of a step the pipelined loop may hide (not measured here)")  # fmt: skip
+        "is judged here only under that premise, and the verdicts do not carry over to a card or slice where the GPU "
+        "holds most of a step, whose longer GPU part the pipelined loop may hide (notebook 13 measures slices of this "
+        "GPU)")  # fmt: skip
     write(tmp_path, "06_eos_sync_profile", [r | {"gpu_idle_fraction": 0.05} for r in rows])
     m6, _, _ = measure(6, tmp_path)
-    assert "the synchronous loop is GPU-bound here (the GPU busy 95% of a step" in m6 and "L4" not in m6
+    assert "the synchronous loop is GPU-bound here (the GPU busy 95% of a step" in m6 and "carry over" not in m6
     write(tmp_path, "06_eos_sync_profile", profile_rows([0.30] * 6))
     assert "premise" not in measure(6, tmp_path)[0]
     assert tokgen.claims.premise_text(float("nan"), "x") == ""
@@ -161,10 +163,11 @@ def test_the_phase_takeaway_names_the_summed_host_phases_and_says_most_only_of_p
     said = gaps.phase_takeaway("eager", p, windows)
     assert "after the forward take 39% (43% less the copy call's 4.0% within it;" in said
     assert "the copy and sync calls take 5.7% (4.0% within the phase after the model's forward" in said
-    assert ("the host's other work before the step's first launch 52% (its 3 phases together, 'the GPU's last "
-            "operation of step i−1 → the host starts step i' 12% + 'step i starts → its model forward starts' 23% + "
-            "'model forward starts → the first launch of step i' 19%, less the 1.7% of copy and sync call time in the "
-            "idle gap)") in said  # fmt: skip
+    # rv21A N1: the parts to one decimal and the total their printed sum (12.0 + 23.0 + 19.0 − 1.7 = 52.3)
+    assert ("the host's other work before the step's first launch 52.3% (its 3 phases together, 'the GPU's last "
+            "operation of step i−1 → the host starts step i' 12.0% + 'step i starts → its model forward starts' 23.0% "
+            "+ 'model forward starts → the first launch of step i' 19.0%, less the 1.7% of copy and sync call time in "
+            "the idle gap)") in said  # fmt: skip
     assert ("the host's other work before the step's first launch (its 3 phases together) holds most of it in all 2 "
             "windows (shares 52%–52%, each without the copy and sync calls' time; 52% in window 0") in said  # fmt: skip
     assert "in parts that do not overlap" in said

@@ -44,6 +44,7 @@ from .gaps import (
     profiled_counts,
     profiled_window_count,
     ratios_text,
+    raw_corrected_sides,
     raw_pooled_text,
     sync_wait_words,
     windows_named,
@@ -814,16 +815,17 @@ def _judged_gaps(syncs: list, nones: list, windows: list) -> str:
 def premise_text(busy: float, where: str) -> str:
     """Claims 6 and 7's measured premise as a condition (review rv20A S7): the synchronous loop's bound here from its
     GPU busy share (`busy`, measured `where`), read from the data; where host-bound, that the article's remedy is
-    judged here only under that premise, which does not carry over to a GPU-bound card; "" where the share was not
-    measured (notebook 09_summary)."""
+    judged here only under that premise, which does not carry over to a card or slice where the GPU holds most of a
+    step (no card named as such unmeasured: review rv21A S2); "" where the share was not measured
+    (notebook 09_summary)."""
     if not math.isfinite(busy):
         return ""
     said = (f"the premise these verdicts rest on, as measured: the synchronous loop is {bound_words(busy)} here (the "
             f"GPU busy {busy:.0%} of a step, {where})")  # fmt: skip
     if busy < HOST_BOUND:
         said += ("; the article's remedy, pipelining, is judged here only under that premise, and the verdicts do "
-                 "not carry over to a GPU-bound card (an L4 or A100, say), whose longer GPU part of a step the "
-                 "pipelined loop may hide (not measured here)")  # fmt: skip
+                 "not carry over to a card or slice where the GPU holds most of a step, whose longer GPU part the "
+                 "pipelined loop may hide (notebook 13 measures slices of this GPU)")  # fmt: skip
     return said
 
 
@@ -833,6 +835,31 @@ def _premise_06(profile: pd.DataFrame) -> str:
     rows = profile[profile["variant"] == label("kv_static")] if "gpu_idle_fraction" in profile else profile.iloc[:0]
     idle = float(rows["gpu_idle_fraction"].median()) if len(rows) else float("nan")
     return premise_text(1 - idle, "eager, profiled, the median over notebook 06's windows")
+
+
+def _correction_outcomes(pooled, raw, sized: list, windows: list) -> tuple:
+    """Claim 6's outcomes where the raw and the corrected pooled shares decide its cause apart (CORRECTION_DECIDES,
+    review rv21A M1): the verdicts the windows allow, and the words. Each interval read alone: lying wholly above 0.5
+    (the cause ruled out) gives not reproduced; wholly below (the cause shown) the size's verdict where every window
+    (`sized`, per window of `windows`) gives the same one, else none: the size splits the windows, so the claim stays
+    inconclusive; holding 0.5, either. "read on the corrected share the claim is not reproduced, on the raw one its
+    cause is undecided; a cause shown still leaves it inconclusive, as the size splits the windows (reproduced in 3
+    windows (1, 2, 5), partly in 3 windows (0, 3, 4))" (notebook 06_eos_sync_profile)."""
+    size = sized[0] if len(set(sized)) == 1 else None  # the verdict a shown cause gives; None: the size splits
+    possible, words = set(), []
+    for name, interval in (("the corrected share", pooled), ("the raw one", raw)):
+        d = decide_on(interval)
+        shown = d is True or d is UNDECIDED_WINDOW
+        possible |= ({NOT} if d is not True else set()) | ({size} if shown and size else set())
+        said = ("not reproduced" if d is False else "its cause is undecided" if d is UNDECIDED_WINDOW else
+                size or "its cause is shown")  # fmt: skip
+        words.append(f"{name} {'the claim is ' if not words and (d is False or size) else ''}{said}")
+    said = f"read on {words[0]}, on {words[1]}"
+    if size is None:
+        split = ", ".join(counted_windows(v, [w for w, s in zip(windows, sized) if s == v])
+                          for v in (REPRODUCED, PARTLY) if v in sized)  # fmt: skip
+        said += f"; a cause shown still leaves it inconclusive, as the size splits the windows ({split})"
+    return possible, said
 
 
 def _claim_6(tables):
@@ -894,10 +921,11 @@ def _claim_6(tables):
     if premise := _premise_06(profile):  # the measured premise, a condition (review rv20A S7)
         measured += f"; {premise}"
     if cause == CORRECTION_DECIDES:  # the raw and the corrected pooled shares decide apart (review rv20A M1)
-        why = ("the pooled share of the raw times and the host-speed-corrected one lie on different sides of 0.5 "
-               "(see measured), and the correction's premise, that the ratio is host drift, is not validated (it may "
-               "be the generator's own effect under the profiler), so the correction decides the cause")  # fmt: skip
-        return (measured, Undecided([REPRODUCED, PARTLY, NOT], {NOT, *sized}, why, falls=False), None)  # fmt: skip
+        possible, outcomes = _correction_outcomes(pooled, judged["pooled_raw"], sized, windows)  # (review rv21A M1)
+        why = (f"{raw_corrected_sides(pooled, judged['pooled_raw'])} (see measured), and the correction's premise, "
+               "that the ratio is host drift, is not validated (it may be the generator's own effect under the "
+               f"profiler), so the correction decides the cause: {outcomes}")  # fmt: skip
+        return (measured, Undecided([REPRODUCED, PARTLY, NOT], possible, why, falls=False), None)  # fmt: skip
     if common != "split" and common is not UNDECIDED_WINDOW:
         return measured, common, None
     if pooled is not None and cause in ("split", UNDECIDED_WINDOW):  # the pooled cause is open (review rr20g S1)
@@ -1048,9 +1076,9 @@ def _claim_7(tables):
                 f" and {n_open} comparisons it needs are undecided (see measured)" if n_open else "")  # fmt: skip
         held = [w for w, a in zip(judged["windows"], answers) if a is UNDECIDED_WINDOW]
         decided_n = sum(a is True or a is False for a in answers)
-        if closed == CORRECTION_DECIDES:  # (review rv20A M1)
-            why = (f"the pooled share of the raw idle gaps and the host-speed-corrected one lie on different sides of "
-                   f"0.5 (see measured), so the correction decides whether {PIPELINING_CLOSES}{also}")  # fmt: skip
+        if closed == CORRECTION_DECIDES:  # (reviews rv20A M1, rv21A M1)
+            why = (f"{raw_corrected_sides(pooled, judged['pooled_raw'], 'idle gaps')} (see measured), so the "
+                   f"correction decides whether {PIPELINING_CLOSES}{also}")  # fmt: skip
         elif closed == "split":
             why = (f"{windows_named(contradicting(answers, judged['windows'], decide_on(pooled)))}'s own interval "
                    "lies wholly on the other side of 0.5 from the share pooled over its windows" if pooled else

@@ -340,14 +340,30 @@ def raw_pooled_text(pooled, raw) -> str:
     decide alike, "…the same side"; "" where either is missing (notebook 06_eos_sync_profile)."""
     if pooled is None or raw is None:
         return ""
-    def side(iv):  # noqa: E306
-        v = decide_on(iv)
-        return "wholly below 0.5" if v is True else "wholly above 0.5" if v is False else "holding 0.5"
-
+    side = _side
     said = f"with the host-speed ratio fixed at 1 the pooled share is {raw[0]:.3f}–{raw[1]:.3f}, {side(raw)}"
     if decide_on(raw) == decide_on(pooled):
         return f"{said}, as the corrected one"
     return f"{said}, the corrected one {pooled[0]:.3f}–{pooled[1]:.3f}, {side(pooled)}: {CORRECTION_DECIDES}"
+
+
+def _side(interval) -> str:
+    """Where a share's interval lies against 0.5 (`decide_on`): "wholly below 0.5", "wholly above 0.5" or "holding
+    0.5"."""
+    v = decide_on(interval)
+    return "wholly below 0.5" if v is True else "wholly above 0.5" if v is False else "holding 0.5"
+
+
+def raw_corrected_sides(pooled, raw, of: str = "times") -> str:
+    """Where the pooled interval of the raw shares (`raw_pooled`) and the host-speed-corrected one (`pooled`) each lie
+    against 0.5, from their intervals (`decide_on`, as `raw_pooled_text` prints them; review rv21A M1): "the pooled
+    share of the raw times holds 0.5, the host-speed-corrected one lies wholly above it"; `of` names what the raw
+    share is of ("idle gaps" for claim 7) (notebook 06_eos_sync_profile)."""
+    def lies(interval, it: str = "0.5") -> str:  # noqa: E306
+        v = decide_on(interval)
+        return f"holds {it}" if v is UNDECIDED_WINDOW else f"lies wholly {'below' if v is True else 'above'} {it}"
+
+    return f"the pooled share of the raw {of} {lies(raw)}, the host-speed-corrected one {lies(pooled, 'it')}"
 
 
 def contradicting(tests: list, windows: list, verdict) -> list:
@@ -1482,8 +1498,9 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
     median over the windows with its range and the steps counted across them (`_waits_clause`), or one recorded
     sync-wait row (`tokgen.profiling.sync_wait_row`), said as that row's; then the gap with the sync against the
     article's, in each judged window (`size_sentence`, review rvA16 S2); a model with a judged window whose time with
-    the sync is under MIN_GAP_US said so, not as one where more than half remains (review rr19b S3)
-    (notebook 06_eos_sync_profile)."""
+    the sync is under MIN_GAP_US said so, not as one where more than half remains (review rr19b S3); every verdict
+    of `pooled_verdict` has its clause, CORRECTION_DECIDES with where each pooled interval lies (`raw_corrected_sides`,
+    review rv21A M2) (notebook 06_eos_sync_profile)."""
     text = "The per-step `.item()` synchronizes the host with the GPU at every step boundary"
     said = []
     for model, w in (waits or {}).items():
@@ -1518,6 +1535,14 @@ def gap_summary(gaps: pd.DataFrame, waits: dict | None = None) -> str:
                        f"window{'s' * (n != 1)}")  # fmt: skip
                 text += (f"; {g['model']}, {measure}, {why}, so whether {STOP_CHECK} opens the time before a step, "
                          "from the work the steps share, is not decided (see the takeaways)")  # fmt: skip
+            for g in judged:  # the raw and the corrected pooled shares decide apart (review rv21A M2)
+                if g["sync_causes"] != CORRECTION_DECIDES or _corrected(g, "cause_corrected") != corrected:
+                    continue
+                sides = (raw_corrected_sides(g["pooled"], g["pooled_raw"]) if _pooled(g, "pooled") and
+                         _pooled(g, "pooled_raw") else "the pooled shares of the raw and the corrected times decide "
+                         "apart")  # fmt: skip
+                text += (f"; {g['model']}, {measure}, {sides}: whether {STOP_CHECK} opens {shared} is "
+                         "not decided (the host-speed correction decides; see the takeaways)")  # fmt: skip
             if opens:
                 text += (f"; {opens}, {measure}, at most half of {shared} remains without any stop check: "
                          f"{STOP_CHECK} opens most of it")  # fmt: skip
@@ -1607,8 +1632,10 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
     """One generator's time from the end of step i−1's model forward on the GPU to step i's first operation
     (`tokgen.profiling.boundary_phases`), of which the idle gap before the step, split into its measured phases:
     each phase's median and share of the total time, the copy and sync calls' share, and the phase that holds
-    most of it where one does (more than MOST), else the largest; without forward ranges, the idle gap
-    alone (notebook 06_eos_sync_profile)."""
+    most of it where one does (more than MOST), else the largest, of single phases, then the host's phases grouped as
+    `phase_takeaway` groups them (`_host_total`), so that "the largest part" here and "holds most of it" there do not
+    read as a contradiction (review rv21A S3); without forward ranges, the idle gap alone
+    (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
     if not shares:
@@ -1623,8 +1650,15 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
         head = (f"from the end of step i−1's model forward on the GPU to step i's first operation "
                 f"{phases['span_us'].median():.1f} µs, of which the GPU's idle gap before the step {gap} (medians "
                 f"over {n} boundaries)")  # fmt: skip
+    grouped = ""
+    if len(host := [c for c in HOST_PHASES if c in names]) > 1:  # the takeaways' grouping, said (review rv21A S3)
+        calls = ", less the copy and sync calls' time in the idle gap" if _parts(shares)[1] > 0 else ""
+        grouped = (f" (of single phases; grouped as the takeaways group them, the host's other work before the "
+                   f"step's first launch, its {len(host)} phases together{calls}, holds "
+                   f"{_host_total(shares, names, _parts(shares)[1]):.1%})")  # fmt: skip
     return (f"`{name}`: {head}; medians (share of the total time): {'; '.join(parts)}. "
-            f"{_calls_clause(shares)[0].upper()}{_calls_clause(shares)[1:]}; '{names[top]}' {holds}.")  # fmt: skip
+            f"{_calls_clause(shares)[0].upper()}{_calls_clause(shares)[1:]}; '{names[top]}' {holds}"
+            f"{grouped}.")  # fmt: skip
 
 
 def picture_widening(summary: pd.DataFrame) -> str:
@@ -1731,12 +1765,22 @@ def _part_names(names: dict) -> dict:
 def _host_sum(shares: dict, names: dict, in_gap: float) -> str:
     """The host's other work as `phase_takeaway` sums it: each measured phase of it named with its share, "together"
     where more than one, less the copy and sync calls' time in the idle gap (counted in the first of them) where
-    there is any: "its 3 phases together, 'a' 12% + 'b' 23% + 'c' 19%, less the 1.7% of copy and sync call time in
-    the idle gap" (review rv20A S2)."""
+    there is any: "its 3 phases together, 'a' 12.1% + 'b' 22.9% + 'c' 18.5%, less the 1.7% of copy and sync call time
+    in the idle gap" (review rv20A S2), each to one decimal, so that the total printed beside it (`_host_total`) is
+    their sum (review rv21A N1)."""
     mine = [c for c in HOST_PHASES if c in names]
-    summed = " + ".join(f"'{names[c]}' {shares[c]:.0%}" for c in mine)
+    summed = " + ".join(f"'{names[c]}' {shares[c]:.1%}" for c in mine)  # one decimal, as `_host_total` (rv21A N1)
     said = f"its {len(mine)} phases together, {summed}" if len(mine) > 1 else summed
     return f"{said}, less the {in_gap:.1%} of copy and sync call time in the idle gap" if in_gap > 0 else said
+
+
+def _host_total(shares: dict, names: dict, in_gap: float) -> float:
+    """The host's other work as `phase_takeaway` prints it: the sum of its phases' shares as `_host_sum` prints them
+    (to one decimal of a percent), less the calls' time in the idle gap as printed, so the printed parts add up to the
+    printed total: 12.0% + 23.3% + 18.6% − 2.0% is 51.9%, not the separately rounded 51% beside 12% + 23% + 19%
+    (review rv21A N1)."""
+    mine = [c for c in HOST_PHASES if c in names]
+    return sum(round(shares[c], 3) for c in mine) - (round(in_gap, 3) if in_gap > 0 else 0.0)
 
 
 def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0, per_window: list | None = None,
@@ -1802,7 +1846,8 @@ def phase_takeaway(model: str, phases: pd.DataFrame, windows: pd.DataFrame | Non
     if shares["sync_copy_us"] > 0:  # one part, taken out of the phases it falls in (review rv20A S2)
         span += ", in parts that do not overlap (the copy and sync calls' time taken out of the phases it falls in)"
     return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_apart(shares)}, "
-            f"the host's other work before the step's first launch {host:.0%} ({_host_sum(shares, names, in_gap)}), "
+            f"the host's other work before the step's first launch {_host_total(shares, names, in_gap):.1%} "
+            f"({_host_sum(shares, names, in_gap)}), "
             f"the launch's own latency {shares['start_us']:.0%}; {said}.")  # fmt: skip
 
 
@@ -1919,21 +1964,35 @@ def naive_work_text(kv: dict, naive: dict, window, windows: pd.DataFrame | None 
                     size: str | None = None) -> str:  # fmt: skip
     """The solution of notebook 06_eos_sync_profile, exercise 1: which generator gives the GPU more work per
     step in `window`, from the two profiles' busy times (`busy_times_text`), and for naive's smaller work
-    the kernels per step and their average time; naive re-runs up to window[1] positions. With `windows`
+    the kernels per step and their average time; naive re-runs up to window[1] positions; for its larger work, the
+    positions it re-runs at the steps its statistics cover (`_counted_steps`), a result of this window, not of the
+    construction (review rv21A S4). With `windows`
     (notebook 06's `kv_static` rows), the spread of busy time across its windows beside the two profiles'
     difference (`busy_spread_text`, review rv19A N9), of the rows at `window` and model `size` (review rr20g N7)."""
     busy = busy_times_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"])
     busy += busy_spread_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"], windows, window, size)
     start, stop = window
-    if naive["gpu_busy_per_step_us"] > kv["gpu_busy_per_step_us"]:
-        return (f"{busy} Naive gives the GPU more work per step: re-running up to {stop} positions costs more than "
-                "one token's step over the static cache (by construction). Its idle share is one profile's host "
-                "time, not compared here.")  # (by construction: review rv20A N3)
+    if naive["gpu_busy_per_step_us"] > kv["gpu_busy_per_step_us"]:  # at this window only (review rv21A S4)
+        first, last = _counted_steps(naive, window)
+        return (f"{busy} Naive gives the GPU more work per step at this window: at {steps_text(first, last + 1)} it "
+                f"re-runs {first + 1}–{last + 1} positions a step (its one prompt token and the tokens so far), which "
+                "here costs more than one token's step over the static cache, whose attention runs over all its "
+                "slots; which costs more depends on the window's position. Its idle share is one profile's host "
+                "time, not compared here.")  # fmt: skip
     each = {k: r["gpu_busy_per_step_us"] / r["kernels_per_step"] for k, r in (("kv", kv), ("naive", naive))}
     return (f"{busy} Naive gives the GPU no more work per step: {naive['kernels_per_step']:.0f} kernels per step "
             f"against the static cache's {kv['kernels_per_step']:.0f}, which take {each['kv']:.1f} µs each on "
             f"average (naive's {each['naive']:.1f} µs). In {steps_text(start, stop)} naive re-runs at most {stop} "
             "positions: its work grows with the step and the cache's does not, so a later window can reverse this.")
+
+
+def _counted_steps(row, window) -> tuple[int, int]:
+    """The first and last step a profile's statistics cover, read from its row's `statistics_steps` ("32–49", as the
+    solution of notebook 06 records it); without it, `window`'s steps less the first WINDOW_SKIP (review rv21A S4)."""
+    said = str(row.get("statistics_steps", "")) if hasattr(row, "get") else ""
+    if len(parts := said.replace("-", "–").split("–")) == 2 and all(p.strip().isdigit() for p in parts):
+        return int(parts[0]), int(parts[1])
+    return int(window[0]) + WINDOW_SKIP, int(window[1]) - 1
 
 
 def late_window_text(name: str, gaps: list, busy: list, early, late, skip: int = WINDOW_SKIP) -> str:
