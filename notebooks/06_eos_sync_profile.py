@@ -288,8 +288,9 @@ if CUDA and drawn:
 # the gap); then the idle gap's phases: to the host's start of step i, to the model's forward,
 # to the launch of step i's first GPU operation, to that operation's start
 # (`tokgen.profiling.boundary_phases`). Per boundary the phases add up to its time; their medians
-# need not add up to the median time. Their shares are of the boundaries' summed time. The copy and sync calls' share is no further part: the calls
-# lie within those phases, and the sentences say how much of their time falls in which. The
+# need not add up to the median time. Their shares are of the boundaries' summed time. The copy
+# and sync calls' share is no further part: the calls lie within those phases, and the sentences
+# say how much of their time falls in which. The
 # phases are host time under the CPU-op profiler, wider than unprofiled: they say where a
 # boundary's time goes, not how long an unprofiled gap is. Nor are they the statistics: the
 # profiler need not widen each generator's boundary by the same amount, so two generators'
