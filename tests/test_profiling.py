@@ -954,9 +954,9 @@ def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio(
     # rv21A S4: no "(by construction)": the positions at this window (steps 32–49: 33–50), the window's position said
     assert "by construction" not in more and "it re-runs 33–50 positions a step" in more
     assert "which costs more depends on the window's position" in more
-    less = naive_work_text(kv, {"gpu_busy_per_step_us": 80.0, "kernels_per_step": 40}, [30, 50])
+    less = naive_work_text(kv, {"gpu_busy_per_step_us": 80.0, "kernels_per_step": 40}, [30, 50])  # rr21c N3: 32–49
     assert ("no more work per step: 40 kernels per step against the static cache's 50, which take 2.0 µs each on "
-            "average (naive's 2.0 µs). In steps 30–49 naive re-runs at most 50 positions") in less  # fmt: skip
+            "average (naive's 2.0 µs). In steps 32–49 naive re-runs at most 50 positions") in less  # fmt: skip
     # review rv19A N9: the spread of the static cache's busy time over notebook 06's windows, read from its rows
     nb06 = pd.DataFrame({"window": [0, 1, 2, 2], "gpu_busy_per_step_us": [99.0, 100.0, 101.0, 101.0]})
     spread = naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06)

@@ -842,18 +842,22 @@ def _correction_outcomes(pooled, raw, sized: list, windows: list) -> tuple:
     review rv21A M1): the verdicts the windows allow, and the words. Each interval read alone: lying wholly above 0.5
     (the cause ruled out) gives not reproduced; wholly below (the cause shown) the size's verdict where every window
     (`sized`, per window of `windows`) gives the same one, else none: the size splits the windows, so the claim stays
-    inconclusive; holding 0.5, either. "read on the corrected share the claim is not reproduced, on the raw one its
+    inconclusive; holding 0.5, either. "the claim is" goes before the first verdict, not before "its cause is
+    undecided" (review rr21c S1): "read on the corrected share its cause is undecided, on the raw one the claim is
+    reproduced"; "read on the corrected share the claim is not reproduced, on the raw one its
     cause is undecided; a cause shown still leaves it inconclusive, as the size splits the windows (reproduced in 3
     windows (1, 2, 5), partly in 3 windows (0, 3, 4))" (notebook 06_eos_sync_profile)."""
     size = sized[0] if len(set(sized)) == 1 else None  # the verdict a shown cause gives; None: the size splits
-    possible, words = set(), []
+    possible, words, prefixed = set(), [], False
     for name, interval in (("the corrected share", pooled), ("the raw one", raw)):
         d = decide_on(interval)
         shown = d is True or d is UNDECIDED_WINDOW
         possible |= ({NOT} if d is not True else set()) | ({size} if shown and size else set())
         said = ("not reproduced" if d is False else "its cause is undecided" if d is UNDECIDED_WINDOW else
                 size or "its cause is shown")  # fmt: skip
-        words.append(f"{name} {'the claim is ' if not words and (d is False or size) else ''}{said}")
+        verdict = d is False or (d is True and size is not None)  # "the claim is" before a verdict only (rr21c S1)
+        words.append(f"{name} {'the claim is ' if verdict and not prefixed else ''}{said}")
+        prefixed |= verdict
     said = f"read on {words[0]}, on {words[1]}"
     if size is None:
         split = ", ".join(counted_windows(v, [w for w, s in zip(windows, sized) if s == v])

@@ -356,14 +356,16 @@ def _side(interval) -> str:
 
 def raw_corrected_sides(pooled, raw, of: str = "times") -> str:
     """Where the pooled interval of the raw shares (`raw_pooled`) and the host-speed-corrected one (`pooled`) each lie
-    against 0.5, from their intervals (`decide_on`, as `raw_pooled_text` prints them; review rv21A M1): "the pooled
-    share of the raw times holds 0.5, the host-speed-corrected one lies wholly above it"; `of` names what the raw
-    share is of ("idle gaps" for claim 7) (notebook 06_eos_sync_profile)."""
+    against 0.5, from their intervals (`decide_on`, as `raw_pooled_text` prints them; review rv21A M1), the interval
+    named, as a share cannot "hold" 0.5 (review rr21c N1): "the 95% interval of the pooled share of the raw times holds
+    0.5, the host-speed-corrected one lies wholly above it"; `of` names what the raw share is of ("idle gaps" for
+    claim 7) (notebook 06_eos_sync_profile)."""
     def lies(interval, it: str = "0.5") -> str:  # noqa: E306
         v = decide_on(interval)
         return f"holds {it}" if v is UNDECIDED_WINDOW else f"lies wholly {'below' if v is True else 'above'} {it}"
 
-    return f"the pooled share of the raw {of} {lies(raw)}, the host-speed-corrected one {lies(pooled, 'it')}"
+    return (f"the {1 - SHARE_LEVEL:.0%} interval of the pooled share of the raw {of} {lies(raw)}, the "
+            f"host-speed-corrected one {lies(pooled, 'it')}")  # fmt: skip
 
 
 def contradicting(tests: list, windows: list, verdict) -> list:
@@ -1634,7 +1636,8 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
     each phase's median and share of the total time, the copy and sync calls' share, and the phase that holds
     most of it where one does (more than MOST), else the largest, of single phases, then the host's phases grouped as
     `phase_takeaway` groups them (`_host_total`), so that "the largest part" here and "holds most of it" there do not
-    read as a contradiction (review rv21A S3); without forward ranges, the idle gap alone
+    read as a contradiction (review rv21A S3), said "as the takeaways group them" only of the synchronous generators
+    `phase_takeaway` reads (review rr21c N2); without forward ranges, the idle gap alone
     (notebook 06_eos_sync_profile)."""
 
     shares = phase_shares(phases)
@@ -1653,9 +1656,12 @@ def phases_text(name: str, phases: pd.DataFrame) -> str:
     grouped = ""
     if len(host := [c for c in HOST_PHASES if c in names]) > 1:  # the takeaways' grouping, said (review rv21A S3)
         calls = ", less the copy and sync calls' time in the idle gap" if _parts(shares)[1] > 0 else ""
+        total = f"{_parts(shares)[2]:.1%}"
+        taken = name in {label("kv_static", compiled=c) for c in (False, True)}  # those with a takeaway (rr21c N2)
         grouped = (f" (of single phases; grouped as the takeaways group them, the host's other work before the "
-                   f"step's first launch, its {len(host)} phases together{calls}, holds "
-                   f"{_host_total(shares, names, _parts(shares)[1]):.1%})")  # fmt: skip
+                   f"step's first launch, its {len(host)} phases together{calls}, holds {total})" if taken else
+                   f" (of single phases; the host's {len(host)} phases before the step's first launch together"
+                   f"{calls}, hold {total})")  # fmt: skip
     return (f"`{name}`: {head}; medians (share of the total time): {'; '.join(parts)}. "
             f"{_calls_clause(shares)[0].upper()}{_calls_clause(shares)[1:]}; '{names[top]}' {holds}"
             f"{grouped}.")  # fmt: skip
@@ -1694,11 +1700,12 @@ CHECK_PART = "the argmax, append and stop check after the forward"
 
 def _parts(shares: dict) -> tuple[dict, float, float]:
     """`phase_takeaway`'s parts from one pass's phase shares (`phase_shares`): {part: share} as `_answer` weighs them,
-    the copy and sync calls counted inside the host's phases (`in_gap`) and the host's other work (`host`). The calls
-    are one part, taken out of both phases they fall in (the check's phase and the host's), so the parts do not
-    overlap and add up to the whole (review rv20A S2)."""
+    the copy and sync calls counted inside the host's phases (`in_gap`) and the host's other work (`host`), the sum of
+    its phases as printed (`_host_total`), so that "most of it" is decided on the total the takeaway prints (review
+    rr21c S2). The calls are one part, taken out of both phases they fall in (the check's phase and the host's), so
+    the parts do not overlap and add up to the whole (review rv20A S2)."""
     in_gap = shares.get("gap_calls_us", shares["sync_copy_us"]) if CHECK_PHASE in shares else shares["sync_copy_us"]
-    host = sum(shares.get(c, 0.0) for c in ("host_us", "forward_us", "launch_us")) - in_gap
+    host = _host_total(shares, shares, in_gap)  # as printed, so "most" is decided on it (review rr21c S2)
     parts = {HOST_PART: host, "the copy and sync calls": shares["sync_copy_us"],
              "the launch's own latency": shares["start_us"]}  # fmt: skip
     if CHECK_PHASE in shares:  # less its own calls too, as the host's phases are: parts that do not overlap (rv20A S2)
@@ -1769,18 +1776,25 @@ def _host_sum(shares: dict, names: dict, in_gap: float) -> str:
     in the idle gap" (review rv20A S2), each to one decimal, so that the total printed beside it (`_host_total`) is
     their sum (review rv21A N1)."""
     mine = [c for c in HOST_PHASES if c in names]
-    summed = " + ".join(f"'{names[c]}' {shares[c]:.1%}" for c in mine)  # one decimal, as `_host_total` (rv21A N1)
+    summed = " + ".join(f"'{names[c]}' {_printed(shares[c]):.1%}" for c in mine)  # as `_host_total` sums them
     said = f"its {len(mine)} phases together, {summed}" if len(mine) > 1 else summed
-    return f"{said}, less the {in_gap:.1%} of copy and sync call time in the idle gap" if in_gap > 0 else said
+    return f"{said}, less the {_printed(in_gap):.1%} of copy and sync call time in the idle gap" if in_gap > 0 else said
+
+
+def _printed(share: float) -> float:
+    """`share` as printed to one decimal of a percent, read back from the printed text: 0.0545 prints "5.5%", so 0.055
+    (`round(0.0545, 3)` gives 0.054: review rr21c S2)."""
+    return float(f"{share:.1%}"[:-1]) / 100
 
 
 def _host_total(shares: dict, names: dict, in_gap: float) -> float:
     """The host's other work as `phase_takeaway` prints it: the sum of its phases' shares as `_host_sum` prints them
-    (to one decimal of a percent), less the calls' time in the idle gap as printed, so the printed parts add up to the
-    printed total: 12.0% + 23.3% + 18.6% − 2.0% is 51.9%, not the separately rounded 51% beside 12% + 23% + 19%
-    (review rv21A N1)."""
+    (`_printed`: to one decimal of a percent), less the calls' time in the idle gap as printed, so the printed parts
+    add up to the printed total: 11.7% + 22.6% + 18.7% − 2.0% is 51.0%, printed before as 12% + 23% + 19% beside 51%
+    (review rv21A N1, rr21c N4). `_parts` takes it as the host's part, so "most of it" is decided on this total: parts
+    of 11.749% + 22.649% + 18.649% − 3.044% (50.003%) print 49.9%, not most of it (review rr21c S2)."""
     mine = [c for c in HOST_PHASES if c in names]
-    return sum(round(shares[c], 3) for c in mine) - (round(in_gap, 3) if in_gap > 0 else 0.0)
+    return round(sum(_printed(shares[c]) for c in mine) - (_printed(in_gap) if in_gap > 0 else 0.0), 3)
 
 
 def _answer(shares: dict, host: float, names: dict, in_gap: float = 0.0, per_window: list | None = None,
@@ -1964,16 +1978,15 @@ def naive_work_text(kv: dict, naive: dict, window, windows: pd.DataFrame | None 
                     size: str | None = None) -> str:  # fmt: skip
     """The solution of notebook 06_eos_sync_profile, exercise 1: which generator gives the GPU more work per
     step in `window`, from the two profiles' busy times (`busy_times_text`), and for naive's smaller work
-    the kernels per step and their average time; naive re-runs up to window[1] positions; for its larger work, the
-    positions it re-runs at the steps its statistics cover (`_counted_steps`), a result of this window, not of the
-    construction (review rv21A S4). With `windows`
+    the kernels per step and their average time, and the most positions naive re-runs; for its larger work, the
+    positions it re-runs; both at the steps its statistics cover (`_counted_steps`, reviews rv21A S4, rr21c N3), a
+    result of this window, not of the construction (review rv21A S4). With `windows`
     (notebook 06's `kv_static` rows), the spread of busy time across its windows beside the two profiles'
     difference (`busy_spread_text`, review rv19A N9), of the rows at `window` and model `size` (review rr20g N7)."""
     busy = busy_times_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"])
     busy += busy_spread_text(naive["gpu_busy_per_step_us"], kv["gpu_busy_per_step_us"], windows, window, size)
-    start, stop = window
+    first, last = _counted_steps(naive, window)  # both branches: the steps its statistics cover (review rr21c N3)
     if naive["gpu_busy_per_step_us"] > kv["gpu_busy_per_step_us"]:  # at this window only (review rv21A S4)
-        first, last = _counted_steps(naive, window)
         return (f"{busy} Naive gives the GPU more work per step at this window: at {steps_text(first, last + 1)} it "
                 f"re-runs {first + 1}–{last + 1} positions a step (its one prompt token and the tokens so far), which "
                 "here costs more than one token's step over the static cache, whose attention runs over all its "
@@ -1982,8 +1995,9 @@ def naive_work_text(kv: dict, naive: dict, window, windows: pd.DataFrame | None 
     each = {k: r["gpu_busy_per_step_us"] / r["kernels_per_step"] for k, r in (("kv", kv), ("naive", naive))}
     return (f"{busy} Naive gives the GPU no more work per step: {naive['kernels_per_step']:.0f} kernels per step "
             f"against the static cache's {kv['kernels_per_step']:.0f}, which take {each['kv']:.1f} µs each on "
-            f"average (naive's {each['naive']:.1f} µs). In {steps_text(start, stop)} naive re-runs at most {stop} "
-            "positions: its work grows with the step and the cache's does not, so a later window can reverse this.")
+            f"average (naive's {each['naive']:.1f} µs). In {steps_text(first, last + 1)} naive re-runs at most "
+            f"{last + 1} positions: its work grows with the step and the cache's does not, so a later window can "
+            "reverse this.")
 
 
 def _counted_steps(row, window) -> tuple[int, int]:
