@@ -222,8 +222,16 @@ def test_bound_findings_quote_the_stream_the_paired_rounds_show_faster_and_else_
         "Per step, against the floor: streaming alone: 1.32× and 1.36× the floor at the 2 tiles "
         "(`stream`, `stream, 4096-float tiles`), within ±5% of each other round by round: `stream, 4096-float tiles` "
         "against `stream`, its equivalence interval ×0.97–×0.97 (slower by at most 3.0%); "
-    ), tied
+    ), tied  # exactly 3% every round: both ends are 1/1.03, printed alike (rr21d N1 adds digits only to ends apart)
     assert "faster round by round" not in tied
+    # rr21d S2: about 5% slower each round, its equivalence interval ×0.950–×0.954 across the band's edge ×1/1.05:
+    # neither beyond the band nor within it, so no tiling is chosen and the text says the pair is not shown apart
+    straddle = ";".join(map(str, [105.1, 106.0, 104.3, 107.2, 104.7, 103.1, 106.8, 105.6, 103.5, 107.4, 104.6, 106.1]))
+    neither = persistent.bound_findings(bound.assign(x_floor=[1.32, 2.42, 1.39], times_us=[fast, "", straddle]))
+    assert neither.startswith(
+        "Per step, against the floor: streaming alone: 1.32× and 1.39× the floor at the 2 tiles "
+        "(`stream`, `stream, 4096-float tiles`), not shown more than 5% apart round by round; "
+    ), neither
     old = persistent.bound_findings(bound.drop(columns="times_us"))
     assert "1.32× and 1.18× the floor at the 2 tiles (`stream`, `stream, 4096-float tiles`), their rounds not " \
         "recorded: not compared; " in old  # fmt: skip

@@ -616,7 +616,7 @@ def test_the_reruns_note_gives_both_runs_naive_and_recipe_with_their_host_probes
         assert f"Notebook 07's medians here are over the first {k} rounds" in text
     # rv21B S3: each run's GPU busy time is one profiled generation after its rounds, not over the first k rounds
     assert "GPU busy times here are" not in text
-    assert text.endswith(" Each GPU busy time is one profiled generation, in each run.")
+    assert text.endswith(" Each GPU busy time is one profiled generation after that run's timed rounds.")  # rr21d N7
 
 
 def test_the_glossary_says_a_cuda_graph_removes_the_hosts_launch_calls_not_every_per_kernel_cost():
@@ -727,6 +727,17 @@ def test_the_beyond_and_products_tables_name_their_runs_and_bandwidths(tmp_path)
     assert "10_bandwidth started 2026-01-01 04:59 UTC); floors at notebook 10's copy bandwidth measurement " \
         "(10_bandwidth), as notebook 12 used it, 3,000 GB/s" in used  # fmt: skip
     assert "notebook 12's copy bandwidth" not in used
+    # rr21d N2: notebook 10 re-run after notebook 12 at the same commit and card: the start is that of the row whose
+    # value notebook 12 took, not the last row's; where no row of that run gives the value, no start is named
+    again = {**twelve, "run_started": "2026-01-01T07:30:00"}
+    pd.DataFrame([{"bandwidth_gb_s": 3000.0, **twelve, "run_started": "2026-01-01T04:59:00"},
+                  {"bandwidth_gb_s": 3100.0, **again}]).to_csv(data / "10_bandwidth.csv", index=False)  # fmt: skip
+    rerun = readme.products_table(tmp_path)
+    assert "10_bandwidth started 2026-01-01 04:59 UTC); floors at notebook 10's" in rerun and "07:30" not in rerun
+    pd.DataFrame([{"bandwidth_gb_s": 3100.0, **again}]).to_csv(data / "10_bandwidth.csv", index=False)
+    neither = readme.products_table(tmp_path)
+    assert "10_bandwidth started" not in neither and "07:30" not in neither
+    assert "floors at notebook 10's copy bandwidth measurement (10_bandwidth), as notebook 12 used it" in neither
     pd.DataFrame([{"bandwidth_gb_s": 2000.0, **ten}]).to_csv(data / "10_bandwidth.csv", index=False)
     assert "**another run than the Beyond table's** (commit `aaaaaaaaaaaa`, GPU 11111111…)" in text
     pd.DataFrame([{**products[0], **ten}]).to_csv(data / "12_products.csv", index=False)  # the same run: nothing said

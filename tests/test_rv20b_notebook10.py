@@ -21,10 +21,15 @@ def code_cells(path: Path) -> list[str]:
 def test_resident_text_bounds_what_stays_allocated_by_the_lowest_peak():
     rows = pd.DataFrame({"peak_allocated_gb": [21.3, 21.09, 22.5], "device_memory_gb": [150.0] * 3})
     assert resident_text(rows, "section 6's rounds") == (
-        "Memory through section 6's rounds: what stayed allocated between runs (the model, and the decoders kept, "
-        "each with its own weight copies, KV cache and graph pool) is at most 21.09 GB, the lowest peak allocated of "
-        "the 3 variants' last runs; the highest peak is 22.50 GB, of the card's 150.0 GB."
-    )  # rv21B S4: what a decoder holds, its weight copies first; N2: one row per variant, its last run's peak
+        "Memory through section 6's rounds: what stayed allocated between runs (the model, and the decoders kept: "
+        "their KV caches and graph pools, and the weight copies our handwritten, Triton and fused steps make) is at "
+        "most 21.09 GB, the lowest peak allocated of the 3 variants' last runs; the highest peak is 22.50 GB, of the "
+        "card's 150.0 GB."
+    )  # rv21B S4: what a decoder holds; N2: one row per variant, its last run's peak; rr21d S1: only some steps
+    # copy weights, for section 3 keeps `graph_transformers` decoders, which replay the model's own parameters
+    section_3 = NOTEBOOK.read_text().split("at_one = [", 1)[1].split("]", 1)[0]
+    assert '("graph_transformers", model)' in section_3
+    assert "each with its own weight copies" not in resident_text(rows, "x")
     read_back = pd.DataFrame({"peak_allocated_gb": ["", "3.5"], "device_memory_gb": ["", ""]})  # a failed run's row
     one = "at most 3.50 GB, the lowest peak allocated of the 1 variant's last run; the highest peak is 3.50 GB."
     assert one in resident_text(read_back, "x")

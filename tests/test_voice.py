@@ -602,6 +602,18 @@ def test_an_equivalence_interval_on_one_side_of_one_says_by_how_much_at_most_as_
     assert equivalence_text({"equivalence_low": 0.9525, "equivalence_high": 0.99}).endswith("(slower by at most 4.99%)")
 
 
+def test_an_equivalence_interval_whose_ends_round_alike_keeps_the_digits_that_tell_them_apart():
+    """rr21d N1, notebook 12's committed pair: ×0.9728–×0.9740 printed "×0.97–×0.97", an interval of zero
+    width; its ends now read ×0.973–×0.974. Ends apart at two decimals keep two; equal ends print once alike."""
+    assert equivalence_text({"equivalence_low": 0.9728, "equivalence_high": 0.9740}) == \
+        "its equivalence interval ×0.973–×0.974 (slower by at most 2.8%)"  # fmt: skip
+    assert equivalence_text({"equivalence_low": 1.0201, "equivalence_high": 1.02014}) == \
+        "its equivalence interval ×1.02010–×1.02014 (faster by at most 2.0%)"  # fmt: skip
+    assert equivalence_text({"equivalence_low": 0.97, "equivalence_high": 0.98}).startswith(
+        "its equivalence interval ×0.97–×0.98 ")  # fmt: skip
+    assert "×1.02–×1.02 " in equivalence_text({"equivalence_low": 1.02, "equivalence_high": 1.02})
+
+
 def test_a_percentage_never_rounds_onto_or_across_the_threshold_it_is_judged_by():
     assert percent_text(0.945625, 0.95) == "94.6%"  # the reference run's claim 1: "95%" would read as meeting 95%
     assert percent_text(0.9496875, 0.95) == "94.97%" and percent_text(0.9499, 0.95) == "94.99%"  # as it takes

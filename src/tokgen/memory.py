@@ -57,8 +57,10 @@ def resident_text(rows: pd.DataFrame, what: str) -> str:
     last run's peak), for notebook 10.
 
     Each run's peak is reset before it (`reset_memory`), so every peak includes what was allocated before the run
-    began: the model, and whatever is kept between runs (graph decoders, each with its own weight copies, KV cache
-    and graph pool; how much each part takes is not measured, so none is named as the larger: review rv21B S4).
+    began: the model, and whatever is kept between runs (graph decoders with their KV caches and graph pools, and the
+    weight copies the handwritten, Triton and fused steps make; a `graph_transformers` decoder replays the model's
+    own parameters and copies none: review rr21d S1; how much each part takes is not measured, so none is named as
+    the larger: review rv21B S4).
     The lowest peak bounds that from above; the highest is the most any of these runs needed (review rv20B S5).
     Each row keeps only its variant's last run, so the peaks are of the variants' last runs, not of every timed run
     (review rv21B N2). `what` names the runs. Without peaks (on the CPU), one line that says so."""
@@ -69,8 +71,9 @@ def resident_text(rows: pd.DataFrame, what: str) -> str:
     of_card = f", of the card's {card.max():.1f} GB" if len(card) else ""
     runs = f"{len(peaks)} variants' last runs" if len(peaks) != 1 else "1 variant's last run"
     return (
-        f"Memory through {what}: what stayed allocated between runs (the model, and the decoders kept, each with its "
-        f"own weight copies, KV cache and graph pool) is at most {peaks.min():.2f} GB, the lowest peak allocated of "
+        f"Memory through {what}: what stayed allocated between runs (the model, and the decoders kept: their KV caches "
+        f"and graph pools, and the weight copies our handwritten, Triton and fused steps make) is at most "
+        f"{peaks.min():.2f} GB, the lowest peak allocated of "
         f"the {runs}; the highest peak is {peaks.max():.2f} GB{of_card}."
     )
 

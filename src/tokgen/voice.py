@@ -386,7 +386,19 @@ def equivalence_text(g: dict) -> str:
         return ""
     side = (f" (slower by at most {percent_text(1 / low - 1, BAND, 1)})" if high < 1 else
             f" (faster by at most {percent_text(high - 1, BAND, 1)})" if low > 1 else "")  # fmt: skip
-    return f"its equivalence interval ×{_side_kept(low)}–×{_side_kept(high)}{side}"
+    return f"its equivalence interval ×{_ends_kept(low, high)}{side}"
+
+
+def _ends_kept(low: float, high: float) -> str:
+    """ "0.973–×0.974": an interval's ends as `_side_kept` gives them, with more decimals (up to six) where
+    two would print both ends the same though they differ ("×0.97–×0.97" read as an interval of zero width:
+    review rr21d N1)."""
+    edges = (1 / (1 + BAND), 1, 1 + BAND)
+    for digits in range(2, 7):
+        shown = side_of(low, edges, digits), side_of(high, edges, digits)
+        if float(shown[0]) != float(shown[1]) or low == high:
+            break
+    return f"{shown[0]}–×{shown[1]}"
 
 
 def side_of(x: float, edges=(), digits: int = 2) -> str:

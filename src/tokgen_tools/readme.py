@@ -599,8 +599,8 @@ def _beyond_run(results_dir: Path) -> str:
 def reruns_note(results_dir: Path) -> str:
     """The sentence above the Beyond table: notebook 10 timed naive and the article's recipe again, and both
     runs' medians, GPU busy times and host probes side by side (`two_runs_text`; review rvC16 S1); notebook 07's
-    medians over the rounds every interleaved variant ran, each GPU busy time one profiled generation (review
-    rv21B S3)."""
+    medians over the rounds every interleaved variant ran, each GPU busy time one profiled generation after that run's
+    timed rounds (reviews rv21B S3, rr21d N7)."""
     intro = ("Notebook 10's own interleaved run: the naive generator and the article's recipe were timed again "
              "there, beside our generators, so their numbers differ from notebook 07's run above.")  # fmt: skip
     graphs, summary = _ok("10_cuda_graphs", results_dir), _summary(results_dir)
@@ -612,7 +612,9 @@ def reruns_note(results_dir: Path) -> str:
     over = shared_rounds_text(runs["notebook 07's"], [v for v in shown if v in runs["notebook 07's"].index])
     said += f" Notebook 07's medians here are {over}." if said and over else ""  # rv20B N2
     # rv21B S3: a GPU busy time is one profiled generation after a run's rounds, whatever rounds a median is over
-    said += " Each GPU busy time is one profiled generation, in each run." if "GPU busy" in said else ""
+    # rr21d N7: and says when it was taken
+    busy = " Each GPU busy time is one profiled generation after that run's timed rounds."
+    said += busy if "GPU busy" in said else ""
     return f"{intro} {said}" if said else intro
 
 
@@ -644,7 +646,8 @@ def products_table(results_dir: Path) -> str:
 def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
     """The products table's run line: notebook 12's commit, card and start, the copy bandwidth its floor µs
     and % of copy bandwidth were computed with (its weight bytes over its floor), named as notebook 10's
-    measurement with that table's start where notebook 12 used it (its 12_bandwidth `source`; review rv21B N5),
+    measurement where notebook 12 used it (its 12_bandwidth `source`; review rv21B N5), with the start of the
+    10_bandwidth row whose value it took, and none where no row of that run gives it (review rr21d N2),
     and whether that is another run than the Beyond table's (review rv20B M1)."""
     ok = df[df["floor_us"].notna() & (df["floor_us"] > 0)] if "floor_us" in df else df.iloc[:0]
     frames = {"12_products": df}
@@ -655,8 +658,10 @@ def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
     if light is not None and "source" in light and str(light["source"].iloc[-1]) == "notebook 10":
         whose = "notebook 10's copy bandwidth measurement (10_bandwidth), as notebook 12 used it"  # rv21B N5
         ten = _same_run(_ok("10_bandwidth", results_dir), light)
-        if ten is not None:
-            frames["10_bandwidth"] = ten.iloc[[-1]]  # its start in the run line
+        if ten is not None and "bandwidth_gb_s" in ten and "bandwidth_gb_s" in light:
+            used = pd.to_numeric(ten["bandwidth_gb_s"], errors="coerce") == float(light["bandwidth_gb_s"].iloc[-1])
+            if used.any():  # the row whose value notebook 12 took; none: no start (review rr21d N2)
+                frames["10_bandwidth"] = ten[used.to_numpy()].iloc[[-1]]  # its start in the run line
     if ok.empty:
         said = "no floor recorded"
     else:
