@@ -1596,15 +1596,20 @@ def _calls_parts(shares: dict) -> tuple[float, float]:
     return round(shares["sync_copy_us"] - shares["gap_calls_us"], 3), round(shares["gap_calls_us"], 3)
 
 
-def _calls_clause(shares: dict) -> str:
+def _calls_clause(shares: dict, beside: bool = False) -> str:
     """The copy and sync calls' share, and how much of it falls within the phase after the forward and how much in
-    the idle gap (the copy call precedes it): the calls overlap the phases, so their share is not one more part."""
+    the idle gap (the copy call precedes it): the calls overlap the phases, so `phases_text` says their share is not
+    one more part; `beside` (`phase_takeaway`, which takes them out of the phases: `_parts`) says it as one part
+    beside the others: "the copy and sync calls take 5.7% (4.0% within the phase after the model's forward, the
+    flag's copy call before the idle gap, and 1.7% in the idle gap)" (review rv20A S2)."""
     if shares["sync_copy_us"] == 0:
         return "it makes no copy or sync call"
     said = f"the copy and sync calls take {_calls_share(shares)}"
     if CHECK_PHASE in shares and "gap_calls_us" in shares:
         within, gap = _calls_parts(shares)
-        said += (f", a time counted within the phases, not beside them: {within:.1%} within the phase after the "
+        said += (f" ({within:.1%} within the phase after the model's forward, the flag's copy call before the idle "
+                 f"gap, and {gap:.1%} in the idle gap)" if beside else
+                 f", a time counted within the phases, not beside them: {within:.1%} within the phase after the "
                  f"model's forward (the flag's copy call comes before the idle gap) and {gap:.1%} in the idle gap")
     return said
 
@@ -1859,24 +1864,11 @@ def phase_takeaway(model: str, phases: pd.DataFrame, windows: pd.DataFrame | Non
         span, check = "of the GPU's idle gap before a step", ""
     if shares["sync_copy_us"] > 0:  # one part, taken out of the phases it falls in (review rv20A S2)
         span += ", in parts that do not overlap (the copy and sync calls' time taken out of the phases it falls in)"
-    return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{_calls_apart(shares)}, "
+    calls = _calls_clause(shares, beside=True)
+    return (f"{model.capitalize()}, with the sync, in the pictures' pass, {span}: {check}{calls}, "
             f"the host's other work before the step's first launch {_host_total(shares, names, in_gap):.1%} "
             f"({_host_sum(shares, names, in_gap)}), "
             f"the launch's own latency {shares['start_us']:.0%}; {said}.")  # fmt: skip
-
-
-def _calls_apart(shares: dict) -> str:
-    """`phase_takeaway`'s copy and sync calls, one part beside the others (`_parts`), and where their time fell:
-    "the copy and sync calls take 5.7% (4.0% within the phase after the model's forward, the flag's copy call before
-    the idle gap, and 1.7% in the idle gap)" (review rv20A S2; `phases_text` says them counted within its phases)."""
-    if shares["sync_copy_us"] == 0:
-        return "it makes no copy or sync call"
-    said = f"the copy and sync calls take {_calls_share(shares)}"
-    if CHECK_PHASE in shares and "gap_calls_us" in shares:
-        within, gap = _calls_parts(shares)
-        said += (f" ({within:.1%} within the phase after the model's forward, the flag's copy call before the idle "
-                 f"gap, and {gap:.1%} in the idle gap)")  # fmt: skip
-    return said
 
 
 def pipelined_gap(profile: pd.DataFrame, results: pd.DataFrame) -> list[str]:
