@@ -307,10 +307,11 @@ say(table(pd.DataFrame({"column": machine, "value": values})))
 #   not, naming the row and step); on distinct prompts, under one stated rule: equal,
 #   or the naive generator's runner-up at a near-tie within a tolerance justified by the
 #   TF32-vs-FP32 spread.
-# * Variants are timed interleaved and compared by one measure, the speed-up × (the median of
-#   the per-round ratios); a difference is real only if a signed-rank test over the rounds says
-#   so, a rule whose false-positive rate the tests measure; "no effect" and "undecided" are told
-#   apart.
+# * Variants are timed interleaved and compared by one measure: the paired speed-up × (the median
+#   of the per-round ratios) with its (sequential) interval and its outcome: faster, slower, no
+#   effect within ±5%, or undecided (section 4). A difference is real only if a signed-rank test
+#   over the rounds says so, a rule whose false-positive rate the tests measure; "no effect" and
+#   "undecided" are told apart.
 #
 # ## Exercises
 #

@@ -84,8 +84,10 @@ show_source("naive")
 # * Every look is one more chance to stop on a side of the threshold that noise produced, as with
 #   notebook 00's sequential comparisons, and the same design answers it: each look reads its
 #   intervals at its own level, and the levels of the looks that may decide add up to 5%
-#   (`tokgen.stats.look_levels`). With looks at 10 and 20 rounds, each reads 97.5% intervals, which
-#   together hold the true growth at least 95% of the time (a "95% sequential interval"); a
+#   (`tokgen.stats.look_levels`). With the defaults (`RUNS` = 10, `MAX_RUNS` = 20) the looks are at
+#   10 and 20 rounds and each reads 97.5% intervals, which together hold the true growth at least
+#   95% of the time (a "95% sequential interval"; other `RUNS` and `MAX_RUNS` give other looks and
+#   levels, which `look_levels` computes the same way); a
 #   doubling keeps the reading of the first look whose interval lies clear of the threshold.
 #   Section 5 and notebook 09 read the verdict by the same rule, from the parameters recorded
 #   with the table.

@@ -157,8 +157,9 @@ say("* " + tokgen.display.first_call_price(row))
 # %% [markdown]
 # ## Summary
 #
-# * Compilation costs time up front, in the first call (which may compile more than once), then
-#   every step runs fused kernels with less Python between them.
+# * Compilation costs time up front, in the first call (which may compile more than once). What
+#   compiled code is meant to buy is fewer, fused kernels with less Python between them; this
+#   notebook does not measure that (solution 05, exercise 3, counts the GPU operations per step).
 # * The per-step `.item()` is still there: at every step boundary the host cannot go on until the
 #   GPU has produced that step's tokens. This notebook does not measure how long the host waits
 #   there, if at all; notebook 06 measures the step boundary on a trace. The bound table above

@@ -23,8 +23,8 @@
 # each of its decode steps made one token. Our audit runs `BATCH_SIZE` sequences and counts per
 # **decode step** (one token for every sequence; the counts are expected not to depend on the
 # batch size, but only B = `BATCH_SIZE` is audited):
-# where a column says "per token", it means per step, which at the batch of one is the
-# same thing.
+# the CSV's `*_per_token` columns hold these counts per decode step (at the batch of one,
+# a step is one token).
 #
 # **You will learn:** how to count host-device syncs two ways and read where the two differ,
 # what `non_blocking=True` does into pinned and pageable memory, and what a decode step costs

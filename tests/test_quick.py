@@ -253,9 +253,17 @@ def test_each_reference_regime_names_its_gpu_and_a_quick_run_on_another_model_sa
         "- whole GPU (reference, NVIDIA H200): commit `a403ef0e7c94` (NVIDIA H200, GPU c5384e55…; 07_pipelining "
         "started 2026-11-28 09:54 UTC)")  # fmt: skip
     assert quick.other_card(h100, regimes) == (
-        "This page ran on an NVIDIA H100 80GB HBM3, the reference run's whole GPU (reference, NVIDIA H200) on "
-        "another GPU model: bandwidths and busy times differ by card as well as by host.")  # fmt: skip
-    assert quick.other_card(h200, {"whole GPU (reference, NVIDIA H200)": tmp_path}) == ""  # one model: nothing
+        "This page ran on the NVIDIA H100 80GB HBM3; the reference run's whole GPU (reference) on another GPU model "
+        "(NVIDIA H200): bandwidths and busy times differ by card as well as by host.")  # fmt: skip
+    # review rv22B N7: "This page ran on an NVIDIA H200, the reference run's 8 SMs, ... of the H100 ... and 16 SMs, ...
+    # on another GPU model" parsed badly: the regimes of each other model are named once, with the model apart
+    assert quick.other_card(h200, regimes, {"08d8f342-0969"}) == (
+        "This page ran on the NVIDIA H200 (GPU 08d8f342…); the reference run's 8 SMs, 625 GB/s and 16 SMs, 1,137 GB/s "
+        "on another GPU model (NVIDIA H100 80GB HBM3); its whole GPU (reference) on another card of the same model, "
+        "GPU c5384e55…: bandwidths and busy times differ by card as well as by host.")  # fmt: skip
+    whole = {"whole GPU (reference, NVIDIA H200)": tmp_path}
+    assert quick.other_card(h200, whole) == ""  # one model, this page's card not recorded: nothing
+    assert quick.other_card(h200, whole, {"c5384e55-2e35"}) == ""  # the same card: nothing
     assert quick.other_card("", regimes) == ""  # a CPU smoke run names no card
 
 
@@ -339,6 +347,9 @@ def test_the_committed_example_pages_are_what_their_csvs_render(example):
     README's tables are of data/), so a change in the page's code or in the reference shows up here."""
     folder = ROOT / "data" / "quick" / example
     assert (folder / "report.md").read_text() == quick.render(folder)
+    stages = pd.read_csv(folder / "data" / "quick_stages.csv")
+    if "gpu_uuid" in stages:  # review rv22B N7: the header names the card
+        assert f"), card GPU {stages['gpu_uuid'].iloc[0][:8]}…: B = " in (folder / "report.md").read_text()
     assert f"data/quick/{example}/report.md" in (ROOT / "README.md").read_text()
 
 
@@ -441,3 +452,34 @@ def test_the_reference_rank_names_notebook_10s_run_and_the_bandwidth_is_notebook
     assert quick.reference_runs({"whole GPU": tmp_path}, ("07_pipelining",), bandwidth=True) == [
         "- whole GPU: commit `4b89be838dd8` (GPU 18cfe079…; 07_pipelining started 2026-11-28 13:06 UTC, "
         "10_bandwidth started 2026-11-28 13:17 UTC)"]  # fmt: skip
+
+
+def test_the_idle_time_is_each_windows_own_then_their_median(tmp_path):
+    """Review rv22B N6: the idle time was the median step period less the median busy time, taken column by column
+    (here 7,000 − 1,500 = 5,500 µs, and the gap's share 900 / 5,500 = 16%); each window's own idle time (6,000,
+    5,000 and 4,500 µs) has the median 5,000 µs, and the gap's share is each window's own (10%, 30%, 20%), then
+    their median, 20%."""
+    profile = pd.DataFrame({"variant": ["kv_static"] * 3 + ["pipelined_static"], "window": [0, 1, 2, 0],
+                            "batch_size": 16, "step_period_us": [7000.0, 6500.0, 8000.0, 9000.0],
+                            "gpu_busy_per_step_us": [1000.0, 1500.0, 3500.0, 100.0],
+                            "idle_gap_median_us": [600.0, 1500.0, 900.0, 50.0]})  # fmt: skip
+    assert quick.idle_sentence(profile) == [
+        "- In a profiled `kv_static` step (eager, B = 16) the GPU idles 5,000 µs of 7,000 µs; the gap before a step "
+        "is 20% of that idle time, the rest lies between the step's own kernels (each the median over 3 windows of "
+        "the window's own)."]  # fmt: skip
+
+
+def test_the_page_names_its_card_and_a_nearest_reference_on_another_card_of_the_same_model(tmp_path):
+    """Review rv22B N7: the header named the GPU model only, and the nearest regime, run on another H200 card, read
+    as the same machine."""
+    _timed(tmp_path / "here", 0.2, 0.3, step_ms=3.0)
+    _timed(tmp_path / "host", 0.15, 0.25, step_ms=4.0)
+    for folder, uuid in ((tmp_path / "here", "GPU-08d8f342-0969"), (tmp_path / "host", "7cd44378-d9d6")):
+        table = pd.read_csv(folder / "data" / "07_pipelining.csv").assign(gpu="NVIDIA H200", gpu_uuid=uuid)
+        table.to_csv(folder / "data" / "07_pipelining.csv", index=False)
+    lines = quick.regime_sentences(tmp_path / "here", {"host": tmp_path / "host"})
+    assert lines[1].startswith(
+        "Compiled, its share lies nearest the reference run's regime **host** (25% there, "
+        "30% here; there on another card of the same model, GPU 7cd44378…). A compiled"
+    )
+    assert quick.another_card({"a1"}, {"a1", "b2"}) == "" and quick.another_card(set(), {"b2"}) == ""

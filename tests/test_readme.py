@@ -65,11 +65,11 @@ def test_provenance_names_triton_and_each_regimes_machines_by_gpu_uuid(tmp_path)
     _run_all(tmp_path / "slice" / "sm16", sliced)
     lines = readme.provenance(base).splitlines()
     assert lines[0] == "- GPU: GPU X, driver 1, CUDA 13.0; by GPU UUID: whole GPU GPU-0, GPU-1; 16 SMs GPU-0"
-    assert lines[1] == "- torch 2.11, triton 3.6.0, transformers 5.1.0 (notebook 14 runs on the newest), Python 3.12"
+    assert lines[1] == "- torch 2.11, triton 3.6.0, transformers 5.1.0, Python 3.12"  # one version: no parenthesis
     old = _run_all(tmp_path / "old", [{"notebook": n, "seconds": 6, "commit": "a" * 40} for n in names])
     assert readme.provenance(old).splitlines()[:2] == [
         "- GPU: GPU X, driver 1, CUDA 13.0",
-        "- torch 2.11, transformers 5.1.0 (notebook 14 runs on the newest), Python 3.12",
+        "- torch 2.11, transformers 5.1.0, Python 3.12",
     ]
 
 
@@ -764,3 +764,83 @@ def test_the_headline_and_findings_name_the_bandwidth_of_the_floor_and_both_tied
     assert f"`{first}`, {medians[first]:.1f} ms" in head and f"the first {times}" in head
     for v in list(tied)[1:]:  # every generator tied with the first, named with its own median
         assert f", and `{v}`, {medians[v]:.1f} ms," in head
+
+
+def test_the_provenance_names_the_runs_on_a_transformers_version_other_than_the_most_common(tmp_path):
+    """Review rv22A S4 / rv22B S3: "(notebook 14 runs on the newest)" was a fixed string while a solution ran on
+    5.17.0 too; the parenthesis is now read from the rows (made-up rows: two notebooks and a solution on 5.17.0,
+    one slice row on 4.0.0; the most common version, 5.1.0, named alone)."""
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    newer = {names[-1], names[3]}
+    rows = [{"notebook": n, "seconds": 6, "commit": "a" * 40, "transformers": "5.17.0" if n in newer else "5.1.0"}
+            for n in names]  # fmt: skip
+    rows += [{"notebook": f"solution {names[1]}", "seconds": 6, "commit": "a" * 40, "transformers": "5.17.0"},
+             {"notebook": f"solution {names[2]}", "seconds": 6, "commit": "a" * 40,
+              "transformers": "5.1.0"}]  # fmt: skip
+    base = _run_all(tmp_path, rows)
+    _run_all(tmp_path / "slice" / "sm8", [{"notebook": names[1], "seconds": 9, "commit": "a" * 40,
+                                           "transformers": "4.0.0", "parameters": "{}"}])  # fmt: skip
+    line = readme.provenance(base).splitlines()[1]
+    assert line == (f"- torch 2.11, transformers 4.0.0, 5.1.0, 5.17.0 (notebook {names[1]} (8 SMs) on 4.0.0; "
+                    f"notebooks {names[3]}, {names[-1]} and solution {names[1]} on 5.17.0), Python 3.12")  # fmt: skip
+
+
+def _page(folder: Path, gpu: str, commit: str, uuid: str | None = None, cap=None, peaks=None):
+    """A quick page's folder: report.md, and a quick_stages.csv of one row (its GPU, card, commit and parameters)."""
+    import json
+
+    (folder / "data").mkdir(parents=True)
+    (folder / "report.md").write_text("a page\n")
+    row = {"stage": "copy bandwidth", "gpu": gpu, "commit": commit, "params": json.dumps({"MEMORY_GB": cap}),
+           **({"gpu_uuid": uuid} if uuid else {})}  # fmt: skip
+    pd.DataFrame([row]).to_csv(folder / "data" / "quick_stages.csv", index=False)
+    if peaks:
+        timed = pd.DataFrame({"variant": list(peaks), "peak_reserved_gb": list(peaks.values())})
+        timed.to_csv(folder / "data" / "07_pipelining.csv", index=False)
+
+
+def test_the_quick_example_pages_are_named_with_the_gpu_card_and_commit_of_their_own_csvs(tmp_path):
+    """Review rv22B S1: the line beside the links said "an earlier H100 run" after the whole-GPU page was re-run
+    on an H200. Made-up pages: two GPU models; two cards of one model; one card; a card not recorded."""
+    quick = tmp_path / "data" / "quick"
+    _page(quick / "whole", "NVIDIA H200", "019154c9aa44", "GPU-08d8f342-0969")
+    _page(quick / "whole_16gb", "NVIDIA H100 80GB HBM3", "24b98f87e8f2", cap=16,
+          peaks={"naive": 15.9, "kv_static": 3.8})  # fmt: skip
+    assert readme.quick_pages(tmp_path) == (
+        "Example pages (two runs on two GPU models, at two commits): [the whole GPU](data/quick/whole/report.md) "
+        "(NVIDIA H200, GPU 08d8f342…, commit `019154c`) and [capped at 16 GB](data/quick/whole_16gb/report.md) "
+        "(NVIDIA H100 80GB HBM3, no GPU UUID recorded, commit `24b98f8`). The 16 GB cap: it bound the allocator's "
+        "cache of `naive` (reserved 15.9 GB); every other variant peaked at 3.8 GB or less.")  # fmt: skip
+    for uuid, on in (("7cd44378-d9d6", "on two cards of the NVIDIA H200"), ("08d8f342-0969", "on one card of the "
+                     "NVIDIA H200"), (None, "on the NVIDIA H200 (not every run recorded its card)")):  # fmt: skip
+        root = tmp_path / str(uuid)
+        _page(root / "data" / "quick" / "a", "NVIDIA H200", "019154c9aa44", "08d8f342-0969")
+        _page(root / "data" / "quick" / "b", "NVIDIA H200", "019154c9aa44", uuid)
+        assert readme.quick_pages(root).startswith(f"Example pages (two runs {on}, at one commit): [the whole GPU]")
+
+
+def test_the_readme_names_beside_each_quick_page_the_gpu_its_csv_records():
+    """The committed README: the GPU model named beside each link to a data/quick page is its quick_stages.csv's."""
+    import re
+
+    from tokgen.results import read_table
+
+    text = (ROOT / "README.md").read_text()
+    found = re.findall(r"\]\((data/quick/([^/]+)/report\.md)\) \(([^,]+),", text)
+    assert {f[1] for f in found} == {p.parent.name for p in (ROOT / "data" / "quick").glob("*/report.md")}
+    for _, page, gpu in found:
+        assert gpu == read_table(ROOT / "data" / "quick" / page / "data" / "quick_stages.csv")["gpu"].iloc[0]
+
+
+def test_the_syncs_table_says_the_csvs_per_token_names_hold_counts_per_step_only_while_they_do(tmp_path):
+    """Review rv22B S2: a hand-written line said notebook 11's tables name their columns "per token" after its
+    run had renamed them; the note now follows the CSV's own column names."""
+    kinds = ["local_scalar_dense", "sync_debug_warnings", "stream_syncs", "event_syncs"]
+    note = "`data/11_sync_audit.csv` names these columns `*_per_token`; they hold counts per decode step."
+    for suffix, said in (("_per_token", True), ("_per_step", False)):
+        data = tmp_path / suffix / "data"
+        data.mkdir(parents=True)
+        audit = pd.DataFrame({"generator": ["naive"], "status": ["ok"], **{f"{k}{suffix}": [2.0] for k in kinds}})
+        audit.to_csv(data / "11_sync_audit.csv", index=False)
+        text = readme.syncs_table(tmp_path / suffix)
+        assert (note in text) == said and "| naive | 2.00 | 2.00 | 2.00 | 2.00 |" in text

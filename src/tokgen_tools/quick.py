@@ -279,14 +279,47 @@ def _with_gpu(name: str, folder) -> str:
     return name.replace("(reference)", f"(reference, {gpu})") if "(reference)" in name else f"{name} of the {gpu}"
 
 
-def other_card(here_gpu: str, regimes: dict) -> str:
-    """One sentence where this page's GPU model differs from a reference regime's, else "" (review rv19B M1)."""
-    theirs = {name: reference_gpu(folder) for name, folder in regimes.items()}
-    apart = [f"{name}" for name, gpu in theirs.items() if gpu and gpu != here_gpu]
-    if not here_gpu or here_gpu.startswith("none") or not apart:
+def cards(rows: pd.DataFrame | None) -> set[str]:
+    """The GPU UUIDs a table records (empty where it predates the column or is None)."""
+    if rows is None or "gpu_uuid" not in rows:
+        return set()
+    return {str(u) for u in rows["gpu_uuid"].dropna() if str(u)}
+
+
+def _card(uuids) -> str:
+    """ "GPU 08d8f342…" (the first 8 hex digits of each UUID, without a "GPU-" prefix)."""
+    return "GPU " + ", ".join(f"{str(u).removeprefix('GPU-')[:8]}…" for u in sorted(uuids))
+
+
+def another_card(here: set, theirs: set) -> str:
+    """ "another card of the same model, GPU 7cd44378…" where both runs record their GPU UUIDs and none is
+    shared, else "" (review rv22B N7: two H200 cards read as one machine); call it for runs of one model."""
+    return f"another card of the same model, {_card(theirs)}" if here and theirs and not here & theirs else ""
+
+
+def _plain(name: str, gpu: str) -> str:
+    """A regime's label without the GPU model `_with_gpu` added to it."""
+    return name.replace(f"(reference, {gpu})", "(reference)").replace(f" of the {gpu}", "")
+
+
+def other_card(here_gpu: str, regimes: dict, here_cards: set | None = None) -> str:
+    """One sentence where a reference regime ran on another GPU model than this page's, or (both recording
+    GPU UUIDs) on another card of the same model, else "" (reviews rv19B M1, rv22B N7)."""
+    if not here_gpu or here_gpu.startswith("none"):
         return ""
-    return (f"This page ran on an {here_gpu}, the reference run's {' and '.join(apart)} on another GPU model: "
-            "bandwidths and busy times differ by card as well as by host.")  # fmt: skip
+    models, same_model = {}, []
+    for name, folder in regimes.items():
+        gpu = reference_gpu(folder)
+        if gpu and gpu != here_gpu:
+            models.setdefault(gpu, []).append(_plain(name, gpu))
+        elif gpu and (other := another_card(here_cards or set(), cards(_load(folder, "07_pipelining")))):
+            same_model.append(f"its {_plain(name, gpu)} on {other}")
+    if not models and not same_model:
+        return ""
+    said = [f"{' and '.join(names)} on another GPU model ({gpu})" for gpu, names in models.items()]
+    here = f"the {here_gpu}" + (f" ({_card(here_cards)})" if here_cards else "")
+    return (f"This page ran on {here}; the reference run's {'; '.join(said + same_model)}: bandwidths and busy "
+            "times differ by card as well as by host.")  # fmt: skip
 
 
 def gpu_shares(results: pd.DataFrame | None) -> dict:
@@ -303,21 +336,22 @@ def gpu_shares(results: pd.DataFrame | None) -> dict:
 
 
 def idle_sentence(profile: pd.DataFrame) -> list[str]:
-    """Where a profiled synchronous step (eager `kv_static`, medians over the windows) leaves the GPU
-    idle: its idle time per step (step period less GPU busy) and the share of it that the gap before a
-    step makes; the rest lies between the step's own kernels. Empty without a GPU profile."""
-    from tokgen.gaps import profile_windows
-
+    """Where a profiled synchronous step (eager `kv_static`) leaves the GPU idle: its idle time per step
+    (step period less GPU busy, taken in each window, then the median over the windows: review rv22B N6)
+    and the share of it that the gap before a step makes (each window's own, then their median); the rest
+    lies between the step's own kernels. Empty without a GPU profile."""
     if "step_period_us" not in profile or "kv_static" not in set(profile["variant"]):
         return []
-    w = profile_windows(profile).set_index("variant").loc["kv_static"]
-    idle = w["step_period_us"] - w["gpu_busy_per_step_us"]
+    rows = profile[profile["variant"] == "kv_static"]
+    idle_w = rows["step_period_us"] - rows["gpu_busy_per_step_us"]
+    idle, share = idle_w.median(), (rows["idle_gap_median_us"] / idle_w).median()
     if not idle > 0:
         return []
     return [f"- In a profiled `kv_static` step (eager, B = {int(profile['batch_size'].iloc[0])}) the GPU idles "
-            f"{idle:,.0f} µs of {w['step_period_us']:,.0f} µs; the gap before a step is "
-            f"{w['idle_gap_median_us'] / idle:.0%} of that idle time, the rest lies between the step's own "
-            "kernels."]  # fmt: skip
+            f"{idle:,.0f} µs of {rows['step_period_us'].median():,.0f} µs; the gap before a step is "
+            f"{share:.0%} of that idle time, the rest lies between the step's own kernels"
+            + (f" (each the median over {len(rows)} windows of the window's own)." if len(rows) > 1
+               else ".")]  # fmt: skip
 
 
 def step_times(results: pd.DataFrame | None, compiled: bool = True) -> tuple[float, float]:
@@ -499,9 +533,13 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
         if refs and ours["compiled"] == ours["compiled"]:
             near = min(refs, key=lambda k: abs(refs[k] - ours["compiled"]))
             (busy, wall), (busy_ref, wall_ref) = step_times(results), step_times(tables[near])
+            models = [set(t["gpu"].dropna()) if "gpu" in t else set() for t in (results, tables[near])]
+            same = bool(models[0]) and models[0] == models[1]  # one GPU model: is it one card? (review rv22B N7)
+            other = another_card(cards(results), cards(tables[near])) if same else ""
             lines.append(
                 f"Compiled, its share lies nearest the reference run's regime **{near}** ({refs[near]:.0%} there, "
-                f"{ours['compiled']:.0%} here). A compiled `kv_static` step keeps the GPU busy {busy:.2f} ms here "
+                f"{ours['compiled']:.0%} here{'; there on ' + other if other else ''}). A compiled "
+                f"`kv_static` step keeps the GPU busy {busy:.2f} ms here "
                 f"and {busy_ref:.2f} ms there, in a wall time of {wall:.2f} ms here and {wall_ref:.2f} ms there: "
                 "the share is this GPU and this host together."
             )
@@ -549,10 +587,11 @@ def reference_rank_words(variant: str, root: Path) -> str:
             f"first at rank 1; {run})")  # fmt: skip
 
 
-def cap_bound(timed, cap_gb: float) -> str:
+def cap_bound(timed, cap_gb: float, caveat: bool = True) -> str:
     """What a memory cap bound in a run: the timed variants whose peak reserved memory reached 90% of
-    the cap (the allocator held them near it), else that none came near it: a cap tests capacity
-    only, not a smaller card's bandwidth or compute (the quick run's page)."""
+    the cap (the allocator held them near it), else that none came near it; with `caveat`, that a cap
+    tests capacity only, not a smaller card's bandwidth or compute (the quick run's page; without it,
+    the README's line on the example pages)."""
     if timed is None or "peak_reserved_gb" not in timed:
         return "what it bound was not recorded."
     near = timed[timed["peak_reserved_gb"] >= 0.9 * cap_gb]
@@ -561,6 +600,7 @@ def cap_bound(timed, cap_gb: float) -> str:
     most, rest = timed["peak_reserved_gb"].max(), timed.drop(near.index)["peak_reserved_gb"]
     only = (" A cap tests capacity only, not a smaller card's bandwidth or compute; set beside an uncapped run, "
             "this is another run, and where the cap bound nothing the two differ as two runs do.")  # fmt: skip
+    only = only if caveat else ""
     if kept and rest.empty:
         return f"it bound every variant: {kept}.{only}"
     return (f"it bound the allocator's cache of {kept}; every other variant peaked at {rest.max():.1f} GB "
@@ -737,7 +777,9 @@ def render(out: Path, regimes: dict | None = None) -> str:
     if env is not None:
         rounds = params.get("ROUNDS_CAP") or params["MAX_RUNS"]
         lines += [
-            f"Measured on {measured_on(env)}: B = {params['BATCH_SIZE']}, N = {params['MAX_SEQLEN']}, "
+            f"Measured on {measured_on(env)}"
+            + (f", card {_card(cards(stages))}" if cards(stages) and not cpu else "")  # review rv22B N7
+            + f": B = {params['BATCH_SIZE']}, N = {params['MAX_SEQLEN']}, "
             f"{params['RUNS']} interleaved rounds at the first look, up to {rounds} "
             f"for a comparison still undecided (`tokgen.compare`, sequential; the cap asked: {params['MAX_RUNS']}). "
             + (f"**Memory capped at {cap:g} GB** (`torch.cuda.set_per_process_memory_fraction`): "
@@ -753,7 +795,7 @@ def render(out: Path, regimes: dict | None = None) -> str:
             "not counted).",
             "",
         ]  # fmt: skip
-    card = other_card("" if cpu else str(env["gpu"]), regimes)
+    card = other_card("" if cpu else str(env["gpu"]), regimes, cards(stages))
     lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)],
               *([f"- {card}"] if card else []), ""]  # fmt: skip
     table_ = regime_table(out, here, regimes, _bandwidth(out))

@@ -675,22 +675,71 @@ def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
     return run_line(frames, said)
 
 
+WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def quick_pages(results_dir: Path) -> str:
+    """The committed example pages of `./run_all.sh --quick` (data/quick/*/report.md), each linked with the GPU
+    model, card and commit its own data/quick_stages.csv records, whether they ran on one GPU model and card,
+    and what a memory cap bound (`tokgen_tools.quick.cap_bound`); review rv22B S1: a hand-written line named
+    the H100 for a page re-run on an H200."""
+    from tokgen_tools.quick import _card, cap_bound, cards
+
+    pages = []
+    for folder in sorted(p.parent for p in Path(results_dir, "data", "quick").glob("*/report.md")):
+        stages = folder / "data" / "quick_stages.csv"
+        if stages.exists():
+            pages.append((folder, read_table(stages)))
+    if not pages:
+        return "*No example page of `./run_all.sh --quick` is committed yet.*"
+    links, caps, models, uuids, commits = [], [], set(), [], set()
+    for folder, stages in pages:
+        env = stages.iloc[0]
+        cap = json.loads(env["params"]).get("MEMORY_GB") if isinstance(env.get("params"), str) else None
+        what = f"capped at {cap:g} GB" if cap else "the whole GPU"
+        card = _card(cards(stages)) if cards(stages) else "no GPU UUID recorded"
+        commit = str(env["commit"])[:7]
+        link = f"data/quick/{folder.name}/report.md"
+        links.append(f"[{what}]({link}) ({env['gpu']}, {card}, commit `{commit}`)")
+        models.add(str(env["gpu"]))
+        uuids.append(cards(stages))
+        commits.add(commit)
+        if cap:
+            timed = folder / "data" / "07_pipelining.csv"
+            bound = cap_bound(read_table(timed) if timed.exists() else None, cap, caveat=False)
+            caps.append(f"The {cap:g} GB cap: {bound}")
+    n = len(pages)
+    runs = f"{WORDS.get(n, n)} run{'s' * (n > 1)}"
+    if len(models) > 1:
+        on = f"on {WORDS.get(len(models), len(models))} GPU models"
+    elif all(uuids) and len(set().union(*uuids)) > 1:
+        on = f"on {WORDS.get(len(set().union(*uuids)), len(set().union(*uuids)))} cards of the {next(iter(models))}"
+    elif all(uuids):
+        on = f"on one card of the {next(iter(models))}"
+    else:
+        on = f"on the {next(iter(models))} (not every run recorded its card)"
+    at = f"at {WORDS.get(len(commits), len(commits))} commits" if len(commits) > 1 else "at one commit"
+    head = "Example page" + "s" * (n > 1) + (f" ({runs} {on}, {at})" if n > 1 else f" ({on})")
+    return f"{head}: " + " and ".join(links) + "." + "".join(f" {c}" for c in caps)
+
+
 def syncs_table(results_dir: Path) -> str:
     df = _ok("11_sync_audit", results_dir)
     if df is None:
         return NOT_MEASURED
-    cols = {
-        "generator": "generator",
-        "local_scalar_dense_per_token": "`.item()` reads / decode step",
-        "sync_debug_warnings_per_token": "sync-debug warnings / decode step",
-        "stream_syncs_per_token": "stream syncs / decode step",
-        "event_syncs_per_token": "event syncs / decode step",
-    }
+    shown = {"local_scalar_dense": "`.item()` reads", "sync_debug_warnings": "sync-debug warnings",
+             "stream_syncs": "stream syncs", "event_syncs": "event syncs"}  # fmt: skip
+    # a CSV names the counts `*_per_step` or, as notebook 11's runs so far do, `*_per_token` (review rv22B S2)
+    suffix = "_per_step" if all(f"{k}_per_step" in df for k in shown) else "_per_token"
+    cols = {"generator": "generator", **{f"{k}{suffix}": f"{v} / decode step" for k, v in shown.items()}}
     if "counted" in df and (df["counted"] != "yes").any():  # a profiler session lost to CUPTI: its row says so
         cols["counted"] = "counted"
     params = json.loads(df["params"].iloc[0]) if "params" in df and isinstance(df["params"].iloc[0], str) else {}
     counted = (f"Counted at B = {params['BATCH_SIZE']}, {params['TOKENS']} steps per generation (notebook 11's "
                "parameters).\n\n" if {"BATCH_SIZE", "TOKENS"} <= set(params) else "")  # fmt: skip
+    if suffix == "_per_token":  # said only while the CSV's names say "per token" (review rv22B S2)
+        counted += ("`data/11_sync_audit.csv` names these columns `*_per_token`; they hold counts per decode "
+                    "step.\n\n")  # fmt: skip
     return counted + table(df[list(cols)].rename(columns=cols), digits=2)
 
 
@@ -820,6 +869,31 @@ def _gpus_line(runs: dict) -> list[str]:
     return said
 
 
+def _names(kind: str, names: list[str]) -> str:
+    """ "notebook 14_deferred_stop", "solutions 11_sync_audit, 14_deferred_stop"."""
+    return f"{kind}{'s' * (len(names) > 1)} {', '.join(names)}"
+
+
+def transformers_versions(runs: dict) -> str:
+    """The transformers versions the regimes' runs (`_regime_runs`) used, and, per version other than the
+    most common, which notebooks and solutions ran on it, from the rows themselves (review rv22A S4 / rv22B
+    S3): "5.1.0, 5.17.0 (notebook 14_deferred_stop and solutions 11_sync_audit, 14_deferred_stop on 5.17.0)";
+    a run in a slice is named with its regime."""
+    rows = pd.concat([r.assign(regime=name) for name, r in runs.items()], ignore_index=True)
+    version = rows["transformers"].astype(str)
+    counts = version.value_counts()
+    common = min(counts.index, key=lambda v: (-counts[v], v))  # the most rows; a tie: the first in sorted order
+    said = []
+    for other in sorted(set(version) - {common}):
+        part = rows[version == other]
+        where = [n if r == "whole GPU" else f"{n} ({r})" for n, r in zip(part["notebook"], part["regime"])]
+        notebooks = sorted(dict.fromkeys(n for n in where if not n.startswith("solution ")))
+        solutions = sorted(dict.fromkeys(n.removeprefix("solution ") for n in where if n.startswith("solution ")))
+        groups = [_names(k, ns) for k, ns in (("notebook", notebooks), ("solution", solutions)) if ns]
+        said.append(f"{' and '.join(groups)} on {other}")
+    return ", ".join(sorted(set(version))) + (f" ({'; '.join(said)})" if said else "")
+
+
 def provenance(results_dir: Path) -> str:
     runs = _regime_runs(results_dir)
     if "whole GPU" not in runs:
@@ -873,8 +947,7 @@ def provenance(results_dir: Path) -> str:
     lines = [
         gpu_line,
         f"- torch {env['torch']}{', triton ' + ', '.join(tritons) if tritons else ''}, transformers "
-        f"{', '.join(sorted(set(every['transformers'].astype(str))))} "
-        f"(notebook 14 runs on the newest), Python {env['python']}",
+        f"{transformers_versions(runs)}, Python {env['python']}",
         *([host] if (host := _host_line(every)) else []),
         timing,
         coverage,
@@ -918,6 +991,7 @@ BLOCKS = {
     "beyond": beyond_table,
     "products": products_table,
     "syncs": syncs_table,
+    "quickpages": quick_pages,
     "provenance": provenance,
     "slice": slice_choice,
 }
