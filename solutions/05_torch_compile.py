@@ -21,21 +21,24 @@
 # (max-autotune tries several kernels per matrix product). On a CPU they compile with dynamo's
 # `"eager"` backend, which traces and guards exactly as inductor's compilations do but generates
 # no code: the counts of compilations are the same, the timings measure nothing.
-# Every number this page prints is a live measurement of its own run that no CSV records (exercise 1's
-# compilations, first calls and paired speed-ups, exercise 2's counts, exercise 3's GPU operations per step).
+# Every number this page prints is measured in its own run (exercise 1's compilations, first calls and
+# timed rounds, exercise 2's counts and dynamo's reasons, exercise 3's GPU operations per step), recorded one
+# row per measurement in `<RESULTS_DIR>/data/05_torch_compile_solution.csv` (with where it ran: GPU, commit,
+# versions; the column `exercise` says which exercise, `measure` which measurement) and read back from there,
+# as the notebooks read theirs.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 BATCH_SIZE = 32  # sequences per batch (notebook 05: 32)
 MAX_SEQLEN = 100  # new tokens per generation (notebook 05: 100)
 RUNS = 12  # interleaved rounds of exercise 1's one comparison (the signed-rank rule needs 6 or more)
+RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; ".." overwrites the reference results
 
 # %%
 import contextlib
 import logging
 from logging.handlers import BufferingHandler
 
-import pandas as pd
 import torch
 from torch._dynamo.utils import counters
 
@@ -47,6 +50,12 @@ print(tokgen.describe_environment())  # where this page's live numbers were meas
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
 BACKEND = "inductor" if CUDA else "eager"  # inductor's C++ build takes minutes on a small CPU
+rec = tokgen.Recorder("05_torch_compile_solution", RESULTS_DIR, params=PARAMS)  # one row per measurement
+
+
+def recorded(exercise: int, measure: str):
+    """This exercise's rows of one measure, as recorded (`tokgen.results.rows_where`)."""
+    return tokgen.results.rows_where(rec.read(), exercise=exercise, measure=measure).copy()
 
 
 # %%
@@ -111,7 +120,7 @@ settings["dynamic=False"] = {"dynamic": False}  # last: after the recompile limi
 LIMIT = torch._dynamo.config.recompile_limit  # per code object, over every setting's compilations
 torch._dynamo.reset()  # before compiling, never between compiling and timing: the compiled code must live on
 eager = tokgen.generator_variant("kv_static", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN)
-variants, rows, compiled_before = [eager], [], 0
+variants, first_calls, compiled_before = [eager], {}, 0
 for name, options in settings.items():
     tokgen.fresh_compile_caches()  # new, empty on-disk caches for this setting: its first call compiles cold
     compiled = torch.compile(model, backend=BACKEND, **options)
@@ -122,8 +131,8 @@ for name, options in settings.items():
         first_ms, _ = tokgen.bench.time_run(variant.run, model.device)  # every compilation of this setting
     made = counters["frames"]["ok"]
     warned = "; ".join(dict.fromkeys(said)) or "none"
-    rows.append({"variant": variant.name, "compilations": made, "recompile limit in force": LIMIT + compiled_before,
-                 "dynamo's warnings": warned, "first call, s": first_ms / 1e3})  # fmt: skip
+    first_calls[variant.name] = {"compilations": made, "recompile_limit": LIMIT + compiled_before,
+                                 "dynamo_warnings": warned, "compiling_call_s": first_ms / 1e3}  # fmt: skip
     compiled_before += made
     variants.append(variant)
 
@@ -137,14 +146,23 @@ for name, options in settings.items():
 default = variants[1].name
 pairs = [(eager.name, v.name) for v in variants[1:]] + [(default, v.name) for v in variants[2:]]
 counters.clear()
+timed = []  # compare's rows, one per variant: written after the rounds with what the first calls did
 with dynamo_log_lines() as said_timing:  # one look of RUNS rounds: each pair judged at level 0.05
-    results = tokgen.compare(variants, rounds=RUNS, max_rounds=RUNS, pairs=pairs, device=model.device, gpu_busy=False)
+    tokgen.compare(variants, rounds=RUNS, max_rounds=RUNS, pairs=pairs, device=model.device, gpu_busy=False,
+                   record=timed.append)  # fmt: skip
 recompiled = counters["frames"]["ok"]  # compilations in the warm-up calls and the timed rounds
+for r in timed:  # times_ms, looks and order_seed: each speed-up recomputes from the CSV
+    rec.write({"exercise": 1, "measure": "timing", **r, **first_calls.get(r["variant"], {}),
+               "dynamo_recompile_limit": LIMIT, "compiled_in_rounds": recompiled,
+               "dynamo_said_in_rounds": "; ".join(dict.fromkeys(said_timing))})  # fmt: skip
 
 # %%
-done = pd.DataFrame(rows)
-status = results.set_index("variant")["status"]
-done["timed"] = done["variant"].map(status)
+results = recorded(1, "timing")  # the rows as recorded
+done = results[results["variant"] != eager.name].copy()  # the compiled settings
+done["compilations"] = done["compilations"].astype(int)  # a column the eager row leaves empty reads as float
+done["recompile limit in force"] = done["recompile_limit"].astype(int)
+done["dynamo's warnings"], done["first call, s"] = done["dynamo_warnings"], done["compiling_call_s"]
+done["timed"] = done["status"]
 done["against eager"] = [tokgen.display.speedup_text(tokgen.gain(results, eager.name, v)) for v in done["variant"]]
 done[f"against `{default}`"] = [
     "—" if v == default else tokgen.display.speedup_text(tokgen.gain(results, default, v)) for v in done["variant"]
@@ -153,8 +171,11 @@ columns = ["variant", "compilations", "recompile limit in force", "dynamo's warn
            "against eager", f"against `{default}`"]  # fmt: skip
 say(f"B = {BATCH_SIZE}, N = {MAX_SEQLEN}, backend `{BACKEND}`, {RUNS} interleaved rounds:\n\n"
     + table(done, columns, digits=1))  # fmt: skip
-said_then = "; ".join(dict.fromkeys(said_timing))
-say(tokgen.display.compile_rounds_text(RUNS, recompiled, said_then, LIMIT, default, compiled_before + recompiled))
+then = results.iloc[0]  # what followed the first calls, the same on every row
+said_then = then["dynamo_said_in_rounds"] if isinstance(then["dynamo_said_in_rounds"], str) else ""  # empty: nothing
+in_rounds, limit = int(then["compiled_in_rounds"]), int(then["dynamo_recompile_limit"])
+total = int(done["compilations"].sum()) + in_rounds  # the first calls' and the rounds'
+say(tokgen.display.compile_rounds_text(RUNS, in_rounds, said_then, limit, default, total))
 for row in done[done["dynamo's warnings"].str.contains("recompile_limit")].to_dict("records"):
     g = tokgen.gain(results, eager.name, row["variant"])
     say(tokgen.display.recompile_limit_text(row["variant"], row["compilations"], g))
@@ -168,13 +189,21 @@ for row in done[done["dynamo's warnings"].str.contains("recompile_limit")].to_di
 # graph serves every further step, until a shape it did not expect (another batch size).
 
 # %%
-counts, reasons = {}, {}
+measured = []
 torch._logging.set_logs(recompiles=True)  # dynamo logs the guard that failed at each recompilation
 for name in ("kv_dynamic", "kv_static"):
     with dynamo_log_lines(whole=True) as said:
-        counts[name] = compilations(name)
-    reasons[name] = tokgen.display.recompile_reasons(said)
+        made = compilations(name)
+    measured.append({"exercise": 2, "measure": "compilations", "generator": name, "compilations": made})
+    measured += [{"exercise": 2, "measure": "recompile reason", "generator": name, "order": i, "reason": r}
+                 for i, r in enumerate(tokgen.display.recompile_reasons(said))]  # fmt: skip
 torch._logging.set_logs()  # back to the default logging
+for row in measured:
+    rec.write(row)
+counted = recorded(2, "compilations")  # the rows as recorded
+counts = {r["generator"]: int(r["compilations"]) for r in counted.to_dict("records")}
+why = recorded(2, "recompile reason")
+reasons = {g: why[why["generator"] == g].sort_values("order")["reason"].tolist() if len(why) else [] for g in counts}
 say(tokgen.display.compilations_text(counts, MAX_SEQLEN, reasons))
 
 # %% [markdown]
@@ -199,6 +228,10 @@ if CUDA:
         run(tokgen.generators.no_hook)  # warm-up: compilation
         summary = tokgen.profile_steps(run, start=MAX_SEQLEN // 4, stop=MAX_SEQLEN // 2).summary()
         ops[name] = summary["kernels_per_step"]  # every GPU operation the profiler recorded, not kernels alone
-    say(tokgen.display.gpu_ops_text(ops, BATCH_SIZE))
+    for name, n in ops.items():
+        rec.write({"exercise": 3, "measure": "gpu ops per step", "model": name, "batch_size": BATCH_SIZE,
+                   "gpu_ops_per_step": n})  # fmt: skip
+    counted = recorded(3, "gpu ops per step")  # the rows as recorded
+    say(tokgen.display.gpu_ops_text(dict(zip(counted["model"], counted["gpu_ops_per_step"])), BATCH_SIZE))
 else:
     say("*On a CPU there are no GPU operations to count: run this cell on a GPU.*")

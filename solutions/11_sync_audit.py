@@ -19,10 +19,11 @@
 # Worked solutions to the exercises of [notebook 11](../notebooks/11_sync_audit.ipynb).
 # Syncs exist only between a host and a device: exercises 1 and 2 need a GPU; exercise 3's
 # comparison runs on any device.
-# Live, in no CSV: exercise 1's counts in this environment, exercise 2's first sync and exercise 3's
-# times and speed-up are measured when this page runs and recorded nowhere, so data/ cannot reproduce
-# them (the set-up cell prints the commit, the card and the transformers version they come from);
-# exercise 1 reads notebook 11's audit from the CSV.
+# Exercise 1 reads notebook 11's audit from its CSV. Every number this page measures (exercise 1's counts in
+# this environment, exercise 2's first sync, exercise 3's times and speed-up) is measured when it runs, recorded
+# one row per measurement in `<RESULTS_DIR>/data/11_sync_audit_solution.csv` (with where it ran: GPU, commit,
+# versions, transformers included; the column `exercise` says which exercise, `measure` which measurement) and
+# read back from there, as the notebooks read theirs.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
@@ -30,11 +31,11 @@ TOKENS = 32  # tokens per generation (x2 on the micro model)
 DATA_DIR = ".."  # notebook 11's audit is read from <DATA_DIR>/data/11_sync_audit.csv
 RUNS = 10  # timed rounds, interleaved, for exercise 3
 COMPILE_BACKEND = "inductor"  # "eager" on a CPU: inductor's C++ build takes minutes
+RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; ".." overwrites the reference results
 
 # %%
 import traceback
 
-import pandas as pd
 import torch
 
 import tokgen
@@ -44,6 +45,13 @@ PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value sto
 print(tokgen.describe_environment())
 model = tokgen.build_model(SIZE)  # on the GPU if there is one
 CUDA = model.device.type == "cuda"
+rec = tokgen.Recorder("11_sync_audit_solution", RESULTS_DIR, params=PARAMS)  # one row per measurement
+
+
+def recorded(exercise: int, measure: str):
+    """This exercise's rows of one measure, as recorded (`tokgen.results.rows_where`)."""
+    return tokgen.results.rows_where(rec.read(), exercise=exercise, measure=measure).copy()
+
 
 # %% [markdown]
 # ## Exercise 1: a newer transformers
@@ -75,10 +83,13 @@ if CUDA:
         run()  # warm-up
         rows.append({"generator": name, "tokens": TOKENS, **tokgen.profiling.counted_syncs(run),
                      "transformers": version})  # fmt: skip
-    if said := tokgen.display.not_counted_text(pd.DataFrame(rows)):  # a profiler session lost to CUPTI
+    for row in rows:  # after the counts, as the other solutions write theirs
+        rec.write({"exercise": 1, "measure": "syncs", **row})
+    counted = recorded(1, "syncs")  # the rows as recorded
+    if said := tokgen.display.not_counted_text(counted):  # a profiler session lost to CUPTI
         say(said)
-    here = pd.DataFrame(rows).query("counted == 'yes'")
-    per_step = {f"{k} per decode step": here[k] / TOKENS for k in ("local_scalar_dense", "stream_syncs")}
+    here = counted.query("counted == 'yes'")
+    per_step = {f"{k} per decode step": here[k] / here["tokens"] for k in ("local_scalar_dense", "stream_syncs")}
     say(table(here[["generator"]].assign(**per_step), digits=3))  # notebook 11's precision
     if audit is not None:
         say(tokgen.profiling.sync_change_text(audit, here))
@@ -101,17 +112,27 @@ if CUDA:
     torch.cuda.set_sync_debug_mode("error")
     try:
         tokgen.generate("generate() dynamic", model, batch_size=4, max_seqlen=TOKENS)
-        say("No sync raised.")
+        first = {"raised": "no"}
     except RuntimeError as err:
         paths = [(f, f.filename.replace("\\", "/")) for f in traceback.extract_tb(err.__traceback__)]
         frames = [(f, p) for f, p in paths if "/transformers/" in p]  # the package's folder, not build/newest-...
         last, path = frames[-1] if frames else paths[-1]
         where = path[path.rfind("/transformers/") + 1 :] if frames else path  # from its package folder on
         functions = [f.name for f, _ in frames[-3:]]  # the last three transformers functions, outermost first
-        say(tokgen.profiling.first_sync_text(where, last.lineno, last.line, functions, version, len(passes)))
+        first = {"raised": "yes", "file": where, "line": last.lineno, "code": last.line or "",
+                 "functions": ";".join(functions), "forward_passes": len(passes)}  # fmt: skip
     finally:
         torch.cuda.set_sync_debug_mode("default")
         hook.remove()
+    rec.write({"exercise": 2, "measure": "first sync", **first, "transformers": version})
+    got = recorded(2, "first sync").iloc[0]  # the row as recorded
+    if got["raised"] == "no":
+        say("No sync raised.")
+    else:
+        text = lambda column: got[column] if isinstance(got[column], str) else ""  # noqa: E731 - empty reads NaN
+        functions = [f for f in text("functions").split(";") if f]
+        say(tokgen.profiling.first_sync_text(text("file"), int(got["line"]), text("code"), functions,
+                                             got["transformers"], int(got["forward_passes"])))  # fmt: skip
 else:
     say("*There is nothing to synchronize with on a CPU: run this cell on a GPU.*")
 
@@ -134,7 +155,9 @@ variants = [
                              eos_token_id=eos, steps_per_graph=k, compile_backend=backend)
     for k in (1, 16)
 ]  # fmt: skip
-results = tokgen.compare(variants, rounds=RUNS, device=model.device)
+tokgen.compare(variants, rounds=RUNS, device=model.device,
+               record=lambda r: rec.write({"exercise": 3, "measure": "timing", **r}))  # fmt: skip
+results = recorded(3, "timing")  # the rows as recorded: times_ms and order_seed, each round's time
 say(table(results[["variant", "median_ms", "ms_per_step"]], digits=3))
 g = tokgen.gain(results, variants[0].name, variants[1].name)
 say(tokgen.profiling.micro_k_text(micro.config, model.device.type, g))

@@ -289,3 +289,19 @@ def test_every_row_records_the_host_probe_taken_just_before_and_just_after_the_t
     assert res[list(tokgen.results.HOST_PROBE_COLUMNS)].to_dict("records") == [
         {"host_probe_ms_before": 3.0, "host_probe_ms_after": 6.0, "host_probe_min_ms": 2.0, "host_probe_max_ms": 7.0}
     ] * 2
+
+
+def test_recorded_times_keep_six_decimals_so_the_quartiles_recompute_from_the_csv(monkeypatch, tmp_path):
+    """rv21B N1: at 3 decimals a quartile recomputed from the CSV's times_ms could differ from the printed one in its
+    last digit. Each round's time is stored to the ns; a time with 6 significant decimals round-trips."""
+    times = iter([1.0, 1.0, 7.543219, 7.548761, 24.974501, 24.975499])  # two warm-ups, then 2 rounds of a and b
+    monkeypatch.setattr(tokgen.bench, "time_run", lambda run, device: (next(times), run()))
+    monkeypatch.setattr(tokgen.bench, "host_loops_ms", lambda: [1.0])
+    rec = tokgen.Recorder("t", tmp_path)
+    res = compare([fake(n, []) for n in "ab"], rounds=2, device="cpu", seed=5, record=rec.write)
+    back = rec.read().set_index("variant")
+    stored = sorted(t for v in "ab" for t in tokgen.stats.run_times(back.loc[v]))
+    assert stored == [7.543219, 7.548761, 24.974501, 24.975499]
+    for v in "ab":
+        again = tokgen.stats.time_summary(tokgen.stats.run_times(back.loc[v]))
+        assert again["q25_ms"] == pytest.approx(res.set_index("variant").loc[v, "q25_ms"], abs=1e-9)

@@ -284,7 +284,7 @@ def _summary(s: dict) -> dict:
         "first_call_ms": s.get("first_call_ms"),
         "gpu_busy_ms": s.get("gpu_busy_ms", float("nan")),
         "gpu_busy_share": s.get("gpu_busy_ms", float("nan")) / median if t else float("nan"),
-        "times_ms": ";".join(f"{x:.3f}" for x in t),
+        "times_ms": ";".join(f"{x:.6f}" for x in t),  # ns: the quartiles recompute from the CSV (rv21B N1)
         "positions": ";".join(map(str, s["positions"])),  # where in its round each timed run came
         "slice_escapes": s["slice_escapes"],  # timed runs that found the slice left (notebook 13)
         **s["memory"],

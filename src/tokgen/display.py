@@ -4,6 +4,7 @@ Introduced in notebook 00_setup. Prose cells never hold measured numbers: a code
 them from data/ and `say`s them.
 """
 
+import datetime
 import functools
 import inspect
 import math
@@ -33,7 +34,7 @@ from .gpu_slice import GpuSlice
 from .profiling import kernel_kind, union_length
 from .regimes import _escape
 from .registry import get_generator, label
-from .results import HOST_PROBE_COLUMNS
+from .results import HOST_PROBE_COLUMNS, environment, slice_columns
 from .stats import (
     ALPHA,
     BAND,
@@ -430,12 +431,41 @@ def drift_text(results: pd.DataFrame, base: str, variant: str) -> str:
                    "halves; why the speed-ups moved, this run does not measure.")  # fmt: skip
 
 
+def figure_footer(env: dict, day: str) -> str:
+    """The provenance line under a saved figure (notebook 01_naive): the GPU (and its slice of SMs, if any), the
+    commit and the UTC date, from `env` (a result row's provenance: `tokgen.results.environment` with
+    `slice_columns`). What is unknown is left out (no GPU on a CPU run, an unknown commit); "" when neither the GPU
+    nor the commit is known (rv21B N6: the files in figures/ stand alone)."""
+    gpu = str(env.get("gpu") or "")
+    gpu = "" if gpu.startswith("none") else gpu
+    sms = str(env.get("gpu_sms") or "all")
+    if gpu and sms != "all":
+        gpu += f", a slice of {sms} SMs"
+    commit = str(env.get("commit") or "")
+    commit = f"commit {commit}" if commit not in ("", "unknown") else ""
+    if not (gpu or commit):
+        return ""
+    return " · ".join(filter(None, ["tokgen", gpu, commit, day]))
+
+
 def save_figure(fig, name: str, results_dir: str | Path) -> None:
-    """figures/<name>.png and .svg under `results_dir` (notebook 01_naive)."""
+    """figures/<name>.png and .svg under `results_dir` (notebook 01_naive), each with a small grey footer saying
+    where and when it was made (`figure_footer`: GPU, commit, date of this process's run); the figure shown in the
+    notebook stays without it."""
     out = Path(results_dir) / "figures"
     out.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out / f"{name}.svg", bbox_inches="tight")
-    fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
+    day = datetime.datetime.now(datetime.UTC).date().isoformat()
+    footer = figure_footer({**environment(), **slice_columns()}, day)  # as a result row's provenance
+    mark = None
+    if footer:  # under everything drawn (axis labels included): bbox_inches="tight" grows the saved canvas to hold it
+        bottom = fig.get_tightbbox().y0 / fig.get_figheight()  # inches, as a fraction of the figure's height
+        mark = fig.text(0.99, bottom - 0.01, footer, ha="right", va="top", fontsize=6, color="0.5", gid="provenance")
+    try:
+        fig.savefig(out / f"{name}.svg", bbox_inches="tight")
+        fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
+    finally:
+        if mark is not None:
+            mark.remove()
 
 
 def plot_scaling(ax, results: dict[str, pd.DataFrame]):

@@ -31,6 +31,7 @@ pins them on a small simulation, tests/test_gpu.py on a real variant against its
 
 import functools
 import math
+import numbers
 import statistics
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -128,8 +129,10 @@ def looks_up_to(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
 
 
 def parse_looks(text) -> tuple[int, ...]:
-    """The looks a results row records ("10;20;40;80"); () for a fixed-rounds row (empty, NaN or
-    missing: notebook 00_setup)."""
+    """The looks a results row records ("10;20;40;80"; one look, 12, reads back from a CSV as a number: solution
+    05's); () for a fixed-rounds row (empty, NaN or missing: notebook 00_setup)."""
+    if isinstance(text, numbers.Real) and not isinstance(text, bool) and math.isfinite(text):
+        return (int(text),)
     return tuple(int(float(x)) for x in text.split(";")) if isinstance(text, str) and text else ()
 
 
