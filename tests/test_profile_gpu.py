@@ -173,3 +173,41 @@ def test_notebook_06s_rows_record_the_per_step_values_and_every_windows_phase_sh
     assert all(0 <= lo <= hi < float("inf") for lo, hi in judged["intervals"]), judged["intervals"]
     sync = table[table["variant"] == "kv_static"]
     assert len(gaps.window_parts(sync)) == 2  # the phase answer reads both windows (review rv19A S3)
+
+
+@pytest.mark.gpu
+def test_profile_windows_records_a_second_attempt_of_every_window_where_recheck_asks(tmp_path):
+    """Review rv21A N4 on the GPU path notebook 06 and the quick run take (`tokgen.bench.profile_windows` with a
+    `recheck`), small: GPT-2 small, B = 8, N = 24, steps 8–15, two windows of the synchronous and the no-check
+    generator, a recheck that always asks. Known answers: every window ran twice, in its order (attempts 0 and 1,
+    each with both generators), the recheck saw each window's first attempt only, the first window's traces are
+    written and its timelines returned (the CPU test `test_rv21a_reprofile.py` checks they are its first
+    attempt's); the rows read back from the CSV, every analysis reads the repeats (`last_attempts`), claim 6's
+    windows keep both windows' first attempts' ratios."""
+    from tokgen import gaps
+
+    model = tokgen.build_model("gpt2", "cuda")
+    names = ("kv_static", "kv_static_no_check")
+    variants = [tokgen.generator_variant(g, model, batch_size=8, max_seqlen=24) for g in names]
+    rec, seen = tokgen.Recorder("06_eos_sync_profile", tmp_path), []
+
+    def recheck(rows):
+        seen.append([(r["window"], r["attempt"], r["variant"]) for r in rows])
+        assert isinstance(gaps.drift_recheck(rows), bool)  # notebook 06's own recheck reads real rows
+        return True
+
+    traces = {v.name: tmp_path / f"{v.name}.json.gz" for v in variants}
+    rows, first = tokgen.bench.profile_windows(variants, "cuda", [[0, 1], [1, 0]], start=8, stop=16, runs=1,
+                                               models={v.name: model for v in variants}, traces=traces,
+                                               record=rec.write, recheck=recheck)  # fmt: skip
+    order = [(w, a, names[i]) for w, o in enumerate([[0, 1], [1, 0]]) for a in (0, 1) for i in o]
+    assert [(r["window"], r["attempt"], r["variant"]) for r in rows] == order
+    assert seen == [[x for x in order if x[:2] == (w, 0)] for w in (0, 1)]
+    assert set(first) == set(names)
+    assert all(p.exists() and tokgen.bench.stats_trace_of(p).exists() for p in traces.values())
+    table = rec.read()
+    assert list(zip(table["window"], table["attempt"])) == [(w, a) for w, a, _ in order]
+    last = gaps.last_attempts(table)
+    assert len(last) == 4 and set(last["attempt"]) == {1}
+    judged = gaps.judged_windows(table)
+    assert judged["windows"] == [0, 1] and set(judged["first"]) == {0, 1}, judged

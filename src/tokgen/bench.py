@@ -358,6 +358,7 @@ def profile_windows(
     traces: dict | None = None,
     runs: int = 3,
     record: Callable[[dict], None] | None = None,
+    recheck: Callable[[list[dict]], bool] | None = None,
 ) -> tuple[list[dict], dict]:
     """Notebook 06_eos_sync_profile's windows: one per order of `orders` (`drawn_orders`), each
     running every variant once in its order, each variant's profiled passes bracketed by its own
@@ -367,22 +368,30 @@ def profile_windows(
     a variant's name to the model whose CPU ranges its pictures' pass records, `traces` to the
     Perfetto trace its first window writes (`<name>.json.gz`, from the pictures pass, with the
     CPU ranges; its statistics pass beside it, `<name>_stats.json.gz`: GPU activity and CUDA
-    calls). Each row (with its `window`) goes to `record` as soon as
-    it is measured. Returns the rows, in the order they ran, and per variant the first window's two
-    timelines (statistics, pictures)."""
+    calls). Where `recheck` (`gaps.drift_recheck`) is True for a window's rows, that window is
+    profiled once more, in the same order (review rv21A N4): every row records its `attempt`, 0 the
+    first, 1 the repeat (never more than one); both are kept (`gaps.last_attempts` reads the
+    repeat), and the first window's timelines and traces stay its first attempt's. Each row (with
+    its `window` and `attempt`) goes to `record` as soon as it is measured. Returns the rows, in the
+    order they ran, and per variant the first window's two timelines (statistics, pictures)."""
     models, traces = models or {}, traces or {}
     rows, first = [], {}
     for window, order in enumerate(orders):
-        for i in order:
-            v = variants[i]
-            trace = traces.get(v.name) if window == 0 else None
-            row, stats, picture = profile_window(v, device, start=start, stop=stop, runs=runs,
-                                                 model=models.get(v.name), trace_path=trace,
-                                                 stats_trace_path=stats_trace_of(trace))  # fmt: skip
-            row["window"] = window
-            rows.append(row)
-            if record is not None:
-                record(row)
-            if window == 0:
-                first[v.name] = (stats, picture)
+        for attempt in (0, 1):
+            mine = []
+            for i in order:
+                v = variants[i]
+                trace = traces.get(v.name) if window == 0 and attempt == 0 else None
+                row, stats, picture = profile_window(v, device, start=start, stop=stop, runs=runs,
+                                                     model=models.get(v.name), trace_path=trace,
+                                                     stats_trace_path=stats_trace_of(trace))  # fmt: skip
+                row["window"], row["attempt"] = window, attempt
+                rows.append(row)
+                mine.append(row)
+                if record is not None:
+                    record(row)
+                if window == 0 and attempt == 0:
+                    first[v.name] = (stats, picture)
+            if attempt == 1 or recheck is None or not recheck(mine):  # one repeat at most
+                break
     return rows, first

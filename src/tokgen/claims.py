@@ -28,6 +28,7 @@ from .gaps import (
     agreed,
     check_adds,
     contradicting,
+    correction_premise,
     counted_windows,
     decide_on,
     direction,
@@ -35,6 +36,7 @@ from .gaps import (
     half_shares,
     judged_pipelined,
     judged_windows,
+    last_attempts,
     left_out_text,
     over_profiled,
     own_step_share,
@@ -879,10 +881,11 @@ def _claim_6(tables):
     passes' host speeds lie far apart flagged (`half_shares`). A window with no idle gap or no shared time measured
     (NaN) is left out and named, the others judged, as notebook 06 judges them (`tokgen.gaps.judged_windows`; review
     rr15 S2); none left: not measured."""
-    profile = tables["06_eos_sync_profile"]
+    full = tables["06_eos_sync_profile"]  # every attempt: a re-profiled window's first one is said (review rv21A N4)
+    profile = last_attempts(full)  # a re-profiled window's repeat, as every analysis reads it
     if label("kv_static_no_check") not in set(profile["variant"]):
         raise NotMeasured("notebook 06's run profiled no generator without the stop check: re-run notebook 06")
-    judged = judged_windows(profile)  # the windows notebook 06 judges too, by the same rule (rr15 S2, rr17c S1)
+    judged = judged_windows(full)  # the windows notebook 06 judges too, by the same rule (rr15 S2, rr17c S1)
     if not judged["windows"]:
         raise NotMeasured("notebook 06's profile holds no idle gap, or no time from the work both steps share, in "
                           "any window: re-run notebook 06")  # fmt: skip
@@ -917,7 +920,7 @@ def _claim_6(tables):
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
                 f"{check_adds(shared, windows)}; "
                 f"{half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN, **intervals)}; "
-                f"{ratios_text(shared, windows, ratios)}")  # fmt: skip
+                f"{ratios_text(shared, windows, ratios, first=judged['first'])}")  # fmt: skip
     if raw_said := raw_pooled_text(pooled, judged["pooled_raw"]):  # both intervals (review rv20A M1)
         measured += f"; {raw_said}"
     if waited := sync_wait_words(profile):
@@ -926,9 +929,9 @@ def _claim_6(tables):
         measured += f"; {premise}"
     if cause == CORRECTION_DECIDES:  # the raw and the corrected pooled shares decide apart (review rv20A M1)
         possible, outcomes = _correction_outcomes(pooled, judged["pooled_raw"], sized, windows)  # (review rv21A M1)
-        why = (f"{raw_corrected_sides(pooled, judged['pooled_raw'])} (see measured), and the correction's premise, "
-               "that the ratio is host drift, is not validated (it may be the generator's own effect under the "
-               f"profiler), so the correction decides the cause: {outcomes}")  # fmt: skip
+        premise = correction_premise(windows, ratios, judged["first"])  # its re-profiles' evidence (review rv21A N4)
+        why = (f"{raw_corrected_sides(pooled, judged['pooled_raw'])} (see measured), and {premise}, so the "
+               f"correction decides the cause: {outcomes}")  # fmt: skip
         return (measured, Undecided([REPRODUCED, PARTLY, NOT], possible, why, falls=False), None)  # fmt: skip
     if common != "split" and common is not UNDECIDED_WINDOW:
         return measured, common, None
@@ -1030,9 +1033,10 @@ def _claim_7(tables):
     cause named. The gaps' medians are counted over the windows that measured them (`tokgen.gaps.over_profiled`,
     review rr17b S1)."""
     cards = tables.same_run("06_eos_sync_profile", "07_pipelining")
-    profile = tables["06_eos_sync_profile"]
+    full = tables["06_eos_sync_profile"]  # every attempt: a re-profiled window's first one is said (review rv21A N4)
+    profile = last_attempts(full)  # a re-profiled window's repeat, as every analysis reads it
     sync, piped = _idle_gaps(tables)
-    judged = judged_pipelined(profile)  # claim 6's rule (review rr17c S1)
+    judged = judged_pipelined(full)  # claim 6's rule (review rr17c S1)
     answers, pooled = judged["tests"], judged["pooled"]  # each window's own test; the pooled interval (rr20g S1)
     closed = pooled_verdict(answers, pooled, judged["pooled_raw"])  # (review rv20A M1)
     parts, oks, named = _faster_eager_and_compiled(tables, "kv_static", "pipelined_static", "pipelined vs sync")
@@ -1056,7 +1060,8 @@ def _claim_7(tables):
         test.append(f"{shares}, met in {met} of {n} {which}{'s' * (n != 1)}")
         if raw_said := raw_pooled_text(pooled, judged["pooled_raw"]):  # both intervals (review rv20A M1)
             test.append(raw_said)
-        test.append(ratios_text(judged["idle"], judged["windows"], judged["ratios"], "pipelined"))
+        test.append(ratios_text(judged["idle"], judged["windows"], judged["ratios"], "pipelined",
+                                first=judged["first"]))  # fmt: skip
     elif left:
         test[-1] += ": no window is left to judge"
     if test:
@@ -1081,8 +1086,10 @@ def _claim_7(tables):
         held = [w for w, a in zip(judged["windows"], answers) if a is UNDECIDED_WINDOW]
         decided_n = sum(a is True or a is False for a in answers)
         if closed == CORRECTION_DECIDES:  # (reviews rv20A M1, rv21A M1)
-            why = (f"{raw_corrected_sides(pooled, judged['pooled_raw'], 'idle gaps')} (see measured), so the "
-                   f"correction decides whether {PIPELINING_CLOSES}{also}")  # fmt: skip
+            premise = correction_premise(judged["windows"], judged["ratios"], judged["first"], default="")
+            premise = f", and {premise}" if premise else ""  # only where a window was re-profiled (review rv21A N4)
+            why = (f"{raw_corrected_sides(pooled, judged['pooled_raw'], 'idle gaps')} (see measured){premise}, so "
+                   f"the correction decides whether {PIPELINING_CLOSES}{also}")  # fmt: skip
         elif closed == "split":
             why = (f"{windows_named(contradicting(answers, judged['windows'], decide_on(pooled)))}'s own interval "
                    "lies wholly on the other side of 0.5 from the share pooled over its windows" if pooled else
