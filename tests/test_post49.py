@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from test_bench import FakeClock
 
@@ -51,3 +52,64 @@ def test_an_undecided_no_check_bound_runs_on_past_the_first_look(monkeypatch):
     bound = {tokgen.label(g, compiled=c) for g in ("kv_static", "kv_static_no_check") for c in (False, True)}
     assert (runs[list(bound)] > 10).all()  # on to a decision ("no effect") or the cap
     assert (runs.drop(list(bound)) == 10).all()  # every other pair decided at the first look: stopped there
+
+
+# rv21B N7: a variant whose first call fails in notebook 10 is dropped with one line, not the notebook's end
+
+
+def test_first_calls_drops_a_variant_that_raises_with_one_line_and_keeps_the_others():
+    tokens = torch.arange(6).reshape(1, 6)
+
+    def raises(err):
+        def run():
+            raise err
+
+        return run
+
+    variants = [
+        tokgen.Variant("a", lambda: tokens.clone()),
+        tokgen.Variant("oom", raises(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"))),
+        tokgen.Variant("no cuda-python", raises(ImportError("No module named 'cuda'\nmore"))),
+        tokgen.Variant("no while", raises(RuntimeError("CUDA error: operation not supported"))),
+        tokgen.Variant("b", lambda: tokens + 1),
+    ]
+    said = []
+    kept, rows = tokgen.bench.first_calls(variants, "cpu", tokens, report=said.append)
+    assert [v.name for v in kept] == ["a", "b"] and list(rows) == ["a", "b"]
+    assert rows["a"]["same_tokens"] is True and rows["b"]["same_tokens"] is False
+    assert rows["a"]["build_ms"] >= 0 and set(rows["a"]) == set(tokgen.bench.FIRST_CALL_COLUMNS)
+    assert said == [
+        "`oom` is left out of the comparisons: its first call raised OutOfMemoryError: CUDA out of memory. Tried to "
+        "allocate 2 GiB",
+        "`no cuda-python` is left out of the comparisons: its first call raised ImportError: No module named 'cuda'",
+        "`no while` is left out of the comparisons: its first call raised RuntimeError: CUDA error: operation not "
+        "supported",
+    ]
+    # an error the notebook cannot go on without is not caught; nor anything with catch=()
+    with pytest.raises(ValueError):
+        tokgen.bench.first_calls([tokgen.Variant("bad", raises(ValueError("x")))], "cpu", report=said.append)
+    with pytest.raises(RuntimeError):
+        tokgen.bench.first_calls(variants[3:], "cpu", report=said.append, catch=())
+
+
+def test_notebook_10_drops_a_failing_first_call_before_its_comparisons():
+    source = (ROOT / "notebooks" / "10_cuda_graphs.py").read_text()
+    assert "kept, built = tokgen.bench.first_calls(variants[1:], DEVICE, reference, report=say)" in source
+    assert "variants = [variants[0], *kept]" in source
+    assert source.index("variants = [variants[0], *kept]") < source.index("results = tokgen.compare(variants")
+
+
+@pytest.mark.gpu
+def test_first_calls_on_cuda_drops_an_out_of_memory_and_keeps_the_generator():
+    """GPU path of `first_calls` (notebook 10, section 2): a real out-of-memory error is caught and named, the
+    allocator let go, and a generator's first call kept with the naive tokens."""
+    model = tokgen.build_model("tiny", "cuda")
+    reference = tokgen.generate("naive", model, batch_size=2, max_seqlen=8)
+    kv = tokgen.generator_variant("kv_static", model, batch_size=2, max_seqlen=8)
+    huge = tokgen.Variant("huge", lambda: torch.empty(1 << 50, dtype=torch.uint8, device="cuda"))
+    said = []
+    kept, rows = tokgen.bench.first_calls([huge, kv], "cuda", reference, report=said.append)
+    assert [v.name for v in kept] == ["kv_static"] and rows["kv_static"]["same_tokens"] is True
+    assert len(said) == 1 and said[0].startswith(
+        "`huge` is left out of the comparisons: its first call raised OutOfMemoryError: CUDA out of memory."
+    )

@@ -85,6 +85,47 @@ def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[flo
     return 1e3 * (time.perf_counter() - start), out
 
 
+# what a variant's first call may raise where the rest of a notebook can go on without it (notebook 10_cuda_graphs):
+# out of memory on a small card, cuda-python missing, a CUDA graph WHILE node this driver or GPU cannot run
+FIRST_CALL_ERRORS = (torch.cuda.OutOfMemoryError, ImportError, RuntimeError)
+FIRST_CALL_COLUMNS = ("build_ms", "same_tokens")  # first_calls' row of each variant kept
+
+
+def dropped_text(name: str, err: BaseException) -> str:
+    """One line: the variant `name` dropped from the comparisons, and the error its first call raised (its message's
+    first line, at most 300 characters) (notebook 10_cuda_graphs)."""
+    message = (str(err).strip().splitlines() or [""])[0][:300]
+    said = f"{type(err).__name__}: {message}" if message else type(err).__name__
+    return f"`{name}` is left out of the comparisons: its first call raised {said}"
+
+
+def first_calls(
+    variants: list[Variant], device, reference: torch.Tensor | None = None, report=print, catch=FIRST_CALL_ERRORS
+) -> tuple[list[Variant], dict]:
+    """Each variant's first call, which builds what the variant keeps (a compiled step, a captured graph, a cache):
+    its time (`time_run`) as `build_ms`, and whether it returned `reference` as `same_tokens` (None without one).
+    A variant whose first call raises one of `catch` is dropped, with one line (`dropped_text`) to `report`, and
+    the allocator's cached blocks are let go (`reset_memory`); the others go on. Returns the variants kept, in
+    their order, and each one's row, {name: {"build_ms", "same_tokens"}} (notebook 10_cuda_graphs)."""
+    device = torch.device(device)
+    kept, rows = [], {}
+    for v in variants:
+        said = None
+        try:
+            ms, out = time_run(v.run, device)
+        except catch as err:
+            said = dropped_text(v.name, err)
+        if said is not None:  # out of the except block: the error's frames, and what they held, are let go
+            report(said)
+            reset_memory(device)
+            continue
+        same = None if reference is None else bool(torch.equal(out, reference))
+        del out
+        rows[v.name] = {"build_ms": ms, "same_tokens": same}
+        kept.append(v)
+    return kept, rows
+
+
 def reconfine() -> bool:
     """Inside a GPU slice, make it current again if something left it; True if it had to (notebook 13)."""
     return GpuSlice.active.confine() if GpuSlice.active else False
