@@ -3,11 +3,14 @@
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from test_bench import FakeClock
+from test_notebook_sources import code_cells
 
 import tokgen
+import tokgen.display
 from tokgen import claims
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,3 +116,62 @@ def test_first_calls_on_cuda_drops_an_out_of_memory_and_keeps_the_generator():
     assert len(said) == 1 and said[0].startswith(
         "`huge` is left out of the comparisons: its first call raised OutOfMemoryError: CUDA out of memory."
     )
+
+
+# rv21B N8: solution 12's exercises 2 and 3 record their rows in data/12_speed_of_light_solution.csv and read
+# their sentences back from them, as solution 10 does
+
+
+def run_solution_12(tmp_path, monkeypatch, size="tiny", swap=()):
+    """Solution 12's code cells run with `size`, notebook 12's committed tables, and rows written under `tmp_path`;
+    what it says, and its table read back."""
+    said = []
+    monkeypatch.setattr(tokgen.display, "say", said.append)
+    scope, source = {}, (ROOT / "solutions" / "12_speed_of_light.py").read_text()
+    assert all(old in source for old, _ in swap)  # what the test swaps is still there to swap
+    for cell in code_cells(ROOT / "solutions" / "12_speed_of_light.py"):
+        cell = (cell.replace('RESULTS_DIR = "../build/lab"', f"RESULTS_DIR = {str(tmp_path)!r}")
+                .replace('DATA_DIR = ".."', f"DATA_DIR = {str(ROOT)!r}")
+                .replace('SIZE = "gpt2"', f"SIZE = {size!r}")
+                .replace("MAX_SEQLEN = 100", "MAX_SEQLEN = 12").replace("RUNS = 20", "RUNS = 6"))  # fmt: skip
+        for old, new in swap:
+            cell = cell.replace(old, new)
+        exec(cell, scope)
+    return said, pd.read_csv(tmp_path / "data" / "12_speed_of_light_solution.csv"), scope
+
+
+def test_solution_12_records_exercise_3s_tokens_and_reads_its_sentence_back(tmp_path, monkeypatch):
+    said, rows, scope = run_solution_12(tmp_path, monkeypatch)
+    tokens = rows[(rows["exercise"] == 3) & (rows["measure"] == "tokens")]
+    assert sorted(tokens["variant"]) == ["bfloat16", "float32"] and set(tokens["row"]) == {0}
+    fp32 = tokens.set_index("variant").loc["float32", "tokens"]
+    assert fp32 == " ".join(map(str, scope["fp32"][0].tolist())) and len(fp32.split()) == 13  # BOS + 12 steps
+    assert said[-1] == tokgen.display.tokens_differ_text(scope["fp32"], scope["bf16"])
+    assert {"gpu", "commit", "params"} <= set(rows.columns)  # where it ran, as every table records it
+    source = (ROOT / "solutions" / "12_speed_of_light.py").read_text()
+    assert "Live, in no CSV" not in source
+    for exercise, measure in ((2, "timing"), (2, "kernels"), (3, "tokens")):
+        assert f'{{"exercise": {exercise}, "measure": "{measure}"' in source, (exercise, measure)
+        assert f'recorded({exercise}, "{measure}")' in source, (exercise, measure)
+
+
+@pytest.mark.gpu
+def test_solution_12_records_exercise_2s_rounds_and_kernels_and_reads_them_back(tmp_path, monkeypatch):
+    """GPU path of solution 12's exercise 2, inductor's choice swapped for `backend="eager"` (seconds, not an
+    autotuning): its rows hold each product's replay times round by round, and the sentence read back from them
+    is the one its times in memory give."""
+    tuned = 'torch.compile(torch.nn.functional.linear, mode="max-autotune-no-cudagraphs")'
+    said, rows, scope = run_solution_12(
+        tmp_path, monkeypatch, swap=[(tuned, 'torch.compile(torch.nn.functional.linear, backend="eager")')]
+    )
+    timed = rows[(rows["exercise"] == 2) & (rows["measure"] == "timing")].set_index("variant")
+    assert list(timed.index) == ["cuBLAS (F.linear)", "inductor max-autotune"] and (timed["runs"] == 6).all()
+    for name, ms in scope["replays"].items():
+        assert [float(x) for x in str(timed.loc[name, "times_ms"]).split(";")] == ms  # exact, round by round
+    repeats = tokgen.bandwidth.PRODUCT_REPEATS
+    per_product = [[1e3 * ms / repeats for ms in scope["replays"][n]] for n in timed.index]
+    assert any(line.startswith("Inductor's choice against cuBLAS's product: ") for line in said)
+    expected = tokgen.voice.speedup_text(tokgen.stats.compare_rounds(*per_product))
+    assert f"Inductor's choice against cuBLAS's product: {expected} (each round's order" in "\n".join(said)
+    kernels = rows[(rows["exercise"] == 2) & (rows["measure"] == "kernels")]
+    assert set(kernels["graph"]) == set(timed.index) and (kernels["launches"] >= 0).all()
