@@ -499,16 +499,18 @@ for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("
                                                        steps_per_call=k)  # fmt: skip
     profiled[name] = (timeline, tokens)
     kinds, spans = tokgen.profiling.kernel_table(timeline, tokens), timeline.kernels
-    idle_rec.write({"variant": name, "tokens_per_copy": k, "tokens": tokens, **timeline.summary(skip=1),
+    summary = tokgen.profiling.replay_summary(timeline.summary(skip=1))  # busy time and kernels per replay of K
+    idle_rec.write({"variant": name, "tokens_per_copy": k, "tokens": tokens, **summary,
                     "gpu_busy_per_token": kinds["own_us_per_token"].sum(),
                     "kernels_per_token": kinds["kernels_per_token"].sum(),
                     "window_us_per_token": (spans["end"].max() - spans["start"].min()) / tokens})  # fmt: skip
-idle = idle_rec.read()
+idle = tokgen.profiling.replay_columns(idle_rec.read())
 
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per decode step": µs in which at least one kernel ran, per decode step, over the same
-# window as section 5's tables. With PDL (our kernels, on compute capability 9 or later) a kernel
+# window as section 5's tables. (The file also records the busy time and the kernels per graph
+# replay of K decode steps, `gpu_busy_per_replay_us` and `kernels_per_replay`.) With PDL (our kernels, on compute capability 9 or later) a kernel
 # launched early counts its wait for the one before as running, so a PDL decoder's idle share is
 # a lower bound on the time no kernel did work, not comparable with that of a decoder whose
 # kernels have no PDL (cuBLAS, inductor); the takeaways name the decoders whose kernels overlapped.

@@ -175,3 +175,49 @@ def test_solution_12_records_exercise_2s_rounds_and_kernels_and_reads_them_back(
     assert f"Inductor's choice against cuBLAS's product: {expected} (each round's order" in "\n".join(said)
     kernels = rows[(rows["exercise"] == 2) & (rows["measure"] == "kernels")]
     assert set(kernels["graph"]) == set(timed.index) and (kernels["launches"] >= 0).all()
+
+
+# rv21B N9: notebook 10's idle table records the busy time and kernels of a replay of K steps under per-replay names
+
+
+def test_replay_summary_names_the_per_replay_columns_and_readers_take_the_old_names():
+    summary = {"steps": 20, "gpu_busy_per_step_us": 1856.6, "kernels_per_step": 580.0, "gpu_idle_fraction": 0.1}
+    assert tokgen.profiling.replay_summary(summary) == {
+        "steps": 20,
+        "gpu_busy_per_replay_us": 1856.6,
+        "kernels_per_replay": 580.0,
+        "gpu_idle_fraction": 0.1,
+    }
+    old = pd.DataFrame([summary | {"variant": "g K=4", "gpu_busy_per_token": 464.2}])  # as committed before the re-run
+    read = tokgen.profiling.replay_columns(old)
+    assert read.loc[0, "gpu_busy_per_replay_us"] == 1856.6 and read.loc[0, "kernels_per_replay"] == 580.0
+    assert "gpu_busy_per_step_us" not in read and read.loc[0, "gpu_busy_per_token"] == 464.2
+    new = pd.DataFrame([tokgen.profiling.replay_summary(summary)])
+    assert tokgen.profiling.replay_columns(new).equals(new)
+    source = (ROOT / "notebooks" / "10_cuda_graphs.py").read_text()
+    assert "**summary," in source and "summary = tokgen.profiling.replay_summary(timeline.summary(skip=1))" in source
+    assert "idle = tokgen.profiling.replay_columns(idle_rec.read())" in source
+    # notebook 06's profile keeps Timeline.summary's names
+    assert "replay_summary" not in (ROOT / "notebooks" / "06_eos_sync_profile.py").read_text()
+
+
+@pytest.mark.gpu
+def test_a_graph_decoders_profile_is_recorded_per_replay_of_k_steps():
+    """Notebook 10 section 4's path: a K = 4 TritonStep graph decoder profiled by `profile_decode` (steps 4 to 39: 9
+    replays), its summary as recorded: the operations of one replay are K = 4 decode steps' (`kernel_table`'s per
+    decode step, × 4)."""
+    model = tokgen.build_model("gpt2", "cuda")
+    capacity = tokgen.graph_capacity(48, 4)
+    step = tokgen.TritonStep(model, 8, capacity)
+    decoder = tokgen.GraphDecoder(step, batch_size=8, capacity=capacity, eos=-1, steps_per_graph=4, device=model.device)
+    first = tokgen.generators.first_tokens(model, 8)
+    with torch.inference_mode():
+        run = lambda on_step: decoder.generate(first, 48, on_step)  # noqa: E731
+        run(tokgen.generators.no_hook)  # captured here
+        timeline, tokens = tokgen.profiling.profile_decode(run, start=4, stop=40, steps_per_call=4)
+    assert tokens == 36
+    summary = tokgen.profiling.replay_summary(timeline.summary(skip=1))
+    assert "kernels_per_step" not in summary and "gpu_busy_per_step_us" not in summary
+    per_step = tokgen.profiling.kernel_table(timeline, tokens)["kernels_per_token"].sum()
+    assert summary["kernels_per_replay"] == pytest.approx(4 * per_step, rel=0.1), (summary, per_step)
+    assert summary["gpu_busy_per_replay_us"] > 0
