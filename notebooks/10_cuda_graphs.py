@@ -353,7 +353,8 @@ if len(bad):
 recorded = rec.read()
 checks = recorded[recorded["variant"] != variants[0].name]  # naive: the reference, its first call not timed
 headers = {"same_tokens": "same tokens as naive", "build_ms": "first call (builds), ms",
-           "first_call_ms": "warm-up (second call), ms"}  # fmt: skip
+           "first_call_ms": "warm-up (second call), ms", "resident_gb": "kept after it, GB allocated",
+           "resident_reserved_gb": "GB reserved"}  # fmt: skip  (what the first call left behind: section 6 reads it)
 say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits=1))
 say(tokgen.memory.resident_text(recorded, "section 3's rounds"))  # from the rows' peaks (review rv20B S5)
 
@@ -510,8 +511,9 @@ idle = tokgen.profiling.replay_columns(idle_rec.read())
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per decode step": µs in which at least one kernel ran, per decode step, over the same
 # window as section 5's tables. (The file also records the busy time and the kernels per graph
-# replay of K decode steps, `gpu_busy_per_replay_us` and `kernels_per_replay`.) With PDL (our kernels, on compute capability 9 or later) a kernel
-# launched early counts its wait for the one before as running, so a PDL decoder's idle share is
+# replay of K decode steps, `gpu_busy_per_replay_us` and `kernels_per_replay`.) With PDL (our
+# kernels, on compute capability 9 or later) a kernel launched early counts its wait for the one
+# before as running, so a PDL decoder's idle share is
 # a lower bound on the time no kernel did work, not comparable with that of a decoder whose
 # kernels have no PDL (cuBLAS, inductor); the takeaways name the decoders whose kernels overlapped.
 # The profiler adds host work to every launch (how much, no
@@ -610,7 +612,9 @@ else:
 #
 # The decoders built so far (sections 1 to 5) are let go first, with their caches and graph pools
 # (`tokgen.graphs.forget_decoders`); this section's own decoders, every K at every stop, stay
-# allocated together through its interleaved rounds, and the line under its table says how much that is.
+# allocated together through its interleaved rounds, and the line under its table says how much that is,
+# and what each decoder kept, measured as it was built, the largest first: on a smaller card, choose
+# `STEPS_PER_GRAPH` and `STOP_AT` by those sizes.
 
 # %%
 for m in (model, compiled):  # the registry's decoders of sections 2 to 5: section 5 profiled the last of them
@@ -626,18 +630,21 @@ for stop_at in STOP_AT:
     stops.setdefault(steps, eos)
 
 # %%
-stop_rec, stop_variants = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), []
+stop_rec, stop_variants, stop_kept = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), [], {}
 for steps, eos in stops.items():
     ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     chosen = [variant(k_step, steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
     chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if CUDA else []
-    for v in chosen:
-        assert torch.equal(v.run(), ref), v.name  # the naive tokens, early stop included
-        stop_variants.append(tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}))
-stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, record=stop_rec.write, gpu_busy=False)
+    chosen = [tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}) for v in chosen]
+    stop_built = tokgen.bench.first_calls(chosen, DEVICE, ref, catch=())[1]  # built here: what each keeps, measured
+    assert all(b["same_tokens"] for b in stop_built.values()), stop_built  # the naive tokens, early stop included
+    stop_variants, stop_kept = stop_variants + chosen, stop_kept | stop_built
+stop_memory = lambda row: {k: stop_kept[row["variant"]][k] for k in ("resident_gb", "resident_reserved_gb")}
+stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, gpu_busy=False,
+                         record=lambda row: stop_rec.write(row | stop_memory(row)))  # fmt: skip
 say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
 say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
-say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # from the rows' peaks
+say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # the rows' peaks; the largest decoders
 
 # %% [markdown]
 # The WHILE node's speed-up over each K-step decoder at the same stop (notebook 00's signed-rank

@@ -221,3 +221,91 @@ def test_a_graph_decoders_profile_is_recorded_per_replay_of_k_steps():
     per_step = tokgen.profiling.kernel_table(timeline, tokens)["kernels_per_token"].sum()
     assert summary["kernels_per_replay"] == pytest.approx(4 * per_step, rel=0.1), (summary, per_step)
     assert summary["gpu_busy_per_replay_us"] > 0
+
+
+# rr21d N6: what each decoder of notebook 10 keeps, measured as its first call builds it, and the largest named
+
+
+def test_first_calls_measures_what_each_first_call_left_allocated(monkeypatch):
+    held = {"allocated": 2.0, "reserved": 3.0}  # a fake allocator, GB: each variant's run keeps what it says
+    monkeypatch.setattr(tokgen.bench, "held_gb", lambda device: (held["allocated"], held["reserved"]))
+
+    def keeps(allocated, reserved):
+        def run():
+            held["allocated"] += allocated
+            held["reserved"] += reserved
+            return torch.zeros(1, 3, dtype=torch.long)
+
+        return run
+
+    variants = [tokgen.Variant("big", keeps(1.5, 1.75)), tokgen.Variant("none", keeps(0.0, 0.0))]
+    variants.append(tokgen.Variant("small", keeps(0.25, 0.5)))
+    _, rows = tokgen.bench.first_calls(variants, "cpu")
+    assert {n: (r["resident_gb"], r["resident_reserved_gb"]) for n, r in rows.items()} == {
+        "big": (1.5, 1.75),
+        "none": (0.0, 0.0),
+        "small": (0.25, 0.5),
+    }
+    monkeypatch.undo()
+    _, on_cpu = tokgen.bench.first_calls(variants[:1], "cpu")  # tokgen.memory.held_gb: nothing measured off CUDA
+    assert on_cpu["big"]["resident_gb"] is None and on_cpu["big"]["resident_reserved_gb"] is None
+
+
+def test_resident_text_names_the_largest_decoders_by_measurement():
+    from tokgen.memory import resident_text
+
+    rows = pd.DataFrame(
+        {
+            "variant": ["k1", "k4", "k16", "node"],
+            "peak_allocated_gb": [3.0, 3.1, 3.2, 3.05],
+            "resident_gb": [0.5, 0.75, 1.25, 0.25],
+            "resident_reserved_gb": [0.5, 1.0, 1.5, 0.5],
+        }
+    )
+    said = resident_text(rows, "this section's rounds")
+    assert said.startswith(resident_text(rows.drop(columns=["resident_gb", "resident_reserved_gb"]), "this section's"
+                                         " rounds"))  # fmt: skip
+    assert said.endswith(
+        " Measured variant by variant as its first call built it (torch.cuda.memory_allocated after a synchronize, "
+        "before against after; reserved: the same after releasing cached blocks, graph pools included), what each "
+        "kept, the largest first: `k16` 1.25 GB (1.50 GB reserved), `k4` 0.75 GB (1.00 GB reserved), `k1` 0.50 GB "
+        "(0.50 GB reserved); the 4 variants together 2.75 GB (3.50 GB reserved)."
+    )
+    assert "`k1` 0.50 GB" in resident_text(rows, "x", largest=4) and "`node`" in resident_text(rows, "x", largest=4)
+    no_reserved = resident_text(rows.drop(columns=["resident_reserved_gb"]), "x", largest=1)
+    assert no_reserved.endswith("the largest first: `k16` 1.25 GB; the 4 variants together 2.75 GB.")
+    # a table recorded before the column (the committed 10_device_stop.csv): the line as it was, nothing named
+    committed = tokgen.load("10_device_stop", ROOT)
+    assert "resident_gb" not in committed and "Measured variant by variant" not in resident_text(committed, "x")
+
+
+def test_notebook_10_records_what_each_decoder_keeps_in_sections_3_and_6():
+    source = (ROOT / "notebooks" / "10_cuda_graphs.py").read_text()
+    assert '"resident_gb": "kept after it, GB allocated"' in source  # section 3's first table, from the CSV
+    section_6 = source.split("# ## 6. Stopping on the GPU", 1)[1]
+    assert "tokgen.bench.first_calls(chosen, DEVICE, ref, catch=())" in section_6  # a failure still stops it
+    assert "record=lambda row: stop_rec.write(row | stop_memory(row))" in section_6
+    assert section_6.index("first_calls(chosen") < section_6.index("tokgen.compare(stop_variants")
+
+
+@pytest.mark.gpu
+def test_first_calls_on_cuda_measures_what_a_variant_keeps():
+    """GPU path of `first_calls`' memory (notebook 10, sections 2 and 6): a variant that keeps a 256 MiB tensor
+    is measured at 2**28 bytes allocated (and at least that reserved), one that keeps nothing at none, and a K = 4
+    fused graph decoder of GPT-2 small (its KV cache, weight copies and graph pool) at more than nothing."""
+    kept = []
+
+    def keeps():
+        kept.append(torch.empty(2**28, dtype=torch.uint8, device="cuda"))
+        return torch.zeros(1, 3, dtype=torch.long, device="cuda")
+
+    model = tokgen.build_model("gpt2", "cuda")  # at tests/test_gpu.py's sizes, where every generator is checked
+    reference = tokgen.generate("naive", model, batch_size=8, max_seqlen=48)
+    graph = tokgen.generator_variant("graph_triton_fused", model, batch_size=8, max_seqlen=48, steps_per_graph=4)
+    variants = [tokgen.Variant("keeps", keeps), tokgen.Variant("none", lambda: torch.zeros(1, 3, device="cuda")), graph]
+    _, rows = tokgen.bench.first_calls(variants, "cuda")
+    assert rows["keeps"]["resident_gb"] == pytest.approx(2**28 / 1e9, abs=1e-3)
+    assert rows["keeps"]["resident_reserved_gb"] >= 2**28 / 1e9 - 1e-3
+    assert abs(rows["none"]["resident_gb"]) < 1e-3
+    assert rows[graph.name]["resident_gb"] > 0
+    assert torch.equal(graph.run(), reference)
