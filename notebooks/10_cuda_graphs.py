@@ -355,7 +355,8 @@ checks = recorded[recorded["variant"] != variants[0].name]  # naive: the referen
 headers = {"same_tokens": "same tokens as naive", "build_ms": "first call (builds), ms",
            "first_call_ms": "warm-up (second call), ms", "resident_gb": "kept after it, GB allocated",
            "resident_reserved_gb": "GB reserved"}  # fmt: skip  (what the first call left behind: section 6 reads it)
-say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits=1))
+say(table(checks.rename(columns=headers), ["variant", *headers.values()],
+          digits={"kept after it, GB allocated": 3, "GB reserved": 3}))  # fmt: skip  (others: 1)
 say(tokgen.memory.resident_text(recorded, "section 3's rounds"))  # from the rows' peaks (review rv20B S5)
 
 # %% [markdown]
