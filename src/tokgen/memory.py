@@ -80,7 +80,8 @@ def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
     def amount(gb, res) -> str:
         return f"{gb:.2f} GB" + (f" ({res:.2f} GB reserved)" if res == res else "")
 
-    named = ", ".join(f"`{r.variant}` {amount(r.gb, r.reserved)}" for r in kept.head(largest).itertuples())
+    top = kept.head(largest)
+    named = ", ".join(f"`{v}` {amount(gb, res)}" for v, gb, res in zip(top["variant"], top["gb"], top["reserved"]))
     total = amount(kept["gb"].sum(), kept["reserved"].sum() if kept["reserved"].notna().all() else float("nan"))
     n = len(kept)
     return (f" Measured variant by variant as its first call built it (torch.cuda.memory_allocated after a "
