@@ -133,9 +133,10 @@ assert eos_table["same_prefix"].all()
 # One run of each variant per round: the naive baseline, the dynamic- and static-cache
 # generators, sync and pipelined, the static cache without any EOS check, and the article's own
 # pipelined loop as published, eager and compiled. This one interleaved run is also what
-# notebook 09 ranks. The comparisons the tables below and claims 7, 9 and 10 need are named to
-# `tokgen.compare`: after the first look, only the variants of those still undecided keep
-# running (claim 10's also until its interval lies clear of the article's thresholds).
+# notebook 09 ranks. The comparisons the tables below, the summary and claims 7, 9 and 10 need
+# are named to `tokgen.compare`: after the first look, only the variants of those still
+# undecided keep running (claim 10's also until its interval lies clear of the article's
+# thresholds).
 
 # %%
 compiled_gens = ["kv_static", "pipelined_static", "pipelined_static_1stream", "kv_static_no_check"]
@@ -146,21 +147,9 @@ variants = [
     for m, gens in ((model, eager_gens), (compiled, compiled_gens))
     for g in gens
 ]
-piped_pairs = [  # section 4: each pipelined variant against the synchronous one, same cache and model
-    ("kv_dynamic", "pipelined_dynamic", False),
-    ("kv_static", "pipelined_static", False),
-    ("kv_static", "pipelined_static_1stream", False),
-    ("kv_static", "pipelined_static", True),
-    ("kv_static", "pipelined_static_1stream", True),
-    ("kv_static", "article_pipelined", False),
-    ("kv_static", "article_pipelined", True),
-]
-floor_pairs = [  # section 5, claim 9: no stop check, and one stream, against the pipelined loop on two streams
-    ("pipelined_static", v, c) for c in (False, True) for v in ("kv_static_no_check", "pipelined_static_1stream")
-]
-needed = [(tokgen.label(b, compiled=c), tokgen.label(v, compiled=c)) for b, v, c in piped_pairs + floor_pairs]
-recipe = tokgen.label("pipelined_static", compiled=True)  # claim 10: the article's best, against naive
-needed.append((tokgen.label("naive"), recipe, tokgen.claims.SUMMARY_THRESHOLDS))
+piped_pairs = tokgen.claims.PIPELINED_PAIRS  # section 4: each pipelined variant against the synchronous one
+floor_pairs = tokgen.claims.FLOOR_PAIRS  # section 5, claim 9: no stop check, and one stream, against two streams
+needed = tokgen.claims.followed_pairs()  # these two, the no-check bound the summary reads, and claim 10's recipe
 say(tokgen.voice.variants_text(len(eager_gens), len(compiled_gens), len(needed)))
 
 # %%
@@ -312,8 +301,8 @@ for n in (7, 9):
 # What this run found, computed from its tables:
 
 # %%
-bound = [tokgen.gain(ok, tokgen.label("kv_static", compiled=c), tokgen.label("kv_static_no_check", compiled=c))
-         for c in (False, True)]  # no check at all against the sync loop: the most hiding the check can gain
+bound = [tokgen.gain(ok, tokgen.label(b, compiled=c), tokgen.label(v, compiled=c))
+         for b, v, c in tokgen.claims.BOUND_PAIRS]  # no check at all against the sync loop: the most hiding can gain
 say(tokgen.display.findings_text([*piped.to_dict("records"), *rows, *bound]))
 
 # %% [markdown]

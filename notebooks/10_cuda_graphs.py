@@ -323,14 +323,16 @@ say("The registry's graph generators, timed at: " + "; ".join(f"`{g}` {k}" for g
 # earlier on this machine may have filled: a short first call can be such a load, so the column
 # tells what compiled here, not what compiling costs (notebook 05 times that, from empty
 # caches). Naive's first call was section 1's reference generation, not timed, so its row is
-# left out of the first table of section 3, and its cell in the ranked table is empty.
+# left out of the first table of section 3, and its cell in the ranked table is empty. A variant
+# whose first call fails (out of memory on a small card, cuda-python missing, a WHILE node this
+# GPU or driver cannot run) is left out of the rest, with a line under the cell that says why.
 
 # %%
-build_ms, same = {}, {}  # recorded with each variant's row in section 3, and shown from there
-for v in variants[1:]:
-    ms, out = tokgen.bench.time_run(v.run, torch.device(DEVICE))
-    build_ms[v.name], same[v.name] = ms, torch.equal(out, reference)
-assert all(same[v.name] for v in variants[1:] if v.info["generator"] in tokgen.GENERATORS), same
+# recorded with each variant's row in section 3, and shown from there; a variant whose first call runs out of
+# memory or finds no cuda-python or WHILE node is dropped here, with a line that names it and the error
+kept, built = tokgen.bench.first_calls(variants[1:], DEVICE, reference, report=say)
+variants = [variants[0], *kept]
+assert all(built[v.name]["same_tokens"] for v in kept if v.info["generator"] in tokgen.GENERATORS), built
 
 # %% [markdown]
 # ## 3. Measure
@@ -342,8 +344,8 @@ assert all(same[v.name] for v in variants[1:] if v.info["generator"] in tokgen.G
 
 # %%
 rec = tokgen.Recorder("10_cuda_graphs", RESULTS_DIR, params=PARAMS)
-built = lambda row: {"build_ms": build_ms.get(row["variant"]), "same_tokens": same.get(row["variant"])}
-results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=lambda row: rec.write({**row, **built(row)}))
+first = lambda row: built.get(row["variant"], dict.fromkeys(tokgen.bench.FIRST_CALL_COLUMNS))  # naive: none
+results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=lambda row: rec.write({**row, **first(row)}))
 ok = results[results["status"] == "ok"].copy()
 bad = results[results["status"] != "ok"]
 if len(bad):
@@ -351,8 +353,10 @@ if len(bad):
 recorded = rec.read()
 checks = recorded[recorded["variant"] != variants[0].name]  # naive: the reference, its first call not timed
 headers = {"same_tokens": "same tokens as naive", "build_ms": "first call (builds), ms",
-           "first_call_ms": "warm-up (second call), ms"}  # fmt: skip
-say(table(checks.rename(columns=headers), ["variant", *headers.values()], digits=1))
+           "first_call_ms": "warm-up (second call), ms", "resident_gb": "kept after it, GB allocated",
+           "resident_reserved_gb": "GB reserved"}  # fmt: skip  (what the first call left behind: section 6 reads it)
+say(table(checks.rename(columns=headers), ["variant", *headers.values()],
+          digits={"kept after it, GB allocated": 3, "GB reserved": 3}))  # fmt: skip  (others: 1)
 say(tokgen.memory.resident_text(recorded, "section 3's rounds"))  # from the rows' peaks (review rv20B S5)
 
 # %% [markdown]
@@ -497,17 +501,20 @@ for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("
                                                        steps_per_call=k)  # fmt: skip
     profiled[name] = (timeline, tokens)
     kinds, spans = tokgen.profiling.kernel_table(timeline, tokens), timeline.kernels
-    idle_rec.write({"variant": name, "tokens_per_copy": k, "tokens": tokens, **timeline.summary(skip=1),
+    summary = tokgen.profiling.replay_summary(timeline.summary(skip=1))  # busy time and kernels per replay of K
+    idle_rec.write({"variant": name, "tokens_per_copy": k, "tokens": tokens, **summary,
                     "gpu_busy_per_token": kinds["own_us_per_token"].sum(),
                     "kernels_per_token": kinds["kernels_per_token"].sum(),
                     "window_us_per_token": (spans["end"].max() - spans["start"].min()) / tokens})  # fmt: skip
-idle = idle_rec.read()
+idle = tokgen.profiling.replay_columns(idle_rec.read())
 
 # %% [markdown]
 # "GPU idle fraction": the share of the window (after its first copy) in which no kernel ran;
 # "GPU busy per decode step": µs in which at least one kernel ran, per decode step, over the same
-# window as section 5's tables. With PDL (our kernels, on compute capability 9 or later) a kernel
-# launched early counts its wait for the one before as running, so a PDL decoder's idle share is
+# window as section 5's tables. (The file also records the busy time and the kernels per graph
+# replay of K decode steps, `gpu_busy_per_replay_us` and `kernels_per_replay`.) With PDL (our
+# kernels, on compute capability 9 or later) a kernel launched early counts its wait for the one
+# before as running, so a PDL decoder's idle share is
 # a lower bound on the time no kernel did work, not comparable with that of a decoder whose
 # kernels have no PDL (cuBLAS, inductor); the takeaways name the decoders whose kernels overlapped.
 # The profiler adds host work to every launch (how much, no
@@ -606,7 +613,9 @@ else:
 #
 # The decoders built so far (sections 1 to 5) are let go first, with their caches and graph pools
 # (`tokgen.graphs.forget_decoders`); this section's own decoders, every K at every stop, stay
-# allocated together through its interleaved rounds, and the line under its table says how much that is.
+# allocated together through its interleaved rounds, and the line under its table says how much that is,
+# and what each decoder kept, measured as it was built, the largest first: on a smaller card, choose
+# `STEPS_PER_GRAPH` and `STOP_AT` by those sizes.
 
 # %%
 for m in (model, compiled):  # the registry's decoders of sections 2 to 5: section 5 profiled the last of them
@@ -622,18 +631,21 @@ for stop_at in STOP_AT:
     stops.setdefault(steps, eos)
 
 # %%
-stop_rec, stop_variants = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), []
+stop_rec, stop_variants, stop_kept = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), [], {}
 for steps, eos in stops.items():
     ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     chosen = [variant(k_step, steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
     chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if CUDA else []
-    for v in chosen:
-        assert torch.equal(v.run(), ref), v.name  # the naive tokens, early stop included
-        stop_variants.append(tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}))
-stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, record=stop_rec.write, gpu_busy=False)
+    chosen = [tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}) for v in chosen]
+    stop_built = tokgen.bench.first_calls(chosen, DEVICE, ref, catch=())[1]  # built here: what each keeps, measured
+    assert all(b["same_tokens"] for b in stop_built.values()), stop_built  # the naive tokens, early stop included
+    stop_variants, stop_kept = stop_variants + chosen, stop_kept | stop_built
+stop_memory = lambda row: {k: stop_kept[row["variant"]][k] for k in ("resident_gb", "resident_reserved_gb")}
+stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, gpu_busy=False,
+                         record=lambda row: stop_rec.write(row | stop_memory(row)))  # fmt: skip
 say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
 say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
-say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # from the rows' peaks
+say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # the rows' peaks; the largest decoders
 
 # %% [markdown]
 # The WHILE node's speed-up over each K-step decoder at the same stop (notebook 00's signed-rank

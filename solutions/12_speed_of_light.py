@@ -19,15 +19,19 @@
 # Worked solutions to the exercises of [notebook 12](../notebooks/12_speed_of_light.ipynb).
 # Exercise 1 is arithmetic on the reference bandwidth; exercise 2 times kernels (GPU; on a CPU
 # the cell says so); exercise 3 compares tokens on any device.
-# Live, in no CSV: exercise 2's product times and speed-ups, and exercise 3's count of differing
-# tokens, come from this page's own run and are recorded nowhere (the set-up cell prints the commit
-# and the card they come from); exercise 1 reads the CSVs.
+# Exercise 1 reads notebook 12's CSVs. What exercises 2 and 3 measure (each product's times, round
+# by round, and the kernels of its replay; the tokens of both generations) is recorded one row per
+# measurement in `<RESULTS_DIR>/data/12_speed_of_light_solution.csv` (with where it ran: GPU,
+# commit, versions; the column `exercise` says which exercise, `measure` which measurement) and
+# read back from there, as the notebooks read theirs; the set-up cell prints the commit and the
+# card they come from.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"
 DATA_DIR = ".."  # the measured copy bandwidth is read from <DATA_DIR>/data/12_bandwidth.csv
 MAX_SEQLEN = 100  # new tokens per generation: the floors of exercise 1 (notebook 12's N), the tokens of exercise 3
 RUNS = 20  # timed calls per product in exercise 2
+RESULTS_DIR = "../build/lab"  # this solution's rows go to <RESULTS_DIR>/data; ".." overwrites the reference results
 
 # %%
 import copy
@@ -38,7 +42,7 @@ import torch
 
 import tokgen
 from tokgen.display import say, table
-from tokgen.stats import compare_rounds
+from tokgen.stats import compare_rounds, run_times
 from tokgen.voice import speedup_text
 
 PARAMS = tokgen.check_parameters(globals())  # types and ranges; a bad value stops here, named
@@ -48,6 +52,12 @@ CUDA = model.device.type == "cuda"
 DATASHEET_TFLOPS = 495.0  # dense TF32 rate of an H100 SXM and an H200 SXM (989 with sparsity), NVIDIA's datasheets:
 # shown beside the measured rate on either, and used only where notebook 12 recorded none. Not a papermill parameter
 # (tokgen.params has no rule for it): for another GPU, edit it here.
+rec = tokgen.Recorder("12_speed_of_light_solution", RESULTS_DIR, params=PARAMS)  # one row per measurement
+
+
+def recorded(exercise: int, measure: str):
+    """This exercise's rows of one measure, as recorded (`tokgen.results.rows_where`)."""
+    return tokgen.results.rows_where(rec.read(), exercise=exercise, measure=measure).copy()
 
 # %% [markdown]
 # ## Exercise 1: the floor at B = 1 and B = 256, and bytes against arithmetic
@@ -118,26 +128,35 @@ if CUDA:
     except RuntimeError as err:  # say so, and let the other exercises run
         graphs = {}
         say(f"*Capturing the products in a CUDA graph failed here ({type(err).__name__}: {str(err)[:200]}).*")
-    times, names = {name: [] for name in graphs}, list(graphs)  # µs per product, one value per round
+    replays, names = {name: [] for name in graphs}, list(graphs)  # ms per replay, one value per round
     seed, orders = tokgen.bench.drawn_orders(len(names), RUNS if graphs else 0)  # a fresh random order per round
     for order in orders:
         for j in order:
-            times[names[j]] += [1e3 * ms / repeats for ms in tokgen.gpu_slice.gpu_times(graphs[names[j]], 1)]
+            replays[names[j]] += tokgen.gpu_slice.gpu_times(graphs[names[j]], 1)
+    for name, ms in replays.items():  # written after the rounds, none between two timed replays
+        rec.write({"exercise": 2, "measure": "timing", "variant": name, "times_ms": ";".join(map(repr, ms)),
+                   "runs": len(ms), "repeats": repeats, "order_seed": seed})  # fmt: skip  (times_ms: per replay)
     if graphs:
+        timed = recorded(2, "timing")  # the rows as recorded: µs per product, one value per round
+        times = {r["variant"]: [1e3 * ms / r["repeats"] for ms in run_times({"times_ms": str(r["times_ms"])})]
+                 for r in timed.to_dict("records")}  # fmt: skip  (str: one round reads back as a number)
         rows = [{"mlp up at 32 rows": n, "µs per product, median": statistics.median(t)} for n, t in times.items()]
         say(table(pd.DataFrame(rows), digits=1))
         say(f"Inductor's choice against cuBLAS's product: {speedup_text(compare_rounds(*times.values()))} (each "
-            f"round's order drawn at random, seed {seed}).")  # fmt: skip
-        kernels = []  # one profiled replay of each graph, after the timing: the kernels each one runs
-        for name, replay in graphs.items():
+            f"round's order drawn at random, seed {int(timed['order_seed'].iloc[0])}).")  # fmt: skip
+        for name, replay in graphs.items():  # one profiled replay of each graph, after the timing: its kernels
             profiled, failed = tokgen.waterfall.attempt(tokgen.waterfall.profile_generation, replay)
             if failed:
-                kernels.append({"graph": name, "kernel": f"not profiled ({failed})", "launches per replay": 0})
-                continue
-            ran = profiled[0].query("kind == 'kernel'")["name"].map(tokgen.profiling.short_kernel_name)
-            kernels += [{"graph": name, "kernel": k, "launches per replay": int(c)}
-                        for k, c in ran.value_counts(sort=False).items()]  # fmt: skip
-        say(f"The kernels of one replay ({repeats} products each):\n\n" + table(pd.DataFrame(kernels)))
+                ran = {f"not profiled ({failed})": 0}
+            else:
+                ran = profiled[0].query("kind == 'kernel'")["name"].map(tokgen.profiling.short_kernel_name)
+                ran = ran.value_counts(sort=False).to_dict()
+            for k, c in ran.items():
+                rec.write({"exercise": 2, "measure": "kernels", "graph": name, "kernel": k, "launches": int(c)})
+        kernels = recorded(2, "kernels").rename(columns={"launches": "launches per replay"})
+        kernels["launches per replay"] = kernels["launches per replay"].astype(int)  # other rows leave it empty
+        say(f"The kernels of one replay ({repeats} products each):\n\n"
+            + table(kernels[["graph", "kernel", "launches per replay"]]))  # fmt: skip
 else:
     say("*Kernels are timed on a GPU: run this cell there.*")
 
@@ -152,4 +171,10 @@ else:
 # %%
 fp32 = tokgen.generate("kv_static", model, batch_size=1, max_seqlen=MAX_SEQLEN)
 bf16 = tokgen.generate("kv_static", copy.deepcopy(model).to(torch.bfloat16), batch_size=1, max_seqlen=MAX_SEQLEN)
-say(tokgen.display.tokens_differ_text(fp32, bf16))  # column 0 is the prompt (BOS), column i the token of step i
+for dtype, out in (("float32", fp32), ("bfloat16", bf16)):  # one row per generated row: its tokens, prompt first
+    for i, tokens in enumerate(out.tolist()):
+        rec.write({"exercise": 3, "measure": "tokens", "variant": dtype, "row": i,
+                   "tokens": " ".join(map(str, tokens))})  # fmt: skip
+generated = {dtype: torch.tensor([[int(t) for t in r.split()] for r in rows.sort_values("row")["tokens"]])
+             for dtype, rows in recorded(3, "tokens").groupby("variant")}  # the tokens as recorded  # fmt: skip
+say(tokgen.display.tokens_differ_text(generated["float32"], generated["bfloat16"]))  # column i: step i's token

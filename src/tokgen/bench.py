@@ -22,7 +22,7 @@ import torch
 
 from .generators import no_hook
 from .gpu_slice import GpuSlice
-from .memory import memory_peaks, reset_memory
+from .memory import held_gb, memory_peaks, reset_memory
 from .model import synchronize
 from .profiling import Timeline, boundary_phases, boundary_row, gpu_busy_ms, profile_steps, sync_wait, sync_wait_row
 from .registry import LOOPS_ON_DEVICE, get_generator, label
@@ -83,6 +83,53 @@ def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[flo
     out = run()
     synchronize(device)
     return 1e3 * (time.perf_counter() - start), out
+
+
+# what a variant's first call may raise where the rest of a notebook can go on without it (notebook 10_cuda_graphs):
+# out of memory on a small card, cuda-python missing, a CUDA graph WHILE node this driver or GPU cannot run
+FIRST_CALL_ERRORS = (torch.cuda.OutOfMemoryError, ImportError, RuntimeError)
+FIRST_CALL_COLUMNS = ("build_ms", "same_tokens", "resident_gb", "resident_reserved_gb")  # first_calls' row of each
+
+
+def dropped_text(name: str, err: BaseException) -> str:
+    """One line: the variant `name` dropped from the comparisons, and the error its first call raised (its message's
+    first line, at most 300 characters) (notebook 10_cuda_graphs)."""
+    message = (str(err).strip().splitlines() or [""])[0][:300]
+    said = f"{type(err).__name__}: {message}" if message else type(err).__name__
+    return f"`{name}` is left out of the comparisons: its first call raised {said}"
+
+
+def first_calls(
+    variants: list[Variant], device, reference: torch.Tensor | None = None, report=print, catch=FIRST_CALL_ERRORS
+) -> tuple[list[Variant], dict]:
+    """Each variant's first call, which builds what the variant keeps (a compiled step, a captured graph, a cache):
+    its time (`time_run`) as `build_ms`, and whether it returned `reference` as `same_tokens` (None without one);
+    on CUDA, what it kept: `resident_gb`, what was allocated after it (its tokens let go) less what was before
+    (`tokgen.memory.held_gb`: torch.cuda.memory_allocated after a synchronize), and `resident_reserved_gb`, the same
+    of the memory reserved once cached blocks are released (its CUDA graphs' private pools included); None
+    elsewhere. What two variants share (compiled code, a step) is counted for the first that built it. A variant
+    whose first call raises one of `catch` is dropped, with one line (`dropped_text`) to `report`, and the
+    allocator's cached blocks are let go (`reset_memory`); the others go on. Returns the variants kept, in their
+    order, and each one's row, {name: {column: value}} over FIRST_CALL_COLUMNS (notebook 10_cuda_graphs)."""
+    device = torch.device(device)
+    kept, rows = [], {}
+    for v in variants:
+        said, before = None, held_gb(device)
+        try:
+            ms, out = time_run(v.run, device)
+        except catch as err:
+            said = dropped_text(v.name, err)
+        if said is not None:  # out of the except block: the error's frames, and what they held, are let go
+            report(said)
+            reset_memory(device)
+            continue
+        same = None if reference is None else bool(torch.equal(out, reference))
+        del out
+        after = held_gb(device)
+        held = [None, None] if before is None else [a - b for a, b in zip(after, before)]
+        rows[v.name] = dict(zip(FIRST_CALL_COLUMNS, [ms, same, *held]))
+        kept.append(v)
+    return kept, rows
 
 
 def reconfine() -> bool:

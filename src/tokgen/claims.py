@@ -1372,6 +1372,32 @@ def naive_bound_text(sliced: bool) -> str:
     return f"{NAIVE_GPU_BOUND} {where} runs naive's own work, which {match}"
 
 
+# notebook 07_pipelining's comparisons, (against, variant, compiled): section 4's (each pipelined variant against the
+# synchronous one), section 5's (claim 9: no stop check, and one stream, against the pipelined loop on two streams),
+# and the bound its summary reads (no stop check at all against the synchronous loop: the most hiding the check can
+# gain; review rv21A S1: without it, compiled's was read at the first look only)
+PIPELINED_PAIRS = (
+    ("kv_dynamic", "pipelined_dynamic", False),
+    ("kv_static", "pipelined_static", False),
+    ("kv_static", "pipelined_static_1stream", False),
+    ("kv_static", "pipelined_static", True),
+    ("kv_static", "pipelined_static_1stream", True),
+    ("kv_static", "article_pipelined", False),
+    ("kv_static", "article_pipelined", True),
+)
+FLOOR_PAIRS = tuple(("pipelined_static", v, c) for c in (False, True)
+                    for v in ("kv_static_no_check", "pipelined_static_1stream"))  # fmt: skip
+BOUND_PAIRS = tuple(("kv_static", "kv_static_no_check", c) for c in (False, True))
+
+
+def followed_pairs() -> list[tuple]:
+    """The comparisons notebook 07_pipelining names to `tokgen.compare`, which its sequential design
+    follows to a decision or to the round cap: PIPELINED_PAIRS, FLOOR_PAIRS and BOUND_PAIRS as (against,
+    variant) labels, then claim 10's recipe against naive with SUMMARY_THRESHOLDS."""
+    pairs = [(label(b, compiled=c), label(v, compiled=c)) for b, v, c in PIPELINED_PAIRS + FLOOR_PAIRS + BOUND_PAIRS]
+    return [*pairs, (label("naive"), label("pipelined_static", compiled=True), SUMMARY_THRESHOLDS)]
+
+
 def _recipe_gain(tables) -> dict | None:
     """The article's best recipe against naive, judged against claim 10's thresholds (`_claim_10`,
     `criterion_keys`)."""

@@ -52,18 +52,58 @@ def memory_peaks(device: torch.device) -> dict:
     }
 
 
-def resident_text(rows: pd.DataFrame, what: str) -> str:
+def held_gb(device) -> tuple[float, float] | None:
+    """What the caching allocator holds now, (allocated, reserved) in GB, after a garbage collection, a synchronize
+    and releasing its cached blocks (`torch.cuda.empty_cache`), so that reserved is the segments of live tensors and
+    of CUDA graphs' private pools; None off CUDA (notebook 10_cuda_graphs: what a decoder keeps)."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    gc.collect()
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    return torch.cuda.memory_allocated(device) / GB, torch.cuda.memory_reserved(device) / GB
+
+
+def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
+    """`resident_text`'s sentence on what each variant's first call left behind (`resident_gb`, and
+    `resident_reserved_gb` where recorded), the `largest` first; "" where no row recorded it."""
+    if "resident_gb" not in rows:  # a table recorded before the column (review rr21d N6): nothing measured to name
+        return ""
+    kept = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce")).dropna(subset=["gb"])
+    if kept.empty:
+        return ""
+    reserved = pd.to_numeric(kept.get("resident_reserved_gb", pd.Series(float("nan"), index=kept.index)),
+                             errors="coerce")  # fmt: skip
+    kept = kept.assign(reserved=reserved).sort_values("gb", ascending=False, kind="stable")
+
+    def amount(gb, res) -> str:
+        return f"{gb:.2f} GB" + (f" ({res:.2f} GB reserved)" if res == res else "")
+
+    top = kept.head(largest)
+    named = ", ".join(f"`{v}` {amount(gb, res)}" for v, gb, res in zip(top["variant"], top["gb"], top["reserved"]))
+    total = amount(kept["gb"].sum(), kept["reserved"].sum() if kept["reserved"].notna().all() else float("nan"))
+    n = len(kept)
+    return (f" Measured variant by variant as its first call built it (torch.cuda.memory_allocated after a "
+            f"synchronize, before against after; reserved: the same after releasing cached blocks, graph pools "
+            f"included), what each kept, the largest first: {named}; the {n} variant{'s' * (n != 1)} together "
+            f"{total}.")  # fmt: skip
+
+
+def resident_text(rows: pd.DataFrame, what: str, largest: int = 3) -> str:
     """What stayed allocated through the runs of `rows` (`memory_peaks`' columns, one row per variant, holding its
     last run's peak), for notebook 10.
 
     Each run's peak is reset before it (`reset_memory`), so every peak includes what was allocated before the run
     began: the model, and whatever is kept between runs (graph decoders with their KV caches and graph pools, and the
     weight copies the handwritten, Triton and fused steps make; a `graph_transformers` decoder replays the model's
-    own parameters and copies none: review rr21d S1; how much each part takes is not measured, so none is named as
-    the larger: review rv21B S4).
+    own parameters and copies none: review rr21d S1).
     The lowest peak bounds that from above; the highest is the most any of these runs needed (review rv20B S5).
     Each row keeps only its variant's last run, so the peaks are of the variants' last runs, not of every timed run
-    (review rv21B N2). `what` names the runs. Without peaks (on the CPU), one line that says so."""
+    (review rv21B N2). Where the rows record what each variant's first call left allocated (`resident_gb`, from
+    `tokgen.bench.first_calls`), the `largest` of them are named, with their total (review rr21d N6: so that a
+    smaller card can choose its Ks and stops); without that column nothing is named as the larger (review rv21B
+    S4). `what` names the runs. Without peaks (on the CPU), one line that says so."""
     peaks = pd.to_numeric(rows.get("peak_allocated_gb", pd.Series(dtype=float)), errors="coerce").dropna()
     if peaks.empty:
         return f"*Memory through {what}: no GPU peaks recorded (on the CPU).*"
@@ -75,7 +115,7 @@ def resident_text(rows: pd.DataFrame, what: str) -> str:
         f"and graph pools, and the weight copies our handwritten, Triton and fused steps make) is at most "
         f"{peaks.min():.2f} GB, the lowest peak allocated of "
         f"the {runs}; the highest peak is {peaks.max():.2f} GB{of_card}."
-    )
+    ) + _largest_kept(rows, largest)
 
 
 def set_expandable_segments(enabled: bool) -> None:

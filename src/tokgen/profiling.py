@@ -570,6 +570,25 @@ def profile_decode(run, *, start: int, stop: int, steps_per_call: int = 1) -> tu
     return timeline, steps_per_call * sum(start <= step < stop for step in calls)
 
 
+# `Timeline.summary`'s per-"step" columns that notebook 10 records per replay (review rv21B N9): its graph decoders
+# call on_step once per replay of K decode steps, so its summary's "steps" are replays
+PER_REPLAY = {"gpu_busy_per_step_us": "gpu_busy_per_replay_us", "kernels_per_step": "kernels_per_replay"}
+
+
+def replay_summary(summary: dict) -> dict:
+    """`Timeline.summary` of a decoder profiled with one `on_step` call per replay of K decode steps
+    (`profile_decode`), as notebook 10_cuda_graphs records it: the GPU's busy time and its operations per "step"
+    are per replay, so named (`PER_REPLAY`), beside the notebook's per-decode-step columns (`*_per_token`).
+    Notebook 06's profile keeps `Timeline.summary`'s names."""
+    return {PER_REPLAY.get(k, k): v for k, v in summary.items()}
+
+
+def replay_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 10_cuda_graphs' idle table with `replay_summary`'s names, also where it was recorded before them
+    (data/10_cuda_graphs_idle.csv up to the re-run after review rv21B N9: the fallback goes after that re-run)."""
+    return table.rename(columns={old: new for old, new in PER_REPLAY.items() if new not in table})
+
+
 @functools.cache
 def our_kernel_names() -> frozenset:
     """The names of the Triton kernels in tokgen.kernels, read from its source, so that a kernel
