@@ -90,4 +90,5 @@ for name in names:
     out = tokgen.generate(name, model, batch_size=2, max_seqlen=24, eos_token_id=eos, **options)
     same[name] = torch.equal(out, stopped)
 assert all(same.values()), same
-say(tokgen.voice.same_stop_text(eos, stopped.shape[1] - 1, len(names) - 1, len(tokgen.GENERATORS)))
+steps = stopped.shape[1] - 1  # the naive generator's steps (its columns less the prompt's); its last emits EOS
+say(tokgen.voice.same_stop_text(eos, steps, len(names) - 1, len(tokgen.GENERATORS)))

@@ -565,3 +565,23 @@ def test_time_products_records_rounds_rates_and_the_kernels_each_shape_ran(gpt2)
     assert said.startswith("Kernels each shape ran (one profiled replay each): `attention qkv`, undivided: 32 rows "
                            "only (split-K: "), said  # fmt: skip
     assert "`LM head`, split in 4: 32 rows only (split-K: " in said and said.endswith("by construction."), said
+
+
+def test_compare_without_reset_memory_keeps_the_allocators_cache_between_calls():
+    """Review rv22A S2: `compare(..., reset_memory=False)` (solution 02's one-step timing) leaves the allocator's
+    cached blocks in place between calls: a call that frees 64 MiB finds them still reserved at the next call's
+    start; with the default, every call starts from an emptied cache (the article's whole-generation timing)."""
+    cuda, size = torch.device("cuda"), 64 * 2**20
+    for reset in (True, False):
+        tokgen.memory.reset_memory(cuda)
+        base, starts = torch.cuda.memory_reserved(cuda), []
+
+        def run():
+            starts.append(torch.cuda.memory_reserved(cuda) - base)  # what the allocator holds as the call begins
+            block = torch.empty(size, dtype=torch.uint8, device=cuda)
+            del block  # freed to the allocator's cache, still reserved
+            return torch.zeros(1, 2)
+
+        tokgen.compare([tokgen.Variant("a", run)], rounds=3, device=cuda, gpu_busy=False, reset_memory=reset)
+        assert len(starts) == 4  # the warm-up and 3 timed calls
+        assert all((s >= size) == (not reset) for s in starts[1:]), (reset, starts)

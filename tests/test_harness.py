@@ -1238,3 +1238,21 @@ def test_fresh_compile_caches_point_both_caches_at_one_new_empty_folder_and_chan
     for f, args, kwargs in registered:
         f(*args, **kwargs)
     assert not os.path.exists(folder)
+
+
+def test_compare_empties_the_allocators_cache_before_every_call_unless_told_not_to(gpu):
+    """Review rv22A S2: `compare` empties the allocator's cache (and collects garbage) before every call, warm-up
+    and timed, as the article did for whole generations; solution 02 times one decode step, where that refill
+    would be timed with it, so `reset_memory=False` skips it. On the fake GPU: 1 warm-up + 5 timed calls empty the
+    cache 6 times by default, never without; a failed call still empties it (an out-of-memory error frees its
+    blocks for the next variant)."""
+    v = scripted(gpu, "a", A_TICKS)
+    row = bench.compare([v], rounds=5, device="cuda", gpu_busy=False).iloc[0]
+    assert (len(v.calls), gpu.emptied, gpu.resets, row["median_ms"]) == (6, 6, 6, 375.0)
+    gpu.emptied = gpu.resets = 0
+    kept = scripted(gpu, "b", A_TICKS)
+    row = bench.compare([kept], rounds=5, device="cuda", gpu_busy=False, reset_memory=False).iloc[0]
+    assert (len(kept.calls), gpu.emptied, gpu.resets, row["median_ms"]) == (6, 0, 0, 375.0)  # same times
+    failing = scripted(gpu, "c", A_TICKS, fail={2: RuntimeError("boom")})
+    row = bench.compare([failing], rounds=5, device="cuda", gpu_busy=False, reset_memory=False).iloc[0]
+    assert (row["status"], gpu.emptied) == ("error", 1)  # only the failed call's

@@ -816,15 +816,15 @@ def test_the_pageable_copy_is_said_to_wait_only_where_the_named_rule_holds():
                           index=pd.Index(["pinned", "pageable"], name="destination"))  # fmt: skip
     head = ("The queued work and the copy took 12.500 ms (pinned) and 12.650 ms (pageable); the `copy_` call "
             "itself kept the CPU 0.031 ms into pinned memory and 11.763 ms into pageable memory, "
-            "93% of the queued work")
+            "93% of that run's queued work and copy")  # the share is of both (review rv22B N5)
     assert copy_wait_text(copies) == head + (
         ". Every pageable call took longer than every pinned one (pageable 10.340–12.100 ms, pinned 0.020–0.100 ms) "
-        "and its median at least half the queued work: the pageable copy waited for the GPU (inferred from these "
-        "times, not traced).")  # fmt: skip
+        "and its median at least half that run's queued work and copy: the pageable copy waited for the GPU "
+        "(inferred from these times, not traced).")  # fmt: skip
     overlap = copies.assign(copy_call_max_ms=[10.5, 12.1])  # one pinned call outlasted a pageable one
     assert "does not hold (pageable 10.340–12.100 ms, pinned 0.020–10.500 ms)" in copy_wait_text(overlap)
     short = copies.assign(gpu_work_and_copy_median_ms=[12.5, 24.0])  # 49% of the queued work: not waited
-    assert "49% of the queued work. The rule this page reads" in copy_wait_text(short)
+    assert "49% of that run's queued work and copy. The rule this page reads" in copy_wait_text(short)
     assert "waited for the GPU" not in copy_wait_text(overlap) + copy_wait_text(short)
     assert copy_wait_text(copies, cuda=False) == head + ". (On the CPU there is no queue: both return when done.)"
 
@@ -1449,9 +1449,9 @@ def test_solution_00s_sentences_count_the_parameters_repeats_copies_and_stops():
                     "deviation 0.123, and the best two differ by 0.046. 2 of 5 steps emit the token they were given; "
                     "output layer tied to the embedding: True.")  # fmt: skip
     assert "the first repeat at position None" in repeats_text([1, 2, 3], 1.0, 0.5, False)
-    assert same_stop_text(14007, 8, 18, 20) == (
-        "EOS = 14007 first appears at step 8; all 19 generators (18 of the registry's 20, and `generate()`) stop "
-        "there.")  # fmt: skip
+    assert same_stop_text(14007, 8, 18, 20) == (  # 8 steps: the last, step 7 counted from 0, emits it (rv22A N3)
+        "EOS = 14007 first appears at step 7 (counted from 0: the naive generator stops after 8 steps); all 19 "
+        "generators (18 of the registry's 20, and `generate()`) stop there.")  # fmt: skip
 
 
 def test_notebook_07s_counts_and_the_run_it_reads_are_templates():

@@ -157,6 +157,9 @@ def _pairs(pairs, names: list[str]) -> list[tuple[str, str, tuple]]:
     return out
 
 
+_reset_allocator = reset_memory  # `compare`'s `reset_memory` switch shadows the function's name inside it
+
+
 def compare(
     variants: list[Variant],
     *,
@@ -169,6 +172,7 @@ def compare(
     pairs: list[tuple] | None = None,
     max_rounds: int | None = None,
     until: Callable[[pd.DataFrame], bool] | None = None,
+    reset_memory: bool = True,
 ) -> pd.DataFrame:
     """Time every variant `rounds` times, interleaved: each round runs every variant once, in a
     fresh random order (`round_orders`, drawn from `seed`: a new one when None; each row records
@@ -199,6 +203,12 @@ def compare(
     host-bound. Every row records the host probe taken just before and just after the timed rounds
     (`tokgen.results.HOST_PROBE_COLUMNS`, a few tens of ms each): how fast the host ran Python then; whether the
     rounds' times followed it is not measured.
+
+    Before every call (warm-up and timed), `tokgen.memory.reset_memory` empties the allocator's cache (gc.collect,
+    torch.cuda.empty_cache) and resets its peaks, as the article did for whole generations: each run then reserves
+    its memory again, inside its time. `reset_memory=False` skips that (solution 02 times one decode step, where
+    the refill would be part of what is timed: review rv22A S2); the memory columns then hold the peaks since the
+    last reset. A failed call empties the cache either way.
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds <= 0:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
@@ -229,7 +239,8 @@ def compare(
         s = state[v.name]
         out = None
         try:
-            reset_memory(device)
+            if reset_memory:
+                _reset_allocator(device)
             reconfine()  # compiling switches back to the whole GPU's context: re-enter the slice
             ms, out = time_run(v.run, device)
             s["slice_escapes"] += reconfine()  # this run left the slice (counted, notebook 13)
@@ -244,7 +255,7 @@ def compare(
             s["status"] = "oom" if _is_oom(err) else "error"
             s["error"] = f"{type(err).__name__}: {err}"[:500]
             del out
-            reset_memory(device)
+            _reset_allocator(device)
             return None
 
     host = {}  # the host probe around the timed rounds (`tokgen.results.host_probe`), once they are done

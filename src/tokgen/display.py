@@ -27,9 +27,12 @@ from .claims import (
     growth_ratios,
     growth_value_text,
     near_device_memory,
+    retried_growth_text,
+    retried_steps,
     retries_text,
     rounds_read_text,
 )
+from .gaps import HOST_DRIFT
 from .gpu_slice import GpuSlice
 from .profiling import kernel_kind, union_length
 from .regimes import _escape
@@ -115,7 +118,7 @@ def bound_table(results: pd.DataFrame) -> str:
     01_naive; rows of `compare(..., gpu_busy=True)`), over the rounds every interleaved variant ran
     (`tokgen.stats.shared_rounds`; a line under the table says when that is fewer than a variant ran),
     and last the host probe around those rounds (`host_probe_text`): the host sets a host-bound step's pace."""
-    host = host_probe_text(results)
+    host = host_probe_text(results, drift=HOST_DRIFT)  # and how far the probe moved, beyond HOST_DRIFT (rv22B N2)
     if results["gpu_busy_ms"].isna().all():
         return f"*No GPU busy time: CUPTI measures it on a GPU only.*\n\n{host}"
     results = shared_rounds(results)
@@ -288,15 +291,15 @@ def round_trend(results: pd.DataFrame, pairs=None, ratios: str = "paired speed-u
     return text
 
 
-FLAT = 0.10  # `scaling_summary`: a per-step part whose largest value is within this of its smallest did not grow
-
-
 def scaling_summary(results: pd.DataFrame) -> str:
     """Notebook 01's finding in words, from its rows (review rvA17 S2): the runtime's growth per doubling at each
     step (`tokgen.claims.growth_per_doubling`) and in how many rounds it stayed below ×4 (quadrupling); the GPU's
     busy time over a run, grown per doubling too (one profiled run per N); and the rest of each step (wall less
-    busy, `bound_table`'s column, over the rounds every N ran) at each N, called flat where its largest value is
-    within FLAT of its smallest; and at which steps the runtime grew less than the busy time, only where the step's
+    busy, `bound_table`'s column, over the rounds every N ran) at each N, its values only: whether it changes with N
+    is not judged, the busy time being one profiled run per N with no interval (the same variant's rest read 21%
+    apart between notebooks 01 and 02: review rv22A S1); a step whose N had the allocator retry (`retried_steps`)
+    says that its growth includes the retries (review rv22A S3); and at which steps the runtime grew less than the
+    busy time, only where the step's
     interval (claim 1's) lies below the busy growth, which has none (review rr17a S4). "Runtime grew ×2.93
     (100→200) and ×3.49 (200→400) per doubling of N, paired by round, below ×4 in 20 of 20 rounds at each step;
     …" ("at 100→200" where there is one step: review rr17a N5). The growth printed is claim 1's, on the rounds claim 1
@@ -314,8 +317,10 @@ def scaling_summary(results: pd.DataFrame) -> str:
         power = math.log(2) / math.log(b / a)
         ratios = [(y / x) ** power for x, y in zip(short, long_) if x > 0 and y > 0][: int(g["rounds"])]
         below.append((sum(r < 4 for r in ratios), len(ratios)))
+    retried = retried_steps(ok, steps)
     grew = " and ".join(f"×{growth_value_text(g)} ({a}→{b}"
-                        + (f", {rounds_read_text(g)})" if rounds_read_text(g) else ")")
+                        + (f", {rounds_read_text(g)}" if rounds_read_text(g) else "")
+                        + (f"; {retried_growth_text(retried[f'{a}→{b}'])})" if f"{a}→{b}" in retried else ")")
                         for a, b, g in steps)  # fmt: skip
     counts = {f"{k} of {n}" for k, n in below}
     each = "each step" if len(steps) > 1 else f"{steps[0][0]}→{steps[0][1]}"
@@ -331,14 +336,11 @@ def scaling_summary(results: pd.DataFrame) -> str:
     rest = (rows["ms_per_step"] - rows["gpu_busy_ms"] / rows["steps"]).to_numpy(float)
     at = ", ".join(f"{r:.2f}" for r in rest[:-1]) + f" and {rest[-1]:.2f} ms at N = " + (
         ", ".join(map(str, ns[:-1])) + f" and {ns[-1]}")  # fmt: skip
-    spread = rest.max() / rest.min() - 1 if rest.min() > 0 else math.inf
-    flat = (f"within {percent_text(spread, FLAT)} of each other: a part of each step that did not grow with N at "
-            "these sizes (over a run it grows only with the number of steps, ×2 per doubling)" if spread <= FLAT
-            else f"not within {FLAT:.0%} of each other: it changed with N")  # fmt: skip
+    flat = "whether it changes with N is not judged (one profiled run per N, no interval)"
     less = [f"{a}→{b}" for (a, b, g), busy_b in zip(steps, busy_growth) if g["interval_high"] < busy_b]
     at_steps = "at every step" if len(less) == len(steps) > 1 else f"at {' and '.join(less)}"
     return (f"{said}. The GPU's busy time over a run grew {' and '.join(f'×{b:.2f}' for b in busy_growth)} per "
-            f"doubling (one profiled run per N); the rest of each step (wall less busy) measured {at}, {flat}"
+            f"doubling (one profiled run per N); the rest of each step (wall less busy) measured {at}; {flat}"
             + (f"; {at_steps} the runtime grew less than the GPU's busy time, the high end of the step's interval "
                "(claim 1's) below the busy growth (busy time: one profiled run, no interval)." if less
                else "."))  # fmt: skip
@@ -634,16 +636,18 @@ RUNS_SUMMARIES = "each median, IQR, min–max and ms per step here is"  # what `
 
 def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> str:
     """Per variant: status, timed runs, steps, ms per generation as median (IQR) and min–max, ms
-    per step, then `extra` columns ({header: column}, two decimals) (notebook 01_naive). The times
-    are over the rounds every interleaved variant ran (`tokgen.stats.shared_rounds`); a line
-    under the table says when that is fewer than a variant ran, naming every column over them (notebook
-    07_pipelining; review rv19A N1)."""
+    per step, then `extra` columns ({header: column}, two decimals; a first call, `first_call_ms`, in whole ms:
+    review rv22B N3) (notebook 01_naive). The times are over the rounds every interleaved variant ran
+    (`tokgen.stats.shared_rounds`); a line under the table says when that is fewer than a variant ran, naming
+    every column over them (notebook 07_pipelining; review rv19A N1), and such a variant's runs read "20 (10 shown)"
+    (review rv22A N6)."""
     results = shared_rounds(results)
+    shown = results["shared_runs"] if "shared_runs" in results else results["runs"]
     out = pd.DataFrame(
         {
             "variant": results["variant"],
             "status": results["status"],
-            "runs": results["runs"],
+            "runs": [_runs_shown(r, k) for r, k in zip(results["runs"], shown)],
             "steps": results["steps"].map(lambda s: "" if s != s or s is None else str(int(s))),
             "ms per generation, median (IQR)": [
                 spread(r, unit="") if r["runs"] else "" for r in results.to_dict("records")
@@ -655,8 +659,21 @@ def runs_table(results: pd.DataFrame, extra: dict[str, str] | None = None) -> st
         }
     )
     for header, column in (extra or {}).items():
-        out[header] = results[column].to_numpy()
+        values = results[column].to_numpy()
+        out[header] = [f"{v:,.0f}" if pd.notna(v) else "" for v in values] if column in WHOLE_MS else values
     return _with_note(table(out, digits=2), results, summaries=RUNS_SUMMARIES)
+
+
+WHOLE_MS = {"first_call_ms"}  # `runs_table`'s extra columns printed in whole ms (a compile time: rv22B N3)
+
+
+def _runs_shown(runs, shown) -> str:
+    """A variant's runs for `runs_table`: "20", or "20 (10 shown)" where its summaries are over fewer rounds than it
+    ran (`shared_runs`, review rv22A N6); "" where not recorded."""
+    if runs != runs or runs is None:
+        return ""
+    runs = int(runs)
+    return f"{runs} ({int(shown)} shown)" if shown == shown and shown is not None and int(shown) < runs else str(runs)
 
 
 def memory_table(results: pd.DataFrame) -> str:
@@ -857,14 +874,29 @@ def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
 def slope_range(results: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
     """The paired log-log slope's (`tokgen.stats.paired_slope`, shown beside claim 1) 2.5th and 97.5th percentiles
     over resampled rounds, one draw of rounds for every N, as they ran together; 2,000 draws: with 200 a
-    percentile moved by several hundredths from seed to seed (review rvA17 N1), so callers print it to two
-    decimals (notebook 01_naive)."""
+    percentile moved by several hundredths from seed to seed (review rvA17 N1). Callers print it with
+    `slope_range_text`: two decimals from SLOPE_ROUNDS rounds on, one below (notebook 01_naive)."""
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(resamples):
         draws.append(paired_slope(resample_rounds(results, rng)))
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(low), float(high)
+
+
+SLOPE_ROUNDS = 20  # `slope_range_text`: below this many rounds a bootstrap percentile's second decimal is the seed's
+
+
+def slope_range_text(low: float, high: float, rounds: int) -> str:
+    """A paired slope's bootstrap range (`slope_range`) as printed (notebook 01_naive): from SLOPE_ROUNDS rounds on,
+    each end in two decimals, kept on its side of claim 1's exponent (`_slope`); below, one decimal, each end
+    rounded outward ("0.9–1.1" for 0.95–1.07): over 10 rounds the bootstrap median takes few values, and the
+    97.5th percentile's second decimal moved with the seed (1.070 with seed 0, 1.048–1.059 with seeds 1–4;
+    review rv22A N1)."""
+    if rounds >= SLOPE_ROUNDS:
+        return f"{_slope(low)}–{_slope(high)}"
+    down, up = math.floor(round(low * 10, 6)) / 10, math.ceil(round(high * 10, 6)) / 10  # 1.1·10 reads 11, not 12
+    return f"{down:.1f}–{up:.1f}"
 
 
 def _rounds_of(results: pd.DataFrame) -> int:
@@ -882,7 +914,7 @@ def _slope(k: float) -> str:
 def paired_slope_text(results: pd.DataFrame) -> str:
     """Notebook 01's slope sentence: the paired slope (`tokgen.stats.paired_slope`, shown beside claim 1, which
     judges each doubling instead), how it is formed, the paired growth from one N to the next
-    (`tokgen.claims.growth_ratios`) and the paired slope's bootstrap range (`slope_range`, two decimals)
+    (`tokgen.claims.growth_ratios`) and the paired slope's bootstrap range (`slope_range_text`)
     (notebook 01_naive)."""
     ok = results.sort_values("max_seqlen")
     growth = ", ".join(f"×{r:.2f}" for r in growth_ratios(ok))
@@ -895,10 +927,10 @@ def paired_slope_text(results: pd.DataFrame) -> str:
     steps = np.diff(np.log(ok["max_seqlen"].to_numpy(float)))
     even = (" (with N spaced evenly in log, that round's first and last N alone decide it)"
             if len(steps) > 1 and np.allclose(steps, steps[0]) else "")  # fmt: skip
-    slope = _slope(k)
+    slope, within = _slope(k), slope_range_text(low, high, _rounds_of(ok))
     return (f"Paired slope **{slope}**: per round, the least-squares log-log slope across the N{even}; "
             f"its median over the {_rounds_of(ok)} rounds (runtime {growth} from one N to the next, paired by round). "
-            f"Drawn again from its own rounds (bootstrap), the paired slope lies within {_slope(low)}–{_slope(high)} "
+            f"Drawn again from its own rounds (bootstrap), the paired slope lies within {within} "
             "in 95% of the draws. Shown, not judged: claim 1 judges each doubling's growth by its interval (section "
             "5).")  # fmt: skip
 
@@ -916,12 +948,13 @@ def batch_slopes_text(live: pd.DataFrame, reference: pd.DataFrame, min_rounds: i
                 f"set `RUNS = {min_rounds}` or more for one")  # fmt: skip
     else:
         low, high = slope_range(live)
-        said = (f"B = {b} (paired slope {k}, live, in no CSV; bootstrap range {_slope(low)}–{_slope(high)} over its "
-                f"{rounds} rounds): {slope_reading(low, high)}")  # fmt: skip
+        said = (f"B = {b} (paired slope {k}, live, in no CSV; bootstrap range {slope_range_text(low, high, rounds)} "
+                f"over its {rounds} rounds): {slope_reading(low, high)}")  # fmt: skip
     ref_low, ref_high = slope_range(reference)
     ref_k = _slope(paired_slope(reference))
     said += (f". The reference run at B = {ref_b} (paired slope {ref_k}, bootstrap range "
-             f"{_slope(ref_low)}–{_slope(ref_high)}): {slope_reading(ref_low, ref_high)}.")  # fmt: skip
+             f"{slope_range_text(ref_low, ref_high, _rounds_of(reference))}): "
+             f"{slope_reading(ref_low, ref_high)}.")  # fmt: skip
     ns, ref_ns = (", ".join(map(str, sorted(df["max_seqlen"].astype(int)))) for df in (live, reference))
     if ns != ref_ns:
         said += (f" The two runs differ in N too (here {ns}, there {ref_ns}): the N alone move a slope (notebook "
@@ -984,11 +1017,11 @@ def coefficient_range_text(draws, fitted: float, last_n: float) -> str:
 
 def slope_text(results: pd.DataFrame) -> str:
     """ "paired slope 1.00 (runtime ×2.00, ×2.03 from one N to the next, paired by round; bootstrap range
-    0.91–1.11 over its first 10 rounds)": one generator's paired log-log slope over N (`tokgen.stats.paired_slope`,
-    claim 1's) with its paired growth
-    and `slope_range`, all over the rounds every row ran (`shared_runs`, else the fewest any row ran),
-    the first k of each; a sequential run's table (a `looks` column, which `resample_rounds` keeps as
-    it is) is resampled over those k rounds too, as a fixed-rounds table of k rounds (notebook 02)."""
+    0.9–1.2 over its first 10 rounds)": one generator's paired log-log slope over N (`tokgen.stats.paired_slope`,
+    claim 1's) with its paired growth and `slope_range` (`slope_range_text`: one decimal below SLOPE_ROUNDS
+    rounds), all over the rounds every row ran (`shared_runs`, else the fewest any row ran), the first k of each;
+    a sequential run's table (a `looks` column, which `resample_rounds` keeps as it is) is resampled over those k
+    rounds too, as a fixed-rounds table of k rounds (notebook 02)."""
     ok = results.sort_values("max_seqlen")
     times = [run_times({"times_ms": t}) for t in ok["times_ms"]]
     shared = ok["shared_runs"].dropna() if "shared_runs" in ok else pd.Series(dtype=float)
@@ -998,8 +1031,8 @@ def slope_text(results: pd.DataFrame) -> str:
     )
     growth = ", ".join(f"×{r:.2f}" for r in growth_ratios(cut))
     low, high = slope_range(cut)
-    return (f"paired slope {paired_slope(cut):.2f} (runtime {growth} from one N to the next, "
-            f"paired by round; bootstrap range {low:.2f}–{high:.2f} over its first {k} rounds)")  # fmt: skip
+    return (f"paired slope {paired_slope(cut):.2f} (runtime {growth} from one N to the next, paired by round; "
+            f"bootstrap range {slope_range_text(low, high, k)} over its first {k} rounds)")  # fmt: skip
 
 
 def plot_timeline(timeline, steps, ax=None, title: str = ""):

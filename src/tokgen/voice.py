@@ -94,24 +94,47 @@ def _ms_range(values) -> str:
 PROBE = f"`tokgen.results.host_loops_ms`, median of {HOST_REPEATS} loops"  # what `tokgen.compare` records
 
 
-def host_probe_text(results: pd.DataFrame) -> str:
+def _probe_drift(recorded: pd.DataFrame, drift: float) -> str:
+    """`host_probe_text`'s clause where the probe's after/before lies outside [1/drift, drift] (review rv22B N2): "the
+    probe ran 1.82× slower after than before: the host's speed changed during these rounds (its effect on the rounds
+    is not measured)"; over several comparisons' probes, a range per direction and how many of them; "" where none
+    lies outside."""
+    before, after = HOST_PROBE_COLUMNS[:2]
+    probes = recorded[[before, after]].drop_duplicates()  # a comparison's rows share its probe
+    ratios = (probes[after] / probes[before]).tolist()
+    slower = [r for r in ratios if r > drift]
+    faster = [1 / r for r in ratios if r < 1 / drift]
+    if not slower and not faster:
+        return ""
+    of = lambda k: f" in {k} of {len(ratios)} comparisons" if len(ratios) > 1 else ""  # noqa: E731
+    ran = " and ".join(f"{low:.2f}×" + (f"–{max(xs):.2f}×" if f"{max(xs):.2f}" != f"{low:.2f}" else "") + f" {word} "
+                       f"after than before{of(len(xs))}"
+                       for xs, word in ((slower, "slower"), (faster, "faster")) if xs for low in [min(xs)])  # fmt: skip
+    return (f"; the probe ran {ran}: the host's speed changed during these rounds (its effect on the rounds is not "
+            "measured).")
+
+
+def host_probe_text(results: pd.DataFrame, drift: float | None = None) -> str:
     """The one sentence on the host's speed under a table of timed rounds (`tokgen.display.bound_table`):
     the host probe `tokgen.compare` took before and after them (`tokgen.results.HOST_PROBE_COLUMNS`;
     a range where the table's rows come from several comparisons) and its single loops' spread; "not
     recorded" for rows measured before the probe was (notebook 05_torch_compile). It says how fast
     the host ran Python before and after, never why, and that whether the rounds' times followed it
     is not measured: the probe runs twice, not beside each round (the reviews of issue 49 found
-    host-bound rounds that drifted against the probe)."""
+    host-bound rounds that drifted against the probe). With `drift` (`tokgen.gaps.HOST_DRIFT`, which
+    `tokgen.display.bound_table` passes), where after/before lies outside [1/drift, drift], it says by how much
+    the probe slowed or sped up, and that the host's speed changed during the rounds (review rv22B N2)."""
     before, after, low, high = HOST_PROBE_COLUMNS
     recorded = results.dropna(subset=[before, after]) if set(HOST_PROBE_COLUMNS) <= set(results) else results[:0]
     if recorded.empty:
         return f"The host's probe loop ({PROBE}) was not recorded for these rounds."
     missing = len(results) - len(recorded)
     unrecorded = f"; it was not recorded for {missing} of these {len(results)} rows" if missing else ""
-    return (f"The host's probe loop ({PROBE}) took {_ms_range(recorded[before])} before these rounds and "
+    said = (f"The host's probe loop ({PROBE}) took {_ms_range(recorded[before])} before these rounds and "
             f"{_ms_range(recorded[after])} after, its single loops {recorded[low].min():.2f}–"
-            f"{recorded[high].max():.2f} ms{unrecorded}; whether the rounds' times followed the host's speed is "
-            "not measured.")  # fmt: skip
+            f"{recorded[high].max():.2f} ms{unrecorded}")  # fmt: skip
+    moved = _probe_drift(recorded, drift) if drift else ""
+    return said + (moved or "; whether the rounds' times followed the host's speed is not measured.")
 
 
 def two_runs_text(runs: dict[str, pd.DataFrame], variants: list[str]) -> str:
@@ -1284,27 +1307,29 @@ def extra_reads_text(reads) -> str:
 
 def copy_wait_text(copies: pd.DataFrame, cuda: bool = True) -> str:
     """What the pinned and pageable `copy_(non_blocking=True)` calls cost (`copies`: one row per
-    destination, "pinned" and "pageable", with the call's median, min and max and the queued work's
-    median, in ms), and whether the pageable call waited for the queued GPU work, by a rule the
+    destination, "pinned" and "pageable", with the call's median, min and max and the median of the queued
+    work and the copy, in ms), and whether the pageable call waited for the queued GPU work, by a rule the
     sentence names: every pageable call took longer than every pinned one, and its median at least
-    half of the queued work's; an inference from times, not a trace (notebook 11_sync_audit)."""
+    half of that run's queued work and copy (the share is of both: review rv22B N5); an inference from times,
+    not a trace (notebook 11_sync_audit)."""
     call, work = copies["copy_call_median_ms"], copies["gpu_work_and_copy_median_ms"]
     low, high = copies["copy_call_min_ms"], copies["copy_call_max_ms"]
     share = call["pageable"] / work["pageable"]
     text = (f"The queued work and the copy took {work['pinned']:.3f} ms (pinned) and {work['pageable']:.3f} ms "
             f"(pageable); the `copy_` call itself kept the CPU {call['pinned']:.3f} ms into pinned memory and "
-            f"{call['pageable']:.3f} ms into pageable memory, {share:.0%} of the queued work")  # fmt: skip
+            f"{call['pageable']:.3f} ms into pageable memory, {share:.0%} of that run's queued work and "
+            "copy")  # fmt: skip
     if not cuda:
         return text + ". (On the CPU there is no queue: both return when done.)"
     ranges = (f"pageable {low['pageable']:.3f}–{high['pageable']:.3f} ms, pinned {low['pinned']:.3f}–"
               f"{high['pinned']:.3f} ms")  # fmt: skip
     if low["pageable"] > high["pinned"] and share >= 0.5:
         return (text + f". Every pageable call took longer than every pinned one ({ranges}) and its median at "
-                "least half the queued work: the pageable copy waited for the GPU (inferred from these times, "
-                "not traced).")  # fmt: skip
+                "least half that run's queued work and copy: the pageable copy waited for the GPU (inferred from "
+                "these times, not traced).")  # fmt: skip
     return (text + f". The rule this page reads (every pageable call longer than every pinned one, its median at "
-            f"least half the queued work) does not hold ({ranges}): these times do not show the pageable copy "
-            "waiting for the GPU.")  # fmt: skip
+            f"least half that run's queued work and copy) does not hold ({ranges}): these times do not show the "
+            "pageable copy waiting for the GPU.")  # fmt: skip
 
 
 CONFINED_RATIO = 1.5  # a slice row is taken as confined where its GPU busy time exceeds this many times the whole GPU's
@@ -1426,8 +1451,10 @@ def micro_model_text(config, batch_size: int, tokens: int, issue: dict = ISSUE_4
 
 
 def _micro_wide(micro: pd.DataFrame) -> pd.DataFrame:
-    """The 11_micro_overhead rows, one per variant: ms per token on each device, the GPU run's busy share."""
-    wide = micro.pivot(index="variant", columns="device", values="ms_per_token")
+    """The 11_micro_overhead rows, one per variant in the order they were defined (first seen in the rows, as the
+    notebook's plot (`tokgen.display.plot_dots`) lists them; pivot alone sorts by name: review rv22B N8): ms per
+    token on each device, the GPU run's busy share."""
+    wide = micro.pivot(index="variant", columns="device", values="ms_per_token").reindex(pd.unique(micro["variant"]))
     if "gpu_busy_share" in micro:
         wide["busy"] = micro[micro["device"] == "cuda"].set_index("variant")["gpu_busy_share"]
     return wide
@@ -1551,12 +1578,15 @@ def repeats_text(tokens: list[int], logits_std: float, top_two_gap: float, tied:
             f"to the embedding: {tied}.")
 
 
-def same_stop_text(eos: int, stop_step: int, checked: int, registry: int) -> str:
+def same_stop_text(eos: int, steps: int, checked: int, registry: int) -> str:
     """The solution of notebook 00_setup, exercise 3, said once every checked generator stopped where
-    the naive one did: the EOS token, the step, and how many of the registry's were checked (those
-    with an EOS check) besides `generate()`."""
-    return (f"EOS = {eos} first appears at step {stop_step}; all {checked + 1} generators ({checked} of the "
-            f"registry's {registry}, and `generate()`) stop there.")
+    the naive one did: the EOS token, the step that first emits it, numbered from 0 as `eos_stop_text` and
+    `tokgen.agreement`'s failure lines number steps (`steps`: the naive generator's steps, its columns less the
+    prompt's; its last, step steps − 1, emits EOS: review rv22A N3), and how many of the registry's were checked
+    (those with an EOS check) besides `generate()`."""
+    return (f"EOS = {eos} first appears at step {steps - 1} (counted from 0: the naive generator stops after {steps} "
+            f"steps); all {checked + 1} generators ({checked} of the registry's {registry}, and `generate()`) stop "
+            "there.")
 
 
 def variants_text(eager: int, compiled: int, comparisons: int) -> str:
