@@ -161,8 +161,8 @@ say(tokgen.display.paired_slope_text(ok))  # paired by round, never medians
 # interface: one profiled run per N, after the timed rounds), as a share of the wall time: under
 # half the step is **host-bound** (the host sets the pace), from 90% **GPU-bound**, between the
 # two **mixed**. Compare the columns down the N: the busy part is the GPU's work, which grows with
-# the sequence; the rest of the step (wall less busy), in which the GPU waits, is the part that
-# does not grow where it stays about the same from one N to the next. The lower the share, the
+# the sequence; the rest of the step (wall less busy), in which the GPU waits, is shown beside it
+# (one profiled run per N, so whether it changes with N is not judged here). The lower the share, the
 # more that part weighs, and the further below 2 the slope over those N can lie. The table says
 # how long the GPU waits, not what for: the launches, the sync and the allocator are candidates,
 # none measured here (notebook 06 puts a step on a timeline). One of them is part of the method:
