@@ -645,19 +645,21 @@ def drifted(ratio: float) -> bool:
     return math.isfinite(ratio) and not 1 / HOST_DRIFT <= ratio <= HOST_DRIFT
 
 
-RECHECKED = ("kv_static_no_check", "pipelined_static")  # the passes whose host-speed ratio `drift_recheck` reads
+RECHECKED = ("kv_static_no_check", "pipelined_static")  # the eager passes whose host-speed ratio `drift_recheck` reads
+# against the synchronous one: the ratios a verdict is judged on (claim 6's cause, claim 7's gap; review rr22b S2)
 
 
 def drift_recheck(rows: list[dict]) -> bool:
     """Whether notebook 06 profiles a window once more (`tokgen.bench.profile_windows`' `recheck`, review rv21A N4):
-    its rows (one per generator, as measured) give some host-speed ratio (`host_ratios`, eager or compiled, against
-    the no-check pass or the pipelined one) outside [1/HOST_DRIFT, HOST_DRIFT] (`drifted`); False where none can be
-    read (notebook 06_eos_sync_profile)."""
+    its rows (one per generator, as measured) give an eager host-speed ratio a verdict is judged on (`host_ratios`:
+    the synchronous pass against the no-check one, claim 6's cause, or against the pipelined one, claim 7's gap)
+    outside [1/HOST_DRIFT, HOST_DRIFT] (`drifted`); the compiled passes' ratios, judged by no claim, never ask for a
+    repeat (review rr22b S2). Decided by the host-speed ratio alone, never by a share, so it favours neither
+    verdict; False where no such ratio can be read (notebook 06_eos_sync_profile)."""
     profile = pd.DataFrame(rows)
     if "variant" not in profile:
         return False
-    return any(drifted(r) for compiled in (False, True) for other in RECHECKED
-               for r in host_ratios(profile, compiled, other))  # fmt: skip
+    return any(drifted(r) for other in RECHECKED for r in host_ratios(profile, False, other))
 
 
 def first_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_static_no_check") -> dict:
@@ -674,10 +676,24 @@ PREMISE_UNVALIDATED = ("the correction's premise, that the ratio is host drift, 
 
 
 def _persisted(one: bool = True) -> str:
-    """What a ratio outside the band on a window's first attempt and on its repeat shows (review rv21A N4)."""
+    """What a ratio outside the band on a window's first attempt and on its repeat shows (reviews rv21A N4, rr22b
+    S3): one repeat names no cause."""
     if one:
         return "so it is not a one-off disturbance (it may be the generator's own effect under the profiler)"
     return "so they are not one-off disturbances (they may be the generator's own effect under the profiler)"
+
+
+def _transient(one: bool = True) -> str:
+    """What a ratio outside the band on a window's first attempt and back inside it on the repeat is consistent with,
+    and what one repeat cannot tell (review rr22b S3)."""
+    if one:
+        return "consistent with a transient disturbance; one repeat cannot tell it from the generator's own effect"
+    return "consistent with transient disturbances; one repeat cannot tell them from the generator's own effect"
+
+
+def _not_persisted(one: bool = True) -> str:
+    """Such a ratio in words, naming no cause (review rr22b S3)."""
+    return f"did not persist on one repeat ({_transient(one)})"
 
 
 def _reprofiled(windows: list, ratios: list, first: dict | None) -> tuple[list, list, list]:
@@ -694,13 +710,15 @@ def _reprofiled(windows: list, ratios: list, first: dict | None) -> tuple[list, 
 
 def reprofile_text(windows: list, ratios: list, first: dict | None) -> str:
     """What the repeats of re-profiled windows show (review rv21A N4; `first`: `first_ratios`, the judged `ratios`
-    the repeats'): "window 3 was profiled again, its first attempt's host-speed ratio 2.07 outside 0.8–1.25: the
-    repeat's 1.10 lies back inside it, so the first attempt's ratio was host drift (transient), and the repeat is
-    judged"; where the repeat's stays outside, "…the repeat's 1.95 lies outside it too: the ratio persisted on a
-    repeat, so it is not a one-off disturbance (it may be the generator's own effect under the profiler)"; a window
-    profiled again for another pass's ratio whose first attempt lay inside the band and whose repeat lies outside,
-    said so; "" where no judged window was profiled again with a ratio outside the band
-    (notebook 06_eos_sync_profile)."""
+    the repeats'), naming no cause from one repeat (review rr22b S3): "window 3 was profiled again, its first
+    attempt's host-speed ratio 2.07 outside 0.8–1.25: the repeat's 1.10 lies back inside it, so the ratio did not
+    persist on one repeat (consistent with a transient disturbance; one repeat cannot tell it from the generator's
+    own effect), and the repeat is judged"; where the repeat's stays outside, "…the repeat's 1.95 lies outside it
+    too: the ratio persisted on one repeat, so it is not a one-off disturbance (it may be the generator's own effect
+    under the profiler)"; a window profiled again for another pass's ratio whose first attempt lay inside the band
+    and whose repeat lies outside, with both values: "…on the first attempt (0.92) and outside it on the repeat
+    (1.47), which is judged: the ratio left the band on the repeat"; "" where no judged window was profiled again
+    with a ratio outside the band (notebook 06_eos_sync_profile)."""
     back, stayed, moved = _reprofiled(windows, ratios, first)
     last, parts = dict(zip(windows, ratios)), []
     for these, came_back in ((back, True), (stayed, False)):
@@ -709,45 +727,47 @@ def reprofile_text(windows: list, ratios: list, first: dict | None) -> str:
         one = len(these) == 1
         before = _values([(w, _ratio(first[w])) for w in these])
         after = _values([(w, _ratio(last[w])) for w in these])
-        shows = (f"back inside it, so the first attempt's {'ratio was' if one else 'ratios were'} host drift "
-                 "(transient), and the repeat is judged" if came_back else
-                 f"outside it too: the {'ratio' if one else 'ratios'} persisted on a repeat, "
-                 f"{_persisted(one)}")  # fmt: skip
+        noun = "ratio" if one else "ratios"
+        shows = (f"back inside it, so the {noun} {_not_persisted(one)}, and the repeat is judged" if came_back else
+                 f"outside it too: the {noun} persisted on one repeat, {_persisted(one)}")  # fmt: skip
         parts.append(f"{windows_named(these)} {'was' if one else 'were'} profiled again, {'its' if one else 'their'} "
                      f"first attempt's host-speed ratio{'' if one else 's'} {before} outside {DRIFT_BAND}: the "
                      f"repeat's {after} {'lies' if one else 'lie'} {shows}")  # fmt: skip
     if moved:
+        one = len(moved) == 1
         parts.append(f"{windows_named(moved)}, profiled again for another pass's ratio, lay inside {DRIFT_BAND} on "
                      f"the first attempt ({_values([(w, _ratio(first[w])) for w in moved])}) and outside it on the "
-                     "repeat, which is judged: a ratio that did not persist")  # fmt: skip
+                     f"repeat ({_values([(w, _ratio(last[w])) for w in moved])}), which is judged: the "
+                     f"{'ratio' if one else 'ratios'} left the band on the repeat")  # fmt: skip
     return "; ".join(parts)
 
 
 def correction_premise(windows: list, ratios: list, first: dict | None, default: str = PREMISE_UNVALIDATED) -> str:
     """Claims 6 and 7's words on the host-speed correction's premise, that the ratio is host drift, from the repeats
-    of the judged windows whose first attempt's ratio lay outside the band (`first_ratios`, review rv21A N4): every
-    one back inside it, the large ratios were host drift and the repeats are judged, the premise still not
-    validated within the band; every one outside it again, the ratio persisted, so the premise is doubtful (it may
-    be the generator's own effect under the profiler); some each way, both named; `default` (PREMISE_UNVALIDATED)
-    where no such window was profiled again (notebook 06_eos_sync_profile)."""
+    of the judged windows whose first attempt's ratio lay outside the band (`first_ratios`, review rv21A N4), naming
+    no cause from one repeat (review rr22b S3): every one back inside it, the premise was not contradicted where the
+    ratio was large, and is not validated (one repeat cannot tell a transient disturbance from the generator's own
+    effect); every one outside it again, the ratio persisted, so the premise is doubtful (it may be the generator's
+    own effect under the profiler); some each way, not validated, both named; `default` (PREMISE_UNVALIDATED) where
+    no such window was profiled again (notebook 06_eos_sync_profile)."""
     back, stayed, _ = _reprofiled(windows, ratios, first)
     if not back and not stayed:
         return default
     head = "the correction's premise, that the ratio is host drift"
     ratios_ = {k: "ratio" if len(ws) == 1 else "ratios" for k, ws in (("back", back), ("stayed", stayed))}
+    came_back = (f"{windows_named(back)}'s first {ratios_['back']} outside {DRIFT_BAND} came back inside on one "
+                 "repeat" if back else "")  # fmt: skip
     if not stayed:
-        return (f"{head}, held where the ratio was large: {windows_named(back)}'s first {ratios_['back']} outside "
-                f"{DRIFT_BAND} came back inside it on a repeat (host drift, transient), and the repeat is judged; "
-                f"within {DRIFT_BAND} the premise is not validated (it may be the generator's own effect under the "
-                "profiler)")  # fmt: skip
+        return (f"{head}, was not contradicted where the ratio was large ({came_back}, and the repeat is judged), "
+                "but is not validated (one repeat cannot tell a transient disturbance from the generator's own effect "
+                f"under the profiler, and within {DRIFT_BAND} nothing tests it)")  # fmt: skip
     what = ("not a one-off disturbance: it may be" if len(stayed) == 1 else
             "not one-off disturbances: they may be")  # fmt: skip
-    persisted = (f"{windows_named(stayed)}'s {ratios_['stayed']} outside {DRIFT_BAND} persisted on a repeat ({what} "
-                 "the generator's own effect under the profiler)")  # fmt: skip
+    persisted = (f"{windows_named(stayed)}'s {ratios_['stayed']} outside {DRIFT_BAND} persisted on one repeat "
+                 f"({what} the generator's own effect under the profiler)")  # fmt: skip
     if not back:
         return f"{head}, is doubtful: {persisted}"
-    return (f"{head}, is not validated: {persisted}, while {windows_named(back)}'s {ratios_['back']} came back "
-            "inside it on a repeat (host drift, transient)")  # fmt: skip
+    return f"{head}, is not validated: {persisted}, while {came_back} ({_transient(len(back) == 1)})"
 
 
 def judged_windows(profile: pd.DataFrame, compiled: bool = False) -> dict:

@@ -339,9 +339,13 @@ def idle_sentence(profile: pd.DataFrame) -> list[str]:
     """Where a profiled synchronous step (eager `kv_static`) leaves the GPU idle: its idle time per step
     (step period less GPU busy, taken in each window, then the median over the windows: review rv22B N6)
     and the share of it that the gap before a step makes (each window's own, then their median); the rest
-    lies between the step's own kernels. Empty without a GPU profile."""
+    lies between the step's own kernels. Per window its last attempt (`tokgen.gaps.last_attempts`: a table with
+    re-profiled windows counts each once, its repeat; review rr22b S1). Empty without a GPU profile."""
+    from tokgen.gaps import last_attempts
+
     if "step_period_us" not in profile or "kv_static" not in set(profile["variant"]):
         return []
+    profile = last_attempts(profile)
     rows = profile[profile["variant"] == "kv_static"]
     idle_w = rows["step_period_us"] - rows["gpu_busy_per_step_us"]
     idle, share = idle_w.median(), (rows["idle_gap_median_us"] / idle_w).median()
@@ -986,7 +990,6 @@ def measure(out: Path, params: dict, device: str, skip: dict) -> None:
     import tokgen
     from tokgen.bandwidth import copy_bandwidth, fastest_generator, floor_table, matmul_tflops
     from tokgen.bench import drawn_orders, profile_windows
-    from tokgen.gaps import drift_recheck
 
     cuda = device == "cuda"
     stages = Stages(out, params, lambda: write_report(out))
@@ -1023,10 +1026,11 @@ def measure(out: Path, params: dict, device: str, skip: dict) -> None:
         profiled = [tokgen.generator_variant(g, model, batch_size=b, max_seqlen=n)
                     for g in ("kv_static", "kv_static_no_check", "pipelined_static") if tokgen.label(g) not in failed]
         seed, orders = drawn_orders(len(profiled), params["WINDOWS"])  # recorded: regenerates them
-        # each generator once per window, in a fresh random order, its profiled passes bracketed by its plain runs; a
-        # window with a host-speed ratio outside the band profiled once more, as notebook 06 does (review rv21A N4)
+        # each generator once per window, in a fresh random order, its profiled passes bracketed by its plain runs;
+        # no window is profiled again (notebook 06's recheck can double the profiling time, which would come out of
+        # the rounds' budget: review rr22b S2), so every row is attempt 0
         profile_windows(profiled, device, orders, start=start, stop=stop, models={v.name: model for v in profiled},
-                        record=lambda row: rec.write({**row, "order_seed": seed}), recheck=drift_recheck)  # fmt: skip
+                        record=lambda row: rec.write({**row, "order_seed": seed}))  # fmt: skip
     with stages.stage("claims 7 and 10: interleaved rounds"):
         timed = [v for v in variants if v.name not in failed]
         names = {v.name for v in timed}
