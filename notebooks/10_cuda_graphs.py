@@ -322,15 +322,22 @@ say("The registry's graph generators, timed at: " + "; ".join(f"`{g}` {k}" for g
 # also come from torch.compile's on-disk caches (inductor's and Triton's), which notebooks run
 # earlier on this machine may have filled: a short first call can be such a load, so the column
 # tells what compiled here, not what compiling costs (notebook 05 times that, from empty
-# caches). Naive's first call was section 1's reference generation, not timed, so its row is
+# caches). Just before each first call, what the variants before it keep is measured with the
+# allocator's cached blocks released (section 6 reads those amounts), so the first call also
+# allocates its memory afresh, inside its time, as every timed call of section 3 does. Naive's first
+# call was section 1's reference generation, not timed, so its row is
 # left out of the first table of section 3, and its cell in the ranked table is empty. A variant
 # whose first call fails (out of memory on a small card, cuda-python missing, a WHILE node this
-# GPU or driver cannot run) is left out of the rest, with a line under the cell that says why.
+# GPU or driver cannot run, a compiler's error) is left out of the rest, with a line under the cell
+# that says why; its row in `data/10_cuda_graphs.csv` records it as failed ("oom" or "error",
+# with the error), as section 3 records a variant that fails in its rounds. An error after which
+# the GPU cannot run anything more (an illegal memory access, a device-side assert) stops the notebook.
 
 # %%
 # recorded with each variant's row in section 3, and shown from there; a variant whose first call runs out of
-# memory or finds no cuda-python or WHILE node is dropped here, with a line that names it and the error
-kept, built = tokgen.bench.first_calls(variants[1:], DEVICE, reference, report=say)
+# memory or raises (no cuda-python, no WHILE node, a compiler's error) is dropped here, with a line that names it
+# and the error, and its row (`failed`: status "oom" or "error") is recorded in section 3 (review rr22b S4)
+kept, built, failed = tokgen.bench.first_calls(variants[1:], DEVICE, reference, report=say)
 variants = [variants[0], *kept]
 assert all(built[v.name]["same_tokens"] for v in kept if v.info["generator"] in tokgen.GENERATORS), built
 
@@ -346,12 +353,14 @@ assert all(built[v.name]["same_tokens"] for v in kept if v.info["generator"] in 
 rec = tokgen.Recorder("10_cuda_graphs", RESULTS_DIR, params=PARAMS)
 first = lambda row: built.get(row["variant"], dict.fromkeys(tokgen.bench.FIRST_CALL_COLUMNS))  # naive: none
 results = tokgen.compare(variants, rounds=RUNS, device=DEVICE, record=lambda row: rec.write({**row, **first(row)}))
+for row in failed:  # dropped in section 2: recorded as failed, as compare records its own failures
+    rec.write(row)
 ok = results[results["status"] == "ok"].copy()
-bad = results[results["status"] != "ok"]
+bad = pd.DataFrame([*failed, *results[results["status"] != "ok"].to_dict("records")])  # section 2's, then these
 if len(bad):
     say(table(bad[["variant", "status", "error"]]))
 recorded = rec.read()
-checks = recorded[recorded["variant"] != variants[0].name]  # naive: the reference, its first call not timed
+checks = recorded[recorded["variant"].isin([v.name for v in kept])]  # naive's first call not timed; failed: above
 headers = {"same_tokens": "same tokens as naive", "build_ms": "first call (builds), ms",
            "first_call_ms": "warm-up (second call), ms", "resident_gb": "kept after it, GB allocated",
            "resident_reserved_gb": "GB reserved"}  # fmt: skip  (what the first call left behind: section 6 reads it)
@@ -495,7 +504,8 @@ before, unfused, fused = stages.values()  # None: not measured (failed); the fus
 for chosen in filter(None, stages.values()):  # the profiled K, and the Ks its rank does not part it from
     say(tokgen.display.profiled_k_text(ranked, ok, chosen, same_k_as=fused))
 idle_rec, profiled = tokgen.Recorder("10_cuda_graphs_idle", RESULTS_DIR, params=PARAMS), {}
-for name in dict.fromkeys([after, *filter(None, stages.values()), tokgen.label("pipelined_static", compiled=True)]):
+profile = [after, *filter(None, stages.values()), tokgen.label("pipelined_static", compiled=True)]
+for name in [n for n in dict.fromkeys(profile) if n in set(ok["variant"])]:  # dropped or failed: not profiled
     k = by_name[name].info.get("steps_per_graph", 1)
     timeline, tokens = tokgen.profiling.profile_decode(by_name[name].run, start=WINDOW[0], stop=WINDOW[1],
                                                        steps_per_call=k)  # fmt: skip
@@ -631,11 +641,14 @@ for stop_at in STOP_AT:
     stops.setdefault(steps, eos)
 
 # %%
+on_device = CUDA and "graph_stop_on_device" not in {r.get("generator") for r in failed}  # section 2 kept the WHILE node
+if CUDA and not on_device:
+    say("*`graph_stop_on_device` is left out of this section: its first call failed in section 2.*")
 stop_rec, stop_variants, stop_kept = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), [], {}
 for steps, eos in stops.items():
     ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     chosen = [variant(k_step, steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
-    chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if CUDA else []
+    chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if on_device else []
     chosen = [tokgen.Variant(f"{v.name}, {steps} steps", v.run, v.info | {"steps_run": steps}) for v in chosen]
     stop_built = tokgen.bench.first_calls(chosen, DEVICE, ref, catch=())[1]  # built here: what each keeps, measured
     assert all(b["same_tokens"] for b in stop_built.values()), stop_built  # the naive tokens, early stop included
@@ -654,7 +667,7 @@ say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # th
 
 # %%
 while_node = pd.DataFrame()
-if CUDA:
+if on_device:  # without the WHILE node (section 2 dropped it), nothing to set against the K-step decoders
     node = stopped[stopped["generator"] == "graph_stop_on_device"].set_index("steps")["variant"]
     replays = stopped[stopped["generator"] != "graph_stop_on_device"]
     gains = [{"steps run": r.steps, **tokgen.gain(stopped, r.variant, node[r.steps])} for r in replays.itertuples()]

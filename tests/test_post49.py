@@ -77,8 +77,10 @@ def test_first_calls_drops_a_variant_that_raises_with_one_line_and_keeps_the_oth
         tokgen.Variant("b", lambda: tokens + 1),
     ]
     said = []
-    kept, rows = tokgen.bench.first_calls(variants, "cpu", tokens, report=said.append)
+    kept, rows, failed = tokgen.bench.first_calls(variants, "cpu", tokens, report=said.append)
     assert [v.name for v in kept] == ["a", "b"] and list(rows) == ["a", "b"]
+    assert [(r["variant"], r["status"]) for r in failed] == [("oom", "oom"), ("no cuda-python", "error"),
+                                                             ("no while", "error")]  # fmt: skip
     assert rows["a"]["same_tokens"] is True and rows["b"]["same_tokens"] is False
     assert rows["a"]["build_ms"] >= 0 and set(rows["a"]) == set(tokgen.bench.FIRST_CALL_COLUMNS)
     assert said == [
@@ -97,7 +99,7 @@ def test_first_calls_drops_a_variant_that_raises_with_one_line_and_keeps_the_oth
 
 def test_notebook_10_drops_a_failing_first_call_before_its_comparisons():
     source = (ROOT / "notebooks" / "10_cuda_graphs.py").read_text()
-    assert "kept, built = tokgen.bench.first_calls(variants[1:], DEVICE, reference, report=say)" in source
+    assert "kept, built, failed = tokgen.bench.first_calls(variants[1:], DEVICE, reference, report=say)" in source
     assert "variants = [variants[0], *kept]" in source
     assert source.index("variants = [variants[0], *kept]") < source.index("results = tokgen.compare(variants")
 
@@ -111,8 +113,10 @@ def test_first_calls_on_cuda_drops_an_out_of_memory_and_keeps_the_generator():
     kv = tokgen.generator_variant("kv_static", model, batch_size=2, max_seqlen=8)
     huge = tokgen.Variant("huge", lambda: torch.empty(1 << 50, dtype=torch.uint8, device="cuda"))
     said = []
-    kept, rows = tokgen.bench.first_calls([huge, kv], "cuda", reference, report=said.append)
+    kept, rows, failed = tokgen.bench.first_calls([huge, kv], "cuda", reference, report=said.append)
     assert [v.name for v in kept] == ["kv_static"] and rows["kv_static"]["same_tokens"] is True
+    assert [(r["variant"], r["status"]) for r in failed] == [("huge", "oom")]  # its row: failed (rr22b S4)
+    assert failed[0]["error"].startswith("OutOfMemoryError: CUDA out of memory.") and failed[0]["runs"] == 0
     assert len(said) == 1 and said[0].startswith(
         "`huge` is left out of the comparisons: its first call raised OutOfMemoryError: CUDA out of memory."
     )
@@ -240,14 +244,14 @@ def test_first_calls_measures_what_each_first_call_left_allocated(monkeypatch):
 
     variants = [tokgen.Variant("big", keeps(1.5, 1.75)), tokgen.Variant("none", keeps(0.0, 0.0))]
     variants.append(tokgen.Variant("small", keeps(0.25, 0.5)))
-    _, rows = tokgen.bench.first_calls(variants, "cpu")
+    _, rows, _ = tokgen.bench.first_calls(variants, "cpu")
     assert {n: (r["resident_gb"], r["resident_reserved_gb"]) for n, r in rows.items()} == {
         "big": (1.5, 1.75),
         "none": (0.0, 0.0),
         "small": (0.25, 0.5),
     }
     monkeypatch.undo()
-    _, on_cpu = tokgen.bench.first_calls(variants[:1], "cpu")  # tokgen.memory.held_gb: nothing measured off CUDA
+    _, on_cpu, _ = tokgen.bench.first_calls(variants[:1], "cpu")  # tokgen.memory.held_gb: nothing measured off CUDA
     assert on_cpu["big"]["resident_gb"] is None and on_cpu["big"]["resident_reserved_gb"] is None
 
 
@@ -303,7 +307,7 @@ def test_first_calls_on_cuda_measures_what_a_variant_keeps():
     reference = tokgen.generate("naive", model, batch_size=8, max_seqlen=48)
     graph = tokgen.generator_variant("graph_triton_fused", model, batch_size=8, max_seqlen=48, steps_per_graph=4)
     variants = [tokgen.Variant("keeps", keeps), tokgen.Variant("none", lambda: torch.zeros(1, 3, device="cuda")), graph]
-    _, rows = tokgen.bench.first_calls(variants, "cuda")
+    _, rows, _ = tokgen.bench.first_calls(variants, "cuda")
     assert rows["keeps"]["resident_gb"] == pytest.approx(2**28 / 1e9, abs=1e-3)
     assert rows["keeps"]["resident_reserved_gb"] >= 2**28 / 1e9 - 1e-3
     assert abs(rows["none"]["resident_gb"]) < 1e-3

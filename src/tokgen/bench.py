@@ -87,7 +87,10 @@ def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[flo
 
 # what a variant's first call may raise where the rest of a notebook can go on without it (notebook 10_cuda_graphs):
 # out of memory on a small card, cuda-python missing, a CUDA graph WHILE node this driver or GPU cannot run
+# (RuntimeError also covers a compiler's or Triton's failure: the variant's row records it as "error", review rr22b S4)
 FIRST_CALL_ERRORS = (torch.cuda.OutOfMemoryError, ImportError, RuntimeError)
+# errors after which the CUDA context is unusable: nothing later in the process can run, so they are never caught
+CUDA_STICKY = ("illegal memory access", "device-side assert", "unspecified launch failure")
 FIRST_CALL_COLUMNS = ("build_ms", "same_tokens", "resident_gb", "resident_reserved_gb")  # first_calls' row of each
 
 
@@ -99,9 +102,17 @@ def dropped_text(name: str, err: BaseException) -> str:
     return f"`{name}` is left out of the comparisons: its first call raised {said}"
 
 
+def failed_row(v: Variant, err: BaseException) -> dict:
+    """The row `compare` records for a variant whose call raised `err`: status "oom" or "error", `error` the
+    error's type and message (at most 500 characters), no timed runs (notebook 10_cuda_graphs)."""
+    state = dict(times=[], positions=[], status=_status(err), error=_error_text(err), steps=None, memory={},
+                 slice_escapes=0)  # fmt: skip
+    return {"variant": v.name, **v.info, **_summary(state)}
+
+
 def first_calls(
     variants: list[Variant], device, reference: torch.Tensor | None = None, report=print, catch=FIRST_CALL_ERRORS
-) -> tuple[list[Variant], dict]:
+) -> tuple[list[Variant], dict, list[dict]]:
     """Each variant's first call, which builds what the variant keeps (a compiled step, a captured graph, a cache):
     its time (`time_run`) as `build_ms`, and whether it returned `reference` as `same_tokens` (None without one);
     on CUDA, what it kept: `resident_gb`, what was allocated after it (its tokens let go) less what was before
@@ -109,18 +120,27 @@ def first_calls(
     of the memory reserved once cached blocks are released (its CUDA graphs' private pools included); None
     elsewhere. What two variants share (compiled code, a step) is counted for the first that built it. A variant
     whose first call raises one of `catch` is dropped, with one line (`dropped_text`) to `report`, and the
-    allocator's cached blocks are let go (`reset_memory`); the others go on. Returns the variants kept, in their
-    order, and each one's row, {name: {column: value}} over FIRST_CALL_COLUMNS (notebook 10_cuda_graphs)."""
+    allocator's cached blocks are let go (`reset_memory`); the others go on. An error whose message says the CUDA
+    context is unusable (`CUDA_STICKY`: an illegal memory access, a device-side assert, an unspecified launch
+    failure) is raised whatever `catch` says: nothing after it could run (review rr22b S4). `held_gb` releases the
+    allocator's cached blocks just before each timed call, so `build_ms` includes allocating its memory afresh, as
+    every call of `compare` does (`reset_memory`). Returns the variants kept, in their order; each one's row,
+    {name: {column: value}} over FIRST_CALL_COLUMNS; and each dropped variant's row as `compare` records a
+    failed one (`failed_row`: status "oom" or "error", and its error), in their order, to be recorded with the
+    comparison's rows so that readers see the variant failed (review rr22b S4) (notebook 10_cuda_graphs)."""
     device = torch.device(device)
-    kept, rows = [], {}
+    kept, rows, failed = [], {}, []
     for v in variants:
         said, before = None, held_gb(device)
         try:
             ms, out = time_run(v.run, device)
         except catch as err:
-            said = dropped_text(v.name, err)
+            if cuda_sticky(err):  # the context is unusable: going on would fail later, far from the cause
+                raise
+            said, row = dropped_text(v.name, err), failed_row(v, err)
         if said is not None:  # out of the except block: the error's frames, and what they held, are let go
             report(said)
+            failed.append(row)
             reset_memory(device)
             continue
         same = None if reference is None else bool(torch.equal(out, reference))
@@ -129,7 +149,7 @@ def first_calls(
         held = [None, None] if before is None else [a - b for a, b in zip(after, before)]
         rows[v.name] = dict(zip(FIRST_CALL_COLUMNS, [ms, same, *held]))
         kept.append(v)
-    return kept, rows
+    return kept, rows, failed
 
 
 def reconfine() -> bool:
@@ -139,6 +159,19 @@ def reconfine() -> bool:
 
 def _is_oom(err: BaseException) -> bool:
     return isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err).lower()
+
+
+def _status(err: BaseException) -> str:
+    return "oom" if _is_oom(err) else "error"
+
+
+def _error_text(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"[:500]
+
+
+def cuda_sticky(err: BaseException) -> bool:
+    """Whether `err` says the CUDA context is unusable after it (`CUDA_STICKY`, in its message; notebook 10)."""
+    return any(m in str(err).lower() for m in CUDA_STICKY)
 
 
 def _pairs(pairs, names: list[str]) -> list[tuple[str, str, tuple]]:
@@ -252,8 +285,7 @@ def compare(
                 raise RuntimeError(f"{v.name} generated {steps} steps, earlier {s['steps']}")
             return ms
         except Exception as err:  # noqa: BLE001 - one failing variant must not end the comparison
-            s["status"] = "oom" if _is_oom(err) else "error"
-            s["error"] = f"{type(err).__name__}: {err}"[:500]
+            s["status"], s["error"] = _status(err), _error_text(err)
             del out
             _reset_allocator(device)
             return None

@@ -67,14 +67,17 @@ def held_gb(device) -> tuple[float, float] | None:
 
 def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
     """`resident_text`'s sentence on what each variant's first call left behind (`resident_gb`, and
-    `resident_reserved_gb` where recorded), the `largest` first; "" where no row recorded it."""
+    `resident_reserved_gb` where recorded), the `largest` first; "" where no row recorded it. A first call that
+    freed more than it kept (what an earlier variant held let go: a negative reading) is named as keeping 0 GB and
+    adds nothing to the total (review rr22b N2)."""
     if "resident_gb" not in rows:  # a table recorded before the column (review rr21d N6): nothing measured to name
         return ""
-    kept = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce")).dropna(subset=["gb"])
+    kept = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce").clip(lower=0) + 0.0)  # + 0.0: no -0
+    kept = kept.dropna(subset=["gb"])
     if kept.empty:
         return ""
     reserved = pd.to_numeric(kept.get("resident_reserved_gb", pd.Series(float("nan"), index=kept.index)),
-                             errors="coerce")  # fmt: skip
+                             errors="coerce").clip(lower=0) + 0.0  # fmt: skip
     kept = kept.assign(reserved=reserved).sort_values("gb", ascending=False, kind="stable")
 
     def amount(gb, res) -> str:
