@@ -190,7 +190,9 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # variant give log-ratios symmetric about zero, so the test calls pure noise real at most that
 # often; `tests/test_stats.py` measures that rate on simulated host noise, `tests/test_gpu.py` on
 # a real variant timed against itself. A comparison shows **no effect** when two one-sided
-# signed-rank tests put the speed-up inside a narrow band around ×1. Neither is **undecided**: the
+# signed-rank tests put the speed-up inside a narrow band around ×1, from ×1/1.05 to ×1.05
+# (`tokgen.stats.BAND`: ±log 1.05 in log terms, about −4.8% to +5%; the pages write it "within
+# ±5%"). Neither is **undecided**: the
 # rounds were too few for their spread; a table with fixed rounds says about how many would decide
 # it (or that more than it ran would), a sequential one that the comparison ran to its cap (below).
 #
@@ -309,9 +311,9 @@ say(table(pd.DataFrame({"column": machine, "value": values})))
 #   TF32-vs-FP32 spread.
 # * Variants are timed interleaved and compared by one measure: the paired speed-up × (the median
 #   of the per-round ratios) with its (sequential) interval and its outcome: faster, slower, no
-#   effect within ±5%, or undecided (section 4). A difference is real only if a signed-rank test
-#   over the rounds says so, a rule whose false-positive rate the tests measure; "no effect" and
-#   "undecided" are told apart.
+#   effect (shown within ×1/1.05 to ×1.05, "±5%" in the pages' words), or undecided (section 4).
+#   A difference is real only if a signed-rank test over the rounds says so, a rule whose
+#   false-positive rate the tests measure; "no effect" and "undecided" are told apart.
 #
 # ## Exercises
 #

@@ -72,7 +72,9 @@ say(tokgen.display.fit_crossing_text(naive, kv))
 # call). Each timed call is the step's forward pass and the `cache.crop` that undoes its append,
 # synchronized before and after; unlike the notebooks' whole generations, the allocator's cache is
 # not emptied before each call (`compare(..., reset_memory=False)`): the step reuses the blocks the
-# calls before it reserved, so no garbage collection and no refill of the allocator are timed. The
+# calls before it reserved, so the harness's `gc.collect()` is skipped and no refill of the
+# allocator's cache is timed with the step (Python's automatic collector may still run inside a
+# timed call: `compare` freezes the warm-up's objects but does not disable it). The
 # difference between the two N's times is the part of the step that depends on N; which kernels make it is not
 # measured here (a kernel-by-kernel profile would split it, as notebook 10 does). The expected
 # ones: the attention over the cache, and the copy `torch.cat` makes of the whole DynamicCache

@@ -89,7 +89,8 @@ def test_the_bound_table_says_when_the_host_probe_moved_beyond_host_drift():
     assert near.endswith("its single loops 3.06–6.03 ms; whether the rounds' times followed the host's speed is not "
                          "measured.") and "the probe ran" not in near  # fmt: skip
     assert 4.0 / 3.25 < HOST_DRIFT < 5.91 / 3.25
-    assert "the probe ran" not in voice.host_probe_text(probed(3.25, 5.91))  # without `drift`: as before (notebook 10)
+    assert voice.host_probe_text(probed(3.25, 5.91)).endswith(moved)  # notebook 10's call, no `drift`: flagged too
+    assert "the probe ran" not in voice.host_probe_text(probed(3.25, 5.91), drift=None)  # (review rr22a S2)
     two = pd.concat([probed(3.25, 5.91), probed(3.0, 6.0).assign(variant="b", order_seed=2)])  # two comparisons
     assert "the probe ran 1.82×–2.00× slower after than before in 2 of 2 comparisons: " in display.bound_table(two)
 

@@ -895,8 +895,18 @@ def slope_range_text(low: float, high: float, rounds: int) -> str:
     review rv22A N1)."""
     if rounds >= SLOPE_ROUNDS:
         return f"{_slope(low)}–{_slope(high)}"
-    down, up = math.floor(round(low * 10, 6)) / 10, math.ceil(round(high * 10, 6)) / 10  # 1.1·10 reads 11, not 12
+    down, up = _printed_slope_ends(low, high, rounds)
     return f"{down:.1f}–{up:.1f}"
+
+
+def _printed_slope_ends(low: float, high: float, rounds: int) -> tuple[float, float]:
+    """The ends of a bootstrap range as `slope_range_text` prints them: below SLOPE_ROUNDS rounds each rounded outward
+    to one decimal, else as they are; a reading beside the printed range (`slope_reading`) is read from these, so it
+    never claims what the printed ends do not support (1.02–1.46 prints "1.0–1.5": not "lies below 1.5"; review
+    rr22a S1)."""
+    if rounds >= SLOPE_ROUNDS:
+        return low, high
+    return math.floor(round(low * 10, 6)) / 10, math.ceil(round(high * 10, 6)) / 10  # 1.1·10 reads 11, not 12
 
 
 def _rounds_of(results: pd.DataFrame) -> int:
@@ -937,8 +947,9 @@ def paired_slope_text(results: pd.DataFrame) -> str:
 
 def batch_slopes_text(live: pd.DataFrame, reference: pd.DataFrame, min_rounds: int = MIN_ROUNDS) -> str:
     """Solution 01's exercise 1 (notebook 01_naive): the live run's paired slope (`tokgen.stats.paired_slope`), read
-    against 1 and 2 from its bootstrap range (`slope_reading`) only from `min_rounds` rounds on (notebook 01's rule:
-    no verdict on fewer), and the reference run's (data/01_naive.csv), each named by its batch size; where the two
+    against 1 and 2 from its bootstrap range (`slope_reading`, read from the range's printed ends,
+    `_printed_slope_ends`) only from `min_rounds` rounds on (notebook 01's rule: no verdict on fewer), and the
+    reference run's (data/01_naive.csv), each named by its batch size; where the two
     ran other N, that the N alone move a slope."""
     b, ref_b = (int(df["batch_size"].iloc[0]) for df in (live, reference))
     rounds, k = _rounds_of(live), _slope(paired_slope(live))
@@ -949,12 +960,12 @@ def batch_slopes_text(live: pd.DataFrame, reference: pd.DataFrame, min_rounds: i
     else:
         low, high = slope_range(live)
         said = (f"B = {b} (paired slope {k}, live, in no CSV; bootstrap range {slope_range_text(low, high, rounds)} "
-                f"over its {rounds} rounds): {slope_reading(low, high)}")  # fmt: skip
+                f"over its {rounds} rounds): {slope_reading(*_printed_slope_ends(low, high, rounds))}")  # fmt: skip
     ref_low, ref_high = slope_range(reference)
-    ref_k = _slope(paired_slope(reference))
+    ref_k, ref_rounds = _slope(paired_slope(reference)), _rounds_of(reference)
     said += (f". The reference run at B = {ref_b} (paired slope {ref_k}, bootstrap range "
-             f"{slope_range_text(ref_low, ref_high, _rounds_of(reference))}): "
-             f"{slope_reading(ref_low, ref_high)}.")  # fmt: skip
+             f"{slope_range_text(ref_low, ref_high, ref_rounds)}): "
+             f"{slope_reading(*_printed_slope_ends(ref_low, ref_high, ref_rounds))}.")  # fmt: skip
     ns, ref_ns = (", ".join(map(str, sorted(df["max_seqlen"].astype(int)))) for df in (live, reference))
     if ns != ref_ns:
         said += (f" The two runs differ in N too (here {ns}, there {ref_ns}): the N alone move a slope (notebook "

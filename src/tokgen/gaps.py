@@ -26,7 +26,7 @@ from .profiling import (
 from .registry import label
 from .results import other_runs, this_run_text
 from .stats import ALPHA, shared_rounds
-from .voice import HOST_BOUND, series_text, shared_rounds_text, side_of, table
+from .voice import HOST_BOUND, HOST_DRIFT, series_text, shared_rounds_text, side_of, table
 from .voice import signed as with_sign
 
 LATER = "after the later of the copy's end and the sync's start"  # when a sync's return is measured from
@@ -601,8 +601,6 @@ def host_ratios(profile: pd.DataFrame, compiled: bool = False, other: str = "kv_
     return out
 
 
-HOST_DRIFT = 1.25  # a window whose passes' host speeds (`host_ratios`) lie more than this apart either way is flagged
-# beside its numbers (`drift_flags`: the correction is large there), judged all the same (review rr17c S1)
 NO_RATIO = "no host-speed ratio recorded"  # where the raw shares are judged (reviews rr17c S3, rr18b M1, rr18d N2)
 RAW_AS = {"no-check": "with no stop check", "pipelined": "pipelined"}  # `judged_on`'s raw share, per other pass
 RAW_US = "in raw µs, uncorrected"  # a direction read from the gaps themselves, not the judged share (review rr18b S1)

@@ -92,13 +92,18 @@ def _ms_range(values) -> str:
 
 
 PROBE = f"`tokgen.results.host_loops_ms`, median of {HOST_REPEATS} loops"  # what `tokgen.compare` records
+HOST_DRIFT = 1.25  # host speeds more than this apart either way are flagged, judged all the same (review rr17c S1):
+# a window's two passes (`tokgen.gaps.host_ratios`, `tokgen.gaps.drift_flags`: the correction is large there), and
+# a probe's after/before under a table of rounds (`host_probe_text`). Defined here and re-exported by `tokgen.gaps`,
+# which imports this module (review rr22a S2)
 
 
 def _probe_drift(recorded: pd.DataFrame, drift: float) -> str:
     """`host_probe_text`'s clause where the probe's after/before lies outside [1/drift, drift] (review rv22B N2): "the
     probe ran 1.82× slower after than before: the host's speed changed during these rounds (its effect on the rounds
-    is not measured)"; over several comparisons' probes, a range per direction and how many of them; "" where none
-    lies outside."""
+    is not measured)"; over several comparisons' probes, a range per direction and how many of them, the change
+    placed in "those comparisons' rounds", and for the comparisons inside the band, that whether their rounds
+    followed the host is not measured (review rr22a N1); "" where none lies outside."""
     before, after = HOST_PROBE_COLUMNS[:2]
     probes = recorded[[before, after]].drop_duplicates()  # a comparison's rows share its probe
     ratios = (probes[after] / probes[before]).tolist()
@@ -110,20 +115,27 @@ def _probe_drift(recorded: pd.DataFrame, drift: float) -> str:
     ran = " and ".join(f"{low:.2f}×" + (f"–{max(xs):.2f}×" if f"{max(xs):.2f}" != f"{low:.2f}" else "") + f" {word} "
                        f"after than before{of(len(xs))}"
                        for xs, word in ((slower, "slower"), (faster, "faster")) if xs for low in [min(xs)])  # fmt: skip
-    return (f"; the probe ran {ran}: the host's speed changed during these rounds (its effect on the rounds is not "
-            "measured).")
+    if len(ratios) == 1:
+        return (f"; the probe ran {ran}: the host's speed changed during these rounds (its effect on the rounds is "
+                "not measured).")  # fmt: skip
+    rest = len(ratios) - len(slower) - len(faster)  # several comparisons: only the flagged ones' rounds (rr22a N1)
+    others = (f"; for the other {rest} comparison{'s' * (rest != 1)}, whether the rounds' times followed the host's "
+              "speed is not measured" if rest else "")  # fmt: skip
+    return (f"; the probe ran {ran}: the host's speed changed during those comparisons' rounds (its effect on their "
+            f"rounds is not measured){others}.")  # fmt: skip
 
 
-def host_probe_text(results: pd.DataFrame, drift: float | None = None) -> str:
+def host_probe_text(results: pd.DataFrame, drift: float | None = HOST_DRIFT) -> str:
     """The one sentence on the host's speed under a table of timed rounds (`tokgen.display.bound_table`):
     the host probe `tokgen.compare` took before and after them (`tokgen.results.HOST_PROBE_COLUMNS`;
     a range where the table's rows come from several comparisons) and its single loops' spread; "not
     recorded" for rows measured before the probe was (notebook 05_torch_compile). It says how fast
     the host ran Python before and after, never why, and that whether the rounds' times followed it
     is not measured: the probe runs twice, not beside each round (the reviews of issue 49 found
-    host-bound rounds that drifted against the probe). With `drift` (`tokgen.gaps.HOST_DRIFT`, which
-    `tokgen.display.bound_table` passes), where after/before lies outside [1/drift, drift], it says by how much
-    the probe slowed or sped up, and that the host's speed changed during the rounds (review rv22B N2)."""
+    host-bound rounds that drifted against the probe). Where after/before lies outside [1/drift, drift]
+    (`drift`: HOST_DRIFT unless given; None: never said), it says by how much the probe slowed or sped up, and that
+    the host's speed changed during the rounds (review rv22B N2), under every table that calls it, notebook 10's
+    too (review rr22a S2)."""
     before, after, low, high = HOST_PROBE_COLUMNS
     recorded = results.dropna(subset=[before, after]) if set(HOST_PROBE_COLUMNS) <= set(results) else results[:0]
     if recorded.empty:

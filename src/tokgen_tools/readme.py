@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from packaging.version import InvalidVersion, Version
 from transformers import GPT2LMHeadModel
 
 from tokgen.bandwidth import floor_table, gb_per_s
@@ -878,20 +879,34 @@ def transformers_versions(runs: dict) -> str:
     """The transformers versions the regimes' runs (`_regime_runs`) used, and, per version other than the
     most common, which notebooks and solutions ran on it, from the rows themselves (review rv22A S4 / rv22B
     S3): "5.1.0, 5.17.0 (notebook 14_deferred_stop and solutions 11_sync_audit, 14_deferred_stop on 5.17.0)";
-    a run in a slice is named with its regime."""
+    a run in a slice is named with its regime. Rows without a version are left out (a CSV that lacks the value, or
+    the column: "not recorded" where none has one), and versions sort as versions: 5.9.0 before 5.17.0 (review
+    rr22a N2)."""
     rows = pd.concat([r.assign(regime=name) for name, r in runs.items()], ignore_index=True)
+    rows = rows.dropna(subset=["transformers"]) if "transformers" in rows else rows[:0].assign(transformers="")
+    if rows.empty:
+        return "not recorded"
     version = rows["transformers"].astype(str)
     counts = version.value_counts()
-    common = min(counts.index, key=lambda v: (-counts[v], v))  # the most rows; a tie: the first in sorted order
+    common = min(counts.index, key=lambda v: (-counts[v], _version_key(v)))  # the most rows; a tie: the lowest
     said = []
-    for other in sorted(set(version) - {common}):
+    for other in sorted(set(version) - {common}, key=_version_key):
         part = rows[version == other]
         where = [n if r == "whole GPU" else f"{n} ({r})" for n, r in zip(part["notebook"], part["regime"])]
         notebooks = sorted(dict.fromkeys(n for n in where if not n.startswith("solution ")))
         solutions = sorted(dict.fromkeys(n.removeprefix("solution ") for n in where if n.startswith("solution ")))
         groups = [_names(k, ns) for k, ns in (("notebook", notebooks), ("solution", solutions)) if ns]
         said.append(f"{' and '.join(groups)} on {other}")
-    return ", ".join(sorted(set(version))) + (f" ({'; '.join(said)})" if said else "")
+    return ", ".join(sorted(set(version), key=_version_key)) + (f" ({'; '.join(said)})" if said else "")
+
+
+def _version_key(version: str) -> tuple:
+    """A version string's sort key: PEP 440 order (5.9.0 before 5.17.0); a string that is no version sorts after every
+    version, by its text (`packaging` comes with transformers)."""
+    try:
+        return (0, Version(version), "")
+    except InvalidVersion:
+        return (1, None, version)
 
 
 def provenance(results_dir: Path) -> str:
