@@ -169,14 +169,14 @@ def test_compare_writes_the_known_times_quartiles_memory_and_order(gpu):
     assert {k: ra[k] for k in ("status", "error", "runs", "steps", "order_seed", "generator", "batch_size")} == {
         "status": "ok", "error": "", "runs": 5, "steps": 5, "order_seed": 3, "generator": "kv_static", "batch_size": 2
     }  # fmt: skip
-    assert ra["times_ms"] == "500.000;125.000;1500.000;250.000;375.000"  # the rounds' order, not sorted
+    assert ra["times_ms"] == "500.000000;125.000000;1500.000000;250.000000;375.000000"  # the rounds' order, not sorted
     assert (ra["median_ms"], ra["q25_ms"], ra["q75_ms"]) == (375.0, 250.0, 500.0)
     assert (ra["mean_ms"], ra["min_ms"], ra["max_ms"], ra["ms_per_step"]) == (550.0, 125.0, 1500.0, 75.0)
     assert ra["std_ms"] == pytest.approx(math.sqrt((50**2 + 425**2 + 950**2 + 300**2 + 175**2) / 4))
     assert ra["first_call_ms"] == 1000.0 and ra["slice_escapes"] == 0
     assert ra["positions"] == ";".join(str(o.index(0)) for o in orders)
     assert rb["positions"] == ";".join(str(o.index(1)) for o in orders)
-    assert rb["times_ms"] == "156.250;31.250;93.750;62.500;125.000"
+    assert rb["times_ms"] == "156.250000;31.250000;93.750000;62.500000;125.000000"
     assert (rb["median_ms"], rb["q25_ms"], rb["q75_ms"], rb["ms_per_step"]) == (93.75, 62.5, 125.0, 93.75 / 4)
     # memory: peaks in GB, fragmentation = reserved - allocated, as a share of reserved
     assert (ra["peak_allocated_gb"], ra["peak_reserved_gb"], ra["frag_gb"], ra["frag_pct"]) == (1.0, 4.0, 3.0, 75.0)
@@ -232,7 +232,7 @@ def test_a_failing_variant_keeps_its_finished_rounds_and_is_not_run_again(gpu, e
     res = bench.compare([failing, fine], rounds=5, device="cuda", seed=0).set_index("variant")
     f = res.loc["f"]
     assert (f["status"], f["error"]) == (status, f"{type(exc).__name__}: {exc}")
-    assert (f["runs"], f["times_ms"], f["median_ms"], f["first_call_ms"]) == (2, "500.000;125.000", 312.5, 1000.0)
+    assert (f["runs"], f["times_ms"], f["median_ms"], f["first_call_ms"]) == (2, "500.000000;125.000000", 312.5, 1000.0)
     assert len(f["positions"].split(";")) == 2 and len(failing.calls) == 4  # never called after it failed
     assert math.isnan(f["gpu_busy_ms"]) and gpu.profiled == [fine.run]  # a failed variant is not profiled
     assert res.loc["ok", "status"] == "ok" and res.loc["ok", "runs"] == 5
@@ -256,7 +256,7 @@ def test_warm_up_calls_are_untimed_and_the_first_is_reported(gpu):
     v = scripted(gpu, "a", [40, 64, 32, 8, 96, 16, 24])  # two warm-ups: 625 ms, then 1000 ms
     row = bench.compare([v], rounds=5, device="cuda", warmup=2, gpu_busy=False).iloc[0]
     assert len(v.calls) == 7 and row["first_call_ms"] == 625.0 and row["runs"] == 5
-    assert row["times_ms"] == "500.000;125.000;1500.000;250.000;375.000"
+    assert row["times_ms"] == "500.000000;125.000000;1500.000000;250.000000;375.000000"
     cold = scripted(gpu, "a", A_TICKS[1:])
     row = bench.compare([cold], rounds=5, device="cuda", warmup=0, gpu_busy=False).iloc[0]
     assert len(cold.calls) == 5 and row["first_call_ms"] is None and row["median_ms"] == 375.0
