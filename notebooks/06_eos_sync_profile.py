@@ -130,9 +130,11 @@ CUDA = DEVICE == "cuda"
 # A window is profiled once more, in the same order, where its first attempt gives an eager
 # host-speed ratio that a claim is judged on (explained under the profile: the synchronous pass
 # against the no-check one, claim 6, or against the pipelined one, claim 7) outside the band
-# `tokgen.gaps.HOST_DRIFT` sets (`tokgen.gaps.drift_recheck`); a repeat can double the profiling
-# time. Whether a window is repeated is decided by that host-speed check alone, never by a share,
-# so the rule favours neither verdict; every analysis judges each window's last attempt
+# `tokgen.gaps.HOST_DRIFT` sets (`tokgen.gaps.drift_recheck`); repeats can up to double the
+# profiling time (every window repeated). Whether a window is repeated is decided by the first
+# attempt's host-speed ratio alone, never by a share or by the repeat; the ratio scales the
+# corrected share, so where the out-of-band ratios lean one way, judging the repeats moves those
+# windows' corrected shares toward their raw ones. Every analysis judges each window's last attempt
 # (`tokgen.gaps.last_attempts`), the first attempt stays in the table, and the takeaways say what
 # the repeat showed. One repeat names no cause: a ratio back inside the band on the repeat is
 # consistent with a transient disturbance of the host, and one repeat cannot tell that from the

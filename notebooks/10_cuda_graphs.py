@@ -641,11 +641,15 @@ for stop_at in STOP_AT:
     stops.setdefault(steps, eos)
 
 # %%
-on_device = CUDA and "graph_stop_on_device" not in {r.get("generator") for r in failed}  # section 2 kept the WHILE node
-if CUDA and not on_device:
+dropped = {r.get("generator") for r in failed}  # what section 2 left out: not built again here (it would fail)
+k_failed = k_step in dropped  # without the K-step decoders, nothing to build or compare in this section
+if k_failed:
+    say(f"*`{k_step}` is left out of this section: its first call failed in section 2.*")
+on_device = CUDA and not k_failed and "graph_stop_on_device" not in dropped  # section 2 kept the WHILE node
+if CUDA and "graph_stop_on_device" in dropped:
     say("*`graph_stop_on_device` is left out of this section: its first call failed in section 2.*")
 stop_rec, stop_variants, stop_kept = tokgen.Recorder("10_device_stop", RESULTS_DIR, params=PARAMS), [], {}
-for steps, eos in stops.items():
+for steps, eos in {} if k_failed else stops.items():
     ref = tokgen.generate("naive", model, batch_size=BATCH_SIZE, max_seqlen=MAX_SEQLEN, eos_token_id=eos)
     chosen = [variant(k_step, steps_per_graph=k, eos_token_id=eos) for k in STEPS_PER_GRAPH]
     chosen += [variant("graph_stop_on_device", eos_token_id=eos)] if on_device else []
@@ -653,12 +657,13 @@ for steps, eos in stops.items():
     stop_built = tokgen.bench.first_calls(chosen, DEVICE, ref, catch=())[1]  # built here: what each keeps, measured
     assert all(b["same_tokens"] for b in stop_built.values()), stop_built  # the naive tokens, early stop included
     stop_variants, stop_kept = stop_variants + chosen, stop_kept | stop_built
-stop_memory = lambda row: {k: stop_kept[row["variant"]][k] for k in ("resident_gb", "resident_reserved_gb")}
-stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, gpu_busy=False,
-                         record=lambda row: stop_rec.write(row | stop_memory(row)))  # fmt: skip
-say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
-say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
-say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # the rows' peaks; the largest decoders
+if stop_variants:  # none where section 2 dropped the K-step decoders' generator: no rows to read
+    stop_memory = lambda row: {k: stop_kept[row["variant"]][k] for k in ("resident_gb", "resident_reserved_gb")}
+    stopped = tokgen.compare(stop_variants, rounds=RUNS, device=DEVICE, gpu_busy=False,
+                             record=lambda row: stop_rec.write(row | stop_memory(row)))  # fmt: skip
+    say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
+    say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
+    say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # the rows' peaks; the largest ones
 
 # %% [markdown]
 # The WHILE node's speed-up over each K-step decoder at the same stop (notebook 00's signed-rank
@@ -667,7 +672,7 @@ say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # th
 
 # %%
 while_node = pd.DataFrame()
-if on_device:  # without the WHILE node (section 2 dropped it), nothing to set against the K-step decoders
+if on_device:  # without the WHILE node or the K-step decoders (section 2 dropped one), nothing to set against
     node = stopped[stopped["generator"] == "graph_stop_on_device"].set_index("steps")["variant"]
     replays = stopped[stopped["generator"] != "graph_stop_on_device"]
     gains = [{"steps run": r.steps, **tokgen.gain(stopped, r.variant, node[r.steps])} for r in replays.itertuples()]

@@ -160,9 +160,21 @@ def test_notebook_10_section_6_leaves_out_the_while_node_section_2_dropped(monke
     built, said = section_6(monkeypatch, tmp_path / "dropped", [{"generator": "graph_stop_on_device"}], while_cell=True)
     assert built == ["graph_triton_fused", "graph_triton_fused"]
     assert said[0] == "*`graph_stop_on_device` is left out of this section: its first call failed in section 2.*"
-    built, said = section_6(monkeypatch, tmp_path / "kept", [{"generator": "graph_triton_fused"}])
+    built, said = section_6(monkeypatch, tmp_path / "kept", [{"generator": "graph_triton_kernels"}])
     assert built == ["graph_triton_fused", "graph_triton_fused", "graph_stop_on_device"]
     assert not any("left out" in line for line in said)
+
+
+def test_notebook_10_section_6_skips_the_k_step_decoders_section_2_dropped(monkeypatch, tmp_path):
+    """rr22c S2: where section 2 dropped the K-step decoders' generator (`k_step`), section 6 builds nothing (before
+    the fix, built with catch=(), its failure ended the notebook), says so in one line, and reads no rows."""
+    built, said = section_6(monkeypatch, tmp_path / "k", [{"generator": "graph_triton_fused"}], while_cell=True)
+    assert built == []
+    assert said == ["*`graph_triton_fused` is left out of this section: its first call failed in section 2.*"]
+    assert not (tmp_path / "k" / "10_device_stop.csv").exists()
+    built, said = section_6(monkeypatch, tmp_path / "both", [{"generator": g} for g in ("graph_triton_fused",
+                                                                                       "graph_stop_on_device")])
+    assert built == [] and [line.split("`")[1] for line in said] == ["graph_triton_fused", "graph_stop_on_device"]
 
 
 def test_largest_kept_names_a_negative_reading_as_nothing_kept_and_leaves_it_out_of_the_total():

@@ -652,8 +652,10 @@ def drift_recheck(rows: list[dict]) -> bool:
     its rows (one per generator, as measured) give an eager host-speed ratio a verdict is judged on (`host_ratios`:
     the synchronous pass against the no-check one, claim 6's cause, or against the pipelined one, claim 7's gap)
     outside [1/HOST_DRIFT, HOST_DRIFT] (`drifted`); the compiled passes' ratios, judged by no claim, never ask for a
-    repeat (review rr22b S2). Decided by the host-speed ratio alone, never by a share, so it favours neither
-    verdict; False where no such ratio can be read (notebook 06_eos_sync_profile)."""
+    repeat (review rr22b S2). Decided by the first attempt's host-speed ratio alone, never by a share or by the
+    repeat; the ratio scales the corrected share (`normalised_share`), so where the out-of-band ratios lean one way,
+    judging the repeats moves those windows' corrected shares toward their raw ones (review rr22c S1). False where no
+    such ratio can be read (notebook 06_eos_sync_profile)."""
     profile = pd.DataFrame(rows)
     if "variant" not in profile:
         return False
