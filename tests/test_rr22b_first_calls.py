@@ -3,6 +3,9 @@ data/10_cuda_graphs.csv, as `compare` records its own failures; an error after w
 raised; sections 4 and 6 go on without what section 2 dropped; a negative reading of what a first call kept is
 named as 0 GB and adds nothing to the total."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -196,3 +199,49 @@ def test_notebook_10_says_its_first_calls_allocate_afresh():
     source = NOTEBOOK.read_text().split("# ## 2. Correct before fast", 1)[1].split("# ## 3. Measure", 1)[0]
     assert "allocates its memory afresh, inside its time" in " ".join(line.lstrip("# ") for line in source.splitlines())
     assert "allocating its memory afresh" in tokgen.bench.first_calls.__doc__
+
+
+def test_first_calls_drops_a_variant_whose_triton_kernel_raises_a_triton_error():
+    """rr22c N1: our own Triton kernels raise `triton.errors.TritonError` subclasses (`OutOfResources`,
+    `CompilationError`), not RuntimeError; `FIRST_CALL_ERRORS` holds TritonError where Triton is installed, so such a
+    variant is dropped with its failed row, not the notebook stopped. In a fresh process (this machine has no
+    Triton), a stand-in `triton.errors` is put in sys.modules after tokgen is imported and `tokgen.bench` is
+    reloaded; without Triton the guarded import leaves the tuple as before."""
+    script = (
+        "import importlib, sys, types, torch, tokgen, tokgen.bench\n"
+        "assert tokgen.bench._triton_errors() == ()\n"
+        "errors = types.ModuleType('triton.errors')\n"
+        "class TritonError(Exception):\n    pass\n"
+        "class OutOfResources(TritonError):\n    pass\n"
+        "errors.TritonError = TritonError\n"
+        "sys.modules['triton'], sys.modules['triton.errors'] = types.ModuleType('triton'), errors\n"
+        "bench = importlib.reload(tokgen.bench)\n"
+        "def bad():\n    raise OutOfResources('out of resource: shared memory, Required: 1, Hardware limit: 0')\n"
+        "ok = tokgen.Variant('ok', lambda: torch.zeros(1))\n"
+        "kept, rows, failed = bench.first_calls([tokgen.Variant('bad', bad), ok], 'cpu', report=print)\n"
+        "assert [v.name for v in kept] == ['ok'], kept\n"
+        "assert [(f['variant'], f['status']) for f in failed] == [('bad', 'error')], failed\n"
+        "print('OK', TritonError in bench.FIRST_CALL_ERRORS)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-2:] == [
+        "`bad` is left out of the comparisons: its first call raised OutOfResources: out of resource: shared memory, "
+        "Required: 1, Hardware limit: 0",
+        "OK True",
+    ]
+
+
+def test_first_call_errors_hold_the_installed_triton_error():
+    """rr22c N1 with the real Triton (GPU machines; skipped without it): its `OutOfResources` is caught by
+    `first_calls`, and an error whose message says the CUDA context is unusable is still raised."""
+    errors = pytest.importorskip("triton.runtime.errors")
+    said = []
+    oor = tokgen.Variant("oor", raises(errors.OutOfResources(1, 0, "shared memory")))
+    kept, _, failed = tokgen.bench.first_calls([oor, fine("a", "g")], "cpu", TOKENS, report=said.append)
+    assert [v.name for v in kept] == ["a"] and [f["variant"] for f in failed] == ["oor"]
+    assert said[0].startswith("`oor` is left out of the comparisons: its first call raised OutOfResources")
+    sticky = tokgen.Variant("sticky", raises(errors.OutOfResources(1, 0, "CUDA error: an illegal memory access")))
+    with pytest.raises(errors.OutOfResources):
+        tokgen.bench.first_calls([sticky], "cpu", TOKENS, report=said.append)

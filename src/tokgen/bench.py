@@ -85,10 +85,21 @@ def time_run(run: Callable[[], torch.Tensor], device: torch.device) -> tuple[flo
     return 1e3 * (time.perf_counter() - start), out
 
 
+def _triton_errors() -> tuple:
+    """Triton's own errors' base class (`triton.errors.TritonError`: our Triton kernels' `OutOfResources`,
+    `CompilationError`), as a 1-tuple; () where Triton (or that module) is absent (review rr22c N1; notebook 10)."""
+    try:
+        from triton.errors import TritonError
+    except ImportError:  # a CPU build of torch ships no Triton
+        return ()
+    return (TritonError,)
+
+
 # what a variant's first call may raise where the rest of a notebook can go on without it (notebook 10_cuda_graphs):
 # out of memory on a small card, cuda-python missing, a CUDA graph WHILE node this driver or GPU cannot run
-# (RuntimeError also covers a compiler's or Triton's failure: the variant's row records it as "error", review rr22b S4)
-FIRST_CALL_ERRORS = (torch.cuda.OutOfMemoryError, ImportError, RuntimeError)
+# (RuntimeError also covers torch.compile's compiler errors, `BackendCompilerFailed`), and our own Triton kernels'
+# errors (`TritonError`, not a RuntimeError: review rr22c N1); the variant's row records it as "error" (rr22b S4)
+FIRST_CALL_ERRORS = (torch.cuda.OutOfMemoryError, ImportError, RuntimeError, *_triton_errors())
 # errors after which the CUDA context is unusable: nothing later in the process can run, so they are never caught
 CUDA_STICKY = ("illegal memory access", "device-side assert", "unspecified launch failure")
 FIRST_CALL_COLUMNS = ("build_ms", "same_tokens", "resident_gb", "resident_reserved_gb")  # first_calls' row of each
