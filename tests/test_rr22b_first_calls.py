@@ -1,7 +1,7 @@
 """Review rr22b S4, N1, N2: notebook 10's first calls. A variant dropped by `first_calls` leaves a failed row in
 data/10_cuda_graphs.csv, as `compare` records its own failures; an error after which the CUDA context is unusable is
 raised; sections 4 and 6 go on without what section 2 dropped; a negative reading of what a first call kept is
-named as 0 GB and adds nothing to the total."""
+named as 0 GB, and the total is the readings' signed sum with what was released beside it (rr22c N3)."""
 
 import os
 import subprocess
@@ -180,17 +180,26 @@ def test_notebook_10_section_6_skips_the_k_step_decoders_section_2_dropped(monke
     assert built == [] and [line.split("`")[1] for line in said] == ["graph_triton_fused", "graph_stop_on_device"]
 
 
-def test_largest_kept_names_a_negative_reading_as_nothing_kept_and_leaves_it_out_of_the_total():
-    """N2: a first call that let go of more than it kept (an earlier variant's cache replaced) reads negative;
-    named as 0.00 GB (never "-0.01 GB" or "-0.00 GB"), and the total is of what the others kept."""
+def test_largest_kept_names_a_negative_reading_as_nothing_kept_and_totals_the_signed_readings():
+    """rr22b N2, rr22c N3: a first call that let go of more than it kept (an earlier variant's cache replaced) reads
+    negative; named as 0.00 GB (never "-0.01 GB" or "-0.00 GB"). The readings telescope (each "before" is the previous
+    "after"), so the total is their signed sum, what the decoders hold together, with what was released beside it."""
     rows = pd.DataFrame({"variant": ["k1", "freed", "tiny"], "peak_allocated_gb": [3.0, 3.0, 3.0],
                          "resident_gb": [0.5, -0.01, -0.0001], "resident_reserved_gb": [1.0, -0.5, 0.0]})  # fmt: skip
     said = resident_text(rows, "x")
     assert said.endswith(
         "the largest first: `k1` 0.50 GB (1.00 GB reserved), `freed` 0.00 GB (0.00 GB reserved), `tiny` 0.00 GB "
-        "(0.00 GB reserved); the 3 variants together 0.50 GB (1.00 GB reserved)."
+        "(0.00 GB reserved); the 3 variants together 0.49 GB (0.50 GB reserved), after 0.01 GB (0.50 GB reserved) "
+        "that first calls released."
     )
     assert "-0." not in said
+    kept = rows.assign(resident_gb=[0.5, 0.25, 0.0], resident_reserved_gb=[1.0, 0.5, float("nan")])
+    assert resident_text(kept, "x").endswith("; the 3 variants together 0.75 GB.")  # nothing released, one NaN reserved
+    net_zero = rows.assign(resident_gb=[0.5, -0.5, -0.0001], resident_reserved_gb=[0.5, -0.5, 0.0])
+    assert resident_text(net_zero, "x").endswith(
+        "; the 3 variants together 0.00 GB (0.00 GB reserved), after 0.50 GB (0.50 GB reserved) that first calls "
+        "released."
+    )  # a signed sum just below zero reads 0.00, never -0.00
 
 
 def test_notebook_10_says_its_first_calls_allocate_afresh():

@@ -68,24 +68,33 @@ def held_gb(device) -> tuple[float, float] | None:
 def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
     """`resident_text`'s sentence on what each variant's first call left behind (`resident_gb`, and
     `resident_reserved_gb` where recorded), the `largest` first; "" where no row recorded it. A first call that
-    freed more than it kept (what an earlier variant held let go: a negative reading) is named as keeping 0 GB and
-    adds nothing to the total (review rr22b N2)."""
+    freed more than it kept (what an earlier variant held let go: a negative reading) is named as keeping 0 GB
+    (review rr22b N2). The total is the readings' signed sum: each "before" is read just after the previous "after",
+    so it is what the decoders hold together after the last first call; where some first call released memory, how
+    much is said beside it (review rr22c N3: the clipped sum overstated the total)."""
     if "resident_gb" not in rows:  # a table recorded before the column (review rr21d N6): nothing measured to name
         return ""
-    kept = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce").clip(lower=0) + 0.0)  # + 0.0: no -0
-    kept = kept.dropna(subset=["gb"])
-    if kept.empty:
+    signed = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce")).dropna(subset=["gb"])
+    if signed.empty:
         return ""
-    reserved = pd.to_numeric(kept.get("resident_reserved_gb", pd.Series(float("nan"), index=kept.index)),
-                             errors="coerce").clip(lower=0) + 0.0  # fmt: skip
-    kept = kept.assign(reserved=reserved).sort_values("gb", ascending=False, kind="stable")
+    signed = signed.assign(res=pd.to_numeric(
+        signed.get("resident_reserved_gb", pd.Series(float("nan"), index=signed.index)), errors="coerce"))  # fmt: skip
+    kept = signed.assign(gb=signed["gb"].clip(lower=0) + 0.0, reserved=signed["res"].clip(lower=0) + 0.0)  # no -0
+    kept = kept.sort_values("gb", ascending=False, kind="stable")
 
     def amount(gb, res) -> str:
+        gb, res = round(gb, 2) + 0.0, round(res, 2) + 0.0  # a sum that rounds to zero reads 0.00, never -0.00
         return f"{gb:.2f} GB" + (f" ({res:.2f} GB reserved)" if res == res else "")
+
+    def summed(values: pd.Series) -> float:
+        return values.sum() if values.notna().all() else float("nan")
 
     top = kept.head(largest)
     named = ", ".join(f"`{v}` {amount(gb, res)}" for v, gb, res in zip(top["variant"], top["gb"], top["reserved"]))
-    total = amount(kept["gb"].sum(), kept["reserved"].sum() if kept["reserved"].notna().all() else float("nan"))
+    total = amount(signed["gb"].sum(), summed(signed["res"]))
+    freed_gb, freed_res = -signed["gb"].clip(upper=0).sum(), -summed(signed["res"].clip(upper=0))
+    if round(freed_gb, 2) > 0 or round(freed_res, 2) > 0:  # some first call let go of what an earlier one held
+        total += f", after {amount(freed_gb, freed_res)} that first calls released"
     n = len(kept)
     return (f" Measured variant by variant as its first call built it (torch.cuda.memory_allocated after a "
             f"synchronize, before against after; reserved: the same after releasing cached blocks, graph pools "
