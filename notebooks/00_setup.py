@@ -191,7 +191,7 @@ assert (checked["failures"] == 0).all(), checked.loc[checked["failures"] > 0, "f
 # often; `tests/test_stats.py` measures that rate on simulated host noise, `tests/test_gpu.py` on
 # a real variant timed against itself. A comparison shows **no effect** when two one-sided
 # signed-rank tests put the speed-up inside a narrow band around ×1, from ×1/1.05 to ×1.05
-# (`tokgen.stats.BAND`: ±log 1.05 in log terms, about −4.8% to +5%; the pages write it "within
+# (`tokgen.stats.BAND` = 0.05: ±log 1.05 in log terms, about −4.8% to +5%; the pages write it "within
 # ±5%"). Neither is **undecided**: the
 # rounds were too few for their spread; a table with fixed rounds says about how many would decide
 # it (or that more than it ran would), a sequential one that the comparison ran to its cap (below).

@@ -785,6 +785,15 @@ def test_the_provenance_names_the_runs_on_a_transformers_version_other_than_the_
                     f"notebooks {names[3]}, {names[-1]} and solution {names[1]} on 5.17.0), Python 3.12")  # fmt: skip
 
 
+def test_transformers_versions_order_equal_versions_by_their_text():
+    """Review rr22c N7: "5.1" and "5.1.0" are equal versions; without a tie-break their order (and which one a tie in
+    counts names as the most common) followed the set's order, which varies with hash seeding."""
+    for given in (["5.1.0", "5.1", "5.17.0", "x"], ["x", "5.17.0", "5.1", "5.1.0"]):
+        assert sorted(given, key=readme._version_key) == ["5.1", "5.1.0", "5.17.0", "x"]
+    rows = pd.DataFrame({"notebook": ["01_a", "02_b"], "transformers": ["5.1.0", "5.1"]})
+    assert readme.transformers_versions({"whole GPU": rows}) == "5.1, 5.1.0 (notebook 01_a on 5.1.0)"
+
+
 def _page(folder: Path, gpu: str, commit: str, uuid: str | None = None, cap=None, peaks=None):
     """A quick page's folder: report.md, and a quick_stages.csv of one row (its GPU, card, commit and parameters)."""
     import json

@@ -244,3 +244,23 @@ def test_profile_windows_repeats_a_window_once_where_recheck_asks(monkeypatch, t
         assert seen == ([] if answer is None else [[1, 2], [3, 4]])
     assert first == {"a": (("stats", 1), ("picture", 1)), "b": (("stats", 2), ("picture", 2))}  # attempt 0's
     assert [t for _, t in calls].count(tmp_path / "a.json.gz") == 1  # the trace written by window 0's attempt 0
+
+
+def test_a_compiled_window_repeated_for_an_eager_ratio_says_so():
+    """Review rr22c N5: a compiled pass's ratio never asks for a repeat (`drift_recheck`), so a compiled window
+    whose own first ratio lay outside the band was profiled again for another pass's ratio, and is said so (before:
+    "window 3 was profiled again, its first attempt's host-speed ratio 0.50 outside …", as if it caused the repeat);
+    the eager wording is unchanged."""
+    eager = _rows({**BASE, 3: 2.07}) + _rows({3: 1.1}, attempt=1)
+    compiled = [r | {"variant": tokgen.label(r["variant"], compiled=True)}
+                for r in _rows({**BASE, 3: 0.5}) + _rows({3: 1.1}, attempt=1)]  # fmt: skip
+    table = pd.DataFrame(eager + compiled).assign(gpu_idle_fraction=0.5)
+    gap = gaps.idle_gaps(table).set_index("model")
+    for column in ("no_check_shares", "pipelined_shares"):
+        assert "window 3 was profiled again, its first attempt's host-speed ratio 2.07 outside 0.8–1.25: the " \
+               "repeat's 1.10 lies back inside it" in gap.at["eager", column]  # fmt: skip
+        assert "window 3 was profiled again for another pass's ratio, its first attempt's host-speed ratio 0.50 " \
+               "outside 0.8–1.25: the repeat's 1.10 lies back inside it" in gap.at["compiled", column]  # fmt: skip
+    assert gaps.reprofile_text([3, 4], [1.95, 0.7], {3: 2.07, 4: 0.5}, compiled=True).startswith(
+        "windows 3 and 4 were profiled again for another pass's ratio, their first attempt's host-speed ratios 2.07 "
+        "and 0.50 outside 0.8–1.25: the repeat's 1.95 and 0.70 lie outside it too")  # fmt: skip

@@ -708,7 +708,7 @@ def _reprofiled(windows: list, ratios: list, first: dict | None) -> tuple[list, 
     return back, stayed, moved
 
 
-def reprofile_text(windows: list, ratios: list, first: dict | None) -> str:
+def reprofile_text(windows: list, ratios: list, first: dict | None, compiled: bool = False) -> str:
     """What the repeats of re-profiled windows show (review rv21A N4; `first`: `first_ratios`, the judged `ratios`
     the repeats'), naming no cause from one repeat (review rr22b S3): "window 3 was profiled again, its first
     attempt's host-speed ratio 2.07 outside 0.8–1.25: the repeat's 1.10 lies back inside it, so the ratio did not
@@ -718,7 +718,9 @@ def reprofile_text(windows: list, ratios: list, first: dict | None) -> str:
     under the profiler)"; a window profiled again for another pass's ratio whose first attempt lay inside the band
     and whose repeat lies outside, with both values: "…on the first attempt (0.92) and outside it on the repeat
     (1.47), which is judged: the ratio left the band on the repeat"; "" where no judged window was profiled again
-    with a ratio outside the band (notebook 06_eos_sync_profile)."""
+    with a ratio outside the band. The `compiled` passes' ratios never ask for a repeat (`drift_recheck`): their
+    windows are said as "profiled again for another pass's ratio" whatever their first ratio (review rr22c N5)
+    (notebook 06_eos_sync_profile)."""
     back, stayed, moved = _reprofiled(windows, ratios, first)
     last, parts = dict(zip(windows, ratios)), []
     for these, came_back in ((back, True), (stayed, False)):
@@ -730,7 +732,9 @@ def reprofile_text(windows: list, ratios: list, first: dict | None) -> str:
         noun = "ratio" if one else "ratios"
         shows = (f"back inside it, so the {noun} {_not_persisted(one)}, and the repeat is judged" if came_back else
                  f"outside it too: the {noun} persisted on one repeat, {_persisted(one)}")  # fmt: skip
-        parts.append(f"{windows_named(these)} {'was' if one else 'were'} profiled again, {'its' if one else 'their'} "
+        why = " for another pass's ratio" if compiled else ""  # a compiled ratio asks for no repeat (rr22c N5)
+        parts.append(f"{windows_named(these)} {'was' if one else 'were'} profiled again{why}, "
+                     f"{'its' if one else 'their'} "
                      f"first attempt's host-speed ratio{'' if one else 's'} {before} outside {DRIFT_BAND}: the "
                      f"repeat's {after} {'lies' if one else 'lie'} {shows}")  # fmt: skip
     if moved:
@@ -882,7 +886,7 @@ def _factors_in(these: list) -> str:
 
 
 def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: list = (), pairs: list = (),
-                first: dict | None = None) -> str:  # fmt: skip
+                first: dict | None = None, compiled: bool = False) -> str:  # fmt: skip
     """The windows where one pass's step outside the judged time (`host_ratios`: the measured quantity, host drift or
     the generator's own effect) is more than HOST_DRIFT times the other's (`drifted`), flagged, not left out, each
     ratio in `ratios_text`'s one form (the synchronous pass's rest over the other's, review rv20A N1) with its
@@ -900,8 +904,9 @@ def drift_flags(windows: list, ratios: list, other: str = "no-check", decided: l
     corrected share (from `pairs`, (sync, other) per window) is, else "and they turn no window's verdict" (review
     rv20A S3); "" where none is flagged (reviews rr17c S1, N1, rr18b S2, N4, rr18d N1). The windows profiled again
     (`first`: `first_ratios`) follow, with their first attempt's ratio, the repeat's and what that shows
-    (`reprofile_text`, review rv21A N4); notebook 06_eos_sync_profile."""
-    said, again = _flagged(windows, ratios, other, decided, pairs), reprofile_text(windows, ratios, first)
+    (`reprofile_text`, review rv21A N4; `compiled`: the compiled passes' ratios, review rr22c N5);
+    notebook 06_eos_sync_profile."""
+    said, again = _flagged(windows, ratios, other, decided, pairs), reprofile_text(windows, ratios, first, compiled)
     return "; ".join(t for t in (said, again) if t)
 
 
@@ -970,7 +975,7 @@ def decided_by_correction(pairs, windows: list, ratios: list, other: str = "no-c
 
 
 def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", derivation: bool = True,
-                first: dict | None = None) -> str:  # fmt: skip
+                first: dict | None = None, compiled: bool = False) -> str:  # fmt: skip
     """How `half_shares`' host-normalised shares come from the raw ones (`pairs`: (sync, other) per window): "the raw
     shares 0.302, 0.260 and 0.507 times the two passes' host-speed ratio (the rest of the synchronous pass's step over
     the no-check pass's) 1.96, 2.23 and 1.06" (repeated values grouped, `_values`: review rr18d N3), then the windows
@@ -981,7 +986,8 @@ def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", der
     so: review rr18d N2); "" where no window is judged. The windows whose verdict the correction decides follow the
     flags (`decided_by_correction`, review rr18b S2). Without `derivation` (notebook 06's takeaways: review rr18b S3),
     the flags and those windows only, not the raw shares and ratios. `first` (`first_ratios`): the re-profiled
-    windows' first attempts, said with the flags (`drift_flags`, review rv21A N4) (notebook 06_eos_sync_profile)."""
+    windows' first attempts, said with the flags (`drift_flags`, review rv21A N4; `compiled`: the compiled passes'
+    ratios, review rr22c N5) (notebook 06_eos_sync_profile)."""
     if not windows or not (derivation or any(math.isfinite(r) for r in ratios)):
         return ""
     if not any(math.isfinite(r) for r in ratios):
@@ -994,7 +1000,7 @@ def ratios_text(pairs, windows: list, ratios: list, other: str = "no-check", der
             f"{shown}")  # fmt: skip
     said = [said] if derivation else []
     decided = correction_decides(pairs, windows, ratios, other)
-    said += [t for t in (drift_flags(windows, ratios, other, decided, pairs, first),
+    said += [t for t in (drift_flags(windows, ratios, other, decided, pairs, first, compiled),
                          decided_by_correction(pairs, windows, ratios, other)) if t]  # fmt: skip
     said = "; ".join(said)
     if missing := [w for w, r in zip(windows, ratios) if not math.isfinite(r)]:
@@ -1226,7 +1232,8 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                  "no_check_shares": "; ".join(t for t in (
                      half_shares(shared, "no-check", windows_, judged["ratios"], SHARED_NOUN, measure=False,
                                  intervals=judged["intervals"], pooled=judged["pooled"], tests=opens),
-                     ratios_text(shared, windows_, judged["ratios"], derivation=False, first=judged["first"]))
+                     ratios_text(shared, windows_, judged["ratios"], derivation=False, first=judged["first"],
+                                 compiled=compiled))
                      if t) if shared else "",
                  "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
@@ -1235,7 +1242,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                      half_shares(piped_["idle"], "pipelined", piped_["windows"], piped_["ratios"], measure=False,
                                  intervals=piped_["intervals"], pooled=piped_["pooled"], tests=closes),
                      ratios_text(piped_["idle"], piped_["windows"], piped_["ratios"], "pipelined", derivation=False,
-                                 first=piped_["first"]))
+                                 first=piped_["first"], compiled=compiled))
                      if t) if piped_["idle"] else "",
                  # whether a ratio was recorded: what the verdicts say they are judged on (review rr18b M1)
                  "cause_corrected": any(math.isfinite(r) for r in judged["ratios"]),

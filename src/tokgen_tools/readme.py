@@ -901,10 +901,11 @@ def transformers_versions(runs: dict) -> str:
 
 
 def _version_key(version: str) -> tuple:
-    """A version string's sort key: PEP 440 order (5.9.0 before 5.17.0); a string that is no version sorts after every
-    version, by its text (`packaging` comes with transformers)."""
+    """A version string's sort key: PEP 440 order (5.9.0 before 5.17.0), equal versions by their text ("5.1" before
+    "5.1.0", whatever the set's order: review rr22c N7); a string that is no version sorts after every version, by its
+    text (`packaging` comes with transformers)."""
     try:
-        return (0, Version(version), "")
+        return (0, Version(version), version)  # equal versions ("5.1", "5.1.0"): by their text (review rr22c N7)
     except InvalidVersion:
         return (1, None, version)
 
