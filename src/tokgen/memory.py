@@ -71,7 +71,8 @@ def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
     freed more than it kept (what an earlier variant held let go: a negative reading) is named as keeping 0 GB
     (review rr22b N2). The total is the readings' signed sum: each "before" is read just after the previous "after",
     so it is what the decoders hold together after the last first call; where some first call released memory, how
-    much is said beside it (review rr22c N3: the clipped sum overstated the total)."""
+    much is said beside it (review rr22c N3: the clipped sum overstated the total); a net release reads as less than
+    before the first was built, never as a negative size (review rr22d N2)."""
     if "resident_gb" not in rows:  # a table recorded before the column (review rr21d N6): nothing measured to name
         return ""
     signed = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce")).dropna(subset=["gb"])
@@ -92,6 +93,8 @@ def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
     top = kept.head(largest)
     named = ", ".join(f"`{v}` {amount(gb, res)}" for v, gb, res in zip(top["variant"], top["gb"], top["reserved"]))
     total = amount(signed["gb"].sum(), summed(signed["res"]))
+    if round(signed["gb"].sum(), 2) < 0:  # they let go of more than they kept (review rr22d N2): no negative size
+        total = f"{amount(-signed['gb'].sum(), -summed(signed['res']))} less than before the first of them was built"
     freed_gb, freed_res = -signed["gb"].clip(upper=0).sum(), -summed(signed["res"].clip(upper=0))
     if round(freed_gb, 2) > 0 or round(freed_res, 2) > 0:  # some first call let go of what an earlier one held
         total += f", after {amount(freed_gb, freed_res)} that first calls released"
