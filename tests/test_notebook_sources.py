@@ -86,8 +86,10 @@ def test_notebook_09_section_1_states_one_comparison_per_pair_and_what_ranks_the
     assert early["rounds"] < recipe["rounds"]  # the data is as said: the plain test stops at an earlier look
     row = next(line for line in said[1].splitlines() if line.split("|")[2].strip() == "compiled pipelined_static")
     assert f"| ×{recipe['speedup']:.2f} |" in row and f"| {recipe['rounds']} |" in row
-    assert f"{early['speedup']:.2f}" != f"{recipe['speedup']:.2f}"  # else the next line could not tell them apart
-    assert f"×{early['speedup']:.2f}" not in row and "claim 10's comparison" in said[1]  # another row may share it
+    assert f"| {early['rounds']} |" not in row  # the rounds tell the two comparisons apart in any run
+    if f"{early['speedup']:.2f}" != f"{recipe['speedup']:.2f}":  # the speed-ups do only where they differ when printed
+        assert f"×{early['speedup']:.2f}" not in row  # another row may share it
+    assert "claim 10's comparison" in said[1]
     assert "| compiled article_pipelined (output wrong: 1 token past the stop in 3 of 3 trials" in said[1]
     assert (plotted["low"], plotted["high"]) == ("interval_low_vs_naive", "interval_high_vs_naive")
     lines = [line for line in said[1].splitlines() if line.startswith("| ") and not line.startswith("|---")]
