@@ -1698,3 +1698,29 @@ def test_a_lone_first_beating_one_through_a_longer_chain_names_every_link(monkey
     said = fastest_sentence(r.reset_index())
     assert "`b` (rank 3) directly (only through `a`) and `c` (rank 4) directly (only through a chain: `a`, then " \
            "`b`), so it is not shown to be the fastest." in said  # fmt: skip
+
+
+def test_findings_put_a_real_difference_shown_within_the_band_under_its_own_tied_head():
+    """Review rv23B S2: notebook 07's summary listed `compiled kv_static_no_check` against `compiled kv_static` ×1.04
+    (real, and shown within ±5%) under "Faster, for real", while its ranking and claims 7 and 9 tie it."""
+
+    def g(variant, outcome, speedup, no_effect):
+        return {"variant": variant, "vs": "kv_static", "speedup": speedup, "speedup_q25": speedup,
+                "speedup_q75": speedup, "p_value": 0.01, "outcome": outcome, "rounds": 40, "real": True,
+                "no_effect": no_effect, "interval_low": speedup - 0.01, "interval_high": speedup + 0.01}  # fmt: skip
+
+    fast_tie, slow_tie = g("no_check", FASTER, 1.04, True), g("one_stream", SLOWER, 0.97, True)
+    fast, slow = g("fast", FASTER, 1.5, False), g("slow", SLOWER, 0.6, False)
+    none = g("same", NO_EFFECT, 1.0, True) | {"real": False, "p_value": 0.6}
+    said = lambda r: f"`{r['variant']}` against `kv_static` {speedup_text(r)}"  # noqa: E731
+    text = findings_text([fast_tie, slow, none, fast, slow_tie])
+    assert text.splitlines() == [
+        f"- **Faster, for real:** {said(fast)}.",
+        f"- **Slower, for real:** {said(slow)}.",
+        f"- **Real, but within ±5% (tied):** {said(fast_tie)}; {said(slow_tie)}.",
+        f"- **No effect (within ±5%):** {said(none)}.",
+    ]
+    assert findings_text([fast_tie]) == f"- **Real, but within ±5% (tied):** {said(fast_tie)}."
+    # a frame whose rows lack `no_effect` (NaN) reads as before: under its outcome
+    bare = {k: v for k, v in fast.items() if k != "no_effect"}
+    assert findings_text(pd.DataFrame([bare, fast_tie])).splitlines()[0].startswith("- **Faster, for real:** `fast`")

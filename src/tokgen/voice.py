@@ -1150,6 +1150,9 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
 
 OUTCOME_HEADS = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
                  UNDECIDED: "Undecided (these rounds cannot tell)"}  # fmt: skip
+TIED_HEAD = f"Real, but within ±{BAND:.0%} (tied)"
+# `findings_text`'s head for a real difference also shown within ±BAND: a tie, as the rankings and the claims read
+# it, never under "Faster/Slower, for real" (review rv23B S2)
 # what each outcome head says: a comparison's outcome as the first words of a sentence (notebook 02, solution 04)
 RULED_OUT_HEADS = {"either": f"Undecided, but a difference beyond ±{BAND:.0%} is ruled out either way",
                    "gain": f"Undecided, but a gain beyond {BAND:.0%} is ruled out",
@@ -1175,16 +1178,25 @@ def findings_text(comparisons) -> str:
     """A run's comparisons (rows of `tokgen.stats.gain`; None skipped) grouped by outcome, each said
     by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache). The undecided are split by
     what their interval rules out (`ruled_out`): a gain beyond the band, a slowdown beyond it, either,
-    or nothing, which these rounds cannot tell (review rvB14 S2)."""
+    or nothing, which these rounds cannot tell (review rvB14 S2). A real difference also shown within ±BAND
+    (`no_effect`) is tied, as the rankings and the claims read it: it goes under "Real, but within ±5% (tied)",
+    after the slower, never under "Faster/Slower, for real" (review rv23B S2)."""
     rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
     if not rows:
         return "- No comparison was measured in this run."
-    groups = [((outcome, None), head) for outcome, head in OUTCOME_HEADS.items() if outcome != UNDECIDED]
-    groups += [((UNDECIDED, side), head) for side, head in RULED_OUT_HEADS.items()]
+    real = (FASTER, SLOWER)
+    heads = [((o, None, False), OUTCOME_HEADS[o]) for o in real] + [((None, None, True), TIED_HEAD)]
+    heads += [((NO_EFFECT, None, False), OUTCOME_HEADS[NO_EFFECT])]
+    heads += [((UNDECIDED, side, False), head) for side, head in RULED_OUT_HEADS.items()]
+
+    def key(g):  # a real difference shown within ±BAND goes under its own head, whichever its direction
+        shown = g.get("no_effect", False)  # NaN where a frame's other rows carry it and this one does not
+        tied = g["outcome"] in real and shown == shown and bool(shown)
+        return (None if tied else g["outcome"], ruled_out(g), tied)
+
     lines = []
-    for (outcome, side), head in groups:
-        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows
-                if g["outcome"] == outcome and ruled_out(g) == side]  # fmt: skip
+    for group, head in heads:
+        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows if key(g) == group]
         if said:
             lines.append(f"- **{head}:** " + "; ".join(said) + ".")
     return "\n".join(lines)
