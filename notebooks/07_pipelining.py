@@ -179,9 +179,10 @@ say(tokgen.display.round_trend(ok, pairs=needed, scope="the pairs the looks foll
                                 "not tested"))  # under the host's line: did the rounds' times drift?
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.5))
-plot_speedups(ax, ok, "kv_static")
+drawn = plot_speedups(ax, ok, "kv_static")
 ax.set_title(f"B={BATCH_SIZE}, N={MAX_SEQLEN}: each variant against the synchronous kv_static, paired")
 save_figure(fig, "07_pipelining", RESULTS_DIR)
+say(tokgen.voice.unfollowed_pairs_text(drawn, needed))  # the pairs drawn that the looks did not follow
 
 # %% [markdown]
 # ## 4. Does checking late pay off?
@@ -250,7 +251,7 @@ if overshoot := tokgen.voice.past_the_stop(eos_table, ranks):  # section 2: one 
     say(overshoot)
 
 # %% [markdown]
-# ## 6. Memory: one caching-allocator pool per stream
+# ## 6. Memory: two streams against one
 #
 # The allocator keeps freed blocks per stream, so a second stream can raise reserved memory.
 # The peaks are the process's, since the allocator's counters were reset before the generator's
@@ -303,6 +304,8 @@ for n in (7, 9):
 # %%
 bound = [tokgen.gain(ok, tokgen.label(b, compiled=c), tokgen.label(v, compiled=c))
          for b, v, c in tokgen.claims.BOUND_PAIRS]  # no check at all against the sync loop: the most hiding can gain
+say(tokgen.voice.pipelining_findings(piped, overhead, bound, tokgen.voice.sync_shares(ok)))  # in words, per model
+say("Every comparison, by outcome:")
 say(tokgen.display.findings_text([*piped.to_dict("records"), *rows, *bound]))
 
 # %% [markdown]

@@ -107,22 +107,31 @@ elif CUDA:
 #
 # `copy_(non_blocking=True)` into pageable host memory cannot be done by the GPU's copy
 # engine directly: CUDA stages it and the call returns only when the copy is done, a sync in
-# disguise. Notebook 11 measures it; here, the time the host spends in the call.
+# disguise. Notebook 11 measures it; here, the time the host spends in the call, beside the
+# GPU work queued ahead of the copy (CUDA events around the sleep), one call each.
 
 # %%
 if CUDA:
     flag = torch.zeros((), dtype=torch.bool, device="cuda")
     hosts = {"pinned": torch.zeros((), dtype=torch.bool).pin_memory(), "pageable": torch.zeros((), dtype=torch.bool)}
     for where, host in hosts.items():
+        torch.cuda.synchronize()  # nothing else queued: the GPU work ahead of the copy is the sleep alone
+        queued = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        queued[0].record()
         torch.cuda._sleep(50_000_000)  # keep the GPU busy for a while, so a copy that waits shows
+        queued[1].record()  # the sleep's GPU time, between the two events
         t0 = time.perf_counter()
         host.copy_(flag, non_blocking=True)
         returned_after_ms = 1e3 * (time.perf_counter() - t0)
         torch.cuda.synchronize()
         rec.write({"exercise": 2, "measure": "copy returned after ms", "host_memory": where,
                    "value": returned_after_ms})
-    for r in tokgen.results.rows_where(rec.read(), exercise=2).to_dict("records"):  # the rows as recorded
-        say(tokgen.voice.copy_return_text(r["host_memory"], r["value"]))
+        rec.write({"exercise": 2, "measure": "gpu queued ms", "host_memory": where,
+                   "value": queued[0].elapsed_time(queued[1])})
+    rows = tokgen.results.rows_where(rec.read(), exercise=2)  # the rows as recorded: one call each
+    for r in rows[rows["measure"] == "copy returned after ms"].to_dict("records"):
+        gpu = rows[(rows["measure"] == "gpu queued ms") & (rows["host_memory"] == r["host_memory"])]["value"]
+        say(tokgen.voice.copy_return_text(r["host_memory"], r["value"], gpu.iloc[0] if len(gpu) else None))
 else:
     say("*On a CPU there is no device copy: run this cell on a GPU.*")
 

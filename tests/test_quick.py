@@ -293,7 +293,9 @@ def test_the_page_lists_the_reference_runs_under_both_tables(run):
                          (quick.RUNS_LEAD.format(what="columns", tables=" and ".join(quick.CLAIM_TABLES)),
                           quick.CLAIM_TABLES)):  # fmt: skip
         block = report.split(lead + "\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-        assert block == quick.reference_runs(regimes, tables, bandwidth=tables == ("07_pipelining",))
+        here = quick.commits(load("quick_stages", out))  # this page's run: a reference of another commit says so
+        assert block == quick.reference_runs(regimes, tables, bandwidth=tables == ("07_pipelining",), here=here)
+        assert ("another commit than this page's" in block[0]) == (commit[:7] not in here)
         assert len(block) == len(regimes) and f"commit `{commit}`" in block[0]
 
 
@@ -513,3 +515,36 @@ def test_the_page_names_its_card_and_a_nearest_reference_on_another_card_of_the_
         "30% here; there on another card of the same model, GPU 7cd44378…). A compiled"
     )
     assert quick.another_card({"a1"}, {"a1", "b2"}) == "" and quick.another_card(set(), {"b2"}) == ""
+
+
+def test_a_reference_column_of_another_commit_than_the_page_says_so(tmp_path):
+    """Review rv23B S1: the whole-GPU page (commit 019154c) set its run beside the reference run's 7472d79 rows and
+    said "another commit" only between reference columns; each line, the card sentence and the regime's own now say
+    which commit differs from this page's."""
+    page, ref, old = "019154c9aa44", "7472d7922734", "9d6c84b80aa0"
+    h200, h100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
+    whole, sm8 = tmp_path, tmp_path / "slice" / "sm8"
+    _provenance(whole, "07_pipelining", ref, "2026-11-28T20:28:00+00:00", uuid="518a1215-aaaa", gpu=[h200])
+    _provenance(sm8, "07_pipelining", old, "2026-11-23T20:04:35+00:00", uuid=None, gpu=[h100])
+    regimes = {"whole GPU (reference, NVIDIA H200)": whole, "8 SMs of the NVIDIA H100 80GB HBM3": sm8}
+    lines = quick.reference_runs(regimes, ("07_pipelining",), here={page[:7]})
+    assert lines[0].endswith("started 2026-11-28 20:28 UTC) (**another commit than this page's, 019154c**)")
+    assert lines[1].endswith("(**another commit than this page's, 019154c, and than the whole GPU (reference, NVIDIA "
+                             "H200)'s**)")  # fmt: skip
+    same = quick.reference_runs(regimes, ("07_pipelining",), here={ref[:7]})  # the page at the reference's commit
+    assert "another commit" not in same[0]
+    assert same[1].endswith("(**another commit than this page's, 7472d79, and than the whole GPU (reference, NVIDIA "
+                            "H200)'s**)")  # fmt: skip
+    assert quick.reference_runs(regimes, ("07_pipelining",)) == [
+        line.replace("this page's, 019154c, and than ", "").replace(" (**another commit than this page's, 019154c**)",
+                                                                    "")
+        for line in lines
+    ]  # no page commit given: as before
+    assert quick.other_card(h200, regimes, {"08d8f342-0969"}, {page[:7]}) == (
+        "This page ran on the NVIDIA H200 (GPU 08d8f342…); the reference run's 8 SMs on another GPU model (NVIDIA H100 "
+        "80GB HBM3), at another commit (9d6c84b); its whole GPU (reference) on another card of the same model, GPU "
+        "518a1215…, at another commit (7472d79): bandwidths and busy times differ by card as well as by host."
+    )
+    assert "another commit" not in quick.other_card(h200, {"w": whole}, {"08d8f342-0969"}, {ref[:7]})
+    assert quick.another_commit({"019154c"}, {"7472d79"}) == "at another commit (7472d79)"
+    assert quick.another_commit(set(), {"7472d79"}) == quick.another_commit({"7472d79"}, {"7472d79"}) == ""

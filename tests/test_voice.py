@@ -1484,7 +1484,12 @@ def test_solution_07s_sentences_count_the_late_runs_the_race_the_copy_and_the_wa
     assert ("is not measured here, but notebook 06 measures, step by step under the profiler, whether the GPU still "
             "had work queued when the host issued the stop flag's copy") in quiet  # rvB15 S6: points to the measure
     assert copy_return_text("pageable", 49.876) == (
-        "pageable: `copy_(non_blocking=True)` returned after 49.88 ms, the GPU busy.")
+        "pageable: `copy_(non_blocking=True)` returned after 49.88 ms, the GPU busy (one call).")
+    # review rv23B N1: how much GPU work was queued ahead of the copy, timed by CUDA events, and that each is one call
+    assert copy_return_text("pageable", 25.334, 25.261) == (
+        "pageable: `copy_(non_blocking=True)` returned after 25.33 ms, with 25.26 ms of GPU work queued ahead of it "
+        "(CUDA events around the sleep; one call each).")  # fmt: skip
+    assert copy_return_text("pinned", 0.11, math.nan) == copy_return_text("pinned", 0.11)  # not recorded: as before
     assert wasted_steps_text(4, 12, 8) == "K = 4: 12 steps computed, 8 returned: 4 wasted (at most 2K − 1 = 7)."
 
 
@@ -1698,3 +1703,137 @@ def test_a_lone_first_beating_one_through_a_longer_chain_names_every_link(monkey
     said = fastest_sentence(r.reset_index())
     assert "`b` (rank 3) directly (only through `a`) and `c` (rank 4) directly (only through a chain: `a`, then " \
            "`b`), so it is not shown to be the fastest." in said  # fmt: skip
+
+
+def test_findings_put_a_real_difference_shown_within_the_band_under_its_own_tied_head():
+    """Review rv23B S2: notebook 07's summary listed `compiled kv_static_no_check` against `compiled kv_static` ×1.04
+    (real, and shown within ±5%) under "Faster, for real", while its ranking and claims 7 and 9 tie it."""
+
+    def g(variant, outcome, speedup, no_effect):
+        return {"variant": variant, "vs": "kv_static", "speedup": speedup, "speedup_q25": speedup,
+                "speedup_q75": speedup, "p_value": 0.01, "outcome": outcome, "rounds": 40, "real": True,
+                "no_effect": no_effect, "interval_low": speedup - 0.01, "interval_high": speedup + 0.01}  # fmt: skip
+
+    fast_tie, slow_tie = g("no_check", FASTER, 1.04, True), g("one_stream", SLOWER, 0.97, True)
+    fast, slow = g("fast", FASTER, 1.5, False), g("slow", SLOWER, 0.6, False)
+    none = g("same", NO_EFFECT, 1.0, True) | {"real": False, "p_value": 0.6}
+    said = lambda r: f"`{r['variant']}` against `kv_static` {speedup_text(r)}"  # noqa: E731
+    text = findings_text([fast_tie, slow, none, fast, slow_tie])
+    assert text.splitlines() == [
+        f"- **Faster, for real:** {said(fast)}.",
+        f"- **Slower, for real:** {said(slow)}.",
+        f"- **Real, but within ±5% (tied):** {said(fast_tie)}; {said(slow_tie)}.",
+        f"- **No effect (within ±5%):** {said(none)}.",
+    ]
+    assert findings_text([fast_tie]) == f"- **Real, but within ±5% (tied):** {said(fast_tie)}."
+    # a frame whose rows lack `no_effect` (NaN) reads as before: under its outcome
+    bare = {k: v for k, v in fast.items() if k != "no_effect"}
+    assert findings_text(pd.DataFrame([bare, fast_tie])).splitlines()[0].startswith("- **Faster, for real:** `fast`")
+
+
+def _cmp(vs, variant, outcome, speedup, low, high, no_effect=False):
+    """A `gain` row with known outcome and interval (fixed rounds: a 95% interval)."""
+    return {"vs": vs, "variant": variant, "outcome": outcome, "speedup": speedup, "speedup_q25": speedup,
+            "speedup_q75": speedup, "p_value": 0.01, "rounds": 20, "real": outcome in (FASTER, SLOWER),
+            "no_effect": no_effect, "interval_low": low, "interval_high": high}  # fmt: skip
+
+
+def test_pipelining_findings_say_what_the_run_found_in_words_host_bound_and_gpu_bound():
+    """Review rv23B S3: notebook 07's summary listed 13 statistics and said nothing in words. Per model: pipelining
+    against the synchronous loop, whether skipping the check gained more than ±5% (the bound on what hiding it can
+    gain), the step's bound, and one stream against two; each from its outcome, so a GPU-bound slice where
+    pipelining pays reads right too."""
+    from tokgen.voice import pipelining_findings
+
+    c = "compiled "
+    host = pipelining_findings(
+        [_cmp("kv_static", "pipelined_static", SLOWER, 0.97, 0.92, 0.99),
+         _cmp(c + "kv_static", c + "pipelined_static", SLOWER, 0.95, 0.92, 0.97)],
+        pd.DataFrame([_cmp("pipelined_static", "kv_static_no_check", FASTER, 1.04, 1.01, 1.07),
+                      _cmp("pipelined_static", "pipelined_static_1stream", NO_EFFECT, 1.02, 0.99, 1.04, True),
+                      _cmp(c + "pipelined_static", c + "pipelined_static_1stream", NO_EFFECT, 1.03, 0.998, 1.04, True),
+                      _cmp(c + "pipelined_static", c + "kv_static_no_check", FASTER, 1.08, 1.04, 1.10)]),
+        [_cmp("kv_static", "kv_static_no_check", NO_EFFECT, 1.02, 0.98, 1.04, True),
+         _cmp(c + "kv_static", c + "kv_static_no_check", FASTER, 1.04, 1.001, 1.049, True)],
+        {"eager": 0.30, "compiled": 0.42},
+    )  # fmt: skip
+    eager, compiled = host.splitlines()
+    assert eager == (
+        "- **Eager** (a synchronous step kept the GPU busy 30% of its wall time: host-bound): pipelining did not pay: "
+        "`pipelined_static` was slower than the synchronous `kv_static`, for real (×0.97). Skipping the check "
+        "altogether gained less than 5% (×1.02: no effect, shown within ±5%), which bounds what hiding the check could "
+        "gain here, while the host sets the pace. One stream was shown within ±5% of two (×1.02), so the no-check "
+        "generator's gain over the pipelined loop is not shown to come from the second stream."
+    )
+    assert compiled.startswith("- **Compiled** (a synchronous step kept the GPU busy 42% of its wall time: host-bound)"
+                               ": pipelining did not pay: `compiled pipelined_static` was slower")  # fmt: skip
+    assert ("gained less than 5% (×1.04: a real difference, but shown within ±5%), which bounds what hiding the check "
+            "could gain here, while the host sets the pace") in compiled  # fmt: skip
+    gpu = pipelining_findings(
+        [_cmp(c + "kv_static", c + "pipelined_static", FASTER, 1.07, 1.06, 1.08)],
+        [_cmp(c + "pipelined_static", c + "pipelined_static_1stream", FASTER, 1.10, 1.07, 1.12)],
+        [_cmp(c + "kv_static", c + "kv_static_no_check", FASTER, 1.07, 1.06, 1.08)],
+        {"eager": math.nan, "compiled": 0.92},
+    )
+    eager, compiled = gpu.splitlines()
+    assert eager == (
+        "- **Eager** (the GPU's share of a step was not measured): `pipelined_static` against the synchronous "
+        "`kv_static` was not measured. Skipping the check altogether was not measured, so nothing bounds what hiding "
+        "it could gain."
+    )
+    assert compiled == (
+        "- **Compiled** (a synchronous step kept the GPU busy 92% of its wall time: GPU-bound): pipelining paid: "
+        "`compiled pipelined_static` was faster than the synchronous `compiled kv_static`, for real (×1.07). Skipping "
+        "the check altogether gained more than 5% (×1.07; its 95% interval ×1.06–×1.08 lies above ×1.05): room that "
+        "hiding the check could take back here, while the GPU sets the pace. One stream was faster than two, for real "
+        "(×1.10): the second stream cost something here."
+    )
+    # the outcomes between: a tie, no effect, undecided with a gain ruled out, real but not shown beyond the band
+    one = lambda piped, room: pipelining_findings([piped], [], [room], {"eager": 0.6})  # noqa: E731
+    said = one(_cmp("kv_static", "pipelined_static", FASTER, 1.03, 1.01, 1.04, True),
+               _cmp("kv_static", "kv_static_no_check", UNDECIDED, 1.0, 0.96, 1.03))  # fmt: skip
+    assert "mixed (host and GPU)): pipelining neither paid nor cost beyond ±5%: `pipelined_static` was faster" in said
+    assert ("gained no more than 5% (undecided, ×1.00, but a gain beyond 5% is ruled out), which bounds what hiding "
+            "the check could gain here.") in said  # fmt: skip
+    said = one(_cmp("kv_static", "pipelined_static", UNDECIDED, 1.0, 0.9, 1.1),
+               _cmp("kv_static", "kv_static_no_check", FASTER, 1.08, 1.02, 1.12))  # fmt: skip
+    assert "these rounds do not tell whether `pipelined_static` was faster or slower than the synchronous" in said
+    assert "was faster, for real (×1.08), but whether by more than 5% these rounds do not show." in said
+
+
+def test_sync_shares_read_the_synchronous_steps_share_as_the_quick_page_does():
+    from pathlib import Path
+
+    from tokgen import load
+    from tokgen.voice import sync_shares
+    from tokgen_tools.quick import gpu_shares
+
+    results = load("07_pipelining", Path(__file__).resolve().parents[1])
+    assert sync_shares(results[results["status"] == "ok"]) == gpu_shares(results)
+    assert all(s != s for s in sync_shares(results.drop(columns="gpu_busy_share")).values())
+
+
+def test_the_line_under_notebook_07s_figure_names_the_pairs_the_design_did_not_follow():
+    """Review rv23B N4: the figure drew naive and kv_dynamic against kv_static (kv_dynamic ×1.14, interval
+    ×1.04–×1.19), pairs the design never followed, with no word about them or about the faster eager cache."""
+    from tokgen.voice import unfollowed_pairs_text
+
+    def row(variant, speedup, low, high, vs="kv_static"):
+        return {"variant": variant, "vs": vs, "speedup": speedup, "low": low, "high": high}
+
+    followed = [("kv_static", "pipelined_static"), ("naive", "compiled pipelined_static", (2.5, 4.0))]
+    drawn = pd.DataFrame([row("naive", 0.80, 0.68, 0.92), row("kv_dynamic", 1.14, 1.04, 1.19),
+                          row("pipelined_static", 0.97, 0.92, 0.99)])  # fmt: skip
+    assert unfollowed_pairs_text(drawn, followed) == (
+        "The figure also draws pairs the design did not follow: `naive`, `kv_dynamic` against `kv_static`. Their dots "
+        "and bars are read at the same looks, fixed in advance, over the rounds both variants ran; no verdict here "
+        "rests on them. Eager, `kv_dynamic` against `kv_static` ×1.14, interval ×1.04–×1.19: the dynamic cache was the "
+        "faster eager cache here (claim 4 compares the two caches in notebook 04)."
+    )
+    slower = unfollowed_pairs_text(pd.DataFrame([row("kv_dynamic", 0.9, 0.85, 0.95)]), followed)
+    assert slower.endswith("×0.90, interval ×0.85–×0.95: the static cache was the faster eager cache here (claim 4 "
+                           "compares the two caches in notebook 04).")  # fmt: skip
+    open_ = unfollowed_pairs_text(pd.DataFrame([row("kv_dynamic", 1.0, 0.97, 1.03)]), followed)
+    assert "these rounds do not tell which eager cache was the faster" in open_
+    assert "cache" not in unfollowed_pairs_text(pd.DataFrame([row("naive", 0.8, 0.7, 0.9)]), followed)
+    assert unfollowed_pairs_text(drawn.iloc[2:], followed) == ""  # every pair drawn was followed

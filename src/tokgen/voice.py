@@ -26,6 +26,7 @@ from .stats import (
     look_levels,
     parse_looks,
     run_times,
+    shared_rounds,
     signed_rank_p,
     time_summary,
 )
@@ -1150,6 +1151,9 @@ def k_sweep_words(by_k: pd.DataFrame, ks: dict) -> str:
 
 OUTCOME_HEADS = {FASTER: "Faster, for real", SLOWER: "Slower, for real", NO_EFFECT: f"No effect (within ±{BAND:.0%})",
                  UNDECIDED: "Undecided (these rounds cannot tell)"}  # fmt: skip
+TIED_HEAD = f"Real, but within ±{BAND:.0%} (tied)"
+# `findings_text`'s head for a real difference also shown within ±BAND: a tie, as the rankings and the claims read
+# it, never under "Faster/Slower, for real" (review rv23B S2)
 # what each outcome head says: a comparison's outcome as the first words of a sentence (notebook 02, solution 04)
 RULED_OUT_HEADS = {"either": f"Undecided, but a difference beyond ±{BAND:.0%} is ruled out either way",
                    "gain": f"Undecided, but a gain beyond {BAND:.0%} is ruled out",
@@ -1175,19 +1179,170 @@ def findings_text(comparisons) -> str:
     """A run's comparisons (rows of `tokgen.stats.gain`; None skipped) grouped by outcome, each said
     by `speedup_text`: a notebook's computed summary (notebook 02_kv_cache). The undecided are split by
     what their interval rules out (`ruled_out`): a gain beyond the band, a slowdown beyond it, either,
-    or nothing, which these rounds cannot tell (review rvB14 S2)."""
+    or nothing, which these rounds cannot tell (review rvB14 S2). A real difference also shown within ±BAND
+    (`no_effect`) is tied, as the rankings and the claims read it: it goes under "Real, but within ±5% (tied)",
+    after the slower, never under "Faster/Slower, for real" (review rv23B S2)."""
     rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
     if not rows:
         return "- No comparison was measured in this run."
-    groups = [((outcome, None), head) for outcome, head in OUTCOME_HEADS.items() if outcome != UNDECIDED]
-    groups += [((UNDECIDED, side), head) for side, head in RULED_OUT_HEADS.items()]
+    real = (FASTER, SLOWER)
+    heads = [((o, None, False), OUTCOME_HEADS[o]) for o in real] + [((None, None, True), TIED_HEAD)]
+    heads += [((NO_EFFECT, None, False), OUTCOME_HEADS[NO_EFFECT])]
+    heads += [((UNDECIDED, side, False), head) for side, head in RULED_OUT_HEADS.items()]
+
+    def key(g):  # a real difference shown within ±BAND goes under its own head, whichever its direction
+        shown = g.get("no_effect", False)  # NaN where a frame's other rows carry it and this one does not
+        tied = g["outcome"] in real and shown == shown and bool(shown)
+        return (None if tied else g["outcome"], ruled_out(g), tied)
+
     lines = []
-    for (outcome, side), head in groups:
-        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows
-                if g["outcome"] == outcome and ruled_out(g) == side]  # fmt: skip
+    for group, head in heads:
+        said = [f"`{g['variant']}` against `{g['vs']}` {speedup_text(g)}" for g in rows if key(g) == group]
         if said:
             lines.append(f"- **{head}:** " + "; ".join(said) + ".")
     return "\n".join(lines)
+
+
+def sync_shares(results: pd.DataFrame) -> dict[str, float]:
+    """The synchronous step's GPU busy share (`kv_static`'s GPU busy / wall time), eager and compiled, over the
+    rounds every interleaved variant ran (`tokgen.stats.shared_rounds`), as notebook 07's bound table reads it; NaN
+    where not measured (a CPU run) (notebook 07_pipelining)."""
+    if results is None or results.empty or "gpu_busy_share" not in results:
+        return {"eager": math.nan, "compiled": math.nan}
+    busy = shared_rounds(results).set_index("variant")["gpu_busy_share"]
+    return {m: float(busy.get(label("kv_static", compiled=m == "compiled"), math.nan)) for m in ("eager", "compiled")}
+
+
+def _pick(rows, vs: str, variant: str) -> dict | None:
+    """The comparison of `variant` against `vs` among `rows` (a frame or a list of `gain` rows), or None."""
+    rows = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else rows
+    return next((g for g in rows if g and g.get("vs") == vs and g.get("variant") == variant), None)
+
+
+def _tied(g: dict) -> bool:
+    """A real difference also shown within ±BAND (`no_effect`): a tie, as the rankings and the claims read it."""
+    shown = g.get("no_effect", False)
+    return g["outcome"] in DECIDED and shown == shown and bool(shown)
+
+
+def _piped_words(g: dict | None, variant: str, vs: str) -> str:
+    """Pipelining against the synchronous loop, in its outcome's own words (`pipelining_findings`)."""
+    if g is None:
+        return f"`{variant}` against the synchronous `{vs}` was not measured"
+    x = f"×{g['speedup']:.{_digits(g)}f}"
+    if _tied(g):
+        side = "faster" if g["outcome"] == FASTER else "slower"
+        return (f"pipelining neither paid nor cost beyond ±{BAND:.0%}: `{variant}` was {side} than the synchronous "
+                f"`{vs}` for real ({x}), but shown within ±{BAND:.0%} of it (tied)")  # fmt: skip
+    if g["outcome"] == FASTER:
+        return f"pipelining paid: `{variant}` was faster than the synchronous `{vs}`, for real ({x})"
+    if g["outcome"] == SLOWER:
+        return f"pipelining did not pay: `{variant}` was slower than the synchronous `{vs}`, for real ({x})"
+    if g["outcome"] == NO_EFFECT:
+        return (f"pipelining made no difference: `{variant}` was shown within ±{BAND:.0%} of the synchronous `{vs}` "
+                f"({x})")  # fmt: skip
+    side = ruled_out(g)
+    left = {"either": f"; a difference beyond ±{BAND:.0%} is ruled out either way",
+            "gain": f"; a gain beyond {BAND:.0%} is ruled out", "slowdown": f"; a slowdown beyond {BAND:.0%} is ruled "
+            "out"}.get(side, "")  # fmt: skip
+    return f"these rounds do not tell whether `{variant}` was faster or slower than the synchronous `{vs}` ({x}{left})"
+
+
+def _room_words(g: dict | None, share: float) -> str:
+    """Whether skipping the stop check altogether (`g`: no check against the synchronous loop) gained more than
+    the band: the most that hiding the check could gain here (`pipelining_findings`)."""
+    if g is None:
+        return "Skipping the check altogether was not measured, so nothing bounds what hiding it could gain"
+    x = f"×{g['speedup']:.{_digits(g)}f}"
+    pace = {"host": ", while the host sets the pace", "GPU": ", while the GPU sets the pace"}.get(bound(share), "")
+    bounds = f"which bounds what hiding the check could gain here{pace}"
+    if g["outcome"] == FASTER and not _tied(g) and g.get("interval_low", math.nan) > 1 + BAND:
+        return (f"Skipping the check altogether gained more than {BAND:.0%} ({x}; its {interval_text(g)} lies above "
+                f"×{1 + BAND:.2f}): room that hiding the check could take back here{pace}")  # fmt: skip
+    if g["outcome"] == NO_EFFECT or _tied(g):
+        how = "a real difference, but shown within" if _tied(g) else "no effect, shown within"
+        return f"Skipping the check altogether gained less than {BAND:.0%} ({x}: {how} ±{BAND:.0%}), {bounds}"
+    if g["outcome"] == FASTER:
+        return (f"Skipping the check altogether was faster, for real ({x}), but whether by more than {BAND:.0%} "
+                "these rounds do not show")  # fmt: skip
+    if g["outcome"] == SLOWER:
+        return f"Skipping the check altogether was slower, for real ({x}): it leaves hiding the check nothing to gain"
+    if ruled_out(g) in ("gain", "either"):
+        return (f"Skipping the check altogether gained no more than {BAND:.0%} (undecided, {x}, but a gain beyond "
+                f"{BAND:.0%} is ruled out), {bounds}")  # fmt: skip
+    return f"Whether skipping the check altogether gains more than {BAND:.0%}, these rounds cannot tell ({x})"
+
+
+def _stream_words(g: dict | None, floor: dict | None) -> str:
+    """One stream against two (claim 9's second half), and what it says of the no-check gain over the pipelined
+    loop (`floor`) (`pipelining_findings`)."""
+    if g is None:
+        return ""
+    x = f"×{g['speedup']:.{_digits(g)}f}"
+    if g["outcome"] == FASTER and not _tied(g):
+        return f" One stream was faster than two, for real ({x}): the second stream cost something here."
+    said = ("slower than two, for real" if g["outcome"] == SLOWER and not _tied(g) else
+            f"shown within ±{BAND:.0%} of two" if g["outcome"] == NO_EFFECT or _tied(g) else
+            "not told apart from two")  # fmt: skip
+    gained = floor is not None and floor["outcome"] == FASTER
+    so = ", so the no-check generator's gain over the pipelined loop is not shown to come from the second stream" if (
+        gained) else ""  # fmt: skip
+    return f" One stream was {said} ({x}){so}."
+
+
+def pipelining_findings(piped, overhead, bound_rows, shares: dict) -> str:
+    """What notebook 07's run found, in words, per model (eager, then compiled): pipelining against the
+    synchronous loop (`pipelined_static` against `kv_static`, from `piped`), whether skipping the stop check
+    altogether (`kv_static_no_check` against `kv_static`, from `bound_rows`) gained more than ±BAND, the most
+    hiding the check could gain, and the step's bound from `shares` ({model: the synchronous step's GPU busy
+    share}, `sync_shares`), then one stream against two (from `overhead`); each said from its outcome, so it reads
+    as right where pipelining pays (a GPU-bound slice) as where it does not (notebook 07_pipelining; review rv23B
+    S3)."""
+    lines = []
+    for model in ("eager", "compiled"):
+        c = model == "compiled"
+        sync, piped_, no_check = (label(v, compiled=c) for v in ("kv_static", "pipelined_static", "kv_static_no_check"))
+        share = shares.get(model, math.nan)
+        words = bound_words(share)
+        near = GPU_BOUND if share == share and share >= (HOST_BOUND + GPU_BOUND) / 2 else HOST_BOUND
+        busy = (f"a synchronous step kept the GPU busy {percent_text(share, near)} of its wall time: {words}" if words
+                else "the GPU's share of a step was not measured")  # fmt: skip
+        step = _piped_words(_pick(piped, sync, piped_), piped_, sync)
+        room = _room_words(_pick(bound_rows, sync, no_check), share)
+        streams = _stream_words(_pick(overhead, piped_, label("pipelined_static_1stream", compiled=c)),
+                                _pick(overhead, piped_, no_check))  # fmt: skip
+        lines.append(f"- **{model.capitalize()}** ({busy}): {step}. {room}.{streams}")
+    return "\n".join(lines)
+
+
+def unfollowed_pairs_text(drawn: pd.DataFrame, followed) -> str:
+    """Under notebook 07's figure (`drawn`: `tokgen.display.plot_speedups`' rows, variant, vs, speedup, low, high):
+    the pairs it draws that the design did not follow (`followed`: `tokgen.claims.followed_pairs`, (against,
+    variant, ...) labels), read at the same looks fixed in advance over the rounds both ran, so no verdict rests on
+    them; and, where the figure holds the dynamic cache against the static one (eager), which of the two was the
+    faster here, from its interval (claim 4's ground); "" where every pair drawn was followed
+    (notebook 07_pipelining; review rv23B N4)."""
+    pairs = {frozenset(p[:2]) for p in followed}
+    rows = drawn.to_dict("records") if isinstance(drawn, pd.DataFrame) else list(drawn)
+    loose = [r for r in rows if frozenset((r["vs"], r["variant"])) not in pairs]
+    if not loose:
+        return ""
+    by_vs = {}
+    for r in loose:
+        by_vs.setdefault(r["vs"], []).append(f"`{r['variant']}`")
+    named = "; ".join(f"{', '.join(v)} against `{vs}`" for vs, v in by_vs.items())
+    said = (f"The figure also draws pairs the design did not follow: {named}. Their dots and bars are read at the "
+            "same looks, fixed in advance, over the rounds both variants ran; no verdict here rests on "
+            "them.")  # fmt: skip
+    dyn = next((r for r in loose if r["variant"] == label("kv_dynamic") and r["vs"] == label("kv_static")), None)
+    if dyn is not None and dyn["low"] == dyn["low"] and dyn["high"] == dyn["high"]:
+        x = f"×{dyn['speedup']:.2f}, interval ×{_side_kept(dyn['low'])}–×{_side_kept(dyn['high'])}"
+        which = ("the dynamic cache was the faster eager cache here" if dyn["low"] > 1 else
+                 "the static cache was the faster eager cache here" if dyn["high"] < 1 else
+                 "these rounds do not tell which eager cache was the faster")  # fmt: skip
+        said += f" Eager, `kv_dynamic` against `kv_static` {x}: {which} (claim 4 compares the two caches in notebook "
+        said += "04)."
+    return said
 
 
 SLOPE_LIMITS = ((1.1, "near 1: over these N the runtime grows like N, as a cost per step would"),
@@ -1648,10 +1803,16 @@ def race_text(late: list[int], busy_share: float | None = None, timed: int | Non
             "then.")  # fmt: skip
 
 
-def copy_return_text(where: str, returned_after_ms: float) -> str:
+def copy_return_text(where: str, returned_after_ms: float, queued_ms: float | None = None) -> str:
     """The solution of notebook 07_pipelining, exercise 2: how long `copy_(non_blocking=True)` into
-    `where` ("pinned", "pageable") memory kept the host, the GPU busy."""
-    return f"{where}: `copy_(non_blocking=True)` returned after {returned_after_ms:.2f} ms, the GPU busy."
+    `where` ("pinned", "pageable") memory kept the host, and how much GPU work was queued ahead of it
+    (`queued_ms`, timed by CUDA events around the sleep; None or NaN where not recorded), each time one
+    call (review rv23B N1)."""
+    if queued_ms is None or queued_ms != queued_ms:
+        said = f"{where}: `copy_(non_blocking=True)` returned after {returned_after_ms:.2f} ms"
+        return f"{said}, the GPU busy (one call)."
+    return (f"{where}: `copy_(non_blocking=True)` returned after {returned_after_ms:.2f} ms, with {queued_ms:.2f} ms "
+            "of GPU work queued ahead of it (CUDA events around the sleep; one call each).")  # fmt: skip
 
 
 def wasted_steps_text(k: int, computed: int, kept: int) -> str:

@@ -297,26 +297,48 @@ def another_card(here: set, theirs: set) -> str:
     return f"another card of the same model, {_card(theirs)}" if here and theirs and not here & theirs else ""
 
 
+def commits(rows: pd.DataFrame | None) -> set[str]:
+    """The commits a table records, 7 hex digits each (empty where it has no commit column or is None)."""
+    if rows is None or "commit" not in rows:
+        return set()
+    return {str(c)[:7] for c in rows["commit"].dropna() if str(c)}
+
+
+def another_commit(here: set, theirs: set) -> str:
+    """ "at another commit (7472d79)" where both runs record their commits and they differ, else "" (review
+    rv23B S1: the quick page set its run beside a reference run of another commit and did not say so)."""
+    return f"at another commit ({', '.join(sorted(theirs))})" if here and theirs and theirs != here else ""
+
+
 def _plain(name: str, gpu: str) -> str:
     """A regime's label without the GPU model `_with_gpu` added to it."""
     return name.replace(f"(reference, {gpu})", "(reference)").replace(f" of the {gpu}", "")
 
 
-def other_card(here_gpu: str, regimes: dict, here_cards: set | None = None) -> str:
+def other_card(here_gpu: str, regimes: dict, here_cards: set | None = None, here_commits: set | None = None) -> str:
     """One sentence where a reference regime ran on another GPU model than this page's, or (both recording
-    GPU UUIDs) on another card of the same model, else "" (reviews rv19B M1, rv22B N7)."""
+    GPU UUIDs) on another card of the same model, else "" (reviews rv19B M1, rv22B N7); each such regime whose
+    07_pipelining rows record another commit than `here_commits` (this page's) adds ", at another commit
+    (7472d79)" (review rv23B S1)."""
     if not here_gpu or here_gpu.startswith("none"):
         return ""
     models, same_model = {}, []
     for name, folder in regimes.items():
         gpu = reference_gpu(folder)
+        rows = _load(folder, "07_pipelining")
+        at = another_commit(here_commits or set(), commits(rows))
+        at = f", {at}" if at else ""
         if gpu and gpu != here_gpu:
-            models.setdefault(gpu, []).append(_plain(name, gpu))
-        elif gpu and (other := another_card(here_cards or set(), cards(_load(folder, "07_pipelining")))):
-            same_model.append(f"its {_plain(name, gpu)} on {other}")
+            models.setdefault(gpu, []).append((_plain(name, gpu), at))
+        elif gpu and (other := another_card(here_cards or set(), cards(rows))):
+            same_model.append(f"its {_plain(name, gpu)} on {other}{at}")
     if not models and not same_model:
         return ""
-    said = [f"{' and '.join(names)} on another GPU model ({gpu})" for gpu, names in models.items()]
+    said = []
+    for gpu, named in models.items():  # one commit for all of a model's regimes is said once, after the model
+        ats = {at for _, at in named}
+        names = [n if len(ats) == 1 else n + at for n, at in named]
+        said.append(f"{' and '.join(names)} on another GPU model ({gpu}){ats.pop() if len(ats) == 1 else ''}")
     here = f"the {here_gpu}" + (f" ({_card(here_cards)})" if here_cards else "")
     return (f"This page ran on {here}; the reference run's {'; '.join(said + same_model)}: bandwidths and busy "
             "times differ by card as well as by host.")  # fmt: skip
@@ -484,11 +506,14 @@ def table_runs(frames: dict) -> str:
     return lead + "; ".join(said)
 
 
-def reference_runs(regimes: dict, tables: tuple[str, ...], bandwidth: bool = False) -> list[str]:
+def reference_runs(
+    regimes: dict, tables: tuple[str, ...], bandwidth: bool = False, here: set | None = None
+) -> list[str]:
     """One line per reference column: the commit, card and run start of each table it reads (`tables`
     from its folder; with `bandwidth`, the table its copy bandwidth comes from: `_bandwidth_rows`), by
-    `table_runs`; a column whose commits are not the first column's says so (the
-    quick run's page: the reference columns read the CSVs found at render time)."""
+    `table_runs`; a column whose commits are not the first column's says so, and one whose commits are not
+    `here` (this page's own run's, 7 hex digits) says "another commit than this page's, 019154c" (review rv23B
+    S1) (the quick run's page: the reference columns read the CSVs found at render time)."""
     lines, first = [], None
     for name, folder in regimes.items():
         frames = {t: _load(folder, t) for t in tables}
@@ -497,7 +522,9 @@ def reference_runs(regimes: dict, tables: tuple[str, ...], bandwidth: bool = Fal
             frames[what] = rows
         commits = {str(c)[:7] for f in frames.values() if f is not None and "commit" in f for c in f["commit"]}
         apart = first is not None and first[1] and commits and commits != first[1]
-        other = f" (**another commit than the {first[0]}'s**)" if apart else ""
+        than = [f"this page's, {', '.join(sorted(here))}"] if here and commits and commits != here else []
+        than += [f"the {first[0]}'s"] if apart else []
+        other = f" (**another commit than {', and than '.join(than)}**)" if than else ""
         first = first or (name, commits)
         lines.append(f"- {name}: {table_runs(frames)}{other}")
     return lines
@@ -540,9 +567,11 @@ def regime_sentences(out: Path, regimes: dict) -> list[str]:
             models = [set(t["gpu"].dropna()) if "gpu" in t else set() for t in (results, tables[near])]
             same = bool(models[0]) and models[0] == models[1]  # one GPU model: is it one card? (review rv22B N7)
             other = another_card(cards(results), cards(tables[near])) if same else ""
+            at = another_commit(commits(results), commits(tables[near]))  # review rv23B S1
+            there = "; there" + (f" on {other}" if other else "") + (f"{',' * bool(other)} {at}" if at else "")
             lines.append(
                 f"Compiled, its share lies nearest the reference run's regime **{near}** ({refs[near]:.0%} there, "
-                f"{ours['compiled']:.0%} here{'; there on ' + other if other else ''}). A compiled "
+                f"{ours['compiled']:.0%} here{there if other or at else ''}). A compiled "
                 f"`kv_static` step keeps the GPU busy {busy:.2f} ms here "
                 f"and {busy_ref:.2f} ms there, in a wall time of {wall:.2f} ms here and {wall_ref:.2f} ms there: "
                 "the share is this GPU and this host together."
@@ -799,12 +828,13 @@ def render(out: Path, regimes: dict | None = None) -> str:
             "not counted).",
             "",
         ]  # fmt: skip
-    card = other_card("" if cpu else str(env["gpu"]), regimes, cards(stages))
+    here_commits = commits(stages)  # this page's run: its reference columns may be of another (review rv23B S1)
+    card = other_card("" if cpu else str(env["gpu"]), regimes, cards(stages), here_commits)
     lines += ["## Which regime this GPU is in", "", *[f"- {s}" for s in regime_sentences(out, regimes)],
               *([f"- {card}"] if card else []), ""]  # fmt: skip
     table_ = regime_table(out, here, regimes, _bandwidth(out))
     lines += [_table(table_), "", RUNS_LEAD.format(what="rows", tables="07_pipelining and the bandwidth's table"), "",
-              *reference_runs(regimes, ("07_pipelining",), bandwidth=True), ""]  # fmt: skip
+              *reference_runs(regimes, ("07_pipelining",), True, here_commits), ""]  # fmt: skip
     note = shared_note([_load(folder, "07_pipelining") for folder in [out, *regimes.values()]], "kv_static")
     lines += [note, ""] if note else []
     if (out / "quick_regimes.png").exists():
@@ -813,8 +843,8 @@ def render(out: Path, regimes: dict | None = None) -> str:
     try:
         claims, measured = claims_rows(out, here, regimes)
         lines += [_table(claims), "", RUNS_LEAD.format(what="columns", tables=" and ".join(CLAIM_TABLES)), "",
-                  *reference_runs(regimes, CLAIM_TABLES), "", STABILITY_NOTE, "", f"Measured on {here}:", "",
-                  *measured, ""]  # fmt: skip
+                  *reference_runs(regimes, CLAIM_TABLES, here=here_commits), "", STABILITY_NOTE, "",
+                  f"Measured on {here}:", "", *measured, ""]  # fmt: skip
     except Exception as err:  # noqa: BLE001 - the page still says what the other stages found
         lines += [f"*Claims not evaluated: {type(err).__name__}: {err}*", ""]
     gaps = _load(out, "06_eos_sync_profile")
