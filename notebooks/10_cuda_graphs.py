@@ -442,6 +442,15 @@ columns = ["rank", "variant", "ms, median (IQR)", *(["GB/s"] if CUDA else []), "
 say(table(ok, columns + [f"vs {b}" for b in bases], digits={"GB/s": 0, "first call (builds), ms": 0,
                                                             "× task floor": 2}))  # fmt: skip
 say(tokgen.voice.host_probe_text(ok))  # the host's speed before and after these rounds (review rvC16 S1)
+if CUDA:  # notebook 07's run of naive and the recipe on this card at this commit, beside this one (review rv23C S1)
+    try:
+        seven = tokgen.rows_at("07_pipelining", RESULTS_DIR, "notebook 10", BATCH_SIZE=BATCH_SIZE,
+                               MAX_SEQLEN=MAX_SEQLEN)  # fmt: skip
+    except tokgen.MissingRows:  # notebook 07 not run here: the sentence says no second run is set beside this one
+        seven = None
+    timed_here = recorded[recorded["status"] == "ok"]  # as recorded: with the card's id and the commit
+    recipe = ["naive", tokgen.label("pipelined_static", compiled=True)]
+    say(tokgen.voice.same_card_runs_text(timed_here, seven, recipe))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 0.3 * len(ok) + 1.5), gridspec_kw={"width_ratios": [1.3, 1]})
@@ -644,7 +653,8 @@ for stop_at in STOP_AT:
 dropped = {r.get("generator") for r in failed}  # what section 2 left out: not built again here (it would fail)
 k_failed = k_step in dropped  # without the K-step decoders, nothing to build or compare in this section
 if k_failed:
-    say(f"*`{k_step}` is left out of this section: its first call failed in section 2.*")
+    say(f"*`{k_step}` is left out of this section: its first call failed in section 2, so this section (the WHILE "
+        "node included) does not run.*")  # fmt: skip  (nothing to set the WHILE node against: rr22d N3)
 on_device = CUDA and not k_failed and "graph_stop_on_device" not in dropped  # section 2 kept the WHILE node
 if CUDA and "graph_stop_on_device" in dropped:
     say("*`graph_stop_on_device` is left out of this section: its first call failed in section 2.*")
@@ -663,6 +673,7 @@ if stop_variants:  # none where section 2 dropped the K-step decoders' generator
                              record=lambda row: stop_rec.write(row | stop_memory(row)))  # fmt: skip
     say(tokgen.voice.device_stop_text(stop_rec.read(), k_step))  # the Ks, stops and EOS ids as recorded
     say(table(stopped, ["variant", "steps", "median_ms", "q25_ms", "q75_ms"], digits=2))
+    say(tokgen.voice.host_probe_text(stop_rec.read()))  # the host's speed before and after (review rv23C S2)
     say(tokgen.memory.resident_text(stop_rec.read(), "this section's rounds"))  # the rows' peaks; the largest ones
 
 # %% [markdown]

@@ -84,6 +84,7 @@ if CUDA:
                    record=lambda r: rec.write({"exercise": 1, "measure": "timing", **r}))  # fmt: skip
     results = recorded(1, "timing")  # the rows as recorded
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_share"]], digits=2))
+    say(tokgen.voice.host_probe_text(results))  # the host's speed before and after these rounds (review rv23C S2)
     g = tokgen.gain(results, variants[0].name, variants[1].name)
     say(f"`{variants[1].name}` against `{variants[0].name}`: {speedup_text(g)}.")
 else:
@@ -132,13 +133,16 @@ if CUDA:
         rows.append({"generator": generator, **{f"ms at N={n}": m for n, m in zip(t["max_seqlen"], t["median_ms"])},
                      f"mean µs per step of {added} (median of rounds)": cost})  # fmt: skip
     say(table(pd.DataFrame(rows), digits=2))  # mean µs per added step: medians of differences, no direction
+    say(tokgen.voice.host_probe_text(timed))  # the host's speed before and after these rounds (review rv23C S2)
     paired = [w - k for w, k in zip(per_round["graph_stop_on_device"], per_round[k_step])]  # same rounds
     say(f"Per step of {added} (their mean), the WHILE node's cost minus `{k_step}` at K = 1's, round by round: "
         f"{tokgen.display.difference_text(paired)}.")  # fmt: skip
+    whole = {}  # N -> the WHILE node against the K = 1 decoder over a whole generation
     for n, t in timed.groupby("max_seqlen"):  # round by round, the WHILE node against the K = 1 decoder
         names = t.set_index("generator")["variant"]
-        g = tokgen.gain(timed, names[k_step], names["graph_stop_on_device"])
+        whole[n] = g = tokgen.gain(timed, names[k_step], names["graph_stop_on_device"])
         say(f"At N = {n}, the WHILE node against `{names[k_step]}`: {speedup_text(g)}.")
+    say(tokgen.voice.while_cost_text(paired, whole, k_step))  # the step's sign and the lengths' outcomes (rv23C N4)
 else:
     say(f"Both return the naive tokens at N = {' and '.join(map(str, lengths))}. *Timing needs a GPU: run it there.*")
 
@@ -254,6 +258,7 @@ if hopper:
     results["gpu_idle_fraction"] = results["variant"].map(lambda n: idle[n]["gpu_idle_fraction"])
     say(table(results[["variant", "median_ms", "q25_ms", "q75_ms", "gpu_busy_us_per_step", "durations_us_per_step",
                        "gpu_idle_fraction"]], digits=3))  # fmt: skip
+    say(tokgen.voice.host_probe_text(results))  # the host's speed before and after these rounds (review rv23C S2)
     say(tokgen.display.pdl_idle_caveat(pdl_kernels))  # busy time and idle share count PDL's waits alike
     say(tokgen.display.pdl_gain_text(tokgen.gain(results, pdl_variants[0].name, pdl_variants[1].name)))
 elif CUDA:

@@ -314,7 +314,10 @@ def test_every_notebook_runs_in_smoke_mode(smoke_out, name):
     if name == "10_cuda_graphs":  # the first calls shown are the ones recorded (build_ms), the warm-up apart
         rows = pd.read_csv(smoke_out / "data" / f"{name}.csv").set_index("variant")
         said_out = {m for v in verdicts for m in re.findall(r"`([^`]+)` is left out of the comparisons: its first", v)}
-        assert set(rows.index[rows["status"] != "ok"]) == said_out, said_out  # failed rows: those said (rr22c N2)
+        # failed rows: those said (rr22c N2); only section 2's first-call drops, which record no build_ms: a variant
+        # that failed in compare's rounds keeps its first call's build_ms and is not said here (rr22d N4)
+        dropped = (rows["status"] != "ok") & rows["build_ms"].isna() & (rows.index != "naive")
+        assert set(rows.index[dropped]) == said_out, said_out
         rows = rows[rows["status"] == "ok"]  # a dropped variant's failed row has no build_ms
         assert rows["build_ms"].drop("naive").gt(0).all() and rows["build_ms"].isna()["naive"]
         for header, key in (("first call (builds), ms", "build_ms"), ("warm-up (second call), ms", "first_call_ms")):

@@ -174,7 +174,8 @@ def test_notebook_10_section_6_skips_the_k_step_decoders_section_2_dropped(monke
     the fix, built with catch=(), its failure ended the notebook), says so in one line, and reads no rows."""
     built, said = section_6(monkeypatch, tmp_path / "k", [{"generator": "graph_triton_fused"}], while_cell=True)
     assert built == []
-    assert said == ["*`graph_triton_fused` is left out of this section: its first call failed in section 2.*"]
+    assert said == ["*`graph_triton_fused` is left out of this section: its first call failed in section 2, so this "
+                    "section (the WHILE node included) does not run.*"]  # fmt: skip  (rr22d N3)
     assert not (tmp_path / "k" / "10_device_stop.csv").exists()
     built, said = section_6(monkeypatch, tmp_path / "both", [{"generator": g} for g in ("graph_triton_fused",
                                                                                        "graph_stop_on_device")])
@@ -263,3 +264,26 @@ def test_first_call_errors_hold_the_installed_triton_error():
     sticky = tokgen.Variant("sticky", raises(errors.OutOfResources(1, 0, "CUDA error: an illegal memory access")))
     with pytest.raises(errors.OutOfResources):
         tokgen.bench.first_calls([sticky], "cpu", TOKENS, report=said.append)
+
+
+def test_largest_kept_counts_the_variants_tied_with_the_last_one_named():
+    """rv23C N1: seven variants kept the same 0.64 GB and the third named was one of them, picked by stable order;
+    the ones left out at the same amount (as shown, 2 decimals) are counted after it; none tied: nothing added."""
+    rows = pd.DataFrame({"variant": ["a", "b", "c", "d", "e", "f"], "peak_allocated_gb": [3.0] * 6,
+                         "resident_gb": [1.0, 0.9, 0.638614, 0.638614, 0.6386, 0.5]})  # fmt: skip
+    said = resident_text(rows, "x")
+    assert "the largest first: `a` 1.00 GB, `b` 0.90 GB, `c` 0.64 GB, and 2 more at 0.64 GB; the 6 variants" in said
+    assert ", and 1 more at 0.90 GB;" in resident_text(rows.assign(resident_gb=[1.0, 0.9, 0.9, 0.5, 0.5, 0.5]), "x",
+                                                       largest=2)  # fmt: skip
+    assert "more at" not in resident_text(rows.assign(resident_gb=[1.0, 0.9, 0.8, 0.7, 0.6, 0.5]), "x")
+    assert "more at" not in resident_text(rows.assign(resident_gb=[1.0, 0.9, 0.8, 0.8, 0.8, 0.8]), "x", largest=6)
+
+
+def test_largest_kept_says_a_release_of_reserved_memory_alone():
+    """rr22d N1: a first call that released only reserved memory (allocated net zero) is said beside the total."""
+    rows = pd.DataFrame({"variant": ["k1", "k2"], "peak_allocated_gb": [3.0, 3.0], "resident_gb": [0.5, 0.0],
+                         "resident_reserved_gb": [1.0, -0.5]})  # fmt: skip
+    assert resident_text(rows, "x").endswith(
+        "; the 2 variants together 0.50 GB (0.50 GB reserved), after 0.00 GB (0.50 GB reserved) that first calls "
+        "released."
+    )

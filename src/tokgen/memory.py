@@ -72,7 +72,9 @@ def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
     (review rr22b N2). The total is the readings' signed sum: each "before" is read just after the previous "after",
     so it is what the decoders hold together after the last first call; where some first call released memory, how
     much is said beside it (review rr22c N3: the clipped sum overstated the total); a net release reads as less than
-    before the first was built, never as a negative size (review rr22d N2)."""
+    before the first was built, never as a negative size (review rr22d N2). Variants left out that keep what the
+    last one named keeps (to the 2 decimals shown) are counted after it, "and 6 more at 0.64 GB": which of a tie is
+    named is arbitrary (review rv23C N1)."""
     if "resident_gb" not in rows:  # a table recorded before the column (review rr21d N6): nothing measured to name
         return ""
     signed = rows.assign(gb=pd.to_numeric(rows["resident_gb"], errors="coerce")).dropna(subset=["gb"])
@@ -92,6 +94,10 @@ def _largest_kept(rows: pd.DataFrame, largest: int) -> str:
 
     top = kept.head(largest)
     named = ", ".join(f"`{v}` {amount(gb, res)}" for v, gb, res in zip(top["variant"], top["gb"], top["reserved"]))
+    if len(top) and len(kept) > len(top):  # those left out that keep what the last named keeps, as shown (rv23C N1)
+        cut = round(top["gb"].iloc[-1], 2)
+        tied = int((kept["gb"].iloc[len(top) :].round(2) == cut).sum())
+        named += f", and {tied} more at {cut + 0.0:.2f} GB" if tied else ""
     total = amount(signed["gb"].sum(), summed(signed["res"]))
     if round(signed["gb"].sum(), 2) < 0:  # they let go of more than they kept (review rr22d N2): no negative size
         total = f"{amount(-signed['gb'].sum(), -summed(signed['res']))} less than before the first of them was built"

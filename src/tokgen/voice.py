@@ -13,7 +13,7 @@ import statistics
 import pandas as pd
 
 from .registry import label
-from .results import HOST_PROBE_COLUMNS, HOST_REPEATS
+from .results import HOST_PROBE_COLUMNS, HOST_REPEATS, same_commit
 from .stats import (
     ALPHA,
     BAND,
@@ -173,6 +173,31 @@ def two_runs_text(runs: dict[str, pd.DataFrame], variants: list[str]) -> str:
             f"{b}: {each}. The host's probe loop ({PROBE}) took {probe(here, before)} before {a} rounds and "
             f"{probe(there, before)} before {b} ({probe(here, after)} and {probe(there, after)} after); whether "
             "the rounds' times followed the host's speed is not measured.")  # fmt: skip
+
+
+def same_card_runs_text(here: pd.DataFrame, there: pd.DataFrame | None, variants: list[str],
+                        names: tuple[str, str] = ("this notebook's", "notebook 07's")) -> str:  # fmt: skip
+    """`two_runs_text` under notebook 10's table (review rv23C S1): `here`, this run's rows (`tokgen.compare`'s,
+    as recorded: with gpu_uuid and commit), beside the rows of `there` (another notebook's table, notebook 07's)
+    recorded on the same card (gpu_uuid) at the same commit (`tokgen.results.same_commit`), their medians over
+    the rounds every interleaved variant of their comparison ran (`tokgen.stats.shared_rounds`, said where it
+    cut). Where `there` is None or holds no such row, one sentence that says so; "" where `here` names no card
+    or commit, or no variant of `variants` ran in both."""
+    keys = ("gpu_uuid", "commit")
+    if here.empty or any(k not in here or pd.isna(here[k].iloc[0]) for k in keys):
+        return ""
+    card, commit = str(here["gpu_uuid"].iloc[0]), here["commit"].iloc[0]
+    same = None if there is None or any(k not in there for k in keys) else there[
+        (there["gpu_uuid"].astype(str) == card) & there["commit"].map(lambda c: same_commit(c, commit))]  # fmt: skip
+    if same is None or same.empty:
+        return (f"{names[1][0].upper()}{names[1][1:]} rows hold no run on this card at this commit, so no second "
+                f"run of {' and '.join(f'`{v}`' for v in variants)} is set beside {names[0]} run.")  # fmt: skip
+    same = shared_rounds(same.drop_duplicates("variant", keep="last"))
+    runs = {names[0]: here.drop_duplicates("variant", keep="last").set_index("variant"),
+            names[1]: same.set_index("variant")}  # fmt: skip
+    said = two_runs_text(runs, variants)
+    over = shared_rounds_text(runs[names[1]], [v for v in variants if v in runs[names[1]].index])
+    return said + (f" {names[1][0].upper()}{names[1][1:]} medians here are {over}." if said and over else "")
 
 
 def table(df: pd.DataFrame, columns: list[str] | None = None, digits: int | dict = 1) -> str:
@@ -925,6 +950,39 @@ def difference_text(differences, unit: str = "µs", digits: int = 1) -> str:
     word = "a real difference" if told else "not told apart from none"
     return (f"{s(statistics.median(d))} {unit} ({word}: IQR {s(q[0])} to {s(q[2])} {unit} of {len(d)} "
             f"round{'s' * (len(d) != 1)}; p {p_text(signed_rank_p(d))}; {interval})")
+
+
+def while_cost_text(differences, gains: dict, k_name: str) -> str:
+    """What the solution of notebook 10_cuda_graphs, exercise 2, found, in one sentence read from its numbers
+    (review rv23C N4): the sign of the per-step cost difference (`differences`: the WHILE node's per added step
+    minus the K = 1 decoder's, round by round; real where its 95% interval is clear of 0, as `difference_text`
+    says) and each length's outcome of the WHILE node against the K = 1 decoder (`gains`: {N: `tokgen.gain`},
+    faster or slower beyond, within or not shown on either side of ±BAND; no effect; undecided); "yet" where
+    the whole generation goes the other way from the step. "" where no difference was measured."""
+    d = [float(x) for x in differences if x == x]
+    if not d:
+        return ""
+    low, high = difference_interval(d)
+    step = ("more than" if low > 0 else "less than" if high < 0 else None) if math.isfinite(low) else None
+    if step is None:
+        step_text = f"the rounds do not tell the WHILE node's cost per added step from `{k_name}` at K = 1's"
+    else:
+        step_text = (f"each added step costs the WHILE node {step} `{k_name}` at K = 1 (its launch, copy and "
+                     "wait)")  # fmt: skip
+
+    def outcome(g: dict) -> str:
+        if g["outcome"] not in DECIDED:
+            return f"within ±{BAND:.0%} of it (no effect)" if g["outcome"] == NO_EFFECT else "undecided against it"
+        side = band_side(g)
+        by = {"within": f"by less than {BAND:.0%}", "beyond": f"by more than {BAND:.0%}"}.get(
+            side, f"not shown on either side of {BAND:.0%}")  # fmt: skip
+        return f"{g['outcome']}, {by}"
+
+    ends = [f"{outcome(g)} at N = {n}" for n, g in sorted(gains.items())]
+    against = {"more than": FASTER, "less than": SLOWER}.get(step)
+    turn = "yet" if against and any(g["outcome"] == against for g in gains.values()) else "and"
+    whole = ", ".join(ends[:-1]) + (" and " if len(ends) > 1 else "") + ends[-1] if ends else "not measured"
+    return f"Together: {step_text}, {turn} over a whole generation the WHILE node is {whole}."
 
 
 def signed(x: float, digits: int = 0) -> str:

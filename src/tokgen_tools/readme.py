@@ -48,6 +48,8 @@ from tokgen.results import ROOT, load, read_table
 from tokgen.stats import BAND, FASTER, gain, shared_rounds
 from tokgen.voice import (
     CONFINED_RATIO,
+    HOST_BOUND,
+    HOST_DRIFT,
     count_text,
     first_tied,
     rank_text,
@@ -392,7 +394,33 @@ def _beyond_line(results_dir: Path) -> str:
     if "times_task_floor" in floor and first["variant"] in floor.index:
         text += (f"; {floor.at[first['variant'], 'times_task_floor']:.2f}× the task's bandwidth floor "
                  f"({_floor_basis(results_dir)})")  # fmt: skip
-    return text + "."
+    return text + _baseline_drift(graphs, results_dir) + "."
+
+
+def _baseline_drift(graphs: pd.DataFrame, results_dir: Path) -> str:
+    """`_beyond_line`'s clause where notebook 10's naive median lies more than HOST_DRIFT either way from notebook
+    07's on the same card (gpu_uuid) at the same commit (its median over the rounds every interleaved variant ran,
+    `_summary`): both medians and GPU busy times, and that the speed-ups against the baselines whose GPU is busy
+    under half the time here (HOST_BOUND: naive, `generate()` static) are this run's (review rv23C S1: naive ran
+    2.04× notebook 07's median, its GPU busy the same, and every speed-up against it doubled); "" where no such run
+    or the two lie within it."""
+    seven = _same_run(_summary(results_dir), graphs)
+    if seven is None or NAIVE not in set(seven["variant"]):
+        return ""
+    here, there = graphs.set_index("variant"), seven.set_index("variant")
+    ratio = here.at[NAIVE, "median_ms"] / there.at[NAIVE, "median_ms"]
+    if not ratio == ratio or 1 / HOST_DRIFT <= ratio <= HOST_DRIFT:
+        return ""
+    busy = [here.at[NAIVE, "gpu_busy_ms"], there.at[NAIVE, "gpu_busy_ms"]] if "gpu_busy_ms" in here and \
+        "gpu_busy_ms" in there else []  # fmt: skip
+    busy = f", the GPU busy {busy[0]:.1f} against {busy[1]:.1f} ms" if busy and pd.notna(busy).all() else ""
+    share = here["gpu_busy_share"] if "gpu_busy_share" in here else pd.Series(dtype=float)
+    bases = [v for v in (NAIVE, GENERATE_STATIC) if v in share.index and share[v] < HOST_BOUND]
+    named = {NAIVE: "naive", GENERATE_STATIC: "`generate()` static"}  # as the line names them
+    bound = (f": read the speed-ups against {' and '.join(named[v] for v in bases)} (whose GPU is busy under "
+             f"{HOST_BOUND:.0%} of the wall time here) as this run's" if bases else "")  # fmt: skip
+    return (f"; naive's median here, {here.at[NAIVE, 'median_ms']:.1f} ms, is {ratio:.2f}× notebook 07's, "
+            f"{there.at[NAIVE, 'median_ms']:.1f} ms, on the same card and commit{busy}{bound}")  # fmt: skip
 
 
 def _floor_basis(results_dir: Path) -> str:
@@ -584,7 +612,9 @@ def beyond_table(results_dir: Path) -> str:
 
 def _beyond_run(results_dir: Path) -> str:
     """The Beyond table's run line: notebook 10's commit, card and start, and the copy bandwidth its floors
-    use (data/10_bandwidth.csv's last row), with notebook 12's TF32 row where one of the same run is used."""
+    use (data/10_bandwidth.csv's last row), with notebook 12's TF32 row where one of the same run is used; where
+    none is, that no TF32 throughput of this card and commit was recorded, and which rows (those that recompute
+    the sequence: naive) have a bytes-only floor, a lower bound (review rv23C N2)."""
     graphs, copies = _ok("10_cuda_graphs", results_dir), _ok("10_bandwidth", results_dir)
     frames = {"10_cuda_graphs": graphs}
     if copies is None or copies.empty or "bandwidth_gb_s" not in copies:
@@ -594,7 +624,17 @@ def _beyond_run(results_dir: Path) -> str:
     if light is not None and "matmul_tflops" in light and light["matmul_tflops"].notna().any():
         frames["12_bandwidth"] = light.iloc[[-1]]
     gbs = float(copies["bandwidth_gb_s"].iloc[-1])
-    return run_line(frames, f"floors at notebook 10's own copy bandwidth, {gbs:,.0f} GB/s (data/10_bandwidth.csv)")
+    said = f"floors at notebook 10's own copy bandwidth, {gbs:,.0f} GB/s (data/10_bandwidth.csv)"
+    if _same_card_tflops(_ok("12_bandwidth", results_dir), copies.iloc[-1]) is None:  # review rv23C N2
+        try:
+            floors = _floors(results_dir)
+        except KeyError:  # rows without the model's parameters: no floors to name
+            floors = pd.DataFrame()
+        bytes_only = list(floors.index[floors["kv_read"] == "recompute"]) if "kv_read" in floors else []
+        said += ("; no TF32 throughput recorded by notebook 12 on this card at this commit"
+                 + (f": {' and '.join(f'`{v}`' for v in bytes_only)}'s own floor is its bytes only, a lower bound"
+                    if bytes_only else ""))  # fmt: skip
+    return run_line(frames, said)
 
 
 def reruns_note(results_dir: Path) -> str:
@@ -649,7 +689,8 @@ def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
     and % of copy bandwidth were computed with (its weight bytes over its floor), named as notebook 10's
     measurement where notebook 12 used it (its 12_bandwidth `source`; review rv21B N5), with the start of the
     10_bandwidth row whose value it took, and none where no row of that run gives it (review rr21d N2),
-    and whether that is another run than the Beyond table's (review rv20B M1)."""
+    and whether that is another run than the Beyond table's (review rv20B M1). The bandwidth is the one that run's
+    12_bandwidth row records (review rv23C N3), else the products' weight bytes over their floor µs."""
     ok = df[df["floor_us"].notna() & (df["floor_us"] > 0)] if "floor_us" in df else df.iloc[:0]
     frames = {"12_products": df}
     light = _same_run(_ok("12_bandwidth", results_dir), df)
@@ -665,7 +706,9 @@ def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
                 frames["10_bandwidth"] = ten[used.to_numpy()].iloc[[-1]]  # its start in the run line
     if ok.empty:
         said = "no floor recorded"
-    else:
+    elif light is not None and "bandwidth_gb_s" in light and pd.notna(light["bandwidth_gb_s"].iloc[-1]):
+        said = f"floors at {whose}, {float(light['bandwidth_gb_s'].iloc[-1]):,.0f} GB/s (data/12_bandwidth.csv)"  # N3
+    else:  # no row of that run records it: derived from the products' own columns
         gbs = float((ok["weight_mb"] / ok["floor_us"] * 1e3).median())  # MB / µs = TB/s
         said = f"floors at {whose}, {gbs:,.0f} GB/s (the products' weight bytes / their floor µs)"
     graphs = _ok("10_cuda_graphs", results_dir)
