@@ -960,9 +960,10 @@ def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio(
     # review rv19A N9: the spread of the static cache's busy time over notebook 06's windows, read from its rows
     nb06 = pd.DataFrame({"window": [0, 1, 2, 2], "gpu_busy_per_step_us": [99.0, 100.0, 101.0, 101.0]})
     spread = naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06)
-    assert ("only). Notebook 06 profiled the static cache's window (its `WINDOW`) 3 times: GPU busy time per step "
-            "99.0–101.0 µs, a spread of 2.0% of their median; the two profiles here differ by 50% of the static "
-            "cache's time, wider than that spread (another run's profiles: a guide, not a test). Naive") in spread
+    assert ("only). Notebook 06 profiled the static cache's window (its `WINDOW`) in 3 windows (each window's judged "
+            "attempt): GPU busy time per step 99.0–101.0 µs, a spread of 2.0% of their median; the two profiles here "
+            "differ by 50% of the static cache's time, wider than that spread (another run's profiles: a guide, not "
+            "a test). Naive") in spread
     close = naive_work_text(kv, {"gpu_busy_per_step_us": 101.0, "kernels_per_step": 40}, [30, 50], nb06)
     assert "differ by 1% of the static cache's time, within that spread" in close
     assert naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06.iloc[:1]) == more
