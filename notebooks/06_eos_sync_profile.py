@@ -326,8 +326,9 @@ if CUDA:
     for m, w in waits.items():
         say("* " + tokgen.gaps.sync_wait_text(sync_names[m], w))
     phases = {name: tokgen.profiling.boundary_phases(tl) for name, tl in drawn.items()}
-    for name, p in phases.items():
-        say("* " + tokgen.gaps.phases_text(name, p))
+    recorded = "picture_boundaries" in first_rows  # the phases' medians, recorded beside their shares
+    for name, p in phases.items():  # read back from the recorded row (window 0's judged attempt, as pictured)
+        say("* " + tokgen.gaps.phases_text(name, first_rows.loc[name] if recorded and name in first_rows.index else p))
     say(tokgen.gaps.picture_widening(summary))
 
 # %% [markdown]

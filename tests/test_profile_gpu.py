@@ -173,6 +173,9 @@ def test_notebook_06s_rows_record_the_per_step_values_and_every_windows_phase_sh
     assert all(0 <= lo <= hi < float("inf") for lo, hi in judged["intervals"]), judged["intervals"]
     sync = table[table["variant"] == "kv_static"]
     assert len(gaps.window_parts(sync)) == 2  # the phase answer reads both windows (review rv19A S3)
+    for _, row in sync.iterrows():  # the phases' medians read back from the CSV (review rv23A S2)
+        assert row["picture_boundaries"] >= 1 and row["picture_span_us"] >= row["picture_gap_us"], row
+        assert gaps.phases_text("kv_static", row).startswith("`kv_static`: from the end of step i−1's model forward")
 
 
 @pytest.mark.gpu
@@ -184,7 +187,10 @@ def test_profile_windows_records_a_second_attempt_of_every_window_where_recheck_
     written and its timelines returned, those of its repeat, the judged attempt (review rv23A S1): the sync wait
     and the idle gap read from the returned timelines are window 0's attempt 1 row's (`sync_us`, `picture_gap_us`;
     the CPU test `test_rv21a_reprofile.py` checks which calls wrote the traces); the rows read back from the CSV,
-    every analysis reads the repeats (`last_attempts`), claim 6's windows keep both windows' first attempts' ratios."""
+    every analysis reads the repeats (`last_attempts`), claim 6's windows keep both windows' first attempts' ratios;
+    section 3's phases sentence read from window 0's judged row is the returned picture's (review rv23A S2)."""
+    import pandas as pd
+
     from tokgen import gaps, profiling
 
     model = tokgen.build_model("gpt2", "cuda")
@@ -212,6 +218,9 @@ def test_profile_windows_records_a_second_attempt_of_every_window_where_recheck_
                profiling.boundary_row(profiling.boundary_phases(picture))["picture_gap_us"])  # fmt: skip
         want = (judged[name]["sync_us"], judged[name]["picture_gap_us"])
         assert got == pytest.approx(want, nan_ok=True), (name, got, want)
+        # section 3's phases sentence read from the recorded row is the timeline's own (review rv23A S2)
+        said = gaps.phases_text(name, pd.Series(judged[name]))
+        assert said == gaps.phases_text(name, profiling.boundary_phases(picture)), said
     assert judged["kv_static"]["sync_us"] == judged["kv_static"]["sync_us"]  # the synchronous pass has a sync
     table = rec.read()
     assert list(zip(table["window"], table["attempt"])) == [(w, a) for w, a, _ in order]

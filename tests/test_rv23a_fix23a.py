@@ -81,3 +81,37 @@ def test_the_solutions_busy_spread_counts_windows_not_profiles(n):
     said = gaps.busy_spread_text(150.0, 100.0, rows)
     assert "in 6 windows (each window's judged attempt): GPU busy time per step" in said
     assert "6 times" not in said
+
+
+def _boundaries() -> pd.DataFrame:
+    """Two boundaries of a synchronous pass (µs), the phases adding up to each span."""
+    return pd.DataFrame(
+        [
+            {"step": 1, "span_us": 1000.0, "gap_us": 550.0, "check_us": 450.0, "host_us": 124.6, "forward_us": 234.6,
+             "launch_us": 186.0, "start_us": 4.8, "sync_copy_us": 57.0, "gap_calls_us": 20.0, "check_busy_us": 43.0},
+            {"step": 2, "span_us": 800.0, "gap_us": 500.0, "check_us": 300.0, "host_us": 100.0, "forward_us": 200.0,
+             "launch_us": 190.0, "start_us": 10.0, "sync_copy_us": 40.0, "gap_calls_us": 10.0, "check_busy_us": 30.0},
+        ]
+    )  # fmt: skip
+
+
+def test_the_phases_sentence_reads_the_same_from_the_recorded_row(tmp_path):
+    """Review rv23A S2: section 3's phase medians (599.9 µs, 74.7 µs, ...) were read from the in-memory timeline
+    only. `boundary_row` records them (`picture_span_us`, `picture_boundaries`, `phase_<key>_median_us`) and
+    `phases_text` of the row read back from a CSV is the sentence of the boundaries themselves; known medians: span
+    900, host 112.3, forward 217.3 µs over 2 boundaries."""
+    from tokgen import profiling
+
+    df = _boundaries()
+    row = profiling.boundary_row(df)
+    assert (row["picture_span_us"], row["picture_boundaries"]) == (900.0, 2)
+    assert (row["phase_host_us_median_us"], row["phase_forward_us_median_us"]) == pytest.approx((112.3, 217.3))
+    pd.DataFrame([{"variant": "kv_static", **row}]).to_csv(tmp_path / "t.csv", index=False)
+    back = pd.read_csv(tmp_path / "t.csv").iloc[0]
+    said = gaps.phases_text("kv_static", back)
+    assert said == gaps.phases_text("kv_static", df)
+    assert "first operation 900.0 µs, of which the GPU's idle gap before the step 525.0 µs (medians over 2" in said
+    no_forward = df.assign(forward_us=float("nan"), check_us=float("nan"), span_us=df["gap_us"])
+    assert gaps.phases_text("x", pd.Series(profiling.boundary_row(no_forward))) == gaps.phases_text("x", no_forward)
+    empty = df.iloc[:0]
+    assert gaps.phases_text("x", pd.Series(profiling.boundary_row(empty))) == gaps.phases_text("x", empty)

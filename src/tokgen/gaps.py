@@ -1840,28 +1840,42 @@ def _kept_alike(shares: list) -> list:
     return [f"{100 * x:.{places}f}%".replace("-", "\u2212") for x in shares]
 
 
-def phases_text(name: str, phases: pd.DataFrame) -> str:
+def _names_of(shares: dict) -> list:
+    """The phases `phases_text` names, in order (`_phase_names`' keys)."""
+    return list(_phase_names(shares))
+
+
+def phases_text(name: str, phases) -> str:
     """One generator's time from the end of step i−1's model forward on the GPU to step i's first operation
     (`tokgen.profiling.boundary_phases`), of which the idle gap before the step, split into its measured phases:
     each phase's median and share of the total time, the copy and sync calls' share, and the phase that holds
     most of it where one does (more than MOST), else the largest, of single phases, then the host's phases grouped as
     `phase_takeaway` groups them (`_host_total`), so that "the largest part" here and "holds most of it" there do not
     read as a contradiction (review rv21A S3), said "as the takeaways group them" only of the synchronous generators
-    `phase_takeaway` reads (review rr21c N2); without forward ranges, the idle gap alone
-    (notebook 06_eos_sync_profile)."""
-
-    shares = phase_shares(phases)
+    `phase_takeaway` reads (review rr21c N2); without forward ranges, the idle gap alone. `phases`: the
+    boundaries (`boundary_phases`), or the row notebook 06 recorded from them (`boundary_row`'s medians and shares,
+    so that the sentence is read from data/: review rv23A S2) (notebook 06_eos_sync_profile)."""
+    if isinstance(phases, pd.DataFrame):
+        shares = phase_shares(phases)
+        medians = {c: float(phases[c].median()) for c in _names_of(shares)}
+        n, gap_us = len(phases), float(phases["gap_us"].median()) if len(phases) else float("nan")
+        span_us = float(phases["span_us"].median()) if "span_us" in phases and len(phases) else float("nan")
+    else:  # a recorded row
+        shares = {c: float(phases[f"phase_{c}_share"]) for c in SHARE_COLUMNS
+                  if math.isfinite(float(phases.get(f"phase_{c}_share", float("nan"))))}  # fmt: skip
+        medians = {c: float(phases[f"phase_{c}_median_us"]) for c in _names_of(shares)}
+        n, gap_us, span_us = int(phases["picture_boundaries"]), phases["picture_gap_us"], phases["picture_span_us"]
     if not shares:
         return f"`{name}`: no step boundary with GPU work on both sides was recorded."
     names = _phase_names(shares)
-    parts = [f"{names[c]} {phases[c].median():.1f} µs ({_most_kept(shares[c])})" for c in names]
+    parts = [f"{names[c]} {medians[c]:.1f} µs ({_most_kept(shares[c])})" for c in names]
     top = max(names, key=shares.get)
     holds = "holds most of it" if shares[top] > MOST else "is the largest part, though not most of it"
-    n, gap = len(phases), f"{phases['gap_us'].median():.1f} µs"
+    gap = f"{gap_us:.1f} µs"
     head = f"the idle gap {gap} (median over {n} boundaries)"
     if CHECK_PHASE in shares:
         head = (f"from the end of step i−1's model forward on the GPU to step i's first operation "
-                f"{phases['span_us'].median():.1f} µs, of which the GPU's idle gap before the step {gap} (medians "
+                f"{span_us:.1f} µs, of which the GPU's idle gap before the step {gap} (medians "
                 f"over {n} boundaries)")  # fmt: skip
     grouped = ""
     if len(host := [c for c in HOST_PHASES if c in names]) > 1:  # the takeaways' grouping, said (review rv21A S3)
