@@ -168,7 +168,7 @@ _, first_window = tokgen.bench.profile_windows(
     record=lambda row: rec.write({**row, "order_seed": seed}),
     recheck=tokgen.gaps.drift_recheck,  # a window with a judged eager host-speed ratio outside the band: once more
 )  # fmt: skip
-# the pictures' pass of each variant's first window, in the figures' order whatever order they ran in
+# the pictures' pass of each variant's first window (its judged attempt), in the figures' order
 pictures = {v.name: first_window[v.name][1] for v in variants}
 profile = rec.read()  # every attempt: the takeaways say what a re-profiled window's repeat showed
 summary = tokgen.gaps.last_attempts(profile)  # per window its last attempt, as every analysis reads the profile
@@ -238,7 +238,8 @@ else:
 # CPU ranges on top, one row of kernels per CUDA stream below: the picture the article showed
 # as Nsight Systems screenshots. One panel per generator and model (the three generators, eager
 # and compiled: six panels, less any whose picture recorded no steps), each of four steps in the
-# middle of the window. Each panel has its own time axis: its width is one profiled pass's host
+# middle of the first window, of its judged attempt (its repeat, where it was profiled again: the
+# attempt the table's row shows). Each panel has its own time axis: its width is one profiled pass's host
 # time, slower than unprofiled and moving from pass to pass, so the panels do not rank the
 # generators (notebook 07 times them round by round, in paired rounds). These pictures, and the
 # zoom below, come from the second pass, the one that records the CPU ranges: its host can run
@@ -253,7 +254,7 @@ if CUDA and drawn:  # a time axis per panel: one pass each, not a speed comparis
         shown = [s for s in sorted(tl.kernels["step"].unique()) if s >= mid - WINDOW[0]][:4]
         first = WINDOW[0] + shown[0]
         steps = f"steps {first}–{first + len(shown) - 1}"
-        plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (second pass, with CPU ranges; the table: the first)")
+        plot_timeline(tl, shown, ax=ax, title=f"{name}: {steps} (window 0, pictures' pass, with CPU ranges)")
     fig.suptitle("One profiled pass each, on its own time axis: the widths do not rank the generators "
                  "(notebook 07 times them in paired rounds)")
     save_figure(fig, "06_timelines", RESULTS_DIR)
@@ -287,7 +288,8 @@ if CUDA and drawn:
 
 # %% [markdown]
 # What the sync waits for, per synchronous generator, from the statistics' pass of the first
-# window (GPU activity and the host's CUDA calls, no CPU ranges): for each step, the GPU work
+# window's judged attempt, its repeat where it was profiled again (GPU activity and the host's
+# CUDA calls, no CPU ranges): for each step, the GPU work
 # launched before the stop flag's copy call that was still unfinished when the host issued it,
 # how long the `cudaStreamSynchronize` after it lasted, and how long after the GPU's last
 # operation ended the host issued the copy (`tokgen.profiling.sync_wait`). Every window records
@@ -318,14 +320,15 @@ sync_names, waits, phases = {}, {}, {}
 if CUDA:
     sync_names = {m: tokgen.label("kv_static", compiled=m == "compiled") for m in ("eager", "compiled")}
     sync_names = {m: name for m, name in sync_names.items() if name in first_window}
-    first_rows = profile[(profile["window"] == 0) & (profile["attempt"] == 0)]  # the pictures' attempt, read back
+    first_rows = summary[summary["window"] == 0]  # the pictures' attempt, window 0's judged one, read back
     first_rows = first_rows.drop_duplicates("variant").set_index("variant")
     waits = {m: first_rows.loc[name] for m, name in sync_names.items() if name in first_rows.index}
     for m, w in waits.items():
         say("* " + tokgen.gaps.sync_wait_text(sync_names[m], w))
     phases = {name: tokgen.profiling.boundary_phases(tl) for name, tl in drawn.items()}
-    for name, p in phases.items():
-        say("* " + tokgen.gaps.phases_text(name, p))
+    recorded = "picture_boundaries" in first_rows  # the phases' medians, recorded beside their shares
+    for name, p in phases.items():  # read back from the recorded row (window 0's judged attempt, as pictured)
+        say("* " + tokgen.gaps.phases_text(name, first_rows.loc[name] if recorded and name in first_rows.index else p))
     say(tokgen.gaps.picture_widening(summary))
 
 # %% [markdown]
@@ -347,7 +350,8 @@ if CUDA:
 # step was host-bound under the profiler, and the GPU waited for the host all through the step,
 # sync or not.
 #
-# The traces in `data/traces/` (gzip-compressed Chrome trace JSON) are the first window's:
+# The traces in `data/traces/` (gzip-compressed Chrome trace JSON) are the first window's judged
+# attempt's (its repeat, where it was profiled again, as the pictures and the table):
 # `06_<name>.json.gz` its pictures' pass, with the CPU ranges and the CUDA calls (the per-operator
 # CPU events left out), whose gaps can be wider than the table's; `06_<name>_stats.json.gz` its
 # statistics' pass. Open them at https://ui.perfetto.dev (drag the `.json.gz` file in) to zoom
@@ -444,10 +448,9 @@ else:
 # * The timeline shows what the GPU does at each step boundary; the generator with no stop check
 #   (no check kernels, copy or sync) tells whether the stop check opens most of the time there,
 #   both measured from the end of the work the two steps share.
-# * The sync is not the only thing that can keep the GPU idle: the host's work for each step (in
-#   eager mode Python's kernel launches; compiled, fewer launches, but the compiled forward's
-#   own entry before its first launch and the same loop around it) can too: the phases under
-#   the step-boundary figure say which phase holds the time, for each model. The no-check
+# * The sync is not the only thing that can keep the GPU idle: the host's work for each step
+#   can too; the phases under the step-boundary figure say which part of the host's work holds
+#   the time, for each model. The no-check
 #   generator says, window by window, how much of the time before a step, from the work both
 #   steps share, is the stop check's where this ran; its pass and the synchronous one run one
 #   after the other, so the rule takes each pass's time as a share of the rest of its own step,

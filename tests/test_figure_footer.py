@@ -59,3 +59,30 @@ def test_on_a_gpu_the_saved_figure_names_the_card_and_the_commit_of_the_run(tmp_
     assert f"tokgen · {torch.cuda.get_device_name()}" in svg
     assert f"commit {tokgen.results.environment()['commit']}" in svg
     plt.close(fig)
+
+
+def test_the_footer_lies_under_every_axes_of_a_constrained_layout(monkeypatch, tmp_path):
+    """Review rv23A N2: figures/06_timelines.png had the footer over its last panel: `save_figure` read the axes'
+    positions before the constrained layout moved them. Known answer: at save time (the layout run, as `savefig`
+    runs it), the footer's top lies under the bottom of every axes' drawn extent (its labels included)."""
+    monkeypatch.setattr(tokgen.display, "environment", lambda: {**H200, "driver": "580"})
+    monkeypatch.setattr(tokgen.display, "slice_columns", lambda: {"gpu_sms": "all"})
+    fig, axes = plt.subplots(3, 1, figsize=(8, 6), layout="constrained")
+    for ax in axes:
+        ax.plot([1, 2], [3, 4])
+        ax.set_xlabel("x label")
+        ax.set_title("a panel")
+    fig.suptitle("a title")
+    seen, save = [], fig.savefig
+
+    def savefig(*args, **kwargs):
+        fig.canvas.draw()  # the layout, as savefig runs it
+        mark = next(t for t in fig.texts if t.get_gid() == "provenance")
+        top = mark.get_window_extent().y1
+        seen.append(all(top <= ax.get_tightbbox().y0 for ax in axes))
+        return save(*args, **kwargs)
+
+    monkeypatch.setattr(fig, "savefig", savefig)
+    display.save_figure(fig, "f", tmp_path)
+    assert seen == [True, True], seen
+    plt.close(fig)

@@ -390,9 +390,13 @@ def test_profile_window_brackets_its_profiled_passes_with_plain_runs(gpu, monkey
                    "unprofiled_before_spread_us": 50_000.0, "sync_steps": 0,
                    **dict.fromkeys(["sync_us", "sync_queued_us", "sync_queued_steps", "sync_idle_steps",
                                     "sync_late_us", "copy_call_us", "copy_done_us", "after_copy_us",
-                                    "picture_gap_us", "picture_check_us"], pytest.approx(math.nan, nan_ok=True)),
+                                    "picture_gap_us", "picture_check_us", "picture_span_us"],
+                                   pytest.approx(math.nan, nan_ok=True)),
                    # every window's phase shares (review rv19A S3): none measured in this fake picture
-                   **{f"phase_{k}_share": pytest.approx(math.nan, nan_ok=True) for k in profiling.SHARE_COLUMNS}}
+                   **{f"phase_{k}_share": pytest.approx(math.nan, nan_ok=True) for k in profiling.SHARE_COLUMNS},
+                   # and the phases' medians, none (review rv23A S2)
+                   **{f"phase_{k}_median_us": pytest.approx(math.nan, nan_ok=True) for k in profiling.PHASES},
+                   "picture_boundaries": 0}  # fmt: skip
     assert stats.summary() == picture.summary()
     monkeypatch.setattr(bench, "profile_steps", lambda *a, **k: FakeTimeline({"steps": 0}))
     row, _, _ = bench.profile_window(scripted(gpu, "b", [1, 1, 1]), "cuda", start=0, stop=1, runs=1)

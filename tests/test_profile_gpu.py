@@ -173,6 +173,9 @@ def test_notebook_06s_rows_record_the_per_step_values_and_every_windows_phase_sh
     assert all(0 <= lo <= hi < float("inf") for lo, hi in judged["intervals"]), judged["intervals"]
     sync = table[table["variant"] == "kv_static"]
     assert len(gaps.window_parts(sync)) == 2  # the phase answer reads both windows (review rv19A S3)
+    for _, row in sync.iterrows():  # the phases' medians read back from the CSV (review rv23A S2)
+        assert row["picture_boundaries"] >= 1 and row["picture_span_us"] >= row["picture_gap_us"], row
+        assert gaps.phases_text("kv_static", row).startswith("`kv_static`: from the end of step i−1's model forward")
 
 
 @pytest.mark.gpu
@@ -181,10 +184,14 @@ def test_profile_windows_records_a_second_attempt_of_every_window_where_recheck_
     `recheck`), small: GPT-2 small, B = 8, N = 24, steps 8–15, two windows of the synchronous and the no-check
     generator, a recheck that always asks. Known answers: every window ran twice, in its order (attempts 0 and 1,
     each with both generators), the recheck saw each window's first attempt only, the first window's traces are
-    written and its timelines returned (the CPU test `test_rv21a_reprofile.py` checks they are its first
-    attempt's); the rows read back from the CSV, every analysis reads the repeats (`last_attempts`), claim 6's
-    windows keep both windows' first attempts' ratios."""
-    from tokgen import gaps
+    written and its timelines returned, those of its repeat, the judged attempt (review rv23A S1): the sync wait
+    and the idle gap read from the returned timelines are window 0's attempt 1 row's (`sync_us`, `picture_gap_us`;
+    the CPU test `test_rv21a_reprofile.py` checks which calls wrote the traces); the rows read back from the CSV,
+    every analysis reads the repeats (`last_attempts`), claim 6's windows keep both windows' first attempts' ratios;
+    section 3's phases sentence read from window 0's judged row is the returned picture's (review rv23A S2)."""
+    import pandas as pd
+
+    from tokgen import gaps, profiling
 
     model = tokgen.build_model("gpt2", "cuda")
     names = ("kv_static", "kv_static_no_check")
@@ -205,6 +212,16 @@ def test_profile_windows_records_a_second_attempt_of_every_window_where_recheck_
     assert seen == [[x for x in order if x[:2] == (w, 0)] for w in (0, 1)]
     assert set(first) == set(names)
     assert all(p.exists() and tokgen.bench.stats_trace_of(p).exists() for p in traces.values())
+    judged = {r["variant"]: r for r in rows if (r["window"], r["attempt"]) == (0, 1)}  # window 0's repeat
+    for name, (stats, picture) in first.items():  # the timelines are the repeat's (review rv23A S1)
+        got = (profiling.sync_wait_row(profiling.sync_wait(stats))["sync_us"],
+               profiling.boundary_row(profiling.boundary_phases(picture))["picture_gap_us"])  # fmt: skip
+        want = (judged[name]["sync_us"], judged[name]["picture_gap_us"])
+        assert got == pytest.approx(want, nan_ok=True), (name, got, want)
+        # section 3's phases sentence read from the recorded row is the timeline's own (review rv23A S2)
+        said = gaps.phases_text(name, pd.Series(judged[name]))
+        assert said == gaps.phases_text(name, profiling.boundary_phases(picture)), said
+    assert judged["kv_static"]["sync_us"] == judged["kv_static"]["sync_us"]  # the synchronous pass has a sync
     table = rec.read()
     assert list(zip(table["window"], table["attempt"])) == [(w, a) for w, a, _ in order]
     last = gaps.last_attempts(table)

@@ -580,7 +580,10 @@ def test_boundary_phases_split_each_gap_into_measured_phases_that_add_up():
     row = profiling.boundary_row(p)  # with every window's phase shares (review rv19A S3)
     assert {k: row[k] for k in ("picture_gap_us", "picture_check_us")} == {"picture_gap_us": 643.0,
                                                                            "picture_check_us": 67.0}  # fmt: skip
-    assert set(row) == {"picture_gap_us", "picture_check_us", *(f"phase_{c}_share" for c in profiling.SHARE_COLUMNS)}
+    assert set(row) == {"picture_gap_us", "picture_check_us", "picture_span_us", "picture_boundaries",
+                        *(f"phase_{c}_share" for c in profiling.SHARE_COLUMNS),
+                        *(f"phase_{c}_median_us" for c in profiling.PHASES)}  # fmt: skip
+    assert (row["picture_span_us"], row["picture_boundaries"]) == (710.0, 2)  # review rv23A S2
     assert row["phase_host_us_share"] == pytest.approx(766 / 1420)
     assert row["phase_gap_calls_us_share"] == pytest.approx(21 / 1420)
     shares = tokgen.gaps.phase_shares(p)
@@ -673,8 +676,10 @@ def test_no_step_boundary_gives_no_phases_and_nan_columns():
     empty = profiling.boundary_phases(Timeline({"traceEvents": []}))
     assert empty.empty
     row = profiling.boundary_row(empty)
-    assert set(row) == {"picture_gap_us", "picture_check_us", *(f"phase_{c}_share" for c in profiling.SHARE_COLUMNS)}
-    assert all(v != v for v in row.values())
+    assert set(row) == {"picture_gap_us", "picture_check_us", "picture_span_us", "picture_boundaries",
+                        *(f"phase_{c}_share" for c in profiling.SHARE_COLUMNS),
+                        *(f"phase_{c}_median_us" for c in profiling.PHASES)}  # fmt: skip
+    assert row.pop("picture_boundaries") == 0 and all(v != v for v in row.values())
 
 
 def test_a_phase_of_exactly_half_the_gap_is_the_largest_not_most():
@@ -960,9 +965,10 @@ def test_solution_06_states_both_busy_times_and_which_is_larger_not_their_ratio(
     # review rv19A N9: the spread of the static cache's busy time over notebook 06's windows, read from its rows
     nb06 = pd.DataFrame({"window": [0, 1, 2, 2], "gpu_busy_per_step_us": [99.0, 100.0, 101.0, 101.0]})
     spread = naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06)
-    assert ("only). Notebook 06 profiled the static cache's window (its `WINDOW`) 3 times: GPU busy time per step "
-            "99.0–101.0 µs, a spread of 2.0% of their median; the two profiles here differ by 50% of the static "
-            "cache's time, wider than that spread (another run's profiles: a guide, not a test). Naive") in spread
+    assert ("only). Notebook 06 profiled the static cache's window (its `WINDOW`) in 3 windows (each window's judged "
+            "attempt): GPU busy time per step 99.0–101.0 µs, a spread of 2.0% of their median; the two profiles here "
+            "differ by 50% of the static cache's time, wider than that spread (another run's profiles: a guide, not "
+            "a test). Naive") in spread
     close = naive_work_text(kv, {"gpu_busy_per_step_us": 101.0, "kernels_per_step": 40}, [30, 50], nb06)
     assert "differ by 1% of the static cache's time, within that spread" in close
     assert naive_work_text(kv, {"gpu_busy_per_step_us": 150.0, "kernels_per_step": 40}, [30, 50], nb06.iloc[:1]) == more

@@ -142,10 +142,12 @@ def test_a_one_step_window_recorded_as_a_number_says_too_few_steps():
 def test_most_over_one_window_and_a_window_that_did_not_measure_the_part():
     parts = {gaps.HOST_PART: 0.7, "the copy and sync calls": 0.1}
     one = gaps._most_over(gaps.HOST_PART, parts, [parts])
-    assert one == f"{gaps.HOST_PART} holds most of it in the one window (share 70%; 70% in window 0, the one pictured)"
+    assert one == (f"{gaps.HOST_PART} holds most of it in the one window (share 70.0%; 70.0% in window 0, the one "
+                   "pictured)")  # fmt: skip
     missing = gaps._most_over(gaps.HOST_PART, parts, [parts, {"the copy and sync calls": 0.2}], [3, 4], pictured=3)
     assert missing == (f"no part holds most of it in every window: {gaps.HOST_PART} holds most of it in 1 of 2 "
-                       "windows (share 70%; not measured in window 4; 70% in window 3, the one pictured)")  # fmt: skip
+                       "windows (share 70.0%; not measured in window 4; 70.0% in window 3, the one "
+                       "pictured)")  # fmt: skip
 
 
 def test_pipelining_bullet_counts_the_windows_decided_against_not_window_0():
@@ -170,8 +172,8 @@ def test_solution_06_reads_only_notebook_06s_rows_at_its_window_and_model_and_na
         }
     )
     said = gaps.naive_work_text(kv, naive, [30, 50], rows, "gpt2")
-    assert ("Notebook 06 profiled the static cache's window (steps 30–49 of gpt2 on the NVIDIA H200) 3 times: GPU busy "
-            "time per step 99.0–101.0 µs") in said  # fmt: skip
+    assert ("Notebook 06 profiled the static cache's window (steps 30–49 of gpt2 on the NVIDIA H200) in 3 windows "
+            "(each window's judged attempt): GPU busy time per step 99.0–101.0 µs") in said  # fmt: skip
     assert "Notebook 06 profiled" not in gaps.naive_work_text(kv, naive, [80, 100], rows, "gpt2")  # another window
 
 

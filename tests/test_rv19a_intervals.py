@@ -84,7 +84,8 @@ def test_most_only_where_every_window_agrees():
     split = gaps.phase_takeaway("eager", phases, pd.DataFrame([_shares(0.52), _shares(0.47)]))
     assert f"no part holds most of it in every window: {HOST} holds most of it in 1 of 2 windows" in split
     every = gaps.phase_takeaway("eager", phases, pd.DataFrame([_shares(0.52), _shares(0.58)]))
-    said = f"{HOST} holds most of it in all 2 windows (shares 52%–58%; 52% in window 0, the one pictured)"
+    # one precision for the span and the pictured window's share (review rv23A N4)
+    said = f"{HOST} holds most of it in all 2 windows (shares 52.0%–58.0%; 52.0% in window 0, the one pictured)"
     assert said in every
 
 

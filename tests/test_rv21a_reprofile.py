@@ -242,8 +242,12 @@ def test_profile_windows_repeats_a_window_once_where_recheck_asks(monkeypatch, t
     else:
         assert attempts == [(0, 0, "a"), (0, 0, "b"), (1, 0, "b"), (1, 0, "a")]
         assert seen == ([] if answer is None else [[1, 2], [3, 4]])
-    assert first == {"a": (("stats", 1), ("picture", 1)), "b": (("stats", 2), ("picture", 2))}  # attempt 0's
-    assert [t for _, t in calls].count(tmp_path / "a.json.gz") == 1  # the trace written by window 0's attempt 0
+    # window 0's judged attempt's timelines and traces: the repeat's where it was profiled again (review rv23A S1)
+    judged = {"a": 3, "b": 4} if answer else {"a": 1, "b": 2}
+    assert first == {n: (("stats", k), ("picture", k)) for n, k in judged.items()}
+    written = [n for (_, t), n in zip(calls, range(1, len(calls) + 1)) if t == tmp_path / "a.json.gz"]
+    assert written == ([1, 3] if answer else [1])  # the repeat writes window 0's trace again, over the first's
+    assert [t for _, t in calls if t is not None] == [tmp_path / "a.json.gz"] * len(written)  # window 0's only
 
 
 def test_a_compiled_window_repeated_for_an_eager_ratio_says_so():

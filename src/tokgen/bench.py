@@ -472,9 +472,11 @@ def profile_windows(
     calls). Where `recheck` (`gaps.drift_recheck`) is True for a window's rows, that window is
     profiled once more, in the same order (review rv21A N4): every row records its `attempt`, 0 the
     first, 1 the repeat (never more than one); both are kept (`gaps.last_attempts` reads the
-    repeat), and the first window's timelines and traces stay its first attempt's. Each row (with
-    its `window` and `attempt`) goes to `record` as soon as it is measured. Returns the rows, in the
-    order they ran, and per variant the first window's two timelines (statistics, pictures)."""
+    repeat), and the first window's timelines and traces are those of its last attempt, the one every
+    analysis judges: a repeat of window 0 replaces them and writes its traces over the first attempt's
+    (review rv23A S1). Each row (with its `window` and `attempt`) goes to `record` as soon as it is
+    measured. Returns the rows, in the order they ran, and per variant the first window's two timelines
+    (statistics, pictures) of its last attempt."""
     models, traces = models or {}, traces or {}
     rows, first = [], {}
     for window, order in enumerate(orders):
@@ -482,7 +484,7 @@ def profile_windows(
             mine = []
             for i in order:
                 v = variants[i]
-                trace = traces.get(v.name) if window == 0 and attempt == 0 else None
+                trace = traces.get(v.name) if window == 0 else None  # a repeat's overwrite (rv23A S1)
                 row, stats, picture = profile_window(v, device, start=start, stop=stop, runs=runs,
                                                      model=models.get(v.name), trace_path=trace,
                                                      stats_trace_path=stats_trace_of(trace))  # fmt: skip
@@ -491,7 +493,7 @@ def profile_windows(
                 mine.append(row)
                 if record is not None:
                     record(row)
-                if window == 0 and attempt == 0:
+                if window == 0:  # the judged attempt's: a repeat replaces the first (review rv23A S1)
                     first[v.name] = (stats, picture)
             if attempt == 1 or recheck is None or not recheck(mine):  # one repeat at most
                 break

@@ -944,7 +944,7 @@ def _claim_6(tables):
     measured = (f"median idle gap before a step {head} (from each step's last GPU operation; eager{batch}, profiled, "
                 f"{how}; {article}); {_size_text(syncs, windows, some)}; {SHARED_WORDS}{judged_shared}: "
                 f"{spread(s_shared)} with the sync, {spread(n_shared)} with no stop check; "
-                f"{check_adds(shared, windows)}; "
+                f"{check_adds(shared, windows, ratios)}; "
                 f"{half_shares(shared, 'no-check', windows, ratios, SHARED_NOUN, **intervals)}; "
                 f"{ratios_text(shared, windows, ratios, first=judged['first'])}")  # fmt: skip
     if raw_said := raw_pooled_text(pooled, judged["pooled_raw"]):  # both intervals (review rv20A M1)

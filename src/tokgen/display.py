@@ -452,7 +452,8 @@ def figure_footer(env: dict, day: str) -> str:
 
 def save_figure(fig, name: str, results_dir: str | Path) -> None:
     """figures/<name>.png and .svg under `results_dir` (notebook 01_naive), each with a small grey footer saying
-    where and when it was made (`figure_footer`: GPU, commit, date of this process's run); the figure shown in the
+    where and when it was made (`figure_footer`: GPU, commit, date of this process's run), placed under everything
+    the figure draws once its layout engine has placed the axes (review rv23A N2); the figure shown in the
     notebook stays without it."""
     out = Path(results_dir) / "figures"
     out.mkdir(parents=True, exist_ok=True)
@@ -460,6 +461,8 @@ def save_figure(fig, name: str, results_dir: str | Path) -> None:
     footer = figure_footer({**environment(), **slice_columns()}, day)  # as a result row's provenance
     mark = None
     if footer:  # under everything drawn (axis labels included): bbox_inches="tight" grows the saved canvas to hold it
+        if (engine := fig.get_layout_engine()) is not None:  # where the layout puts the axes, not where they were
+            engine.execute(fig)  # (a constrained layout moves them when drawn: review rv23A N2)
         bottom = fig.get_tightbbox().y0 / fig.get_figheight()  # inches, as a fraction of the figure's height
         mark = fig.text(0.99, bottom - 0.01, footer, ha="right", va="top", fontsize=6, color="0.5", gid="provenance")
     try:

@@ -500,7 +500,7 @@ def windows_named(windows: list) -> str:
     return f"windows {series_text(windows)}"
 
 
-def check_adds(pairs, windows: list | None = None) -> str:
+def check_adds(pairs, windows: list | None = None, ratios: list | None = None) -> str:
     """The stop check's measured time per step, per window in window order, from claim 6's cause test's pairs
     (`shared_gaps`: the time from the shared work with the sync, with no stop check): the first less the second in
     whole µs, "the stop check adds 72, 172, … µs per step in windows 0–5" only where that is a direction by the
@@ -508,20 +508,29 @@ def check_adds(pairs, windows: list | None = None) -> str:
     rr15 M1); else the differences signed and said as such, "the time from the shared work with the sync less
     that with no stop check: +28, −439 and +12 µs per step in windows 0–2"; `windows` as notebook 06's table numbers
     them (`shared_windows`; default 0, 1, ...), a pair with a NaN left out; "" where none is left (reviews rvB14
-    S7, rvA15 S2; notebook 06_eos_sync_profile)."""
+    S7, rvA15 S2). `ratios` (`host_ratios`, per window as `pairs`): where a kept window's is flagged (`drifted`),
+    its difference is partly the two passes' host speeds, not the check's, so the signed form is said with those
+    windows named: "…: +148, +73 and +293 µs per step in windows 0–2 (host-speed ratio 1.68 in window 3, flagged:
+    its difference not read as the stop check's)" (review rv23A S3; notebook 06_eos_sync_profile)."""
     windows = list(range(len(pairs))) if windows is None else list(windows)
-    kept = [((s, n), w) for (s, n), w in zip(pairs, windows) if math.isfinite(s) and math.isfinite(n)]
+    ratios = [float("nan")] * len(pairs) if ratios is None else list(ratios)
+    kept = [((s, n), w, r) for (s, n), w, r in zip(pairs, windows, ratios) if math.isfinite(s) and math.isfinite(n)]
     if not kept:
         return ""
-    where, differences = windows_named([w for _, w in kept]), [s - n for (s, n), _ in kept]
+    where, differences = windows_named([w for _, w, _ in kept]), [s - n for (s, n), _, _ in kept]
+    flagged = [(w, r) for _, w, r in kept if drifted(r)]  # host drift, or the generator's own effect (rv23A S3)
     # a direction by notebook 06's rule (every window, MIN_GAP_US or more, MIN_WINDOWS windows), not one window's sign
-    if direction([p for p, _ in kept]) == "smaller" and len(kept) >= MIN_WINDOWS:  # (review rr15 M1)
+    if direction([p for p, _, _ in kept]) == "smaller" and len(kept) >= MIN_WINDOWS and not flagged:  # (rr15 M1)
         shown = [f"{d:.0f}" for d in differences]
         head = "the stop check adds"
     else:
         shown = [with_sign(d) for d in differences]
         head = "the time from the shared work with the sync less that with no stop check:"
-    return f"{head} {series_text(shown)} µs per step in {where}"
+    said = f"{head} {series_text(shown)} µs per step in {where}"
+    if flagged:
+        its = "its difference" if len(flagged) == 1 else "their differences"
+        said += f" (host-speed ratio {_factors_in(flagged)}, flagged: {its} not read as the stop check's)"
+    return said
 
 
 def shared_gaps(profile: pd.DataFrame, compiled: bool = False) -> list[tuple[float, float]]:
@@ -717,10 +726,11 @@ def reprofile_text(windows: list, ratios: list, first: dict | None, compiled: bo
     too: the ratio persisted on one repeat, so it is not a one-off disturbance (it may be the generator's own effect
     under the profiler)"; a window profiled again for another pass's ratio whose first attempt lay inside the band
     and whose repeat lies outside, with both values: "…on the first attempt (0.92) and outside it on the repeat
-    (1.47), which is judged: the ratio left the band on the repeat"; "" where no judged window was profiled again
-    with a ratio outside the band. The `compiled` passes' ratios never ask for a repeat (`drift_recheck`): their
-    windows are said as "profiled again for another pass's ratio" whatever their first ratio (review rr22c N5)
-    (notebook 06_eos_sync_profile)."""
+    (1.47), which is judged: the ratio left the band on the repeat"; then the other judged windows profiled again for
+    another pass's ratio, their own inside the band on both attempts: "window 1 was also profiled again for another
+    pass's ratio, and the repeat is judged" (review rv23B N2); "" where no judged window was profiled again. The
+    `compiled` passes' ratios never ask for a repeat (`drift_recheck`): their windows are said as "profiled again
+    for another pass's ratio" whatever their first ratio (review rr22c N5) (notebook 06_eos_sync_profile)."""
     back, stayed, moved = _reprofiled(windows, ratios, first)
     last, parts = dict(zip(windows, ratios)), []
     for these, came_back in ((back, True), (stayed, False)):
@@ -743,6 +753,13 @@ def reprofile_text(windows: list, ratios: list, first: dict | None, compiled: bo
                      f"the first attempt ({_values([(w, _ratio(first[w])) for w in moved])}) and outside it on the "
                      f"repeat ({_values([(w, _ratio(last[w])) for w in moved])}), which is judged: the "
                      f"{'ratio' if one else 'ratios'} left the band on the repeat")  # fmt: skip
+    # the windows profiled again for another pass's ratio whose own ratio lay inside the band on both attempts (or
+    # was not measured): their repeat is judged too, so they are named (review rv23B N2)
+    if quiet := [w for w in windows if first and w in first and w not in (*back, *stayed, *moved)]:
+        one = len(quiet) == 1
+        judged = "the repeat is judged" if one else "their repeats are judged"
+        parts.append(f"{windows_named(quiet)} {'was' if one else 'were'}{' also' if parts else ''} profiled again "
+                     f"for another pass's ratio, and {judged}")  # fmt: skip
     return "; ".join(parts)
 
 
@@ -1235,7 +1252,7 @@ def idle_gaps(summary: pd.DataFrame) -> pd.DataFrame:
                      ratios_text(shared, windows_, judged["ratios"], derivation=False, first=judged["first"],
                                  compiled=compiled))
                      if t) if shared else "",
-                 "check_adds": check_adds(shared, windows_), "left_out": left_out_text(judged),
+                 "check_adds": check_adds(shared, windows_, judged["ratios"]), "left_out": left_out_text(judged),
                  "size": size_text([s_ for s_, _ in judged["idle"]], windows_),
                  "pipelined_left_out": left_out_text(piped_, PIPELINED_MISSING),
                  "pipelined_shares": "; ".join(t for t in (
@@ -1814,28 +1831,51 @@ def _most_kept(share: float) -> str:
     return f"{side_of(100 * share, (0, 100 * MOST, 100), 0)}%".replace("-", "\u2212")
 
 
-def phases_text(name: str, phases: pd.DataFrame) -> str:
+def _kept_alike(shares: list) -> list:
+    """Shares said side by side (a span and a value beside it), all to one precision: one decimal of a percent, or
+    more where one would put one of them on or across MOST, 0% or 100% (`_most_kept`'s edges): "50.1%" beside
+    "51.1%–54.0%", never "50.1%" beside "51%–54%", nor "70%" beside "69%–70%" (review rv23A N4)."""
+    edges = (0, 100 * MOST, 100)
+    places = max(len(side_of(100 * x, edges, 1).partition(".")[2]) for x in shares)
+    return [f"{100 * x:.{places}f}%".replace("-", "\u2212") for x in shares]
+
+
+def _names_of(shares: dict) -> list:
+    """The phases `phases_text` names, in order (`_phase_names`' keys)."""
+    return list(_phase_names(shares))
+
+
+def phases_text(name: str, phases) -> str:
     """One generator's time from the end of step i−1's model forward on the GPU to step i's first operation
     (`tokgen.profiling.boundary_phases`), of which the idle gap before the step, split into its measured phases:
     each phase's median and share of the total time, the copy and sync calls' share, and the phase that holds
     most of it where one does (more than MOST), else the largest, of single phases, then the host's phases grouped as
     `phase_takeaway` groups them (`_host_total`), so that "the largest part" here and "holds most of it" there do not
     read as a contradiction (review rv21A S3), said "as the takeaways group them" only of the synchronous generators
-    `phase_takeaway` reads (review rr21c N2); without forward ranges, the idle gap alone
-    (notebook 06_eos_sync_profile)."""
-
-    shares = phase_shares(phases)
+    `phase_takeaway` reads (review rr21c N2); without forward ranges, the idle gap alone. `phases`: the
+    boundaries (`boundary_phases`), or the row notebook 06 recorded from them (`boundary_row`'s medians and shares,
+    so that the sentence is read from data/: review rv23A S2) (notebook 06_eos_sync_profile)."""
+    if isinstance(phases, pd.DataFrame):
+        shares = phase_shares(phases)
+        medians = {c: float(phases[c].median()) for c in _names_of(shares)}
+        n, gap_us = len(phases), float(phases["gap_us"].median()) if len(phases) else float("nan")
+        span_us = float(phases["span_us"].median()) if "span_us" in phases and len(phases) else float("nan")
+    else:  # a recorded row
+        shares = {c: float(phases[f"phase_{c}_share"]) for c in SHARE_COLUMNS
+                  if math.isfinite(float(phases.get(f"phase_{c}_share", float("nan"))))}  # fmt: skip
+        medians = {c: float(phases[f"phase_{c}_median_us"]) for c in _names_of(shares)}
+        n, gap_us, span_us = int(phases["picture_boundaries"]), phases["picture_gap_us"], phases["picture_span_us"]
     if not shares:
         return f"`{name}`: no step boundary with GPU work on both sides was recorded."
     names = _phase_names(shares)
-    parts = [f"{names[c]} {phases[c].median():.1f} µs ({_most_kept(shares[c])})" for c in names]
+    parts = [f"{names[c]} {medians[c]:.1f} µs ({_most_kept(shares[c])})" for c in names]
     top = max(names, key=shares.get)
     holds = "holds most of it" if shares[top] > MOST else "is the largest part, though not most of it"
-    n, gap = len(phases), f"{phases['gap_us'].median():.1f} µs"
+    gap = f"{gap_us:.1f} µs"
     head = f"the idle gap {gap} (median over {n} boundaries)"
     if CHECK_PHASE in shares:
         head = (f"from the end of step i−1's model forward on the GPU to step i's first operation "
-                f"{phases['span_us'].median():.1f} µs, of which the GPU's idle gap before the step {gap} (medians "
+                f"{span_us:.1f} µs, of which the GPU's idle gap before the step {gap} (medians "
                 f"over {n} boundaries)")  # fmt: skip
     grouped = ""
     if len(host := [c for c in HOST_PHASES if c in names]) > 1:  # the takeaways' grouping, said (review rv21A S3)
@@ -1927,13 +1967,13 @@ def _most_over(top: str, parts: dict, per_window: list, numbers: list | None = N
     numbers = list(range(n)) if numbers is None else list(numbers)
     held = sum(x > MOST and x == max(w.values()) for x, w in zip(mine, per_window))
     finite = [x for x in mine if math.isfinite(x)]
-    span = (f"shares {_most_kept(min(finite))}–{_most_kept(max(finite))}" if len(finite) > 1 else
-            f"share {_most_kept(finite[0])}" if finite else "not measured")  # fmt: skip
+    lo, hi, pictured_share = _kept_alike([min(finite), max(finite), parts[top]] if finite else [0.0, 0.0, parts[top]])
+    span = (f"shares {lo}–{hi}" if len(finite) > 1 else f"share {lo}" if finite else "not measured")
     if unmeasured := [w for x, w in zip(mine, numbers) if not math.isfinite(x)]:
         span += f"; not measured in {windows_named(unmeasured)}"
     if apart and top != "the copy and sync calls":  # "most" of parts that do not overlap (review rv20A N4)
         span += f", each {apart}"
-    here = f"{_most_kept(parts[top])} in window {pictured}, the one pictured"
+    here = f"{pictured_share} in window {pictured}, the one pictured"  # one precision with the span (rv23A N4)
     verb, share, top = "hold" if top == "the copy and sync calls" else "holds", parts[top], named.get(top, top)
     if held == n and share > MOST:
         where = "in the one window" if n == 1 else f"in all {n} windows"
@@ -2126,8 +2166,8 @@ def busy_spread_text(naive_us: float, kv_us: float, windows: pd.DataFrame | None
     the windows notebook 06 profiled (`windows`: its `kv_static` rows, one per window), those at the reader's
     `window` and `size` where the rows record them, named by their steps, model and GPU (`_profiled_run`, review
     rr20g N7): their range and its width as a share of their median, against the two profiles' difference as a share
-    of the static cache's time; "" where fewer than 2 windows recorded it (review rv19A N9; notebook
-    06_eos_sync_profile's solution)."""
+    of the static cache's time, the windows counted once each, by their judged attempt (review rv23A N1); "" where
+    fewer than 2 windows recorded it (review rv19A N9; notebook 06_eos_sync_profile's solution)."""
     if windows is None or "gpu_busy_per_step_us" not in windows:
         return ""
     windows, which = _profiled_run(last_attempts(windows), window, size)  # a re-profile's repeat (review rv21A N4)
@@ -2139,8 +2179,9 @@ def busy_spread_text(naive_us: float, kv_us: float, windows: pd.DataFrame | None
     lo, hi, mid = float(values.min()), float(values.max()), float(values.median())
     width, diff = (hi - lo) / mid, abs(naive_us - kv_us) / kv_us
     than = "wider than" if diff > width else "within"
-    return (f" Notebook 06 profiled the static cache's window ({which}) {len(values)} times: GPU busy time per "
-            f"step {lo:,.1f}–{hi:,.1f} µs, a spread of {width:.1%} of their median; the two profiles here differ by "
+    return (f" Notebook 06 profiled the static cache's window ({which}) in {len(values)} windows (each window's "
+            f"judged attempt): GPU busy time per step {lo:,.1f}–{hi:,.1f} µs, a spread of "
+            f"{width:.1%} of their median; the two profiles here differ by "
             f"{diff:.0%} of the static cache's time, {than} that spread (another run's profiles: a guide, not a "
             "test).")  # fmt: skip
 

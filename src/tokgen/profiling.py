@@ -884,12 +884,20 @@ def boundary_row(phases: pd.DataFrame) -> dict:
     (`check_us`: the argmax, the append and, with a stop check, the check's kernels and the flag's copy, with the
     host's launches between them; it ends where the idle gap before step i begins); NaN where not measured. And every
     window's phase shares (`phase_shares`, as `phase_<key>_share`, NaN where not measured), so that notebook 06's
-    answer on which part holds most of the time is read over every window, not one (review rv19A S3)."""
+    answer on which part holds most of the time is read over every window, not one (review rv19A S3). And the
+    medians `tokgen.gaps.phases_text` prints, so that its sentence is read from data/ (review rv23A S2): the
+    boundaries' number (`picture_boundaries`), the median time from the forward's end on the GPU (`picture_span_us`)
+    and each phase's median (`phase_<key>_median_us`, NaN where not measured)."""
     nan = float("nan")
     shares = phase_shares(phases)
     shares = {f"phase_{c}_share": shares.get(c, nan) for c in SHARE_COLUMNS}
     if phases.empty:
-        return {"picture_gap_us": nan, "picture_check_us": nan, **shares}
+        medians = {f"phase_{c}_median_us": nan for c in PHASES}
+        return {"picture_gap_us": nan, "picture_check_us": nan, "picture_span_us": nan, "picture_boundaries": 0,
+                **medians, **shares}  # fmt: skip
     check = phases[CHECK_PHASE].dropna()
+    medians = {f"phase_{c}_median_us": float(phases[c].median()) if c in phases else nan for c in PHASES}
     return {"picture_gap_us": float(phases["gap_us"].median()),
-            "picture_check_us": float(check.median()) if len(check) else nan, **shares}  # fmt: skip
+            "picture_check_us": float(check.median()) if len(check) else nan,
+            "picture_span_us": float(phases["span_us"].median()) if "span_us" in phases else nan,
+            "picture_boundaries": len(phases), **medians, **shares}  # fmt: skip

@@ -1,0 +1,117 @@
+"""Reviews rv23A S3, N1, N4 and rv23B N2 on notebook 06's sentences (the CPU side of fix23a): the stop check's
+time per step is not read as the check's in a window whose host-speed ratio is flagged; the pictured window's
+share and the span beside it are said to one precision; the windows re-profiled for another pass's ratio are named
+with the others. Made-up rows with known ratios (`test_rv21a_reprofile._rows`)."""
+
+import pandas as pd
+import pytest
+from test_rv21a_reprofile import BASE, _rows
+
+from tokgen import gaps
+
+SIGNED = "the time from the shared work with the sync less that with no stop check: "
+
+
+def _gap(rows) -> pd.Series:
+    return gaps.idle_gaps(pd.DataFrame(rows).assign(gpu_idle_fraction=0.5)).set_index("model").loc["eager"]
+
+
+def test_the_stop_check_adds_is_not_said_where_a_windows_host_speed_ratio_is_flagged():
+    """Review rv23A S3: compiled window 3's 293 µs (host-speed ratio 1.68) was said as what "the stop check adds".
+    Six windows 20 µs or more apart read "the stop check adds" with every ratio inside 0.8–1.25; one flagged ratio
+    turns it into the signed differences, the flagged window named (the notebook's rows and claim 6 alike)."""
+    pairs = [(300.0, 152.0), (300.0, 227.0), (300.0, 222.0), (500.0, 207.0), (300.0, 199.0), (300.0, 219.0)]
+    inside = [1.0, 1.1, 0.9, 1.2, 1.0, 1.0]
+    assert gaps.check_adds(pairs, range(6), inside) == (
+        "the stop check adds 148, 73, 78, 293, 101 and 81 µs per step in windows 0–5"
+    )
+    flagged = [1.0, 1.1, 0.9, 1.68, 1.0, 1.0]
+    assert gaps.check_adds(pairs, range(6), flagged) == (
+        f"{SIGNED}+148, +73, +78, +293, +101 and +81 µs per step in windows 0–5 (host-speed ratio 1.68 in window 3, "
+        "flagged: its difference not read as the stop check's)")  # fmt: skip
+    two = [0.7, 1.1, 0.9, 1.68, 1.0, 1.0]
+    assert gaps.check_adds(pairs, range(6), two).endswith(
+        "(host-speed ratio 0.70 and 1.68 in windows 0 and 3, flagged: their differences not read as the stop check's)"
+    )
+    assert gaps.check_adds(pairs) == gaps.check_adds(pairs, range(6), inside)  # no ratio: as before
+    # through notebook 06's takeaways (`idle_gaps`): the judged windows' ratios
+    assert _gap(_rows(BASE))["check_adds"] == "the stop check adds 110, 110, 110, 110, 110 and 110 µs per step in " \
+                                              "windows 0–5"  # fmt: skip
+    assert _gap(_rows({**BASE, 3: 1.68}))["check_adds"] == (
+        f"{SIGNED}+110, +110, +110, +110, +110 and +110 µs per step in windows 0–5 (host-speed ratio 1.68 in window "
+        "3, flagged: its difference not read as the stop check's)")  # fmt: skip
+
+
+def test_the_pictured_windows_share_and_the_span_are_said_to_one_precision():
+    """Review rv23A N4: "shares 51%–54%; 50.1% in window 0" and "69%–70% ... 70% in window 0" (69.7%): one decimal
+    for all three, more where one would put a value on 50% (`MOST`)."""
+    assert gaps._kept_alike([0.511, 0.540, 0.501]) == ["51.1%", "54.0%", "50.1%"]
+    assert gaps._kept_alike([0.69, 0.70, 0.697]) == ["69.0%", "70.0%", "69.7%"]
+    assert gaps._kept_alike([0.5004, 0.6, 0.55]) == ["50.04%", "60.00%", "55.00%"]  # not "50.0%" beside "most"
+    part, calls = gaps.HOST_PART, "the copy and sync calls"
+    windows = [{part: 0.511, calls: 0.1}, {part: 0.540, calls: 0.1}]
+    said = gaps._most_over(part, {part: 0.501, calls: 0.1}, windows)
+    assert said == f"{part} holds most of it in all 2 windows (shares 51.1%–54.0%; 50.1% in window 0, the one pictured)"
+
+
+def test_windows_profiled_again_for_another_passs_ratio_are_named():
+    """Review rv23B N2: windows 1 and 2 were profiled again (for the pipelined pass's ratio) with their own no-check
+    ratio inside the band on both attempts; their repeats are judged, and the sentence now names them beside window 0,
+    whose own ratio left the band."""
+    first = {0: 2.0, 1: 1.2, 2: 1.1}
+    said = gaps.reprofile_text([0, 1, 2, 3], [1.1, 1.15, 1.0, 1.2], first)
+    assert said.startswith("window 0 was profiled again, its first attempt's host-speed ratio 2.00 outside 0.8–1.25")
+    assert said.endswith("; windows 1 and 2 were also profiled again for another pass's ratio, and their repeats are "
+                         "judged")  # fmt: skip
+    assert gaps.reprofile_text([0, 1], [1.1, 1.0], {1: 1.2}) == (
+        "window 1 was profiled again for another pass's ratio, and the repeat is judged"
+    )
+    assert gaps.reprofile_text([0, 1], [1.1, 1.0], {}) == ""
+    rows = _rows({**BASE, 0: 2.0, 1: 1.2, 2: 1.1}) + _rows({0: 1.1, 1: 1.15, 2: 1.0}, attempt=1)
+    shares = _gap(rows)["no_check_shares"]
+    assert "windows 1 and 2 were also profiled again for another pass's ratio, and their repeats are judged" in shares
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_the_solutions_busy_spread_counts_windows_not_profiles(n):
+    """Review rv23A N1: notebook 06 profiled windows 0–2 twice (9 profiles); the solution's spread is over the 6
+    windows' judged attempts, and says so ("in 6 windows (each window's judged attempt)", not "6 times")."""
+    rows = pd.DataFrame([{"window": w, "attempt": a, "gpu_busy_per_step_us": 100.0 + w + 10 * a}
+                         for w in range(6) for a in ((0, 1) if w < n else (0,))])  # fmt: skip
+    said = gaps.busy_spread_text(150.0, 100.0, rows)
+    assert "in 6 windows (each window's judged attempt): GPU busy time per step" in said
+    assert "6 times" not in said
+
+
+def _boundaries() -> pd.DataFrame:
+    """Two boundaries of a synchronous pass (µs), the phases adding up to each span."""
+    return pd.DataFrame(
+        [
+            {"step": 1, "span_us": 1000.0, "gap_us": 550.0, "check_us": 450.0, "host_us": 124.6, "forward_us": 234.6,
+             "launch_us": 186.0, "start_us": 4.8, "sync_copy_us": 57.0, "gap_calls_us": 20.0, "check_busy_us": 43.0},
+            {"step": 2, "span_us": 800.0, "gap_us": 500.0, "check_us": 300.0, "host_us": 100.0, "forward_us": 200.0,
+             "launch_us": 190.0, "start_us": 10.0, "sync_copy_us": 40.0, "gap_calls_us": 10.0, "check_busy_us": 30.0},
+        ]
+    )  # fmt: skip
+
+
+def test_the_phases_sentence_reads_the_same_from_the_recorded_row(tmp_path):
+    """Review rv23A S2: section 3's phase medians (599.9 µs, 74.7 µs, ...) were read from the in-memory timeline
+    only. `boundary_row` records them (`picture_span_us`, `picture_boundaries`, `phase_<key>_median_us`) and
+    `phases_text` of the row read back from a CSV is the sentence of the boundaries themselves; known medians: span
+    900, host 112.3, forward 217.3 µs over 2 boundaries."""
+    from tokgen import profiling
+
+    df = _boundaries()
+    row = profiling.boundary_row(df)
+    assert (row["picture_span_us"], row["picture_boundaries"]) == (900.0, 2)
+    assert (row["phase_host_us_median_us"], row["phase_forward_us_median_us"]) == pytest.approx((112.3, 217.3))
+    pd.DataFrame([{"variant": "kv_static", **row}]).to_csv(tmp_path / "t.csv", index=False)
+    back = pd.read_csv(tmp_path / "t.csv").iloc[0]
+    said = gaps.phases_text("kv_static", back)
+    assert said == gaps.phases_text("kv_static", df)
+    assert "first operation 900.0 µs, of which the GPU's idle gap before the step 525.0 µs (medians over 2" in said
+    no_forward = df.assign(forward_us=float("nan"), check_us=float("nan"), span_us=df["gap_us"])
+    assert gaps.phases_text("x", pd.Series(profiling.boundary_row(no_forward))) == gaps.phases_text("x", no_forward)
+    empty = df.iloc[:0]
+    assert gaps.phases_text("x", pd.Series(profiling.boundary_row(empty))) == gaps.phases_text("x", empty)
