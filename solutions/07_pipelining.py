@@ -21,8 +21,9 @@
 # copy is synchronous, so their cells run there too, with the model `SIZE` names, and say what a
 # GPU shows instead. Exercise 3 runs anywhere.
 # Every number this page prints is measured in its own run (exercise 1's race counts and GPU busy share,
-# exercise 2's copy return times, exercise 3's steps computed and returned), recorded one row per measurement
-# in `<RESULTS_DIR>/data/07_pipelining_solution.csv` and read back from there, as the notebooks read theirs.
+# exercise 2's copy return times and the GPU work queued ahead of each copy, exercise 3's steps computed and
+# returned), recorded one row per measurement in `<RESULTS_DIR>/data/07_pipelining_solution.csv` and read back
+# from there, as the notebooks read theirs.
 
 # %% tags=["parameters"]
 SIZE = "gpt2"  # the model: "gpt2" (GPT-2 small) or "tiny"

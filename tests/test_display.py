@@ -177,6 +177,22 @@ def test_the_sweep_takeaway_reconciles_a_flat_step_with_a_high_gpu_share():
     assert lost.endswith("no order beyond the rounds' noise).") and "nan" not in lost and "busy" not in lost
 
 
+def test_the_sweep_takeaway_files_a_real_gain_shown_within_the_band_as_tied():
+    """Review rr23b S1: a batch size whose gain is real but shown within ±5% (slice/sm8's compiled B = 1, marked
+    no_effect) read "faster (real)", where claim 8 and `findings_text` read it as a tie."""
+    sync = pd.DataFrame({"generator": "kv_static", "batch_size": [1, 16, 64], "ms_per_step": [7.0, 8.0, 9.0],
+                         "q25_ms": [690.0, 790.0, 890.0], "q75_ms": [710.0, 810.0, 910.0], "steps": 100,
+                         "gpu_busy_ms": [600.0, 700.0, 800.0], "gpu_busy_share": [0.86, 0.88, 0.89]})  # fmt: skip
+    g = pd.DataFrame({"batch_size": [1, 16, 64, 128], "outcome": ["faster", "faster", "faster", "slower"],
+                      "no_effect": [True, False, False, True]})  # fmt: skip
+    text = display.sweep_takeaway(g, sync)
+    assert text.startswith("Pipelining: faster (real) at B = 16, 64; real, but within ±5% (tied) at B = 1, 128. ")
+    none_ = display.sweep_takeaway(g.assign(no_effect=False), sync)
+    assert none_.startswith("Pipelining: faster (real) at B = 1, 16, 64; slower (real) at B = 128. ")
+    only = display.sweep_takeaway(g.iloc[[0]].assign(no_effect=[float("nan")]), sync)  # NaN: not shown within
+    assert only.startswith("Pipelining: faster (real) at B = 1. ")
+
+
 def with_shared(profile: pd.DataFrame) -> pd.DataFrame:
     """Notebook 06's table with the time from the work both steps share (`tokgen.gaps.shared_gaps`) equal to each
     row's idle gap: the synchronous step 352 GPU operations, read from its 5th last; the no-check one 348, from

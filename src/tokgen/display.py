@@ -58,6 +58,7 @@ from .voice import (  # noqa: F401 - the one voice, re-exported for the notebook
     GPU_BOUND,
     HOST_BOUND,
     OUTCOME_HEADS,
+    _tied,
     bound,
     bound_words,
     count_text,
@@ -826,12 +827,16 @@ def plot_sweep(axes, comparisons: pd.DataFrame, results: pd.DataFrame):
 
 
 def sweep_takeaway(comparisons: pd.DataFrame, results: pd.DataFrame) -> str:
-    """One family's sweep in sentences: where pipelining was faster or slower, the synchronous step
-    at the sweep's ends (no ratio: each B has its own rounds) and the GPU's share there, over the rounds
-    both variants of a batch size ran (`tokgen.stats.shared_rounds`) (notebook 08_batch_sweep)."""
+    """One family's sweep in sentences: where pipelining was faster or slower (a real difference also shown
+    within ±BAND said apart, as tied, the way `tokgen.voice.findings_text` and claim 8 read it: review rr23b S1),
+    the synchronous step at the sweep's ends (no ratio: each B has its own rounds) and the GPU's share there, over
+    the rounds both variants of a batch size ran (`tokgen.stats.shared_rounds`) (notebook 08_batch_sweep)."""
     results = shared_rounds(results)
-    by_outcome = comparisons.groupby("outcome")["batch_size"].apply(lambda b: ", ".join(map(str, sorted(b))))
+    untied = [not _tied(g) for g in comparisons.to_dict("records")]  # real, but shown within ±BAND: a tie (rr23b S1)
+    heads = comparisons["outcome"].where(untied, "tied")
+    by_outcome = comparisons.groupby(heads)["batch_size"].apply(lambda b: ", ".join(map(str, sorted(b))))
     decided = [f"{o} (real) at B = {by_outcome[o]}" for o in (FASTER, SLOWER) if o in by_outcome]
+    decided += [f"real, but within ±{BAND:.0%} (tied) at B = {by_outcome['tied']}"] if "tied" in by_outcome else []
     rest = [f"{outcome_text({'outcome': o})} at B = {by_outcome[o]}" for o in (UNDECIDED, NO_EFFECT) if o in by_outcome]
     text = "Pipelining: " + "; ".join(decided or ["no batch size really faster or slower"]) + "; " * bool(rest)
     text += "; ".join(rest) + ". "

@@ -1297,8 +1297,8 @@ def _piped_words(g: dict | None, variant: str, vs: str) -> str:
     if g["outcome"] == SLOWER:
         return f"pipelining did not pay: `{variant}` was slower than the synchronous `{vs}`, for real ({x})"
     if g["outcome"] == NO_EFFECT:
-        return (f"pipelining made no difference: `{variant}` was shown within ±{BAND:.0%} of the synchronous `{vs}` "
-                f"({x})")  # fmt: skip
+        return (f"pipelining made no difference beyond ±{BAND:.0%}: `{variant}` was shown within ±{BAND:.0%} of the "
+                f"synchronous `{vs}` ({x})")  # fmt: skip
     side = ruled_out(g)
     left = {"either": f"; a difference beyond ±{BAND:.0%} is ruled out either way",
             "gain": f"; a gain beyond {BAND:.0%} is ruled out", "slowdown": f"; a slowdown beyond {BAND:.0%} is ruled "
@@ -1319,7 +1319,9 @@ def _room_words(g: dict | None, share: float) -> str:
                 f"×{1 + BAND:.2f}): room that hiding the check could take back here{pace}")  # fmt: skip
     if g["outcome"] == NO_EFFECT or _tied(g):
         how = "a real difference, but shown within" if _tied(g) else "no effect, shown within"
-        return f"Skipping the check altogether gained less than {BAND:.0%} ({x}: {how} ±{BAND:.0%}), {bounds}"
+        said = (f"gained less than {BAND:.0%}" if g["speedup"] >= 1 else
+                f"stayed within ±{BAND:.0%} of the synchronous loop")  # fmt: skip
+        return f"Skipping the check altogether {said} ({x}: {how} ±{BAND:.0%}), {bounds}"  # below ×1 no gain: rr23b N3
     if g["outcome"] == FASTER:
         return (f"Skipping the check altogether was faster, for real ({x}), but whether by more than {BAND:.0%} "
                 "these rounds do not show")  # fmt: skip
@@ -1342,7 +1344,7 @@ def _stream_words(g: dict | None, floor: dict | None) -> str:
     said = ("slower than two, for real" if g["outcome"] == SLOWER and not _tied(g) else
             f"shown within ±{BAND:.0%} of two" if g["outcome"] == NO_EFFECT or _tied(g) else
             "not told apart from two")  # fmt: skip
-    gained = floor is not None and floor["outcome"] == FASTER
+    gained = floor is not None and floor["outcome"] == FASTER and not _tied(floor)  # real, beyond ±BAND (rr23b N1)
     so = ", so the no-check generator's gain over the pipelined loop is not shown to come from the second stream" if (
         gained) else ""  # fmt: skip
     return f" One stream was {said} ({x}){so}."
@@ -1361,7 +1363,7 @@ def pipelining_findings(piped, overhead, bound_rows, shares: dict) -> str:
         c = model == "compiled"
         sync, piped_, no_check = (label(v, compiled=c) for v in ("kv_static", "pipelined_static", "kv_static_no_check"))
         share = shares.get(model, math.nan)
-        words = bound_words(share)
+        words = bound_words(share).split(" (")[0]  # "mixed", not "mixed (host and GPU)" in parentheses (rr23b N2)
         near = GPU_BOUND if share == share and share >= (HOST_BOUND + GPU_BOUND) / 2 else HOST_BOUND
         busy = (f"a synchronous step kept the GPU busy {percent_text(share, near)} of its wall time: {words}" if words
                 else "the GPU's share of a step was not measured")  # fmt: skip
@@ -1394,7 +1396,9 @@ def unfollowed_pairs_text(drawn: pd.DataFrame, followed) -> str:
             "them.")  # fmt: skip
     dyn = next((r for r in loose if r["variant"] == label("kv_dynamic") and r["vs"] == label("kv_static")), None)
     if dyn is not None and dyn["low"] == dyn["low"] and dyn["high"] == dyn["high"]:
-        x = f"×{dyn['speedup']:.2f}, interval ×{_side_kept(dyn['low'])}–×{_side_kept(dyn['high'])}"
+        x = (f"×{dyn['speedup']:.2f}, {1 - ALPHA:.0%} sequential interval ×{_side_kept(dyn['low'])}–"
+             f"×{_side_kept(dyn['high'])}")  # fmt: skip
+        # the interval named as every other on the page is (`interval_text`; review rr23b N5)
         which = ("the dynamic cache was the faster eager cache here" if dyn["low"] > 1 else
                  "the static cache was the faster eager cache here" if dyn["high"] < 1 else
                  "these rounds do not tell which eager cache was the faster")  # fmt: skip
