@@ -443,10 +443,9 @@ say(table(ok, columns + [f"vs {b}" for b in bases], digits={"GB/s": 0, "first ca
                                                             "× task floor": 2}))  # fmt: skip
 say(tokgen.voice.host_probe_text(ok))  # the host's speed before and after these rounds (review rvC16 S1)
 if CUDA:  # notebook 07's run of naive and the recipe on this card at this commit, beside this one (review rv23C S1)
-    try:
-        seven = tokgen.rows_at("07_pipelining", RESULTS_DIR, "notebook 10", BATCH_SIZE=BATCH_SIZE,
-                               MAX_SEQLEN=MAX_SEQLEN)  # fmt: skip
-    except tokgen.MissingRows:  # notebook 07 not run here: the sentence says no second run is set beside this one
+    try:  # its whole table: the sentence says which of sizes, card, commit, slice leaves no row (review rr23c N2)
+        seven = tokgen.load("07_pipelining", RESULTS_DIR)
+    except tokgen.MissingRows:  # notebook 07 not run here: the sentence says it has no table
         seven = None
     timed_here = recorded[recorded["status"] == "ok"]  # as recorded: with the card's id and the commit
     recipe = ["naive", tokgen.label("pipelined_static", compiled=True)]

@@ -13,7 +13,7 @@ import statistics
 import pandas as pd
 
 from .registry import label
-from .results import HOST_PROBE_COLUMNS, HOST_REPEATS, same_commit
+from .results import HOST_PROBE_COLUMNS, HOST_REPEATS, _sms, same_commit
 from .stats import (
     ALPHA,
     BAND,
@@ -175,23 +175,44 @@ def two_runs_text(runs: dict[str, pd.DataFrame], variants: list[str]) -> str:
             "the rounds' times followed the host's speed is not measured.")  # fmt: skip
 
 
+APOSTROPHE_S = "'s"  # "notebook 07's" -> "notebook 07"
+
+
 def same_card_runs_text(here: pd.DataFrame, there: pd.DataFrame | None, variants: list[str],
                         names: tuple[str, str] = ("this notebook's", "notebook 07's")) -> str:  # fmt: skip
     """`two_runs_text` under notebook 10's table (review rv23C S1): `here`, this run's rows (`tokgen.compare`'s,
-    as recorded: with gpu_uuid and commit), beside the rows of `there` (another notebook's table, notebook 07's)
-    recorded on the same card (gpu_uuid) at the same commit (`tokgen.results.same_commit`), their medians over
-    the rounds every interleaved variant of their comparison ran (`tokgen.stats.shared_rounds`, said where it
-    cut). Where `there` is None or holds no such row, one sentence that says so; "" where `here` names no card
-    or commit, or no variant of `variants` ran in both."""
+    as recorded: with gpu_uuid and commit), beside the rows of `there` (another notebook's whole table, notebook
+    07's) that ran ok at `here`'s sizes (batch_size, max_seqlen) on the same card (gpu_uuid) at the same commit
+    (`tokgen.results.same_commit`) and slice (gpu_sms), their medians over the rounds every interleaved variant of
+    their comparison ran (`tokgen.stats.shared_rounds`, said where it cut). Where `there` is None (no table) or
+    holds no such row, one sentence that says which of these it lacks (review rr23c N2); "" where `here` names no
+    card or commit, or no variant of `variants` ran in both."""
     keys = ("gpu_uuid", "commit")
     if here.empty or any(k not in here or pd.isna(here[k].iloc[0]) for k in keys):
         return ""
-    card, commit = str(here["gpu_uuid"].iloc[0]), here["commit"].iloc[0]
-    same = None if there is None or any(k not in there for k in keys) else there[
-        (there["gpu_uuid"].astype(str) == card) & there["commit"].map(lambda c: same_commit(c, commit))]  # fmt: skip
-    if same is None or same.empty:
-        return (f"{names[1][0].upper()}{names[1][1:]} rows hold no run on this card at this commit, so no second "
-                f"run of {' and '.join(f'`{v}`' for v in variants)} is set beside {names[0]} run.")  # fmt: skip
+    first, title = here.iloc[0], names[1][0].upper() + names[1][1:]
+    tell = f"so no second run of {' and '.join(f'`{v}`' for v in variants)} is set beside {names[0]} run."
+    if there is None:
+        return f"{title.removesuffix(APOSTROPHE_S)} has no table in this results folder, {tell}"
+    sizes = [(c, w) for c, w in (("batch_size", "B"), ("max_seqlen", "N")) if c in here and c in there]
+    keep = there["status"] == "ok" if "status" in there else pd.Series(True, index=there.index)
+    for c, _ in sizes:
+        keep &= there[c].astype(str) == str(first[c])
+    steps = [(f"at {', '.join(f'{w} = {first[c]}' for c, w in sizes)}" if sizes else "that ran ok", keep)]
+    steps.append(("on this card", there["gpu_uuid"].astype(str) == str(first["gpu_uuid"]) if "gpu_uuid" in there
+                  else False))  # fmt: skip
+    steps.append(("at this commit", there["commit"].map(lambda c: same_commit(c, first["commit"])) if "commit" in
+                  there else False))  # fmt: skip
+    if "gpu_sms" in here and "gpu_sms" in there and pd.notna(first["gpu_sms"]):  # a slice's run is not the GPU's
+        n = _sms(first["gpu_sms"])
+        steps.append(("on the whole GPU" if n == "all" else f"in a slice of {n} SMs",
+                      there["gpu_sms"].map(lambda m: _sms(m) == n)))  # fmt: skip
+    keep, said = pd.Series(True, index=there.index), []
+    for words, match in steps:
+        keep, said = keep & match, [*said, words]
+        if not keep.any():  # the first of these that none of its rows meets, with those before it
+            return f"{title} rows hold no run {' '.join(said)}, {tell}"
+    same = there[keep]
     same = shared_rounds(same.drop_duplicates("variant", keep="last"))
     runs = {names[0]: here.drop_duplicates("variant", keep="last").set_index("variant"),
             names[1]: same.set_index("variant")}  # fmt: skip
@@ -964,8 +985,9 @@ def while_cost_text(differences, gains: dict, k_name: str) -> str:
         return ""
     low, high = difference_interval(d)
     step = ("more than" if low > 0 else "less than" if high < 0 else None) if math.isfinite(low) else None
-    if step is None:
-        step_text = f"the rounds do not tell the WHILE node's cost per added step from `{k_name}` at K = 1's"
+    if step is None:  # too few rounds for a 95% interval, as `difference_text` says, or one that straddles 0
+        tell = "too few rounds to tell" if not math.isfinite(low) else "the rounds do not tell"
+        step_text = f"{tell} the WHILE node's cost per added step from `{k_name}` at K = 1's"
     else:
         step_text = (f"each added step costs the WHILE node {step} `{k_name}` at K = 1 (its launch, copy and "
                      "wait)")  # fmt: skip

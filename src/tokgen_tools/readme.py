@@ -400,10 +400,11 @@ def _beyond_line(results_dir: Path) -> str:
 def _baseline_drift(graphs: pd.DataFrame, results_dir: Path) -> str:
     """`_beyond_line`'s clause where notebook 10's naive median lies more than HOST_DRIFT either way from notebook
     07's on the same card (gpu_uuid) at the same commit (its median over the rounds every interleaved variant ran,
-    `_summary`): both medians and GPU busy times, and that the speed-ups against the baselines whose GPU is busy
-    under half the time here (HOST_BOUND: naive, `generate()` static) are this run's (review rv23C S1: naive ran
-    2.04× notebook 07's median, its GPU busy the same, and every speed-up against it doubled); "" where no such run
-    or the two lie within it."""
+    `_summary`): both medians (two runs, not paired: no ratio of them), the threshold that brings the clause, both
+    GPU busy times, and that the speed-ups against the baselines whose GPU is busy under half the time here
+    (HOST_BOUND: naive, `generate()` static, which notebook 07 does not time) are this run's (reviews rv23C S1: naive
+    ran 1208.7 against 591.7 ms, its GPU busy the same, and every speed-up against it doubled; rr23c S1); "" where
+    no such run or the two lie within it."""
     seven = _same_run(_summary(results_dir), graphs)
     if seven is None or NAIVE not in set(seven["variant"]):
         return ""
@@ -416,11 +417,17 @@ def _baseline_drift(graphs: pd.DataFrame, results_dir: Path) -> str:
     busy = f", the GPU busy {busy[0]:.1f} against {busy[1]:.1f} ms" if busy and pd.notna(busy).all() else ""
     share = here["gpu_busy_share"] if "gpu_busy_share" in here else pd.Series(dtype=float)
     bases = [v for v in (NAIVE, GENERATE_STATIC) if v in share.index and share[v] < HOST_BOUND]
-    named = {NAIVE: "naive", GENERATE_STATIC: "`generate()` static"}  # as the line names them
-    bound = (f": read the speed-ups against {' and '.join(named[v] for v in bases)} (whose GPU is busy under "
-             f"{HOST_BOUND:.0%} of the wall time here) as this run's" if bases else "")  # fmt: skip
-    return (f"; naive's median here, {here.at[NAIVE, 'median_ms']:.1f} ms, is {ratio:.2f}× notebook 07's, "
-            f"{there.at[NAIVE, 'median_ms']:.1f} ms, on the same card and commit{busy}{bound}")  # fmt: skip
+    under = f"GPU busy under {HOST_BOUND:.0%} of the wall time here"
+    named = {NAIVE: f"naive (its {under})",  # as the line names them; notebook 07 times no `generate()` (rr23c S1)
+             GENERATE_STATIC: f"`generate()` static (no second run of it; its {under}"
+                              + (", as naive's)" if NAIVE in bases else ")")}  # fmt: skip
+    if NAIVE in bases and GENERATE_STATIC in bases:
+        named[NAIVE] = "naive"
+    bound = (f": read the speed-ups against {', and against '.join(named[v] for v in bases)} as this run's"
+             if bases else "")  # fmt: skip
+    return (f"; naive's median here, {here.at[NAIVE, 'median_ms']:.1f} ms, against notebook 07's "
+            f"{there.at[NAIVE, 'median_ms']:.1f} ms on the same card and commit (two separate runs, not paired: "
+            f"said where they lie more than ×{HOST_DRIFT:g} apart either way){busy}{bound}")  # fmt: skip
 
 
 def _floor_basis(results_dir: Path) -> str:
@@ -684,13 +691,17 @@ def products_table(results_dir: Path) -> str:
     return table(table_.fillna("not measured")) + "\n\n" + _products_run(df, results_dir)
 
 
+BANDWIDTH_AGREE = 0.005  # the cited bandwidth and the one the floors imply, apart by more: both named
+
+
 def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
     """The products table's run line: notebook 12's commit, card and start, the copy bandwidth its floor µs
     and % of copy bandwidth were computed with (its weight bytes over its floor), named as notebook 10's
     measurement where notebook 12 used it (its 12_bandwidth `source`; review rv21B N5), with the start of the
     10_bandwidth row whose value it took, and none where no row of that run gives it (review rr21d N2),
     and whether that is another run than the Beyond table's (review rv20B M1). The bandwidth is the one that run's
-    12_bandwidth row records (review rv23C N3), else the products' weight bytes over their floor µs."""
+    12_bandwidth row records (review rv23C N3), else the products' weight bytes over their floor µs; where the
+    two lie more than BANDWIDTH_AGREE apart, both (review rr23c N5)."""
     ok = df[df["floor_us"].notna() & (df["floor_us"] > 0)] if "floor_us" in df else df.iloc[:0]
     frames = {"12_products": df}
     light = _same_run(_ok("12_bandwidth", results_dir), df)
@@ -704,13 +715,17 @@ def _products_run(df: pd.DataFrame, results_dir: Path) -> str:
             used = pd.to_numeric(ten["bandwidth_gb_s"], errors="coerce") == float(light["bandwidth_gb_s"].iloc[-1])
             if used.any():  # the row whose value notebook 12 took; none: no start (review rr21d N2)
                 frames["10_bandwidth"] = ten[used.to_numpy()].iloc[[-1]]  # its start in the run line
+    implied = float((ok["weight_mb"] / ok["floor_us"] * 1e3).median()) if len(ok) else float("nan")  # MB/µs = TB/s
     if ok.empty:
         said = "no floor recorded"
     elif light is not None and "bandwidth_gb_s" in light and pd.notna(light["bandwidth_gb_s"].iloc[-1]):
-        said = f"floors at {whose}, {float(light['bandwidth_gb_s'].iloc[-1]):,.0f} GB/s (data/12_bandwidth.csv)"  # N3
+        gbs = float(light["bandwidth_gb_s"].iloc[-1])
+        said = f"floors at {whose}, {gbs:,.0f} GB/s (data/12_bandwidth.csv)"  # N3
+        if abs(implied / gbs - 1) > BANDWIDTH_AGREE:  # not the bandwidth the floors were computed with (rr23c N5)
+            said = (f"floors at {whose}: {gbs:,.0f} GB/s recorded (data/12_bandwidth.csv), but the floors imply "
+                    f"{implied:,.0f} GB/s (the products' weight bytes / their floor µs)")  # fmt: skip
     else:  # no row of that run records it: derived from the products' own columns
-        gbs = float((ok["weight_mb"] / ok["floor_us"] * 1e3).median())  # MB / µs = TB/s
-        said = f"floors at {whose}, {gbs:,.0f} GB/s (the products' weight bytes / their floor µs)"
+        said = f"floors at {whose}, {implied:,.0f} GB/s (the products' weight bytes / their floor µs)"
     graphs = _ok("10_cuda_graphs", results_dir)
     if graphs is not None and _same_run(df, graphs) is None and {"commit", "gpu_uuid"} <= set(graphs):
         last = graphs.iloc[-1]
