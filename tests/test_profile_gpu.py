@@ -3,6 +3,7 @@ imported): the default and a user's own setting (CPU), and a CUDA graph replayed
 tore CUPTI down (GPU; the crash CUDA < 12.6 had, pytorch/pytorch#112507). Notebook 06_eos_sync_profile."""
 
 import contextlib
+import math
 import os
 import subprocess
 import sys
@@ -221,7 +222,7 @@ def test_profile_windows_records_a_second_attempt_of_every_window_where_recheck_
         # section 3's phases sentence read from the recorded row is the timeline's own (review rv23A S2)
         said = gaps.phases_text(name, pd.Series(judged[name]))
         assert said == gaps.phases_text(name, profiling.boundary_phases(picture)), said
-    assert judged["kv_static"]["sync_us"] == judged["kv_static"]["sync_us"]  # the synchronous pass has a sync
+    assert not math.isnan(judged["kv_static"]["sync_us"])  # the synchronous pass has a sync (rr23a N6)
     table = rec.read()
     assert list(zip(table["window"], table["attempt"])) == [(w, a) for w, a, _ in order]
     last = gaps.last_attempts(table)

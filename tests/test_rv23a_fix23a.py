@@ -3,11 +3,16 @@ time per step is not read as the check's in a window whose host-speed ratio is f
 share and the span beside it are said to one precision; the windows re-profiled for another pass's ratio are named
 with the others. Made-up rows with known ratios (`test_rv21a_reprofile._rows`)."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from test_rv21a_reprofile import BASE, _rows
 
+import tokgen
 from tokgen import gaps
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SIGNED = "the time from the shared work with the sync less that with no stop check: "
 
@@ -84,13 +89,16 @@ def test_the_solutions_busy_spread_counts_windows_not_profiles(n):
 
 
 def _boundaries() -> pd.DataFrame:
-    """Two boundaries of a synchronous pass (µs), the phases adding up to each span."""
+    """Three boundaries of a synchronous pass (µs), the phases adding up to each span; the third a slow one, so that
+    each phase's median differs from its mean (review rr23a N1: span median 1000, mean 1600)."""
     return pd.DataFrame(
         [
             {"step": 1, "span_us": 1000.0, "gap_us": 550.0, "check_us": 450.0, "host_us": 124.6, "forward_us": 234.6,
              "launch_us": 186.0, "start_us": 4.8, "sync_copy_us": 57.0, "gap_calls_us": 20.0, "check_busy_us": 43.0},
             {"step": 2, "span_us": 800.0, "gap_us": 500.0, "check_us": 300.0, "host_us": 100.0, "forward_us": 200.0,
              "launch_us": 190.0, "start_us": 10.0, "sync_copy_us": 40.0, "gap_calls_us": 10.0, "check_busy_us": 30.0},
+            {"step": 3, "span_us": 3000.0, "gap_us": 2400.0, "check_us": 600.0, "host_us": 900.0, "forward_us": 1300.0,
+             "launch_us": 190.0, "start_us": 10.0, "sync_copy_us": 50.0, "gap_calls_us": 30.0, "check_busy_us": 40.0},
         ]
     )  # fmt: skip
 
@@ -99,19 +107,73 @@ def test_the_phases_sentence_reads_the_same_from_the_recorded_row(tmp_path):
     """Review rv23A S2: section 3's phase medians (599.9 µs, 74.7 µs, ...) were read from the in-memory timeline
     only. `boundary_row` records them (`picture_span_us`, `picture_boundaries`, `phase_<key>_median_us`) and
     `phases_text` of the row read back from a CSV is the sentence of the boundaries themselves; known medians: span
-    900, host 112.3, forward 217.3 µs over 2 boundaries."""
+    1000, host 124.6, forward 234.6 µs over 3 boundaries (means 1600, 374.9, 578.2: rr23a N1)."""
     from tokgen import profiling
 
     df = _boundaries()
     row = profiling.boundary_row(df)
-    assert (row["picture_span_us"], row["picture_boundaries"]) == (900.0, 2)
-    assert (row["phase_host_us_median_us"], row["phase_forward_us_median_us"]) == pytest.approx((112.3, 217.3))
+    assert (row["picture_span_us"], row["picture_boundaries"]) == (1000.0, 3)
+    assert (row["picture_gap_us"], row["picture_check_us"]) == (550.0, 450.0)
+    assert (row["phase_host_us_median_us"], row["phase_forward_us_median_us"]) == pytest.approx((124.6, 234.6))
     pd.DataFrame([{"variant": "kv_static", **row}]).to_csv(tmp_path / "t.csv", index=False)
     back = pd.read_csv(tmp_path / "t.csv").iloc[0]
     said = gaps.phases_text("kv_static", back)
     assert said == gaps.phases_text("kv_static", df)
-    assert "first operation 900.0 µs, of which the GPU's idle gap before the step 525.0 µs (medians over 2" in said
+    assert "first operation 1000.0 µs, of which the GPU's idle gap before the step 550.0 µs (medians over 3" in said
     no_forward = df.assign(forward_us=float("nan"), check_us=float("nan"), span_us=df["gap_us"])
     assert gaps.phases_text("x", pd.Series(profiling.boundary_row(no_forward))) == gaps.phases_text("x", no_forward)
     empty = df.iloc[:0]
     assert gaps.phases_text("x", pd.Series(profiling.boundary_row(empty))) == gaps.phases_text("x", empty)
+
+
+def _section_3_cell() -> str:
+    """Notebook 06 section 3's CUDA-only cell that reads window 0's judged attempt (sync waits, phases), as source."""
+    src = (ROOT / "notebooks" / "06_eos_sync_profile.py").read_text()
+    start = src.index("sync_names, waits, phases = {}, {}, {}")
+    return src[start : src.index("\n# %%", start)]
+
+
+def _run_section_3(profile: pd.DataFrame, monkeypatch) -> list[str]:
+    """The cell's own source executed with CUDA faked on, as the H200 runs it: `profile` as `rec.read()` holds it, the
+    summary as section 2 makes it, every variant pictured; each picture's boundaries are `_boundaries()`' first two
+    (a fake `boundary_phases`), so that a sentence read from them says "over 2 boundaries"; what it says."""
+    from tokgen import profiling
+
+    assert "summary = tokgen.gaps.last_attempts(profile)" in (ROOT / "notebooks" / "06_eos_sync_profile.py").read_text()
+    monkeypatch.setattr(profiling, "boundary_phases", lambda tl: _boundaries().iloc[:2])
+    names = list(dict.fromkeys(profile["variant"]))
+    said = []
+    exec(_section_3_cell(), {"tokgen": tokgen, "CUDA": True, "first_window": {n: None for n in names},
+                             "drawn": {n: f"timeline of {n}" for n in names}, "profile": profile,
+                             "summary": gaps.last_attempts(profile), "say": said.append})  # fmt: skip
+    return said
+
+
+def test_notebook_06_section_3_reads_window_0s_judged_attempt_from_the_committed_rows(monkeypatch):
+    """Review rr23a N4: section 3's cell, executed on the committed rows, says the sync waits of window 0's judged
+    attempt (its repeat: window 0 was profiled again), `kv_static`'s 9.4 µs, not its first attempt's 12.9 µs; where
+    the phases' medians are recorded (`picture_boundaries`), it reads them from that attempt's row (here made up: the
+    repeat's row over 3 boundaries, every other row over 2), else from the pictures' boundaries."""
+    from tokgen import profiling
+
+    profile = pd.read_csv(ROOT / "data" / "06_eos_sync_profile.csv")
+    judged = profile[(profile["window"] == 0) & (profile["attempt"] == 1)].set_index("variant")
+    assert set(profile.loc[profile["window"] == 0, "attempt"]) == {0, 1}  # window 0 was profiled again
+    names = list(dict.fromkeys(profile["variant"]))
+    waits = [f"* {gaps.sync_wait_text(n, judged.loc[n])}" for n in ("kv_static", "compiled kv_static")]
+    said = _run_section_3(profile, monkeypatch)
+    assert said[:2] == waits
+    assert said[0].startswith("* `kv_static`: the sync lasted 9.4 µs per step (median of 18 steps)")
+    assert said[1].startswith("* `compiled kv_static`: the sync lasted 9.1 µs per step")
+    two = _boundaries().iloc[:2]
+    assert said[2:-1] == [f"* {gaps.phases_text(n, two)}" for n in names]  # no recorded medians: the pictures'
+    assert said[-1] == gaps.picture_widening(gaps.last_attempts(profile))
+    # recorded medians: the judged attempt's row is read, not the first attempt's
+    repeat = (profile["window"] == 0) & (profile["attempt"] == 1)
+    rows = [profiling.boundary_row(_boundaries() if r else two) for r in repeat]
+    rows = pd.DataFrame(rows, index=profile.index)
+    recorded = pd.concat([profile.drop(columns=[c for c in rows if c in profile]), rows], axis=1)
+    said = _run_section_3(recorded, monkeypatch)
+    assert said[:2] == waits
+    assert said[2:-1] == [f"* {gaps.phases_text(n, _boundaries())}" for n in names]
+    assert all("(medians over 3 boundaries)" in s for s in said[2:-1])
