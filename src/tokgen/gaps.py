@@ -1840,11 +1840,6 @@ def _kept_alike(shares: list) -> list:
     return [f"{100 * x:.{places}f}%".replace("-", "\u2212") for x in shares]
 
 
-def _names_of(shares: dict) -> list:
-    """The phases `phases_text` names, in order (`_phase_names`' keys)."""
-    return list(_phase_names(shares))
-
-
 def phases_text(name: str, phases) -> str:
     """One generator's time from the end of step i−1's model forward on the GPU to step i's first operation
     (`tokgen.profiling.boundary_phases`), of which the idle gap before the step, split into its measured phases:
@@ -1857,13 +1852,13 @@ def phases_text(name: str, phases) -> str:
     so that the sentence is read from data/: review rv23A S2) (notebook 06_eos_sync_profile)."""
     if isinstance(phases, pd.DataFrame):
         shares = phase_shares(phases)
-        medians = {c: float(phases[c].median()) for c in _names_of(shares)}
+        medians = {c: float(phases[c].median()) for c in _phase_names(shares)}
         n, gap_us = len(phases), float(phases["gap_us"].median()) if len(phases) else float("nan")
         span_us = float(phases["span_us"].median()) if "span_us" in phases and len(phases) else float("nan")
     else:  # a recorded row
         shares = {c: float(phases[f"phase_{c}_share"]) for c in SHARE_COLUMNS
                   if math.isfinite(float(phases.get(f"phase_{c}_share", float("nan"))))}  # fmt: skip
-        medians = {c: float(phases[f"phase_{c}_median_us"]) for c in _names_of(shares)}
+        medians = {c: float(phases[f"phase_{c}_median_us"]) for c in _phase_names(shares)}
         n, gap_us, span_us = int(phases["picture_boundaries"]), phases["picture_gap_us"], phases["picture_span_us"]
     if not shares:
         return f"`{name}`: no step boundary with GPU work on both sides was recorded."

@@ -1265,14 +1265,12 @@ def findings_text(comparisons) -> str:
     rows = [g for g in (comparisons.to_dict("records") if isinstance(comparisons, pd.DataFrame) else comparisons) if g]
     if not rows:
         return "- No comparison was measured in this run."
-    real = (FASTER, SLOWER)
-    heads = [((o, None, False), OUTCOME_HEADS[o]) for o in real] + [((None, None, True), TIED_HEAD)]
+    heads = [((o, None, False), OUTCOME_HEADS[o]) for o in DECIDED] + [((None, None, True), TIED_HEAD)]
     heads += [((NO_EFFECT, None, False), OUTCOME_HEADS[NO_EFFECT])]
     heads += [((UNDECIDED, side, False), head) for side, head in RULED_OUT_HEADS.items()]
 
     def key(g):  # a real difference shown within ±BAND goes under its own head, whichever its direction
-        shown = g.get("no_effect", False)  # NaN where a frame's other rows carry it and this one does not
-        tied = g["outcome"] in real and shown == shown and bool(shown)
+        tied = _tied(g)
         return (None if tied else g["outcome"], ruled_out(g), tied)
 
     lines = []
@@ -1301,7 +1299,7 @@ def _pick(rows, vs: str, variant: str) -> dict | None:
 
 def _tied(g: dict) -> bool:
     """A real difference also shown within ±BAND (`no_effect`): a tie, as the rankings and the claims read it."""
-    shown = g.get("no_effect", False)
+    shown = g.get("no_effect", False)  # NaN where a frame's other rows carry it and this one does not
     return g["outcome"] in DECIDED and shown == shown and bool(shown)
 
 
