@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -196,7 +197,7 @@ def test_ctrl_c_says_what_finished_in_one_line_and_leaves_nothing_behind(tmp_pat
     wait_for_an_executed_cell(tmp_path, "01_naive", proc)  # its kernel runs: interrupt it mid-notebook
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, f"stdout:\n{out}\nstderr:\n{err}"  # what it said, should this fail again
     assert err.strip().splitlines() == [
         f"run_all: interrupted during 01_naive; finished: 00_setup; not run: 01_naive. 01_naive's partial output "
         f"was discarded; the results in {tmp_path} are those of the finished notebooks."
@@ -684,6 +685,46 @@ def test_a_ctrl_c_in_the_host_probe_after_a_notebook_keeps_its_results_and_row(t
     assert runs.loc["99_toy", "host_loop_ms_before"] == 3.0 and pd.isna(runs.loc["99_toy", "host_loop_ms_after"])
     assert "interrupted" not in runs and not list((out / "data").glob(".*partial"))
     assert (root / "data" / "run_all.csv").read_text() == "notebook,status\n99_toy,ok\n"  # the reference untouched
+
+
+@pytest.mark.parametrize("papermill_does", ["raises another error", "returns"])
+def test_a_ctrl_c_that_papermill_turns_into_another_error_or_swallows_still_ends_the_run_as_interrupted(
+    tmp_path, monkeypatch, capsys, papermill_does
+):
+    """Interrupted while it talks to a kernel, papermill may raise another error as it shuts the kernel down,
+    or return: either way the run ends as interrupted (exit status 130, the one line, the notebook not kept
+    as failed), not as a failed notebook (exit status 1, as a CI run at 0902024 ended)."""
+    import papermill
+
+    toy_repository(tmp_path / "repo", monkeypatch)
+    out = tmp_path / "out"
+
+    def interrupted(*_, **__):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C while a cell runs
+            time.sleep(5)  # the handler raises here
+        except KeyboardInterrupt:
+            if papermill_does == "raises another error":
+                raise RuntimeError("Kernel didn't respond in 60 seconds") from None
+
+    monkeypatch.setattr(papermill, "execute_notebook", interrupted)
+    saved = signal.getsignal(signal.SIGINT)
+    try:
+        code = runner.main(["--smoke", "--only", "99", "--out", str(out), "--no-progress"])
+    finally:
+        signal.signal(signal.SIGINT, saved)
+    assert code == 130
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"run_all: interrupted during 99_toy; finished: none; not run: 99_toy. 99_toy's partial output was "
+        f"discarded; the results in {out} are those of the finished notebooks."
+    ]
+    assert not runner.failed_notebook(out, "99_toy").exists() and not (out / "notebooks" / "99_toy.ipynb").exists()
+    assert not list(out.rglob("staging-*"))
+    with warnings.catch_warnings(record=True) as said:  # the interrupted cell's coroutine, collected on the way out
+        warnings.warn("coroutine 'NotebookClient.async_execute_cell' was never awaited", RuntimeWarning, stacklevel=2)
+    assert not said
+    runner.main(["--list"])  # a new run starts unmarked: the same failure is then the notebook's own
+    assert not runner.STOPPING.is_set()
 
 
 def test_the_interrupted_line_names_what_finished_and_what_did_not_run():

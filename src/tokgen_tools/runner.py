@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -100,6 +101,10 @@ SMOKE = {
     "MAP_SMS": [8],
     "SWEEP_BATCH_SIZES": [1, 4],
 }
+
+
+# Set by a Ctrl-C (`on_interrupt`): whatever papermill raises or returns after it ends the run as interrupted
+STOPPING = threading.Event()
 
 
 class RunError(Exception):
@@ -381,6 +386,8 @@ def execute(source: Path, name: str, out: Path, parameters: dict, progress: bool
             row.update(status="failed", failed_cell=err.exec_count, error=f"{err.ename}: {first}"[:300])
         except Exception as err:  # noqa: BLE001 - a kernel that dies must not stop the other notebooks
             row.update(status="failed", error=f"{type(err).__name__}: {err}".splitlines()[0][:300])
+        if STOPPING.is_set():  # a Ctrl-C that papermill turned into another error, or swallowed: not a failure
+            raise KeyboardInterrupt
         if row["status"] == "ok":
             row.update(tidy(target, folders=data_from == out and not holds_reference(out)))
             row["notes"] = [n.replace(f"--out {OUT_ELSEWHERE} ", f"--out {out} ") for n in row.get("notes", [])]
@@ -530,10 +537,25 @@ def cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+def on_interrupt(signum, frame):
+    """SIGINT's handler while the runner runs (`main` installs it): raises KeyboardInterrupt, as Python's
+    own does, but first marks the run as stopping (`STOPPING`), since papermill, interrupted while it talks
+    to a kernel, may raise another error as it shuts the kernel down, or none: the run must still end as
+    interrupted, with exit status 130 (a CI run at 0902024 ended with 1, for a reason its log did not show).
+    From here on, the interrupted cell's never-awaited coroutine and asyncio's orphaned tasks print nothing:
+    one line is all a Ctrl-C says."""
+    STOPPING.set()
+    warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+    logging.getLogger("asyncio").disabled = True
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     # Started in the background from a script, a process inherits SIGINT ignored, and Python then
     # never raises KeyboardInterrupt: Ctrl-C (or kill -INT) must stop a run wherever it was started.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    STOPPING.clear()
+    logging.getLogger("asyncio").disabled = False
+    signal.signal(signal.SIGINT, on_interrupt)
     args = parser().parse_args(argv)
     args.out, args.newest_transformers = caller_path(args.out), caller_path(args.newest_transformers)
     if args.list:
@@ -645,9 +667,6 @@ def run(args, sms, several: bool = False) -> int:
                     if stopped:
                         raise KeyboardInterrupt
             except KeyboardInterrupt:
-                # the interrupted cell's coroutine is collected on return and would warn it was never awaited: the
-                # one line below is all a Ctrl-C says (a CI run caught the warning under load)
-                warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
                 print("\n" + interrupted_text(current, name, names[i - 1 :], done, out), file=sys.stderr, flush=True)
                 return 130
     total = sum(r["seconds"] for _, r in done)
